@@ -1,0 +1,1 @@
+"""The launchable jobs (one module per Dataflow job, with its options) and the ``newsroom`` command."""

@@ -1,0 +1,47 @@
+"""JSON Schemas of what the origin serves: edition pages, story pages and candidate pools.
+
+Reads ``schemas/json/*.schema.json``. :func:`validate_page` is used by the snapshot publisher before a pointer
+moves and by the origin's tests; it raises :class:`PageError` with the JSON path of the first problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+
+import jsonschema
+from referencing import Registry, Resource
+
+PAGES = {
+    "edition_page": "edition_page.schema.json",
+    "story_page": "story_page.schema.json",
+    "candidate_pool": "candidate_pool.schema.json",
+}
+
+
+class PageError(ValueError):
+    """A page that does not match its schema."""
+
+
+def schema(kind: str) -> dict:
+    return json.loads(resources.files("schemas").joinpath("json", PAGES[kind]).read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(kind: str) -> jsonschema.protocols.Validator:
+    registry = Registry()
+    for name in PAGES:
+        doc = schema(name)
+        registry = registry.with_resource(doc["$id"], Resource.from_contents(doc))
+        # Relative refs such as "edition_page/v1#/$defs/card" resolve against the base of each $id.
+    cls = jsonschema.validators.validator_for(schema(kind))
+    return cls(schema(kind), registry=registry, format_checker=cls.FORMAT_CHECKER)
+
+
+def validate_page(kind: str, page: dict) -> None:
+    errors = sorted(_validator(kind).iter_errors(page), key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        path = "/".join(str(p) for p in err.absolute_path) or "(root)"
+        raise PageError(f"{kind} invalid at {path}: {err.message}")

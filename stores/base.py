@@ -1,0 +1,230 @@
+"""The store interfaces every stage uses. Each has an embedded backend (:mod:`stores.embedded`: SQLite file and a
+local directory) and a Google Cloud backend (:mod:`stores.gcp`: Bigtable, GCS, Pub/Sub). Nothing else in the tree
+talks to those services.
+
+The contract (pinned by ``tests/stores/test_contract.py`` on both backends):
+
+- ArticleStore.write is one conditional write: NEW when absent, UPDATE when the stored version is lower,
+  DUPLICATE when equal, STALE when higher. Two racing writers of the same version: exactly one wins.
+- PointerStore.compare_and_set moves a pointer only from the expected version; racing movers: exactly one wins.
+  Every move is kept in the pointer's history, so rollback is moving the pointer back.
+- SnapshotStore objects are immutable: a second put of the same path raises AlreadyExists.
+- StoryStore.mark_change is create-if-absent, so applying a StoryChange twice is a no-op.
+- MessageBus delivers at least once; consumers are idempotent.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from schemas import codec
+from schemas.tables import TOPICS
+
+
+class StoreError(RuntimeError):
+    """A store could not be reached or answered unexpectedly (transient: callers may retry)."""
+
+
+class AlreadyExists(StoreError):
+    """An immutable object (snapshot) already exists under that name."""
+
+
+class NotFound(StoreError):
+    """No object, pointer or row under that name."""
+
+
+class WriteOutcome(str, enum.Enum):
+    NEW = "new"
+    UPDATE = "update"
+    DUPLICATE = "duplicate"
+    STALE = "stale"
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    outcome: WriteOutcome
+    stored_version: int  # the version stored after this call
+    stored_content_hash: str  # its content hash (lets the caller see whether a DUPLICATE is really the same text)
+
+
+class ArticleStore(abc.ABC):
+    """Articles keyed by the hash of their canonical URL, every version kept, plus a content-hash index."""
+
+    @abc.abstractmethod
+    def write(self, article: dict) -> WriteResult:
+        """Store an ``Article`` record (see schemas/avro/article.avsc) by one conditional write."""
+
+    @abc.abstractmethod
+    def get(self, article_id: str) -> dict | None:
+        """The latest stored version, or None."""
+
+    @abc.abstractmethod
+    def get_version(self, article_id: str, version: int) -> dict | None:
+        """One stored version, or None."""
+
+    @abc.abstractmethod
+    def claim_content(self, content_hash: str, article_id: str) -> str:
+        """Create-if-absent on the content index. Returns the owner: ``article_id`` if this call claimed the hash,
+        else the article that claimed it first."""
+
+
+class StoryStore(abc.ABC):
+    """Story rows (meta, centroid, members, links), aliases of merged stories, and change markers."""
+
+    @abc.abstractmethod
+    def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
+        """Create or replace a story's meta (JSON-able dict) and centroid."""
+
+    @abc.abstractmethod
+    def get_story(self, story_id: int) -> dict | None:
+        """``{"story_id", "meta", "centroid", "members", "links", "alias_of"}`` or None. No alias resolution."""
+
+    @abc.abstractmethod
+    def add_members(self, story_id: int, members: dict[str, dict]) -> None:
+        """Add (or overwrite) member records keyed by article_id."""
+
+    @abc.abstractmethod
+    def remove_members(self, story_id: int, article_ids: Iterable[str]) -> None: ...
+
+    @abc.abstractmethod
+    def set_alias(self, story_id: int, survivor_id: int) -> None:
+        """Mark ``story_id`` merged into ``survivor_id``. Chains are resolved on write: every story that was an
+        alias of ``story_id`` is re-pointed to ``survivor_id``, so resolution is always one hop."""
+
+    @abc.abstractmethod
+    def resolve(self, story_id: int) -> int:
+        """The survivor of a merged story (one hop), or the id itself."""
+
+    @abc.abstractmethod
+    def add_link(self, story_id: int, other_id: int, info: dict) -> None:
+        """Record a cross-language link (both directions are the caller's choice)."""
+
+    @abc.abstractmethod
+    def set_live(self, language: str, story_id: int, live: bool) -> None: ...
+
+    @abc.abstractmethod
+    def live_stories(self, language: str) -> list[int]:
+        """Ids of the language's live stories, ascending (time order)."""
+
+    @abc.abstractmethod
+    def mark_change(self, change_id: str) -> bool:
+        """Create-if-absent: True the first time a change id is seen, False on a replay."""
+
+    @abc.abstractmethod
+    def writer_seq(self, language: str) -> int:
+        """The per-language writer's last durable sequence number (0 if none)."""
+
+    @abc.abstractmethod
+    def set_writer_seq(self, language: str, seq: int) -> None: ...
+
+
+class PointerStore(abc.ABC):
+    """Latest pointers of pages ("{edition}/{section}") and pools ("pool/{edition}"), moved by compare-and-set."""
+
+    @abc.abstractmethod
+    def get(self, name: str) -> int | None: ...
+
+    @abc.abstractmethod
+    def compare_and_set(self, name: str, expected: int | None, new: int, reason: str = "") -> bool:
+        """Move ``name`` from ``expected`` (None: pointer absent) to ``new``. True if this call moved it."""
+
+    @abc.abstractmethod
+    def history(self, name: str) -> list[dict]:
+        """Moves in order, oldest first: ``{"version", "previous", "at", "reason"}``."""
+
+    @abc.abstractmethod
+    def names(self, prefix: str = "") -> list[str]: ...
+
+    def rollback(self, name: str, to_version: int | None = None) -> int:
+        """Move the pointer back: to ``to_version`` (which must have been live before), or to the version that was
+        live before the current one. Returns the version now live. Raises NotFound / ValueError when impossible."""
+        for _ in range(10):
+            current = self.get(name)
+            if current is None:
+                raise NotFound(f"no pointer {name!r}")
+            moves = self.history(name)
+            live_before = [m["version"] for m in moves]
+            if to_version is None:
+                earlier = [v for v in live_before if v < current]
+                if not earlier:
+                    raise ValueError(f"{name}: no version before v{current} to roll back to")
+                target = max(earlier)
+            else:
+                if to_version not in live_before:
+                    raise ValueError(f"{name}: v{to_version} was never live; live versions: {sorted(set(live_before))}")
+                target = to_version
+            if target == current:
+                return current
+            if self.compare_and_set(name, current, target, reason="rollback"):
+                return target
+        raise StoreError(f"{name}: pointer kept moving during rollback")
+
+
+class SnapshotStore(abc.ABC):
+    """Immutable objects by path (pages/{edition}/{section}/v{n}.json, pools/{edition}/v{n}.json)."""
+
+    @abc.abstractmethod
+    def put(self, path: str, data: bytes, content_type: str = "application/json") -> None:
+        """Write once. Raises AlreadyExists if ``path`` exists (objects are never overwritten)."""
+
+    @abc.abstractmethod
+    def get(self, path: str) -> bytes:
+        """Raises NotFound."""
+
+    @abc.abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abc.abstractmethod
+    def list(self, prefix: str = "") -> list[str]:
+        """Paths under ``prefix``, sorted."""
+
+
+@dataclass(frozen=True)
+class Message:
+    message_id: str
+    ack_id: str
+    data: bytes
+    attributes: dict = field(default_factory=dict)
+
+
+class MessageBus(abc.ABC):
+    """Topics of schemas.tables.TOPICS; at-least-once delivery to named subscriptions."""
+
+    @abc.abstractmethod
+    def ensure_topic(self, topic: str) -> None: ...
+
+    @abc.abstractmethod
+    def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None: ...
+
+    @abc.abstractmethod
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
+        """Returns the message id once the bus has it durably."""
+
+    @abc.abstractmethod
+    def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:
+        """Up to ``max_messages`` messages, waiting at most about ``timeout`` seconds when there are none."""
+
+    @abc.abstractmethod
+    def ack(self, subscription: str, ack_ids: Iterable[str]) -> None: ...
+
+    def publish_record(self, topic: str, record: dict) -> str:
+        """Validate and encode ``record`` with the topic's schema, then publish it."""
+        name = _message_type(topic)
+        return self.publish(topic, codec.encode(name, record), codec.attributes(name))
+
+    def decode(self, topic: str, message: Message) -> dict:
+        return codec.decode(_message_type(topic), message.data)
+
+
+def _message_type(topic: str) -> str:
+    # Topics may carry a namespace prefix ("bf-2014-items-raw"); dead-letter topics may carry a stage suffix.
+    base = topic.rsplit("/", 1)[-1]
+    if "dead-letter" in base:
+        return TOPICS["dead-letter"]
+    for name, msg in TOPICS.items():
+        if base == name or base.endswith("-" + name):
+            return msg
+    raise ValueError(f"topic {topic!r} has no schema; topics: {', '.join(TOPICS)}")

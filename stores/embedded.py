@@ -1,0 +1,380 @@
+"""Embedded backends: one SQLite file for the tables and the bus, a local directory for snapshots.
+
+Reads and writes ``{data_dir}/newsroom.sqlite3`` and ``{data_dir}/snapshots/``. The same keys as the Bigtable
+layout (:mod:`schemas.tables`) are used so that a row means the same thing on both backends. Conditional writes
+run in ``BEGIN IMMEDIATE`` transactions, which serialise writers across threads and processes; each thread has
+its own connection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Iterable
+
+from schemas import codec
+from stores.base import (
+    AlreadyExists,
+    ArticleStore,
+    Message,
+    MessageBus,
+    NotFound,
+    PointerStore,
+    SnapshotStore,
+    StoryStore,
+    WriteOutcome,
+    WriteResult,
+)
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS articles (article_id TEXT PRIMARY KEY, version INTEGER NOT NULL,
+    content_hash TEXT NOT NULL, record BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS article_versions (article_id TEXT, version INTEGER, record BLOB,
+    PRIMARY KEY (article_id, version));
+CREATE TABLE IF NOT EXISTS content_index (content_hash TEXT PRIMARY KEY, owner TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS stories (story_id INTEGER PRIMARY KEY, meta TEXT NOT NULL DEFAULT '{}',
+    centroid TEXT, alias_of INTEGER);
+CREATE INDEX IF NOT EXISTS stories_alias ON stories(alias_of);
+CREATE TABLE IF NOT EXISTS story_members (story_id INTEGER, article_id TEXT, member TEXT,
+    PRIMARY KEY (story_id, article_id));
+CREATE TABLE IF NOT EXISTS story_links (story_id INTEGER, other_id INTEGER, info TEXT,
+    PRIMARY KEY (story_id, other_id));
+CREATE TABLE IF NOT EXISTS live_stories (language TEXT, story_id INTEGER, PRIMARY KEY (language, story_id));
+CREATE TABLE IF NOT EXISTS applied_changes (change_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS writers (language TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pointers (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pointer_history (name TEXT, seq INTEGER, version INTEGER, previous INTEGER,
+    at INTEGER, reason TEXT, PRIMARY KEY (name, seq));
+CREATE TABLE IF NOT EXISTS bus_topics (topic TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS bus_subscriptions (subscription TEXT PRIMARY KEY, topic TEXT NOT NULL,
+    ack_deadline_s INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS bus_messages (id INTEGER PRIMARY KEY AUTOINCREMENT, topic TEXT NOT NULL,
+    data BLOB NOT NULL, attributes TEXT NOT NULL, published_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS bus_deliveries (subscription TEXT, message_id INTEGER, lease_until REAL NOT NULL DEFAULT 0,
+    ack_id TEXT, PRIMARY KEY (subscription, message_id));
+CREATE INDEX IF NOT EXISTS bus_pending ON bus_deliveries(subscription, lease_until);
+"""
+
+
+class Database:
+    """A SQLite file shared by the embedded stores; one connection per thread."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self.connect() as conn:
+            conn.executescript(_DDL)
+
+    def connect(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+        return conn
+
+    def transaction(self) -> "_Tx":
+        return _Tx(self.connect())
+
+
+class _Tx:
+    """BEGIN IMMEDIATE ... COMMIT: takes the write lock up front, so read-then-write is atomic."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+class EmbeddedArticleStore(ArticleStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    def write(self, article: dict) -> WriteResult:
+        record = codec.encode("Article", article)
+        aid, version, chash = article["article_id"], article["version"], article["content_hash"]
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT version, content_hash FROM articles WHERE article_id=?", (aid,)).fetchone()
+            if row is None:
+                conn.execute("INSERT INTO articles VALUES (?,?,?,?)", (aid, version, chash, record))
+                conn.execute("INSERT OR IGNORE INTO article_versions VALUES (?,?,?)", (aid, version, record))
+                return WriteResult(WriteOutcome.NEW, version, chash)
+            stored, stored_hash = row
+            if stored < version:
+                conn.execute(
+                    "UPDATE articles SET version=?, content_hash=?, record=? WHERE article_id=?",
+                    (version, chash, record, aid),
+                )
+                conn.execute("INSERT OR IGNORE INTO article_versions VALUES (?,?,?)", (aid, version, record))
+                return WriteResult(WriteOutcome.UPDATE, version, chash)
+            outcome = WriteOutcome.DUPLICATE if stored == version else WriteOutcome.STALE
+            return WriteResult(outcome, stored, stored_hash)
+
+    def get(self, article_id: str) -> dict | None:
+        row = self.db.connect().execute("SELECT record FROM articles WHERE article_id=?", (article_id,)).fetchone()
+        return codec.decode("Article", row[0]) if row else None
+
+    def get_version(self, article_id: str, version: int) -> dict | None:
+        row = (
+            self.db.connect()
+            .execute("SELECT record FROM article_versions WHERE article_id=? AND version=?", (article_id, version))
+            .fetchone()
+        )
+        return codec.decode("Article", row[0]) if row else None
+
+    def claim_content(self, content_hash: str, article_id: str) -> str:
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO content_index VALUES (?,?)", (content_hash, article_id))
+            return conn.execute("SELECT owner FROM content_index WHERE content_hash=?", (content_hash,)).fetchone()[0]
+
+
+class EmbeddedStoryStore(StoryStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
+        cj = json.dumps([float(x) for x in centroid]) if centroid is not None else None
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO stories (story_id, meta, centroid) VALUES (?,?,?) ON CONFLICT(story_id) DO UPDATE "
+                "SET meta=excluded.meta, centroid=COALESCE(excluded.centroid, stories.centroid)",
+                (story_id, json.dumps(meta, sort_keys=True), cj),
+            )
+
+    def get_story(self, story_id: int) -> dict | None:
+        conn = self.db.connect()
+        row = conn.execute("SELECT meta, centroid, alias_of FROM stories WHERE story_id=?", (story_id,)).fetchone()
+        members = {
+            a: json.loads(m)
+            for a, m in conn.execute("SELECT article_id, member FROM story_members WHERE story_id=?", (story_id,))
+        }
+        links = {
+            o: json.loads(i) for o, i in conn.execute("SELECT other_id, info FROM story_links WHERE story_id=?", (story_id,))
+        }
+        if row is None and not members:
+            return None
+        meta, centroid, alias_of = row if row else ("{}", None, None)
+        return {
+            "story_id": story_id,
+            "meta": json.loads(meta),
+            "centroid": json.loads(centroid) if centroid else None,
+            "members": members,
+            "links": links,
+            "alias_of": alias_of,
+        }
+
+    def add_members(self, story_id: int, members: dict[str, dict]) -> None:
+        with self.db.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO story_members VALUES (?,?,?)",
+                [(story_id, a, json.dumps(m, sort_keys=True)) for a, m in members.items()],
+            )
+
+    def remove_members(self, story_id: int, article_ids: Iterable[str]) -> None:
+        with self.db.transaction() as conn:
+            conn.executemany(
+                "DELETE FROM story_members WHERE story_id=? AND article_id=?", [(story_id, a) for a in article_ids]
+            )
+
+    def set_alias(self, story_id: int, survivor_id: int) -> None:
+        if story_id == survivor_id:
+            raise ValueError(f"story {story_id} cannot be an alias of itself")
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO stories (story_id) VALUES (?)", (story_id,))
+            conn.execute("UPDATE stories SET alias_of=? WHERE alias_of=?", (survivor_id, story_id))
+            conn.execute("UPDATE stories SET alias_of=? WHERE story_id=?", (survivor_id, story_id))
+
+    def resolve(self, story_id: int) -> int:
+        row = self.db.connect().execute("SELECT alias_of FROM stories WHERE story_id=?", (story_id,)).fetchone()
+        return row[0] if row and row[0] is not None else story_id
+
+    def add_link(self, story_id: int, other_id: int, info: dict) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO story_links VALUES (?,?,?)", (story_id, other_id, json.dumps(info, sort_keys=True))
+            )
+
+    def set_live(self, language: str, story_id: int, live: bool) -> None:
+        with self.db.transaction() as conn:
+            if live:
+                conn.execute("INSERT OR IGNORE INTO live_stories VALUES (?,?)", (language, story_id))
+            else:
+                conn.execute("DELETE FROM live_stories WHERE language=? AND story_id=?", (language, story_id))
+
+    def live_stories(self, language: str) -> list[int]:
+        rows = self.db.connect().execute(
+            "SELECT story_id FROM live_stories WHERE language=? ORDER BY story_id", (language,)
+        )
+        return [r[0] for r in rows]
+
+    def mark_change(self, change_id: str) -> bool:
+        with self.db.transaction() as conn:
+            return conn.execute("INSERT OR IGNORE INTO applied_changes VALUES (?)", (change_id,)).rowcount == 1
+
+    def writer_seq(self, language: str) -> int:
+        row = self.db.connect().execute("SELECT seq FROM writers WHERE language=?", (language,)).fetchone()
+        return row[0] if row else 0
+
+    def set_writer_seq(self, language: str, seq: int) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO writers VALUES (?,?)", (language, seq))
+
+
+class EmbeddedPointerStore(PointerStore):
+    def __init__(self, db: Database):
+        self.db = db
+
+    def get(self, name: str) -> int | None:
+        row = self.db.connect().execute("SELECT version FROM pointers WHERE name=?", (name,)).fetchone()
+        return row[0] if row else None
+
+    def compare_and_set(self, name: str, expected: int | None, new: int, reason: str = "") -> bool:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT version FROM pointers WHERE name=?", (name,)).fetchone()
+            current = row[0] if row else None
+            if current != expected:
+                return False
+            conn.execute("INSERT OR REPLACE INTO pointers VALUES (?,?)", (name, new))
+            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)).fetchone()[0]
+            conn.execute(
+                "INSERT INTO pointer_history VALUES (?,?,?,?,?,?)",
+                (name, seq, new, expected, int(time.time() * 1000), reason),
+            )
+            return True
+
+    def history(self, name: str) -> list[dict]:
+        rows = self.db.connect().execute(
+            "SELECT version, previous, at, reason FROM pointer_history WHERE name=? ORDER BY seq", (name,)
+        )
+        return [{"version": v, "previous": p, "at": a, "reason": r} for v, p, a, r in rows]
+
+    def names(self, prefix: str = "") -> list[str]:
+        rows = self.db.connect().execute(
+            "SELECT name FROM pointers WHERE substr(name, 1, ?) = ? ORDER BY name", (len(prefix), prefix)
+        )
+        return [r[0] for r in rows]
+
+
+class DirectorySnapshotStore(SnapshotStore):
+    """Snapshots as files; created with O_EXCL so a second writer of the same path fails."""
+
+    def __init__(self, root: str | os.PathLike):
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, path: str) -> Path:
+        full = (self.root / path).resolve()
+        if self.root.resolve() not in full.parents:
+            raise ValueError(f"snapshot path {path!r} escapes the store")
+        return full
+
+    def put(self, path: str, data: bytes, content_type: str = "application/json") -> None:
+        full = self._path(path)
+        full.parent.mkdir(parents=True, exist_ok=True)
+        tmp = full.with_name(f".{full.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_bytes(data)
+        try:
+            os.link(tmp, full)  # atomic and fails if the name exists: readers never see a partial object
+        except FileExistsError:
+            raise AlreadyExists(f"snapshot {path} already exists; snapshots are immutable") from None
+        finally:
+            tmp.unlink()
+
+    def get(self, path: str) -> bytes:
+        try:
+            return self._path(path).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"no snapshot {path}") from None
+
+    def exists(self, path: str) -> bool:
+        return self._path(path).is_file()
+
+    def list(self, prefix: str = "") -> list[str]:
+        out = []
+        for p in self.root.rglob("*"):
+            if p.is_file() and not p.name.startswith("."):
+                rel = p.relative_to(self.root).as_posix()
+                if rel.startswith(prefix):
+                    out.append(rel)
+        return sorted(out)
+
+
+class EmbeddedBus(MessageBus):
+    """A durable at-least-once queue in SQLite: messages fan out to subscriptions, leased on pull, deleted on ack."""
+
+    def __init__(self, db: Database):
+        self.db = db
+
+    def ensure_topic(self, topic: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO bus_topics VALUES (?)", (topic,))
+
+    def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None:
+        self.ensure_topic(topic)
+        with self.db.transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO bus_subscriptions VALUES (?,?,?)", (subscription, topic, ack_deadline_s))
+
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
+        with self.db.transaction() as conn:
+            if conn.execute("SELECT 1 FROM bus_topics WHERE topic=?", (topic,)).fetchone() is None:
+                raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`")
+            cur = conn.execute(
+                "INSERT INTO bus_messages (topic, data, attributes, published_at) VALUES (?,?,?,?)",
+                (topic, bytes(data), json.dumps(attributes or {}, sort_keys=True), time.time()),
+            )
+            mid = cur.lastrowid
+            conn.execute(
+                "INSERT INTO bus_deliveries (subscription, message_id) SELECT subscription, ? FROM bus_subscriptions "
+                "WHERE topic=?",
+                (mid, topic),
+            )
+        return str(mid)
+
+    def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:
+        deadline = time.monotonic() + timeout
+        while True:
+            now = time.time()
+            with self.db.transaction() as conn:
+                sub = conn.execute(
+                    "SELECT ack_deadline_s FROM bus_subscriptions WHERE subscription=?", (subscription,)
+                ).fetchone()
+                if sub is None:
+                    raise NotFound(f"no subscription {subscription!r}")
+                rows = conn.execute(
+                    "SELECT d.message_id, m.data, m.attributes FROM bus_deliveries d JOIN bus_messages m "
+                    "ON m.id = d.message_id WHERE d.subscription=? AND d.lease_until <= ? ORDER BY d.message_id LIMIT ?",
+                    (subscription, now, max_messages),
+                ).fetchall()
+                out = []
+                for mid, data, attrs in rows:
+                    ack_id = f"{mid}:{uuid.uuid4().hex}"
+                    conn.execute(
+                        "UPDATE bus_deliveries SET lease_until=?, ack_id=? WHERE subscription=? AND message_id=?",
+                        (now + sub[0], ack_id, subscription, mid),
+                    )
+                    out.append(Message(str(mid), ack_id, bytes(data), json.loads(attrs)))
+            if out or time.monotonic() >= deadline:
+                return out
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def ack(self, subscription: str, ack_ids: Iterable[str]) -> None:
+        ids = list(ack_ids)
+        if not ids:
+            return
+        with self.db.transaction() as conn:
+            conn.executemany(
+                "DELETE FROM bus_deliveries WHERE subscription=? AND ack_id=?", [(subscription, a) for a in ids]
+            )
