@@ -1,6 +1,6 @@
 """JSON Schemas of what the origin serves: edition pages, story pages and candidate pools.
 
-Reads ``schemas/json/*.schema.json``. :func:`validate_page` is used by the snapshot publisher before a pointer
+Reads ``schemas/json/*.schema.json``. Also names the snapshot objects and their pointers. :func:`validate_page` is used by the snapshot publisher before a pointer
 moves and by the origin's tests; it raises :class:`PageError` with the JSON path of the first problem.
 """
 
@@ -17,7 +17,31 @@ PAGES = {
     "edition_page": "edition_page.schema.json",
     "story_page": "story_page.schema.json",
     "candidate_pool": "candidate_pool.schema.json",
+    "story_coverage": "story_coverage.schema.json",
+    "aliases": "aliases.schema.json",
 }
+
+# Snapshot object names and the pointers that make them live (written by the snapshot publisher, read by the origin).
+#   pages/{edition}/{section}/v{n}.json   edition_page     pointer "{edition}/{section}"
+#   pools/{edition}/v{n}.json             candidate_pool   pointer "pool/{edition}"
+#   stories/{story_id}/v{n}.json          story_coverage   pointer "story/{story_id}"
+#   aliases/v{n}.json                     aliases          pointer "aliases"
+
+
+def page_path(edition: str, section: str, version: int) -> str:
+    return f"pages/{edition}/{section}/v{version}.json"
+
+
+def pool_path(edition: str, version: int) -> str:
+    return f"pools/{edition}/v{version}.json"
+
+
+def story_path(story_id: int | str, version: int) -> str:
+    return f"stories/{story_id}/v{version}.json"
+
+
+def aliases_path(version: int) -> str:
+    return f"aliases/v{version}.json"
 
 
 class PageError(ValueError):
