@@ -1,0 +1,198 @@
+# Service accounts and least-privilege IAM for Newsroom: one account per Dataflow job (ingest, stories,
+# backfill) and one for the origin. Every grant is written below as data, resource by resource (a topic, a
+# subscription, a table, a bucket), never a primitive role (owner/editor/viewer) and project-level only for what
+# Dataflow workers and Cloud Run need to run and report (worker, logs, metrics). tests/deploy/test_terraform.py
+# parses `grants` and fails if an account gains a role that is not listed there or a primitive role anywhere.
+#
+# Why each grant:
+#   ingest    reads fetch requests (pushes, pings, burst priority), polls feeds (feeds table: registry and
+#             schedule state), publishes raw items and its dead letters.
+#   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
+#             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
+#             for validation, publishes story changes, burst fetch requests and dead letters.
+#   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
+#             namespace tables (<namespace>-<table>) and the backfill bucket.
+#   origin    reads pointers and snapshots (pages in memory), reads feeds (WebSub subscriptions it asked for),
+#             keeps reader profiles, publishes read events and fetch requests (WebSub deliveries, pings), reads
+#             its secrets (token and cursor keys) from Secret Manager.
+# Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
+# the subscription's metadata).
+
+locals {
+  dataflow_project_roles = ["roles/dataflow.worker", "roles/logging.logWriter", "roles/monitoring.metricWriter"]
+
+  grants = {
+    ingest = {
+      project       = local.dataflow_project_roles
+      topics        = { "items-raw" = ["roles/pubsub.publisher"], "dead-letter" = ["roles/pubsub.publisher"], "dead-letter-ingest" = ["roles/pubsub.publisher"] }
+      subscriptions = { "fetch-requests-ingest" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables        = { feeds = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry      = ["roles/artifactregistry.reader"]
+      secrets       = []
+    }
+    stories = {
+      project = local.dataflow_project_roles
+      topics = {
+        "articles"             = ["roles/pubsub.publisher"]
+        "story-changes"        = ["roles/pubsub.publisher"]
+        "fetch-requests"       = ["roles/pubsub.publisher"]
+        "dead-letter"          = ["roles/pubsub.publisher"]
+        "dead-letter-articles" = ["roles/pubsub.publisher"]
+        "dead-letter-stories"  = ["roles/pubsub.publisher"]
+        "dead-letter-editions" = ["roles/pubsub.publisher"]
+      }
+      subscriptions = { "items-raw-stories" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets = {
+        snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
+        staging   = ["roles/storage.objectAdmin"]
+        templates = ["roles/storage.objectViewer"]
+      }
+      registry = ["roles/artifactregistry.reader"]
+      secrets  = []
+    }
+    backfill = {
+      project       = local.dataflow_project_roles
+      topics        = {}
+      subscriptions = {}
+      tables        = { articles = ["roles/bigtable.reader"] }
+      namespaced    = ["roles/bigtable.user"]
+      buckets = {
+        backfill  = ["roles/storage.objectAdmin"]
+        snapshots = ["roles/storage.objectViewer"]
+        staging   = ["roles/storage.objectAdmin"]
+        templates = ["roles/storage.objectViewer"]
+      }
+      registry = ["roles/artifactregistry.reader"]
+      secrets  = []
+    }
+    origin = {
+      project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
+      topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"] }
+      subscriptions = {}
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.reader"], profiles = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets       = { snapshots = ["roles/storage.objectViewer"] }
+      registry      = ["roles/artifactregistry.reader"]
+      secrets       = ["roles/secretmanager.secretAccessor"]
+    }
+  }
+
+  project_bindings = merge([
+    for sa, g in local.grants : { for role in g.project : "${sa}/${role}" => { sa = sa, role = role } }
+  ]...)
+
+  topic_bindings = merge(flatten([
+    for sa, g in local.grants : [
+      for topic, roles in g.topics : { for role in roles : "${sa}/${topic}/${role}" => { sa = sa, topic = topic, role = role } }
+    ]
+  ])...)
+
+  subscription_bindings = merge(flatten([
+    for sa, g in local.grants : [
+      for sub, roles in g.subscriptions : { for role in roles : "${sa}/${sub}/${role}" => { sa = sa, subscription = sub, role = role } }
+    ]
+  ])...)
+
+  table_bindings = merge(flatten([
+    for sa, g in local.grants : concat(
+      [for table, roles in g.tables : { for role in roles : "${sa}/${table}/${role}" => { sa = sa, table = table, role = role } }],
+      [
+        for ns in var.namespaces : merge([
+          for table in var.table_names : { for role in g.namespaced : "${sa}/${ns}-${table}/${role}" => { sa = sa, table = "${ns}-${table}", role = role } }
+        ]...)
+      ],
+    )
+  ])...)
+
+  bucket_bindings = merge(flatten([
+    for sa, g in local.grants : [
+      for bucket, roles in g.buckets : { for role in roles : "${sa}/${bucket}/${role}" => { sa = sa, bucket = bucket, role = role } }
+    ]
+  ])...)
+
+  secret_bindings = merge(flatten([
+    for sa, g in local.grants : [
+      for secret in var.secrets : { for role in g.secrets : "${sa}/${secret}/${role}" => { sa = sa, secret = secret, role = role } }
+    ]
+  ])...)
+
+  registry_bindings = merge([
+    for sa, g in local.grants : { for role in g.registry : "${sa}/${role}" => { sa = sa, role = role } }
+  ]...)
+}
+
+resource "google_service_account" "sa" {
+  for_each = local.grants
+
+  project      = var.project_id
+  account_id   = "${var.account_prefix}-${each.key}"
+  display_name = "Newsroom ${each.key}"
+  description  = "Runs the Newsroom ${each.key} ${each.key == "origin" ? "Cloud Run service" : "Dataflow job"}; least-privilege grants in terraform/modules/iam."
+}
+
+resource "google_project_iam_member" "project" {
+  for_each = local.project_bindings
+
+  project = var.project_id
+  role    = each.value.role
+  member  = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_pubsub_topic_iam_member" "topic" {
+  for_each = local.topic_bindings
+
+  project = var.project_id
+  topic   = var.topics[each.value.topic]
+  role    = each.value.role
+  member  = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_pubsub_subscription_iam_member" "subscription" {
+  for_each = local.subscription_bindings
+
+  project      = var.project_id
+  subscription = var.subscriptions[each.value.subscription]
+  role         = each.value.role
+  member       = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_bigtable_table_iam_member" "table" {
+  for_each = local.table_bindings
+
+  project  = var.project_id
+  instance = var.bigtable_instance
+  table    = each.value.table
+  role     = each.value.role
+  member   = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_storage_bucket_iam_member" "bucket" {
+  for_each = local.bucket_bindings
+
+  bucket = var.buckets[each.value.bucket]
+  role   = each.value.role
+  member = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_artifact_registry_repository_iam_member" "registry" {
+  for_each = local.registry_bindings
+
+  project    = var.project_id
+  location   = var.registry_location
+  repository = var.registry_repository
+  role       = each.value.role
+  member     = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_secret_manager_secret_iam_member" "secret" {
+  for_each = local.secret_bindings
+
+  project   = var.project_id
+  secret_id = each.value.secret
+  role      = each.value.role
+  member    = google_service_account.sa[each.value.sa].member
+}

@@ -1,0 +1,9 @@
+output "emails" {
+  description = "Account key (ingest, stories, backfill, origin) -> service account email."
+  value       = { for k, sa in google_service_account.sa : k => sa.email }
+}
+
+output "grants" {
+  description = "The grants as data (account -> resource kind -> resource -> roles), for review."
+  value       = local.grants
+}
