@@ -1,0 +1,238 @@
+"""Feed store: the ingest job's feed registry, schedule checkpoints, seen-URL claims and WebSub subscriptions.
+
+Layout (table ``feeds`` of :mod:`schemas.tables`, families ``r`` and ``s``; the embedded backend mirrors the keys
+in SQLite tables of ``{data_dir}/newsroom.sqlite3``):
+
+    f#{sha256(feed_url)[:32]}   r:config  JSON registry entry {url, publisher_id, tier, kind, enabled}
+                                s:state   JSON schedule checkpoint (transforms.ingest.schedule.FeedState)
+    u#{sha256(claim_key)[:32]}  s:claim   JSON {key, owner, at}: the page was (or is being) fetched by ``owner``
+    w#{sub_id}                  s:sub     JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
+                                          requested_at, lease_seconds, lease_expires_ms}
+
+Seen-URL claims make "each new item's page is fetched once" durable across restarts: ``claim`` is
+create-if-absent, and a replay by the *same* owner (a retried bundle, a replayed dead letter) is granted again,
+so a retry is never mistaken for a duplicate. The checkpoint lets a restarted job resume each feed's validators,
+guids and rates (Beam state is lost when a local run stops; on Dataflow it survives updates and drains too).
+
+The Bigtable backend reuses the row helpers of :mod:`stores.gcp` (latest-cell filters, conditional rows).
+"""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+import os
+import time
+
+from schemas.tables import feed_key
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def claim_row_key(claim_key: str) -> bytes:
+    return f"u#{_h(claim_key)}".encode()
+
+
+def subscription_row_key(sub_id: str) -> bytes:
+    return f"w#{sub_id}".encode()
+
+
+class FeedStore(abc.ABC):
+    # registry ---------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def put_feed(self, entry: dict) -> None:
+        """Create or replace a registry entry (``entry["url"]`` is the key)."""
+
+    @abc.abstractmethod
+    def list_feeds(self) -> list[dict]: ...
+
+    @abc.abstractmethod
+    def delete_feed(self, url: str) -> None: ...
+
+    # schedule checkpoints -----------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def get_state(self, url: str) -> dict | None: ...
+
+    @abc.abstractmethod
+    def put_state(self, url: str, state: dict) -> None: ...
+
+    # seen URLs ----------------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def claim(self, key: str, owner: str, now_ms: int | None = None) -> bool:
+        """Create-if-absent. True if ``owner`` holds the claim on ``key`` (it just took it, or took it before)."""
+
+    @abc.abstractmethod
+    def claimed_by(self, key: str) -> str | None: ...
+
+    # WebSub subscriptions (also the origin's app.config["WEBSUB_SUBSCRIPTIONS"]) -------------------------------
+    @abc.abstractmethod
+    def put_subscription(self, sub: dict) -> None: ...
+
+    @abc.abstractmethod
+    def get_subscription(self, sub_id: str) -> dict | None: ...
+
+    @abc.abstractmethod
+    def list_subscriptions(self) -> list[dict]: ...
+
+    def activate_subscription(self, sub_id: str, lease_seconds: int, now_ms: int) -> dict | None:
+        sub = self.get_subscription(sub_id)
+        if sub is None:
+            return None
+        sub = dict(sub, state="active", lease_seconds=int(lease_seconds),
+                   lease_expires_ms=now_ms + int(lease_seconds) * 1000, verified_at=now_ms)
+        self.put_subscription(sub)
+        return sub
+
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS feeds_registry (row_key TEXT PRIMARY KEY, url TEXT NOT NULL, config TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS feeds_state (row_key TEXT PRIMARY KEY, url TEXT NOT NULL, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS feeds_claims (row_key TEXT PRIMARY KEY, claim TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS feeds_subscriptions (sub_id TEXT PRIMARY KEY, sub TEXT NOT NULL);
+"""
+
+
+class EmbeddedFeedStore(FeedStore):
+    def __init__(self, db):
+        self.db = db
+        self.db.connect().executescript(_DDL)
+
+    def put_feed(self, entry: dict) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO feeds_registry VALUES (?,?,?)",
+                (feed_key(entry["url"]).decode(), entry["url"], json.dumps(entry, sort_keys=True)),
+            )
+
+    def list_feeds(self) -> list[dict]:
+        rows = self.db.connect().execute("SELECT config FROM feeds_registry ORDER BY row_key")
+        return [json.loads(r[0]) for r in rows]
+
+    def delete_feed(self, url: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM feeds_registry WHERE row_key=?", (feed_key(url).decode(),))
+
+    def get_state(self, url: str) -> dict | None:
+        row = self.db.connect().execute(
+            "SELECT state FROM feeds_state WHERE row_key=?", (feed_key(url).decode(),)
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_state(self, url: str, state: dict) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO feeds_state VALUES (?,?,?)",
+                (feed_key(url).decode(), url, json.dumps(state, sort_keys=True)),
+            )
+
+    def claim(self, key: str, owner: str, now_ms: int | None = None) -> bool:
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        rk = claim_row_key(key).decode()
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO feeds_claims VALUES (?,?)",
+                (rk, json.dumps({"key": key, "owner": owner, "at": now_ms})),
+            )
+            row = conn.execute("SELECT claim FROM feeds_claims WHERE row_key=?", (rk,)).fetchone()
+        return json.loads(row[0])["owner"] == owner
+
+    def claimed_by(self, key: str) -> str | None:
+        row = self.db.connect().execute(
+            "SELECT claim FROM feeds_claims WHERE row_key=?", (claim_row_key(key).decode(),)
+        ).fetchone()
+        return json.loads(row[0])["owner"] if row else None
+
+    def put_subscription(self, sub: dict) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO feeds_subscriptions VALUES (?,?)", (sub["sub_id"], json.dumps(sub, sort_keys=True))
+            )
+
+    def get_subscription(self, sub_id: str) -> dict | None:
+        row = self.db.connect().execute("SELECT sub FROM feeds_subscriptions WHERE sub_id=?", (sub_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def list_subscriptions(self) -> list[dict]:
+        return [json.loads(r[0]) for r in self.db.connect().execute("SELECT sub FROM feeds_subscriptions ORDER BY sub_id")]
+
+
+class BigtableFeedStore(FeedStore):
+    """The ``feeds`` table on Bigtable (or its emulator)."""
+
+    def __init__(self, table):
+        self.t = table  # stores.gcp._Table
+
+    def _put(self, key: bytes, family: str, qualifier: bytes, value: dict) -> None:
+        data = json.dumps(value, sort_keys=True).encode()
+        self.t.write(key, lambda row: row.set_cell(family, qualifier, data))
+
+    def _get(self, key: bytes, family: str, qualifier: bytes) -> dict | None:
+        from stores import gcp
+
+        row = self.t.read_row(key, gcp._cell_filter(family, qualifier))
+        value = gcp._value(row, family, qualifier)
+        return json.loads(value) if value else None
+
+    def put_feed(self, entry: dict) -> None:
+        self._put(feed_key(entry["url"]), "r", b"config", entry)
+
+    def list_feeds(self) -> list[dict]:
+        from stores import gcp
+
+        rows = self.t.read_prefix(b"f#", gcp._cell_filter("r", b"config"))
+        out = []
+        for row in rows:
+            v = gcp._value(row, "r", b"config")
+            if v:
+                out.append(json.loads(v))
+        return out
+
+    def delete_feed(self, url: str) -> None:
+        self.t.write(feed_key(url), lambda row: row.delete_cell("r", b"config"))
+
+    def get_state(self, url: str) -> dict | None:
+        return self._get(feed_key(url), "s", b"state")
+
+    def put_state(self, url: str, state: dict) -> None:
+        self._put(feed_key(url), "s", b"state", state)
+
+    def claim(self, key: str, owner: str, now_ms: int | None = None) -> bool:
+        from stores import gcp
+
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        rk = claim_row_key(key)
+        data = json.dumps({"key": key, "owner": owner, "at": now_ms}).encode()
+        # Create-if-absent: the mutation sits on the false branch (also taken by an absent row).
+        self.t.conditional(rk, gcp._cell_filter("s", b"claim"), lambda row: row.set_cell("s", b"claim", data, state=False))
+        return self.claimed_by(key) == owner
+
+    def claimed_by(self, key: str) -> str | None:
+        v = self._get(claim_row_key(key), "s", b"claim")
+        return v["owner"] if v else None
+
+    def put_subscription(self, sub: dict) -> None:
+        self._put(subscription_row_key(sub["sub_id"]), "s", b"sub", sub)
+
+    def get_subscription(self, sub_id: str) -> dict | None:
+        return self._get(subscription_row_key(sub_id), "s", b"sub")
+
+    def list_subscriptions(self) -> list[dict]:
+        from stores import gcp
+
+        rows = self.t.read_prefix(b"w#", gcp._cell_filter("s", b"sub"))
+        return [json.loads(v) for v in (gcp._value(r, "s", b"sub") for r in rows) if v]
+
+
+def open_feed_store(config) -> FeedStore:
+    """The feed store of a :class:`stores.StoreConfig`."""
+    if config.backend == "embedded":
+        from stores import embedded
+
+        root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
+        return EmbeddedFeedStore(embedded.Database(os.path.join(root, "newsroom.sqlite3")))
+    from stores import gcp
+
+    return BigtableFeedStore(gcp._table(config, "feeds"))

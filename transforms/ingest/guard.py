@@ -1,0 +1,129 @@
+"""Address guard: the fetcher never connects to loopback, link-local, private, reserved, multicast or unspecified
+addresses (IPv4 and IPv6, IPv4-mapped IPv6 included), except hosts an operator explicitly maps.
+
+Reads nothing but its constructor arguments; performs DNS resolution itself (``socket.getaddrinfo`` unless a
+resolver is injected) so that the address it vets is the address the fetcher connects to: no second resolution,
+no time-of-check/time-of-use gap (DNS rebinding).
+
+Operator overrides (``--host_overrides dailyherald.test=127.0.0.1:8123``) are the *only* way into non-public space:
+they map a host name to a fixed address and port without DNS (the sample world runs on 127.0.0.1; its publisher
+hosts are never put in /etc/hosts). If a name resolves to several addresses and any one of them is forbidden, the
+host is refused: a publisher has no business mixing public and internal addresses.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+
+class BlockedAddress(Exception):
+    """The URL's host resolves to an address we refuse to connect to (reason: blocked_address / dns_error)."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def forbidden_reason(ip: str) -> str | None:
+    """Why ``ip`` must not be contacted, or None if it is a public unicast address."""
+    try:
+        addr = ipaddress.ip_address(ip.split("%", 1)[0])
+    except ValueError:
+        return "not_an_ip"
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return forbidden_reason(str(addr.ipv4_mapped))
+        if addr.sixtofour is not None:
+            inner = forbidden_reason(str(addr.sixtofour))
+            if inner:
+                return inner
+    for name in ("is_loopback", "is_link_local", "is_private", "is_reserved", "is_multicast", "is_unspecified"):
+        if getattr(addr, name):
+            return name[3:]
+    if not addr.is_global:  # shared address space (100.64/10), benchmarking, documentation ranges ...
+        return "not_global"
+    return None
+
+
+def system_resolver(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [info[4][0] for info in infos]
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to connect: the vetted ``ip`` and ``port`` for ``host`` (send ``host`` in the Host header / SNI)."""
+
+    host: str
+    ip: str
+    port: int
+    overridden: bool = False
+
+
+def parse_overrides(spec: str | Iterable[str] | dict | None) -> dict[str, tuple[str, int | None]]:
+    """``"a.test=127.0.0.1:8080,b.test=127.0.0.1"`` (or a dict / list of such items) -> {host: (ip, port|None)}."""
+    if not spec:
+        return {}
+    if isinstance(spec, dict):
+        items = [f"{k}={v}" for k, v in spec.items()]
+    elif isinstance(spec, str):
+        items = [s for s in spec.split(",") if s.strip()]
+    else:
+        items = list(spec)
+    out = {}
+    for item in items:
+        host, _, target = item.strip().partition("=")
+        if not host or not target:
+            raise ValueError(f"--host_overrides: expected host=ip[:port], got {item!r}")
+        ip, port = target, None
+        if target.startswith("["):
+            ip, _, rest = target[1:].partition("]")
+            port = int(rest[1:]) if rest.startswith(":") else None
+        elif target.count(":") == 1:
+            ip, p = target.split(":")
+            port = int(p)
+        ipaddress.ip_address(ip)  # fail fast on a typo
+        out[host.strip().lower().rstrip(".")] = (ip, port)
+    return out
+
+
+class AddressGuard:
+    def __init__(
+        self,
+        overrides: dict | str | None = None,
+        resolver: Callable[[str, int], list[str]] | None = None,
+    ):
+        self.overrides = parse_overrides(overrides)
+        self.resolver = resolver or system_resolver
+
+    def is_overridden(self, host: str) -> bool:
+        return (host or "").lower().rstrip(".") in self.overrides
+
+    def resolve(self, host: str, port: int) -> Target:
+        """Vet ``host`` and return the address to connect to. Raises BlockedAddress."""
+        h = (host or "").lower().rstrip(".")
+        if not h:
+            raise BlockedAddress("bad_url", "no host")
+        if h in self.overrides:
+            ip, oport = self.overrides[h]
+            return Target(h, ip, oport or port, overridden=True)
+        literal = h[1:-1] if h.startswith("[") and h.endswith("]") else h
+        try:
+            ipaddress.ip_address(literal)
+            ips = [literal]
+        except ValueError:
+            try:
+                ips = self.resolver(h, port)
+            except (OSError, UnicodeError) as exc:
+                raise BlockedAddress("dns_error", f"{h}: {exc}") from None
+        if not ips:
+            raise BlockedAddress("dns_error", f"{h}: no address")
+        for ip in ips:
+            why = forbidden_reason(ip)
+            if why:
+                raise BlockedAddress("blocked_address", f"{h} -> {ip} ({why})")
+        return Target(h, ips[0], port)

@@ -1,0 +1,284 @@
+"""Per-feed poll schedule: plain Python, shared by the ingest DoFn, the local driver and benchmarks/poll_sim.py.
+
+Reads and writes a :class:`FeedState` (JSON-able; the Beam state of ScheduleFeedFn and the ``s:state`` checkpoint
+of the feeds table). Nothing here does I/O or reads a clock: every call takes ``now_ms``.
+
+Design choices (DESIGN.md section 1):
+
+- Expected publishing rate. Two decayed estimators of items per hour: a *recent* one (exponential decay, time
+  constant 3 h: follows a news day) and one per *hour of the week* (168 buckets, each decayed with a 4-week
+  half-life: learns that a business desk is quiet on Sunday night). Both are ratios of decayed item counts over
+  decayed exposure (hours observed), with a weak prior so that a new feed starts near ``PRIOR_RATE`` per hour and
+  a silent feed drifts toward zero. Once a bucket has seen >= 2 h of exposure the two are averaged.
+- Interval = half the expected gap between items (0.5 / rate), clamped to [floor, 60 min]; floor is 1 min for
+  authoritative publishers and 5 min for the long tail. Half the gap keeps the mean discovery delay at about a
+  quarter of the gap while >= ~60 % of polls still find nothing (answered 304).
+- Right after new items, the next poll comes at max(floor, interval / 2): news comes in clusters.
+- A BURST fetch request (burst detection upstream) pins the interval to the floor until it expires.
+- A changed ETag is never trusted alone: only guid-new items count. A feed whose ETag changes on every request
+  while its items do not (3 times running) is flagged ``validators_useless``: we stop sending If-None-Match /
+  If-Modified-Since (the server would never answer 304) and it never polls faster than the long-tail floor.
+- A feed with a live WebSub lease is polled only as a backstop, about every 15 min.
+- Triggered polls (PUSH, PING, BURST) happen at most once per 30 s per feed; a request inside that window moves
+  the next poll to the end of the window instead of being lost.
+- Errors back off exponentially (floor * 2^errors, capped at 60 min).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+MINUTE_MS = 60_000
+HOUR_MS = 60 * MINUTE_MS
+WEEK_MS = 7 * 24 * HOUR_MS
+
+RECENT_TAU_MS = 3 * HOUR_MS
+HOW_HALF_LIFE_MS = 4 * WEEK_MS
+PRIOR_RATE = 1.0  # items/hour a feed is assumed to publish before we know anything
+PRIOR_HOURS = 1.0  # weight of that prior, in hours of observation
+HOW_MIN_EXPOSURE_H = 2.0
+GUID_MEMORY = 200
+CHURN_LIMIT = 3
+TRIGGER_MIN_GAP_MS = 30_000
+
+
+@dataclass(frozen=True)
+class SchedulePolicy:
+    """Clamps and constants. ``scale`` multiplies every duration (0.1 runs the sample world's demo 10x faster)."""
+
+    floor_authoritative_ms: int = 1 * MINUTE_MS
+    floor_long_tail_ms: int = 5 * MINUTE_MS
+    max_interval_ms: int = 60 * MINUTE_MS
+    websub_backstop_ms: int = 15 * MINUTE_MS
+    trigger_min_gap_ms: int = TRIGGER_MIN_GAP_MS
+    scale: float = 1.0
+
+    def floor_ms(self, tier: str, validators_useless: bool = False) -> int:
+        base = self.floor_authoritative_ms if tier == "authoritative" else self.floor_long_tail_ms
+        if validators_useless:
+            base = max(base, self.floor_long_tail_ms)
+        return int(base * self.scale)
+
+    @property
+    def max_ms(self) -> int:
+        return int(self.max_interval_ms * self.scale)
+
+    @property
+    def backstop_ms(self) -> int:
+        return int(self.websub_backstop_ms * self.scale)
+
+
+@dataclass
+class FeedState:
+    """Everything the scheduler remembers about one feed. Serialised with :meth:`to_dict` / :meth:`from_dict`."""
+
+    feed_url: str = ""
+    next_poll_ms: int | None = None
+    last_poll_ms: int | None = None
+    etag: str | None = None  # the server's strings, echoed back verbatim
+    last_modified: str | None = None
+    guids: dict = field(default_factory=dict)  # guid -> fingerprint, insertion-ordered, last GUID_MEMORY kept
+    recent_items: float = 0.0  # decayed item count (tau RECENT_TAU_MS)
+    recent_hours: float = 0.0  # decayed exposure in hours
+    recent_at_ms: int | None = None
+    how_items: list = field(default_factory=lambda: [0.0] * 168)
+    how_hours: list = field(default_factory=lambda: [0.0] * 168)
+    how_at_ms: list = field(default_factory=lambda: [0] * 168)
+    lease_expires_ms: int | None = None  # WebSub lease
+    hub: str | None = None
+    self_url: str | None = None
+    validators_useless: bool = False
+    etag_churn: int = 0
+    last_digest: str | None = None  # digest of the entry list at the last 200
+    last_triggered_ms: int | None = None
+    burst_until_ms: int | None = None
+    errors: int = 0
+    polls: int = 0
+    not_modified: int = 0
+    items_found: int = 0
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict | None, feed_url: str = "") -> "FeedState":
+        if not d:
+            return cls(feed_url=feed_url)
+        known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        st = cls(**known)
+        if not st.feed_url:
+            st.feed_url = feed_url
+        return st
+
+    # -- guid memory --------------------------------------------------------------------------------------
+    def remember(self, guid: str, fingerprint: str) -> None:
+        self.guids.pop(guid, None)
+        self.guids[guid] = fingerprint
+        while len(self.guids) > GUID_MEMORY:
+            self.guids.pop(next(iter(self.guids)))
+
+
+def hour_of_week(now_ms: int) -> int:
+    # The epoch was a Thursday; bucket 0 is Monday 00:00 UTC.
+    return int(((now_ms // HOUR_MS) + 72) % 168)
+
+
+def _decay(value: float, dt_ms: float, tau_ms: float) -> float:
+    return value * math.exp(-max(0.0, dt_ms) / tau_ms)
+
+
+def record_observation(state: FeedState, now_ms: int, new_items: int) -> None:
+    """Fold one poll's outcome (``new_items`` guid-new items since the last poll) into both rate estimators."""
+    prev = state.last_poll_ms
+    exposure_h = 0.0 if prev is None else max(0.0, (now_ms - prev) / HOUR_MS)
+    if state.recent_at_ms is not None:
+        dt = now_ms - state.recent_at_ms
+        state.recent_items = _decay(state.recent_items, dt, RECENT_TAU_MS)
+        state.recent_hours = _decay(state.recent_hours, dt, RECENT_TAU_MS)
+    state.recent_items += new_items
+    state.recent_hours += exposure_h
+    state.recent_at_ms = now_ms
+    h = hour_of_week(now_ms)
+    last = state.how_at_ms[h]
+    if last:
+        f = 0.5 ** (max(0, now_ms - last) / HOW_HALF_LIFE_MS)
+        state.how_items[h] *= f
+        state.how_hours[h] *= f
+    state.how_items[h] += new_items
+    state.how_hours[h] += exposure_h
+    state.how_at_ms[h] = now_ms
+
+
+def expected_rate(state: FeedState, now_ms: int) -> float:
+    """Expected items per hour around ``now_ms``."""
+    recent_items, recent_hours = state.recent_items, state.recent_hours
+    if state.recent_at_ms is not None:
+        dt = now_ms - state.recent_at_ms
+        recent_items = _decay(recent_items, dt, RECENT_TAU_MS)
+        recent_hours = _decay(recent_hours, dt, RECENT_TAU_MS)
+    recent = (recent_items + PRIOR_RATE * PRIOR_HOURS) / (recent_hours + PRIOR_HOURS)
+    h = hour_of_week(now_ms)
+    if state.how_hours[h] >= HOW_MIN_EXPOSURE_H:
+        how = state.how_items[h] / state.how_hours[h]
+        return 0.5 * recent + 0.5 * how
+    return recent
+
+
+def base_interval_ms(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: int) -> int:
+    rate = expected_rate(state, now_ms)
+    gap_ms = HOUR_MS / max(rate, 1e-6)
+    interval = 0.5 * gap_ms
+    floor = policy.floor_ms(tier, state.validators_useless)
+    return int(min(max(interval, floor), policy.max_ms))
+
+
+def lease_active(state: FeedState, now_ms: int) -> bool:
+    return state.lease_expires_ms is not None and state.lease_expires_ms > now_ms
+
+
+def plan_next_poll(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: int, new_items: int = 0) -> int:
+    """Set and return ``state.next_poll_ms`` after a poll at ``now_ms`` that found ``new_items``."""
+    floor = policy.floor_ms(tier, state.validators_useless)
+    if state.errors:
+        interval = min(policy.max_ms, floor * (2 ** min(state.errors, 10)))
+    else:
+        interval = base_interval_ms(state, tier, policy, now_ms)
+        if new_items and not state.validators_useless:
+            interval = max(floor, interval // 2)
+        if state.burst_until_ms and state.burst_until_ms > now_ms:
+            interval = floor
+        elif lease_active(state, now_ms):
+            interval = max(interval, policy.backstop_ms)
+    state.next_poll_ms = now_ms + int(interval)
+    return state.next_poll_ms
+
+
+def conditional_headers(state: FeedState) -> dict:
+    """Validators to send: the server's own strings, unless they proved useless."""
+    if state.validators_useless:
+        return {}
+    headers = {}
+    if state.etag:
+        headers["If-None-Match"] = state.etag
+    if state.last_modified:
+        headers["If-Modified-Since"] = state.last_modified
+    return headers
+
+
+def record_response(
+    state: FeedState,
+    now_ms: int,
+    status: int,
+    etag: str | None,
+    last_modified: str | None,
+    new_items: int,
+    digest: str | None,
+) -> None:
+    """Update counters, validators and the churn detector after a successful poll (200 or 304)."""
+    sent_validators = bool(conditional_headers(state))
+    state.polls += 1
+    state.errors = 0
+    if status == 304:
+        state.not_modified += 1
+        # A 304 changes nothing else: validators and guids stay as they were.
+    else:
+        if (
+            sent_validators
+            and state.etag
+            and etag
+            and etag != state.etag
+            and new_items == 0
+            and digest is not None
+            and digest == state.last_digest
+        ):
+            state.etag_churn += 1
+            if state.etag_churn >= CHURN_LIMIT:
+                state.validators_useless = True
+        elif new_items or digest != state.last_digest:
+            state.etag_churn = 0
+        state.etag = etag
+        state.last_modified = last_modified
+        state.last_digest = digest
+    state.items_found += new_items
+    record_observation(state, now_ms, new_items)
+    state.last_poll_ms = now_ms
+
+
+def record_error(state: FeedState, now_ms: int) -> None:
+    state.polls += 1
+    state.errors += 1
+    state.last_poll_ms = now_ms
+
+
+def request_poll(
+    state: FeedState,
+    kind: str,
+    now_ms: int,
+    policy: SchedulePolicy,
+    priority: int = 0,
+    expires_at_ms: int | None = None,
+) -> int | None:
+    """Apply a PUSH / PING / BURST request. Returns ``now_ms`` when the caller must poll at once, else None (the
+    caller then (re)arms its timer for ``state.next_poll_ms``, which this call may have moved earlier).
+
+    At most one triggered poll per feed per 30 s: a PING inside the window is dropped; a PUSH or BURST inside it
+    moves the next poll to the end of the window, unless a poll is already due by then."""
+    if kind == "BURST" or priority > 0:
+        until = expires_at_ms or (now_ms + 30 * MINUTE_MS)
+        state.burst_until_ms = max(state.burst_until_ms or 0, until)
+    earliest = now_ms
+    if state.last_triggered_ms is not None:
+        earliest = max(now_ms, state.last_triggered_ms + policy.trigger_min_gap_ms)
+    if state.next_poll_ms is not None and state.next_poll_ms <= earliest:
+        return None  # a poll is already due at or before the earliest allowed trigger
+    if earliest > now_ms:
+        if kind == "PING":
+            return None  # pings carry no content: one per 30 s is all they get
+        # A push or burst inside the window: poll at the end of the window instead (never lost), and reserve
+        # that slot so that further requests in the window add nothing.
+        state.next_poll_ms = earliest
+        state.last_triggered_ms = earliest
+        return None
+    state.last_triggered_ms = now_ms
+    return now_ms
