@@ -161,8 +161,10 @@ def _parse_syndication(body: bytes, url: str, now_ms: int, headers: dict, max_ag
         if d.get("bozo") and not d.entries:
             raise FeedError("malformed_feed", f"{type(exc).__name__}: {exc}"[:300])
         raise FeedError("not_a_feed", "no RSS or Atom root element")
-    if d.get("bozo") and not d.entries and not d.feed:
-        exc = d.get("bozo_exception")
+    exc = d.get("bozo_exception")
+    if d.get("bozo") and not d.entries and not isinstance(exc, feedparser.CharacterEncodingOverride):
+        # Broken XML that yielded no item (a truncated or garbled feed): dead-letter it rather than report
+        # "no news". A feed that parses with a few recoverable errors keeps the entries it yielded.
         raise FeedError("malformed_feed", f"{type(exc).__name__}: {exc}"[:300])
     kind = "atom" if version.startswith("atom") else "rss"
     hub = self_url = None

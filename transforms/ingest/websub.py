@@ -1,0 +1,62 @@
+"""WebSub (W3C Recommendation) and publisher-ping helpers shared by the ingest job, the origin and the sample world.
+
+Reads nothing; writes nothing. Signatures: ``X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body with the
+subscription's secret>``; verification uses ``hmac.compare_digest`` (constant time). Pings use the same scheme
+with the publisher's key in ``X-Newsroom-Signature`` over the raw JSON body, which carries a timestamp: a ping
+older than :data:`PING_MAX_AGE_MS` (or from the future by as much) is refused, so a captured ping cannot be replayed
+later.
+
+Subscriptions: the ingest job discovers rel=hub / rel=self (feed links or Link headers), creates a subscription
+record (id, topic, hub, a fresh random secret) in the feed store, and POSTs hub.mode=subscribe with
+``hub.callback = {callback_base}/v1/websub/{sub_id}``. The origin answers the hub's verification GET only for a
+subscription we asked for, and activates its lease. Leases are renewed when less than a third remains (and at least
+an hour before expiry), well before they lapse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+
+SIGNATURE_HEADER = "X-Hub-Signature"
+PING_SIGNATURE_HEADER = "X-Newsroom-Signature"
+PING_PUBLISHER_HEADER = "X-Newsroom-Publisher"
+PING_MAX_AGE_MS = 5 * 60 * 1000
+DEFAULT_LEASE_S = 24 * 3600
+
+
+def sign(secret: str | bytes, body: bytes, algo: str = "sha256") -> str:
+    key = secret.encode() if isinstance(secret, str) else secret
+    return f"{algo}=" + hmac.new(key, body, getattr(hashlib, algo)).hexdigest()
+
+
+def verify(secret: str | bytes | None, body: bytes, header: str | None) -> bool:
+    """True only for a well-formed ``sha256=<hex>`` header matching ``body`` under ``secret``."""
+    if not secret or not header or "=" not in header:
+        return False
+    algo, _, given = header.strip().partition("=")
+    if algo.lower() not in ("sha256", "sha384", "sha512"):
+        return False  # sha1 is accepted by the spec but too weak to trust here
+    expected = sign(secret, body, algo.lower()).split("=", 1)[1]
+    return hmac.compare_digest(expected.encode(), given.strip().lower().encode())
+
+
+def new_secret() -> str:
+    return secrets.token_hex(32)
+
+
+def subscription_id(topic: str, hub: str) -> str:
+    return hashlib.sha256(f"{hub}\x1f{topic}".encode()).hexdigest()[:24]
+
+
+def callback_url(callback_base: str, sub_id: str) -> str:
+    return f"{callback_base.rstrip('/')}/v1/websub/{sub_id}"
+
+
+def needs_renewal(lease_expires_ms: int | None, lease_seconds: int | None, now_ms: int) -> bool:
+    if not lease_expires_ms:
+        return True
+    remaining = lease_expires_ms - now_ms
+    lease_ms = (lease_seconds or DEFAULT_LEASE_S) * 1000
+    return remaining < max(lease_ms / 3, 3600 * 1000) or remaining <= 0
