@@ -1,0 +1,252 @@
+"""The origin: a Flask app that serves shared pages from memory and the private For you feed.
+
+``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by
+:class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
+the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
+verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
+``serving.push`` (WebSub callbacks and publisher pings, written by the ingest helper) when that module exists.
+
+Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS); each can also come from an environment variable of
+the same name (JSON-parsed when it parses: ``NEWSROOM_PAGE_S_MAXAGE=2``). ``test_config`` wins over both.
+Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``) and ``NEWSROOM_PROFILE_STORE`` may be
+given as objects (tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
+
+Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
+(asserted on every response), a store read on a shared request.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import os
+import secrets
+
+from flask import Flask
+from flask.sessions import SessionInterface
+
+from serving import http
+
+log = logging.getLogger("serving")
+
+DEFAULTS = {
+    # where the stores live (same meaning as pipelines/options.py StoreOptions)
+    "NEWSROOM_BACKEND": "embedded",
+    "NEWSROOM_DATA_DIR": ".newsroom",
+    "NEWSROOM_PROJECT": None,
+    "NEWSROOM_BIGTABLE_INSTANCE": "newsroom",
+    "NEWSROOM_SNAPSHOT_BUCKET": None,
+    "NEWSROOM_NAMESPACE": "",
+    "NEWSROOM_STORES": None,
+    "NEWSROOM_PROFILE_STORE": None,
+    # pointer watcher
+    "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
+    "NEWSROOM_WATCH_INTERVAL_S": 2.0,
+    "NEWSROOM_STORY_GRACE_S": 600.0,
+    "NEWSROOM_VALIDATE_PAGES": True,
+    # shared cache headers
+    "NEWSROOM_PAGE_S_MAXAGE": 60,
+    "NEWSROOM_STORY_S_MAXAGE": 30,
+    "NEWSROOM_STALE_WHILE_REVALIDATE": 60,
+    "NEWSROOM_STALE_IF_ERROR": 3600,
+    "NEWSROOM_RETRY_AFTER_S": 2,
+    # secrets (set both in production; every origin process behind the CDN needs the same ones)
+    "NEWSROOM_TOKEN_SECRET": None,
+    "NEWSROOM_TOKEN_VERIFIER": None,
+    "NEWSROOM_CURSOR_SECRET": None,
+    # For you
+    "NEWSROOM_PROFILE_TTL_S": 30.0,
+    "NEWSROOM_FORYOU_MAX_INFLIGHT": 2,
+    "NEWSROOM_FORYOU_MAX_WAITING": 2,
+    "NEWSROOM_FORYOU_WAIT_S": 0.05,
+    "NEWSROOM_EVENTS_FLUSH_S": 1.0,
+    "NEWSROOM_EVENTS_BATCH": 500,
+    "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
+}
+
+DEV_SECRET = "newsroom-local-development-secret"
+
+
+class NoSessionInterface(SessionInterface):
+    """Flask sessions are off: nothing opens a cookie, nothing can be written into one."""
+
+    def open_session(self, app, request):
+        return self.make_null_session(app)
+
+    def save_session(self, app, session, response):
+        return None
+
+
+class Newsroom:
+    """The origin's process-wide resources (init_app pattern)."""
+
+    def __init__(self, app: Flask | None = None):
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Flask) -> None:
+        from serving.auth import HmacTokenVerifier
+        from serving.catalog import CatalogHolder
+        from serving.readers import EventFolder, ProfileCache
+        from serving.shedding import Shedder
+        from serving.watcher import PointerWatcher
+
+        cfg = app.config
+        self.app = app
+        self.page_cache_control = http.shared_cache_control(
+            cfg["NEWSROOM_PAGE_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+        )
+        self.story_cache_control = http.shared_cache_control(
+            cfg["NEWSROOM_STORY_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+        )
+        token_secret = cfg["NEWSROOM_TOKEN_SECRET"]
+        cursor_secret = cfg["NEWSROOM_CURSOR_SECRET"]
+        if not token_secret or not cursor_secret:
+            log.warning("NEWSROOM_TOKEN_SECRET / NEWSROOM_CURSOR_SECRET not set: using the development secret")
+        self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret or DEV_SECRET)
+        self.cursor_secret = str(cursor_secret or DEV_SECRET + "-cursor").encode()
+
+        stores = cfg["NEWSROOM_STORES"]
+        profiles = cfg["NEWSROOM_PROFILE_STORE"]
+        if stores is None or profiles is None:
+            from stores import StoreConfig, open_stores
+            from stores.profiles import open_profile_store
+
+            config = StoreConfig(
+                backend=cfg["NEWSROOM_BACKEND"],
+                data_dir=cfg["NEWSROOM_DATA_DIR"],
+                project=cfg["NEWSROOM_PROJECT"],
+                bigtable_instance=cfg["NEWSROOM_BIGTABLE_INSTANCE"],
+                bucket=cfg["NEWSROOM_SNAPSHOT_BUCKET"],
+                namespace=cfg["NEWSROOM_NAMESPACE"],
+            )
+            stores = stores or open_stores(config)
+            profiles = profiles or open_profile_store(config)
+        self.stores = stores
+        self.profiles = profiles
+        self.holder = CatalogHolder()
+        self.watcher = PointerWatcher(
+            self.holder,
+            stores.pointers,
+            stores.snapshots,
+            interval_s=float(cfg["NEWSROOM_WATCH_INTERVAL_S"]),
+            story_grace_s=float(cfg["NEWSROOM_STORY_GRACE_S"]),
+            validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
+        )
+        self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        self.folder = EventFolder(
+            profiles,
+            self.holder,
+            self.profile_cache,
+            batch=int(cfg["NEWSROOM_EVENTS_BATCH"]),
+            flush_s=float(cfg["NEWSROOM_EVENTS_FLUSH_S"]),
+            queue_max=int(cfg["NEWSROOM_EVENTS_QUEUE_MAX"]),
+        )
+        self.shedder = Shedder(
+            int(cfg["NEWSROOM_FORYOU_MAX_INFLIGHT"]),
+            int(cfg["NEWSROOM_FORYOU_MAX_WAITING"]),
+            float(cfg["NEWSROOM_FORYOU_WAIT_S"]),
+        )
+        self._started = False
+        app.extensions["newsroom"] = self
+
+    def start(self) -> None:
+        """First load (synchronous, so a worker is ready when it starts taking requests), then the threads."""
+        if self._started:
+            return
+        self._started = True
+        try:
+            self.watcher.poll_once()
+        except Exception:
+            log.exception("initial load failed; the watcher keeps trying")
+        self.watcher.start()
+        self.folder.start()
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        self.watcher.stop()
+        self.folder.stop()
+
+
+def _from_env(config) -> None:
+    for key in DEFAULTS:
+        raw = os.environ.get(key)
+        if raw is None:
+            continue
+        try:
+            config[key] = json.loads(raw)
+        except ValueError:
+            config[key] = raw
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.from_mapping(DEFAULTS)
+    app.config["SECRET_KEY"] = None
+    app.config["JSON_SORT_KEYS"] = False
+    _from_env(app.config)
+    if test_config:
+        app.config.update(test_config)
+    app.session_interface = NoSessionInterface()
+    app.url_map.strict_slashes = False
+
+    ext = Newsroom(app)
+
+    from serving import editions, foryou, health, openapi, stories
+
+    app.register_blueprint(editions.bp)
+    app.register_blueprint(stories.bp)
+    app.register_blueprint(foryou.bp)
+    app.register_blueprint(health.bp)
+    app.register_blueprint(openapi.bp)
+    _register_push(app)
+
+    @app.after_request
+    def _never_set_cookie(resp):
+        if "Set-Cookie" in resp.headers:
+            log.error("a response tried to set a cookie; removed (the origin never sets cookies)")
+            del resp.headers["Set-Cookie"]
+            if app.testing:
+                raise AssertionError("Set-Cookie on an origin response")
+        return resp
+
+    @app.errorhandler(404)
+    def _not_found(exc):
+        return http.error(404, "no such endpoint", cache_control=http.NEGATIVE)
+
+    @app.errorhandler(405)
+    def _not_allowed(exc):
+        resp = http.error(405, "method not allowed")
+        resp.headers["Allow"] = ", ".join(sorted(exc.valid_methods or []))
+        return resp
+
+    if app.config["NEWSROOM_BACKGROUND"]:
+        ext.start()
+    return app
+
+
+def _register_push(app: Flask) -> None:
+    """serving/push.py (ingest helper): WebSub callbacks and publisher pings, if the module exists."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec("serving.push") is None:
+        return
+    try:
+        push = importlib.import_module("serving.push")
+    except Exception:
+        log.exception("serving.push cannot be imported; WebSub and pings are off")
+        return
+    bp = getattr(push, "bp", None)
+    if bp is None:
+        log.error("serving.push has no Blueprint `bp`; WebSub and pings are off")
+        return
+    init = getattr(push, "init_app", None)
+    if callable(init):
+        init(app)
+    app.register_blueprint(bp)
+
+
+def new_secret() -> str:
+    return secrets.token_urlsafe(32)

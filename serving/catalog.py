@@ -1,0 +1,326 @@
+"""The origin's in-memory catalog: every shared page's current version, prepared for serving.
+
+Reads: snapshot objects (bytes) handed over by :mod:`serving.watcher`. Writes nothing. Built once per pointer move,
+then never mutated: the watcher builds a new :class:`Catalog` and swaps one reference
+(:class:`CatalogHolder.current`), so a request reads one consistent catalog with one attribute load and no lock.
+
+What "prepared" means, per kind (object names and pointers: schemas/pages.py):
+
+- edition pages: the page re-serialised once with orjson (stories last), each story entry as its own bytes, so the
+  body for ``?limit=k`` is ``head + b",".join(entries[:k]) + tail`` (a join of k ready slices, a few microseconds);
+  the common limits and the full page are pre-joined. The strong ETag is ``"{sha256(full)[:20]}-{k}"``: bytes are a
+  function of (version content, k), so the tag changes exactly when the bytes do.
+- story coverage: cards sorted once by (published_at desc, article_id asc), each card pre-serialised, with the sort
+  keys in a list for ``bisect`` (keyset cursor), the publisher count, and the first page pre-rendered.
+- candidate pools: numpy arrays for For you (unit vectors, normalised scores, index lists per topic / source /
+  place / representative publisher) and each candidate's item bytes (see :mod:`serving.ranking`).
+- aliases: merged id -> survivor, chains resolved at load so every answer is one hop.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+import orjson
+
+COMMON_LIMITS = (5, 10, 20, 30, 50)
+STORY_PAGE_SIZE = 20
+VECTOR_DIM = 64
+
+
+def _ms(ts: str) -> int:
+    """RFC 3339 text -> ms since epoch (UTC). A time without zone is taken as UTC (the schemas require a zone)."""
+    dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+def _etag_base(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:20]
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedPage:
+    edition: str
+    section: str
+    version: int
+    cycle: str
+    head: bytes
+    entries: tuple[bytes, ...]
+    tail: bytes
+    etag_base: str
+    joined: Mapping[int, bytes]  # k -> body, for COMMON_LIMITS and len(entries)
+
+    @classmethod
+    def build(cls, doc: dict) -> "PreparedPage":
+        meta = {k: v for k, v in doc.items() if k != "stories"}
+        head = orjson.dumps(meta)[:-1] + b',"stories":['
+        entries = tuple(orjson.dumps(s) for s in doc["stories"])
+        tail = b"]}"
+        full = head + b",".join(entries) + tail
+        n = len(entries)
+        joined = {n: full}
+        for k in COMMON_LIMITS:
+            if k < n:
+                joined[k] = head + b",".join(entries[:k]) + tail
+        return cls(
+            edition=doc["edition"],
+            section=doc["section"],
+            version=doc["version"],
+            cycle=doc["cycle"],
+            head=head,
+            entries=entries,
+            tail=tail,
+            etag_base=_etag_base(full),
+            joined=MappingProxyType(joined),
+        )
+
+    def body(self, limit: int | None) -> tuple[bytes, str]:
+        n = len(self.entries)
+        k = n if limit is None or limit >= n else limit
+        data = self.joined.get(k)
+        if data is None:
+            data = self.head + b",".join(self.entries[:k]) + self.tail
+        return data, f'"{self.etag_base}-{k}"'
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedStory:
+    story_id: str
+    version: int
+    language: str
+    title: str
+    links: tuple[str, ...]
+    keys: tuple[tuple[int, str], ...]  # (-published_ms, article_id), ascending = served order
+    cards: tuple[bytes, ...]
+    publisher_count: int
+    etag_base: str
+
+    @classmethod
+    def build(cls, doc: dict) -> "PreparedStory":
+        arts = sorted(doc["articles"], key=lambda a: (-_ms(a["published_at"]), a["article_id"]))
+        keys = tuple((-_ms(a["published_at"]), a["article_id"]) for a in arts)
+        return cls(
+            story_id=doc["story_id"],
+            version=doc["version"],
+            language=doc["language"],
+            title=doc["title"],
+            links=tuple(doc.get("links") or ()),
+            keys=keys,
+            cards=tuple(orjson.dumps(a) for a in arts),
+            publisher_count=len({a["publisher_id"] for a in arts}),
+            etag_base=_etag_base(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)),
+        )
+
+    def start_after(self, published_ms: int, article_id: str) -> int:
+        """Index of the first article strictly after the keyset position (published_ms, article_id)."""
+        return bisect.bisect_right(self.keys, (-published_ms, article_id))
+
+    def render(self, start: int, limit: int, edition: str | None, cursor: str | None) -> bytes:
+        head = {
+            "schema": "newsroom.story_page/v1",
+            "story_id": self.story_id,
+            "story_version": self.version,
+            "language": self.language,
+            "title": self.title,
+            "edition": edition,
+            "article_count": len(self.cards),
+            "publisher_count": self.publisher_count,
+            "links": list(self.links),
+        }
+        return b"".join(
+            (
+                orjson.dumps(head)[:-1],
+                b',"articles":[',
+                b",".join(self.cards[start : start + limit]),
+                b'],"next_cursor":',
+                orjson.dumps(cursor),
+                b"}",
+            )
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class StoryEntry:
+    """A story's current version plus recently superseded ones kept for cursors minted against them."""
+
+    current: PreparedStory
+    previous: tuple[tuple[PreparedStory, float], ...] = ()  # (version, monotonic time it was superseded)
+
+    def version(self, v: int) -> PreparedStory | None:
+        if v == self.current.version:
+            return self.current
+        for story, _ in self.previous:
+            if story.version == v:
+                return story
+        return None
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedPool:
+    edition: str
+    version: int
+    cycle: str
+    story_ids: tuple[str, ...]
+    index: Mapping[str, int]
+    vectors: np.ndarray  # (n, 64) float32, unit rows (zero rows for candidates without a vector)
+    base: np.ndarray  # (n,) float32 in [0, 1]: the edition's own ranking score, min-max normalised
+    top: np.ndarray  # candidate indices by descending base score
+    by_topic: Mapping[str, np.ndarray]
+    by_source: Mapping[str, np.ndarray]  # any publisher covering the story
+    by_place: Mapping[str, np.ndarray]
+    by_rep_publisher: Mapping[str, np.ndarray]  # publisher of the representative card (what the reader sees)
+    topics: tuple[tuple[str, ...], ...]
+    sources: tuple[tuple[str, ...], ...]
+    places: tuple[tuple[str, ...], ...]
+    rep_publisher: tuple[str, ...]
+    item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
+
+    @classmethod
+    def build(cls, doc: dict) -> "PreparedPool":
+        stories = doc["stories"]
+        n = len(stories)
+        vec = np.zeros((n, VECTOR_DIM), dtype=np.float32)
+        for i, s in enumerate(stories):
+            v = s.get("vector")
+            if v:
+                a = np.asarray(v[:VECTOR_DIM], dtype=np.float32)
+                norm = float(np.linalg.norm(a))
+                if norm > 0:
+                    vec[i, : len(a)] = a / norm
+        scores = np.asarray([float(s["score"]) for s in stories], dtype=np.float32)
+        if n and float(scores.max()) > float(scores.min()):
+            base = (scores - scores.min()) / (scores.max() - scores.min())
+        else:
+            base = np.ones(n, dtype=np.float32)
+
+        def index_by(getter) -> Mapping[str, np.ndarray]:
+            out: dict[str, list[int]] = {}
+            for i, s in enumerate(stories):
+                for key in set(getter(s)):
+                    out.setdefault(key, []).append(i)
+            return MappingProxyType({k: np.asarray(v, dtype=np.intp) for k, v in out.items()})
+
+        def rep_pub(s):
+            return s["representative"]["publisher_id"]
+
+        items = []
+        for s in stories:
+            item = {
+                "story_id": s["story_id"],
+                "section": s["section"],
+                "labels": s.get("labels") or [],
+                "representative": s["representative"],
+            }
+            items.append(orjson.dumps(item)[:-1])
+        return cls(
+            edition=doc["edition"],
+            version=doc["version"],
+            cycle=doc["cycle"],
+            story_ids=tuple(s["story_id"] for s in stories),
+            index=MappingProxyType({s["story_id"]: i for i, s in enumerate(stories)}),
+            vectors=vec,
+            base=base.astype(np.float32),
+            top=np.argsort(-base, kind="stable"),
+            by_topic=index_by(lambda s: s.get("topics") or ()),
+            by_source=index_by(lambda s: list(s.get("publishers") or ()) + [rep_pub(s)]),
+            by_place=index_by(lambda s: s.get("places") or ()),
+            by_rep_publisher=index_by(lambda s: [rep_pub(s)]),
+            topics=tuple(tuple(s.get("topics") or ()) for s in stories),
+            sources=tuple(tuple(dict.fromkeys(list(s.get("publishers") or ()) + [rep_pub(s)])) for s in stories),
+            places=tuple(tuple(s.get("places") or ()) for s in stories),
+            rep_publisher=tuple(rep_pub(s) for s in stories),
+            item_bytes=tuple(items),
+        )
+
+
+def _resolve_aliases(aliases: Mapping[str, str]) -> dict[str, str]:
+    """Follow chains (the writer resolves them, but the origin must answer in one hop whatever it is given)."""
+    out = {}
+    for src in aliases:
+        seen = {src}
+        dst = aliases[src]
+        while dst in aliases and dst not in seen:
+            seen.add(dst)
+            dst = aliases[dst]
+        if dst != src:
+            out[src] = dst
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class EditionInfo:
+    body: bytes
+    etag: str
+
+
+@dataclass(frozen=True, eq=False)
+class Catalog:
+    """One immutable view of everything the origin serves. ``loaded`` maps pointer name -> version held."""
+
+    pages: Mapping[tuple[str, str], PreparedPage] = field(default_factory=dict)
+    pools: Mapping[str, PreparedPool] = field(default_factory=dict)
+    stories: Mapping[str, StoryEntry] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases_version: int | None = None
+    editions: Mapping[str, EditionInfo] = field(default_factory=dict)
+    loaded: Mapping[str, int] = field(default_factory=dict)
+    built_at: float = 0.0
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.pages)
+
+
+def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[str, PreparedPool]):
+    """The tiny per-edition version documents (``GET /v1/editions/{edition}/version``)."""
+    by_edition: dict[str, dict] = {}
+    for (edition, section), page in pages.items():
+        e = by_edition.setdefault(edition, {"sections": {}, "cycle": page.cycle})
+        e["sections"][section] = page.version
+        if _ms(page.cycle) > _ms(e["cycle"]):
+            e["cycle"] = page.cycle
+    out = {}
+    for edition, e in by_edition.items():
+        doc = {
+            "edition": edition,
+            "cycle": e["cycle"],
+            "sections": dict(sorted(e["sections"].items())),
+            "pool_version": pools[edition].version if edition in pools else None,
+        }
+        body = orjson.dumps(doc)
+        out[edition] = EditionInfo(body=body, etag=f'"{_etag_base(body)}"')
+    return out
+
+
+class CatalogHolder:
+    """The one mutable thing: a reference to the current Catalog, replaced whole by the watcher."""
+
+    def __init__(self):
+        self.current: Catalog = Catalog()
+        self.swap_lock = threading.Lock()  # serialises writers (the watcher; tests); readers never take it
+        self.last_success: float | None = None  # monotonic time of the last poll that reached the stores
+        self.last_error: str | None = None
+        self.polls = 0
+        self.failures = 0
+
+
+def prepare(kind: str, doc: dict):
+    """The prepared form of a validated snapshot document."""
+    if kind == "edition_page":
+        return PreparedPage.build(doc)
+    if kind == "story_coverage":
+        return PreparedStory.build(doc)
+    if kind == "candidate_pool":
+        return PreparedPool.build(doc)
+    if kind == "aliases":
+        return _resolve_aliases(doc["aliases"])
+    raise ValueError(kind)

@@ -1,0 +1,360 @@
+"""Private endpoints: the For you feed, the reader's controls and read events.
+
+Reads the in-memory candidate pools and the reader's profile (through :class:`serving.readers.ProfileCache`);
+controls write the profile store; events go to the background folder. Every response here is
+``Cache-Control: private, no-store`` and needs ``Authorization: Bearer <token>`` (:mod:`serving.auth`).
+
+Every handler runs inside the process's private-request slots (:mod:`serving.shedding`): under overload these
+answer 503 with Retry-After first, while the shared blueprints, which take no slot, keep answering.
+
+- ``GET  /v1/feed/for-you?edition=&cursor=&limit=``  the edition's pool re-ranked for the reader, each item with a
+  reason; the cursor is (edition, pool version, offset), signed. A cursor whose pool version is gone continues at
+  the same offset of the current pool (``Newsroom-Cursor-Rebased`` says so).
+- ``GET  /v1/me/profile``; ``POST|DELETE /v1/me/follows`` (kind topic|source|place, value);
+  ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
+  ``POST /v1/me/history/pause`` and ``/resume``.
+- ``POST /v1/events``: up to 100 ReadEvent records (schemas/avro/read_event.avsc, ``reader_id`` comes from the
+  token), validated one by one with schemas.codec; 202 with accepted/rejected counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import time
+
+import orjson
+from flask import Blueprint, Response, current_app, request
+
+from schemas import codec
+from serving import auth, http
+from serving import cursor as cursors
+from serving.ranking import FEWER_KEPT, rank
+from serving.readers import vector_of
+from serving.shedding import Overloaded
+from stores.base import StoreError
+
+bp = Blueprint("foryou", __name__)
+
+EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
+FEED_PAGE = 20
+FEED_MAX = 50
+MAX_EVENTS = 100
+MAX_FOLLOWS = 200
+MAX_VALUE = 200
+EVENT_PAST_MS = 30 * 24 * 3600 * 1000
+EVENT_FUTURE_MS = 5 * 60 * 1000
+FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places"}
+
+
+@bp.after_request
+def _private(resp: Response) -> Response:
+    resp.headers["Cache-Control"] = http.PRIVATE
+    return resp
+
+
+def private(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        ext = current_app.extensions["newsroom"]
+        try:
+            reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
+        except auth.AuthError as exc:
+            return http.error(401, str(exc), cache_control=http.PRIVATE,
+                              headers={"WWW-Authenticate": 'Bearer realm="newsroom"'})
+        try:
+            with ext.shedder.slot():
+                return fn(reader, *args, **kwargs)
+        except Overloaded:
+            return http.error(503, "For you is shedding load; shared pages are unaffected", cache_control=http.PRIVATE,
+                              headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+        except StoreError as exc:
+            return http.error(503, f"profile store unavailable: {exc}", cache_control=http.PRIVATE,
+                              headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+
+    return wrapper
+
+
+def _json_body() -> dict:
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise ValueError("body must be a JSON object")
+    return data
+
+
+def _ok(doc, status: int = 200) -> Response:
+    return Response(orjson.dumps(doc), status=status, content_type=http.JSON)
+
+
+@bp.get("/v1/feed/for-you")
+@private
+def for_you(reader: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    edition = request.args.get("edition")
+    if not edition or not EDITION.match(edition):
+        return http.error(400, "edition is required and must look like 'us-en'")
+    try:
+        limit = http.parse_limit(request.args.get("limit"), FEED_MAX) or FEED_PAGE
+    except ValueError as exc:
+        return http.error(400, str(exc))
+    pool = cat.pools.get(edition)
+    if pool is None:
+        if not cat.ready:
+            return http.not_ready()
+        return http.error(404, f"no candidate pool for edition {edition}")
+    offset, rebased = 0, None
+    raw = request.args.get("cursor")
+    if raw:
+        try:
+            c_edition, c_version, offset = cursors.decode(ext.cursor_secret, "foryou", raw)
+            if c_edition != edition or not isinstance(offset, int) or offset < 0:
+                raise cursors.CursorError("cursor is for another edition")
+        except (cursors.CursorError, ValueError, TypeError) as exc:
+            return http.error(400, f"invalid cursor: {exc}")
+        if c_version != pool.version:
+            rebased = c_version
+    view = ext.profile_cache.view(reader)
+    ranked = rank(pool, view, offset, limit)
+    parts = []
+    for pos, (i, reason) in enumerate(ranked, start=offset + 1):
+        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % pos + orjson.dumps(reason) + b"}")
+    next_cursor = None
+    if len(ranked) == limit and offset + limit < len(pool.story_ids):
+        next_cursor = cursors.encode(ext.cursor_secret, "foryou", [edition, pool.version, offset + limit])
+    head = orjson.dumps({"schema": "newsroom.for_you/v1", "edition": edition, "pool_version": pool.version})
+    body = head[:-1] + b',"items":[' + b",".join(parts) + b'],"next_cursor":' + orjson.dumps(next_cursor) + b"}"
+    resp = Response(body, content_type=http.JSON)
+    if rebased is not None:
+        resp.headers["Newsroom-Cursor-Rebased"] = f"v{rebased}"
+    return resp
+
+
+def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
+    doc = doc or {}
+    follows = doc.get("follows") or {}
+    return {
+        "reader_id": reader,
+        "follows": {k: list(follows.get(k) or []) for k in ("topics", "sources", "places")},
+        "hidden_sources": list(doc.get("hidden_sources") or []),
+        "fewer_like": [f["story_id"] for f in doc.get("fewer") or []],
+        "paused": bool(doc.get("paused")),
+        "reads": len(doc.get("reads") or []) if reads is None else reads,
+        "revision": int(doc.get("revision") or 0),
+    }
+
+
+def _update(reader: str, fn) -> Response:
+    ext = current_app.extensions["newsroom"]
+    doc = ext.profiles.update(reader, fn)
+    ext.profile_cache.write_through(reader, doc)
+    cached = ext.profile_cache.doc(reader) or {}
+    return _ok(summary(reader, doc, reads=len(cached.get("reads") or [])))
+
+
+@bp.get("/v1/me/profile")
+@private
+def profile(reader: str):
+    ext = current_app.extensions["newsroom"]
+    doc = ext.profiles.get(reader)
+    return _ok(summary(reader, doc))
+
+
+def _value(data: dict, key: str) -> str:
+    v = data.get(key)
+    if not isinstance(v, str) or not v.strip() or len(v) > MAX_VALUE:
+        raise ValueError(f"{key} must be a non-empty string of at most {MAX_VALUE} characters")
+    return v.strip()
+
+
+def _follow_args(data: dict) -> tuple[str, str]:
+    kind = data.get("kind")
+    if kind not in FOLLOW_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(FOLLOW_KINDS)}")
+    return FOLLOW_KINDS[kind], _value(data, "value")
+
+
+@bp.post("/v1/me/follows")
+@private
+def follow(reader: str):
+    try:
+        field, value = _follow_args(_json_body())
+    except ValueError as exc:
+        return http.error(400, str(exc))
+
+    def apply(doc):
+        items = doc["follows"][field]
+        if value in items:
+            return None
+        if len(items) >= MAX_FOLLOWS:
+            raise ValueError(f"at most {MAX_FOLLOWS} follows per kind")
+        items.append(value)
+        return doc
+
+    try:
+        return _update(reader, apply)
+    except ValueError as exc:
+        return http.error(409, str(exc))
+
+
+@bp.delete("/v1/me/follows")
+@private
+def unfollow(reader: str):
+    try:
+        field, value = _follow_args(dict(request.args))
+    except ValueError as exc:
+        return http.error(400, str(exc))
+
+    def apply(doc):
+        if value not in doc["follows"][field]:
+            return None
+        doc["follows"][field].remove(value)
+        return doc
+
+    return _update(reader, apply)
+
+
+@bp.post("/v1/me/hidden-sources")
+@private
+def hide_source(reader: str):
+    try:
+        source = _value(_json_body(), "source")
+    except ValueError as exc:
+        return http.error(400, str(exc))
+
+    def apply(doc):
+        if source in doc["hidden_sources"]:
+            return None
+        if len(doc["hidden_sources"]) >= MAX_FOLLOWS:
+            raise ValueError(f"at most {MAX_FOLLOWS} hidden sources")
+        doc["hidden_sources"].append(source)
+        return doc
+
+    try:
+        return _update(reader, apply)
+    except ValueError as exc:
+        return http.error(409, str(exc))
+
+
+@bp.delete("/v1/me/hidden-sources")
+@private
+def unhide_source(reader: str):
+    try:
+        source = _value(dict(request.args), "source")
+    except ValueError as exc:
+        return http.error(400, str(exc))
+
+    def apply(doc):
+        if source not in doc["hidden_sources"]:
+            return None
+        doc["hidden_sources"].remove(source)
+        return doc
+
+    return _update(reader, apply)
+
+
+@bp.post("/v1/me/fewer-like-this")
+@private
+def fewer_like_this(reader: str):
+    ext = current_app.extensions["newsroom"]
+    try:
+        data = _json_body()
+        story_id = _value(data, "story_id")
+        edition = data.get("edition") or ""
+        if not re.match(r"^[0-9]{1,20}$", story_id):
+            raise ValueError("story_id must be a decimal story id")
+    except ValueError as exc:
+        return http.error(400, str(exc))
+    vector = vector_of(ext.holder.current, edition, story_id)
+
+    def apply(doc):
+        fewer = [f for f in doc["fewer"] if f.get("story_id") != story_id]
+        fewer.append({"story_id": story_id, "vector": [round(x, 4) for x in vector] if vector else None})
+        doc["fewer"] = fewer[-FEWER_KEPT:]
+        return doc
+
+    return _update(reader, apply)
+
+
+@bp.delete("/v1/me/history")
+@private
+def delete_history(reader: str):
+    ext = current_app.extensions["newsroom"]
+    ext.profiles.delete_history(reader)
+
+    def apply(doc):
+        doc["interest"] = {"vector": None, "mass": 0.0, "at": 0}
+        doc["fewer"] = []
+        return doc
+
+    doc = ext.profiles.update(reader, apply)
+    ext.profile_cache.invalidate(reader)
+    return _ok(summary(reader, doc, reads=0))
+
+
+def _pause(reader: str, paused: bool) -> Response:
+    def apply(doc):
+        if doc["paused"] == paused:
+            return None
+        doc["paused"] = paused
+        return doc
+
+    return _update(reader, apply)
+
+
+@bp.post("/v1/me/history/pause")
+@private
+def pause_history(reader: str):
+    return _pause(reader, True)
+
+
+@bp.post("/v1/me/history/resume")
+@private
+def resume_history(reader: str):
+    return _pause(reader, False)
+
+
+def _event(raw, reader: str, now_ms: int) -> dict:
+    if not isinstance(raw, dict):
+        raise codec.CodecError("event must be an object")
+    e = dict(raw)
+    if e.get("reader_id", reader) != reader:
+        raise codec.CodecError("reader_id differs from the token's reader")
+    e["reader_id"] = reader
+    sid = e.get("story_id")
+    if isinstance(sid, str):
+        if not re.match(r"^[0-9]{1,19}$", sid):
+            raise codec.CodecError("ReadEvent.story_id must be a decimal story id")
+        e["story_id"] = int(sid)
+    record = codec.check("ReadEvent", e)
+    if not now_ms - EVENT_PAST_MS <= record["at"] <= now_ms + EVENT_FUTURE_MS:
+        raise codec.CodecError("ReadEvent.at must be within the last 30 days and not in the future")
+    if not EDITION.match(record["edition"]):
+        raise codec.CodecError("ReadEvent.edition must look like 'us-en'")
+    return record
+
+
+@bp.post("/v1/events")
+@private
+def events(reader: str):
+    ext = current_app.extensions["newsroom"]
+    try:
+        data = _json_body()
+        raw = data.get("events")
+        if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_EVENTS:
+            raise ValueError(f"events must be a list of 1 to {MAX_EVENTS} ReadEvent objects")
+    except ValueError as exc:
+        return http.error(400, str(exc))
+    now_ms = int(time.time() * 1000)
+    ok, rejected = [], []
+    for i, e in enumerate(raw):
+        try:
+            ok.append(_event(e, reader, now_ms))
+        except codec.CodecError as exc:
+            rejected.append({"index": i, "error": str(exc)})
+    if not ok:
+        return http.error(400, "no valid event in the batch", rejected=rejected)
+    if not ext.folder.submit(ok):
+        return http.error(503, "event queue is full", cache_control=http.PRIVATE,
+                          headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+    return _ok({"accepted": len(ok), "rejected": rejected}, status=202)

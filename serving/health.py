@@ -1,0 +1,48 @@
+"""Liveness and readiness (for the load balancer and gunicorn's supervisor). Never cached.
+
+- ``GET /healthz``: 200 while the process answers.
+- ``GET /readyz``: 200 once the catalog holds at least one edition page (loaded from the snapshots), else 503.
+  Once ready it stays ready when the stores go away (the origin keeps serving the last loaded pages); the body then
+  reports how long ago the stores last answered so that monitoring can alert on it.
+"""
+
+from __future__ import annotations
+
+import time
+
+import orjson
+from flask import Blueprint, Response, current_app
+
+from serving import http
+
+bp = Blueprint("health", __name__)
+
+
+def _json(doc: dict, status: int) -> Response:
+    resp = Response(orjson.dumps(doc), status=status, content_type=http.JSON)
+    resp.headers["Cache-Control"] = http.NO_STORE
+    return resp
+
+
+@bp.get("/healthz")
+def healthz():
+    return _json({"status": "ok"}, 200)
+
+
+@bp.get("/readyz")
+def readyz():
+    ext = current_app.extensions["newsroom"]
+    holder = ext.holder
+    cat = holder.current
+    last = holder.last_success
+    doc = {
+        "ready": cat.ready,
+        "pages": len(cat.pages),
+        "pools": len(cat.pools),
+        "stories": len(cat.stories),
+        "aliases_version": cat.aliases_version,
+        "stores_last_answered_s": None if last is None else round(time.monotonic() - last, 3),
+        "last_error": holder.last_error,
+        "shed": ext.shedder.shed,
+    }
+    return _json(doc, 200 if cat.ready else 503)

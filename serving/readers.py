@@ -1,0 +1,225 @@
+"""Reader state in the origin: a short-TTL profile cache and the background folder of read events.
+
+Reads and writes the profile store (:mod:`stores.profiles`): the only store the request path may touch, and only
+for private For you requests (a profile is not a shared page).
+
+ProfileCache: ``NEWSROOM_PROFILE_TTL_S`` (default 30 s) per process, at most ``max_entries`` readers (LRU). A
+reader's own controls write through (the change shows on the next request to the same process); folded reads and
+changes made through another process show within the TTL. If the store cannot be read, the last cached profile is
+served even past its TTL, else an empty profile (non-personal ranking, reason "popular"): For you degrades, it does
+not fail.
+
+EventFolder: POST /v1/events only validates and enqueues (bounded queue; full -> 503, the client retries). A daemon
+thread drains the queue every ``flush_s`` (default 1 s) or ``batch`` events (default 500), groups them by reader,
+and per reader does one profile update and one append of reads: a read or click moves the interest vector toward
+the story's 64-d vector (found in the in-memory pools) with :func:`serving.ranking.fold_interest`; impressions are
+validated and counted but change nothing yet. Events of a paused reader are dropped. Replays are idempotent for reads
+(the read cell is keyed by its time, and event ids already among the stored reads are skipped). A batch that fails
+on the store is retried (3 tries, then dropped and counted).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections import OrderedDict
+
+from serving.ranking import ProfileView, fold_interest, read_weight
+from stores.base import StoreError
+
+log = logging.getLogger(__name__)
+
+
+class ProfileCache:
+    def __init__(self, store, ttl_s: float = 30.0, max_entries: int = 50_000, clock=time.monotonic):
+        self.store = store
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, tuple[float, ProfileView, dict | None]] = OrderedDict()
+        self.misses = 0
+        self.store_errors = 0
+
+    def _put(self, reader_id: str, doc: dict | None) -> ProfileView:
+        view = ProfileView.from_profile(reader_id, doc)
+        with self._lock:
+            self._entries[reader_id] = (self.clock() + self.ttl_s, view, doc)
+            self._entries.move_to_end(reader_id)
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return view
+
+    def view(self, reader_id: str) -> ProfileView:
+        now = self.clock()
+        with self._lock:
+            hit = self._entries.get(reader_id)
+            if hit is not None and hit[0] > now:
+                self._entries.move_to_end(reader_id)
+                return hit[1]
+        self.misses += 1
+        try:
+            doc = self.store.get(reader_id)
+        except Exception as exc:  # StoreError or a client error: degrade, do not fail
+            self.store_errors += 1
+            log.warning("profile store unreachable for a For you request: %s", exc)
+            return hit[1] if hit is not None else ProfileView(reader_id=reader_id)
+        return self._put(reader_id, doc)
+
+    def doc(self, reader_id: str) -> dict | None:
+        """The full cached document (reads included), loading it if needed."""
+        self.view(reader_id)
+        with self._lock:
+            hit = self._entries.get(reader_id)
+        return hit[2] if hit else None
+
+    def write_through(self, reader_id: str, profile: dict) -> ProfileView:
+        """After a control changed the profile document: keep the reads we had, replace the rest."""
+        with self._lock:
+            hit = self._entries.get(reader_id)
+        doc = dict(profile)
+        doc["reads"] = (hit[2] or {}).get("reads", []) if hit else []
+        return self._put(reader_id, doc)
+
+    def invalidate(self, reader_id: str) -> None:
+        with self._lock:
+            self._entries.pop(reader_id, None)
+
+
+def vector_of(catalog, edition: str, story_id: str):
+    """The story's 64-d vector from the edition's pool (or any pool holding it), as a list; None if unknown."""
+    pools = [catalog.pools.get(edition)] + [p for e, p in catalog.pools.items() if e != edition]
+    for pool in pools:
+        if pool is None:
+            continue
+        i = pool.index.get(story_id)
+        if i is not None and pool.vectors[i].any():
+            return pool.vectors[i].tolist()
+    return None
+
+
+class EventFolder:
+    def __init__(self, store, holder, cache: ProfileCache | None = None, batch: int = 500, flush_s: float = 1.0,
+                 queue_max: int = 10_000):
+        self.store = store
+        self.holder = holder
+        self.cache = cache
+        self.batch = batch
+        self.flush_s = flush_s
+        self.queue: queue.Queue = queue.Queue(maxsize=queue_max)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.folded = 0
+        self.dropped = 0
+        self.failed_batches = 0
+        self._retry: list[tuple[int, list[dict]]] = []
+
+    def submit(self, events: list[dict]) -> bool:
+        """Enqueue validated ReadEvent records; False (nothing enqueued) when the queue cannot take them all."""
+        if self.queue.maxsize and self.queue.qsize() + len(events) > self.queue.maxsize:
+            return False
+        for e in events:
+            try:
+                self.queue.put_nowait(e)
+            except queue.Full:
+                return False
+        return True
+
+    def drain(self) -> int:
+        """Fold everything queued now (the thread's loop body; tests call it directly). Returns events folded."""
+        events = []
+        while len(events) < self.batch:
+            try:
+                events.append(self.queue.get_nowait())
+            except queue.Empty:
+                break
+        todo = [(0, events)] if events else []
+        todo += self._retry
+        self._retry = []
+        done = 0
+        for tries, batch in todo:
+            try:
+                done += self.fold(batch)
+            except (StoreError, OSError) as exc:
+                if tries + 1 >= 3:
+                    self.dropped += len(batch)
+                    self.failed_batches += 1
+                    log.error("dropping %d read events after 3 failed folds: %s", len(batch), exc)
+                else:
+                    self._retry.append((tries + 1, batch))
+        return done
+
+    def fold(self, events: list[dict]) -> int:
+        by_reader: dict[str, list[dict]] = {}
+        for e in events:
+            by_reader.setdefault(e["reader_id"], []).append(e)
+        catalog = self.holder.current
+        folded = 0
+        for reader, evs in by_reader.items():
+            current = self.store.get(reader) or {}
+            if current.get("paused"):
+                self.dropped += len(evs)
+                continue
+            seen = {r.get("event_id") for r in current.get("reads") or []}
+            evs = sorted((e for e in evs if e["event_id"] not in seen), key=lambda e: e["at"])
+            reads = []
+            moves = []
+            for e in evs:
+                if e["kind"] == "IMPRESSION" or e.get("story_id") is None:
+                    continue
+                sid = str(e["story_id"])
+                reads.append({"event_id": e["event_id"], "story_id": sid, "article_id": e.get("article_id"),
+                              "at": e["at"], "kind": e["kind"], "edition": e["edition"]})
+                vec = vector_of(catalog, e["edition"], sid)
+                w = read_weight(e["kind"], e.get("dwell_ms"))
+                if vec is not None and w > 0:
+                    moves.append((vec, e["at"], w))
+            if moves:
+                def apply(doc, moves=moves):
+                    if doc.get("paused"):
+                        return None
+                    interest = doc.get("interest")
+                    for vec, at, w in moves:
+                        interest = fold_interest(interest, vec, at, w)
+                    doc["interest"] = interest
+                    return doc
+
+                self.store.update(reader, apply)
+            if reads:
+                self.store.append_reads(reader, reads)
+            folded += len(evs)
+            if self.cache is not None:
+                self.cache.invalidate(reader)
+        self.folded += folded
+        return folded
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="newsroom-event-folder", daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            deadline = time.monotonic() + self.flush_s
+            while self.queue.qsize() < self.batch and not self._stop.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._stop.wait(min(left, 0.05))
+            try:
+                while self.drain() and self.queue.qsize() >= self.batch:
+                    pass
+            except Exception:
+                log.exception("event folder crashed on a batch")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        try:
+            self.drain()  # fold what is left (best effort)
+        except Exception:
+            log.exception("final fold failed")

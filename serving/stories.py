@@ -1,0 +1,92 @@
+"""Full coverage of one story (shared endpoint): ``GET /v1/stories/{story_id}?edition=&cursor=&limit=``.
+
+Reads the in-memory catalog only. Articles are ordered by (published_at desc, article_id asc); a page ends with a
+``next_cursor`` that carries (story id, story version, keyset of the last article served), signed
+(:mod:`serving.cursor`).
+
+Cursor and versions (the design choice): a cursor is bound to the story version it was minted on. While that
+version is held (the current one, or a superseded one for ``NEWSROOM_STORY_GRACE_S``, default 10 min) the next page
+comes from exactly that version, so a reader paging through coverage never sees an article twice or misses one even
+when new articles arrive mid-pagination. Once the version is gone (or the cursor comes from a newer version another
+origin process already holds), the keyset is applied to the current version instead and the answer says so: its
+``story_version`` is the version actually paged and the header ``Newsroom-Cursor-Rebased: v{old}`` is set. Because
+the keyset is (published_at, article_id), the rebased page still never repeats an article the reader has seen.
+A cursor for another story, or a forged one, is a 400.
+
+Merged ids answer 301 to the survivor (aliases are resolved at load, so always one hop); ``edition`` and ``limit``
+are kept, a cursor is dropped (it was bound to the merged story).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlencode
+
+from flask import Blueprint, current_app, request
+
+from serving import cursor as cursors
+from serving import http
+from serving.catalog import STORY_PAGE_SIZE
+
+bp = Blueprint("stories", __name__)
+bp.before_request(http.reject_personal_headers)
+
+STORY_ID = re.compile(r"^[0-9]{1,20}$")
+EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
+MAX_LIMIT = 100
+
+
+@bp.get("/v1/stories/<story_id>")
+def story_page(story_id: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not STORY_ID.match(story_id):
+        return http.error(404, f"no story {story_id!r}: story ids are decimal 64-bit integers", cache_control=http.NEGATIVE)
+    args = request.args
+    edition = args.get("edition")
+    if edition is not None and not EDITION.match(edition):
+        return http.error(400, f"edition must look like 'us-en', got {edition!r}")
+    try:
+        limit = http.parse_limit(args.get("limit"), MAX_LIMIT) or STORY_PAGE_SIZE
+    except ValueError as exc:
+        return http.error(400, str(exc))
+    survivor = cat.aliases.get(story_id)
+    if survivor is not None:
+        query = {k: v for k, v in (("edition", edition), ("limit", args.get("limit"))) if v is not None}
+        resp = http.error(301, f"story {story_id} was merged into {survivor}", cache_control=ext.story_cache_control,
+                          survivor=survivor)
+        resp.headers["Location"] = f"/v1/stories/{survivor}" + (f"?{urlencode(query)}" if query else "")
+        return resp
+    entry = cat.stories.get(story_id)
+    if entry is None:
+        if not cat.ready:
+            return http.not_ready()
+        return http.error(404, f"no story {story_id}", cache_control=http.NEGATIVE)
+    if edition is not None and edition not in cat.editions:
+        return http.error(404, f"no edition {edition}", cache_control=http.NEGATIVE)
+    story, start, rebased = entry.current, 0, None
+    raw = args.get("cursor")
+    if raw:
+        try:
+            sid, version, neg_ms, article_id = cursors.decode(ext.cursor_secret, "story", raw)
+            if sid != story_id:
+                raise cursors.CursorError(f"cursor belongs to story {sid}, not {story_id}")
+        except (cursors.CursorError, ValueError, TypeError) as exc:
+            return http.error(400, f"invalid cursor: {exc}")
+        held = entry.version(version)
+        if held is None:
+            rebased = version
+        else:
+            story = held
+        start = story.start_after(-neg_ms, article_id)
+    end = start + limit
+    next_cursor = None
+    if end < len(story.keys):
+        neg_ms, article_id = story.keys[end - 1]
+        next_cursor = cursors.encode(ext.cursor_secret, "story", [story_id, story.version, neg_ms, article_id])
+    body = story.render(start, limit, edition, next_cursor)
+    etag = f'"{story.etag_base}-{start}-{limit}-{edition or ""}"'
+    resp = http.shared_response(body, etag, ext.story_cache_control)
+    if rebased is not None:
+        resp.headers["Newsroom-Cursor-Rebased"] = f"v{rebased}"
+    return resp

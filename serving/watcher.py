@@ -1,0 +1,215 @@
+"""The pointer watcher: the only code in the origin that reads the pointer and snapshot stores.
+
+Reads: every latest pointer (PointerStore: ``{edition}/{section}``, ``pool/{edition}``, ``story/{id}``, ``aliases``)
+and, for each pointer that moved, its snapshot object (SnapshotStore, names in schemas/pages.py). Writes: a new
+:class:`serving.catalog.Catalog` into the :class:`CatalogHolder` (one reference assignment).
+
+Behaviour:
+
+- A poll lists the pointers, fetches only the objects whose pointer moved, validates each against its JSON schema
+  (the publisher validated it too; the origin never serves what it cannot vouch for), prepares it, then builds the
+  next catalog from the previous one plus the changes and swaps it in. Nothing is served half-loaded.
+- A pointer whose object is missing or invalid keeps its previous version live; that (name, version) is not fetched
+  again (the publisher must move the pointer), a transient store error is retried on the next poll.
+- When the stores cannot be reached the poll fails, is counted, and the current catalog stays: the last loaded
+  pages keep serving for as long as the process lives. Pointers that vanish are dropped only after a successful
+  listing.
+- Superseded story versions stay reachable for ``story_grace_s`` (default 600 s) so that a keyset cursor minted on
+  them keeps paging the same version (see serving/stories.py).
+- The poll interval (default 2 s) bounds how stale the origin is behind a pointer move; the CDN's s-maxage adds to it.
+  If the pointer store offers a bulk ``versions(prefix) -> {name: version}`` it is used (one scan); otherwise
+  ``names()`` plus one ``get`` per pointer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import orjson
+
+from schemas import pages as page_schemas
+from serving.catalog import Catalog, CatalogHolder, StoryEntry, edition_infos, prepare
+from serving.validation import validate
+from stores.base import NotFound
+
+log = logging.getLogger(__name__)
+
+
+def classify(name: str, version: int) -> tuple[str, str] | None:
+    """(schema kind, object path) of a pointer, or None for a pointer the origin does not serve."""
+    if name == "aliases":
+        return "aliases", page_schemas.aliases_path(version)
+    head, _, rest = name.partition("/")
+    if not rest or "/" in rest:
+        return None
+    if head == "pool":
+        return "candidate_pool", page_schemas.pool_path(rest, version)
+    if head == "story":
+        return "story_coverage", page_schemas.story_path(rest, version)
+    return "edition_page", page_schemas.page_path(head, rest, version)
+
+
+class PointerWatcher:
+    def __init__(
+        self,
+        holder: CatalogHolder,
+        pointers,
+        snapshots,
+        interval_s: float = 2.0,
+        story_grace_s: float = 600.0,
+        validate: bool = True,
+        clock=time.monotonic,
+    ):
+        self.holder = holder
+        self.pointers = pointers
+        self.snapshots = snapshots
+        self.interval_s = interval_s
+        self.story_grace_s = story_grace_s
+        self.validate = validate
+        self.clock = clock
+        self._bad: dict[str, int] = {}  # name -> version that failed validation (not retried)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.on_swap = []  # callbacks(catalog) after each swap (e.g. For you caches keyed by pool version)
+
+    # -- listing -------------------------------------------------------------------------------------------------
+    def _list(self) -> dict[str, int]:
+        bulk = getattr(self.pointers, "versions", None)
+        if callable(bulk):
+            return dict(bulk(""))
+        out = {}
+        for name in self.pointers.names():
+            v = self.pointers.get(name)
+            if v is not None:
+                out[name] = v
+        return out
+
+    def _load(self, name: str, version: int):
+        kind, path = classify(name, version)
+        data = self.snapshots.get(path)
+        doc = orjson.loads(data)
+        if self.validate:
+            validate(kind, doc)
+        if doc.get("version") != version:
+            raise page_schemas.PageError(f"{path}: body says version {doc.get('version')}, pointer says {version}")
+        if kind == "edition_page":
+            edition, section = name.split("/")
+            if (doc["edition"], doc["section"]) != (edition, section):
+                raise page_schemas.PageError(f"{path}: body is {doc['edition']}/{doc['section']}")
+        elif kind == "candidate_pool" and doc["edition"] != name.split("/", 1)[1]:
+            raise page_schemas.PageError(f"{path}: body is the pool of {doc['edition']}")
+        elif kind == "story_coverage" and doc["story_id"] != name.split("/", 1)[1]:
+            raise page_schemas.PageError(f"{path}: body is story {doc['story_id']}")
+        return kind, prepare(kind, doc)
+
+    # -- one poll ------------------------------------------------------------------------------------------------
+    def poll_once(self) -> bool:
+        """Bring the catalog up to the pointers. True if the stores answered (even if some objects were bad)."""
+        with self.holder.swap_lock:
+            self.holder.polls += 1
+            try:
+                listed = self._list()
+            except Exception as exc:  # any store failure: keep serving what we have
+                self.holder.failures += 1
+                self.holder.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("pointer listing failed, serving the last loaded catalog: %s", self.holder.last_error)
+                return False
+            cur = self.holder.current
+            wanted = {n: v for n, v in listed.items() if classify(n, v) is not None}
+            loaded = dict(cur.loaded)
+            pages, pools, stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
+            aliases, aliases_version = cur.aliases, cur.aliases_version
+            now = self.clock()
+            changed = False
+            transient = None
+            for name, version in sorted(wanted.items()):
+                if loaded.get(name) == version or self._bad.get(name) == version:
+                    continue
+                try:
+                    kind, obj = self._load(name, version)
+                except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+                    self._bad[name] = version
+                    log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
+                    continue
+                except Exception as exc:  # transient (store unreachable): retry next poll
+                    transient = f"{type(exc).__name__}: {exc}"
+                    log.warning("cannot fetch %s v%s yet: %s", name, version, transient)
+                    continue
+                changed = True
+                loaded[name] = version
+                self._bad.pop(name, None)
+                if kind == "edition_page":
+                    pages[(obj.edition, obj.section)] = obj
+                elif kind == "candidate_pool":
+                    pools[obj.edition] = obj
+                elif kind == "story_coverage":
+                    old = stories.get(obj.story_id)
+                    previous = ()
+                    if old is not None:
+                        previous = ((old.current, now),) + old.previous
+                    stories[obj.story_id] = StoryEntry(current=obj, previous=previous)
+                else:
+                    aliases, aliases_version = obj, version
+            # Superseded story versions past their grace period go.
+            for sid, entry in list(stories.items()):
+                if entry.previous:
+                    keep = tuple(p for p in entry.previous if now - p[1] <= self.story_grace_s)
+                    if len(keep) != len(entry.previous):
+                        stories[sid] = StoryEntry(current=entry.current, previous=keep)
+                        changed = True
+            # Pointers that no longer exist (only known because the listing succeeded).
+            for name in set(loaded) - set(wanted):
+                changed = True
+                del loaded[name]
+                kind, _ = classify(name, 1)
+                rest = name.split("/", 1)[-1]
+                if kind == "edition_page":
+                    pages.pop(tuple(name.split("/")), None)
+                elif kind == "candidate_pool":
+                    pools.pop(rest, None)
+                elif kind == "story_coverage":
+                    stories.pop(rest, None)
+                else:
+                    aliases, aliases_version = {}, None
+            if changed:
+                self.holder.current = Catalog(
+                    pages=pages,
+                    pools=pools,
+                    stories=stories,
+                    aliases=aliases,
+                    aliases_version=aliases_version,
+                    editions=edition_infos(pages, pools),
+                    loaded=loaded,
+                    built_at=time.time(),
+                )
+                for cb in self.on_swap:
+                    cb(self.holder.current)
+            if transient:
+                self.holder.last_error = transient
+                self.holder.failures += 1
+                return False
+            self.holder.last_success = now
+            self.holder.last_error = None
+            return True
+
+    # -- background thread ---------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="newsroom-pointer-watcher", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.poll_once()
+            except Exception:  # never let the thread die: the origin would silently freeze its pages
+                log.exception("pointer watcher poll crashed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None

@@ -1,0 +1,344 @@
+"""Reader profiles for For you: follows, hidden sources, the interest vector, the pause flag and the last reads.
+
+Layout (schemas/tables.py, table ``profiles``; never read by a shared page):
+
+    r#{reader_id}   p:profile        JSON profile document (see :func:`empty_profile`)
+                    e:{at:013d}      JSON read (story_id, article_id, at, kind); the newest ``READS_KEPT`` are kept
+
+Backends behind one interface, like the other stores:
+
+- :class:`EmbeddedProfileStore`: tables ``profiles`` and ``profile_reads`` in the embedded SQLite file
+  (``{data_dir}/newsroom.sqlite3``, shared with :mod:`stores.embedded` through its :class:`Database`).
+  Read-modify-write runs in ``BEGIN IMMEDIATE``.
+- :class:`BigtableProfileStore`: the Bigtable table above. Read-modify-write is a compare-and-set loop:
+  CheckAndMutateRow whose predicate is the exact previous ``p:profile`` value (latest cell only, regex-escaped),
+  or "no p:profile cell" for a new reader (CheckAndMutate on an absent row answers False and applies the false
+  branch, which is exactly create-if-absent; see LOCAL_STACK.md).
+
+Reads are keyed by their event time in milliseconds: replaying an event rewrites the same cell (idempotent); two
+different reads of one reader in the same millisecond keep one (accepted: the profile only needs the recent trend).
+"""
+
+from __future__ import annotations
+
+import abc
+import copy
+import json
+import os
+import re
+import time
+from typing import Callable, Iterable
+
+from stores.base import StoreError
+
+READS_KEPT = 200
+INTEREST_DIM = 64
+UPDATE_RETRIES = 20
+
+
+def empty_profile() -> dict:
+    """The profile of a reader we know nothing about."""
+    return {
+        "follows": {"topics": [], "sources": [], "places": []},
+        "hidden_sources": [],
+        "fewer": [],  # [{"story_id", "vector"}] of "fewer like this", newest last (bounded by the caller)
+        "interest": {"vector": None, "mass": 0.0, "at": 0},  # decayed sum of read-story vectors (64-d)
+        "paused": False,
+        "revision": 0,
+        "updated_at": 0,
+    }
+
+
+def _dumps(doc: dict) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"))
+
+
+def _normalise(doc: dict | None) -> dict:
+    base = empty_profile()
+    if doc:
+        base.update(doc)
+        follows = {"topics": [], "sources": [], "places": []}
+        follows.update(doc.get("follows") or {})
+        base["follows"] = follows
+    return base
+
+
+class ProfileStore(abc.ABC):
+    """One row per reader: the profile document and the newest reads."""
+
+    @abc.abstractmethod
+    def get(self, reader_id: str) -> dict | None:
+        """The profile document with ``"reads"`` (newest first, at most READS_KEPT), or None for an unknown reader."""
+
+    @abc.abstractmethod
+    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
+        """Atomically replace the profile document by ``fn(current)`` (``current`` is a private copy, the empty
+        profile for a new reader; ``fn`` returning None changes nothing). Returns the stored document. The store
+        bumps ``revision`` and ``updated_at``."""
+
+    @abc.abstractmethod
+    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
+        """Add reads (each with an int ``at`` in ms), then drop all but the newest ``keep``."""
+
+    @abc.abstractmethod
+    def delete_history(self, reader_id: str) -> None:
+        """Remove every stored read of the reader (the caller also resets the interest vector)."""
+
+    @abc.abstractmethod
+    def delete(self, reader_id: str) -> None:
+        """Forget the reader entirely."""
+
+    def close(self) -> None:  # pragma: no cover - backends with resources override it
+        pass
+
+
+def _bump(old: dict, new: dict) -> dict:
+    new = _normalise(new)
+    new["revision"] = int(old.get("revision", 0)) + 1
+    new["updated_at"] = int(time.time() * 1000)
+    return new
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Embedded (SQLite)
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS profiles (reader_id TEXT PRIMARY KEY, profile TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS profile_reads (reader_id TEXT, at INTEGER, event TEXT NOT NULL,
+    PRIMARY KEY (reader_id, at));
+"""
+
+
+class EmbeddedProfileStore(ProfileStore):
+    def __init__(self, db):
+        """``db``: a :class:`stores.embedded.Database` (one connection per thread)."""
+        self.db = db
+        self.db.connect().executescript(_DDL)
+
+    def get(self, reader_id: str) -> dict | None:
+        conn = self.db.connect()
+        row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
+        reads = [
+            json.loads(e)
+            for (e,) in conn.execute(
+                "SELECT event FROM profile_reads WHERE reader_id=? ORDER BY at DESC LIMIT ?", (reader_id, READS_KEPT)
+            )
+        ]
+        if row is None and not reads:
+            return None
+        doc = _normalise(json.loads(row[0]) if row else None)
+        doc["reads"] = reads
+        return doc
+
+    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
+            old = _normalise(json.loads(row[0]) if row else None)
+            new = fn(copy.deepcopy(old))
+            if new is None:
+                return old
+            new = _bump(old, new)
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(new)))
+            return new
+
+    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
+        rows = [(reader_id, int(r["at"]), _dumps(r)) for r in reads]
+        if not rows:
+            return
+        with self.db.transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO profile_reads VALUES (?,?,?)", rows)
+            conn.execute(
+                "DELETE FROM profile_reads WHERE reader_id=? AND at NOT IN "
+                "(SELECT at FROM profile_reads WHERE reader_id=? ORDER BY at DESC LIMIT ?)",
+                (reader_id, reader_id, keep),
+            )
+
+    def delete_history(self, reader_id: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM profile_reads WHERE reader_id=?", (reader_id,))
+
+    def delete(self, reader_id: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM profile_reads WHERE reader_id=?", (reader_id,))
+            conn.execute("DELETE FROM profiles WHERE reader_id=?", (reader_id,))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Bigtable
+
+FAMILY_PROFILE = "p"
+FAMILY_READS = "e"
+COLUMN_PROFILE = b"profile"
+
+
+def _version_regex(doc: dict) -> bytes:
+    """Matches exactly the stored document of this revision. Sorted keys put ``revision`` and ``updated_at`` last,
+    so a short anchored regex identifies the version (a regex of the whole value could exceed RE2's size limit)."""
+    tail = f'"revision":{int(doc["revision"])},"updated_at":{int(doc["updated_at"])}}}'
+    return b"(?s).*" + re.escape(tail).encode()
+
+
+def _read_qualifier(at: int) -> bytes:
+    return f"{int(at):013d}".encode()
+
+
+class BigtableProfileStore(ProfileStore):
+    """The ``profiles`` table of a Bigtable instance (honours BIGTABLE_EMULATOR_HOST through the client)."""
+
+    def __init__(self, table):
+        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`)."""
+        self.table = table
+
+    # Every read carries "latest cell only": the emulator does not enforce GC rules (LOCAL_STACK.md).
+    @staticmethod
+    def _latest():
+        from google.cloud.bigtable import row_filters
+
+        return row_filters.CellsColumnLimitFilter(1)
+
+    def _read(self, reader_id: str):
+        from schemas.tables import profile_key
+
+        try:
+            return self.table.read_row(profile_key(reader_id), filter_=self._latest())
+        except Exception as exc:  # grpc / google.api_core errors: transient for the caller
+            raise StoreError(f"profiles: cannot read {reader_id!r}: {exc}") from exc
+
+    def get(self, reader_id: str) -> dict | None:
+        row = self._read(reader_id)
+        if row is None:
+            return None
+        cells = row.cells
+        raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
+        doc = _normalise(json.loads(raw[0].value) if raw else None)
+        reads = [json.loads(c[0].value) for q, c in sorted(cells.get(FAMILY_READS, {}).items(), reverse=True)]
+        doc["reads"] = reads[:READS_KEPT]
+        return doc
+
+    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
+        from google.cloud.bigtable import row_filters
+
+        from schemas.tables import profile_key
+
+        key = profile_key(reader_id)
+        for _ in range(UPDATE_RETRIES):
+            row = self._read(reader_id)
+            raw = None
+            if row is not None:
+                cell = row.cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
+                raw = cell[0].value if cell else None
+            old = _normalise(json.loads(raw) if raw else None)
+            new = fn(copy.deepcopy(old))
+            if new is None:
+                return old
+            new = _bump(old, new)
+            column = row_filters.RowFilterChain(
+                filters=[
+                    row_filters.FamilyNameRegexFilter(FAMILY_PROFILE),
+                    row_filters.ColumnQualifierRegexFilter(re.escape(COLUMN_PROFILE)),
+                    self._latest(),
+                ]
+            )
+            if raw is None:
+                predicate = column
+            else:
+                predicate = row_filters.RowFilterChain(filters=[column, row_filters.ValueRegexFilter(_version_regex(old))])
+            cond = self.table.conditional_row(key, filter_=predicate)
+            value = _dumps(new).encode()
+            # raw is None: apply when the predicate does NOT match (no profile cell yet) -> create-if-absent.
+            cond.set_cell(FAMILY_PROFILE, COLUMN_PROFILE, value, state=raw is not None)
+            try:
+                matched = cond.commit()
+            except Exception as exc:
+                raise StoreError(f"profiles: cannot update {reader_id!r}: {exc}") from exc
+            if matched == (raw is not None):
+                return new
+        raise StoreError(f"profiles: {reader_id!r} kept changing during update ({UPDATE_RETRIES} tries)")
+
+    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
+        from google.cloud.bigtable import row_filters
+
+        from schemas.tables import profile_key
+
+        reads = list(reads)
+        if not reads:
+            return
+        key = profile_key(reader_id)
+        row = self.table.direct_row(key)
+        for r in reads:
+            row.set_cell(FAMILY_READS, _read_qualifier(r["at"]), _dumps(r).encode())
+        try:
+            row.commit()
+            existing = self.table.read_row(
+                key,
+                filter_=row_filters.RowFilterChain(
+                    filters=[
+                        row_filters.FamilyNameRegexFilter(FAMILY_READS),
+                        self._latest(),
+                        row_filters.StripValueTransformerFilter(True),
+                    ]
+                ),
+            )
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot append reads of {reader_id!r}: {exc}") from exc
+        qualifiers = sorted(existing.cells.get(FAMILY_READS, {}), reverse=True) if existing else []
+        old = qualifiers[keep:]
+        if old:
+            trim = self.table.direct_row(key)
+            for q in old:
+                trim.delete_cell(FAMILY_READS, q)
+            try:
+                trim.commit()
+            except Exception as exc:
+                raise StoreError(f"profiles: cannot trim reads of {reader_id!r}: {exc}") from exc
+
+    def delete_history(self, reader_id: str) -> None:
+        from schemas.tables import profile_key
+
+        row = self.table.direct_row(profile_key(reader_id))
+        row.delete_cells(FAMILY_READS, row.ALL_COLUMNS)
+        try:
+            row.commit()
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot delete history of {reader_id!r}: {exc}") from exc
+
+    def delete(self, reader_id: str) -> None:
+        from schemas.tables import profile_key
+
+        row = self.table.direct_row(profile_key(reader_id))
+        row.delete()
+        try:
+            row.commit()
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot delete {reader_id!r}: {exc}") from exc
+
+
+def _bigtable_table(config, base: str):
+    """A data-plane Table handle. Shares stores.gcp's process-wide Bigtable client when that module provides it
+    (one channel per process), else makes its own."""
+    try:
+        from stores import gcp
+
+        client = gcp._client("bigtable", config.gcp_project)
+    except (ImportError, AttributeError):
+        import warnings
+
+        from google.cloud import bigtable
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "Connecting to Bigtable emulator"
+            client = bigtable.Client(project=config.gcp_project, admin=False)
+    return client.instance(config.bigtable_instance).table(config.name(base))
+
+
+def open_profile_store(config=None) -> ProfileStore:
+    """The profile store a :class:`stores.StoreConfig` describes (embedded by default)."""
+    from stores import StoreConfig
+
+    config = config or StoreConfig()
+    if config.backend == "embedded":
+        from stores import embedded
+
+        root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
+        return EmbeddedProfileStore(embedded.Database(os.path.join(root, "newsroom.sqlite3")))
+    return BigtableProfileStore(_bigtable_table(config, "profiles"))

@@ -1,0 +1,55 @@
+"""Helpers of the origin tests: a small published world, the app factory call, constants, shared URLs."""
+
+from __future__ import annotations
+
+from serving import create_app, samples
+
+TOKEN_SECRET = "test-token-secret"
+CURSOR_SECRET = "test-cursor-secret"
+EDITION = "us-en"
+STORY = samples.story_id(0)
+MERGED = samples.story_id(900)
+MERGED_CHAIN = samples.story_id(901)
+PAGE_CC = "public, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600"
+STORY_CC = "public, s-maxage=30, stale-while-revalidate=60, stale-if-error=3600"
+
+
+def publish(stores, doc):
+    return samples.publish(stores.pointers, stores.snapshots, doc)
+
+
+def publish_world(stores, pool_size: int = 300):
+    publish(stores, samples.edition_page(EDITION, "top", 1, n_stories=30))
+    publish(stores, samples.edition_page(EDITION, "tech", 1, n_stories=12, first_story=100))
+    publish(stores, samples.edition_page("gb-en", "top", 1, n_stories=10, first_story=200))
+    publish(stores, samples.candidate_pool(EDITION, 1, n=pool_size))
+    publish(stores, samples.story_coverage(STORY, 1, samples.coverage_articles(STORY, 45)))
+    publish(stores, samples.story_coverage(samples.story_id(1), 1, samples.coverage_articles(samples.story_id(1), 3)))
+    # A chain on purpose: the origin must still answer in one hop.
+    publish(stores, samples.aliases(1, {MERGED: STORY, MERGED_CHAIN: MERGED}))
+
+
+def make_app(stores, profiles, **extra):
+    config = {
+        "TESTING": True,
+        "NEWSROOM_STORES": stores,
+        "NEWSROOM_PROFILE_STORE": profiles,
+        "NEWSROOM_BACKGROUND": False,
+        "NEWSROOM_TOKEN_SECRET": TOKEN_SECRET,
+        "NEWSROOM_CURSOR_SECRET": CURSOR_SECRET,
+    }
+    config.update(extra)
+    app = create_app(config)
+    app.extensions["newsroom"].watcher.poll_once()
+    return app
+
+
+def shared_urls() -> list[str]:
+    return [
+        f"/v1/editions/{EDITION}/sections/top",
+        f"/v1/editions/{EDITION}/sections/top?limit=5",
+        f"/v1/editions/{EDITION}/sections/tech",
+        f"/v1/editions/{EDITION}/version",
+        f"/v1/stories/{STORY}",
+        f"/v1/stories/{STORY}?edition={EDITION}",
+    ]

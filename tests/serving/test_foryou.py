@@ -1,0 +1,262 @@
+"""For you: private, a reason per item, follows lift stories, hidden sources never appear, events fold into the
+profile, history controls, and load shedding that leaves shared pages answering."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import jsonschema
+import orjson
+import pytest
+
+from serving import openapi
+from serving.auth import issue_token
+from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
+
+FEED = f"/v1/feed/for-you?edition={EDITION}"
+REASON = re.compile(r"^(top_story|popular|interest|follows:(topic|source)/.+|local:.+|similar_to:[0-9]+)$")
+
+
+def item_validator():
+    doc = openapi.document()
+    schema = {"$ref": "#/components/schemas/ForYouFeed", "components": doc["components"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def whole_feed(client, headers, limit=50):
+    items, url = [], f"{FEED}&limit={limit}"
+    while True:
+        r = client.get(url, headers=headers)
+        assert r.status_code == 200, r.data
+        doc = orjson.loads(r.data)
+        items += doc["items"]
+        if not doc["next_cursor"]:
+            return items
+        url = f"{FEED}&limit={limit}&cursor={doc['next_cursor']}"
+
+
+def pool(app):
+    return app.extensions["newsroom"].holder.current.pools[EDITION]
+
+
+def test_for_you_is_private_and_every_item_has_a_reason(client, auth):
+    r = client.get(FEED, headers=auth("alice"))
+    assert r.status_code == 200
+    assert r.headers["Cache-Control"] == "private, no-store"
+    assert "ETag" not in r.headers and "Set-Cookie" not in r.headers
+    doc = orjson.loads(r.data)
+    item_validator().validate(doc)
+    assert len(doc["items"]) == 20
+    assert all(REASON.match(i["reason"]) for i in doc["items"])
+    assert [i["rank"] for i in doc["items"]] == list(range(1, 21))
+    assert [i["reason"] for i in doc["items"][:1]] == ["top_story"]
+
+
+def test_feed_pages_do_not_overlap(app, client, auth):
+    items = whole_feed(client, auth("alice"))
+    ids = [i["story_id"] for i in items]
+    assert len(ids) == len(set(ids)) == len(pool(app).story_ids)
+    assert [i["rank"] for i in items] == list(range(1, len(items) + 1))
+
+
+@pytest.mark.parametrize(
+    "headers,status",
+    [
+        ({}, 401),
+        ({"Authorization": "Basic abc"}, 401),
+        ({"Authorization": "Bearer nope"}, 401),
+        ({"Authorization": "Bearer " + issue_token("other-secret", "alice")}, 401),
+        ({"Authorization": "Bearer " + issue_token(TOKEN_SECRET, "alice", ttl_s=-10)}, 401),
+    ],
+)
+def test_for_you_needs_a_valid_token(client, headers, status):
+    r = client.get(FEED, headers=headers)
+    assert r.status_code == status
+    assert r.headers["Cache-Control"] == "private, no-store"
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_errors_stay_private(client, auth):
+    for url in (f"/v1/feed/for-you?edition=zz-zz", "/v1/feed/for-you", f"{FEED}&limit=0", f"{FEED}&cursor=bad"):
+        r = client.get(url, headers=auth("alice"))
+        assert r.status_code in (400, 404), url
+        assert r.headers["Cache-Control"] == "private, no-store", url
+
+
+def test_a_followed_topics_story_rises(app, client, auth):
+    p = pool(app)
+    before = whole_feed(client, auth("alice"))
+    position = {i["story_id"]: n for n, i in enumerate(before)}
+    # a story of topic "science" ranked low in the neutral feed
+    target = next(i["story_id"] for i in reversed(before[:150]) if "science" in p.topics[p.index[i["story_id"]]])
+    r = client.post("/v1/me/follows", json={"kind": "topic", "value": "science"}, headers=auth("alice"))
+    assert r.status_code == 200 and r.json["follows"]["topics"] == ["science"]
+    after = whole_feed(client, auth("alice"))
+    moved = {i["story_id"]: n for n, i in enumerate(after)}
+    assert moved[target] < position[target]
+    item = after[moved[target]]
+    assert item["reason"] == "follows:topic/science"
+    # the first personal slots are now science stories
+    personal = [i for i in after[:20] if i["reason"] != "top_story"]
+    assert all(i["reason"] == "follows:topic/science" for i in personal)
+    # another reader is unaffected
+    assert whole_feed(client, auth("bob")) == before
+
+
+def test_a_hidden_source_never_appears(app, client, auth):
+    p = pool(app)
+    before = whole_feed(client, auth("alice"))
+    hidden = before[0]["representative"]["publisher_id"]  # the publisher of the top story itself
+    assert client.post("/v1/me/hidden-sources", json={"source": hidden}, headers=auth("alice")).status_code == 200
+    after = whole_feed(client, auth("alice"))
+    assert all(i["representative"]["publisher_id"] != hidden for i in after)
+    assert len(after) == len(p.story_ids) - len(p.by_rep_publisher[hidden])
+    assert after[0]["reason"] == "top_story"  # the slot is filled by the next top story
+    assert client.delete(f"/v1/me/hidden-sources?source={hidden}", headers=auth("alice")).status_code == 200
+    assert whole_feed(client, auth("alice")) == before
+
+
+def test_follow_source_and_place_reasons(client, auth):
+    client.post("/v1/me/follows", json={"kind": "place", "value": "lagos"}, headers=auth("carol"))
+    client.post("/v1/me/follows", json={"kind": "source", "value": "pub-7"}, headers=auth("carol"))
+    reasons = {i["reason"] for i in whole_feed(client, auth("carol"))[:60]}
+    assert "local:lagos" in reasons and "follows:source/pub-7" in reasons
+    r = client.delete("/v1/me/follows?kind=place&value=lagos", headers=auth("carol"))
+    assert r.json["follows"]["places"] == []
+    assert client.post("/v1/me/follows", json={"kind": "planet", "value": "x"}, headers=auth("carol")).status_code == 400
+
+
+def test_fewer_like_this_removes_the_story_and_demotes_similar_ones(app, client, auth):
+    p = pool(app)
+    before = whole_feed(client, auth("dan"))
+    target = next(i for i in before if i["reason"] != "top_story")
+    topic = p.topics[p.index[target["story_id"]]][0]
+    r = client.post("/v1/me/fewer-like-this", json={"story_id": target["story_id"], "edition": EDITION}, headers=auth("dan"))
+    assert r.status_code == 200 and r.json["fewer_like"] == [target["story_id"]]
+    after = whole_feed(client, auth("dan"))
+    assert target["story_id"] not in {i["story_id"] for i in after}
+
+    def share(items):
+        top = [i for i in items[:40] if i["reason"] != "top_story"]
+        return sum(topic in p.topics[p.index[i["story_id"]]] for i in top) / len(top)
+
+    assert share(after) < share(before)
+
+
+def post_reads(client, headers, story_ids, kind="READ", start=None):
+    now = start or int(time.time() * 1000) - 60_000
+    events = [
+        {"event_id": f"e-{sid}-{kind}", "kind": kind, "edition": EDITION, "story_id": sid, "at": now + k, "dwell_ms": 40_000}
+        for k, sid in enumerate(story_ids)
+    ]
+    return client.post("/v1/events", json={"events": events}, headers=headers)
+
+
+def test_reads_fold_into_the_profile_and_explain_items(app, client, auth):
+    p = pool(app)
+    football = [sid for sid in p.story_ids if "football" in p.topics[p.index[sid]]][10:16]
+    r = post_reads(client, auth("erin"), football)
+    assert r.status_code == 202 and r.json == {"accepted": 6, "rejected": []}
+    assert r.headers["Cache-Control"] == "private, no-store"
+    ext = app.extensions["newsroom"]
+    assert ext.folder.drain() == 6
+    stored = ext.profiles.get("erin")
+    assert len(stored["reads"]) == 6 and stored["interest"]["mass"] > 5
+    feed = whole_feed(client, auth("erin"))
+    personal = [i for i in feed[:20] if i["reason"] != "top_story"]
+    assert all(i["reason"].startswith("similar_to:") for i in personal)
+    assert all("football" in p.topics[p.index[i["story_id"]]] for i in personal)
+    assert {i["reason"].split(":")[1] for i in personal} <= set(football)
+    ranks = {i["story_id"]: n for n, i in enumerate(feed)}
+    assert min(ranks[s] for s in football) > 20  # read stories are pushed down
+    # replaying the same batch changes nothing
+    post_reads(client, auth("erin"), football)
+    ext.folder.drain()
+    assert ext.profiles.get("erin")["interest"] == stored["interest"]
+    # profile summary
+    me = client.get("/v1/me/profile", headers=auth("erin")).json
+    assert me["reads"] == 6 and me["paused"] is False
+
+
+def test_events_are_validated_one_by_one(client, auth):
+    now = int(time.time() * 1000)
+    good = {"event_id": "g1", "kind": "IMPRESSION", "edition": EDITION, "story_id": "7300000000000000001", "at": now}
+    bad = [
+        {"event_id": "b1", "kind": "LIKE", "edition": EDITION, "at": now},  # unknown kind
+        {"event_id": "b2", "kind": "READ", "edition": EDITION, "at": now + 3_600_000},  # future
+        {"event_id": "b3", "kind": "READ", "edition": EDITION, "at": now, "reader_id": "mallory"},  # someone else
+        {"event_id": "b4", "kind": "READ", "edition": EDITION, "at": now, "colour": "red"},  # unknown field
+        {"kind": "READ", "edition": EDITION, "at": now},  # missing event_id
+        "not an object",
+    ]
+    r = client.post("/v1/events", json={"events": [good] + bad}, headers=auth("fay"))
+    assert r.status_code == 202
+    assert r.json["accepted"] == 1 and [x["index"] for x in r.json["rejected"]] == [1, 2, 3, 4, 5, 6]
+    assert "kind" in r.json["rejected"][0]["error"] and "reader_id" in r.json["rejected"][2]["error"]
+    assert client.post("/v1/events", json={"events": bad}, headers=auth("fay")).status_code == 400
+    assert client.post("/v1/events", json={"events": []}, headers=auth("fay")).status_code == 400
+    assert client.post("/v1/events", data="nope", headers=auth("fay")).status_code == 400
+    assert client.post("/v1/events", json={"events": [good]}).status_code == 401
+
+
+def test_pause_and_delete_history(app, client, auth):
+    p = pool(app)
+    ext = app.extensions["newsroom"]
+    post_reads(client, auth("gus"), list(p.story_ids[20:23]))
+    ext.folder.drain()
+    assert client.post("/v1/me/history/pause", headers=auth("gus")).json["paused"] is True
+    post_reads(client, auth("gus"), list(p.story_ids[30:33]))
+    ext.folder.drain()
+    assert len(ext.profiles.get("gus")["reads"]) == 3  # nothing recorded while paused
+    assert client.post("/v1/me/history/resume", headers=auth("gus")).json["paused"] is False
+    r = client.delete("/v1/me/history", headers=auth("gus"))
+    assert r.status_code == 200 and r.json["reads"] == 0
+    stored = ext.profiles.get("gus")
+    assert stored["reads"] == [] and stored["interest"]["vector"] is None
+    feed = whole_feed(client, auth("gus"))
+    assert not any(i["reason"].startswith("similar_to") for i in feed)
+
+
+def test_for_you_is_shed_first_under_overload(world, profiles, auth, monkeypatch):
+    app = make_app(world, profiles, NEWSROOM_FORYOU_MAX_INFLIGHT=1, NEWSROOM_FORYOU_MAX_WAITING=1,
+                   NEWSROOM_FORYOU_WAIT_S=0.02)
+    from serving import foryou
+
+    real_rank = foryou.rank
+
+    def slow_rank(*args, **kwargs):  # stands in for a CPU-starved re-rank
+        time.sleep(0.2)
+        return real_rank(*args, **kwargs)
+
+    monkeypatch.setattr(foryou, "rank", slow_rank)
+    headers = auth("hal")
+    barrier = threading.Barrier(12)
+
+    def private():
+        barrier.wait()
+        return app.test_client().get(FEED, headers=headers)
+
+    def shared():
+        barrier.wait()
+        t0 = time.perf_counter()
+        rs = [app.test_client().get(f"/v1/editions/{EDITION}/sections/top") for _ in range(20)]
+        return rs, time.perf_counter() - t0
+
+    with ThreadPoolExecutor(12) as pool_:
+        privates = [pool_.submit(private) for _ in range(8)]
+        shareds = [pool_.submit(shared) for _ in range(4)]
+        private_rs = [f.result() for f in privates]
+        shared_rs = [f.result() for f in shareds]
+    codes = sorted(r.status_code for r in private_rs)
+    assert codes.count(503) >= 5 and codes.count(200) >= 1, codes
+    for r in private_rs:
+        assert r.headers["Cache-Control"] == "private, no-store"
+        if r.status_code == 503:
+            assert r.headers["Retry-After"] == "2"
+    for rs, elapsed in shared_rs:
+        assert all(r.status_code == 200 for r in rs)
+        assert elapsed < 2.0  # no shared request waited behind the slow private ones
+    assert app.extensions["newsroom"].shedder.shed >= 5
