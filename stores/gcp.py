@@ -1,0 +1,730 @@
+"""Google Cloud backends of the stores: Bigtable (articles, stories, pointers), GCS (snapshots), Pub/Sub (bus).
+
+Reads and writes the Bigtable tables laid out in :mod:`schemas.tables` (``config.name("articles")`` etc., so a
+namespace gets its own tables), the snapshot objects ``{namespace}/{path}`` in ``config.bucket``, and the topics
+and subscriptions ``projects/{project}/topics/{config.name(topic)}``. The client libraries honour
+``BIGTABLE_EMULATOR_HOST``, ``STORAGE_EMULATOR_HOST`` (anonymous credentials are used then) and
+``PUBSUB_EMULATOR_HOST``; ``newsroom stack up`` prints them.
+
+Conditional writes are single Bigtable CheckAndMutateRow calls (``table.conditional_row``):
+
+- create-if-absent (new article, content-hash claim, change marker, first pointer move): the predicate matches
+  when the cell exists; the mutations are on the *false* branch, which is also what an absent row takes.
+- versioned article update: the predicate matches when the stored ``m:version`` is >= the new version; the new
+  version is written on the false branch, so a stale or duplicate writer changes nothing.
+- pointer compare-and-set: the predicate is the pointer's move counter ``p:seq`` (strictly increasing, so no ABA);
+  the new version, the new counter and the history entry ``h:{seq}`` are one mutation.
+
+Every predicate and every read carries ``CellsColumnLimitFilter(1)`` (latest cell only: the emulator keeps old
+versions and production GC is asynchronous) and values inside ValueRegexFilter are ``re.escape``-d.
+
+Snapshots are immutable by name: ``put`` checks existence and uploads with ``if_generation_match=0`` (a 412 from
+GCS becomes AlreadyExists). The GCS emulator ignores preconditions, so ``put`` also holds a per-path lock inside
+this process; across processes only real GCS's precondition guarantees one winner.
+
+Retry policy (transient = UNAVAILABLE, DEADLINE_EXCEEDED, connection errors; the store raises StoreError for them
+once the client library gives up, and callers retry: in a Beam DoFn, raise and let the bundle retry):
+
+- Reads (rows, objects, pulls) are retried by the client libraries' default policies (exponential backoff,
+  bounded deadline); pull waits at most about ``timeout`` seconds.
+- Blind writes (story meta, members, links, live rows, writer seq) are idempotent in effect; they are sent once
+  (server timestamps make the library treat them as non-idempotent) and a failure raises StoreError.
+- Conditional writes and snapshot uploads are never retried inside the store: a lost response is ambiguous. Their
+  outcomes are replay-safe: a replayed create returns DUPLICATE, a replayed claim returns the same owner, a
+  replayed change marker returns False, a replayed snapshot put raises AlreadyExists (compare ``get`` with your
+  bytes) and a replayed compare-and-set returns False (check ``get``). Permanent errors (NotFound of a topic or
+  an object, invalid arguments) are not retried.
+- Publishing is retried by the Pub/Sub publisher client; the message id is returned once the service has it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import struct
+import threading
+import time
+import warnings
+import zlib
+from typing import Iterable
+
+from google.api_core import exceptions as gx
+
+from schemas import codec
+from schemas.tables import (
+    TABLES,
+    TOPICS,
+    article_key,
+    change_key,
+    content_key,
+    live_key,
+    live_prefix,
+    pad,
+    pointer_key,
+    story_key,
+    writer_key,
+)
+from stores.base import (
+    AlreadyExists,
+    ArticleStore,
+    Message,
+    MessageBus,
+    NotFound,
+    PointerStore,
+    SnapshotStore,
+    StoreError,
+    StoryStore,
+    WriteOutcome,
+    WriteResult,
+)
+
+# The Bigtable client warns on every client creation under the emulator (a RuntimeWarning breaks `-W error`).
+EMULATOR_WARNING = "Connecting to Bigtable emulator"
+warnings.filterwarnings("ignore", message=EMULATOR_WARNING, category=RuntimeWarning)
+
+SEQ_WIDTH = 20  # writer sequence numbers are Avro longs
+CAS_ATTEMPTS = 20  # re-reads after losing a conditional write to a concurrent writer (each loss means progress)
+POINTER_HISTORY_KEEP = 10_000  # moves kept per pointer (~1 week at one move a minute); older entries are deleted
+PUBLISH_TIMEOUT_S = 60.0
+
+_TRANSIENT = (gx.GoogleAPIError, ConnectionError, TimeoutError)
+
+
+@contextlib.contextmanager
+def _errors(what: str):
+    """Map client-library failures to the store exceptions (NotFound stays NotFound)."""
+    try:
+        yield
+    except StoreError:
+        raise
+    except gx.NotFound as exc:
+        raise NotFound(f"{what}: {exc.message}") from exc
+    except _TRANSIENT as exc:
+        raise StoreError(f"{what}: {type(exc).__name__}: {exc}") from exc
+    except Exception as exc:  # requests / transport errors of google-cloud-storage
+        if type(exc).__module__.startswith(("requests", "urllib3", "google.auth", "grpc")):
+            raise StoreError(f"{what}: {type(exc).__name__}: {exc}") from exc
+        raise
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Bigtable helpers
+
+
+def _rf():
+    from google.cloud.bigtable import row_filters
+
+    return row_filters
+
+
+def _cell_filter(family: str, qualifier: bytes, *extra):
+    """Latest cell of one column, then ``extra`` filters (value tests): a predicate never sees old versions."""
+    rf = _rf()
+    return rf.RowFilterChain(
+        [
+            rf.FamilyNameRegexFilter(re.escape(family)),
+            rf.ColumnQualifierRegexFilter(re.escape(qualifier)),
+            rf.CellsColumnLimitFilter(1),
+            *extra,
+        ]
+    )
+
+
+def _equals(family: str, qualifier: bytes, value: bytes):
+    return _cell_filter(family, qualifier, _rf().ValueRegexFilter(re.escape(value)))
+
+
+def _at_least(family: str, qualifier: bytes, value: bytes):
+    return _cell_filter(family, qualifier, _rf().ValueRangeFilter(start_value=value, inclusive_start=True))
+
+
+def _family_filter(family: str):
+    rf = _rf()
+    return rf.RowFilterChain([rf.FamilyNameRegexFilter(re.escape(family)), rf.CellsColumnLimitFilter(1)])
+
+
+def _latest():
+    return _rf().CellsColumnLimitFilter(1)
+
+
+def _prefix_end(prefix: bytes) -> bytes:
+    """The smallest key greater than every key starting with ``prefix``."""
+    p = bytearray(prefix)
+    while p and p[-1] == 0xFF:
+        p.pop()
+    if not p:
+        return b""
+    p[-1] += 1
+    return bytes(p)
+
+
+def _cells(row, family: str) -> dict[bytes, bytes]:
+    """Latest value of each qualifier of ``family`` in a PartialRowData (or {} for no row)."""
+    if row is None:
+        return {}
+    cols = row.cells.get(family, {})
+    return {q: cells[0].value for q, cells in cols.items() if cells}
+
+
+def _value(row, family: str, qualifier: bytes) -> bytes | None:
+    return _cells(row, family).get(qualifier)
+
+
+class _Table:
+    """A Bigtable table with the store's error mapping."""
+
+    def __init__(self, table, name: str):
+        self.table = table
+        self.name = name
+
+    def read_row(self, key: bytes, filter_=None):
+        with _errors(f"read {self.name}/{key.decode(errors='replace')}"):
+            return self.table.read_row(key, filter_=filter_ if filter_ is not None else _latest())
+
+    def read_prefix(self, prefix: bytes, filter_=None):
+        with _errors(f"scan {self.name}/{prefix.decode(errors='replace')}*"):
+            return list(
+                self.table.read_rows(
+                    start_key=prefix,
+                    end_key=_prefix_end(prefix) or None,
+                    filter_=filter_ if filter_ is not None else _latest(),
+                )
+            )
+
+    def conditional(self, key: bytes, predicate, fill) -> bool:
+        """One CheckAndMutateRow. ``fill(row)`` adds the mutations (with their branch). Returns predicate_matched."""
+        row = self.table.conditional_row(key, filter_=predicate)
+        fill(row)
+        with _errors(f"conditional write {self.name}/{key.decode(errors='replace')}"):
+            matched = row.commit()
+        if matched is None:
+            raise StoreError(f"conditional write {self.name}/{key!r} had no mutations")
+        return bool(matched)
+
+    def write(self, key: bytes, fill) -> None:
+        """One MutateRow (atomic within the row)."""
+        row = self.table.direct_row(key)
+        fill(row)
+        if not row._get_mutations():  # nothing to write
+            return
+        with _errors(f"write {self.name}/{key.decode(errors='replace')}"):
+            status = row.commit()
+        if status is not None and status.code != 0:
+            raise StoreError(f"write {self.name}/{key!r} failed: code {status.code}: {status.message}")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Articles
+
+
+class BigtableArticleStore(ArticleStore):
+    """Rows ``a#{article_id}`` (version, content hash, latest record, every version) and ``h#{content_hash}``."""
+
+    def __init__(self, table: _Table):
+        self.t = table
+
+    def _head(self, key: bytes) -> tuple[int, str] | None:
+        row = self.t.read_row(key, _family_filter("m"))
+        m = _cells(row, "m")
+        if b"version" not in m:
+            return None
+        return int(m[b"version"]), m.get(b"content_hash", b"").decode()
+
+    def write(self, article: dict) -> WriteResult:
+        record = codec.encode("Article", article)
+        aid, version, chash = article["article_id"], int(article["version"]), article["content_hash"]
+        key = article_key(aid)
+
+        def fill(first: bool):
+            def f(row):
+                row.set_cell("m", b"version", pad(version), state=False)
+                row.set_cell("m", b"content_hash", chash.encode(), state=False)
+                if first:
+                    row.set_cell("m", b"first_seen", str(int(article["first_seen_at"])).encode(), state=False)
+                row.set_cell("d", b"record", record, state=False)
+                row.set_cell("v", pad(version), record, state=False)
+
+            return f
+
+        for _ in range(CAS_ATTEMPTS):
+            head = self._head(key)
+            if head is None:
+                # create-if-absent: predicate "a version cell exists"; the false branch (absent) writes
+                if not self.t.conditional(key, _cell_filter("m", b"version"), fill(True)):
+                    return WriteResult(WriteOutcome.NEW, version, chash)
+                continue  # someone created it first: compare with what they stored
+            stored, stored_hash = head
+            if stored >= version:
+                outcome = WriteOutcome.DUPLICATE if stored == version else WriteOutcome.STALE
+                return WriteResult(outcome, stored, stored_hash)
+            # versioned update: predicate "stored version >= mine"; the false branch (still lower) writes
+            if not self.t.conditional(key, _at_least("m", b"version", pad(version)), fill(False)):
+                return WriteResult(WriteOutcome.UPDATE, version, chash)
+        raise StoreError(f"article {aid}: lost {CAS_ATTEMPTS} conditional writes in a row")
+
+    def get(self, article_id: str) -> dict | None:
+        data = _value(self.t.read_row(article_key(article_id), _family_filter("d")), "d", b"record")
+        return codec.decode("Article", data) if data is not None else None
+
+    def get_version(self, article_id: str, version: int) -> dict | None:
+        q = pad(version)
+        data = _value(self.t.read_row(article_key(article_id), _cell_filter("v", q)), "v", q)
+        return codec.decode("Article", data) if data is not None else None
+
+    def claim_content(self, content_hash: str, article_id: str) -> str:
+        key = content_key(content_hash)
+        taken = self.t.conditional(
+            key,
+            _cell_filter("m", b"owner"),
+            lambda row: row.set_cell("m", b"owner", article_id.encode(), state=False),
+        )
+        if not taken:
+            return article_id
+        owner = _value(self.t.read_row(key, _cell_filter("m", b"owner")), "m", b"owner")
+        if owner is None:
+            raise StoreError(f"content index {content_hash}: claimed but unreadable")
+        return owner.decode()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Stories
+
+_MERGED = b"merged:"  # m:merged:{story_id} on a survivor's row: reverse index of its aliases (resolves chains)
+
+
+def _pack_centroid(centroid) -> bytes:
+    values = [float(x) for x in centroid]
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+def _unpack_centroid(data: bytes) -> list[float]:
+    return list(struct.unpack(f"<{len(data) // 4}f", data))
+
+
+def _json(value) -> bytes:
+    return json.dumps(value, sort_keys=True).encode()
+
+
+class BigtableStoryStore(StoryStore):
+    """Rows ``s#``, ``l#``, ``c#`` and ``w#`` of the stories table (see schemas/tables.py).
+
+    Aliases: ``m:alias_of`` on the merged story; the survivor keeps ``m:merged:{id}`` for each story merged into it,
+    so that a later merge of the survivor re-points them (one hop) without scanning the table. The story writer
+    is single per language, so the few rows a merge touches need no cross-row transaction; each write is
+    idempotent and the merged story's own alias is written last.
+    """
+
+    def __init__(self, table: _Table):
+        self.t = table
+
+    def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
+        def f(row):
+            row.set_cell("m", b"meta", _json(meta))
+            if centroid is not None:
+                row.set_cell("m", b"centroid", _pack_centroid(centroid))
+
+        self.t.write(story_key(story_id), f)
+
+    def get_story(self, story_id: int) -> dict | None:
+        row = self.t.read_row(story_key(story_id))
+        if row is None:
+            return None
+        m = _cells(row, "m")
+        alias = m.get(b"alias_of")
+        return {
+            "story_id": story_id,
+            "meta": json.loads(m[b"meta"]) if b"meta" in m else {},
+            "centroid": _unpack_centroid(m[b"centroid"]) if b"centroid" in m else None,
+            "members": {q.decode(): json.loads(v) for q, v in _cells(row, "mem").items()},
+            "links": {int(q): json.loads(v) for q, v in _cells(row, "lnk").items()},
+            "alias_of": int(alias) if alias else None,
+        }
+
+    def add_members(self, story_id: int, members: dict[str, dict]) -> None:
+        def f(row):
+            for aid, member in members.items():
+                row.set_cell("mem", aid.encode(), _json(member))
+
+        self.t.write(story_key(story_id), f)
+
+    def remove_members(self, story_id: int, article_ids: Iterable[str]) -> None:
+        ids = list(article_ids)
+        self.t.write(story_key(story_id), lambda row: [row.delete_cell("mem", a.encode()) for a in ids])
+
+    def set_alias(self, story_id: int, survivor_id: int) -> None:
+        resolved = self.resolve(survivor_id)  # the survivor itself may have been merged: keep one hop
+        if story_id == resolved:
+            raise ValueError(f"story {story_id} cannot be an alias of itself (asked: alias of {survivor_id})")
+        survivor_id = resolved
+        m = _cells(self.t.read_row(story_key(story_id), _family_filter("m")), "m")
+        aliases = [int(q[len(_MERGED) :]) for q in m if q.startswith(_MERGED)]
+        aliases = [a for a in aliases if a != survivor_id]
+        target = str(survivor_id).encode()
+        for a in aliases:  # re-point the chain first: a crash here leaves every alias resolvable
+            self.t.write(story_key(a), lambda r: r.set_cell("m", b"alias_of", target))
+        self.t.write(
+            story_key(survivor_id),
+            lambda r: [r.set_cell("m", _MERGED + str(a).encode(), b"1") for a in [*aliases, story_id]],
+        )
+        previous = int(m[b"alias_of"]) if m.get(b"alias_of") else None
+        if previous is not None and previous != survivor_id:  # re-merged elsewhere: drop the old reverse entry
+            self.t.write(story_key(previous), lambda r: r.delete_cell("m", _MERGED + str(story_id).encode()))
+
+        def merged(r):
+            r.set_cell("m", b"alias_of", target)
+            for a in aliases:
+                r.delete_cell("m", _MERGED + str(a).encode())
+
+        self.t.write(story_key(story_id), merged)
+
+    def resolve(self, story_id: int) -> int:
+        alias = _value(self.t.read_row(story_key(story_id), _cell_filter("m", b"alias_of")), "m", b"alias_of")
+        return int(alias) if alias else story_id
+
+    def add_link(self, story_id: int, other_id: int, info: dict) -> None:
+        self.t.write(story_key(story_id), lambda row: row.set_cell("lnk", str(int(other_id)).encode(), _json(info)))
+
+    def set_live(self, language: str, story_id: int, live: bool) -> None:
+        key = live_key(language, story_id)
+        if live:
+            self.t.write(key, lambda row: row.set_cell("m", b"live", b"1"))
+        else:
+            self.t.write(key, lambda row: row.delete())
+
+    def live_stories(self, language: str) -> list[int]:
+        prefix = live_prefix(language)
+        rf = _rf()
+        keys_only = rf.RowFilterChain([rf.CellsColumnLimitFilter(1), rf.StripValueTransformerFilter(True)])
+        return sorted(int(r.row_key[len(prefix) :], 16) for r in self.t.read_prefix(prefix, keys_only))
+
+    def mark_change(self, change_id: str) -> bool:
+        taken = self.t.conditional(
+            change_key(change_id),
+            _cell_filter("m", b"applied"),
+            lambda row: row.set_cell("m", b"applied", b"1", state=False),
+        )
+        return not taken
+
+    def writer_seq(self, language: str) -> int:
+        seq = _value(self.t.read_row(writer_key(language), _cell_filter("m", b"seq")), "m", b"seq")
+        return int(seq) if seq else 0
+
+    def set_writer_seq(self, language: str, seq: int) -> None:
+        self.t.write(writer_key(language), lambda row: row.set_cell("m", b"seq", pad(seq, SEQ_WIDTH)))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pointers
+
+
+class BigtablePointerStore(PointerStore):
+    """Rows ``p#{name}``: ``p:version`` (live version), ``p:seq`` (number of moves: the CAS predicate) and
+    ``h:{seq}`` (each move, JSON). The last POINTER_HISTORY_KEEP moves are kept."""
+
+    def __init__(self, table: _Table):
+        self.t = table
+
+    def _head(self, name: str) -> tuple[int | None, int]:
+        p = _cells(self.t.read_row(pointer_key(name), _family_filter("p")), "p")
+        version = int(p[b"version"]) if b"version" in p else None
+        return version, int(p.get(b"seq", b"0"))
+
+    def get(self, name: str) -> int | None:
+        return self._head(name)[0]
+
+    def compare_and_set(self, name: str, expected: int | None, new: int, reason: str = "") -> bool:
+        key = pointer_key(name)
+        for _ in range(CAS_ATTEMPTS):
+            current, seq = self._head(name)
+            if current != expected:
+                return False
+            nxt = seq + 1
+            entry = {"version": int(new), "previous": expected, "at": int(time.time() * 1000), "reason": reason}
+            first = seq == 0
+            state = not first  # first move: false branch (row absent); later: true branch (counter unchanged)
+
+            def fill(row):
+                row.set_cell("p", b"version", pad(new), state=state)
+                row.set_cell("p", b"seq", pad(nxt), state=state)
+                row.set_cell("h", pad(nxt), _json(entry), state=state)
+                if nxt > POINTER_HISTORY_KEEP:
+                    row.delete_cell("h", pad(nxt - POINTER_HISTORY_KEEP), state=state)
+
+            predicate = _cell_filter("p", b"seq") if first else _equals("p", b"seq", pad(seq))
+            matched = self.t.conditional(key, predicate, fill)
+            if matched == state:
+                return True
+            # another move landed between our read and our write: re-read (it may have moved back: ABA-safe)
+        raise StoreError(f"pointer {name}: lost {CAS_ATTEMPTS} compare-and-sets in a row")
+
+    def history(self, name: str) -> list[dict]:
+        h = _cells(self.t.read_row(pointer_key(name), _family_filter("h")), "h")
+        return [json.loads(h[q]) for q in sorted(h)]
+
+    def names(self, prefix: str = "") -> list[str]:
+        rf = _rf()
+        keys_only = rf.RowFilterChain(
+            [_cell_filter("p", b"version"), rf.StripValueTransformerFilter(True)]
+        )
+        start = pointer_key(prefix)
+        return sorted(r.row_key[2:].decode() for r in self.t.read_prefix(start, keys_only))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Snapshots
+
+_PATH_LOCKS = [threading.Lock() for _ in range(64)]
+
+
+class GcsSnapshotStore(SnapshotStore):
+    """Objects ``{prefix}{path}`` in one bucket, written once (``if_generation_match=0``).
+
+    ``bucket`` is a google.cloud.storage Bucket (or anything with ``blob(name)`` / ``list_blobs(prefix=)``).
+    """
+
+    def __init__(self, bucket, prefix: str = ""):
+        self.bucket = bucket
+        self.prefix = prefix
+
+    def _name(self, path: str) -> str:
+        parts = path.split("/")
+        if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"snapshot path {path!r} is not a plain relative path")
+        return self.prefix + path
+
+    def put(self, path: str, data: bytes, content_type: str = "application/json") -> None:
+        name = self._name(path)
+        # The per-path lock only matters under the emulator, which ignores if_generation_match.
+        with _PATH_LOCKS[zlib.crc32(name.encode()) % len(_PATH_LOCKS)]:
+            blob = self.bucket.blob(name)
+            with _errors(f"snapshot {path}"):
+                if blob.exists():
+                    raise AlreadyExists(f"snapshot {path} already exists; snapshots are immutable")
+                try:
+                    blob.upload_from_string(bytes(data), content_type=content_type, if_generation_match=0, retry=None)
+                except gx.PreconditionFailed:
+                    raise AlreadyExists(f"snapshot {path} already exists; snapshots are immutable") from None
+
+    def get(self, path: str) -> bytes:
+        with _errors(f"snapshot {path}"):
+            try:
+                return self.bucket.blob(self._name(path)).download_as_bytes()
+            except gx.NotFound:
+                raise NotFound(f"no snapshot {path}") from None
+
+    def exists(self, path: str) -> bool:
+        with _errors(f"snapshot {path}"):
+            return bool(self.bucket.blob(self._name(path)).exists())
+
+    def list(self, prefix: str = "") -> list[str]:
+        with _errors(f"list snapshots {prefix}*"):
+            names = [b.name for b in self.bucket.list_blobs(prefix=self.prefix + prefix)]
+        return sorted(n[len(self.prefix) :] for n in names)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Pub/Sub
+
+MIN_ACK_DEADLINE_S, MAX_ACK_DEADLINE_S = 10, 600  # Pub/Sub's limits
+
+
+class PubSubBus(MessageBus):
+    """Topics ``config.name(topic)`` in the project; subscriptions likewise. Full ``projects/...`` paths pass
+    through unchanged."""
+
+    def __init__(self, publisher, subscriber, project: str, name=lambda base: base):
+        self.publisher = publisher
+        self.subscriber = subscriber
+        self.project = project
+        self._name = name
+
+    def topic_path(self, topic: str) -> str:
+        return topic if topic.startswith("projects/") else self.publisher.topic_path(self.project, self._name(topic))
+
+    def subscription_path(self, subscription: str) -> str:
+        if subscription.startswith("projects/"):
+            return subscription
+        return self.subscriber.subscription_path(self.project, self._name(subscription))
+
+    def ensure_topic(self, topic: str) -> None:
+        with _errors(f"topic {topic}"):
+            try:
+                self.publisher.create_topic(request={"name": self.topic_path(topic)})
+            except gx.AlreadyExists:
+                pass
+
+    def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None:
+        """Idempotent. The ack deadline is clamped to Pub/Sub's 10..600 s."""
+        self.ensure_topic(topic)
+        deadline = max(MIN_ACK_DEADLINE_S, min(MAX_ACK_DEADLINE_S, int(ack_deadline_s)))
+        with _errors(f"subscription {subscription}"):
+            try:
+                self.subscriber.create_subscription(
+                    request={
+                        "name": self.subscription_path(subscription),
+                        "topic": self.topic_path(topic),
+                        "ack_deadline_seconds": deadline,
+                    }
+                )
+            except gx.AlreadyExists:
+                pass
+
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
+        attrs = {str(k): str(v) for k, v in (attributes or {}).items()}
+        with _errors(f"publish to {topic}"):
+            future = self.publisher.publish(self.topic_path(topic), bytes(data), **attrs)
+            try:
+                return future.result(timeout=PUBLISH_TIMEOUT_S)
+            except gx.NotFound:
+                raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`") from None
+
+    def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:
+        # A unary pull on an empty subscription blocks until its own deadline (the emulator returns a little
+        # earlier): ask with the remaining time and poll until messages arrive or ``timeout`` is spent.
+        path = self.subscription_path(subscription)
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            remaining = deadline - time.monotonic()
+            with _errors(f"pull {subscription}"):
+                try:
+                    resp = self.subscriber.pull(
+                        request={"subscription": path, "max_messages": int(max_messages)},
+                        timeout=max(0.5, remaining),
+                        retry=None,
+                    )
+                    received = list(resp.received_messages)
+                except gx.DeadlineExceeded:
+                    received = []
+            if received:
+                return [
+                    Message(
+                        message_id=r.message.message_id,
+                        ack_id=r.ack_id,
+                        data=bytes(r.message.data),
+                        attributes=dict(r.message.attributes),
+                    )
+                    for r in received
+                ]
+            if time.monotonic() >= deadline:
+                return []
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def ack(self, subscription: str, ack_ids: Iterable[str]) -> None:
+        ids = list(ack_ids)
+        path = self.subscription_path(subscription)
+        for i in range(0, len(ids), 1000):  # the API's limit per request is well above; keep requests small
+            with _errors(f"ack {subscription}"):
+                self.subscriber.acknowledge(request={"subscription": path, "ack_ids": ids[i : i + 1000]})
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Clients and wiring
+
+_CLIENT_LOCK = threading.Lock()
+_CLIENTS: dict[tuple, object] = {}
+
+
+def _emulated(var: str) -> str | None:
+    import os
+
+    return os.environ.get(var) or None
+
+
+def _client(kind: str, project: str):
+    """One client per kind, project and emulator endpoint, shared by every store of the process (clients are
+    thread-safe and expensive: channels, auth, background threads)."""
+    host = {
+        "bigtable": "BIGTABLE_EMULATOR_HOST",
+        "bigtable-admin": "BIGTABLE_EMULATOR_HOST",
+        "storage": "STORAGE_EMULATOR_HOST",
+        "publisher": "PUBSUB_EMULATOR_HOST",
+        "subscriber": "PUBSUB_EMULATOR_HOST",
+    }[kind]
+    key = (kind, project, _emulated(host))
+    with _CLIENT_LOCK:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = _make_client(kind, project)
+        return _CLIENTS[key]
+
+
+def _make_client(kind: str, project: str):
+    if kind in ("bigtable", "bigtable-admin"):
+        from google.cloud import bigtable
+
+        with warnings.catch_warnings():  # also under `-W error`; the data client is created lazily: force it here
+            warnings.filterwarnings("ignore", message=EMULATOR_WARNING, category=RuntimeWarning)
+            client = bigtable.Client(project=project, admin=kind == "bigtable-admin")
+            client.table_data_client  # noqa: B018
+        return client
+    if kind == "storage":
+        from google.cloud import storage
+
+        if _emulated("STORAGE_EMULATOR_HOST"):
+            from google.auth.credentials import AnonymousCredentials
+
+            return storage.Client(project=project, credentials=AnonymousCredentials())
+        return storage.Client(project=project)
+    from google.cloud import pubsub_v1
+
+    if kind == "publisher":
+        return pubsub_v1.PublisherClient()
+    return pubsub_v1.SubscriberClient()
+
+
+def _table(config, base: str) -> _Table:
+    name = config.name(base)
+    instance = _client("bigtable", config.gcp_project).instance(config.bigtable_instance)
+    return _Table(instance.table(name), name)
+
+
+def snapshot_prefix(config) -> str:
+    return f"{config.namespace}/" if config.namespace else ""
+
+
+def open_gcp_stores(config):
+    """Stores on Bigtable, GCS and Pub/Sub for ``config`` (tables, bucket and topics must exist: see provision)."""
+    from stores import Stores
+
+    project = config.gcp_project
+    bucket = _client("storage", project).bucket(config.gcs_bucket)
+    return Stores(
+        articles=BigtableArticleStore(_table(config, "articles")),
+        stories=BigtableStoryStore(_table(config, "stories")),
+        pointers=BigtablePointerStore(_table(config, "pointers")),
+        snapshots=GcsSnapshotStore(bucket, snapshot_prefix(config)),
+        bus=PubSubBus(_client("publisher", project), _client("subscriber", project), project, config.name),
+        config=config,
+    )
+
+
+def provision(config, topics: Iterable[str] = TOPICS) -> None:
+    """Create the tables (families and GC rules of schemas.tables.TABLES), the snapshot bucket and the topics of
+    ``config``. Idempotent; missing column families are added to existing tables. Meant for the emulators and
+    for development projects; production resources come from Terraform."""
+    from google.cloud.bigtable import column_family
+
+    project = config.gcp_project
+    instance = _client("bigtable-admin", project).instance(config.bigtable_instance)
+    for base, families in TABLES.items():
+        name = config.name(base)
+        table = instance.table(name)
+        rules = {f: column_family.MaxVersionsGCRule(n or 1) for f, n in families.items()}
+        with _errors(f"create table {name}"):
+            try:
+                table.create(column_families=rules)
+            except gx.AlreadyExists:
+                existing = table.list_column_families()
+                for fam, rule in rules.items():
+                    if fam not in existing:
+                        table.column_family(fam, gc_rule=rule).create()
+    storage_client = _client("storage", project)
+    with _errors(f"create bucket {config.gcs_bucket}"):
+        if storage_client.lookup_bucket(config.gcs_bucket) is None:
+            try:
+                storage_client.create_bucket(config.gcs_bucket)
+            except gx.Conflict:
+                pass
+    bus = PubSubBus(_client("publisher", project), _client("subscriber", project), project, config.name)
+    for topic in topics:
+        bus.ensure_topic(topic)
