@@ -78,17 +78,10 @@ def check(name: str, record: dict) -> dict:
     """
     if not isinstance(record, dict):
         raise CodecError(f"{name}: expected a dict, got {type(record).__name__}")
+    if name not in MESSAGES:
+        raise CodecError(f"unknown message type {name!r}; known: {', '.join(MESSAGES)}")
     schema = _named_json()[name]
-    known = {f["name"]: f for f in schema["fields"]}
-    unknown = sorted(set(record) - set(known))
-    if unknown:
-        raise CodecError(f"{name}: unknown field(s) {', '.join(unknown)}")
-    full = dict(record)
-    for fname, f in known.items():
-        if fname not in full:
-            if "default" not in f:
-                raise CodecError(f"{name}.{fname}: required field is missing")
-            full[fname] = copy.deepcopy(f["default"])
+    full = _complete(schema, record, name, _named_json())
     problem = _find_problem(schema, full, name, _named_json())
     if problem:
         raise CodecError(f"{name}: invalid field {problem}")
@@ -98,6 +91,48 @@ def check(name: str, record: dict) -> dict:
         errors = getattr(exc, "errors", None) or [str(exc)]
         raise CodecError(f"{name}: invalid field: {str(errors[0]).replace(NAMESPACE + '.', '')}") from None
     return full
+
+
+def _complete(schema: Any, value: Any, path: str, named: dict) -> Any:
+    """``value`` with the defaults of every (nested) record filled in, the way a decoder returns it. Raises
+    CodecError for unknown or missing fields of a record at any depth; other mismatches are left to
+    _find_problem."""
+    if isinstance(schema, str):
+        return _complete(named[schema], value, path, named) if schema in named else value
+    if isinstance(schema, list):  # union: our unions are ["null", X]
+        if value is None:
+            return value
+        branches = [b for b in schema if b != "null"]
+        return _complete(branches[0], value, path, named) if len(branches) == 1 else value
+    kind = schema.get("type")
+    if kind == "record" and isinstance(value, dict):
+        known = {f["name"]: f for f in schema["fields"]}
+        unknown = sorted(set(value) - set(known))
+        if unknown:
+            raise CodecError(f"{path}: unknown field(s) {', '.join(map(str, unknown))}")
+        out = {}
+        for fname, f in known.items():
+            if fname in value:
+                out[fname] = _complete(f["type"], value[fname], f"{path}.{fname}", named)
+            elif "default" in f:
+                out[fname] = _default(f)
+            else:
+                raise CodecError(f"{path}.{fname}: required field is missing")
+        return out
+    if kind == "array" and isinstance(value, (list, tuple)):
+        return [_complete(schema["items"], v, f"{path}[{i}]", named) for i, v in enumerate(value)]
+    if kind == "map" and isinstance(value, dict):
+        return {k: _complete(schema["values"], v, f"{path}[{k!r}]", named) for k, v in value.items()}
+    return value
+
+
+def _default(f: dict) -> Any:
+    """A field's default as a Python value. Avro writes bytes defaults as JSON strings of code points 0-255."""
+    value = copy.deepcopy(f["default"])
+    base = f["type"].get("type") if isinstance(f["type"], dict) else f["type"]
+    if base == "bytes" and isinstance(value, str):
+        return value.encode("latin-1")
+    return value
 
 
 @functools.lru_cache(maxsize=None)
@@ -195,16 +230,53 @@ def decode(name: str, data: bytes) -> dict:
     """Decode schemaless Avro binary into a validated record. Trailing or truncated bytes are errors."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CodecError(f"{name}: expected bytes, got {type(data).__name__}")
-    buf = io.BytesIO(bytes(data))
+    data = bytes(data)
+    buf = io.BytesIO(data)
     try:
         record = fastavro.schemaless_reader(buf, parsed_schema(name), None)
     except CodecError:
         raise
     except Exception as exc:  # fastavro raises EOFError, UnicodeDecodeError, IndexError, ... on garbage
-        raise CodecError(f"{name}: cannot decode {len(data)} bytes: {type(exc).__name__}: {exc}") from None
+        where = _field_at_fault(name, data)
+        where = f"{name}.{where}" if where else name
+        raise CodecError(
+            f"{where}: cannot decode (input of {len(data)} bytes is truncated or not a valid {name}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
     if buf.tell() != len(data):
-        raise CodecError(f"{name}: {len(data) - buf.tell()} trailing bytes after the record")
+        last = _parsed_json_fields(name)[-1]
+        raise CodecError(
+            f"{name}: {len(data) - buf.tell()} trailing bytes after the last field {name}.{last} "
+            f"(not a valid {name}, or written with another schema)"
+        )
     return check(name, record)
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed_json_fields(name: str) -> list[str]:
+    return field_names(name)
+
+
+@functools.lru_cache(maxsize=None)
+def _named_types() -> dict[str, Any]:
+    named: dict[str, Any] = {}
+    for n in MESSAGES:
+        fastavro.parse_schema(_strip_logical(json.loads(schema_text(n))), named_schemas=named)
+    return named
+
+
+def _field_at_fault(name: str, data: bytes) -> str | None:
+    """The first top-level field that cannot be read from ``data``: decode growing prefixes of the schema's
+    fields (error path only) so that a truncated or corrupt message is reported with the field it breaks in."""
+    raw = _strip_logical(json.loads(schema_text(name)))
+    for k, f in enumerate(raw["fields"], 1):
+        partial = dict(raw, name=f"{raw['name']}Prefix{k}", fields=raw["fields"][:k])
+        try:
+            schema = fastavro.parse_schema(partial, named_schemas=dict(_named_types()))
+            fastavro.schemaless_reader(io.BytesIO(data), schema, None)
+        except Exception:
+            return f["name"]
+    return None
 
 
 # Attribute set on every bus message so that a consumer (or a dead-letter replay) knows what it holds.

@@ -190,9 +190,13 @@ class EmbeddedStoryStore(StoryStore):
             )
 
     def set_alias(self, story_id: int, survivor_id: int) -> None:
-        if story_id == survivor_id:
-            raise ValueError(f"story {story_id} cannot be an alias of itself")
         with self.db.transaction() as conn:
+            # The survivor may itself have been merged: point at the end of its chain, so resolution stays one hop.
+            row = conn.execute("SELECT alias_of FROM stories WHERE story_id=?", (survivor_id,)).fetchone()
+            resolved = row[0] if row and row[0] is not None else survivor_id
+            if story_id == resolved:
+                raise ValueError(f"story {story_id} cannot be an alias of itself (asked: alias of {survivor_id})")
+            survivor_id = resolved
             conn.execute("INSERT OR IGNORE INTO stories (story_id) VALUES (?)", (story_id,))
             conn.execute("UPDATE stories SET alias_of=? WHERE alias_of=?", (survivor_id, story_id))
             conn.execute("UPDATE stories SET alias_of=? WHERE story_id=?", (survivor_id, story_id))
@@ -312,6 +316,11 @@ class DirectorySnapshotStore(SnapshotStore):
         return sorted(out)
 
 
+def _string_attributes(attributes: dict | None) -> dict[str, str]:
+    # Pub/Sub attributes are strings; the embedded bus converts the same way so consumers see one contract.
+    return {str(k): str(v) for k, v in (attributes or {}).items()}
+
+
 class EmbeddedBus(MessageBus):
     """A durable at-least-once queue in SQLite: messages fan out to subscriptions, leased on pull, deleted on ack."""
 
@@ -333,7 +342,7 @@ class EmbeddedBus(MessageBus):
                 raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`")
             cur = conn.execute(
                 "INSERT INTO bus_messages (topic, data, attributes, published_at) VALUES (?,?,?,?)",
-                (topic, bytes(data), json.dumps(attributes or {}, sort_keys=True), time.time()),
+                (topic, bytes(data), json.dumps(_string_attributes(attributes), sort_keys=True), time.time()),
             )
             mid = cur.lastrowid
             conn.execute(
