@@ -15,6 +15,7 @@ RUNTIME = [
     "google-cloud-storage>=2.14",
     "fastavro>=1.9",
     "jsonschema>=4.21",
+    "rfc3339-validator>=0.1.4",  # jsonschema checks "format": "date-time" only when this is installed
     "orjson>=3.9",
     "numpy>=2.0",
     # stories
