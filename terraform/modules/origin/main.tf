@@ -9,7 +9,7 @@
 #           request carrying Authorization bypasses the cache (the origin rejects it: shared endpoints are
 #           anonymous). Stale content is served while revalidating and when the origin errors; concurrent misses
 #           are coalesced into one origin request; 404/410/301 are cached briefly (negative caching).
-#   direct  no CDN: For you (/v1/feed/*, personal, Cache-Control private), reader events and controls, and the
+#   direct  no CDN: For you (/v1/feed/*, personal, Cache-Control private), reader controls (/v1/me/*), events, and the
 #           WebSub and ping endpoints (their query strings and bodies are per request).
 # Cloud Armor: rate limits per client IP on the WebSub and ping endpoints, the Log4j (cve-canary) rule, and
 # adaptive protection; attached to both backends (cache hits never reach a backend policy, so the shared pages'
@@ -19,12 +19,8 @@ locals {
   # The API's query strings that change a shared response (serving/: sections ?limit=, stories ?edition=&cursor=).
   cache_query_strings = ["cursor", "edition", "limit"]
 
-  # Paths that must never be cached at the edge, routed to the non-CDN backend.
-  direct_paths = concat(
-    ["/v1/feed", "/v1/feed/*", "/v1/events", "/v1/events/*"],
-    [for p in var.websub_paths : p],
-    [for p in var.ping_paths : p],
-  )
+  # Personal paths (For you, reader controls, events): never cached, routed to the non-CDN backend.
+  personal_paths = ["/v1/feed", "/v1/feed/*", "/v1/me", "/v1/me/*", "/v1/events", "/v1/events/*"]
 }
 
 resource "google_cloud_run_v2_service" "origin" {
@@ -291,9 +287,21 @@ resource "google_compute_url_map" "api" {
     name            = "api"
     default_service = google_compute_backend_service.cdn.id
 
-    # For you is personal: it bypasses the cache by going to the backend without CDN.
+    # For you is personal: it bypasses the cache by going to the backend without CDN, as do the reader's
+    # controls and events.
     path_rule {
-      paths   = local.direct_paths
+      paths   = local.personal_paths
+      service = google_compute_backend_service.direct.id
+    }
+
+    # WebSub and pings carry per-request query strings and bodies (hub.challenge, signatures): never cached.
+    path_rule {
+      paths   = var.websub_paths
+      service = google_compute_backend_service.direct.id
+    }
+
+    path_rule {
+      paths   = var.ping_paths
       service = google_compute_backend_service.direct.id
     }
   }

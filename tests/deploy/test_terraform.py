@@ -1,0 +1,460 @@
+"""Offline checks of terraform/: formatting (`terraform fmt -check`), module shape, and the properties the design
+relies on, read from the parsed HCL (python-hcl2):
+
+- Cloud CDN: the cache key holds no cookie and no header and only the query strings the shared endpoints read
+  (parsed from serving/); serve-while-stale, negative caching and request coalescing are on; For you and the
+  reader's other personal paths go to a backend without CDN.
+- IAM: no primitive role (owner, editor, viewer) anywhere; every service account holds exactly the grants listed in
+  EXPECTED_GRANTS below; IAM resources are additive members fed only from the iam module's `grants`.
+- Pub/Sub and Bigtable mirror schemas/tables.py (TOPICS with their Avro schemas, TABLES with their GC rules).
+
+Each check is a function that raises AssertionError; the mutation tests apply it to edited copies of the real .tf
+files (a removed cookie exclusion, roles/owner granted ...) to show that it fails when the property is broken.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import hcl2
+import pytest
+
+from deploy_helpers import REPO_ROOT
+
+TERRAFORM = REPO_ROOT / "terraform"
+MODULES = TERRAFORM / "modules"
+ENVIRONMENTS = ("dev", "prod")
+PRIMITIVE_ROLES = {"roles/owner", "roles/editor", "roles/viewer"}
+
+# The reviewed least-privilege grants (terraform/modules/iam/main.tf explains each). A change to the module's
+# `grants` must be made here too, on purpose.
+DATAFLOW = ["roles/dataflow.worker", "roles/logging.logWriter", "roles/monitoring.metricWriter"]
+PUBLISH = ["roles/pubsub.publisher"]
+READ_SUBSCRIPTION = ["roles/pubsub.subscriber", "roles/pubsub.viewer"]
+EXPECTED_GRANTS = {
+    "ingest": {
+        "project": DATAFLOW,
+        "topics": {"items-raw": PUBLISH, "dead-letter": PUBLISH, "dead-letter-ingest": PUBLISH},
+        "subscriptions": {"fetch-requests-ingest": READ_SUBSCRIPTION},
+        "tables": {"feeds": ["roles/bigtable.user"]},
+        "namespaced": [],
+        "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+    },
+    "stories": {
+        "project": DATAFLOW,
+        "topics": {
+            "articles": PUBLISH,
+            "story-changes": PUBLISH,
+            "fetch-requests": PUBLISH,
+            "dead-letter": PUBLISH,
+            "dead-letter-articles": PUBLISH,
+            "dead-letter-stories": PUBLISH,
+            "dead-letter-editions": PUBLISH,
+        },
+        "subscriptions": {"items-raw-stories": READ_SUBSCRIPTION},
+        "tables": {t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
+        "namespaced": [],
+        "buckets": {
+            "snapshots": ["roles/storage.objectCreator", "roles/storage.objectViewer"],
+            "staging": ["roles/storage.objectAdmin"],
+            "templates": ["roles/storage.objectViewer"],
+        },
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+    },
+    "backfill": {
+        "project": DATAFLOW,
+        "topics": {},
+        "subscriptions": {},
+        "tables": {"articles": ["roles/bigtable.reader"]},
+        "namespaced": ["roles/bigtable.user"],
+        "buckets": {
+            "backfill": ["roles/storage.objectAdmin"],
+            "snapshots": ["roles/storage.objectViewer"],
+            "staging": ["roles/storage.objectAdmin"],
+            "templates": ["roles/storage.objectViewer"],
+        },
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+    },
+    "origin": {
+        "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
+        "topics": {"read-events": PUBLISH, "fetch-requests": PUBLISH},
+        "subscriptions": {},
+        "tables": {
+            "pointers": ["roles/bigtable.reader"],
+            "feeds": ["roles/bigtable.reader"],
+            "profiles": ["roles/bigtable.user"],
+        },
+        "namespaced": [],
+        "buckets": {"snapshots": ["roles/storage.objectViewer"]},
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": ["roles/secretmanager.secretAccessor"],
+    },
+}
+
+
+# --- parsing ------------------------------------------------------------------------------------------------
+
+
+def _unquote(value):
+    if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"')
+    return value
+
+
+def normalise(node):
+    """python-hcl2 keeps string quotes and block markers: strip them."""
+    if isinstance(node, dict):
+        return {_unquote(k): normalise(v) for k, v in node.items() if k != "__is_block__"}
+    if isinstance(node, list):
+        return [normalise(v) for v in node]
+    return _unquote(node)
+
+
+class Module:
+    """The .tf files of one folder, merged: resources by (type, name), locals, variables, module calls."""
+
+    def __init__(self, files: dict[str, str]):
+        self.files = files
+        self.docs = {name: normalise(hcl2.loads(text)) for name, text in files.items()}
+        self.resources: dict[tuple[str, str], dict] = {}
+        self.locals: dict = {}
+        self.variables: dict[str, dict] = {}
+        self.modules: dict[str, dict] = {}
+        for doc in self.docs.values():
+            for block in doc.get("resource", []):
+                for rtype, named in block.items():
+                    for name, body in named.items():
+                        self.resources[(rtype, name)] = body
+            for block in doc.get("locals", []):
+                self.locals.update(block)
+            for block in doc.get("variable", []):
+                self.variables.update(block)
+            for block in doc.get("module", []):
+                self.modules.update(block)
+
+    @classmethod
+    def load(cls, folder: Path, edits: dict[str, tuple[str, str]] | None = None) -> "Module":
+        """Load a folder's .tf files; ``edits`` maps a file name to (old, new) text replaced before parsing."""
+        files = {p.name: p.read_text() for p in sorted(folder.glob("*.tf"))}
+        for name, (old, new) in (edits or {}).items():
+            assert old in files[name], f"mutation target not found in {folder.name}/{name}: {old!r}"
+            files[name] = files[name].replace(old, new)
+        return cls(files)
+
+    def of_type(self, rtype: str) -> dict[str, dict]:
+        return {name: body for (t, name), body in self.resources.items() if t == rtype}
+
+    def resolve(self, value):
+        """Follow a bare ${local.x} / ${var.x} reference to its value (a variable's default)."""
+        for _ in range(5):
+            if not isinstance(value, str):
+                return value
+            m = re.fullmatch(r"\$\{(local|var)\.(\w+)\}", value)
+            if not m:
+                return value
+            if m.group(1) == "local":
+                value = self.locals[m.group(2)]
+            else:
+                value = self.variables[m.group(2)].get("default")
+        return value
+
+
+def walk(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from walk(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from walk(v, f"{path}[{i}]")
+    else:
+        yield path, node
+
+
+def all_folders() -> list[Path]:
+    return sorted([p for p in MODULES.iterdir() if p.is_dir()] + [TERRAFORM / "environments" / e for e in ENVIRONMENTS])
+
+
+@pytest.fixture(scope="module")
+def modules() -> dict[str, Module]:
+    return {p.name if p.parent == MODULES else f"env-{p.name}": Module.load(p) for p in all_folders()}
+
+
+def shared_query_strings() -> set[str]:
+    """Query parameters read by the shared (cacheable) endpoints of serving/: the blueprints that reject personal
+    headers. These, and only these, belong in the CDN cache key."""
+    names: set[str] = set()
+    shared = [p for p in sorted((REPO_ROOT / "serving").glob("*.py")) if "before_request(http.reject_personal_headers)" in p.read_text()]
+    assert shared, "no shared blueprint found in serving/ (bp.before_request(http.reject_personal_headers))"
+    for path in shared:
+        names.update(re.findall(r"args\.get\(\s*[\"'](\w+)[\"']", path.read_text()))
+        names.update(re.findall(r"args\[\s*[\"'](\w+)[\"']\s*\]", path.read_text()))
+    return names
+
+
+# --- checks (each raises AssertionError naming what is wrong) -----------------------------------------------
+
+
+def check_cdn(origin: Module, api_query_strings: set[str]) -> None:
+    backends = origin.of_type("google_compute_backend_service")
+    cdn = {name: b for name, b in backends.items() if b.get("enable_cdn") is True}
+    assert cdn, "no backend service has Cloud CDN enabled"
+    for name, backend in cdn.items():
+        policy = backend["cdn_policy"][0]
+        assert policy.get("cache_mode") == "USE_ORIGIN_HEADERS", f"{name}: cache_mode must honour the origin's Cache-Control"
+        key = policy["cache_key_policy"][0]
+        assert "include_named_cookies" in key, f"{name}: the cache key must state that it includes no cookie"
+        cookies = origin.resolve(key["include_named_cookies"])
+        assert cookies == [], f"{name}: cookies {cookies} in the cache key"
+        assert "include_http_headers" in key, f"{name}: the cache key must state that it includes no header"
+        headers = origin.resolve(key["include_http_headers"])
+        assert not any(h.lower() == "cookie" for h in headers), f"{name}: the Cookie header is in the cache key"
+        assert headers == [], f"{name}: headers {headers} in the cache key"
+        assert key.get("include_query_string") is True, f"{name}: include_query_string must be true to whitelist"
+        assert "query_string_blacklist" not in key, f"{name}: use a whitelist, not a blacklist"
+        whitelist = origin.resolve(key.get("query_string_whitelist"))
+        assert isinstance(whitelist, list) and set(whitelist) == api_query_strings, (
+            f"{name}: cache key query strings {whitelist} != those the shared endpoints read {sorted(api_query_strings)}"
+        )
+        stale = origin.resolve(policy.get("serve_while_stale"))
+        assert isinstance(stale, int) and stale > 0, f"{name}: serve_while_stale must be set"
+        assert policy.get("request_coalescing") is True, f"{name}: request_coalescing must be true"
+        assert policy.get("negative_caching") is True, f"{name}: negative_caching must be true"
+        static = policy.get("negative_caching_policy", [])
+        dynamic = [d["negative_caching_policy"] for d in policy.get("dynamic", []) if "negative_caching_policy" in d]
+        ttls = [origin.resolve(d["for_each"]) for d in dynamic]
+        assert static or any(ttls), f"{name}: negative caching needs at least one status with a TTL"
+
+    url_maps = [m for m in origin.of_type("google_compute_url_map").values() if "path_matcher" in m]
+    assert url_maps, "no URL map routes the API"
+    for url_map in url_maps:
+        matcher = url_map["path_matcher"][0]
+        default = re.search(r"google_compute_backend_service\.(\w+)\.", matcher["default_service"])
+        assert default and default.group(1) in cdn, "shared pages (the default route) must go through the CDN backend"
+        routed: dict[str, str] = {}
+        for rule in matcher.get("path_rule", []):
+            target = re.search(r"google_compute_backend_service\.(\w+)\.", rule["service"]).group(1)
+            for path in origin.resolve(rule["paths"]):
+                routed[path] = target
+        for path in ("/v1/feed/*", "/v1/me/*"):
+            assert path in routed, f"{path} has no route of its own: it would be served through the CDN backend"
+            assert backends[routed[path]].get("enable_cdn") is not True, f"{path} must bypass the cache (a backend without CDN)"
+
+
+def check_no_primitive_roles(modules: dict[str, Module]) -> None:
+    for mname, module in modules.items():
+        for fname, doc in module.docs.items():
+            for path, value in walk(doc):
+                if isinstance(value, str) and any(re.search(rf"(?<![\w.]){re.escape(r)}(?![\w.])", value) for r in PRIMITIVE_ROLES):
+                    raise AssertionError(f"primitive role in {mname}/{fname} at {path}: {value!r}")
+
+
+def check_grants(iam: Module, expected: dict) -> None:
+    grants = iam.resolve(iam.locals["grants"])
+    actual = {sa: {kind: iam.resolve(v) for kind, v in g.items()} for sa, g in grants.items()}
+    assert set(actual) == set(expected), f"service accounts {sorted(actual)} != {sorted(expected)}"
+    for sa in expected:
+        for kind in set(actual[sa]) | set(expected[sa]):
+            got, want = actual[sa].get(kind), expected[sa].get(kind)
+            if isinstance(want, dict) and isinstance(got, dict):
+                got = {k: sorted(iam.resolve(v)) for k, v in got.items()}
+                want = {k: sorted(v) for k, v in want.items()}
+            elif isinstance(want, list) and isinstance(got, list):
+                got, want = sorted(got), sorted(want)
+            assert got == want, f"{sa}: {kind} grants {got} differ from the reviewed list {want}"
+
+
+def check_iam_resources(modules: dict[str, Module]) -> None:
+    """IAM is additive (members only) and a service account's roles come only from the iam module's grants."""
+    for mname, module in modules.items():
+        for (rtype, name), body in module.resources.items():
+            if not re.search(r"_iam_(member|binding|policy|audit_config)$", rtype):
+                continue
+            assert rtype.endswith("_iam_member"), f"{mname}: {rtype}.{name} is authoritative; use *_iam_member"
+            member = str(body.get("member", ""))
+            if "google_service_account.sa" in member:
+                assert mname == "iam", f"{mname}: {rtype}.{name} grants a job's service account outside the iam module"
+                assert body.get("role") == "${each.value.role}", f"iam: {rtype}.{name} has a role outside `grants`"
+                assert re.fullmatch(r"\$\{local\.\w+_bindings\}", str(body.get("for_each"))), (
+                    f"iam: {rtype}.{name} must iterate over bindings derived from `grants`"
+                )
+            else:
+                assert mname != "iam", f"iam: {rtype}.{name} grants something other than the module's service accounts"
+                assert "module.iam" not in member and "iam.gserviceaccount.com" not in member.replace("gcp-sa-pubsub.iam", ""), (
+                    f"{mname}: {rtype}.{name} grants a job's service account a role outside the iam module"
+                )
+    for env in ENVIRONMENTS:
+        env_module = modules[f"env-{env}"]
+        for job in ("ingest", "stories"):
+            sa = str(env_module.modules[job]["service_account_email"])
+            assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), f"{env}: the {job} job must run as its own account, not {sa}"
+        sa = str(env_module.modules["origin"]["service_account_email"])
+        assert sa == '${module.iam.emails["origin"]}', f"{env}: the origin must run as its own account, not {sa}"
+
+
+# --- tests --------------------------------------------------------------------------------------------------
+
+
+def test_terraform_fmt_check(terraform_bin):
+    result = subprocess.run(
+        [terraform_bin, "fmt", "-check", "-recursive", "-diff", str(TERRAFORM)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, f"terraform fmt -check failed (run `terraform fmt -recursive terraform`):\n{result.stdout}{result.stderr}"
+
+
+def test_terraform_fmt_check_catches_misformatting(terraform_bin, tmp_path):
+    (tmp_path / "bad.tf").write_text('variable "x" {\ntype=string\n}\n')
+    result = subprocess.run([terraform_bin, "fmt", "-check", "-recursive", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+
+
+def test_every_module_has_the_four_files_and_pinned_providers():
+    for folder in sorted(p for p in MODULES.iterdir() if p.is_dir()):
+        for name in ("main.tf", "variables.tf", "outputs.tf", "versions.tf"):
+            assert (folder / name).exists(), f"terraform/modules/{folder.name}/{name} is missing"
+    for folder in all_folders():
+        doc = normalise(hcl2.loads((folder / "versions.tf").read_text()))
+        providers = doc["terraform"][0]["required_providers"][0]
+        assert providers, f"{folder}: no required_providers"
+        for name, spec in providers.items():
+            version = (spec[0] if isinstance(spec, list) else spec)["version"]
+            assert "~>" in version or "<" in version, f"{folder.name}: provider {name} version {version!r} has no upper bound"
+
+
+def test_every_variable_is_typed_and_described(modules):
+    for mname, module in modules.items():
+        for name, var in module.variables.items():
+            assert "type" in var, f"{mname}: variable {name} has no type"
+            assert str(var.get("description", "")).strip(), f"{mname}: variable {name} has no description"
+
+
+def test_cdn_cache_key_stale_negative_coalescing_and_for_you_bypass(modules):
+    assert shared_query_strings() == {"cursor", "edition", "limit"}
+    check_cdn(modules["origin"], shared_query_strings())
+
+
+ORIGIN_MUTATIONS = {
+    "cookie exclusion removed": ("include_named_cookies = []\n", "\n"),
+    "a cookie in the key": ("include_named_cookies = []", 'include_named_cookies = ["session"]'),
+    "the Cookie header in the key": ("include_http_headers  = []", 'include_http_headers  = ["Cookie"]'),
+    "a tracking query string in the key": ('cache_query_strings = ["cursor", "edition", "limit"]', 'cache_query_strings = ["cursor", "edition", "limit", "utm_source"]'),
+    "query strings not whitelisted": ("query_string_whitelist = local.cache_query_strings\n", "\n"),
+    "For you through the CDN": ("paths   = local.personal_paths\n      service = google_compute_backend_service.direct.id", "paths   = local.personal_paths\n      service = google_compute_backend_service.cdn.id"),
+    "serve-while-stale removed": ("serve_while_stale = var.serve_while_stale_sec\n", "\n"),
+    "request coalescing off": ("request_coalescing = true", "request_coalescing = false"),
+    "negative caching off": ("negative_caching = true", "negative_caching = false"),
+}
+
+
+@pytest.mark.parametrize("mutation", list(ORIGIN_MUTATIONS))
+def test_cdn_check_fails_when_the_origin_module_is_broken(mutation):
+    old, new = ORIGIN_MUTATIONS[mutation]
+    broken = Module.load(MODULES / "origin", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError):
+        check_cdn(broken, shared_query_strings())
+
+
+def test_no_primitive_roles_and_exact_least_privilege_grants(modules):
+    check_no_primitive_roles(modules)
+    check_grants(modules["iam"], EXPECTED_GRANTS)
+    check_iam_resources(modules)
+
+
+IAM_MUTATIONS = {
+    "roles/owner for the ingest job": (
+        "project       = local.dataflow_project_roles\n      topics        = { \"items-raw\"",
+        "project       = concat(local.dataflow_project_roles, [\"roles/owner\"])\n      topics        = { \"items-raw\"",
+    ),
+    "roles/editor for every job": ('dataflow_project_roles = ["roles/dataflow.worker"', 'dataflow_project_roles = ["roles/editor", "roles/dataflow.worker"'),
+    "an extra role for stories": ('tables        = { articles = ["roles/bigtable.user"]', 'tables        = { articles = ["roles/bigtable.admin"]'),
+    "a hard-coded grant": ("resource \"google_project_iam_member\" \"project\" {", "resource \"google_project_iam_member\" \"extra\" {\n  project = var.project_id\n  role    = \"roles/pubsub.admin\"\n  member  = google_service_account.sa[\"stories\"].member\n}\n\nresource \"google_project_iam_member\" \"project\" {"),
+}
+
+
+@pytest.mark.parametrize("mutation", list(IAM_MUTATIONS))
+def test_iam_checks_fail_when_a_job_gains_a_role(modules, mutation):
+    old, new = IAM_MUTATIONS[mutation]
+    broken = dict(modules)
+    broken["iam"] = Module.load(MODULES / "iam", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError):
+        check_no_primitive_roles(broken)
+        check_grants(broken["iam"], EXPECTED_GRANTS)
+        check_iam_resources(broken)
+
+
+def test_iam_check_fails_on_roles_owner_in_a_parsed_copy(modules):
+    """The same property on the parsed data: roles/owner added to the ingest account's grants."""
+    iam = copy.copy(modules["iam"])
+    iam.locals = copy.deepcopy(iam.locals)
+    iam.locals["grants"]["ingest"]["project"] = DATAFLOW + ["roles/owner"]
+    with pytest.raises(AssertionError, match="ingest"):
+        check_grants(iam, EXPECTED_GRANTS)
+    docs = copy.deepcopy(iam.docs)
+    docs["main.tf"]["locals"][0]["grants"]["ingest"]["project"] = DATAFLOW + ["roles/owner"]
+    iam.docs = docs
+    with pytest.raises(AssertionError, match="roles/owner"):
+        check_no_primitive_roles({"iam": iam})
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules, env):
+    from schemas.tables import TOPICS
+
+    topics = modules[f"env-{env}"].locals["topics"]
+    assert set(topics) == set(TOPICS), f"{env}: topics {sorted(topics)} != schemas.tables.TOPICS {sorted(TOPICS)}"
+    for topic, stem in topics.items():
+        schema = json.loads((REPO_ROOT / "schemas" / "avro" / f"{stem}.avsc").read_text())
+        assert schema["name"] == TOPICS[topic], f"{env}: topic {topic} gets schema {schema['name']}, TOPICS says {TOPICS[topic]}"
+    pubsub = modules["pubsub"]
+    for name in ("topic", "undeliverable"):
+        settings = pubsub.of_type("google_pubsub_topic")[name]["schema_settings"][0]
+        assert settings["encoding"] == "BINARY", "schemas.codec writes schemaless Avro binary"
+        assert "google_pubsub_schema.message" in settings["schema"]
+    assert pubsub.of_type("google_pubsub_schema")["message"]["type"] == "AVRO"
+    subscription = pubsub.of_type("google_pubsub_subscription")["job"]
+    policy = subscription["dead_letter_policy"][0]
+    assert "google_pubsub_topic.undeliverable" in policy["dead_letter_topic"] and policy["max_delivery_attempts"]
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_bigtable_gc_rules_mirror_schemas_tables(modules, env):
+    from schemas.tables import TABLES
+
+    tables = modules[f"env-{env}"].locals["tables"]
+    assert set(tables) == set(TABLES), f"{env}: tables {sorted(tables)} != schemas.tables.TABLES {sorted(TABLES)}"
+    for table, families in TABLES.items():
+        got = {f: rule["max_versions"] for f, rule in tables[table].items()}
+        assert got == families, f"{env}: {table} GC rules {got} != TABLES {families}"
+    assert "google_bigtable_gc_policy" in {t for t, _ in modules["bigtable"].resources}
+
+
+def test_streaming_jobs_drain_on_engine_with_autoscaling_limits(modules):
+    job = modules["dataflow"].of_type("google_dataflow_flex_template_job")["job"]
+    assert job["on_delete"] == '${var.streaming ? "drain" : "cancel"}'
+    assert job["enable_streaming_engine"] == "${var.streaming}"
+    assert job["autoscaling_algorithm"] == "THROUGHPUT_BASED" and job["max_workers"] == "${var.max_workers}"
+    assert job["ip_configuration"] == "WORKER_IP_PRIVATE"
+    for env in ENVIRONMENTS:
+        calls = modules[f"env-{env}"].modules
+        for name in ("ingest", "stories"):
+            assert calls[name]["streaming"] is True, f"{env}: {name} is a streaming job"
+            assert isinstance(calls[name]["max_workers"], (int, str)), f"{env}: {name} needs an autoscaling ceiling"
+
+
+def test_cloud_armor_rate_limits_websub_and_pings(modules):
+    policy = modules["origin"].of_type("google_compute_security_policy")["edge"]
+    throttled = [r for r in policy["rule"] if r["action"] == "throttle"]
+    expressions = " ".join(r["match"][0]["expr"][0]["expression"] for r in throttled)
+    assert "websub_path_regex" in expressions and "ping_path_regex" in expressions
+    for rule in throttled:
+        options = rule["rate_limit_options"][0]
+        assert options["exceed_action"] == "deny(429)" and options["enforce_on_key"] == "IP"
+    for name in ("cdn", "direct"):
+        assert "google_compute_security_policy.edge" in modules["origin"].of_type("google_compute_backend_service")[name]["security_policy"]
