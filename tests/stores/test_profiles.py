@@ -1,0 +1,91 @@
+"""ProfileStore contract on both backends (embedded SQLite; Bigtable emulator, marked emulator)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from stores.profiles import READS_KEPT, empty_profile, open_profile_store
+
+
+@pytest.fixture
+def profiles(store_config):
+    return open_profile_store(store_config)
+
+
+def test_unknown_reader_is_none_and_update_creates(profiles):
+    assert profiles.get("nobody") is None
+
+    def follow(doc):
+        doc["follows"]["topics"].append("science")
+        return doc
+
+    doc = profiles.update("ann", follow)
+    assert doc["revision"] == 1 and doc["follows"]["topics"] == ["science"] and doc["updated_at"] > 0
+    got = profiles.get("ann")
+    assert got["follows"]["topics"] == ["science"] and got["reads"] == [] and got["revision"] == 1
+    assert profiles.update("ann", lambda d: None)["revision"] == 1  # None: no write
+    assert profiles.get("ann")["revision"] == 1
+
+
+def test_updates_do_not_lose_concurrent_writes(profiles):
+    def add(i):
+        def fn(doc):
+            doc["follows"]["topics"].append(f"t{i}")
+            return doc
+
+        return fn
+
+    profiles.update("bea", lambda d: d)  # create the row first: both first-writer paths are tested below
+    threads = [threading.Thread(target=profiles.update, args=("bea", add(i))) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    doc = profiles.get("bea")
+    assert sorted(doc["follows"]["topics"]) == sorted(f"t{i}" for i in range(8))
+    assert doc["revision"] == 9
+
+
+def test_concurrent_creates_do_not_lose_writes(profiles):
+    def add(i):
+        def fn(doc):
+            doc["hidden_sources"].append(f"p{i}")
+            return doc
+
+        return fn
+
+    threads = [threading.Thread(target=profiles.update, args=("cid", add(i))) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(profiles.get("cid")["hidden_sources"]) == [f"p{i}" for i in range(4)]
+
+
+def test_reads_keep_the_newest_and_are_idempotent(profiles):
+    reads = [{"event_id": f"e{i}", "story_id": str(i), "at": 1_000_000 + i, "kind": "READ"} for i in range(READS_KEPT + 30)]
+    profiles.append_reads("dee", reads[:100])
+    profiles.append_reads("dee", reads[100:])
+    profiles.append_reads("dee", reads[-5:])  # replay
+    got = profiles.get("dee")["reads"]
+    assert len(got) == READS_KEPT
+    assert [r["event_id"] for r in got] == [f"e{i}" for i in range(READS_KEPT + 29, 29, -1)]  # newest first
+    assert profiles.get("dee")["revision"] == 0  # reads alone do not make a profile document
+
+
+def test_delete_history_and_delete(profiles):
+    profiles.update("eve", lambda d: {**d, "paused": True})
+    profiles.append_reads("eve", [{"event_id": "x", "story_id": "1", "at": 5, "kind": "READ"}])
+    profiles.delete_history("eve")
+    got = profiles.get("eve")
+    assert got["reads"] == [] and got["paused"] is True
+    profiles.delete("eve")
+    assert profiles.get("eve") is None
+
+
+def test_empty_profile_shape():
+    doc = empty_profile()
+    assert set(doc) == {"follows", "hidden_sources", "fewer", "interest", "paused", "revision", "updated_at"}
+    assert sorted(doc)[-2:] == ["revision", "updated_at"]  # the Bigtable CAS predicate relies on this order
