@@ -39,7 +39,7 @@ EXPECTED_GRANTS = {
     "ingest": {
         "project": DATAFLOW,
         "topics": {"items-raw": PUBLISH, "dead-letter": PUBLISH, "dead-letter-ingest": PUBLISH},
-        "subscriptions": {"fetch-requests-ingest": READ_SUBSCRIPTION},
+        "subscriptions": {"ingest-fetch-requests": READ_SUBSCRIPTION},
         "tables": {"feeds": ["roles/bigtable.user"]},
         "namespaced": [],
         "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
@@ -89,7 +89,7 @@ EXPECTED_GRANTS = {
         "subscriptions": {},
         "tables": {
             "pointers": ["roles/bigtable.reader"],
-            "feeds": ["roles/bigtable.reader"],
+            "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
         },
         "namespaced": [],
@@ -110,9 +110,9 @@ def _unquote(value):
 
 
 def normalise(node):
-    """python-hcl2 keeps string quotes and block markers: strip them."""
+    """python-hcl2 keeps string quotes, block markers and comments (__is_block__, __comments__): strip them."""
     if isinstance(node, dict):
-        return {_unquote(k): normalise(v) for k, v in node.items() if k != "__is_block__"}
+        return {_unquote(k): normalise(v) for k, v in node.items() if not k.startswith("__")}
     if isinstance(node, list):
         return [normalise(v) for v in node]
     return _unquote(node)
@@ -458,3 +458,16 @@ def test_cloud_armor_rate_limits_websub_and_pings(modules):
         assert options["exceed_action"] == "deny(429)" and options["enforce_on_key"] == "IP"
     for name in ("cdn", "direct"):
         assert "google_compute_security_policy.edge" in modules["origin"].of_type("google_compute_backend_service")[name]["security_policy"]
+
+
+@pytest.mark.parametrize("job", ["ingest", "stories"])
+def test_parameters_terraform_passes_are_template_parameters(modules, job):
+    """Terraform launches the streaming jobs with parameters of their templates' metadata.json, nothing else."""
+    path = REPO_ROOT / "templates" / job / "metadata.json"
+    assert path.exists(), f"templates/{job}/metadata.json is missing"
+    declared = {p["name"] for p in json.loads(path.read_text())["parameters"]}
+    store = set(modules["dataflow"].locals["store_parameters"])
+    assert store <= declared, f"terraform/modules/dataflow passes {sorted(store - declared)}, unknown to the {job} template"
+    for env in ENVIRONMENTS:
+        passed = set(modules[f"env-{env}"].locals[f"{job}_parameters"])
+        assert passed <= declared, f"{env}: {job} parameters {sorted(passed - declared)} are not in its template"

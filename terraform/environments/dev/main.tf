@@ -32,7 +32,7 @@ locals {
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
   subscriptions = {
     "items-raw-stories"     = { topic = "items-raw", ack_deadline_seconds = 120 }
-    "fetch-requests-ingest" = { topic = "fetch-requests", ack_deadline_seconds = 60 }
+    "ingest-fetch-requests" = { topic = "fetch-requests", ack_deadline_seconds = 60 }
   }
 
   services = [
@@ -50,6 +50,19 @@ locals {
     "secretmanager.googleapis.com",
     "storage.googleapis.com",
   ]
+
+  # The jobs' own template parameters (templates/<job>/metadata.json; tests/deploy checks the names). StoreOptions
+  # parameters (backend, bigtable_instance, snapshot_bucket, namespace) come from the dataflow module.
+  ingest_parameters = {
+    feeds                      = "table"
+    fetch_request_topic        = module.pubsub.topic_names["fetch-requests"]
+    fetch_request_subscription = module.pubsub.subscription_names["ingest-fetch-requests"]
+    items_topic                = module.pubsub.topic_names["items-raw"]
+    dead_letter_topic          = module.pubsub.topic_names["dead-letter-ingest"]
+    websub_callback_base       = "https://${var.domains[0]}"
+  }
+
+  stories_parameters = {}
 
   image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
   deploy = var.image_tag != null
@@ -150,7 +163,7 @@ module "ingest" {
   num_workers             = 1
   max_workers             = var.ingest_max_workers
   machine_type            = var.ingest_machine_type
-  parameters              = merge(var.ingest_parameters)
+  parameters              = merge(local.ingest_parameters, var.ingest_parameters)
   labels                  = local.labels
 }
 
@@ -172,7 +185,7 @@ module "stories" {
   num_workers             = 1
   max_workers             = var.stories_max_workers
   machine_type            = var.stories_machine_type
-  parameters              = merge(var.stories_parameters)
+  parameters              = merge(local.stories_parameters, var.stories_parameters)
   labels                  = local.labels
 }
 

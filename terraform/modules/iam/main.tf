@@ -12,7 +12,8 @@
 #             for validation, publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
-#   origin    reads pointers and snapshots (pages in memory), reads feeds (WebSub subscriptions it asked for),
+#   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
+#             hub's verification GET activates or denies them),
 #             keeps reader profiles, publishes read events and fetch requests (WebSub deliveries, pings), reads
 #             its secrets (token and cursor keys) from Secret Manager.
 # Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
@@ -25,7 +26,7 @@ locals {
     ingest = {
       project       = local.dataflow_project_roles
       topics        = { "items-raw" = ["roles/pubsub.publisher"], "dead-letter" = ["roles/pubsub.publisher"], "dead-letter-ingest" = ["roles/pubsub.publisher"] }
-      subscriptions = { "fetch-requests-ingest" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      subscriptions = { "ingest-fetch-requests" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
       tables        = { feeds = ["roles/bigtable.user"] }
       namespaced    = []
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
@@ -73,7 +74,7 @@ locals {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"] }
       subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.reader"], profiles = ["roles/bigtable.user"] }
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"] }
       namespaced    = []
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]

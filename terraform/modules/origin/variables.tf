@@ -156,8 +156,8 @@ variable "readiness_path" {
 
 variable "websub_paths" {
   type        = list(string)
-  description = "URL map paths of the WebSub callback (never cached). Example: [\"/websub/*\"]."
-  default     = ["/websub/*"]
+  description = "URL map paths of the WebSub callback (serving/push.py, never cached). Example: [\"/v1/websub/*\"]."
+  default     = ["/v1/websub/*"]
 
   validation {
     condition     = alltrue([for p in var.websub_paths : startswith(p, "/")])
@@ -167,13 +167,13 @@ variable "websub_paths" {
 
 variable "websub_path_regex" {
   type        = string
-  description = "RE2 regex on request.path that Cloud Armor rate-limits as WebSub. Example: ^/websub/."
-  default     = "^/websub/"
+  description = "RE2 regex on request.path that Cloud Armor rate-limits as WebSub. Example: ^/v1/websub/."
+  default     = "^/v1/websub/"
 }
 
 variable "ping_paths" {
   type        = list(string)
-  description = "URL map paths of the publisher ping endpoint (never cached). Example: [\"/v1/ping\", \"/v1/ping/*\"]."
+  description = "URL map paths of the publisher ping endpoint (serving/push.py, never cached). Example: [\"/v1/ping\", \"/v1/ping/*\"]."
   default     = ["/v1/ping", "/v1/ping/*"]
 
   validation {
