@@ -220,7 +220,7 @@ class SampleWorld:
             for a in items:
                 title, _ = self.headline(a, now_ms)
                 urls.append(self._sitemap_url(pub, a["url"], title, self.released_ms(a)))
-            old_ms = now_ms - OLD_SITEMAP_ENTRY["days_ago"] * 86400_000
+            old_ms = int(self.clock.start_s * 1000) - OLD_SITEMAP_ENTRY["days_ago"] * 86400_000
             urls.append(self._sitemap_url(pub, f"http://{host}{OLD_SITEMAP_ENTRY['path']}", OLD_SITEMAP_ENTRY["title"], old_ms))
             body = (
                 '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '

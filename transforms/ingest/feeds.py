@@ -162,7 +162,8 @@ def _parse_syndication(body: bytes, url: str, now_ms: int, headers: dict, max_ag
             raise FeedError("malformed_feed", f"{type(exc).__name__}: {exc}"[:300])
         raise FeedError("not_a_feed", "no RSS or Atom root element")
     exc = d.get("bozo_exception")
-    if d.get("bozo") and not d.entries and not isinstance(exc, feedparser.CharacterEncodingOverride):
+    usable = [e for e in d.entries if e.get("link")]
+    if d.get("bozo") and not usable and not isinstance(exc, feedparser.CharacterEncodingOverride):
         # Broken XML that yielded no item (a truncated or garbled feed): dead-letter it rather than report
         # "no news". A feed that parses with a few recoverable errors keeps the entries it yielded.
         raise FeedError("malformed_feed", f"{type(exc).__name__}: {exc}"[:300])

@@ -128,12 +128,13 @@ def _decay(value: float, dt_ms: float, tau_ms: float) -> float:
     return value * math.exp(-max(0.0, dt_ms) / tau_ms)
 
 
-def record_observation(state: FeedState, now_ms: int, new_items: int) -> None:
-    """Fold one poll's outcome (``new_items`` guid-new items since the last poll) into both rate estimators."""
+def record_observation(state: FeedState, now_ms: int, new_items: int, scale: float = 1.0) -> None:
+    """Fold one poll's outcome (``new_items`` guid-new items since the last poll) into both rate estimators.
+    ``scale`` < 1 compresses time (the sample world's demo): rates are per *scaled* hour."""
     prev = state.last_poll_ms
-    exposure_h = 0.0 if prev is None else max(0.0, (now_ms - prev) / HOUR_MS)
+    exposure_h = 0.0 if prev is None else max(0.0, (now_ms - prev) / (HOUR_MS * scale))
     if state.recent_at_ms is not None:
-        dt = now_ms - state.recent_at_ms
+        dt = (now_ms - state.recent_at_ms) / scale
         state.recent_items = _decay(state.recent_items, dt, RECENT_TAU_MS)
         state.recent_hours = _decay(state.recent_hours, dt, RECENT_TAU_MS)
     state.recent_items += new_items
@@ -142,7 +143,7 @@ def record_observation(state: FeedState, now_ms: int, new_items: int) -> None:
     h = hour_of_week(now_ms)
     last = state.how_at_ms[h]
     if last:
-        f = 0.5 ** (max(0, now_ms - last) / HOW_HALF_LIFE_MS)
+        f = 0.5 ** (max(0, now_ms - last) / scale / HOW_HALF_LIFE_MS)
         state.how_items[h] *= f
         state.how_hours[h] *= f
     state.how_items[h] += new_items
@@ -150,11 +151,24 @@ def record_observation(state: FeedState, now_ms: int, new_items: int) -> None:
     state.how_at_ms[h] = now_ms
 
 
-def expected_rate(state: FeedState, now_ms: int) -> float:
-    """Expected items per hour around ``now_ms``."""
+def seed_rate(state: FeedState, now_ms: int, published_ms: list, scale: float = 1.0) -> None:
+    """First sight of a feed: estimate its rate from its entries' publication times instead of the bare prior
+    (n items over the span from the oldest dated entry to now, at most 48 h), so that a busy feed is polled at
+    its pace from the second poll on."""
+    dated = [p for p in published_ms if p is not None and now_ms - 48 * HOUR_MS * scale <= p <= now_ms]
+    if len(dated) < 2:
+        return
+    span_h = max((now_ms - min(dated)) / (HOUR_MS * scale), 1 / 60)
+    state.recent_items = float(len(dated))
+    state.recent_hours = span_h
+    state.recent_at_ms = now_ms
+
+
+def expected_rate(state: FeedState, now_ms: int, scale: float = 1.0) -> float:
+    """Expected items per (scaled) hour around ``now_ms``."""
     recent_items, recent_hours = state.recent_items, state.recent_hours
     if state.recent_at_ms is not None:
-        dt = now_ms - state.recent_at_ms
+        dt = (now_ms - state.recent_at_ms) / scale
         recent_items = _decay(recent_items, dt, RECENT_TAU_MS)
         recent_hours = _decay(recent_hours, dt, RECENT_TAU_MS)
     recent = (recent_items + PRIOR_RATE * PRIOR_HOURS) / (recent_hours + PRIOR_HOURS)
@@ -166,8 +180,8 @@ def expected_rate(state: FeedState, now_ms: int) -> float:
 
 
 def base_interval_ms(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: int) -> int:
-    rate = expected_rate(state, now_ms)
-    gap_ms = HOUR_MS / max(rate, 1e-6)
+    rate = expected_rate(state, now_ms, policy.scale)
+    gap_ms = HOUR_MS * policy.scale / max(rate, 1e-6)
     interval = 0.5 * gap_ms
     floor = policy.floor_ms(tier, state.validators_useless)
     return int(min(max(interval, floor), policy.max_ms))
@@ -214,6 +228,7 @@ def record_response(
     last_modified: str | None,
     new_items: int,
     digest: str | None,
+    scale: float = 1.0,
 ) -> None:
     """Update counters, validators and the churn detector after a successful poll (200 or 304)."""
     sent_validators = bool(conditional_headers(state))
@@ -241,7 +256,7 @@ def record_response(
         state.last_modified = last_modified
         state.last_digest = digest
     state.items_found += new_items
-    record_observation(state, now_ms, new_items)
+    record_observation(state, now_ms, new_items, scale)
     state.last_poll_ms = now_ms
 
 

@@ -1,0 +1,306 @@
+"""Poll one feed, diff its items, and fetch each new item's page: the plain-Python core of the ingest job.
+
+Reads feeds and pages through a :class:`transforms.ingest.fetcher.Fetcher`; reads and writes a
+:class:`transforms.ingest.schedule.FeedState`; claims page URLs in a :class:`stores.feeds.FeedStore`. Writes
+:class:`Discovery` records (an item to fetch), ``RawItem`` records (schemas/avro/raw_item.avsc) and ``DeadLetter``
+records (schemas/avro/dead_letter.avsc, stage ``ingest``). Used by the Beam DoFns of
+:mod:`transforms.ingest.transforms` and by the local driver of :mod:`pipelines.ingest` alike.
+
+Item identity: RSS guid / Atom id / link (see :mod:`transforms.ingest.feeds`). An entry whose guid is new is a new
+item; an entry whose guid is known but whose fingerprint (title + updated) changed is a *correction*: its page is
+fetched again once, as a new version of the same article (claim key ``url#fingerprint``). Each page fetch first
+claims its key in the feed store (create-if-absent, owner = a deterministic discovery id), so the same item found
+by a feed poll, a ping-triggered poll and a push-triggered poll, or listed in two feeds, is fetched once, also
+across restarts; a retry of the same discovery holds the same owner and may proceed.
+
+Retry policy: feed polls are not retried (the schedule backs off: floor * 2^errors); page fetches are retried
+twice on transient failures (timeouts, connection errors, 5xx) with a short pause, then dead-lettered with the
+discovery as replayable payload. Permanent failures (blocked address, robots, too large, 4xx) are dead-lettered
+at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+
+from transforms.ingest import schedule as sch
+from transforms.ingest import websub
+from transforms.ingest.feeds import FeedError, parse_feed
+from transforms.ingest.fetcher import Fetcher
+
+STAGE = "ingest"
+PAGE_RETRIES = 2
+
+
+@dataclass(frozen=True)
+class FeedConfig:
+    url: str
+    publisher_id: str | None = None
+    tier: str = "long_tail"  # authoritative | long_tail
+    kind: str = "auto"  # rss | atom | sitemap | auto
+    enabled: bool = True
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FeedConfig":
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Discovery:
+    url: str
+    feed_url: str | None
+    publisher_id: str | None
+    source: str  # FEED | SITEMAP | WEBSUB | PING
+    first_seen_at: int
+    claim_key: str
+    owner: str
+    entry: dict | None = None
+    is_update: bool = False
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Discovery":
+        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class SubscribeAction:
+    feed_url: str
+    topic: str
+    hub: str
+
+
+@dataclass
+class PollOutcome:
+    status: int = 0
+    discoveries: list = field(default_factory=list)
+    dead_letters: list = field(default_factory=list)
+    subscribe: SubscribeAction | None = None
+    new_items: int = 0
+    updates: int = 0
+
+
+def item_id(url: str) -> str:
+    return hashlib.sha256(url.encode("utf-8")).hexdigest()[:32]
+
+
+def dead_letter(reason: str, detail: str, key: str | None, payload: bytes | dict | None, now_ms: int) -> dict:
+    if isinstance(payload, dict):
+        payload = json.dumps(payload, sort_keys=True).encode()
+    return {
+        "schema_version": 1,
+        "stage": STAGE,
+        "reason": reason,
+        "detail": (detail or "")[:1000],
+        "key": key,
+        "payload": payload or b"",
+        "at": int(now_ms),
+    }
+
+
+def poll_feed(
+    fetcher: Fetcher,
+    config: FeedConfig,
+    state: sch.FeedState,
+    policy: sch.SchedulePolicy,
+    now_ms: int,
+    trigger: str | None = None,
+    websub_enabled: bool = False,
+) -> PollOutcome:
+    """One conditional GET of ``config.url``; updates ``state`` (validators, guids, rates, next poll)."""
+    out = PollOutcome()
+    res = fetcher.fetch(config.url, headers=sch.conditional_headers(state), check_robots=False)
+    out.status = res.status
+    if res.error or res.status not in (200, 304):
+        reason = res.error or f"http_{res.status}"
+        sch.record_error(state, now_ms)
+        out.dead_letters.append(dead_letter(f"feed_{reason}", res.detail, config.url, config.to_dict(), now_ms))
+        sch.plan_next_poll(state, config.tier, policy, now_ms)
+        return out
+    if res.status == 304:
+        sch.record_response(state, now_ms, 304, None, None, 0, None, policy.scale)
+        sch.plan_next_poll(state, config.tier, policy, now_ms)
+        return out
+    try:
+        parsed = parse_feed(res.body, config.url, now_ms, res.headers, None if config.kind == "auto" else config.kind)
+    except FeedError as exc:
+        sch.record_error(state, now_ms)
+        out.dead_letters.append(dead_letter(exc.reason, exc.detail, config.url, res.body[:65536], now_ms))
+        sch.plan_next_poll(state, config.tier, policy, now_ms)
+        return out
+    if trigger == "PUSH":
+        source = "WEBSUB"
+    elif trigger == "PING":
+        source = "PING"
+    else:
+        source = "SITEMAP" if parsed.kind == "sitemap" else "FEED"
+    # Oldest first, so that a burst is fetched in publication order.
+    entries = sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid))
+    for e in entries:
+        fp = e.fingerprint
+        known = state.guids.get(e.guid)
+        if known is None and e.link in state.guids:
+            known = state.guids[e.link]
+        if known == fp:
+            state.remember(e.guid, fp)  # refresh its place in the memory
+            continue
+        is_update = known is not None
+        claim_key = f"{e.link}#{fp}" if is_update else e.link
+        owner = hashlib.sha256(f"{config.url}\x1f{e.guid}\x1f{fp if is_update else ''}".encode()).hexdigest()[:24]
+        out.discoveries.append(
+            Discovery(
+                url=e.link, feed_url=config.url, publisher_id=config.publisher_id, source=source,
+                first_seen_at=now_ms, claim_key=claim_key, owner=owner, entry=e.to_feed_entry(), is_update=is_update,
+            )
+        )
+        if is_update:
+            out.updates += 1
+        else:
+            out.new_items += 1
+        state.remember(e.guid, fp)
+    first_sight = state.recent_at_ms is None
+    sch.record_response(state, now_ms, 200, res.headers.get("etag"), res.headers.get("last-modified"),
+                        out.new_items, parsed.digest, policy.scale)
+    if first_sight:
+        sch.seed_rate(state, now_ms, [e.published_ms for e in parsed.entries], policy.scale)
+    if parsed.hub:
+        state.hub = parsed.hub
+        state.self_url = parsed.self_url or config.url
+        if websub_enabled and websub.needs_renewal(state.lease_expires_ms, None, now_ms):
+            out.subscribe = SubscribeAction(config.url, state.self_url, parsed.hub)
+    sch.plan_next_poll(state, config.tier, policy, now_ms, out.new_items)
+    return out
+
+
+def apply_request(state: sch.FeedState, request: dict, policy: sch.SchedulePolicy, now_ms: int) -> bool:
+    """Fold a FetchRequest into ``state``. True when the caller must poll the feed now."""
+    kind = request.get("kind")
+    if kind == "PUSH" and request.get("reason") == "websub_lease":
+        state.lease_expires_ms = request.get("expires_at")
+        return False
+    if kind == "POLL":
+        if state.next_poll_ms is None or state.next_poll_ms > now_ms:
+            state.next_poll_ms = now_ms
+        return True
+    return sch.request_poll(state, kind, now_ms, policy, int(request.get("priority") or 0), request.get("expires_at")) is not None
+
+
+def fetch_page(fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep) -> tuple[dict | None, dict | None]:
+    """Fetch one discovered page. Returns (RawItem, None), (None, DeadLetter), or (None, None) for a duplicate."""
+    if store is not None and not store.claim(discovery.claim_key, discovery.owner, now_ms):
+        return None, None
+    res = None
+    for attempt in range(PAGE_RETRIES + 1):
+        res = fetcher.fetch(discovery.url)
+        if not res.transient:
+            break
+        if attempt < PAGE_RETRIES:
+            sleep(0.5 * (attempt + 1))
+    if res.error or not (200 <= res.status < 300):
+        reason = res.error or f"http_{res.status}"
+        return None, dead_letter(reason, res.detail or res.final_url, discovery.url, discovery.to_dict(), now_ms)
+    record = {
+        "schema_version": 1,
+        "item_id": item_id(discovery.url),
+        "source": discovery.source,
+        "feed_url": discovery.feed_url,
+        "publisher_id": discovery.publisher_id,
+        "fetched_url": discovery.url,
+        "final_url": res.final_url,
+        "http_status": res.status,
+        "headers": {k.lower(): str(v) for k, v in res.headers.items()},
+        "body": res.body,
+        "fetched_at": res.fetched_at_ms,
+        "first_seen_at": discovery.first_seen_at,
+        "entry": discovery.entry,
+    }
+    return record, None
+
+
+def subscribe(fetcher: Fetcher, store, action: SubscribeAction, callback_base: str, now_ms: int,
+              lease_seconds: int = websub.DEFAULT_LEASE_S) -> dict:
+    """Ask ``action.hub`` for a subscription to ``action.topic``; the origin verifies intent and activates it.
+    Returns the subscription record (state ``pending`` until the hub's verification GET arrives)."""
+    sub_id = websub.subscription_id(action.topic, action.hub)
+    existing = store.get_subscription(sub_id) or {}
+    if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < 60_000:
+        return existing  # a request is in flight
+    sub = {
+        "sub_id": sub_id,
+        "feed_url": action.feed_url,
+        "topic": action.topic,
+        "hub": action.hub,
+        "secret": existing.get("secret") or websub.new_secret(),
+        "callback": websub.callback_url(callback_base, sub_id),
+        "state": "pending" if existing.get("state") != "active" else "active",
+        "requested_at": now_ms,
+        "lease_seconds": lease_seconds,
+        "lease_expires_ms": existing.get("lease_expires_ms"),
+    }
+    store.put_subscription(sub)
+    from urllib.parse import urlencode
+
+    form = urlencode({
+        "hub.mode": "subscribe", "hub.topic": action.topic, "hub.callback": sub["callback"],
+        "hub.secret": sub["secret"], "hub.lease_seconds": str(lease_seconds),
+    }).encode()
+    res = fetcher.fetch(action.hub, method="POST", body=form, check_robots=False,
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    sub["hub_status"] = res.status
+    sub["hub_error"] = res.error
+    store.put_subscription(sub)
+    return sub
+
+
+@dataclass
+class Step:
+    """What one input or timer firing did to a feed: the new state, the config in force, and a poll outcome (None
+    when no poll happened). The caller re-arms its timer at ``state.next_poll_ms`` (None: stop polling)."""
+
+    state: sch.FeedState
+    config: FeedConfig | None
+    outcome: PollOutcome | None = None
+
+
+def on_input(fetcher: Fetcher, policy: sch.SchedulePolicy, config: FeedConfig | None, state: sch.FeedState,
+             item: dict, now_ms: int, websub_enabled: bool = False) -> Step:
+    """Apply one keyed input: ``{"config": {...}}`` (registry entry, possibly updated) or ``{"request": {...}}``
+    (a FetchRequest). A newly registered feed is polled at once; a request may trigger a poll (see apply_request)."""
+    trigger = None
+    poll_now = False
+    if "config" in item:
+        config = FeedConfig.from_dict(item["config"])
+        if not config.enabled:
+            state.next_poll_ms = None
+            return Step(state, config)
+        if state.next_poll_ms is None or state.next_poll_ms <= now_ms:
+            poll_now = True
+    elif "request" in item:
+        if config is None or not config.enabled:
+            return Step(state, config)  # a request for a feed we do not (yet) poll: the registry decides
+        poll_now = apply_request(state, item["request"], policy, now_ms)
+        trigger = item["request"].get("kind")
+    if poll_now:
+        outcome = poll_feed(fetcher, config, state, policy, now_ms, trigger=trigger, websub_enabled=websub_enabled)
+        return Step(state, config, outcome)
+    return Step(state, config)
+
+
+def on_timer(fetcher: Fetcher, policy: sch.SchedulePolicy, config: FeedConfig | None, state: sch.FeedState,
+             now_ms: int, websub_enabled: bool = False, tolerance_ms: int = 1000) -> Step:
+    """A poll timer fired. Idempotent: a firing well before ``next_poll_ms`` (a duplicate or stale timer) only
+    re-arms."""
+    if config is None or not config.enabled or state.next_poll_ms is None:
+        return Step(state, config)
+    if now_ms < state.next_poll_ms - tolerance_ms:
+        return Step(state, config)
+    outcome = poll_feed(fetcher, config, state, policy, now_ms, websub_enabled=websub_enabled)
+    return Step(state, config, outcome)

@@ -1,0 +1,77 @@
+"""The feed registry: which feeds the ingest job polls.
+
+Reads one of
+- ``"default"``: the feeds of the packaged publisher registry (transforms/data/publishers.json, the sample world);
+- a JSON file path (local, or any Beam filesystem such as ``gs://``): either a publisher registry
+  (``{"publishers": [{..., "feeds": [{"url", "kind"}]}]}``), ``{"feeds": [...]}``, or a bare list of feed entries
+  ``{"url", "publisher_id"?, "tier"?, "kind"?, "enabled"?}``;
+- ``"table"``: the ``feeds`` table (stores.feeds.FeedStore.list_feeds), which operators edit while the job runs.
+
+Writes normalised entries ``{url, publisher_id, tier, kind, enabled}``. A feed without publisher_id gets the
+publisher of its host (transforms.publishers), whose tier sets the poll floor. The job re-reads the source every
+``--registry_reload_s``: edits reach running feeds without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+
+from transforms.publishers import PublisherRegistry, default_registry
+
+KINDS = ("rss", "atom", "sitemap", "auto")
+
+
+def _read(path: str) -> str:
+    if "://" in path:
+        from apache_beam.io.filesystems import FileSystems
+
+        with FileSystems.open(path) as f:
+            return f.read().decode("utf-8")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def normalise(entry: dict, registry: PublisherRegistry) -> dict:
+    url = str(entry["url"]).strip()
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"feed url must be http(s): {url!r}")
+    pub = registry.get(entry["publisher_id"]) if entry.get("publisher_id") else None
+    if pub is None:
+        from urllib.parse import urlsplit
+
+        pub = registry.for_host(urlsplit(url).hostname or "")
+    kind = entry.get("kind") or "auto"
+    if kind not in KINDS:
+        raise ValueError(f"feed {url}: kind must be one of {KINDS}, got {kind!r}")
+    return {
+        "url": url,
+        "publisher_id": entry.get("publisher_id") or pub.publisher_id,
+        "tier": entry.get("tier") or pub.tier,
+        "kind": kind,
+        "enabled": bool(entry.get("enabled", True)),
+    }
+
+
+def entries_from_document(doc, registry: PublisherRegistry) -> list[dict]:
+    if isinstance(doc, dict) and "publishers" in doc:
+        reg = PublisherRegistry.from_dicts(doc["publishers"])
+        raw = [dict(f, publisher_id=p.publisher_id, tier=p.tier) for p in reg for f in p.feeds]
+        registry = reg
+    elif isinstance(doc, dict) and "feeds" in doc:
+        raw = doc["feeds"]
+    elif isinstance(doc, list):
+        raw = doc
+    else:
+        raise ValueError("feed registry: expected {'publishers': [...]}, {'feeds': [...]} or a list")
+    return [normalise(e, registry) for e in raw]
+
+
+def load_feeds(source: str = "default", store=None, registry: PublisherRegistry | None = None) -> list[dict]:
+    registry = registry or default_registry()
+    if source == "default":
+        return [normalise(dict(f, publisher_id=p.publisher_id, tier=p.tier), registry) for p in registry for f in p.feeds]
+    if source == "table":
+        if store is None:
+            raise ValueError("--feeds=table needs a feed store")
+        return [normalise(e, registry) for e in store.list_feeds()]
+    return entries_from_document(json.loads(_read(source)), registry)

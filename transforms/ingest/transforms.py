@@ -1,0 +1,344 @@
+"""Beam transforms of the ingest job: per-feed schedule (state + processing-time timers), polite page fetching,
+WebSub subscription, registry loading, bus I/O.
+
+Reads keyed feed inputs ``(feed_url, {"config": FeedConfig dict} | {"request": FetchRequest dict})``; writes
+``RawItem`` dicts (main output of :class:`IngestFeeds`) and ``DeadLetter`` dicts (tag ``dead_letter``). The domain
+logic is :mod:`transforms.ingest.poller` and :mod:`transforms.ingest.schedule`; these DoFns hold state and I/O.
+
+Clocks are injected (``clock``: a callable returning ms since the epoch): under TestStream the processing-time
+domain starts at 0, so tests pass a clock in that domain; on timers the firing timestamp is used when it is later
+than the clock (the runner's processing time is then authoritative).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import apache_beam as beam
+from apache_beam.coders import StrUtf8Coder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import userstate
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.utils.timestamp import Timestamp
+
+from transforms.ingest import poller
+from transforms.ingest import schedule as sch
+from transforms.ingest.fetcher import Fetcher, FetcherConfig
+from transforms.ingest.guard import AddressGuard
+
+log = logging.getLogger(__name__)
+
+DEAD_LETTER = "dead_letter"
+SUBSCRIBE = "subscribe"
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass(frozen=True)
+class IngestContext:
+    """Everything a worker needs to build its fetcher and stores (picklable; resources are made in setup())."""
+
+    fetcher: FetcherConfig = field(default_factory=FetcherConfig)
+    host_overrides: tuple = ()  # ((host, "ip:port"), ...) the operator's allowlist
+    policy: sch.SchedulePolicy = field(default_factory=sch.SchedulePolicy)
+    store_config: object | None = None  # stores.StoreConfig; None: no checkpoints, no seen-URL claims
+    websub_callback_base: str | None = None
+    resolver: object | None = None  # tests: a fake DNS resolver (host, port) -> [ip]
+
+    def key(self) -> tuple:
+        return (self.fetcher, self.host_overrides, id(self.resolver))
+
+
+_SHARED_LOCK = threading.Lock()
+_FETCHERS: dict = {}
+_STORES: dict = {}
+
+
+def shared_fetcher(ctx: IngestContext) -> Fetcher:
+    """One fetcher per worker process and context: one connection pool and one politeness gate per host."""
+    with _SHARED_LOCK:
+        f = _FETCHERS.get(ctx.key())
+        if f is None:
+            f = Fetcher(ctx.fetcher, AddressGuard(dict(ctx.host_overrides), resolver=ctx.resolver))
+            _FETCHERS[ctx.key()] = f
+        return f
+
+
+def shared_feed_store(ctx: IngestContext):
+    if ctx.store_config is None:
+        return None
+    with _SHARED_LOCK:
+        key = repr(ctx.store_config)
+        s = _STORES.get(key)
+        if s is None:
+            from stores.feeds import open_feed_store
+
+            s = _STORES[key] = open_feed_store(ctx.store_config)
+        return s
+
+
+class ScheduleFeedFn(beam.DoFn):
+    """Polls one feed (the key) on its own schedule.
+
+    State: CONFIG (the registry entry, JSON), STATE (transforms.ingest.schedule.FeedState, JSON: validators, last
+    200 guids, decayed rates per hour of week, WebSub lease, validators-useless flag, next poll). Timer: POLL
+    (processing time) at the next poll. The state is also checkpointed to the feed store after every change, and
+    loaded from it when a key has no Beam state yet (a restarted local run resumes where it stopped).
+
+    Yields Discovery dicts keyed by page host; tagged outputs ``dead_letter`` (DeadLetter dicts) and ``subscribe``
+    (SubscribeAction dicts).
+    """
+
+    CONFIG = userstate.ReadModifyWriteStateSpec("config", StrUtf8Coder())
+    STATE = userstate.ReadModifyWriteStateSpec("state", StrUtf8Coder())
+    POLL = userstate.TimerSpec("poll", TimeDomain.REAL_TIME)
+
+    def __init__(self, ctx: IngestContext, clock=wall_clock_ms):
+        self.ctx, self.clock = ctx, clock
+        self.polls = Metrics.counter("ingest", "feed_polls")
+        self.not_modified = Metrics.counter("ingest", "feed_not_modified")
+        self.new_items = Metrics.counter("ingest", "new_items")
+        self.feed_errors = Metrics.counter("ingest", "feed_errors")
+
+    def setup(self):
+        self.fetcher = shared_fetcher(self.ctx)
+        self.store = shared_feed_store(self.ctx)
+
+    def _load(self, key, config_state, state_state):
+        raw_c, raw_s = config_state.read(), state_state.read()
+        config = poller.FeedConfig.from_dict(json.loads(raw_c)) if raw_c else None
+        if raw_s:
+            state = sch.FeedState.from_dict(json.loads(raw_s), key)
+        else:
+            checkpoint = self.store.get_state(key) if self.store is not None else None
+            state = sch.FeedState.from_dict(checkpoint, key)
+        return config, state
+
+    def _finish(self, key, step: poller.Step, config_state, state_state, timer):
+        if step.config is not None:
+            config_state.write(json.dumps(step.config.to_dict(), sort_keys=True))
+        state_json = json.dumps(step.state.to_dict(), sort_keys=True)
+        state_state.write(state_json)
+        if self.store is not None:
+            self.store.put_state(key, step.state.to_dict())
+        if step.state.next_poll_ms is not None:
+            timer.set(Timestamp(micros=int(step.state.next_poll_ms) * 1000))
+        else:
+            timer.clear()
+        out = step.outcome
+        if out is None:
+            return
+        self.polls.inc()
+        if out.status == 304:
+            self.not_modified.inc()
+        self.new_items.inc(out.new_items)
+        for d in out.discoveries:
+            yield ((urlsplit(d.url).hostname or "").lower(), d.to_dict())
+        for dl in out.dead_letters:
+            self.feed_errors.inc()
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, dl)
+        if out.subscribe is not None:
+            yield beam.pvalue.TaggedOutput(SUBSCRIBE, out.subscribe.__dict__)
+
+    def process(
+        self,
+        element,
+        config_state=beam.DoFn.StateParam(CONFIG),
+        state_state=beam.DoFn.StateParam(STATE),
+        timer=beam.DoFn.TimerParam(POLL),
+    ):
+        key, item = element
+        try:
+            config, state = self._load(key, config_state, state_state)
+            step = poller.on_input(self.fetcher, self.ctx.policy, config, state, item, self.clock(),
+                                   websub_enabled=bool(self.ctx.websub_callback_base))
+        except Exception as exc:  # a bug must not take the job down: dead-letter the input and move on
+            log.exception("schedule input failed for %s", key)
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, poller.dead_letter("schedule_error", repr(exc), key, item, self.clock())
+            )
+            return
+        yield from self._finish(key, step, config_state, state_state, timer)
+
+    @userstate.on_timer(POLL)
+    def poll(
+        self,
+        key=beam.DoFn.KeyParam,
+        fired=beam.DoFn.TimestampParam,
+        config_state=beam.DoFn.StateParam(CONFIG),
+        state_state=beam.DoFn.StateParam(STATE),
+        timer=beam.DoFn.TimerParam(POLL),
+    ):
+        now = max(self.clock(), int(fired.micros // 1000))
+        try:
+            config, state = self._load(key, config_state, state_state)
+            step = poller.on_timer(self.fetcher, self.ctx.policy, config, state, now,
+                                   websub_enabled=bool(self.ctx.websub_callback_base))
+        except Exception as exc:
+            log.exception("poll failed for %s", key)
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, poller.dead_letter("schedule_error", repr(exc), key, None, now))
+            return
+        yield from self._finish(key, step, config_state, state_state, timer)
+
+
+class FetchPageFn(beam.DoFn):
+    """Fetches discovered pages, keyed by host so that one worker owns a host: its politeness delay holds across
+    the whole job (LAST_FETCH state), on top of the per-process gate of the fetcher. Yields RawItem dicts; tagged
+    ``dead_letter`` for failures. Duplicates (claimed by another discovery) are counted and dropped."""
+
+    LAST_FETCH = userstate.ReadModifyWriteStateSpec("last_fetch", StrUtf8Coder())
+
+    def __init__(self, ctx: IngestContext, clock=wall_clock_ms, sleep=time.sleep):
+        self.ctx, self.clock, self.sleep = ctx, clock, sleep
+        self.fetched = Metrics.counter("ingest", "pages_fetched")
+        self.duplicates = Metrics.counter("ingest", "pages_duplicate")
+        self.failed = Metrics.counter("ingest", "pages_failed")
+
+    def setup(self):
+        self.fetcher = shared_fetcher(self.ctx)
+        self.store = shared_feed_store(self.ctx)
+
+    def process(self, element, last_fetch=beam.DoFn.StateParam(LAST_FETCH)):
+        host, d = element
+        now = self.clock()
+        try:
+            discovery = poller.Discovery.from_dict(d)
+            raw, dl = poller.fetch_page(self.fetcher, discovery, self.store, now, sleep=self.sleep)
+        except Exception as exc:
+            log.exception("page fetch failed for %s", d.get("url") if isinstance(d, dict) else d)
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, poller.dead_letter("fetch_error", repr(exc), host, d, now))
+            return
+        last_fetch.write(str(now))
+        if raw is not None:
+            self.fetched.inc()
+            yield raw
+        elif dl is not None:
+            self.failed.inc()
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, dl)
+        else:
+            self.duplicates.inc()
+
+
+class SubscribeFeedFn(beam.DoFn):
+    """Sends WebSub subscription requests (records the pending subscription in the feed store first)."""
+
+    def __init__(self, ctx: IngestContext, clock=wall_clock_ms):
+        self.ctx, self.clock = ctx, clock
+
+    def setup(self):
+        self.fetcher = shared_fetcher(self.ctx)
+        self.store = shared_feed_store(self.ctx)
+
+    def process(self, action):
+        if self.store is None or not self.ctx.websub_callback_base:
+            return
+        try:
+            sub = poller.subscribe(self.fetcher, self.store, poller.SubscribeAction(**action),
+                                   self.ctx.websub_callback_base, self.clock())
+        except Exception as exc:
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, poller.dead_letter("subscribe_error", repr(exc), action.get("topic"), action, self.clock())
+            )
+            return
+        if sub.get("hub_error") or (sub.get("hub_status") or 0) >= 300:
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER,
+                poller.dead_letter("subscribe_refused", f"{sub.get('hub_status')} {sub.get('hub_error')}",
+                                   action.get("topic"), action, self.clock()),
+            )
+
+
+class IngestFeeds(beam.PTransform):
+    """Keyed feed inputs -> {"items": RawItem dicts, "dead_letters": DeadLetter dicts}."""
+
+    def __init__(self, ctx: IngestContext, clock=wall_clock_ms, sleep=time.sleep):
+        super().__init__()
+        self.ctx, self.clock, self.sleep = ctx, clock, sleep
+
+    def expand(self, inputs):
+        scheduled = inputs | "ScheduleFeeds" >> beam.ParDo(ScheduleFeedFn(self.ctx, self.clock)).with_outputs(
+            DEAD_LETTER, SUBSCRIBE, main="discoveries"
+        )
+        fetched = scheduled.discoveries | "FetchPages" >> beam.ParDo(
+            FetchPageFn(self.ctx, self.clock, self.sleep)
+        ).with_outputs(DEAD_LETTER, main="items")
+        subscribed = scheduled[SUBSCRIBE] | "SubscribeFeeds" >> beam.ParDo(
+            SubscribeFeedFn(self.ctx, self.clock)
+        ).with_outputs(DEAD_LETTER, main="unused")
+        dead = (scheduled[DEAD_LETTER], fetched[DEAD_LETTER], subscribed[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
+        return {"items": fetched.items, "dead_letters": dead}
+
+
+class LoadFeedRegistryFn(beam.DoFn):
+    """On every tick, reads the feed registry (a JSON file or the feeds table) and yields ``(url, {"config"})``:
+    an updated entry reaches its feed's state on the next tick, a new feed starts polling at once."""
+
+    def __init__(self, source: str, ctx: IngestContext):
+        self.source, self.ctx = source, ctx
+
+    def setup(self):
+        self.store = shared_feed_store(self.ctx) if self.source == "table" else None
+
+    def process(self, _tick):
+        from transforms.ingest.registry import load_feeds
+
+        for entry in load_feeds(self.source, self.store):
+            yield entry["url"], {"config": entry}
+
+
+class PullFetchRequestsFn(beam.DoFn):
+    """On every tick, pulls FetchRequests from the bus subscription and yields ``(feed_url, {"request"})``.
+    Malformed messages and requests without a feed are dead-lettered; everything pulled is acked (the requests
+    are hints: a lost one is caught by the next scheduled poll)."""
+
+    def __init__(self, ctx: IngestContext, topic: str, subscription: str, max_messages: int = 500):
+        self.ctx, self.topic, self.subscription, self.max_messages = ctx, topic, subscription, max_messages
+
+    def setup(self):
+        from stores import open_stores
+
+        self.bus = open_stores(self.ctx.store_config).bus
+        self.bus.ensure_subscription(self.topic, self.subscription)
+
+    def process(self, _tick):
+        msgs = self.bus.pull(self.subscription, self.max_messages, timeout=0.2)
+        for m in msgs:
+            try:
+                req = self.bus.decode(self.topic, m)
+            except Exception as exc:
+                yield beam.pvalue.TaggedOutput(
+                    DEAD_LETTER, poller.dead_letter("bad_fetch_request", repr(exc), m.message_id, m.data, wall_clock_ms())
+                )
+                continue
+            if not req.get("feed_url"):
+                yield beam.pvalue.TaggedOutput(
+                    DEAD_LETTER,
+                    poller.dead_letter("no_feed", "fetch requests must name a feed", req.get("url"), m.data, wall_clock_ms()),
+                )
+                continue
+            yield req["feed_url"], {"request": req}
+        self.bus.ack(self.subscription, [m.ack_id for m in msgs])
+
+
+class PublishRecordsFn(beam.DoFn):
+    """Publishes records to a bus topic (validated and Avro-encoded by the bus)."""
+
+    def __init__(self, store_config, topic: str):
+        self.store_config, self.topic = store_config, topic
+
+    def setup(self):
+        from stores import open_stores
+
+        self.bus = open_stores(self.store_config).bus
+        self.bus.ensure_topic(self.topic)
+
+    def process(self, record):
+        self.bus.publish_record(self.topic, record)
+        yield record.get("item_id") or record.get("key")
