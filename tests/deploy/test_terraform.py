@@ -85,7 +85,7 @@ EXPECTED_GRANTS = {
     },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
-        "topics": {"read-events": PUBLISH, "fetch-requests": PUBLISH},
+        "topics": {"read-events": PUBLISH, "fetch-requests": PUBLISH, "dead-letter-push": PUBLISH},
         "subscriptions": {},
         "tables": {
             "pointers": ["roles/bigtable.reader"],
@@ -471,3 +471,22 @@ def test_parameters_terraform_passes_are_template_parameters(modules, job):
     for env in ENVIRONMENTS:
         passed = set(modules[f"env-{env}"].locals[f"{job}_parameters"])
         assert passed <= declared, f"{env}: {job} parameters {sorted(passed - declared)} are not in its template"
+
+
+def test_websub_and_ping_routes_of_serving_are_rate_limited_and_never_cached(modules):
+    """The paths serving/push.py answers are the ones the URL map sends to the non-CDN backend and Cloud Armor
+    throttles (a renamed route would otherwise slip through the CDN and the rate limit)."""
+    from fnmatch import fnmatch
+
+    origin = modules["origin"]
+    routes = re.findall(r'@bp\.(?:get|post)\("([^"]+)"\)', (REPO_ROOT / "serving" / "push.py").read_text())
+    assert routes, "serving/push.py declares no route"
+    for kind in ("websub", "ping"):
+        paths = origin.resolve(f"${{var.{kind}_paths}}")
+        regex = origin.resolve(f"${{var.{kind}_path_regex}}")
+        mine = [r for r in routes if kind in r]
+        assert mine, f"serving/push.py has no {kind} route"
+        for route in mine:
+            concrete = re.sub(r"<[^>]+>", "abc123", route)
+            assert any(fnmatch(concrete, p) for p in paths), f"{route} is not routed around the CDN by {paths}"
+            assert re.search(regex, concrete), f"{route} is not rate-limited by Cloud Armor ({regex})"

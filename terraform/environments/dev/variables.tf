@@ -152,6 +152,6 @@ variable "origin_max_instances" {
 
 variable "origin_secret_env" {
   type        = map(string)
-  description = "Origin environment variable -> Secret Manager secret id (created beforehand). Example: { NEWSROOM_TOKEN_KEY = \"newsroom-token-key\" }."
+  description = "Origin environment variable -> Secret Manager secret id (created beforehand): the For you token key, the cursor key and the publishers' ping keys (JSON). Example: { NEWSROOM_TOKEN_SECRET = \"newsroom-token-secret\", NEWSROOM_CURSOR_SECRET = \"newsroom-cursor-secret\", NEWSROOM_PING_KEYS = \"newsroom-ping-keys\" }."
   default     = {}
 }

@@ -203,6 +203,7 @@ module "origin" {
   max_instances         = var.origin_max_instances
   serve_args = [
     "--backend=gcp",
+    "--project=${var.project_id}",
     "--bigtable_instance=${module.bigtable.instance_id}",
     "--snapshot_bucket=${module.storage.snapshots_bucket}",
   ]
