@@ -1,0 +1,403 @@
+"""Entities (people, places, organisations) of an article, linked through an extensible alias table.
+
+Reads: the page's schema.org ``about`` / ``mentions`` objects and keywords (JSON-LD via extruct, see
+:mod:`transforms.articles.structured`), the title and body text, the detected language, and the alias table
+(``aliases.tsv`` next to this module: ``id<TAB>kind<TAB>name<TAB>alias|alias...``; pass another file to extend it).
+Writes: ``[{"id", "name", "kind"}]`` (the Article's ``entities``), most salient first, at most ``MAX_ENTITIES``.
+
+Why this design: no NER model installs offline (spaCy models are not on PyPI), and the clusterer needs entities
+mainly as a bonus for shared names between articles of one event, in every language of the sample. So:
+- Publishers' own markup first: ``about``/``mentions`` objects carry a type (Person/Place/Organization) and often a
+  ``sameAs`` link; their names are linked through the alias table like everything else.
+- Cased scripts (Latin, Cyrillic, Greek, Armenian): capitalised n-grams (1-5 tokens, with name particles such as
+  "of", "de", "van", "al" inside), with per-language function-word lists (``stopwords.json``) to trim sentence-initial
+  words ("The", "Der", "El"); a lone capitalised word at a sentence start is kept only if the text never uses it in
+  lower case. Short mentions are folded into longer names of the same document ("Noem" -> "Kristi Noem").
+  Kind: the alias table's, else honorifics and titles before the name (Mr, Sen., Präsident ...) -> PERSON,
+  organisational words (Inc, Ministry, Party, Universidad ...) -> ORG, a locative preposition before it ("in", "en",
+  "à", "nach") -> PLACE, else OTHER.
+- Caseless scripts (Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Devanagari ...): the alias table's surface
+  forms are searched in the text, plus Japanese katakana runs and 《》-quoted titles that recur.
+- Salience: mentions in the title count double, repeated and multi-word names rank first; single unlinked words
+  mentioned once are dropped as noise.
+Unlinked entities get the normalised surface form as id (case-folded, spaces collapsed), so two articles naming
+"Kristi Noem" share an id even before the alias table knows her.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+MAX_ENTITIES = 25
+SCAN_CHARS = 10000  # names that matter appear early; scanning more costs time and adds noise
+
+KINDS = ("PERSON", "PLACE", "ORG", "OTHER")
+
+_TYPE_KIND = {
+    "person": "PERSON",
+    "place": "PLACE",
+    "city": "PLACE",
+    "country": "PLACE",
+    "state": "PLACE",
+    "administrativearea": "PLACE",
+    "landmarksorhistoricalbuildings": "PLACE",
+    "touristattraction": "PLACE",
+    "continent": "PLACE",
+    "organization": "ORG",
+    "corporation": "ORG",
+    "newsmediaorganization": "ORG",
+    "governmentorganization": "ORG",
+    "ngo": "ORG",
+    "sportsteam": "ORG",
+    "sportsorganization": "ORG",
+    "educationalorganization": "ORG",
+    "collegeoruniversity": "ORG",
+    "politicalparty": "ORG",
+    "localbusiness": "ORG",
+}
+
+_CONNECTORS = {
+    "of", "for", "and", "the", "de", "del", "della", "delle", "dei", "di", "da", "do", "dos", "das", "du", "des",
+    "van", "von", "der", "den", "la", "le", "el", "al", "bin", "ibn", "y", "e", "zu", "af", "ter", "op", "'t", "st",
+}
+_TITLES = {
+    "mr", "mrs", "ms", "miss", "dr", "prof", "sir", "dame", "lord", "lady", "president", "presidente", "président",
+    "präsident", "sen", "senator", "rep", "representative", "gov", "governor", "mayor", "minister", "ministro",
+    "ministre", "minister-president", "chancellor", "kanzler", "kanzlerin", "prime", "premier", "king", "queen",
+    "prince", "princess", "pope", "papa", "judge", "justice", "gen", "general", "col", "capt", "lt", "sgt", "adm",
+    "secretary", "ceo", "chairman", "chairwoman", "coach", "herr", "frau", "señor", "señora", "sr", "sra", "m", "mme",
+    "mlle", "signor", "signora", "dott", "rabbi", "sheikh", "ayatollah", "emir", "sultan", "rev", "father", "deputy",
+    "vice", "attorney", "detective", "officer", "sheriff", "agent", "speaker", "leader", "commissioner", "director",
+}
+_ORG_WORDS = {
+    "inc", "corp", "corporation", "co", "company", "ltd", "llc", "plc", "gmbh", "ag", "sa", "spa", "nv", "bv", "group",
+    "bank", "university", "universidad", "université", "universität", "università", "college", "institute",
+    "instituto", "institut", "ministry", "ministerio", "ministère", "ministerium", "department", "agency", "agencia",
+    "agence", "council", "committee", "commission", "comisión", "party", "partido", "parti", "partei", "association",
+    "asociación", "foundation", "fundación", "fondation", "stiftung", "federation", "union", "unión", "league",
+    "club", "fc", "court", "tribunal", "police", "policía", "army", "navy", "force", "forces", "office", "board",
+    "authority", "service", "services", "news", "times", "post", "journal", "press", "network", "airlines",
+    "airways", "motors", "systems", "technologies", "labs", "media", "school", "hospital", "church", "assembly",
+    "parliament", "senate", "congress", "bureau", "center", "centre", "organization", "organisation",
+}
+_PLACE_PREPS = {"in", "at", "from", "near", "to", "en", "à", "au", "aux", "nach", "aus", "bei", "a", "na", "no", "em", "desde", "nel", "nella", "w", "во", "в"}
+_PLACE_WORDS = {"city", "county", "state", "province", "island", "islands", "river", "mountain", "valley", "street", "avenue", "park", "beach", "lake", "bay", "district", "region", "capital"}
+
+_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_][\w'’\-]*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
+_SENTENCE_END = {".", "!", "?", ";", ":", "\"", "“", "”", "«", "»", "„", "(", ")", "[", "]", "|", "•", "—", "–"}
+_BREAK = _SENTENCE_END | {",", "/"}
+_CASELESS = re.compile(r"[\u0600-\u06ff\u0590-\u05ff\u0e00-\u0e7f\u0900-\u0dff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u1000-\u109f\u10a0-\u10ff]")
+_KATAKANA = re.compile(r"[\u30a0-\u30ffー・]{3,}")
+_BOOK_TITLE = re.compile(r"《([^《》]{2,20})》")
+
+
+@dataclass(frozen=True)
+class Entity:
+    id: str
+    name: str
+    kind: str
+
+    def as_record(self) -> dict:
+        return {"id": self.id, "name": self.name, "kind": self.kind}
+
+
+@functools.lru_cache(maxsize=65536)
+def normalise(surface: str) -> str:
+    s = unicodedata.normalize("NFKC", surface or "")
+    s = re.sub(r"['’]s$", "", s.strip())
+    return " ".join(s.casefold().split())
+
+
+class AliasTable:
+    """Surface form -> (id, kind, name). Loaded from a TSV file; more files (or rows) can be added."""
+
+    def __init__(self, rows: list[tuple[str, str, str, list[str]]] = ()):
+        self._by_surface: dict[str, tuple[str, str, str]] = {}
+        self._exact: dict[str, tuple[str, str, str]] = {}  # short all-caps aliases match with their case only
+        self._caseless: dict[str, tuple[str, str, str]] = {}
+        self._caseless_re = None
+        for row in rows:
+            self.add(*row)
+
+    def add(self, entity_id: str, kind: str, name: str, aliases: list[str]) -> None:
+        kind = kind if kind in KINDS else "OTHER"
+        target = (entity_id, kind, name)
+        for surface in [name, *aliases]:
+            surface = surface.strip()
+            if not surface:
+                continue
+            if len(surface) <= 4 and surface.replace(".", "").isupper():
+                self._exact.setdefault(surface, target)
+                self._exact.setdefault(surface.replace(".", ""), target)
+            else:
+                self._by_surface.setdefault(normalise(surface), target)
+            if _CASELESS.search(surface):
+                self._caseless.setdefault(surface, target)
+        self._caseless_re = None
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "AliasTable":
+        if path is None:
+            text = resources.files("transforms.articles").joinpath("aliases.tsv").read_text(encoding="utf-8")
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+        rows = []
+        for line in text.splitlines():
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = line.split("\t")
+            if len(parts) < 3:
+                continue
+            aliases = parts[3].split("|") if len(parts) > 3 else []
+            rows.append((parts[0].strip(), parts[1].strip().upper(), parts[2].strip(), aliases))
+        return cls(rows)
+
+    def link(self, surface: str) -> tuple[str, str, str] | None:
+        s = surface.strip()
+        if s in self._exact:
+            return self._exact[s]
+        return self._by_surface.get(normalise(s))
+
+    def scan(self, text: str) -> list[tuple[str, tuple[str, str, str]]]:
+        """Caseless-script aliases found in ``text`` (longest first, non-overlapping)."""
+        if not self._caseless:
+            return []
+        if self._caseless_re is None:
+            alts = sorted(self._caseless, key=len, reverse=True)
+            self._caseless_re = re.compile("|".join(re.escape(a) for a in alts))
+        return [(m.group(0), self._caseless[m.group(0)]) for m in self._caseless_re.finditer(text)]
+
+
+@functools.lru_cache(maxsize=4)
+def default_aliases(path: str | None = None) -> AliasTable:
+    return AliasTable.load(path)
+
+
+@functools.lru_cache(maxsize=1)
+def _stopword_lists() -> dict[str, frozenset]:
+    text = resources.files("transforms.articles").joinpath("stopwords.json").read_text(encoding="utf-8")
+    return {k: frozenset(v) for k, v in json.loads(text).items()}
+
+
+def stopwords(language: str) -> frozenset:
+    lists = _stopword_lists()
+    base = lists.get(language, frozenset())
+    # English function words leak into every language's news (quotes, brand names): always include them.
+    return base | lists["en"] if language != "en" else base
+
+
+def _kind_of_type(obj) -> str:
+    types = obj.get("@type") if isinstance(obj, dict) else None
+    if isinstance(types, str):
+        types = [types]
+    for t in types or []:
+        k = _TYPE_KIND.get(str(t).rsplit("/", 1)[-1].lower())
+        if k:
+            return k
+    return "OTHER"
+
+
+class _Tally:
+    def __init__(self):
+        self.items: dict[str, dict] = {}
+
+    def add(self, eid: str, name: str, kind: str, weight: float, pos: int, linked: bool, tokens: int):
+        it = self.items.get(eid)
+        if it is None:
+            self.items[eid] = {"name": name, "kind": kind, "score": weight, "pos": pos, "linked": linked,
+                               "tokens": tokens, "count": 1, "kinds": {kind: 1}}
+            return
+        it["score"] += weight
+        it["count"] += 1
+        it["pos"] = min(it["pos"], pos)
+        it["kinds"][kind] = it["kinds"].get(kind, 0) + 1
+        if linked:
+            it["linked"] = True
+        if it["kind"] == "OTHER" and kind != "OTHER":
+            it["kind"] = kind
+
+
+def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
+    """(surface, kind hint, position) for each capitalised n-gram of a cased-script text."""
+    sw = stopwords(language)
+    toks = []
+    for m in _TOKEN.finditer(text):
+        t = m.group(0)
+        if t.endswith(".") and len(t) > 1 and not re.fullmatch(r"(?:[^\W\d_]\.){2,}", t):
+            word = t[:-1]
+            if word.casefold() in _TITLES or len(word) == 1:
+                toks.append((word, m.start()))  # "Gov." / "J." : an abbreviation, not a sentence end
+                continue
+            toks.append((word, m.start()))
+            toks.append((".", m.end() - 1))
+            continue
+        toks.append((t, m.start()))
+    lower_seen = {t.casefold() for t, _ in toks if t[:1].islower()}
+    out = []
+    i, n = 0, len(toks)
+    sentence_start = True
+    while i < n:
+        tok, pos = toks[i]
+        if tok in _BREAK or tok[:1].isdigit():
+            sentence_start = tok in _SENTENCE_END
+            i += 1
+            continue
+        if not tok[:1].isupper():
+            sentence_start = False
+            i += 1
+            continue
+        # a run of capitalised tokens, with lower-case connectors inside
+        j = i
+        run = []
+        while j < n and len(run) < 6:
+            t = toks[j][0]
+            if t[:1].isupper() and t not in _BREAK:
+                run.append(t)
+                j += 1
+            elif t.casefold() in _CONNECTORS and run and j + 1 < n and toks[j + 1][0][:1].isupper():
+                run.append(t)
+                j += 1
+            else:
+                break
+        prev = toks[i - 1][0].casefold() if i > 0 else ""
+        start_of_sentence = sentence_start
+        sentence_start = False
+        i = j
+        kind = "OTHER"
+        # a title inside the run starts a person's name: "South Dakota Gov. Kristi Noem" -> "Kristi Noem"
+        for k in range(len(run) - 1, 0, -1):
+            if run[k].casefold() in _TITLES and k + 1 < len(run):
+                run = run[k:]
+                start_of_sentence = False
+                break
+        # trim: leading stopwords (sentence-initial "The"), titles (-> PERSON), trailing connectors
+        while run and (run[0].casefold().rstrip(".") in _TITLES):
+            kind = "PERSON"
+            run.pop(0)
+            start_of_sentence = False
+        while run and (run[0].casefold() in sw or run[0].casefold() in _CONNECTORS):
+            run.pop(0)
+            start_of_sentence = False
+        while run and (run[-1].casefold() in _CONNECTORS or run[-1].casefold() in sw):
+            run.pop()
+        if not run:
+            continue
+        if len(run) == 1:
+            word = run[0]
+            if start_of_sentence and word.casefold() in lower_seen:
+                continue
+            if word.casefold() in lower_seen and not word.isupper():
+                continue  # a common word capitalised for emphasis or in a heading
+            if len(word) < 2:
+                continue
+        if all(w.isupper() and len(w) > 5 for w in run) and len(run) > 1:
+            continue  # SHOUTED HEADINGS
+        surface = " ".join(run)
+        surface = re.sub(r"['’]s$", "", surface)
+        last = run[-1].casefold().rstrip(".")
+        if kind == "OTHER":
+            if last in _ORG_WORDS or run[0].casefold() in ("university", "universidad", "ministry", "bank"):
+                kind = "ORG"
+            elif last in _PLACE_WORDS:
+                kind = "PLACE"
+            elif prev in _PLACE_PREPS:
+                kind = "PLACE"
+        out.append((surface, kind, pos))
+    return out
+
+
+def extract(
+    title: str,
+    body: str,
+    language: str,
+    article: dict | None = None,
+    keywords: list[str] | None = None,
+    aliases: AliasTable | None = None,
+) -> list[dict]:
+    """Entities of an article, most salient first (``Entity`` records as dicts)."""
+    aliases = aliases or default_aliases()
+    tally = _Tally()
+
+    def add(surface: str, kind: str, weight: float, pos: int, tokens: int | None = None):
+        surface = " ".join((surface or "").split()).strip(" .,;:'\"“”‘’()[]")
+        if len(surface) < 2 or len(surface) > 80:
+            return
+        linked = aliases.link(surface)
+        if linked:
+            eid, lkind, name = linked
+            tally.add(eid, name, lkind, weight, pos, True, len(name.split()))
+        else:
+            tally.add(normalise(surface), surface, kind, weight, pos, False, tokens or len(surface.split()))
+
+    # 1. the publisher's markup
+    for key in ("about", "mentions"):
+        value = (article or {}).get(key)
+        objs = value if isinstance(value, list) else [value] if value else []
+        for obj in objs[:30]:
+            if isinstance(obj, dict):
+                name = obj.get("name")
+                if isinstance(name, str):
+                    add(name, _kind_of_type(obj), 3.0, -1)
+            elif isinstance(obj, str):
+                add(obj, "OTHER", 2.0, -1)
+    for kw in (keywords or [])[:30]:
+        if aliases.link(kw):
+            add(kw, "OTHER", 1.5, -1)
+
+    # 2. the text
+    title = title or ""
+    text = (body or "")[:SCAN_CHARS]
+    caseless = bool(_CASELESS.search(title + text[:2000])) and len(_CASELESS.findall(text[:2000])) > 0.3 * len(
+        re.findall(r"\w", text[:2000]) or [1]
+    )
+    for offset, chunk, weight in ((0, title, 2.0), (len(title) + 1, text, 1.0)):
+        if not chunk:
+            continue
+        if not caseless:
+            for surface, kind, pos in _capitalised_runs(chunk, language):
+                add(surface, kind, weight, offset + pos)
+        for surface, (eid, kind, name) in aliases.scan(chunk):
+            tally.add(eid, name, kind, weight, offset + chunk.find(surface), True, len(name.split()))
+        if caseless:
+            for m in _KATAKANA.finditer(chunk):
+                add(m.group(0), "OTHER", weight * 0.5, offset + m.start(), 1)
+            for m in _BOOK_TITLE.finditer(chunk):
+                add(m.group(1), "OTHER", weight * 0.5, offset + m.start(), 1)
+
+    # 3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem")
+    items = tally.items
+    by_edge: dict[str, list] = {}
+    for oid, o in items.items():
+        parts = normalise(o["name"]).split()
+        if len(parts) > 1:
+            for w in {parts[0], parts[-1]}:
+                by_edge.setdefault(w, []).append((oid, o))
+    for eid, it in list(items.items()):
+        if it["linked"] or " " in it["name"].strip():
+            continue
+        owners = by_edge.get(normalise(it["name"]), [])
+        if len(owners) == 1:
+            oid, o = owners[0]
+            o["score"] += it["score"]
+            o["count"] += it["count"]
+            o["pos"] = min(o["pos"], it["pos"])
+            if o["kind"] == "OTHER" and it["kind"] != "OTHER":
+                o["kind"] = it["kind"]
+            del items[eid]
+
+    # 4. salience
+    out = []
+    for eid, it in items.items():
+        multiword = len(it["name"].split()) > 1
+        if not it["linked"] and not multiword and it["count"] < 2 and it["score"] < 2:
+            continue
+        rank = it["score"] + (1.0 if it["linked"] else 0.0) + (0.5 if multiword else 0.0)
+        out.append((-rank, it["pos"], eid, it))
+    out.sort(key=lambda x: (x[0], x[1], x[2]))
+    return [Entity(eid, it["name"], it["kind"]).as_record() for _, _, eid, it in out[:MAX_ENTITIES]]

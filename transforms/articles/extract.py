@@ -1,0 +1,219 @@
+"""``newsroom extract``: normalise a folder of saved article pages to JSON lines (no dedupe, no stores).
+
+Reads: ``--pages DIR`` (``*.html``, ``*.htm``, optionally gzipped; ``--recursive`` for sub-folders), an optional
+``--manifest`` of the URLs the pages were fetched from (JSON ``{id: url}`` or ``{id: {"url": ...}}``, JSON lines
+with ``id`` and ``url``, or text lines ``id url``), the publisher registry and the alias table.
+Writes: ``--out FILE.jsonl``, one line per page in file-name order:
+``{"id", "canonical_url", "canonical_source", "title", "lede", "body", "language", "published_at" (ISO 8601 UTC
+or null), "published_source", "entities", "keywords", "section", "topics", "is_opinion", "is_fact_check",
+"image_url", "publisher_id", "article_id", "content_hash", "body_method"}``; a rejected page gets
+``{"id", "rejected": reason, "detail"}``. Progress goes to stderr.
+
+``--score GROUND_TRUTH.json`` (the extraction benchmark's ``{id: {"articleBody", "url"}}``) prints the two
+acceptance figures: mean token-level F1 (bag of lower-cased word tokens) of ``body`` against ``articleBody``,
+and the share of pages whose canonical_url equals ``url`` ignoring scheme, a leading ``www.`` and a trailing slash.
+Example (the README's command)::
+
+    .venv/bin/newsroom extract --pages ../shared/data/pages/extraction-benchmark/html --out /tmp/bench.jsonl \\
+        --score ../shared/data/pages/extraction-benchmark/ground-truth.json
+
+Heavy modules (trafilatura, lxml, extruct ...) are imported inside :func:`main`, as pipelines/cli.py requires.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pages", required=True, help="Folder of saved pages (*.html, *.htm, optionally .gz).")
+    parser.add_argument("--out", required=True, help="Output JSON lines file (one line per page).")
+    parser.add_argument(
+        "--manifest",
+        default=None,
+        help="Optional file of fetched URLs: JSON {id: url}, JSON lines {id, url}, or 'id url' text lines. "
+        "Without it, pages are judged on their own markup only. Default: none.",
+    )
+    parser.add_argument("--recursive", action="store_true", help="Also read sub-folders. Default: off.")
+    parser.add_argument(
+        "--score",
+        default=None,
+        metavar="GROUND_TRUTH",
+        help="Ground truth JSON {id: {articleBody, url}}: print mean token F1 and canonical URL accuracy. Default: off.",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="Processes to use. Default: 2.")
+    parser.add_argument("--publishers", default=None, help="Publisher registry JSON. Default: the packaged one.")
+    parser.add_argument("--aliases", default=None, help="Entity alias table TSV. Default: the packaged one.")
+    parser.add_argument("--limit", type=int, default=0, help="Only the first N pages (0 = all). Default: 0.")
+
+
+def page_id(path: Path) -> str:
+    name = path.name
+    for suffix in SUFFIXES:
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def list_pages(folder: Path, recursive: bool = False) -> list[Path]:
+    it = folder.rglob("*") if recursive else folder.iterdir()
+    return sorted(p for p in it if p.is_file() and p.name.lower().endswith(SUFFIXES))
+
+
+def read_manifest(path: str | None) -> dict[str, str]:
+    if not path:
+        return {}
+    text = Path(path).read_text(encoding="utf-8")
+    out: dict[str, str] = {}
+    stripped = text.lstrip()
+    if stripped.startswith("{") and not stripped.startswith('{"id"'):
+        data = json.loads(text)
+        for k, v in data.items():
+            url = v if isinstance(v, str) else (v or {}).get("url") or (v or {}).get("fetched_url")
+            if url:
+                out[str(k)] = url
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            row = json.loads(line)
+            if row.get("id") and (row.get("url") or row.get("fetched_url")):
+                out[str(row["id"])] = row.get("url") or row.get("fetched_url")
+            continue
+        parts = line.split()
+        if len(parts) >= 2:
+            out[parts[0]] = parts[-1]
+    return out
+
+
+_NORMALIZER = None
+
+
+def _init_worker(publishers: str | None, aliases: str | None) -> None:
+    global _NORMALIZER
+    from transforms.articles.entities import AliasTable
+    from transforms.articles.normalize import Normalizer
+    from transforms.publishers import PublisherRegistry, default_registry
+
+    registry = PublisherRegistry.load(publishers) if publishers else default_registry()
+    alias_table = AliasTable.load(aliases) if aliases else None
+    _NORMALIZER = Normalizer(registry=registry, aliases=alias_table)
+
+
+def extract_one(job: tuple[str, str, str | None]) -> dict:
+    """(id, path, url) -> one output record. Never raises: failures become ``rejected`` records."""
+    import gzip
+
+    from transforms.articles.dates import iso
+    from transforms.articles.page import MAX_PAGE_BYTES, Rejected
+
+    pid, path, url = job
+    try:
+        raw = Path(path).read_bytes()
+        if path.lower().endswith(".gz"):
+            with gzip.open(path) as fh:
+                raw = fh.read(MAX_PAGE_BYTES + 1)  # bounded: a gzip bomb stops at the size limit
+        art = _NORMALIZER.extract(raw, url=url, headers={}, now_ms=_NORMALIZER.clock())
+    except Rejected as exc:
+        return {"id": pid, "rejected": exc.reason, "detail": exc.detail}
+    except Exception as exc:  # noqa: BLE001 - analysts get a record per page, whatever happens
+        return {"id": pid, "rejected": "internal_error", "detail": f"{type(exc).__name__}: {exc}"[:500]}
+    diag = art.get("_diagnostics", {})
+    return {
+        "id": pid,
+        "canonical_url": art["canonical_url"],
+        "canonical_source": art["canonical_source"],
+        "title": art["title"],
+        "lede": art["lede"],
+        "body": art["body"],
+        "language": art["language"],
+        "published_at": iso(art["_stated_ms"]),
+        "published_source": diag.get("published_source"),
+        "entities": art["entities"],
+        "keywords": art["keywords"],
+        "section": art["section"],
+        "topics": art["topics"],
+        "is_opinion": art["is_opinion"],
+        "is_fact_check": art["is_fact_check"],
+        "image_url": art["image_url"],
+        "publisher_id": art["publisher_id"],
+        "article_id": art["article_id"],
+        "content_hash": art["content_hash"],
+        "body_method": diag.get("body_method"),
+    }
+
+
+def score(records: list[dict], ground_truth: dict) -> dict:
+    """Mean token F1 of body vs articleBody and canonical URL accuracy over the ground truth's pages."""
+    from transforms.articles.body import overlap_f1
+    from transforms.articles.urls import same_url
+
+    by_id = {r["id"]: r for r in records}
+    f1s, url_hits, missing = [], 0, 0
+    for pid, truth in ground_truth.items():
+        rec = by_id.get(pid)
+        if rec is None:
+            missing += 1
+        body = (rec or {}).get("body") or ""
+        want = truth.get("articleBody") or ""
+        f1s.append(1.0 if not body and not want else overlap_f1(body, want))
+        if same_url((rec or {}).get("canonical_url"), truth.get("url")):
+            url_hits += 1
+    n = len(ground_truth) or 1
+    return {"pages": len(ground_truth), "missing": missing, "mean_f1": sum(f1s) / n, "url_accuracy": url_hits / n}
+
+
+def main(args: argparse.Namespace) -> int:
+    import multiprocessing
+
+    folder = Path(args.pages)
+    if not folder.is_dir():
+        print(f"--pages: {folder} is not a folder", file=sys.stderr)
+        return 2
+    pages = list_pages(folder, args.recursive)
+    if args.limit:
+        pages = pages[: args.limit]
+    manifest = read_manifest(args.manifest)
+    jobs = [(page_id(p), str(p), manifest.get(page_id(p))) for p in pages]
+    started = time.perf_counter()
+    records: list[dict] = []
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    workers = max(1, int(args.workers or 1))
+    with out_path.open("w", encoding="utf-8") as out:
+        if workers == 1:
+            _init_worker(args.publishers, args.aliases)
+            results = map(extract_one, jobs)
+            pool = None
+        else:
+            ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+            pool = ctx.Pool(workers, initializer=_init_worker, initargs=(args.publishers, args.aliases))
+            results = pool.imap(extract_one, jobs, chunksize=4)
+        try:
+            for i, rec in enumerate(results, 1):
+                records.append(rec)
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                if i % 25 == 0 or i == len(jobs):
+                    rate = i / max(1e-9, time.perf_counter() - started)
+                    print(f"extract: {i}/{len(jobs)} pages ({rate:.1f}/s)", file=sys.stderr, flush=True)
+        finally:
+            if pool is not None:
+                pool.close()
+                pool.join()
+    rejected = sum(1 for r in records if r.get("rejected"))
+    print(f"extract: wrote {len(records)} lines to {out_path} ({rejected} rejected)", file=sys.stderr)
+    if args.score:
+        truth = json.loads(Path(args.score).read_text(encoding="utf-8"))
+        s = score(records, truth)
+        print(f"pages: {s['pages']} (missing: {s['missing']})")
+        print(f"mean token F1 (body vs articleBody): {s['mean_f1']:.4f}")
+        print(f"canonical_url == ground-truth url: {s['url_accuracy']:.1%}")
+    return 0
