@@ -45,6 +45,7 @@ DEFAULTS = {
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
     "NEWSROOM_STORY_GRACE_S": 600.0,
     "NEWSROOM_VALIDATE_PAGES": True,
+    "NEWSROOM_FAST_PATH": True,  # serving/fastpath.py in front of Flask for section pages and versions
     # shared cache headers
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
@@ -221,6 +222,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         resp.headers["Allow"] = ", ".join(sorted(exc.valid_methods or []))
         return resp
 
+    if app.config["NEWSROOM_FAST_PATH"]:
+        from serving.fastpath import FastSharedPages
+
+        app.wsgi_app = FastSharedPages(app.wsgi_app, ext)
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
     return app

@@ -80,6 +80,11 @@ def environment(args, environ=None) -> dict[str, str]:
         env["NEWSROOM_PROJECT"] = args.project
     if args.watch_interval is not None:
         env["NEWSROOM_WATCH_INTERVAL_S"] = str(args.watch_interval)
+    # One BLAS thread per worker: each request does small matrix products (For you), and OpenBLAS's own thread pool
+    # oversubscribes the cores that the request threads need (1,000-candidate re-rank: 0.31 ms median with one BLAS
+    # thread, 13.8 ms with the default pool, on this 2-core machine under load; benchmarks/serve_bench.py).
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
     if not env.get("NEWSROOM_CURSOR_SECRET"):
         import secrets
 
