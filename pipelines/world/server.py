@@ -182,6 +182,21 @@ class SampleWorld:
         now_ms = self.clock.now_ms() if now_ms is None else now_ms
         return {a["url"]: self.released_ms(a) for a in self.articles.values() if self.is_public(a, now_ms)}
 
+    def virtual_now_s(self) -> float:
+        return (time.time() - self.clock.start_s) * self.clock.speed
+
+    def release_now(self, article_id: str) -> dict:
+        """Make an article public now (tests). Its stated publication time becomes now."""
+        a = self.articles[article_id]
+        a["at"] = self.virtual_now_s() - 0.001
+        return a
+
+    def correct_now(self, article_id: str, headline: str) -> dict:
+        """Correct an article's headline now (tests)."""
+        a = self.articles[article_id]
+        a["correction"] = {"at": self.virtual_now_s() - 0.001, "headline": headline}
+        return a
+
     def article_by_url(self, url: str) -> dict | None:
         path = urllib.parse.urlsplit(url).path.rstrip("/")
         slug = path.rsplit("/", 1)[-1]
@@ -343,9 +358,10 @@ class SampleWorld:
 
         return Handler
 
-    def _record(self, host, path, method, status):
+    def _record(self, host, path, method, status, headers=None):
         with self._lock:
-            self.requests.append({"host": host, "path": path, "method": method, "status": status, "at": time.time()})
+            self.requests.append({"host": host, "path": path, "method": method, "status": status, "at": time.time(),
+                                  "user_agent": (headers or {}).get("User-Agent", "")})
 
     def requests_for(self, host: str | None = None, path: str | None = None, method: str = "GET") -> list[dict]:
         with self._lock:
@@ -411,7 +427,7 @@ class SampleWorld:
             except OSError:
                 pass
         finally:
-            self._record(host, path, method, status)
+            self._record(host, path, method, status, h.headers)
 
     def _route(self, h, method, host, path, query) -> int:
         now = self.clock.now_ms()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import re
+import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -154,11 +155,19 @@ def _parse_syndication(body: bytes, url: str, now_ms: int, headers: dict, max_ag
     response_headers = {"content-location": url}
     if headers.get("content-type"):
         response_headers["content-type"] = headers["content-type"]
-    d = feedparser.parse(body, response_headers=response_headers, sanitize_html=False)
+    with warnings.catch_warnings():
+        # feedparser warns on every access to an entry's missing "updated" (issue 310 fallback); we read both.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _syndication_entries(feedparser.parse(body, response_headers=response_headers, sanitize_html=False),
+                                    body, now_ms, max_age_ms)
+
+
+def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> ParsedFeed:
     version = d.get("version") or ""
     if not version:
-        exc = d.get("bozo_exception")
-        if d.get("bozo") and not d.entries:
+        head = body[:1024].lower()
+        if d.get("bozo") and (b"<rss" in head or b"<feed" in head or b"<rdf" in head):
+            exc = d.get("bozo_exception")
             raise FeedError("malformed_feed", f"{type(exc).__name__}: {exc}"[:300])
         raise FeedError("not_a_feed", "no RSS or Atom root element")
     exc = d.get("bozo_exception")

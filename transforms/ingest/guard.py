@@ -41,7 +41,7 @@ def forbidden_reason(ip: str) -> str | None:
             inner = forbidden_reason(str(addr.sixtofour))
             if inner:
                 return inner
-    for name in ("is_loopback", "is_link_local", "is_private", "is_reserved", "is_multicast", "is_unspecified"):
+    for name in ("is_loopback", "is_link_local", "is_unspecified", "is_multicast", "is_reserved", "is_private"):
         if getattr(addr, name):
             return name[3:]
     if not addr.is_global:  # shared address space (100.64/10), benchmarking, documentation ranges ...
