@@ -239,13 +239,16 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         pass
 
 
+_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # probes never go through an HTTP proxy
+
+
 def _probe(name: str, port: int) -> bool:
     try:
         if name == "bigtable":
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return True
         path = "/" if name == "pubsub" else "/storage/v1/b"
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=1.0) as resp:
+        with _LOCAL.open(f"http://127.0.0.1:{port}{path}", timeout=1.0) as resp:
             body = resp.read()
             return resp.status == 200 and (name != "pubsub" or body.strip() == b"Ok")
     except (OSError, ValueError):

@@ -207,3 +207,11 @@ def make_sample(name: str, **overrides) -> dict:
 @pytest.fixture(scope="session")
 def sample_record():
     return make_sample
+
+
+def pytest_collection_modifyitems(config, items):
+    # A test that needs the emulators is an emulator test even if its author forgot the marker, so that
+    # `-m "not emulator"` reliably runs without them.
+    for item in items:
+        if "emulator_stack" in getattr(item, "fixturenames", ()) and item.get_closest_marker("emulator") is None:
+            item.add_marker(pytest.mark.emulator)
