@@ -131,13 +131,15 @@ def find_binaries(environ: dict | None = None) -> Binaries:
     java = java or shutil.which("java", path=environ.get("PATH"))
     if not java or not os.access(java, os.X_OK):
         missing.append(
-            f"java (Java 17+ runs the Pub/Sub emulator): install a JRE (Debian: apt-get install openjdk-17-jre-headless) "
+            "java (Java 17+ runs the Pub/Sub emulator): install a JRE "
+            f"(Debian: apt-get install openjdk-17-jre-headless) "
             f"or set ${ENV_JAVA}"
         )
 
     jar = environ.get(ENV_PUBSUB_JAR)
     if not jar:
-        jars = sorted(glob.glob(os.path.join(root_dir(), "platform", "pubsub-emulator", "lib", "cloud-pubsub-emulator-*-all.jar")))
+        pattern = os.path.join(root_dir(), "platform", "pubsub-emulator", "lib", "cloud-pubsub-emulator-*-all.jar")
+        jars = sorted(glob.glob(pattern))
         jar = jars[-1] if jars else None
     if not jar or not os.path.isfile(jar):
         missing.append(
@@ -336,7 +338,8 @@ def _wait_ready(proc: EmulatorProcess, popen: subprocess.Popen, timeout: float) 
             return None
         time.sleep(0.05)
     raise StackError(
-        f"{proc.name} emulator not ready on 127.0.0.1:{proc.port} after {timeout:.0f}s; log {proc.log}:\n{_tail(proc.log)}"
+        f"{proc.name} emulator not ready on 127.0.0.1:{proc.port} after {timeout:.0f}s; "
+        f"log {proc.log}:\n{_tail(proc.log)}"
     )
 
 
@@ -468,12 +471,16 @@ def add_arguments(parser) -> None:
         help="Where the stack's state file and logs live ({data_dir}/stack). Default: .newsroom",
     )
     parser.add_argument(
-        "--project", default=None, help=f"Project id the emulators serve. Default: $GOOGLE_CLOUD_PROJECT or {DEFAULT_PROJECT}."
+        "--project",
+        default=None,
+        help=f"Project id the emulators serve. Default: $GOOGLE_CLOUD_PROJECT or {DEFAULT_PROJECT}.",
     )
     parser.add_argument("--bigtable_instance", default=DEFAULT_INSTANCE, help=f"Default: {DEFAULT_INSTANCE}.")
     parser.add_argument("--snapshot_bucket", default=DEFAULT_BUCKET, help=f"Default: {DEFAULT_BUCKET}.")
     parser.add_argument(
-        "--namespace", default="", help="Also provision the tables and topics of this namespace. Default: '' (production names)."
+        "--namespace",
+        default="",
+        help="Also provision the tables and topics of this namespace. Default: '' (production names).",
     )
     parser.add_argument(
         "--timeout", type=float, default=90.0, help="Seconds to wait for each emulator to answer. Default: 90."

@@ -72,9 +72,8 @@ def violations(source: str, filename: str = "<snippet>") -> list[str]:
             found.append(f"{node.lineno}: {_dotted(node) or node.attr}")
         elif isinstance(node, ast.Attribute):
             dotted = _dotted(node)
-            if dotted and (
-                _forbidden_module(dotted) or any(f".io.gcp.{m}" in dotted + "." for m in ("pubsub.", "bigtableio.", "gcsio."))
-            ):
+            connector = dotted and any(f".io.gcp.{m}." in dotted + "." for m in ("pubsub", "bigtableio", "gcsio"))
+            if dotted and (_forbidden_module(dotted) or connector):
                 found.append(f"{node.lineno}: {dotted}")
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             fn = _dotted(node.func) or ""

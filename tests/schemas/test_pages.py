@@ -114,7 +114,7 @@ def _set(doc, path, value):
 _DELETE = object()
 
 BAD = [
-    ("edition_page", ["stories", 0, "representative", "published_at"], "yesterday", "stories/0/representative/published_at"),
+    ("edition_page", ["stories", 0, "representative", "published_at"], "now", "stories/0/representative/published_at"),
     ("edition_page", ["stories", 0, "story_id"], 7394201113445597184, "stories/0/story_id"),  # a number loses precision
     ("edition_page", ["stories", 0, "supporting", 0, "labels"], ["clickbait"], "stories/0/supporting/0/labels/0"),
     ("edition_page", ["edition"], "US English", "edition"),

@@ -49,7 +49,7 @@ class StubBucket:
 
 def test_precondition_failed_412_means_already_exists():
     # What real GCS answers when another writer created the object between our existence check and our upload.
-    bucket = StubBucket(upload_error=gx.PreconditionFailed("At least one of the pre-conditions you specified did not hold."))
+    bucket = StubBucket(upload_error=gx.PreconditionFailed("At least one of the pre-conditions did not hold."))
     store = gcp.GcsSnapshotStore(bucket, "ns/")
     with pytest.raises(AlreadyExists, match="pages/en-us/top/v1.json"):
         store.put("pages/en-us/top/v1.json", b"{}")

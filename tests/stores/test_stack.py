@@ -33,7 +33,8 @@ def test_missing_binaries_are_named_with_how_to_get_them(nothing_installed):
     with pytest.raises(stack.MissingBinaries) as info:
         stack.find_binaries()
     msg = str(info.value)
-    for needle in ("java", "Pub/Sub emulator jar", "Bigtable emulator", "gcp-storage-emulator", "gcloud components install"):
+    needles = ("java", "Pub/Sub emulator jar", "Bigtable emulator", "gcp-storage-emulator", "gcloud components install")
+    for needle in needles:
         assert needle in msg, needle
 
 
@@ -75,7 +76,8 @@ def test_sdk_root_override_and_binary_overrides(tmp_path):
 
 
 def test_state_round_trips():
-    st = stack.StackState(project="p", emulators={n: stack.EmulatorProcess(n, 10 + i, 2000 + i, ["x"], "l") for i, n in enumerate(stack.EMULATORS)})
+    procs = {n: stack.EmulatorProcess(n, 10 + i, 2000 + i, ["x"], "l") for i, n in enumerate(stack.EMULATORS)}
+    st = stack.StackState(project="p", emulators=procs)
     again = stack.StackState.from_json(st.to_json())
     assert again == st
     assert again.env() == {
@@ -120,7 +122,12 @@ def test_stack_up_in_one_process_status_and_down_in_another(tmp_path, emulator_s
     try:
         assert up.returncode == 0, up.stderr
         exports = dict(line[len("export ") :].split("=", 1) for line in up.stdout.splitlines())
-        assert set(exports) == {"PUBSUB_EMULATOR_HOST", "BIGTABLE_EMULATOR_HOST", "STORAGE_EMULATOR_HOST", "GOOGLE_CLOUD_PROJECT"}
+        assert set(exports) == {
+            "PUBSUB_EMULATOR_HOST",
+            "BIGTABLE_EMULATOR_HOST",
+            "STORAGE_EMULATOR_HOST",
+            "GOOGLE_CLOUD_PROJECT",
+        }
         assert exports["STORAGE_EMULATOR_HOST"].startswith("http://127.0.0.1:")
         assert exports["GOOGLE_CLOUD_PROJECT"] == "dev-proj"
         assert all(os.getpgid(pid) == pid for pid in pids)  # each emulator leads its own process group
