@@ -75,6 +75,7 @@ _ISO_FIX = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d
 _COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?(Z|[+-]\d{4})?$")
 _DATE_ONLY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
 _EPOCH = re.compile(r"^\d{10}(\d{3})?$")
+_RFC822 = re.compile(r"^(?:[A-Za-z]{3,9},?\s*)?\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{2,4}(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?(?:\s+\S+)?\s*$")
 
 
 @functools.lru_cache(maxsize=256)
@@ -141,7 +142,7 @@ def parse(value, tz: str | None = "UTC") -> Parsed | None:
             return _finish(dt, local)
         except ValueError:
             pass
-        if re.search(r"[A-Za-z]{3}", s) and re.search(r"\d{1,2}:\d{2}|\d{4}", s):
+        if _RFC822.match(s):
             try:
                 dt = email.utils.parsedate_to_datetime(s)
                 if dt is not None:

@@ -1,0 +1,294 @@
+"""Beam PTransforms of the articles stage: NormalizeArticles -> DedupeArticles -> DetectSyndication.
+
+Reads: RawItem dicts (schemas/avro/raw_item.avsc; topic items-raw). Writes: Article dicts (article.avsc; only new
+articles and new versions, with copy_of / syndication_group set) and DeadLetter dicts (dead_letter.avsc, stage
+``normalize`` or ``dedupe``) on a tagged output. The domain logic is plain Python in this package; these classes
+only wire it into Beam, count outcomes and route failures.
+
+Usage::
+
+    normalized = raw_items | "NormalizeArticles" >> NormalizeArticles()
+    deduped = normalized.articles | "DedupeArticles" >> DedupeArticles(store_config)
+    articles = deduped.articles | "DetectSyndication" >> DetectSyndication()
+    dead = (normalized.dead_letter, deduped.dead_letter) | beam.Flatten()
+
+Metrics (namespace ``articles``): ``normalized``, ``dead_letter_<reason>`` (http_error, too_large, empty_body,
+not_html, undecodable, xml_bomb, future_date, no_url, internal_error), ``dedupe_<outcome>`` (new, update,
+duplicate, stale, content_duplicate), ``syndication_copy``, ``syndication_original``, ``syndication_single``,
+``syndication_rebuild``.
+
+Retry policy: a malformed input is never raised out of a DoFn (it is counted and dead-lettered with its reason);
+a store error (:class:`stores.StoreError`) is transient and is raised, so the runner retries the bundle; every
+write is idempotent (conditional write, create-if-absent content claim), so a retry cannot double-count.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import apache_beam as beam
+from apache_beam.coders import FastPrimitivesCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec
+
+from schemas import codec
+
+ARTICLES = "articles"
+DEAD_LETTER = "dead_letter"
+NAMESPACE = "articles"
+
+LOG = logging.getLogger(__name__)
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def dead_letter(stage: str, reason: str, detail: str, key: str | None, payload: bytes, at_ms: int) -> dict:
+    return {
+        "schema_version": 1,
+        "stage": stage,
+        "reason": reason,
+        "detail": (detail or "")[:1000],
+        "key": key,
+        "payload": payload or b"",
+        "at": int(at_ms),
+    }
+
+
+def _payload(name: str, record: dict) -> bytes:
+    """The original message bytes (replayable); best effort for a record that does not even encode."""
+    try:
+        return codec.encode(name, record)
+    except Exception:  # noqa: BLE001 - the payload of a broken message is whatever we can keep
+        try:
+            return repr(record)[:100000].encode("utf-8", "replace")
+        except Exception:  # noqa: BLE001
+            return b""
+
+
+class NormalizeArticleFn(beam.DoFn):
+    """RawItem dict -> Article dict (version 1), or a DeadLetter on the ``dead_letter`` output.
+
+    Args:
+        publishers: path of the publisher registry JSON (None: the packaged one).
+        aliases: path of the entity alias table TSV (None: the packaged one).
+        clock: () -> ms, for DeadLetter.at (the article's own times come from the RawItem, never from a clock).
+    """
+
+    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+        self.publishers, self.aliases, self.clock = publishers, aliases, clock
+        self.normalized = Metrics.counter(NAMESPACE, "normalized")
+        self._reasons: dict = {}
+
+    def setup(self):
+        from transforms.articles.entities import AliasTable
+        from transforms.articles.normalize import Normalizer
+        from transforms.publishers import PublisherRegistry, default_registry
+
+        registry = PublisherRegistry.load(self.publishers) if self.publishers else default_registry()
+        aliases = AliasTable.load(self.aliases) if self.aliases else None
+        self.normalizer = Normalizer(registry=registry, aliases=aliases, clock=self.clock)
+
+    def _count(self, reason: str):
+        c = self._reasons.get(reason)
+        if c is None:
+            c = self._reasons[reason] = Metrics.counter(NAMESPACE, f"dead_letter_{reason}")
+        c.inc()
+
+    def process(self, raw):
+        from transforms.articles.page import Rejected
+
+        key = None
+        try:
+            key = raw.get("item_id") or raw.get("fetched_url")
+            article = self.normalizer.normalize(raw)
+            codec.check("Article", article)
+        except Rejected as exc:
+            self._count(exc.reason)
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, dead_letter("normalize", exc.reason, exc.detail, key, _payload("RawItem", raw), self.clock())
+            )
+            return
+        except Exception as exc:  # noqa: BLE001 - malformed input must never fail the bundle
+            LOG.warning("normalize failed for %s: %r", key, exc)
+            self._count("internal_error")
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER,
+                dead_letter("normalize", "internal_error", f"{type(exc).__name__}: {exc}", key, _payload("RawItem", raw),
+                            self.clock()),
+            )
+            return
+        self.normalized.inc()
+        yield article
+
+
+class NormalizeArticles(beam.PTransform):
+    """RawItem dicts -> ``.articles`` (Article dicts, version 1) and ``.dead_letter`` (DeadLetter dicts)."""
+
+    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+        super().__init__()
+        self.publishers, self.aliases, self.clock = publishers, aliases, clock
+
+    def expand(self, raw_items):
+        return raw_items | "NormalizeArticle" >> beam.ParDo(
+            NormalizeArticleFn(self.publishers, self.aliases, self.clock)
+        ).with_outputs(DEAD_LETTER, main=ARTICLES)
+
+
+class DedupeArticleFn(beam.DoFn):
+    """Article dict -> the stored record when it is new or a new version; nothing for duplicates and replays.
+
+    The ArticleStore client is created in ``setup()`` from the StoreConfig (embedded SQLite or Bigtable)."""
+
+    def __init__(self, store_config, clock=wall_clock_ms):
+        self.store_config, self.clock = store_config, clock
+        from transforms.articles.dedupe import OUTCOMES
+
+        self.outcomes = {o: Metrics.counter(NAMESPACE, f"dedupe_{o}") for o in OUTCOMES}
+        self.invalid = Metrics.counter(NAMESPACE, "dead_letter_invalid_article")
+
+    def setup(self):
+        from stores import open_stores
+
+        self.store = open_stores(self.store_config).articles
+
+    def process(self, article):
+        from stores.base import StoreError
+        from transforms.articles.dedupe import decide
+
+        try:
+            codec.check("Article", article)
+        except Exception as exc:  # noqa: BLE001
+            self.invalid.inc()
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER,
+                dead_letter("dedupe", "invalid_article", str(exc), (article or {}).get("article_id"),
+                            _payload("Article", article), self.clock()),
+            )
+            return
+        try:
+            decision = decide(self.store, article)
+        except StoreError:
+            raise  # transient: the runner retries the bundle; every step is idempotent
+        self.outcomes[decision.outcome].inc()
+        if decision.emit:
+            yield decision.article
+
+
+class DedupeArticles(beam.PTransform):
+    """Article dicts -> ``.articles`` (only new articles and new versions, as stored) and ``.dead_letter``."""
+
+    def __init__(self, store_config, clock=wall_clock_ms):
+        super().__init__()
+        self.store_config, self.clock = store_config, clock
+
+    def expand(self, articles):
+        return articles | "DedupeArticle" >> beam.ParDo(DedupeArticleFn(self.store_config, self.clock)).with_outputs(
+            DEAD_LETTER, main=ARTICLES
+        )
+
+
+class AssignSyndicationFn(beam.DoFn):
+    """Keyed by language: (language, Article) -> Article with copy_of / syndication_group.
+
+    Why a stateful DoFn keyed per language (and not a batch design): it runs unchanged in streaming and in a
+    backfill, it is the same "one writer per language" shape as the clusterer downstream, and its decisions are a
+    pure function of the order in which a language's articles arrive (SyndicationIndex: no clock, no randomness),
+    so the same input order gives the same groups. A batch runner that must be order-independent should feed
+    articles in first-seen order (the backfill job sorts them).
+
+    State (per language):
+      ENTRIES: BagState of compact index entries (article_id, publisher, authority, is_wire, first_seen, group,
+        120 MinHash values as bytes) in insertion order, compacted when more than half of it has left the window.
+      SEQ: ReadModifyWriteState, the number of articles applied; the in-memory index caches the state and is
+        rebuilt from ENTRIES whenever its sequence number differs (a new worker, or a retried bundle).
+      NEWEST: ReadModifyWriteState, the newest first-seen time (the window's clock).
+      BAG_SIZE: ReadModifyWriteState, entries written to ENTRIES since the last compaction.
+    """
+
+    ENTRIES = BagStateSpec("entries", FastPrimitivesCoder())
+    SEQ = ReadModifyWriteStateSpec("seq", VarIntCoder())
+    NEWEST = ReadModifyWriteStateSpec("newest", VarIntCoder())
+    BAG_SIZE = ReadModifyWriteStateSpec("bag_size", VarIntCoder())
+
+    def __init__(self, publishers: str | None = None):
+        self.publishers = publishers
+        self.copies = Metrics.counter(NAMESPACE, "syndication_copy")
+        self.originals = Metrics.counter(NAMESPACE, "syndication_original")
+        self.singles = Metrics.counter(NAMESPACE, "syndication_single")
+        self.rebuilds = Metrics.counter(NAMESPACE, "syndication_rebuild")
+        self.errors = Metrics.counter(NAMESPACE, "syndication_error")
+
+    def setup(self):
+        from transforms.publishers import PublisherRegistry, default_registry
+
+        self.registry = PublisherRegistry.load(self.publishers) if self.publishers else default_registry()
+        self._cache: dict[str, tuple[int, object]] = {}
+
+    def _index(self, language, seq, entries_state, newest_state):
+        from transforms.articles.syndication import Entry, SyndicationIndex
+
+        cached = self._cache.get(language)
+        if cached is not None and cached[0] == seq:
+            return cached[1]
+        self.rebuilds.inc()
+        index = SyndicationIndex(self.registry)
+        index.restore([Entry.from_tuple(t) for t in entries_state.read()], newest_state.read())
+        return index
+
+    def process(
+        self,
+        element,
+        entries=beam.DoFn.StateParam(ENTRIES),
+        seq_state=beam.DoFn.StateParam(SEQ),
+        newest_state=beam.DoFn.StateParam(NEWEST),
+        bag_size=beam.DoFn.StateParam(BAG_SIZE),
+    ):
+        language, article = element
+        seq = seq_state.read() or 0
+        index = self._index(language, seq, entries, newest_state)
+        try:
+            out, entry = index.assign(article)
+        except Exception as exc:  # noqa: BLE001 - never lose an article to the copy check
+            LOG.warning("syndication failed for %s: %r", article.get("article_id"), exc)
+            self.errors.inc()
+            self._cache.pop(language, None)
+            yield dict(article, copy_of=None, syndication_group=None)
+            return
+        size = (bag_size.read() or 0) + (1 if entry is not None else 0)
+        if size > 2 * max(len(index), 1000):
+            entries.clear()
+            for e in index.entries():
+                entries.add(e.to_tuple())
+            size = len(index)
+        elif entry is not None:
+            entries.add(entry.to_tuple())
+        bag_size.write(size)
+        if index.newest_seen is not None:
+            newest_state.write(int(index.newest_seen))
+        seq_state.write(seq + 1)
+        self._cache[language] = (seq + 1, index)
+        if out.get("copy_of"):
+            self.copies.inc()
+        elif out.get("syndication_group"):
+            self.originals.inc()
+        else:
+            self.singles.inc()
+        yield out
+
+
+class DetectSyndication(beam.PTransform):
+    """Article dicts -> the same with copy_of / syndication_group (MinHash + LSH, 48 h window, per language)."""
+
+    def __init__(self, publishers: str | None = None):
+        super().__init__()
+        self.publishers = publishers
+
+    def expand(self, articles):
+        return (
+            articles
+            | "KeyByLanguage" >> beam.Map(lambda a: (a.get("language") or "und", a))
+            | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers))
+        )
