@@ -63,8 +63,10 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
 
     pool = PreparedPool.build(samples.candidate_pool(EDITION, 1, n=1000))
     rng = np.random.default_rng(1)
-    reads = [{"story_id": pool.story_ids[int(i)], "at": 1_700_000_000_000 - k} for k, i in
-             enumerate(rng.choice(len(pool.story_ids), 200, replace=False))]
+    reads = [
+        {"story_id": pool.story_ids[int(i)], "at": 1_700_000_000_000 - k}
+        for k, i in enumerate(rng.choice(len(pool.story_ids), 200, replace=False))
+    ]
     interest = rng.normal(size=64)
     doc = {
         "follows": {"topics": ["science", "tech", "climate"], "sources": ["pub-3", "pub-7"], "places": ["lagos"]},
@@ -124,8 +126,15 @@ def parse_wrk(out: str) -> dict:
     }
 
 
-def wrk(url: str, duration: int, connections: int, threads: int = 2, headers: dict | None = None,
-        script: Path | None = None, env: dict | None = None) -> dict:
+def wrk(
+    url: str,
+    duration: int,
+    connections: int,
+    threads: int = 2,
+    headers: dict | None = None,
+    script: Path | None = None,
+    env: dict | None = None,
+) -> dict:
     cmd = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
     for k, v in (headers or {}).items():
         cmd += ["-H", f"{k}: {v}"]
@@ -158,16 +167,21 @@ def build_world(data_dir: Path, page_stories: int, supporting: int) -> None:
 def fmt(r: dict) -> str:
     extra = f", non-2xx {r['non_2xx']}" if r["non_2xx"] else ""
     extra += f", socket errors {r['socket_errors']}" if r["socket_errors"] else ""
-    return f"{r['rps']:9.0f} req/s   p50 {r['p50_ms']:6.2f} ms   p99 {r['p99_ms']:6.2f} ms   ({r['requests']} requests{extra})"
+    head = f"{r['rps']:9.0f} req/s   p50 {r['p50_ms']:6.2f} ms   p99 {r['p99_ms']:6.2f} ms"
+    return f"{head}   ({r['requests']} requests{extra})"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=int, default=10, help="Seconds per wrk run. Default: 10.")
     ap.add_argument("--connections", type=int, default=32, help="wrk connections. Default: 32.")
-    ap.add_argument("--foryou_connections", type=int, default=4,
-                    help="wrk connections for For you: within the shedding budget (2 in flight + 2 waiting per "
-                    "worker), so the figure is served throughput, not 503s. Default: 4.")
+    ap.add_argument(
+        "--foryou_connections",
+        type=int,
+        default=4,
+        help="wrk connections for For you: within the shedding budget (2 in flight + 2 waiting per "
+        "worker), so the figure is served throughput, not 503s. Default: 4.",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--worker_class", default="gthread")
@@ -188,9 +202,11 @@ def main() -> int:
     rr = rerank_benchmark()
     results["rerank"] = rr
     print(f"   wall: median {rr['median_ms']:.3f} ms   p99 {rr['p99_ms']:.3f} ms   (targets 2 ms / 5 ms)")
-    print(f"   CPU:  median {rr['cpu_median_ms']:.3f} ms   p99 {rr['cpu_p99_ms']:.3f} ms   "
-          f"(wall minus time this thread was not running); profile view build {rr['profile_view_build_ms']:.3f} ms "
-          f"(once per cached profile)")
+    print(
+        f"   CPU:  median {rr['cpu_median_ms']:.3f} ms   p99 {rr['cpu_p99_ms']:.3f} ms   "
+        f"(wall minus time this thread was not running); profile view build {rr['profile_view_build_ms']:.3f} ms "
+        f"(once per cached profile)"
+    )
     import os as _os
 
     print(f"   load average while measuring: {_os.getloadavg()[0]:.2f} (2 cores)")
@@ -201,8 +217,14 @@ def main() -> int:
     env = {"NEWSROOM_TOKEN_SECRET": TOKEN_SECRET, "NEWSROOM_WATCH_INTERVAL_S": "5"}
     origin = nginx = None
     try:
-        origin, oport = local.start_origin(data, tmp / "origin.log", workers=args.workers, threads=args.threads,
-                                           worker_class=args.worker_class, env=env)
+        origin, oport = local.start_origin(
+            data,
+            tmp / "origin.log",
+            workers=args.workers,
+            threads=args.threads,
+            worker_class=args.worker_class,
+            env=env,
+        )
         page_path = f"/v1/editions/{EDITION}/sections/top"
         page = fetch(f"http://127.0.0.1:{oport}{page_path}")
         static = tmp / "static"
@@ -214,15 +236,18 @@ def main() -> int:
         auth = {"Authorization": f"Bearer {token}"}
         feed_path = f"/v1/feed/for-you?edition={EDITION}"
         fetch(f"http://127.0.0.1:{oport}{feed_path}", auth)
-        print(f"== page {len(page)} bytes; gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads; "
-              f"wrk -t2 -c{args.connections} -d{args.duration}s on 127.0.0.1 (2 cores shared by all)")
+        print(
+            f"== page {len(page)} bytes; gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads; "
+            f"wrk -t2 -c{args.connections} -d{args.duration}s on 127.0.0.1 (2 cores shared by all)"
+        )
         d, c = args.duration, args.connections
         results["nginx_static"] = wrk(f"http://127.0.0.1:{nport}/static/page.json", d, c)
         print(f"   nginx static file      {fmt(results['nginx_static'])}")
         results["origin_page"] = wrk(f"http://127.0.0.1:{oport}{page_path}", d, c)
         print(f"   origin edition page    {fmt(results['origin_page'])}")
-        results["origin_for_you"] = wrk(f"http://127.0.0.1:{oport}{feed_path}", d, args.foryou_connections,
-                                        headers=auth)
+        results["origin_for_you"] = wrk(
+            f"http://127.0.0.1:{oport}{feed_path}", d, args.foryou_connections, headers=auth
+        )
         print(f"   origin For you (-c{args.foryou_connections})  {fmt(results['origin_for_you'])}")
         ratio = results["origin_page"]["rps"] / results["nginx_static"]["rps"]
         results["ratio"] = ratio
@@ -231,18 +256,27 @@ def main() -> int:
         script.write_text(PACE_LUA)
         paced = wrk(f"http://127.0.0.1:{oport}{page_path}", d, 11, script=script, env={"WRK_PAUSE_MS": "10"})
         results["origin_page_paced"] = paced
-        print(f"== edition page paced at ~1,000 req/s (11 connections, 10 ms pause after each response): "
-              f"achieved {paced['rps']:.0f} req/s, p50 {paced['p50_ms']:.2f} ms, p99 {paced['p99_ms']:.2f} ms "
-              f"(target p99 <= 20 ms)")
+        print(
+            f"== edition page paced at ~1,000 req/s (11 connections, 10 ms pause after each response): "
+            f"achieved {paced['rps']:.0f} req/s, p50 {paced['p50_ms']:.2f} ms, p99 {paced['p99_ms']:.2f} ms "
+            f"(target p99 <= 20 ms)"
+        )
         if args.compare:
             local.stop(origin)
             origin = None
             print("== worker models, edition page (same wrk settings)")
             results["models"] = {}
-            for wc, w, t in (("gthread", 2, 8), ("gthread", 2, 4), ("gthread", 4, 4), ("gthread", 1, 16), ("sync", 2, 1),
-                             ("sync", 4, 1)):
-                proc, port = local.start_origin(data, tmp / f"origin-{wc}-{w}-{t}.log", workers=w, threads=t,
-                                                worker_class=wc, env=env)
+            for wc, w, t in (
+                ("gthread", 2, 8),
+                ("gthread", 2, 4),
+                ("gthread", 4, 4),
+                ("gthread", 1, 16),
+                ("sync", 2, 1),
+                ("sync", 4, 1),
+            ):
+                proc, port = local.start_origin(
+                    data, tmp / f"origin-{wc}-{w}-{t}.log", workers=w, threads=t, worker_class=wc, env=env
+                )
                 try:
                     r = wrk(f"http://127.0.0.1:{port}{page_path}", d, c)
                     f = wrk(f"http://127.0.0.1:{port}{feed_path}", d, args.foryou_connections, headers=auth)

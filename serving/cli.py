@@ -56,9 +56,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--worker_class", default=None, help="gunicorn worker class. Default: gunicorn.conf.py (gthread)."
     )
-    parser.add_argument(
-        "--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2."
-    )
+    parser.add_argument("--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2.")
     parser.add_argument(
         "--access_logfile", default=None, help="gunicorn access log ('-' = stderr). Default: none (it costs ~10%%)."
     )

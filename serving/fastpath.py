@@ -60,6 +60,7 @@ class FastSharedPages:
             start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc)])
             return []
         start_response(
-            "200 OK", [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc)]
+            "200 OK",
+            [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc)],
         )
         return [body]

@@ -37,6 +37,7 @@ from stores.base import StoreError
 bp = Blueprint("foryou", __name__)
 
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
+NOT_BLANK = re.compile(r"\S")
 FEED_PAGE = 20
 FEED_MAX = 50
 MAX_EVENTS = 100
@@ -60,17 +61,26 @@ def private(fn):
         try:
             reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
         except auth.AuthError as exc:
-            return http.error(401, str(exc), cache_control=http.PRIVATE,
-                              headers={"WWW-Authenticate": 'Bearer realm="newsroom"'})
+            return http.error(
+                401, str(exc), cache_control=http.PRIVATE, headers={"WWW-Authenticate": 'Bearer realm="newsroom"'}
+            )
         try:
             with ext.shedder.slot():
                 return fn(reader, *args, **kwargs)
         except Overloaded:
-            return http.error(503, "For you is shedding load; shared pages are unaffected", cache_control=http.PRIVATE,
-                              headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+            return http.error(
+                503,
+                "For you is shedding load; shared pages are unaffected",
+                cache_control=http.PRIVATE,
+                headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
+            )
         except StoreError as exc:
-            return http.error(503, f"profile store unavailable: {exc}", cache_control=http.PRIVATE,
-                              headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+            return http.error(
+                503,
+                f"profile store unavailable: {exc}",
+                cache_control=http.PRIVATE,
+                headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
+            )
 
     return wrapper
 
@@ -162,9 +172,10 @@ def profile(reader: str):
 
 def _value(data: dict, key: str) -> str:
     v = data.get(key)
-    if not isinstance(v, str) or not v.strip() or len(v) > MAX_VALUE:
-        raise ValueError(f"{key} must be a non-empty string of at most {MAX_VALUE} characters")
-    return v.strip()
+    # Same rule as the OpenAPI schema (pattern "\S", maxLength): one definition of "not blank" on both sides.
+    if not isinstance(v, str) or not NOT_BLANK.search(v) or len(v) > MAX_VALUE:
+        raise ValueError(f"{key} must be a string of at most {MAX_VALUE} characters, not blank")
+    return v
 
 
 def _follow_args(data: dict) -> tuple[str, str]:
@@ -355,6 +366,10 @@ def events(reader: str):
     if not ok:
         return http.error(400, "no valid event in the batch", rejected=rejected)
     if not ext.folder.submit(ok):
-        return http.error(503, "event queue is full", cache_control=http.PRIVATE,
-                          headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])})
+        return http.error(
+            503,
+            "event queue is full",
+            cache_control=http.PRIVATE,
+            headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
+        )
     return _ok({"accepted": len(ok), "rejected": rejected}, status=202)

@@ -66,8 +66,9 @@ def stop(proc: subprocess.Popen | None, grace: float = 5.0) -> None:
             continue
 
 
-def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None,
-              status: int = 200) -> None:
+def wait_http(
+    url: str, timeout: float, proc: subprocess.Popen | None = None, log: Path | None = None, status: int = 200
+) -> None:
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -86,13 +87,36 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None, lo
     raise RuntimeError(f"{url} not answering {status} after {timeout}s (last: {last})")
 
 
-def start_origin(data_dir: str | os.PathLike, log: Path, port: int | None = None, workers: int = 2, threads: int = 8,
-                 worker_class: str = "gthread", env: dict | None = None, access_log: Path | None = None,
-                 timeout: float = 60.0) -> tuple[subprocess.Popen, int]:
+def start_origin(
+    data_dir: str | os.PathLike,
+    log: Path,
+    port: int | None = None,
+    workers: int = 2,
+    threads: int = 8,
+    worker_class: str = "gthread",
+    env: dict | None = None,
+    access_log: Path | None = None,
+    timeout: float = 60.0,
+) -> tuple[subprocess.Popen, int]:
     """``newsroom serve`` on 127.0.0.1:port (embedded stores under ``data_dir``); returns once /readyz is 200."""
     port = port or free_port()
-    cmd = [sys.executable, "-m", "serving.cli", "--data_dir", str(data_dir), "--host", "127.0.0.1", "--port", str(port),
-           "--workers", str(workers), "--threads", str(threads), "--worker_class", worker_class]
+    cmd = [
+        sys.executable,
+        "-m",
+        "serving.cli",
+        "--data_dir",
+        str(data_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--worker_class",
+        worker_class,
+    ]
     if access_log:
         cmd += ["--access_logfile", str(access_log)]
     full_env = dict(os.environ)
@@ -108,11 +132,14 @@ def start_origin(data_dir: str | os.PathLike, log: Path, port: int | None = None
 
 
 def nginx_binary() -> str | None:
-    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None)
+    return shutil.which("nginx") or next(
+        (p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx") if os.path.exists(p)), None
+    )
 
 
-def write_nginx_conf(prefix: Path, port: int, origin_port: int, static_dir: Path | None = None,
-                     access_log: bool = True) -> Path:
+def write_nginx_conf(
+    prefix: Path, port: int, origin_port: int, static_dir: Path | None = None, access_log: bool = True
+) -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi", "cache", "static"):
         (prefix / sub).mkdir(parents=True, exist_ok=True)
@@ -132,8 +159,14 @@ def write_nginx_conf(prefix: Path, port: int, origin_port: int, static_dir: Path
     return path
 
 
-def start_nginx(prefix: Path, origin_port: int, static_dir: Path | None = None, port: int | None = None,
-                access_log: bool = True, timeout: float = 15.0) -> tuple[subprocess.Popen, int]:
+def start_nginx(
+    prefix: Path,
+    origin_port: int,
+    static_dir: Path | None = None,
+    port: int | None = None,
+    access_log: bool = True,
+    timeout: float = 15.0,
+) -> tuple[subprocess.Popen, int]:
     binary = nginx_binary()
     if binary is None:
         raise FileNotFoundError("nginx is not installed (Debian: apt-get install -y nginx)")
@@ -144,8 +177,10 @@ def start_nginx(prefix: Path, origin_port: int, static_dir: Path | None = None, 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"nginx exited with {proc.returncode}:\n{log.read_text(errors='replace')}"
-                               f"\n{(prefix / 'error.log').read_text(errors='replace') if (prefix / 'error.log').exists() else ''}")
+            raise RuntimeError(
+                f"nginx exited with {proc.returncode}:\n{log.read_text(errors='replace')}"
+                f"\n{(prefix / 'error.log').read_text(errors='replace') if (prefix / 'error.log').exists() else ''}"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return proc, port

@@ -48,6 +48,14 @@ def _json(schema_name: str, description: str, headers: dict | None = None) -> di
     return out
 
 
+def _text(description: str) -> dict:
+    return {
+        "description": description,
+        "headers": NO_STORE_TEXT,
+        "content": {"text/plain": {"schema": {"type": "string"}}},
+    }
+
+
 def _header(description: str, required: bool = True, **schema) -> dict:
     return {"description": description, "required": required, "schema": schema or {"type": "string"}}
 
@@ -58,6 +66,9 @@ SHARED_HEADERS = {
 }
 NO_STORE = {"Cache-Control": _header("no-store", pattern="no-store")}
 PRIVATE = {"Cache-Control": _header("private, no-store", pattern="^private, no-store$")}
+NO_STORE_TEXT = {
+    "Cache-Control": {"description": "no-store", "required": True, "schema": {"type": "string", "pattern": "no-store"}}
+}
 RETRY = {"Retry-After": _header("Seconds to wait before retrying.", pattern="^[0-9]+$")}
 
 
@@ -84,7 +95,9 @@ def _private_errors() -> dict:
             "Missing, malformed, forged or expired bearer token.",
             {**PRIVATE, "WWW-Authenticate": _header("Bearer realm")},
         ),
-        "503": _json("Error", "Shedding load (For you is shed first) or profile store unavailable.", {**PRIVATE, **RETRY}),
+        "503": _json(
+            "Error", "Shedding load (For you is shed first) or profile store unavailable.", {**PRIVATE, **RETRY}
+        ),
     }
 
 
@@ -123,7 +136,12 @@ def _private_op(summary: str, ok: dict, body: str | None = None, params: list | 
 PROFILE_OK = {"200": _json("ProfileSummary", "The reader's profile after the change.", PRIVATE)}
 FOLLOW_QUERY = [
     {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place"]}},
-    {"name": "value", "in": "query", "required": True, "schema": {"type": "string", "minLength": 1, "maxLength": 200}},
+    {
+        "name": "value",
+        "in": "query",
+        "required": True,
+        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
+    },
 ]
 
 
@@ -177,7 +195,8 @@ def document() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|follows:(topic|source)/.+|local:.+|similar_to:[0-9]{1,20})$",
+                    "pattern": "^(top_story|popular|interest|follows:(topic|source)/.+|local:.+"
+                    "|similar_to:[0-9]{1,20})$",
                 },
             },
         },
@@ -201,7 +220,9 @@ def document() -> dict:
                 "reader_id": {"type": "string"},
                 "follows": {
                     "type": "object",
-                    "properties": {k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")},
+                    "properties": {
+                        k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")
+                    },
                 },
                 "hidden_sources": {"type": "array", "items": {"type": "string"}},
                 "fewer_like": {"type": "array", "items": {"type": "string"}},
@@ -215,13 +236,13 @@ def document() -> dict:
             "required": ["kind", "value"],
             "properties": {
                 "kind": {"enum": ["topic", "source", "place"]},
-                "value": {"type": "string", "minLength": 1, "maxLength": 200},
+                "value": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
             },
         },
         "HideSourceRequest": {
             "type": "object",
             "required": ["source"],
-            "properties": {"source": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "properties": {"source": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"}},
         },
         "FewerRequest": {
             "type": "object",
@@ -262,7 +283,11 @@ def document() -> dict:
             },
         },
         "Health": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}},
-        "Ready": {"type": "object", "required": ["ready", "pages"], "properties": {"ready": {"type": "boolean"}, "pages": {"type": "integer"}}},
+        "Ready": {
+            "type": "object",
+            "required": ["ready", "pages"],
+            "properties": {"ready": {"type": "boolean"}, "pages": {"type": "integer"}},
+        },
     }
     paths = {
         "/v1/editions/{edition}/sections/{section}": {
@@ -271,7 +296,12 @@ def document() -> dict:
                 "parameters": [
                     EDITION,
                     SECTION,
-                    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+                    },
                     IF_NONE_MATCH,
                 ],
                 "responses": {"200": _json("EditionPage", "The page.", SHARED_HEADERS), **_shared_errors()},
@@ -281,7 +311,10 @@ def document() -> dict:
             "get": {
                 "summary": "Tiny version document for the 'new stories' pill (shared).",
                 "parameters": [EDITION, IF_NONE_MATCH],
-                "responses": {"200": _json("EditionVersion", "Versions of the edition.", SHARED_HEADERS), **_shared_errors()},
+                "responses": {
+                    "200": _json("EditionVersion", "Versions of the edition.", SHARED_HEADERS),
+                    **_shared_errors(),
+                },
             }
         },
         "/v1/stories/{story_id}": {
@@ -297,7 +330,12 @@ def document() -> dict:
                     },
                     {"name": "edition", "in": "query", "required": False, "schema": EDITION_SCHEMA},
                     CURSOR,
-                    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+                    },
                     IF_NONE_MATCH,
                 ],
                 "responses": {
@@ -305,7 +343,10 @@ def document() -> dict:
                     "301": _json(
                         "Error",
                         "The story was merged: Location names the survivor (always one hop).",
-                        {"Location": _header("/v1/stories/{survivor}"), "Cache-Control": SHARED_HEADERS["Cache-Control"]},
+                        {
+                            "Location": _header("/v1/stories/{survivor}"),
+                            "Cache-Control": SHARED_HEADERS["Cache-Control"],
+                        },
                     ),
                     **_shared_errors(),
                 },
@@ -318,27 +359,51 @@ def document() -> dict:
                 params=[
                     {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"},
                     CURSOR,
-                    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 50}},
+                    {
+                        "name": "limit",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "integer", "minimum": 1, "maximum": 50},
+                    },
                 ],
                 extra={"404": _json("Error", "No pool for that edition.", PRIVATE)},
             )
         },
-        "/v1/me/profile": {"get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)})},
+        "/v1/me/profile": {
+            "get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)})
+        },
         "/v1/me/follows": {
-            "post": _private_op("Follow a topic, source or place.", PROFILE_OK, body="FollowRequest",
-                                extra={"409": _json("Error", "Too many follows.", PRIVATE)}),
+            "post": _private_op(
+                "Follow a topic, source or place.",
+                PROFILE_OK,
+                body="FollowRequest",
+                extra={"409": _json("Error", "Too many follows.", PRIVATE)},
+            ),
             "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY),
         },
         "/v1/me/hidden-sources": {
-            "post": _private_op("Hide a source: its stories never appear in For you.", PROFILE_OK, body="HideSourceRequest",
-                                extra={"409": _json("Error", "Too many hidden sources.", PRIVATE)}),
+            "post": _private_op(
+                "Hide a source: its stories never appear in For you.",
+                PROFILE_OK,
+                body="HideSourceRequest",
+                extra={"409": _json("Error", "Too many hidden sources.", PRIVATE)},
+            ),
             "delete": _private_op(
                 "Unhide a source.",
                 PROFILE_OK,
-                params=[{"name": "source", "in": "query", "required": True, "schema": {"type": "string", "minLength": 1, "maxLength": 200}}],
+                params=[
+                    {
+                        "name": "source",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
+                    }
+                ],
             ),
         },
-        "/v1/me/fewer-like-this": {"post": _private_op("Show fewer stories like this one.", PROFILE_OK, body="FewerRequest")},
+        "/v1/me/fewer-like-this": {
+            "post": _private_op("Show fewer stories like this one.", PROFILE_OK, body="FewerRequest")
+        },
         "/v1/me/history": {"delete": _private_op("Delete the reader's read history and interest vector.", PROFILE_OK)},
         "/v1/me/history/pause": {"post": _private_op("Stop recording reads.", PROFILE_OK)},
         "/v1/me/history/resume": {"post": _private_op("Record reads again.", PROFILE_OK)},
@@ -356,10 +421,72 @@ def document() -> dict:
                 "responses": {"200": _json("Ready", "Ready.", NO_STORE), "503": _json("Ready", "Not ready.", NO_STORE)},
             }
         },
+        # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.
+        "/v1/websub/{sub_id}": {
+            "get": {
+                "summary": "WebSub verification of intent (echoes hub.challenge for a subscription we asked for).",
+                "parameters": [
+                    {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "hub.mode", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {"name": "hub.topic", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {"name": "hub.challenge", "in": "query", "required": False, "schema": {"type": "string"}},
+                    {"name": "hub.lease_seconds", "in": "query", "required": False, "schema": {"type": "string"}},
+                ],
+                "responses": {
+                    "200": _text("The challenge."),
+                    "400": _text("Missing challenge or bad lease."),
+                    "404": _text("Unknown subscription or unexpected verification."),
+                },
+            },
+            "post": {
+                "summary": "WebSub content delivery (X-Hub-Signature HMAC SHA-256 required); triggers one poll.",
+                "parameters": [
+                    {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "X-Hub-Signature", "in": "header", "required": False, "schema": {"type": "string"}},
+                ],
+                "requestBody": {"required": False, "content": {"application/octet-stream": {"schema": {}}}},
+                "responses": {
+                    "202": _text("Accepted."),
+                    "403": _text("Missing or forged signature."),
+                    "404": _text("Unknown subscription."),
+                    "413": _text("Body too large."),
+                },
+            },
+        },
+        "/v1/ping": {
+            "post": {
+                "summary": "A publisher's signed ping (X-Newsroom-Publisher, X-Newsroom-Signature); one poll per 30 s.",
+                "parameters": [
+                    {"name": "X-Newsroom-Publisher", "in": "header", "required": False, "schema": {"type": "string"}},
+                    {"name": "X-Newsroom-Signature", "in": "header", "required": False, "schema": {"type": "string"}},
+                ],
+                "requestBody": {"required": False, "content": {"application/json": {"schema": {}}}},
+                "responses": {
+                    "202": {
+                        "description": "Poll triggered.",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    "400": _text("Body is not {feed_url, at} or the ping is stale."),
+                    "401": _text("Unsigned."),
+                    "403": _text("Bad signature or foreign feed."),
+                    "413": _text("Body too large."),
+                    "429": {
+                        "description": "A poll was triggered less than 30 s ago.",
+                        "headers": RETRY,
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                },
+            }
+        },
         "/openapi.json": {
             "get": {
                 "summary": "This document.",
-                "responses": {"200": {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}},
+                "responses": {
+                    "200": {
+                        "description": "OpenAPI 3.1",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
             }
         },
     }
@@ -368,7 +495,8 @@ def document() -> dict:
         "info": {
             "title": "Newsroom origin API",
             "version": "1.0.0",
-            "description": "Shared pages (public, CDN-cached, identical for every reader; requests must carry no Cookie "
+            "description": "Shared pages (public, CDN-cached, identical for every reader; requests must carry no "
+            "Cookie "
             "and no Authorization) and the private For you feed (bearer token, never cached).",
         },
         "servers": [{"url": "/"}],

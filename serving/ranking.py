@@ -247,7 +247,7 @@ def fold_interest(interest: dict | None, vector, at: int, weight: float) -> dict
     mass = float(interest.get("mass") or 0.0)
     last = int(interest.get("at") or 0)
     if at >= last:
-        decay = 0.5 ** ((at - last) / INTEREST_HALF_LIFE_MS) if last else 1.0
+        decay = 0.5 ** ((at - last) / INTEREST_HALF_LIFE_MS) if mass > 0 else 1.0
         cur, mass, last = cur * decay + weight * v, mass * decay + weight, at
     else:
         w = weight * 0.5 ** ((last - at) / INTEREST_HALF_LIFE_MS)

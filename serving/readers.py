@@ -101,8 +101,15 @@ def vector_of(catalog, edition: str, story_id: str):
 
 
 class EventFolder:
-    def __init__(self, store, holder, cache: ProfileCache | None = None, batch: int = 500, flush_s: float = 1.0,
-                 queue_max: int = 10_000):
+    def __init__(
+        self,
+        store,
+        holder,
+        cache: ProfileCache | None = None,
+        batch: int = 500,
+        flush_s: float = 1.0,
+        queue_max: int = 10_000,
+    ):
         self.store = store
         self.holder = holder
         self.cache = cache
@@ -170,13 +177,22 @@ class EventFolder:
                 if e["kind"] == "IMPRESSION" or e.get("story_id") is None:
                     continue
                 sid = str(e["story_id"])
-                reads.append({"event_id": e["event_id"], "story_id": sid, "article_id": e.get("article_id"),
-                              "at": e["at"], "kind": e["kind"], "edition": e["edition"]})
+                reads.append(
+                    {
+                        "event_id": e["event_id"],
+                        "story_id": sid,
+                        "article_id": e.get("article_id"),
+                        "at": e["at"],
+                        "kind": e["kind"],
+                        "edition": e["edition"],
+                    }
+                )
                 vec = vector_of(catalog, e["edition"], sid)
                 w = read_weight(e["kind"], e.get("dwell_ms"))
                 if vec is not None and w > 0:
                     moves.append((vec, e["at"], w))
             if moves:
+
                 def apply(doc, moves=moves):
                     if doc.get("paused"):
                         return None

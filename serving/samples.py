@@ -48,8 +48,15 @@ def story_id(i: int) -> str:
     return str(7_300_000_000_000_000_000 + i)
 
 
-def edition_page(edition: str, section: str, version: int, n_stories: int = 30, seed: int = 1, first_story: int = 0,
-                 supporting: int = 4) -> dict:
+def edition_page(
+    edition: str,
+    section: str,
+    version: int,
+    n_stories: int = 30,
+    seed: int = 1,
+    first_story: int = 0,
+    supporting: int = 4,
+) -> dict:
     rng = random.Random(f"{edition}/{section}/{version}/{seed}")
     cycle = BASE_TIME + timedelta(minutes=version)
     stories = []
@@ -65,7 +72,9 @@ def edition_page(edition: str, section: str, version: int, n_stories: int = 30, 
                 "labels": [],
                 "section": section,
                 "representative": card(rng, f"a{sid}-0", pubs[0], t),
-                "supporting": [card(rng, f"a{sid}-{k}", pubs[k], t - timedelta(minutes=k)) for k in range(1, 1 + supporting)],
+                "supporting": [
+                    card(rng, f"a{sid}-{k}", pubs[k], t - timedelta(minutes=k)) for k in range(1, 1 + supporting)
+                ],
                 "article_count": 5 + rng.randint(0, 30),
                 "publisher_count": 5,
                 "updated_at": iso(t),
@@ -115,8 +124,13 @@ def candidate_pool(edition: str, version: int, n: int = 1000, seed: int = 1, pub
                 "representative": card(srng, f"a{sid}-0", pubs[0], cycle - timedelta(minutes=srng.randint(1, 600))),
             }
         )
-    return {"schema": "newsroom.candidate_pool/v1", "edition": edition, "version": version, "cycle": iso(cycle),
-            "stories": stories}
+    return {
+        "schema": "newsroom.candidate_pool/v1",
+        "edition": edition,
+        "version": version,
+        "cycle": iso(cycle),
+        "stories": stories,
+    }
 
 
 def story_coverage(sid: str, version: int, articles: list[dict], title: str = "A story") -> dict:
@@ -151,7 +165,11 @@ def pointer_and_path(doc: dict) -> tuple[str, str, str]:
     schema = doc["schema"]
     v = doc["version"]
     if schema == "newsroom.edition_page/v1":
-        return "edition_page", f"{doc['edition']}/{doc['section']}", page_schemas.page_path(doc["edition"], doc["section"], v)
+        return (
+            "edition_page",
+            f"{doc['edition']}/{doc['section']}",
+            page_schemas.page_path(doc["edition"], doc["section"], v),
+        )
     if schema == "newsroom.candidate_pool/v1":
         return "candidate_pool", f"pool/{doc['edition']}", page_schemas.pool_path(doc["edition"], v)
     if schema == "newsroom.story_coverage/v1":

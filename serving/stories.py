@@ -41,7 +41,9 @@ def story_page(story_id: str):
     ext = current_app.extensions["newsroom"]
     cat = ext.holder.current
     if not STORY_ID.match(story_id):
-        return http.error(404, f"no story {story_id!r}: story ids are decimal 64-bit integers", cache_control=http.NEGATIVE)
+        return http.error(
+            404, f"no story {story_id!r}: story ids are decimal 64-bit integers", cache_control=http.NEGATIVE
+        )
     args = request.args
     edition = args.get("edition")
     if edition is not None and not EDITION.match(edition):
@@ -53,8 +55,12 @@ def story_page(story_id: str):
     survivor = cat.aliases.get(story_id)
     if survivor is not None:
         query = {k: v for k, v in (("edition", edition), ("limit", args.get("limit"))) if v is not None}
-        resp = http.error(301, f"story {story_id} was merged into {survivor}", cache_control=ext.story_cache_control,
-                          survivor=survivor)
+        resp = http.error(
+            301,
+            f"story {story_id} was merged into {survivor}",
+            cache_control=ext.story_cache_control,
+            survivor=survivor,
+        )
         resp.headers["Location"] = f"/v1/stories/{survivor}" + (f"?{urlencode(query)}" if query else "")
         return resp
     entry = cat.stories.get(story_id)

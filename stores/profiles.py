@@ -242,7 +242,9 @@ class BigtableProfileStore(ProfileStore):
             if raw is None:
                 predicate = column
             else:
-                predicate = row_filters.RowFilterChain(filters=[column, row_filters.ValueRegexFilter(_version_regex(old))])
+                predicate = row_filters.RowFilterChain(
+                    filters=[column, row_filters.ValueRegexFilter(_version_regex(old))]
+                )
             cond = self.table.conditional_row(key, filter_=predicate)
             value = _dumps(new).encode()
             # raw is None: apply when the predicate does NOT match (no profile cell yet) -> create-if-absent.

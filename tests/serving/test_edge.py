@@ -142,6 +142,7 @@ def test_page_is_still_served_with_the_origin_stopped(edge):
         status, headers, again = edge.get(path)
         assert status == 200 and again == body
         assert headers["X-Edge-Cache"] in ("STALE", "UPDATING")
-    feed = edge.get(f"/v1/feed/for-you?edition={EDITION}",
-                    headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'alice')}"})
+    feed = edge.get(
+        f"/v1/feed/for-you?edition={EDITION}", headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'alice')}"}
+    )
     assert feed[0] == 502  # For you has no stale copy anywhere

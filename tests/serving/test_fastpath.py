@@ -18,7 +18,7 @@ CASES = [
     ("/v1/editions/us-en/sections/top?x=1", {}),
     ("/v1/editions/us-en/sections/nope", {}),
     ("/v1/editions/US-en/sections/top", {}),
-    ("/v1/editions/us-en/sections/tech", {"If-None-Match": "W/\"x\", *"}),
+    ("/v1/editions/us-en/sections/tech", {"If-None-Match": 'W/"x", *'}),
     ("/v1/editions/us-en/version", {}),
     ("/v1/editions/us-en/version?x=1", {}),
     ("/v1/editions/zz-zz/version", {}),

@@ -80,7 +80,7 @@ def test_for_you_needs_a_valid_token(client, headers, status):
 
 
 def test_errors_stay_private(client, auth):
-    for url in (f"/v1/feed/for-you?edition=zz-zz", "/v1/feed/for-you", f"{FEED}&limit=0", f"{FEED}&cursor=bad"):
+    for url in ("/v1/feed/for-you?edition=zz-zz", "/v1/feed/for-you", f"{FEED}&limit=0", f"{FEED}&cursor=bad"):
         r = client.get(url, headers=auth("alice"))
         assert r.status_code in (400, 404), url
         assert r.headers["Cache-Control"] == "private, no-store", url
@@ -126,7 +126,9 @@ def test_follow_source_and_place_reasons(client, auth):
     assert "local:lagos" in reasons and "follows:source/pub-7" in reasons
     r = client.delete("/v1/me/follows?kind=place&value=lagos", headers=auth("carol"))
     assert r.json["follows"]["places"] == []
-    assert client.post("/v1/me/follows", json={"kind": "planet", "value": "x"}, headers=auth("carol")).status_code == 400
+    assert (
+        client.post("/v1/me/follows", json={"kind": "planet", "value": "x"}, headers=auth("carol")).status_code == 400
+    )
 
 
 def test_fewer_like_this_removes_the_story_and_demotes_similar_ones(app, client, auth):
@@ -134,7 +136,9 @@ def test_fewer_like_this_removes_the_story_and_demotes_similar_ones(app, client,
     before = whole_feed(client, auth("dan"))
     target = next(i for i in before if i["reason"] != "top_story")
     topic = p.topics[p.index[target["story_id"]]][0]
-    r = client.post("/v1/me/fewer-like-this", json={"story_id": target["story_id"], "edition": EDITION}, headers=auth("dan"))
+    r = client.post(
+        "/v1/me/fewer-like-this", json={"story_id": target["story_id"], "edition": EDITION}, headers=auth("dan")
+    )
     assert r.status_code == 200 and r.json["fewer_like"] == [target["story_id"]]
     after = whole_feed(client, auth("dan"))
     assert target["story_id"] not in {i["story_id"] for i in after}
@@ -149,7 +153,14 @@ def test_fewer_like_this_removes_the_story_and_demotes_similar_ones(app, client,
 def post_reads(client, headers, story_ids, kind="READ", start=None):
     now = start or int(time.time() * 1000) - 60_000
     events = [
-        {"event_id": f"e-{sid}-{kind}", "kind": kind, "edition": EDITION, "story_id": sid, "at": now + k, "dwell_ms": 40_000}
+        {
+            "event_id": f"e-{sid}-{kind}",
+            "kind": kind,
+            "edition": EDITION,
+            "story_id": sid,
+            "at": now + k,
+            "dwell_ms": 40_000,
+        }
         for k, sid in enumerate(story_ids)
     ]
     return client.post("/v1/events", json={"events": events}, headers=headers)
@@ -221,8 +232,9 @@ def test_pause_and_delete_history(app, client, auth):
 
 
 def test_for_you_is_shed_first_under_overload(world, profiles, auth, monkeypatch):
-    app = make_app(world, profiles, NEWSROOM_FORYOU_MAX_INFLIGHT=1, NEWSROOM_FORYOU_MAX_WAITING=1,
-                   NEWSROOM_FORYOU_WAIT_S=0.02)
+    app = make_app(
+        world, profiles, NEWSROOM_FORYOU_MAX_INFLIGHT=1, NEWSROOM_FORYOU_MAX_WAITING=1, NEWSROOM_FORYOU_WAIT_S=0.02
+    )
     from serving import foryou
 
     real_rank = foryou.rank

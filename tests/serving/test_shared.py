@@ -88,8 +88,12 @@ def test_cookie_from_a_jar_is_rejected_too(app):
 def test_version_endpoint_is_tiny_and_moves_with_pointers(app, client, world):
     r = client.get("/v1/editions/us-en/version")
     assert r.status_code == 200 and len(r.data) < 300
-    assert r.json == {"edition": "us-en", "cycle": "2025-03-01T12:01:00Z", "sections": {"tech": 1, "top": 1},
-                      "pool_version": 1}
+    assert r.json == {
+        "edition": "us-en",
+        "cycle": "2025-03-01T12:01:00Z",
+        "sections": {"tech": 1, "top": 1},
+        "pool_version": 1,
+    }
     samples.publish(world.pointers, world.snapshots, samples.edition_page("us-en", "top", 2, n_stories=30))
     app.extensions["newsroom"].watcher.poll_once()
     r2 = client.get("/v1/editions/us-en/version")

@@ -65,7 +65,9 @@ def test_concurrent_creates_do_not_lose_writes(profiles):
 
 
 def test_reads_keep_the_newest_and_are_idempotent(profiles):
-    reads = [{"event_id": f"e{i}", "story_id": str(i), "at": 1_000_000 + i, "kind": "READ"} for i in range(READS_KEPT + 30)]
+    reads = [
+        {"event_id": f"e{i}", "story_id": str(i), "at": 1_000_000 + i, "kind": "READ"} for i in range(READS_KEPT + 30)
+    ]
     profiles.append_reads("dee", reads[:100])
     profiles.append_reads("dee", reads[100:])
     profiles.append_reads("dee", reads[-5:])  # replay

@@ -1,0 +1,76 @@
+"""serving.ranking in isolation: reasons, exclusions, top-story slots, paging, interest decay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from serving import samples
+from serving.catalog import PreparedPool
+from serving.ranking import INTEREST_HALF_LIFE_MS, TOP_SLOTS, ProfileView, fold_interest, rank
+
+
+@pytest.fixture(scope="module")
+def pool():
+    return PreparedPool.build(samples.candidate_pool("us-en", 1, n=400))
+
+
+def test_neutral_profile_follows_the_edition_order_with_top_slots(pool):
+    ranked = rank(pool, ProfileView(reader_id="x"), 0, 30)
+    # The pool is in score order and nothing personal changes it: the edition's 3 best stories sit in the top-story
+    # slots, the rest follow in pool order.
+    rest = iter(range(3, 30))
+    tops = iter(range(3))
+    assert [i for i, _ in ranked] == [next(tops) if p in TOP_SLOTS else next(rest) for p in range(30)]
+    assert [p for p, (_, r) in enumerate(ranked) if r == "top_story"] == list(TOP_SLOTS)
+    assert {r for _, r in ranked} == {"top_story", "popular"}
+
+
+def test_paging_is_a_partition_of_the_full_ranking(pool):
+    view = ProfileView.from_profile("x", {"follows": {"topics": ["film"], "sources": [], "places": ["rome"]}})
+    full = rank(pool, view, 0, 400)
+    paged = [x for off in range(0, 400, 37) for x in rank(pool, view, off, 37)]
+    assert paged == full and len({i for i, _ in full}) == 400
+
+
+def test_hidden_and_fewer_are_excluded_and_read_is_pushed_down(pool):
+    hidden = pool.rep_publisher[0]
+    fewer = pool.story_ids[3]
+    doc = {
+        "hidden_sources": [hidden],
+        "fewer": [{"story_id": fewer, "vector": pool.vectors[3].tolist()}],
+        "reads": [{"story_id": pool.story_ids[1], "at": 1}],
+    }
+    ranked = rank(pool, ProfileView.from_profile("x", doc), 0, 400)
+    ids = [i for i, _ in ranked]
+    assert not any(pool.rep_publisher[i] == hidden for i in ids)
+    assert 3 not in ids and 1 in ids and ids.index(1) > 200
+
+
+def test_interest_only_reasons_name_a_read_story(pool):
+    topic = pool.topics[10][0]
+    reads = [{"story_id": pool.story_ids[i], "at": 1} for i in range(400) if pool.topics[i][0] == topic][:5]
+    interest = None
+    for r in reads:
+        interest = fold_interest(interest, pool.vectors[pool.index[r["story_id"]]], 1000, 1.0)
+    view = ProfileView.from_profile("x", {"reads": reads, "interest": interest})
+    personal = [(i, r) for i, r in rank(pool, view, 0, 20) if r != "top_story"]
+    read_ids = {r["story_id"] for r in reads}
+    assert all(r.startswith("similar_to:") and r.split(":")[1] in read_ids for _, r in personal)
+
+
+def test_interest_decays_toward_recent_reads():
+    a, b = np.eye(64)[0], np.eye(64)[1]
+    interest = fold_interest(None, a, 0, 1.0)
+    interest = fold_interest(interest, b, 2 * INTEREST_HALF_LIFE_MS, 1.0)
+    v = np.asarray(interest["vector"])
+    assert v[1] == pytest.approx(1.0) and v[0] == pytest.approx(0.25)  # two half-lives later
+    assert interest["mass"] == pytest.approx(1.25)
+    late = fold_interest(interest, a, 0, 1.0)  # an out-of-order old read counts decayed, clock does not go back
+    assert late["at"] == 2 * INTEREST_HALF_LIFE_MS and late["vector"][0] == pytest.approx(0.5)
+    assert fold_interest(interest, np.zeros(64), 5, 1.0) == interest
+
+
+def test_empty_pool_and_zero_limit():
+    empty = PreparedPool.build({**samples.candidate_pool("us-en", 1, n=1), "stories": []})
+    assert rank(empty, ProfileView(reader_id="x")) == []
