@@ -371,6 +371,9 @@ class SampleWorld:
             ]
 
     def _send(self, h, status: int, body: bytes = b"", ctype: str = "text/plain; charset=utf-8", headers=None, method="GET"):
+        # Logged before the response leaves, so a client that got it always finds it in the log.
+        self._record((h.headers.get("Host") or "").split(":")[0].lower(), urllib.parse.urlsplit(h.path).path,
+                     h.command, status, h.headers)
         h.send_response(status)
         for k, v in (headers or {}).items():
             h.send_header(k, v)
@@ -415,19 +418,16 @@ class SampleWorld:
         host = (h.headers.get("Host") or "").split(":")[0].lower()
         parts = urllib.parse.urlsplit(h.path)
         path = parts.path
-        status = 500
         try:
-            status = self._route(h, method, host, path, parts.query)
+            self._route(h, method, host, path, parts.query)
         except (BrokenPipeError, ConnectionResetError):
-            status = 499
+            pass
         except Exception:  # pragma: no cover - a bug in the world must show up, not kill the server
             log.exception("sample world error on %s%s", host, path)
             try:
                 self._send(h, 500, b"internal error")
             except OSError:
                 pass
-        finally:
-            self._record(host, path, method, status, h.headers)
 
     def _route(self, h, method, host, path, query) -> int:
         now = self.clock.now_ms()

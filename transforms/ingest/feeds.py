@@ -203,7 +203,9 @@ def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> Parsed
                 title=e.get("title"),
                 published=e.get("published") or e.get("updated"),
                 published_ms=published_ms,
-                updated=e.get("updated"),
+                # Only an explicit <updated>/<atom:updated>: feedparser would otherwise alias pubDate, and a
+                # re-dated entry is not a correction.
+                updated=e.get("updated") if dict.__contains__(e, "updated") else None,
                 summary=e.get("summary"),
                 language=e.get("language") or feed_lang,
                 categories=[t.get("term") for t in e.get("tags", []) or [] if t.get("term")],

@@ -1,0 +1,180 @@
+"""Polling and page fetching against the sample world (plain Python, real HTTP on loopback)."""
+
+from __future__ import annotations
+
+import copy
+import time
+
+import pytest
+
+from schemas import codec
+from stores import StoreConfig
+from stores.feeds import open_feed_store
+from transforms.ingest import poller
+from transforms.ingest import schedule as sch
+
+POLICY = sch.SchedulePolicy()
+
+
+def now_ms():
+    return int(time.time() * 1000)
+
+
+@pytest.fixture
+def store(tmp_path):
+    return open_feed_store(StoreConfig(data_dir=str(tmp_path / "data")))
+
+
+def config(world, url):
+    (entry,) = [f for f in world.feeds() if f["url"] == url]
+    return poller.FeedConfig.from_dict(entry)
+
+
+def fetch_all(fetcher, outcome, store):
+    items, dead = [], []
+    for d in outcome.discoveries:
+        raw, dl = poller.fetch_page(fetcher, d, store, now_ms(), sleep=lambda s: None)
+        if raw:
+            items.append(raw)
+        if dl:
+            dead.append(dl)
+    return items, dead
+
+
+def test_first_poll_discovers_and_fetches_pages_as_raw_items(world, fetcher, store):
+    cfg = config(world, "http://dailyherald.test/rss.xml")
+    st = sch.FeedState(feed_url=cfg.url)
+    t = now_ms()
+    out = poller.poll_feed(fetcher, cfg, st, POLICY, t)
+    assert out.status == 200 and out.new_items == 4 and not out.dead_letters
+    items, dead = fetch_all(fetcher, out, store)
+    assert len(items) == 4 and not dead
+    for raw in items:
+        codec.check("RawItem", raw)
+        assert raw["source"] == "FEED" and raw["publisher_id"] == "daily-herald"
+        assert raw["first_seen_at"] == t and raw["fetched_at"] >= t
+        assert raw["item_id"] == poller.item_id(raw["fetched_url"])
+        assert raw["headers"]["content-type"].startswith("text/html")
+        assert b'"@type": "NewsArticle"' in raw["body"] and raw["entry"]["guid"].startswith("daily-herald-")
+    assert st.etag and st.last_modified and len(st.guids) == 4
+    assert st.next_poll_ms > t
+
+
+def test_304_carries_no_body_and_changes_nothing(world, fetcher, store):
+    cfg = config(world, "http://londonchronicle.test/feeds/latest.atom")
+    st = sch.FeedState(feed_url=cfg.url)
+    poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    before = copy.deepcopy(st)
+    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    assert out.status == 304 and out.discoveries == [] and out.dead_letters == []
+    assert world.requests_for("londonchronicle.test", "/feeds/latest.atom")[-1]["status"] == 304
+    for field in ("etag", "last_modified", "guids", "last_digest", "validators_useless", "lease_expires_ms"):
+        assert getattr(st, field) == getattr(before, field), field
+    assert st.not_modified == before.not_modified + 1
+
+
+def test_new_item_is_found_once_and_a_correction_is_a_new_version(world, fetcher, store):
+    cfg = config(world, "http://capitalpost.test/feed/")
+    st = sch.FeedState(feed_url=cfg.url)
+    first = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    fetch_all(fetcher, first, store)
+    world.release_now("aurora-recall-regulators-review")
+    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    assert [d.url for d in out.discoveries] == [
+        "http://capitalpost.test/news/aurora-recall-regulators-review?utm_source=rss&utm_medium=feed&utm_campaign=newsroom"
+    ]
+    items, _ = fetch_all(fetcher, out, store)
+    assert items[0]["fetched_url"].endswith("utm_campaign=newsroom")  # the normaliser strips tracking parameters
+    assert poller.poll_feed(fetcher, cfg, st, POLICY, now_ms()).discoveries == []
+    world.correct_now("aurora-recall-regulators-review", "Regulators open review of Aurora's SUV recall")
+    corrected = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    assert corrected.updates == 1 and corrected.new_items == 0
+    (d,) = corrected.discoveries
+    assert d.is_update and d.claim_key.startswith(d.url + "#")
+    again, _ = fetch_all(fetcher, corrected, store)
+    assert b"Aurora&#x27;s SUV recall" in again[0]["body"] or b"Aurora's SUV recall" in again[0]["body"]
+    assert again[0]["item_id"] == items[0]["item_id"]  # same article, new version
+
+
+def test_an_item_is_fetched_once_whatever_the_path(world, fetcher, store):
+    """Found by a poll, then by a ping-triggered and a push-triggered poll, and listed in a second feed: one fetch."""
+    cfg = config(world, "http://agenciasur.test/rss/ultima-hora.xml")
+    world.articles["terremoto-calder-bay"]["at"] = 10**9  # not yet public
+    st = sch.FeedState(feed_url=cfg.url)
+    fetch_all(fetcher, poller.poll_feed(fetcher, cfg, st, POLICY, now_ms()), store)
+    world.release_now("terremoto-calder-bay")
+    found = []
+    for trigger in (None, "PING", "PUSH"):
+        st.last_triggered_ms = None
+        if trigger:
+            assert poller.apply_request(st, {"kind": trigger}, POLICY, now_ms())
+        o = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms(), trigger=trigger)
+        found += o.discoveries
+        fetch_all(fetcher, o, store)
+    # Another feed state (as if the item were listed in a second feed) rediscovers it; the claim stops the fetch.
+    dup = poller.poll_feed(fetcher, cfg, sch.FeedState(feed_url=cfg.url), POLICY, now_ms())
+    assert "http://agenciasur.test/news/terremoto-calder-bay" in [d.url for d in dup.discoveries]
+    # (a second feed has another URL, hence another discovery owner)
+    dup.discoveries = [poller.Discovery(**dict(d.to_dict(), owner="other-feed")) for d in dup.discoveries]
+    items, dead = fetch_all(fetcher, dup, store)
+    assert [d.url for d in found] == ["http://agenciasur.test/news/terremoto-calder-bay"]
+    assert items == [] and dead == []
+    assert len(world.requests_for("agenciasur.test", "/news/terremoto-calder-bay")) == 1
+
+
+def test_claims_survive_a_restart_and_retries_keep_their_claim(tmp_path, world, fetcher):
+    cfg_store = StoreConfig(data_dir=str(tmp_path / "data"))
+    d = poller.Discovery(url="http://wirepress.test/news/calder-bay-earthquake-flash", feed_url="f", publisher_id="wirepress",
+                         source="FEED", first_seen_at=1, claim_key="http://wirepress.test/news/calder-bay-earthquake-flash",
+                         owner="discovery-1")
+    raw, _ = poller.fetch_page(fetcher, d, open_feed_store(cfg_store), now_ms())
+    assert raw is not None
+    reopened = open_feed_store(cfg_store)  # a new process
+    assert poller.fetch_page(fetcher, d, reopened, now_ms())[0] is not None  # a retry of the same discovery
+    other = poller.Discovery(**dict(d.to_dict(), owner="discovery-2"))
+    assert poller.fetch_page(fetcher, other, reopened, now_ms()) == (None, None)
+
+
+def test_broken_feed_is_dead_lettered_and_backs_off(world, fetcher):
+    cfg = config(world, "http://northernecho.test/feeds/sport.xml")
+    st = sch.FeedState(feed_url=cfg.url)
+    t = now_ms()
+    out = poller.poll_feed(fetcher, cfg, st, POLICY, t)
+    (dl,) = out.dead_letters
+    codec.check("DeadLetter", dl)
+    assert dl["reason"] == "malformed_feed" and dl["key"] == cfg.url and dl["payload"].startswith(b"<?xml")
+    assert st.errors == 1 and st.next_poll_ms == t + 2 * POLICY.floor_ms(cfg.tier)
+
+
+def test_etag_churning_feed_stops_getting_validators(world, fetcher):
+    cfg = config(world, "http://contentfarm.test/feed.xml")
+    st = sch.FeedState(feed_url=cfg.url)
+    for _ in range(1 + sch.CHURN_LIMIT):
+        out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+        assert out.status == 200
+    assert st.validators_useless and sch.conditional_headers(st) == {}
+    poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    last = world.requests_for("contentfarm.test", "/feed.xml")[-1]
+    assert last["status"] == 200
+
+
+def test_news_sitemap_feed_and_robots_dead_letter(world, fetcher, store):
+    cfg = config(world, "http://mumbaidaily.test/sitemap-news.xml")
+    st = sch.FeedState(feed_url=cfg.url)
+    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    assert {d.source for d in out.discoveries} == {"SITEMAP"}
+    assert all("/archive/" not in d.url for d in out.discoveries)  # older than 2 days: dropped
+    sg = config(world, "http://springfieldgazette.test/news/rss")
+    out = poller.poll_feed(fetcher, sg, sch.FeedState(feed_url=sg.url), POLICY, now_ms())
+    items, dead = fetch_all(fetcher, out, store)
+    assert [d["reason"] for d in dead] == ["robots_disallowed"]
+    assert any(i["final_url"].endswith("/news/riverside-park-approved") and "/go/" in i["fetched_url"] for i in items)
+
+
+def test_requests_other_than_polls(world):
+    st = sch.FeedState(next_poll_ms=now_ms() + 600_000)
+    lease_end = now_ms() + 86_400_000
+    assert not poller.apply_request(st, {"kind": "PUSH", "reason": "websub_lease", "expires_at": lease_end}, POLICY, now_ms())
+    assert st.lease_expires_ms == lease_end
+    assert poller.apply_request(st, {"kind": "BURST", "priority": 3, "expires_at": now_ms() + 60_000}, POLICY, now_ms())
+    assert st.burst_until_ms
