@@ -185,6 +185,10 @@ def apply_request(state: sch.FeedState, request: dict, policy: sch.SchedulePolic
     kind = request.get("kind")
     if kind == "PUSH" and request.get("reason") == "websub_lease":
         state.lease_expires_ms = request.get("expires_at")
+        if sch.lease_active(state, now_ms) and not (state.burst_until_ms and state.burst_until_ms > now_ms):
+            # Pushes now bring the news: relax the next poll to the backstop.
+            backstop = (state.last_poll_ms or now_ms) + policy.backstop_ms
+            state.next_poll_ms = max(state.next_poll_ms or 0, backstop)
         return False
     if kind == "POLL":
         if state.next_poll_ms is None or state.next_poll_ms > now_ms:
@@ -254,10 +258,8 @@ def subscribe(fetcher: Fetcher, store, action: SubscribeAction, callback_base: s
     }).encode()
     res = fetcher.fetch(action.hub, method="POST", body=form, check_robots=False,
                         headers={"Content-Type": "application/x-www-form-urlencoded"})
-    sub["hub_status"] = res.status
-    sub["hub_error"] = res.error
-    store.put_subscription(sub)
-    return sub
+    # Not written back: the hub may already have verified intent (and the origin activated the record).
+    return dict(sub, hub_status=res.status, hub_error=res.error)
 
 
 @dataclass

@@ -16,6 +16,7 @@ import json
 import logging
 import threading
 import time
+import typing
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -263,12 +264,13 @@ class IngestFeeds(beam.PTransform):
         self.ctx, self.clock, self.sleep = ctx, clock, sleep
 
     def expand(self, inputs):
-        scheduled = inputs | "ScheduleFeeds" >> beam.ParDo(ScheduleFeedFn(self.ctx, self.clock)).with_outputs(
-            DEAD_LETTER, SUBSCRIBE, main="discoveries"
-        )
+        kv = beam.typehints.KV[str, typing.Any]
+        scheduled = inputs | "ScheduleFeeds" >> beam.ParDo(ScheduleFeedFn(self.ctx, self.clock)).with_input_types(
+            kv
+        ).with_outputs(DEAD_LETTER, SUBSCRIBE, main="discoveries")
         fetched = scheduled.discoveries | "FetchPages" >> beam.ParDo(
             FetchPageFn(self.ctx, self.clock, self.sleep)
-        ).with_outputs(DEAD_LETTER, main="items")
+        ).with_input_types(kv).with_outputs(DEAD_LETTER, main="items")
         subscribed = scheduled[SUBSCRIBE] | "SubscribeFeeds" >> beam.ParDo(
             SubscribeFeedFn(self.ctx, self.clock)
         ).with_outputs(DEAD_LETTER, main="unused")
