@@ -37,7 +37,9 @@ from stores.base import StoreError
 bp = Blueprint("foryou", __name__)
 
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
-NOT_BLANK = re.compile(r"\S")
+# "Not blank" spelled as an explicit class: ECMA-262 (JSON Schema) and Python disagree on what \s covers.
+NOT_BLANK_CLASS = "[^\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+NOT_BLANK = re.compile(NOT_BLANK_CLASS)
 FEED_PAGE = 20
 FEED_MAX = 50
 MAX_EVENTS = 100
@@ -172,7 +174,7 @@ def profile(reader: str):
 
 def _value(data: dict, key: str) -> str:
     v = data.get(key)
-    # Same rule as the OpenAPI schema (pattern "\S", maxLength): one definition of "not blank" on both sides.
+    # Same rule as the OpenAPI schema (pattern NOT_BLANK_CLASS, maxLength): one definition on both sides.
     if not isinstance(v, str) or not NOT_BLANK.search(v) or len(v) > MAX_VALUE:
         raise ValueError(f"{key} must be a string of at most {MAX_VALUE} characters, not blank")
     return v

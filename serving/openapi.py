@@ -15,6 +15,7 @@ import orjson
 from flask import Blueprint, Response
 
 from schemas.pages import schema as page_schema
+from serving.foryou import NOT_BLANK_CLASS
 
 bp = Blueprint("openapi", __name__)
 
@@ -140,7 +141,7 @@ FOLLOW_QUERY = [
         "name": "value",
         "in": "query",
         "required": True,
-        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
+        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
     },
 ]
 
@@ -236,13 +237,13 @@ def document() -> dict:
             "required": ["kind", "value"],
             "properties": {
                 "kind": {"enum": ["topic", "source", "place"]},
-                "value": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
+                "value": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
             },
         },
         "HideSourceRequest": {
             "type": "object",
             "required": ["source"],
-            "properties": {"source": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"}},
+            "properties": {"source": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS}},
         },
         "FewerRequest": {
             "type": "object",
@@ -396,7 +397,7 @@ def document() -> dict:
                         "name": "source",
                         "in": "query",
                         "required": True,
-                        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": "\\S"},
+                        "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
                     }
                 ],
             ),

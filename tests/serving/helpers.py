@@ -37,6 +37,8 @@ def make_app(stores, profiles, **extra):
         "NEWSROOM_BACKGROUND": False,
         "NEWSROOM_TOKEN_SECRET": TOKEN_SECRET,
         "NEWSROOM_CURSOR_SECRET": CURSOR_SECRET,
+        # Anything else opened from config (serving/push.py's feed store) lands next to the test's stores.
+        "NEWSROOM_DATA_DIR": stores.config.data_dir,
     }
     config.update(extra)
     app = create_app(config)

@@ -53,7 +53,9 @@ def test_api_conforms_to_its_openapi_document(api_schema, method, path):
         excluded.append(positive_data_acceptance)
 
     @given(case=operation.as_strategy())
-    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    # derandomize: CI replays the same examples every run (no flaky landings); change max_examples or run with
+    # derandomize off locally to explore further (that is how the \s-vs-ECMA-262 mismatch of NOT_BLANK was found).
+    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
     def check(case):
         case.call_and_validate(headers=headers, excluded_checks=excluded)
 
