@@ -82,9 +82,7 @@ class FeedState:
     recent_items: float = 0.0  # decayed item count (tau RECENT_TAU_MS)
     recent_hours: float = 0.0  # decayed exposure in hours
     recent_at_ms: int | None = None
-    how_items: list = field(default_factory=lambda: [0.0] * 168)
-    how_hours: list = field(default_factory=lambda: [0.0] * 168)
-    how_at_ms: list = field(default_factory=lambda: [0] * 168)
+    how: dict = field(default_factory=dict)  # "hour of week" -> [decayed items, decayed hours, updated at ms]
     lease_expires_ms: int | None = None  # WebSub lease
     hub: str | None = None
     self_url: str | None = None
@@ -140,15 +138,13 @@ def record_observation(state: FeedState, now_ms: int, new_items: int, scale: flo
     state.recent_items += new_items
     state.recent_hours += exposure_h
     state.recent_at_ms = now_ms
-    h = hour_of_week(now_ms)
-    last = state.how_at_ms[h]
-    if last:
-        f = 0.5 ** (max(0, now_ms - last) / scale / HOW_HALF_LIFE_MS)
-        state.how_items[h] *= f
-        state.how_hours[h] *= f
-    state.how_items[h] += new_items
-    state.how_hours[h] += exposure_h
-    state.how_at_ms[h] = now_ms
+    h = str(hour_of_week(now_ms))
+    bucket = state.how.get(h)
+    if bucket is None:
+        state.how[h] = [float(new_items), exposure_h, now_ms]
+    else:
+        f = 0.5 ** (max(0, now_ms - bucket[2]) / scale / HOW_HALF_LIFE_MS)
+        state.how[h] = [bucket[0] * f + new_items, bucket[1] * f + exposure_h, now_ms]
 
 
 def seed_rate(state: FeedState, now_ms: int, published_ms: list, scale: float = 1.0) -> None:
@@ -172,10 +168,9 @@ def expected_rate(state: FeedState, now_ms: int, scale: float = 1.0) -> float:
         recent_items = _decay(recent_items, dt, RECENT_TAU_MS)
         recent_hours = _decay(recent_hours, dt, RECENT_TAU_MS)
     recent = (recent_items + PRIOR_RATE * PRIOR_HOURS) / (recent_hours + PRIOR_HOURS)
-    h = hour_of_week(now_ms)
-    if state.how_hours[h] >= HOW_MIN_EXPOSURE_H:
-        how = state.how_items[h] / state.how_hours[h]
-        return 0.5 * recent + 0.5 * how
+    bucket = state.how.get(str(hour_of_week(now_ms)))
+    if bucket is not None and bucket[1] >= HOW_MIN_EXPOSURE_H:
+        return 0.5 * recent + 0.5 * bucket[0] / bucket[1]
     return recent
 
 
