@@ -1,18 +1,27 @@
 """gunicorn settings of the origin (``newsroom serve`` loads this file; flags override it).
 
-Worker model: gthread, 2 workers x 8 threads (on this 2-core machine; scale workers with cores). Chosen by
-measurement with benchmarks/serve_bench.py (wrk, 32 connections, 127.0.0.1, a ~20 KB edition page); see the figures
-in the benchmark's output and the report of issue 6:
+Worker model: gthread, 2 workers x 8 threads (one worker per core on this 2-core machine; scale workers with
+cores). Chosen by measurement: ``benchmarks/serve_bench.py --compare`` (wrk -t2 -c32, keep-alive, 127.0.0.1, a 22 KB
+edition page; For you with -c4), on a 2-core machine shared with other jobs (load average 8-12, so +-40 % noise):
 
-- gthread keeps connections alive (the CDN and nginx reuse upstream connections); sync workers close every
-  connection and can serve only one request per worker at a time, so one slow For you request blocks a worker,
-  which defeats shedding For you first.
-- Threads matter for the private path: a For you request may wait on the profile store (I/O, GIL released) while
-  shared requests keep flowing on the other threads; the shedder keeps private requests to 2 in flight + 2 waiting
-  per worker, so 4 of the 8 threads are always free for shared pages.
+    model          edition page req/s (two runs)   For you req/s (two runs)
+    gthread 2x8    2609 / 2336                      1058 / 1371
+    gthread 2x4    1907 / 3179                      1092 /  982
+    gthread 4x4    1584 / 3987                      1162 / 1438
+    gthread 1x16   1756 /  929                      1028 /  509
+    sync    2       1021 /  665                       274 /  232
+    sync    4        454 /  372                       135 /  181
+
+- sync loses 2-5x: it closes the connection after every request (no keep-alive; the CDN and nginx reuse upstream
+  connections) and a worker serves one request at a time, so one slow For you request blocks shared pages behind
+  it, which defeats shedding For you first.
+- one worker (1x16) is bound to one core by the GIL; 2x4 / 2x8 / 4x4 are within the noise of this machine. 2x8 is
+  kept: one worker per core (each worker holds its own copy of every page and its own pointer watcher, so more
+  workers cost memory and duplicate polling), and 8 threads leave 4 free for shared pages while the For you shedder
+  holds at most 2 in flight + 2 waiting per worker (serving/shedding.py).
+- Most shared traffic never reaches gunicorn's thread pool work: serving/fastpath.py answers section pages in ~6 us
+  of WSGI time; gunicorn's own HTTP handling dominates.
 - gevent is not installed (and would need monkey-patching grpc for the Bigtable profile store).
-- 2 workers (one per core) rather than more: each worker holds its own copy of every page in memory and its own
-  pointer watcher; more workers than cores only adds context switches.
 """
 
 import multiprocessing
