@@ -49,8 +49,19 @@ def diurnal(t_s: float, tz_h: float) -> float:
 
 
 class Feed:
-    __slots__ = ("i", "tier", "sched_tier", "rate", "tz", "churn", "websub", "state", "next_arrival", "pending",
-                 "etag_n")
+    __slots__ = (
+        "i",
+        "tier",
+        "sched_tier",
+        "rate",
+        "tz",
+        "churn",
+        "websub",
+        "state",
+        "next_arrival",
+        "pending",
+        "etag_n",
+    )
 
     def __init__(self, i, tier, sched_tier, rate, tz, churn, websub):
         self.i, self.tier, self.sched_tier, self.rate, self.tz = i, tier, sched_tier, rate, tz
@@ -151,7 +162,12 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int) -> dict:
                 heapq.heappush(heap, (st.next_poll_ms / 1000, 0, idx))
                 continue
             pushes += 1
-        elif st.next_poll_ms is not None and abs(st.next_poll_ms - now_ms) > 1 and kind == 0 and t * 1000 < st.next_poll_ms:
+        elif (
+            st.next_poll_ms is not None
+            and abs(st.next_poll_ms - now_ms) > 1
+            and kind == 0
+            and t * 1000 < st.next_poll_ms
+        ):
             continue  # superseded timer
         f.advance_arrivals(t, rng)
         new = len(f.pending)
@@ -213,13 +229,17 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args(argv)
     r = run(a.feeds, a.warmup_h, a.hours, a.seed)
-    print(f"feeds: {r['feeds']:,}   simulated: {a.warmup_h:g} h warm-up + {r['hours']:g} h measured   "
-          f"wall: {r['wall_s']:.0f} s")
+    print(
+        f"feeds: {r['feeds']:,}   simulated: {a.warmup_h:g} h warm-up + {r['hours']:g} h measured   "
+        f"wall: {r['wall_s']:.0f} s"
+    )
     print(f"items published: {r['items_per_day']:,.0f}/day")
     print(f"polls/s: {r['polls_per_s']:.1f}   (target <= ~320)")
     print(f"share of polls answered 304: {100 * r['share_304']:.1f} %   (target >= 75 %)")
-    print(f"WebSub-triggered polls: {r['pushes']:,}; feeds with useless validators: {r['useless_validators']:,} "
-          f"of {r['churn_feeds']:,} ETag-churning feeds")
+    print(
+        f"WebSub-triggered polls: {r['pushes']:,}; feeds with useless validators: {r['useless_validators']:,} "
+        f"of {r['churn_feeds']:,} ETag-churning feeds"
+    )
     print(f"{'tier':<10} {'polls/s':>8} {'items':>9} {'p50 delay':>10} {'p90 delay':>10} {'p99 delay':>10}")
     for tier in TIERS:
         p50, p90, p99, n = r["delay_s"][tier]

@@ -49,52 +49,117 @@ class IngestOptions(StoreOptions):
     @classmethod
     def _add_argparse_args(cls, parser):
         a = parser.add_argument
-        a("--feeds", default="default",
-          help="Feed registry: 'default' (the packaged publishers' feeds, i.e. the sample world), a JSON file path "
-          "(local or gs://; publishers.json format, {'feeds': [...]} or a list of {url, publisher_id, tier, kind}), "
-          "or 'table' (the feeds table, editable while the job runs). Default: default.")
-        a("--registry_reload_s", type=float, default=60.0,
-          help="Seconds between two reads of the feed registry. Default: 60.")
-        a("--host_overrides", default="",
-          help="Operator allowlist: comma-separated host=ip[:port] entries connected to without DNS and exempt from "
-          "the private-address guard (the sample world: dailyherald.test=127.0.0.1:8123,...). Default: none.")
-        a("--user_agent", default=DEFAULT_USER_AGENT, help=f"User-Agent of every request. Default: {DEFAULT_USER_AGENT}")
+        a(
+            "--feeds",
+            default="default",
+            help="Feed registry: 'default' (the packaged publishers' feeds, i.e. the sample world), a JSON file path "
+            "(local or gs://; publishers.json format, {'feeds': [...]} or a list of {url, publisher_id, tier, kind}), "
+            "or 'table' (the feeds table, editable while the job runs). Default: default.",
+        )
+        a(
+            "--registry_reload_s",
+            type=float,
+            default=60.0,
+            help="Seconds between two reads of the feed registry. Default: 60.",
+        )
+        a(
+            "--host_overrides",
+            default="",
+            help="Operator allowlist: comma-separated host=ip[:port] entries connected to without DNS and exempt from "
+            "the private-address guard (the sample world: dailyherald.test=127.0.0.1:8123,...). Default: none.",
+        )
+        a(
+            "--user_agent",
+            default=DEFAULT_USER_AGENT,
+            help=f"User-Agent of every request. Default: {DEFAULT_USER_AGENT}",
+        )
         a("--connect_timeout_s", type=float, default=5.0, help="Connect timeout per request. Default: 5.")
-        a("--fetch_timeout_s", type=float, default=10.0,
-          help="Read timeout per request; the whole request gets twice this. Default: 10.")
-        a("--max_body_bytes", type=int, default=5 * 1024 * 1024,
-          help="Largest page or feed accepted (larger: dead-lettered too_large). Default: 5242880.")
+        a(
+            "--fetch_timeout_s",
+            type=float,
+            default=10.0,
+            help="Read timeout per request; the whole request gets twice this. Default: 10.",
+        )
+        a(
+            "--max_body_bytes",
+            type=int,
+            default=5 * 1024 * 1024,
+            help="Largest page or feed accepted (larger: dead-lettered too_large). Default: 5242880.",
+        )
         a("--max_redirects", type=int, default=5, help="Redirects followed per fetch. Default: 5.")
-        a("--min_host_delay_s", type=float, default=1.0,
-          help="Minimum delay between two requests to one host (robots.txt Crawl-delay may raise it, up to 30 s). "
-          "Default: 1.")
+        a(
+            "--min_host_delay_s",
+            type=float,
+            default=1.0,
+            help="Minimum delay between two requests to one host (robots.txt Crawl-delay may raise it, up to 30 s). "
+            "Default: 1.",
+        )
         a("--robots_ttl_s", type=float, default=3600.0, help="How long robots.txt is cached per site. Default: 3600.")
-        a("--poll_floor_authoritative_s", type=float, default=60.0,
-          help="Shortest poll interval of authoritative publishers' feeds. Default: 60.")
-        a("--poll_floor_long_tail_s", type=float, default=300.0,
-          help="Shortest poll interval of other feeds (and of feeds whose validators are useless). Default: 300.")
+        a(
+            "--poll_floor_authoritative_s",
+            type=float,
+            default=60.0,
+            help="Shortest poll interval of authoritative publishers' feeds. Default: 60.",
+        )
+        a(
+            "--poll_floor_long_tail_s",
+            type=float,
+            default=300.0,
+            help="Shortest poll interval of other feeds (and of feeds whose validators are useless). Default: 300.",
+        )
         a("--poll_max_s", type=float, default=3600.0, help="Longest poll interval. Default: 3600.")
-        a("--websub_backstop_s", type=float, default=900.0,
-          help="Poll interval of a feed with a live WebSub lease. Default: 900.")
-        a("--schedule_scale", type=float, default=1.0,
-          help="Multiplies every schedule duration above (0.1 with the sample world at --world_speed=10). Default: 1.")
-        a("--websub_callback_base", default=None,
-          help="Public base URL of the origin (e.g. https://origin.example.com); WebSub subscriptions use "
-          "{base}/v1/websub/{id} as callback. Default: none (WebSub off, feeds are polled).")
+        a(
+            "--websub_backstop_s",
+            type=float,
+            default=900.0,
+            help="Poll interval of a feed with a live WebSub lease. Default: 900.",
+        )
+        a(
+            "--schedule_scale",
+            type=float,
+            default=1.0,
+            help="Multiplies every schedule duration above (0.1 with the sample world at --world_speed=10). "
+            "Default: 1.",
+        )
+        a(
+            "--websub_callback_base",
+            default=None,
+            help="Public base URL of the origin (e.g. https://origin.example.com); WebSub subscriptions use "
+            "{base}/v1/websub/{id} as callback. Default: none (WebSub off, feeds are polled).",
+        )
         a("--fetch_request_topic", default="fetch-requests", help="Topic of FetchRequests. Default: fetch-requests.")
-        a("--fetch_request_subscription", default="ingest-fetch-requests",
-          help="Subscription the job pulls FetchRequests from. Default: ingest-fetch-requests.")
+        a(
+            "--fetch_request_subscription",
+            default="ingest-fetch-requests",
+            help="Subscription the job pulls FetchRequests from. Default: ingest-fetch-requests.",
+        )
         a("--request_poll_s", type=float, default=1.0, help="Seconds between two pulls of FetchRequests. Default: 1.")
         a("--items_topic", default="items-raw", help="Topic of the RawItems written. Default: items-raw.")
-        a("--dead_letter_topic", default="dead-letter-ingest", help="Topic of dead letters. Default: dead-letter-ingest.")
+        a(
+            "--dead_letter_topic",
+            default="dead-letter-ingest",
+            help="Topic of dead letters. Default: dead-letter-ingest.",
+        )
         a("--fetch_workers", type=int, default=4, help="Local runner only: page-fetch threads. Default: 4.")
-        a("--max_run_s", type=float, default=0.0, help="Local runner only: stop after this many seconds (0: run "
-          "until Ctrl-C). Default: 0.")
-        a("--world", action="store_true", default=False,
-          help="Local runner only: start the sample publisher world in-process and ingest it (sets the host "
-          "overrides). Default: off.")
-        a("--world_speed", type=float, default=10.0,
-          help="With --world: virtual seconds per wall second of the world's release clock. Default: 10.")
+        a(
+            "--max_run_s",
+            type=float,
+            default=0.0,
+            help="Local runner only: stop after this many seconds (0: run " "until Ctrl-C). Default: 0.",
+        )
+        a(
+            "--world",
+            action="store_true",
+            default=False,
+            help="Local runner only: start the sample publisher world in-process and ingest it (sets the host "
+            "overrides). Default: off.",
+        )
+        a(
+            "--world_speed",
+            type=float,
+            default=10.0,
+            help="With --world: virtual seconds per wall second of the world's release clock. Default: 10.",
+        )
 
 
 def _view(options) -> IngestOptions:
@@ -104,8 +169,17 @@ def _view(options) -> IngestOptions:
 def validate(options) -> None:
     """Fail fast, naming the flag."""
     o = _view(options)
-    for flag in ("registry_reload_s", "connect_timeout_s", "fetch_timeout_s", "poll_floor_authoritative_s",
-                 "poll_floor_long_tail_s", "poll_max_s", "websub_backstop_s", "schedule_scale", "request_poll_s"):
+    for flag in (
+        "registry_reload_s",
+        "connect_timeout_s",
+        "fetch_timeout_s",
+        "poll_floor_authoritative_s",
+        "poll_floor_long_tail_s",
+        "poll_max_s",
+        "websub_backstop_s",
+        "schedule_scale",
+        "request_poll_s",
+    ):
         if getattr(o, flag) <= 0:
             raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
     if o.poll_floor_authoritative_s > o.poll_max_s or o.poll_floor_long_tail_s > o.poll_max_s:
@@ -139,9 +213,14 @@ def context_from_options(options, host_overrides: dict | None = None, resolver=N
     overrides.update(parse_overrides(host_overrides or {}))
     return IngestContext(
         fetcher=FetcherConfig(
-            user_agent=o.user_agent, connect_timeout_s=o.connect_timeout_s, read_timeout_s=o.fetch_timeout_s,
-            total_timeout_s=2 * o.fetch_timeout_s, max_bytes=o.max_body_bytes, max_redirects=o.max_redirects,
-            min_host_delay_s=o.min_host_delay_s, robots_ttl_s=o.robots_ttl_s,
+            user_agent=o.user_agent,
+            connect_timeout_s=o.connect_timeout_s,
+            read_timeout_s=o.fetch_timeout_s,
+            total_timeout_s=2 * o.fetch_timeout_s,
+            max_bytes=o.max_body_bytes,
+            max_redirects=o.max_redirects,
+            min_host_delay_s=o.min_host_delay_s,
+            robots_ttl_s=o.robots_ttl_s,
         ),
         host_overrides=tuple(sorted((h, f"{ip}:{port}" if port else ip) for h, (ip, port) in overrides.items())),
         policy=policy_from_options(options),
@@ -177,7 +256,8 @@ def build_pipeline(p, options):
     pulled = (
         p
         | "RequestTicks" >> PeriodicImpulse(fire_interval=o.request_poll_s)
-        | "PullFetchRequests" >> beam.ParDo(
+        | "PullFetchRequests"
+        >> beam.ParDo(
             PullFetchRequestsFn(ctx, cfg.name(o.fetch_request_topic), cfg.name(o.fetch_request_subscription))
         ).with_outputs(DEAD_LETTER, main="requests")
     )
@@ -200,8 +280,7 @@ class LocalIngest:
         ingest.stop()
     """
 
-    def __init__(self, options, host_overrides: dict | None = None, resolver=None, clock=None,
-                 on_item=None):
+    def __init__(self, options, host_overrides: dict | None = None, resolver=None, clock=None, on_item=None):
         validate(options)
         self.options = options
         self.o = _view(options)
@@ -316,8 +395,15 @@ class LocalIngest:
             self.handle_input(entry["url"], {"config": entry})
 
     def handle_input(self, url: str, item: dict) -> None:
-        step = poller.on_input(self.fetcher, self.ctx.policy, self.configs.get(url), self._state(url), item,
-                               self.clock(), websub_enabled=bool(self.o.websub_callback_base))
+        step = poller.on_input(
+            self.fetcher,
+            self.ctx.policy,
+            self.configs.get(url),
+            self._state(url),
+            item,
+            self.clock(),
+            websub_enabled=bool(self.o.websub_callback_base),
+        )
         self._apply(url, step)
 
     def pull_requests(self, timeout: float = 0.0) -> int:
@@ -330,8 +416,11 @@ class LocalIngest:
                 continue
             self._count("requests:" + req["kind"])
             if not req.get("feed_url"):
-                self._dead(poller.dead_letter("no_feed", "fetch requests must name a feed", req.get("url"),
-                                              m.data, self.clock()))
+                self._dead(
+                    poller.dead_letter(
+                        "no_feed", "fetch requests must name a feed", req.get("url"), m.data, self.clock()
+                    )
+                )
                 continue
             self.handle_input(req["feed_url"], {"request": req})
         self.bus.ack(self.request_sub, [m.ack_id for m in msgs])
@@ -345,8 +434,14 @@ class LocalIngest:
             st = self.states.get(url)
             if st is None or st.next_poll_ms != at:
                 continue  # superseded timer
-            step = poller.on_timer(self.fetcher, self.ctx.policy, self.configs.get(url), st, max(now, at),
-                                   websub_enabled=bool(self.o.websub_callback_base))
+            step = poller.on_timer(
+                self.fetcher,
+                self.ctx.policy,
+                self.configs.get(url),
+                st,
+                max(now, at),
+                websub_enabled=bool(self.o.websub_callback_base),
+            )
             self._apply(url, step)
             fired += 1
         return fired

@@ -81,9 +81,12 @@ class PushState:
 
         c = self.app.config
         return StoreConfig(
-            backend=c.get("NEWSROOM_BACKEND", "embedded"), data_dir=c.get("NEWSROOM_DATA_DIR", ".newsroom"),
-            project=c.get("NEWSROOM_PROJECT"), bigtable_instance=c.get("NEWSROOM_BIGTABLE_INSTANCE", "newsroom"),
-            bucket=c.get("NEWSROOM_SNAPSHOT_BUCKET"), namespace=c.get("NEWSROOM_NAMESPACE", ""),
+            backend=c.get("NEWSROOM_BACKEND", "embedded"),
+            data_dir=c.get("NEWSROOM_DATA_DIR", ".newsroom"),
+            project=c.get("NEWSROOM_PROJECT"),
+            bigtable_instance=c.get("NEWSROOM_BIGTABLE_INSTANCE", "newsroom"),
+            bucket=c.get("NEWSROOM_SNAPSHOT_BUCKET"),
+            namespace=c.get("NEWSROOM_NAMESPACE", ""),
         )
 
     @property
@@ -154,13 +157,27 @@ def _text(status: int, body: str = "", headers: dict | None = None) -> Response:
     return resp
 
 
-def _publish_request(st: PushState, kind: str, feed_url: str | None, reason: str, request_id: str,
-                     publisher_id: str | None = None, expires_at: int | None = None) -> None:
+def _publish_request(
+    st: PushState,
+    kind: str,
+    feed_url: str | None,
+    reason: str,
+    request_id: str,
+    publisher_id: str | None = None,
+    expires_at: int | None = None,
+) -> None:
     st.bus.publish_record(
         st.topic("NEWSROOM_FETCH_TOPIC"),
         {
-            "schema_version": 1, "request_id": request_id, "kind": kind, "feed_url": feed_url, "url": None,
-            "publisher_id": publisher_id, "priority": 0, "reason": reason, "requested_at": st.now_ms(),
+            "schema_version": 1,
+            "request_id": request_id,
+            "kind": kind,
+            "feed_url": feed_url,
+            "url": None,
+            "publisher_id": publisher_id,
+            "priority": 0,
+            "reason": reason,
+            "requested_at": st.now_ms(),
             "expires_at": expires_at,
         },
     )
@@ -172,8 +189,15 @@ def _dead_letter(st: PushState, reason: str, detail: str, key: str | None, paylo
     try:
         st.bus.publish_record(
             st.topic("NEWSROOM_PUSH_DEAD_LETTER_TOPIC"),
-            {"schema_version": 1, "stage": "push", "reason": reason, "detail": detail[:500], "key": key,
-             "payload": payload[:65536], "at": st.now_ms()},
+            {
+                "schema_version": 1,
+                "stage": "push",
+                "reason": reason,
+                "detail": detail[:500],
+                "key": key,
+                "payload": payload[:65536],
+                "at": st.now_ms(),
+            },
         )
     except Exception:  # the rejection stands even if the dead-letter topic is unreachable
         log.exception("could not dead-letter a rejected push")
@@ -209,8 +233,14 @@ def websub_verify(sub_id: str):
             return _text(400, "bad hub.lease_seconds")
         now = st.now_ms()
         sub = st.subscriptions.activate_subscription(sub_id, lease, now)
-        _publish_request(st, "PUSH", sub.get("feed_url") or topic, "websub_lease",
-                         f"lease-{sub_id}-{sub['lease_expires_ms']}", expires_at=sub["lease_expires_ms"])
+        _publish_request(
+            st,
+            "PUSH",
+            sub.get("feed_url") or topic,
+            "websub_lease",
+            f"lease-{sub_id}-{sub['lease_expires_ms']}",
+            expires_at=sub["lease_expires_ms"],
+        )
         return _text(200, challenge)
     if mode == "unsubscribe" and sub.get("state") == "unsubscribing":
         st.subscriptions.put_subscription(dict(sub, state="unsubscribed"))
@@ -291,8 +321,14 @@ def ping():
             resp.headers["Cache-Control"] = "no-store"
             return resp
         st.last_ping[feed_url] = now
-    _publish_request(st, "PING", feed_url, "ping", f"ping-{publisher_id}-{hashlib.sha256(body).hexdigest()[:16]}",
-                     publisher_id=publisher_id)
+    _publish_request(
+        st,
+        "PING",
+        feed_url,
+        "ping",
+        f"ping-{publisher_id}-{hashlib.sha256(body).hexdigest()[:16]}",
+        publisher_id=publisher_id,
+    )
     st.count("ping_accepted")
     resp = jsonify({"triggered": True})
     resp.status_code = 202

@@ -81,8 +81,13 @@ class FeedStore(abc.ABC):
         sub = self.get_subscription(sub_id)
         if sub is None:
             return None
-        sub = dict(sub, state="active", lease_seconds=int(lease_seconds),
-                   lease_expires_ms=now_ms + int(lease_seconds) * 1000, verified_at=now_ms)
+        sub = dict(
+            sub,
+            state="active",
+            lease_seconds=int(lease_seconds),
+            lease_expires_ms=now_ms + int(lease_seconds) * 1000,
+            verified_at=now_ms,
+        )
         self.put_subscription(sub)
         return sub
 
@@ -116,9 +121,11 @@ class EmbeddedFeedStore(FeedStore):
             conn.execute("DELETE FROM feeds_registry WHERE row_key=?", (feed_key(url).decode(),))
 
     def get_state(self, url: str) -> dict | None:
-        row = self.db.connect().execute(
-            "SELECT state FROM feeds_state WHERE row_key=?", (feed_key(url).decode(),)
-        ).fetchone()
+        row = (
+            self.db.connect()
+            .execute("SELECT state FROM feeds_state WHERE row_key=?", (feed_key(url).decode(),))
+            .fetchone()
+        )
         return json.loads(row[0]) if row else None
 
     def put_state(self, url: str, state: dict) -> None:
@@ -140,15 +147,18 @@ class EmbeddedFeedStore(FeedStore):
         return json.loads(row[0])["owner"] == owner
 
     def claimed_by(self, key: str) -> str | None:
-        row = self.db.connect().execute(
-            "SELECT claim FROM feeds_claims WHERE row_key=?", (claim_row_key(key).decode(),)
-        ).fetchone()
+        row = (
+            self.db.connect()
+            .execute("SELECT claim FROM feeds_claims WHERE row_key=?", (claim_row_key(key).decode(),))
+            .fetchone()
+        )
         return json.loads(row[0])["owner"] if row else None
 
     def put_subscription(self, sub: dict) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO feeds_subscriptions VALUES (?,?)", (sub["sub_id"], json.dumps(sub, sort_keys=True))
+                "INSERT OR REPLACE INTO feeds_subscriptions VALUES (?,?)",
+                (sub["sub_id"], json.dumps(sub, sort_keys=True)),
             )
 
     def get_subscription(self, sub_id: str) -> dict | None:
@@ -156,7 +166,9 @@ class EmbeddedFeedStore(FeedStore):
         return json.loads(row[0]) if row else None
 
     def list_subscriptions(self) -> list[dict]:
-        return [json.loads(r[0]) for r in self.db.connect().execute("SELECT sub FROM feeds_subscriptions ORDER BY sub_id")]
+        return [
+            json.loads(r[0]) for r in self.db.connect().execute("SELECT sub FROM feeds_subscriptions ORDER BY sub_id")
+        ]
 
 
 class BigtableFeedStore(FeedStore):
@@ -206,7 +218,9 @@ class BigtableFeedStore(FeedStore):
         rk = claim_row_key(key)
         data = json.dumps({"key": key, "owner": owner, "at": now_ms}).encode()
         # Create-if-absent: the mutation sits on the false branch (also taken by an absent row).
-        self.t.conditional(rk, gcp._cell_filter("s", b"claim"), lambda row: row.set_cell("s", b"claim", data, state=False))
+        self.t.conditional(
+            rk, gcp._cell_filter("s", b"claim"), lambda row: row.set_cell("s", b"claim", data, state=False)
+        )
         return self.claimed_by(key) == owner
 
     def claimed_by(self, key: str) -> str | None:

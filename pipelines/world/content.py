@@ -28,8 +28,12 @@ QUAKE = "Calder Bay"
 ARTICLES: list[dict] = [
     # ---------------------------------------------------------------- E2 Aurora Motors recall (business, backlog)
     {
-        "id": "aurora-motors-recall-120000-suvs", "pub": "wirepress", "at": -2400, "section": "business",
-        "lang": "en", "author": "Dana Whitfield",
+        "id": "aurora-motors-recall-120000-suvs",
+        "pub": "wirepress",
+        "at": -2400,
+        "section": "business",
+        "lang": "en",
+        "author": "Dana Whitfield",
         "headline": "Aurora Motors recalls 120,000 electric SUVs over battery cooling fault",
         "paras": [
             "Aurora Motors is recalling about 120,000 of its Vega electric sport-utility vehicles after finding that "
@@ -43,16 +47,32 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "aurora-vega-recall-wire", "pub": "capital-post", "at": -2000, "section": "business", "lang": "en",
-        "author": "WirePress", "copy_of": "aurora-motors-recall-120000-suvs", "tracking": True,
+        "id": "aurora-vega-recall-wire",
+        "pub": "capital-post",
+        "at": -2000,
+        "section": "business",
+        "lang": "en",
+        "author": "WirePress",
+        "copy_of": "aurora-motors-recall-120000-suvs",
+        "tracking": True,
     },
     {
-        "id": "aurora-recall-springfield", "pub": "springfield-gazette", "at": -1900, "section": "business",
-        "lang": "en", "author": "WirePress", "copy_of": "aurora-motors-recall-120000-suvs", "tracking": True,
+        "id": "aurora-recall-springfield",
+        "pub": "springfield-gazette",
+        "at": -1900,
+        "section": "business",
+        "lang": "en",
+        "author": "WirePress",
+        "copy_of": "aurora-motors-recall-120000-suvs",
+        "tracking": True,
     },
     {
-        "id": "aurora-recall-what-owners-need-to-know", "pub": "daily-herald", "at": -1500, "section": "business",
-        "lang": "en", "author": "Marcus Bell",
+        "id": "aurora-recall-what-owners-need-to-know",
+        "pub": "daily-herald",
+        "at": -1500,
+        "section": "business",
+        "lang": "en",
+        "author": "Marcus Bell",
         "headline": "Aurora's Vega recall: what 120,000 owners need to know about the battery pump fix",
         "paras": [
             "If you bought an Aurora Vega in the last two years, a letter is probably on its way. The carmaker's "
@@ -66,7 +86,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "aurora-supplier-seal-fault", "pub": "pacific-times", "at": -1200, "section": "business", "lang": "en",
+        "id": "aurora-supplier-seal-fault",
+        "pub": "pacific-times",
+        "at": -1200,
+        "section": "business",
+        "lang": "en",
         "author": "Priya Raman",
         "headline": "Supplier seal at the heart of Aurora Motors' electric SUV recall",
         "paras": [
@@ -80,8 +104,13 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E3 Lumen Orbit (technology, AMP copy)
     {
-        "id": "lumen-labs-orbit-satellite-phone", "pub": "pacific-times", "at": -3000, "section": "technology",
-        "lang": "en", "author": "Kevin Osei", "amp": True,
+        "id": "lumen-labs-orbit-satellite-phone",
+        "pub": "pacific-times",
+        "at": -3000,
+        "section": "technology",
+        "lang": "en",
+        "author": "Kevin Osei",
+        "amp": True,
         "headline": "Lumen Labs unveils Orbit, a pocket satellite phone that texts from anywhere",
         "paras": [
             "Lumen Labs on Tuesday unveiled Orbit, a phone the size of a deck of cards that sends text messages and "
@@ -95,7 +124,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "orbit-hands-on", "pub": "toronto-ledger", "at": -2600, "section": "technology", "lang": "en",
+        "id": "orbit-hands-on",
+        "pub": "toronto-ledger",
+        "at": -2600,
+        "section": "technology",
+        "lang": "en",
         "author": "Aisha Grant",
         "headline": "Hands-on with Lumen's Orbit: satellite texting that actually works in the backcountry",
         "paras": [
@@ -108,7 +141,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "lumen-orbit-europe", "pub": "london-chronicle", "at": -2200, "section": "technology", "lang": "en",
+        "id": "lumen-orbit-europe",
+        "pub": "london-chronicle",
+        "at": -2200,
+        "section": "technology",
+        "lang": "en",
         "author": "Oliver Grant",
         "headline": "Lumen's Orbit satellite messenger will not reach Britain until next year",
         "paras": [
@@ -122,7 +159,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E6 cup final (sport; es, de, en)
     {
-        "id": "real-castilla-gana-la-copa", "pub": "agencia-sur", "at": -3300, "section": "sports", "lang": "es",
+        "id": "real-castilla-gana-la-copa",
+        "pub": "agencia-sur",
+        "at": -3300,
+        "section": "sports",
+        "lang": "es",
         "author": "Lucía Ferrer",
         "headline": "El Real Castilla gana la Copa tras remontar ante el Atlético Levante (2-1)",
         "paras": [
@@ -135,7 +176,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "copa-final-cronica", "pub": "el-diario-central", "at": -3000, "section": "sports", "lang": "es",
+        "id": "copa-final-cronica",
+        "pub": "el-diario-central",
+        "at": -3000,
+        "section": "sports",
+        "lang": "es",
         "author": "Pablo Medina",
         "headline": "Mateo Ríos da la Copa al Real Castilla con un doblete en La Cartuja",
         "paras": [
@@ -148,7 +193,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "pokalfinale-spanien-rios", "pub": "berliner-blatt", "at": -2800, "section": "sports", "lang": "de",
+        "id": "pokalfinale-spanien-rios",
+        "pub": "berliner-blatt",
+        "at": -2800,
+        "section": "sports",
+        "lang": "de",
         "author": "Jonas Keller",
         "headline": "Spanisches Pokalfinale: Doppelpack von Ríos entscheidet für Real Castilla",
         "paras": [
@@ -162,7 +211,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E7 air-traffic strike (fr)
     {
-        "id": "greve-controleurs-aeriens", "pub": "le-quotidien", "at": -2700, "section": "business", "lang": "fr",
+        "id": "greve-controleurs-aeriens",
+        "pub": "le-quotidien",
+        "at": -2700,
+        "section": "business",
+        "lang": "fr",
         "author": "Claire Dubois",
         "headline": "Grève des contrôleurs aériens : 40 % des vols annulés à Paris jeudi",
         "paras": [
@@ -175,7 +228,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "greve-aerien-lyon", "pub": "gazette-de-lyon", "at": -2100, "section": "business", "lang": "fr",
+        "id": "greve-aerien-lyon",
+        "pub": "gazette-de-lyon",
+        "at": -2100,
+        "section": "business",
+        "lang": "fr",
         "author": "Hugo Martin",
         "headline": "Grève dans le ciel : l'aéroport de Lyon touché à son tour, un vol sur trois annulé",
         "paras": [
@@ -189,7 +246,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E8 northern rail strike (gb)
     {
-        "id": "rail-strike-north-friday", "pub": "london-chronicle", "at": -1800, "section": "nation", "lang": "en",
+        "id": "rail-strike-north-friday",
+        "pub": "london-chronicle",
+        "at": -1800,
+        "section": "nation",
+        "lang": "en",
         "author": "Harriet Cole",
         "headline": "Rail strike to halt most trains across northern England on Friday",
         "paras": [
@@ -202,7 +263,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "strike-commuters-newcastle", "pub": "northern-echo", "at": -1300, "section": "nation", "lang": "en",
+        "id": "strike-commuters-newcastle",
+        "pub": "northern-echo",
+        "at": -1300,
+        "section": "nation",
+        "lang": "en",
         "author": "Gemma Reid",
         "headline": "Newcastle commuters brace for Friday with no trains as signal workers strike",
         "paras": [
@@ -216,7 +281,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E9 Berlin housing (de)
     {
-        "id": "berlin-mieten-senat", "pub": "berliner-blatt", "at": -1000, "section": "nation", "lang": "de",
+        "id": "berlin-mieten-senat",
+        "pub": "berliner-blatt",
+        "at": -1000,
+        "section": "nation",
+        "lang": "de",
         "author": "Sabine Vogt",
         "headline": "Berliner Senat beschließt neues Programm gegen steigende Mieten",
         "paras": [
@@ -230,8 +299,13 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E4 Springfield (local)
     {
-        "id": "riverside-park-approved", "pub": "springfield-gazette", "at": -900, "section": "nation", "lang": "en",
-        "author": "Tom Novak", "redirect": True,
+        "id": "riverside-park-approved",
+        "pub": "springfield-gazette",
+        "at": -900,
+        "section": "nation",
+        "lang": "en",
+        "author": "Tom Novak",
+        "redirect": True,
         "headline": "Springfield council approves $14 million riverside park on old rail yard",
         "paras": [
             "The Springfield city council voted 7-2 on Tuesday night to turn the abandoned rail yard along the "
@@ -243,15 +317,25 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "members-council-budget-analysis", "pub": "springfield-gazette", "at": 120, "section": "nation",
-        "lang": "en", "author": "Tom Novak", "members": True,
+        "id": "members-council-budget-analysis",
+        "pub": "springfield-gazette",
+        "at": 120,
+        "section": "nation",
+        "lang": "en",
+        "author": "Tom Novak",
+        "members": True,
         "headline": "Members only: inside the council's budget talks",
         "paras": ["This analysis is available to members only."],
     },
     # ---------------------------------------------------------------- E10 content farm (future date, ETag churn)
     {
-        "id": "ten-foods-doctors-never-eat", "pub": "content-farm", "at": -600, "section": "health", "lang": "en",
-        "author": "Staff", "headline": "10 foods doctors never eat (number 7 will shock you)",
+        "id": "ten-foods-doctors-never-eat",
+        "pub": "content-farm",
+        "at": -600,
+        "section": "health",
+        "lang": "en",
+        "author": "Staff",
+        "headline": "10 foods doctors never eat (number 7 will shock you)",
         "paras": [
             "You may be surprised to learn which everyday foods some doctors avoid. Here is our list of ten.",
             "Number one is processed meat. Number two is sugary cereal. Number seven is something you eat every "
@@ -259,8 +343,13 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "future-dated-miracle-diet", "pub": "content-farm", "at": 300, "section": "health", "lang": "en",
-        "author": "Staff", "future_days": 3,
+        "id": "future-dated-miracle-diet",
+        "pub": "content-farm",
+        "at": 300,
+        "section": "health",
+        "lang": "en",
+        "author": "Staff",
+        "future_days": 3,
         "headline": "The miracle diet everyone will be talking about next week",
         "paras": [
             "This diet has not even been announced yet, but we already know it will change your life.",
@@ -269,7 +358,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E11 Mumbai monsoon (sitemap)
     {
-        "id": "mumbai-monsoon-local-trains", "pub": "mumbai-daily", "at": -1500, "section": "nation", "lang": "en",
+        "id": "mumbai-monsoon-local-trains",
+        "pub": "mumbai-daily",
+        "at": -1500,
+        "section": "nation",
+        "lang": "en",
         "author": "Rohan Deshpande",
         "headline": "Heavy monsoon rain floods low-lying Mumbai; some local train services suspended",
         "paras": [
@@ -283,8 +376,12 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E5 drought bill (corrected headline)
     {
-        "id": "senate-passes-drought-relief-bill", "pub": "daily-herald", "at": 240, "section": "nation",
-        "lang": "en", "author": "Linda Park",
+        "id": "senate-passes-drought-relief-bill",
+        "pub": "daily-herald",
+        "at": 240,
+        "section": "nation",
+        "lang": "en",
+        "author": "Linda Park",
         "correction": {"at": 1200, "headline": "State senate passes drought relief bill by 24 votes to 14"},
         "headline": "State senate passes drought relief bill by 26 votes to 12",
         "paras": [
@@ -298,7 +395,11 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E1 Calder Bay earthquake: the breaking burst
     {
-        "id": "calder-bay-earthquake-flash", "pub": "wirepress", "at": 600, "section": "world", "lang": "en",
+        "id": "calder-bay-earthquake-flash",
+        "pub": "wirepress",
+        "at": 600,
+        "section": "world",
+        "lang": "en",
         "author": "WirePress staff",
         "headline": f"Magnitude 7.1 earthquake strikes off {QUAKE}, tsunami warning issued",
         "paras": [
@@ -311,7 +412,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-quake-injuries-power", "pub": "wirepress", "at": 780, "section": "world", "lang": "en",
+        "id": "calder-bay-quake-injuries-power",
+        "pub": "wirepress",
+        "at": 780,
+        "section": "world",
+        "lang": "en",
         "author": "WirePress staff",
         "headline": f"{QUAKE} quake: at least 14 injured, 80,000 homes without power; tsunami warning lifted",
         "paras": [
@@ -324,19 +429,27 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "earthquake-calder-bay-residents", "pub": "daily-herald", "at": 640, "section": "world", "lang": "en",
+        "id": "earthquake-calder-bay-residents",
+        "pub": "daily-herald",
+        "at": 640,
+        "section": "world",
+        "lang": "en",
         "author": "James Okafor",
         "headline": f"Powerful earthquake jolts {QUAKE}; residents flee to higher ground",
         "paras": [
             f"Residents of {QUAKE} streamed uphill in cars and on foot on Friday morning after a powerful "
             "earthquake rattled the coastal city and sirens warned of a possible tsunami.",
-            "\"The whole house moved sideways, and then the lights went out,\" said Ana Ruiz, who lives near the "
+            '"The whole house moved sideways, and then the lights went out," said Ana Ruiz, who lives near the '
             "harbour. Shelves collapsed in supermarkets and car alarms rang across the city.",
             "The national geological survey measured the quake at magnitude 7.1, centred about 40 km offshore.",
         ],
     },
     {
-        "id": "calder-bay-quake-port-closed", "pub": "daily-herald", "at": 820, "section": "business", "lang": "en",
+        "id": "calder-bay-quake-port-closed",
+        "pub": "daily-herald",
+        "at": 820,
+        "section": "business",
+        "lang": "en",
         "author": "Marcus Bell",
         "headline": f"{QUAKE} port shut after 7.1 quake, disrupting container traffic",
         "paras": [
@@ -347,7 +460,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "quake-calder-bay-tsunami-warning", "pub": "pacific-times", "at": 660, "section": "world", "lang": "en",
+        "id": "quake-calder-bay-tsunami-warning",
+        "pub": "pacific-times",
+        "at": 660,
+        "section": "world",
+        "lang": "en",
         "author": "Priya Raman",
         "headline": f"Tsunami warning after 7.1 earthquake off {QUAKE}",
         "paras": [
@@ -359,7 +476,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-aftershocks-science", "pub": "pacific-times", "at": 800, "section": "science", "lang": "en",
+        "id": "calder-bay-aftershocks-science",
+        "pub": "pacific-times",
+        "at": 800,
+        "section": "science",
+        "lang": "en",
         "author": "Kevin Osei",
         "headline": f"Why the {QUAKE} earthquake was so shallow, and what aftershocks to expect",
         "paras": [
@@ -370,8 +491,12 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-earthquake-explainer", "pub": "london-chronicle", "at": 700, "section": "world",
-        "lang": "en", "author": "Oliver Grant",
+        "id": "calder-bay-earthquake-explainer",
+        "pub": "london-chronicle",
+        "at": 700,
+        "section": "world",
+        "lang": "en",
+        "author": "Oliver Grant",
         "headline": f"Earthquake of magnitude 7.1 hits {QUAKE}: what we know so far",
         "paras": [
             f"A magnitude 7.1 earthquake struck off {QUAKE} on Friday. Here is what we know so far.",
@@ -382,7 +507,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-quake-canadians", "pub": "toronto-ledger", "at": 680, "section": "world", "lang": "en",
+        "id": "calder-bay-quake-canadians",
+        "pub": "toronto-ledger",
+        "at": 680,
+        "section": "world",
+        "lang": "en",
         "author": "Aisha Grant",
         "headline": f"Strong earthquake off {QUAKE} felt hundreds of kilometres away",
         "paras": [
@@ -393,8 +522,12 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-quake-airport-flights", "pub": "toronto-ledger", "at": 840, "section": "world",
-        "lang": "en", "author": "Daniel Roy",
+        "id": "calder-bay-quake-airport-flights",
+        "pub": "toronto-ledger",
+        "at": 840,
+        "section": "world",
+        "lang": "en",
+        "author": "Daniel Roy",
         "headline": f"Flights suspended at {QUAKE} airport after earthquake",
         "paras": [
             f"All flights in and out of {QUAKE} were suspended on Friday while engineers checked the runway for "
@@ -403,7 +536,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-earthquake-live", "pub": "capital-post", "at": 720, "section": "world", "lang": "en",
+        "id": "calder-bay-earthquake-live",
+        "pub": "capital-post",
+        "at": 720,
+        "section": "world",
+        "lang": "en",
         "author": "Ruth Adler",
         "headline": f"{QUAKE} earthquake: 7.1 quake shakes coast, tsunami alert in effect",
         "paras": [
@@ -414,8 +551,12 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "calder-bay-quake-indian-nationals", "pub": "mumbai-daily", "at": 760, "section": "world",
-        "lang": "en", "author": "Neha Kulkarni",
+        "id": "calder-bay-quake-indian-nationals",
+        "pub": "mumbai-daily",
+        "at": 760,
+        "section": "world",
+        "lang": "en",
+        "author": "Neha Kulkarni",
         "headline": f"{QUAKE} earthquake: embassy says no Indians among injured",
         "paras": [
             f"India's embassy said on Friday it had no reports of Indian nationals among the injured after a "
@@ -425,13 +566,31 @@ ARTICLES: list[dict] = [
         ],
     },
     # wire copies of the flash (syndication)
-    {"id": "calder-bay-quake-wire-springfield", "pub": "springfield-gazette", "at": 900, "section": "world",
-     "lang": "en", "author": "WirePress", "copy_of": "calder-bay-earthquake-flash"},
-    {"id": "calder-bay-quake-wire-echo", "pub": "northern-echo", "at": 930, "section": "world", "lang": "en",
-     "author": "WirePress", "copy_of": "calder-bay-earthquake-flash"},
+    {
+        "id": "calder-bay-quake-wire-springfield",
+        "pub": "springfield-gazette",
+        "at": 900,
+        "section": "world",
+        "lang": "en",
+        "author": "WirePress",
+        "copy_of": "calder-bay-earthquake-flash",
+    },
+    {
+        "id": "calder-bay-quake-wire-echo",
+        "pub": "northern-echo",
+        "at": 930,
+        "section": "world",
+        "lang": "en",
+        "author": "WirePress",
+        "copy_of": "calder-bay-earthquake-flash",
+    },
     # other languages
     {
-        "id": "terremoto-calder-bay", "pub": "agencia-sur", "at": 650, "section": "world", "lang": "es",
+        "id": "terremoto-calder-bay",
+        "pub": "agencia-sur",
+        "at": 650,
+        "section": "world",
+        "lang": "es",
         "author": "Lucía Ferrer",
         "headline": f"Un terremoto de magnitud 7,1 sacude la costa de {QUAKE} y activa la alerta de tsunami",
         "paras": [
@@ -442,8 +601,12 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "terremoto-calder-bay-heridos", "pub": "el-diario-central", "at": 860, "section": "world",
-        "lang": "es", "author": "Pablo Medina",
+        "id": "terremoto-calder-bay-heridos",
+        "pub": "el-diario-central",
+        "at": 860,
+        "section": "world",
+        "lang": "es",
+        "author": "Pablo Medina",
         "headline": f"Al menos 14 heridos y 80.000 hogares sin luz tras el terremoto de {QUAKE}",
         "paras": [
             f"Al menos 14 personas resultaron heridas y unos 80.000 hogares se quedaron sin electricidad tras el "
@@ -452,7 +615,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "erdbeben-calder-bay", "pub": "berliner-blatt", "at": 710, "section": "world", "lang": "de",
+        "id": "erdbeben-calder-bay",
+        "pub": "berliner-blatt",
+        "at": 710,
+        "section": "world",
+        "lang": "de",
         "author": "Jonas Keller",
         "headline": f"Schweres Erdbeben der Stärke 7,1 vor {QUAKE} – Tsunamiwarnung ausgegeben",
         "paras": [
@@ -464,7 +631,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "seisme-calder-bay", "pub": "le-quotidien", "at": 740, "section": "world", "lang": "fr",
+        "id": "seisme-calder-bay",
+        "pub": "le-quotidien",
+        "at": 740,
+        "section": "world",
+        "lang": "fr",
         "author": "Claire Dubois",
         "headline": f"Un séisme de magnitude 7,1 frappe la côte de {QUAKE}, alerte au tsunami",
         "paras": [
@@ -476,8 +647,13 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- later, ordinary news
     {
-        "id": "aurora-recall-regulators-review", "pub": "capital-post", "at": 1400, "section": "business",
-        "lang": "en", "author": "Ruth Adler", "tracking": True,
+        "id": "aurora-recall-regulators-review",
+        "pub": "capital-post",
+        "at": 1400,
+        "section": "business",
+        "lang": "en",
+        "author": "Ruth Adler",
+        "tracking": True,
         "headline": "Regulators open review of Aurora Motors' battery pump recall",
         "paras": [
             "Federal safety regulators said on Friday they would review whether Aurora Motors' recall of 120,000 "
@@ -487,7 +663,11 @@ ARTICLES: list[dict] = [
         ],
     },
     {
-        "id": "mumbai-rain-alert-extended", "pub": "mumbai-daily", "at": 1500, "section": "nation", "lang": "en",
+        "id": "mumbai-rain-alert-extended",
+        "pub": "mumbai-daily",
+        "at": 1500,
+        "section": "nation",
+        "lang": "en",
         "author": "Rohan Deshpande",
         "headline": "Orange alert for Mumbai extended as monsoon rain continues",
         "paras": [

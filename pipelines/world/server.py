@@ -209,8 +209,11 @@ class SampleWorld:
         last = max([self.headline(a, now_ms)[1] for a in items], default=self.clock.release_ms(-86400))
         url, kind = feed["url"], feed["kind"]
         if url in BROKEN_FEEDS:
-            return b'<?xml version="1.0"?><rss version="2.0"><channel><title>Sport</title><item><title>Unclosed', (
-                "application/rss+xml"), last
+            return (
+                b'<?xml version="1.0"?><rss version="2.0"><channel><title>Sport</title><item><title>Unclosed',
+                ("application/rss+xml"),
+                last,
+            )
         host = pub.hosts[0]
         if kind == "atom":
             entries = []
@@ -236,7 +239,9 @@ class SampleWorld:
                 title, _ = self.headline(a, now_ms)
                 urls.append(self._sitemap_url(pub, a["url"], title, self.released_ms(a)))
             old_ms = int(self.clock.start_s * 1000) - OLD_SITEMAP_ENTRY["days_ago"] * 86400_000
-            urls.append(self._sitemap_url(pub, f"http://{host}{OLD_SITEMAP_ENTRY['path']}", OLD_SITEMAP_ENTRY["title"], old_ms))
+            urls.append(
+                self._sitemap_url(pub, f"http://{host}{OLD_SITEMAP_ENTRY['path']}", OLD_SITEMAP_ENTRY["title"], old_ms)
+            )
             body = (
                 '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
                 'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9">' + "".join(urls) + "</urlset>\n"
@@ -259,7 +264,8 @@ class SampleWorld:
         body = (
             '<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom" '
             'xmlns:dc="http://purl.org/dc/elements/1.1/"><channel>'
-            f"<title>{_esc(pub.name)}</title><link>http://{host}/</link><description>{_esc(pub.name)} news</description>"
+            f"<title>{_esc(pub.name)}</title><link>http://{host}/</link>"
+            f"<description>{_esc(pub.name)} news</description>"
             f"<language>{pub.language}</language><lastBuildDate>{build}</lastBuildDate>"
             f'<atom:link rel="self" href="{_esc(url)}"/>{hub_link}{"".join(rss_items)}</channel></rss>\n'
         )
@@ -297,7 +303,9 @@ class SampleWorld:
         credit = f'<p class="credit">By {_esc(a["author"])} ({_esc(a["credit"])})</p>' if a.get("credit") else ""
         paras = "".join(f"<p>{_esc(p)}</p>" for p in a["paras"])
         others = [o for o in self.public_items(a["pub"], now_ms) if o["id"] != a["id"]][:4]
-        related = "".join(f'<li><a href="{_esc(o["url"])}">{_esc(self.headline(o, now_ms)[0])}</a></li>' for o in others)
+        related = "".join(
+            f'<li><a href="{_esc(o["url"])}">{_esc(self.headline(o, now_ms)[0])}</a></li>' for o in others
+        )
         html_tag = f'<html lang="{a["lang"]}" amp>' if amp else f'<html lang="{a["lang"]}">'
         doc = f"""<!doctype html>
 {html_tag}
@@ -320,11 +328,13 @@ class SampleWorld:
 <script type="application/ld+json">{json.dumps(ld, ensure_ascii=False)}</script>
 </head>
 <body>
-<header><nav><a href="/">{_esc(pub.name)}</a> | <a href="/">Home</a> | <a href="/">{_esc(a['section'].title())}</a></nav></header>
+<header><nav><a href="/">{_esc(pub.name)}</a> | <a href="/">Home</a> |
+<a href="/">{_esc(a['section'].title())}</a></nav></header>
 <main>
 <article>
 <h1>{_esc(title)}</h1>
-<p class="byline">By <span class="author">{_esc(a['author'])}</span>, <time datetime="{_iso(published)}">{_iso(published)}</time></p>
+<p class="byline">By <span class="author">{_esc(a['author'])}</span>,
+<time datetime="{_iso(published)}">{_iso(published)}</time></p>
 {credit}
 {paras}
 </article>
@@ -360,20 +370,36 @@ class SampleWorld:
 
     def _record(self, host, path, method, status, headers=None):
         with self._lock:
-            self.requests.append({"host": host, "path": path, "method": method, "status": status, "at": time.time(),
-                                  "user_agent": (headers or {}).get("User-Agent", "")})
+            self.requests.append(
+                {
+                    "host": host,
+                    "path": path,
+                    "method": method,
+                    "status": status,
+                    "at": time.time(),
+                    "user_agent": (headers or {}).get("User-Agent", ""),
+                }
+            )
 
     def requests_for(self, host: str | None = None, path: str | None = None, method: str = "GET") -> list[dict]:
         with self._lock:
             return [
-                r for r in self.requests
+                r
+                for r in self.requests
                 if (host is None or r["host"] == host) and (path is None or r["path"] == path) and r["method"] == method
             ]
 
-    def _send(self, h, status: int, body: bytes = b"", ctype: str = "text/plain; charset=utf-8", headers=None, method="GET"):
+    def _send(
+        self, h, status: int, body: bytes = b"", ctype: str = "text/plain; charset=utf-8", headers=None, method="GET"
+    ):
         # Logged before the response leaves, so a client that got it always finds it in the log.
-        self._record((h.headers.get("Host") or "").split(":")[0].lower(), urllib.parse.urlsplit(h.path).path,
-                     h.command, status, h.headers)
+        self._record(
+            (h.headers.get("Host") or "").split(":")[0].lower(),
+            urllib.parse.urlsplit(h.path).path,
+            h.command,
+            status,
+            h.headers,
+        )
         h.send_response(status)
         for k, v in (headers or {}).items():
             h.send_header(k, v)
@@ -482,7 +508,9 @@ class SampleWorld:
         if path == "/":
             items = self.public_items(pub.publisher_id, now)
             links = "".join(f'<li><a href="{_esc(x["url"])}">{_esc(self.headline(x, now)[0])}</a></li>' for x in items)
-            body = f"<!doctype html><html><head><title>{_esc(pub.name)}</title></head><body><h1>{_esc(pub.name)}</h1><ul>{links}</ul></body></html>"
+            name = _esc(pub.name)
+            head = f"<!doctype html><html><head><title>{name}</title></head>"
+            body = f"{head}<body><h1>{name}</h1><ul>{links}</ul></body></html>"
             self._send(h, 200, body.encode("utf-8"), "text/html; charset=utf-8", method=method)
             return 200
         self._send(h, 404, b"not found", method=method)
@@ -520,8 +548,11 @@ class SampleWorld:
         with self._lock:
             if ok and mode == "subscribe":
                 self.subscribers[key] = {
-                    "topic": topic, "callback": callback, "secret": secret,
-                    "lease_until": time.time() + lease, "verified_at": time.time(),
+                    "topic": topic,
+                    "callback": callback,
+                    "secret": secret,
+                    "lease_until": time.time() + lease,
+                    "verified_at": time.time(),
                 }
             elif ok and mode == "unsubscribe":
                 self.subscribers.pop(key, None)
@@ -553,7 +584,9 @@ class SampleWorld:
             return
         body = json.dumps({"feed_url": feed_url, "publisher_id": pub.publisher_id, "at": self.clock.now_ms()}).encode()
         req = urllib.request.Request(
-            self.ping_url, data=body, method="POST",
+            self.ping_url,
+            data=body,
+            method="POST",
             headers={
                 "Content-Type": "application/json",
                 websub.PING_PUBLISHER_HEADER: pub.publisher_id,
@@ -568,7 +601,9 @@ class SampleWorld:
         except OSError:
             status = 0
         with self._lock:
-            self.pings_sent.append({"publisher_id": pub.publisher_id, "feed_url": feed_url, "status": status, "at": time.time()})
+            self.pings_sent.append(
+                {"publisher_id": pub.publisher_id, "feed_url": feed_url, "status": status, "at": time.time()}
+            )
 
     def _announcer(self):
         """Pushes (WebSub) and pings when a publisher releases items."""

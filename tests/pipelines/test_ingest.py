@@ -54,8 +54,13 @@ def topic_records(data_dir, topic, message):
 
 @pytest.mark.parametrize(
     "flag",
-    ["--poll_max_s=0", "--schedule_scale=-1", "--host_overrides=a.test=nope", "--websub_callback_base=ftp://x",
-     "--poll_floor_long_tail_s=7200"],
+    [
+        "--poll_max_s=0",
+        "--schedule_scale=-1",
+        "--host_overrides=a.test=nope",
+        "--websub_callback_base=ftp://x",
+        "--poll_floor_long_tail_s=7200",
+    ],
 )
 def test_bad_flags_fail_fast_naming_the_flag(tmp_path, flag):
     from pipelines.ingest import validate
@@ -94,13 +99,26 @@ def test_ingest_feeds_under_teststream(tmp_path):
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
-        urls = ["http://dailyherald.test/rss.xml", "http://northernecho.test/feeds/sport.xml",
-                "http://agenciasur.test/rss/ultima-hora.xml"]
+        urls = [
+            "http://dailyherald.test/rss.xml",
+            "http://northernecho.test/feeds/sport.xml",
+            "http://agenciasur.test/rss/ultima-hora.xml",
+        ]
         feeds = {f["url"]: f for f in world.feeds() if f["url"] in urls}
         options = ingest_options(tmp_path, "--schedule_scale=0.01")  # floors 0.6 s / 3 s, max 36 s
         ctx = context_from_options(options, host_overrides=world.host_overrides)
-        ping = {"schema_version": 1, "request_id": "p1", "kind": "PING", "feed_url": urls[2], "url": None,
-                "publisher_id": "agencia-sur", "priority": 0, "reason": "ping", "requested_at": 0, "expires_at": None}
+        ping = {
+            "schema_version": 1,
+            "request_id": "p1",
+            "kind": "PING",
+            "feed_url": urls[2],
+            "url": None,
+            "publisher_id": "agencia-sur",
+            "priority": 0,
+            "reason": "ping",
+            "requested_at": 0,
+            "expires_at": None,
+        }
         stream = (
             TestStream()
             .add_elements([(u, {"config": feeds[u]}) for u in urls])
@@ -114,12 +132,22 @@ def test_ingest_feeds_under_teststream(tmp_path):
 
         def final(pcoll, label):  # one pane when the watermark reaches the end (TestStream ends at infinity)
             return pcoll | label >> beam.WindowInto(
-                window.GlobalWindows(), trigger=trigger.AfterWatermark(), accumulation_mode=trigger.AccumulationMode.DISCARDING
+                window.GlobalWindows(),
+                trigger=trigger.AfterWatermark(),
+                accumulation_mode=trigger.AccumulationMode.DISCARDING,
             )
 
         urls_fetched = final(out["items"], "WindowItems") | "Urls" >> beam.Map(lambda r: r["fetched_url"])
-        herald = sorted(a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms()))
-        sur = sorted(a["url"] for a in world.articles.values() if a["pub"] == "agencia-sur" and world.is_public(a, world.clock.now_ms()))
+        herald = sorted(
+            a["url"]
+            for a in world.articles.values()
+            if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms())
+        )
+        sur = sorted(
+            a["url"]
+            for a in world.articles.values()
+            if a["pub"] == "agencia-sur" and world.is_public(a, world.clock.now_ms())
+        )
         assert_that(urls_fetched, equal_to(herald + sur), label="EachItemOnce")
         reasons = final(out["dead_letters"], "WindowDead") | "Reasons" >> beam.Map(lambda d: (d["reason"], d["key"]))
         assert_that(reasons | beam.Distinct(), equal_to([("malformed_feed", urls[1])]), label="BrokenFeedDeadLettered")
@@ -149,8 +177,15 @@ def test_pipeline_translates_for_dataflow(tmp_path):
     p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
     out = build_pipeline(p, options)
     labels = {t.full_label for t in p.transforms_stack[0].parts}
-    assert {"RegistryTicks", "LoadFeedRegistry", "RequestTicks", "PullFetchRequests", "IngestFeeds",
-            "PublishRawItems", "PublishDeadLetters"} <= labels
+    assert {
+        "RegistryTicks",
+        "LoadFeedRegistry",
+        "RequestTicks",
+        "PullFetchRequests",
+        "IngestFeeds",
+        "PublishRawItems",
+        "PublishDeadLetters",
+    } <= labels
     assert set(out) == {"items", "dead_letters"}
     proto = p.to_runner_api()
     assert any("ScheduleFeeds" in t.unique_name for t in proto.components.transforms.values())
@@ -164,8 +199,11 @@ def test_local_ingest_broken_feed_does_not_stop_the_others_and_resume_fetches_no
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
-        urls = ["http://wirepress.test/feeds/world.xml", "http://northernecho.test/feeds/sport.xml",
-                "http://lequotidien.test/sitemap-news.xml"]
+        urls = [
+            "http://wirepress.test/feeds/world.xml",
+            "http://northernecho.test/feeds/sport.xml",
+            "http://lequotidien.test/sitemap-news.xml",
+        ]
         opts = ingest_options(tmp_path, f"--feeds={write_feeds(tmp_path, world, urls)}", "--schedule_scale=0.002")
         ingest = LocalIngest(opts, host_overrides=world.host_overrides)
         stats = ingest.run(max_run_s=3.0)
@@ -175,7 +213,9 @@ def test_local_ingest_broken_feed_does_not_stop_the_others_and_resume_fetches_no
         items = topic_records(tmp_path / "data", "items-raw", "RawItem")
         assert len(items) == stats["pages_fetched"] == len({i["item_id"] for i in items})
         assert {i["publisher_id"] for i in items} == {"wirepress", "le-quotidien"}
-        assert {d["reason"] for d in topic_records(tmp_path / "data", "dead-letter-ingest", "DeadLetter")} == {"malformed_feed"}
+        assert {d["reason"] for d in topic_records(tmp_path / "data", "dead-letter-ingest", "DeadLetter")} == {
+            "malformed_feed"
+        }
         page_gets = sum(1 for r in world.requests_for() if r["path"].startswith("/news/"))
 
         again = LocalIngest(opts, host_overrides=world.host_overrides)  # restart: resumes checkpoints
@@ -207,21 +247,33 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
 
     cfg = StoreConfig(data_dir=str(tmp_path / "data"))
     stores = open_stores(cfg)
-    app = create_app({
-        "TESTING": True, "NEWSROOM_STORES": stores, "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
-        "NEWSROOM_BACKGROUND": False, "NEWSROOM_TOKEN_SECRET": "t" * 32, "NEWSROOM_CURSOR_SECRET": "c" * 32,
-        "WEBSUB_SUBSCRIPTIONS": open_feed_store(cfg), "NEWSROOM_PING_KEYS": {"wirepress": "wire-key"},
-    })
+    app = create_app(
+        {
+            "TESTING": True,
+            "NEWSROOM_STORES": stores,
+            "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
+            "NEWSROOM_BACKGROUND": False,
+            "NEWSROOM_TOKEN_SECRET": "t" * 32,
+            "NEWSROOM_CURSOR_SECRET": "c" * 32,
+            "WEBSUB_SUBSCRIPTIONS": open_feed_store(cfg),
+            "NEWSROOM_PING_KEYS": {"wirepress": "wire-key"},
+        }
+    )
     srv, origin = serve_origin(app)
-    world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT, ping_url=origin + "/v1/ping",
-                        ping_keys={"wirepress": "wire-key"})
+    world = SampleWorld(
+        speed=1.0, start_s=time.time() - WORLD_AT, ping_url=origin + "/v1/ping", ping_keys={"wirepress": "wire-key"}
+    )
     slug = "calder-bay-quake-injuries-power"
     world.articles[slug]["at"] = 10**9  # not yet published
     world.start()
     try:
         feed = "http://wirepress.test/feeds/world.xml"
-        opts = ingest_options(tmp_path, f"--feeds={write_feeds(tmp_path, world, [feed])}",
-                              f"--websub_callback_base={origin}", "--request_poll_s=0.05")
+        opts = ingest_options(
+            tmp_path,
+            f"--feeds={write_feeds(tmp_path, world, [feed])}",
+            f"--websub_callback_base={origin}",
+            "--request_poll_s=0.05",
+        )
         ingest = LocalIngest(opts, host_overrides=world.host_overrides)
         ingest.run(max_run_s=1.5)  # first poll, hub discovered, subscription requested and verified
         subs = open_feed_store(cfg).list_subscriptions()

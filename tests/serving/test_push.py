@@ -35,21 +35,33 @@ def env(tmp_path):
     clock = Clock()
     stores.bus.ensure_subscription("fetch-requests", "test-requests")
     stores.bus.ensure_subscription("dead-letter-push", "test-dead")
-    app = create_app({
-        "TESTING": True,
-        "NEWSROOM_STORES": stores,
-        "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
-        "NEWSROOM_BACKGROUND": False,
-        "NEWSROOM_TOKEN_SECRET": "t" * 32,
-        "NEWSROOM_CURSOR_SECRET": "c" * 32,
-        "WEBSUB_SUBSCRIPTIONS": feeds,
-        "NEWSROOM_PING_KEYS": {"agencia-sur": "agencia-key"},
-        "NEWSROOM_CLOCK": clock,
-    })
+    app = create_app(
+        {
+            "TESTING": True,
+            "NEWSROOM_STORES": stores,
+            "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
+            "NEWSROOM_BACKGROUND": False,
+            "NEWSROOM_TOKEN_SECRET": "t" * 32,
+            "NEWSROOM_CURSOR_SECRET": "c" * 32,
+            "WEBSUB_SUBSCRIPTIONS": feeds,
+            "NEWSROOM_PING_KEYS": {"agencia-sur": "agencia-key"},
+            "NEWSROOM_CLOCK": clock,
+        }
+    )
     sub_id = websub.subscription_id(FEED, HUB)
-    feeds.put_subscription({"sub_id": sub_id, "feed_url": FEED, "topic": FEED, "hub": HUB, "secret": "s3cret",
-                            "callback": f"http://origin.test/v1/websub/{sub_id}", "state": "pending",
-                            "requested_at": T0, "lease_seconds": 3600})
+    feeds.put_subscription(
+        {
+            "sub_id": sub_id,
+            "feed_url": FEED,
+            "topic": FEED,
+            "hub": HUB,
+            "secret": "s3cret",
+            "callback": f"http://origin.test/v1/websub/{sub_id}",
+            "state": "pending",
+            "requested_at": T0,
+            "lease_seconds": 3600,
+        }
+    )
 
     class Env:
         pass
@@ -73,8 +85,10 @@ def dead(env):
 
 
 def verify(env, topic=FEED, sub_id=None, mode="subscribe", challenge="ch4llenge"):
-    return env.client.get(f"/v1/websub/{sub_id or env.sub_id}", query_string={
-        "hub.mode": mode, "hub.topic": topic, "hub.challenge": challenge, "hub.lease_seconds": "7200"})
+    return env.client.get(
+        f"/v1/websub/{sub_id or env.sub_id}",
+        query_string={"hub.mode": mode, "hub.topic": topic, "hub.challenge": challenge, "hub.lease_seconds": "7200"},
+    )
 
 
 def test_blueprint_is_registered_by_create_app(env):
@@ -92,7 +106,11 @@ def test_challenge_echoed_only_for_subscriptions_we_asked_for(env):
     assert sub["state"] == "active" and sub["lease_expires_ms"] == T0 + 7200 * 1000
     (lease,) = requests(env)
     assert (lease["kind"], lease["reason"], lease["feed_url"], lease["expires_at"]) == (
-        "PUSH", "websub_lease", FEED, T0 + 7_200_000)
+        "PUSH",
+        "websub_lease",
+        FEED,
+        T0 + 7_200_000,
+    )
     # An unsubscribe we did not ask for is not confirmed.
     assert verify(env, mode="unsubscribe").status_code == 404
 

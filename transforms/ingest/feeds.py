@@ -158,8 +158,9 @@ def _parse_syndication(body: bytes, url: str, now_ms: int, headers: dict, max_ag
     with warnings.catch_warnings():
         # feedparser warns on every access to an entry's missing "updated" (issue 310 fallback); we read both.
         warnings.simplefilter("ignore", DeprecationWarning)
-        return _syndication_entries(feedparser.parse(body, response_headers=response_headers, sanitize_html=False),
-                                    body, now_ms, max_age_ms)
+        return _syndication_entries(
+            feedparser.parse(body, response_headers=response_headers, sanitize_html=False), body, now_ms, max_age_ms
+        )
 
 
 def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> ParsedFeed:

@@ -143,7 +143,9 @@ class RobotsCache:
 class Fetcher:
     """Thread-safe. Create one per worker process (``setup()``), share it across threads."""
 
-    def __init__(self, config: FetcherConfig | None = None, guard: AddressGuard | None = None, gate=None, clock=time.time):
+    def __init__(
+        self, config: FetcherConfig | None = None, guard: AddressGuard | None = None, gate=None, clock=time.time
+    ):
         self.config = config or FetcherConfig()
         self.guard = guard or AddressGuard()
         self.gate = gate or HostGate()
@@ -167,8 +169,15 @@ class Fetcher:
                 timeout = urllib3.Timeout(connect=self.config.connect_timeout_s, read=self.config.read_timeout_s)
                 if scheme == "https":
                     pool = urllib3.HTTPSConnectionPool(
-                        ip, port, maxsize=2, block=False, timeout=timeout, retries=False,
-                        server_hostname=host, assert_hostname=host, cert_reqs="CERT_REQUIRED",
+                        ip,
+                        port,
+                        maxsize=2,
+                        block=False,
+                        timeout=timeout,
+                        retries=False,
+                        server_hostname=host,
+                        assert_hostname=host,
+                        cert_reqs="CERT_REQUIRED",
                         ca_certs=certifi.where(),
                     )
                 else:
@@ -222,8 +231,14 @@ class Fetcher:
                 pool = self._pool(parts.scheme, host, target.ip, target.port)
                 self.requests_sent += 1
                 resp = pool.urlopen(
-                    method, path, body=body, headers=req_headers, redirect=False, retries=False,
-                    preload_content=False, assert_same_host=False,
+                    method,
+                    path,
+                    body=body,
+                    headers=req_headers,
+                    redirect=False,
+                    retries=False,
+                    preload_content=False,
+                    assert_same_host=False,
                 )
             except urllib3.exceptions.TimeoutError as exc:
                 return self._fail(result, "timeout", str(exc)[:200])

@@ -157,8 +157,15 @@ def poll_feed(
         owner = hashlib.sha256(f"{config.url}\x1f{e.guid}\x1f{fp if is_update else ''}".encode()).hexdigest()[:24]
         out.discoveries.append(
             Discovery(
-                url=e.link, feed_url=config.url, publisher_id=config.publisher_id, source=source,
-                first_seen_at=now_ms, claim_key=claim_key, owner=owner, entry=e.to_feed_entry(), is_update=is_update,
+                url=e.link,
+                feed_url=config.url,
+                publisher_id=config.publisher_id,
+                source=source,
+                first_seen_at=now_ms,
+                claim_key=claim_key,
+                owner=owner,
+                entry=e.to_feed_entry(),
+                is_update=is_update,
             )
         )
         if is_update:
@@ -167,8 +174,16 @@ def poll_feed(
             out.new_items += 1
         state.remember(e.guid, fp)
     first_sight = state.recent_at_ms is None
-    sch.record_response(state, now_ms, 200, res.headers.get("etag"), res.headers.get("last-modified"),
-                        out.new_items, parsed.digest, policy.scale)
+    sch.record_response(
+        state,
+        now_ms,
+        200,
+        res.headers.get("etag"),
+        res.headers.get("last-modified"),
+        out.new_items,
+        parsed.digest,
+        policy.scale,
+    )
     if first_sight:
         sch.seed_rate(state, now_ms, [e.published_ms for e in parsed.entries], policy.scale)
     if parsed.hub:
@@ -194,10 +209,15 @@ def apply_request(state: sch.FeedState, request: dict, policy: sch.SchedulePolic
         if state.next_poll_ms is None or state.next_poll_ms > now_ms:
             state.next_poll_ms = now_ms
         return True
-    return sch.request_poll(state, kind, now_ms, policy, int(request.get("priority") or 0), request.get("expires_at")) is not None
+    return (
+        sch.request_poll(state, kind, now_ms, policy, int(request.get("priority") or 0), request.get("expires_at"))
+        is not None
+    )
 
 
-def fetch_page(fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep) -> tuple[dict | None, dict | None]:
+def fetch_page(
+    fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep
+) -> tuple[dict | None, dict | None]:
     """Fetch one discovered page. Returns (RawItem, None), (None, DeadLetter), or (None, None) for a duplicate."""
     if store is not None and not store.claim(discovery.claim_key, discovery.owner, now_ms):
         return None, None
@@ -229,8 +249,14 @@ def fetch_page(fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep
     return record, None
 
 
-def subscribe(fetcher: Fetcher, store, action: SubscribeAction, callback_base: str, now_ms: int,
-              lease_seconds: int = websub.DEFAULT_LEASE_S) -> dict:
+def subscribe(
+    fetcher: Fetcher,
+    store,
+    action: SubscribeAction,
+    callback_base: str,
+    now_ms: int,
+    lease_seconds: int = websub.DEFAULT_LEASE_S,
+) -> dict:
     """Ask ``action.hub`` for a subscription to ``action.topic``; the origin verifies intent and activates it.
     Returns the subscription record (state ``pending`` until the hub's verification GET arrives)."""
     sub_id = websub.subscription_id(action.topic, action.hub)
@@ -252,12 +278,22 @@ def subscribe(fetcher: Fetcher, store, action: SubscribeAction, callback_base: s
     store.put_subscription(sub)
     from urllib.parse import urlencode
 
-    form = urlencode({
-        "hub.mode": "subscribe", "hub.topic": action.topic, "hub.callback": sub["callback"],
-        "hub.secret": sub["secret"], "hub.lease_seconds": str(lease_seconds),
-    }).encode()
-    res = fetcher.fetch(action.hub, method="POST", body=form, check_robots=False,
-                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    form = urlencode(
+        {
+            "hub.mode": "subscribe",
+            "hub.topic": action.topic,
+            "hub.callback": sub["callback"],
+            "hub.secret": sub["secret"],
+            "hub.lease_seconds": str(lease_seconds),
+        }
+    ).encode()
+    res = fetcher.fetch(
+        action.hub,
+        method="POST",
+        body=form,
+        check_robots=False,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     # Not written back: the hub may already have verified intent (and the origin activated the record).
     return dict(sub, hub_status=res.status, hub_error=res.error)
 
@@ -272,8 +308,15 @@ class Step:
     outcome: PollOutcome | None = None
 
 
-def on_input(fetcher: Fetcher, policy: sch.SchedulePolicy, config: FeedConfig | None, state: sch.FeedState,
-             item: dict, now_ms: int, websub_enabled: bool = False) -> Step:
+def on_input(
+    fetcher: Fetcher,
+    policy: sch.SchedulePolicy,
+    config: FeedConfig | None,
+    state: sch.FeedState,
+    item: dict,
+    now_ms: int,
+    websub_enabled: bool = False,
+) -> Step:
     """Apply one keyed input: ``{"config": {...}}`` (registry entry, possibly updated) or ``{"request": {...}}``
     (a FetchRequest). A newly registered feed is polled at once; a request may trigger a poll (see apply_request)."""
     trigger = None
@@ -296,8 +339,15 @@ def on_input(fetcher: Fetcher, policy: sch.SchedulePolicy, config: FeedConfig | 
     return Step(state, config)
 
 
-def on_timer(fetcher: Fetcher, policy: sch.SchedulePolicy, config: FeedConfig | None, state: sch.FeedState,
-             now_ms: int, websub_enabled: bool = False, tolerance_ms: int = 1000) -> Step:
+def on_timer(
+    fetcher: Fetcher,
+    policy: sch.SchedulePolicy,
+    config: FeedConfig | None,
+    state: sch.FeedState,
+    now_ms: int,
+    websub_enabled: bool = False,
+    tolerance_ms: int = 1000,
+) -> Step:
     """A poll timer fired. Idempotent: a firing well before ``next_poll_ms`` (a duplicate or stale timer) only
     re-arms."""
     if config is None or not config.enabled or state.next_poll_ms is None:

@@ -69,7 +69,9 @@ def entries_from_document(doc, registry: PublisherRegistry) -> list[dict]:
 def load_feeds(source: str = "default", store=None, registry: PublisherRegistry | None = None) -> list[dict]:
     registry = registry or default_registry()
     if source == "default":
-        return [normalise(dict(f, publisher_id=p.publisher_id, tier=p.tier), registry) for p in registry for f in p.feeds]
+        return [
+            normalise(dict(f, publisher_id=p.publisher_id, tier=p.tier), registry) for p in registry for f in p.feeds
+        ]
     if source == "table":
         if store is None:
             raise ValueError("--feeds=table needs a feed store")

@@ -158,8 +158,15 @@ class ScheduleFeedFn(beam.DoFn):
         key, item = element
         try:
             config, state = self._load(key, config_state, state_state)
-            step = poller.on_input(self.fetcher, self.ctx.policy, config, state, item, self.clock(),
-                                   websub_enabled=bool(self.ctx.websub_callback_base))
+            step = poller.on_input(
+                self.fetcher,
+                self.ctx.policy,
+                config,
+                state,
+                item,
+                self.clock(),
+                websub_enabled=bool(self.ctx.websub_callback_base),
+            )
         except Exception as exc:  # a bug must not take the job down: dead-letter the input and move on
             log.exception("schedule input failed for %s", key)
             yield beam.pvalue.TaggedOutput(
@@ -180,8 +187,9 @@ class ScheduleFeedFn(beam.DoFn):
         now = max(self.clock(), int(fired.micros // 1000))
         try:
             config, state = self._load(key, config_state, state_state)
-            step = poller.on_timer(self.fetcher, self.ctx.policy, config, state, now,
-                                   websub_enabled=bool(self.ctx.websub_callback_base))
+            step = poller.on_timer(
+                self.fetcher, self.ctx.policy, config, state, now, websub_enabled=bool(self.ctx.websub_callback_base)
+            )
         except Exception as exc:
             log.exception("poll failed for %s", key)
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, poller.dead_letter("schedule_error", repr(exc), key, None, now))
@@ -241,8 +249,9 @@ class SubscribeFeedFn(beam.DoFn):
         if self.store is None or not self.ctx.websub_callback_base:
             return
         try:
-            sub = poller.subscribe(self.fetcher, self.store, poller.SubscribeAction(**action),
-                                   self.ctx.websub_callback_base, self.clock())
+            sub = poller.subscribe(
+                self.fetcher, self.store, poller.SubscribeAction(**action), self.ctx.websub_callback_base, self.clock()
+            )
         except Exception as exc:
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER, poller.dead_letter("subscribe_error", repr(exc), action.get("topic"), action, self.clock())
@@ -251,8 +260,13 @@ class SubscribeFeedFn(beam.DoFn):
         if sub.get("hub_error") or (sub.get("hub_status") or 0) >= 300:
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
-                poller.dead_letter("subscribe_refused", f"{sub.get('hub_status')} {sub.get('hub_error')}",
-                                   action.get("topic"), action, self.clock()),
+                poller.dead_letter(
+                    "subscribe_refused",
+                    f"{sub.get('hub_status')} {sub.get('hub_error')}",
+                    action.get("topic"),
+                    action,
+                    self.clock(),
+                ),
             )
 
 
@@ -274,7 +288,11 @@ class IngestFeeds(beam.PTransform):
         subscribed = scheduled[SUBSCRIBE] | "SubscribeFeeds" >> beam.ParDo(
             SubscribeFeedFn(self.ctx, self.clock)
         ).with_outputs(DEAD_LETTER, main="unused")
-        dead = (scheduled[DEAD_LETTER], fetched[DEAD_LETTER], subscribed[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
+        dead = (
+            scheduled[DEAD_LETTER],
+            fetched[DEAD_LETTER],
+            subscribed[DEAD_LETTER],
+        ) | "MergeDeadLetters" >> beam.Flatten()
         return {"items": fetched.items, "dead_letters": dead}
 
 
@@ -316,13 +334,16 @@ class PullFetchRequestsFn(beam.DoFn):
                 req = self.bus.decode(self.topic, m)
             except Exception as exc:
                 yield beam.pvalue.TaggedOutput(
-                    DEAD_LETTER, poller.dead_letter("bad_fetch_request", repr(exc), m.message_id, m.data, wall_clock_ms())
+                    DEAD_LETTER,
+                    poller.dead_letter("bad_fetch_request", repr(exc), m.message_id, m.data, wall_clock_ms()),
                 )
                 continue
             if not req.get("feed_url"):
                 yield beam.pvalue.TaggedOutput(
                     DEAD_LETTER,
-                    poller.dead_letter("no_feed", "fetch requests must name a feed", req.get("url"), m.data, wall_clock_ms()),
+                    poller.dead_letter(
+                        "no_feed", "fetch requests must name a feed", req.get("url"), m.data, wall_clock_ms()
+                    ),
                 )
                 continue
             yield req["feed_url"], {"request": req}

@@ -57,18 +57,22 @@ def test_atom_ids_and_relative_links():
 
 def test_fingerprint_changes_with_a_corrected_headline_only():
     a = parse_feed(RSS, "http://t.test/rss", NOW).entries[0]
-    b = parse_feed(RSS.replace(b"<title>One</title>", b"<title>One (corrected)</title>"), "http://t.test/rss", NOW).entries[0]
+    b = parse_feed(
+        RSS.replace(b"<title>One</title>", b"<title>One (corrected)</title>"), "http://t.test/rss", NOW
+    ).entries[0]
     assert a.guid == b.guid and a.fingerprint != b.fingerprint
     assert parse_feed(RSS, "http://t.test/rss", NOW).digest == parse_feed(RSS, "http://t.test/rss", NOW).digest
 
 
 def test_news_sitemap_last_two_days_w3c_dates():
-    body = sitemap([
-        ("http://s.test/1", "2026-06-10T09:00:00+02:00", "Un"),
-        ("http://s.test/2", "2026-06-09", "Deux"),
-        ("http://s.test/3", "2026-06-01T10:00Z", "Trop vieux"),
-        ("http://s.test/4", "not a date", "Pas de date"),
-    ])
+    body = sitemap(
+        [
+            ("http://s.test/1", "2026-06-10T09:00:00+02:00", "Un"),
+            ("http://s.test/2", "2026-06-09", "Deux"),
+            ("http://s.test/3", "2026-06-01T10:00Z", "Trop vieux"),
+            ("http://s.test/4", "not a date", "Pas de date"),
+        ]
+    )
     p = parse_feed(body, "http://s.test/sitemap.xml", NOW)
     assert p.kind == "sitemap"
     assert [e.link for e in p.entries] == ["http://s.test/1", "http://s.test/2"]  # newest first
@@ -89,7 +93,10 @@ def test_news_sitemap_keeps_at_most_1000_newest():
         (b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title><item><title>Unclosed', "malformed_feed"),
         (b"<html><body>Not a feed</body></html>", "not_a_feed"),
         (b"   ", "empty_feed"),
-        (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>x', "malformed_sitemap"),
+        (
+            b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>x',
+            "malformed_sitemap",
+        ),
         (b'<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY a "aaaa">]><urlset>&a;</urlset>', "malformed_sitemap"),
     ],
 )
@@ -113,8 +120,13 @@ def test_link_header_discovery():
 
 @pytest.mark.parametrize(
     "text, iso",
-    [("2026", "2026-01-01T00:00:00Z"), ("2026-06", "2026-06-01T00:00:00Z"), ("2026-06-10", "2026-06-10T00:00:00Z"),
-     ("2026-06-10T12:30+01:00", "2026-06-10T11:30:00Z"), ("2026-06-10T12:30:15.5Z", "2026-06-10T12:30:15.5Z")],
+    [
+        ("2026", "2026-01-01T00:00:00Z"),
+        ("2026-06", "2026-06-01T00:00:00Z"),
+        ("2026-06-10", "2026-06-10T00:00:00Z"),
+        ("2026-06-10T12:30+01:00", "2026-06-10T11:30:00Z"),
+        ("2026-06-10T12:30:15.5Z", "2026-06-10T12:30:15.5Z"),
+    ],
 )
 def test_w3c_dates(text, iso):
     assert parse_w3c_date(text) == parse_w3c_date(iso)

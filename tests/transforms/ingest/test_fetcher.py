@@ -40,8 +40,10 @@ def test_size_limit_refuses_rather_than_truncates(world):
 
 
 def test_timeouts(redirector):
-    f = Fetcher(FetcherConfig(min_host_delay_s=0, read_timeout_s=0.3, total_timeout_s=1.0),
-                AddressGuard({"redirector.test": redirector}))
+    f = Fetcher(
+        FetcherConfig(min_host_delay_s=0, read_timeout_s=0.3, total_timeout_s=1.0),
+        AddressGuard({"redirector.test": redirector}),
+    )
     res = f.fetch("http://redirector.test/slow")
     assert res.error == "timeout" and res.transient
 
@@ -50,8 +52,9 @@ def test_conditional_get_304_has_no_body(world, fetcher):
     first = fetcher.fetch("http://pacifictimes.test/atom.xml")
     again = fetcher.fetch("http://pacifictimes.test/atom.xml", headers={"If-None-Match": first.headers["etag"]})
     assert again.status == 304 and again.body == b""
-    by_date = fetcher.fetch("http://pacifictimes.test/atom.xml",
-                            headers={"If-Modified-Since": first.headers["last-modified"]})
+    by_date = fetcher.fetch(
+        "http://pacifictimes.test/atom.xml", headers={"If-Modified-Since": first.headers["last-modified"]}
+    )
     assert by_date.status == 304 and by_date.body == b""
 
 
@@ -76,7 +79,9 @@ def test_politeness_delay_applies_to_real_fetches(world):
     f = world_fetcher(world, min_host_delay_s=0.2)
     t0 = time.monotonic()
     for _ in range(3):
-        assert f.fetch("http://wirepress.test/feeds/world.xml", ).ok
+        assert f.fetch(
+            "http://wirepress.test/feeds/world.xml",
+        ).ok
     assert time.monotonic() - t0 >= 0.4  # robots is not fetched for feeds; 3 requests, 2 gaps
 
 

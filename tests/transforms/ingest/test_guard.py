@@ -74,8 +74,16 @@ def test_overrides_are_the_only_way_in():
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://[::1]/",
-     "http://metadata.test/", "http://intranet.test/", "http://localhost:8080/", "http://[::ffff:10.0.0.1]/"],
+    [
+        "http://127.0.0.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://[::1]/",
+        "http://metadata.test/",
+        "http://intranet.test/",
+        "http://localhost:8080/",
+        "http://[::ffff:10.0.0.1]/",
+    ],
 )
 def test_fetcher_blocks_before_connecting(url, no_foreign_connections):
     f = Fetcher(FetcherConfig(min_host_delay_s=0), AddressGuard(resolver=fake_resolver))
@@ -85,9 +93,13 @@ def test_fetcher_blocks_before_connecting(url, no_foreign_connections):
     assert f.requests_sent == 0
 
 
-@pytest.mark.parametrize("path", ["/to-metadata", "/to-private", "/to-loopback-literal", "/to-metadata-name", "/to-mapped"])
+@pytest.mark.parametrize(
+    "path", ["/to-metadata", "/to-private", "/to-loopback-literal", "/to-metadata-name", "/to-mapped"]
+)
 def test_redirect_into_forbidden_space_is_blocked(redirector, path, no_foreign_connections):
-    f = Fetcher(FetcherConfig(min_host_delay_s=0), AddressGuard({"redirector.test": redirector}, resolver=fake_resolver))
+    f = Fetcher(
+        FetcherConfig(min_host_delay_s=0), AddressGuard({"redirector.test": redirector}, resolver=fake_resolver)
+    )
     res = f.fetch(f"http://redirector.test{path}")
     assert res.error == "blocked_address", res
     assert res.redirects == 1

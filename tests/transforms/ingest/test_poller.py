@@ -124,9 +124,15 @@ def test_an_item_is_fetched_once_whatever_the_path(world, fetcher, store):
 
 def test_claims_survive_a_restart_and_retries_keep_their_claim(tmp_path, world, fetcher):
     cfg_store = StoreConfig(data_dir=str(tmp_path / "data"))
-    d = poller.Discovery(url="http://wirepress.test/news/calder-bay-earthquake-flash", feed_url="f", publisher_id="wirepress",
-                         source="FEED", first_seen_at=1, claim_key="http://wirepress.test/news/calder-bay-earthquake-flash",
-                         owner="discovery-1")
+    d = poller.Discovery(
+        url="http://wirepress.test/news/calder-bay-earthquake-flash",
+        feed_url="f",
+        publisher_id="wirepress",
+        source="FEED",
+        first_seen_at=1,
+        claim_key="http://wirepress.test/news/calder-bay-earthquake-flash",
+        owner="discovery-1",
+    )
     raw, _ = poller.fetch_page(fetcher, d, open_feed_store(cfg_store), now_ms())
     assert raw is not None
     reopened = open_feed_store(cfg_store)  # a new process
@@ -174,7 +180,9 @@ def test_news_sitemap_feed_and_robots_dead_letter(world, fetcher, store):
 def test_requests_other_than_polls(world):
     st = sch.FeedState(next_poll_ms=now_ms() + 600_000)
     lease_end = now_ms() + 86_400_000
-    assert not poller.apply_request(st, {"kind": "PUSH", "reason": "websub_lease", "expires_at": lease_end}, POLICY, now_ms())
+    assert not poller.apply_request(
+        st, {"kind": "PUSH", "reason": "websub_lease", "expires_at": lease_end}, POLICY, now_ms()
+    )
     assert st.lease_expires_ms == lease_end
     assert poller.apply_request(st, {"kind": "BURST", "priority": 3, "expires_at": now_ms() + 60_000}, POLICY, now_ms())
     assert st.burst_until_ms
