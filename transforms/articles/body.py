@@ -5,11 +5,15 @@ headline, and the publisher's own JSON-LD ``articleBody`` when present. Writes: 
 paragraphs separated by newlines.
 
 How (measured on ../shared/data/pages/extraction-benchmark with ``newsroom extract --score``; see the README):
-1. Scripts, styles, SVG and embeds are stripped (C-speed) and hidden markup is dropped first (``hidden``, ``display:none``, ``aria-hidden`` pull quotes and hover cards):
-   readers never see it, extractors otherwise keep it.
-2. trafilatura in precision mode without its fallback cascade and without comments (``fast``): ~13 ms for a
-   150 KB page, against ~40 ms for the full cascade. Precision mode is the better base (0.960 vs 0.950 token F1 in
-   trafilatura's own default/full comparison), and dropping comments keeps newsletter and consent forms out.
+1. Scripts, styles, SVG and embeds are stripped (C-speed), then page chrome (nav, header, footer, aside, forms)
+   unless it holds the article. When one ``<article>``/``articleBody`` element holds >= 70 % of the page's
+   paragraph text, only it is kept. Hidden markup goes next (``hidden``, ``display:none``, ``aria-hidden`` pull
+   quotes, hover cards): readers never see it, extractors otherwise keep it. Together these remove most elements
+   before the extractor's many XPath passes, whose cost is proportional (~17 -> ~11 ms a page).
+2. trafilatura in precision mode without its fallback cascade and without comments (``fast``): ~11 ms for a
+   150 KB page after step 1, against ~40 ms for the full cascade on the raw page. Precision mode is the better
+   base (0.960 vs 0.950 token F1 in trafilatura's own default/full comparison), and dropping comments keeps
+   newsletter and consent forms out.
 3. A plausibility check picks a second opinion only when the first looks wrong: precision mode sometimes collapses
    to a caption or a table cell on table-laid-out or unusual pages (a few hundred characters out of thousands of
    paragraph text). Then the full trafilatura cascade (readability/justext comparison) runs on a fresh parse, and
@@ -35,6 +39,7 @@ from dataclasses import dataclass
 MIN_PLAUSIBLE_CHARS = 250
 PLAUSIBLE_SHARE = 0.25  # of the page's paragraph text
 SPLIT_MIN_NEW_CHARS = 200
+REGION_SHARE = 0.7
 
 _WORD = re.compile(r"\w+", re.U)
 
@@ -44,9 +49,24 @@ _HIDDEN_CANDIDATES = (
     " | //*[@class][contains(@class, 'rollover') or contains(@class, 'hovercard') or contains(@class, 'tooltip')"
     " or contains(@class, 'popover') or contains(@class, 'sr-only') or contains(@class, 'visually-hidden')]"
 )
-_HIDDEN_CLASS = re.compile(r"(?:^|\s)(?:rollover-people-block|[\w-]*hovercard[\w-]*|tooltip-content|popover-content|sr-only|visually-hidden)(?:\s|$)")
+_HIDDEN_CLASS = re.compile(
+    r"(?:^|\s)(?:rollover-people-block|[\w-]*hovercard[\w-]*|tooltip-content|popover-content|sr-only|visually-hidden)(?:\s|$)"
+)
 # Never content: dropped before anything else reads the tree for text (C-speed strip, ~20% faster extraction).
-NON_CONTENT_TAGS = ("script", "style", "noscript", "svg", "template", "link", "meta", "iframe", "object", "embed", "canvas")
+NON_CONTENT_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "svg",
+    "template",
+    "link",
+    "meta",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+)
+CHROME_TAGS = ("nav", "header", "footer", "aside", "form", "input", "select", "button", "textarea")
 
 # Teaser headers: the line is a label for links to other articles.
 _TEASER_HEAD = re.compile(
@@ -154,19 +174,63 @@ def remove_hidden(tree) -> None:
 
 
 def strip_non_content(tree) -> None:
+    """Scripts, styles, embeds (always), then page chrome: nav, header, footer, aside, form and form controls,
+    unless one of them holds the article (some CMSs wrap the whole page in a <form> or the story in an <aside>):
+    an element inside <article>/<main>, or holding an <article>/articleBody or 40 % of the page's paragraphs,
+    stays. Roughly half the elements of a typical page go (same F1 on the benchmark and the newspaper4k pages)."""
     import lxml.etree
 
     lxml.etree.strip_elements(tree, *NON_CONTENT_TAGS, with_tail=False)
+    total_p = tree.xpath("count(//p)")
+    for el in list(tree.iter(*CHROME_TAGS)):
+        if el.getparent() is None:
+            continue
+        if el.tag not in ("input", "select", "button", "textarea"):
+            if el.tag != "nav" and next(el.iterancestors("article", "main"), None) is not None:
+                continue  # an article's own header/footer/aside may hold its text (gallery intros, transcripts)
+            if el.find(".//article") is not None or el.xpath("boolean(.//*[@itemprop='articleBody'])"):
+                continue
+            if total_p and el.xpath("count(.//p)") > 0.4 * total_p:
+                continue
+        el.drop_tree()
 
 
-def paragraph_text_len(tree) -> int:
+def _ptext(el) -> int:
     total = 0
-    for p in tree.iter("p"):
+    for p in el.iter("p"):
         try:
-            total += len(" ".join(p.text_content().split()))
+            total += len(p.text_content().strip())
         except ValueError:
             continue
     return total
+
+
+def article_region(tree, ptext_total: int):
+    """The page cut down to its article element, when the markup says so unambiguously: the smallest
+    ``[itemprop=articleBody]`` or ``<article>`` holding >= ``REGION_SHARE`` of the page's paragraph text. The
+    extractor then works on ~1/3 of the elements (-20 % CPU; F1 -0.001 on the benchmark, +0.000 on the
+    newspaper4k fixtures). Returns the original tree when no such element exists."""
+    import lxml.etree
+    import lxml.html
+
+    if ptext_total < 500:
+        return tree
+    best, best_size = None, None
+    for el in tree.xpath("//*[@itemprop='articleBody'] | //article"):
+        if _ptext(el) >= REGION_SHARE * ptext_total:
+            size = sum(1 for _ in el.iter())
+            if best is None or size < best_size:
+                best, best_size = el, size
+    if best is None:
+        return tree
+    html = lxml.html.Element("html")
+    body = lxml.etree.SubElement(html, "body")
+    body.append(best)
+    return html
+
+
+def paragraph_text_len(tree) -> int:
+    return _ptext(tree)
 
 
 def _traf(tree, *, fast: bool, precision: bool = True) -> str:
@@ -323,11 +387,12 @@ def _jsonld_plausible(body: str | None) -> str:
 def extract(tree, text: str, title: str = "", jsonld_body: str | None = None, reparse=None) -> Body:
     """Extract the body. ``tree`` is modified. ``reparse(text)`` gives a fresh tree for the second opinion."""
     strip_non_content(tree)
-    remove_hidden(tree)
     ptext = paragraph_text_len(tree)
     from copy import deepcopy
 
     pristine = deepcopy(tree) if reparse is None else None
+    tree = article_region(tree, ptext)
+    remove_hidden(tree)  # after the cut: on the article alone when there is one
     first = _traf(tree, fast=True, precision=True)
     method = "trafilatura_precision"
     body = first

@@ -71,11 +71,15 @@ MODIFIED_META = (
     "lastmod",
 )
 
-_ISO_FIX = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)\s*(Z|[+-]\d{2}:?\d{2}|[+-]\d{2}|UTC|GMT)?$", re.I)
+_ISO_FIX = re.compile(
+    r"^(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?)\s*(Z|[+-]\d{2}:?\d{2}|[+-]\d{2}|UTC|GMT)?$", re.I
+)
 _COMPACT = re.compile(r"^(\d{4})(\d{2})(\d{2})(?:T?(\d{2})(\d{2})(\d{2})?)?(Z|[+-]\d{4})?$")
 _DATE_ONLY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
 _EPOCH = re.compile(r"^\d{10}(\d{3})?$")
-_RFC822 = re.compile(r"^(?:[A-Za-z]{3,9},?\s*)?\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{2,4}(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?(?:\s+\S+)?\s*$")
+_RFC822 = re.compile(
+    r"^(?:[A-Za-z]{3,9},?\s*)?\d{1,2}\s+[A-Za-z]{3,9}\.?\s+\d{2,4}(?:\s+\d{1,2}:\d{2}(?::\d{2})?)?(?:\s+\S+)?\s*$"
+)
 
 
 @functools.lru_cache(maxsize=256)
@@ -178,7 +182,9 @@ def _free_text(s: str, local) -> Parsed | None:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # unknown zone abbreviations ("IST") -> naive -> publisher's zone
-            dt = du_parser.parse(s, fuzzy=False, default=datetime(1900, 1, 1))
+            # numeric dates with dashes are year-first ("14-12-29" is 2014-12-29, not 2029-12-14)
+            yearfirst = bool(re.match(r"^\d{2}-\d{1,2}-\d{1,2}\b", s))
+            dt = du_parser.parse(s, fuzzy=False, default=datetime(1900, 1, 1), yearfirst=yearfirst)
         if 1990 < dt.year < 2100:
             return _finish(dt, local)
     except (ImportError, ValueError, OverflowError, TypeError):
@@ -208,7 +214,9 @@ def _ok(p: Parsed | None, max_ms: int | None) -> bool:
     return p is not None and p.ms >= MIN_MS and (max_ms is None or p.ms <= max_ms)
 
 
-def choose(pm, entry_published: str | None, tz: str | None, now_ms: int | None, tree=None, url: str | None = None) -> Published:
+def choose(
+    pm, entry_published: str | None, tz: str | None, now_ms: int | None, tree=None, url: str | None = None
+) -> Published:
     """Pick the stated publication time; raise Rejected('future_date') for a stated time in the future.
 
     Args:

@@ -45,7 +45,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--score",
         default=None,
         metavar="GROUND_TRUTH",
-        help="Ground truth JSON {id: {articleBody, url}}: print mean token F1 and canonical URL accuracy. Default: off.",
+        help="Ground truth JSON {id: {articleBody, url}}: print mean token F1 and canonical URL accuracy. "
+        "Default: off.",
     )
     parser.add_argument("--workers", type=int, default=2, help="Processes to use. Default: 2.")
     parser.add_argument("--publishers", default=None, help="Publisher registry JSON. Default: the packaged one.")

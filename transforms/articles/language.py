@@ -5,7 +5,7 @@ Reads: body, title and lede text; the page's ``<html lang>`` only as a tie-break
 
 The feed's or the page's language label is never trusted first: multi-edition publishers label every page with
 the site's default, and feeds are often wrong. The body is what readers read, so it decides. Only the first
-``SAMPLE_CHARS`` characters are scored (~1 ms at 1,500 characters of mixed scripts; news paragraphs decide well
+``SAMPLE_CHARS`` characters are scored (~0.5 ms at 800 characters of mixed scripts; news paragraphs decide well
 before that). Short texts
 (a caption-only page) are unreliable: below ``MIN_CHARS`` the title and lede are added, and when the normalised
 probability stays under ``MIN_PROB`` the page's declared language (if any) wins, else ``und``.
@@ -17,11 +17,21 @@ from __future__ import annotations
 import functools
 import re
 
-SAMPLE_CHARS = 1500
+SAMPLE_CHARS = 800
 MIN_CHARS = 200
 MIN_PROB = 0.5
 
-_FOLD = {"wuu": "zh", "yue": "zh", "ary": "ar", "arz": "ar", "uzs": "uz", "hbo": "he", "grc": "el", "nn": "no", "zxx": "und"}
+_FOLD = {
+    "wuu": "zh",
+    "yue": "zh",
+    "ary": "ar",
+    "arz": "ar",
+    "uzs": "uz",
+    "hbo": "he",
+    "grc": "el",
+    "nn": "no",
+    "zxx": "und",
+}
 
 
 @functools.lru_cache(maxsize=1)

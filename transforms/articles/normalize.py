@@ -32,19 +32,195 @@ LEDE_MAX_CHARS = 400
 
 # Section names (article:section, articleSection, URL path, feed categories) -> edition topics.
 TOPIC_WORDS = {
-    "world": "world|international|internacional|mundo|monde|ausland|esteri|buitenland|global|foreign|asia|europe|africa|americas|middle-east|middle east|mideast",
-    "politics": "politics|political|politica|política|politique|politik|election|elections|elecciones|government|congress|parliament",
-    "business": "business|economy|economia|economía|économie|wirtschaft|finance|finanzas|markets|mercados|money|companies|empresas|dealbook|economics|bourse",
-    "technology": "technology|tech|tecnologia|tecnología|technologie|technik|digital|internet|gadgets|science & technology|ciencia y tecnología",
-    "science": "science|ciencia|ciência|sciences|wissenschaft|scienza|space|espacio|climate|environment|medio ambiente|umwelt",
-    "health": "health|salud|saúde|santé|gesundheit|salute|medicine|wellness|coronavirus|covid",
-    "sports": "sport|sports|deportes|esportes|desporto|calcio|football|soccer|fútbol|futebol|fussball|nfl|nba|mlb|nhl|tennis|golf|cricket|rugby|f1|formula 1|motorsport|nascar",
-    "entertainment": "entertainment|entretenimiento|culture|cultura|kultur|arts|movies|film|cine|music|música|musique|musik|tv|television|celebrity|showbiz|gente|famosos|books|libros",
-    "lifestyle": "lifestyle|life|style|food|travel|viajes|fashion|moda|home|living|estilo|leben|recipes",
-    "opinion": "opinion|opinión|opinião|opinione|meinung|kommentar|commentary|editorial|editorials|op-ed|oped|columns|columnists|tribune|commentisfree|ideas",
-    "local": "local|metro|nation|national|us|u.s.|region|regional|city|cidades|comunidad|lokales",
+    "world": (
+        "world",
+        "international",
+        "internacional",
+        "mundo",
+        "monde",
+        "ausland",
+        "esteri",
+        "buitenland",
+        "global",
+        "foreign",
+        "asia",
+        "europe",
+        "africa",
+        "americas",
+        "middle-east",
+        "middle east",
+        "mideast",
+    ),
+    "politics": (
+        "politics",
+        "political",
+        "politica",
+        "política",
+        "politique",
+        "politik",
+        "election",
+        "elections",
+        "elecciones",
+        "government",
+        "congress",
+        "parliament",
+    ),
+    "business": (
+        "business",
+        "economy",
+        "economia",
+        "economía",
+        "économie",
+        "wirtschaft",
+        "finance",
+        "finanzas",
+        "markets",
+        "mercados",
+        "money",
+        "companies",
+        "empresas",
+        "dealbook",
+        "economics",
+        "bourse",
+    ),
+    "technology": (
+        "technology",
+        "tech",
+        "tecnologia",
+        "tecnología",
+        "technologie",
+        "technik",
+        "digital",
+        "internet",
+        "gadgets",
+        "science & technology",
+        "ciencia y tecnología",
+    ),
+    "science": (
+        "science",
+        "ciencia",
+        "ciência",
+        "sciences",
+        "wissenschaft",
+        "scienza",
+        "space",
+        "espacio",
+        "climate",
+        "environment",
+        "medio ambiente",
+        "umwelt",
+    ),
+    "health": (
+        "health",
+        "salud",
+        "saúde",
+        "santé",
+        "gesundheit",
+        "salute",
+        "medicine",
+        "wellness",
+        "coronavirus",
+        "covid",
+    ),
+    "sports": (
+        "sport",
+        "sports",
+        "deportes",
+        "esportes",
+        "desporto",
+        "calcio",
+        "football",
+        "soccer",
+        "fútbol",
+        "futebol",
+        "fussball",
+        "nfl",
+        "nba",
+        "mlb",
+        "nhl",
+        "tennis",
+        "golf",
+        "cricket",
+        "rugby",
+        "f1",
+        "formula 1",
+        "motorsport",
+        "nascar",
+    ),
+    "entertainment": (
+        "entertainment",
+        "entretenimiento",
+        "culture",
+        "cultura",
+        "kultur",
+        "arts",
+        "movies",
+        "film",
+        "cine",
+        "music",
+        "música",
+        "musique",
+        "musik",
+        "tv",
+        "television",
+        "celebrity",
+        "showbiz",
+        "gente",
+        "famosos",
+        "books",
+        "libros",
+    ),
+    "lifestyle": (
+        "lifestyle",
+        "life",
+        "style",
+        "food",
+        "travel",
+        "viajes",
+        "fashion",
+        "moda",
+        "home",
+        "living",
+        "estilo",
+        "leben",
+        "recipes",
+    ),
+    "opinion": (
+        "opinion",
+        "opinión",
+        "opinião",
+        "opinione",
+        "meinung",
+        "kommentar",
+        "commentary",
+        "editorial",
+        "editorials",
+        "op-ed",
+        "oped",
+        "columns",
+        "columnists",
+        "tribune",
+        "commentisfree",
+        "ideas",
+    ),
+    "local": (
+        "local",
+        "metro",
+        "nation",
+        "national",
+        "us",
+        "u.s.",
+        "region",
+        "regional",
+        "city",
+        "cidades",
+        "comunidad",
+    ),
 }
-_TOPIC_RE = {t: re.compile(r"(?:^|[\s/_,-])(?:" + w + r")(?:$|[\s/_,-])", re.I) for t, w in TOPIC_WORDS.items()}
+_TOPIC_RE = {
+    t: re.compile(r"(?:^|[\s/_,-])(?:" + "|".join(map(re.escape, ws)) + r")(?:$|[\s/_,-])", re.I)
+    for t, ws in TOPIC_WORDS.items()
+}
 _OPINION_RE = re.compile(
     r"(?:^|[/\s_-])(opinion|opinions|opini[oó]n|opini[aã]o|opinione|meinung|kommentar|commentary|editorials?|op-?ed|"
     r"columns?|columnists?|commentisfree|tribunes?|chroniques?|blogs?/opinion|point-of-view|perspectives?)(?:$|[/\s_-])",
@@ -126,7 +302,9 @@ def _section_from_path(url: str | None) -> str:
     segs = [s for s in urlsplit(url).path.split("/") if s]
     for s in segs[:-1][:2]:  # the last segment is the slug
         s = s.lower()
-        if re.fullmatch(r"\d+|[a-z]{2}(-[a-z]{2})?|news|article|articles|story|stories|index\.html?|amp|www|c|a|p|s", s):
+        if re.fullmatch(
+            r"\d+|[a-z]{2}(-[a-z]{2})?|news|article|articles|story|stories|index\.html?|amp|www|c|a|p|s", s
+        ):
             continue
         if len(s) <= 30 and re.fullmatch(r"[\w-]+", s) and not re.search(r"\d{3,}", s):
             return s.replace("_", "-")
@@ -234,25 +412,45 @@ class Normalizer:
         publisher = self._publisher(url, canonical, feed_publisher_id)
 
         # time
-        published = dates.choose(pm, entry.get("published"), publisher.timezone, now_ms, tree=tree, url=url or canonical)
+        published = dates.choose(
+            pm, entry.get("published"), publisher.timezone, now_ms, tree=tree, url=url or canonical
+        )
 
         # title
-        site_names = [pm.meta.get("og:site_name", ""), publisher.name, urls.registrable(urls.host_of(canonical or url or ""))]
+        site_names = [
+            pm.meta.get("og:site_name", ""),
+            publisher.name,
+            urls.registrable(urls.host_of(canonical or url or "")),
+        ]
         raw_title = _first_string(
-            art_ld.get("headline"), pm.meta.get("og:title"), pm.meta.get("twitter:title"), pm.h1, pm.title_tag, entry.get("title")
+            art_ld.get("headline"),
+            pm.meta.get("og:title"),
+            pm.meta.get("twitter:title"),
+            pm.h1,
+            pm.title_tag,
+            entry.get("title"),
         )
         title = _clean_title(raw_title, site_names)
-        description = _first_string(pm.meta.get("description"), pm.meta.get("og:description"), art_ld.get("description"))
+        description = _first_string(
+            pm.meta.get("description"), pm.meta.get("og:description"), art_ld.get("description")
+        )
 
         # section, flags (read before the body step: it modifies the tree)
         types = structured.article_types(pm)
-        section = _first_string(art_ld.get("articleSection"), pm.meta.get("article:section"), pm.meta.get("og:article:section"))
+        section = _first_string(
+            art_ld.get("articleSection"), pm.meta.get("article:section"), pm.meta.get("og:article:section")
+        )
         categories = [c for c in (entry.get("categories") or []) if isinstance(c, str)]
         path_section = _section_from_path(canonical or url)
         section_label = section or (categories[0] if categories else "") or path_section
         keywords = self._keywords(pm, art_ld)
         image = _https(
-            _first_string(pm.meta.get("og:image"), pm.meta.get("twitter:image"), _image_url(art_ld.get("image")), _image_url(art_ld.get("thumbnailUrl"))),
+            _first_string(
+                pm.meta.get("og:image"),
+                pm.meta.get("twitter:image"),
+                _image_url(art_ld.get("image")),
+                _image_url(art_ld.get("thumbnailUrl")),
+            ),
             url or canonical,
         )
 
@@ -270,7 +468,9 @@ class Normalizer:
         ents = entities.extract(title, body_text, lang, art_ld, keywords, self.aliases)
 
         topics = topics_for(section_label, path_section, *categories[:5])
-        opinion_markup = bool(types & {"opinionnewsarticle"}) or str(pm.meta.get("article:opinion", "")).lower() == "true"
+        opinion_markup = (
+            bool(types & {"opinionnewsarticle"}) or str(pm.meta.get("article:opinion", "")).lower() == "true"
+        )
         is_opinion = opinion_markup or bool(
             _OPINION_RE.search(section_label or "") or _OPINION_RE.search(urlsplit(canonical or url or "").path)
         )

@@ -108,7 +108,8 @@ class NormalizeArticleFn(beam.DoFn):
         except Rejected as exc:
             self._count(exc.reason)
             yield beam.pvalue.TaggedOutput(
-                DEAD_LETTER, dead_letter("normalize", exc.reason, exc.detail, key, _payload("RawItem", raw), self.clock())
+                DEAD_LETTER,
+                dead_letter("normalize", exc.reason, exc.detail, key, _payload("RawItem", raw), self.clock()),
             )
             return
         except Exception as exc:  # noqa: BLE001 - malformed input must never fail the bundle
@@ -116,8 +117,14 @@ class NormalizeArticleFn(beam.DoFn):
             self._count("internal_error")
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
-                dead_letter("normalize", "internal_error", f"{type(exc).__name__}: {exc}", key, _payload("RawItem", raw),
-                            self.clock()),
+                dead_letter(
+                    "normalize",
+                    "internal_error",
+                    f"{type(exc).__name__}: {exc}",
+                    key,
+                    _payload("RawItem", raw),
+                    self.clock(),
+                ),
             )
             return
         self.normalized.inc()
@@ -164,8 +171,14 @@ class DedupeArticleFn(beam.DoFn):
             self.invalid.inc()
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
-                dead_letter("dedupe", "invalid_article", str(exc), (article or {}).get("article_id"),
-                            _payload("Article", article), self.clock()),
+                dead_letter(
+                    "dedupe",
+                    "invalid_article",
+                    str(exc),
+                    (article or {}).get("article_id"),
+                    _payload("Article", article),
+                    self.clock(),
+                ),
             )
             return
         try:

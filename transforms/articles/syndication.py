@@ -101,8 +101,15 @@ class Entry:
         return (0 if self.is_wire else 1, -self.authority, self.first_seen_at, self.article_id)
 
     def to_tuple(self) -> tuple:
-        return (self.article_id, self.publisher_id, float(self.authority), bool(self.is_wire), int(self.first_seen_at),
-                self.group, self.hashvalues.astype(np.uint32).tobytes())
+        return (
+            self.article_id,
+            self.publisher_id,
+            float(self.authority),
+            bool(self.is_wire),
+            int(self.first_seen_at),
+            self.group,
+            self.hashvalues.astype(np.uint32).tobytes(),
+        )
 
     @classmethod
     def from_tuple(cls, t: tuple) -> "Entry":

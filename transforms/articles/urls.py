@@ -148,7 +148,11 @@ def amp_to_main(url: str) -> str:
     path = re.sub(r"[./]amp(\.html?)$", r"\1", path, flags=re.I)  # "story.amp.html" -> "story.html"
     path = re.sub(r"\.amp$", "", path, flags=re.I)
     query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k.lower() not in ("amp", "_amp", "outputtype")]
+        [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if k.lower() not in ("amp", "_amp", "outputtype")
+        ]
     )
     return urlunsplit((parts.scheme, host, path or "/", query, ""))
 

@@ -105,7 +105,7 @@ def make_html(
     head.append(head_extra)
     paras = "\n".join(f"<p>{p}</p>" for p in paragraphs)
     html = f"""<!DOCTYPE html>
-<html lang="{lang}"{' amp' if amp else ''}><head>{''.join(head)}</head>
+<html lang="{lang}"{" amp" if amp else ""}><head>{"".join(head)}</head>
 <body>
 <header><nav><ul><li><a href="/">Home</a></li><li><a href="/world">World</a></li><li><a href="/sport">Sport</a></li>
 <li><a href="/opinion">Opinion</a></li></ul></nav></header>
@@ -119,7 +119,8 @@ def make_html(
 <p>Sign up for our daily newsletter to get the latest updates delivered to your inbox.</p>
 </article>
 <aside class="related"><h3>Related stories</h3><ul>
-<li><a href="/a">Storm season begins early on the coast</a></li><li><a href="/b">Council approves new harbour budget</a></li>
+<li><a href="/a">Storm season begins early on the coast</a></li>
+<li><a href="/b">Council approves new harbour budget</a></li>
 </ul></aside></main>
 <footer><p>Copyright 2026 {site}. All rights reserved.</p><a href="/privacy">Privacy</a></footer>
 </body></html>"""

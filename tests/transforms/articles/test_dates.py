@@ -47,14 +47,16 @@ def _meta(html: str):
 def test_json_ld_beats_meta_beats_feed():
     pm, tree = _meta(
         "<html><head><meta property='article:published_time' content='2025-12-31T10:00:00Z'>"
-        "<script type='application/ld+json'>{\"@type\": \"NewsArticle\", \"headline\": \"h\", "
-        "\"datePublished\": \"2025-12-31T09:00:00Z\", \"dateModified\": \"2025-12-31T11:00:00Z\"}</script>"
+        '<script type=\'application/ld+json\'>{"@type": "NewsArticle", "headline": "h", '
+        '"datePublished": "2025-12-31T09:00:00Z", "dateModified": "2025-12-31T11:00:00Z"}</script>'
         "</head><body><p>x</p></body></html>"
     )
     got = dates.choose(pm, "Wed, 31 Dec 2025 08:00:00 GMT", "UTC", NOW, tree=tree)
     assert (dates.iso(got.stated_ms), got.source) == ("2025-12-31T09:00:00Z", "json_ld")
     assert dates.iso(got.modified_ms) == "2025-12-31T11:00:00Z"
-    pm2, _ = _meta("<html><head><meta property='article:published_time' content='2025-12-31T10:00:00Z'></head><body></body></html>")
+    pm2, _ = _meta(
+        "<html><head><meta property='article:published_time' content='2025-12-31T10:00:00Z'></head><body></body></html>"
+    )
     assert dates.choose(pm2, "Wed, 31 Dec 2025 08:00:00 GMT", "UTC", NOW).source == "meta:article:published_time"
     pm3, _ = _meta("<html><head></head><body><p>x</p></body></html>")
     got = dates.choose(pm3, "Wed, 31 Dec 2025 08:00:00 GMT", "UTC", NOW)

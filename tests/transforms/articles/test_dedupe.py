@@ -24,7 +24,9 @@ def pages(kit):
         fetched_at=kit.T0 + 60_000,
         first_seen_at=kit.T0 + 30_000,
     )
-    direct = kit.make_raw(CANONICAL, kit.make_html(TITLE, kit.WIRE_REPORT, canonical=CANONICAL), fetched_at=kit.T0 + 120_000)
+    direct = kit.make_raw(
+        CANONICAL, kit.make_html(TITLE, kit.WIRE_REPORT, canonical=CANONICAL), fetched_at=kit.T0 + 120_000
+    )
     amp_no_canonical = kit.make_raw(
         "https://dailyherald.test/m/article-view?id=98765",
         kit.make_html(TITLE, kit.WIRE_REPORT),
@@ -92,8 +94,11 @@ def test_late_replay_of_an_old_version_does_not_roll_back(normalizer, article_st
     v1 = normalizer.normalize(tracked)
     decide(article_store, v1)
     v2 = normalizer.normalize(
-        kit.make_raw(CANONICAL, kit.make_html("Earthquake shakes coast, four injured", kit.WIRE_REPORT, canonical=CANONICAL),
-                     fetched_at=kit.T0 + 3_600_000)
+        kit.make_raw(
+            CANONICAL,
+            kit.make_html("Earthquake shakes coast, four injured", kit.WIRE_REPORT, canonical=CANONICAL),
+            fetched_at=kit.T0 + 3_600_000,
+        )
     )
     assert decide(article_store, v2).outcome == UPDATE
     replay = decide(article_store, normalizer.normalize(tracked))
@@ -128,7 +133,9 @@ def test_racing_writer_of_the_same_text_ends_as_duplicate(normalizer, article_st
 def test_racing_writer_of_other_text_makes_us_decide_again(normalizer, article_store, kit, pages):
     art = normalizer.normalize(pages[0])
     other = normalizer.normalize(
-        kit.make_raw(CANONICAL, kit.make_html("Earthquake shakes coast, four injured", kit.WIRE_REPORT, canonical=CANONICAL))
+        kit.make_raw(
+            CANONICAL, kit.make_html("Earthquake shakes coast, four injured", kit.WIRE_REPORT, canonical=CANONICAL)
+        )
     )
     article_store.claim_content(other["content_hash"], other["article_id"])
     article_store.write(dict(other, version=1))  # the other worker stored a different text first

@@ -49,10 +49,14 @@ def test_extract_writes_one_line_per_page(tmp_path, kit, capsys):
 def test_score_prints_the_two_acceptance_figures(tmp_path, kit, capsys):
     pages = _folder(tmp_path, kit)
     truth = tmp_path / "truth.json"
-    truth.write_text(json.dumps({
-        "quake": {"articleBody": "\n".join(kit.WIRE_REPORT), "url": "http://www.dailyherald.test/world/quake/"},
-        "night": {"articleBody": "\n".join(kit.INDEPENDENT_B), "url": "https://elsewhere.test/x"},
-    }))
+    truth.write_text(
+        json.dumps(
+            {
+                "quake": {"articleBody": "\n".join(kit.WIRE_REPORT), "url": "http://www.dailyherald.test/world/quake/"},
+                "night": {"articleBody": "\n".join(kit.INDEPENDENT_B), "url": "https://elsewhere.test/x"},
+            }
+        )
+    )
     out = tmp_path / "pages.jsonl"
     assert cli.main(["extract", "--pages", str(pages), "--out", str(out), "--score", str(truth), "--workers", "2"]) == 0
     printed = capsys.readouterr().out
@@ -64,7 +68,9 @@ def test_score_prints_the_two_acceptance_figures(tmp_path, kit, capsys):
 
 def test_score_function():
     recs = [{"id": "a", "body": "one two three", "canonical_url": "https://x.test/a"}, {"id": "b", "body": ""}]
-    s = extract.score(recs, {"a": {"articleBody": "one two four", "url": "x.test/a/"}, "b": {"articleBody": "z", "url": "u"}})
+    s = extract.score(
+        recs, {"a": {"articleBody": "one two four", "url": "x.test/a/"}, "b": {"articleBody": "z", "url": "u"}}
+    )
     assert s["pages"] == 2 and abs(s["mean_f1"] - (2 / 3) / 2) < 1e-9 and s["url_accuracy"] == 0.5
 
 
@@ -81,7 +87,8 @@ def test_manifest_formats(tmp_path):
 def test_importing_the_subcommand_stays_light():
     code = (
         "import sys, argparse; import transforms.articles.extract as e; e.add_arguments(argparse.ArgumentParser()); "
-        "heavy = [m for m in ('apache_beam', 'trafilatura', 'lxml', 'extruct', 'datasketch', 'torch') if m in sys.modules]; "
+        "heavy = [m for m in ('apache_beam', 'trafilatura', 'lxml', 'extruct', 'datasketch', 'torch') "
+        "if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()

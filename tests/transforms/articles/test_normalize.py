@@ -41,8 +41,12 @@ def test_full_article(normalizer, kit):
         jsonld=ld,
         body_extra="<p>Related: Storm season begins early on the coast</p>",
     )
-    raw = kit.make_raw("https://dailyherald.test/world/2025/12/31/earthquake-coast?utm_source=rss", html,
-                       fetched_at=kit.T0, first_seen_at=kit.T0 - 5 * 60_000)
+    raw = kit.make_raw(
+        "https://dailyherald.test/world/2025/12/31/earthquake-coast?utm_source=rss",
+        html,
+        fetched_at=kit.T0,
+        first_seen_at=kit.T0 - 5 * 60_000,
+    )
     art = normalizer.normalize(raw)
     codec.check("Article", art)  # a valid Article record
     assert art["canonical_url"] == "https://dailyherald.test/world/2025/12/31/earthquake-coast"
@@ -86,30 +90,45 @@ def test_zoneless_time_uses_publisher_zone(normalizer, kit):
 
 def test_language_comes_from_the_body_not_the_label(normalizer, kit):
     html = kit.make_html("Plan de urgencias para el invierno", SPANISH, lang="en", site="Diario Central")
-    raw = kit.make_raw("https://diariocentral.test/sociedad/plan-urgencias", html,
-                       entry={"language": "en", "title": "x", "categories": []})
+    raw = kit.make_raw(
+        "https://diariocentral.test/sociedad/plan-urgencias",
+        html,
+        entry={"language": "en", "title": "x", "categories": []},
+    )
     art = normalizer.normalize(raw)
     assert art["language"] == "es"
     assert art["publisher_id"] == "el-diario-central"
 
 
 def test_opinion_and_fact_check_flags(normalizer, kit):
-    op = kit.make_html("Why the harbour plan is wrong", kit.INDEPENDENT_B,
-                       jsonld={"@type": "OpinionNewsArticle", "headline": "Why the harbour plan is wrong"})
+    op = kit.make_html(
+        "Why the harbour plan is wrong",
+        kit.INDEPENDENT_B,
+        jsonld={"@type": "OpinionNewsArticle", "headline": "Why the harbour plan is wrong"},
+    )
     art = normalizer.normalize(kit.make_raw("https://dailyherald.test/news/harbour-plan", op))
     assert art["is_opinion"] and "opinion" in art["topics"]
-    by_path = normalizer.normalize(kit.make_raw("https://dailyherald.test/opinion/harbour-plan-2", kit.make_html("x y z", kit.INDEPENDENT_A)))
+    by_path = normalizer.normalize(
+        kit.make_raw("https://dailyherald.test/opinion/harbour-plan-2", kit.make_html("x y z", kit.INDEPENDENT_A))
+    )
     assert by_path["is_opinion"]
     fc = kit.make_html(
-        "Did the quake really cut power to 40,000 homes?", kit.INDEPENDENT_A,
-        jsonld={"@type": "ClaimReview", "claimReviewed": "40,000 homes lost power", "reviewRating": {"alternateName": "True"}},
+        "Did the quake really cut power to 40,000 homes?",
+        kit.INDEPENDENT_A,
+        jsonld={
+            "@type": "ClaimReview",
+            "claimReviewed": "40,000 homes lost power",
+            "reviewRating": {"alternateName": "True"},
+        },
     )
     art = normalizer.normalize(kit.make_raw("https://dailyherald.test/news/quake-claim", fc))
     assert art["is_fact_check"] and not art["is_opinion"]
 
 
 def test_unknown_publisher_is_provisional_not_dropped(normalizer, kit):
-    art = normalizer.normalize(kit.make_raw("https://www.unknown-outlet.test/n/1", kit.make_html("Quake", kit.WIRE_REPORT)))
+    art = normalizer.normalize(
+        kit.make_raw("https://www.unknown-outlet.test/n/1", kit.make_html("Quake", kit.WIRE_REPORT))
+    )
     assert art["publisher_id"] == "unknown-outlet.test"
 
 
@@ -120,9 +139,20 @@ def test_unknown_publisher_is_provisional_not_dropped(normalizer, kit):
         (lambda r: r.update(body=b"<html><body><nav><a href='/'>Home</a></nav></body></html>"), "empty_body"),
         (lambda r: r.update(body=b""), "empty_body"),
         (lambda r: r.update(body=b"%PDF-1.4 ...", headers={"content-type": "application/pdf"}), "not_html"),
-        (lambda r: r.update(body=b"<html><body><p>" + b"\xff\xfe\x00\x01" * 5000 + bytes(range(32)) * 100, headers={"content-type": "text/html; charset=utf-8"}), "undecodable"),
+        (
+            lambda r: r.update(
+                body=b"<html><body><p>" + b"\xff\xfe\x00\x01" * 5000 + bytes(range(32)) * 100,
+                headers={"content-type": "text/html; charset=utf-8"},
+            ),
+            "undecodable",
+        ),
         (lambda r: r.update(body=b"<html>" + b"<p>a</p>" * 600_000 + b"</html>"), "too_large"),
-        (lambda r: r.update(body=b'<!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><html><body>&b;</body></html>'), "xml_bomb"),
+        (
+            lambda r: r.update(
+                body=b'<!DOCTYPE x [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;&a;">]><html><body>&b;</body></html>'
+            ),
+            "xml_bomb",
+        ),
     ],
 )
 def test_rejections(normalizer, kit, mutate, reason):

@@ -47,7 +47,10 @@ def test_empty_response_is_empty_body(body):
         (b"\x89PNG\r\n\x1a\n....", {}),
         (b'{"articles": [1, 2, 3]}', {"content-type": "application/json"}),
         (b'{"articles": [1, 2, 3]}', {"content-type": "text/html"}),
-        (b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>', {"content-type": "text/xml"}),
+        (
+            b'<?xml version="1.0"?><rss version="2.0"><channel><title>x</title></channel></rss>',
+            {"content-type": "text/xml"},
+        ),
         (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>', {}),
         (b"just some plain words, no markup at all", {"content-type": "text/plain"}),
         (gzip.compress(b"<html><body><p>compressed twice</p></body></html>"), {"content-type": "text/html"}),
@@ -82,9 +85,11 @@ def test_header_charset_wins_over_guessing():
 
 
 def test_xhtml_with_xml_declaration_parses():
-    body = b'<?xml version="1.0" encoding="utf-8"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" ' \
-           b'"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd"><html xmlns="http://www.w3.org/1999/xhtml">' \
-           b"<head><title>t</title></head><body><p>Hello</p></body></html>"
+    body = (
+        b'<?xml version="1.0" encoding="utf-8"?><!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" '
+        b'"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd"><html xmlns="http://www.w3.org/1999/xhtml">'
+        b"<head><title>t</title></head><body><p>Hello</p></body></html>"
+    )
     _, tree = page.load(body, {"content-type": "application/xhtml+xml"})
     assert tree.xpath("string(//p)") == "Hello"
 

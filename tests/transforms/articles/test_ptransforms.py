@@ -27,15 +27,23 @@ def _bad_raws(kit):
     base = lambda url, **kw: kit.make_raw(url, good, **kw)  # noqa: E731
     raws = {
         "http_error": base("https://dailyherald.test/bad/1", status=503),
-        "not_html": kit.make_raw("https://dailyherald.test/bad/2", b"%PDF-1.5 binary", headers={"content-type": "application/pdf"}),
+        "not_html": kit.make_raw(
+            "https://dailyherald.test/bad/2", b"%PDF-1.5 binary", headers={"content-type": "application/pdf"}
+        ),
         "empty_body": kit.make_raw("https://dailyherald.test/bad/3", b"<html><body><nav>Home</nav></body></html>"),
-        "undecodable": kit.make_raw("https://dailyherald.test/bad/4", b"<html><body>" + bytes(range(32)) * 500 + b"\xff" * 900,
-                                    headers={"content-type": "text/html; charset=utf-8"}),
+        "undecodable": kit.make_raw(
+            "https://dailyherald.test/bad/4",
+            b"<html><body>" + bytes(range(32)) * 500 + b"\xff" * 900,
+            headers={"content-type": "text/html; charset=utf-8"},
+        ),
         "too_large": kit.make_raw("https://dailyherald.test/bad/5", b"<html><body>" + b"<p>x</p>" * 600_000),
-        "xml_bomb": kit.make_raw("https://dailyherald.test/bad/6",
-                                 b'<!DOCTYPE h [<!ENTITY a "a"><!ENTITY b "&a;&a;">]><html><body>&b;</body></html>'),
-        "future_date": kit.make_raw("https://dailyherald.test/bad/7",
-                                    kit.make_html("Future", kit.WIRE_REPORT, published="2027-01-01T00:00:00Z")),
+        "xml_bomb": kit.make_raw(
+            "https://dailyherald.test/bad/6",
+            b'<!DOCTYPE h [<!ENTITY a "a"><!ENTITY b "&a;&a;">]><html><body>&b;</body></html>',
+        ),
+        "future_date": kit.make_raw(
+            "https://dailyherald.test/bad/7", kit.make_html("Future", kit.WIRE_REPORT, published="2027-01-01T00:00:00Z")
+        ),
     }
     return raws
 
@@ -43,14 +51,21 @@ def _bad_raws(kit):
 def test_normalize_articles_routes_every_bad_input_to_the_dead_letter(kit):
     good = [
         kit.make_raw("https://dailyherald.test/world/quake", kit.make_html("Quake hits coast", kit.WIRE_REPORT)),
-        kit.make_raw("https://pacifictimes.test/world/night-outdoors", kit.make_html("A night outdoors", kit.INDEPENDENT_A)),
+        kit.make_raw(
+            "https://pacifictimes.test/world/night-outdoors", kit.make_html("A night outdoors", kit.INDEPENDENT_A)
+        ),
     ]
     bad = _bad_raws(kit)
     p = TestPipeline(runner="FnApiRunner")
     out = p | beam.Create(good + list(bad.values())) | NormalizeArticles(clock=CLOCK)
     assert_that(
         out.articles | beam.Map(lambda a: (a["canonical_url"], a["version"], a["language"])),
-        equal_to([("https://dailyherald.test/world/quake", 1, "en"), ("https://pacifictimes.test/world/night-outdoors", 1, "en")]),
+        equal_to(
+            [
+                ("https://dailyherald.test/world/quake", 1, "en"),
+                ("https://pacifictimes.test/world/night-outdoors", 1, "en"),
+            ]
+        ),
         label="Articles",
     )
     assert_that(
@@ -74,7 +89,9 @@ def test_malformed_raw_item_is_dead_lettered_not_raised(kit):
     ]
     p = TestPipeline(runner="FnApiRunner")
     out = p | beam.Create(broken) | NormalizeArticles(clock=CLOCK)
-    assert_that(out[DEAD_LETTER] | beam.Map(lambda d: d["reason"]), equal_to(["internal_error", "empty_body"]) , label="Reasons")
+    assert_that(
+        out[DEAD_LETTER] | beam.Map(lambda d: d["reason"]), equal_to(["internal_error", "empty_body"]), label="Reasons"
+    )
     assert_that(out.articles, equal_to([]), label="NoArticles")
     p.run().wait_until_finish()
 
@@ -87,8 +104,11 @@ def test_dedupe_articles_emits_only_new_articles_and_new_versions(kit, tmp_path)
     page = kit.make_html("Quake hits coast", kit.WIRE_REPORT, canonical=canonical)
     raws = [
         kit.make_raw(canonical + "?utm_source=rss", page, fetched_at=kit.T0),
-        kit.make_raw(canonical + "/amp", kit.make_html("Quake hits coast", kit.WIRE_REPORT, canonical=canonical, amp=True),
-                     fetched_at=kit.T0 + 1000),
+        kit.make_raw(
+            canonical + "/amp",
+            kit.make_html("Quake hits coast", kit.WIRE_REPORT, canonical=canonical, amp=True),
+            fetched_at=kit.T0 + 1000,
+        ),
         kit.make_raw(canonical, page, fetched_at=kit.T0 + 2000),
     ]
     p = TestPipeline(runner="FnApiRunner")
@@ -101,12 +121,17 @@ def test_dedupe_articles_emits_only_new_articles_and_new_versions(kit, tmp_path)
     assert (counters["dedupe_new"], counters["dedupe_duplicate"]) == (1, 2)
 
     # a corrected headline later: version 2 goes downstream; replaying the first raw item again emits nothing
-    corrected = kit.make_raw(canonical, kit.make_html("Quake hits coast, four hurt", kit.WIRE_REPORT, canonical=canonical),
-                             fetched_at=kit.T0 + 3_600_000)
+    corrected = kit.make_raw(
+        canonical,
+        kit.make_html("Quake hits coast, four hurt", kit.WIRE_REPORT, canonical=canonical),
+        fetched_at=kit.T0 + 3_600_000,
+    )
     p2 = TestPipeline(runner="FnApiRunner")
-    second = (p2 | "Raw" >> beam.Create([corrected, raws[0]]) | "Normalize" >> NormalizeArticles(clock=CLOCK))
+    second = p2 | "Raw" >> beam.Create([corrected, raws[0]]) | "Normalize" >> NormalizeArticles(clock=CLOCK)
     out2 = second.articles | DedupeArticles(config)
-    assert_that(out2.articles | beam.Map(lambda a: (a["title"], a["version"])), equal_to([("Quake hits coast, four hurt", 2)]))
+    assert_that(
+        out2.articles | beam.Map(lambda a: (a["title"], a["version"])), equal_to([("Quake hits coast, four hurt", 2)])
+    )
     p2.run().wait_until_finish()
     store = open_stores(config).articles
     from transforms.articles.urls import article_id
@@ -125,8 +150,16 @@ def _stream(kit):
         ("g1", "springfield-gazette", copy),
     ]
     return [
-        {"article_id": aid, "publisher_id": pub, "language": "en", "body": "\n".join(ps), "first_seen_at": kit.T0 + i * 1000,
-         "section": None, "copy_of": None, "syndication_group": None}
+        {
+            "article_id": aid,
+            "publisher_id": pub,
+            "language": "en",
+            "body": "\n".join(ps),
+            "first_seen_at": kit.T0 + i * 1000,
+            "section": None,
+            "copy_of": None,
+            "syndication_group": None,
+        }
         for i, (aid, pub, ps) in enumerate(rows)
     ]
 
@@ -140,7 +173,9 @@ def test_detect_syndication_matches_the_plain_python_index(kit):
     for _ in range(2):  # and the same twice (deterministic for the same input order)
         p = TestPipeline(runner="FnApiRunner")
         out = p | beam.Create(stream, reshuffle=False) | DetectSyndication()
-        assert_that(out | beam.Map(lambda a: (a["article_id"], a["copy_of"], a["syndication_group"])), equal_to(expected))
+        assert_that(
+            out | beam.Map(lambda a: (a["article_id"], a["copy_of"], a["syndication_group"])), equal_to(expected)
+        )
         result = p.run()
         result.wait_until_finish()
         counters = _counters(result)
@@ -155,6 +190,10 @@ def test_syndication_is_per_language(kit, language):
     p = TestPipeline(runner="FnApiRunner")
     out = p | beam.Create(stream, reshuffle=False) | DetectSyndication()
     want = ("g1", "w1", "h1") if language == "en" else ("g1", None, None)
-    assert_that(out | beam.Filter(lambda a: a["article_id"] == "g1")
-                | beam.Map(lambda a: (a["article_id"], a["copy_of"], a["syndication_group"])), equal_to([want]))
+    assert_that(
+        out
+        | beam.Filter(lambda a: a["article_id"] == "g1")
+        | beam.Map(lambda a: (a["article_id"], a["copy_of"], a["syndication_group"])),
+        equal_to([want]),
+    )
     p.run().wait_until_finish()

@@ -11,8 +11,21 @@ from transforms.publishers import PublisherRegistry
 
 REGISTRY = PublisherRegistry.from_dicts(
     [
-        {"publisher_id": "herald", "name": "Herald", "hosts": ["herald.test", "heraldnews.test"], "region": "us", "language": "en"},
-        {"publisher_id": "wire", "name": "Wire", "hosts": ["wire.test"], "region": "", "language": "en", "is_wire": True},
+        {
+            "publisher_id": "herald",
+            "name": "Herald",
+            "hosts": ["herald.test", "heraldnews.test"],
+            "region": "us",
+            "language": "en",
+        },
+        {
+            "publisher_id": "wire",
+            "name": "Wire",
+            "hosts": ["wire.test"],
+            "region": "",
+            "language": "en",
+            "is_wire": True,
+        },
     ]
 )
 
@@ -23,7 +36,10 @@ REGISTRY = PublisherRegistry.from_dicts(
         ("https://herald.test/a/b?utm_source=rss&utm_medium=feed&id=7#comments", "https://herald.test/a/b?id=7"),
         ("https://herald.test/a/b/?fbclid=IwAR0&gclid=x&hpt=hp_t1", "https://herald.test/a/b/"),
         ("HTTPS://Herald.TEST:443/a//b", "https://herald.test/a/b"),
-        ("https://herald.test/news?idx=8576&page=1&bc=03&find=&sch_date=", "https://herald.test/news?idx=8576&page=1&bc=03&find=&sch_date="),
+        (
+            "https://herald.test/news?idx=8576&page=1&bc=03&find=&sch_date=",
+            "https://herald.test/news?idx=8576&page=1&bc=03&find=&sch_date=",
+        ),
         ("https://www.google.com/url?q=https%3A%2F%2Fherald.test%2Fa%3Futm_source%3Dx&sa=D", "https://herald.test/a"),
         ("https://l.facebook.com/l.php?u=https%3A%2F%2Fherald.test%2Fa&h=AT0", "https://herald.test/a"),
         ("javascript:void(0)", None),
@@ -61,28 +77,46 @@ def test_evidence_order_rel_canonical_first():
 
 
 def test_falls_back_to_og_then_json_ld_then_fetched():
-    assert urls.canonical("https://herald.test/x", [("rel_canonical", None), ("og_url", "https://herald.test/og")])[1] == "og_url"
-    assert urls.canonical("https://herald.test/x", [("json_ld", "https://herald.test/ld")])[0] == "https://herald.test/ld"
-    assert urls.canonical("https://herald.test/x?utm_campaign=y#top", []) == ("https://herald.test/x", "fetched_url_cleaned")
+    assert (
+        urls.canonical("https://herald.test/x", [("rel_canonical", None), ("og_url", "https://herald.test/og")])[1]
+        == "og_url"
+    )
+    assert (
+        urls.canonical("https://herald.test/x", [("json_ld", "https://herald.test/ld")])[0] == "https://herald.test/ld"
+    )
+    assert urls.canonical("https://herald.test/x?utm_campaign=y#top", []) == (
+        "https://herald.test/x",
+        "fetched_url_cleaned",
+    )
 
 
 def test_amp_page_without_canonical_is_mapped():
-    assert urls.canonical("https://herald.test/world/story-1/amp", []) == ("https://herald.test/world/story-1", "amp_mapped")
+    assert urls.canonical("https://herald.test/world/story-1/amp", []) == (
+        "https://herald.test/world/story-1",
+        "amp_mapped",
+    )
 
 
 def test_cross_host_canonical_is_rejected_and_recorded():
     # A syndicated copy naming the wire's URL keeps its own URL (and so its own article id and publisher).
-    url, source = urls.canonical("https://herald.test/world/copy", [("rel_canonical", "https://wire.test/story/9")], REGISTRY)
+    url, source = urls.canonical(
+        "https://herald.test/world/copy", [("rel_canonical", "https://wire.test/story/9")], REGISTRY
+    )
     assert url == "https://herald.test/world/copy"
     assert source == "fetched_url_cleaned;cross_host_rejected:wire.test"
 
 
 def test_cross_host_canonical_of_the_same_publisher_is_accepted():
-    url, source = urls.canonical("https://heraldnews.test/s/1", [("rel_canonical", "https://herald.test/s/1")], REGISTRY)
+    url, source = urls.canonical(
+        "https://heraldnews.test/s/1", [("rel_canonical", "https://herald.test/s/1")], REGISTRY
+    )
     assert url == "https://herald.test/s/1"
     assert source == "rel_canonical;cross_host_same_publisher"
     # subdomains of one site are not "cross host"
-    assert urls.canonical("https://edition.herald.test/s/1", [("rel_canonical", "https://www.herald.test/s/1")])[1] == "rel_canonical"
+    assert (
+        urls.canonical("https://edition.herald.test/s/1", [("rel_canonical", "https://www.herald.test/s/1")])[1]
+        == "rel_canonical"
+    )
 
 
 def test_amp_cache_page_may_name_its_origin():
