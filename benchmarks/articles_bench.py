@@ -261,6 +261,40 @@ def syndication_bench(pages: list[bytes], rounds: int) -> dict:
     }
 
 
+def basil_pairs() -> dict | None:
+    """Jaccard of independent same-event reports (BASIL: Fox, NYT, HuffPost on one event), exact and estimated."""
+    import itertools
+    import json
+
+    from transforms.articles import syndication
+
+    path = ROOT.parent / "shared" / "data" / "stories" / "basil-dev.jsonl"
+    if not path.exists():
+        return None
+    by_story: dict[str, list] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        by_story.setdefault(row["story_id"], []).append(row)
+    exact, est = [], []
+    for rows in by_story.values():
+        for a, b in itertools.combinations(rows, 2):
+            if a["publisher"] == b["publisher"]:
+                continue
+            sa, sb = syndication.shingles(a["text"]), syndication.shingles(b["text"])
+            ha, hb = syndication.signature(a["text"]), syndication.signature(b["text"])
+            if sa and sb and ha is not None and hb is not None:
+                exact.append(len(sa & sb) / len(sa | sb))
+                est.append(syndication.jaccard(ha, hb))
+    exact.sort()
+    return {
+        "pairs": len(exact),
+        "median": exact[len(exact) // 2],
+        "max": exact[-1],
+        "est_max": max(est),
+        "est_copies": sum(1 for x in est if x >= syndication.THRESHOLD),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=2, help="Times each page is fed (fresh URLs). Default: 2.")
@@ -297,6 +331,13 @@ def main() -> int:
         f"{s['assign_ms']:.2f} ms = {s['per_s']:.0f} articles/s on one core (index size {s['index_size']}, "
         f"copies found {s['copies_found']})"
     )
+    b = basil_pairs()
+    if b:
+        print(
+            f"   independent same-event reports (BASIL, {b['pairs']} cross-publisher pairs): word 3-gram Jaccard "
+            f"median {b['median']:.3f}, max {b['max']:.3f}; MinHash estimate max {b['est_max']:.3f}; "
+            f"pairs called copies: {b['est_copies']}"
+        )
     print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0
 

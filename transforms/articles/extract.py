@@ -12,9 +12,13 @@ or null), "published_source", "entities", "keywords", "section", "topics", "is_o
 ``--score GROUND_TRUTH.json`` (the extraction benchmark's ``{id: {"articleBody", "url"}}``) prints the two
 acceptance figures: mean token-level F1 (bag of lower-cased word tokens) of ``body`` against ``articleBody``,
 and the share of pages whose canonical_url equals ``url`` ignoring scheme, a leading ``www.`` and a trailing slash.
-Example (the README's command)::
+The benchmark's ``url`` is the address each page was fetched from, so the same file serves as the manifest: the
+normaliser then sees what it sees in production (the fetched URL plus the page's own claims) and the URL figure
+measures its canonical decisions (tracking parameters, cross-host canonicals, pages without any canonical).
+Without a manifest only the markup speaks, and pages that name no URL at all cannot score. The README's command::
 
-    .venv/bin/newsroom extract --pages ../shared/data/pages/extraction-benchmark/html --out /tmp/bench.jsonl \\
+    .venv/bin/newsroom extract --pages ../shared/data/pages/extraction-benchmark/html \
+        --manifest ../shared/data/pages/extraction-benchmark/ground-truth.json --out /tmp/extraction-benchmark.jsonl \
         --score ../shared/data/pages/extraction-benchmark/ground-truth.json
 
 Heavy modules (trafilatura, lxml, extruct ...) are imported inside :func:`main`, as pipelines/cli.py requires.
