@@ -504,13 +504,26 @@ def run(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     world = None
     overrides = {}
+    delays: list[tuple[int, int]] = []  # (release -> first seen, release -> fetched) ms, items released after start
+    on_item = None
     if o.world:
         from pipelines.world.server import start_world
 
         world = start_world(speed=o.world_speed)
         overrides = world.host_overrides
+        started_ms = int(time.time() * 1000)
         print(f"sample world on {world.base_url} ({len(world.feeds())} feeds, speed x{o.world_speed})", flush=True)
-    ingest = LocalIngest(options, host_overrides=overrides)
+
+        def on_item(raw):
+            a = world.article_by_url(raw["fetched_url"])
+            if a is not None and world.released_ms(a) >= started_ms:
+                released = world.released_ms(a)
+                fix = a.get("correction")
+                if fix and (raw.get("entry") or {}).get("title") == fix["headline"]:
+                    released = world.clock.release_ms(fix["at"])  # a corrected headline: its own release
+                delays.append((raw["first_seen_at"] - released, raw["fetched_at"] - released))
+
+    ingest = LocalIngest(options, host_overrides=overrides, on_item=on_item)
     try:
         stats = ingest.run()
     except KeyboardInterrupt:
@@ -519,6 +532,16 @@ def run(argv: list[str] | None = None) -> int:
         ingest.stop()
         if world is not None:
             world.stop()
+    if delays:
+        seen = sorted(d[0] for d in delays)
+        fetched = sorted(d[1] for d in delays)
+
+        def pct(v, q):
+            return v[min(len(v) - 1, int(q / 100 * (len(v) - 1) + 0.5))] / 1000
+
+        stats["world_items_released_during_run"] = len(delays)
+        stats["release_to_discovery_s_p50_p95_max"] = [pct(seen, 50), pct(seen, 95), seen[-1] / 1000]
+        stats["release_to_fetch_s_p50_p95_max"] = [pct(fetched, 50), pct(fetched, 95), fetched[-1] / 1000]
     print(json.dumps(stats, sort_keys=True), flush=True)
     return 0
 

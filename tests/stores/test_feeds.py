@@ -1,0 +1,66 @@
+"""The feed store contract on both backends (embedded SQLite; Bigtable on the emulator, marked ``emulator``)."""
+
+from __future__ import annotations
+
+import threading
+
+from stores.feeds import open_feed_store
+
+FEED = "http://dailyherald.test/rss.xml"
+
+
+def test_registry_entries_are_keyed_by_url(store_config):
+    s = open_feed_store(store_config)
+    s.put_feed({"url": FEED, "publisher_id": "daily-herald", "tier": "authoritative", "kind": "rss"})
+    s.put_feed({"url": "http://b.test/feed", "publisher_id": "b"})
+    s.put_feed({"url": FEED, "publisher_id": "daily-herald", "tier": "long_tail", "kind": "rss"})  # replaced
+    feeds = {f["url"]: f for f in s.list_feeds()}
+    assert set(feeds) == {FEED, "http://b.test/feed"} and feeds[FEED]["tier"] == "long_tail"
+    s.delete_feed("http://b.test/feed")
+    assert [f["url"] for f in s.list_feeds()] == [FEED]
+
+
+def test_schedule_checkpoints_round_trip(store_config):
+    s = open_feed_store(store_config)
+    assert s.get_state(FEED) is None
+    state = {"etag": '"abc"', "guids": {"g1": "f1"}, "next_poll_ms": 123}
+    s.put_state(FEED, state)
+    s.put_state(FEED, dict(state, next_poll_ms=456))
+    assert open_feed_store(store_config).get_state(FEED) == dict(state, next_poll_ms=456)
+
+
+def test_claims_are_create_if_absent_and_replay_safe(store_config):
+    s = open_feed_store(store_config)
+    assert s.claimed_by("http://x.test/a") is None
+    assert s.claim("http://x.test/a", "d1", 1)
+    assert s.claim("http://x.test/a", "d1", 2)  # the same discovery retried
+    assert not s.claim("http://x.test/a", "d2", 3)  # another discovery of the same page
+    assert open_feed_store(store_config).claimed_by("http://x.test/a") == "d1"
+
+
+def test_racing_claims_have_one_winner(store_config):
+    winners = []
+    barrier = threading.Barrier(6)
+
+    def worker(i):
+        s = open_feed_store(store_config)
+        barrier.wait()
+        if s.claim("http://x.test/race", f"owner{i}", i):
+            winners.append(i)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(winners) == 1
+
+
+def test_websub_subscriptions(store_config):
+    s = open_feed_store(store_config)
+    s.put_subscription({"sub_id": "abc", "topic": FEED, "secret": "x", "state": "pending"})
+    assert s.activate_subscription("nope", 60, 0) is None
+    sub = s.activate_subscription("abc", 3600, 1_000)
+    assert sub["state"] == "active" and sub["lease_expires_ms"] == 3_601_000
+    assert [x["sub_id"] for x in s.list_subscriptions()] == ["abc"]
+    assert s.get_subscription("abc")["secret"] == "x"
