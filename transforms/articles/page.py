@@ -56,6 +56,7 @@ _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.I
 _XML_ENCODING = re.compile(rb"<\?xml[^>]+encoding\s*=\s*[\"']([\w.:-]+)", re.I)
 _DOCTYPE_SUBSET = re.compile(r"<!DOCTYPE[^>\[]*\[", re.I)
 _ENTITY_DECL = re.compile(r"<!ENTITY", re.I)
+_FIRST_ELEMENT = re.compile(r"<[A-Za-z][\w:.-]*[\s/>]")
 _HTML_MARKERS = re.compile(
     r"<(?:!doctype\s+html|html|head|body|meta|title|div|p|article|main|section|span)[\s>/]", re.I
 )
@@ -182,7 +183,10 @@ def _detect(body: bytes) -> str | None:
 
 def check_markup(text: str) -> None:
     """Raise Rejected for XML bombs (entity declarations) and for documents that are not HTML."""
-    prolog = text[:8192]
+    # The prolog: everything before the first element. Entity declarations can only live there (a DOCTYPE
+    # internal subset); "<!ENTITY" quoted later in a script or an article about XML is harmless text.
+    first_element = _FIRST_ELEMENT.search(text, 0, 65536)
+    prolog = text[: first_element.start() if first_element else 8192]
     if _DOCTYPE_SUBSET.search(prolog) or _ENTITY_DECL.search(prolog):
         _check_entities(text)
     if _NON_HTML_ROOT.match(text[:4096]):

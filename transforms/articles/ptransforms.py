@@ -208,9 +208,10 @@ class AssignSyndicationFn(beam.DoFn):
 
     Why a stateful DoFn keyed per language (and not a batch design): it runs unchanged in streaming and in a
     backfill, it is the same "one writer per language" shape as the clusterer downstream, and its decisions are a
-    pure function of the order in which a language's articles arrive (SyndicationIndex: no clock, no randomness),
-    so the same input order gives the same groups. A batch runner that must be order-independent should feed
-    articles in first-seen order (the backfill job sorts them).
+    pure function of the order in which a language's articles arrive (SyndicationIndex: no clock, no randomness,
+    ties broken by article_id), so the same input order gives the same groups. FnApiRunner kept a key's input
+    order in the tests; a batch job that needs order-independence must feed articles sorted by
+    (first_seen_at, article_id) into this transform, which a backfill should do anyway.
 
     State (per language):
       ENTRIES: BagState of compact index entries (article_id, publisher, authority, is_wire, first_seen, group,

@@ -101,3 +101,13 @@ def test_content_encoding_gzip_is_undone_and_bounded():
     bomb = gzip.compress(b"<html><body>" + b" " * (page.MAX_PAGE_BYTES + 10) + b"</body></html>")
     assert len(bomb) < 100_000
     assert reason(bomb, {"content-type": "text/html", "content-encoding": "gzip"}) == "too_large"
+
+
+def test_entity_text_after_the_prolog_is_not_a_bomb():
+    body = (
+        b"<!DOCTYPE html><html><head><title>XML tips</title></head><body><article>"
+        b'<pre><code><!ENTITY lol "lol"></code></pre><p>Never expand entities from untrusted input.</p>'
+        b"</article></body></html>"
+    )
+    _, tree = page.load(body, {"content-type": "text/html"})
+    assert "Never expand" in tree.xpath("string(//p)")
