@@ -33,6 +33,7 @@ How (measured on ../shared/data/pages/extraction-benchmark with ``newsroom extra
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass
 
@@ -139,7 +140,7 @@ def overlap_f1(a: str, b: str) -> float:
     return 2 * p * r / (p + r)
 
 
-_HIDDEN_XPATH = None
+_LOCAL = threading.local()  # compiled XPath objects are not thread-safe in lxml: one per thread
 
 
 def _is_hidden(el) -> bool:
@@ -161,12 +162,12 @@ def _is_hidden(el) -> bool:
 
 def remove_hidden(tree) -> None:
     """Drop markup readers never see (hidden attribute, display:none, aria-hidden pull quotes, hover cards)."""
-    global _HIDDEN_XPATH
     import lxml.etree
 
-    if _HIDDEN_XPATH is None:
-        _HIDDEN_XPATH = lxml.etree.XPath(_HIDDEN_CANDIDATES)
-    for el in _HIDDEN_XPATH(tree):
+    xpath = getattr(_LOCAL, "hidden", None)
+    if xpath is None:
+        xpath = _LOCAL.hidden = lxml.etree.XPath(_HIDDEN_CANDIDATES)
+    for el in xpath(tree):
         parent = el.getparent()
         if parent is None or el.tag in ("html", "body", "head") or not _is_hidden(el):
             continue

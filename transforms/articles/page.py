@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import threading
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
@@ -223,24 +224,24 @@ def _check_entities(text: str) -> None:
             raise Rejected("xml_bomb", "unparseable DOCTYPE with entity declarations") from None
 
 
-_PARSER = None
+_LOCAL = threading.local()  # lxml parsers must not be shared between threads (Beam runs DoFns in several)
 
 
 def parse(text: str):
     """An lxml HTML tree (comments and processing instructions dropped), or Rejected('not_html')."""
-    global _PARSER
     import lxml.etree
     import lxml.html
 
-    if _PARSER is None:
-        _PARSER = lxml.html.HTMLParser(
+    parser = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = lxml.html.HTMLParser(
             collect_ids=False, default_doctype=False, remove_comments=True, remove_pis=True, no_network=True
         )
     # An XML declaration with an encoding makes lxml refuse a str: drop it (we already decoded).
     if text.lstrip().startswith("<?xml"):
         text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text, count=1)
     try:
-        tree = lxml.html.fromstring(text, parser=_PARSER)
+        tree = lxml.html.fromstring(text, parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise Rejected("not_html", f"unparseable: {exc}") from None
     if tree is None:
