@@ -173,3 +173,23 @@ def test_future_date_is_rejected(normalizer, kit):
 def test_content_hash_ignores_spacing_and_punctuation_but_not_words():
     assert content_hash("A title", "Body text, here.") == content_hash("A  title", "Body text here")
     assert content_hash("A title", "Body text") != content_hash("A corrected title", "Body text")
+
+
+def test_concurrent_threads_give_the_same_articles(kit):
+    """Beam runs a DoFn's instances on several threads of one process: parsers and XPaths are per thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from transforms.articles.normalize import Normalizer
+
+    raws = [
+        kit.make_raw(f"https://dailyherald.test/n/{i}", kit.make_html(f"Story {i}", texts))
+        for i, texts in enumerate([kit.WIRE_REPORT, kit.INDEPENDENT_A, kit.INDEPENDENT_B] * 4)
+    ]
+
+    def run(raw):
+        art = Normalizer(clock=lambda: kit.T0).normalize(raw)
+        return art["article_id"], art["content_hash"], art["language"], len(art["entities"])
+
+    serial = [run(r) for r in raws]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(run, raws)) == serial
