@@ -1,0 +1,247 @@
+"""What the clusterer knows about one article, and how it is built from the two input shapes.
+
+Reads an ``Article`` record (schemas/avro/article.avsc) or a line of the labelled JSONL schema
+(``{id, story_id, language, title, text, published_at, publisher, url, topic}``); writes an :class:`ArticleFeatures`
+(plain Python, picklable, with a compact dict form for Beam and the story store).
+
+The labelled fields ``story_id`` and ``topic`` are never read: :func:`from_labelled` drops them before anything
+else sees the record (``strip_labels``), so the clusterer cannot use the answer.
+
+Missing times (the labelled ECB+/MEANTIME/UCI files have none) are handled deterministically by
+:func:`assign_times`: an article without a time gets the previous article's time (in input order) plus one second,
+starting from :data:`UNTIMED_EPOCH_MS`; such articles are flagged ``time_known=False`` so that the scorer neither
+rewards nor trusts their (invented) proximity in time.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from transforms.stories import text as textmod
+
+LABEL_FIELDS = ("story_id", "topic")
+UNTIMED_EPOCH_MS = 946_684_800_000  # 2000-01-01T00:00:00Z: untimed inputs start here, one second apart
+UNTIMED_STEP_MS = 1_000
+MAX_TERMS = 120
+MAX_ENTITIES = 80
+BODY_CHARS = 3_000
+
+
+@dataclass
+class ArticleFeatures:
+    article_id: str
+    language: str
+    first_seen_at: int  # ms; the decision order is (first_seen_at, article_id)
+    time_known: bool = True
+    title: str = ""
+    lede: str = ""
+    source: str = ""  # publisher id, else URL host, else the article id (one source per article)
+    copy_of: str | None = None
+    terms: tuple[str, ...] = ()  # unique lexical terms (title + lede + first BODY_CHARS of the body), capped
+    term_tf: tuple[int, ...] = ()  # their counts, aligned with ``terms``
+    entities: tuple[str, ...] = ()  # unique entity keys, capped
+    vector: np.ndarray | None = None  # clustering embedding (per-language backend), float32, L2-normalised
+    link_vector: np.ndarray | None = None  # multilingual embedding for cross-language links, or None
+    model: str = ""
+    has_body: bool = True
+    record: dict | None = field(default=None, repr=False)  # the Article record, passed through to changes
+
+    @property
+    def order_key(self) -> tuple[int, str]:
+        return (self.first_seen_at, self.article_id)
+
+    @property
+    def embed_text(self) -> str:
+        return textmod.embed_text(self.title, self.lede)
+
+    def to_dict(self, with_record: bool = True) -> dict:
+        d = {
+            "article_id": self.article_id,
+            "language": self.language,
+            "first_seen_at": int(self.first_seen_at),
+            "time_known": bool(self.time_known),
+            "title": self.title,
+            "lede": self.lede,
+            "source": self.source,
+            "copy_of": self.copy_of,
+            "terms": list(self.terms),
+            "term_tf": [int(x) for x in self.term_tf],
+            "entities": list(self.entities),
+            "vector": encode_vector(self.vector),
+            "link_vector": encode_vector(self.link_vector),
+            "model": self.model,
+            "has_body": bool(self.has_body),
+        }
+        if with_record and self.record is not None:
+            d["record"] = self.record
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ArticleFeatures":
+        return cls(
+            article_id=d["article_id"],
+            language=d["language"],
+            first_seen_at=int(d["first_seen_at"]),
+            time_known=bool(d.get("time_known", True)),
+            title=d.get("title", ""),
+            lede=d.get("lede", ""),
+            source=d.get("source", ""),
+            copy_of=d.get("copy_of"),
+            terms=tuple(d.get("terms", ())),
+            term_tf=tuple(d.get("term_tf", ())),
+            entities=tuple(d.get("entities", ())),
+            vector=decode_vector(d.get("vector")),
+            link_vector=decode_vector(d.get("link_vector")),
+            model=d.get("model", ""),
+            has_body=bool(d.get("has_body", True)),
+            record=d.get("record"),
+        )
+
+
+def encode_vector(v: np.ndarray | None) -> str | None:
+    """float32 bytes, base64: exact round trip (the restored clusterer must see bit-identical vectors)."""
+    if v is None:
+        return None
+    return base64.b64encode(np.asarray(v, dtype="<f4").tobytes()).decode("ascii")
+
+
+def decode_vector(s: str | None) -> np.ndarray | None:
+    if s is None:
+        return None
+    return np.frombuffer(base64.b64decode(s), dtype="<f4").astype(np.float32)
+
+
+def normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n > 0 else v
+
+
+def lexical(title: str, lede: str, body: str, language: str) -> tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
+    """(terms, counts, entities) of an article, capped and sorted deterministically."""
+    counts: dict[str, int] = {}
+    for t in textmod.terms(f"{title} {lede} {body[:BODY_CHARS]}" if body else f"{title} {lede}", language):
+        counts[t] = counts.get(t, 0) + 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_TERMS]
+    top.sort()
+    ents = sorted(textmod.entities(title, body or lede, language))[:MAX_ENTITIES]
+    return tuple(t for t, _ in top), tuple(c for _, c in top), tuple(ents)
+
+
+def _source(publisher: str | None, url: str | None, article_id: str) -> str:
+    if publisher:
+        return publisher.strip().lower()
+    if url:
+        host = urlsplit(url).hostname or ""
+        if host:
+            return host.removeprefix("www.")
+    return f"article:{article_id}"
+
+
+def strip_labels(record: dict) -> dict:
+    """The record without its gold labels (the pipeline must never see them)."""
+    return {k: v for k, v in record.items() if k not in LABEL_FIELDS}
+
+
+def parse_time(value) -> int | None:
+    """ms since the epoch from an int (ms), an ISO 8601 string or a date; None when missing or unreadable."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (int, float)):
+        return int(value)
+    s = str(value).strip()
+    try:
+        if len(s) == 10:
+            d = dt.datetime.strptime(s, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc)
+        else:
+            d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+            if d.tzinfo is None:
+                d = d.replace(tzinfo=dt.timezone.utc)
+        return int(d.timestamp() * 1000)
+    except ValueError:
+        return None
+
+
+def labelled_article_id(record: dict) -> str:
+    rid = record.get("id")
+    if rid:
+        return str(rid)
+    basis = f"{record.get('url') or ''}\n{record.get('title') or ''}"
+    return hashlib.sha256(basis.encode()).hexdigest()[:32]
+
+
+def from_labelled(record: dict, first_seen_at: int, time_known: bool) -> ArticleFeatures:
+    """Features of one labelled-JSONL line (labels stripped first). Vectors are added by the embedder."""
+    r = strip_labels(record)
+    title = (r.get("title") or "").strip()
+    body = r.get("text") or ""
+    language = (r.get("language") or "und").strip().lower() or "und"
+    lede = textmod.lede_of(title, body)
+    terms, tf, ents = lexical(title, lede, body, language)
+    aid = labelled_article_id(r)
+    return ArticleFeatures(
+        article_id=aid,
+        language=language,
+        first_seen_at=int(first_seen_at),
+        time_known=time_known,
+        title=title,
+        lede=lede,
+        source=_source(r.get("publisher"), r.get("url"), aid),
+        copy_of=r.get("copy_of"),
+        terms=terms,
+        term_tf=tf,
+        entities=ents,
+        has_body=bool(body.strip()),
+    )
+
+
+def from_article(article: dict) -> ArticleFeatures:
+    """Features of an ``Article`` record. Uses the record's entities when the articles stage provided them, plus our
+    own entity keys from title and body (the articles stage may not extract numbers)."""
+    language = (article.get("language") or "und").lower()
+    title = article.get("title") or ""
+    body = article.get("body") or ""
+    lede = (article.get("lede") or "").strip() or textmod.lede_of(title, body)
+    terms, tf, ents = lexical(title, lede, body, language)
+    extra = set()
+    for e in article.get("entities") or []:
+        for part in textmod.terms(e.get("name") or "", language):
+            extra.add(part)
+    if extra:
+        ents = tuple(sorted(set(ents) | extra)[:MAX_ENTITIES])
+    return ArticleFeatures(
+        article_id=article["article_id"],
+        language=language,
+        first_seen_at=int(article["first_seen_at"]),
+        time_known=True,
+        title=title,
+        lede=lede,
+        source=_source(article.get("publisher_id"), article.get("canonical_url"), article["article_id"]),
+        copy_of=article.get("copy_of"),
+        terms=terms,
+        term_tf=tf,
+        entities=ents,
+        has_body=bool(body.strip()),
+        record=article,
+    )
+
+
+def assign_times(records: list[dict]) -> list[tuple[dict, int, bool]]:
+    """(record, first_seen_at, time_known) in input order. Missing times: previous time + 1 s (see module doc)."""
+    out = []
+    prev: int | None = None
+    for r in records:
+        t = parse_time(r.get("published_at"))
+        if t is None:
+            t = (prev if prev is not None else UNTIMED_EPOCH_MS - UNTIMED_STEP_MS) + UNTIMED_STEP_MS
+            out.append((r, t, False))
+        else:
+            out.append((r, t, True))
+        prev = t
+    return out
