@@ -655,6 +655,19 @@ def _loopback_url(url: str) -> bool:
         return False
 
 
+# Publishers of the sample world that ping the origin (POST /v1/ping) when they publish; the others are polled
+# (and wirepress pushes through its WebSub hub).
+PING_PUBLISHERS = ("agencia-sur", "berliner-blatt", "toronto-ledger")
+
+
+def make_ping_keys(publishers=PING_PUBLISHERS) -> dict:
+    """Fresh per-publisher ping keys: give the same dict to start_world(ping_keys=...) and to the origin
+    (app.config["NEWSROOM_PING_KEYS"])."""
+    import secrets
+
+    return {p: secrets.token_hex(16) for p in publishers}
+
+
 def start_world(speed: float = 10.0, **kwargs) -> SampleWorld:
     """Start the sample world on a free loopback port and return it (``.base_url``, ``.stop()``)."""
     return SampleWorld(speed=speed, **kwargs).start()
