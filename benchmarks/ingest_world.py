@@ -110,9 +110,8 @@ def main(argv=None) -> int:
         f"pings sent: {len(world.pings_sent)} (statuses {sorted({p['status'] for p in world.pings_sent})})"
     )
     polls = stats.get("polls", 0)
-    print(
-        f"polls: {polls}, 304: {stats.get('not_modified', 0)} ({100 * stats.get('not_modified', 0) / max(1, polls):.0f} %)"
-    )
+    n304 = stats.get("not_modified", 0)
+    print(f"polls: {polls}, 304: {n304} ({100 * n304 / max(1, polls):.0f} %)")
     print(f"articles released during the run and fetched: {len(rows)}")
     for source in sorted({r[0] for r in rows}) + ["ALL"]:
         sel = [r for r in rows if source == "ALL" or r[0] == source]
