@@ -141,3 +141,22 @@ def test_racing_writer_of_other_text_makes_us_decide_again(normalizer, article_s
     article_store.write(dict(other, version=1))  # the other worker stored a different text first
     d = decide(_StaleFirstRead(article_store), art)
     assert d.outcome == UPDATE and d.article["version"] == 2
+
+
+def test_dedupe_decisions_on_every_backend(normalizer, kit, store_config, pages):
+    """The same decisions against the embedded store and against Bigtable (emulator): the conditional write and the
+    content claim are the store's; dedupe only reads their answers."""
+    from stores import open_stores
+
+    store = open_stores(store_config).articles
+    tracked, amp, direct, amp_no_canonical = pages
+    outcomes = [decide(store, normalizer.normalize(r)).outcome for r in (tracked, amp, direct, amp_no_canonical)]
+    assert outcomes == [NEW, DUPLICATE, DUPLICATE, CONTENT_DUPLICATE]
+    corrected = kit.make_raw(
+        CANONICAL,
+        kit.make_html("Earthquake shakes coast, four injured", kit.WIRE_REPORT, canonical=CANONICAL),
+        fetched_at=kit.T0 + 3_600_000,
+    )
+    d = decide(store, normalizer.normalize(corrected))
+    assert (d.outcome, d.article["version"]) == (UPDATE, 2)
+    assert decide(store, normalizer.normalize(tracked)).outcome == STALE
