@@ -13,7 +13,8 @@ mainly as a bonus for shared names between articles of one event, in every langu
   "of", "de", "van", "al" inside), with per-language function-word lists (``stopwords.json``) to trim sentence-initial
   words ("The", "Der", "El"); a lone capitalised word at a sentence start is kept only if the text never uses it in
   lower case. Short mentions are folded into longer names of the same document ("Noem" -> "Kristi Noem").
-  Kind: the alias table's, else honorifics and titles before the name (Mr, Sen., Präsident ...) -> PERSON,
+  Kind: the alias table's, else honorifics and titles before the name (Mr, Sen., Präsident ...) or a speech verb
+  after a multi-word name ("... said", "... dijo") -> PERSON,
   organisational words (Inc, Ministry, Party, Universidad ...) -> ORG, a locative preposition before it ("in", "en",
   "à", "nach") -> PLACE, else OTHER.
 - Caseless scripts (Chinese, Japanese, Korean, Thai, Arabic, Hebrew, Devanagari ...): the alias table's surface
@@ -297,6 +298,10 @@ _PLACE_PREPS = {
     "во",
     "в",
 }
+_SPEECH = re.compile(
+    r"(?:said|says|told|added|explained|wrote|tweeted|dijo|afirmó|declaró|explicó|señaló|a déclaré|a dit|"
+    r"sagte|erklärte|betonte|ha detto|ha dichiarato|disse|afirmou|declarou|zei|verklaarde)\b"
+)
 _PLACE_WORDS = {
     "city",
     "county",
@@ -507,6 +512,7 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
             else:
                 break
         prev = toks[i - 1][0].casefold() if i > 0 else ""
+        following = " ".join(t for t, _ in toks[j : j + 2]).casefold()
         start_of_sentence = sentence_start
         sentence_start = False
         i = j
@@ -549,6 +555,8 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
                 kind = "PLACE"
             elif prev in _PLACE_PREPS:
                 kind = "PLACE"
+            elif len(run) >= 2 and _SPEECH.match(following):
+                kind = "PERSON"  # "Kristi Noem said", "Pedro Horrach dijo": a speaker is a person
         out.append((surface, kind, pos))
     return out
 

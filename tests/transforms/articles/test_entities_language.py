@@ -90,3 +90,12 @@ def test_language_ignores_a_wrong_label_but_uses_it_when_unsure():
     )
     assert language.detect("", declared="pt-BR") == ("pt", 0.0)
     assert language.detect("")[0] == "und"
+
+
+def test_speakers_are_people_in_several_languages():
+    en = entities.extract("", "Maria Lopez said the plan was late. Lopez told reporters it would cost more.", "en")
+    es = entities.extract("", "El fiscal Pedro Horrach dijo que el auto era firme. Horrach habló después.", "es")
+    de = entities.extract("", "Anna Schmidt sagte, der Plan sei zu spät. Schmidt erklärte das am Montag.", "de")
+    assert en[0] == {"id": "maria lopez", "name": "Maria Lopez", "kind": "PERSON"}
+    assert es[0] == {"id": "pedro horrach", "name": "Pedro Horrach", "kind": "PERSON"}
+    assert de[0] == {"id": "anna schmidt", "name": "Anna Schmidt", "kind": "PERSON"}
