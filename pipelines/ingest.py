@@ -391,6 +391,10 @@ class LocalIngest:
         except Exception as exc:
             log.error("feed registry %s unreadable: %s (keeping the previous one)", self.o.feeds, exc)
             return
+        listed = {e["url"] for e in entries}
+        for url, cfg in list(self.configs.items()):
+            if url not in listed and cfg.enabled:  # removed from the registry: stop polling it
+                self.handle_input(url, {"config": dict(cfg.to_dict(), enabled=False)})
         for entry in entries:
             self.handle_input(entry["url"], {"config": entry})
 

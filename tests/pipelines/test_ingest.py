@@ -303,3 +303,29 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
         world.stop()
         srv.shutdown()
         app.extensions["newsroom"].close()
+
+
+def test_registry_edits_reach_the_running_job(tmp_path):
+    """--feeds=table: a feed added while the job runs is polled at the next reload; a removed one stops."""
+    from pipelines.ingest import LocalIngest
+    from stores.feeds import open_feed_store
+
+    world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
+    try:
+        store = open_feed_store(StoreConfig(data_dir=str(tmp_path / "data")))
+        opts = ingest_options(tmp_path, "--feeds=table", "--registry_reload_s=0.2", "--schedule_scale=0.002")
+        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest.run(max_run_s=0.5)
+        assert ingest.stats().get("polls", 0) == 0
+        store.put_feed({"url": "http://torontoledger.test/rss.xml"})
+        ingest.run(max_run_s=1.0)
+        polled = len(world.requests_for("torontoledger.test", "/rss.xml"))
+        assert polled >= 1
+        store.delete_feed("http://torontoledger.test/rss.xml")
+        ingest.run(max_run_s=0.5)  # the reload disables it
+        settled = len(world.requests_for("torontoledger.test", "/rss.xml"))
+        ingest.run(max_run_s=1.0)
+        ingest.stop()
+        assert len(world.requests_for("torontoledger.test", "/rss.xml")) == settled
+    finally:
+        world.stop()

@@ -9,7 +9,9 @@ Reads one of
 
 Writes normalised entries ``{url, publisher_id, tier, kind, enabled}``. A feed without publisher_id gets the
 publisher of its host (transforms.publishers), whose tier sets the poll floor. The job re-reads the source every
-``--registry_reload_s``: edits reach running feeds without a restart.
+``--registry_reload_s``: edits reach running feeds without a restart. To stop a feed, set ``"enabled": false``
+(the local driver also stops feeds that disappear from the registry; on Dataflow a removed entry keeps its last
+schedule until it is disabled, since a keyed state cannot see that nobody mentions it any more).
 """
 
 from __future__ import annotations
