@@ -69,6 +69,7 @@ class FetcherConfig:
     min_host_delay_s: float = 1.0
     robots_ttl_s: float = 3600.0
     respect_robots: bool = True
+    ca_certs: str | None = None  # CA bundle for https (default: certifi's)
 
 
 class HostGate:
@@ -178,7 +179,7 @@ class Fetcher:
                         server_hostname=host,
                         assert_hostname=host,
                         cert_reqs="CERT_REQUIRED",
-                        ca_certs=certifi.where(),
+                        ca_certs=self.config.ca_certs or certifi.where(),
                     )
                 else:
                     pool = urllib3.HTTPConnectionPool(ip, port, maxsize=2, block=False, timeout=timeout, retries=False)
