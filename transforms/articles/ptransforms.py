@@ -12,6 +12,9 @@ Usage::
     articles = deduped.articles | "DetectSyndication" >> DetectSyndication()
     dead = (normalized.dead_letter, deduped.dead_letter) | beam.Flatten()
 
+or all of it at once: ``out = raw_items | ProcessArticles(store_config)`` -> ``out["articles"]``,
+``out["dead_letter"]``.
+
 Metrics (namespace ``articles``): ``normalized``, ``dead_letter_<reason>`` (http_error, too_large, empty_body,
 not_html, undecodable, xml_bomb, future_date, no_url, internal_error), ``dedupe_<outcome>`` (new, update,
 duplicate, stale, content_duplicate), ``syndication_copy``, ``syndication_original``, ``syndication_single``,
@@ -306,3 +309,25 @@ class DetectSyndication(beam.PTransform):
             | "KeyByLanguage" >> beam.Map(lambda a: (a.get("language") or "und", a))
             | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers))
         )
+
+
+class ProcessArticles(beam.PTransform):
+    """The whole articles stage: RawItem dicts -> ``{"articles": Article dicts (new articles and new versions,
+    syndication set), "dead_letter": DeadLetter dicts of every step}``. What the stories job applies to items-raw.
+
+    Args:
+        store_config: StoreConfig of the ArticleStore (``pipelines.options.store_config(options)``).
+        publishers / aliases: registry and alias table paths (None: the packaged ones).
+        clock: () -> ms, for DeadLetter.at only.
+    """
+
+    def __init__(self, store_config, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+        super().__init__()
+        self.store_config, self.publishers, self.aliases, self.clock = store_config, publishers, aliases, clock
+
+    def expand(self, raw_items):
+        normalized = raw_items | "NormalizeArticles" >> NormalizeArticles(self.publishers, self.aliases, self.clock)
+        deduped = normalized[ARTICLES] | "DedupeArticles" >> DedupeArticles(self.store_config, self.clock)
+        articles = deduped[ARTICLES] | "DetectSyndication" >> DetectSyndication(self.publishers)
+        dead = (normalized[DEAD_LETTER], deduped[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
+        return {ARTICLES: articles, DEAD_LETTER: dead}

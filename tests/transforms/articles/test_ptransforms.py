@@ -197,3 +197,49 @@ def test_syndication_is_per_language(kit, language):
         equal_to([want]),
     )
     p.run().wait_until_finish()
+
+
+def test_process_articles_end_to_end(kit, tmp_path):
+    from stores import StoreConfig
+    from transforms.articles import ProcessArticles
+
+    config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
+    wire, extra = kit.WIRE_REPORT, kit.LOCAL_EXTRA
+    copy = wire[:4] + extra[:1] + wire[4:] + extra[1:]
+    raws = [
+        kit.make_raw("https://wirepress.test/world/quake", kit.make_html("Quake hits coast", wire), fetched_at=kit.T0),
+        kit.make_raw(
+            "https://wirepress.test/world/quake?utm_source=rss",
+            kit.make_html("Quake hits coast", wire),
+            fetched_at=kit.T0 + 1000,
+        ),  # the same article again: a duplicate, not emitted
+        kit.make_raw(
+            "https://dailyherald.test/local/quake",
+            kit.make_html("Quake shakes our town", copy),
+            fetched_at=kit.T0 + 60_000,
+        ),
+        kit.make_raw(
+            "https://pacifictimes.test/world/night",
+            kit.make_html("A night outdoors", kit.INDEPENDENT_A),
+            fetched_at=kit.T0 + 120_000,
+        ),
+        kit.make_raw("https://dailyherald.test/bad", b"%PDF-1.4", headers={"content-type": "application/pdf"}),
+    ]
+    p = TestPipeline(runner="FnApiRunner")
+    out = p | beam.Create(raws, reshuffle=False) | ProcessArticles(config, clock=CLOCK)
+    from transforms.articles.urls import article_id
+
+    wire_id = article_id("https://wirepress.test/world/quake")
+    assert_that(
+        out["articles"] | beam.Map(lambda a: (a["canonical_url"], a["version"], a["copy_of"])),
+        equal_to(
+            [
+                ("https://wirepress.test/world/quake", 1, None),
+                ("https://dailyherald.test/local/quake", 1, wire_id),
+                ("https://pacifictimes.test/world/night", 1, None),
+            ]
+        ),
+        label="Articles",
+    )
+    assert_that(out["dead_letter"] | beam.Map(lambda d: d["reason"]), equal_to(["not_html"]), label="DeadLetters")
+    p.run().wait_until_finish()
