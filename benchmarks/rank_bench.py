@@ -1,0 +1,484 @@
+"""Benchmark: one full ranking cycle for every edition (73 editions x 12 sections) over 300,000 live stories, on
+one core, next to the same cycle written as a per-story Python loop.
+
+Reads nothing; prints figures (never asserts times). A synthetic world is loaded straight into the StoryBook
+columns (one book per language, as RankEditionsFn keeps one per edition; editions of a language share the same
+book object here only to save memory -- every edition still computes all its own features, exactly as the DoFn
+does). Language shares follow DESIGN.md (English ~40 %); per story 1 + Geometric(0.25) articles (15 % syndicated
+copies), newest original uniformly within the 48 h live window, 384-d centroids, a synthetic registry of ~3,000
+publishers. What is timed, per edition, is transforms.editions.cycle.run_cycle: features and scores, candidates,
+smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supporting links, page/pool documents
+and coverage documents. Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
+next minute's ~1,400 articles are folded in (timed separately), and cycle 2 is the steady state.
+
+The loop figure runs ``mode="loop"`` (per-story Python for scores, candidates, smoothing and representatives; the
+page assembly and documents are shared code) on a sample of editions and scales its ratio to the vectorised time
+of the same editions; ``--full-loop`` runs it on every edition instead. It also checks both give the same pages.
+
+    .venv/bin/python benchmarks/rank_bench.py                 # 300k stories, all editions
+    .venv/bin/python benchmarks/rank_bench.py --stories 30000 --loop-editions 4
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")  # one core: numpy's BLAS (the few matmuls) must not fan out
+
+import argparse
+import gc
+import hashlib
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
+from transforms.editions.config import load_config  # noqa: E402
+from transforms.editions.cycle import EditionMemory, run_cycle  # noqa: E402
+from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams  # noqa: E402
+from transforms.editions.scoring import LoopView  # noqa: E402
+from transforms.publishers import PublisherRegistry  # noqa: E402
+
+NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z
+LANG_SHARE = {
+    "en": 0.40,
+    "es": 0.09,
+    "de": 0.06,
+    "fr": 0.06,
+    "pt": 0.05,
+    "hi": 0.03,
+    "ar": 0.03,
+    "ja": 0.03,
+    "zh": 0.03,
+}
+
+
+class LazyColumn:
+    """A list-like column whose first ``n0`` items are made on first access (cards, ids of 1 M+ articles)."""
+
+    def __init__(self, n0: int, make):
+        self.n0, self.make, self.cache, self.extra = n0, make, {}, []
+
+    def __getitem__(self, i):
+        if i >= self.n0:
+            return self.extra[i - self.n0]
+        v = self.cache.get(i)
+        if v is None:
+            v = self.cache[i] = self.make(i)
+        return v
+
+    def __len__(self):
+        return self.n0 + len(self.extra)
+
+    def append(self, v):
+        self.extra.append(v)
+
+
+def make_registry(config, rng) -> PublisherRegistry:
+    rows = []
+    for e in config.editions:
+        for k in range(40):
+            auth = float(np.clip(rng.beta(2, 3) + (0.35 if k < 4 else 0.0), 0.05, 0.98))
+            rows.append(
+                {
+                    "publisher_id": f"{e.id}-p{k}",
+                    "name": f"{e.id} P{k}",
+                    "hosts": [f"{e.id}-p{k}.test"],
+                    "region": e.region,
+                    "language": e.language,
+                    "authority": round(auth, 3),
+                }
+            )
+    for lang in sorted({e.language for e in config.editions}):
+        for k in range(4):
+            rows.append(
+                {
+                    "publisher_id": f"wire-{lang}-{k}",
+                    "name": f"Wire {lang} {k}",
+                    "hosts": [f"wire-{lang}-{k}.test"],
+                    "region": "",
+                    "language": lang,
+                    "authority": 0.9,
+                    "is_wire": True,
+                }
+            )
+    return PublisherRegistry.from_dicts(rows)
+
+
+def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: int) -> StoryBook:
+    """Fill a StoryBook's columns for ``n`` live stories directly (what folding their changes would give)."""
+    book = StoryBook(config, registry, language, dim=dim)
+    pubs = [p.publisher_id for p in registry if p.language == language]
+    for pid in pubs:
+        book.publisher(pid)
+    P = len(pubs)
+    S = book.n_sections
+    regions_of_lang = sorted({book.region_index[e.region] for e in config.editions_for_language(language)})
+    # stories
+    sid = id_base + np.arange(n, dtype=np.int64)
+    newest = NOW - rng.integers(0, 48 * HOUR_MS, n)
+    n_art = 1 + rng.geometric(0.25, n)
+    n_art = np.minimum(n_art, 200)
+    A = int(n_art.sum())
+    a_story = np.repeat(np.arange(n, dtype=np.int32), n_art)
+    spread = rng.exponential(2 * HOUR_MS, n).astype(np.int64)
+    a_fs = newest[a_story] - (rng.random(A) * spread[a_story]).astype(np.int64)
+    first_in_story = np.r_[0, np.cumsum(n_art)[:-1]]
+    a_fs[first_in_story] = newest  # each story's newest original
+    a_copy = rng.random(A) < 0.15
+    a_copy[first_in_story] = False
+    home = rng.integers(0, max(1, P - 4), n)  # a story's articles mostly come from a neighbourhood of publishers
+    a_pub = ((home[a_story] + rng.integers(0, 40, A)) % P).astype(np.int32)
+    story_sec = rng.integers(0, S, n)
+    a_sec = np.where(rng.random(A) < 0.8, story_sec[a_story], rng.integers(-1, S, A)).astype(np.int16)
+    base_t = rng.standard_normal((n, TITLE_DIM)).astype(np.float32)
+    tv = base_t[a_story] + 0.7 * rng.standard_normal((A, TITLE_DIM)).astype(np.float32)
+    tv /= np.linalg.norm(tv, axis=1, keepdims=True)
+    cen = rng.standard_normal((n, dim)).astype(np.float32)
+    cen /= np.linalg.norm(cen, axis=1, keepdims=True)
+
+    def grow_to(names, size):
+        for name in names.split():
+            arr = getattr(book, name)
+            out = np.zeros((size,) + arr.shape[1:], arr.dtype)
+            setattr(book, name, out)
+
+    grow_to(
+        "s_id s_last_seq s_expire_seq s_alias s_centroid_seq s_sec s_nlab s_prim s_n_art s_n_orig s_first_fs s_newest_fs s_tsum "
+        "s_version s_struct s_created s_breaking_start s_breaking_last s_developing_last s_n_opinion s_n_fact",
+        n,
+    )
+    book.s_centroid = cen
+    book.n_stories = n
+    book.s_id[:] = sid
+    book.s_last_seq[:] = 1.0
+    book.s_expire_seq[:] = -1.0
+    book.s_centroid_seq[:] = 1.0
+    orig = ~a_copy
+    np.add.at(book.s_sec, (a_story[a_sec >= 0], a_sec[a_sec >= 0]), 1)
+    book.s_nlab[:] = book.s_sec.sum(axis=1)
+    book.s_prim[:] = np.where(book.s_nlab > 0, np.argmax(book.s_sec, axis=1), -1)
+    book.s_n_art[:] = n_art
+    book.s_n_orig[:] = np.bincount(a_story[orig], minlength=n)
+    first = np.full(n, np.iinfo(np.int64).max)
+    np.minimum.at(first, a_story[orig], a_fs[orig])
+    book.s_first_fs[:] = first
+    book.s_newest_fs[:] = newest
+    np.add.at(book.s_tsum, a_story, tv)
+    book.s_version[:] = newest // MINUTE_MS + 1
+    book.s_struct[:] = first // MINUTE_MS + 1
+    book.s_created[:] = first
+    opinion = rng.random(A) < 0.03
+    fact = rng.random(A) < 0.005
+    book.s_n_opinion[:] = np.bincount(a_story[opinion], minlength=n)
+    book.s_n_fact[:] = np.bincount(a_story[fact], minlength=n)
+    recent = np.flatnonzero(NOW - newest < 90 * MINUTE_MS)
+    brk = rng.choice(recent, size=min(3, recent.size), replace=False) if recent.size else []
+    for r in brk:
+        book.s_breaking_start[r] = (newest[r] // MINUTE_MS) * MINUTE_MS
+    # articles
+    # spare room for the next minutes' articles, as the book's doubling growth would have left
+    grow_to(
+        "a_story a_seq a_has a_version a_pub a_fs a_pubat a_copy a_sec a_tvec a_head a_opinion a_fact a_key a_at",
+        A + 65536,
+    )
+    book.n_articles = A
+    book.a_story[:A] = a_story
+    book.a_seq[:A] = 1.0
+    book.a_has[:A] = True
+    book.a_version[:A] = 1
+    book.a_pub[:A] = a_pub
+    book.a_fs[:A] = a_fs
+    book.a_pubat[:A] = a_fs - rng.integers(0, 10 * MINUTE_MS, A)
+    book.a_copy[:A] = a_copy
+    book.a_sec[:A] = a_sec
+    book.a_tvec[:A] = tv
+    book.a_head[:A] = rng.uniform(0.3, 1.0, A).astype(np.float32)
+    book.a_opinion[:A] = opinion
+    book.a_fact[:A] = fact
+    book.a_key[:A] = rng.integers(0, 1 << 60, A)
+    book.a_at[:A] = a_fs // MINUTE_MS + 1
+
+    def make_id(i):
+        return hashlib.sha256(f"{language}/{i}".encode()).hexdigest()[:32]
+
+    def make_card(i):
+        aid = make_id(i)
+        return {
+            "article_id": aid,
+            "url": f"https://{book.pub_ids[book.a_pub[i]]}.test/{aid[:10]}",
+            "title": f"Headline {i} of the story {int(book.s_id[book.a_story[i]])}, as reported in {language}",
+            "lede": "A synthetic lede of about one sentence, like the ones publishers write.",
+            "publisher_id": book.pub_ids[book.a_pub[i]],
+            "publisher_name": book.pub_names[book.a_pub[i]],
+            "image_url": None,
+            "published_at": int(book.a_pubat[i]),
+            "language": language,
+        }
+
+    book.a_id = LazyColumn(A, make_id)
+    book.a_card = LazyColumn(A, make_card)
+    book.a_places = LazyColumn(A, lambda i: ())
+    book.story_row = dict(zip(sid.tolist(), range(n)))
+    order = np.argsort(a_story, kind="stable")
+    bounds = np.r_[0, np.cumsum(n_art)]
+    book.members = [set(order[bounds[i] : bounds[i + 1]].tolist()) for i in range(n)]
+    book.links = [set() for _ in range(n)]
+    # story x publisher pairs of originals, in story order (as folding would allocate them)
+    key = a_story[orig].astype(np.int64) * P + a_pub[orig]
+    uniq, inv = np.unique(key, return_inverse=True)
+    latest = np.full(uniq.size, np.iinfo(np.int64).min)
+    np.maximum.at(latest, inv, a_fs[orig])
+    ns = uniq.size
+    book.n_sp = ns
+    book.sp_story = (uniq // P).astype(np.int32)
+    book.sp_pub = (uniq % P).astype(np.int32)
+    book.sp_region = book.pub_region[book.sp_pub]
+    book.sp_latest = latest
+    book.sp_n = np.bincount(inv, minlength=ns).astype(np.int32)
+    book.sp_live = np.ones(ns, bool)
+    sp_bounds = np.searchsorted(book.sp_story, np.arange(n + 1))
+    book.sp_of = [list(range(sp_bounds[i], sp_bounds[i + 1])) for i in range(n)]
+    book.sp_index = {}
+    # place mentions: ~40 % of stories name a place of one of the language's regions
+    has = np.flatnonzero(rng.random(n) < 0.4)
+    nr = has.size
+    book.n_sr = nr
+    book.sr_story = has.astype(np.int32)
+    book.sr_region = rng.choice(regions_of_lang, nr).astype(np.int16)
+    book.sr_count = np.maximum(1, (rng.random(nr) * n_art[has]).astype(np.int32))
+    book.sr_local = (book.sr_count * (rng.random(nr) < 0.3)).astype(np.int32)
+    book.sr_live = np.ones(nr, bool)
+    book.sr_of = [[] for _ in range(n)]
+    for k, r in enumerate(has.tolist()):
+        book.sr_of[r].append(k)
+    return book
+
+
+def next_minute_events(books, registry, rng, count: int) -> dict:
+    """~``count`` ASSIGN events for the minute after NOW, spread over languages by story share."""
+    out = {}
+    seq = 10_000_000
+    total = sum(b.n_stories for b in books.values())
+    for lang, book in books.items():
+        k = int(round(count * book.n_stories / total))
+        recent = np.flatnonzero(NOW - book.s_newest_fs[: book.n_stories] < 6 * HOUR_MS)
+        pubs = [p.publisher_id for p in registry if p.language == lang]
+        evs = []
+        for j in range(k):
+            seq += 1
+            row = int(rng.choice(recent))
+            fs = NOW + int(rng.integers(0, MINUTE_MS))
+            aid = hashlib.sha256(f"new/{lang}/{j}".encode()).hexdigest()[:32]
+            art = {
+                "article_id": aid,
+                "version": 1,
+                "canonical_url": f"https://x.test/{aid}",
+                "publisher_id": pubs[j % len(pubs)],
+                "publisher_name": None,
+                "language": lang,
+                "title": f"Update {j} on story {int(book.s_id[row])}",
+                "lede": "",
+                "image_url": None,
+                "published_at": fs,
+                "first_seen_at": fs,
+                "section": "world",
+                "topics": [],
+                "is_opinion": False,
+                "is_fact_check": False,
+                "copy_of": None,
+                "entities": [],
+            }
+            ch = {
+                "change_id": f"bench-{seq}",
+                "language": lang,
+                "seq": seq,
+                "kind": "ASSIGN",
+                "story_id": int(book.s_id[row]),
+                "article_id": aid,
+                "article": art,
+                "is_copy": False,
+                "at": fs,
+                "centroid": [],
+            }
+            evs.append(compact_change(ch))
+        out[lang] = evs
+    return out
+
+
+class GcMeter:
+    """CPU seconds spent in CPython's cyclic garbage collector (gc.callbacks), and full collections."""
+
+    def __init__(self):
+        self.seconds, self.full, self._t = 0.0, 0, 0.0
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase, info):
+        if phase == "start":
+            self._t = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._t
+            self.full += int(info.get("generation") == 2)
+
+    def reset(self):
+        self.seconds, self.full = 0.0, 0
+
+
+def summarise(out) -> dict:
+    """What the benchmark keeps of a cycle's output (a DoFn hands the documents on and forgets them)."""
+    return {
+        "coverage": len(out.coverage),
+        "pages": len(out.pages),
+        "entries": sum(len(p["stories"]) for p in out.pages.values()),
+        "pool": len(out.pool["stories"]),
+        "ids": {
+            sec: [(s["story_id"], s["representative"]["article_id"]) for s in p["stories"]]
+            for sec, p in out.pages.items()
+        },
+    }
+
+
+def run_all(editions, books, config, params, memories, now, mode="vector", views=None, timings=None):
+    """Run every edition's cycle; per-edition CPU seconds of this process (the machine is shared: wall time
+    includes other processes' turns on the cores, CPU time is what one core spent on the cycle)."""
+    per = {}
+    outs = {}
+    for e in editions:
+        t = time.process_time()
+        out = run_cycle(
+            books[e.language],
+            e,
+            config,
+            params,
+            memories[e.id],
+            now,
+            mode=mode,
+            view=(views or {}).get(e.language),
+            timings=timings,
+        )
+        per[e.id] = time.process_time() - t
+        outs[e.id] = summarise(out)
+        del out
+    return per, outs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--stories", type=int, default=300_000)
+    ap.add_argument("--dim", type=int, default=384, help="centroid dimension (MiniLM: 384)")
+    ap.add_argument("--loop-editions", type=int, default=6, help="editions the per-story loop runs on (sample)")
+    ap.add_argument("--full-loop", action="store_true", help="run the loop on every edition (minutes)")
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args(argv)
+
+    rng = np.random.default_rng(args.seed)
+    config = load_config()
+    params = RankParams.from_config(config)
+    editions = list(config.editions)
+    languages = sorted({e.language for e in editions})
+    rest = (1.0 - sum(LANG_SHARE.values())) / max(1, len([lang for lang in languages if lang not in LANG_SHARE]))
+    share = {lang: LANG_SHARE.get(lang, rest) for lang in languages}
+    registry = make_registry(config, rng)
+    t = time.perf_counter()
+    books, id_base = {}, 1 << 40
+    for lang in languages:
+        n = max(50, int(round(args.stories * share[lang])))
+        books[lang] = load_book(config, registry, lang, n, rng, args.dim, id_base)
+        id_base += n + 1
+    n_stories = sum(b.n_stories for b in books.values())
+    n_articles = sum(b.n_articles for b in books.values())
+    print(
+        f"world: {n_stories:,} live stories, {n_articles:,} articles, {len(languages)} languages, "
+        f"{len(editions)} editions x {len(config.sections)} sections = {len(config.pages())} pages, "
+        f"{len(registry):,} publishers, centroids {args.dim}-d (built in {time.perf_counter() - t:.1f} s)"
+    )
+    print(
+        f"largest book: {max(b.n_stories for b in books.values()):,} stories (English); "
+        f"story-edition pairs scored per cycle: {sum(books[e.language].n_stories for e in editions):,}"
+    )
+
+    # The world is static for the run: move it out of the cyclic GC's scans (a DoFn would do the same after a
+    # book rebuild); per-cycle garbage is still collected as usual.
+    gc.collect()
+    gc.freeze()
+    meter = GcMeter()
+    memories = {e.id: EditionMemory() for e in editions}
+    timings1: dict = {}
+    t, w = time.process_time(), time.perf_counter()
+    per1, outs1 = run_all(editions, books, config, params, memories, NOW, timings=timings1)
+    c1, w1 = time.process_time() - t, time.perf_counter() - w
+    cov1 = sum(o["coverage"] for o in outs1.values())
+    del outs1
+    gc.collect()
+    events = next_minute_events(books, registry, rng, 1400)
+    t = time.process_time()
+    n_ev = 0
+    for lang, evs in events.items():
+        for e in evs:
+            books[lang].apply(e)
+            n_ev += 1
+        books[lang].flush()
+    fold = time.process_time() - t
+    timings2: dict = {}
+    meter.reset()
+    t, w = time.process_time(), time.perf_counter()
+    per2, outs2 = run_all(editions, books, config, params, memories, NOW + MINUTE_MS, timings=timings2)
+    c2, w2 = time.process_time() - t, time.perf_counter() - w
+    gc2, full2 = meter.seconds, meter.full
+    cov2 = sum(o["coverage"] for o in outs2.values())
+    pages = sum(o["pages"] for o in outs2.values())
+    stories_on_pages = sum(o["entries"] for o in outs2.values())
+    pool = sum(o["pool"] for o in outs2.values())
+    load = os.getloadavg()[0]
+    print(f"vectorised cycle 1 (cold, {cov1:,} coverage docs): {c1:.2f} s CPU ({w1:.2f} s wall)")
+    print(f"fold of the next minute's {n_ev:,} articles (all books): {fold * 1000:.0f} ms CPU")
+    print(
+        f"vectorised cycle 2 (steady, {cov2:,} coverage docs): {c2:.2f} s CPU ({w2:.2f} s wall, load average "
+        f"{load:.1f} on {os.cpu_count()} cores)  <- seconds per cycle, one core"
+    )
+    print(f"  of which cyclic GC: {gc2:.2f} s ({full2} full collections); without it {c2 - gc2:.2f} s")
+    print(f"  {pages} pages, {stories_on_pages:,} page entries, {pool:,} pool entries")
+    print("  phases of cycle 2 (wall): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings2.items()))
+    slow = sorted(per2.items(), key=lambda t: -t[1])[:3]
+    print("  slowest editions: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in slow))
+
+    # ---- the per-story loop: same cycle, same memories' starting point (fresh), on a sample of editions
+    if args.full_loop:
+        sample = editions
+    else:
+        by_size = sorted(editions, key=lambda e: (-books[e.language].n_stories, e.id))
+        k = max(1, args.loop_editions)
+        sample = [by_size[int(i * (len(by_size) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else by_size[:1]
+    views = {}
+    t = time.perf_counter()
+    for lang in sorted({e.language for e in sample}):
+        views[lang] = LoopView(books[lang])
+    view_s = time.perf_counter() - t
+    mem_v = {e.id: EditionMemory() for e in sample}
+    mem_l = {e.id: EditionMemory() for e in sample}
+    per_v, out_v = run_all(sample, books, config, params, mem_v, NOW + MINUTE_MS)
+    per_l, out_l = run_all(sample, books, config, params, mem_l, NOW + MINUTE_MS, mode="loop", views=views)
+    sv, sl = sum(per_v.values()), sum(per_l.values())
+    same = all(out_v[e.id]["ids"] == out_l[e.id]["ids"] for e in sample)
+    ratio = sl / sv if sv else float("nan")
+    scope = "every edition" if args.full_loop else f"{len(sample)} sampled editions ({', '.join(e.id for e in sample)})"
+    print(
+        f"per-story loop on {scope}: {sl:.2f} s CPU vs vectorised {sv:.2f} s CPU on the same editions "
+        f"-> ratio {ratio:.1f}x (plain-Python views built outside the timing in {view_s:.1f} s)"
+    )
+    if not args.full_loop:
+        print(f"per-story loop, full cycle extrapolated by that ratio: {c2 * ratio:.1f} s CPU (vectorised {c2:.2f} s)")
+    print(f"same pages and representatives from both: {'yes' if same else 'NO'}")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS {rss:,.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""PublishSnapshots: validate, store immutable versions, move pointers by compare-and-set; rejections are counted
+and the previous version keeps serving. TrackAliases: one-hop aliases map."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import apache_beam as beam
+import pytest
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+from schemas.pages import page_path, validate_page
+from stores import StoreConfig, open_stores
+from transforms.editions import documents as docs
+from transforms.editions.publish import PublishSnapshotFn, PublishSnapshots, aliases_document, resolve_aliases
+from transforms.editions.rank import snapshot_items
+
+
+@pytest.fixture
+def cycle_output(world, make_ranker):
+    T, MIN = world.T0, world.MIN
+    for s in range(12):
+        world.story(s + 1, [f"paper-{s}", "capital-post"], T - (s + 1) * 5 * MIN)
+    r = make_ranker(world)
+    return r.cycle(T)
+
+
+def page_item(doc, min_stories=5):
+    return {
+        "kind": "edition_page",
+        "path": page_path(doc["edition"], doc["section"], doc["version"]),
+        "pointer": f"{doc['edition']}/{doc['section']}",
+        "version": doc["version"],
+        "doc": doc,
+        "min_stories": min_stories,
+    }
+
+
+def with_version(doc, version, stories=None):
+    d = copy.deepcopy(doc)
+    d["version"] = version
+    if stories is not None:
+        d["stories"] = d["stories"][:stories]
+    return d
+
+
+def run_fn(fn, item):
+    return list(fn.process(item))[0]
+
+
+def stored(doc):
+    """The JSON a reader gets: documents hold tuples where the stored JSON has arrays."""
+    return json.loads(docs.canonical_bytes(doc))
+
+
+def test_every_document_of_a_cycle_is_schema_valid(cycle_output):
+    for page in cycle_output.pages.values():
+        validate_page("edition_page", stored(page))
+    validate_page("candidate_pool", stored(cycle_output.pool))
+    assert cycle_output.coverage
+    for cov in cycle_output.coverage:
+        validate_page("story_coverage", stored(cov))
+    assert all(len(s["vector"]) == 64 for s in cycle_output.pool["stories"])
+
+
+def test_a_page_that_would_empty_is_rejected_and_the_old_version_keeps_serving(tmp_path, cycle_output):
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    fn = PublishSnapshotFn(stores.config)
+    fn.setup()
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    assert run_fn(fn, page_item(top))["outcome"] == "published"
+    assert stores.pointers.get("us-en/top") == v
+    empty = run_fn(fn, page_item(with_version(top, v + 1, stories=0)))
+    assert (empty["outcome"], empty["reason"]) == ("rejected", "too_few_stories")
+    halved = run_fn(fn, page_item(with_version(top, v + 2, stories=5)))  # 12 -> 5: lost more than half
+    assert (halved["outcome"], halved["reason"]) == ("rejected", "lost_more_than_half")
+    assert stores.pointers.get("us-en/top") == v  # still the good version
+    assert not stores.snapshots.exists(page_path("us-en", "top", v + 1))  # a rejected page is never stored
+    served = json.loads(stores.snapshots.get(page_path("us-en", "top", v)))
+    assert len(served["stories"]) == 12
+
+
+def test_unchanged_pages_replays_and_conflicts(tmp_path, cycle_output):
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    fn = PublishSnapshotFn(stores.config)
+    fn.setup()
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    assert run_fn(fn, page_item(top))["outcome"] == "published"
+    same = with_version(top, v + 1)
+    same["cycle"] = same["generated_at"] = docs.iso((v + 1) * 60_000)
+    for s in same["stories"]:
+        s["score"] *= 0.99  # only scores moved: readers see the same page
+    assert run_fn(fn, page_item(same))["outcome"] == "unchanged"
+    assert not stores.snapshots.exists(page_path("us-en", "top", v + 1))
+    assert run_fn(fn, page_item(top))["outcome"] == "stale"  # a replay of the live version
+    reordered = with_version(top, v + 2)
+    reordered["stories"] = list(reversed(reordered["stories"]))
+    for i, s in enumerate(reordered["stories"], start=1):
+        s["rank"] = i
+    stores.snapshots.put(page_path("us-en", "top", v + 2), b'{"someone":"else"}')
+    assert run_fn(fn, page_item(reordered))["outcome"] == "conflict"
+    assert stores.pointers.get("us-en/top") == v
+    fresh = PublishSnapshotFn(stores.config)  # a new worker reads the live version from the store
+    fresh.setup()
+    reordered["version"] = v + 3
+    assert run_fn(fresh, page_item(reordered))["outcome"] == "published"
+    assert stores.pointers.get("us-en/top") == v + 3
+    assert [h["version"] for h in stores.pointers.history("us-en/top")] == [v, v + 3]
+
+
+def test_a_lasting_shrink_is_accepted_after_the_confirmation_cycles(tmp_path, cycle_output):
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    fn = PublishSnapshotFn(stores.config, confirm_shrink_cycles=3)
+    fn.setup()
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    run_fn(fn, page_item(top))
+    outcomes = [run_fn(fn, page_item(with_version(top, v + k, stories=5)))["outcome"] for k in (1, 2, 3)]
+    assert outcomes == ["rejected", "rejected", "published"]
+
+
+def test_rejections_are_counted_as_beam_metrics(tmp_path, cycle_output):
+    config = StoreConfig(data_dir=str(tmp_path))
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    items = [page_item(top), page_item(with_version(top, v + 1, stories=0))]
+    p = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions())
+    _ = p | beam.Create(items[:1]) | "First" >> PublishSnapshots(config)
+    p.run().wait_until_finish()
+    p = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions())
+    _ = p | beam.Create(items[1:]) | "Second" >> PublishSnapshots(config)
+    result = p.run()
+    result.wait_until_finish()
+    counters = {
+        c.key.metric.name: c.committed
+        for c in result.metrics().query(MetricsFilter().with_namespace("snapshots"))["counters"]
+    }
+    assert counters.get("rejected") == 1 and counters.get("rejected_too_few_stories") == 1
+    assert open_stores(config).pointers.get("us-en/top") == v
+
+
+def test_coverage_and_pool_are_published_with_their_pointers(tmp_path, cycle_output):
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    fn = PublishSnapshotFn(stores.config)
+    fn.setup()
+    from transforms.editions.config import load_config
+
+    items = snapshot_items(cycle_output, load_config())
+    results = [run_fn(fn, it) for it in items]
+    published = {r["pointer"] for r in results if r["outcome"] == "published"}
+    assert "pool/us-en" in published and "us-en/top" in published
+    assert {f"story/{c['story_id']}" for c in cycle_output.coverage} <= published
+    again = [run_fn(fn, it)["outcome"] for it in items if it["kind"] == "story_coverage"]
+    assert set(again) == {"stale"}  # another edition emitting the same coverage version changes nothing
+    cov = cycle_output.coverage[0]
+    assert stores.snapshots.get(f"stories/{cov['story_id']}/v{cov['version']}.json") == docs.canonical_bytes(cov)
+
+
+def test_aliases_resolve_in_one_hop():
+    merges = [
+        {"id": "a", "story_id": 2, "other_story_id": 3, "seq": 1, "at": 10},
+        {"id": "b", "story_id": 1, "other_story_id": 2, "seq": 2, "at": 20},
+        {"id": "c", "story_id": 9, "other_story_id": 8, "seq": 3, "at": 30},
+    ]
+    alias = resolve_aliases(merges)
+    assert alias == {3: 1, 2: 1, 8: 9}
+    doc = aliases_document(alias, 5)
+    validate_page("aliases", doc)
+    assert doc["aliases"] == {"2": "1", "3": "1", "8": "9"}
+
+
+def test_canonical_bytes_and_projection_are_deterministic():
+    doc = {"b": 1.5, "a": ["é", 2]}
+    assert docs.canonical_bytes(doc) == '{"a":["é",2],"b":1.5}'.encode()
+    import numpy as np
+
+    c = np.random.default_rng(0).standard_normal((3, 384))
+    v1, v2 = docs.project(c), docs.project(c.copy())
+    assert (v1 == v2).all() and v1.shape == (3, 64)
+    assert np.allclose(np.linalg.norm(v1, axis=1), 1.0, atol=1e-3)
+    # the projection keeps cosines roughly: a near-duplicate stays near, an unrelated vector does not
+    a = c[0] / np.linalg.norm(c[0])
+    b = 0.95 * a + 0.05 * c[1] / np.linalg.norm(c[1])
+    pa, pb, pc = docs.project(np.stack([a, b, c[2]]))
+    assert pa @ pb > 0.9 and abs(pa @ pc) < 0.5
+    assert docs.iso(1_709_294_400_123) == "2024-03-01T12:00:00.123Z"

@@ -1,0 +1,183 @@
+"""Turn one section's scored candidates into the page's story order: hysteresis, diversity, the Breaking pin.
+
+Reads plain Python values (story ids, scores, representatives' publishers, sections, unit centroids); writes
+nothing. Per page, in this order (DESIGN.md section 5):
+
+1. Hysteresis. Start from last cycle's order (stories still eligible), merge newcomers in by score, then swap
+   neighbours only where the lower one's smoothed score beats the upper one's by more than 10 %. Each swap removes
+   an inversion of the score order, so the passes terminate; a story whose score wobbles within 10 % of its
+   neighbour keeps its place, and pages do not jump every minute.
+2. Pins. Breaking stories relevant to the edition go first, most recent burst first (at most ``max_pins``), in
+   the cycle their burst is detected, for at most 2 h; the pin bypasses smoothing and hysteresis.
+3. Diversity. Walk the order; never take a story whose centroid cosine with an already placed story exceeds 0.85
+   (the lower-ranked near-duplicate leaves the page). In the top 10 take at most 2 representatives of one
+   publisher -- a story blocked by its representative's publisher first tries its best article from another
+   publisher (the caller's ``alternative``), else it waits below the top 10 (and is left out if the top 10 never
+   fills: the publisher limit is an invariant). On pages that mix sections take at most 3 stories of one topical
+   section in the top 10; this one is best effort: if only stories of full sections are left, they fill the top
+   10 rather than leave it short. Pinned stories count toward the limits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def hysteresis_order(previous: list[int], scores: dict[int, float], threshold: float) -> list[int]:
+    """Order ``scores``' stories: keep ``previous`` order unless a neighbour is more than ``threshold`` better."""
+    prev = [s for s in previous if s in scores]
+    seen = set(prev)
+    new = sorted((s for s in scores if s not in seen), key=lambda s: (-scores[s], s))
+    merged: list[int] = []
+    j = 0
+    for s in prev:
+        while j < len(new) and scores[new[j]] > scores[s]:
+            merged.append(new[j])
+            j += 1
+        merged.append(s)
+    merged.extend(new[j:])
+    # One insertion pass: a story moves up past its upper neighbour only while it beats it by more than the
+    # threshold. Afterwards no neighbour pair is more than ``threshold`` out of order (the fixed point of
+    # repeated neighbour swaps), in O(n + swaps).
+    factor = 1.0 + threshold
+    for k in range(1, len(merged)):
+        j = k
+        x = merged[k]
+        sx = scores[x]
+        while j > 0 and sx > scores[merged[j - 1]] * factor:
+            merged[j] = merged[j - 1]
+            j -= 1
+        merged[j] = x
+    return merged
+
+
+class Slot:
+    __slots__ = ("story_id", "pinned", "alt_rep")
+
+    def __init__(self, story_id: int, pinned: bool = False, alt_rep: int | None = None):
+        self.story_id = story_id
+        self.pinned = pinned
+        self.alt_rep = alt_rep  # an article chosen instead of the representative (publisher limit)
+
+
+@dataclass
+class DiversityRules:
+    top_n: int = 10
+    max_per_section: int = 3
+    max_per_publisher: int = 2
+    max_cosine: float = 0.85
+    page_size: int = 30
+    mixed_sections: bool = True
+
+
+def assemble(
+    order: list[int],
+    pins: list[int],
+    publisher_of: dict[int, str],
+    section_of: dict[int, str],
+    vec_index: dict[int, int],
+    vec_matrix: np.ndarray | None,
+    rules: DiversityRules,
+    alternative=None,
+) -> list[Slot]:
+    """The page's slots.
+
+    ``vec_index`` maps a story to its row of unit centroids in ``vec_matrix`` (stories without one are never
+    near-duplicates); ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
+    """
+    placed: list[Slot] = []
+    pub_count: dict[str, int] = {}
+    sec_count: dict[str, int] = {}
+    waiting: list[Slot] = []
+    everyone = [x for x in dict.fromkeys(list(pins) + list(order)) if x in vec_index]
+    index = {x: i for i, x in enumerate(everyone)}
+    sims = None
+    if everyone and vec_matrix is not None:
+        m = vec_matrix[[vec_index[x] for x in everyone]]
+        sims = m @ m.T  # one small matrix per page
+    # closest[j]: the highest cosine of story j with any placed story, kept up to date as stories are placed
+    closest = [-1.0] * len(everyone)
+
+    def near_duplicate(sid: int) -> bool:
+        j = index.get(sid)
+        return j is not None and closest[j] > rules.max_cosine
+
+    def place(slot: Slot, pub: str | None) -> None:
+        nonlocal closest
+        placed.append(slot)
+        j = index.get(slot.story_id)
+        if j is not None and sims is not None:
+            closest = np.maximum(closest, sims[j]).tolist()
+        if pub is not None:
+            pub_count[pub] = pub_count.get(pub, 0) + 1
+        sec = section_of.get(slot.story_id)
+        if sec is not None:
+            sec_count[sec] = sec_count.get(sec, 0) + 1
+
+    pinned = set(pins)
+    queue = [Slot(s, pinned=True) for s in pins] + [Slot(s) for s in order if s not in pinned]
+    section_waiting: list[Slot] = []  # may still fill the top 10 if nothing else is left
+    for slot in queue:
+        if len(placed) >= rules.page_size:
+            break
+        sid = slot.story_id
+        if near_duplicate(sid):
+            continue
+        if len(placed) < rules.top_n and not slot.pinned:
+            sec = section_of.get(sid)
+            if rules.mixed_sections and sec is not None and sec_count.get(sec, 0) >= rules.max_per_section:
+                waiting.append(slot)
+                section_waiting.append(slot)
+                continue
+            pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
+            if pub is False:
+                waiting.append(slot)
+                continue
+            place(slot, pub)
+            if len(placed) == rules.top_n:
+                _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+                waiting, section_waiting = [], []
+            continue
+        place(slot, publisher_of.get(sid))
+    if len(placed) < rules.top_n and section_waiting:
+        # Best effort for sections: when every story left is from a section already at its limit, the top 10 is
+        # still filled (in order) rather than left short. The publisher limit is never relaxed.
+        for slot in section_waiting:
+            if len(placed) >= rules.top_n:
+                break
+            if near_duplicate(slot.story_id):
+                continue
+            pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
+            if pub is False:
+                continue
+            place(slot, pub)
+            waiting.remove(slot)
+        if len(placed) == rules.top_n:
+            _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+    # Stories still waiting when the page has fewer than top_n stories are left out: the publisher limit is an
+    # invariant of every top 10, and a short page is better than a page one publisher dominates.
+    return placed
+
+
+def _publisher_ok(slot: Slot, publisher_of, pub_count, rules: DiversityRules, alternative):
+    """The publisher the slot will show (its representative's, or an alternative's), or False if blocked."""
+    pub = publisher_of.get(slot.story_id)
+    if pub is None or pub_count.get(pub, 0) < rules.max_per_publisher:
+        return pub
+    blocked = {p for p, c in pub_count.items() if c >= rules.max_per_publisher}
+    alt = alternative(slot.story_id, blocked) if alternative else None
+    if alt is None:
+        return False
+    slot.alt_rep, pub = alt
+    return pub
+
+
+def _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of) -> None:
+    """The top 10 is full: the waiting stories come right after it, in their order."""
+    for w in waiting:
+        if len(placed) >= rules.page_size:
+            break
+        if not near_duplicate(w.story_id):
+            place(w, publisher_of.get(w.story_id))

@@ -1,0 +1,298 @@
+"""PublishSnapshots: validate every page, pool, story coverage and aliases map, store it as an immutable versioned
+object, then move its latest pointer by compare-and-set. TrackAliases: the merged-story map.
+
+Reads snapshot items from :class:`~transforms.editions.rank.RankEditions` / :class:`TrackAliases`
+(``{"kind", "path", "pointer", "version", "doc", "min_stories"}``); writes through the store interfaces only
+(``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
+``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.
+
+Object names and pointers (schemas/pages.py):
+    pages/{edition}/{section}/v{n}.json   pointer "{edition}/{section}"
+    pools/{edition}/v{n}.json             pointer "pool/{edition}"
+    stories/{story_id}/v{n}.json          pointer "story/{story_id}"
+    aliases/v{n}.json                     pointer "aliases"
+
+Per item, in order:
+1. stale   -- the pointer is already at this version or later (a replay, a timer that fired twice): nothing.
+2. unchanged -- a page/pool/aliases map whose reader-visible content (without version, cycle and scores) equals the
+   live version's is not rewritten: ~870 pages a minute would otherwise be written when little changed.
+3. validate (documents.validate, on the canonical bytes about to be stored): schema, minimum story count, a
+   representative for every story, and no page losing more than half the stories of the live version in one
+   cycle. A rejected item leaves the live version serving and is counted (``snapshots/rejected`` and
+   ``snapshots/rejected_<reason>``). A page that keeps proposing the same large shrink for
+   ``confirm_shrink_cycles`` consecutive cycles (15 min by default) is accepted: a real, lasting change (a quiet
+   night) must not freeze a page forever, a one-cycle collapse is held.
+4. put -- immutable by name; AlreadyExists with the same bytes is a replay (fine), with other bytes a conflict
+   (counted; the pointer is not moved).
+5. compare-and-set from the version read in step 1; if another writer moved it meanwhile, re-read and retry
+   once unless the pointer has passed this version.
+Store errors (StoreError) are transient: they are raised so the bundle is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.typehints import KV
+from apache_beam.utils.timestamp import Timestamp
+
+from schemas.pages import aliases_path, page_path, pool_path, story_path
+from stores import AlreadyExists, NotFound, StoreConfig, open_stores
+from transforms.editions import documents as docs
+from transforms.editions.book import event_sort_key
+from transforms.editions.params import MINUTE_MS
+
+log = logging.getLogger(__name__)
+
+
+def path_of(kind: str, pointer: str, version: int) -> str:
+    if kind == "edition_page":
+        edition, section = pointer.split("/", 1)
+        return page_path(edition, section, version)
+    if kind == "candidate_pool":
+        return pool_path(pointer.split("/", 1)[1], version)
+    if kind == "story_coverage":
+        return story_path(pointer.split("/", 1)[1], version)
+    if kind == "aliases":
+        return aliases_path(version)
+    raise ValueError(f"unknown snapshot kind {kind!r}")
+
+
+class PublishSnapshotFn(beam.DoFn):
+    """Validate -> put -> compare-and-set, one snapshot item at a time (see the module docstring)."""
+
+    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
+        self.store_config = store_config
+        self.confirm_shrink_cycles = confirm_shrink_cycles
+        self.counters = {}
+
+    def _count(self, name: str, n: int = 1) -> None:
+        c = self.counters.get(name)
+        if c is None:
+            c = self.counters[name] = Metrics.counter("snapshots", name)
+        c.inc(n)
+
+    def setup(self):
+        self.stores = open_stores(self.store_config)
+        self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
+        self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
+
+    def _live_summary(self, kind: str, pointer: str, current: int | None) -> tuple:
+        if current is None:
+            return (None, None, None)
+        hit = self._live.get(pointer)
+        if hit and hit[0] == current:
+            return hit
+        try:
+            doc = json.loads(self.stores.snapshots.get(path_of(kind, pointer, current)))
+            summary = (current, len(doc.get("stories", [])) if "stories" in doc else None, docs.content_digest(doc))
+        except (NotFound, ValueError):
+            self._count("live_version_unreadable")
+            summary = (current, None, None)
+        self._live[pointer] = summary
+        return summary
+
+    def process(self, item):
+        kind, pointer, version, doc = item["kind"], item["pointer"], int(item["version"]), item["doc"]
+        result = {"pointer": pointer, "version": version, "kind": kind, "outcome": "", "reason": ""}
+        current = self.stores.pointers.get(pointer)
+        if current is not None and current >= version:
+            self._count("stale")
+            result["outcome"] = "stale"
+            yield result
+            return
+        _, live_count, live_digest = self._live_summary(kind, pointer, current)
+        digest = docs.content_digest(doc)
+        if kind != "story_coverage" and live_digest is not None and digest == live_digest:
+            self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
+            result["outcome"] = "unchanged"
+            yield result
+            return
+        data = docs.canonical_bytes(doc)
+        try:
+            docs.validate(kind, doc, live_count, item.get("min_stories", 1), data)
+            self._shrink.pop(pointer, None)
+        except docs.SnapshotRejected as exc:
+            streak = self._shrink.get(pointer, 0) + 1 if exc.reason == "lost_more_than_half" else 0
+            if exc.reason == "lost_more_than_half" and streak >= self.confirm_shrink_cycles:
+                self._count("shrink_confirmed")
+                self._shrink.pop(pointer, None)
+            else:
+                if streak:
+                    self._shrink[pointer] = streak
+                self._count("rejected")
+                self._count(f"rejected_{exc.reason}")
+                log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
+                result.update(outcome="rejected", reason=exc.reason)
+                yield result
+                return
+        path = path_of(kind, pointer, version)
+        try:
+            self.stores.snapshots.put(path, data)
+        except AlreadyExists:
+            if self.stores.snapshots.get(path) != data:
+                self._count("conflicts")
+                log.warning("snapshot %s exists with other bytes; pointer %s not moved", path, pointer)
+                result.update(outcome="conflict", reason="different_bytes")
+                yield result
+                return
+        for _ in range(2):
+            if self.stores.pointers.compare_and_set(pointer, current, version, reason="publish"):
+                self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
+                self._count("published")
+                self._count(f"published_{kind}")
+                result["outcome"] = "published"
+                yield result
+                return
+            current = self.stores.pointers.get(pointer)
+            if current is not None and current >= version:
+                break
+        self._count("stale")
+        result["outcome"] = "stale"
+        yield result
+
+
+class PublishSnapshots(beam.PTransform):
+    """Snapshot items -> stored objects and moved pointers; yields one result per item.
+
+    Args:
+        store_config: where the snapshot and pointer stores live (``pipelines.options.store_config(options)``).
+        confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
+    """
+
+    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
+        super().__init__()
+        self.store_config = store_config
+        self.confirm_shrink_cycles = confirm_shrink_cycles
+
+    def expand(self, items):
+        return items | "ValidateStoreAndPoint" >> beam.ParDo(
+            PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
+        )
+
+
+# ------------------------------------------------------------------------------------------------------ aliases
+def resolve_aliases(merges: list[dict]) -> dict[int, int]:
+    """absorbed id -> survivor id, one hop, from MERGE events applied in canonical order."""
+    alias: dict[int, int] = {}
+    for m in sorted(merges, key=event_sort_key):
+        absorbed, survivor = int(m["other_story_id"]), int(m["story_id"])
+        survivor = alias.get(survivor, survivor)
+        if absorbed == survivor:
+            continue
+        for k, v in list(alias.items()):
+            if v == absorbed:
+                alias[k] = survivor
+        alias[absorbed] = survivor
+    return alias
+
+
+def aliases_document(alias: dict[int, int], version: int) -> dict:
+    return {
+        "schema": docs.ALIASES_SCHEMA,
+        "version": version,
+        "aliases": {str(k): str(v) for k, v in sorted(alias.items())},
+    }
+
+
+class TrackAliasesFn(beam.DoFn):
+    """Single key: every MERGE; at the minute boundary after a new merge, emit the whole aliases map.
+
+    State: MERGES (bag of merge events), NEXT (cycle the timer is set for), LAST (last cycle ranked),
+    EMITTED (how many merges the last emitted map held). Timer: CYCLE (event time).
+    """
+
+    MERGES = BagStateSpec("merges", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
+    EMITTED = ReadModifyWriteStateSpec("emitted", VarIntCoder())
+    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def process(
+        self,
+        element,
+        merges=beam.DoFn.StateParam(MERGES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        last=beam.DoFn.StateParam(LAST),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        _, m = element
+        merges.add(m)
+        cycle = max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS)
+        current = nxt.read()
+        if current is None or cycle < current:
+            timer.set(Timestamp(micros=cycle * 1000))
+            nxt.write(cycle)
+
+    @on_timer(CYCLE)
+    def on_cycle(
+        self,
+        ts=beam.DoFn.TimestampParam,
+        merges=beam.DoFn.StateParam(MERGES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        last=beam.DoFn.StateParam(LAST),
+        emitted=beam.DoFn.StateParam(EMITTED),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        now = int(ts.micros // 1000)
+        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
+            pending = nxt.read()
+            if pending is not None and pending > now:
+                timer.set(Timestamp(micros=pending * 1000))
+            return
+        by_id = {m["id"]: m for m in merges.read()}  # replays of a change collapse here
+        due = [m for m in by_id.values() if m["at"] < now]
+        future = [m for m in by_id.values() if m["at"] >= now]
+        if due and len(due) != (emitted.read() or 0):
+            version = now // MINUTE_MS
+            yield {
+                "kind": "aliases",
+                "path": aliases_path(version),
+                "pointer": "aliases",
+                "version": version,
+                "doc": aliases_document(resolve_aliases(due), version),
+                "min_stories": 0,
+            }
+            emitted.write(len(due))
+        last.write(now)
+        if future:
+            cycle = (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS
+            timer.set(Timestamp(micros=cycle * 1000))
+            nxt.write(cycle)
+        else:
+            nxt.clear()
+
+
+class TrackAliases(beam.PTransform):
+    """StoryChange records -> aliases snapshot items (one per minute with a new merge)."""
+
+    def expand(self, changes):
+        return (
+            changes
+            | "KeepMerges" >> beam.Filter(lambda c: c.get("kind") == "MERGE" and c.get("other_story_id") is not None)
+            | "KeyMergesTogether"
+            >> beam.Map(
+                lambda c: beam.window.TimestampedValue(
+                    (
+                        "aliases",
+                        {
+                            "id": c["change_id"],
+                            "story_id": int(c["story_id"]),
+                            "other_story_id": int(c["other_story_id"]),
+                            "seq": int(c["seq"]),
+                            "at": int(c["at"]),
+                        },
+                    ),
+                    c["at"] / 1000.0,
+                )
+            )
+            | "MergesToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows()).with_output_types(KV[str, Any])
+            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
+        )

@@ -1,0 +1,298 @@
+"""Which article represents a story in an edition, and which four support it.
+
+Reads a :class:`~transforms.editions.book.StoryBook`; writes nothing. Per candidate story and edition, every member
+article is scored (weights in editions.json ``ranking.representative``):
+
+    centrality  cosine of the article's hashed title vector with the story's summed title vector (how typical
+                its headline is of the story; articles carry no embedding of their own in StoryChange)
+    authority   the publisher's topic authority for the story's primary section
+    freshness   0.5 ** ((story's newest original - article first seen) / 4 h), relative so it is cycle-independent
+    headline    :func:`~transforms.editions.book.headline_quality`
+    + first-report boost (the story's earliest original), + local boost (publisher of the edition's region),
+    - copy penalty (a syndicated copy rarely represents), - opinion penalty (news represents, opinion is labelled)
+
+The best article wins, but articles within 5 % of it are near-ties: the choice among them rotates with
+``hash(story, edition, hour)`` (splitmix64), so every reader sees the same card for an hour, and cards rotate
+between hours rather than per request. A publisher whose share of today's representative impressions in the
+edition exceeds the cap (10 %, once the edition has served a minimum number) is passed over whenever the story has
+another publisher's article.
+
+Supporting links: maximal marginal relevance (lambda 0.7) over the story's best article per publisher, similarity
+= title-vector cosine, at most one per publisher (never the representative's), at most one wire copy (a copy, or
+an article of a wire service).
+
+:func:`choose_representatives` is vectorised over all candidate stories; :func:`choose_representatives_loop` is its
+per-story twin (tests, benchmark).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from transforms.editions.book import StoryBook
+from transforms.editions.params import HOUR_MS, RepresentativeParams, SupportingParams
+
+_M64 = (1 << 64) - 1
+
+
+def edition_key(edition_id: str) -> int:
+    return int(hashlib.sha256(edition_id.encode()).hexdigest()[:16], 16)
+
+
+def _mix64_np(x: np.ndarray) -> np.ndarray:
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def mix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def rotation_hash(story_ids: np.ndarray, edition_id: str, hour: int) -> np.ndarray:
+    """hash(story, edition, hour) as uint64, vectorised (equal to :func:`rotation_hash_one`)."""
+    salt = np.uint64(mix64(edition_key(edition_id) ^ (hour & _M64)))
+    return _mix64_np(story_ids.astype(np.uint64) ^ salt)
+
+
+def rotation_hash_one(story_id: int, edition_id: str, hour: int) -> int:
+    return mix64((story_id & _M64) ^ mix64(edition_key(edition_id) ^ (hour & _M64)))
+
+
+@dataclass
+class Representatives:
+    """Per candidate story (aligned with ``rows``): the chosen article row (-1: none) and its article group."""
+
+    rows: np.ndarray
+    rep: np.ndarray
+    start: np.ndarray  # group of the story's articles in ``ordered`` (best first), -1 when none
+    length: np.ndarray
+    ordered: np.ndarray  # article rows, grouped by story, best first
+    scores: np.ndarray  # aligned with ordered
+    near: np.ndarray  # per candidate: how many near-ties the rotation chose from
+
+    def index(self) -> dict[int, int]:
+        return {int(r): i for i, r in enumerate(self.rows.tolist())}
+
+
+def capped_publishers(counts: dict, total: int, p: RepresentativeParams) -> set[str]:
+    if total < p.share_cap_min_impressions:
+        return set()
+    return {pub for pub, c in counts.items() if c / total > p.publisher_share_cap}
+
+
+def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[str], p: RepresentativeParams, prim):
+    st = book.a_story[arts]
+    pubs = book.a_pub[arts]
+    tsum = book.s_tsum[st]
+    norm = np.linalg.norm(tsum, axis=1)
+    central = np.einsum("ij,ij->i", book.a_tvec[arts], tsum) / np.maximum(norm, 1e-9)
+    auth = book.pub_auth[pubs, prim[st] + 1]
+    fresh = np.minimum(1.0, np.power(0.5, (book.s_newest_fs[st] - book.a_fs[arts]) / (4.0 * HOUR_MS)))
+    copy = book.a_copy[arts]
+    first = ~copy & (book.a_fs[arts] == book.s_first_fs[st])
+    local = book.pub_region[pubs] == book.region_index.get(region, -2)
+    score = (
+        p.w_centrality * central
+        + p.w_authority * auth
+        + p.w_freshness * fresh
+        + p.w_headline * book.a_head[arts]
+        + p.first_report_boost * first
+        + p.local_boost * local
+        - p.copy_penalty * copy
+        - p.opinion_penalty * book.a_opinion[arts]
+    )
+    if capped:
+        cap_idx = [book.pub_index[c] for c in capped if c in book.pub_index]
+        score = score - 10.0 * np.isin(pubs, cap_idx)
+    return score
+
+
+def choose_representatives(
+    book: StoryBook,
+    rows: np.ndarray,
+    edition_id: str,
+    region: str,
+    hour: int,
+    capped: set[str],
+    p: RepresentativeParams,
+    prim: np.ndarray | None = None,
+) -> Representatives:
+    n, na = book.n_stories, book.n_articles
+    in_c = np.zeros(n + 1, bool)
+    in_c[rows] = True
+    a_story = book.a_story[:na]
+    arts = np.flatnonzero(book.a_has[:na] & in_c[a_story])  # a_story == -1 reads in_c[-1], always False
+    prim = book.primary_sections() if prim is None else prim
+    score = article_scores(book, arts, region, capped, p, prim)
+    st = a_story[arts]
+    order = np.lexsort((book.a_key[arts], -score, st))
+    ordered, sscore, sst = arts[order], score[order], st[order]
+    k = rows.size
+    rep = np.full(k, -1, np.int64)
+    start = np.full(k, -1, np.int64)
+    length = np.zeros(k, np.int64)
+    near_k = np.zeros(k, np.int64)
+    if ordered.size:
+        starts = np.flatnonzero(np.r_[True, sst[1:] != sst[:-1]])
+        lens = np.diff(np.r_[starts, sst.size])
+        best = sscore[starts]
+        near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
+        kk = np.add.reduceat(near.astype(np.int64), starts)
+        gstory = sst[starts]
+        h = rotation_hash(book.s_id[gstory], edition_id, hour)
+        pick = starts + (h % kk.astype(np.uint64)).astype(np.int64)
+        pos = np.searchsorted(rows, gstory)
+        rep[pos], start[pos], length[pos], near_k[pos] = ordered[pick], starts, lens, kk
+    return Representatives(rows, rep, start, length, ordered, sscore, near_k)
+
+
+def choose_representatives_loop(
+    book: StoryBook,
+    rows: np.ndarray,
+    edition_id: str,
+    region: str,
+    hour: int,
+    capped: set[str],
+    p: RepresentativeParams,
+    prim: np.ndarray | None = None,
+) -> Representatives:
+    """The per-story twin of :func:`choose_representatives`."""
+    rid = book.region_index.get(region, -2)
+    prim = (book.primary_sections() if prim is None else prim).tolist()
+    out_rep, out_start, out_len, out_near, ordered_all, scores_all = [], [], [], [], [], []
+    for row in rows.tolist():
+        tsum = book.s_tsum[row].tolist()
+        norm = sum(x * x for x in tsum) ** 0.5
+        col = prim[row] + 1
+        newest, first_fs = int(book.s_newest_fs[row]), int(book.s_first_fs[row])
+        scored = []
+        for a in book.members[row]:
+            if not book.a_has[a]:
+                continue
+            tv = book.a_tvec[a].tolist()
+            central = sum(x * y for x, y in zip(tv, tsum)) / max(norm, 1e-9)
+            pub = int(book.a_pub[a])
+            fs = int(book.a_fs[a])
+            copy = bool(book.a_copy[a])
+            s = (
+                p.w_centrality * central
+                + p.w_authority * float(book.pub_auth[pub, col])
+                + p.w_freshness * min(1.0, 0.5 ** ((newest - fs) / (4.0 * HOUR_MS)))
+                + p.w_headline * float(book.a_head[a])
+                + p.first_report_boost * (not copy and fs == first_fs)
+                + p.local_boost * (int(book.pub_region[pub]) == rid)
+                - p.copy_penalty * copy
+                - p.opinion_penalty * bool(book.a_opinion[a])
+            )
+            if book.pub_ids[pub] in capped:
+                s -= 10.0
+            scored.append((s, int(book.a_key[a]), a))
+        if not scored:
+            out_rep.append(-1), out_start.append(-1), out_len.append(0), out_near.append(0)
+            continue
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        best = scored[0][0]
+        k = sum(1 for s, _, _ in scored if s >= best - p.near_tie * abs(best))
+        h = rotation_hash_one(int(book.s_id[row]), edition_id, hour)
+        out_start.append(len(ordered_all))
+        out_len.append(len(scored))
+        out_rep.append(scored[h % k][2])
+        out_near.append(k)
+        ordered_all.extend(a for _, _, a in scored)
+        scores_all.extend(s for s, _, _ in scored)
+    return Representatives(
+        rows,
+        np.array(out_rep, np.int64),
+        np.array(out_start, np.int64),
+        np.array(out_len, np.int64),
+        np.array(ordered_all, np.int64),
+        np.array(scores_all),
+        np.array(out_near, np.int64),
+    )
+
+
+def is_wire_copy(book: StoryBook, a: int) -> bool:
+    return bool(book.a_copy[a]) or bool(book.pub_wire[book.a_pub[a]])
+
+
+def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
+    """Up to ``p.count`` supporting article rows for candidate ``i`` by MMR (one per publisher, one wire copy)."""
+    s, n = int(reps.start[i]), int(reps.length[i])
+    if s < 0 or p.count <= 0 or n <= 1:
+        return []
+    grp = reps.ordered[s : s + n]
+    grp_l, pubs_l, sc_l = grp.tolist(), book.a_pub[grp].tolist(), reps.scores[s : s + n].tolist()
+    seen_pub = {int(book.a_pub[rep])}
+    cands, rel = [], []
+    for a, pub, sc in zip(grp_l, pubs_l, sc_l):
+        if a == rep or pub in seen_pub:
+            continue
+        seen_pub.add(pub)  # the best article of each other publisher
+        cands.append(a)
+        rel.append(sc)
+        if len(cands) >= p.candidates:
+            break
+    if not cands:
+        return []
+    arr = np.array([rep] + cands)
+    vecs = book.a_tvec[arr].astype(np.float64)
+    sims = (vecs @ vecs.T).tolist()
+    wire_l = (book.a_copy[arr] | book.pub_wire[book.a_pub[arr]]).tolist()
+    top = max(abs(r) for r in rel) or 1.0
+    rel = [r / top for r in rel]
+    wire = int(wire_l[0])
+    chosen: list[int] = []  # indices into cands
+    picked_max = sims[0][1:]  # max similarity to what is already shown (the representative)
+    alive = list(range(len(cands)))
+    lam = p.mmr_lambda
+    while alive and len(chosen) < p.count:
+        best_j, best_v = -1, -1e18
+        for j in alive:
+            v = lam * rel[j] - (1 - lam) * picked_max[j]
+            if v > best_v:
+                best_j, best_v = j, v
+        alive.remove(best_j)
+        if wire_l[best_j + 1]:
+            if wire >= p.max_wire_copies:
+                continue
+            wire += 1
+        chosen.append(best_j)
+        row = sims[best_j + 1]
+        for j in alive:
+            if row[j + 1] > picked_max[j]:
+                picked_max[j] = row[j + 1]
+    return [cands[j] for j in chosen]
+
+
+# Card labels in schema order, by bit: opinion 1, fact_check 2, wire 4, local 8, first_report 16.
+_LABEL_NAMES = ("opinion", "fact_check", "wire", "local", "first_report")
+# Tuples, not lists: cached cards made only of atomic values and tuples are untracked by CPython's cyclic GC.
+_LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(32)]
+
+
+def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
+    """Card labels of many articles at once (``region`` None: edition-independent, no 'local')."""
+    arts = np.asarray(arts, np.int64)
+    pubs = book.a_pub[arts]
+    copy = book.a_copy[arts]
+    st = book.a_story[arts]
+    code = book.a_opinion[arts].astype(np.int64)
+    code |= book.a_fact[arts].astype(np.int64) << 1
+    code |= (copy | book.pub_wire[pubs]).astype(np.int64) << 2
+    if region is not None:
+        code |= (book.pub_region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
+    first = ~copy & (st >= 0) & (book.a_fs[arts] == book.s_first_fs[np.maximum(st, 0)])
+    code |= first.astype(np.int64) << 4
+    return [_LABELS[c] for c in code.tolist()]
+
+
+def card_labels(book: StoryBook, a: int, region: str | None) -> tuple[str, ...]:
+    return labels_for(book, np.array([a]), region)[0]
