@@ -217,6 +217,11 @@ class FetchPageFn(beam.DoFn):
     def process(self, element, last_fetch=beam.DoFn.StateParam(LAST_FETCH)):
         host, d = element
         now = self.clock()
+        last = int(last_fetch.read() or 0)
+        gap_ms = int(self.ctx.fetcher.min_host_delay_s * 1000)
+        if last and now < last + gap_ms:
+            self.sleep((last + gap_ms - now) / 1000)  # bounded by the host delay; the fetcher's gate agrees
+            now = self.clock()
         try:
             discovery = poller.Discovery.from_dict(d)
             raw, dl = poller.fetch_page(self.fetcher, discovery, self.store, now, sleep=self.sleep)
