@@ -1,0 +1,142 @@
+"""``newsroom rollback``: move a page's (or an edition's pool's) latest pointer back to an earlier version.
+
+Reads the pointer's move history and checks the target snapshot object exists; writes one compare-and-set move
+(``PointerStore.rollback``, reason "rollback") on either backend. The origin reloads a page when its pointer moves,
+so readers get the older version within a watch interval. The next good ranking cycle whose content differs from
+the live version publishes again and moves the pointer forward: a rollback is a stop-gap while the cause is fixed
+(stop the job, or roll back again).
+
+    newsroom rollback --edition us-en --section top                    # to the version live before this one
+    newsroom rollback --edition us-en --section top --to-version 28488241
+    newsroom rollback --edition us-en --pool                           # the For you candidate pool
+    newsroom rollback --edition us-en --section top --list             # history only
+
+Store flags are the same as pipelines/options.py ``StoreOptions`` plus ``--project``. Imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timezone
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--edition", required=True, help="Edition id, e.g. us-en (editions.json).")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--section", help="Section id, e.g. top (editions.json).")
+    target.add_argument("--pool", action="store_true", help="Roll back the edition's candidate pool instead of a page.")
+    parser.add_argument(
+        "--to-version",
+        "--to_version",
+        dest="to_version",
+        type=int,
+        default=None,
+        help="Version to make live again (it must have been live before). Default: the version live before the "
+        "current one.",
+    )
+    parser.add_argument("--list", action="store_true", help="Print the pointer's history and exit without moving it.")
+    parser.add_argument(
+        "--editions",
+        default=None,
+        help="Editions file the edition and section are checked against. Default: the packaged editions.json.",
+    )
+    parser.add_argument(
+        "--backend",
+        default="embedded",
+        choices=["embedded", "gcp"],
+        help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
+        "(Bigtable, GCS, Pub/Sub). Default: embedded.",
+    )
+    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
+    parser.add_argument(
+        "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
+    )
+    parser.add_argument(
+        "--snapshot_bucket",
+        default=None,
+        help="GCS bucket (name only) holding page snapshots for the gcp backend. Example: my-proj-newsroom-snapshots. "
+        "Default: none (required with --backend=gcp).",
+    )
+    parser.add_argument(
+        "--namespace",
+        default="",
+        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
+        "dashes. Default: '' (production).",
+    )
+    parser.add_argument("--project", default=None, help="Google Cloud project (gcp). Default: $GOOGLE_CLOUD_PROJECT.")
+
+
+def _when(ms) -> str:
+    if not ms:
+        return "-"
+    return datetime.fromtimestamp(int(ms) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def main(args) -> int:
+    from schemas.pages import page_path, pool_path
+    from stores import NotFound, StoreConfig, open_stores
+    from transforms.editions.config import load_config
+
+    config = load_config(args.editions)
+    try:
+        edition = config.edition(args.edition)
+    except KeyError:
+        print(f"--edition: unknown edition {args.edition!r} (see editions.json)", file=sys.stderr)
+        return 2
+    if args.pool:
+        pointer = f"pool/{edition.id}"
+
+        def path(v: int) -> str:
+            return pool_path(edition.id, v)
+
+    else:
+        if args.section not in edition.sections:
+            print(f"--section: {edition.id} has no section {args.section!r}; it has {', '.join(edition.sections)}",
+                  file=sys.stderr)
+            return 2
+        pointer = f"{edition.id}/{args.section}"
+
+        def path(v: int) -> str:
+            return page_path(edition.id, args.section, v)
+
+    if args.backend == "gcp" and not args.snapshot_bucket:
+        print("--snapshot_bucket is required with --backend=gcp", file=sys.stderr)
+        return 2
+    try:
+        store_config = StoreConfig(
+            backend=args.backend,
+            data_dir=args.data_dir,
+            project=args.project,
+            bigtable_instance=args.bigtable_instance,
+            bucket=args.snapshot_bucket,
+            namespace=args.namespace,
+        )
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    stores = open_stores(store_config)
+    current = stores.pointers.get(pointer)
+    history = stores.pointers.history(pointer)
+    if args.list or current is None:
+        if current is None:
+            print(f"{pointer}: no pointer (nothing was ever published there)", file=sys.stderr)
+        for h in history:
+            print(f"{_when(h['at'])}  v{h['version']}  from v{h['previous']}  {h['reason']}")
+        return 0 if current is not None else 1
+    target = args.to_version
+    if target is None:  # the version live before the current one (what PointerStore.rollback picks)
+        earlier = [h["version"] for h in history if h["version"] < current]
+        if not earlier:
+            print(f"{pointer}: no version before v{current} to roll back to", file=sys.stderr)
+            return 1
+        target = max(earlier)
+    if not stores.snapshots.exists(path(target)):  # a pointer must never name a missing object
+        print(f"{pointer}: {path(target)} does not exist in the snapshot store; pointer not moved", file=sys.stderr)
+        return 1
+    try:
+        now = stores.pointers.rollback(pointer, target)
+    except (NotFound, ValueError) as exc:
+        print(f"{pointer}: {exc}", file=sys.stderr)
+        return 1
+    print(f"{pointer}: v{current} -> v{now}")
+    return 0
