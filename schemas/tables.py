@@ -1,53 +1,98 @@
 """Table layouts: row keys, column families and qualifiers of every table, for both store backends.
 
-Used by :mod:`stores.gcp` (Bigtable) and :mod:`stores.embedded` (SQLite mirrors the same keys), and by
-``newsroom stack up`` / Terraform to create the tables with their GC rules.
+Used by :mod:`stores.gcp` (Bigtable), :mod:`stores.profiles` and :mod:`stores.feeds` (their Bigtable backends),
+by :mod:`stores.embedded` (SQLite mirrors the same keys), and by ``newsroom stack up`` (``stores.gcp.provision``)
+and Terraform (terraform/environments/*/main.tf ``tables``: tests/deploy/test_terraform.py checks its max versions
+against :data:`TABLES`; its ages mirror :data:`MAX_AGE_DAYS`) to create the tables with their GC rules. Numbers
+written "pad" are zero-padded decimal ASCII (:func:`pad`, 10 digits unless stated), so byte order is numeric order.
 
-articles  (one row per article, plus content-hash index rows)
-    a#{article_id}          m:version      zero-padded decimal (10 digits); the conditional write's predicate
-                            m:content_hash sha256 hex of normalised title + body
-                            m:first_seen   ms since epoch, decimal
-                            d:record       Avro ``Article`` (latest version)
-                            v:{version:010d} Avro ``Article`` of each version (history; GC: max 20 versions kept)
-    h#{content_hash}        m:owner        article_id that first claimed this text (create-if-absent)
+articles  (stores.gcp.BigtableArticleStore: one row per article, plus content-hash index rows)
+    a#{article_id}          m:version       pad(version); the predicate of the conditional write (create-if-absent:
+                                            "cell exists", false branch writes; update: "stored >= mine", false
+                                            branch writes)
+                            m:content_hash  sha256 hex of normalised title + body (of the latest version)
+                            m:first_seen    ms since epoch, decimal; written by the creating write only
+                            d:record        Avro ``Article`` (latest version)
+                            v:{pad(version)} Avro ``Article`` of each version. Every version is kept: one qualifier
+                                            per version, the GC rule keeps one cell per qualifier, nothing trims them
+    h#{content_hash}        m:owner         article_id that first claimed this text (create-if-absent)
 
-stories   (one row per story, plus alias, change-marker and writer rows)
-    s#{story_id:016x}       m:meta         JSON: language, created_at, updated_at, version, state, representative
-                            m:centroid     float32 little-endian vector
-                            m:alias_of     survivor id (decimal) when merged; always the end of the chain
-                            mem:{article_id} JSON member record (first_seen_at, publisher_id, is_copy)
-                            lnk:{story_id} JSON cross-language link (score)
-    l#{language}#{story_id:016x}  m:live   "1" while the story is live (rebuild scans this prefix)
-    c#{change_id}           m:applied      "1" once a StoryChange was applied (idempotency marker)
-    w#{language}            m:seq          the writer's last durable sequence number (zero-padded)
+stories   (stores.gcp.BigtableStoryStore: one row per story, plus live, change-marker and writer rows)
+    s#{story_id:016x}       m:meta          JSON object given by the story writer (put_story; e.g. language,
+                                            created_at, updated_at, version, state, representative)
+                            m:centroid      float32 little-endian vector
+                            m:alias_of      survivor id (decimal) when merged; always the end of the chain
+                            m:merged:{story_id}  "1" on a survivor's row for each story merged into it (decimal id):
+                                            the reverse index that lets a later merge of the survivor re-point its
+                                            aliases in one hop without scanning the table
+                            mem:{article_id} JSON member record given by the writer (e.g. first_seen_at,
+                                            publisher_id, is_copy)
+                            lnk:{story_id}  JSON cross-language link (e.g. score); qualifier is the other story's id
+                                            in decimal
+    l#{language}#{story_id:016x}  m:live    "1" while the story is live (live_stories scans this prefix; the row is
+                                            deleted when the story stops being live)
+    c#{change_id}           m:applied       "1" once a StoryChange was applied (create-if-absent idempotency marker)
+    w#{language}            m:seq           the writer's last durable sequence number, zero-padded to 20 digits
 
-pointers  (one row per page pointer; name is "{edition}/{section}" or "pool/{edition}")
-    p#{name}                p:version      current version, zero-padded decimal; CAS predicate
-                            h:{seq:010d}   JSON {version, previous, at, reason}: the move history, for rollback
+pointers  (stores.gcp.BigtablePointerStore: one row per pointer; names like "{edition}/{section}",
+          "pool/{edition}", "story/{id}", "aliases")
+    p#{name}                p:version       pad(live version)
+                            p:seq           pad(number of moves so far): the compare-and-set predicate (first move:
+                                            "p:seq exists", false branch writes; later moves: "p:seq == the seq I
+                                            read", true branch writes). A counter, not the version, so a pointer
+                                            moved away and back (ABA) is still told apart
+                            h:{pad(seq)}    JSON {version, previous, at, reason} of move number seq: the history
+                                            that rollback reads. The last 10,000 moves are kept: the move that writes
+                                            h:{seq} deletes h:{seq - 10000} in the same mutation
+    One move = one CheckAndMutateRow writing p:version, p:seq and h:{seq} together. ``versions(prefix)`` is one
+    row-range scan of ``p#{prefix}`` with a latest-cell filter on p:version.
 
-feeds     (one row per feed; the ingest job's durable registry and schedule checkpoint)
-    f#{sha256(feed_url)[:32]}  r:config    JSON registry entry: url, publisher_id, tier, kind (rss|atom|sitemap)
-                               s:state     JSON schedule state: next_poll, etag, last_modified, guids, rate, lease
+feeds     (stores.feeds.BigtableFeedStore: the ingest job's registry, schedule checkpoints, seen-URL claims and
+          WebSub subscriptions)
+    f#{sha256(feed_url)[:32]}    r:config   JSON registry entry {url, publisher_id, tier, kind, enabled}
+                                 s:state    JSON schedule checkpoint (transforms.ingest.schedule.FeedState.to_dict:
+                                            next/last poll, etag and last_modified as the server sent them, guids,
+                                            decayed rates per hour of the week, WebSub lease and hub, counters)
+    u#{sha256(claim_key)[:32]}   s:claim    JSON {key, owner, at}: the page was (or is being) fetched by owner
+                                            (create-if-absent; the same owner is granted it again on a replay)
+    w#{sub_id}                   s:sub      JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
+                                            requested_at, lease_seconds, lease_expires_ms}
 
-profiles  (one row per reader; never read by a shared page)
-    r#{reader_id}           p:profile      JSON: follows, hidden_sources, interest vector, paused
-                            e:{at:013d}    JSON read event (last 200 kept; GC: max age 30 days)
+profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read by a shared page)
+    r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places}, hidden_sources,
+                                            fewer, interest {vector (64-d), mass, at}, paused, revision, updated_at.
+                                            Updated by compare-and-set: the predicate is the stored document's
+                                            revision/updated_at tail ("no p:profile cell" for a new reader)
+                            e:{at:013d}     JSON read (story_id, article_id, at, kind), keyed by its event time in
+                                            ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
+                                            days (MAX_AGE_DAYS), so a reader's history also fades when unused
+
+GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
+qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
+``stores.gcp.provision`` creates both, and brings existing families to them; the Bigtable emulator accepts and
+reports the rules but does not enforce GC (LOCAL_STACK.md).
 
 Every read and every CheckAndMutate predicate carries a "latest cell only" filter: the Bigtable emulator keeps
-old cell versions (LOCAL_STACK.md), and production GC is asynchronous, so correctness never depends on GC.
+old cell versions, and production GC is asynchronous, so correctness never depends on GC.
 """
 
 from __future__ import annotations
 
 import hashlib
 
-# table -> family -> max versions kept (GC rule; None = 1 version, the default for state families)
+# table -> family -> max cell versions kept (GC rule)
 TABLES: dict[str, dict[str, int]] = {
     "articles": {"m": 1, "d": 1, "v": 1},
     "stories": {"m": 1, "mem": 1, "lnk": 1},
     "pointers": {"p": 1, "h": 1},
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
+}
+
+# table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
+# personal data that only the recent trend needs.
+MAX_AGE_DAYS: dict[str, dict[str, int]] = {
+    "profiles": {"e": 30},
 }
 
 VERSION_WIDTH = 10
