@@ -10,7 +10,8 @@ The contract (pinned by ``tests/stores/test_contract.py`` on both backends):
   Every move is kept in the pointer's history, so rollback is moving the pointer back.
 - SnapshotStore objects are immutable: a second put of the same path raises AlreadyExists.
 - StoryStore.mark_change is create-if-absent, so applying a StoryChange twice is a no-op.
-- MessageBus delivers at least once; consumers are idempotent.
+- PointerStore.versions(prefix) equals ``{n: get(n) for n in names(prefix)}``, in one scan on both backends.
+- MessageBus delivers at least once; consumers are idempotent. publish_many returns the ids in the items' order.
 """
 
 from __future__ import annotations
@@ -138,6 +139,18 @@ class PointerStore(abc.ABC):
     @abc.abstractmethod
     def names(self, prefix: str = "") -> list[str]: ...
 
+    def versions(self, prefix: str = "") -> dict[str, int]:
+        """``{name: live version}`` of every pointer whose name starts with ``prefix``, in name order: what a
+        watcher polls. This default costs one ``names`` plus one ``get`` per pointer; the backends override it
+        with one scan (the origin polls it every few seconds over tens of thousands of story pointers). Each
+        version is one that was live during the call (pointers moving meanwhile may be seen before or after)."""
+        out = {}
+        for name in self.names(prefix):
+            version = self.get(name)
+            if version is not None:  # vanished between the listing and the read
+                out[name] = version
+        return out
+
     def rollback(self, name: str, to_version: int | None = None) -> int:
         """Move the pointer back: to ``to_version`` (which must have been live before), or to the version that was
         live before the current one. Returns the version now live. Raises NotFound / ValueError when impossible."""
@@ -202,6 +215,13 @@ class MessageBus(abc.ABC):
     @abc.abstractmethod
     def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
         """Returns the message id once the bus has it durably."""
+
+    def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
+        """Publish ``(data, attributes)`` pairs; returns their message ids in the same order, once the bus has
+        them all durably. This default publishes one by one; the backends batch (Pub/Sub: all handed to the client,
+        then all futures awaited; embedded: one transaction). On an error some messages may have been published:
+        publishing the batch again is safe, since delivery is at least once and consumers are idempotent."""
+        return [self.publish(topic, data, attributes) for data, attributes in items]
 
     @abc.abstractmethod
     def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:

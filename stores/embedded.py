@@ -162,7 +162,8 @@ class EmbeddedStoryStore(StoryStore):
             for a, m in conn.execute("SELECT article_id, member FROM story_members WHERE story_id=?", (story_id,))
         }
         links = {
-            o: json.loads(i) for o, i in conn.execute("SELECT other_id, info FROM story_links WHERE story_id=?", (story_id,))
+            o: json.loads(i)
+            for o, i in conn.execute("SELECT other_id, info FROM story_links WHERE story_id=?", (story_id,))
         }
         if row is None and not members:
             return None
@@ -208,7 +209,8 @@ class EmbeddedStoryStore(StoryStore):
     def add_link(self, story_id: int, other_id: int, info: dict) -> None:
         with self.db.transaction() as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO story_links VALUES (?,?,?)", (story_id, other_id, json.dumps(info, sort_keys=True))
+                "INSERT OR REPLACE INTO story_links VALUES (?,?,?)",
+                (story_id, other_id, json.dumps(info, sort_keys=True)),
             )
 
     def set_live(self, language: str, story_id: int, live: bool) -> None:
@@ -252,7 +254,9 @@ class EmbeddedPointerStore(PointerStore):
             if current != expected:
                 return False
             conn.execute("INSERT OR REPLACE INTO pointers VALUES (?,?)", (name, new))
-            seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)).fetchone()[0]
+            seq = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)
+            ).fetchone()[0]
             conn.execute(
                 "INSERT INTO pointer_history VALUES (?,?,?,?,?,?)",
                 (name, seq, new, expected, int(time.time() * 1000), reason),
@@ -270,6 +274,12 @@ class EmbeddedPointerStore(PointerStore):
             "SELECT name FROM pointers WHERE substr(name, 1, ?) = ? ORDER BY name", (len(prefix), prefix)
         )
         return [r[0] for r in rows]
+
+    def versions(self, prefix: str = "") -> dict[str, int]:
+        rows = self.db.connect().execute(
+            "SELECT name, version FROM pointers WHERE substr(name, 1, ?) = ? ORDER BY name", (len(prefix), prefix)
+        )
+        return dict(rows.fetchall())
 
 
 class DirectorySnapshotStore(SnapshotStore):
@@ -334,23 +344,35 @@ class EmbeddedBus(MessageBus):
     def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None:
         self.ensure_topic(topic)
         with self.db.transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO bus_subscriptions VALUES (?,?,?)", (subscription, topic, ack_deadline_s))
+            conn.execute(
+                "INSERT OR IGNORE INTO bus_subscriptions VALUES (?,?,?)", (subscription, topic, ack_deadline_s)
+            )
 
     def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
+        return self.publish_many(topic, [(data, attributes)])[0]
+
+    def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
+        """All messages in one transaction: every one is published, or (on error) none."""
+        items = list(items)
+        if not items:
+            return []
+        now = time.time()
+        ids = []
         with self.db.transaction() as conn:
             if conn.execute("SELECT 1 FROM bus_topics WHERE topic=?", (topic,)).fetchone() is None:
                 raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`")
-            cur = conn.execute(
-                "INSERT INTO bus_messages (topic, data, attributes, published_at) VALUES (?,?,?,?)",
-                (topic, bytes(data), json.dumps(_string_attributes(attributes), sort_keys=True), time.time()),
-            )
-            mid = cur.lastrowid
-            conn.execute(
+            for data, attributes in items:
+                cur = conn.execute(
+                    "INSERT INTO bus_messages (topic, data, attributes, published_at) VALUES (?,?,?,?)",
+                    (topic, bytes(data), json.dumps(_string_attributes(attributes), sort_keys=True), now),
+                )
+                ids.append(cur.lastrowid)
+            conn.executemany(
                 "INSERT INTO bus_deliveries (subscription, message_id) SELECT subscription, ? FROM bus_subscriptions "
                 "WHERE topic=?",
-                (mid, topic),
+                [(mid, topic) for mid in ids],
             )
-        return str(mid)
+        return [str(mid) for mid in ids]
 
     def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:
         deadline = time.monotonic() + timeout
@@ -364,7 +386,8 @@ class EmbeddedBus(MessageBus):
                     raise NotFound(f"no subscription {subscription!r}")
                 rows = conn.execute(
                     "SELECT d.message_id, m.data, m.attributes FROM bus_deliveries d JOIN bus_messages m "
-                    "ON m.id = d.message_id WHERE d.subscription=? AND d.lease_until <= ? ORDER BY d.message_id LIMIT ?",
+                    "ON m.id = d.message_id WHERE d.subscription=? AND d.lease_until <= ? "
+                    "ORDER BY d.message_id LIMIT ?",
                     (subscription, now, max_messages),
                 ).fetchall()
                 out = []

@@ -35,24 +35,37 @@ once the client library gives up, and callers retry: in a Beam DoFn, raise and l
   bytes) and a replayed compare-and-set returns False (check ``get``). Permanent errors (NotFound of a topic or
   an object, invalid arguments) are not retried.
 - Publishing is retried by the Pub/Sub publisher client; the message id is returned once the service has it.
+  ``publish_many`` hands the whole batch to the client before waiting, so the client packs it into few requests.
+
+Pub/Sub topics and subscriptions come from Terraform in production, where the jobs' and the origin's accounts hold
+only publisher / subscriber roles: ``ensure_topic`` / ``ensure_subscription`` look before they create and never
+fail for lack of admin rights on what exists (see :class:`PubSubBus`).
+
+The Bigtable helpers that the other Bigtable-backed stores (:mod:`stores.profiles`, :mod:`stores.feeds`) share are
+public: :func:`client` (the process-wide clients), :func:`table` / :class:`Table` (a table with the store's error
+mapping), :func:`latest_cell_filter` and :func:`cell_value`. The old private names remain as aliases.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
+import logging
 import re
 import struct
 import threading
 import time
 import warnings
 import zlib
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Iterable
 
 from google.api_core import exceptions as gx
 
 from schemas import codec
 from schemas.tables import (
+    MAX_AGE_DAYS,
     TABLES,
     TOPICS,
     article_key,
@@ -88,7 +101,9 @@ CAS_ATTEMPTS = 20  # re-reads after losing a conditional write to a concurrent w
 POINTER_HISTORY_KEEP = 10_000  # moves kept per pointer (~1 week at one move a minute); older entries are deleted
 PUBLISH_TIMEOUT_S = 60.0
 
-_TRANSIENT = (gx.GoogleAPIError, ConnectionError, TimeoutError)
+_TRANSIENT = (gx.GoogleAPIError, ConnectionError, TimeoutError, FutureTimeout)
+
+log = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
@@ -118,7 +133,7 @@ def _rf():
     return row_filters
 
 
-def _cell_filter(family: str, qualifier: bytes, *extra):
+def latest_cell_filter(family: str, qualifier: bytes, *extra):
     """Latest cell of one column, then ``extra`` filters (value tests): a predicate never sees old versions."""
     rf = _rf()
     return rf.RowFilterChain(
@@ -132,11 +147,11 @@ def _cell_filter(family: str, qualifier: bytes, *extra):
 
 
 def _equals(family: str, qualifier: bytes, value: bytes):
-    return _cell_filter(family, qualifier, _rf().ValueRegexFilter(re.escape(value)))
+    return latest_cell_filter(family, qualifier, _rf().ValueRegexFilter(re.escape(value)))
 
 
 def _at_least(family: str, qualifier: bytes, value: bytes):
-    return _cell_filter(family, qualifier, _rf().ValueRangeFilter(start_value=value, inclusive_start=True))
+    return latest_cell_filter(family, qualifier, _rf().ValueRangeFilter(start_value=value, inclusive_start=True))
 
 
 def _family_filter(family: str):
@@ -167,12 +182,13 @@ def _cells(row, family: str) -> dict[bytes, bytes]:
     return {q: cells[0].value for q, cells in cols.items() if cells}
 
 
-def _value(row, family: str, qualifier: bytes) -> bytes | None:
+def cell_value(row, family: str, qualifier: bytes) -> bytes | None:
+    """Latest value of one column of a PartialRowData (None when absent or no row)."""
     return _cells(row, family).get(qualifier)
 
 
-class _Table:
-    """A Bigtable table with the store's error mapping."""
+class Table:
+    """A Bigtable table with the store's error mapping (read_row, read_prefix, conditional, write)."""
 
     def __init__(self, table, name: str):
         self.table = table
@@ -221,7 +237,7 @@ class _Table:
 class BigtableArticleStore(ArticleStore):
     """Rows ``a#{article_id}`` (version, content hash, latest record, every version) and ``h#{content_hash}``."""
 
-    def __init__(self, table: _Table):
+    def __init__(self, table: Table):
         self.t = table
 
     def _head(self, key: bytes) -> tuple[int, str] | None:
@@ -251,7 +267,7 @@ class BigtableArticleStore(ArticleStore):
             head = self._head(key)
             if head is None:
                 # create-if-absent: predicate "a version cell exists"; the false branch (absent) writes
-                if not self.t.conditional(key, _cell_filter("m", b"version"), fill(True)):
+                if not self.t.conditional(key, latest_cell_filter("m", b"version"), fill(True)):
                     return WriteResult(WriteOutcome.NEW, version, chash)
                 continue  # someone created it first: compare with what they stored
             stored, stored_hash = head
@@ -264,24 +280,24 @@ class BigtableArticleStore(ArticleStore):
         raise StoreError(f"article {aid}: lost {CAS_ATTEMPTS} conditional writes in a row")
 
     def get(self, article_id: str) -> dict | None:
-        data = _value(self.t.read_row(article_key(article_id), _family_filter("d")), "d", b"record")
+        data = cell_value(self.t.read_row(article_key(article_id), _family_filter("d")), "d", b"record")
         return codec.decode("Article", data) if data is not None else None
 
     def get_version(self, article_id: str, version: int) -> dict | None:
         q = pad(version)
-        data = _value(self.t.read_row(article_key(article_id), _cell_filter("v", q)), "v", q)
+        data = cell_value(self.t.read_row(article_key(article_id), latest_cell_filter("v", q)), "v", q)
         return codec.decode("Article", data) if data is not None else None
 
     def claim_content(self, content_hash: str, article_id: str) -> str:
         key = content_key(content_hash)
         taken = self.t.conditional(
             key,
-            _cell_filter("m", b"owner"),
+            latest_cell_filter("m", b"owner"),
             lambda row: row.set_cell("m", b"owner", article_id.encode(), state=False),
         )
         if not taken:
             return article_id
-        owner = _value(self.t.read_row(key, _cell_filter("m", b"owner")), "m", b"owner")
+        owner = cell_value(self.t.read_row(key, latest_cell_filter("m", b"owner")), "m", b"owner")
         if owner is None:
             raise StoreError(f"content index {content_hash}: claimed but unreadable")
         return owner.decode()
@@ -315,7 +331,7 @@ class BigtableStoryStore(StoryStore):
     idempotent and the merged story's own alias is written last.
     """
 
-    def __init__(self, table: _Table):
+    def __init__(self, table: Table):
         self.t = table
 
     def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
@@ -379,7 +395,7 @@ class BigtableStoryStore(StoryStore):
         self.t.write(story_key(story_id), merged)
 
     def resolve(self, story_id: int) -> int:
-        alias = _value(self.t.read_row(story_key(story_id), _cell_filter("m", b"alias_of")), "m", b"alias_of")
+        alias = cell_value(self.t.read_row(story_key(story_id), latest_cell_filter("m", b"alias_of")), "m", b"alias_of")
         return int(alias) if alias else story_id
 
     def add_link(self, story_id: int, other_id: int, info: dict) -> None:
@@ -401,13 +417,13 @@ class BigtableStoryStore(StoryStore):
     def mark_change(self, change_id: str) -> bool:
         taken = self.t.conditional(
             change_key(change_id),
-            _cell_filter("m", b"applied"),
+            latest_cell_filter("m", b"applied"),
             lambda row: row.set_cell("m", b"applied", b"1", state=False),
         )
         return not taken
 
     def writer_seq(self, language: str) -> int:
-        seq = _value(self.t.read_row(writer_key(language), _cell_filter("m", b"seq")), "m", b"seq")
+        seq = cell_value(self.t.read_row(writer_key(language), latest_cell_filter("m", b"seq")), "m", b"seq")
         return int(seq) if seq else 0
 
     def set_writer_seq(self, language: str, seq: int) -> None:
@@ -422,7 +438,7 @@ class BigtablePointerStore(PointerStore):
     """Rows ``p#{name}``: ``p:version`` (live version), ``p:seq`` (number of moves: the CAS predicate) and
     ``h:{seq}`` (each move, JSON). The last POINTER_HISTORY_KEEP moves are kept."""
 
-    def __init__(self, table: _Table):
+    def __init__(self, table: Table):
         self.t = table
 
     def _head(self, name: str) -> tuple[int | None, int]:
@@ -451,7 +467,7 @@ class BigtablePointerStore(PointerStore):
                 if nxt > POINTER_HISTORY_KEEP:
                     row.delete_cell("h", pad(nxt - POINTER_HISTORY_KEEP), state=state)
 
-            predicate = _cell_filter("p", b"seq") if first else _equals("p", b"seq", pad(seq))
+            predicate = latest_cell_filter("p", b"seq") if first else _equals("p", b"seq", pad(seq))
             matched = self.t.conditional(key, predicate, fill)
             if matched == state:
                 return True
@@ -464,11 +480,20 @@ class BigtablePointerStore(PointerStore):
 
     def names(self, prefix: str = "") -> list[str]:
         rf = _rf()
-        keys_only = rf.RowFilterChain(
-            [_cell_filter("p", b"version"), rf.StripValueTransformerFilter(True)]
-        )
+        keys_only = rf.RowFilterChain([latest_cell_filter("p", b"version"), rf.StripValueTransformerFilter(True)])
         start = pointer_key(prefix)
         return sorted(r.row_key[2:].decode() for r in self.t.read_prefix(start, keys_only))
+
+    def versions(self, prefix: str = "") -> dict[str, int]:
+        """One row-range scan of ``p#{prefix}`` returning only the latest ``p:version`` cell of each row (not the
+        history), however many pointers there are. Rows arrive in key order, which is name order (UTF-8 byte order
+        is code point order)."""
+        out = {}
+        for row in self.t.read_prefix(pointer_key(prefix), latest_cell_filter("p", b"version")):
+            value = cell_value(row, "p", b"version")
+            if value is not None:
+                out[row.row_key[2:].decode()] = int(value)
+        return out
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -528,10 +553,46 @@ class GcsSnapshotStore(SnapshotStore):
 
 MIN_ACK_DEADLINE_S, MAX_ACK_DEADLINE_S = 10, 600  # Pub/Sub's limits
 
+_ASSUMED_LOCK = threading.Lock()
+_ASSUMED: set[str] = set()  # resources already logged as "provisioned by Terraform" (log once per process)
+
+
+def _assume_provisioned(kind: str, path: str, exc: Exception) -> None:
+    with _ASSUMED_LOCK:
+        if path in _ASSUMED:
+            return
+        _ASSUMED.add(path)
+    log.info(
+        "%s %s: this account may not create it (%s) nor confirm it exists; assuming it is provisioned by "
+        "Terraform (terraform/modules/pubsub) with the account's publisher/subscriber grants",
+        kind,
+        path,
+        getattr(exc, "message", exc),
+    )
+
+
+def _exists(get) -> bool | None:
+    """``get()`` a Pub/Sub resource: True (exists), False (NotFound) or None (PermissionDenied: may not look)."""
+    try:
+        get()
+        return True
+    except gx.NotFound:
+        return False
+    except gx.Forbidden:  # PermissionDenied (gRPC 403) is a Forbidden
+        return None
+
 
 class PubSubBus(MessageBus):
     """Topics ``config.name(topic)`` in the project; subscriptions likewise. Full ``projects/...`` paths pass
-    through unchanged."""
+    through unchanged.
+
+    Least privilege: in production the jobs' and the origin's accounts hold only publisher / subscriber (+ viewer on
+    their subscriptions) roles on topics and subscriptions that Terraform created. ``ensure_topic`` and
+    ``ensure_subscription`` therefore look first (get_topic / get_subscription) and create only what is missing.
+    A PermissionDenied on create is taken as "provisioned by Terraform" (logged once per resource at INFO) when
+    the resource exists or this account may not look; when the service says it does not exist, ensure_* raise
+    NotFound naming the resource, since publishing or pulling would fail anyway.
+    """
 
     def __init__(self, publisher, subscriber, project: str, name=lambda base: base):
         self.publisher = publisher
@@ -548,36 +609,81 @@ class PubSubBus(MessageBus):
         return self.subscriber.subscription_path(self.project, self._name(subscription))
 
     def ensure_topic(self, topic: str) -> None:
+        path = self.topic_path(topic)
         with _errors(f"topic {topic}"):
+            exists = _exists(lambda: self.publisher.get_topic(request={"topic": path}))
+            if exists:
+                return
             try:
-                self.publisher.create_topic(request={"name": self.topic_path(topic)})
+                self.publisher.create_topic(request={"name": path})
             except gx.AlreadyExists:
                 pass
+            except gx.Forbidden as exc:
+                if exists is False:
+                    raise NotFound(
+                        f"topic {path} does not exist and this account may not create it ({exc.message}); "
+                        "create it with Terraform (terraform/modules/pubsub) or `newsroom stack up`"
+                    ) from exc
+                _assume_provisioned("topic", path, exc)
 
     def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None:
-        """Idempotent. The ack deadline is clamped to Pub/Sub's 10..600 s."""
+        """Idempotent. The ack deadline is clamped to Pub/Sub's 10..600 s. An existing subscription is left as it
+        is (its topic is not touched, so a subscriber-only account needs no rights on the topic)."""
+        path = self.subscription_path(subscription)
+        with _errors(f"subscription {subscription}"):
+            exists = _exists(lambda: self.subscriber.get_subscription(request={"subscription": path}))
+        if exists:
+            return
         self.ensure_topic(topic)
         deadline = max(MIN_ACK_DEADLINE_S, min(MAX_ACK_DEADLINE_S, int(ack_deadline_s)))
         with _errors(f"subscription {subscription}"):
             try:
                 self.subscriber.create_subscription(
-                    request={
-                        "name": self.subscription_path(subscription),
-                        "topic": self.topic_path(topic),
-                        "ack_deadline_seconds": deadline,
-                    }
+                    request={"name": path, "topic": self.topic_path(topic), "ack_deadline_seconds": deadline}
                 )
             except gx.AlreadyExists:
                 pass
+            except gx.Forbidden as exc:
+                if exists is False:
+                    raise NotFound(
+                        f"subscription {path} does not exist and this account may not create it ({exc.message}); "
+                        "create it with Terraform (terraform/modules/pubsub) or `newsroom stack up`"
+                    ) from exc
+                _assume_provisioned("subscription", path, exc)
 
     def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
-        attrs = {str(k): str(v) for k, v in (attributes or {}).items()}
-        with _errors(f"publish to {topic}"):
-            future = self.publisher.publish(self.topic_path(topic), bytes(data), **attrs)
+        return self.publish_many(topic, [(data, attributes)])[0]
+
+    def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
+        """Hands every message to the publisher client first (it batches them into few requests), then waits on all
+        the futures. Waits at most PUBLISH_TIMEOUT_S without progress: once one future times out, the others are
+        only checked. If any message failed, raises (NotFound for a missing topic, else StoreError) after all
+        were waited on; the others may have been published, and publishing the batch again is safe (consumers are
+        idempotent, delivery is at least once)."""
+        path = self.topic_path(topic)
+        futures = []
+        with _errors(f"publish to {topic}"):  # publish() only queues; it raises for invalid messages
+            for data, attributes in items:
+                attrs = {str(k): str(v) for k, v in (attributes or {}).items()}
+                futures.append(self.publisher.publish(path, bytes(data), **attrs))
+        ids: list[str] = []
+        errors: list[BaseException] = []
+        timeout = PUBLISH_TIMEOUT_S
+        for future in futures:
             try:
-                return future.result(timeout=PUBLISH_TIMEOUT_S)
-            except gx.NotFound:
-                raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`") from None
+                ids.append(future.result(timeout=timeout))
+            except Exception as exc:  # noqa: BLE001 - mapped below, after every future was waited on
+                errors.append(exc)
+                if isinstance(exc, (TimeoutError, FutureTimeout)):
+                    timeout = 0.0
+        if not errors:
+            return ids
+        first = errors[0]
+        if isinstance(first, gx.NotFound):
+            raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`") from first
+        what = f"publish to {topic}: {len(errors)} of {len(futures)} messages failed"
+        with _errors(what):  # maps client-library errors to StoreError, re-raises anything else
+            raise first
 
     def pull(self, subscription: str, max_messages: int = 100, timeout: float = 1.0) -> list[Message]:
         # A unary pull on an empty subscription blocks until its own deadline (the emulator returns a little
@@ -631,7 +737,7 @@ def _emulated(var: str) -> str | None:
     return os.environ.get(var) or None
 
 
-def _client(kind: str, project: str):
+def client(kind: str, project: str):
     """One client per kind, project and emulator endpoint, shared by every store of the process (clients are
     thread-safe and expensive: channels, auth, background threads)."""
     host = {
@@ -654,9 +760,9 @@ def _make_client(kind: str, project: str):
 
         with warnings.catch_warnings():  # also under `-W error`; the data client is created lazily: force it here
             warnings.filterwarnings("ignore", message=EMULATOR_WARNING, category=RuntimeWarning)
-            client = bigtable.Client(project=project, admin=kind == "bigtable-admin")
-            client.table_data_client  # noqa: B018
-        return client
+            made = bigtable.Client(project=project, admin=kind == "bigtable-admin")
+            made.table_data_client  # noqa: B018
+        return made
     if kind == "storage":
         from google.cloud import storage
 
@@ -672,10 +778,12 @@ def _make_client(kind: str, project: str):
     return pubsub_v1.SubscriberClient()
 
 
-def _table(config, base: str) -> _Table:
+def table(config, base: str) -> Table:
+    """The data-plane handle of table ``base`` (a key of schemas.tables.TABLES) in ``config``'s namespace, on the
+    process-wide Bigtable client."""
     name = config.name(base)
-    instance = _client("bigtable", config.gcp_project).instance(config.bigtable_instance)
-    return _Table(instance.table(name), name)
+    instance = client("bigtable", config.gcp_project).instance(config.bigtable_instance)
+    return Table(instance.table(name), name)
 
 
 def snapshot_prefix(config) -> str:
@@ -687,44 +795,66 @@ def open_gcp_stores(config):
     from stores import Stores
 
     project = config.gcp_project
-    bucket = _client("storage", project).bucket(config.gcs_bucket)
+    bucket = client("storage", project).bucket(config.gcs_bucket)
     return Stores(
-        articles=BigtableArticleStore(_table(config, "articles")),
-        stories=BigtableStoryStore(_table(config, "stories")),
-        pointers=BigtablePointerStore(_table(config, "pointers")),
+        articles=BigtableArticleStore(table(config, "articles")),
+        stories=BigtableStoryStore(table(config, "stories")),
+        pointers=BigtablePointerStore(table(config, "pointers")),
         snapshots=GcsSnapshotStore(bucket, snapshot_prefix(config)),
-        bus=PubSubBus(_client("publisher", project), _client("subscriber", project), project, config.name),
+        bus=PubSubBus(client("publisher", project), client("subscriber", project), project, config.name),
         config=config,
     )
 
 
-def provision(config, topics: Iterable[str] = TOPICS) -> None:
-    """Create the tables (families and GC rules of schemas.tables.TABLES), the snapshot bucket and the topics of
-    ``config``. Idempotent; missing column families are added to existing tables. Meant for the emulators and
-    for development projects; production resources come from Terraform."""
+def gc_rule(base: str, family: str):
+    """The GC rule schemas.tables promises for ``family`` of table ``base``: max versions (TABLES), unioned with a
+    max age (MAX_AGE_DAYS) where one is given, so a cell goes when either rule says so."""
     from google.cloud.bigtable import column_family
 
+    versions = column_family.MaxVersionsGCRule(TABLES[base][family] or 1)
+    days = MAX_AGE_DAYS.get(base, {}).get(family)
+    if days is None:
+        return versions
+    return column_family.GCRuleUnion([versions, column_family.MaxAgeGCRule(datetime.timedelta(days=days))])
+
+
+def provision(config, topics: Iterable[str] = TOPICS) -> None:
+    """Create the tables (families and GC rules of schemas.tables.TABLES and MAX_AGE_DAYS), the snapshot bucket and
+    the topics of ``config``. Idempotent: missing column families are added to existing tables and families whose
+    GC rule differs from the layout's are updated. Meant for the emulators and for development projects;
+    production resources come from Terraform. The Bigtable emulator accepts, stores and reports the GC rules
+    (max versions and max age) but does not enforce them (LOCAL_STACK.md)."""
     project = config.gcp_project
-    instance = _client("bigtable-admin", project).instance(config.bigtable_instance)
+    instance = client("bigtable-admin", project).instance(config.bigtable_instance)
     for base, families in TABLES.items():
         name = config.name(base)
-        table = instance.table(name)
-        rules = {f: column_family.MaxVersionsGCRule(n or 1) for f, n in families.items()}
+        admin_table = instance.table(name)
+        rules = {fam: gc_rule(base, fam) for fam in families}
         with _errors(f"create table {name}"):
             try:
-                table.create(column_families=rules)
+                admin_table.create(column_families=rules)
             except gx.AlreadyExists:
-                existing = table.list_column_families()
+                existing = admin_table.list_column_families()
                 for fam, rule in rules.items():
                     if fam not in existing:
-                        table.column_family(fam, gc_rule=rule).create()
-    storage_client = _client("storage", project)
+                        admin_table.column_family(fam, gc_rule=rule).create()
+                    elif existing[fam].gc_rule != rule:
+                        admin_table.column_family(fam, gc_rule=rule).update()
+    storage_client = client("storage", project)
     with _errors(f"create bucket {config.gcs_bucket}"):
         if storage_client.lookup_bucket(config.gcs_bucket) is None:
             try:
                 storage_client.create_bucket(config.gcs_bucket)
             except gx.Conflict:
                 pass
-    bus = PubSubBus(_client("publisher", project), _client("subscriber", project), project, config.name)
+    bus = PubSubBus(client("publisher", project), client("subscriber", project), project, config.name)
     for topic in topics:
         bus.ensure_topic(topic)
+
+
+# The names stores.profiles and stores.feeds imported before these helpers were public; kept so they keep working.
+_client = client
+_table = table
+_Table = Table
+_cell_filter = latest_cell_filter
+_value = cell_value

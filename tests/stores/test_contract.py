@@ -14,7 +14,7 @@ import pytest
 
 from schemas import codec
 from schemas.tables import TOPICS
-from stores import AlreadyExists, NotFound, WriteOutcome, open_stores
+from stores import AlreadyExists, MessageBus, NotFound, PointerStore, WriteOutcome, open_stores
 
 
 @pytest.fixture
@@ -233,6 +233,41 @@ def test_pointer_rollback(stores):
     assert p.rollback(name, to_version=3) == 3  # forward again to a version that was live
 
 
+def test_pointer_versions_in_one_call(stores):
+    p = stores.pointers
+    assert p.versions() == {} and p.versions("en-us/") == {}
+    moves = {"en-us/top": [1, 2, 3], "en-us/world": [5], "en-gb/top": [1, 7], "pool/en-us": [4, 9], "story/42": [1]}
+    for name, versions in moves.items():
+        previous = None
+        for v in versions:
+            assert p.compare_and_set(name, previous, v)
+            previous = v
+    p.rollback("en-gb/top")  # back to 1: versions() reports the live version, not the newest or the highest
+    live = {"en-gb/top": 1, "en-us/top": 3, "en-us/world": 5, "pool/en-us": 9, "story/42": 1}
+    got = p.versions()
+    assert got == live and list(got) == sorted(live)  # in name order
+    assert p.versions("en-us/") == {"en-us/top": 3, "en-us/world": 5}
+    assert p.versions("en-us/world") == {"en-us/world": 5}  # a full name is a prefix of itself
+    assert p.versions("story/") == {"story/42": 1}
+    assert p.versions("zz") == {} and p.versions("en-us/top/") == {}
+    assert p.versions() == {n: p.get(n) for n in p.names()}  # the definition
+    assert PointerStore.versions(p, "en-") == p.versions("en-")  # the interface's default agrees with the override
+
+
+def test_pointer_versions_of_many_pointers(stores):
+    p = stores.pointers
+    expected = {}
+    for i in range(150):
+        name = f"story/{i:05d}"
+        assert p.compare_and_set(name, None, 1)
+        if i % 3 == 0:
+            assert p.compare_and_set(name, 1, i + 2)
+        expected[name] = p.get(name)
+    assert p.compare_and_set("en-us/top", None, 8)
+    assert p.versions("story/") == expected
+    assert p.versions() == {**expected, "en-us/top": 8}
+
+
 # --------------------------------------------------------------------------------------------------- snapshots
 
 
@@ -308,6 +343,43 @@ def test_bus_fans_out_to_every_subscription_and_preserves_bytes(stores):
             seen.update({m.attributes["n"]: m.data for m in msgs})
             bus.ack(sub, [m.ack_id for m in msgs])
         assert seen == {str(i): d for i, d in enumerate(payloads)}  # attribute values travel as strings
+
+
+def pull_all(bus, sub, n, within=15.0):
+    got = {}
+    deadline = time.monotonic() + within
+    while len(got) < n and time.monotonic() < deadline:
+        msgs = bus.pull(sub, max_messages=100, timeout=1.0)
+        got.update({m.message_id: m for m in msgs})
+        bus.ack(sub, [m.ack_id for m in msgs])
+    return got
+
+
+@pytest.mark.parametrize("impl", ["backend", "interface-default"])
+def test_bus_publish_many(stores, sample_record, impl):
+    bus = stores.bus
+    publish_many = bus.publish_many if impl == "backend" else lambda *a: MessageBus.publish_many(bus, *a)
+    bus.ensure_subscription("story-changes", "many-a")
+    bus.ensure_subscription("story-changes", "many-b")
+    records = [sample_record("StoryChange", change_id=f"en-{i:012d}-ASSIGN", seq=i) for i in range(25)]
+    attrs = codec.attributes("StoryChange")
+    items = [(codec.encode("StoryChange", r), {"n": i, **attrs}) for i, r in enumerate(records)]
+    ids = publish_many("story-changes", items)
+    assert len(ids) == len(items) and len(set(ids)) == len(items) and all(isinstance(i, str) and i for i in ids)
+    for sub in ("many-a", "many-b"):
+        got = pull_all(bus, sub, len(items))
+        assert set(got) == set(ids), sub
+        for i, mid in enumerate(ids):  # the i-th id is the i-th item's
+            msg = got[mid]
+            assert msg.attributes["n"] == str(i)
+            assert bus.decode("story-changes", msg) == codec.check("StoryChange", records[i])
+    assert publish_many("story-changes", []) == []
+    assert bus.pull("many-a", timeout=0.3) == []  # nothing was published by the empty call
+
+
+def test_bus_publish_many_to_unknown_topic_is_not_found(stores):
+    with pytest.raises(NotFound):
+        stores.bus.publish_many("no-such-topic", [(b"x", {}), (b"y", {"k": "v"})])
 
 
 def test_bus_publish_to_unknown_topic_is_not_found(stores):

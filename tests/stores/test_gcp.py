@@ -1,16 +1,20 @@
 """Google Cloud backend specifics that the shared contract cannot reach: error mapping with stubs (the GCS
-emulator ignores preconditions, so the 412 path is only testable this way), provisioning, namespaces."""
+emulator ignores preconditions and the emulators grant everything, so the 412 and 403 paths are only testable this
+way), batching of publish_many, provisioning with the layout's GC rules, namespaces."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import logging
 import time
 import warnings
 
 import pytest
 from google.api_core import exceptions as gx
+from google.cloud.bigtable import column_family
 
-from schemas.tables import TABLES, TOPICS
+from schemas.tables import MAX_AGE_DAYS, TABLES, TOPICS
 from stores import AlreadyExists, NotFound, StoreError, open_stores, stack
 from stores import gcp
 
@@ -121,7 +125,213 @@ def test_unavailable_bigtable_is_a_store_error():
             raise gx.ServiceUnavailable("connection refused")
 
     with pytest.raises(StoreError, match="unavailable|connection refused"):
-        gcp.BigtableArticleStore(gcp._Table(Broken(), "articles")).get("x")
+        gcp.BigtableArticleStore(gcp.Table(Broken(), "articles")).get("x")
+
+
+def test_private_helper_names_stay_as_aliases():
+    # stores.profiles and stores.feeds imported these before they were public.
+    assert gcp._client is gcp.client and gcp._table is gcp.table and gcp._Table is gcp.Table
+    assert gcp._cell_filter is gcp.latest_cell_filter and gcp._value is gcp.cell_value
+
+
+# ------------------------------------------------------------------------------ least privilege on Pub/Sub (403)
+
+DENIED = gx.PermissionDenied("User not authorized to perform this action.")
+
+
+class StubPubSub:
+    """Publisher and subscriber of an account with the given rights. ``topics`` / ``subs``: names that exist;
+    ``can_get`` / ``can_create``: what the account may do (False: PermissionDenied, as Pub/Sub answers 403)."""
+
+    def __init__(self, topics=(), subs=(), can_get=True, can_create=True):
+        self.topics, self.subs = set(topics), set(subs)
+        self.can_get, self.can_create = can_get, can_create
+        self.calls: list[tuple[str, str]] = []
+
+    def topic_path(self, project, name):
+        return f"projects/{project}/topics/{name}"
+
+    def subscription_path(self, project, name):
+        return f"projects/{project}/subscriptions/{name}"
+
+    def _get(self, what, name, existing):
+        self.calls.append((f"get_{what}", name))
+        if not self.can_get:
+            raise DENIED
+        if name not in existing:
+            raise gx.NotFound(f"Resource not found (resource={name}).")
+        return {"name": name}
+
+    def _create(self, what, name, existing):
+        self.calls.append((f"create_{what}", name))
+        if not self.can_create:
+            raise DENIED
+        if name in existing:
+            raise gx.AlreadyExists(f"{what} already exists")
+        existing.add(name)
+
+    def get_topic(self, request):
+        return self._get("topic", request["topic"], self.topics)
+
+    def create_topic(self, request):
+        self._create("topic", request["name"], self.topics)
+
+    def get_subscription(self, request):
+        return self._get("subscription", request["subscription"], self.subs)
+
+    def create_subscription(self, request):
+        self.last_subscription_request = request
+        self._create("subscription", request["name"], self.subs)
+
+
+def stub_bus(stub):
+    return gcp.PubSubBus(publisher=stub, subscriber=stub, project="prod", name=lambda base: base)
+
+
+T = "projects/prod/topics/items-raw"
+S = "projects/prod/subscriptions/items-raw-stories"
+
+
+@pytest.fixture
+def fresh_log(caplog, monkeypatch):
+    monkeypatch.setattr(gcp, "_ASSUMED", set())  # "log once" is per process: start each test clean
+    caplog.set_level(logging.INFO, logger="stores.gcp")
+    return caplog
+
+
+def assumed(caplog):
+    return [r for r in caplog.records if "provisioned by Terraform" in r.getMessage()]
+
+
+def test_existing_topic_is_not_created_again():
+    stub = StubPubSub(topics={T}, can_create=False)
+    stub_bus(stub).ensure_topic("items-raw")
+    assert stub.calls == [("get_topic", T)]
+
+
+def test_missing_topic_is_created_when_allowed():
+    stub = StubPubSub()
+    stub_bus(stub).ensure_topic("items-raw")
+    assert stub.calls == [("get_topic", T), ("create_topic", T)] and T in stub.topics
+
+
+def test_publisher_only_account_assumes_terraform_made_the_topic_and_logs_once(fresh_log):
+    # roles/pubsub.publisher: may publish, may neither get nor create the topic.
+    stub = StubPubSub(topics={T}, can_get=False, can_create=False)
+    bus = stub_bus(stub)
+    bus.ensure_topic("items-raw")
+    bus.ensure_topic("items-raw")  # a second DoFn setup in the same worker
+    assert stub.calls == [("get_topic", T), ("create_topic", T)] * 2
+    records = assumed(fresh_log)
+    assert len(records) == 1 and records[0].levelno == logging.INFO and T in records[0].getMessage()
+
+
+def test_denied_create_of_a_topic_known_to_be_missing_is_not_found():
+    # The account may look and the service says the topic does not exist: nothing will be able to publish.
+    stub = StubPubSub(can_get=True, can_create=False)
+    with pytest.raises(NotFound, match="items-raw.*Terraform"):
+        stub_bus(stub).ensure_topic("items-raw")
+
+
+def test_existing_subscription_needs_no_rights_on_its_topic():
+    # roles/pubsub.subscriber + viewer on the subscription, nothing on the topic (the stories job on items-raw).
+    stub = StubPubSub(subs={S}, can_create=False)
+    stub_bus(stub).ensure_subscription("items-raw", "items-raw-stories")
+    assert stub.calls == [("get_subscription", S)]
+
+
+def test_subscriber_without_viewer_does_not_crash(fresh_log):
+    stub = StubPubSub(topics={T}, subs={S}, can_get=False, can_create=False)
+    stub_bus(stub).ensure_subscription("items-raw", "items-raw-stories")
+    assert [c[0] for c in stub.calls] == ["get_subscription", "get_topic", "create_topic", "create_subscription"]
+    assert sorted(r.getMessage().split()[1].rstrip(":") for r in assumed(fresh_log)) == [S, T]
+
+
+def test_missing_subscription_is_created_on_its_topic_with_a_clamped_deadline():
+    stub = StubPubSub(topics={T})
+    stub_bus(stub).ensure_subscription("items-raw", "items-raw-stories", ack_deadline_s=5000)
+    assert stub.calls == [("get_subscription", S), ("get_topic", T), ("create_subscription", S)]
+    assert stub.last_subscription_request == {"name": S, "topic": T, "ack_deadline_seconds": 600}
+
+
+def test_denied_create_of_a_subscription_known_to_be_missing_is_not_found():
+    stub = StubPubSub(topics={T}, can_create=False)
+    with pytest.raises(NotFound, match="items-raw-stories"):
+        stub_bus(stub).ensure_subscription("items-raw", "items-raw-stories")
+
+
+def test_unavailable_pubsub_during_ensure_is_a_store_error():
+    class Down(StubPubSub):
+        def get_topic(self, request):
+            raise gx.ServiceUnavailable("connection refused")
+
+    with pytest.raises(StoreError) as info:
+        stub_bus(Down()).ensure_topic("items-raw")
+    assert not isinstance(info.value, NotFound)
+
+
+# -------------------------------------------------------------------------------------- publish_many batching
+
+
+class StubFuture:
+    def __init__(self, log, i, outcome):
+        self.log, self.i, self.outcome = log, i, outcome
+
+    def result(self, timeout=None):
+        self.log.append(("result", self.i, timeout))
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+
+class StubPublisher:
+    def __init__(self, outcomes):
+        self.outcomes = outcomes
+        self.log: list = []
+
+    def topic_path(self, project, name):
+        return f"projects/{project}/topics/{name}"
+
+    def publish(self, topic, data, **attrs):
+        i = len([e for e in self.log if e[0] == "publish"])
+        self.log.append(("publish", i, (topic, data, attrs)))
+        return StubFuture(self.log, i, self.outcomes[i])
+
+
+def test_publish_many_hands_over_everything_before_waiting():
+    pub = StubPublisher(["m0", "m1", "m2"])
+    bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
+    ids = bus.publish_many("articles", [(b"a", {"n": 0}), (bytearray(b"b"), {}), (b"c", None)])
+    assert ids == ["m0", "m1", "m2"]
+    assert [e[0] for e in pub.log] == ["publish"] * 3 + ["result"] * 3  # the client may batch all three
+    assert pub.log[0][2] == ("projects/p/topics/articles", b"a", {"n": "0"})  # attributes travel as strings
+    assert pub.log[1][2][1] == b"b" and type(pub.log[1][2][1]) is bytes
+
+
+def test_publish_many_waits_on_all_then_reports_the_failure():
+    pub = StubPublisher(["m0", gx.ServiceUnavailable("backend"), "m2"])
+    bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
+    with pytest.raises(StoreError, match="1 of 3 messages failed") as info:
+        bus.publish_many("articles", [(b"a", {}), (b"b", {}), (b"c", {})])
+    assert not isinstance(info.value, NotFound)
+    assert [e[1] for e in pub.log if e[0] == "result"] == [0, 1, 2]  # every future was awaited
+
+
+def test_publish_many_to_a_missing_topic_is_not_found():
+    pub = StubPublisher([gx.NotFound("Topic not found")] * 2)
+    bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
+    with pytest.raises(NotFound, match="articles"):
+        bus.publish_many("articles", [(b"a", {}), (b"b", {})])
+
+
+def test_publish_many_waits_at_most_the_timeout_without_progress(monkeypatch):
+    monkeypatch.setattr(gcp, "PUBLISH_TIMEOUT_S", 7.0)
+    pub = StubPublisher(["m0", TimeoutError(), "m2", TimeoutError()])
+    bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
+    with pytest.raises(StoreError, match="2 of 4"):
+        bus.publish_many("articles", [(b"x", {})] * 4)
+    # after the first time-out the remaining futures are only checked, not waited on for another 7 s each
+    assert [e[2] for e in pub.log if e[0] == "result"] == [7.0, 7.0, 0.0, 0.0]
 
 
 # ------------------------------------------------------------------------------------------- on the emulators
@@ -130,17 +340,90 @@ def test_unavailable_bigtable_is_a_store_error():
 @pytest.mark.emulator
 def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
     stack.provision(gcp_store_config)  # second time: nothing to do, no error
-    admin = gcp._client("bigtable-admin", gcp_store_config.gcp_project).instance(gcp_store_config.bigtable_instance)
+    admin = gcp.client("bigtable-admin", gcp_store_config.gcp_project).instance(gcp_store_config.bigtable_instance)
     for base, families in TABLES.items():
         table = admin.table(gcp_store_config.name(base))
         assert table.exists(), base
         got = table.list_column_families()
         assert set(got) == set(families), base
         for fam, n in families.items():
-            assert got[fam].gc_rule.max_num_versions == n
+            if fam in MAX_AGE_DAYS.get(base, {}):
+                continue
+            assert got[fam].gc_rule.max_num_versions == n, (base, fam)
+    reads = admin.table(gcp_store_config.name("profiles")).list_column_families()["e"].gc_rule
+    assert isinstance(reads, column_family.GCRuleUnion)  # either rule deletes: old versions or old cells
+    assert reads.rules == [column_family.MaxVersionsGCRule(1), column_family.MaxAgeGCRule(datetime.timedelta(days=30))]
     bus = open_stores(gcp_store_config).bus
     for topic in TOPICS:  # topics exist: publishing needs no ensure_topic
         assert bus.publish(topic, b"x")
+
+
+@pytest.mark.emulator
+def test_provision_brings_existing_families_to_the_layouts_gc_rules(emulator_stack, tmp_path):
+    # A profiles table made before the age rule existed (or by hand) gets it, and a missing family is added.
+    config = stack.stack_config(emulator_stack, namespace=f"gc{time.monotonic_ns() % 10**9}", data_dir=str(tmp_path))
+    admin = gcp.client("bigtable-admin", config.gcp_project).instance(config.bigtable_instance)
+    old = admin.table(config.name("profiles"))
+    old.create(column_families={"e": column_family.MaxVersionsGCRule(3)})
+    stack.provision(config)
+    got = old.list_column_families()
+    assert set(got) == {"p", "e"}
+    assert got["e"].gc_rule == gcp.gc_rule("profiles", "e")
+    assert got["e"].gc_rule != column_family.MaxVersionsGCRule(3)
+    assert got["p"].gc_rule == column_family.MaxVersionsGCRule(1)
+
+
+class CountingTable(gcp.Table):
+    def __init__(self, inner):
+        super().__init__(inner.table, inner.name)
+        self.reads: list = []
+
+    def read_row(self, key, filter_=None):
+        self.reads.append(("row", key, filter_))
+        return super().read_row(key, filter_)
+
+    def read_prefix(self, prefix, filter_=None):
+        self.reads.append(("scan", prefix, filter_))
+        return super().read_prefix(prefix, filter_)
+
+
+@pytest.mark.emulator
+def test_pointer_versions_is_one_scan_of_the_latest_version_cells(gcp_store_config):
+    counting = CountingTable(gcp.table(gcp_store_config, "pointers"))
+    pointers = gcp.BigtablePointerStore(counting)
+    for i in range(40):
+        assert pointers.compare_and_set(f"story/{i}", None, 1)
+        assert pointers.compare_and_set(f"story/{i}", 1, 2)  # the emulator keeps both cells and a history
+    counting.reads.clear()
+    assert pointers.versions("story/") == {f"story/{i}": 2 for i in range(40)}
+    assert counting.reads == [("scan", b"p#story/", gcp.latest_cell_filter("p", b"version"))]
+
+
+@pytest.mark.emulator
+def test_ensure_on_the_emulator_creates_once_and_then_only_looks(gcp_store_config):
+    bus = open_stores(gcp_store_config).bus
+    created = []
+    real_create = bus.publisher.create_topic
+
+    def spy(request):
+        created.append(request["name"])
+        return real_create(request=request)
+
+    bus.publisher = _Proxy(bus.publisher, create_topic=spy)
+    bus.ensure_topic("lp-topic")
+    bus.ensure_topic("lp-topic")
+    bus.ensure_subscription("lp-topic", "lp-sub")
+    bus.ensure_subscription("lp-topic", "lp-sub")
+    assert created == [bus.topic_path("lp-topic")]
+    assert bus.publish("lp-topic", b"x") and [m.data for m in bus.pull("lp-sub", timeout=5)] == [b"x"]
+
+
+class _Proxy:
+    def __init__(self, inner, **overrides):
+        self._inner, self._overrides = inner, overrides
+
+    def __getattr__(self, name):
+        return self._overrides.get(name) or getattr(self._inner, name)
 
 
 @pytest.mark.emulator
