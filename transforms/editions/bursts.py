@@ -106,6 +106,21 @@ def originals_of(change: dict, registry, label_map: dict):
     yield beam.window.TimestampedValue((int(change["story_id"]), obs), fs / 1000.0)
 
 
+class ExtractOriginalsFn(beam.DoFn):
+    """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
+    here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
+
+    def __init__(self, registry, label_map: dict):
+        self.registry, self.label_map = registry, label_map
+        self.bad = Metrics.counter("bursts", "changes_malformed")
+
+    def process(self, change):
+        try:
+            yield from originals_of(change, self.registry, self.label_map)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.bad.inc()
+
+
 class BurstCountFn(beam.CombineFn):
     """Originals (distinct articles), publishers and strong publishers of one story in one window."""
 
@@ -312,7 +327,7 @@ class DetectBursts(beam.PTransform):
         registry = default_registry(self.publishers_path)
         label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
         lateness = p.allowed_lateness_s
-        originals = changes | "ExtractOriginals" >> beam.FlatMap(originals_of, registry, label_map)
+        originals = changes | "ExtractOriginals" >> beam.ParDo(ExtractOriginalsFn(registry, label_map))
 
         def windowed(size_min: int):
             return beam.WindowInto(

@@ -2,7 +2,7 @@
 
 Reads StoryChange records (decoded dicts); writes snapshots and pointers through the stores (PublishSnapshots)
 and returns ``{"results": publish results, "fetch_requests": FetchRequest records, "pulses": burst pulses,
-"items": snapshot items}``. pipelines/stories.py (streaming) and pipelines/backfill.py (``--snapshots``) apply it
+"items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``. pipelines/stories.py (streaming) and pipelines/backfill.py (``--snapshots``) apply it
 to the story changes they produce.
 """
 
@@ -52,11 +52,12 @@ class PublishEditions(beam.PTransform):
             self.editions_path, self.publishers_path, self.editions_only, self.overrides
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
-        items = (ranked, aliases) | "FlattenSnapshotItems" >> beam.Flatten()
+        items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
         results = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, self.confirm_shrink_cycles)
         return {
             "results": results,
             "fetch_requests": bursts["fetch_requests"],
             "pulses": bursts["pulses"],
             "items": items,
+            "dead_letter": ranked["dead_letter"],
         }

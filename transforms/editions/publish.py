@@ -276,7 +276,14 @@ class TrackAliases(beam.PTransform):
     def expand(self, changes):
         return (
             changes
-            | "KeepMerges" >> beam.Filter(lambda c: c.get("kind") == "MERGE" and c.get("other_story_id") is not None)
+            | "KeepMerges"
+            >> beam.Filter(
+                lambda c: isinstance(c, dict)
+                and c.get("kind") == "MERGE"
+                and isinstance(c.get("other_story_id"), int)
+                and isinstance(c.get("story_id"), int)
+                and isinstance(c.get("at"), int)
+            )
             | "KeyMergesTogether"
             >> beam.Map(
                 lambda c: beam.window.TimestampedValue(

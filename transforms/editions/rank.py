@@ -44,6 +44,7 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.typehints import KV
 from apache_beam.utils.timestamp import Timestamp
 
+from schemas import codec
 from schemas.pages import page_path, pool_path, story_path
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import default_config, subset
@@ -92,11 +93,44 @@ def snapshot_items(out: CycleOutput, config) -> list[dict]:
     return items
 
 
-def route_change(change: dict, config):
-    """KV(edition, compact event) for every edition of the change's language, stamped with the change's time."""
-    event = compact_change(change)
-    for e in config.editions_for_language(event["language"]):
-        yield beam.window.TimestampedValue((e.id, event), event["at"] / 1000.0)
+DEAD_LETTER = "dead_letter"
+
+
+def dead_letter(stage: str, reason: str, detail: str, key, payload, at: int) -> dict:
+    """A DeadLetter record (schemas/avro/dead_letter.avsc)."""
+    if not isinstance(payload, (bytes, bytearray)):
+        try:
+            payload = codec.encode("StoryChange", payload)
+        except Exception:  # not even a StoryChange: keep what can be kept
+            payload = repr(payload).encode("utf-8", "replace")[:65536]
+    return {"stage": stage, "reason": reason, "detail": detail[:500], "key": key, "payload": bytes(payload), "at": at}
+
+
+class RouteChangeFn(beam.DoFn):
+    """KV(edition, compact event) for every edition of the change's language, stamped with the change's time.
+    A change that cannot be read is counted and dead-lettered (tag ``dead_letter``), never raised."""
+
+    def __init__(self, config):
+        self.config = config
+        self.bad = Metrics.counter("editions", "changes_malformed")
+        self.unrouted = Metrics.counter("editions", "changes_without_edition")
+
+    def process(self, change):
+        try:
+            event = compact_change(change)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self.bad.inc()
+            key = change.get("change_id") if isinstance(change, dict) else None
+            at = change.get("at") if isinstance(change, dict) and isinstance(change.get("at"), int) else 0
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, dead_letter("editions", "malformed_change", f"{type(exc).__name__}: {exc}", key, change, at)
+            )
+            return
+        editions = self.config.editions_for_language(event["language"])
+        if not editions:
+            self.unrouted.inc()  # a language no edition shows: nothing to rank (not an error)
+        for e in editions:
+            yield beam.window.TimestampedValue((e.id, event), event["at"] / 1000.0)
 
 
 def route_pulse(pulse: dict, config):
@@ -294,7 +328,8 @@ class RankEditionsFn(beam.DoFn):
 
 
 class RankEditions(beam.PTransform):
-    """``{"changes": StoryChange dicts, "pulses": burst pulses}`` -> snapshot items (pages, pools, coverage).
+    """``{"changes": StoryChange dicts, "pulses": burst pulses}`` -> ``{"items": snapshot items (pages, pools,
+    coverage), "dead_letter": DeadLetter records of unreadable changes}``.
 
     Args:
         editions_path / publishers_path: the editions file and publisher registry (default: packaged).
@@ -312,11 +347,13 @@ class RankEditions(beam.PTransform):
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
-        changes = inputs["changes"] | "RouteChangesToEditions" >> beam.FlatMap(route_change, config)
-        parts = [changes]
+        routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_outputs(
+            DEAD_LETTER, main="events"
+        )
+        parts = [routed.events]
         if inputs.get("pulses") is not None:
             parts.append(inputs["pulses"] | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config))
-        return (
+        items = (
             parts
             | "FlattenEditionEvents" >> beam.Flatten()
             | "EventsToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows()).with_output_types(KV[str, Any])
@@ -325,3 +362,4 @@ class RankEditions(beam.PTransform):
                 RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.mode)
             )
         )
+        return {"items": items, DEAD_LETTER: routed[DEAD_LETTER]}
