@@ -1,0 +1,280 @@
+"""Clusterer-alone benchmark: assignments/s of a centroid search+update loop on one core, ANN vs exact.
+
+Reads nothing (the vectors are synthetic, see below) and writes only to stdout. Prints figures; asserts nothing
+about time (targets from issue 4: >= 2,000 assignments/s on one core with 250,000 live stories, recall@10 >= 0.95).
+
+    .venv/bin/python benchmarks/ann_bench.py                    # 250k live stories, 384-d (a few minutes)
+    .venv/bin/python benchmarks/ann_bench.py --stories 20000    # quick check
+
+Synthetic but realistic vectors. Their statistics were calibrated on all-MiniLM-L6-v2 embeddings of the labelled
+stories in ../shared/data (uci, ecbplus, basil: 3,635 articles, title + lede): unit vectors sharing a mean direction
+of norm ~0.27; a covariance spectrum that decays like (1 + i/20)^-1.7 (10 / 50 / 100 / 200 components carry ~29 /
+67 / 82 / 93 % of the variance, measured 29 / 64 / 81 / 95 %); unrelated stories at cosine ~0.07 (p99 ~0.32, measured
+0.43); an article at cosine ~0.77 from its own story's centroid (measured median 0.76). Stories belong to 10,000 topics
+with Zipf popularity (0.7), so that a query's tail of neighbours is made of same-topic stories at ~0.4-0.5, as in
+real news. Queries: 70 % articles of live stories (near an existing centroid), 30 % first articles of new stories
+(from a known topic, or 30 % of those from a new topic: near nothing).
+
+The loop is what ClusterStories does per article with precomputed vectors: search the 10 nearest centroids, join
+the best if its cosine >= --threshold (the story's centroid moves: recency-weighted mean), else start a new story
+(insert) and expire the oldest live story (remove), so the live set stays at --stories (the 48 h window).
+
+One core: BLAS/OpenMP threads are pinned to 1 before numpy loads and ScaNN builds and searches single-threaded.
+Rates are reported per CPU second of this process (the machine is shared: wall clock is printed too).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from transforms.stories.ann import CentroidIndex, ExactIndex, normalise  # noqa: E402
+
+
+class World:
+    """Topic -> story -> article generator with the statistics given in the module docstring."""
+
+    def __init__(self, dim: int, topics: int, seed: int, mean_norm=0.27, topic_share=0.4, article_noise=0.85):
+        self.rng = np.random.default_rng(seed)
+        self.dim = dim
+        basis, _ = np.linalg.qr(self.rng.standard_normal((dim, dim)))
+        scale = (1 + np.arange(dim) / 20.0) ** -0.85
+        scale /= np.sqrt((scale**2).sum())
+        self.basis = (basis * scale).T.astype(np.float32)  # z @ basis: anisotropic, E|x|^2 = 1
+        mean = self.rng.standard_normal(dim)
+        self.mean = (mean / np.linalg.norm(mean)).astype(np.float32)
+        self.mean_norm, self.topic_share, self.article_noise = mean_norm, topic_share, article_noise
+        self.topics = self._draw(topics)
+        popularity = 1.0 / np.arange(1, topics + 1) ** 0.7
+        self.popularity = popularity / popularity.sum()
+
+    def _draw(self, n: int) -> np.ndarray:
+        return self.rng.standard_normal((n, self.dim)).astype(np.float32) @ self.basis
+
+    @staticmethod
+    def _unit(x: np.ndarray) -> np.ndarray:
+        return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+    def stories(self, n: int, new_topic_fraction: float = 0.0) -> np.ndarray:
+        topic = self.rng.choice(len(self.topics), size=n, p=self.popularity)
+        deviation = np.sqrt(self.topic_share) * self.topics[topic] + np.sqrt(1 - self.topic_share) * self._draw(n)
+        fresh = self.rng.random(n) < new_topic_fraction
+        deviation[fresh] = self._draw(int(fresh.sum()))
+        deviation = self._unit(deviation) * np.sqrt(1 - self.mean_norm**2)
+        return self._unit(deviation + self.mean_norm * self.mean)
+
+    def articles(self, stories: np.ndarray) -> np.ndarray:
+        return self._unit(stories + self.article_noise * self._draw(len(stories)))
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def settle() -> int:
+    gc.collect()
+    return rss_bytes()
+
+
+def blas_info() -> str:
+    try:
+        from threadpoolctl import threadpool_info
+
+        return "; ".join(
+            f"{p.get('internal_api')} {p.get('version')} {p.get('architecture', '')} threads={p.get('num_threads')}"
+            for p in threadpool_info()
+        )
+    except ImportError:
+        return "threadpoolctl not installed"
+
+
+def query_stream(world: World, truth: np.ndarray, live_from: int, n: int, join_share: float, rng) -> tuple:
+    """n article vectors: join_share of them from live stories (indices >= live_from), the rest from new stories."""
+    joins = rng.random(n) < join_share
+    vectors = np.empty((n, world.dim), dtype=np.float32)
+    targets = rng.integers(live_from, len(truth), int(joins.sum()))
+    vectors[joins] = world.articles(truth[targets])
+    vectors[~joins] = world.articles(world.stories(int((~joins).sum()), new_topic_fraction=0.3))
+    return vectors, joins
+
+
+class Loop:
+    """The clusterer-like decision loop over one index; tracks centroids and ages as a clusterer would."""
+
+    def __init__(self, index, centroids: dict, next_id: int, threshold: float, weight: float):
+        self.index, self.centroids, self.next_id = index, centroids, next_id
+        self.threshold, self.weight = threshold, weight
+        self.oldest = min(centroids)  # ids are time-ordered: the smallest live id is the oldest story
+        self.joins = 0
+        self.log: list[tuple] = []
+
+    def run(self, articles: np.ndarray, keep_log: bool = False) -> None:
+        index, centroids, log = self.index, self.centroids, self.log
+        for article in articles:
+            hits = index.search(article, 10)
+            if hits and hits[0][1] >= self.threshold:
+                story = hits[0][0]
+                moved = normalise((1 - self.weight) * centroids[story] + self.weight * article)
+                centroids[story] = moved
+                index.upsert(story, moved)
+                self.joins += 1
+                if keep_log:
+                    log.append(("upsert", story, moved))
+            else:
+                story = self.next_id
+                self.next_id += 1
+                centroids[story] = article
+                index.upsert(story, article)
+                while self.oldest not in centroids:
+                    self.oldest += 1
+                expired = self.oldest
+                del centroids[expired]
+                index.remove(expired)
+                if keep_log:
+                    log.append(("upsert", story, article))
+                    log.append(("remove", expired, None))
+
+
+def recall_at_10(ann, exact, queries: np.ndarray, joins: np.ndarray, relevant: float) -> dict:
+    """recall@10 against exact search, split by query kind, plus the recall of the neighbours that can matter to a
+    join decision (exact top-10 members with cosine >= relevant) and agreement on the best candidate."""
+    got = ann.search_batch(queries, 10)
+    want = exact.search_batch(queries, 10)
+    per = np.array([len({i for i, _ in g} & {i for i, _ in w}) / max(1, len(w)) for g, w in zip(got, want)])
+    top1 = np.array([bool(g) and bool(w) and g[0][0] == w[0][0] for g, w in zip(got, want)])
+    strong = [({i for i, s in w if s >= relevant}, {i for i, _ in g}) for g, w in zip(got, want)]
+    strong_hits = sum(len(need & have) for need, have in strong)
+    strong_all = sum(len(need) for need, _ in strong)
+    return {
+        "recall@10": per.mean(),
+        "near": per[joins].mean(),
+        "not near": per[~joins].mean(),
+        "top-1 agreement": top1.mean(),
+        f"recall of cos>={relevant}": strong_hits / max(1, strong_all),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--stories", type=int, default=250_000, help="live stories (default 250000)")
+    parser.add_argument("--dim", type=int, default=384, help="vector dimensions (default 384, MiniLM)")
+    parser.add_argument("--topics", type=int, default=10_000, help="topics the stories belong to (default 10000)")
+    parser.add_argument("--ops", type=int, default=20_000, help="assignments in the ANN loop (default 20000)")
+    parser.add_argument("--exact-ops", type=int, default=300, help="assignments in the exact loop (default 300)")
+    parser.add_argument("--recall-queries", type=int, default=1000, help="queries per recall check (default 1000)")
+    parser.add_argument("--threshold", type=float, default=0.6, help="join threshold (default 0.6)")
+    parser.add_argument("--join-share", type=float, default=0.7, help="share of articles of live stories (0.7)")
+    parser.add_argument("--relevant", type=float, default=0.5, help="cosine from which a neighbour can matter (0.5)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tuning", default="", help="CentroidIndex options, e.g. leaves_fraction=0.2,reorder=150")
+    args = parser.parse_args(argv)
+
+    tuning = {}
+    for item in filter(None, args.tuning.split(",")):
+        key, value = item.split("=")
+        tuning[key] = None if value == "None" else (float(value) if "." in value else int(value))
+    tuning.setdefault("threads", 1)
+
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, cpus {os.cpu_count()}, BLAS: {blas_info()}")
+    print(
+        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')} "
+        f"OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '(unset)')}"
+    )
+    rng = np.random.default_rng(args.seed + 1)
+    world = World(args.dim, args.topics, args.seed)
+    truth = world.stories(args.stories)
+    ids = np.arange(args.stories, dtype=np.int64)
+    print(f"{args.stories:,} live stories x {args.dim} dims, {args.topics:,} topics; tuning {tuning}")
+
+    import scann  # noqa: F401  (loaded before the baseline: its code is not per-story memory)
+
+    base = settle()
+    cpu, wall = time.process_time(), time.perf_counter()
+    ann = CentroidIndex(args.dim, **tuning)
+    ann.bulk_upsert(ids, truth)
+    build_cpu, build_wall = time.process_time() - cpu, time.perf_counter() - wall
+    ann_bytes = settle() - base
+    print(f"build: {build_cpu:.1f} s CPU ({build_wall:.1f} s wall), approximate={ann.approximate}")
+    print(
+        f"memory: CentroidIndex {ann_bytes / 2**20:.0f} MiB RSS = {ann_bytes / args.stories:,.0f} bytes per live story"
+    )
+
+    base = settle()
+    exact = ExactIndex(args.dim)
+    exact.bulk_upsert(ids, truth)
+    exact_bytes = settle() - base
+    print(
+        f"memory: ExactIndex {exact_bytes / 2**20:.0f} MiB RSS = {exact_bytes / args.stories:,.0f} bytes per live story"
+    )
+
+    queries, joins = query_stream(world, truth, 0, args.recall_queries, args.join_share, rng)
+    start = recall_at_10(ann, exact, queries, joins, args.relevant)
+    print("recall after build: " + ", ".join(f"{k} {v:.4f}" for k, v in start.items()))
+
+    live_from = args.stories // 2  # join targets stay live: the loop expires at most ops * (1 - join share) stories
+    articles, _ = query_stream(world, truth, live_from, args.ops, args.join_share, rng)
+    loop = Loop(ann, {int(i): truth[i] for i in ids}, args.stories, args.threshold, weight=0.25)
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    loop.run(articles, keep_log=True)
+    ann_cpu, ann_wall = time.process_time() - cpu, time.perf_counter() - wall
+    ann_rate = args.ops / ann_cpu
+    print(
+        f"ANN loop: {args.ops:,} assignments in {ann_cpu:.2f} s CPU ({ann_wall:.2f} s wall): "
+        f"{ann_rate:,.0f} assignments/s per CPU second ({args.ops / ann_wall:,.0f}/s wall); "
+        f"joins {loop.joins / args.ops:.1%}; index stats {ann.stats}, pending {ann.pending}"
+    )
+
+    for op, story, vector in loop.log:  # bring the exact index to the same state (untimed)
+        if op == "upsert":
+            exact.upsert(story, vector)
+        else:
+            exact.remove(story)
+    assert len(exact) == len(ann)
+    queries, joins = query_stream(world, truth, live_from, args.recall_queries, args.join_share, rng)
+    end = recall_at_10(ann, exact, queries, joins, args.relevant)
+    print("recall after the loop (delta and tombstones pending): " + ", ".join(f"{k} {v:.4f}" for k, v in end.items()))
+
+    articles, _ = query_stream(world, truth, live_from, args.exact_ops, args.join_share, rng)
+    exact_loop = Loop(exact, dict(loop.centroids), loop.next_id, args.threshold, weight=0.25)
+    gc.collect()
+    cpu, wall = time.process_time(), time.perf_counter()
+    exact_loop.run(articles)
+    exact_cpu, exact_wall = time.process_time() - cpu, time.perf_counter() - wall
+    exact_rate = args.exact_ops / exact_cpu
+    print(
+        f"exact loop: {args.exact_ops:,} assignments in {exact_cpu:.2f} s CPU ({exact_wall:.2f} s wall): "
+        f"{exact_rate:,.0f} assignments/s per CPU second ({args.exact_ops / exact_wall:,.0f}/s wall)"
+    )
+
+    retrain_every = ann.retrain_after * args.stories
+    amortised = build_cpu / retrain_every if retrain_every else 0.0
+    with_retrain = 1.0 / (1.0 / ann_rate + amortised)
+    print(
+        f"SUMMARY stories={args.stories} dim={args.dim} assignments/s={ann_rate:,.0f} (one core, CPU time) "
+        f"exact={exact_rate:,.0f}/s ratio={ann_rate / exact_rate:,.1f}x recall@10={end['recall@10']:.4f} "
+        f"(after build {start['recall@10']:.4f}) top1={end['top-1 agreement']:.4f} "
+        f"bytes/story={ann_bytes / args.stories:,.0f} build={build_cpu:.1f}s CPU; "
+        f"with a full retrain every {retrain_every:,.0f} changes amortised: {with_retrain:,.0f}/s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
