@@ -38,6 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from transforms.editions import documents as docs  # noqa: E402
 from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
 from transforms.editions.config import load_config  # noqa: E402
 from transforms.editions.cycle import EditionMemory, run_cycle  # noqa: E402
@@ -344,7 +345,22 @@ def summarise(out) -> dict:
     }
 
 
-def run_all(editions, books, config, params, memories, now, mode="vector", views=None, timings=None):
+def publish_work(out) -> float:
+    """CPU seconds PublishSnapshots spends on one edition's documents before any I/O: digest, canonical bytes,
+    schema validation (what it does for every changed document)."""
+    t = time.process_time()
+    kinds = [("edition_page", d) for d in out.pages.values()] + [("candidate_pool", out.pool)]
+    for kind, doc in kinds + [("story_coverage", d) for d in out.coverage]:
+        docs.content_digest(doc)
+        data = docs.canonical_bytes(doc)
+        try:
+            docs.validate(kind, doc, None, 0, data)
+        except docs.SnapshotRejected:
+            pass
+    return time.process_time() - t
+
+
+def run_all(editions, books, config, params, memories, now, mode="vector", views=None, timings=None, publish=None):
     """Run every edition's cycle; per-edition CPU seconds of this process (the machine is shared: wall time
     includes other processes' turns on the cores, CPU time is what one core spent on the cycle)."""
     per = {}
@@ -363,6 +379,8 @@ def run_all(editions, books, config, params, memories, now, mode="vector", views
             timings=timings,
         )
         per[e.id] = time.process_time() - t
+        if publish is not None:
+            publish[e.id] = publish_work(out)  # outside the cycle's timing
         outs[e.id] = summarise(out)
         del out
     return per, outs
@@ -375,6 +393,11 @@ def main(argv=None) -> int:
     ap.add_argument("--loop-editions", type=int, default=6, help="editions the per-story loop runs on (sample)")
     ap.add_argument("--full-loop", action="store_true", help="run the loop on every edition (minutes)")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--publish-cost",
+        action="store_true",
+        help="also time PublishSnapshots' CPU work (digest, canonical JSON, schema validation) on cycle 2's documents",
+    )
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -445,6 +468,16 @@ def main(argv=None) -> int:
     print(f"  of which cyclic GC: {gc2:.2f} s ({full2} full collections); without it {c2 - gc2:.2f} s")
     print(f"  {pages} pages, {stories_on_pages:,} page entries, {pool:,} pool entries")
     print("  phases of cycle 2 (wall): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings2.items()))
+    if args.publish_cost:
+        # PublishSnapshots' CPU on the documents of two more cycles (the second shows the steady state, where
+        # entries validated before are not validated again); the cycles' own time is not counted here.
+        for k in (2, 3):
+            publish: dict = {}
+            run_all(editions, books, config, params, memories, NOW + k * MINUTE_MS, publish=publish)
+            print(
+                f"  publishing work, cycle {k + 1} (digest + canonical JSON + schema validation of every document, no "
+                f"I/O; PublishSnapshots, parallel across workers): {sum(publish.values()):.2f} s CPU"
+            )
     slow = sorted(per2.items(), key=lambda t: -t[1])[:3]
     print("  slowest editions: " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in slow))
 

@@ -299,7 +299,7 @@ class TrackAliases(beam.PTransform):
                     ),
                     c["at"] / 1000.0,
                 )
-            )
-            | "MergesToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows()).with_output_types(KV[str, Any])
+            ).with_output_types(KV[str, Any])
+            | "MergesToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows())
             | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
         )

@@ -22,7 +22,8 @@ State (per edition key):
 The book itself lives in a per-instance cache (numpy columns; too big to serialise every minute). The cache is
 trusted only when its last cycle equals MEMORY's; otherwise it is rebuilt from LOG in canonical order, and the fold
 is order-independent (:mod:`transforms.editions.book`), so a rebuilt book ranks the same. Timer callbacks are
-idempotent (a cycle <= the last one is ignored: timers were seen firing twice). Once an hour (at the top of the
+idempotent: timers were seen firing twice, and the second firing of cycle T both must not rank again and replaces
+the timer the first one set for T + 1 min, so it re-arms that timer from NEXT. Once an hour (at the top of the
 hour, a data-defined moment) LOG is compacted to the events of stories still live when most of it is dead.
 
 The chain of timers stops when the edition has no live story, or after ``idle_cycles`` minutes without a story
@@ -347,16 +348,20 @@ class RankEditions(beam.PTransform):
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
-        routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_outputs(
-            DEAD_LETTER, main="events"
-        )
+        # Typed keys: the stateful DoFn's key coder must be deterministic (StrUtf8Coder, not a pickler).
+        routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_output_types(
+            KV[str, Any]
+        ).with_outputs(DEAD_LETTER, main="events")
         parts = [routed.events]
         if inputs.get("pulses") is not None:
-            parts.append(inputs["pulses"] | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config))
+            parts.append(
+                inputs["pulses"]
+                | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config).with_output_types(KV[str, Any])
+            )
         items = (
             parts
             | "FlattenEditionEvents" >> beam.Flatten()
-            | "EventsToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows()).with_output_types(KV[str, Any])
+            | "EventsToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows())
             | "RankEachEdition"
             >> beam.ParDo(
                 RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.mode)

@@ -189,3 +189,35 @@ def test_canonical_bytes_and_projection_are_deterministic():
     pa, pb, pc = docs.project(np.stack([a, b, c[2]]))
     assert pa @ pb > 0.9 and abs(pa @ pc) < 0.5
     assert docs.iso(1_709_294_400_123) == "2024-03-01T12:00:00.123Z"
+
+
+def test_validation_in_parts_still_rejects_every_invalid_entry(cycle_output):
+    from transforms.editions.documents import SnapshotRejected, validate
+
+    pool, page = cycle_output.pool, cycle_output.pages["top"]
+    validate("candidate_pool", pool)  # valid, and its entries are now remembered as valid
+    validate("edition_page", page)
+
+    def rejected(kind, doc):
+        with pytest.raises(SnapshotRejected) as exc:
+            validate(kind, doc, None, 0)
+        return str(exc.value)
+
+    bad = copy.deepcopy(stored(pool))
+    del bad["stories"][3]["representative"]["url"]
+    assert "stories/3/representative" in rejected("candidate_pool", bad)
+    bad = copy.deepcopy(stored(pool))
+    bad["stories"][0]["score"] = "high"
+    assert "stories/0/score" in rejected("candidate_pool", bad)
+    bad = copy.deepcopy(stored(page))
+    bad["stories"][1]["rank"] = 0
+    assert "stories/1/rank" in rejected("edition_page", bad)
+    bad = copy.deepcopy(stored(page))
+    bad["stories"][2]["labels"] = ["urgent"]
+    assert "stories/2/labels" in rejected("edition_page", bad)
+    bad = copy.deepcopy(stored(page))
+    bad["stories"] = bad["stories"] * 9  # 108 > maxItems 100
+    assert "more than 100" in rejected("edition_page", bad)
+    bad = copy.deepcopy(stored(page))
+    bad["edition"] = "USA"
+    assert "edition" in rejected("edition_page", bad)
