@@ -77,12 +77,13 @@ class ClusterConfig:
 
     w_entity: float = 1.0
     w_lexical: float = 0.5
-    join: float = 1.0  # article with a body
-    join_headline: float = 0.8  # headline-only article
-    merge: float = 1.35  # repair merge bar between story profiles (stricter than join)
-    merge_headline: float = 1.1
+    join: float = 0.8  # article with a body
+    join_headline: float = 0.45  # headline-only article
+    merge: float = 0.7  # repair merge bar between story profiles, before the size term
+    merge_headline: float = 0.45
+    merge_size_slope: float = 0.2  # the merge bar rises by this per doubling of the smaller story's size
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
-    unknown_time_penalty: float = 0.3
+    unknown_time_penalty: float = 0.55
     time_weight: float = 0.3
     candidates: int = 10
     merge_candidates: int = 10
@@ -349,6 +350,7 @@ class StoryClusterer:
     ):
         self.language = language
         self.model = model
+        self._explicit_config = config is not None
         self.config = config or calibration(model, language)
         self.dim = dim
         self.exact_index = exact_index
@@ -363,7 +365,8 @@ class StoryClusterer:
         self.clock = 0  # event time processed so far (ms)
         self.last_minted = 0
         self.last_repair_tick = 0
-        self.pending: list[ArticleFeatures] = []
+        self.until: int | None = None  # the last bound :meth:`advance` was called with (Beam: the fired timer)
+        self.pending: list = []
         self._pending_ids: set[str] = set()
         self._expiry: list[tuple[int, int]] = []  # heap of (last_at, story_id), lazily cleaned
         self._max_activity = -(2**62)
@@ -377,6 +380,14 @@ class StoryClusterer:
             return
         self._pending_ids.add(article.article_id)
         heapq.heappush(self.pending, _Pending(article))
+
+    def knows(self, article_id: str) -> bool:
+        """Whether the article is queued or a member of a live story (a second copy would be a duplicate)."""
+        return article_id in self._pending_ids or article_id in self.article_story
+
+    def queued(self) -> list[ArticleFeatures]:
+        """The queued (undecided) articles in decision order."""
+        return [p.f for p in sorted(self.pending)]
 
     def next_event_time(self) -> int | None:
         """Event time of the next thing this writer will do (article, expiry or repair tick), or None."""
@@ -394,6 +405,7 @@ class StoryClusterer:
     def advance(self, until: int) -> list[WriterOutput]:
         """Process every event with time <= ``until`` in (time, kind, id) order; returns the decisions."""
         out: list[WriterOutput] = []
+        self.until = until if self.until is None else max(self.until, until)
         while True:
             nxt = self._next_event(until)
             if nxt is None:
@@ -524,7 +536,9 @@ class StoryClusterer:
         return self._combine(dense, _dot(at, bt), _dot(ae, be)) - self._penalty(known, gap)
 
     def _merge_bar(self, a: Story, b: Story) -> float:
-        return self.config.merge if (a.has_body and b.has_body) else self.config.merge_headline
+        c = self.config
+        base = c.merge if (a.has_body and b.has_body) else c.merge_headline
+        return base + c.merge_size_slope * math.log2(max(min(a.n, b.n), 1))
 
     # -- decisions ------------------------------------------------------------------------------------------------
     def _ensure_index(self, dim: int) -> None:
@@ -539,6 +553,8 @@ class StoryClusterer:
             self.stats["duplicate"] += 1
             return []  # already assigned (a replayed or duplicated message): never assign twice
         self._ensure_index(len(f.vector))
+        if not self.model and f.model:
+            self._adopt_model(f.model)
         if f.copy_of and f.copy_of in self.article_story:
             self.stats["copy"] += 1
             return [self._join(self.stories[self.article_story[f.copy_of]], f, None, is_copy=True)]
@@ -555,6 +571,12 @@ class StoryClusterer:
             return [self._join(self.stories[best[1]], f, best[0][0], is_copy=False)]
         self.stats["new"] += 1
         return [self._new_story(f, best[0][0] if best else None)]
+
+    def _adopt_model(self, model: str) -> None:
+        """The writer learns its model from its first article; the calibration follows unless set explicitly."""
+        self.model = model
+        if not self._explicit_config:
+            self.config = calibration(model, self.language)
 
     def _next_seq(self) -> int:
         self.seq += 1
@@ -890,7 +912,7 @@ class StoryClusterer:
     # -- restore --------------------------------------------------------------------------------------------------
     def state_token(self) -> dict:
         """The small part of the writer's state that Beam keeps (everything else is in the story store)."""
-        return {"seq": self.seq, "clock": self.clock, "last_repair_tick": self.last_repair_tick}
+        return {"seq": self.seq, "clock": self.clock, "last_repair_tick": self.last_repair_tick, "until": self.until}
 
     @classmethod
     def restore(
@@ -934,12 +956,11 @@ class StoryClusterer:
                 w._add_member(s, Member.from_record(aid, row["members"][aid]))
             minted = max(minted, sid, int(meta.get("writer_minted") or 0))
             if not w.model and meta.get("model"):
-                w.model = meta["model"]
-                if config is None:
-                    w.config = calibration(w.model, language)
+                w._adopt_model(meta["model"])
         w.last_minted = minted
         w.clock = int(token.get("clock", max((s.last_at for s in w.stories.values()), default=0)))
         w.last_repair_tick = int(token.get("last_repair_tick", 0))
+        w.until = token.get("until")
         if w.stories:
             w._ensure_index(len(next(iter(w.stories.values())).csum))
             for sid in sorted(w.stories):

@@ -1,0 +1,259 @@
+"""``newsroom backfill``: cluster a historical set of articles into stories, in batch, for analysts.
+
+Reads labelled JSONL files (``{id, story_id, language, title, text, published_at, publisher, url, topic}``; the
+``story_id`` and ``topic`` labels are stripped on read and never reach the pipeline) and Article Avro files
+(``*.avro``, records of schemas/avro/article.avsc), local or on GCS, one glob or several comma-separated. Runs the
+stories transforms of the streaming job (EmbedArticles -> ClusterStories -> ApplyStoryChanges, transforms/stories/)
+on FnApiRunner and writes, under ``--output`` DIR:
+
+- ``assignments.jsonl``: one ``{"article_id", "story_id", "language", "group_id"}`` per input article, in input
+  order; ``story_id`` after repair and alias resolution; ``group_id`` the cross-language link component.
+- ``stories.jsonl``: one row per final story (id, language, first/last time, size, articles, links, group_id).
+- ``dead_letters.jsonl``: unreadable input lines with the reason.
+- ``manifest.json``: options, models, counts, duration and throughput.
+
+The run writes its story store into its own namespace (default ``backfill-<utc time>-<random>``, under
+``DIR/store`` for the embedded backend) and never touches production pointers or stores. Progress goes to stderr.
+
+Input order and time: articles are decided in (first_seen_at, article_id) order, first_seen_at being
+``published_at``; an article without a time gets the previous article's time in its file plus one second
+(transforms/stories/features.py), so untimed files are decided in file order, deterministically.
+
+Extension point: ``--snapshots`` is reserved for the editions stage (page snapshots of a backfill); see
+:func:`add_snapshots`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import sys
+import time
+import uuid
+
+# Flags shared by the CLI parser (no Beam import) and BackfillOptions (a PipelineOptions subclass).
+_FLAGS: list[tuple[tuple, dict]] = [
+    (("--input",), dict(required=True, help="JSONL or Avro file(s): a path or glob, several comma-separated "
+                        "(local or gs://). Required.")),
+    (("--output",), dict(required=True, help="Directory for assignments.jsonl, stories.jsonl, manifest.json. "
+                         "Required.")),
+    (("--from",), dict(dest="from_date", default=None, help="Keep articles first seen at or after this UTC date "
+                       "or time (ISO 8601). Untimed articles are kept. Default: no bound.")),
+    (("--to",), dict(dest="to_date", default=None, help="Keep articles first seen before this UTC date or time "
+                     "(ISO 8601). Untimed articles are kept. Default: no bound.")),
+    (("--language",), dict(default=None, help="Comma-separated ISO 639-1 codes to keep. Default: all.")),
+    (("--embedder",), dict(default="auto", help="Embedder: auto (English: all-MiniLM-L6-v2, others: multilingual "
+                           "USE v3), minilm, minilm-fp32, use, st:/path/to/sentence-transformers-model, hash (tests). "
+                           "Default: auto.")),
+    (("--links",), dict(default="auto", choices=["auto", "on", "off"], help="Cross-language links (multilingual "
+                        "vectors): auto = on when the input has more than one language. Default: auto.")),
+    (("--exact_index",), dict(action="store_true", default=False, help="Exact nearest-centroid search instead "
+                              "of the ANN index. Default: off.")),
+    (("--batch_size",), dict(type=int, default=64, help="Articles per embedding batch. Default: 64.")),
+    (("--snapshots",), dict(action="store_true", default=False, help="Also write edition page snapshots "
+                            "(extension point for the editions stage; not built yet). Default: off.")),
+]
+
+_STORE_FLAGS: list[tuple[tuple, dict]] = [
+    (("--backend",), dict(default="embedded", choices=["embedded", "gcp"], help="Story store backend. Default: "
+                          "embedded (under --data_dir).")),
+    (("--data_dir",), dict(default=None, help="Root of the embedded stores. Default: OUTPUT/store.")),
+    (("--namespace",), dict(default=None, help="The run's own namespace. Default: backfill-<utc time>-<random>.")),
+    (("--bigtable_instance",), dict(default="newsroom", help="Bigtable instance (gcp). Default: newsroom.")),
+    (("--snapshot_bucket",), dict(default=None, help="GCS bucket of snapshots (gcp). Default: none.")),
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    for args, kwargs in _FLAGS + _STORE_FLAGS:
+        parser.add_argument(*args, **kwargs)
+
+
+def main(args) -> int:
+    argv = []
+    for flags, kwargs in _FLAGS + _STORE_FLAGS:
+        dest = kwargs.get("dest") or flags[0].lstrip("-")
+        value = getattr(args, dest, None)
+        if value is None or value is False:
+            continue
+        argv.append(flags[0] if value is True else f"{flags[0]}={value}")
+    return run(argv)
+
+
+def _options_class():
+    cached = globals().get("_BACKFILL_OPTIONS")
+    if cached is not None:
+        return cached
+    from pipelines.options import StoreOptions
+
+    class BackfillOptions(StoreOptions):
+        """Options of the backfill job (the store flags come from StoreOptions)."""
+
+        @classmethod
+        def _add_argparse_args(cls, parser):
+            for a, kw in _FLAGS:
+                parser.add_argument(*a, **kw)
+
+    globals()["_BACKFILL_OPTIONS"] = BackfillOptions
+    return BackfillOptions
+
+
+def __getattr__(name):  # PEP 562: BackfillOptions is built on first use, so importing this module stays light
+    if name == "BackfillOptions":
+        cls = _options_class()
+        globals()["BackfillOptions"] = cls
+        return cls
+    raise AttributeError(name)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _parse_bound(value: str | None, flag: str) -> int | None:
+    if not value:
+        return None
+    from transforms.stories.features import parse_time
+
+    t = parse_time(value)
+    if t is None:
+        raise ValueError(f"{flag}: cannot read {value!r} as an ISO 8601 date or time")
+    return t
+
+
+def expand_inputs(pattern: str) -> list[str]:
+    """Sorted, de-duplicated file paths of a comma-separated list of paths/globs. Raises ValueError if none."""
+    from apache_beam.io.filesystems import FileSystems
+
+    paths = []
+    for p in [x.strip() for x in pattern.split(",") if x.strip()]:
+        found = FileSystems.match([p])[0].metadata_list
+        paths.extend(m.path for m in found)
+    paths = sorted(set(paths))
+    if not paths:
+        raise ValueError(f"--input: no file matches {pattern!r}")
+    return paths
+
+
+def build_pipeline(p, options, files: list[str] | None = None):
+    """Adds the backfill graph to pipeline ``p``. Returns a dict of the main PCollections (for tests)."""
+    import apache_beam as beam
+
+    from pipelines.options import store_config
+    from transforms.stories import beam as sb
+    from transforms.stories import readers
+
+    o = options.view_as(_options_class())
+    files = files or expand_inputs(o.input)
+    cfg = store_config(options)
+    languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
+    read = p | "ReadArticles" >> readers.ReadArticles(
+        files, languages=languages, since=_parse_bound(o.from_date, "--from"), until=_parse_bound(o.to_date, "--to")
+    )
+    articles = read["articles"]
+    n_languages = (
+        articles
+        | "LanguageOf" >> beam.Map(lambda d: d["language"])
+        | "DistinctLanguages" >> beam.Distinct()
+        | "CountLanguages" >> beam.combiners.Count.Globally()
+    )
+    links = {"auto": "auto", "on": True, "off": False}[o.links]
+    embedded = (
+        articles
+        | "EmbedArticles" >> sb.EmbedArticles(o.embedder, links=links, link_languages=n_languages, batch_size=o.batch_size)
+        | "ReportEmbedded" >> beam.ParDo(sb.ReportProgressFn("articles embedded"))
+    )
+    clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg, exact_index=o.exact_index)
+    outputs = clustered.outputs
+    applied = outputs | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
+    results = (
+        outputs
+        | "SlimOutputs" >> beam.Map(readers.slim_output)
+        | "AllOutputs" >> beam.combiners.ToList()
+        | "WriteResults"
+        >> beam.Map(
+            readers.write_results,
+            order=beam.pvalue.AsList(read["order"]),
+            n_languages=beam.pvalue.AsSingleton(n_languages),
+            out_dir=o.output,
+            links=links,
+        )
+    )
+    dead = (read["dead_letter"], clustered[sb.DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
+    (
+        dead
+        | "DeadLetterJson" >> beam.Map(readers.dead_letter_json)
+        | "AllDeadLetters" >> beam.combiners.ToList()
+        | "WriteDeadLetters" >> beam.Map(readers.write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
+    )
+    if o.snapshots:
+        add_snapshots(outputs, options)
+    return {"articles": articles, "outputs": outputs, "applied": applied, "results": results}
+
+
+def add_snapshots(outputs, options) -> None:
+    """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots.
+
+    Not built yet: the editions helper adds it here (e.g. ``outputs | RankEditions(...) | PublishSnapshots(...)``
+    into the run's own namespace).
+    """
+    print("[backfill] --snapshots: page snapshots are not built yet; ignored", file=sys.stderr)
+
+
+def run(argv: list[str] | None = None) -> int:
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    started = time.time()
+    options = PipelineOptions(argv)
+    o = options.view_as(_options_class())
+    from pipelines.options import StoreOptions
+
+    so = options.view_as(StoreOptions)
+    os.makedirs(o.output, exist_ok=True)
+    if not so.namespace:
+        so.namespace = f"backfill-{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
+    if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
+        so.data_dir = os.path.join(o.output, "store")
+    files = expand_inputs(o.input)
+    print(f"[backfill] {len(files)} input file(s), namespace {so.namespace}, output {o.output}", file=sys.stderr)
+    with beam.Pipeline(runner=FnApiRunner(), options=options) as p:
+        build_pipeline(p, options, files)
+    duration = time.time() - started
+    summary_path = os.path.join(o.output, "summary.json")
+    summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
+    if os.path.exists(summary_path):
+        os.remove(summary_path)
+    counts = summary.get("counts", {})
+    dl_path = os.path.join(o.output, "dead_letters.jsonl")
+    counts["dead_letters"] = sum(1 for _ in open(dl_path, encoding="utf-8")) if os.path.exists(dl_path) else 0
+    all_opts = options.get_all_options(drop_default=False)
+    flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
+    manifest = {
+        "command": "newsroom backfill",
+        "argv": list(argv or []),
+        "options": {k: all_opts.get(k) for k in flags},
+        "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace},
+        "inputs": files,
+        "models": summary.get("models", {}),
+        "calibration": summary.get("calibration", {}),
+        "counts": counts,
+        "started_at": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(),
+        "duration_s": round(duration, 3),
+        "articles_per_s": round(counts.get("articles", 0) / duration, 2) if duration > 0 else None,
+        "beam_version": beam.__version__,
+    }
+    with open(os.path.join(o.output, "manifest.json"), "w", encoding="utf-8") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True, default=str)
+    print(
+        f"[backfill] {counts.get('articles', 0)} articles -> {counts.get('stories', 0)} stories in {duration:.1f}s "
+        f"({manifest['articles_per_s']}/s); {counts.get('dead_letters', 0)} dead letters; wrote {o.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))

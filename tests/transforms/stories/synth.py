@@ -1,0 +1,89 @@
+"""Synthetic articles with precomputed vectors for the stories tests (fast: no model). Imported by the tests as
+``tests.transforms.stories.synth``; the fixtures live in conftest.py next to it.
+
+``make_articles(...)`` draws events (a random unit direction, a vocabulary and entity keys of their own), then
+articles of each event: the event's direction plus noise, some of its terms and entities, a publisher, a time.
+Everything is seeded: the same call always returns the same articles.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.stories.cluster import ClusterConfig
+from transforms.stories.features import ArticleFeatures
+
+DIM = 32
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+MIN = 60_000
+HOUR = 3_600_000
+
+# A calibration for the synthetic vectors (the "test" model): joins what is clearly one event, merges fragments.
+TEST_CONFIG = ClusterConfig(join=1.2, join_headline=1.2, merge=1.3, merge_headline=1.3, merge_size_slope=0.0)
+
+
+def unit(v):
+    v = np.asarray(v, dtype=np.float64)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def article(
+    aid: str,
+    vector,
+    at: int,
+    language: str = "en",
+    terms=("alpha",),
+    entities=("acme",),
+    source: str | None = None,
+    copy_of: str | None = None,
+    time_known: bool = True,
+    link_vector=None,
+) -> ArticleFeatures:
+    return ArticleFeatures(
+        article_id=aid,
+        language=language,
+        first_seen_at=at,
+        time_known=time_known,
+        title=f"title {aid}",
+        lede="",
+        source=source or f"pub-{aid}",
+        copy_of=copy_of,
+        terms=tuple(sorted(terms)),
+        term_tf=tuple(1 for _ in terms),
+        entities=tuple(sorted(entities)),
+        vector=unit(vector),
+        link_vector=None if link_vector is None else unit(link_vector),
+        model="test",
+        has_body=True,
+    )
+
+
+def make_articles(
+    n_events: int = 6,
+    per_event: int = 8,
+    seed: int = 7,
+    spread_ms: int = 40 * MIN,
+    noise: float = 0.35,
+    language: str = "en",
+    start: int = T0,
+    gap_ms: int = 20 * MIN,
+) -> tuple[list[ArticleFeatures], dict[str, int]]:
+    """(articles in arrival order, article -> event). Events start ``gap_ms`` apart and overlap in time."""
+    rng = np.random.default_rng(seed)
+    arts, gold = [], {}
+    for e in range(n_events):
+        centre = rng.standard_normal(DIM)
+        vocab = [f"e{e}w{i}" for i in range(12)]
+        ents = [f"e{e}name{i}" for i in range(5)]
+        t_start = start + e * gap_ms
+        for k in range(per_event):
+            v = centre / np.linalg.norm(centre) + noise * rng.standard_normal(DIM) / np.sqrt(DIM)
+            terms = sorted(set(rng.choice(vocab, 6, replace=False)) | {"news", "said"})
+            entities = sorted(set(rng.choice(ents, 3, replace=False)))
+            at = t_start + int(rng.integers(0, spread_ms))
+            aid = f"{language}-e{e:02d}-a{k:02d}"
+            arts.append(article(aid, v, at, language, terms, entities, source=f"pub{int(rng.integers(0, 40))}"))
+            gold[aid] = e
+    order = rng.permutation(len(arts))
+    return [arts[i] for i in order], gold
+

@@ -1,0 +1,499 @@
+"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges (+ LinkStories).
+
+Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
+outputs (``{"change": StoryChange, ...}``, transforms/stories/cluster.py), applies them to the story store
+(stores/base.py StoryStore, through the embedded or the Google Cloud backend), and dead-letters what it cannot read
+(``DeadLetter`` records on the ``dead_letter`` tagged output, counted with Metrics).
+
+Runners: FnApiRunner for batch (the backfill), BundleBasedDirectRunner with ``--streaming`` for TestStream; both
+give identical assignments because ClusterStoriesFn decides only in event-time order when the watermark passes.
+
+ClusterStoriesFn (keyed by language: the single writer of its language)
+- State: ``BUFFER`` (bag: queued articles, the durable copy of the writer's queue), ``BUFFERED`` (its size),
+  ``TOKEN`` (the writer's seq, clock, last repair tick and the bound it advanced to), ``NEXT`` (the armed timer);
+  timer ``TICK`` (event time).
+- An arrival is queued (bag + in-memory writer) and arms ``TICK`` at its first-seen time if that is earlier than
+  the armed time. When the watermark passes, ``TICK`` fires at T and the writer advances to T: it decides every
+  queued article, expiry and repair tick with time <= T in (time, kind, id) order, then re-arms ``TICK`` at its next
+  event. Timers seen firing twice are harmless (advancing to an already passed T does nothing).
+- The writer (stories, centroids, ANN index) lives in a process cache keyed by (pipeline run, language). It is
+  trusted only when its state token equals ``TOKEN``; otherwise it is rebuilt from the story store
+  (:meth:`StoryClusterer.restore`) plus the queued articles of ``BUFFER``. If the store has not yet applied every
+  change up to ``TOKEN.seq`` the restore raises ``StoreBehind`` and the bundle is retried (transient).
+- Late articles (first seen at or before the writer's bound) are decided at the next tick as if first seen just
+  after the bound (counted as ``late``); duplicates of a queued or live article are dropped (``duplicate``).
+- The bag is compacted when it holds more than twice the queue, so a batch run costs O(n) state writes.
+
+ApplyStoryChangesFn (keyed by language): applies outputs in seq order (transforms/stories/apply.py), buffering
+out-of-order ones, skipping replays. It is the only writer of the story store for its language.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+import uuid
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.utils import shared
+from apache_beam.utils.timestamp import Timestamp
+
+from transforms.stories import embed as embmod
+from transforms.stories.apply import apply_output
+from transforms.stories.cluster import StoryClusterer
+from transforms.stories.features import ArticleFeatures
+from transforms.stories.links import StoryLinker
+
+log = logging.getLogger("newsroom.stories")
+
+DEAD_LETTER = "dead_letter"
+STAGE = "stories"
+
+_WRITERS: dict[tuple[str, str], StoryClusterer] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+def _ms(ts: Timestamp) -> int:
+    return int(ts.micros // 1000)
+
+
+def _ts(ms: int) -> Timestamp:
+    return Timestamp(micros=int(ms) * 1000)
+
+
+def dead_letter(reason: str, detail: str, key: str | None, payload: bytes, at_ms: int) -> dict:
+    return {
+        "schema_version": 1,
+        "stage": STAGE,
+        "reason": reason,
+        "detail": detail[:2000],
+        "key": key,
+        "payload": payload,
+        "at": int(at_ms),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Embedding
+
+
+class EmbedBatchFn(beam.DoFn):
+    """Adds vectors to a batch of ArticleFeatures dicts (one model per process and spec, shared by threads)."""
+
+    def __init__(self, routing: str = "auto", link_spec: str | None = embmod.MULTILINGUAL, links="auto"):
+        self.routing = routing
+        self.link_spec = link_spec
+        self.links = links
+        self._shared = shared.Shared()
+        self.embedded = Metrics.counter(STAGE, "embedded")
+
+    def setup(self):
+        self._route = embmod.EmbedderRouting(self.routing, self.link_spec)
+        self._models: dict[str, embmod.Embedder] = {}
+
+    def _model(self, spec: str) -> embmod.Embedder:
+        m = self._models.get(spec)
+        if m is None:
+            m = self._models[spec] = self._shared.acquire(lambda: embmod.get_embedder(spec), tag=spec)
+        return m
+
+    def process(self, batch, link_languages=0):
+        want_links = self.links is True or (self.links == "auto" and (link_languages or 0) > 1)
+        feats = [ArticleFeatures.from_dict(d) for d in batch]
+        by_spec: dict[str, list[int]] = {}
+        for i, f in enumerate(feats):
+            by_spec.setdefault(self._route.for_language(f.language), []).append(i)
+        for spec in sorted(by_spec):
+            idx = by_spec[spec]
+            model = self._model(spec)
+            vecs = model.encode([feats[i].embed_text for i in idx])
+            for i, v in zip(idx, vecs):
+                feats[i].vector = v
+                feats[i].model = model.name
+                if want_links and spec == self.link_spec:
+                    feats[i].link_vector = v
+        if want_links and self.link_spec:
+            rest = [i for i, f in enumerate(feats) if f.link_vector is None]
+            if rest:
+                vecs = self._model(self.link_spec).encode([feats[i].embed_text for i in rest])
+                for i, v in zip(rest, vecs):
+                    feats[i].link_vector = v
+        self.embedded.inc(len(feats))
+        for f in feats:
+            yield f.to_dict()
+
+
+class EmbedArticles(beam.PTransform):
+    """ArticleFeatures dicts -> the same with ``vector`` (and ``link_vector``), re-timestamped at first-seen.
+
+    Args:
+        routing: embedder spec or ``auto`` (transforms/stories/embed.py).
+        links: True, False, or ``auto`` (link vectors when ``link_languages`` > 1).
+        link_languages: optional singleton side input (number of input languages) for ``auto``.
+    """
+
+    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 64):
+        super().__init__()
+        self.routing = routing
+        self.links = links
+        self.link_languages = link_languages
+        self.batch_size = batch_size
+
+    def expand(self, pcoll):
+        side = {} if self.link_languages is None else {"link_languages": beam.pvalue.AsSingleton(self.link_languages)}
+        return (
+            pcoll
+            | "BatchArticles" >> beam.BatchElements(min_batch_size=8, max_batch_size=self.batch_size)
+            | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links), **side)
+            | "StampFirstSeen" >> beam.Map(lambda d: beam.window.TimestampedValue(d, d["first_seen_at"] / 1000.0))
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Clustering
+
+
+class ClusterStoriesFn(beam.DoFn):
+    """The per-language story writer as a stateful DoFn (see the module docstring).
+
+    Args:
+        store_config: stores.StoreConfig of the story store the writer restores from.
+        config: optional ClusterConfig (default: the model's calibration).
+        exact_index: exact nearest-centroid search instead of the ANN index.
+    Yields:
+        writer output dicts (main output); DeadLetter records on ``dead_letter``.
+    """
+
+    BUFFER = BagStateSpec("buffer", PickleCoder())
+    BUFFERED = ReadModifyWriteStateSpec("buffered", PickleCoder())
+    TOKEN = ReadModifyWriteStateSpec("token", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
+    TICK = TimerSpec("tick", TimeDomain.WATERMARK)
+
+    def __init__(self, store_config, config=None, exact_index: bool = False, run_id: str | None = None):
+        self.store_config = store_config
+        self.config = config
+        self.exact_index = exact_index
+        self.run_id = run_id or uuid.uuid4().hex
+        self.articles = Metrics.counter(STAGE, "articles")
+        self.duplicates = Metrics.counter(STAGE, "duplicate")
+        self.late = Metrics.counter(STAGE, "late")
+        self.restores = Metrics.counter(STAGE, "writer_restored")
+        self.bad = Metrics.counter(STAGE, "bad_article")
+        self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in ("NEW_STORY", "ASSIGN", "MERGE", "SPLIT", "EXPIRE")}
+
+    def setup(self):
+        self._stores = None
+
+    def _store(self):
+        if self._stores is None:
+            from stores import open_stores
+
+            self._stores = open_stores(self.store_config)
+        return self._stores.stories
+
+    def _writer(self, language: str, token, buffer) -> StoryClusterer:
+        key = (self.run_id, language)
+        with _WRITERS_LOCK:
+            w = _WRITERS.get(key)
+        if w is not None and token is not None and w.state_token() == token:
+            return w
+        w = StoryClusterer.restore(self._store(), language, token, config=self.config, exact_index=self.exact_index)
+        if token is not None:
+            for d in buffer.read():
+                f = ArticleFeatures.from_dict(d)
+                if w.until is None or f.first_seen_at > w.until:
+                    w.add(f)
+            self.restores.inc()
+        with _WRITERS_LOCK:
+            _WRITERS[key] = w
+        return w
+
+    def process(
+        self,
+        element,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        buffered=beam.DoFn.StateParam(BUFFERED),
+        token_state=beam.DoFn.StateParam(TOKEN),
+        nxt=beam.DoFn.StateParam(NEXT),
+        tick=beam.DoFn.TimerParam(TICK),
+    ):
+        language, d = element
+        try:
+            f = ArticleFeatures.from_dict(d)
+            if f.vector is None:
+                raise ValueError("article has no vector")
+        except Exception as exc:  # malformed input is dead-lettered, never raised
+            self.bad.inc()
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER,
+                dead_letter("bad_article", repr(exc), str(d.get("article_id")) if isinstance(d, dict) else None,
+                            repr(d)[:4000].encode(), int(time.time() * 1000)),
+            )
+            return
+        token = token_state.read()
+        w = self._writer(language, token, buffer)
+        if token is None:
+            token_state.write(w.state_token())
+        if w.knows(f.article_id):
+            self.duplicates.inc()
+            return
+        if w.until is not None and f.first_seen_at <= w.until:
+            self.late.inc()
+            f.first_seen_at = w.until + 1
+        self.articles.inc()
+        buffer.add(f.to_dict())
+        buffered.write((buffered.read() or 0) + 1)
+        w.add(f)
+        armed = nxt.read()
+        if armed is None or f.first_seen_at < armed:
+            tick.set(_ts(f.first_seen_at))
+            nxt.write(f.first_seen_at)
+
+    @on_timer(TICK)
+    def on_tick(
+        self,
+        key=beam.DoFn.KeyParam,
+        fired=beam.DoFn.TimestampParam,
+        buffer=beam.DoFn.StateParam(BUFFER),
+        buffered=beam.DoFn.StateParam(BUFFERED),
+        token_state=beam.DoFn.StateParam(TOKEN),
+        nxt=beam.DoFn.StateParam(NEXT),
+        tick=beam.DoFn.TimerParam(TICK),
+    ):
+        now = _ms(fired)
+        w = self._writer(key, token_state.read(), buffer)
+        outs = w.advance(now)
+        token_state.write(w.state_token())
+        for o in outs:
+            self.decisions[o.change["kind"]].inc()
+            yield o.to_dict()
+        self._compact(w, buffer, buffered)
+        upcoming = w.next_event_time()
+        if upcoming is None:
+            nxt.clear()
+        else:
+            upcoming = max(upcoming, now + 1)
+            tick.set(_ts(upcoming))
+            nxt.write(upcoming)
+
+    @staticmethod
+    def _compact(w: StoryClusterer, buffer, buffered) -> None:
+        queued = w.queued()
+        held = buffered.read() or 0
+        if held > 2 * len(queued) + 64:
+            buffer.clear()
+            for f in queued:
+                buffer.add(f.to_dict())
+            buffered.write(len(queued))
+
+
+class ClusterStories(beam.PTransform):
+    """ArticleFeatures dicts with vectors -> writer outputs (keyed internally by language).
+
+    The dead-letter output is available as ``result[DEAD_LETTER]`` via :meth:`with_dead_letters`.
+    """
+
+    def __init__(self, store_config, config=None, exact_index: bool = False):
+        super().__init__()
+        self.store_config = store_config
+        self.config = config
+        self.exact_index = exact_index
+
+    def expand(self, pcoll):
+        return (
+            pcoll
+            | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d))
+            | "DecideInOrder"
+            >> beam.ParDo(ClusterStoriesFn(self.store_config, self.config, self.exact_index)).with_outputs(
+                DEAD_LETTER, main="outputs"
+            )
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Applying to the store
+
+
+class ApplyStoryChangesFn(beam.DoFn):
+    """Applies writer outputs of one language to the story store in seq order; yields the applied StoryChanges."""
+
+    PENDING = BagStateSpec("pending", PickleCoder())
+    PENDING_COUNT = ReadModifyWriteStateSpec("pending_count", PickleCoder())
+
+    def __init__(self, store_config):
+        self.store_config = store_config
+        self.applied = Metrics.counter(STAGE, "changes_applied")
+        self.replayed = Metrics.counter(STAGE, "changes_replayed")
+        self.held = Metrics.counter(STAGE, "changes_held_out_of_order")
+
+    def setup(self):
+        from stores import open_stores
+
+        self._stories = open_stores(self.store_config).stories
+
+    def process(
+        self,
+        element,
+        pending=beam.DoFn.StateParam(PENDING),
+        count=beam.DoFn.StateParam(PENDING_COUNT),
+    ):
+        language, out = element
+        store = self._stories
+        seq = int(out["change"]["seq"])
+        current = store.writer_seq(language)
+        if seq <= current:
+            self.replayed.inc()
+            return
+        if seq > current + 1:
+            pending.add(out)
+            count.write((count.read() or 0) + 1)
+            self.held.inc()
+            return
+        apply_output(store, out, strict=True)
+        self.applied.inc()
+        yield out["change"]
+        if count.read():
+            rest = sorted(pending.read(), key=lambda o: int(o["change"]["seq"]))
+            pending.clear()
+            kept = 0
+            for o in rest:
+                s = int(o["change"]["seq"])
+                cur = store.writer_seq(language)
+                if s <= cur:
+                    continue
+                if s == cur + 1:
+                    apply_output(store, o, strict=True)
+                    self.applied.inc()
+                    yield o["change"]
+                else:
+                    pending.add(o)
+                    kept += 1
+            count.write(kept)
+
+
+class ApplyStoryChanges(beam.PTransform):
+    """Writer outputs -> the story store (idempotent, in seq order per language); returns the applied changes."""
+
+    def __init__(self, store_config):
+        super().__init__()
+        self.store_config = store_config
+
+    def expand(self, pcoll):
+        return (
+            pcoll
+            | "KeyByWriter" >> beam.Map(lambda o: (o["change"]["language"], o))
+            | "ApplyInSeqOrder" >> beam.ParDo(ApplyStoryChangesFn(self.store_config))
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Cross-language links (streaming form; the backfill links its final stories, transforms/stories/local.py)
+
+
+class LinkStoriesFn(beam.DoFn):
+    """Single-key linker over every language's writer outputs; proposes links at each 10-minute event-time tick.
+
+    State: ``SEEN`` (bag of the outputs observed, replayed into a fresh linker after a restart), ``SEQ`` (the link
+    writer's seq), ``LINKED`` (pairs already linked), timer ``TICK``.
+    """
+
+    SEEN = BagStateSpec("seen", PickleCoder())
+    SEQ = ReadModifyWriteStateSpec("seq", PickleCoder())
+    LINKED = ReadModifyWriteStateSpec("linked", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
+    TICK = TimerSpec("tick", TimeDomain.WATERMARK)
+    EVERY_MS = 600_000
+
+    def __init__(self, run_id: str | None = None):
+        self.run_id = run_id or uuid.uuid4().hex
+        self._linkers: dict[str, StoryLinker] = {}
+
+    def process(
+        self,
+        element,
+        seen=beam.DoFn.StateParam(SEEN),
+        nxt=beam.DoFn.StateParam(NEXT),
+        tick=beam.DoFn.TimerParam(TICK),
+    ):
+        _, out = element
+        compact = {
+            "change": {k: out["change"][k] for k in ("kind", "story_id", "other_story_id", "language", "article_ids")},
+            "members": {
+                a: {"link_vector": m.get("link_vector"), "entities": m.get("entities", []), "is_copy": m.get("is_copy")}
+                for a, m in (out.get("members") or {}).items()
+            },
+        }
+        seen.add(compact)
+        at = int(out["change"]["at"])
+        due = (at // self.EVERY_MS + 1) * self.EVERY_MS
+        armed = nxt.read()
+        if armed is None or due < armed:
+            tick.set(_ts(due))
+            nxt.write(due)
+
+    @on_timer(TICK)
+    def on_tick(
+        self,
+        fired=beam.DoFn.TimestampParam,
+        seen=beam.DoFn.StateParam(SEEN),
+        seq=beam.DoFn.StateParam(SEQ),
+        linked=beam.DoFn.StateParam(LINKED),
+        nxt=beam.DoFn.StateParam(NEXT),
+    ):
+        now = _ms(fired)
+        linker = StoryLinker()
+        for o in seen.read():
+            linker.observe(o)
+        linker.linked = set(linked.read() or [])
+        linker.seq = seq.read() or 0
+        changes = linker.link_changes(now)
+        seq.write(linker.seq)
+        linked.write(sorted(linker.linked))
+        nxt.clear()
+        for ch in changes:
+            yield {"change": ch, "story_meta": None, "members": {}}
+
+
+class LinkStories(beam.PTransform):
+    """Writer outputs of every language -> LINK outputs of the ``mul`` link writer (apply them like any output)."""
+
+    def expand(self, pcoll):
+        return (
+            pcoll
+            | "OneLinker" >> beam.Map(lambda o: ("mul", o))
+            | "ProposeLinks" >> beam.ParDo(LinkStoriesFn())
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress
+
+
+class ReportProgressFn(beam.DoFn):
+    """Prints ``what: n (rate/s)`` on stderr at most every ``every_s`` seconds per worker thread; passes through."""
+
+    def __init__(self, what: str, every_s: float = 5.0):
+        self.what = what
+        self.every_s = every_s
+
+    def setup(self):
+        self._n = 0
+        self._t0 = None
+        self._last = 0.0
+
+    def process(self, element):
+        self._n += 1
+        now = time.time()
+        if self._t0 is None:
+            self._t0 = self._last = now
+        if now - self._last >= self.every_s:
+            self._last = now
+            print(f"[backfill] {self.what}: {self._n} ({self._n / max(now - self._t0, 1e-9):.0f}/s)", file=sys.stderr, flush=True)
+        yield element
