@@ -14,40 +14,55 @@ Strategy of ``CentroidIndex`` (why it looks like this)
 - The load: one writer per language holds ~250k live centroids (48 h of stories) and makes ~2,000 decisions a second
   in a backfill (120-200/s in streaming bursts). Each decision is a top-10 search followed by an insert (new story)
   or a move (a join shifts the story's recency-weighted centroid). Exact search over 250k x 384 float32 reads
-  ~380 MB per query (~25-50 ms on one core): far too slow. ScaNN (tree partitioning with SOAR spilling, 4-bit
-  anisotropic product quantisation, int8 reordering) answers in a fraction of a millisecond.
-- ScaNN's trained structures (partition centres, codebooks) are expensive to build (tens of seconds at 250k on one
-  core) but cheap to add vectors to: ScaNN's own ``upsert``/``delete`` tokenise and encode a vector against the
-  trained structures in ~0.1 ms. So the index keeps three parts:
-  1. a *snapshot*: the ScaNN searcher, holding every centroid as of the last sync;
+  ~380 MB per query (~20-50 ms on one core): far too slow.
+- ScaNN: PCA to 128 dims, spherical k-means partitions (~1.2 sqrt(n) leaves, 35 % of them searched), 4-bit
+  anisotropic product quantisation, then int8 reordering of 300 candidates on the full 384 dims. Why these: on
+  vectors with MiniLM's statistics (benchmarks/ann_bench.py) a query's neighbours are spread over many partitions
+  (the spectrum decays slowly, articles sit at cosine ~0.77 from their story), so recall is bought by searching a
+  large share of the partitions; PCA makes each scanned datapoint 3x cheaper (64 code bytes instead of 192) and
+  spherical partitions suit unit vectors, which together reach recall@10 ~0.95 at ~0.3 ms a query on one core
+  (2 dims per block without PCA needs ~0.75 ms for the same recall; 4 dims per block loses accuracy that reordering
+  does not recover).
+- ScaNN's trained structures (PCA, partition centres, codebooks) take tens of seconds to build at 250k on one core,
+  but adding a vector to them is cheap (``upsert`` tokenises and encodes it in ~0.1 ms). So the index keeps:
+  1. a *snapshot*: the ScaNN searcher; datapoint i ("slot" i) holds story ``_slots[i]`` as of the last sync;
   2. a *delta*: the current vectors of centroids that are new or moved since the last sync, searched exactly
-     (numpy, contiguous rows, so a few hundred rows cost microseconds);
-  3. *tombstones*: ids whose snapshot vector is stale (moved) or gone (removed); their snapshot hits are dropped.
-  A moved id is tombstoned in the snapshot and answered from the delta with its current vector.
-- When delta + tombstones exceed a bound (``sync_every``, default 256, or 2 % of the index if smaller) they are
-  applied to the snapshot in one ScaNN upsert/delete batch (amortised ~0.1 ms per change). The bound is kept small
-  on purpose: the delta is searched exactly on every query, so its size is paid on every query, while the flush
-  costs the same per vector whatever the batch size.
-- A full retrain (new partitions and codebooks) happens only when the live set has drifted from the one the
-  snapshot was trained on: after ``retrain_after`` x (size at training) changes (default 1.0, a full turnover, i.e.
-  ~48 h in production), or when the size has doubled or halved. Its cost is printed by benchmarks/ann_bench.py.
-- Candidates from both parts are rescored exactly from the live vectors before ranking: scores returned are exact
-  cosines (not quantised estimates), and the clusterer's thresholds see true similarities. ScaNN is only asked for
-  ``k + margin`` candidates so that its approximate ordering cannot push an exact top-k member out.
-- Small indexes (fewer than ``ann_min_size`` live centroids, default 4,096) use exact search only: there a
-  brute-force scan costs less than building and querying ScaNN, and results are exact.
+     (numpy over a few hundred contiguous rows);
+  3. *tombstones*: slots whose snapshot vector is stale (the story moved: it is answered from the delta with its
+     current vector) or dead (the story was removed); snapshot hits on them are dropped, and ScaNN is asked for
+     more candidates when tombstones crowd a query's neighbourhood.
+- When the delta + removals reach a bound (``sync_every``, default 256, or 2 % of the index if smaller) the delta is
+  written into the snapshot in one ScaNN upsert (moved stories in their slot, new stories into dead slots, lowest
+  first, or appended). The bound is small on purpose: the delta is scanned on every query, while the sync costs the
+  same per vector whatever the batch size.
+- A full retrain happens only when the live set has drifted from the one the snapshot was trained on: after
+  ``retrain_after`` x (size at training) changes (default 1.0: a full turnover, ~48 h in production), or when the size
+  has doubled or halved. The benchmark prints its cost amortised over that interval.
+- Candidates from both parts are rescored exactly from the live vectors before ranking: returned scores are exact
+  cosines (not quantised estimates), so the clusterer's thresholds see true similarities. ScaNN is asked for
+  ``k + margin`` candidates so that its approximate order cannot push an exact top-k member out.
+- Small indexes (fewer than ``ann_min_size`` live centroids, default 4,096) use exact search only: a brute-force scan
+  is then cheaper than ScaNN, and exact.
+
+ScaNN 1.4.2 pitfalls this module works around (reproduced on this machine with small scripts)
+- ``delete`` on a SOAR or int8-reordered index corrupts the heap ("free(): invalid pointer" at destruction), and any
+  ``upsert`` into a SOAR index does too: SOAR spilling (which would buy recall) is off, and slots are never deleted,
+  only tombstoned and reused.
+- The partitioner's default random initialisation is not seeded: two builds of the same data in two processes give
+  different partitions and different results. k-means++ initialisation (``random_init=False``) is seeded and makes
+  builds and upserts reproducible across processes.
 
 Determinism
-- Every decision (sync, retrain, exact/approximate switch) is a function of the sequence of calls, never of time or
-  threads. ScaNN is built and queried single-threaded with its fixed seeds (partitioning and quantisation
-  ``clustering_seed``/``sampling_seed`` defaults), so the same sequence of calls returns the same results
-  (tests/transforms/stories/test_ann.py checks it).
+- Every decision (sync, retrain, exact/approximate switch, slot reuse) is a function of the sequence of calls, never
+  of time or threads; ScaNN is built and queried single-threaded with seeded training, and a snapshot is built from
+  the live set in story-id order. The same sequence of calls returns the same results, in this process or another
+  (the tests check both).
 - Final scores are computed by one numpy kernel (elementwise product + numpy's pairwise sum), not BLAS, so the same
   vectors give bit-identical scores whatever the BLAS kernel, the batch shape or the machine; ties then break by id.
-- Approximate search is approximate: an index rebuilt from the story store after a restart is trained on a
-  different history and may return a slightly different top-10 tail (recall@10 >= 0.95 at 250k, exact top-1 in
-  ~99 % of joins) than the long-running one. Below ``ann_min_size`` (all unit tests, all small backfills) results
-  are exact and therefore history-independent; ``CentroidIndex(dim, ann_min_size=None)`` forces exact search.
+- Approximate search is approximate: an index rebuilt from the story store after a restart was trained on a
+  different history than the long-running one and may return a slightly different top-10 (recall@10 ~0.95 against
+  exact at 250k, same best candidate for ~98 % of queries). Below ``ann_min_size`` (unit tests, small backfills)
+  results are exact and therefore history-independent; ``CentroidIndex(dim, ann_min_size=None)`` forces exact search.
 
 Threads: ScaNN search and build run on one thread (``threads=1``), as the clusterer is one writer per key on a
 worker core; numpy's BLAS threads are the caller's business (benchmarks pin them to one).
@@ -220,19 +235,19 @@ class CentroidIndex:
         sync_fraction: the same bound as a fraction of the index, when that is smaller (default 0.02).
         retrain_after: changes since the last training, as a fraction of the size then, that force a full
             retrain (default 1.0); the index also retrains when its size doubles or halves.
-        num_leaves: ScaNN partitions (default 1.2 sqrt(n)).
+        num_leaves: ScaNN partitions (default 0.8 sqrt(n)).
         leaves_fraction: fraction of partitions searched per query (default 0.35).
         min_leaves: partitions searched at least, for small indexes (default 8).
         pca_dims: dimensions kept by ScaNN's PCA before partitioning and quantisation (default 128; None or >= dim
             keeps all). Scores are still exact: candidates are reordered and rescored on full vectors.
-        spherical: spherical k-means partitions (default True: the vectors are unit length).
+        spherical: spherical k-means partitions (default False: measured slightly lower recall here).
         reorder: candidates ScaNN reorders with int8 full vectors before returning k + margin (default 300).
         soar_lambda: ScaNN SOAR spilling strength (default None: off; scann 1.4.2 corrupts its heap when a SOAR
             index is mutated, see the module docstring).
         dims_per_block: product-quantisation block size (default 2).
-        anisotropic_threshold: ScaNN anisotropic quantisation threshold (default 0.2).
+        anisotropic_threshold: ScaNN anisotropic quantisation threshold (default 0.2; nan = plain PQ).
         training_sample_size: vectors sampled to train partitions and codebooks (default 50,000).
-        margin: extra candidates fetched beyond k before exact rescoring (default 10).
+        margin: extra snapshot candidates fetched beyond k before exact rescoring (default 10).
         threads: ScaNN threads for building and searching (default 1).
     """
 
@@ -246,7 +261,7 @@ class CentroidIndex:
         self.leaves_fraction = float(tuning.pop("leaves_fraction", 0.35))
         self.min_leaves = int(tuning.pop("min_leaves", 8))
         self.pca_dims = tuning.pop("pca_dims", 128)
-        self.spherical = bool(tuning.pop("spherical", True))
+        self.spherical = bool(tuning.pop("spherical", False))
         self.reorder = int(tuning.pop("reorder", 300))
         self.soar_lambda = tuning.pop("soar_lambda", None)
         self.dims_per_block = int(tuning.pop("dims_per_block", 2))
@@ -256,43 +271,54 @@ class CentroidIndex:
         self.threads = int(tuning.pop("threads", 1))
         if tuning:
             raise TypeError(f"unknown tuning options for CentroidIndex: {sorted(tuning)}")
-        self._live = _VectorTable(dim)
-        self._delta = _VectorTable(dim, capacity=max(64, self.sync_every + 1))
-        # The snapshot: ScaNN datapoint i ("slot" i) holds the vector of story _slots[i] as of the last sync, or a
-        # dead story's vector (_slots[i] == -1). Slots are never deleted from ScaNN (its delete corrupts the heap
-        # with SOAR + int8 reordering in scann 1.4.2): a removed story's slot is reused by the next new story.
+        # Exact mode: every live vector in a compact table.
+        self._live: _VectorTable | None = _VectorTable(dim)
+        # Approximate mode: slot i is ScaNN datapoint i (once synced); _mat[i] holds the *current* vector of story
+        # _slot_story[i] (-1: a dead slot, free for the next new story). Slots are never deleted from ScaNN (its
+        # delete corrupts the heap on such indexes in scann 1.4.2), only tombstoned and reused.
         self._scann = None
-        self._slots = np.zeros(0, dtype=np.int64)
-        self._slot_of: dict[int, int] = {}
-        self._stale: set[int] = set()  # slots never to answer: moved stories (answered from the delta) and dead ones
+        self._mat = np.zeros((0, dim), dtype=np.float32)
+        self._slot_story = np.zeros(0, dtype=np.int64)
+        self._story_slot: dict[int, int] = {}
+        self._n_slots = 0  # slots in use or dead; >= _scann_size
+        self._scann_size = 0  # datapoints in the ScaNN searcher
+        self._stale: set[int] = set()  # ScaNN slots never to answer: moved (answered from the delta), dead, reused
         self._free: list[int] = []  # heap of dead slots, reused lowest first
+        self._delta = _VectorTable(dim, capacity=max(64, self.sync_every + 1))  # story id -> current vector
         self._removed_since_sync = 0
         self._leaves_to_search = 0
         self._trained_size = 0
         self._changes_since_train = 0
         self.stats = {"builds": 0, "syncs": 0, "synced_vectors": 0}
+        self.seconds = {"build": 0.0, "sync": 0.0}  # CPU time spent training and syncing (benchmarks)
 
     # -- interface ------------------------------------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self._live) if self._scann is None else len(self._story_slot)
 
     def __contains__(self, story_id: object) -> bool:
-        return story_id in self._live
+        return story_id in self._live if self._scann is None else story_id in self._story_slot
 
     def upsert(self, story_id: int, vector: np.ndarray) -> None:
         """Insert a new centroid or move an existing one."""
         story_id = int(story_id)
         v = _check_dim(vector, self.dim)
-        if story_id in self._live.row and np.array_equal(self._live.get(story_id), v):
-            return  # a replayed change: nothing moved
-        self._live.put(story_id, v)
-        self._changes_since_train += 1
-        if self._scann is not None:
-            self._delta.put(story_id, v)
-            slot = self._slot_of.get(story_id)
-            if slot is not None:
+        if self._scann is None:
+            if story_id in self._live.row and np.array_equal(self._live.get(story_id), v):
+                return  # a replayed change: nothing moved
+            self._live.put(story_id, v)
+        else:
+            slot = self._story_slot.get(story_id)
+            if slot is None:
+                slot = self._new_slot(story_id)
+            elif np.array_equal(self._mat[slot], v):
+                return
+            self._mat[slot] = v
+            if slot < self._scann_size:
                 self._stale.add(slot)
+            self._delta.put(story_id, v)
+        self._changes_since_train += 1
         self._after_change()
 
     def bulk_upsert(self, story_ids: Iterable[int], vectors: np.ndarray) -> None:
@@ -301,51 +327,56 @@ class CentroidIndex:
         ids = [int(s) for s in story_ids]
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids but {len(vectors)} vectors")
+        if self._scann is not None:
+            self._to_exact()
         self._live.reserve(len(self._live) + len(ids))
         for story_id, vector in zip(ids, vectors):
             self._live.put(story_id, _check_dim(vector, self.dim))
         self._changes_since_train += len(ids)
-        if self._scann is not None or self._wants_ann():
+        if self._wants_ann():
             self._build()
 
     def remove(self, story_id: int) -> None:
         """Forget a centroid; removing an unknown id is a no-op (replayed changes are harmless)."""
         story_id = int(story_id)
-        if not self._live.drop(story_id):
-            return
-        self._changes_since_train += 1
-        if self._scann is not None:
-            self._delta.drop(story_id)
-            slot = self._slot_of.pop(story_id, None)
-            if slot is not None:
-                self._slots[slot] = -1
+        if self._scann is None:
+            if not self._live.drop(story_id):
+                return
+        else:
+            slot = self._story_slot.pop(story_id, None)
+            if slot is None:
+                return
+            self._slot_story[slot] = -1
+            heapq.heappush(self._free, slot)
+            if slot < self._scann_size:
                 self._stale.add(slot)
-                heapq.heappush(self._free, slot)
-                self._removed_since_sync += 1
+            self._delta.drop(story_id)
+            self._removed_since_sync += 1
+        self._changes_since_train += 1
         self._after_change()
 
     def vector(self, story_id: int) -> np.ndarray:
         """The stored (normalised) vector of a live centroid (a copy)."""
-        return self._live.get(int(story_id)).copy()
+        if self._scann is None:
+            return self._live.get(int(story_id)).copy()
+        return self._mat[self._story_slot[int(story_id)]].copy()
 
     def search(self, vector: np.ndarray, k: int = 10) -> list[tuple[int, float]]:
         """The k live centroids most similar to ``vector``: ``[(story_id, cosine)]``, best first."""
         q = _check_dim(vector, self.dim)
-        if k <= 0 or not self._live.row:
+        if k <= 0 or len(self) == 0:
             return []
-        want = k + self.margin
         if self._scann is None:
-            rows = self._live.top(q, want)
+            rows = self._live.top(q, k + self.margin)
             return _rank(self._live.ids[rows], exact_scores(self._live.mat[rows], q), k)
-        ids = self._snapshot_candidates(q, want)
+        slots = self._snapshot_slots(q, k + self.margin)
+        ids = self._slot_story[slots]
+        scores = exact_scores(self._mat[slots], q)
         if self._delta.row:
-            rows = self._delta.top(q, want)
+            rows = self._delta.top(q, k + 2)  # BLAS scores are exact up to rounding: 2 spare for near-ties
             ids = np.concatenate([ids, self._delta.ids[rows]])
-        if len(ids) == 0:
-            return []
-        row = self._live.row
-        live_rows = np.fromiter((row[i] for i in ids.tolist()), dtype=np.int64, count=len(ids))
-        return _rank(ids, exact_scores(self._live.mat[live_rows], q), k)
+            scores = np.concatenate([scores, exact_scores(self._delta.mat[rows], q)])
+        return _rank(ids, scores, k)
 
     def search_batch(self, vectors: np.ndarray, k: int = 10) -> list[list[tuple[int, float]]]:
         """``[search(v, k) for v in vectors]``, with identical results (each query sees the same state)."""
@@ -371,22 +402,22 @@ class CentroidIndex:
     # -- internals ------------------------------------------------------------------------------------------------
 
     def _wants_ann(self) -> bool:
-        return self.ann_min_size is not None and len(self._live) >= max(int(self.ann_min_size), 64)
+        return self.ann_min_size is not None and len(self) >= max(int(self.ann_min_size), 64)
 
     def _sync_bound(self) -> int:
-        return max(1, min(self.sync_every, int(self.sync_fraction * max(self._trained_size, len(self._live)))))
+        return max(1, min(self.sync_every, int(self.sync_fraction * max(self._trained_size, len(self)))))
 
     def _after_change(self) -> None:
         if self._scann is None:
             if self._wants_ann():
                 self._build()
             return
-        if self.ann_min_size is None or len(self._live) < int(self.ann_min_size) // 2:
-            self._drop_snapshot()
+        n = len(self)
+        if self.ann_min_size is None or n < int(self.ann_min_size) // 2:
+            self._to_exact()
             return
         if self.pending < self._sync_bound():
             return
-        n = len(self._live)
         drifted = self._changes_since_train >= self.retrain_after * self._trained_size
         resized = n >= 2 * self._trained_size or 2 * n <= self._trained_size
         if drifted or resized:
@@ -394,41 +425,75 @@ class CentroidIndex:
         else:
             self._sync()
 
-    def _drop_snapshot(self) -> None:
+    def _new_slot(self, story_id: int) -> int:
+        if self._free:
+            slot = heapq.heappop(self._free)
+        else:
+            slot = self._n_slots
+            if slot >= len(self._slot_story):
+                capacity = max(1024, slot + 1, len(self._slot_story) + len(self._slot_story) // 4)
+                mat = np.zeros((capacity, self.dim), dtype=np.float32)
+                mat[:slot] = self._mat[:slot]
+                slot_story = np.full(capacity, -1, dtype=np.int64)
+                slot_story[:slot] = self._slot_story[:slot]
+                self._mat, self._slot_story = mat, slot_story
+            self._n_slots += 1
+        self._slot_story[slot] = story_id
+        self._story_slot[story_id] = slot
+        return slot
+
+    def _live_items(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of every live centroid, in story-id order."""
+        if self._scann is None:
+            ids, mat = self._live.live()
+        else:
+            slots = np.fromiter(self._story_slot.values(), dtype=np.int64, count=len(self._story_slot))
+            ids, mat = self._slot_story[slots], self._mat[slots]
+        order = np.argsort(ids, kind="stable")
+        return ids[order], np.ascontiguousarray(mat[order])
+
+    def _to_exact(self) -> None:
+        ids, mat = self._live_items()
+        live = _VectorTable(self.dim, capacity=max(1024, len(ids)))
+        live.mat[: len(ids)] = mat
+        live.ids[: len(ids)] = ids
+        live.row = {int(story_id): row for row, story_id in enumerate(ids.tolist())}
+        self._live = live
         self._scann = None
-        self._slots = np.zeros(0, dtype=np.int64)
-        self._slot_of = {}
-        self._stale = set()
-        self._free = []
+        self._mat = np.zeros((0, self.dim), dtype=np.float32)
+        self._slot_story = np.zeros(0, dtype=np.int64)
+        self._story_slot = {}
+        self._n_slots = self._scann_size = 0
+        self._stale, self._free = set(), []
         self._delta.clear()
         self._removed_since_sync = 0
         self._trained_size = 0
 
-    def _snapshot_candidates(self, q: np.ndarray, want: int) -> np.ndarray:
-        """Live story ids of snapshot hits near q, stale slots skipped; ``want`` of them if the snapshot has them."""
-        size = len(self._slots)
-        asked = min(size, want + min(len(self._stale), want))
+    def _snapshot_slots(self, q: np.ndarray, want: int) -> np.ndarray:
+        """Slots of live, current snapshot hits near q; ``want`` of them when the snapshot has that many."""
         stale = self._stale
+        size = self._scann_size
+        asked = min(size, want + min(len(stale), self.margin))
         while True:
             idx, _ = self._scann.search(q, asked, max(self.reorder, asked), self._leaves_to_search)
-            if stale:
-                kept = [i for i in idx.tolist() if i not in stale]
-            else:
-                kept = idx
+            if not stale:
+                return idx.astype(np.int64)
+            kept = [i for i in idx.tolist() if i not in stale]
             if len(kept) >= want or len(idx) < asked or asked >= size:
-                return self._slots[np.asarray(kept, dtype=np.int64)]
+                return np.array(kept, dtype=np.int64)
             asked = min(size, asked * 2)
 
     def _build(self) -> None:
-        """Train a new ScaNN snapshot on all live centroids; the delta and tombstones start empty."""
+        """Train a new ScaNN snapshot on all live centroids (in story-id order); nothing is pending afterwards."""
+        import time
+
         import scann  # heavy: only when an index grows past ann_min_size
         from scann.scann_ops.py.scann_builder import ReorderType
 
-        ids, mat = self._live.live()
+        started = time.process_time()
+        ids, data = self._live_items()
         n = len(ids)
-        order = np.argsort(ids, kind="stable")  # the snapshot never depends on insertion history
-        data = np.ascontiguousarray(mat[order])
-        leaves = int(self.num_leaves or 1.2 * np.sqrt(n))
+        leaves = int(self.num_leaves or 0.8 * np.sqrt(n))
         leaves = max(2, min(leaves, n // 16))
         self._leaves_to_search = max(1, min(leaves, max(self.min_leaves, int(round(self.leaves_fraction * leaves)))))
         sample = min(n, self.training_sample_size)
@@ -455,39 +520,44 @@ class CentroidIndex:
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
         self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
-        self._slots = ids[order].copy()
-        self._slot_of = {int(story_id): slot for slot, story_id in enumerate(self._slots.tolist())}
-        self._stale = set()
-        self._free = []
+        self._live = None
+        self._mat = data
+        self._slot_story = ids.copy()
+        self._story_slot = {int(story_id): slot for slot, story_id in enumerate(ids.tolist())}
+        self._n_slots = self._scann_size = n
+        self._stale, self._free = set(), []
         self._delta.clear()
         self._removed_since_sync = 0
         self._trained_size = n
         self._changes_since_train = 0
         self.stats["builds"] += 1
+        self.seconds["build"] += time.process_time() - started
 
     def _sync(self) -> None:
-        """Write the delta into the snapshot (moved stories in place, new ones into dead slots or appended)."""
-        if self._delta.row:
-            ids = sorted(self._delta.row)
-            vectors = np.ascontiguousarray(self._delta.mat[[self._delta.row[i] for i in ids]])
-            targets: list[int | None] = []
-            for story_id in ids:
-                slot = self._slot_of.get(story_id)
-                if slot is None and self._free:
-                    slot = heapq.heappop(self._free)
-                targets.append(slot)
-            appended = sum(1 for t in targets if t is None)
+        """Write pending slots into the snapshot: changed ones in place, new ones appended in slot order."""
+        import time
+
+        started = time.process_time()
+        changed = sorted(self._story_slot[i] for i in self._delta.row)
+        in_place = [slot for slot in changed if slot < self._scann_size]
+        # every slot past the snapshot is appended, dead ones included (their stale vector stays tombstoned)
+        appended = list(range(self._scann_size, self._n_slots))
+        slots = in_place + appended
+        if slots:
             if appended:
-                self._scann.reserve(len(self._slots) + max(appended, len(self._slots) // 8))
-            assigned = self._scann.upsert(targets, vectors, max(1, len(ids)))
-            if appended:
-                self._slots = np.concatenate([self._slots, np.full(appended, -1, dtype=np.int64)])
-            for story_id, slot in zip(ids, assigned):
-                slot = int(slot)
-                self._slots[slot] = story_id
-                self._slot_of[story_id] = slot
-                self._stale.discard(slot)
+                self._scann.reserve(self._n_slots + max(64, self._n_slots // 8))
+            targets: list[int | None] = [*in_place, *([None] * len(appended))]
+            assigned = self._scann.upsert(targets, np.ascontiguousarray(self._mat[slots]), len(slots))
+            if [int(a) for a in assigned] != slots:
+                raise RuntimeError("ScaNN assigned unexpected datapoint indices during sync")
+            self._scann_size = self._n_slots
+            for slot in slots:
+                if self._slot_story[slot] >= 0:
+                    self._stale.discard(slot)
+                else:
+                    self._stale.add(slot)
         self.stats["syncs"] += 1
-        self.stats["synced_vectors"] += len(self._delta)
+        self.stats["synced_vectors"] += len(slots)
         self._delta.clear()
         self._removed_since_sync = 0
+        self.seconds["sync"] += time.process_time() - started

@@ -24,10 +24,10 @@ def clustered(n, seed, topics=60, spread=0.6, dim=DIM):
 def ann(**tuning):
     """A CentroidIndex that switches to ScaNN early, so small tests exercise the approximate path.
 
-    Half the partitions are searched: small indexes need a larger share than the 250k-tuned default for high recall,
+    70 % of the partitions are searched: small indexes need a larger share than the 250k-tuned default for high recall,
     and a merge bug (a lost delta, a stale snapshot vector) then shows up as lost recall, not as tuning noise.
     """
-    options = dict(ann_min_size=600, sync_every=64, training_sample_size=5000, leaves_fraction=0.5, pca_dims=16)
+    options = dict(ann_min_size=600, sync_every=64, training_sample_size=5000, leaves_fraction=0.7, pca_dims=16)
     options.update(tuning)
     return CentroidIndex(DIM, **options)
 
@@ -141,11 +141,11 @@ def test_removed_centroids_are_never_returned(data, queries):
         gone.add(story_id)
         if n % 7 == 0:  # probe at the removed vector, with removals pending and after syncs
             result = index.search(data[story_id], k=10)
-            assert len(result) == 10 and not gone & {i for i, _ in result}
+            assert len(result) == 10 and all(i in index and i not in gone for i, _ in result)
     assert index.stats["syncs"] >= 10
     final = index.search_batch(np.vstack([queries, data[removed][:200]]), 10)
     assert len(index) == len(data) - len(removed)
-    assert all(len(result) == 10 and not gone & {i for i, _ in result} for result in final)
+    assert all(len(result) == 10 and all(i in index and i not in gone for i, _ in result) for result in final)
 
 
 def test_tombstones_crowding_the_snapshot_are_skipped():
@@ -153,7 +153,7 @@ def test_tombstones_crowding_the_snapshot_are_skipped():
     # tombstone, and the index must still return 10 live results there.
     base = clustered(1500, seed=6)
     rng = np.random.default_rng(7)
-    crowd = normalise(rng.standard_normal(DIM))
+    crowd = normalise(base[0] + 0.1 * rng.standard_normal(DIM).astype(np.float32))  # a populated neighbourhood
     crowd_vectors = crowd + 0.01 * rng.standard_normal((40, DIM)).astype(np.float32)
     index = ann(sync_every=10_000, sync_fraction=1.0)
     fill(index, base)
@@ -165,7 +165,7 @@ def test_tombstones_crowding_the_snapshot_are_skipped():
     fill(exact, [-crowd] * 40, start=10_000)
     got = index.search(crowd, k=10)
     assert len(got) == 10 and all(i < 10_000 for i, _ in got)
-    assert recall([got], [exact.search(crowd, k=10)]) >= 0.8
+    assert recall([got], [exact.search(crowd, k=10)]) >= 0.9
 
 
 def scripted_run(data, queries):
