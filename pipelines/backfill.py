@@ -52,8 +52,10 @@ _FLAGS: list[tuple[tuple, dict]] = [
     (("--exact_index",), dict(action="store_true", default=False, help="Exact nearest-centroid search instead "
                               "of the ANN index. Default: off.")),
     (("--batch_size",), dict(type=int, default=64, help="Articles per embedding batch. Default: 64.")),
-    (("--snapshots",), dict(action="store_true", default=False, help="Also write edition page snapshots "
-                            "(extension point for the editions stage; not built yet). Default: off.")),
+    (("--snapshots",), dict(nargs="?", const=True, default=False, metavar="DIR", help="Also publish the edition "
+                            "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
+                            "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
+                            "(transforms/editions). Default: off.")),
 ]
 
 _STORE_FLAGS: list[tuple[tuple, dict]] = [
@@ -86,9 +88,13 @@ def _options_class():
     cached = globals().get("_BACKFILL_OPTIONS")
     if cached is not None:
         return cached
+    from apache_beam.options.pipeline_options import PipelineOptions
+
     from pipelines.options import StoreOptions
 
-    class BackfillOptions(StoreOptions):
+    # PipelineOptions is named again so that Beam's get_all_options (which only walks direct subclasses) knows the
+    # backfill flags and does not warn that they are unparseable.
+    class BackfillOptions(StoreOptions, PipelineOptions):
         """Options of the backfill job (the store flags come from StoreOptions)."""
 
         @classmethod
@@ -193,12 +199,11 @@ def build_pipeline(p, options, files: list[str] | None = None):
 
 
 def add_snapshots(outputs, options) -> None:
-    """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots.
+    """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots (bursts,
+    minute ranking, validated snapshots and pointers; transforms/editions/pipeline.py)."""
+    from transforms.editions.pipeline import add_backfill_snapshots
 
-    Not built yet: the editions helper adds it here (e.g. ``outputs | RankEditions(...) | PublishSnapshots(...)``
-    into the run's own namespace).
-    """
-    print("[backfill] --snapshots: page snapshots are not built yet; ignored", file=sys.stderr)
+    add_backfill_snapshots(outputs, options)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -229,12 +234,11 @@ def run(argv: list[str] | None = None) -> int:
     counts = summary.get("counts", {})
     dl_path = os.path.join(o.output, "dead_letters.jsonl")
     counts["dead_letters"] = sum(1 for _ in open(dl_path, encoding="utf-8")) if os.path.exists(dl_path) else 0
-    all_opts = options.get_all_options(drop_default=False)
     flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
     manifest = {
         "command": "newsroom backfill",
         "argv": list(argv or []),
-        "options": {k: all_opts.get(k) for k in flags},
+        "options": {k: getattr(o, k) for k in flags},
         "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace},
         "inputs": files,
         "models": summary.get("models", {}),

@@ -34,6 +34,7 @@ import logging
 import sys
 import threading
 import time
+import typing
 import uuid
 
 import apache_beam as beam
@@ -309,7 +310,7 @@ class ClusterStories(beam.PTransform):
     def expand(self, pcoll):
         return (
             pcoll
-            | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d))
+            | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(typing.Tuple[str, typing.Any])
             | "DecideInOrder"
             >> beam.ParDo(ClusterStoriesFn(self.store_config, self.config, self.exact_index)).with_outputs(
                 DEAD_LETTER, main="outputs"
@@ -388,7 +389,8 @@ class ApplyStoryChanges(beam.PTransform):
     def expand(self, pcoll):
         return (
             pcoll
-            | "KeyByWriter" >> beam.Map(lambda o: (o["change"]["language"], o))
+            | "KeyByWriter"
+            >> beam.Map(lambda o: (o["change"]["language"], o)).with_output_types(typing.Tuple[str, typing.Any])
             | "ApplyInSeqOrder" >> beam.ParDo(ApplyStoryChangesFn(self.store_config))
         )
 
@@ -467,7 +469,7 @@ class LinkStories(beam.PTransform):
     def expand(self, pcoll):
         return (
             pcoll
-            | "OneLinker" >> beam.Map(lambda o: ("mul", o))
+            | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(typing.Tuple[str, typing.Any])
             | "ProposeLinks" >> beam.ParDo(LinkStoriesFn())
         )
 

@@ -1,0 +1,134 @@
+"""`newsroom backfill` end to end on a small labelled file (hash embedder: no model), and the quality run on the
+shared dev sets (slow)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+EVENTS = [
+    ("Magnitude 7.3 earthquake strikes Valparaiso Chile", "Chilean officials in Valparaiso counted damage after the 7.3 quake."),
+    ("Sbarro files for Chapter 11 bankruptcy again", "Pizza chain Sbarro filed for Chapter 11 protection for the second time."),
+    ("Titanfall launches on Xbox One at 792p", "Respawn confirmed Titanfall runs at 792p on the Xbox One console."),
+]
+
+
+def labelled_file(path, label_salt="", bad_line=True):
+    rows = []
+    for k in range(4):
+        for e, (title, text) in enumerate(EVENTS):
+            rows.append({
+                "id": f"a{e}{k}", "story_id": f"gold{e}{label_salt}", "topic": f"t{label_salt}", "language": "en",
+                "title": f"{title} {['report', 'update', 'live', 'video'][k]}", "text": text,
+                "published_at": None, "publisher": f"Pub {k}", "url": f"https://pub{k}.example/{e}",
+            })
+    rows.append({"id": "es0", "story_id": "gold0", "language": "es", "title": "Terremoto de magnitud 7.3 en Valparaiso",
+                 "text": "Valparaiso y Chile tras el sismo de 7.3.", "published_at": None, "publisher": "El Pub"})
+    lines = [json.dumps(r) for r in rows]
+    if bad_line:
+        lines.insert(3, "{not json")
+    path.write_text("\n".join(lines) + "\n")
+    return rows
+
+
+def backfill(inp, out, *extra):
+    from pipelines.backfill import run
+
+    return run([f"--input={inp}", f"--output={out}", "--embedder=hash", "--exact_index", *extra])
+
+
+def read(path):
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def test_backfill_writes_assignments_stories_manifest_and_dead_letters(tmp_path):
+    inp = tmp_path / "in.jsonl"
+    rows = labelled_file(inp)
+    assert backfill(inp, tmp_path / "out") == 0
+    out = tmp_path / "out"
+    assignments = read(out / "assignments.jsonl")
+    assert [a["article_id"] for a in assignments] == [r["id"] for r in rows]  # every article, in input order
+    assert all(isinstance(a["story_id"], int) and a["story_id"] > 0 for a in assignments)
+    stories = read(out / "stories.jsonl")
+    assert sum(s["size"] for s in stories) == len(rows)
+    assert {a["story_id"] for a in assignments} == {s["story_id"] for s in stories}
+    dead = read(out / "dead_letters.jsonl")
+    assert len(dead) == 1 and dead[0]["reason"] == "bad_json_line" and dead[0]["key"].endswith(":4")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["articles"] == len(rows) and manifest["counts"]["dead_letters"] == 1
+    assert manifest["counts"]["languages"] == 2 and manifest["models"] == {"en": "test", "es": "test"}
+    assert manifest["store"]["namespace"].startswith("backfill-") and manifest["duration_s"] > 0
+    assert manifest["options"]["embedder"] == "hash"
+    # the events are easy: no predicted story mixes two of them
+    gold = {r["id"]: r["story_id"] for r in rows if r["language"] == "en"}
+    mixed = {}
+    for a in assignments:
+        if a["article_id"] in gold:
+            mixed.setdefault(a["story_id"], set()).add(gold[a["article_id"]])
+    assert all(len(v) == 1 for v in mixed.values())
+
+
+def test_backfill_never_reads_labels_and_is_deterministic(tmp_path):
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    labelled_file(a)
+    labelled_file(b, label_salt="-scrambled")  # different gold labels and topics, same articles
+    backfill(a, tmp_path / "outa")
+    backfill(b, tmp_path / "outb")
+    backfill(a, tmp_path / "outa2")
+    first = (tmp_path / "outa" / "assignments.jsonl").read_text()
+    assert first == (tmp_path / "outb" / "assignments.jsonl").read_text()
+    assert first == (tmp_path / "outa2" / "assignments.jsonl").read_text()  # two runs: identical story ids
+    assert (tmp_path / "outa" / "stories.jsonl").read_text() == (tmp_path / "outa2" / "stories.jsonl").read_text()
+
+
+def test_backfill_language_filter_and_glob(tmp_path):
+    labelled_file(tmp_path / "p1.jsonl", bad_line=False)
+    labelled_file(tmp_path / "p2.jsonl", bad_line=False)  # same ids in both files: duplicates are assigned once
+    backfill(str(tmp_path / "p*.jsonl"), tmp_path / "out", "--language=es")
+    assignments = read(tmp_path / "out" / "assignments.jsonl")
+    assert [a["article_id"] for a in assignments] == ["es0"]
+
+
+def test_cli_backfill_then_evaluate(tmp_path):
+    inp = tmp_path / "in.jsonl"
+    labelled_file(inp, bad_line=False)
+    from pipelines.cli import main
+
+    assert main(["backfill", "--input", str(inp), "--output", str(tmp_path / "o"), "--embedder", "hash"]) == 0
+    res = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", "evaluate", "--gold", str(inp), "--pred",
+         str(tmp_path / "o" / "assignments.jsonl"), "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    report = json.loads(res.stdout)
+    assert report["overall"]["articles"] == 13 and report["overall"]["missing"] == 0
+    assert set(report["languages"]) == {"en", "es"}
+
+
+# Regression floors of the quality run (one configuration for every file; measured values in the stories module
+# docstring and the report). Below the issue's acceptance targets on uci/ecbplus, which are not met yet.
+FLOORS = {
+    "basil-dev.jsonl": (0.95, 0.90),
+    "ecbplus-dev.jsonl": (0.93, 0.75),
+    "meantime-dev.jsonl": (0.85, 0.95),
+    "uci-dev.jsonl": (0.92, 0.58),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_quality_on_the_shared_dev_sets(shared_data, tmp_path, name):
+    from transforms.stories import evaluate as ev
+
+    gold = shared_data / "stories" / name
+    out = tmp_path / "out"
+    from pipelines.backfill import run
+
+    assert run([f"--input={gold}", f"--output={out}"]) == 0
+    report = ev.report(str(gold), str(out / "assignments.jsonl"))
+    p_floor, f_floor = FLOORS[name]
+    assert report["overall"]["pair_precision"] >= p_floor
+    assert report["overall"]["b3_f1"] >= f_floor

@@ -1,0 +1,139 @@
+"""Repair: merges (older survives, alias, one-hop resolution, counters from members), splits (the representative's half
+keeps the id) and the 30-minute limit, with the store applied in sequence."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from stores import StoreConfig, open_stores
+from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article
+from transforms.stories.apply import apply_in_order, apply_output
+from transforms.stories.assignments import fold
+from transforms.stories.cluster import HOUR_MS, StoryClusterer, recompute_centroid
+
+NEVER_JOIN = dataclasses.replace(TEST_CONFIG, join=5.0, join_headline=5.0)
+ALWAYS_JOIN = dataclasses.replace(TEST_CONFIG, join=-5.0, join_headline=-5.0)
+
+
+def event(prefix, n, at, rng, base, ents, step=MIN, copy_of=None):
+    out = []
+    for i in range(n):
+        v = base + 0.05 * rng.standard_normal(DIM)
+        out.append(article(f"{prefix}{i}", v, at + i * step, terms=("quake", "chile"), entities=ents,
+                           source=f"{prefix}-pub{i}", copy_of=copy_of))
+    return out
+
+
+def stores(tmp_path):
+    return open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "newsroom"))).stories
+
+
+def test_merge_keeps_the_older_story_aliases_the_other_and_recomputes_counters(tmp_path):
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(DIM)
+    arts = event("a", 3, T0, rng, base, ("chile", "valparaiso")) + event("b", 2, T0 + 2 * MIN, rng, base, ("chile",))
+    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    outs = [o.to_dict() for o in w.run(arts, until=T0 + HOUR)]
+    new_ids = [o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"]
+    assert len(new_ids) == 5  # nothing joined online
+    merges = [o["change"] for o in outs if o["change"]["kind"] == "MERGE"]
+    survivor = min(new_ids)
+    assert {m["story_id"] for m in merges} == {survivor}  # the oldest story survives
+    assert sorted(m["other_story_id"] for m in merges) == sorted(new_ids[1:])
+    assert all(m["at"] == T0 + 10 * MIN for m in merges)  # the first repair tick after the arrivals
+
+    store = stores(tmp_path)
+    apply_in_order(store, outs)
+    row = store.get_story(survivor)
+    assert sorted(row["members"]) == sorted(a.article_id for a in arts)
+    meta = row["meta"]
+    assert meta["articles"] == 5 and meta["originals"] == 5 and meta["sources"] == 5
+    assert meta["first_at"] == T0 and meta["last_at"] == T0 + 3 * MIN
+    members = [w.stories[survivor].members[a] for a in sorted(row["members"])]
+    csum, _ = recompute_centroid(members, TEST_CONFIG.half_life_hours * HOUR_MS)
+    assert np.allclose(row["centroid"], csum / np.linalg.norm(csum))
+    for gone in new_ids[1:]:
+        assert store.resolve(gone) == survivor
+        assert store.get_story(gone)["alias_of"] == survivor
+        assert not store.get_story(gone)["members"]
+    assert store.live_stories("en") == [survivor]
+    assign, _, alias = fold(o["change"] for o in outs)
+    assert set(assign.values()) == {survivor}
+
+
+def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_path):
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal(DIM)
+    z = event("z", 1, T0, rng, base, ("chile",))  # old story Z, outside the 6 h window at first
+    ab = event("a", 1, T0 + 7 * HOUR, rng, base, ("chile",)) + event("b", 1, T0 + 7 * HOUR + MIN, rng, base, ("chile",))
+    # a syndicated copy of Z's article brings Z back into the repair window at 7 h 25 min
+    copy = event("c", 1, T0 + 7 * HOUR + 25 * MIN, rng, base + 3.0, ("other",), copy_of="z0")
+    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    outs = [o.to_dict() for o in w.run(z + ab + copy, until=T0 + 9 * HOUR)]
+    ids = {o["change"]["article_id"]: o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"}
+    zid, aid, bid = ids["z0"], ids["a0"], ids["b0"]
+    assert zid < aid < bid
+    merges = [(m["at"], m["story_id"], m["other_story_id"]) for m in (o["change"] for o in outs) if m["kind"] == "MERGE"]
+    # B into A at the first tick; A (repaired at 7:10) is left alone at 7:20 and 7:30 although Z is back in the window
+    # at 7:25, and merges into Z at 7:40, when its 30-minute limit is over
+    assert merges == [(T0 + 7 * HOUR + 10 * MIN, aid, bid), (T0 + 7 * HOUR + 40 * MIN, zid, aid)]
+    store = stores(tmp_path)
+    apply_in_order(store, outs)
+    assert store.resolve(bid) == zid  # B was an alias of A; the chain was re-pointed on write: one hop
+    assert store.resolve(aid) == zid
+    assert store.get_story(bid)["alias_of"] == zid
+    assign, _, _ = fold(o["change"] for o in outs)
+    assert set(assign.values()) == {zid}
+    assert sorted(store.get_story(zid)["members"]) == ["a0", "b0", "c0", "z0"]
+
+
+def test_split_keeps_the_id_on_the_representatives_half(tmp_path):
+    rng = np.random.default_rng(3)
+    e1, e2 = np.eye(DIM)[0] * 3, np.eye(DIM)[1] * 3
+    old = event("x", 4, T0, rng, e1, ("lima", "peru"))  # four reports early on
+    new = event("y", 3, T0 + 12 * HOUR, rng, e2, ("oslo", "norway"))  # three reports of another event, 12 h later
+    w = StoryClusterer("en", config=ALWAYS_JOIN, exact_index=True)
+    outs = [o.to_dict() for o in w.run(old + new, until=T0 + 13 * HOUR)]
+    kinds = [o["change"]["kind"] for o in outs]
+    assert kinds.count("NEW_STORY") == 1 and kinds.count("SPLIT") == 1  # everything joined, then one split
+    sid = outs[0]["change"]["story_id"]
+    before = next(o for o in outs if o["change"]["article_id"] == "y2")["story_meta"]["representative"]
+    assert before.startswith("y")  # recency weighting puts the representative in the recent half
+    split = next(o["change"] for o in outs if o["change"]["kind"] == "SPLIT")
+    assert split["story_id"] == sid  # the representative's (smaller) half keeps the id
+    assert split["article_ids"] == ["x0", "x1", "x2", "x3"]
+    assert split["at"] == T0 + 12 * HOUR + 10 * MIN and split["other_story_id"] > sid
+    store = stores(tmp_path)
+    apply_in_order(store, outs)
+    assert sorted(store.get_story(sid)["members"]) == ["y0", "y1", "y2"]
+    assert sorted(store.get_story(split["other_story_id"])["members"]) == ["x0", "x1", "x2", "x3"]
+    assert sorted(store.live_stories("en")) == sorted([sid, split["other_story_id"]])
+    assign, _, _ = fold(o["change"] for o in outs)
+    assert {assign[a] for a in ("x0", "x1", "x2", "x3")} == {split["other_story_id"]}
+
+
+def test_no_split_below_three_sources_per_half():
+    rng = np.random.default_rng(4)
+    e1, e2 = np.eye(DIM)[0] * 3, np.eye(DIM)[1] * 3
+    arts = event("x", 4, T0, rng, e1, ("lima",)) + event("y", 2, T0 + 12 * HOUR, rng, e2, ("oslo",))
+    w = StoryClusterer("en", config=ALWAYS_JOIN, exact_index=True)
+    outs = w.run(arts, until=T0 + 14 * HOUR)
+    assert "SPLIT" not in [o.change["kind"] for o in outs]
+
+
+def test_replaying_any_change_is_a_no_op(tmp_path):
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal(DIM)
+    arts = event("a", 3, T0, rng, base, ("chile",)) + event("b", 2, T0 + 2 * MIN, rng, base, ("chile",))
+    outs = [o.to_dict() for o in StoryClusterer("en", config=NEVER_JOIN, exact_index=True).run(arts)]
+    store = stores(tmp_path)
+    apply_in_order(store, outs)
+    snapshot = {sid: store.get_story(sid) for sid in {o["change"]["story_id"] for o in outs}}
+    for o in outs:  # every change again, newest last: nothing moves
+        assert apply_output(store, o) is False
+    assert {sid: store.get_story(sid) for sid in snapshot} == snapshot
+    with pytest.raises(Exception):
+        apply_output(store, {**outs[0], "change": {**outs[0]["change"], "seq": len(outs) + 5}}, strict=True)
