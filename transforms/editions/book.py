@@ -252,6 +252,7 @@ class StoryBook:
         self.sr_live = np.zeros(0, bool)
         # merges, idempotency, rebuilds
         self.alias: dict[int, tuple[int, float]] = {}  # absorbed -> (survivor, merge seq)
+        self.pending_links: dict[int, list] = {}  # story id not in the book yet -> [(linked story, at)]
         self.applied: set[str] = set()
         self.dirty: set[int] = set()
         self.n_dead_events = 0
@@ -307,6 +308,10 @@ class StoryBook:
         self.sp_of.append([])
         self.sr_of.append([])
         self.story_row[story_id] = r
+        for other, at in self.pending_links.pop(story_id, ()):
+            if other not in self.links[r]:
+                self.links[r].add(other)
+                self._version(r, at)
         return r
 
     def _article(self, article_id: str) -> int:
@@ -438,9 +443,17 @@ class StoryBook:
             row = self._story(self.resolve(int(ch["story_id"])))
             self.s_expire_seq[row] = max(self.s_expire_seq[row], seq)
         elif kind == "LINK":
-            row = self._story(self.resolve(int(ch["story_id"])))
+            # Links come from the cross-language link writer (language "mul") and reach every edition: a link
+            # of a story this book does not hold waits in pending_links until the story appears.
             other = ch.get("other_story_id")
-            if other is not None and int(other) not in self.links[row]:
+            if other is None:
+                return
+            sid = self.resolve(int(ch["story_id"]))
+            row = self.story_row.get(sid)
+            if row is None:
+                self.pending_links.setdefault(sid, []).append((int(other), at))
+                return
+            if int(other) not in self.links[row]:
                 self.links[row].add(int(other))
                 self._version(row, at)
         else:

@@ -66,7 +66,7 @@ class RankParams:
     nation_share_min: float = 0.5
     local_share_min: float = 0.25
     world_share_max: float = 0.3
-    idle_cycles: int = 120
+    idle_cycles: int = 30
     representative: RepresentativeParams = field(default_factory=RepresentativeParams)
     supporting: SupportingParams = field(default_factory=SupportingParams)
 

@@ -1,6 +1,8 @@
 """The editions stage as one composite: story changes -> bursts -> minute ranking -> validated snapshots.
 
-Reads StoryChange records (decoded dicts); writes snapshots and pointers through the stores (PublishSnapshots)
+Reads StoryChange records (decoded dicts), or the story writer's outputs (``{"change": ..., "members": ...}``,
+transforms/stories/cluster.py) through :func:`changes_of_outputs`; writes snapshots and pointers through the stores
+(PublishSnapshots)
 and returns ``{"results": publish results, "fetch_requests": FetchRequest records, "pulses": burst pulses,
 "items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``. pipelines/stories.py (streaming) and pipelines/backfill.py (``--snapshots``) apply it
 to the story changes they produce.
@@ -61,3 +63,67 @@ class PublishEditions(beam.PTransform):
             "items": items,
             "dead_letter": ranked["dead_letter"],
         }
+
+
+SYNTHETIC_URL = "urn:newsroom:article:{article_id}"
+
+
+def change_of_output(out: dict) -> dict:
+    """The StoryChange of a writer output. A NEW_STORY/ASSIGN without its Article record (a backfill of labelled
+    JSONL: the reader keeps no record) gets a minimal one from the writer's member row -- title, source as the
+    publisher, first-seen time, copy flag -- and a ``urn:newsroom:article:{id}`` URL, since no URL was kept."""
+    ch = out["change"]
+    if ch.get("kind") not in ("NEW_STORY", "ASSIGN") or ch.get("article") or not ch.get("article_id"):
+        return ch
+    row = (out.get("members") or {}).get(ch["article_id"])
+    if not row:
+        return ch
+    aid = ch["article_id"]
+    at = int(row.get("at") or ch["at"])
+    article = {
+        "article_id": aid,
+        "version": 1,
+        "canonical_url": SYNTHETIC_URL.format(article_id=aid),
+        "publisher_id": row.get("source") or "unknown",
+        "publisher_name": None,
+        "language": ch["language"],
+        "title": row.get("title") or "",
+        "lede": "",
+        "image_url": None,
+        "published_at": at,
+        "first_seen_at": at,
+        "section": None,
+        "topics": [],
+        "is_opinion": False,
+        "is_fact_check": False,
+        "copy_of": row.get("copy_of"),
+        "entities": [],
+    }
+    return dict(ch, article=article)
+
+
+class ChangesOfOutputs(beam.PTransform):
+    """Writer outputs -> StoryChange records for the editions stage (see :func:`change_of_output`)."""
+
+    def expand(self, outputs):
+        return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
+
+
+def add_backfill_snapshots(outputs, options) -> dict:
+    """The backfill's ``--snapshots`` (pipelines/backfill.py): the pages, pools, coverage and aliases a streaming run
+    would have published minute by minute over the input, from the backfill's writer outputs.
+
+    ``--snapshots`` alone publishes into the run's own stores and namespace; ``--snapshots DIR`` into an embedded
+    store rooted at DIR (``DIR/snapshots/pages/...``, pointers in ``DIR/newsroom.sqlite3``). Versions are cycle
+    minutes and documents carry no wall-clock time, so the same input gives byte-identical objects every run.
+    """
+    from pipelines.backfill import BackfillOptions
+    from pipelines.options import store_config
+
+    target = options.view_as(BackfillOptions).snapshots  # True (the flag alone) or DIR
+    if isinstance(target, str) and target not in ("", "True"):
+        config = StoreConfig(backend="embedded", data_dir=target)
+    else:
+        config = store_config(options)
+    changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
+    return changes | "PublishEditions" >> PublishEditions(config)

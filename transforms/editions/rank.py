@@ -127,7 +127,10 @@ class RouteChangeFn(beam.DoFn):
                 DEAD_LETTER, dead_letter("editions", "malformed_change", f"{type(exc).__name__}: {exc}", key, change, at)
             )
             return
-        editions = self.config.editions_for_language(event["language"])
+        if event["kind"] == "LINK":  # the link writer's language is "mul": the story may be in any edition
+            editions = self.config.editions
+        else:
+            editions = self.config.editions_for_language(event["language"])
         if not editions:
             self.unrouted.inc()  # a language no edition shows: nothing to rank (not an error)
         for e in editions:
