@@ -38,6 +38,7 @@ DEFAULTS = {
     "NEWSROOM_BIGTABLE_INSTANCE": "newsroom",
     "NEWSROOM_SNAPSHOT_BUCKET": None,
     "NEWSROOM_NAMESPACE": "",
+    "NEWSROOM_BUS_KIND": "",  # "" or "pubsub" (stores.StoreConfig.bus)
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
     # pointer watcher
@@ -111,17 +112,10 @@ class Newsroom:
         stores = cfg["NEWSROOM_STORES"]
         profiles = cfg["NEWSROOM_PROFILE_STORE"]
         if stores is None or profiles is None:
-            from stores import StoreConfig, open_stores
+            from stores import config_from_mapping, open_stores
             from stores.profiles import open_profile_store
 
-            config = StoreConfig(
-                backend=cfg["NEWSROOM_BACKEND"],
-                data_dir=cfg["NEWSROOM_DATA_DIR"],
-                project=cfg["NEWSROOM_PROJECT"],
-                bigtable_instance=cfg["NEWSROOM_BIGTABLE_INSTANCE"],
-                bucket=cfg["NEWSROOM_SNAPSHOT_BUCKET"],
-                namespace=cfg["NEWSROOM_NAMESPACE"],
-            )
+            config = config_from_mapping(cfg)
             stores = stores or open_stores(config)
             profiles = profiles or open_profile_store(config)
         self.stores = stores

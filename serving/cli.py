@@ -21,30 +21,9 @@ CONF = Path(__file__).with_name("gunicorn.conf.py")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument(
-        "--backend",
-        default="embedded",
-        choices=["embedded", "gcp"],
-        help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
-        "(Bigtable, GCS, Pub/Sub). Default: embedded.",
-    )
-    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
-    parser.add_argument(
-        "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
-    )
-    parser.add_argument(
-        "--snapshot_bucket",
-        default=None,
-        help="GCS bucket (name only) holding page snapshots for the gcp backend. Example: my-proj-newsroom-snapshots. "
-        "Default: none (required with --backend=gcp).",
-    )
-    parser.add_argument(
-        "--namespace",
-        default="",
-        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
-        "dashes. Default: '' (production).",
-    )
-    parser.add_argument("--project", default=None, help="Google Cloud project (gcp). Default: $GOOGLE_CLOUD_PROJECT.")
+    from stores import add_store_arguments
+
+    add_store_arguments(parser, with_project=True)
     parser.add_argument(
         "--host",
         default=None,
@@ -66,16 +45,12 @@ def add_arguments(parser) -> None:
 def environment(args, environ=None) -> dict[str, str]:
     """The NEWSROOM_* variables the workers read (create_app), from the flags and the current environment."""
     env = dict(os.environ if environ is None else environ)
-    if args.backend == "gcp" and not args.snapshot_bucket:
-        raise SystemExit("--snapshot_bucket is required with --backend=gcp")
-    env["NEWSROOM_BACKEND"] = args.backend
-    env["NEWSROOM_DATA_DIR"] = os.path.abspath(args.data_dir)
-    env["NEWSROOM_BIGTABLE_INSTANCE"] = args.bigtable_instance
-    env["NEWSROOM_NAMESPACE"] = args.namespace
-    if args.snapshot_bucket:
-        env["NEWSROOM_SNAPSHOT_BUCKET"] = args.snapshot_bucket
-    if args.project:
-        env["NEWSROOM_PROJECT"] = args.project
+    from stores import config_from_args, config_to_env
+
+    try:
+        env.update(config_to_env(config_from_args(args)))
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     if args.watch_interval is not None:
         env["NEWSROOM_WATCH_INTERVAL_S"] = str(args.watch_interval)
     # One BLAS thread per worker: each request does small matrix products (For you), and OpenBLAS's own thread pool

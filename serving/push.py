@@ -77,17 +77,9 @@ class PushState:
             self.counters[name] = self.counters.get(name, 0) + 1
 
     def _store_config(self):
-        from stores import StoreConfig
+        from stores import config_from_mapping
 
-        c = self.app.config
-        return StoreConfig(
-            backend=c.get("NEWSROOM_BACKEND", "embedded"),
-            data_dir=c.get("NEWSROOM_DATA_DIR", ".newsroom"),
-            project=c.get("NEWSROOM_PROJECT"),
-            bigtable_instance=c.get("NEWSROOM_BIGTABLE_INSTANCE", "newsroom"),
-            bucket=c.get("NEWSROOM_SNAPSHOT_BUCKET"),
-            namespace=c.get("NEWSROOM_NAMESPACE", ""),
-        )
+        return config_from_mapping(self.app.config)
 
     @property
     def bus(self):

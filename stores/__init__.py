@@ -26,6 +26,10 @@ from stores.base import (  # noqa: F401  (re-exported: callers import stores.X)
 )
 
 BACKENDS = ("embedded", "gcp")
+# "" = the backend's own bus; "pubsub" = Pub/Sub (the emulator when PUBSUB_EMULATOR_HOST is set) with the
+# embedded tables and snapshots: the local main job's streaming mode, since Pub/Sub is the only live source
+# Beam's Python local runner can read.
+BUSES = ("", "pubsub")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class StoreConfig:
     bigtable_instance: Bigtable instance id (gcp).
     bucket: GCS bucket for snapshots (gcp).
     namespace: prefix that isolates a run (a backfill writes its own tables, objects and topics): "" = production.
+    bus: "" (the backend's bus) or "pubsub" (Pub/Sub topics with embedded tables and snapshots).
     """
 
     backend: str = "embedded"
@@ -46,11 +51,14 @@ class StoreConfig:
     bigtable_instance: str = "newsroom"
     bucket: str | None = None
     namespace: str = ""
+    bus: str = ""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
             raise ValueError(f"--backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
+        if self.bus not in BUSES:
+            raise ValueError(f"--bus must be one of {', '.join(repr(b) for b in BUSES)}, got {self.bus!r}")
         if self.namespace and not self.namespace.replace("-", "").isalnum():
             raise ValueError(f"--namespace must be letters, digits and dashes, got {self.namespace!r}")
 
@@ -67,9 +75,100 @@ class StoreConfig:
             raise ValueError("the gcp backend needs --bucket for snapshots")
         return self.bucket
 
+    @property
+    def bus_kind(self) -> str:
+        """"pubsub" or "embedded": which bus the stores (and Beam reads of the bus) use."""
+        return "pubsub" if self.backend == "gcp" or self.bus == "pubsub" else "embedded"
+
     def name(self, base: str) -> str:
         """A table, topic or object-prefix name inside this config's namespace."""
         return f"{self.namespace}-{base}" if self.namespace else base
+
+
+def add_store_arguments(parser, with_project: bool = False) -> None:
+    """The store flags of every job and command (Beam jobs get ``--project`` from GoogleCloudOptions)."""
+    parser.add_argument(
+        "--backend",
+        default="embedded",
+        choices=list(BACKENDS),
+        help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
+        "(Bigtable, GCS, Pub/Sub). Default: embedded.",
+    )
+    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
+    parser.add_argument(
+        "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
+    )
+    parser.add_argument(
+        "--snapshot_bucket",
+        default=None,
+        help="GCS bucket (name only) holding page snapshots for the gcp backend. Example: my-proj-newsroom-snapshots. "
+        "Default: none (required with --backend=gcp).",
+    )
+    parser.add_argument(
+        "--bus",
+        default="",
+        choices=list(BUSES),
+        help="Message bus: '' (the backend's own: the SQLite queue for embedded, Pub/Sub for gcp) or 'pubsub' "
+        "(Pub/Sub, e.g. the local emulator via PUBSUB_EMULATOR_HOST, with the embedded tables and snapshots: how "
+        "the local main job streams). Default: ''.",
+    )
+    parser.add_argument(
+        "--namespace",
+        default="",
+        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
+        "dashes. Default: '' (production).",
+    )
+    if with_project:
+        parser.add_argument(
+            "--project", default=None, help="Google Cloud project (gcp). Default: $GOOGLE_CLOUD_PROJECT."
+        )
+
+
+def config_from_args(args, project: str | None = None) -> StoreConfig:
+    """The StoreConfig of parsed store flags. Raises ValueError naming the flag when they are inconsistent."""
+    if args.backend == "gcp" and not args.snapshot_bucket:
+        raise ValueError("--snapshot_bucket is required with --backend=gcp")
+    return StoreConfig(
+        backend=args.backend,
+        data_dir=args.data_dir,
+        project=project if project is not None else getattr(args, "project", None),
+        bigtable_instance=args.bigtable_instance,
+        bucket=args.snapshot_bucket,
+        namespace=args.namespace,
+        bus=getattr(args, "bus", "") or "",
+    )
+
+
+# The origin's Flask config keys (and environment variables of its workers) for a StoreConfig.
+_ENV_KEYS = {
+    "backend": "NEWSROOM_BACKEND",
+    "data_dir": "NEWSROOM_DATA_DIR",
+    "project": "NEWSROOM_PROJECT",
+    "bigtable_instance": "NEWSROOM_BIGTABLE_INSTANCE",
+    "bucket": "NEWSROOM_SNAPSHOT_BUCKET",
+    "namespace": "NEWSROOM_NAMESPACE",
+    "bus": "NEWSROOM_BUS_KIND",
+}
+
+
+def config_from_mapping(m) -> StoreConfig:
+    """A StoreConfig from NEWSROOM_* keys (a Flask config or the environment); missing keys take the defaults."""
+    defaults = StoreConfig()
+    kwargs = {}
+    for attr, key in _ENV_KEYS.items():
+        value = m.get(key)
+        kwargs[attr] = getattr(defaults, attr) if value is None else value
+    return StoreConfig(**kwargs)
+
+
+def config_to_env(config: StoreConfig) -> dict[str, str]:
+    """The NEWSROOM_* variables that :func:`config_from_mapping` reads back."""
+    out = {}
+    for attr, key in _ENV_KEYS.items():
+        value = getattr(config, attr)
+        if value is not None:
+            out[key] = os.path.abspath(value) if attr == "data_dir" else str(value)
+    return out
 
 
 @dataclass
@@ -89,12 +188,18 @@ def open_stores(config: StoreConfig | None = None) -> Stores:
 
         root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
         db = embedded.Database(os.path.join(root, "newsroom.sqlite3"))
+        if config.bus_kind == "pubsub":
+            from stores import gcp
+
+            bus = gcp.open_pubsub_bus(config)
+        else:
+            bus = embedded.EmbeddedBus(db)
         return Stores(
             articles=embedded.EmbeddedArticleStore(db),
             stories=embedded.EmbeddedStoryStore(db),
             pointers=embedded.EmbeddedPointerStore(db),
             snapshots=embedded.DirectorySnapshotStore(os.path.join(root, "snapshots")),
-            bus=embedded.EmbeddedBus(db),
+            bus=bus,
             config=config,
         )
     from stores import gcp

@@ -790,6 +790,12 @@ def snapshot_prefix(config) -> str:
     return f"{config.namespace}/" if config.namespace else ""
 
 
+def open_pubsub_bus(config) -> "PubSubBus":
+    """The Pub/Sub bus alone (``--bus=pubsub`` with embedded tables and snapshots)."""
+    project = config.gcp_project
+    return PubSubBus(client("publisher", project), client("subscriber", project), project, config.name)
+
+
 def open_gcp_stores(config):
     """Stores on Bigtable, GCS and Pub/Sub for ``config`` (tables, bucket and topics must exist: see provision)."""
     from stores import Stores
@@ -801,7 +807,7 @@ def open_gcp_stores(config):
         stories=BigtableStoryStore(table(config, "stories")),
         pointers=BigtablePointerStore(table(config, "pointers")),
         snapshots=GcsSnapshotStore(bucket, snapshot_prefix(config)),
-        bus=PubSubBus(client("publisher", project), client("subscriber", project), project, config.name),
+        bus=open_pubsub_bus(config),
         config=config,
     )
 

@@ -34,6 +34,7 @@ STORE = {
     "bigtable_instance": ("Bigtable instance id", r"^[a-z][a-z0-9-]{5,32}$", "newsroom", True, ""),
     "snapshot_bucket": ("Snapshot bucket", r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$", "my-project-newsroom-snapshots", False, ""),
     "namespace": ("Namespace", r"^[A-Za-z0-9-]*$", "bf-2024q1", True, ""),
+    "bus": ("Message bus", r"^(pubsub)?$", "pubsub", True, " On Dataflow the gcp backend's bus is Pub/Sub already."),
 }
 
 SPECS = {

@@ -40,31 +40,9 @@ def add_arguments(parser) -> None:
         default=None,
         help="Editions file the edition and section are checked against. Default: the packaged editions.json.",
     )
-    parser.add_argument(
-        "--backend",
-        default="embedded",
-        choices=["embedded", "gcp"],
-        help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
-        "(Bigtable, GCS, Pub/Sub). Default: embedded.",
-    )
-    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
-    parser.add_argument(
-        "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
-    )
-    parser.add_argument(
-        "--snapshot_bucket",
-        default=None,
-        help="GCS bucket (name only) holding page snapshots for the gcp backend. Example: my-proj-newsroom-snapshots. "
-        "Default: none (required with --backend=gcp).",
-    )
-    parser.add_argument(
-        "--namespace",
-        default="",
-        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
-        "dashes. Default: '' (production).",
-    )
-    parser.add_argument("--project", default=None, help="Google Cloud project (gcp). Default: $GOOGLE_CLOUD_PROJECT.")
+    from stores import add_store_arguments
 
+    add_store_arguments(parser, with_project=True)
 
 def _when(ms) -> str:
     if not ms:
@@ -74,7 +52,7 @@ def _when(ms) -> str:
 
 def main(args) -> int:
     from schemas.pages import page_path, pool_path
-    from stores import NotFound, StoreConfig, open_stores
+    from stores import NotFound, config_from_args, open_stores
     from transforms.editions.config import load_config
 
     config = load_config(args.editions)
@@ -99,18 +77,8 @@ def main(args) -> int:
         def path(v: int) -> str:
             return page_path(edition.id, args.section, v)
 
-    if args.backend == "gcp" and not args.snapshot_bucket:
-        print("--snapshot_bucket is required with --backend=gcp", file=sys.stderr)
-        return 2
     try:
-        store_config = StoreConfig(
-            backend=args.backend,
-            data_dir=args.data_dir,
-            project=args.project,
-            bigtable_instance=args.bigtable_instance,
-            bucket=args.snapshot_bucket,
-            namespace=args.namespace,
-        )
+        store_config = config_from_args(args)
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
