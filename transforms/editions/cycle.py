@@ -60,6 +60,8 @@ class EditionMemory:
     share_day: int = -1
     share_counts: dict = field(default_factory=dict)  # publisher id -> representative impressions today
     share_total: int = 0
+    capped: tuple = ()  # publishers capped for the current hour
+    capped_hour: int = -1
     coverage_versions: dict = field(default_factory=dict)  # story id -> coverage version last emitted
     last_event_at: int = 0
 
@@ -117,8 +119,13 @@ def run_cycle(
     day = now // DAY_MS
     if memory.share_day != day:
         memory.share_day, memory.share_counts, memory.share_total = day, {}, 0
-    capped = capped_publishers(memory.share_counts, memory.share_total, p.representative)
     hour = now // HOUR_MS
+    if memory.capped_hour != hour:
+        # The cap is decided once an hour, like the near-tie rotation: a publisher hovering around 10 % would
+        # otherwise be capped and released every other minute and its cards would flicker.
+        memory.capped = tuple(sorted(capped_publishers(memory.share_counts, memory.share_total, p.representative)))
+        memory.capped_hour = hour
+    capped = set(memory.capped)
     choose = choose_representatives_loop if mode == "loop" else choose_representatives
     reps = choose(book, cand.rows, edition.id, edition.region, hour, capped, p.representative, f.prim)
     rep_l = reps.rep.tolist()

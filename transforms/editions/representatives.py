@@ -15,7 +15,7 @@ The best article wins, but articles within 5 % of it are near-ties: the choice a
 ``hash(story, edition, hour)`` (splitmix64), so every reader sees the same card for an hour, and cards rotate
 between hours rather than per request. A publisher whose share of today's representative impressions in the
 edition exceeds the cap (10 %, once the edition has served a minimum number) is passed over whenever the story has
-another publisher's article.
+another publisher's article. The capped set is decided at the start of each hour (cards must not flicker).
 
 Supporting links: maximal marginal relevance (lambda 0.7) over the story's best article per publisher, similarity
 = title-vector cosine, at most one per publisher (never the representative's), at most one wire copy (a copy, or

@@ -272,7 +272,7 @@ def test_a_clear_winner_does_not_rotate(world, make_ranker):
 
 
 def test_publisher_share_of_representatives_is_capped(world, make_ranker):
-    T, MIN = world.T0, world.MIN
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
     for s in range(20):  # the Herald is the best representative of every story
         world.story(s + 1, ["daily-herald", f"paper-{s}"], T - (s + 1) * MIN, section=None)
     rep = {"share_cap_min_impressions": 10, "publisher_share_cap": 0.10}
@@ -281,7 +281,9 @@ def test_publisher_share_of_representatives_is_capped(world, make_ranker):
     pool_pubs = [s["representative"]["publisher_id"] for s in first.pool["stories"]]
     assert pool_pubs.count("daily-herald") == 20
     assert r.memory.share_counts["daily-herald"] / r.memory.share_total > 0.10
-    second = r.cycle(T + MIN)
+    same_hour = r.cycle(T + MIN)  # the cap is decided hourly: within the hour nothing flips
+    assert [s["representative"]["publisher_id"] for s in same_hour.pool["stories"]].count("daily-herald") == 20
+    second = r.cycle(T + HOUR)
     pool_pubs = [s["representative"]["publisher_id"] for s in second.pool["stories"]]
     assert pool_pubs.count("daily-herald") == 0  # capped: every story has another publisher's article to show
     page_pubs = [s["representative"]["publisher_id"] for s in second.pages["top"]["stories"]]
@@ -291,10 +293,10 @@ def test_publisher_share_of_representatives_is_capped(world, make_ranker):
 def test_share_cap_resets_at_midnight_utc(world, make_ranker):
     T, MIN, HOUR = world.T0, world.MIN, world.HOUR
     for s in range(20):
-        world.story(s + 1, ["daily-herald", f"paper-{s}"], T + 11 * HOUR + 50 * MIN - s * MIN, section=None)
+        world.story(s + 1, ["daily-herald", f"paper-{s}"], T + 10 * HOUR + 50 * MIN - s * MIN, section=None)
     r = make_ranker(world, representative={"share_cap_min_impressions": 10})
-    r.cycle(T + 11 * HOUR + 58 * MIN)
-    assert r.cycle(T + 11 * HOUR + 59 * MIN).stats["capped_publishers"] == 1
+    r.cycle(T + 10 * HOUR + 58 * MIN)
+    assert r.cycle(T + 11 * HOUR).stats["capped_publishers"] == 1  # 23:00: capped for the hour
     after = r.cycle(T + 12 * HOUR)  # 00:00 UTC: a new day, nobody is capped
     assert after.stats["capped_publishers"] == 0
 

@@ -1,0 +1,240 @@
+"""The stories job: raw items -> articles -> stories -> bursts and minute ranking -> edition snapshots + pointers.
+
+Reads RawItem messages (schemas/avro/raw_item.avsc) from the ``items-raw`` topic through a subscription
+(``--input_subscription``; Pub/Sub with ``--backend=gcp``, the embedded bus otherwise), or from RawItem Avro files
+(``--input``). Writes through the stores only: articles (ArticleStore), stories (StoryStore), page/pool/coverage/
+aliases snapshots (SnapshotStore) and their latest pointers (PointerStore); FetchRequest messages (kind BURST) to
+``fetch-requests`` and DeadLetter messages of every stage to ``--dead_letter_topic``.
+
+The graph, one labelled step per stage (the same transforms as the backfill and the tests):
+
+    ReadRawItems -> DecodeRawItems -> ProcessArticles (normalise, dedupe, syndication; transforms/articles)
+      -> ArticleFeatures -> EmbedArticles -> ClusterStories -> ApplyStoryChanges (transforms/stories)
+      -> PublishEditions (DetectBursts, RankEditions, TrackAliases, PublishSnapshots; transforms/editions)
+    dead letters of every stage -> PublishDeadLetters;  burst polls -> PublishFetchRequests
+
+Runners: ``--backend=gcp`` with a subscription is a streaming job: DataflowRunner in production (``--runner``),
+BundleBasedDirectRunner here by default (the one local runner that reads Pub/Sub; see LOCAL_STACK.md). With files
+or the embedded bus the input is bounded: FnApiRunner, batch, with the same event-time results (minute timers fire
+in order when the input ends). Messages carrying the ``heartbeat`` attribute are dropped on read (they only move a
+test's Pub/Sub watermark).
+
+Retry policy: store errors (StoreError) are transient and raised, so the bundle is retried; an unreadable message or
+item is permanent: counted, dead-lettered with its reason, and the job goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.options import StoreOptions, store_config
+
+log = logging.getLogger("newsroom.stories")
+
+STAGE = "stories-job"
+
+
+class StoriesOptions(StoreOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--input_subscription",
+            default="stories-items-raw",
+            help="Subscription (base name; the namespace prefix is added) on the items-raw topic the job reads; "
+            "local runs create it when missing. Ignored with --input. Default: stories-items-raw.",
+        )
+        parser.add_argument(
+            "--input",
+            default=None,
+            help="RawItem Avro container file(s) (path or glob, local or gs://) to read instead of the bus; the job "
+            "is then bounded (batch). Example: /data/items-2026-01-01.avro. Default: none (read the bus).",
+        )
+        parser.add_argument(
+            "--dead_letter_topic",
+            default="dead-letter",
+            help="Topic (base name) receiving the DeadLetter records of every stage. Default: dead-letter.",
+        )
+        parser.add_argument(
+            "--fetch_topic",
+            default="fetch-requests",
+            help="Topic (base name) receiving burst poll requests (FetchRequest, kind BURST). Default: fetch-requests.",
+        )
+        parser.add_argument(
+            "--publishers",
+            default=None,
+            help="Publisher registry JSON (path). Default: the packaged transforms/data/publishers.json.",
+        )
+        parser.add_argument(
+            "--editions",
+            default=None,
+            help="Editions file (path). Default: the packaged transforms/editions/editions.json.",
+        )
+        parser.add_argument(
+            "--editions_only",
+            default=None,
+            help="Comma-separated edition ids to rank (small local runs). Example: us-en,gb-en. Default: all.",
+        )
+        parser.add_argument(
+            "--embedder",
+            default="auto",
+            help="Embedder spec (transforms/stories/embed.py): auto (English: all-MiniLM-L6-v2, others: "
+            "multilingual USE v3), minilm, use, hash (tests). Default: auto.",
+        )
+
+
+class DecodeRawItemFn(beam.DoFn):
+    """(data, attributes) -> RawItem dict; heartbeats dropped; undecodable messages dead-lettered."""
+
+    DEAD_LETTER = "dead_letter"
+
+    def __init__(self, clock=None):
+        self.clock = clock
+        self.decoded = Metrics.counter(STAGE, "raw_items")
+        self.heartbeats = Metrics.counter(STAGE, "heartbeats")
+        self.bad = Metrics.counter(STAGE, "raw_items_undecodable")
+
+    def process(self, message):
+        from schemas import codec
+        from stores.beam_io import HEARTBEAT_ATTRIBUTE
+
+        data, attributes = message
+        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
+            self.heartbeats.inc()
+            return
+        try:
+            item = codec.decode("RawItem", data)
+        except codec.CodecError as exc:
+            self.bad.inc()
+            import time
+
+            now = self.clock() if self.clock else int(time.time() * 1000)
+            yield beam.pvalue.TaggedOutput(
+                self.DEAD_LETTER,
+                {"stage": STAGE, "reason": "undecodable_raw_item", "detail": str(exc)[:500], "key": None,
+                 "payload": bytes(data), "at": now},
+            )
+            return
+        self.decoded.inc()
+        yield item
+
+
+def _read_avro_files(pattern: str):
+    """RawItem records of Avro container files, as (data, attributes) pairs like bus messages."""
+    import io
+
+    import fastavro
+    from apache_beam.io.filesystems import FileSystems
+
+    from schemas import codec
+
+    class ReadAvroFn(beam.DoFn):
+        def process(self, path):
+            with FileSystems.open(path) as f:
+                for record in fastavro.reader(io.BytesIO(f.read())):
+                    yield (codec.encode("RawItem", record), {})
+
+    globs = [g.strip() for g in pattern.split(",") if g.strip()]
+    paths = sorted({m.path for g in globs for m in FileSystems.match([g])[0].metadata_list})
+    if not paths:
+        raise ValueError(f"--input: no file matches {pattern!r}")
+    return beam.Create(paths) | "ReadAvroRecords" >> beam.ParDo(ReadAvroFn())
+
+
+def build_pipeline(p, options) -> dict:
+    """Adds the stories job to pipeline ``p``; returns its main PCollections (for tests)."""
+    from stores.beam_io import PublishToBusFn, ReadBus
+    from transforms.articles.ptransforms import ARTICLES, ProcessArticles
+    from transforms.articles.ptransforms import DEAD_LETTER as ARTICLES_DEAD
+    from transforms.editions.pipeline import ChangesOfOutputs, PublishEditions
+    from transforms.stories import beam as sb
+    from transforms.stories.features import from_article
+
+    o = options.view_as(StoriesOptions)
+    cfg = store_config(options)
+    if o.input:
+        messages = p | "ReadRawItems" >> _read_avro_files(o.input)
+    else:
+        messages = p | "ReadRawItems" >> ReadBus(cfg, "items-raw", o.input_subscription)
+    decoded = messages | "DecodeRawItems" >> beam.ParDo(DecodeRawItemFn()).with_outputs(
+        DecodeRawItemFn.DEAD_LETTER, main="items"
+    )
+    articles = decoded.items | "ProcessArticles" >> ProcessArticles(cfg, publishers=o.publishers)
+    embedded = (
+        articles[ARTICLES]
+        | "ArticleFeatures" >> beam.Map(lambda a: from_article(a).to_dict())
+        | "EmbedArticles" >> sb.EmbedArticles(o.embedder)
+    )
+    clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg)
+    applied = clustered.outputs | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
+    editions_only = [e.strip() for e in o.editions_only.split(",") if e.strip()] if o.editions_only else None
+    editions = (
+        clustered.outputs
+        | "ChangesOfOutputs" >> ChangesOfOutputs()
+        | "PublishEditions" >> PublishEditions(cfg, o.editions, o.publishers, editions_only)
+    )
+    editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
+    dead = (
+        decoded[DecodeRawItemFn.DEAD_LETTER],
+        articles[ARTICLES_DEAD],
+        clustered[sb.DEAD_LETTER],
+        editions["dead_letter"],
+    ) | "MergeDeadLetters" >> beam.Flatten()
+    dead | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic))
+    return {
+        "articles": articles[ARTICLES],
+        "outputs": clustered.outputs,
+        "applied": applied,
+        "results": editions["results"],
+        "fetch_requests": editions["fetch_requests"],
+        "dead_letter": dead,
+    }
+
+
+def streaming(options: PipelineOptions) -> bool:
+    o = options.view_as(StoriesOptions)
+    return store_config(options).bus_kind == "pubsub" and not o.input
+
+
+def run(argv: list[str] | None = None, wait: bool = True):
+    """Build and run the job. Returns the PipelineResult (streaming: running until cancelled when ``wait`` is False).
+
+    Default runner: BundleBasedDirectRunner (streaming) when reading Pub/Sub, FnApiRunner otherwise; ``--runner``
+    (for example DataflowRunner) overrides it.
+    """
+    options = PipelineOptions(argv)
+    std = options.view_as(StandardOptions)
+    store_config(options)  # fail fast naming the flag
+    if streaming(options):
+        std.streaming = True
+    runner = std.runner
+    if runner is None:
+        if streaming(options):
+            from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
+
+            runner = BundleBasedDirectRunner()
+        else:
+            from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+            runner = FnApiRunner()
+    o = options.view_as(StoriesOptions)
+    local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
+    if local and not o.input:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
+        from stores.beam_io import ensure_subscription
+
+        ensure_subscription(store_config(options), "items-raw", o.input_subscription)
+    p = beam.Pipeline(runner=runner, options=options)
+    build_pipeline(p, options)
+    result = p.run()
+    if wait:
+        result.wait_until_finish()
+    return result
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    run(sys.argv[1:])

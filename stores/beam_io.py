@@ -1,0 +1,94 @@
+"""Beam reads and writes of the message bus: where a job's graph meets Pub/Sub (or the embedded bus).
+
+Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so jobs build their bus reads here.
+
+- :class:`ReadBus` -- the messages of a subscription as ``(data: bytes, attributes: dict)``.
+  ``backend="gcp"``: ``ReadFromPubSub`` on ``projects/{project}/subscriptions/{config.name(subscription)}`` (the
+  naming of :class:`stores.gcp.PubSubBus`), an unbounded source: run it streaming (Dataflow, or
+  BundleBasedDirectRunner with the emulator; LOCAL_STACK.md: a 30 s pull timeout, the watermark follows the wall
+  clock, keep a heartbeat publisher in tests and filter it out, stop with ``result.cancel()``).
+  ``backend="embedded"``: the subscription's backlog at the time the pipeline runs, drained once (a bounded read;
+  Beam's Python direct runner cannot host another live source). Messages are acknowledged after they are read:
+  local runs trade at-least-once for simplicity, and every consumer is idempotent anyway.
+- :class:`PublishToBusFn` -- publishes records of a topic's message type through ``MessageBus.publish_record``
+  (validated and Avro-encoded), one store client per DoFn instance, created in ``setup()``.
+"""
+
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from stores import StoreConfig, open_stores
+
+HEARTBEAT_ATTRIBUTE = "heartbeat"  # messages carrying it keep a test's Pub/Sub watermark moving; drop them
+
+
+class _DrainBusFn(beam.DoFn):
+    def __init__(self, config: StoreConfig, subscription: str, batch: int):
+        self.config, self.subscription, self.batch = config, subscription, batch
+        self.read = Metrics.counter("bus", "messages_read")
+
+    def setup(self):
+        self.bus = open_stores(self.config).bus
+
+    def process(self, _):
+        while True:
+            msgs = self.bus.pull(self.subscription, max_messages=self.batch, timeout=0.2)
+            if not msgs:
+                return
+            for m in msgs:
+                self.read.inc()
+                yield (bytes(m.data), dict(m.attributes or {}))
+            self.bus.ack(self.subscription, [m.ack_id for m in msgs])
+
+
+class ReadBus(beam.PTransform):
+    """Messages of ``subscription`` (on ``topic``) as ``(data, attributes)`` pairs; see the module docstring.
+
+    Args:
+        config: the stores (backend, project, namespace).
+        topic / subscription: base names (the namespace prefix is added).
+    """
+
+    def __init__(self, config: StoreConfig, topic: str, subscription: str, batch: int = 500):
+        super().__init__()
+        self.config, self.topic, self.subscription, self.batch = config, topic, subscription, batch
+
+    def expand(self, pbegin):
+        # A pure graph: nothing is contacted here (templates and --dry_run translate offline). Local runs create
+        # the subscription with ensure_subscription() first; in production Terraform provisions it.
+        if self.config.bus_kind == "pubsub":
+            path = f"projects/{self.config.gcp_project}/subscriptions/{self.config.name(self.subscription)}"
+            return (
+                pbegin
+                | "ReadFromPubSub" >> beam.io.ReadFromPubSub(subscription=path, with_attributes=True)
+                | "MessageToPair" >> beam.Map(lambda m: (bytes(m.data), dict(m.attributes or {})))
+            )
+        return (
+            pbegin
+            | "Start" >> beam.Impulse()
+            | "DrainEmbeddedBus" >> beam.ParDo(_DrainBusFn(self.config, self.subscription, self.batch))
+            | "Spread" >> beam.Reshuffle()
+        )
+
+
+def ensure_subscription(config: StoreConfig, topic: str, subscription: str) -> None:
+    """Create the subscription (and topic) if missing: for local runs, before the pipeline starts."""
+    open_stores(config).bus.ensure_subscription(topic, subscription)
+
+
+class PublishToBusFn(beam.DoFn):
+    """Publishes each record (a dict of the topic's message type) to ``topic``; yields the message id."""
+
+    def __init__(self, config: StoreConfig, topic: str):
+        self.config, self.topic = config, topic
+        self.published = Metrics.counter("bus", f"published_{topic}")
+
+    def setup(self):
+        self.bus = open_stores(self.config).bus
+        self.bus.ensure_topic(self.topic)
+
+    def process(self, record):
+        self.published.inc()
+        yield self.bus.publish_record(self.topic, record)
