@@ -467,7 +467,7 @@ def main(argv=None) -> int:
     )
     print(f"  of which cyclic GC: {gc2:.2f} s ({full2} full collections); without it {c2 - gc2:.2f} s")
     print(f"  {pages} pages, {stories_on_pages:,} page entries, {pool:,} pool entries")
-    print("  phases of cycle 2 (wall): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings2.items()))
+    print("  phases of cycle 2 (CPU): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings2.items()))
     if args.publish_cost:
         # PublishSnapshots' CPU on the documents of two more cycles (the second shows the steady state, where
         # entries validated before are not validated again); the cycles' own time is not counted here.

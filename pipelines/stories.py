@@ -1,8 +1,8 @@
 """The stories job: raw items -> articles -> stories -> bursts and minute ranking -> edition snapshots + pointers.
 
 Reads RawItem messages (schemas/avro/raw_item.avsc) from the ``items-raw`` topic through a subscription
-(``--input_subscription``; Pub/Sub with ``--backend=gcp``, the embedded bus otherwise), or from RawItem Avro files
-(``--input``). Writes through the stores only: articles (ArticleStore), stories (StoryStore), page/pool/coverage/
+(``--input_subscription``; Pub/Sub with ``--backend=gcp`` or ``--bus=pubsub``, the embedded bus otherwise), or from
+RawItem Avro files (``--input``). Writes through the stores only: articles (ArticleStore), stories (StoryStore), page/pool/coverage/
 aliases snapshots (SnapshotStore) and their latest pointers (PointerStore); FetchRequest messages (kind BURST) to
 ``fetch-requests`` and DeadLetter messages of every stage to ``--dead_letter_topic``.
 
@@ -13,10 +13,10 @@ The graph, one labelled step per stage (the same transforms as the backfill and 
       -> PublishEditions (DetectBursts, RankEditions, TrackAliases, PublishSnapshots; transforms/editions)
     dead letters of every stage -> PublishDeadLetters;  burst polls -> PublishFetchRequests
 
-Runners: ``--backend=gcp`` with a subscription is a streaming job: DataflowRunner in production (``--runner``),
-BundleBasedDirectRunner here by default (the one local runner that reads Pub/Sub; see LOCAL_STACK.md). With files
-or the embedded bus the input is bounded: FnApiRunner, batch, with the same event-time results (minute timers fire
-in order when the input ends). Messages carrying the ``heartbeat`` attribute are dropped on read (they only move a
+Runners: reading Pub/Sub (``--backend=gcp`` or ``--bus=pubsub``) is a streaming job: DataflowRunner in production
+(``--runner``), BundleBasedDirectRunner here by default (the one local runner that reads Pub/Sub; see
+LOCAL_STACK.md). With files or the embedded bus the input is bounded: FnApiRunner, batch, with the same event-time
+results (minute timers fire in order when the input ends). Messages carrying the ``heartbeat`` attribute are dropped on read (they only move a
 test's Pub/Sub watermark).
 
 Retry policy: store errors (StoreError) are transient and raised, so the bundle is retried; an unreadable message or
@@ -196,6 +196,7 @@ def build_pipeline(p, options) -> dict:
 
 
 def streaming(options: PipelineOptions) -> bool:
+    """Reading Pub/Sub (the gcp backend or ``--bus=pubsub``) is streaming; files and the embedded bus are bounded."""
     o = options.view_as(StoriesOptions)
     return store_config(options).bus_kind == "pubsub" and not o.input
 

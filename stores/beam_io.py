@@ -3,11 +3,12 @@
 Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so jobs build their bus reads here.
 
 - :class:`ReadBus` -- the messages of a subscription as ``(data: bytes, attributes: dict)``.
-  ``backend="gcp"``: ``ReadFromPubSub`` on ``projects/{project}/subscriptions/{config.name(subscription)}`` (the
-  naming of :class:`stores.gcp.PubSubBus`), an unbounded source: run it streaming (Dataflow, or
-  BundleBasedDirectRunner with the emulator; LOCAL_STACK.md: a 30 s pull timeout, the watermark follows the wall
-  clock, keep a heartbeat publisher in tests and filter it out, stop with ``result.cancel()``).
-  ``backend="embedded"``: the subscription's backlog at the time the pipeline runs, drained once (a bounded read;
+  Pub/Sub (``config.bus_kind == "pubsub"``: the gcp backend, or ``--bus=pubsub`` with the embedded tables):
+  ``ReadFromPubSub`` on ``projects/{project}/subscriptions/{config.name(subscription)}`` (the naming of
+  :class:`stores.gcp.PubSubBus`), an unbounded source: run it streaming (Dataflow, or BundleBasedDirectRunner with
+  the emulator; LOCAL_STACK.md: a 30 s pull timeout, the watermark follows the wall clock, keep a heartbeat
+  publisher and filter it out, stop with ``result.cancel()``).
+  The embedded bus: the subscription's backlog at the time the pipeline runs, drained once (a bounded read;
   Beam's Python direct runner cannot host another live source). Messages are acknowledged after they are read:
   local runs trade at-least-once for simplicity, and every consumer is idempotent anyway.
 - :class:`PublishToBusFn` -- publishes records of a topic's message type through ``MessageBus.publish_record``
