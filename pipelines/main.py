@@ -1,0 +1,367 @@
+"""``newsroom run``: the whole system on this machine -- publishers, ingest, stories, editions and the origin.
+
+Starts, in order:
+
+1. the Pub/Sub emulator (``stores/stack.py``), the bus between the jobs;
+2. the origin (``serving.create_app``) on ``--port``, which also takes the sample world's WebSub deliveries and
+   pings;
+3. the local publisher world (``pipelines/world``: 15 publishers in en/es/de/fr releasing articles over time,
+   ``--speed`` times faster than the wall clock), unless ``--feeds`` points at a real feed list;
+4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
+5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):
+   normalise, dedupe, syndication, embed, cluster, bursts, minute ranking, snapshots and pointers.
+
+Every table lives in ``{data_dir}/newsroom.sqlite3`` and every snapshot under ``{data_dir}/snapshots/`` (the
+embedded backends). The one thing that is not embedded is the bus: Beam 2.77's Python local runner can host no
+live source but Pub/Sub (PeriodicImpulse and splittable DoFns fail on BundleBasedDirectRunner, and its realtime
+timers stop once a bounded root is exhausted: see pipelines/ingest.py), so the items-raw and fetch-requests topics
+run on the Pub/Sub emulator that the machine image ships (``--bus=pubsub``). A heartbeat keeps the stories job's
+watermark moving when nothing is published (LOCAL_STACK.md). The ingest job runs as an in-process loop over the
+same functions as its Beam graph, for the same reason.
+
+Progress is printed every ``--progress_s`` seconds: what the world released, what ingest polled and fetched, the
+articles, stories and live pages, and the time from an article's release to its first appearance on a page
+(p50/p95). Ctrl-C stops ingest first, lets the stories job drain what was already fetched, then stops the rest.
+A later run with the same ``--data_dir`` resumes: feed validators, guids and schedules, seen-URL claims, articles
+and stories come back from the stores, so nothing is fetched or assigned twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+log = logging.getLogger("newsroom.run")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--data_dir", default=".newsroom", help="Where tables, snapshots and logs go. Default: .newsroom")
+    parser.add_argument("--port", type=int, default=8080, help="Origin port on 127.0.0.1 (0 = any free). Default: 8080")
+    parser.add_argument(
+        "--speed", type=float, default=10.0, help="How much faster than the wall clock the world releases. Default: 10"
+    )
+    parser.add_argument(
+        "--feeds",
+        default=None,
+        help="A feed registry JSON (publishers.json format) to ingest instead of the sample world. Default: the world.",
+    )
+    parser.add_argument(
+        "--embedder",
+        default=None,
+        help="The stories job's --embedder (e.g. minilm, use, hash). Default: the job's own default.",
+    )
+    parser.add_argument(
+        "--minutes", type=float, default=None, help="Stop by itself after this many minutes. Default: run until Ctrl-C."
+    )
+    parser.add_argument("--progress_s", type=float, default=10.0, help="Seconds between progress lines. Default: 10")
+    parser.add_argument(
+        "--report", default=None, help="Write the final figures (counts, latencies) as JSON to this file."
+    )
+
+
+def _pct(values: list[float], q: float) -> float:
+    v = sorted(values)
+    return v[min(len(v) - 1, int(q / 100 * (len(v) - 1) + 0.5))] if v else float("nan")
+
+
+class PageWatcher:
+    """Reads the live pages through the pointers (as the origin does) and records when each article first shows
+    on a page: as a story's representative or supporting link, or in the coverage of a story that is on a page."""
+
+    def __init__(self, stores):
+        self.stores = stores
+        self.first_on_page: dict[str, int] = {}  # article url -> ms
+        self.pages = 0
+        self.breaking_on_top: dict[str, str] = {}  # edition -> title of a Breaking story ranked 1 on top
+
+    def poll(self) -> None:
+        from schemas.pages import page_path, story_path
+
+        now = int(time.time() * 1000)
+        versions = self.stores.pointers.versions("")
+        pages = {n: v for n, v in versions.items() if n.count("/") == 1 and not n.startswith(("pool/", "story/"))}
+        self.pages = len(pages)
+        on_page: set[str] = set()
+        for name, v in pages.items():
+            edition, section = name.split("/")
+            try:
+                doc = json.loads(self.stores.snapshots.get(page_path(edition, section, v)))
+            except Exception:  # a page being written: next poll
+                continue
+            for entry in doc.get("stories", []):
+                on_page.add(entry["story_id"])
+                for card in [entry["representative"], *entry.get("supporting", [])]:
+                    self.first_on_page.setdefault(card["url"], now)
+                if section == "top" and entry["rank"] == 1 and "breaking" in entry.get("labels", []):
+                    self.breaking_on_top[edition] = entry["representative"]["title"]
+        for sid in on_page:
+            v = versions.get(f"story/{sid}")
+            if v is None:
+                continue
+            try:
+                cov = json.loads(self.stores.snapshots.get(story_path(sid, v)))
+            except Exception:
+                continue
+            for card in cov.get("articles", []):
+                self.first_on_page.setdefault(card["url"], now)
+
+
+def main(args) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request would drown the progress
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    data_dir = os.path.abspath(args.data_dir)
+    logs = Path(data_dir, "logs")
+    logs.mkdir(parents=True, exist_ok=True)
+    say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
+
+    from stores import StoreConfig, config_to_env, open_stores
+    from stores import stack
+
+    say("starting the Pub/Sub emulator (the bus between the jobs) ...")
+    try:
+        state = stack.start(os.path.join(data_dir, "stack"), tie_to_parent=True)
+    except stack.StackError as exc:
+        print(f"newsroom run: cannot start the local Pub/Sub emulator: {exc}", file=sys.stderr)
+        return 3
+    os.environ.update(state.env())
+    config = StoreConfig(backend="embedded", data_dir=data_dir, bus="pubsub", project=state.project)
+    stores = open_stores(config)
+    for topic in ("items-raw", "fetch-requests", "dead-letter"):
+        stores.bus.ensure_topic(topic)
+    stores.bus.ensure_subscription("items-raw", "stories-items-raw")
+
+    stopping = threading.Event()
+    cleanups: list = []
+
+    def cleanup() -> None:
+        while cleanups:
+            fn = cleanups.pop()
+            try:
+                fn()
+            except Exception as exc:  # keep stopping the rest
+                log.warning("while stopping: %s", exc)
+
+    cleanups.append(lambda: stack.stop(os.path.join(data_dir, "stack")))
+    try:
+        return _run(args, config, stores, state, logs, stopping, cleanups, say)
+    finally:
+        say("stopping ...")
+        cleanup()
+        say(f"stopped; everything is in {data_dir} (run again to resume, `make clean` to start afresh)")
+
+
+def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
+    from werkzeug.serving import make_server
+
+    from pipelines.ingest import IngestOptions, LocalIngest
+    from serving import create_app
+    from stores import config_to_env
+
+    env = config_to_env(config)
+    secrets_file = Path(config.data_dir, "secrets.json")
+    if not secrets_file.exists():  # stable across runs, so tokens and cursors survive a restart
+        import secrets as _secrets
+
+        secrets_file.write_text(json.dumps({"token": _secrets.token_hex(16), "cursor": _secrets.token_hex(16)}))
+    secret = json.loads(secrets_file.read_text())
+
+    world = None
+    ping_keys = {}
+    if args.feeds is None:
+        from pipelines.world.server import make_ping_keys
+
+        ping_keys = make_ping_keys()
+    app = create_app(
+        {
+            **env,
+            "NEWSROOM_PROJECT": state.project,
+            "NEWSROOM_WATCH_INTERVAL_S": 1.0,
+            "NEWSROOM_PING_KEYS": ping_keys,
+            "NEWSROOM_TOKEN_SECRET": secret["token"],
+            "NEWSROOM_CURSOR_SECRET": secret["cursor"],
+        }
+    )
+    try:
+        server = make_server("127.0.0.1", args.port, app, threaded=True)
+    except OSError:
+        server = make_server("127.0.0.1", 0, app, threaded=True)
+        say(f"port {args.port} is taken; the origin uses {server.server_port}")
+    threading.Thread(target=server.serve_forever, name="origin", daemon=True).start()
+    origin = f"http://127.0.0.1:{server.server_port}"
+    cleanups.append(lambda: app.extensions["newsroom"].close())
+    cleanups.append(server.shutdown)
+
+    ingest_args = [
+        f"--data_dir={config.data_dir}",
+        "--bus=pubsub",
+        f"--project={state.project}",
+        "--min_host_delay_s=0.1",
+        f"--websub_callback_base={origin}",
+        "--request_poll_s=0.2",
+    ]
+    overrides = None
+    if args.feeds is None:
+        from pipelines.world.server import start_world
+
+        world = start_world(speed=args.speed, ping_url=origin + "/v1/ping", ping_keys=ping_keys)
+        cleanups.append(world.stop)
+        overrides = world.host_overrides
+        # the world's clock runs `speed` times faster than the wall clock: so does every schedule duration
+        ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
+        say(f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at x{args.speed:g}")
+    else:
+        ingest_args += [f"--feeds={args.feeds}"]
+    ingest = LocalIngest(IngestOptions(ingest_args), host_overrides=overrides)
+    ingest.start()
+    cleanups.append(ingest.stop)
+
+    from stores.beam_io import HEARTBEAT_ATTRIBUTE
+
+    def heartbeat() -> None:  # Pub/Sub's watermark follows the wall clock only while messages flow
+        while not stopping.wait(1.0):
+            try:
+                stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
+            except Exception as exc:
+                log.warning("heartbeat: %s", exc)
+
+    threading.Thread(target=heartbeat, name="heartbeat", daemon=True).start()
+    cleanups.append(stopping.set)
+
+    job_args = [sys.executable, "-m", "pipelines.stories", f"--data_dir={config.data_dir}", "--bus=pubsub",
+                f"--project={state.project}"]
+    if args.embedder:
+        job_args.append(f"--embedder={args.embedder}")
+    job_log = open(logs / "stories-job.log", "ab")
+    job = subprocess.Popen(job_args, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ),
+                           start_new_session=True)
+
+    def stop_job() -> None:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGTERM)
+            try:
+                job.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(job.pid, signal.SIGKILL)
+                job.wait()
+        job_log.close()
+
+    cleanups.append(stop_job)
+
+    def drain() -> None:
+        """Ingest stopped: give the stories job time to process what was already published."""
+        ingest.stop()
+        last, quiet_since, deadline = None, time.time(), time.time() + 45
+        while time.time() < deadline and job.poll() is None:
+            n = _article_count(config)
+            if n != last:
+                last, quiet_since = n, time.time()
+            elif time.time() - quiet_since > 10:
+                break
+            time.sleep(1)
+
+    cleanups.append(drain)
+
+    say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
+    say("open:")
+    say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")
+    say(f"  {origin}/v1/editions/us-en/version            the version endpoint behind the 'new stories' pill")
+    say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")
+    say("progress every %gs; Ctrl-C to stop (a later run resumes)" % args.progress_s)
+
+    watcher = PageWatcher(stores)
+    started = time.time()
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    signal.signal(signal.SIGTERM, lambda *_: interrupted.set())
+    figures: dict = {}
+    try:
+        while not interrupted.is_set():
+            if job.poll() is not None:
+                say(f"the stories job exited with status {job.returncode}; see {logs / 'stories-job.log'}")
+                return 1
+            if args.minutes is not None and time.time() - started > args.minutes * 60:
+                break
+            interrupted.wait(args.progress_s)
+            try:
+                watcher.poll()
+            except Exception as exc:
+                log.warning("page watcher: %s", exc)
+            figures = _progress(world, ingest, watcher, config, started)
+            say(figures["line"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if args.report:
+        Path(args.report).write_text(json.dumps({k: v for k, v in figures.items() if k != "line"}, indent=2))
+    return 0
+
+
+def _article_count(config) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(os.path.join(config.data_dir, "newsroom.sqlite3"), timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+    except sqlite3.Error:
+        return -1
+
+
+def _story_count(config) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(os.path.join(config.data_dir, "newsroom.sqlite3"), timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM stories WHERE alias_of IS NULL").fetchone()[0]
+    except sqlite3.Error:
+        return -1
+
+
+def _progress(world, ingest, watcher, config, started: float) -> dict:
+    st = ingest.stats()
+    latencies = []
+    released = 0
+    if world is not None:
+        releases = world.release_times()
+        released = len(releases)
+        for url, first in watcher.first_on_page.items():
+            art = world.article_by_url(url)
+            if art is None:
+                continue
+            at = world.released_ms(art)
+            if at >= started * 1000:  # released during this run (earlier ones were on pages before we looked)
+                latencies.append((first - at) / 1000)
+    polls, n304 = st.get("polls", 0), st.get("not_modified", 0)
+    figures = {
+        "elapsed_s": round(time.time() - started),
+        "released": released,
+        "polls": polls,
+        "polls_304": n304,
+        "pages_fetched": st.get("pages_fetched", 0),
+        "articles": _article_count(config),
+        "stories": _story_count(config),
+        "live_pages": watcher.pages,
+        "release_to_page_n": len(latencies),
+        "release_to_page_p50_s": round(_pct(latencies, 50), 1) if latencies else None,
+        "release_to_page_p95_s": round(_pct(latencies, 95), 1) if latencies else None,
+        "breaking_on_top": dict(watcher.breaking_on_top),
+    }
+    lat = (
+        f"release->page p50 {figures['release_to_page_p50_s']}s p95 {figures['release_to_page_p95_s']}s "
+        f"(n={len(latencies)})"
+        if latencies
+        else "release->page: none yet"
+    )
+    brk = "; ".join(f"{e}: {t[:50]}" for e, t in sorted(watcher.breaking_on_top.items())[:3])
+    figures["line"] = (
+        f"released {released} | polls {polls} ({n304} x 304) fetched {figures['pages_fetched']} | "
+        f"articles {figures['articles']} stories {figures['stories']} live pages {watcher.pages} | {lat}"
+        + (f" | BREAKING on top: {brk}" if brk else "")
+    )
+    return figures
