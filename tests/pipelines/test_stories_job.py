@@ -66,6 +66,8 @@ def store_argv(config: StoreConfig) -> list[str]:
     argv = [f"--backend={config.backend}", f"--data_dir={config.data_dir}"]
     if config.namespace:
         argv.append(f"--namespace={config.namespace}")
+    if config.bus:
+        argv += [f"--bus={config.bus}", f"--project={config.gcp_project}"]
     if config.backend == "gcp":
         argv += [f"--bigtable_instance={config.bigtable_instance}", f"--snapshot_bucket={config.bucket}",
                  f"--project={config.gcp_project}"]
@@ -116,13 +118,27 @@ def test_the_job_on_the_embedded_bus(embedded_store_config):
     assert "undecodable_raw_item" in {d["reason"] for d in dead}
 
 
+@pytest.fixture(params=["gcp", "pubsub-bus"])
+def streaming_config(request, tmp_path):
+    """gcp: Pub/Sub, Bigtable and GCS emulators. pubsub-bus: the local main job's mode (``--bus=pubsub``): the
+    Pub/Sub emulator with the embedded tables and snapshots."""
+    if request.param == "gcp":
+        return request.getfixturevalue("gcp_store_config")
+    state = request.getfixturevalue("emulator_stack")
+    import uuid
+
+    return StoreConfig(backend="embedded", data_dir=str(tmp_path / "local"), bus="pubsub", project=state.project,
+                       namespace=f"t{uuid.uuid4().hex[:10]}")
+
+
 @pytest.mark.emulator
-def test_the_streaming_job_on_the_emulators(gcp_store_config):
-    """Pub/Sub -> the streaming job on BundleBasedDirectRunner -> pages in GCS, pointers moving in Bigtable."""
+def test_the_streaming_job_on_the_emulators(streaming_config):
+    """Pub/Sub -> the streaming job on BundleBasedDirectRunner -> pages in the snapshot store (GCS, or files with
+    --bus=pubsub) and pointers moving (Bigtable, or SQLite)."""
     from pipelines.stories import run
     from stores.beam_io import HEARTBEAT_ATTRIBUTE
 
-    config = gcp_store_config
+    config = streaming_config
     stores = open_stores(config)
     stores.bus.ensure_subscription("items-raw", "stories-items-raw")
     stores.bus.ensure_subscription("fetch-requests", "test-fetch")
