@@ -5,5 +5,7 @@ Data: ``editions.json`` (editions, sections, gazetteer, ranking and burst parame
 changes), :mod:`.scoring` (vectorised scores), :mod:`.representatives`, :mod:`.assembly` (hysteresis,
 diversity, Breaking pin), :mod:`.cycle` (one edition's cycle), :mod:`.documents` (pages, pools, coverage,
 validation), :mod:`.bursts` (the Breaking rule). Beam: :mod:`.bursts` (DetectBursts), :mod:`.rank`
-(RankEditions), :mod:`.publish` (PublishSnapshots, TrackAliases). CLI: :mod:`.rollback`.
+(RankEditions), :mod:`.publish` (PublishSnapshots, TrackAliases), :mod:`.pipeline` (PublishEditions: the whole
+stage, used by pipelines/stories.py and by the backfill's ``--snapshots``). CLI: :mod:`.rollback`
+(``newsroom rollback``). Benchmark: benchmarks/rank_bench.py.
 """
