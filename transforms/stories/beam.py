@@ -23,6 +23,10 @@ ClusterStoriesFn (keyed by language: the single writer of its language)
 - Late articles (first seen at or before the writer's bound) are decided at the next tick as if first seen just
   after the bound (counted as ``late``); duplicates of a queued or live article are dropped (``duplicate``).
 - The bag is compacted when it holds more than twice the queue, so a batch run costs O(n) state writes.
+- ``bounded=True`` (the backfill): the timer is armed once, at the end of the global window, and the writer then
+  advances through every event in one firing. The decisions are the same (the writer processes the same ordered
+  event sequence); the reason is cost: FnApiRunner runs each timer firing as a round of its own (tens of ms), so
+  one firing per distinct event time made a 3,000-article backfill spend minutes in timer rounds.
 
 ApplyStoryChangesFn (keyed by language): applies outputs in seq order (transforms/stories/apply.py), buffering
 out-of-order ones, skipping replays. It is the only writer of the story store for its language.
@@ -44,6 +48,7 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils import shared
 from apache_beam.utils.timestamp import Timestamp
+from apache_beam.transforms.window import GlobalWindow
 
 from transforms.stories import embed as embmod
 from transforms.stories.apply import apply_output
@@ -177,10 +182,13 @@ class ClusterStoriesFn(beam.DoFn):
     NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
     TICK = TimerSpec("tick", TimeDomain.WATERMARK)
 
-    def __init__(self, store_config, config=None, exact_index: bool = False, run_id: str | None = None):
+    def __init__(
+        self, store_config, config=None, exact_index: bool = False, run_id: str | None = None, bounded: bool = False
+    ):
         self.store_config = store_config
         self.config = config
         self.exact_index = exact_index
+        self.bounded = bounded
         self.run_id = run_id or uuid.uuid4().hex
         self.articles = Metrics.counter(STAGE, "articles")
         self.duplicates = Metrics.counter(STAGE, "duplicate")
@@ -253,7 +261,11 @@ class ClusterStoriesFn(beam.DoFn):
         buffered.write((buffered.read() or 0) + 1)
         w.add(f)
         armed = nxt.read()
-        if armed is None or f.first_seen_at < armed:
+        if self.bounded:
+            if armed is None:  # bounded input: one firing when the watermark reaches the end of the input
+                tick.set(GlobalWindow().max_timestamp())
+                nxt.write(_ms(GlobalWindow().max_timestamp()))
+        elif armed is None or f.first_seen_at < armed:
             tick.set(_ts(f.first_seen_at))
             nxt.write(f.first_seen_at)
 
@@ -277,7 +289,7 @@ class ClusterStoriesFn(beam.DoFn):
             yield o.to_dict()
         self._compact(w, buffer, buffered)
         upcoming = w.next_event_time()
-        if upcoming is None:
+        if upcoming is None or self.bounded:
             nxt.clear()
         else:
             upcoming = max(upcoming, now + 1)
@@ -301,20 +313,20 @@ class ClusterStories(beam.PTransform):
     The dead-letter output is available as ``result[DEAD_LETTER]`` via :meth:`with_dead_letters`.
     """
 
-    def __init__(self, store_config, config=None, exact_index: bool = False):
+    def __init__(self, store_config, config=None, exact_index: bool = False, bounded: bool = False):
         super().__init__()
         self.store_config = store_config
         self.config = config
         self.exact_index = exact_index
+        self.bounded = bounded
 
     def expand(self, pcoll):
+        fn = ClusterStoriesFn(self.store_config, self.config, self.exact_index, bounded=self.bounded)
         return (
             pcoll
             | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(typing.Tuple[str, typing.Any])
             | "DecideInOrder"
-            >> beam.ParDo(ClusterStoriesFn(self.store_config, self.config, self.exact_index)).with_outputs(
-                DEAD_LETTER, main="outputs"
-            )
+            >> beam.ParDo(fn).with_outputs(DEAD_LETTER, main="outputs")
         )
 
 

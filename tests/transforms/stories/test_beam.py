@@ -149,3 +149,44 @@ def test_apply_story_changes_is_idempotent_and_order_independent(tmp_path, shuff
     stories = open_stores(cfg).stories
     assert stories.writer_seq("en") == max(o["change"]["seq"] for o in outputs if o["change"]["language"] == "en")
     assert not stories.mark_change(outputs[0]["change"]["change_id"])  # already recorded
+
+
+def test_link_stories_in_beam_links_translations(tmp_path):
+    from tests.transforms.stories.synth import DIM, T0, article
+    from transforms.stories.beam import LinkStories
+
+    rng = np.random.default_rng(4)
+    outputs = []
+    for lang in ("en", "nl"):
+        arts = [
+            article(f"{lang}{e}", rng.standard_normal(DIM), T0 + e * 1000, language=lang, terms=(f"{lang}{e}",),
+                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
+            for e in range(3)
+        ]
+        w = StoryClusterer(lang, config=TEST_CONFIG, exact_index=True)
+        outputs += [o.to_dict() for o in w.run(arts, until=T0 + 5000)]
+    by_article = {o["change"]["article_id"]: o["change"]["story_id"] for o in outputs}
+    want = sorted(tuple(sorted((by_article[f"en{e}"], by_article[f"nl{e}"]))) for e in range(3))
+    with batch_pipeline() as p:
+        links = (
+            p
+            | beam.Create(outputs)
+            | beam.Map(lambda o: TimestampedValue(o, o["change"]["at"] / 1000))
+            | LinkStories()
+        )
+        assert_that(
+            links | beam.Map(lambda o: (o["change"]["story_id"], o["change"]["other_story_id"])), equal_to(want)
+        )
+
+
+def test_bounded_mode_decides_the_same_in_one_firing(tmp_path):
+    arts = articles()
+    cfg = store_config(tmp_path, "bounded")
+    with batch_pipeline() as p:
+        outs = (
+            p
+            | beam.Create([a.to_dict() for a in arts])
+            | beam.Map(lambda d: TimestampedValue(d, d["first_seen_at"] / 1000))
+            | ClusterStories(cfg, config=TEST_CONFIG, exact_index=True, bounded=True)
+        )
+        assert_that(outs.outputs | "Decisions" >> beam.Map(decision), equal_to(expected(arts)))
