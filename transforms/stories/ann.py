@@ -15,17 +15,20 @@ Strategy of ``CentroidIndex`` (why it looks like this)
   in a backfill (120-200/s in streaming bursts). Each decision is a top-10 search followed by an insert (new story)
   or a move (a join shifts the story's recency-weighted centroid). Exact search over 250k x 384 float32 reads
   ~380 MB per query (~20-50 ms on one core): far too slow.
-- ScaNN: PCA to 128 dims, spherical k-means partitions (~1.2 sqrt(n) leaves, 35 % of them searched), 4-bit
-  anisotropic product quantisation, then int8 reordering of 300 candidates on the full 384 dims. Why these: on
-  vectors with MiniLM's statistics (benchmarks/ann_bench.py) a query's neighbours are spread over many partitions
-  (the spectrum decays slowly, articles sit at cosine ~0.77 from their story), so recall is bought by searching a
-  large share of the partitions; PCA makes each scanned datapoint 3x cheaper (64 code bytes instead of 192) and
-  spherical partitions suit unit vectors, which together reach recall@10 ~0.95 at ~0.3 ms a query on one core
-  (2 dims per block without PCA needs ~0.75 ms for the same recall; 4 dims per block loses accuracy that reordering
-  does not recover).
-- ScaNN's trained structures (PCA, partition centres, codebooks) take tens of seconds to build at 250k on one core,
-  but adding a vector to them is cheap (``upsert`` tokenises and encodes it in ~0.1 ms). So the index keeps:
-  1. a *snapshot*: the ScaNN searcher; datapoint i ("slot" i) holds story ``_slots[i]`` as of the last sync;
+- ScaNN: PCA to 128 dims, k-means partitions (~0.8 sqrt(n) leaves: 400 at 250k, 30 % of them searched, and every
+  leaf of an index up to ``min_scan`` = 50,000), 4-bit anisotropic product quantisation (2 dims per block), then int8
+  reordering of 300 candidates on the full 384 dims. Why these (measured with benchmarks/ann_bench.py, 250k x 384,
+  one core): on vectors with MiniLM's statistics a query's neighbours are spread over many partitions (the spectrum
+  decays slowly; articles sit at cosine ~0.77 from their story), so recall is bought by scanning a large share of the
+  index. PCA makes each scanned datapoint 3x cheaper (64 code bytes instead of 192) at little recall cost, which is
+  what makes a large share affordable: recall@10 ~0.96 at ~0.35 ms a query. Without PCA the same recall needs ~1 ms;
+  4 dims per block loses accuracy that reordering does not recover (recall ~0.81); reordering only 150-200 candidates
+  costs 1-2 points of recall; spherical partitions and plain (non-anisotropic) quantisation measured slightly lower;
+  fewer leaves at a higher share, or PCA to 96 or 160 dims, were no better for the time.
+- ScaNN's trained structures (PCA, partition centres, codebooks) take ~17 s of CPU to build at 250k, but adding a
+  vector to them is cheap (``upsert`` projects, tokenises and encodes it: ~30 us per vector measured in the sync).
+  So the index keeps:
+  1. a *snapshot*: the ScaNN searcher; datapoint i ("slot" i) holds story ``_slot_story[i]`` as of the last sync;
   2. a *delta*: the current vectors of centroids that are new or moved since the last sync, searched exactly
      (numpy over a few hundred contiguous rows);
   3. *tombstones*: slots whose snapshot vector is stale (the story moved: it is answered from the delta with its
@@ -45,9 +48,9 @@ Strategy of ``CentroidIndex`` (why it looks like this)
   is then cheaper than ScaNN, and exact.
 
 ScaNN 1.4.2 pitfalls this module works around (reproduced on this machine with small scripts)
-- ``delete`` on a SOAR or int8-reordered index corrupts the heap ("free(): invalid pointer" at destruction), and any
-  ``upsert`` into a SOAR index does too: SOAR spilling (which would buy recall) is off, and slots are never deleted,
-  only tombstoned and reused.
+- Mutating a SOAR index corrupts the heap: ``upsert`` (int8 or float reordering) and ``delete`` (int8 reordering)
+  ended in "free(): invalid pointer" or a silent crash. SOAR spilling (which would buy recall) is therefore off, and
+  the index never calls ``delete`` at all (it also renumbers datapoints): dead slots are tombstoned and reused.
 - The partitioner's default random initialisation is not seeded: two builds of the same data in two processes give
   different partitions and different results. k-means++ initialisation (``random_init=False``) is seeded and makes
   builds and upserts reproducible across processes.
@@ -57,11 +60,12 @@ Determinism
   of time or threads; ScaNN is built and queried single-threaded with seeded training, and a snapshot is built from
   the live set in story-id order. The same sequence of calls returns the same results, in this process or another
   (the tests check both).
-- Final scores are computed by one numpy kernel (elementwise product + numpy's pairwise sum), not BLAS, so the same
-  vectors give bit-identical scores whatever the BLAS kernel, the batch shape or the machine; ties then break by id.
+- Final scores are computed by one function (``exact_scores``: float32 inputs widened to float64, summed, rounded
+  once to float32), so the same vectors give the same float32 scores whatever the BLAS kernel, the batch shape or
+  the CPU; ties then break by story id.
 - Approximate search is approximate: an index rebuilt from the story store after a restart was trained on a
-  different history than the long-running one and may return a slightly different top-10 (recall@10 ~0.95 against
-  exact at 250k, same best candidate for ~98 % of queries). Below ``ann_min_size`` (unit tests, small backfills)
+  different history than the long-running one and may return a slightly different top-10 (recall@10 ~0.96 against
+  exact at 250k, same best candidate for ~99 % of queries). Below ``ann_min_size`` (unit tests, small backfills)
   results are exact and therefore history-independent; ``CentroidIndex(dim, ann_min_size=None)`` forces exact search.
 
 Threads: ScaNN search and build run on one thread (``threads=1``), as the clusterer is one writer per key on a
@@ -71,6 +75,7 @@ worker core; numpy's BLAS threads are the caller's business (benchmarks pin them
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -80,21 +85,26 @@ DEFAULT_MARGIN = 10
 
 
 def normalise(vector: np.ndarray) -> np.ndarray:
-    """One vector as contiguous float32 of unit L2 norm (a zero vector stays zero)."""
-    v = np.array(vector, dtype=np.float32, copy=True).reshape(-1)
-    norm = float(np.sqrt(np.sum(v.astype(np.float64) ** 2)))
-    if norm > 0.0 and np.isfinite(norm):
-        v /= np.float32(norm)
-    return v
+    """One vector as contiguous float32 of unit L2 norm (a zero or non-finite vector is returned unscaled).
+
+    The norm and the division are done in float64 and rounded once to float32, so the result does not depend on the
+    BLAS kernel's summation order (short of a value landing within 1e-16 of a float32 rounding boundary).
+    """
+    v = np.asarray(vector, dtype=np.float64).reshape(-1)
+    norm = math.sqrt(float(v @ v))
+    if norm > 0.0 and math.isfinite(norm):
+        v = v / norm
+    return v.astype(np.float32)
 
 
 def exact_scores(rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """Dot products of each row with the query, bit-identical for a row whatever else is in ``rows``.
+    """Dot products of each row with the query, as float32, independent of the batch and of the BLAS kernel.
 
-    numpy's pairwise sum over the contiguous last axis reduces every row with the same operation order, unlike BLAS
-    gemv/gemm, whose blocking depends on the matrix shape and the CPU kernel.
+    BLAS float32 gemv/gemm results depend on blocking, i.e. on the matrix shape and the CPU kernel. Here the float32
+    inputs are widened to float64 (their products are then exact) and the float64 sums, whose order can differ only
+    in the last of 53 bits, are rounded once to float32.
     """
-    return np.multiply(rows, query).sum(axis=1, dtype=np.float32)
+    return (rows.astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
 
 
 class _VectorTable:
@@ -169,12 +179,15 @@ class _VectorTable:
 
 
 def _check_dim(vector: np.ndarray, dim: int) -> np.ndarray:
-    v = normalise(vector)
+    v = np.asarray(vector, dtype=np.float64).reshape(-1)
     if v.shape[0] != dim:
         raise ValueError(f"vector has {v.shape[0]} dimensions, index has {dim}")
-    if not np.all(np.isfinite(v)):
+    norm = math.sqrt(float(v @ v))
+    if not math.isfinite(norm):
         raise ValueError("vector has non-finite values")
-    return v
+    if norm > 0.0:
+        v = v / norm
+    return v.astype(np.float32)
 
 
 def _rank(ids: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -236,8 +249,9 @@ class CentroidIndex:
         retrain_after: changes since the last training, as a fraction of the size then, that force a full
             retrain (default 1.0); the index also retrains when its size doubles or halves.
         num_leaves: ScaNN partitions (default 0.8 sqrt(n)).
-        leaves_fraction: fraction of partitions searched per query (default 0.35).
-        min_leaves: partitions searched at least, for small indexes (default 8).
+        leaves_fraction: fraction of partitions searched per query (default 0.3).
+        min_scan: datapoints scanned at least (default 50,000): indexes up to that size scan every partition (a
+            quantised brute force, still much cheaper than exact), larger ones at least that many.
         pca_dims: dimensions kept by ScaNN's PCA before partitioning and quantisation (default 128; None or >= dim
             keeps all). Scores are still exact: candidates are reordered and rescored on full vectors.
         spherical: spherical k-means partitions (default False: measured slightly lower recall here).
@@ -258,8 +272,8 @@ class CentroidIndex:
         self.sync_fraction = float(tuning.pop("sync_fraction", 0.02))
         self.retrain_after = float(tuning.pop("retrain_after", 1.0))
         self.num_leaves = tuning.pop("num_leaves", None)
-        self.leaves_fraction = float(tuning.pop("leaves_fraction", 0.35))
-        self.min_leaves = int(tuning.pop("min_leaves", 8))
+        self.leaves_fraction = float(tuning.pop("leaves_fraction", 0.3))
+        self.min_scan = int(tuning.pop("min_scan", 50_000))
         self.pca_dims = tuning.pop("pca_dims", 128)
         self.spherical = bool(tuning.pop("spherical", False))
         self.reorder = int(tuning.pop("reorder", 300))
@@ -282,6 +296,7 @@ class CentroidIndex:
         self._story_slot: dict[int, int] = {}
         self._n_slots = 0  # slots in use or dead; >= _scann_size
         self._scann_size = 0  # datapoints in the ScaNN searcher
+        self._scann_capacity = 0  # datapoints reserved in it
         self._stale: set[int] = set()  # ScaNN slots never to answer: moved (answered from the delta), dead, reused
         self._free: list[int] = []  # heap of dead slots, reused lowest first
         self._delta = _VectorTable(dim, capacity=max(64, self.sync_every + 1))  # story id -> current vector
@@ -491,11 +506,19 @@ class CentroidIndex:
         from scann.scann_ops.py.scann_builder import ReorderType
 
         started = time.process_time()
-        ids, data = self._live_items()
+        ids, vectors = self._live_items()
         n = len(ids)
+        # headroom for new stories, allocated now so that growing never copies the table mid-stream
+        capacity = n + max(64, n // 16)
+        mat = np.zeros((capacity, self.dim), dtype=np.float32)
+        mat[:n] = vectors
+        del vectors
+        data = mat[:n]
         leaves = int(self.num_leaves or 0.8 * np.sqrt(n))
         leaves = max(2, min(leaves, n // 16))
-        self._leaves_to_search = max(1, min(leaves, max(self.min_leaves, int(round(self.leaves_fraction * leaves)))))
+        by_share = int(round(self.leaves_fraction * leaves))
+        by_scan = int(np.ceil(leaves * min(1.0, self.min_scan / n)))
+        self._leaves_to_search = max(1, min(leaves, max(by_share, by_scan)))
         sample = min(n, self.training_sample_size)
         builder = scann.scann_ops_pybind.builder(data, 10, "dot_product")
         if self.pca_dims and int(self.pca_dims) < self.dim:
@@ -520,11 +543,14 @@ class CentroidIndex:
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
         self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
+        self._scann.reserve(capacity)
         self._live = None
-        self._mat = data
-        self._slot_story = ids.copy()
+        self._mat = mat
+        self._slot_story = np.full(capacity, -1, dtype=np.int64)
+        self._slot_story[:n] = ids
         self._story_slot = {int(story_id): slot for slot, story_id in enumerate(ids.tolist())}
         self._n_slots = self._scann_size = n
+        self._scann_capacity = capacity
         self._stale, self._free = set(), []
         self._delta.clear()
         self._removed_since_sync = 0
@@ -544,8 +570,9 @@ class CentroidIndex:
         appended = list(range(self._scann_size, self._n_slots))
         slots = in_place + appended
         if slots:
-            if appended:
-                self._scann.reserve(self._n_slots + max(64, self._n_slots // 8))
+            if self._n_slots > self._scann_capacity:
+                self._scann_capacity = self._n_slots + max(64, self._n_slots // 8)
+                self._scann.reserve(self._scann_capacity)
             targets: list[int | None] = [*in_place, *([None] * len(appended))]
             assigned = self._scann.upsert(targets, np.ascontiguousarray(self._mat[slots]), len(slots))
             if [int(a) for a in assigned] != slots:

@@ -27,7 +27,9 @@ def ann(**tuning):
     70 % of the partitions are searched: small indexes need a larger share than the 250k-tuned default for high recall,
     and a merge bug (a lost delta, a stale snapshot vector) then shows up as lost recall, not as tuning noise.
     """
-    options = dict(ann_min_size=600, sync_every=64, training_sample_size=5000, leaves_fraction=0.7, pca_dims=16)
+    options = dict(
+        ann_min_size=600, sync_every=64, training_sample_size=5000, leaves_fraction=0.7, min_scan=0, pca_dims=16
+    )
     options.update(tuning)
     return CentroidIndex(DIM, **options)
 
