@@ -78,6 +78,7 @@ class PageWatcher:
     def __init__(self, stores):
         self.stores = stores
         self.first_on_page: dict[str, int] = {}  # article url -> ms
+        self.before_run: set[str] = set()  # on a page when this run started (a resumed run): not timed
         self.pages = 0
         self.breaking_on_top: dict[str, str] = {}  # edition -> title of a Breaking story ranked 1 on top
 
@@ -207,6 +208,9 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
         f"--websub_callback_base={origin}",
         "--request_poll_s=0.2",
     ]
+    watcher = PageWatcher(stores)
+    watcher.poll()
+    watcher.before_run = set(watcher.first_on_page)
     overrides = None
     if args.feeds is None:
         from pipelines.world.server import start_world
@@ -276,7 +280,6 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")
     say("progress every %gs; Ctrl-C to stop (a later run resumes)" % args.progress_s)
 
-    watcher = PageWatcher(stores)
     started = time.time()
     interrupted = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
@@ -331,7 +334,7 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
         releases = world.release_times()
         released = len(releases)
         for url, first in watcher.first_on_page.items():
-            art = world.article_by_url(url)
+            art = None if url in watcher.before_run else world.article_by_url(url)
             if art is None:
                 continue
             at = world.released_ms(art)

@@ -1,0 +1,57 @@
+"""`newsroom run` end to end: the sample world, ingest, the streaming stories job and the origin on this machine.
+
+Runs the README's main command (bounded with --minutes) twice on one data directory: the first run must put the
+world's breaking earthquake on top of us-en, labelled; the second (a resume) must not fetch, store or assign
+anything twice. Figures (latency) are printed, not asserted: this machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from stores import stack
+
+
+def _newsroom_run(data_dir, report, minutes):
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", f"--data_dir={data_dir}", "--port=0", f"--minutes={minutes}",
+           "--progress_s=15", f"--report={report}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=minutes * 60 + 240)
+    print(proc.stdout[-4000:])
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(report.read_text()), proc.stdout
+
+
+@pytest.mark.emulator
+@pytest.mark.timeout(900)
+def test_the_main_job_serves_the_breaking_story_and_resumes_without_duplicates(tmp_path):
+    try:
+        stack.find_binaries()
+    except stack.MissingBinaries as exc:
+        pytest.skip(str(exc))
+    data = tmp_path / "run"
+    first, out = _newsroom_run(data, tmp_path / "first.json", 3.5)
+    assert "/v1/editions/us-en/sections/top" in out  # says where to look
+    assert first["live_pages"] > 0 and first["stories"] > 0
+    assert "earthquake" in first["breaking_on_top"].get("us-en", "").lower(), first
+    assert first["release_to_page_n"] > 0
+
+    db = sqlite3.connect(data / "newsroom.sqlite3")
+    members = db.execute("SELECT COUNT(*), COUNT(DISTINCT article_id) FROM story_members").fetchone()
+    assert members[0] == members[1], "an article was assigned to two stories"
+    articles = db.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+    urls = db.execute("SELECT COUNT(*), COUNT(DISTINCT article_id) FROM articles").fetchone()
+    db.close()
+
+    second, _ = _newsroom_run(data, tmp_path / "second.json", 1.0)  # resume: the world replays the same articles
+    db = sqlite3.connect(data / "newsroom.sqlite3")
+    again = db.execute("SELECT COUNT(*), COUNT(DISTINCT article_id) FROM story_members").fetchone()
+    assert again[0] == again[1]
+    assert db.execute("SELECT COUNT(*) FROM articles").fetchone()[0] == articles, "the resumed run stored duplicates"
+    assert urls[0] == urls[1]
+    assert second["live_pages"] >= first["live_pages"] - 1  # the last good pages are still live
+    print("first run:", json.dumps(first), "\nresumed run:", json.dumps(second))
