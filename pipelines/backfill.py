@@ -99,8 +99,10 @@ def _options_class():
 
         @classmethod
         def _add_argparse_args(cls, parser):
+            # No required flags here: Beam parses every options class of the process when any pipeline runs
+            # (get_all_options), so a required flag would fail every later pipeline; run() checks them instead.
             for a, kw in _FLAGS:
-                parser.add_argument(*a, **kw)
+                parser.add_argument(*a, **{k: v for k, v in kw.items() if k != "required"})
 
     globals()["_BACKFILL_OPTIONS"] = BackfillOptions
     return BackfillOptions
@@ -214,6 +216,8 @@ def run(argv: list[str] | None = None) -> int:
     started = time.time()
     options = PipelineOptions(argv)
     o = options.view_as(_options_class())
+    if not o.input or not o.output:
+        raise ValueError("--input and --output are required")
     from pipelines.options import StoreOptions
 
     so = options.view_as(StoreOptions)
