@@ -11,7 +11,10 @@ Design choices:
   which is right on a laptop and wrong here).
 - Flex Templates pass every parameter as ``--name=value``, booleans included, and argparse's ``store_true`` flags
   refuse a value ("ignored explicit argument"). For the flags the options classes declare without a value,
-  ``--name=true`` becomes ``--name`` and ``--name=false`` is dropped.
+  ``--name=true`` becomes ``--name`` and ``--name=false`` is dropped. Flags whose value is optional and whose bare
+  form means "on" (``nargs="?"``, ``const=True``: the backfill's ``--snapshots [DIR]``) get the same rewriting for
+  true/false, since argparse would otherwise take the word itself as the value (``--snapshots=false`` would turn
+  snapshots on, into a directory named "false"); any other value passes through.
 - A template runs in the cloud: ``--backend=gcp`` is put first (an explicit ``--backend`` still wins, argparse
   keeps the last value), and the streaming jobs always get ``--streaming`` (Beam's flag cannot be a template
   parameter, see above; metadata.json says ``"streaming": true`` for the console).
@@ -39,8 +42,7 @@ def _subclasses(cls):
         yield from _subclasses(sub)
 
 
-def boolean_flags() -> set[str]:
-    """Option strings (``--streaming``, ``--dry_run`` ...) of every PipelineOptions flag that takes no value."""
+def _flags_where(test) -> set[str]:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     flags: set[str] = set()
@@ -51,31 +53,55 @@ def boolean_flags() -> set[str]:
         except Exception:  # an options class of an unrelated library that cannot register here
             continue
         for action in parser._actions:
-            if action.nargs == 0:
+            if test(action):
                 flags.update(s for s in action.option_strings if s.startswith("--"))
     return flags
 
 
-def template_argv(job: str, argv: list[str], flags: set[str] | None = None) -> list[str]:
+def boolean_flags() -> set[str]:
+    """Option strings (``--streaming``, ``--dry_run`` ...) of every PipelineOptions flag that takes no value."""
+    return _flags_where(lambda a: a.nargs == 0)
+
+
+def optional_value_flags() -> set[str]:
+    """Option strings of the flags whose value is optional and whose bare form means on (``--snapshots [DIR]``)."""
+    return _flags_where(lambda a: a.nargs == "?" and a.const is True)
+
+
+def template_argv(job: str, argv: list[str], flags: set[str] | None = None, optional: set[str] | None = None) -> list[str]:
     """The job's argv for a template launch: cloud defaults first, then the launcher's arguments with
-    ``--flag=true|false`` rewritten for value-less flags. Raises ValueError naming a flag with a non-boolean value."""
+    ``--flag=true|false`` rewritten for value-less flags (``flags``) and for flags with an optional value
+    (``optional``; other values pass through). Raises ValueError naming a value-less flag given a non-boolean value."""
     if job not in JOBS:
         raise ValueError(f"NEWSROOM_JOB must be one of {', '.join(JOBS)}, got {job!r}")
     flags = boolean_flags() if flags is None else flags
+    optional = optional_value_flags() if optional is None else optional
     out = ["--backend=gcp"]
     if job in STREAMING_JOBS:
         out.append("--streaming")
     for arg in argv:
         name, eq, value = arg.partition("=")
-        if eq and name in flags:
+        if eq and (name in flags or name in optional):
             v = value.strip().lower()
             if v in TRUE:
                 out.append(name)
-            elif v not in FALSE:
+            elif v in FALSE:
+                pass
+            elif name in flags:
                 raise ValueError(f"{name} takes true or false, got {value!r}")
+            else:
+                out.append(arg)
             continue
         out.append(arg)
     return out
+
+
+def load_job(job: str):
+    """Imports ``pipelines.<job>`` and makes sure its options class exists, so that the flag discovery above sees
+    its flags: pipelines/backfill.py defines BackfillOptions on first attribute access (PEP 562), not on import."""
+    module = importlib.import_module(f"pipelines.{job}")
+    getattr(module, job.capitalize() + "Options", None)
+    return module
 
 
 def launch(job: str, argv: list[str]):
@@ -83,7 +109,7 @@ def launch(job: str, argv: list[str]):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    module = importlib.import_module(f"pipelines.{job}")
+    module = load_job(job)
     options = PipelineOptions(template_argv(job, argv))
     pipeline = beam.Pipeline(options=options)
     module.build_pipeline(pipeline, options)

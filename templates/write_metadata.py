@@ -5,6 +5,9 @@ template's helpText says what `--help` says) and SPECS (label, regex, example, o
 templates/<job>/metadata.json. Run from the repository root: `.venv/bin/python templates/write_metadata.py ingest`.
 tests/deploy/test_templates.py checks the result against the options both ways, so a new option without a spec
 entry fails here first (naming it) rather than in CI.
+
+helpText: the option's help, the spec's note, and "Example: <spec example>" unless the help already gives one (then
+the spec's example must be that one, so the template never shows two different examples).
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+EXAMPLE = re.compile(r"Example: (\S+?)[.,;)]?(?:\s|$)")  # as tests/deploy/test_templates.py reads it
 
 JOBS = {"ingest": ("pipelines.ingest", True), "stories": ("pipelines.stories", True), "backfill": ("pipelines.backfill", False)}
 
@@ -25,6 +31,14 @@ I = r"^[0-9]+$"  # non-negative integer
 B = r"^(true|false)$"  # a value-less flag (templates/launch.py turns true into the bare flag)
 TOPIC = r"^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$"  # Pub/Sub topic or subscription name
 ANY = r"^[^\n\r]+$"
+PATHS = r"^[^\s,]+(,[^\s,]+)*$"  # one path or glob, or several comma-separated (local or gs://)
+IMAGE_JSON = r"^(?!gs://)[^\s,]+\.json$"  # a JSON file inside the image (read with open(), not FileSystems)
+EDITIONS = r"^[a-z]{2}-[a-z]{2,3}(,[a-z]{2}-[a-z]{2,3})*$"  # edition ids (transforms/editions/editions.json)
+# transforms/stories/embed.py create_embedder / EmbedderRouting: the specs it accepts.
+EMBEDDER = r"^(auto|minilm|minilm-fp32|minilm-int8|use|hash(:[0-9]+)?|st:\S+)$"
+# pipelines/backfill.py --from/--to: what transforms.stories.features.parse_time reads (ISO 8601 date or time).
+ISO_TIME = r"^[0-9]{4}-?[0-9]{2}-?[0-9]{2}([T ][0-9]{2}:?[0-9]{2}(:?[0-9]{2}(\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$"
+IN_IMAGE = " On Dataflow: a path inside the image (the launcher and the workers both read it)."
 
 # name -> (label, regex, example, isOptional, note appended to the help text)
 STORE = {
@@ -32,7 +46,7 @@ STORE = {
                 " Templates run with gcp unless this says otherwise (templates/launch.py)."),
     "data_dir": ("Embedded store directory (unused on Dataflow)", ANY, ".newsroom", True, ""),
     "bigtable_instance": ("Bigtable instance id", r"^[a-z][a-z0-9-]{5,32}$", "newsroom", True, ""),
-    "snapshot_bucket": ("Snapshot bucket", r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$", "my-project-newsroom-snapshots", False, ""),
+    "snapshot_bucket": ("Snapshot bucket", r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$", "my-proj-newsroom-snapshots", False, ""),
     "namespace": ("Namespace", r"^[A-Za-z0-9-]*$", "bf-2024q1", True, ""),
     "bus": ("Message bus", r"^(pubsub)?$", "pubsub", True, " On Dataflow the gcp backend's bus is Pub/Sub already."),
 }
@@ -73,14 +87,65 @@ SPECS = {
             "world_speed": ("Sample world speed (local runner only)", F, "10", True, ""),
         },
     },
-    # "stories": {...}, "backfill": {...}: add when pipelines/stories.py and pipelines/backfill.py exist.
+    "stories": {
+        "name": "Newsroom stories",
+        "description": "Streaming: reads raw items (items-raw, through --input_subscription), normalises, dedupes and "
+        "embeds them into articles, clusters them into stories per language, detects bursts, ranks every edition each "
+        "minute and publishes validated page snapshots (GCS) behind latest pointers (Bigtable); burst polls go to "
+        "fetch-requests and the dead letters of every stage to --dead_letter_topic.",
+        "parameters": {
+            "input_subscription": ("Raw item subscription", TOPIC, "stories-items-raw", True,
+                                   " Terraform creates it (terraform/environments/*/main.tf subscriptions)."),
+            "input": ("RawItem Avro files instead of Pub/Sub", PATHS, "/data/items-2026-01-01.avro",
+                      True, " On Dataflow use gs:// paths."),
+            "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-stories", True, ""),
+            "fetch_topic": ("Burst fetch request topic", TOPIC, "fetch-requests", True, ""),
+            "publishers": ("Publisher registry (JSON)", IMAGE_JSON, "/template/publishers.json", True, IN_IMAGE),
+            "editions": ("Editions file (JSON)", IMAGE_JSON, "/template/editions.json", True, IN_IMAGE),
+            "editions_only": ("Only these editions", EDITIONS, "us-en,gb-en", True, ""),
+            "embedder": ("Embedder", EMBEDDER, "auto", True, ""),
+        },
+    },
+    "backfill": {
+        "name": "Newsroom backfill",
+        "description": "Batch: clusters a historical set of articles (labelled JSONL or Article Avro files) into "
+        "stories with the streaming job's transforms, in its own namespace (never the production tables), and "
+        "writes assignments.jsonl, stories.jsonl and dead_letters.jsonl under --output; with --snapshots also the "
+        "edition pages a streaming run would have published.",
+        "parameters": {
+            "input": ("Input files", PATHS, "gs://my-proj-newsroom-backfill/archive/2024-01-*.jsonl", False,
+                      " On Dataflow use gs:// paths (the launcher lists them when it builds the job)."),
+            "output": ("Output directory", r"^\S+$", "gs://my-proj-newsroom-backfill/runs/bf-2024q1", False, ""),
+            "from": ("From (UTC, ISO 8601)", ISO_TIME, "2024-01-01", True, ""),
+            "to": ("Until (UTC, ISO 8601, exclusive)", ISO_TIME, "2024-04-01T00:00:00Z", True, ""),
+            "language": ("Languages", r"^[A-Za-z]{2}(,[A-Za-z]{2})*$", "en,de", True, ""),
+            "embedder": ("Embedder", EMBEDDER, "auto", True, ""),
+            "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
+            "exact_index": ("Exact nearest-centroid search", B, "false", True, ""),
+            "batch_size": ("Embedding batch size", r"^[1-9][0-9]*$", "64", True, ""),
+            "snapshots": ("Publish edition snapshots", B, "false", True,
+                          " As a template parameter only true or false: true publishes into the run's namespace"
+                          " (the DIR form is for local runs)."),
+        },
+        # A template launch builds the graph directly (templates/launch.py), so the backfill's run() never picks its
+        # default namespace: an empty one would aim the run at the production tables. The template requires one,
+        # spelled as Terraform's backfill_namespaces (terraform/modules/bigtable: <namespace>-<table>).
+        "store": {
+            "namespace": ("Namespace (required)", r"^[a-z0-9][a-z0-9-]{0,20}$", "bf-2024q1", False,
+                          " Required by the template: one of Terraform's backfill_namespaces."),
+        },
+    },
 }
 
 
 def options_of(module) -> dict[str, argparse.Action]:
     from pipelines.options import StoreOptions
 
-    own = [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__]
+    # pipelines/backfill.py builds BackfillOptions on first attribute access (PEP 562), so ask for <Job>Options too.
+    lazy = getattr(module, module.__name__.rsplit(".", 1)[-1].capitalize() + "Options", None)
+    found = list(vars(module).values()) + [lazy]
+    own = [c for c in found if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__]
+    own = list(dict.fromkeys(own))
     actions: dict[str, argparse.Action] = {}
     for cls in own:
         for base in cls.__mro__:
@@ -98,7 +163,7 @@ def write(job: str) -> Path:
     module_name, streaming = JOBS[job]
     spec = SPECS[job]
     options = options_of(importlib.import_module(module_name))
-    params = {**spec["parameters"], **STORE}
+    params = {**spec["parameters"], **STORE, **spec.get("store", {})}
     missing, extra = sorted(set(options) - set(params)), sorted(set(params) - set(options))
     if missing or extra:
         raise SystemExit(f"{job}: options without a spec entry {missing}; spec entries that are not options {extra}")
@@ -106,7 +171,12 @@ def write(job: str) -> Path:
     out = []
     for name in order:
         label, regex, example, optional, note = params[name]
-        help_text = " ".join((options[name].help or "").split()) + note + f" Example: {example}"
+        help_text = " ".join((options[name].help or "").split()) + note
+        stated = EXAMPLE.search(help_text)
+        if stated and stated.group(1) != example:
+            raise SystemExit(f"{job}/{name}: the help's example {stated.group(1)!r} differs from the spec's {example!r}")
+        if not stated:
+            help_text += f" Example: {example}"
         out.append({"name": name, "label": label, "helpText": help_text, "isOptional": optional, "regexes": [regex]})
     meta = {"name": spec["name"], "description": spec["description"], "streaming": streaming, "parameters": out}
     if streaming:
