@@ -108,6 +108,7 @@ def test_examples_parse_as_the_job_would_at_launch(job, launch):
 
 
     module = import_job(job)
+    launch.load_job(job)  # as launch() does: the job's options class exists before its flags are rewritten
     argv = [f"--{p['name']}={example_of(p)}" for p in load_metadata(job)["parameters"]]
     args = launch.template_argv(job, argv)
     options = PipelineOptions(args)
@@ -204,6 +205,27 @@ def test_launch_finds_beams_value_less_flags(launch):
     flags = launch.boolean_flags()
     assert "--streaming" in flags
     assert "--dry_run" not in flags  # --dry_run takes a value (--dry_run=True)
+
+
+def test_launch_rewrites_optional_value_flags(launch):
+    """``--snapshots [DIR]`` (nargs="?", const=True): true/false become the bare flag / nothing; a DIR passes."""
+    flags, optional = {"--streaming"}, {"--snapshots"}
+    argv = ["--snapshots=true"]
+    assert launch.template_argv("backfill", argv, flags, optional) == ["--backend=gcp", "--snapshots"]
+    assert launch.template_argv("backfill", ["--snapshots=false"], flags, optional) == ["--backend=gcp"]
+    assert launch.template_argv("backfill", ["--snapshots=/tmp/s"], flags, optional) == ["--backend=gcp", "--snapshots=/tmp/s"]
+
+
+def test_launch_sees_the_backfill_flags_after_loading_the_job(launch):
+    """BackfillOptions is built on first use (PEP 562); launch.load_job builds it so its flags are rewritten."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    launch.load_job("backfill")
+    assert "--exact_index" in launch.boolean_flags()
+    assert "--snapshots" in launch.optional_value_flags()
+    args = launch.template_argv("backfill", ["--snapshots=true", "--exact_index=false", "--input=a", "--output=b"])
+    view = PipelineOptions(args).view_as(import_job("backfill").BackfillOptions)
+    assert view.snapshots is True and view.exact_index is False
 
 
 def test_dockerfile_points_the_launcher_at_launch_py():
