@@ -6,7 +6,11 @@ relies on, read from the parsed HCL (python-hcl2):
   reader's other personal paths go to a backend without CDN.
 - IAM: no primitive role (owner, editor, viewer) anywhere; every service account holds exactly the grants listed in
   EXPECTED_GRANTS below; IAM resources are additive members fed only from the iam module's `grants`.
-- Pub/Sub and Bigtable mirror schemas/tables.py (TOPICS with their Avro schemas, TABLES with their GC rules).
+- Pub/Sub and Bigtable mirror schemas/tables.py (TOPICS with their Avro schemas, TABLES with their GC rules,
+  MAX_AGE_DAYS with the max_age rules).
+- The streaming jobs' parameters: template parameters only; every topic and subscription Terraform hands a job
+  exists and is one the job's account may use; a subscription a job reads is named as the job's option default, so
+  a template launched by hand (README) reads what Terraform created.
 
 Each check is a function that raises AssertionError; the mutation tests apply it to edited copies of the real .tf
 files (a removed cookie exclusion, roles/owner granted ...) to show that it fails when the property is broken.
@@ -57,7 +61,7 @@ EXPECTED_GRANTS = {
             "dead-letter-stories": PUBLISH,
             "dead-letter-editions": PUBLISH,
         },
-        "subscriptions": {"items-raw-stories": READ_SUBSCRIPTION},
+        "subscriptions": {"stories-items-raw": READ_SUBSCRIPTION},
         "tables": {t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
         "namespaced": [],
         "buckets": {
@@ -471,6 +475,92 @@ def test_parameters_terraform_passes_are_template_parameters(modules, job):
     for env in ENVIRONMENTS:
         passed = set(modules[f"env-{env}"].locals[f"{job}_parameters"])
         assert passed <= declared, f"{env}: {job} parameters {sorted(passed - declared)} are not in its template"
+
+
+PUBSUB_REF = re.compile(r'\$\{module\.pubsub\.(topic_names|subscription_names)\["([\w-]+)"\]\}')
+
+
+def check_job_pubsub_parameters(env: Module, pubsub: Module, iam: Module, job: str) -> dict[str, str]:
+    """Every topic/subscription in the env's ``<job>_parameters`` exists in Terraform and the job's account may use
+    it: publish to a topic (or read it through one of its subscriptions), read a subscription. Returns the
+    subscriptions passed, by parameter name."""
+    stages = pubsub.variables["dead_letter_stages"]["default"]
+    topics = set(env.locals["topics"]) | {f"dead-letter-{s}" for s in stages}
+    subscriptions = env.locals["subscriptions"]
+    grants = iam.locals["grants"][job]
+    readable = {subscriptions[s]["topic"] for s in grants["subscriptions"] if s in subscriptions}
+    passed = {}
+    for name, value in env.locals[f"{job}_parameters"].items():
+        m = PUBSUB_REF.fullmatch(str(value))
+        if not m:
+            assert "pubsub" not in str(value), f"{job}: parameter {name} = {value} is not a plain topic/subscription name"
+            continue
+        kind, key = m.groups()
+        if kind == "topic_names":
+            assert key in topics, f"{job}: parameter {name} names topic {key!r}, which Terraform does not create"
+            may_publish = "roles/pubsub.publisher" in grants["topics"].get(key, [])
+            assert may_publish or key in readable, f"{job}: its account may neither publish to nor read topic {key!r} ({name})"
+        else:
+            assert key in subscriptions, f"{job}: parameter {name} names subscription {key!r}, which Terraform does not create"
+            assert "roles/pubsub.subscriber" in grants["subscriptions"].get(key, []), (
+                f"{job}: its account may not read subscription {key!r} ({name})"
+            )
+            passed[name] = key
+    return passed
+
+
+@pytest.mark.parametrize("job", ["ingest", "stories"])
+def test_topics_and_subscriptions_terraform_passes_exist_and_are_granted(modules, job):
+    from deploy_helpers import import_job, options_of
+
+    options = options_of(import_job(job))
+    reads = {"ingest": ("fetch_request_subscription", "fetch-requests"), "stories": ("input_subscription", "items-raw")}
+    for env in ENVIRONMENTS:
+        passed = check_job_pubsub_parameters(modules[f"env-{env}"], modules["pubsub"], modules["iam"], job)
+        option, topic = reads[job]
+        assert option in passed, f"{env}: Terraform does not give the {job} job its --{option}"
+        assert modules[f"env-{env}"].locals["subscriptions"][passed[option]]["topic"] == topic
+        for name, key in passed.items():
+            assert options[name].default == key, (
+                f"{env}: Terraform creates subscription {key!r} for --{name}, whose default is {options[name].default!r}:"
+                " a template launched without the parameter would read a subscription that does not exist"
+            )
+
+
+PUBSUB_MUTATIONS = {
+    "a subscription Terraform does not create": ('subscription_names["stories-items-raw"]', 'subscription_names["items-raw-stories"]'),
+    "a topic the account may not publish to": ('topic_names["dead-letter-stories"]', 'topic_names["read-events"]'),
+}
+
+
+@pytest.mark.parametrize("mutation", list(PUBSUB_MUTATIONS))
+def test_pubsub_parameter_check_fails_when_terraform_and_the_grants_disagree(modules, mutation):
+    old, new = PUBSUB_MUTATIONS[mutation]
+    broken = Module.load(TERRAFORM / "environments" / "dev", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError):
+        check_job_pubsub_parameters(broken, modules["pubsub"], modules["iam"], "stories")
+
+
+def check_max_age(tables: dict) -> None:
+    """The max_age rules are exactly schemas.tables.MAX_AGE_DAYS, in hours (Terraform's duration)."""
+    from schemas.tables import MAX_AGE_DAYS
+
+    got = {(t, f): r["max_age"] for t, fams in tables.items() for f, r in fams.items() if r.get("max_age") is not None}
+    want = {(t, f): f"{days * 24}h" for t, fams in MAX_AGE_DAYS.items() for f, days in fams.items()}
+    assert got == want, f"Bigtable max_age rules {got} != schemas.tables.MAX_AGE_DAYS in hours {want}"
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_bigtable_max_age_mirrors_schemas_tables_max_age_days(modules, env):
+    from schemas.tables import MAX_AGE_DAYS
+
+    assert MAX_AGE_DAYS["profiles"]["e"] == 30  # the design's read-event horizon; a change is deliberate
+    check_max_age(modules[f"env-{env}"].locals["tables"])
+    # and the check is not vacuous: another age, or the rule gone, fails it
+    for edit in ('max_age = "720h"', 'max_age = "168h"'), ('e = { max_versions = 1, max_age = "720h" }', "e = { max_versions = 1 }"):
+        broken = Module.load(TERRAFORM / "environments" / env, edits={"main.tf": edit})
+        with pytest.raises(AssertionError, match="MAX_AGE_DAYS"):
+            check_max_age(broken.locals["tables"])
 
 
 def test_websub_and_ping_routes_of_serving_are_rate_limited_and_never_cached(modules):

@@ -30,8 +30,10 @@ locals {
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
+  # Named <reader>-<topic>; "stories-items-raw" is also the stories job's --input_subscription default, so a template
+  # launched by hand without that parameter reads the same subscription.
   subscriptions = {
-    "items-raw-stories"     = { topic = "items-raw", ack_deadline_seconds = 120 }
+    "stories-items-raw"     = { topic = "items-raw", ack_deadline_seconds = 120 }
     "ingest-fetch-requests" = { topic = "fetch-requests", ack_deadline_seconds = 60 }
   }
 
@@ -62,7 +64,13 @@ locals {
     websub_callback_base       = "https://${var.domains[0]}"
   }
 
-  stories_parameters = {}
+  # Names as created (the pubsub module adds no namespace here; the job adds --namespace, empty in production).
+  # The job routes the dead letters of all its stages (articles, stories, editions) to one topic: its stage's.
+  stories_parameters = {
+    input_subscription = module.pubsub.subscription_names["stories-items-raw"]
+    dead_letter_topic  = module.pubsub.topic_names["dead-letter-stories"]
+    fetch_topic        = module.pubsub.topic_names["fetch-requests"]
+  }
 
   image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
   deploy = var.image_tag != null

@@ -55,7 +55,7 @@ variable "streaming" {
 
 variable "parameters" {
   type        = map(string)
-  description = "The job's own template parameters (names from templates/<job>/metadata.json). Example: { input_subscription = \"projects/p/subscriptions/items-raw-stories\" }."
+  description = "The job's own template parameters (names from templates/<job>/metadata.json). Example: { input_subscription = \"projects/p/subscriptions/stories-items-raw\" }."
   default     = {}
 }
 

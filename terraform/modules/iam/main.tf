@@ -45,7 +45,7 @@ locals {
         "dead-letter-stories"  = ["roles/pubsub.publisher"]
         "dead-letter-editions" = ["roles/pubsub.publisher"]
       }
-      subscriptions = { "items-raw-stories" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
       tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"] }
       namespaced    = []
       buckets = {

@@ -26,7 +26,7 @@ variable "topics" {
 
 variable "subscriptions" {
   type        = map(string)
-  description = "Subscription key -> subscription name as created, from the pubsub module. Example: { \"items-raw-stories\" = \"items-raw-stories\" }."
+  description = "Subscription key -> subscription name as created, from the pubsub module. Example: { \"stories-items-raw\" = \"stories-items-raw\" }."
 }
 
 variable "buckets" {

@@ -50,7 +50,7 @@ variable "subscriptions" {
   }))
   description = <<-EOT
     Subscriptions the jobs read, by name. Each gets a dead_letter_policy forwarding to "<name>-undeliverable".
-    Example: { "items-raw-stories" = { topic = "items-raw" } }.
+    Example: { "stories-items-raw" = { topic = "items-raw" } }.
   EOT
 
   validation {
