@@ -48,16 +48,7 @@ def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-def dead_letter(stage: str, reason: str, detail: str, key: str | None, payload: bytes, at_ms: int) -> dict:
-    return {
-        "schema_version": 1,
-        "stage": stage,
-        "reason": reason,
-        "detail": (detail or "")[:1000],
-        "key": key,
-        "payload": payload or b"",
-        "at": int(at_ms),
-    }
+dead_letter = codec.dead_letter_record
 
 
 def _payload(name: str, record: dict) -> bytes:

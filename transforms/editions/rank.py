@@ -98,13 +98,8 @@ DEAD_LETTER = "dead_letter"
 
 
 def dead_letter(stage: str, reason: str, detail: str, key, payload, at: int) -> dict:
-    """A DeadLetter record (schemas/avro/dead_letter.avsc)."""
-    if not isinstance(payload, (bytes, bytearray)):
-        try:
-            payload = codec.encode("StoryChange", payload)
-        except Exception:  # not even a StoryChange: keep what can be kept
-            payload = repr(payload).encode("utf-8", "replace")[:65536]
-    return {"stage": stage, "reason": reason, "detail": detail[:500], "key": key, "payload": bytes(payload), "at": at}
+    """A DeadLetter record of an unreadable story change (payload re-encoded as a StoryChange where it can be)."""
+    return codec.dead_letter_record(stage, reason, detail, key, payload, at, message="StoryChange")
 
 
 class RouteChangeFn(beam.DoFn):

@@ -22,10 +22,10 @@ at once.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass, field
 
+from schemas import codec
 from transforms.ingest import schedule as sch
 from transforms.ingest import websub
 from transforms.ingest.feeds import FeedError, parse_feed
@@ -93,17 +93,7 @@ def item_id(url: str) -> str:
 
 
 def dead_letter(reason: str, detail: str, key: str | None, payload: bytes | dict | None, now_ms: int) -> dict:
-    if isinstance(payload, dict):
-        payload = json.dumps(payload, sort_keys=True).encode()
-    return {
-        "schema_version": 1,
-        "stage": STAGE,
-        "reason": reason,
-        "detail": (detail or "")[:1000],
-        "key": key,
-        "payload": payload or b"",
-        "at": int(now_ms),
-    }
+    return codec.dead_letter_record(STAGE, reason, detail, key, payload, now_ms)
 
 
 def poll_feed(
