@@ -76,6 +76,15 @@ class StoreConfig:
         return self.bucket
 
     @property
+    def embedded_db(self) -> str:
+        """The SQLite file of the embedded backend (one per namespace)."""
+        return os.path.join(self.embedded_root, "newsroom.sqlite3")
+
+    @property
+    def embedded_root(self) -> str:
+        return os.path.join(self.data_dir, self.namespace) if self.namespace else self.data_dir
+
+    @property
     def bus_kind(self) -> str:
         """"pubsub" or "embedded": which bus the stores (and Beam reads of the bus) use."""
         return "pubsub" if self.backend == "gcp" or self.bus == "pubsub" else "embedded"
@@ -186,8 +195,7 @@ def open_stores(config: StoreConfig | None = None) -> Stores:
     if config.backend == "embedded":
         from stores import embedded
 
-        root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
-        db = embedded.Database(os.path.join(root, "newsroom.sqlite3"))
+        db = embedded.Database(config.embedded_db)
         if config.bus_kind == "pubsub":
             from stores import gcp
 
@@ -198,7 +206,7 @@ def open_stores(config: StoreConfig | None = None) -> Stores:
             articles=embedded.EmbeddedArticleStore(db),
             stories=embedded.EmbeddedStoryStore(db),
             pointers=embedded.EmbeddedPointerStore(db),
-            snapshots=embedded.DirectorySnapshotStore(os.path.join(root, "snapshots")),
+            snapshots=embedded.DirectorySnapshotStore(os.path.join(config.embedded_root, "snapshots")),
             bus=bus,
             config=config,
         )

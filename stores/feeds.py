@@ -22,7 +22,6 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
-import os
 import time
 
 from schemas.tables import feed_key
@@ -175,7 +174,7 @@ class BigtableFeedStore(FeedStore):
     """The ``feeds`` table on Bigtable (or its emulator)."""
 
     def __init__(self, table):
-        self.t = table  # stores.gcp._Table
+        self.t = table  # stores.gcp.Table
 
     def _put(self, key: bytes, family: str, qualifier: bytes, value: dict) -> None:
         data = json.dumps(value, sort_keys=True).encode()
@@ -184,8 +183,8 @@ class BigtableFeedStore(FeedStore):
     def _get(self, key: bytes, family: str, qualifier: bytes) -> dict | None:
         from stores import gcp
 
-        row = self.t.read_row(key, gcp._cell_filter(family, qualifier))
-        value = gcp._value(row, family, qualifier)
+        row = self.t.read_row(key, gcp.latest_cell_filter(family, qualifier))
+        value = gcp.cell_value(row, family, qualifier)
         return json.loads(value) if value else None
 
     def put_feed(self, entry: dict) -> None:
@@ -194,10 +193,10 @@ class BigtableFeedStore(FeedStore):
     def list_feeds(self) -> list[dict]:
         from stores import gcp
 
-        rows = self.t.read_prefix(b"f#", gcp._cell_filter("r", b"config"))
+        rows = self.t.read_prefix(b"f#", gcp.latest_cell_filter("r", b"config"))
         out = []
         for row in rows:
-            v = gcp._value(row, "r", b"config")
+            v = gcp.cell_value(row, "r", b"config")
             if v:
                 out.append(json.loads(v))
         return out
@@ -219,7 +218,7 @@ class BigtableFeedStore(FeedStore):
         data = json.dumps({"key": key, "owner": owner, "at": now_ms}).encode()
         # Create-if-absent: the mutation sits on the false branch (also taken by an absent row).
         self.t.conditional(
-            rk, gcp._cell_filter("s", b"claim"), lambda row: row.set_cell("s", b"claim", data, state=False)
+            rk, gcp.latest_cell_filter("s", b"claim"), lambda row: row.set_cell("s", b"claim", data, state=False)
         )
         return self.claimed_by(key) == owner
 
@@ -236,8 +235,8 @@ class BigtableFeedStore(FeedStore):
     def list_subscriptions(self) -> list[dict]:
         from stores import gcp
 
-        rows = self.t.read_prefix(b"w#", gcp._cell_filter("s", b"sub"))
-        return [json.loads(v) for v in (gcp._value(r, "s", b"sub") for r in rows) if v]
+        rows = self.t.read_prefix(b"w#", gcp.latest_cell_filter("s", b"sub"))
+        return [json.loads(v) for v in (gcp.cell_value(r, "s", b"sub") for r in rows) if v]
 
 
 def open_feed_store(config) -> FeedStore:
@@ -245,8 +244,7 @@ def open_feed_store(config) -> FeedStore:
     if config.backend == "embedded":
         from stores import embedded
 
-        root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
-        return EmbeddedFeedStore(embedded.Database(os.path.join(root, "newsroom.sqlite3")))
+        return EmbeddedFeedStore(embedded.Database(config.embedded_db))
     from stores import gcp
 
-    return BigtableFeedStore(gcp._table(config, "feeds"))
+    return BigtableFeedStore(gcp.table(config, "feeds"))

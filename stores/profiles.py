@@ -24,7 +24,6 @@ from __future__ import annotations
 import abc
 import copy
 import json
-import os
 import re
 import time
 from typing import Callable, Iterable
@@ -316,20 +315,10 @@ class BigtableProfileStore(ProfileStore):
 
 
 def _bigtable_table(config, base: str):
-    """A data-plane Table handle. Shares stores.gcp's process-wide Bigtable client when that module provides it
-    (one channel per process), else makes its own."""
-    try:
-        from stores import gcp
+    """A data-plane table handle on stores.gcp's process-wide Bigtable client (one channel per process)."""
+    from stores import gcp
 
-        client = gcp._client("bigtable", config.gcp_project)
-    except (ImportError, AttributeError):
-        import warnings
-
-        from google.cloud import bigtable
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # "Connecting to Bigtable emulator"
-            client = bigtable.Client(project=config.gcp_project, admin=False)
+    client = gcp.client("bigtable", config.gcp_project)
     return client.instance(config.bigtable_instance).table(config.name(base))
 
 
@@ -341,6 +330,5 @@ def open_profile_store(config=None) -> ProfileStore:
     if config.backend == "embedded":
         from stores import embedded
 
-        root = os.path.join(config.data_dir, config.namespace) if config.namespace else config.data_dir
-        return EmbeddedProfileStore(embedded.Database(os.path.join(root, "newsroom.sqlite3")))
+        return EmbeddedProfileStore(embedded.Database(config.embedded_db))
     return BigtableProfileStore(_bigtable_table(config, "profiles"))
