@@ -51,7 +51,7 @@ _FLAGS: list[tuple[tuple, dict]] = [
                         "vectors): auto = on when the input has more than one language. Default: auto.")),
     (("--exact_index",), dict(action="store_true", default=False, help="Exact nearest-centroid search instead "
                               "of the ANN index. Default: off.")),
-    (("--batch_size",), dict(type=int, default=64, help="Articles per embedding batch. Default: 64.")),
+    (("--batch_size",), dict(type=int, default=128, help="Articles per embedding call. Default: 128.")),
     (("--snapshots",), dict(nargs="?", const=True, default=False, metavar="DIR", help="Also publish the edition "
                             "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
                             "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "

@@ -132,3 +132,27 @@ def test_quality_on_the_shared_dev_sets(shared_data, tmp_path, name):
     p_floor, f_floor = FLOORS[name]
     assert report["overall"]["pair_precision"] >= p_floor
     assert report["overall"]["b3_f1"] >= f_floor
+
+
+def test_backfill_reads_article_avro_files(tmp_path, sample_record):
+    import fastavro
+
+    from schemas import codec
+
+    records = []
+    for i, (title, body) in enumerate(EVENTS * 2):
+        records.append(codec.check("Article", sample_record(
+            "Article", article_id=f"art{i:02d}", title=title, lede=body, body=body,
+            first_seen_at=1_767_225_600_000 + i * 60_000, published_at=1_767_225_600_000 + i * 60_000,
+            canonical_url=f"https://pub{i}.example/{i}", publisher_id=f"pub{i}", entities=[],
+        )))
+    path = tmp_path / "articles.avro"
+    with open(path, "wb") as f:
+        fastavro.writer(f, codec.parsed_schema("Article"), records)
+    assert backfill(path, tmp_path / "out") == 0
+    assignments = read(tmp_path / "out" / "assignments.jsonl")
+    assert [a["article_id"] for a in assignments] == [r["article_id"] for r in records]
+    by_title = {}
+    for r, a in zip(records, assignments):
+        by_title.setdefault(r["title"], set()).add(a["story_id"])
+    assert all(len(v) == 1 for v in by_title.values())  # the two copies of each event end in one story

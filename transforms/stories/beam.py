@@ -144,7 +144,7 @@ class EmbedArticles(beam.PTransform):
         link_languages: optional singleton side input (number of input languages) for ``auto``.
     """
 
-    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 64):
+    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 128):
         super().__init__()
         self.routing = routing
         self.links = links
@@ -155,7 +155,8 @@ class EmbedArticles(beam.PTransform):
         side = {} if self.link_languages is None else {"link_languages": beam.pvalue.AsSingleton(self.link_languages)}
         return (
             pcoll
-            | "BatchArticles" >> beam.BatchElements(min_batch_size=8, max_batch_size=self.batch_size)
+            # fixed-size calls: the embedder sorts each call by length into sub-batches of 32, so larger calls pad less
+            | "BatchArticles" >> beam.BatchElements(min_batch_size=self.batch_size, max_batch_size=self.batch_size)
             | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links), **side)
             | "StampFirstSeen" >> beam.Map(lambda d: beam.window.TimestampedValue(d, d["first_seen_at"] / 1000.0))
         )

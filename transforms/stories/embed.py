@@ -64,7 +64,7 @@ class SentenceTransformerEmbedder(Embedder):
         model_path: str | None = None,
         quantize: bool = False,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
-        batch_size: int = 64,
+        batch_size: int = 32,
         threads: int | None = None,
     ):
         import torch
