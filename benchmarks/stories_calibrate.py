@@ -112,8 +112,10 @@ def main(argv=None) -> int:
             s = evaluate(feats, gold, lang, cfg, args.links)
             dt = time.time() - t0
             if keys:
-                line.append(f"{name.split('-')[0][:5]} P{s['pair_precision']:.3f} R{s['pair_recall']:.3f} "
-                            f"B3F{s['b3_f1']:.3f}")
+                line.append(
+                    f"{name.split('-')[0][:5]} P{s['pair_precision']:.3f} R{s['pair_recall']:.3f} "
+                    f"B3F{s['b3_f1']:.3f}"
+                )
             else:
                 print(
                     f"{name:22s} n={s['articles']:5d} B3 P/R/F {s['b3_precision']:.3f}/{s['b3_recall']:.3f}/"

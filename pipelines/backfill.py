@@ -45,7 +45,8 @@ _FLAGS: list[tuple[tuple, dict]] = [
                      "(ISO 8601). Untimed articles are kept. Default: no bound.")),
     (("--language",), dict(default=None, help="Comma-separated ISO 639-1 codes to keep. Default: all.")),
     (("--embedder",), dict(default="auto", help="Embedder: auto (English: all-MiniLM-L6-v2, others: multilingual "
-                           "USE v3), minilm, minilm-int8 (2x faster, not reproducible across runs), use, st:/path/to/model, hash (tests). "
+                           "USE v3), minilm, minilm-int8 (2x faster, not reproducible across runs), use, "
+                           "st:/path/to/model, hash (tests). "
                            "Default: auto.")),
     (("--links",), dict(default="auto", choices=["auto", "on", "off"], help="Cross-language links (multilingual "
                         "vectors): auto = on when the input has more than one language. Default: auto.")),
@@ -169,7 +170,8 @@ def build_pipeline(p, options, files: list[str] | None = None):
     links = {"auto": "auto", "on": True, "off": False}[o.links]
     embedded = (
         articles
-        | "EmbedArticles" >> sb.EmbedArticles(o.embedder, links=links, link_languages=n_languages, batch_size=o.batch_size)
+        | "EmbedArticles"
+        >> sb.EmbedArticles(o.embedder, links=links, link_languages=n_languages, batch_size=o.batch_size)
         | "ReportEmbedded" >> beam.ParDo(sb.ReportProgressFn("articles embedded"))
     )
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg, exact_index=o.exact_index, bounded=True)

@@ -196,7 +196,8 @@ class ClusterStoriesFn(beam.DoFn):
         self.late = Metrics.counter(STAGE, "late")
         self.restores = Metrics.counter(STAGE, "writer_restored")
         self.bad = Metrics.counter(STAGE, "bad_article")
-        self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in ("NEW_STORY", "ASSIGN", "MERGE", "SPLIT", "EXPIRE")}
+        kinds = ("NEW_STORY", "ASSIGN", "MERGE", "SPLIT", "EXPIRE")
+        self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in kinds}
 
     def setup(self):
         self._stores = None
@@ -510,5 +511,6 @@ class ReportProgressFn(beam.DoFn):
             self._t0 = self._last = now
         if now - self._last >= self.every_s:
             self._last = now
-            print(f"[backfill] {self.what}: {self._n} ({self._n / max(now - self._t0, 1e-9):.0f}/s)", file=sys.stderr, flush=True)
+            rate = self._n / max(now - self._t0, 1e-9)
+            print(f"[backfill] {self.what}: {self._n} ({rate:.0f}/s)", file=sys.stderr, flush=True)
         yield element

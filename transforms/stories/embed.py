@@ -8,8 +8,8 @@ Backends (:func:`get_embedder` by spec; one instance per process and spec, creat
   pieces (a title plus a 300-character lede is ~80).
 - ``minilm-int8``: the same with its Linear layers dynamically quantised to int8
   (``torch.ao.quantization.quantize_dynamic``; no extra package, unlike sentence-transformers[onnx] which would
-  downgrade the stack). About 2x faster (measured 43.6 vs 20.7 texts/s on the shared machine under load) and it
-  clusters the dev sets as well, BUT dynamic quantisation scales activations per batch, so a text's vector depends
+  downgrade the stack). About 2.2x faster (benchmarks/stories_bench.py at load ~1.2 on the 2 cores: 142 vs 64
+  texts/s; USE 275/s) and it clusters the dev sets as well, BUT dynamic quantisation scales activations per batch, so a text's vector depends
   on the other texts of its batch (cosine down to 0.96 between two batchings of the same texts). Beam's
   BatchElements forms batches adaptively, so with ``minilm-int8`` two runs of the same backfill can give different
   vectors and different stories. Not the default for that reason: fp32 vectors differ by ~1e-7 between batchings.
@@ -87,7 +87,8 @@ class SentenceTransformerEmbedder(Embedder):
         self.model = model
         self.quantized = quantize
         self.batch_size = batch_size
-        self.dim = int(model.get_sentence_embedding_dimension())
+        dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        self.dim = int(dim_of())
         self._lock = threading.Lock()  # torch modules are not re-entrant across Python threads sharing one model
 
     def encode(self, texts: list[str]) -> np.ndarray:
