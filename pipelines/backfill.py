@@ -233,13 +233,21 @@ def run(argv: list[str] | None = None) -> int:
     with beam.Pipeline(runner=FnApiRunner(), options=options) as p:
         build_pipeline(p, options, files)
     duration = time.time() - started
+    from apache_beam.io.filesystems import FileSystems
+
+    def read_back(path: str) -> str | None:  # local or gs:// alike
+        if not FileSystems.exists(path):
+            return None
+        with FileSystems.open(path) as f:
+            return f.read().decode("utf-8")
+
     summary_path = os.path.join(o.output, "summary.json")
-    summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
-    if os.path.exists(summary_path):
-        os.remove(summary_path)
+    summary = json.loads(read_back(summary_path) or "{}")
+    if FileSystems.exists(summary_path):
+        FileSystems.delete([summary_path])
     counts = summary.get("counts", {})
-    dl_path = os.path.join(o.output, "dead_letters.jsonl")
-    counts["dead_letters"] = sum(1 for _ in open(dl_path, encoding="utf-8")) if os.path.exists(dl_path) else 0
+    dead = read_back(os.path.join(o.output, "dead_letters.jsonl"))
+    counts["dead_letters"] = len(dead.splitlines()) if dead else 0
     flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
     manifest = {
         "command": "newsroom backfill",
@@ -255,8 +263,9 @@ def run(argv: list[str] | None = None) -> int:
         "articles_per_s": round(counts.get("articles", 0) / duration, 2) if duration > 0 else None,
         "beam_version": beam.__version__,
     }
-    with open(os.path.join(o.output, "manifest.json"), "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True, default=str)
+    from transforms.stories.readers import write_text
+
+    write_text(os.path.join(o.output, "manifest.json"), json.dumps(manifest, indent=2, sort_keys=True, default=str))
     print(
         f"[backfill] {counts.get('articles', 0)} articles -> {counts.get('stories', 0)} stories in {duration:.1f}s "
         f"({manifest['articles_per_s']}/s); {counts.get('dead_letters', 0)} dead letters; wrote {o.output}",

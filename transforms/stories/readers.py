@@ -152,11 +152,22 @@ def slim_output(out: dict) -> dict:
     return {"change": slim, "members": members, "model": meta.get("model")}
 
 
-def write_lines(rows: list, path: str) -> int:
+def write_text(path: str, text: str) -> None:
+    """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
+    would lose it)."""
+    if "://" in path:
+        from apache_beam.io.filesystems import FileSystems
+
+        with FileSystems.create(path, mime_type="application/json") as f:
+            f.write(text.encode("utf-8"))
+        return
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
+        f.write(text)
+
+
+def write_lines(rows: list, path: str) -> int:
+    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
     return len(rows)
 
 
@@ -209,6 +220,5 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
         },
         "links": want_links,
     }
-    with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
-        json.dump(summary, f, sort_keys=True)
+    write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
     return summary
