@@ -44,8 +44,8 @@ _FLAGS: list[tuple[tuple, dict]] = [
     (("--to",), dict(dest="to_date", default=None, help="Keep articles first seen before this UTC date or time "
                      "(ISO 8601). Untimed articles are kept. Default: no bound.")),
     (("--language",), dict(default=None, help="Comma-separated ISO 639-1 codes to keep. Default: all.")),
-    (("--embedder",), dict(default="auto", help="Embedder: auto (English: all-MiniLM-L6-v2, others: multilingual "
-                           "USE v3), minilm, minilm-int8 (2x faster, not reproducible across runs), use, "
+    (("--embedder",), dict(default="auto", help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
+                           "USE v3), minilm, minilm-fp32 (the fp32 reference, half the speed), use, "
                            "st:/path/to/model, hash (tests). "
                            "Default: auto.")),
     (("--links",), dict(default="auto", choices=["auto", "on", "off"], help="Cross-language links (multilingual "

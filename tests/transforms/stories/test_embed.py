@@ -1,0 +1,85 @@
+"""The real embedders: batch independence (bit for bit), int8 fidelity to fp32, and sense on known pairs.
+
+Loads the packaged all-MiniLM-L6-v2 (a few seconds); the int8 layer is also checked against nn.Linear on its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from transforms.stories import embed  # noqa: E402
+from transforms.stories.int8 import RowInt8Linear, quantize_linears  # noqa: E402
+
+TEXTS = [
+    "Magnitude 6.1 earthquake strikes off the coast of northern California. The quake hit at 3 a.m. local time.",
+    "Strong quake shakes northern California coast, no tsunami warning issued",
+    "Apple unveils new iPhone with faster chip and better camera at Cupertino event",
+    "Manchester United beat Liverpool 2-1 at Old Trafford",
+    "Central bank raises interest rates by a quarter point to fight inflation. Markets fell on the news.",
+    "Fed lifts rates again as inflation stays stubbornly high",
+    "Short",
+    "",
+    "A very long lede " + "that keeps going with more words " * 40,
+]
+
+
+@pytest.fixture(scope="module", params=["minilm", "minilm-fp32"])
+def embedder(request):
+    return embed.get_embedder(request.param)
+
+
+def test_a_vector_does_not_depend_on_the_rest_of_its_batch(embedder):
+    whole = embedder.encode(TEXTS)
+    assert whole.shape == (len(TEXTS), 384) and whole.dtype == np.float32
+    one_by_one = np.vstack([embedder.encode([t]) for t in TEXTS])
+    reordered = embedder.encode(TEXTS[::-1])[::-1]
+    doubled = embedder.encode(TEXTS + TEXTS[:4])[: len(TEXTS)]
+    assert np.array_equal(whole, one_by_one)
+    assert np.array_equal(whole, reordered)
+    assert np.array_equal(whole, doubled)
+    np.testing.assert_allclose(np.linalg.norm(whole, axis=1), 1.0, atol=1e-5)
+
+
+def test_same_event_is_nearer_than_a_different_one(embedder):
+    v = embedder.encode(TEXTS)
+    sim = v @ v.T
+    assert sim[0, 1] > 0.6 and sim[4, 5] > 0.4
+    assert sim[0, 1] > max(sim[0, 2], sim[0, 3], sim[0, 4]) + 0.3
+    assert sim[4, 5] > max(sim[4, 2], sim[4, 3], sim[4, 0]) + 0.2
+
+
+def test_int8_stays_close_to_fp32_and_fp32_matches_sentence_transformers():
+    fp32, int8 = embed.get_embedder("minilm-fp32"), embed.get_embedder("minilm")
+    a, b = fp32.encode(TEXTS), int8.encode(TEXTS)
+    cos = (a * b).sum(axis=1)[[i for i, t in enumerate(TEXTS) if t]]  # the empty text is [CLS][SEP] only
+    assert cos.min() > 0.99, cos
+    reference = fp32.model.encode([t.strip() for t in TEXTS], normalize_embeddings=True, convert_to_numpy=True)
+    np.testing.assert_allclose(a, reference, atol=2e-5)
+
+
+def test_row_int8_linear_matches_linear_per_row():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(64, 48)
+    q = RowInt8Linear(lin)
+    x = torch.randn(5, 7, 64) * torch.logspace(-2, 2, 7)[None, :, None]  # rows of very different magnitudes
+    with torch.no_grad():
+        want, got = lin(x), q(x)
+    assert got.shape == want.shape
+    rel = (got - want).norm(dim=-1) / want.norm(dim=-1)
+    assert rel.max() < 0.02, rel.max()
+    with torch.no_grad():  # a row's output is the same alone or with others
+        assert torch.equal(q(x[2:3, 4:5]), got[2:3, 4:5])
+
+
+def test_quantize_linears_replaces_every_linear():
+    m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(8, 4)))
+    assert quantize_linears(m) == 2
+    assert not any(isinstance(x, torch.nn.Linear) for x in m.modules())
+
+
+def test_unknown_embedder_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown embedder"):
+        embed.create_embedder("minilm-fp16")
