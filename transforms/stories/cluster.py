@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -374,6 +375,8 @@ class StoryClusterer:
         self.article_story: dict[str, int] = {}  # members of live stories -> story
         self.df: Counter = Counter()
         self.edf: Counter = Counter()
+        self.ldf: dict[str, float] = {}  # log(df + 1), kept with df: a profile reads it for each of its ~250 keys
+        self.ledf: dict[str, float] = {}
         self.n_docs = 0
         self.df_version = 0
         self.seq = 0
@@ -487,14 +490,14 @@ class StoryClusterer:
             return
         self.n_docs += sign
         self.df_version += 1
-        for t in m.terms:
-            self.df[t] += sign
-            if self.df[t] <= 0:
-                del self.df[t]
-        for e in m.entities:
-            self.edf[e] += sign
-            if self.edf[e] <= 0:
-                del self.edf[e]
+        for df, ldf, keys in ((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities)):
+            for k in keys:
+                df[k] += sign
+                if df[k] <= 0:
+                    del df[k]
+                    ldf.pop(k, None)
+                else:
+                    ldf[k] = math.log(df[k] + 1.0)
 
     def _idf(self, df: int, extra: int = 0) -> float:
         return math.log((self.n_docs + extra + self.config.idf_prior) / (df + extra + 1.0))
@@ -508,16 +511,25 @@ class StoryClusterer:
         return _unit(tv), _unit(ev)
 
     def _profile(self, s: Story) -> tuple[dict, dict]:
-        """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only)."""
+        """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
+
+        weight = (count / n) * (log(N + prior) - log(df + 1)): the keys and count / n are cached on the story until
+        its members change; the IDF part is read from ``ldf`` at each call (N and df move with every article).
+        """
         if s._profile is None:
-            top_t = sorted(s.tf.items(), key=lambda kv: (-kv[1], kv[0]))[: self.config.profile_terms]
-            top_e = sorted(s.ent.items(), key=lambda kv: (-kv[1], kv[0]))[: self.config.profile_entities]
-            s._profile = (max(s.n, 1), tuple(sorted(top_t)), tuple(sorted(top_e)))
-        n, top_t, top_e = s._profile
-        base = self.n_docs + self.config.idf_prior
-        tv = {t: (c / n) * math.log(base / (self.df.get(t, 0) + 1.0)) for t, c in top_t}
-        ev = {e: (c / n) * math.log(base / (self.edf.get(e, 0) + 1.0)) for e, c in top_e}
-        return _unit(tv), _unit(ev)
+            n = max(s.n, 1)
+            out = []
+            for counts, limit in ((s.tf, self.config.profile_terms), (s.ent, self.config.profile_entities)):
+                top = sorted(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+                keys = tuple(k for k, _ in top)
+                pick = operator.itemgetter(*keys) if len(keys) > 1 else None
+                out.append((keys, np.array([c for _, c in top], dtype=np.float64) / n, pick))
+            s._profile = tuple(out)
+        log_base = math.log(self.n_docs + self.config.idf_prior)
+        return tuple(
+            _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
+            for (keys, share, pick), ldf in zip(s._profile, (self.ldf, self.ledf))
+        )
 
     # -- scores ---------------------------------------------------------------------------------------------------
     def _penalty(self, known: bool, gap_ms: int) -> float:
@@ -996,20 +1008,37 @@ class _Pending:
 
 
 def _unit(v: dict) -> dict:
+    """``v`` scaled to unit length (``math.fsum``: correctly rounded, so the key order cannot change a bit)."""
     if not v:
         return v
-    keys = sorted(v)
-    arr = np.array([v[k] for k in keys], dtype=np.float64)
-    n = float(np.sqrt(np.sum(arr * arr)))
+    n = math.sqrt(math.fsum(x * x for x in v.values()))
     if n <= 0:
         return {}
-    return {k: float(x) for k, x in zip(keys, arr / n)}
+    return {k: x / n for k, x in v.items()}
+
+
+def _lookup(table: dict, keys: tuple, pick) -> np.ndarray:
+    """``[table.get(k, 0.0) for k in keys]`` as an array; one C call when every key is present (the usual case)."""
+    if pick is not None:
+        try:
+            return np.array(pick(table), dtype=np.float64)
+        except KeyError:
+            pass
+    return np.fromiter((table.get(k, 0.0) for k in keys), np.float64, len(keys))
+
+
+def _unit_arrays(keys: tuple, w: np.ndarray) -> dict:
+    """:func:`_unit` of ``dict(zip(keys, w))``, vectorised (the same arithmetic, element for element)."""
+    if not keys:
+        return {}
+    n = math.sqrt(math.fsum((w * w).tolist()))
+    if n <= 0:
+        return {}
+    return dict(zip(keys, (w / n).tolist()))
 
 
 def _dot(a: dict, b: dict) -> float:
+    """Dot product of two sparse vectors (``math.fsum``: independent of the keys' order)."""
     if len(a) > len(b):
         a, b = b, a
-    keys = sorted(k for k in a if k in b)
-    if not keys:
-        return 0.0
-    return float(np.sum(np.array([a[k] * b[k] for k in keys], dtype=np.float64)))
+    return math.fsum(x * b[k] for k, x in a.items() if k in b)
