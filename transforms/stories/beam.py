@@ -416,8 +416,9 @@ class ApplyStoryChanges(beam.PTransform):
 class LinkStoriesFn(beam.DoFn):
     """Single-key linker over every language's writer outputs; proposes links at each 10-minute event-time tick.
 
-    State: ``SEEN`` (bag of the outputs observed, replayed into a fresh linker after a restart), ``SEQ`` (the link
-    writer's seq), ``LINKED`` (pairs already linked), timer ``TICK``.
+    State: ``SEEN`` (bag of the outputs observed, replayed into a fresh linker at each tick and after a restart;
+    rewritten at each tick as the linker's snapshot, so it holds the live stories only), ``SEQ`` (the link writer's
+    seq), ``LINKED`` (pairs already linked), timer ``TICK``.
     """
 
     SEEN = BagStateSpec("seen", PickleCoder())
@@ -471,7 +472,11 @@ class LinkStoriesFn(beam.DoFn):
         linker.seq = seq.read() or 0
         changes = linker.link_changes(now)
         seq.write(linker.seq)
-        linked.write(sorted(linker.linked))
+        live = set(linker.stories)
+        linked.write(sorted(p for p in linker.linked if p[0] in live and p[1] in live))  # a gone story never links again
+        seen.clear()
+        for o in linker.snapshot():
+            seen.add(o)
         nxt.clear()
         for ch in changes:
             yield {"change": ch, "story_meta": None, "members": {}}

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transforms.stories import ids as idmod
-from transforms.stories.features import decode_vector
+from transforms.stories.features import decode_vector, encode_vector
 
 LINK_WRITER = "mul"
 LINK_THRESHOLD = 0.92
@@ -85,6 +85,24 @@ class StoryLinker:
                     new.members[aid] = st.members.pop(aid)
         elif kind == "EXPIRE":
             self.stories.pop(sid, None)
+
+    def snapshot(self) -> list[dict]:
+        """The view as compact outputs (one NEW_STORY per live story) that :meth:`observe` turns back into it.
+
+        The streaming linker keeps its view in Beam state as the outputs it observed; replacing them by this at each
+        tick keeps that state to the live stories (merged and expired ones drop out) instead of growing forever.
+        """
+        out = []
+        for sid in sorted(self.stories):
+            st = self.stories[sid]
+            members = {
+                aid: {"link_vector": encode_vector(v) if v is not None else None, "entities": list(ents), "is_copy": False}
+                for aid, (v, ents) in sorted(st.members.items())
+            }
+            change = {"kind": "NEW_STORY", "story_id": sid, "other_story_id": None, "language": st.language,
+                      "article_ids": []}
+            out.append({"change": change, "members": members})
+        return out
 
     # -- links ----------------------------------------------------------------------------------------------
     def _score_matrix(self, a: list[_LinkStory], b: list[_LinkStory], va, vb, ea, eb, idf) -> np.ndarray:

@@ -179,6 +179,42 @@ def test_link_stories_in_beam_links_translations(tmp_path):
         )
 
 
+def test_link_stories_keeps_its_view_across_ticks(tmp_path):
+    """English stories before the first tick, their Dutch translations after it: the view compacted at the first
+    tick must still hold the English stories for the second tick to link them."""
+    from tests.transforms.stories.synth import DIM, T0, article
+    from transforms.stories.beam import LinkStories, LinkStoriesFn
+
+    rng = np.random.default_rng(6)
+    outputs = []
+    for lang, start in (("en", T0), ("nl", T0 + 2 * LinkStoriesFn.EVERY_MS)):
+        arts = [
+            article(f"{lang}{e}", rng.standard_normal(DIM), start + e * 1000, language=lang, terms=(f"{lang}{e}",),
+                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
+            for e in range(3)
+        ]
+        w = StoryClusterer(lang, config=TEST_CONFIG, exact_index=True)
+        outputs += [o.to_dict() for o in w.run(arts, until=start + 5000)]
+    by_article = {o["change"]["article_id"]: o["change"]["story_id"] for o in outputs}
+    want = sorted(tuple(sorted((by_article[f"en{e}"], by_article[f"nl{e}"]))) for e in range(3))
+    stream = TestStream().advance_watermark_to(T0 / 1000 - 1)
+    for o in sorted(outputs, key=lambda o: o["change"]["at"]):
+        if o["change"]["language"] == "nl" and o is next(x for x in outputs if x["change"]["language"] == "nl"):
+            stream = stream.advance_watermark_to((T0 + LinkStoriesFn.EVERY_MS * 1.5) / 1000)  # first tick fires
+        stream = stream.add_elements([TimestampedValue(o, o["change"]["at"] / 1000)])
+    stream = stream.advance_watermark_to_infinity()
+    key = str(tmp_path)
+    p = streaming_pipeline()  # collected by a side effect, as above: timers re-armed in their own callback
+    links = p | stream | LinkStories()
+    links | beam.Map(lambda o: (o["change"]["story_id"], o["change"]["other_story_id"], o["change"]["at"])) | beam.Map(
+        _collect, key
+    )
+    p.run().wait_until_finish()
+    got = sorted(_COLLECTED.pop(key))
+    assert [g[:2] for g in got] == want
+    assert {g[2] for g in got} == {T0 // LinkStoriesFn.EVERY_MS * LinkStoriesFn.EVERY_MS + 3 * LinkStoriesFn.EVERY_MS}
+
+
 def test_bounded_mode_decides_the_same_in_one_firing(tmp_path):
     arts = articles()
     cfg = store_config(tmp_path, "bounded")

@@ -128,6 +128,31 @@ def test_linker_links_translations_mutually_and_groups_them():
     assert link_groups({1: {"links": [2]}, 2: {"links": [1]}, 3: {"links": []}}) == {1: 1, 2: 1, 3: 3}
 
 
+def test_linker_snapshot_rebuilds_the_live_view_without_gone_stories():
+    rng = np.random.default_rng(5)
+    outputs = []
+    for lang in ("en", "es"):
+        arts = [
+            article(f"{lang}{e}", rng.standard_normal(DIM), T0 + e * 1000, language=lang, terms=(f"{lang}w{e}",),
+                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
+            for e in range(3)
+        ]
+        outputs += [o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run(arts, until=T0 + 5000)]
+    full = StoryLinker()
+    for o in outputs:
+        full.observe(o)
+    gone = next(o["change"]["story_id"] for o in outputs if o["change"]["article_id"] == "en2")
+    full.observe({"change": {"kind": "EXPIRE", "story_id": gone, "language": "en", "other_story_id": None}})
+    rebuilt = StoryLinker()
+    for o in full.snapshot():
+        rebuilt.observe(o)
+    assert set(rebuilt.stories) == set(full.stories) and gone not in rebuilt.stories
+    for sid, st in full.stories.items():
+        assert np.array_equal(rebuilt.stories[sid].vector(), st.vector())
+        assert rebuilt.stories[sid].entities() == st.entities()
+    assert rebuilt.propose() == full.propose() and len(full.propose()) == 2  # en2 expired: its pair is gone
+
+
 # -- evaluation -----------------------------------------------------------------------------------------------
 
 
