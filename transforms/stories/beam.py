@@ -50,6 +50,7 @@ from apache_beam.utils import shared
 from apache_beam.utils.timestamp import Timestamp
 from apache_beam.transforms.window import GlobalWindow
 
+from schemas.codec import dead_letter_record
 from transforms.stories import embed as embmod
 from transforms.stories.apply import apply_output
 from transforms.stories.cluster import StoryClusterer
@@ -71,18 +72,6 @@ def _ms(ts: Timestamp) -> int:
 
 def _ts(ms: int) -> Timestamp:
     return Timestamp(micros=int(ms) * 1000)
-
-
-def dead_letter(reason: str, detail: str, key: str | None, payload: bytes, at_ms: int) -> dict:
-    return {
-        "schema_version": 1,
-        "stage": STAGE,
-        "reason": reason,
-        "detail": detail[:2000],
-        "key": key,
-        "payload": payload,
-        "at": int(at_ms),
-    }
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -244,8 +233,8 @@ class ClusterStoriesFn(beam.DoFn):
             self.bad.inc()
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
-                dead_letter("bad_article", repr(exc), str(d.get("article_id")) if isinstance(d, dict) else None,
-                            repr(d)[:4000].encode(), int(time.time() * 1000)),
+                dead_letter_record(STAGE, "bad_article", repr(exc), str(d.get("article_id")) if isinstance(d, dict) else None,
+                                   d, int(time.time() * 1000)),
             )
             return
         token = token_state.read()
