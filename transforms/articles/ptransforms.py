@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import time
+import typing
 
 import apache_beam as beam
 from apache_beam.coders import FastPrimitivesCoder, VarIntCoder
@@ -297,7 +298,8 @@ class DetectSyndication(beam.PTransform):
     def expand(self, articles):
         return (
             articles
-            | "KeyByLanguage" >> beam.Map(lambda a: (a.get("language") or "und", a))
+            | "KeyByLanguage"
+            >> beam.Map(lambda a: (a.get("language") or "und", a)).with_output_types(typing.Tuple[str, typing.Any])
             | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers))
         )
 
