@@ -152,17 +152,13 @@ def test_apply_story_changes_is_idempotent_and_order_independent(tmp_path, shuff
 
 
 def test_link_stories_in_beam_links_translations(tmp_path):
-    from tests.transforms.stories.synth import DIM, T0, article
+    from tests.transforms.stories.synth import T0, translated_events
     from transforms.stories.beam import LinkStories
 
     rng = np.random.default_rng(4)
     outputs = []
     for lang in ("en", "nl"):
-        arts = [
-            article(f"{lang}{e}", rng.standard_normal(DIM), T0 + e * 1000, language=lang, terms=(f"{lang}{e}",),
-                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
-            for e in range(3)
-        ]
+        arts = translated_events(lang, rng)
         w = StoryClusterer(lang, config=TEST_CONFIG, exact_index=True)
         outputs += [o.to_dict() for o in w.run(arts, until=T0 + 5000)]
     by_article = {o["change"]["article_id"]: o["change"]["story_id"] for o in outputs}
@@ -182,17 +178,13 @@ def test_link_stories_in_beam_links_translations(tmp_path):
 def test_link_stories_keeps_its_view_across_ticks(tmp_path):
     """English stories before the first tick, their Dutch translations after it: the view compacted at the first
     tick must still hold the English stories for the second tick to link them."""
-    from tests.transforms.stories.synth import DIM, T0, article
+    from tests.transforms.stories.synth import T0, translated_events
     from transforms.stories.beam import LinkStories, LinkStoriesFn
 
     rng = np.random.default_rng(6)
     outputs = []
     for lang, start in (("en", T0), ("nl", T0 + 2 * LinkStoriesFn.EVERY_MS)):
-        arts = [
-            article(f"{lang}{e}", rng.standard_normal(DIM), start + e * 1000, language=lang, terms=(f"{lang}{e}",),
-                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
-            for e in range(3)
-        ]
+        arts = translated_events(lang, rng, start)
         w = StoryClusterer(lang, config=TEST_CONFIG, exact_index=True)
         outputs += [o.to_dict() for o in w.run(arts, until=start + 5000)]
     by_article = {o["change"]["article_id"]: o["change"]["story_id"] for o in outputs}

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, make_articles
+from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, make_articles, translated_events
 from transforms.stories import evaluate as ev
 from transforms.stories import features as F
 from transforms.stories import ids as idmod
@@ -103,14 +103,7 @@ def test_linker_links_translations_mutually_and_groups_them():
     outputs = []
     writers = {}
     for lang in ("en", "es", "it"):
-        arts = []
-        for e in range(3):
-            base = np.eye(DIM)[e] * 4
-            arts.append(
-                article(f"{lang}{e}", rng.standard_normal(DIM), T0 + e * 1000, language=lang,
-                        terms=(f"{lang}w{e}",), entities=(f"name{e}", f"{e}00"),
-                        link_vector=base + 0.1 * rng.standard_normal(DIM))
-            )
+        arts = translated_events(lang, rng, entities=lambda e: (f"name{e}", f"{e}00"))
         writers[lang] = StoryClusterer(lang, config=TEST_CONFIG, exact_index=True)
         outputs += [o.to_dict() for o in writers[lang].run(arts, until=T0 + 5000)]
     linker = StoryLinker()
@@ -132,11 +125,7 @@ def test_linker_snapshot_rebuilds_the_live_view_without_gone_stories():
     rng = np.random.default_rng(5)
     outputs = []
     for lang in ("en", "es"):
-        arts = [
-            article(f"{lang}{e}", rng.standard_normal(DIM), T0 + e * 1000, language=lang, terms=(f"{lang}w{e}",),
-                    entities=(f"name{e}",), link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
-            for e in range(3)
-        ]
+        arts = translated_events(lang, rng)
         outputs += [o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run(arts, until=T0 + 5000)]
     full = StoryLinker()
     for o in outputs:
