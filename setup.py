@@ -30,6 +30,7 @@ RUNTIME = [
     "lxml_html_clean>=0.4",
     "courlan>=1.3",
     "htmldate>=1.9",
+    "dateparser>=1.2",  # datelines of bodies without a published time (transforms/stories/features.py)
     "extruct>=0.17",
     "py3langid>=0.3",
     "feedparser>=6.0",

@@ -85,7 +85,7 @@ class ReadArticleFileFn(beam.DoFn):
                     if not isinstance(rec, dict):
                         raise ValueError("not a JSON object")
                     rec = F.strip_labels(rec)  # the gold labels never go further than this line
-                    t = F.parse_time(rec.get("published_at"))
+                    t = F.record_time(rec)
                     known = t is not None
                     if not known:
                         t = (prev if prev is not None else F.UNTIMED_EPOCH_MS - F.UNTIMED_STEP_MS) + F.UNTIMED_STEP_MS
