@@ -52,7 +52,9 @@ _FLAGS: list[tuple[tuple, dict]] = [
                         "vectors): auto = on when the input has more than one language. Default: auto.")),
     (("--exact_index",), dict(action="store_true", default=False, help="Exact nearest-centroid search instead "
                               "of the ANN index. Default: off.")),
-    (("--batch_size",), dict(type=int, default=128, help="Articles per embedding call. Default: 128.")),
+    (("--batch_size",), dict(type=int, default=1024, help="Articles per embedding call: the embedder runs texts of "
+                             "equal token length together, so larger batches fill its groups (texts/s on 2 cores: "
+                             "255 at 128, ~430 at 1,024). Default: 1024.")),
     (("--snapshots",), dict(nargs="?", const=True, default=False, metavar="DIR", help="Also publish the edition "
                             "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
                             "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "

@@ -123,7 +123,7 @@ SPECS = {
             "embedder": ("Embedder", EMBEDDER, "auto", True, ""),
             "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
             "exact_index": ("Exact nearest-centroid search", B, "false", True, ""),
-            "batch_size": ("Embedding batch size", r"^[1-9][0-9]*$", "64", True, ""),
+            "batch_size": ("Embedding batch size", r"^[1-9][0-9]*$", "1024", True, ""),
             "snapshots": ("Publish edition snapshots", B, "false", True,
                           " As a template parameter only true or false: true publishes into the run's namespace"
                           " (the DIR form is for local runs)."),

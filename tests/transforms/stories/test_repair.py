@@ -137,3 +137,55 @@ def test_replaying_any_change_is_a_no_op(tmp_path):
     assert {sid: store.get_story(sid) for sid in snapshot} == snapshot
     with pytest.raises(Exception):
         apply_output(store, {**outs[0], "change": {**outs[0]["change"], "seq": len(outs) + 5}}, strict=True)
+
+
+def _member(i, rng, at, terms=("quake",), ents=("chile",), time_known=True):
+    from transforms.stories.cluster import Member
+
+    v = rng.standard_normal(DIM).astype(np.float32)
+    return Member(f"m{i:03d}", at, f"pub{i}", v / np.linalg.norm(v), terms, (1,) * len(terms), ents,
+                  time_known=time_known)
+
+
+def test_the_cut_bound_never_exceeds_the_cut_score():
+    """_best_bisection skips cuts whose dense - penalty bound reaches the bar: the bound must be a true bound."""
+    rng = np.random.default_rng(11)
+    w = StoryClusterer("en", config=TEST_CONFIG, exact_index=True)
+    vocab = [f"w{i}" for i in range(12)]
+    for trial in range(40):
+        n = int(rng.integers(4, 30))
+        ms = [
+            _member(i, rng, T0 + int(rng.integers(0, 60 * HOUR)),
+                    terms=tuple(sorted(set(rng.choice(vocab, 3)))), ents=tuple(sorted(set(rng.choice(vocab, 2)))),
+                    time_known=bool(trial % 3))
+            for i in range(n)
+        ]
+        for m in ms:
+            w._count(m, 1)
+        cut = int(rng.integers(1, n))
+        a, b = ms[:cut], ms[cut:]
+        assert w._halves_bound(a, b) <= w.score_stories(w._shadow(a), w._shadow(b))
+
+
+def test_large_stories_are_checked_for_a_split_at_spread_ticks():
+    c = dataclasses.replace(TEST_CONFIG, split_spread=32)
+    w = StoryClusterer("en", config=c, exact_index=True)
+    tick0 = T0 + 6 * c.repair_every_ms
+    ticks = [tick0 + k * c.repair_every_ms for k in range(12)]
+
+    def story(n, sid):
+        from transforms.stories.cluster import Story
+
+        s = Story(sid, "en", np.zeros(DIM), T0)
+        s.n, s.last_at = n, ticks[-1]  # changed at every tick
+        return s
+
+    small, large = story(40, 7), story(200, 7)  # n // 32 = 1 and 6
+    assert all(w._split_due(small, t) for t in ticks)
+    due = [t for t in ticks if w._split_due(large, t)]
+    assert len(due) == 2 and due[1] - due[0] == 6 * c.repair_every_ms
+    quiet = story(200, 7)
+    quiet.last_at = due[0] - 5 * c.repair_every_ms + 1  # changed during the 6 ticks before its turn: still checked
+    assert w._split_due(quiet, due[0])
+    quiet.last_at = due[0] - 6 * c.repair_every_ms  # not changed since its previous turn: not checked
+    assert not w._split_due(quiet, due[0])
