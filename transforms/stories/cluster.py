@@ -259,6 +259,10 @@ class Story:
     n_untimed: int = 0
     version: int = 0
     _profile: tuple | None = None
+    # The profile's top keys as last computed, and the keys whose counts rose since: counts only rise on a live
+    # story (a repair builds a new Story), so the new top keys are the top of (old top + risen keys).
+    _top: tuple | None = None
+    _risen: tuple = field(default_factory=lambda: (set(), set()))
 
     def add(self, m: Member) -> None:
         self.members[m.article_id] = m
@@ -271,6 +275,9 @@ class Story:
             self.n_body += 1 if m.has_body else 0
             self.tf.update(m.terms)  # Counter.update counts in C: +1 per occurrence, as a loop would
             self.ent.update(m.entities)
+            if self._top is not None:
+                self._risen[0].update(m.terms)
+                self._risen[1].update(m.entities)
         self.version += 1
         self._profile = None
 
@@ -533,12 +540,22 @@ class StoryClusterer:
         if s._profile is None:
             n = max(s.n, 1)
             out = []
-            for counts, limit in ((s.tf, self.config.profile_terms), (s.ent, self.config.profile_entities)):
-                top = sorted(sorted(counts.items(), key=_by_count_then_key)[:limit])
+            tops = []
+            limits = (self.config.profile_terms, self.config.profile_entities)
+            for i, (counts, limit) in enumerate(zip((s.tf, s.ent), limits)):
+                if s._top is None:  # every key (a new or rebuilt story)
+                    ranked = sorted(counts.items(), key=_by_count_then_key)[:limit]
+                else:  # only the previous top and the keys that rose since can be in the top now
+                    cand = set(s._top[i]) | s._risen[i]
+                    ranked = sorted(((k, counts[k]) for k in cand), key=_by_count_then_key)[:limit]
+                top = sorted(ranked)
                 keys = tuple(k for k, _ in top)
+                tops.append(keys)
                 pick = operator.itemgetter(*keys) if len(keys) > 1 else None
                 out.append((keys, np.array([c for _, c in top], dtype=np.float64) / n, pick))
             s._profile = tuple(out)
+            s._top = tuple(tops)
+            s._risen = (set(), set())
         log_base = math.log(self.n_docs + self.config.idf_prior)
         return tuple(
             _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
