@@ -400,6 +400,8 @@ class StoryClusterer:
         self.ledf: dict[str, float] = {}
         self.n_docs = 0
         self.df_version = 0
+        self._vec_cache: dict[str, tuple[dict, dict]] = {}
+        self._vec_cache_version = -1
         self.seq = 0
         self.clock = 0  # event time processed so far (ms)
         self.last_minted = 0
@@ -531,6 +533,17 @@ class StoryClusterer:
         ev = {e: math.log(n / (self.edf.get(e, 0) + x + 1.0)) for e in ents}
         return _unit(tv), _unit(ev)
 
+    def _member_vectors(self, m: Member) -> tuple[dict, dict]:
+        """A counted member's TF-IDF unit vectors, cached while the IDF statistics stand still (a repair tick scores
+        the same members in many splits and merges; any article counted or expired clears the cache)."""
+        if self._vec_cache_version != self.df_version:
+            self._vec_cache.clear()
+            self._vec_cache_version = self.df_version
+        vecs = self._vec_cache.get(m.article_id)
+        if vecs is None:
+            vecs = self._vec_cache[m.article_id] = self._article_vectors(m.terms, m.term_tf, m.entities, counted=True)
+        return vecs
+
     def _profile(self, s: Story) -> tuple[dict, dict]:
         """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
 
@@ -608,21 +621,17 @@ class StoryClusterer:
 
         The average article-pair score between two stories is the dot product of their sums over na * nb, so a
         story's sums are computed once per merge pass (per shadow: a merged group gets its own), its articles'
-        TF-IDF vectors once per pass.
+        TF-IDF vectors once per IDF state (:meth:`_member_vectors`).
         """
         hit = cache.get(s.story_id)
         if hit is not None and hit[0] is s:
             return hit[1]
-        arts = cache.setdefault("", {})
         ms = sorted(s.originals, key=lambda m: m.article_id)
         dv = np.sum(np.stack([m.vector.astype(np.float64) for m in ms]), axis=0)
         tsum: dict = {}
         esum: dict = {}
         for m in ms:
-            vecs = arts.get(m.article_id)
-            if vecs is None:
-                vecs = arts[m.article_id] = self._article_vectors(m.terms, m.term_tf, m.entities, counted=True)
-            for total, vec in zip((tsum, esum), vecs):
+            for total, vec in zip((tsum, esum), self._member_vectors(m)):
                 for k, x in vec.items():
                     total[k] = total.get(k, 0.0) + x
         out = (dv, tsum, esum, len(ms))
@@ -802,7 +811,7 @@ class StoryClusterer:
         """Article-level score matrix (dense + entity + lexical cosines) between members."""
         V = np.stack([m.vector.astype(np.float64) for m in ms])
         dense = V @ V.T
-        tvs, evs = zip(*(self._article_vectors(m.terms, m.term_tf, m.entities, counted=True) for m in ms))
+        tvs, evs = zip(*(self._member_vectors(m) for m in ms))
         keys_t = sorted({k for v in tvs for k in v})
         keys_e = sorted({k for v in evs for k in v})
         it = {k: i for i, k in enumerate(keys_t)}
