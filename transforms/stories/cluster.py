@@ -263,8 +263,16 @@ class Story:
     # story (a repair builds a new Story), so the new top keys are the top of (old top + risen keys).
     _top: tuple | None = None
     _risen: tuple = field(default_factory=lambda: (set(), set()))
+    # Members in arrival order and their vectors as float64 rows (grown, not rebuilt, as members join).
+    _rows: list | None = field(default_factory=list)
+    _mat: np.ndarray | None = None
+    _mat_n: int = 0
 
     def add(self, m: Member) -> None:
+        if m.article_id in self.members:
+            self._rows = None  # replaced: rebuild the member matrix
+        elif self._rows is not None:
+            self._rows.append(m)
         self.members[m.article_id] = m
         self.first_at = min(self.first_at, m.at)
         self.last_at = max(self.last_at, m.at)
@@ -304,14 +312,30 @@ class Story:
         return (self.csum / n) if n > 0 else self.csum
 
     def representative(self) -> str:
-        c = self.centroid()
-        best = None
-        for aid in sorted(self.members):
-            m = self.members[aid]
-            s = (0 if m.is_copy else 1, float(np.dot(m.vector.astype(np.float64), c)))
-            if best is None or s > best[0]:
-                best = (s, aid)
-        return best[1]
+        """The original member closest to the centroid (a copy only if there is no original); ties: smallest id.
+
+        Row by row ``sum(v * c)`` (numpy's pairwise sum along each row), so a member's score does not depend on
+        its row or on the other members: a restored story, whose members arrive in another order, picks the same.
+        """
+        rows = self._rows
+        if rows is None or len(rows) != len(self.members):
+            rows = self._rows = sorted(self.members.values(), key=lambda m: m.article_id)
+            self._mat = None
+        have = 0 if self._mat is None else self._mat_n
+        if have < len(rows):
+            if self._mat is None or self._mat.shape[0] < len(rows):
+                grown = np.empty((max(16, 2 * len(rows)), len(self.csum)), dtype=np.float64)
+                if have:
+                    grown[:have] = self._mat[:have]
+                self._mat = grown
+            self._mat[have : len(rows)] = np.stack([m.vector for m in rows[have:]]).astype(np.float64)
+            self._mat_n = len(rows)
+        scores = (self._mat[: len(rows)] * self.centroid()).sum(axis=1)
+        original = np.fromiter((not m.is_copy for m in rows), dtype=bool, count=len(rows))
+        if original.any():
+            scores = np.where(original, scores, -np.inf)
+        best = scores.max()
+        return min(rows[i].article_id for i in np.flatnonzero(scores == best))
 
 
 def _decay(half_life_ms: float, dt: int) -> float:
