@@ -741,17 +741,24 @@ class StoryClusterer:
         )
         return WriterOutput(ch, self._meta(s), {m.article_id: m.to_record()})
 
-    def _add_member(self, s: Story, m: Member) -> None:
+    def _add_member(self, s: Story, m: Member, count: bool = True) -> None:
         s.add(m)
         self.article_story[m.article_id] = s.story_id
-        self._count(m, +1)
+        if count:
+            self._count(m, +1)
         heapq.heappush(self._expiry, (s.last_at, s.story_id))
         self._max_activity = max(self._max_activity, m.at)
 
-    def _reset_story(self, s: Story, members: list[Member]) -> None:
-        """Rebuild a story's counters and centroid from ``members`` (after a merge or split)."""
+    def _reset_story(self, s: Story, members: list[Member], recount: bool = True) -> None:
+        """Rebuild a story's counters and centroid from ``members`` (after a merge or split).
+
+        ``recount=False`` when the members only move between live stories (a merge or a split): the IDF statistics
+        are a function of the live members, so they do not change, and uncounting then recounting every member
+        would only cost time (and invalidate the statistics' caches).
+        """
         for m in s.members.values():
-            self._count(m, -1)
+            if recount:
+                self._count(m, -1)
             self.article_story.pop(m.article_id, None)
         version = s.version
         fresh = Story(s.story_id, s.language, *recompute_centroid(members, self.config.half_life_hours * HOUR_MS))
@@ -759,12 +766,13 @@ class StoryClusterer:
         fresh.last_repair_at = s.last_repair_at
         self.stories[s.story_id] = fresh
         for m in sorted(members, key=lambda m: m.article_id):
-            self._add_member(fresh, m)
+            self._add_member(fresh, m, count=recount)
         self.index.upsert(s.story_id, fresh.centroid().astype(np.float32))
 
-    def _drop_story(self, s: Story) -> None:
+    def _drop_story(self, s: Story, uncount: bool = True) -> None:
         for m in s.members.values():
-            self._count(m, -1)
+            if uncount:
+                self._count(m, -1)
             self.article_story.pop(m.article_id, None)
         self.stories.pop(s.story_id, None)
         self.index.remove(s.story_id)
@@ -925,14 +933,14 @@ class StoryClusterer:
         moved_copies = [m for m in copies if m.copy_of in move_ids]
         kept_copies = [m for m in copies if m.copy_of not in move_ids]
         moving = move + moved_copies
-        self._reset_story(s, keep + kept_copies)
+        self._reset_story(s, keep + kept_copies, recount=False)
         kept = self.stories[s.story_id]
         kept.last_repair_at = tick
         ns = Story(new_id, self.language, *recompute_centroid(moving, self.config.half_life_hours * HOUR_MS))
         ns.last_repair_at = tick
         self.stories[new_id] = ns
         for m in sorted(moving, key=lambda m: m.article_id):
-            self._add_member(ns, m)
+            self._add_member(ns, m, count=False)  # still live: counted since it arrived
         self.index.upsert(new_id, ns.centroid().astype(np.float32))
         repaired.update((s.story_id, new_id))
         self.stats["split"] += 1
@@ -1016,8 +1024,8 @@ class StoryClusterer:
         moved = dict(sorted(other.members.items()))
         gone_meta = self._meta(other)
         gone_meta["alias_of"] = survivor
-        self._drop_story(other)
-        self._reset_story(s, list(s.members.values()) + list(moved.values()))
+        self._drop_story(other, uncount=False)  # its members stay live, in the survivor
+        self._reset_story(s, list(s.members.values()) + list(moved.values()), recount=False)
         s = self.stories[survivor]
         s.last_repair_at = tick
         repaired.update((survivor, gone))

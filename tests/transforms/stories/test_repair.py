@@ -27,6 +27,18 @@ def event(prefix, n, at, rng, base, ents, step=MIN, copy_of=None):
     return out
 
 
+def assert_statistics_of_live_members(w: StoryClusterer) -> None:
+    """Repairs move members without recounting them: the IDF statistics must still be those of the live members."""
+    import math
+    from collections import Counter
+
+    live = [m for st in w.stories.values() for m in st.members.values() if not m.is_copy]
+    assert w.n_docs == len(live)
+    assert w.df == Counter(t for m in live for t in m.terms)
+    assert w.edf == Counter(e for m in live for e in m.entities)
+    assert w.ldf == {k: math.log(c + 1.0) for k, c in w.df.items()}
+
+
 def stores(tmp_path):
     return open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "newsroom"))).stories
 
@@ -62,6 +74,7 @@ def test_merge_keeps_the_older_story_aliases_the_other_and_recomputes_counters(t
     assert store.live_stories("en") == [survivor]
     assign, _, alias = fold(o["change"] for o in outs)
     assert set(assign.values()) == {survivor}
+    assert_statistics_of_live_members(w)
 
 
 def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_path):
@@ -113,6 +126,7 @@ def test_split_keeps_the_id_on_the_representatives_half(tmp_path):
     assert sorted(store.live_stories("en")) == sorted([sid, split["other_story_id"]])
     assign, _, _ = fold(o["change"] for o in outs)
     assert {assign[a] for a in ("x0", "x1", "x2", "x3")} == {split["other_story_id"]}
+    assert_statistics_of_live_members(w)
 
 
 def test_no_split_below_three_sources_per_half():
