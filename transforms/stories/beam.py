@@ -144,7 +144,8 @@ class EmbedArticles(beam.PTransform):
         side = {} if self.link_languages is None else {"link_languages": beam.pvalue.AsSingleton(self.link_languages)}
         return (
             pcoll
-            # fixed-size calls: the embedder sorts each call by length into sub-batches of 32, so larger calls pad less
+            # fixed-size calls: the embedder groups each call's texts by token length (no padding), so larger calls
+            # fill its groups better (texts/s on 2 cores: ~255 at 128, ~430 at 1,024)
             | "BatchArticles" >> beam.BatchElements(min_batch_size=self.batch_size, max_batch_size=self.batch_size)
             | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links), **side)
             | "StampFirstSeen" >> beam.Map(lambda d: beam.window.TimestampedValue(d, d["first_seen_at"] / 1000.0))
