@@ -123,7 +123,7 @@ def main(args) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
 
-    from stores import StoreConfig, config_to_env, open_stores
+    from stores import StoreConfig, open_stores
     from stores import stack
 
     say("starting the Pub/Sub emulator (the bus between the jobs) ...")

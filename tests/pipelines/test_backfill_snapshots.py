@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 
 from stores import StoreConfig, open_stores
 

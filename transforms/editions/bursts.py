@@ -41,11 +41,11 @@ from apache_beam.transforms import trigger, window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
-from apache_beam.utils.timestamp import Timestamp
 
 from transforms.editions.config import default_config
 from transforms.editions.params import MINUTE_MS, BurstParams
 from transforms.publishers import UNKNOWN_AUTHORITY, default_registry
+from transforms.timers import arm, arm_earliest, to_ms
 
 
 def poisson_tail(k: int, lam: float) -> float:
@@ -266,11 +266,7 @@ class RequestPollsFn(beam.DoFn):
     ):
         _, pulse = element
         pulses.add(pulse)
-        end = int(pulse["window_end"])
-        current = nxt.read()
-        if current is None or end < current:
-            timer.set(Timestamp(micros=end * 1000))
-            nxt.write(end)
+        arm_earliest(timer, nxt, int(pulse["window_end"]))
 
     @on_timer(CYCLE)
     def on_cycle(
@@ -281,7 +277,7 @@ class RequestPollsFn(beam.DoFn):
         nxt=beam.DoFn.StateParam(NEXT),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        now = int(ts.micros // 1000)
+        now = to_ms(ts)
         waiting = sorted(pulses.read(), key=lambda pl: (pl["window_end"], pl["id"]))
         due = [pl for pl in waiting if pl["window_end"] <= now]
         later = [pl for pl in waiting if pl["window_end"] > now]
@@ -299,11 +295,7 @@ class RequestPollsFn(beam.DoFn):
         pulses.clear()
         for pl in later:
             pulses.add(pl)
-        if later:
-            timer.set(Timestamp(micros=later[0]["window_end"] * 1000))
-            nxt.write(later[0]["window_end"])
-        else:
-            nxt.clear()
+        arm(timer, nxt, later[0]["window_end"] if later else None)
 
 
 class DetectBursts(beam.PTransform):

@@ -41,13 +41,13 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
-from apache_beam.utils.timestamp import Timestamp
 
 from schemas.pages import aliases_path, page_path, pool_path, story_path
 from stores import AlreadyExists, NotFound, StoreConfig, open_stores
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
 from transforms.editions.params import MINUTE_MS
+from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
 
@@ -225,11 +225,7 @@ class TrackAliasesFn(beam.DoFn):
     ):
         _, m = element
         merges.add(m)
-        cycle = max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS)
-        current = nxt.read()
-        if current is None or cycle < current:
-            timer.set(Timestamp(micros=cycle * 1000))
-            nxt.write(cycle)
+        arm_earliest(timer, nxt, max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
 
     @on_timer(CYCLE)
     def on_cycle(
@@ -241,11 +237,9 @@ class TrackAliasesFn(beam.DoFn):
         emitted=beam.DoFn.StateParam(EMITTED),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        now = int(ts.micros // 1000)
+        now = to_ms(ts)
         if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
-            pending = nxt.read()
-            if pending is not None and pending > now:
-                timer.set(Timestamp(micros=pending * 1000))
+            rearm_pending(timer, nxt, now)
             return
         by_id = {m["id"]: m for m in merges.read()}  # replays of a change collapse here
         due = [m for m in by_id.values() if m["at"] < now]
@@ -262,12 +256,7 @@ class TrackAliasesFn(beam.DoFn):
             }
             emitted.write(len(due))
         last.write(now)
-        if future:
-            cycle = (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS
-            timer.set(Timestamp(micros=cycle * 1000))
-            nxt.write(cycle)
-        else:
-            nxt.clear()
+        arm(timer, nxt, (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
 
 
 class TrackAliases(beam.PTransform):

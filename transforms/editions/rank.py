@@ -43,7 +43,6 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
-from apache_beam.utils.timestamp import Timestamp
 
 from schemas import codec
 from schemas.pages import page_path, pool_path, story_path
@@ -52,6 +51,7 @@ from transforms.editions.config import default_config, subset
 from transforms.editions.cycle import CycleOutput, EditionMemory, run_cycle
 from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams
 from transforms.publishers import default_registry
+from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
 
@@ -205,9 +205,7 @@ class RankEditionsFn(beam.DoFn):
             if mem is not None and cycle <= mem.last_cycle:
                 self.events_late.inc()
                 cycle = mem.last_cycle + MINUTE_MS
-            if current is None or cycle < current:
-                timer.set(Timestamp(micros=cycle * 1000))
-                nxt.write(cycle)
+            arm_earliest(timer, nxt, cycle)
 
     # ---------------------------------------------------------------------------------------------- cycle
     @on_timer(CYCLE)
@@ -222,15 +220,11 @@ class RankEditionsFn(beam.DoFn):
         nxt=beam.DoFn.StateParam(NEXT),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        now = int(ts.micros // 1000)
+        now = to_ms(ts)
         mem = memory.read() or EditionMemory()
         if now <= mem.last_cycle:
-            # A timer that fires twice: the second firing replaces the timer the first one set for the next
-            # cycle, so set it again from NEXT (otherwise the minute chain silently stops).
-            self.duplicate_timers.inc()
-            pending = nxt.read()
-            if pending is not None and pending > now:
-                timer.set(Timestamp(micros=pending * 1000))
+            self.duplicate_timers.inc()  # set the minute chain's next firing again (transforms/timers.py)
+            rearm_pending(timer, nxt, now)
             return
         try:
             edition = self.config.edition(key)
@@ -276,11 +270,7 @@ class RankEditionsFn(beam.DoFn):
             nxt_cycle = now + MINUTE_MS
         elif cached.pending:
             nxt_cycle = max(now + MINUTE_MS, (min(e["at"] for e in cached.pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
-        if nxt_cycle is None:
-            nxt.clear()
-        else:
-            timer.set(Timestamp(micros=nxt_cycle * 1000))
-            nxt.write(nxt_cycle)
+        arm(timer, nxt, nxt_cycle)
         self.cycle_ms.update(int((time.perf_counter() - t0) * 1000))
 
     def _book(self, key, mem: EditionMemory, inbox, event_log, received) -> _Cached:

@@ -25,12 +25,12 @@ from apache_beam.coders import StrUtf8Coder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import userstate
 from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.utils.timestamp import Timestamp
 
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher, FetcherConfig
 from transforms.ingest.guard import AddressGuard
+from transforms.timers import at, to_ms
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class ScheduleFeedFn(beam.DoFn):
         if self.store is not None:
             self.store.put_state(key, step.state.to_dict())
         if step.state.next_poll_ms is not None:
-            timer.set(Timestamp(micros=int(step.state.next_poll_ms) * 1000))
+            timer.set(at(step.state.next_poll_ms))
         else:
             timer.clear()
         out = step.outcome
@@ -184,7 +184,7 @@ class ScheduleFeedFn(beam.DoFn):
         state_state=beam.DoFn.StateParam(STATE),
         timer=beam.DoFn.TimerParam(POLL),
     ):
-        now = max(self.clock(), int(fired.micros // 1000))
+        now = max(self.clock(), to_ms(fired))
         try:
             config, state = self._load(key, config_state, state_state)
             step = poller.on_timer(

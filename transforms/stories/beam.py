@@ -47,7 +47,6 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.utils import shared
-from apache_beam.utils.timestamp import Timestamp
 from apache_beam.transforms.window import GlobalWindow
 
 from schemas.codec import dead_letter_record
@@ -56,6 +55,7 @@ from transforms.stories.apply import apply_output
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.links import StoryLinker
+from transforms.timers import arm, arm_earliest, to_ms
 
 log = logging.getLogger("newsroom.stories")
 
@@ -64,14 +64,6 @@ STAGE = "stories"
 
 _WRITERS: dict[tuple[str, str], StoryClusterer] = {}
 _WRITERS_LOCK = threading.Lock()
-
-
-def _ms(ts: Timestamp) -> int:
-    return int(ts.micros // 1000)
-
-
-def _ts(ms: int) -> Timestamp:
-    return Timestamp(micros=int(ms) * 1000)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -252,14 +244,12 @@ class ClusterStoriesFn(beam.DoFn):
         buffer.add(f.to_dict())
         buffered.write((buffered.read() or 0) + 1)
         w.add(f)
-        armed = nxt.read()
         if self.bounded:
-            if armed is None:  # bounded input: one firing when the watermark reaches the end of the input
+            if nxt.read() is None:  # bounded input: one firing when the watermark reaches the end of the input
                 tick.set(GlobalWindow().max_timestamp())
-                nxt.write(_ms(GlobalWindow().max_timestamp()))
-        elif armed is None or f.first_seen_at < armed:
-            tick.set(_ts(f.first_seen_at))
-            nxt.write(f.first_seen_at)
+                nxt.write(to_ms(GlobalWindow().max_timestamp()))
+        else:
+            arm_earliest(tick, nxt, f.first_seen_at)
 
     @on_timer(TICK)
     def on_tick(
@@ -272,7 +262,7 @@ class ClusterStoriesFn(beam.DoFn):
         nxt=beam.DoFn.StateParam(NEXT),
         tick=beam.DoFn.TimerParam(TICK),
     ):
-        now = _ms(fired)
+        now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
         outs = w.advance(now)
         token_state.write(w.state_token())
@@ -281,12 +271,7 @@ class ClusterStoriesFn(beam.DoFn):
             yield o.to_dict()
         self._compact(w, buffer, buffered)
         upcoming = w.next_event_time()
-        if upcoming is None or self.bounded:
-            nxt.clear()
-        else:
-            upcoming = max(upcoming, now + 1)
-            tick.set(_ts(upcoming))
-            nxt.write(upcoming)
+        arm(tick, nxt, None if upcoming is None or self.bounded else max(upcoming, now + 1))
 
     @staticmethod
     def _compact(w: StoryClusterer, buffer, buffered) -> None:
@@ -439,11 +424,7 @@ class LinkStoriesFn(beam.DoFn):
         }
         seen.add(compact)
         at = int(out["change"]["at"])
-        due = (at // self.EVERY_MS + 1) * self.EVERY_MS
-        armed = nxt.read()
-        if armed is None or due < armed:
-            tick.set(_ts(due))
-            nxt.write(due)
+        arm_earliest(tick, nxt, (at // self.EVERY_MS + 1) * self.EVERY_MS)
 
     @on_timer(TICK)
     def on_tick(
@@ -454,7 +435,7 @@ class LinkStoriesFn(beam.DoFn):
         linked=beam.DoFn.StateParam(LINKED),
         nxt=beam.DoFn.StateParam(NEXT),
     ):
-        now = _ms(fired)
+        now = to_ms(fired)
         linker = StoryLinker()
         for o in seen.read():
             linker.observe(o)

@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from stores import StoreConfig, open_stores
-from tests.transforms.stories.synth import MIN, TEST_CONFIG, make_articles
+from tests.transforms.stories.synth import TEST_CONFIG, make_articles
 from transforms.stories.beam import DEAD_LETTER, ApplyStoryChanges, ClusterStories
 from transforms.stories.cluster import StoryClusterer
 
