@@ -104,7 +104,7 @@ SPECS = {
             "editions": ("Editions file (JSON)", IMAGE_JSON, "/template/editions.json", True, IN_IMAGE),
             "editions_only": ("Only these editions", EDITIONS, "us-en,gb-en", True, ""),
             "embedder": ("Embedder", EMBEDDER, "auto", True, ""),
-            "links": ("Cross-language links", r"^(on|off)$", "on", True, ""),
+            "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
         },
     },
     "backfill": {

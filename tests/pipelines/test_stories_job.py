@@ -118,6 +118,28 @@ def test_the_job_on_the_embedded_bus(embedded_store_config):
     assert "undecodable_raw_item" in {d["reason"] for d in dead}
 
 
+@pytest.mark.parametrize("seed", ["1", "3"])
+def test_a_bounded_run_decides_stories_whatever_the_hash_seed(tmp_path, seed):
+    """FnApiRunner orders stages by hash: with LinkStories reading the writer's timer output, a bounded run under
+    these seeds decided no story at all. A bounded run therefore does not link (--links auto) and refuses --links=on."""
+    import os
+    import subprocess
+    import sys
+
+    config = StoreConfig(data_dir=str(tmp_path / "newsroom"))
+    stores = open_stores(config)
+    stores.bus.ensure_subscription("items-raw", "stories-items-raw")
+    for item in world_items(1_709_294_400_000):
+        stores.bus.publish_record("items-raw", item)
+    argv = [sys.executable, "-m", "pipelines.stories", *store_argv(config), "--embedder=hash", "--editions_only=us-en"]
+    env = {**os.environ, "PYTHONHASHSEED": seed}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert stores.pointers.get("us-en/top") is not None and stores.pointers.names("story/")
+    refused = subprocess.run(argv + ["--links=on"], env=env, capture_output=True, text=True, timeout=600)
+    assert refused.returncode != 0 and "--links=on needs a streaming run" in refused.stderr
+
+
 @pytest.fixture(params=["gcp", "pubsub-bus"])
 def streaming_config(request, tmp_path):
     """gcp: Pub/Sub, Bigtable and GCS emulators. pubsub-bus: the local main job's mode (``--bus=pubsub``): the
