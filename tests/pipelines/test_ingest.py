@@ -241,23 +241,14 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
     """World hub -> origin callback (verified subscription, signed delivery) and world ping -> origin -> bus ->
     local ingest, plus the regular poll: the new article's page is fetched exactly once."""
     from pipelines.ingest import LocalIngest
-    from serving import create_app
     from stores.feeds import open_feed_store
+    from tests.serving.helpers import make_app
     from stores.profiles import open_profile_store
 
     cfg = StoreConfig(data_dir=str(tmp_path / "data"))
     stores = open_stores(cfg)
-    app = create_app(
-        {
-            "TESTING": True,
-            "NEWSROOM_STORES": stores,
-            "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
-            "NEWSROOM_BACKGROUND": False,
-            "NEWSROOM_TOKEN_SECRET": "t" * 32,
-            "NEWSROOM_CURSOR_SECRET": "c" * 32,
-            "WEBSUB_SUBSCRIPTIONS": open_feed_store(cfg),
-            "NEWSROOM_PING_KEYS": {"wirepress": "wire-key"},
-        }
+    app = make_app(
+        stores, open_profile_store(cfg), WEBSUB_SUBSCRIPTIONS=open_feed_store(cfg), NEWSROOM_PING_KEYS={"wirepress": "wire-key"}
     )
     srv, origin = serve_origin(app)
     world = SampleWorld(

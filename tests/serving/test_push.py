@@ -7,10 +7,10 @@ import json
 import pytest
 
 from schemas import codec
-from serving import create_app
 from stores import StoreConfig, open_stores
 from stores.feeds import open_feed_store
 from stores.profiles import open_profile_store
+from tests.serving.helpers import make_app
 from transforms.ingest import websub
 
 FEED = "http://wirepress.test/feeds/world.xml"
@@ -35,18 +35,12 @@ def env(tmp_path):
     clock = Clock()
     stores.bus.ensure_subscription("fetch-requests", "test-requests")
     stores.bus.ensure_subscription("dead-letter-push", "test-dead")
-    app = create_app(
-        {
-            "TESTING": True,
-            "NEWSROOM_STORES": stores,
-            "NEWSROOM_PROFILE_STORE": open_profile_store(cfg),
-            "NEWSROOM_BACKGROUND": False,
-            "NEWSROOM_TOKEN_SECRET": "t" * 32,
-            "NEWSROOM_CURSOR_SECRET": "c" * 32,
-            "WEBSUB_SUBSCRIPTIONS": feeds,
-            "NEWSROOM_PING_KEYS": {"agencia-sur": "agencia-key"},
-            "NEWSROOM_CLOCK": clock,
-        }
+    app = make_app(
+        stores,
+        open_profile_store(cfg),
+        WEBSUB_SUBSCRIPTIONS=feeds,
+        NEWSROOM_PING_KEYS={"agencia-sur": "agencia-key"},
+        NEWSROOM_CLOCK=clock,
     )
     sub_id = websub.subscription_id(FEED, HUB)
     feeds.put_subscription(
