@@ -280,16 +280,20 @@ def from_article(article: dict) -> ArticleFeatures:
     )
 
 
+def time_after(record: dict, prev: int | None) -> tuple[int, bool]:
+    """(first_seen_at, time_known) of a record read after one at ``prev``: its own time (:func:`record_time`), else
+    ``prev`` + 1 s (from :data:`UNTIMED_EPOCH_MS` for the first), flagged unknown (see the module docstring)."""
+    t = record_time(record)
+    if t is not None:
+        return t, True
+    return (prev if prev is not None else UNTIMED_EPOCH_MS - UNTIMED_STEP_MS) + UNTIMED_STEP_MS, False
+
+
 def assign_times(records: list[dict]) -> list[tuple[dict, int, bool]]:
-    """(record, first_seen_at, time_known) in input order. Missing times: previous time + 1 s (see module doc)."""
+    """(record, first_seen_at, time_known) in input order (:func:`time_after` along the list)."""
     out = []
     prev: int | None = None
     for r in records:
-        t = record_time(r)
-        if t is None:
-            t = (prev if prev is not None else UNTIMED_EPOCH_MS - UNTIMED_STEP_MS) + UNTIMED_STEP_MS
-            out.append((r, t, False))
-        else:
-            out.append((r, t, True))
-        prev = t
+        prev, known = time_after(r, prev)
+        out.append((r, prev, known))
     return out

@@ -85,10 +85,7 @@ class ReadArticleFileFn(beam.DoFn):
                     if not isinstance(rec, dict):
                         raise ValueError("not a JSON object")
                     rec = F.strip_labels(rec)  # the gold labels never go further than this line
-                    t = F.record_time(rec)
-                    known = t is not None
-                    if not known:
-                        t = (prev if prev is not None else F.UNTIMED_EPOCH_MS - F.UNTIMED_STEP_MS) + F.UNTIMED_STEP_MS
+                    t, known = F.time_after(rec, prev)
                     prev = t
                     if not (rec.get("title") or rec.get("text")):
                         raise ValueError("no title and no text")
