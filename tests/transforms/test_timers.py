@@ -2,33 +2,12 @@
 
 from __future__ import annotations
 
+from tests.transforms.fakes import Timer, Value
 from transforms import timers
 
 
-class FakeState:
-    def __init__(self, value=None):
-        self.value = value
-
-    def read(self):
-        return self.value
-
-    def write(self, v):
-        self.value = v
-
-    def clear(self):
-        self.value = None
-
-
-class FakeTimer:
-    def __init__(self):
-        self.sets = []
-
-    def set(self, ts):
-        self.sets.append(timers.to_ms(ts))
-
-
 def test_arm_earliest_moves_the_timer_earlier_never_later():
-    t, s = FakeTimer(), FakeState()
+    t, s = Timer(), Value()
     assert timers.arm_earliest(t, s, 5_000)
     assert not timers.arm_earliest(t, s, 7_000)  # later: the armed one stays
     assert not timers.arm_earliest(t, s, 5_000)
@@ -37,7 +16,7 @@ def test_arm_earliest_moves_the_timer_earlier_never_later():
 
 
 def test_arm_sets_or_clears_and_rearm_restores_a_later_pending_time():
-    t, s = FakeTimer(), FakeState()
+    t, s = Timer(), Value()
     timers.arm(t, s, 60_000)
     assert t.sets == [60_000] and s.read() == 60_000
     timers.rearm_pending(t, s, 0)  # a duplicate firing at 0 replaced the timer: set 60 s again

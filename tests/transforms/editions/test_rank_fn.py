@@ -10,45 +10,7 @@ from apache_beam.utils.timestamp import Timestamp
 from transforms.editions.book import compact_change
 from transforms.editions.rank import DEAD_LETTER, RankEditionsFn, RouteChangeFn
 from transforms.editions.config import load_config
-
-
-class Bag:
-    def __init__(self):
-        self.items = []
-
-    def add(self, v):
-        self.items.append(v)
-
-    def read(self):
-        return list(self.items)
-
-    def clear(self):
-        self.items = []
-
-
-class Value:
-    def __init__(self):
-        self.v = None
-
-    def read(self):
-        return self.v
-
-    def write(self, v):
-        self.v = v
-
-    def clear(self):
-        self.v = None
-
-
-class Timer:
-    def __init__(self):
-        self.at = None
-
-    def set(self, ts):
-        self.at = ts.micros // 1000
-
-    def clear(self):
-        self.at = None
+from tests.transforms.fakes import Bag, Timer, Value
 
 
 class State:
