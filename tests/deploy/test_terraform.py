@@ -294,13 +294,12 @@ def check_iam_resources(modules: dict[str, Module]) -> None:
                 assert "module.iam" not in member and "iam.gserviceaccount.com" not in member.replace("gcp-sa-pubsub.iam", ""), (
                     f"{mname}: {rtype}.{name} grants a job's service account a role outside the iam module"
                 )
-    for env in ENVIRONMENTS:
-        env_module = modules[f"env-{env}"]
-        for job in ("ingest", "stories"):
-            sa = str(env_module.modules[job]["service_account_email"])
-            assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), f"{env}: the {job} job must run as its own account, not {sa}"
-        sa = str(env_module.modules["origin"]["service_account_email"])
-        assert sa == '${module.iam.emails["origin"]}', f"{env}: the origin must run as its own account, not {sa}"
+    stack = modules["stack"]
+    for job in ("ingest", "stories"):
+        sa = str(stack.modules[job]["service_account_email"])
+        assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), f"stack: the {job} job must run as its own account, not {sa}"
+    sa = str(stack.modules["origin"]["service_account_email"])
+    assert sa == '${module.iam.emails["origin"]}', f"stack: the origin must run as its own account, not {sa}"
 
 
 # --- tests --------------------------------------------------------------------------------------------------
@@ -407,11 +406,11 @@ def test_iam_check_fails_on_roles_owner_in_a_parsed_copy(modules):
         check_no_primitive_roles({"iam": iam})
 
 
-@pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules, env):
+def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules):
     from schemas.tables import TOPICS
 
-    topics = modules[f"env-{env}"].locals["topics"]
+    env = "stack"
+    topics = modules["stack"].locals["topics"]
     assert set(topics) == set(TOPICS), f"{env}: topics {sorted(topics)} != schemas.tables.TOPICS {sorted(TOPICS)}"
     for topic, stem in topics.items():
         schema = json.loads((REPO_ROOT / "schemas" / "avro" / f"{stem}.avsc").read_text())
@@ -427,11 +426,11 @@ def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules, env):
     assert "google_pubsub_topic.undeliverable" in policy["dead_letter_topic"] and policy["max_delivery_attempts"]
 
 
-@pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_bigtable_gc_rules_mirror_schemas_tables(modules, env):
+def test_bigtable_gc_rules_mirror_schemas_tables(modules):
     from schemas.tables import TABLES
 
-    tables = modules[f"env-{env}"].locals["tables"]
+    env = "stack"
+    tables = modules["stack"].locals["tables"]
     assert set(tables) == set(TABLES), f"{env}: tables {sorted(tables)} != schemas.tables.TABLES {sorted(TABLES)}"
     for table, families in TABLES.items():
         got = {f: rule["max_versions"] for f, rule in tables[table].items()}
@@ -445,11 +444,14 @@ def test_streaming_jobs_drain_on_engine_with_autoscaling_limits(modules):
     assert job["enable_streaming_engine"] == "${var.streaming}"
     assert job["autoscaling_algorithm"] == "THROUGHPUT_BASED" and job["max_workers"] == "${var.max_workers}"
     assert job["ip_configuration"] == "WORKER_IP_PRIVATE"
+    calls = modules["stack"].modules
+    for name in ("ingest", "stories"):
+        assert calls[name]["streaming"] is True, f"{name} is a streaming job"
+        assert calls[name]["max_workers"] == f"${{var.{name}_max_workers}}", f"{name} needs an autoscaling ceiling"
     for env in ENVIRONMENTS:
-        calls = modules[f"env-{env}"].modules
+        call = modules[f"env-{env}"].modules["stack"]
         for name in ("ingest", "stories"):
-            assert calls[name]["streaming"] is True, f"{env}: {name} is a streaming job"
-            assert isinstance(calls[name]["max_workers"], (int, str)), f"{env}: {name} needs an autoscaling ceiling"
+            assert isinstance(call[f"{name}_max_workers"], int), f"{env}: {name} needs an autoscaling ceiling"
 
 
 def test_cloud_armor_rate_limits_websub_and_pings(modules):
@@ -472,9 +474,8 @@ def test_parameters_terraform_passes_are_template_parameters(modules, job):
     declared = {p["name"] for p in json.loads(path.read_text())["parameters"]}
     store = set(modules["dataflow"].locals["store_parameters"])
     assert store <= declared, f"terraform/modules/dataflow passes {sorted(store - declared)}, unknown to the {job} template"
-    for env in ENVIRONMENTS:
-        passed = set(modules[f"env-{env}"].locals[f"{job}_parameters"])
-        assert passed <= declared, f"{env}: {job} parameters {sorted(passed - declared)} are not in its template"
+    passed = set(modules["stack"].locals[f"{job}_parameters"])
+    assert passed <= declared, f"stack: {job} parameters {sorted(passed - declared)} are not in its template"
 
 
 PUBSUB_REF = re.compile(r'\$\{module\.pubsub\.(topic_names|subscription_names)\["([\w-]+)"\]\}')
@@ -515,16 +516,15 @@ def test_topics_and_subscriptions_terraform_passes_exist_and_are_granted(modules
 
     options = options_of(import_job(job))
     reads = {"ingest": ("fetch_request_subscription", "fetch-requests"), "stories": ("input_subscription", "items-raw")}
-    for env in ENVIRONMENTS:
-        passed = check_job_pubsub_parameters(modules[f"env-{env}"], modules["pubsub"], modules["iam"], job)
-        option, topic = reads[job]
-        assert option in passed, f"{env}: Terraform does not give the {job} job its --{option}"
-        assert modules[f"env-{env}"].locals["subscriptions"][passed[option]]["topic"] == topic
-        for name, key in passed.items():
-            assert options[name].default == key, (
-                f"{env}: Terraform creates subscription {key!r} for --{name}, whose default is {options[name].default!r}:"
-                " a template launched without the parameter would read a subscription that does not exist"
-            )
+    passed = check_job_pubsub_parameters(modules["stack"], modules["pubsub"], modules["iam"], job)
+    option, topic = reads[job]
+    assert option in passed, f"Terraform does not give the {job} job its --{option}"
+    assert modules["stack"].locals["subscriptions"][passed[option]]["topic"] == topic
+    for name, key in passed.items():
+        assert options[name].default == key, (
+            f"Terraform creates subscription {key!r} for --{name}, whose default is {options[name].default!r}:"
+            " a template launched without the parameter would read a subscription that does not exist"
+        )
 
 
 PUBSUB_MUTATIONS = {
@@ -536,7 +536,7 @@ PUBSUB_MUTATIONS = {
 @pytest.mark.parametrize("mutation", list(PUBSUB_MUTATIONS))
 def test_pubsub_parameter_check_fails_when_terraform_and_the_grants_disagree(modules, mutation):
     old, new = PUBSUB_MUTATIONS[mutation]
-    broken = Module.load(TERRAFORM / "environments" / "dev", edits={"main.tf": (old, new)})
+    broken = Module.load(MODULES / "stack", edits={"main.tf": (old, new)})
     with pytest.raises(AssertionError):
         check_job_pubsub_parameters(broken, modules["pubsub"], modules["iam"], "stories")
 
@@ -550,15 +550,14 @@ def check_max_age(tables: dict) -> None:
     assert got == want, f"Bigtable max_age rules {got} != schemas.tables.MAX_AGE_DAYS in hours {want}"
 
 
-@pytest.mark.parametrize("env", ENVIRONMENTS)
-def test_bigtable_max_age_mirrors_schemas_tables_max_age_days(modules, env):
+def test_bigtable_max_age_mirrors_schemas_tables_max_age_days(modules):
     from schemas.tables import MAX_AGE_DAYS
 
     assert MAX_AGE_DAYS["profiles"]["e"] == 30  # the design's read-event horizon; a change is deliberate
-    check_max_age(modules[f"env-{env}"].locals["tables"])
+    check_max_age(modules["stack"].locals["tables"])
     # and the check is not vacuous: another age, or the rule gone, fails it
     for edit in ('max_age = "720h"', 'max_age = "168h"'), ('e = { max_versions = 1, max_age = "720h" }', "e = { max_versions = 1 }"):
-        broken = Module.load(TERRAFORM / "environments" / env, edits={"main.tf": edit})
+        broken = Module.load(MODULES / "stack", edits={"main.tf": edit})
         with pytest.raises(AssertionError, match="MAX_AGE_DAYS"):
             check_max_age(broken.locals["tables"])
 
@@ -580,3 +579,176 @@ def test_websub_and_ping_routes_of_serving_are_rate_limited_and_never_cached(mod
             concrete = re.sub(r"<[^>]+>", "abc123", route)
             assert any(fnmatch(concrete, p) for p in paths), f"{route} is not routed around the CDN by {paths}"
             assert re.search(regex, concrete), f"{route} is not rate-limited by Cloud Armor ({regex})"
+
+
+# --- one stack, two environments ----------------------------------------------------------------------------
+
+# What may differ between the environments: the stack's sizes and protection. Everything else is the stack's.
+ENV_SETTINGS = {
+    "environment",
+    "bigtable_min_nodes",
+    "bigtable_max_nodes",
+    "ingest_max_workers",
+    "stories_max_workers",
+    "origin_min_instances",
+    "origin_max_instances",
+}
+
+
+def check_environment(env: Module, stack: Module, name: str) -> None:
+    """An environment is a call of modules/stack with its literal settings plus the operator's variables: no
+    resource, local or other module of its own, every required stack variable given, nothing unknown passed."""
+    assert set(env.modules) == {"stack"}, f"{name}: modules {sorted(env.modules)}: an environment calls only the stack"
+    assert not env.resources and not env.locals, f"{name}: resources/locals belong in modules/stack"
+    call = env.modules["stack"]
+    assert call["source"] == "../../modules/stack", f"{name}: source {call['source']!r}"
+    args = {k for k in call if k not in ("source", "providers", "depends_on")}
+    unknown = args - set(stack.variables)
+    assert not unknown, f"{name}: passes {sorted(unknown)}, not variables of modules/stack"
+    required = {v for v, body in stack.variables.items() if "default" not in body}
+    assert required <= args, f"{name}: stack variables {sorted(required - args)} are not given"
+    assert call["environment"] == name, f"{name}: environment = {call['environment']!r}"
+    for arg in args - ENV_SETTINGS:
+        assert call[arg] == f"${{var.{arg}}}", f"{name}: {arg} = {call[arg]!r}: only {sorted(ENV_SETTINGS)} are set here"
+        assert env.variables[arg]["type"] == stack.variables[arg]["type"], f"{name}: variable {arg} is typed unlike the stack's"
+    for arg in ENV_SETTINGS - {"environment"}:
+        assert isinstance(call.get(arg), int), f"{name}: {arg} must be set to this environment's value"
+
+
+def test_environments_are_calls_of_the_stack_module(modules):
+    for env in ENVIRONMENTS:
+        check_environment(modules[f"env-{env}"], modules["stack"], env)
+    dev, prod = (modules[f"env-{e}"].modules["stack"] for e in ENVIRONMENTS)
+    assert [dev[k] for k in sorted(ENV_SETTINGS)] != [prod[k] for k in sorted(ENV_SETTINGS)]
+    for k in ENV_SETTINGS - {"environment"}:
+        assert prod[k] >= dev[k], f"prod's {k} ({prod[k]}) is smaller than dev's ({dev[k]})"
+
+
+def test_environment_interface_files_are_the_same_and_forward_every_stack_output(modules):
+    """variables.tf and outputs.tf are the environments' interface, identical on purpose; main.tf differs."""
+    folders = [TERRAFORM / "environments" / e for e in ENVIRONMENTS]
+    for name in ("variables.tf", "outputs.tf"):
+        texts = {(f / name).read_text() for f in folders}
+        assert len(texts) == 1, f"environments/*/{name} differ: change them together"
+    assert len({(f / "main.tf").read_text() for f in folders}) == 2
+    stack_outputs = {k for b in modules["stack"].docs["outputs.tf"]["output"] for k in b}
+    env_outputs = {k: v for b in modules["env-dev"].docs["outputs.tf"]["output"] for k, v in b.items()}
+    assert set(env_outputs) == stack_outputs, f"environment outputs {sorted(env_outputs)} != stack outputs {sorted(stack_outputs)}"
+    for k, v in env_outputs.items():
+        assert v["value"] == f"${{module.stack.{k}}}", f"output {k} forwards {v['value']}"
+
+
+ENV_MUTATIONS = {
+    "a resource in an environment": ("module \"stack\" {", "resource \"google_pubsub_topic\" \"extra\" {\n  name = \"extra\"\n}\n\nmodule \"stack\" {"),
+    "a required variable not given": ("  project_id            = var.project_id\n", ""),
+    "an unknown setting": ("  environment = \"dev\"\n", "  environment = \"dev\"\n  bigtable_nodes = 3\n"),
+    "the wrong environment": ("  environment = \"dev\"\n", "  environment = \"prod\"\n"),
+    "an operator value hard-coded": ("  image_tag             = var.image_tag\n", "  image_tag             = \"latest\"\n"),
+}
+
+
+@pytest.mark.parametrize("mutation", list(ENV_MUTATIONS))
+def test_environment_check_fails_on_a_broken_environment(modules, mutation):
+    old, new = ENV_MUTATIONS[mutation]
+    broken = Module.load(TERRAFORM / "environments" / "dev", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError):
+        check_environment(broken, modules["stack"], "dev")
+
+
+def terraform_validate_variables(terraform_bin: str, variables_tf: Path, values: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Evaluate the `validation` blocks of a variables.tf offline: a root module holding only those variables needs
+    no provider, so `terraform init` and `terraform plan` run without network and plan checks every condition."""
+    work = tmp_path / "vars"
+    work.mkdir(exist_ok=True)
+    (work / "variables.tf").write_text(variables_tf.read_text())
+    (work / "values.auto.tfvars.json").write_text(json.dumps(values))
+    env = {"TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    init = subprocess.run([terraform_bin, "init", "-input=false", "-no-color"], cwd=work, capture_output=True, text=True, timeout=120, env=env)
+    assert init.returncode == 0, init.stdout + init.stderr
+    return subprocess.run([terraform_bin, "plan", "-input=false", "-no-color"], cwd=work, capture_output=True, text=True, timeout=120, env=env)
+
+
+STACK_VALUES = {
+    "project_id": "newsroom-dev-123456",
+    "environment": "dev",
+    "domains": ["dev.news.example.com"],
+    "origin_secret_env": {"NEWSROOM_TOKEN_SECRET": "newsroom-token-secret", "NEWSROOM_CURSOR_SECRET": "newsroom-cursor-secret"},
+}
+
+
+def test_origin_gets_token_and_cursor_secrets_from_secret_manager(modules, terraform_bin, tmp_path):
+    """The origin refuses to start without NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET: Terraform must pass both,
+    from Secret Manager, and the origin's account may read them. Checked on the HCL and by terraform itself."""
+    stack = modules["stack"]
+    origin = stack.modules["origin"]
+    assert origin["secret_env"] == "${var.origin_secret_env}"
+    assert "default" not in stack.variables["origin_secret_env"], "the secrets must be given, not defaulted to none"
+    assert stack.modules["iam"]["secrets"] == "${values(var.origin_secret_env)}", "the origin's account must read them"
+    container = modules["origin"].of_type("google_cloud_run_v2_service")["origin"]["template"][0]["containers"][0]
+    secret_env = [d["env"] for d in container["dynamic"] if "env" in d and "value_source" in d["env"]["content"][0]]
+    assert secret_env and secret_env[0]["for_each"] == "${var.secret_env}"
+    ref = secret_env[0]["content"][0]["value_source"][0]["secret_key_ref"][0]
+    assert ref == {"secret": "${env.value}", "version": "latest"}
+
+    variables = MODULES / "stack" / "variables.tf"
+    ok = terraform_validate_variables(terraform_bin, variables, STACK_VALUES, tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for broken in (
+        {"NEWSROOM_TOKEN_SECRET": "newsroom-token-secret"},
+        {"NEWSROOM_CURSOR_SECRET": "newsroom-cursor-secret"},
+        {**STACK_VALUES["origin_secret_env"], "NEWSROOM_TOKEN_KEY": "misspelt"},
+    ):
+        bad = terraform_validate_variables(terraform_bin, variables, {**STACK_VALUES, "origin_secret_env": broken}, tmp_path)
+        assert bad.returncode != 0 and "origin_secret_env" in bad.stdout + bad.stderr, (broken, bad.stdout + bad.stderr)
+
+
+def test_origin_environment_names_the_topics_terraform_creates(modules):
+    """Every NEWSROOM_* variable the stack gives the origin is a key the origin knows (serving/), and the topics it
+    names are created by the pubsub module."""
+    from schemas.tables import TOPICS
+
+    env = modules["stack"].modules["origin"]["env"]
+    keys = {k for k in env if k.startswith("NEWSROOM_")} | {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"}
+    source = "\n".join(p.read_text() for p in (REPO_ROOT / "serving").glob("*.py"))
+    for key in keys:
+        assert f'"{key}"' in source, f"Terraform passes {key}, which serving/ never names"
+    stages = modules["pubsub"].variables["dead_letter_stages"]["default"]
+    created = set(TOPICS) | {f"dead-letter-{s}" for s in stages}
+    for key in ("NEWSROOM_FETCH_TOPIC", "NEWSROOM_PUSH_DEAD_LETTER_TOPIC"):
+        m = PUBSUB_REF.fullmatch(env[key])
+        assert m and m.group(1) == "topic_names" and m.group(2) in created, f"{key} = {env[key]}"
+
+
+# --- Pub/Sub message ordering on items-raw ------------------------------------------------------------------
+
+
+def check_ordering(stack: Module, pubsub: Module) -> None:
+    """items-raw is published with an ordering key per canonical URL; the stories job's subscription must deliver
+    them in order (issue 12), so a newer version of an article is not overtaken by an older fetch of it."""
+    sub = stack.locals["subscriptions"]["stories-items-raw"]
+    assert sub["topic"] == "items-raw"
+    assert sub.get("enable_message_ordering") is True, "stories-items-raw must enable message ordering"
+    job = pubsub.of_type("google_pubsub_subscription")["job"]
+    assert job.get("enable_message_ordering") == "${each.value.enable_message_ordering}", "the pubsub module drops the setting"
+    field = pubsub.variables["subscriptions"]["type"]
+    assert "enable_message_ordering" in str(field), "the subscriptions variable has no enable_message_ordering"
+
+
+def test_items_raw_subscription_delivers_in_order(modules):
+    check_ordering(modules["stack"], modules["pubsub"])
+
+
+@pytest.mark.parametrize(
+    "folder,old,new",
+    [
+        ("stack", "enable_message_ordering = true", "enable_message_ordering = false"),
+        ("stack", ", enable_message_ordering = true }", " }"),
+        ("pubsub", "  enable_message_ordering = each.value.enable_message_ordering\n", "\n"),
+    ],
+)
+def test_ordering_check_fails_when_ordering_is_off(modules, folder, old, new):
+    broken = Module.load(MODULES / folder, edits={"main.tf": (old, new)})
+    stack = broken if folder == "stack" else modules["stack"]
+    pubsub = broken if folder == "pubsub" else modules["pubsub"]
+    with pytest.raises(AssertionError):
+        check_ordering(stack, pubsub)

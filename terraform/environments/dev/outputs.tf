@@ -1,64 +1,66 @@
+# The stack's outputs, for `terraform output` (README "Operations"). Identical in every environment on purpose.
+
 output "snapshot_bucket" {
   description = "--snapshot_bucket of the jobs and the origin."
-  value       = module.storage.snapshots_bucket
+  value       = module.stack.snapshot_bucket
 }
 
 output "staging_bucket" {
   description = "Dataflow staging/temp bucket (--staging-location, --temp-location)."
-  value       = module.storage.staging_bucket
+  value       = module.stack.staging_bucket
 }
 
 output "templates_bucket" {
   description = "Where `gcloud dataflow flex-template build` writes the template specs."
-  value       = module.storage.templates_bucket
+  value       = module.stack.templates_bucket
 }
 
 output "backfill_bucket" {
   description = "--snapshot_bucket of backfill runs in their own namespace."
-  value       = module.storage.backfill_bucket
+  value       = module.stack.backfill_bucket
 }
 
 output "image_repository" {
   description = "Docker path prefix for the Newsroom image."
-  value       = module.storage.image_repository_url
+  value       = module.stack.image_repository
 }
 
 output "bigtable_instance" {
   description = "--bigtable_instance of the jobs and the origin."
-  value       = module.bigtable.instance_id
+  value       = module.stack.bigtable_instance
 }
 
 output "service_accounts" {
   description = "Service account e-mail per job and for the origin."
-  value       = module.iam.emails
+  value       = module.stack.service_accounts
 }
 
 output "subnetwork" {
   description = "Worker subnet for `gcloud dataflow flex-template run --subnetwork`."
-  value       = module.network.subnetwork
+  value       = module.stack.subnetwork
 }
 
 output "subscriptions" {
   description = "Job subscription ids."
-  value       = module.pubsub.subscription_ids
+  value       = module.stack.subscriptions
 }
 
 output "topics" {
   description = "Topic ids."
-  value       = module.pubsub.topic_ids
+  value       = module.stack.topics
 }
 
 output "archive_subscriptions" {
   description = "Dead-letter topic -> archive subscription (replay source)."
-  value       = module.pubsub.archive_subscription_ids
+  value       = module.stack.archive_subscriptions
 }
 
 output "origin_ip" {
   description = "Load balancer address: the A record of every domain."
-  value       = local.deploy ? module.origin[0].ip_address : null
+  value       = module.stack.origin_ip
 }
 
 output "url_map" {
   description = "URL map (for CDN cache invalidation)."
-  value       = local.deploy ? module.origin[0].url_map : null
+  value       = module.stack.url_map
 }

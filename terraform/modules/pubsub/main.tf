@@ -79,6 +79,8 @@ resource "google_pubsub_subscription" "job" {
   labels  = var.labels
 
   ack_deadline_seconds = each.value.ack_deadline_seconds
+  # Messages with the same ordering key (items-raw: the canonical URL) are delivered in publish order.
+  enable_message_ordering = each.value.enable_message_ordering
   # Acked messages are kept too, so `gcloud pubsub subscriptions seek --time=...` can replay a whole day
   # (replays are idempotent by design: change ids and conditional writes).
   retain_acked_messages      = true

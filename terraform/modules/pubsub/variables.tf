@@ -44,13 +44,15 @@ variable "dead_letter_stages" {
 
 variable "subscriptions" {
   type = map(object({
-    topic                 = string
-    ack_deadline_seconds  = optional(number, 60)
-    max_delivery_attempts = optional(number, 10)
+    topic                   = string
+    ack_deadline_seconds    = optional(number, 60)
+    max_delivery_attempts   = optional(number, 10)
+    enable_message_ordering = optional(bool, false)
   }))
   description = <<-EOT
     Subscriptions the jobs read, by name. Each gets a dead_letter_policy forwarding to "<name>-undeliverable".
-    Example: { "stories-items-raw" = { topic = "items-raw" } }.
+    enable_message_ordering delivers messages that share an ordering key in publish order (changing it replaces
+    the subscription). Example: { "stories-items-raw" = { topic = "items-raw", enable_message_ordering = true } }.
   EOT
 
   validation {

@@ -1,0 +1,237 @@
+# Newsroom, one environment: every module wired together. terraform/environments/dev and prod call this module
+# with their few differing values (sizes, protection, state prefix); everything else is here, once. Two applies
+# (README "Operations"):
+#   1. without image_tag: APIs, network, buckets, image repository, Pub/Sub, Bigtable, service accounts;
+#   2. after the image and the Flex Templates are built: with image_tag (and template paths), the streaming jobs
+#      (ingest, stories), the origin behind the CDN, and the alert policies and dashboard that watch them. The
+#      backfill job is launched on demand by analysts with `gcloud dataflow flex-template run`, not kept running by
+#      Terraform.
+
+locals {
+  labels = { system = "newsroom", env = var.environment }
+
+  # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
+  # tests/deploy/test_terraform.py checks this map against TOPICS and the schemas' record names.
+  topics = {
+    "items-raw"      = "raw_item"
+    "articles"       = "article"
+    "story-changes"  = "story_change"
+    "fetch-requests" = "fetch_request"
+    "read-events"    = "read_event"
+    "dead-letter"    = "dead_letter"
+  }
+
+  # schemas/tables.py TABLES (table -> family -> max versions) and the ages its docstring gives.
+  # tests/deploy/test_terraform.py checks this map against TABLES.
+  tables = {
+    articles = { m = { max_versions = 1 }, d = { max_versions = 1 }, v = { max_versions = 1 } }
+    stories  = { m = { max_versions = 1 }, mem = { max_versions = 1 }, lnk = { max_versions = 1 } }
+    pointers = { p = { max_versions = 1 }, h = { max_versions = 1 } }
+    feeds    = { r = { max_versions = 1 }, s = { max_versions = 1 } }
+    profiles = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
+  }
+
+  # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
+  # Named <reader>-<topic>; "stories-items-raw" is also the stories job's --input_subscription default, so a template
+  # launched by hand without that parameter reads the same subscription.
+  # items-raw is published with an ordering key per canonical URL: with ordering on, the versions of one article
+  # reach the stories job in the order they were fetched (the article store still keeps the newest by modified
+  # time and fetch time, whatever order they arrive in). Turning it on replaces the subscription: README
+  # "Operations" gives the seek that replays what was published meanwhile.
+  subscriptions = {
+    "stories-items-raw"     = { topic = "items-raw", ack_deadline_seconds = 120, enable_message_ordering = true }
+    "ingest-fetch-requests" = { topic = "fetch-requests", ack_deadline_seconds = 60 }
+  }
+
+  services = [
+    "artifactregistry.googleapis.com",
+    "bigtable.googleapis.com",
+    "bigtableadmin.googleapis.com",
+    "cloudbuild.googleapis.com",
+    "compute.googleapis.com",
+    "dataflow.googleapis.com",
+    "iam.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+    "pubsub.googleapis.com",
+    "run.googleapis.com",
+    "secretmanager.googleapis.com",
+    "storage.googleapis.com",
+  ]
+
+  # The jobs' own template parameters (templates/<job>/metadata.json; tests/deploy checks the names). StoreOptions
+  # parameters (backend, bigtable_instance, snapshot_bucket, namespace) come from the dataflow module.
+  ingest_parameters = {
+    feeds                      = "table"
+    fetch_request_topic        = module.pubsub.topic_names["fetch-requests"]
+    fetch_request_subscription = module.pubsub.subscription_names["ingest-fetch-requests"]
+    items_topic                = module.pubsub.topic_names["items-raw"]
+    dead_letter_topic          = module.pubsub.topic_names["dead-letter-ingest"]
+    websub_callback_base       = "https://${var.domains[0]}"
+  }
+
+  # Names as created (the pubsub module adds no namespace here; the job adds --namespace, empty in production).
+  # The job routes the dead letters of all its stages (articles, stories, editions) to one topic: its stage's.
+  stories_parameters = {
+    input_subscription = module.pubsub.subscription_names["stories-items-raw"]
+    dead_letter_topic  = module.pubsub.topic_names["dead-letter-stories"]
+    fetch_topic        = module.pubsub.topic_names["fetch-requests"]
+  }
+
+  image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
+  deploy = var.image_tag != null
+}
+
+resource "google_project_service" "api" {
+  for_each = toset(local.services)
+
+  project            = var.project_id
+  service            = each.value
+  disable_on_destroy = false
+}
+
+module "network" {
+  source = "../network"
+
+  project_id = var.project_id
+  region     = var.region
+  name       = "newsroom"
+  cidr       = var.worker_cidr
+
+  depends_on = [google_project_service.api]
+}
+
+module "storage" {
+  source = "../storage"
+
+  project_id                 = var.project_id
+  bucket_prefix              = "${var.project_id}-newsroom"
+  location                   = upper(var.region)
+  registry_location          = var.region
+  force_destroy              = var.environment == "dev"
+  snapshot_delete_after_days = var.snapshot_delete_after_days
+  labels                     = local.labels
+
+  depends_on = [google_project_service.api]
+}
+
+module "pubsub" {
+  source = "../pubsub"
+
+  project_id    = var.project_id
+  schema_dir    = "${path.module}/../../../schemas/avro"
+  topics        = local.topics
+  subscriptions = local.subscriptions
+  labels        = local.labels
+
+  depends_on = [google_project_service.api]
+}
+
+module "bigtable" {
+  source = "../bigtable"
+
+  project_id          = var.project_id
+  instance_id         = "newsroom"
+  zone                = var.bigtable_zone
+  tables              = local.tables
+  namespaces          = var.backfill_namespaces
+  min_nodes           = var.bigtable_min_nodes
+  max_nodes           = var.bigtable_max_nodes
+  deletion_protection = var.environment == "prod"
+  labels              = local.labels
+
+  depends_on = [google_project_service.api]
+}
+
+module "iam" {
+  source = "../iam"
+
+  project_id          = var.project_id
+  account_prefix      = "newsroom"
+  topics              = module.pubsub.topic_names
+  subscriptions       = module.pubsub.subscription_names
+  buckets             = module.storage.bucket_names
+  bigtable_instance   = module.bigtable.instance_id
+  table_names         = keys(local.tables)
+  namespaces          = var.backfill_namespaces
+  registry_location   = var.region
+  registry_repository = module.storage.registry_repository
+  secrets             = values(var.origin_secret_env)
+}
+
+module "ingest" {
+  source = "../dataflow"
+  count  = local.deploy ? 1 : 0
+
+  project_id              = var.project_id
+  region                  = var.region
+  name                    = "newsroom-ingest"
+  streaming               = true
+  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/ingest-${var.image_tag}.json"
+  image                   = local.image
+  service_account_email   = module.iam.emails["ingest"]
+  subnetwork              = module.network.subnetwork
+  staging_bucket          = module.storage.staging_bucket
+  bigtable_instance       = module.bigtable.instance_id
+  snapshot_bucket         = module.storage.snapshots_bucket
+  num_workers             = 1
+  max_workers             = var.ingest_max_workers
+  machine_type            = var.ingest_machine_type
+  parameters              = merge(local.ingest_parameters, var.ingest_parameters)
+  labels                  = local.labels
+}
+
+module "stories" {
+  source = "../dataflow"
+  count  = local.deploy ? 1 : 0
+
+  project_id              = var.project_id
+  region                  = var.region
+  name                    = "newsroom-stories"
+  streaming               = true
+  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/stories-${var.image_tag}.json"
+  image                   = local.image
+  service_account_email   = module.iam.emails["stories"]
+  subnetwork              = module.network.subnetwork
+  staging_bucket          = module.storage.staging_bucket
+  bigtable_instance       = module.bigtable.instance_id
+  snapshot_bucket         = module.storage.snapshots_bucket
+  num_workers             = 1
+  max_workers             = var.stories_max_workers
+  machine_type            = var.stories_machine_type
+  parameters              = merge(local.stories_parameters, var.stories_parameters)
+  labels                  = local.labels
+}
+
+module "origin" {
+  source = "../origin"
+  count  = local.deploy ? 1 : 0
+
+  project_id            = var.project_id
+  region                = var.region
+  name                  = "newsroom-origin"
+  image                 = local.image
+  service_account_email = module.iam.emails["origin"]
+  domains               = var.domains
+  min_instances         = var.origin_min_instances
+  max_instances         = var.origin_max_instances
+  serve_args = [
+    "--backend=gcp",
+    "--project=${var.project_id}",
+    "--bigtable_instance=${module.bigtable.instance_id}",
+    "--snapshot_bucket=${module.storage.snapshots_bucket}",
+  ]
+  # The origin's settings that are not store flags, as environment variables (serving/__init__.py reads NEWSROOM_*
+  # from the environment): the topics it publishes to, named as Terraform created them.
+  env = {
+    GOOGLE_CLOUD_PROJECT            = var.project_id
+    NEWSROOM_FETCH_TOPIC            = module.pubsub.topic_names["fetch-requests"]
+    NEWSROOM_PUSH_DEAD_LETTER_TOPIC = module.pubsub.topic_names["dead-letter-push"]
+  }
+  # NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET (required by the variable's validation), NEWSROOM_PING_KEYS.
+  secret_env          = var.origin_secret_env
+  deletion_protection = var.environment == "prod"
+  labels              = local.labels
+
+  depends_on = [google_project_service.api]
+}
