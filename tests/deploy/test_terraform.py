@@ -242,14 +242,220 @@ def check_cdn(origin: Module, api_query_strings: set[str]) -> None:
         matcher = url_map["path_matcher"][0]
         default = re.search(r"google_compute_backend_service\.(\w+)\.", matcher["default_service"])
         assert default and default.group(1) in cdn, "shared pages (the default route) must go through the CDN backend"
-        routed: dict[str, str] = {}
-        for rule in matcher.get("path_rule", []):
-            target = re.search(r"google_compute_backend_service\.(\w+)\.", rule["service"]).group(1)
-            for path in origin.resolve(rule["paths"]):
-                routed[path] = target
-        for path in ("/v1/feed/*", "/v1/me/*"):
-            assert path in routed, f"{path} has no route of its own: it would be served through the CDN backend"
-            assert backends[routed[path]].get("enable_cdn") is not True, f"{path} must bypass the cache (a backend without CDN)"
+        for path in ("/v1/editions/us-en/sections/top", "/v1/stories/123"):
+            assert route(origin, path)[0] in cdn, f"{path} (a shared page) must go through the CDN backend"
+        for path in ("/v1/feed/for-you", "/v1/me/profile"):
+            target = route(origin, path)[0]
+            assert backends[target].get("enable_cdn") is not True, f"{path} must bypass the cache (a backend without CDN)"
+
+
+# --- the edge: routes and the request headers removed on each ----------------------------------------------
+
+# The two forms a URL map rule's paths may take in terraform/modules/origin (a dynamic match_rules block over a
+# list of paths): "/a/*" is a prefix, anything else an exact path. The route evaluator below only trusts these.
+MATCH_CONTENT = {
+    "full_path_match": '${endswith(match_rules.value, "/*") ? null : match_rules.value}',
+    "prefix_match": '${endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null}',
+}
+HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
+
+
+def _paths(module: Module, expr) -> list[str]:
+    m = re.fullmatch(r"\$\{concat\((.*)\)\}", str(expr))
+    if m:
+        return [p for part in m.group(1).split(",") for p in module.resolve("${" + part.strip() + "}")]
+    value = module.resolve(expr)
+    if isinstance(value, str) and value.startswith("${concat("):
+        return _paths(module, value)
+    assert isinstance(value, list), f"cannot resolve the paths {expr!r}"
+    return value
+
+
+def _match_rules(module: Module, rule: dict) -> list[tuple[str, str]]:
+    """(kind, value) pairs of a route rule's match rules: kind is full_path_match or prefix_match."""
+    out = [(k, v) for mr in rule.get("match_rules", []) for k, v in mr.items() if k in MATCH_CONTENT]
+    for dyn in rule.get("dynamic", []):
+        if "match_rules" not in dyn:
+            continue
+        body = dyn["match_rules"]
+        assert body["content"][0] == MATCH_CONTENT, f"unknown match_rules form {body['content'][0]}"
+        for p in _paths(module, body["for_each"]):
+            out.append(("prefix_match", p[:-1]) if p.endswith("/*") else ("full_path_match", p))
+    return out
+
+
+def _removed(module: Module, *blocks: dict) -> set[str]:
+    names: set[str] = set()
+    for block in blocks:
+        for action in block.get("header_action", []):
+            names |= {h.lower() for h in module.resolve(action.get("request_headers_to_remove", []))}
+    return names
+
+
+def route(origin: Module, path: str) -> tuple[str, set[str]]:
+    """Where the URL map of terraform/modules/origin sends a request for ``path``, and which request headers it
+    removes before the backend (the cache, then the origin): Google's rules, first matching route rule by priority,
+    header actions of the rule, the path matcher and the map combined."""
+    url_map = origin.of_type("google_compute_url_map")["api"]
+    matcher = url_map["path_matcher"][0]
+    assert not (matcher.get("route_rules") and matcher.get("path_rule")), "a path matcher takes route rules or path rules"
+    service, removed = matcher["default_service"], _removed(origin, matcher, url_map)
+    rules = sorted(matcher.get("route_rules", []), key=lambda r: int(r["priority"]))
+    for rule in rules:
+        hit = any(path == v if k == "full_path_match" else path.startswith(v) for k, v in _match_rules(origin, rule))
+        if hit:
+            service, removed = rule["service"], removed | _removed(origin, rule)
+            break
+    else:
+        for rule in matcher.get("path_rule", []):  # no header action at this level
+            if any(path == p or (p.endswith("/*") and path.startswith(p[:-1])) for p in _paths(origin, rule["paths"])):
+                service = rule["service"]
+                break
+    backend = re.search(r"google_compute_backend_service\.(\w+)\.", service).group(1)
+    return backend, removed - HOP_BY_HOP
+
+
+def served_paths() -> dict[str, list[str]]:
+    """Concrete request paths of every route of serving/, by kind: shared (blueprints that reject Cookie and
+    Authorization, plus health and the OpenAPI document), personal (For you, reader controls, events), push."""
+    kinds: dict[str, list[str]] = {"shared": [], "personal": [], "push": []}
+    for source in sorted((REPO_ROOT / "serving").glob("*.py")):
+        text = source.read_text()
+        routes = re.findall(r'@bp\.(?:get|post|put|delete|patch)\("([^"]+)"', text)
+        if not routes:
+            continue
+        kind = {"foryou.py": "personal", "push.py": "push"}.get(source.name, "shared")
+        kinds[kind] += [re.sub(r"<[^>]+>", "x1", r) for r in routes]
+    assert all(kinds.values()), kinds
+    # edges of the personal prefixes: /v1/feed itself is personal, /v1/feedback is not
+    kinds["personal"] += ["/v1/feed", "/v1/me", "/v1/events"]
+    kinds["shared"] += ["/v1/feedback", "/v1/meta", "/v1/eventsx"]
+    return kinds
+
+
+PERSONAL_HEADERS = {"cookie", "authorization"}
+
+
+def check_edge_headers(origin: Module) -> None:
+    """Shared routes lose Cookie and Authorization before the cache and the origin (which answers 400 to either);
+    For you and the reader's other personal routes keep Authorization."""
+    for kind, paths in served_paths().items():
+        for path in paths:
+            backend, removed = route(origin, path)
+            if kind == "personal":
+                assert "authorization" not in removed, f"{path}: the URL map removes Authorization from a personal route"
+                assert backend == "direct", f"{path}: a personal route must not go through the CDN backend"
+            else:
+                missing = PERSONAL_HEADERS - removed
+                assert not missing, f"{path} ({kind}): the URL map does not remove {sorted(missing)} before the origin"
+
+
+def test_url_map_removes_cookie_and_authorization_on_shared_routes(modules):
+    check_edge_headers(modules["origin"])
+
+
+EDGE_MUTATIONS = {
+    "Cookie not removed": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Authorization"]'),
+    "Authorization not removed": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Cookie"]'),
+    "no header action on shared pages": (
+        '      match_rules {\n        prefix_match = "/"\n      }\n\n      header_action {\n        request_headers_to_remove = local.shared_strip_headers\n      }\n',
+        '      match_rules {\n        prefix_match = "/"\n      }\n',
+    ),
+    "personal routes lose Authorization": (
+        '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n    }\n',
+        '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n\n      header_action {\n        request_headers_to_remove = local.shared_strip_headers\n      }\n    }\n',
+    ),
+    "personal prefix widened to /v1/feedback": ('"/v1/feed", "/v1/feed/*"', '"/v1/feed", "/v1/feed*"'),
+}
+
+
+@pytest.mark.parametrize("mutation", list(EDGE_MUTATIONS))
+def test_edge_header_check_fails_when_a_header_is_not_removed(mutation):
+    old, new = EDGE_MUTATIONS[mutation]
+    broken = Module.load(MODULES / "origin", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError):
+        check_edge_headers(broken)
+
+
+# --- the nginx stand-in (serving/edge_nginx.conf) is configured like the URL map ---------------------------
+
+
+def nginx_locations(text: str) -> list[dict]:
+    """The locations of the stand-in's server block: modifier, pattern, whether it caches, and the request headers
+    it removes (proxy_set_header NAME ""), with nginx's inheritance: a location that sets no proxy_set_header
+    inherits the server's."""
+    text = re.sub(r"#[^\n]*", "", text)
+    server = text[text.index("server {") :]
+    head = server[: server.index("location")]
+    inherited = {m.lower() for m in re.findall(r'proxy_set_header\s+(\S+)\s+""\s*;', head)}
+    out = []
+    for m in re.finditer(r"location\s+(?:(=|~\*|~|\^~)\s+)?(\S+)\s*\{([^}]*)\}", server):
+        modifier, pattern, body = m.group(1) or "", m.group(2), m.group(3)
+        sets = re.findall(r"proxy_set_header\s+(\S+)\s+(\S+)\s*;", body)
+        removed = {k.lower() for k, v in sets if v == '""'} if sets else set(inherited)
+        cached = bool(re.search(r"proxy_cache\s+(?!off)\w+\s*;", body))
+        proxied = "proxy_pass" in body
+        out.append({"modifier": modifier, "pattern": pattern, "removed": removed - HOP_BY_HOP, "cached": cached, "proxied": proxied})
+    assert out, "no location in serving/edge_nginx.conf"
+    return out
+
+
+def nginx_route(locations: list[dict], path: str) -> dict:
+    """nginx's choice: an exact match, else the longest prefix if it is ^~, else the first matching regex, else the
+    longest prefix."""
+    for loc in locations:
+        if loc["modifier"] == "=" and loc["pattern"] == path:
+            return loc
+    prefixes = [loc for loc in locations if loc["modifier"] in ("", "^~") and path.startswith(loc["pattern"])]
+    longest = max(prefixes, key=lambda loc: len(loc["pattern"]), default=None)
+    if longest and longest["modifier"] == "^~":
+        return longest
+    for loc in locations:
+        if loc["modifier"] in ("~", "~*") and re.search(loc["pattern"], path, re.I if loc["modifier"] == "~*" else 0):
+            return loc
+    assert longest, f"no nginx location serves {path}"
+    return longest
+
+
+def check_stand_in_matches_terraform(origin: Module, nginx_conf: str) -> None:
+    """For every route of serving/: the stand-in removes exactly the request headers the URL map removes, and
+    caches exactly where the URL map sends the request to the CDN backend. A test that passes against the stand-in
+    (tests/serving/test_edge.py) then says something about production."""
+    locations = nginx_locations(nginx_conf)
+    cdn = {n for n, b in origin.of_type("google_compute_backend_service").items() if b.get("enable_cdn") is True}
+    for kind, paths in served_paths().items():
+        for path in paths:
+            backend, removed = route(origin, path)
+            loc = nginx_route(locations, path)
+            assert loc["proxied"], f"{path}: the stand-in does not pass it to the origin"
+            assert loc["removed"] == removed, (
+                f"{path} ({kind}): the stand-in removes {sorted(loc['removed'])}, the Terraform URL map {sorted(removed)}"
+            )
+            assert loc["cached"] == (backend in cdn), f"{path} ({kind}): cached by the stand-in {loc['cached']}, by Cloud CDN {backend in cdn}"
+
+
+def test_nginx_stand_in_strips_the_same_headers_on_the_same_routes_as_terraform(modules):
+    check_stand_in_matches_terraform(modules["origin"], (REPO_ROOT / "serving" / "edge_nginx.conf").read_text())
+
+
+NGINX_MUTATIONS = {
+    "Cookie kept on shared pages": ('            proxy_set_header Cookie "";\n', ""),
+    "Authorization stripped from For you": ("            proxy_cache off;\n            proxy_no_cache 1;", '            proxy_set_header Authorization "";\n            proxy_cache off;\n            proxy_no_cache 1;'),
+    "For you cached": ("            proxy_cache off;\n            proxy_no_cache 1;", "            proxy_cache edge;\n            proxy_no_cache 1;"),
+}
+
+
+@pytest.mark.parametrize("mutation", list(NGINX_MUTATIONS))
+def test_stand_in_check_fails_when_nginx_and_terraform_differ(modules, mutation):
+    old, new = NGINX_MUTATIONS[mutation]
+    text = (REPO_ROOT / "serving" / "edge_nginx.conf").read_text()
+    assert old in text, f"mutation target not found: {old!r}"
+    with pytest.raises(AssertionError):
+        check_stand_in_matches_terraform(modules["origin"], text.replace(old, new, 1))
+    # and a Terraform that stops stripping Cookie no longer matches the (unchanged) stand-in
+    broken = Module.load(MODULES / "origin", edits={"main.tf": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Authorization"]')})
+    with pytest.raises(AssertionError, match="stand-in removes"):
+        check_stand_in_matches_terraform(broken, text)
 
 
 def check_no_primitive_roles(modules: dict[str, Module]) -> None:
@@ -349,7 +555,7 @@ ORIGIN_MUTATIONS = {
     "the Cookie header in the key": ("include_http_headers  = []", 'include_http_headers  = ["Cookie"]'),
     "a tracking query string in the key": ('cache_query_strings = ["cursor", "edition", "limit"]', 'cache_query_strings = ["cursor", "edition", "limit", "utm_source"]'),
     "query strings not whitelisted": ("query_string_whitelist = local.cache_query_strings\n", "\n"),
-    "For you through the CDN": ("paths   = local.personal_paths\n      service = google_compute_backend_service.direct.id", "paths   = local.personal_paths\n      service = google_compute_backend_service.cdn.id"),
+    "For you through the CDN": ("priority = 10\n      service  = google_compute_backend_service.direct.id", "priority = 10\n      service  = google_compute_backend_service.cdn.id"),
     "serve-while-stale removed": ("serve_while_stale = var.serve_while_stale_sec\n", "\n"),
     "request coalescing off": ("request_coalescing = true", "request_coalescing = false"),
     "negative caching off": ("negative_caching = true", "negative_caching = false"),

@@ -5,9 +5,9 @@
 #   cdn     shared pages (editions, sections, stories, version). Cloud CDN honours the origin's Cache-Control
 #           (public, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600). The cache key is host + path +
 #           only the query strings the API reads (limit, cursor, edition): no cookie, no header, no other query
-#           string, so tracking parameters cannot split the cache and no personal value can enter a key. A
-#           request carrying Authorization bypasses the cache (the origin rejects it: shared endpoints are
-#           anonymous). Stale content is served while revalidating and when the origin errors; concurrent misses
+#           string, so tracking parameters cannot split the cache and no personal value can enter a key. The URL
+#           map removes Cookie and Authorization from these requests before the cache and the origin (the origin
+#           answers 400 to a shared request that carries either). Stale content is served while revalidating and when the origin errors; concurrent misses
 #           are coalesced into one origin request; 404/410/301 are cached briefly (negative caching).
 #   direct  no CDN: For you (/v1/feed/*, personal, Cache-Control private), reader controls (/v1/me/*), events, and the
 #           WebSub and ping endpoints (their query strings and bodies are per request).
@@ -19,8 +19,12 @@ locals {
   # The API's query strings that change a shared response (serving/: sections ?limit=, stories ?edition=&cursor=).
   cache_query_strings = ["cursor", "edition", "limit"]
 
-  # Personal paths (For you, reader controls, events): never cached, routed to the non-CDN backend.
+  # Personal paths (For you, reader controls, events): never cached, routed to the non-CDN backend. A path ending
+  # in /* matches every path below it; any other path matches exactly.
   personal_paths = ["/v1/feed", "/v1/feed/*", "/v1/me", "/v1/me/*", "/v1/events", "/v1/events/*"]
+
+  # Request headers removed on every route except the personal ones: shared endpoints are anonymous.
+  shared_strip_headers = ["Cookie", "Authorization"]
 }
 
 resource "google_cloud_run_v2_service" "origin" {
@@ -237,7 +241,8 @@ resource "google_compute_backend_service" "cdn" {
       include_named_cookies = []
     }
 
-    # A personal request never reads or fills the shared cache (the origin then rejects it with 400).
+    # The URL map removes Authorization on the routes to this backend; should a route without that header action
+    # ever be added, a personal request still never reads or fills the shared cache.
     bypass_cache_on_request_headers {
       header_name = "Authorization"
     }
@@ -287,22 +292,58 @@ resource "google_compute_url_map" "api" {
     name            = "api"
     default_service = google_compute_backend_service.cdn.id
 
-    # For you is personal: it bypasses the cache by going to the backend without CDN, as do the reader's
-    # controls and events.
-    path_rule {
-      paths   = local.personal_paths
-      service = google_compute_backend_service.direct.id
+    # Route rules, first match by priority. Each names the request headers the load balancer removes before the
+    # request reaches the cache and the origin (serving/http.py answers 400 to a shared request carrying Cookie or
+    # Authorization; readers' browsers and apps send them anyway). serving/edge_nginx.conf, the local stand-in,
+    # strips the same headers on the same routes (tests/deploy/test_terraform.py compares the two).
+
+    # For you, reader controls and events are personal: they keep Authorization (the reader's bearer token) and go
+    # to the backend without CDN.
+    route_rules {
+      priority = 10
+      service  = google_compute_backend_service.direct.id
+
+      dynamic "match_rules" {
+        for_each = local.personal_paths
+        content {
+          full_path_match = endswith(match_rules.value, "/*") ? null : match_rules.value
+          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null
+        }
+      }
     }
 
-    # WebSub and pings carry per-request query strings and bodies (hub.challenge, signatures): never cached.
-    path_rule {
-      paths   = var.websub_paths
-      service = google_compute_backend_service.direct.id
+    # WebSub and pings carry per-request query strings and bodies (hub.challenge, signatures in their own headers):
+    # never cached, and no cookie or Authorization is needed there.
+    route_rules {
+      priority = 20
+      service  = google_compute_backend_service.direct.id
+
+      dynamic "match_rules" {
+        for_each = concat(var.websub_paths, var.ping_paths)
+        content {
+          full_path_match = endswith(match_rules.value, "/*") ? null : match_rules.value
+          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null
+        }
+      }
+
+      header_action {
+        request_headers_to_remove = local.shared_strip_headers
+      }
     }
 
-    path_rule {
-      paths   = var.ping_paths
-      service = google_compute_backend_service.direct.id
+    # Everything else is a shared page (editions, sections, stories, versions, health, openapi): through the CDN,
+    # anonymous.
+    route_rules {
+      priority = 1000
+      service  = google_compute_backend_service.cdn.id
+
+      match_rules {
+        prefix_match = "/"
+      }
+
+      header_action {
+        request_headers_to_remove = local.shared_strip_headers
+      }
     }
   }
 }
