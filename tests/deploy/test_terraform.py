@@ -365,7 +365,7 @@ EDGE_MUTATIONS = {
         '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n    }\n',
         '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n\n      header_action {\n        request_headers_to_remove = local.shared_strip_headers\n      }\n    }\n',
     ),
-    "personal prefix widened to /v1/feedback": ('"/v1/feed", "/v1/feed/*"', '"/v1/feed", "/v1/feed*"'),
+    "personal prefix malformed (For you falls to the shared route)": ('"/v1/feed", "/v1/feed/*"', '"/v1/feed", "/v1/feed*"'),
 }
 
 
@@ -958,3 +958,175 @@ def test_ordering_check_fails_when_ordering_is_off(modules, folder, old, new):
     pubsub = broken if folder == "pubsub" else modules["pubsub"]
     with pytest.raises(AssertionError):
         check_ordering(stack, pubsub)
+
+
+# --- monitoring: alert policies, log-based metrics, dashboard (issue 16) ------------------------------------
+
+LOG_METRIC_PREFIX = "logging.googleapis.com/user/"
+# alert policy -> (metric type it watches, the variable holding its threshold, condition kind)
+EXPECTED_ALERTS = {
+    "release_to_page": (LOG_METRIC_PREFIX + "newsroom/release_to_page", "release_to_page_p90_seconds", "threshold"),
+    "discovery": (LOG_METRIC_PREFIX + "newsroom/discovery_latency", "discovery_p90_seconds", "threshold"),
+    "dead_letter_depth": ("pubsub.googleapis.com/subscription/num_undelivered_messages", "dead_letter_depth", "threshold"),
+    "dead_letter_growth": ("pubsub.googleapis.com/topic/send_message_operation_count", "dead_letter_growth_per_10_minutes", "threshold"),
+    "rejected_snapshots": (LOG_METRIC_PREFIX + "newsroom/snapshots_rejected", "rejected_snapshots_per_15_minutes", "threshold"),
+    "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/pages_published", "stuck_pointer_minutes", "absent"),
+    "origin_5xx": ("run.googleapis.com/request_count", "origin_5xx_ratio", "threshold"),
+    "origin_latency": ("run.googleapis.com/request_latencies", "origin_latency_p99_ms", "threshold"),
+    "watermark_lag": ("dataflow.googleapis.com/job/data_watermark_age", "watermark_lag_seconds", "threshold"),
+}
+# What the jobs must log for the log-based metrics (the code side's contract; /work/notes/infra.md repeats it):
+# event -> (the job variable naming the job that logs it, its key=value fields).
+LOG_CONTRACT = {
+    "page_published": ("stories_job", ["edition", "section", "version", "release_to_page_s"]),
+    "snapshot_rejected": ("stories_job", ["edition", "section", "version", "reason"]),
+    "item_discovered": ("ingest_job", ["tier", "via", "discovery_s"]),
+}
+
+
+def _expand(module: Module, text: str) -> str:
+    """Substitute ${local.metric_prefix} and ${google_logging_metric.X.name} in a filter."""
+    text = text.replace("${local.metric_prefix}", module.locals["metric_prefix"])
+    metrics = module.of_type("google_logging_metric")
+    return re.sub(r"\$\{google_logging_metric\.(\w+)\.name\}", lambda m: metrics[m.group(1)]["name"], text)
+
+
+def render_dashboard(module: Module, folder: Path) -> dict:
+    """The dashboard JSON as Terraform renders it (templatefile), with each variable replaced by a sample value."""
+    call = module.of_type("google_monitoring_dashboard")["newsroom"]["dashboard_json"]
+    m = re.fullmatch(r'\$\{templatefile\("\$\{path\.module\}/([\w.]+)", \{(.*)\}\)\}', call, re.S)
+    assert m, f"dashboard_json is not a templatefile() of the module: {call[:80]}"
+    text = (folder / m.group(1)).read_text()
+    names = set(re.findall(r"\$\{(\w+)\}", text))
+    given = set(re.findall(r"(\w+)\s*=", m.group(2)))
+    assert names <= given, f"the dashboard template uses {sorted(names - given)}, not given by templatefile()"
+    samples = {"metric_prefix": module.locals["metric_prefix"]}
+    for name, value in re.findall(r"(\w+)\s*=\s*([^\n,]+)", m.group(2)):
+        ref = re.fullmatch(r"google_logging_metric\.(\w+)\.name", value.strip())
+        local = re.fullmatch(r"local\.(\w+)", value.strip())
+        var = re.fullmatch(r"var\.(\w+)", value.strip())
+        if ref:
+            samples[name] = module.of_type("google_logging_metric")[ref.group(1)]["name"]
+        elif local:
+            samples[name] = module.locals[local.group(1)]
+        elif var:
+            samples[name] = module.variables[var.group(1)].get("default", f"sample-{var.group(1)}")
+    return json.loads(re.sub(r"\$\{(\w+)\}", lambda x: str(samples[x.group(1)]), text))
+
+
+def check_monitoring(module: Module, folder: Path) -> None:
+    policies = module.of_type("google_monitoring_alert_policy")
+    metrics = module.of_type("google_logging_metric")
+    missing = set(EXPECTED_ALERTS) - set(policies)
+    assert not missing, f"alert policies missing: {sorted(missing)}"
+    for name, (metric, threshold_var, kind) in EXPECTED_ALERTS.items():
+        policy = policies[name]
+        assert policy.get("notification_channels") == "${var.notification_channels}", f"{name}: notifies nobody"
+        doc = policy.get("documentation", [{}])[0].get("content", "")
+        assert len(doc) >= 60, f"{name}: no runbook in documentation"
+        conditions = policy.get("conditions", [])
+        assert conditions, f"{name}: no condition"
+        cond = conditions[0]
+        default = module.variables.get(threshold_var, {}).get("default")
+        assert isinstance(default, (int, float)) and default > 0, f"{name}: threshold variable {threshold_var} has no positive default"
+        if kind == "absent":
+            body = cond["condition_absent"][0]
+            assert f"var.{threshold_var}" in str(body.get("duration")), f"{name}: the absence window is not {threshold_var}"
+        else:
+            body = cond["condition_threshold"][0]
+            assert body.get("threshold_value") == f"${{var.{threshold_var}}}", f"{name}: threshold is not var.{threshold_var}"
+            assert body.get("comparison") == "COMPARISON_GT", f"{name}: comparison {body.get('comparison')}"
+        flt = _expand(module, str(body.get("filter", "")))
+        assert f'metric.type="{metric}"' in flt, f"{name}: the condition does not watch {metric}: {flt}"
+        assert body.get("aggregations"), f"{name}: no aggregation"
+        if metric.startswith(LOG_METRIC_PREFIX):
+            assert any(m["name"] == metric[len(LOG_METRIC_PREFIX) :] for m in metrics.values()), f"{name}: no log metric {metric}"
+    # every log-based metric reads one event of the contract, and only its fields
+    events = module.locals["log_events"]
+    assert set(events) == set(LOG_CONTRACT), f"log events {sorted(events)} != {sorted(LOG_CONTRACT)}"
+    for event, (job_var, fields) in LOG_CONTRACT.items():
+        assert events[event] == {"job": f"${{var.{job_var}}}", "fields": fields}, f"{event}: {events[event]}"
+    for mname, m in metrics.items():
+        used = re.findall(r"event_filter\[\"(\w+)\"\]", m["filter"])
+        assert len(used) == 1, f"log metric {mname} must filter on one log event"
+        fields = LOG_CONTRACT[used[0]][1]
+        for extractor in [m.get("value_extractor", "")] + list(m.get("label_extractors", {}).values()):
+            for field in re.findall(r"(\w+)=\(", extractor):
+                assert field in fields, f"log metric {mname} reads {field}=, not a field of newsroom.{used[0]}"
+    assert "jsonPayload.message=~" in str(module.locals["event_filter"]) and "dataflow_step" in str(module.locals["event_filter"])
+    # the dashboard shows what every alert watches
+    dashboard = render_dashboard(module, folder)
+    shown = " ".join(
+        ds["timeSeriesQuery"]["timeSeriesFilter"]["filter"]
+        for tile in dashboard["mosaicLayout"]["tiles"]
+        for ds in tile["widget"].get("xyChart", {}).get("dataSets", [])
+    )
+    for name, (metric, _, _) in EXPECTED_ALERTS.items():
+        assert f'metric.type="{metric}"' in shown, f"the dashboard has no chart of {metric} ({name})"
+
+
+def test_alert_policies_and_dashboard(modules):
+    check_monitoring(modules["monitoring"], MODULES / "monitoring")
+    stack = modules["stack"]
+    call = stack.modules["monitoring"]
+    assert call["notification_channels"] == "${var.notification_channels}"
+    for job in ("ingest", "stories"):
+        assert call[f"{job}_job"] == stack.modules[job]["name"] == f"${{local.names.{job}}}"
+    assert call["origin_service"] == stack.modules["origin"]["name"]
+
+
+def _cut_block(text: str, header: str) -> str:
+    start = text.index(header)
+    end = text.index("\n}\n", start) + 3
+    return text[:start] + text[end:]
+
+
+MONITORING_MUTATIONS = {
+    "watermark alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "watermark_lag" {'),
+    "stuck pointer alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "stuck_pointers" {'),
+    "dead-letter threshold gone": lambda t: t.replace("      threshold_value = var.dead_letter_depth\n", "", 1),
+    "5xx threshold hard-coded": lambda t: t.replace("threshold_value         = var.origin_5xx_ratio", "threshold_value         = 0.5", 1),
+    "freshness alert watches another metric": lambda t: t.replace("google_logging_metric.release_to_page.name}\\\"\"", "google_logging_metric.pages_published.name}\\\"\"", 1),
+    "nobody notified": lambda t: t.replace("notification_channels = var.notification_channels\n", "notification_channels = []\n", 1),
+    "a log metric reads an undocumented field": lambda t: t.replace('discovery_s=([0-9]', 'latency_s=([0-9]', 1),
+}
+
+
+@pytest.mark.parametrize("mutation", list(MONITORING_MUTATIONS))
+def test_monitoring_check_fails_when_an_alert_is_removed_or_loses_its_threshold(mutation):
+    folder = MODULES / "monitoring"
+    text = (folder / "main.tf").read_text()
+    broken_text = MONITORING_MUTATIONS[mutation](text)
+    assert broken_text != text, f"mutation {mutation} changed nothing"
+    broken = Module({**{p.name: p.read_text() for p in folder.glob("*.tf")}, "main.tf": broken_text})
+    with pytest.raises(AssertionError):
+        check_monitoring(broken, folder)
+
+
+def test_monitoring_check_fails_when_a_threshold_default_is_removed_or_a_chart_is_missing(tmp_path):
+    folder = MODULES / "monitoring"
+    files = {p.name: p.read_text() for p in folder.glob("*.tf")}
+    no_default = files["variables.tf"].replace("  default     = 300\n", "", 1)
+    assert no_default != files["variables.tf"]
+    with pytest.raises(AssertionError, match="default"):
+        check_monitoring(Module({**files, "variables.tf": no_default}), folder)
+    dashboard = json.loads(re.sub(r"\$\{(\w+)\}", "0", (folder / "dashboard.json.tftpl").read_text()))
+    assert dashboard["mosaicLayout"]["tiles"]
+    template = (folder / "dashboard.json.tftpl").read_text()
+    tiles = json.loads(re.sub(r"\$\{(\w+)\}", "0", template))["mosaicLayout"]["tiles"]
+    watermark = [i for i, t in enumerate(tiles) if "data_watermark_age" in json.dumps(t)]
+    assert watermark
+    (tmp_path / "dashboard.json.tftpl").write_text(template.replace("data_watermark_age", "elapsed_time"))
+    with pytest.raises(AssertionError, match="data_watermark_age"):
+        check_monitoring(Module(files), tmp_path)
+
+
+def test_monitoring_variables_validate(terraform_bin, tmp_path):
+    """The thresholds' validation blocks, evaluated by terraform itself."""
+    variables = MODULES / "monitoring" / "variables.tf"
+    base = {"project_id": "newsroom-dev-123456", "ingest_job": "newsroom-ingest", "stories_job": "newsroom-stories", "origin_service": "newsroom-origin"}
+    ok = terraform_validate_variables(terraform_bin, variables, {**base, "notification_channels": ["projects/newsroom-dev-123456/notificationChannels/123"]}, tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    for bad in ({"origin_5xx_ratio": 5}, {"stuck_pointer_minutes": 1}, {"notification_channels": ["alice@example.com"]}):
+        result = terraform_validate_variables(terraform_bin, variables, {**base, **bad}, tmp_path)
+        assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (bad, result.stdout + result.stderr)

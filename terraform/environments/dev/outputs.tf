@@ -64,3 +64,13 @@ output "url_map" {
   description = "URL map (for CDN cache invalidation)."
   value       = module.stack.url_map
 }
+
+output "alert_policies" {
+  description = "Alert name -> alert policy id (null before the second apply)."
+  value       = module.stack.alert_policies
+}
+
+output "dashboard" {
+  description = "Monitoring dashboard id (null before the second apply)."
+  value       = module.stack.dashboard
+}

@@ -10,6 +10,9 @@
 locals {
   labels = { system = "newsroom", env = var.environment }
 
+  # Names of the streaming jobs and of the origin service (the monitoring module watches them by name).
+  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", origin = "newsroom-origin" }
+
   # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
   # tests/deploy/test_terraform.py checks this map against TOPICS and the schemas' record names.
   topics = {
@@ -165,7 +168,7 @@ module "ingest" {
 
   project_id              = var.project_id
   region                  = var.region
-  name                    = "newsroom-ingest"
+  name                    = local.names.ingest
   streaming               = true
   container_spec_gcs_path = "gs://${module.storage.templates_bucket}/ingest-${var.image_tag}.json"
   image                   = local.image
@@ -187,7 +190,7 @@ module "stories" {
 
   project_id              = var.project_id
   region                  = var.region
-  name                    = "newsroom-stories"
+  name                    = local.names.stories
   streaming               = true
   container_spec_gcs_path = "gs://${module.storage.templates_bucket}/stories-${var.image_tag}.json"
   image                   = local.image
@@ -209,7 +212,7 @@ module "origin" {
 
   project_id            = var.project_id
   region                = var.region
-  name                  = "newsroom-origin"
+  name                  = local.names.origin
   image                 = local.image
   service_account_email = module.iam.emails["origin"]
   domains               = var.domains
@@ -232,6 +235,21 @@ module "origin" {
   secret_env          = var.origin_secret_env
   deletion_protection = var.environment == "prod"
   labels              = local.labels
+
+  depends_on = [google_project_service.api]
+}
+
+# Alert policies and the dashboard (README "Operations" / Alerts), with the jobs and the origin they watch.
+module "monitoring" {
+  source = "../monitoring"
+  count  = local.deploy ? 1 : 0
+
+  project_id            = var.project_id
+  notification_channels = var.notification_channels
+  ingest_job            = local.names.ingest
+  stories_job           = local.names.stories
+  origin_service        = local.names.origin
+  labels                = local.labels
 
   depends_on = [google_project_service.api]
 }

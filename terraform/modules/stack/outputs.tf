@@ -62,3 +62,13 @@ output "url_map" {
   description = "URL map (for CDN cache invalidation)."
   value       = local.deploy ? module.origin[0].url_map : null
 }
+
+output "alert_policies" {
+  description = "Alert name -> alert policy id (null before the second apply)."
+  value       = local.deploy ? module.monitoring[0].alert_policies : null
+}
+
+output "dashboard" {
+  description = "Monitoring dashboard id (null before the second apply)."
+  value       = local.deploy ? module.monitoring[0].dashboard : null
+}

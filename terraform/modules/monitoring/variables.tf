@@ -1,0 +1,155 @@
+variable "project_id" {
+  type        = string
+  description = "Project whose jobs, topics and origin are watched, and that holds the policies. Example: newsroom-prod-123456."
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.project_id))
+    error_message = "project_id must be a Google Cloud project id (6-30 lowercase letters, digits, dashes)."
+  }
+}
+
+variable "notification_channels" {
+  type        = list(string)
+  description = "Notification channel ids every alert policy notifies; [] opens incidents without notifying anyone. Example: [\"projects/newsroom-prod-123456/notificationChannels/1234567890\"]."
+  default     = []
+
+  validation {
+    condition     = alltrue([for c in var.notification_channels : can(regex("^projects/[^/]+/notificationChannels/[0-9]+$", c))])
+    error_message = "Notification channels are full ids: projects/<project>/notificationChannels/<number>."
+  }
+}
+
+variable "ingest_job" {
+  type        = string
+  description = "Dataflow job name of the ingest job (its logs carry newsroom.item_discovered). Example: newsroom-ingest."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,62}[a-z0-9])?$", var.ingest_job))
+    error_message = "A Dataflow job name: lowercase letters, digits and dashes."
+  }
+}
+
+variable "stories_job" {
+  type        = string
+  description = "Dataflow job name of the stories job (it publishes the snapshots; its logs carry newsroom.page_published and newsroom.snapshot_rejected). Example: newsroom-stories."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,62}[a-z0-9])?$", var.stories_job))
+    error_message = "A Dataflow job name: lowercase letters, digits and dashes."
+  }
+}
+
+variable "origin_service" {
+  type        = string
+  description = "Cloud Run service name of the origin. Example: newsroom-origin."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,47}[a-z0-9])?$", var.origin_service))
+    error_message = "A Cloud Run service name: lowercase letters, digits and dashes."
+  }
+}
+
+variable "release_to_page_p90_seconds" {
+  type        = number
+  description = "Alert when, in an edition, the 90th percentile of release-to-page latency (first-seen of the newest new article to the pointer move of the page showing it) stays above this many seconds for 10 minutes. The design's target: a breaking story on top < 5 min after the first reports. Example: 300."
+  default     = 300
+
+  validation {
+    condition     = var.release_to_page_p90_seconds > 0
+    error_message = "release_to_page_p90_seconds must be positive."
+  }
+}
+
+variable "discovery_p90_seconds" {
+  type        = number
+  description = "Alert when the 90th percentile of discovery latency (publisher's stated publish time to the item's publish on items-raw) of the authoritative feeds stays above this many seconds for 15 minutes. The design's target: p90 < 2 min for the busiest feeds. Example: 120."
+  default     = 120
+
+  validation {
+    condition     = var.discovery_p90_seconds > 0
+    error_message = "discovery_p90_seconds must be positive."
+  }
+}
+
+variable "dead_letter_depth" {
+  type        = number
+  description = "Alert when a dead-letter archive subscription (one per stage, and one per job subscription's undeliverable topic) holds more than this many unacknowledged messages for 10 minutes. Example: 1000."
+  default     = 1000
+
+  validation {
+    condition     = var.dead_letter_depth >= 1
+    error_message = "dead_letter_depth must be at least 1."
+  }
+}
+
+variable "dead_letter_growth_per_10_minutes" {
+  type        = number
+  description = "Alert when more than this many messages are published to one dead-letter topic in 10 minutes (a stage starts failing). Example: 100."
+  default     = 100
+
+  validation {
+    condition     = var.dead_letter_growth_per_10_minutes >= 1
+    error_message = "dead_letter_growth_per_10_minutes must be at least 1."
+  }
+}
+
+variable "rejected_snapshots_per_15_minutes" {
+  type        = number
+  description = "Alert when an edition has more than this many snapshots rejected by validation in 15 minutes (its pages stop moving while the last good version keeps serving). Example: 2."
+  default     = 2
+
+  validation {
+    condition     = var.rejected_snapshots_per_15_minutes >= 0
+    error_message = "rejected_snapshots_per_15_minutes must not be negative."
+  }
+}
+
+variable "stuck_pointer_minutes" {
+  type        = number
+  description = "Alert when an edition has published no page for this many minutes (stuck pointers: the ranker cycles every 60 s). Example: 15."
+  default     = 15
+
+  validation {
+    condition     = var.stuck_pointer_minutes >= 5 && var.stuck_pointer_minutes <= 1440
+    error_message = "stuck_pointer_minutes is between 5 and 1440."
+  }
+}
+
+variable "origin_5xx_ratio" {
+  type        = number
+  description = "Alert when the share of origin responses that are 5xx stays above this ratio for 5 minutes (For you shedding answers 503 and counts). Example: 0.01."
+  default     = 0.01
+
+  validation {
+    condition     = var.origin_5xx_ratio > 0 && var.origin_5xx_ratio < 1
+    error_message = "origin_5xx_ratio is between 0 and 1."
+  }
+}
+
+variable "origin_latency_p99_ms" {
+  type        = number
+  description = "Alert when the origin's 99th percentile request latency stays above this many milliseconds for 5 minutes. Example: 1000."
+  default     = 1000
+
+  validation {
+    condition     = var.origin_latency_p99_ms > 0
+    error_message = "origin_latency_p99_ms must be positive."
+  }
+}
+
+variable "watermark_lag_seconds" {
+  type        = number
+  description = "Alert when a streaming job's data watermark is older than this many seconds for 10 minutes. Example: 300."
+  default     = 300
+
+  validation {
+    condition     = var.watermark_lag_seconds >= 60
+    error_message = "watermark_lag_seconds must be at least 60."
+  }
+}
+
+variable "labels" {
+  type        = map(string)
+  description = "User labels put on every alert policy. Example: { system = \"newsroom\", env = \"prod\" }."
+  default     = {}
+}
