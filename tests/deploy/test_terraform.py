@@ -19,6 +19,7 @@ files (a removed cookie exclusion, roles/owner granted ...) to show that it fail
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import subprocess
@@ -122,12 +123,22 @@ def normalise(node):
     return _unquote(node)
 
 
+@functools.lru_cache(maxsize=256)
+def _parse(text: str):
+    return normalise(hcl2.loads(text))
+
+
+def parse(text: str):
+    """Parsed, normalised HCL; a file is parsed once per session (the mutation tests reload unchanged files)."""
+    return copy.deepcopy(_parse(text))
+
+
 class Module:
     """The .tf files of one folder, merged: resources by (type, name), locals, variables, module calls."""
 
     def __init__(self, files: dict[str, str]):
         self.files = files
-        self.docs = {name: normalise(hcl2.loads(text)) for name, text in files.items()}
+        self.docs = {name: parse(text) for name, text in files.items()}
         self.resources: dict[tuple[str, str], dict] = {}
         self.locals: dict = {}
         self.variables: dict[str, dict] = {}
