@@ -11,6 +11,15 @@ relies on, read from the parsed HCL (python-hcl2):
 - The streaming jobs' parameters: template parameters only; every topic and subscription Terraform hands a job
   exists and is one the job's account may use; a subscription a job reads is named as the job's option default, so
   a template launched by hand (README) reads what Terraform created.
+- Edge: the URL map removes Cookie and Authorization on every shared route (and WebSub/ping) before the cache and
+  the origin, keeps Authorization on For you and the reader's routes (``route()`` evaluates the map like Google);
+  the nginx stand-in (serving/edge_nginx.conf) removes the same headers and caches the same routes.
+- One stack: terraform/modules/stack holds the system; environments/dev and prod only call it with their sizes.
+  The origin gets NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET from Secret Manager (validation evaluated by
+  terraform itself on the variables alone, offline); stories-items-raw delivers in order (ordering key per URL).
+- Monitoring: every alert of issue 16 exists, watches its metric with its threshold variable, notifies the
+  channels and carries a runbook; the log-based metrics read only the documented log events; the dashboard charts
+  every alerted metric.
 
 Each check is a function that raises AssertionError; the mutation tests apply it to edited copies of the real .tf
 files (a removed cookie exclusion, roles/owner granted ...) to show that it fails when the property is broken.
