@@ -11,12 +11,16 @@ Two kinds of subcommand:
   ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...). The job's own flags are checked first
   (a missing required flag or a bad choice fails with argparse's message) and listed by ``newsroom JOB --help``.
   A ValueError from the job (an inconsistent flag, named in its message) exits with status 2 and no traceback.
+  With ``--runner=DataflowRunner --dry_run=True`` the job is translated for Dataflow and not submitted; the command
+  then prints one line ``newsroom dry run: {json}`` (job type, streaming, top-level steps, Pub/Sub subscriptions
+  read) so that an operator, and tests/deploy/test_dry_run.py, see what would have been submitted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -59,6 +63,50 @@ def _job_arguments(module, parser: argparse.ArgumentParser) -> None:
             if "_add_argparse_args" in vars(base) and base.__module__.split(".")[0] == "pipelines" and base not in seen:
                 seen.add(base)
                 base._add_argparse_args(parser)
+
+
+def dry_run_summary(job) -> dict:
+    """What a DataflowRunner dry run translated (``result.job``, an apiclient.Job): job type, top-level steps
+    (the stages an operator sees in the Dataflow UI) and the Pub/Sub subscriptions the graph reads."""
+    from apache_beam.portability import common_urns
+    from apache_beam.portability.api import beam_runner_api_pb2
+
+    transforms = job.proto_pipeline.components.transforms.values()
+    top = sorted(
+        t.unique_name for t in transforms if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
+    )
+    reads = sorted(
+        beam_runner_api_pb2.PubSubReadPayload.FromString(t.spec.payload).subscription
+        for t in transforms
+        if t.spec.urn == common_urns.composites.PUBSUB_READ.urn
+    )
+    options = job.options.get_all_options()
+    return {
+        "job_type": job.proto.type.name,
+        "streaming": bool(options.get("streaming")),
+        "steps": top,
+        "pubsub_subscriptions": reads,
+        "sdk_container_image": options.get("sdk_container_image"),
+    }
+
+
+def _report_dry_runs() -> None:
+    """Make DataflowRunner print :func:`dry_run_summary` after a dry run (it returns without submitting)."""
+    from apache_beam.options.pipeline_options import TestOptions
+    from apache_beam.runners.dataflow.dataflow_runner import DataflowRunner
+
+    if getattr(DataflowRunner, "_newsroom_reports", False):
+        return
+    translate = DataflowRunner.run_pipeline
+
+    def run_pipeline(self, pipeline, options):
+        result = translate(self, pipeline, options)
+        if options.view_as(TestOptions).dry_run and getattr(result, "job", None) is not None:
+            print("newsroom dry run: " + json.dumps(dry_run_summary(result.job), sort_keys=True), flush=True)
+        return result
+
+    DataflowRunner.run_pipeline = run_pipeline
+    DataflowRunner._newsroom_reports = True
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -107,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     module = importlib.import_module(args._module)
     if not args._beam_job:
         return int(module.main(args) or 0)
+    if any(a.startswith("--dry_run") for a in argv):
+        _report_dry_runs()
     try:
         result = module.run(argv[1:])
     except ValueError as exc:  # an inconsistent flag, named in the message
