@@ -14,6 +14,16 @@ on FnApiRunner and writes, under ``--output`` DIR:
 
 The run writes its story store into its own namespace (default ``backfill-<utc time>-<random>``, under
 ``DIR/store`` for the embedded backend) and never touches production pointers or stores. Progress goes to stderr.
+A namespace holds one run: a run into a namespace that already holds one is refused (exit status 2, the message
+says why) unless ``--resume`` asks to continue it; the claim is atomic (stores/runs.py), so of two runs started at
+once exactly one proceeds, and a resumed run mints story ids above every id the namespace ever had.
+
+Runner: Beam's option convention. Every flag this module does not define goes to PipelineOptions (``--runner``,
+``--project``, ``--region``, ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...), whether the job
+is started as ``newsroom backfill`` or ``python -m pipelines.backfill``. Without ``--runner`` the bounded job runs
+on FnApiRunner in this process (the local default); ``--runner=DataflowRunner`` submits it to Dataflow (gs://
+``--input``/``--output``, ``--backend=gcp``) and waits for it; ``--dry_run=True`` translates it without submitting
+(no namespace claim, no output written).
 
 Input order and time: articles are decided in (first_seen_at, article_id) order, first_seen_at being
 ``published_at``; an article without a time gets the previous article's time in its file plus one second
@@ -55,6 +65,9 @@ _FLAGS: list[tuple[tuple, dict]] = [
     (("--batch_size",), dict(type=int, default=1024, help="Articles per embedding call: the embedder runs texts of "
                              "equal token length together, so larger batches fill its groups (texts/s on 2 cores: "
                              "255 at 128, ~430 at 1,024). Default: 1024.")),
+    (("--resume",), dict(action="store_true", default=False, help="Continue the run the namespace already holds "
+                         "(its stories, writer state and ids) instead of refusing it; a run still writing there is "
+                         "stopped (it fails with 'superseded'). Default: off (a namespace that holds a run is refused).")),
     (("--snapshots",), dict(nargs="?", const=True, default=False, metavar="DIR", help="Also publish the edition "
                             "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
                             "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
@@ -72,19 +85,10 @@ _STORE_FLAGS: list[tuple[tuple, dict]] = [
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The job's own flags, for ``newsroom backfill --help`` and the CLI's early check of them (pipelines/cli.py);
+    any other flag is Beam's and goes to PipelineOptions untouched."""
     for args, kwargs in _FLAGS + _STORE_FLAGS:
         parser.add_argument(*args, **kwargs)
-
-
-def main(args) -> int:
-    argv = []
-    for flags, kwargs in _FLAGS + _STORE_FLAGS:
-        dest = kwargs.get("dest") or flags[0].lstrip("-")
-        value = getattr(args, dest, None)
-        if value is None or value is False:
-            continue
-        argv.append(flags[0] if value is True else f"{flags[0]}={value}")
-    return run(argv)
 
 
 def _options_class():
@@ -147,17 +151,44 @@ def expand_inputs(pattern: str) -> list[str]:
     return paths
 
 
-def build_pipeline(p, options, files: list[str] | None = None):
-    """Adds the backfill graph to pipeline ``p``. Returns a dict of the main PCollections (for tests)."""
+def is_dry_run(options) -> bool:
+    """``--runner=DataflowRunner --dry_run=True``: the graph is translated, nothing runs, nothing is written.
+    (Beam's DataflowRunner treats any ``--dry_run`` value as true; other runners ignore the flag and run.)"""
+    from apache_beam.options.pipeline_options import StandardOptions, TestOptions
+
+    runner = options.view_as(StandardOptions).runner
+    return bool(options.view_as(TestOptions).dry_run) and isinstance(runner, str) and runner.endswith("DataflowRunner")
+
+
+def claim_namespace(options):
+    """Claim the run's namespace (stores/runs.py): refused (NamespaceTaken) when it holds a run and ``--resume`` is
+    off. A dry run claims nothing (returns a claim of epoch 0 that is never checked against the stores)."""
+    from pipelines.options import store_config
+    from stores import open_stores
+    from stores.runs import RunClaim, claim
+
+    cfg = store_config(options)
+    if is_dry_run(options):
+        return RunClaim(cfg.namespace, 0)
+    return claim(open_stores(cfg).pointers, cfg.namespace, resume=options.view_as(_options_class()).resume)
+
+
+def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
+    """Adds the backfill graph to pipeline ``p``. Returns a dict of the main PCollections (for tests).
+
+    ``run_claim``: the namespace claim of this run (:func:`claim_namespace`); claimed here when not given (a Flex
+    Template launch builds the graph directly: templates/launch.py). Raises NamespaceTaken when refused."""
     import apache_beam as beam
 
     from pipelines.options import store_config
+    from stores.runs import CheckRunClaimFn
     from transforms.stories import beam as sb
     from transforms.stories import readers
 
     o = options.view_as(_options_class())
     files = files or expand_inputs(o.input)
     cfg = store_config(options)
+    run_claim = run_claim or claim_namespace(options)
     languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
     read = p | "ReadArticles" >> readers.ReadArticles(
         files, languages=languages, since=_parse_bound(o.from_date, "--from"), until=_parse_bound(o.to_date, "--to")
@@ -178,7 +209,9 @@ def build_pipeline(p, options, files: list[str] | None = None):
     )
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg, exact_index=o.exact_index, bounded=True)
     outputs = clustered.outputs
-    applied = outputs | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
+    # The fence: no change reaches the stores once a later run has claimed the namespace.
+    claimed = outputs | "CheckRunClaim" >> beam.ParDo(CheckRunClaimFn(cfg, run_claim))
+    applied = claimed | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
     results = (
         outputs
         | "SlimOutputs" >> beam.Map(readers.slim_output)
@@ -200,8 +233,8 @@ def build_pipeline(p, options, files: list[str] | None = None):
         | "WriteDeadLetters" >> beam.Map(readers.write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
     )
     if o.snapshots:
-        add_snapshots(outputs, options)
-    return {"articles": articles, "outputs": outputs, "applied": applied, "results": results}
+        add_snapshots(claimed, options)
+    return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
 def add_snapshots(outputs, options) -> None:
@@ -212,28 +245,65 @@ def add_snapshots(outputs, options) -> None:
     add_backfill_snapshots(outputs, options)
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, run_claim=None) -> int:
+    """``python -m pipelines.backfill ARGS`` and ``newsroom backfill ARGS``: build the graph, run it, write the
+    manifest. Returns 0, or 2 when the namespace is refused, 1 when a later run superseded this one (the message on
+    stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given."""
     import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions
-    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+    from stores.runs import NamespaceTaken, RunSuperseded
 
     started = time.time()
     options = PipelineOptions(argv)
     o = options.view_as(_options_class())
     if not o.input or not o.output:
         raise ValueError("--input and --output are required")
-    from pipelines.options import StoreOptions
+    from pipelines.options import StoreOptions, store_config
 
     so = options.view_as(StoreOptions)
-    os.makedirs(o.output, exist_ok=True)
+    if "://" not in o.output:
+        os.makedirs(o.output, exist_ok=True)
     if not so.namespace:
         so.namespace = f"backfill-{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
     if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
         so.data_dir = os.path.join(o.output, "store")
     files = expand_inputs(o.input)
-    print(f"[backfill] {len(files)} input file(s), namespace {so.namespace}, output {o.output}", file=sys.stderr)
-    with beam.Pipeline(runner=FnApiRunner(), options=options) as p:
-        build_pipeline(p, options, files)
+    runner = options.view_as(StandardOptions).runner
+    if runner is None:  # the local default of the bounded job; --runner (e.g. DataflowRunner) overrides it
+        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+        runner = FnApiRunner()
+    try:
+        run_claim = run_claim or claim_namespace(options)
+    except NamespaceTaken as exc:
+        print(f"[backfill] refused: {exc}", file=sys.stderr)
+        return 2
+    print(
+        f"[backfill] {len(files)} input file(s), namespace {so.namespace} (run epoch {run_claim.epoch}), "
+        f"output {o.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
+        file=sys.stderr,
+    )
+    pointers = None if is_dry_run(options) else _pointers(store_config(options))
+    try:
+        with beam.Pipeline(runner=runner, options=options) as p:
+            build_pipeline(p, options, files, run_claim=run_claim)
+        if pointers is not None:
+            run_claim.check(pointers)  # superseded after its last write: its outputs may miss the later run's
+    except Exception as exc:
+        superseded = isinstance(exc, RunSuperseded)
+        if not superseded and pointers is not None:
+            try:
+                run_claim.check(pointers)
+            except RunSuperseded as later:
+                superseded, exc = True, later
+        if not superseded:
+            raise
+        print(f"[backfill] failed: {exc}", file=sys.stderr)
+        return 1
+    if is_dry_run(options):
+        print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
+        return 0
     duration = time.time() - started
     from apache_beam.io.filesystems import FileSystems
 
@@ -255,7 +325,7 @@ def run(argv: list[str] | None = None) -> int:
         "command": "newsroom backfill",
         "argv": list(argv or []),
         "options": {k: getattr(o, k) for k in flags},
-        "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace},
+        "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace, "run_epoch": run_claim.epoch},
         "inputs": files,
         "models": summary.get("models", {}),
         "calibration": summary.get("calibration", {}),
@@ -274,6 +344,12 @@ def run(argv: list[str] | None = None) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def _pointers(config):
+    from stores import open_stores
+
+    return open_stores(config).pointers
 
 
 if __name__ == "__main__":

@@ -1,47 +1,168 @@
 """The ``newsroom`` command. Each subcommand lives in its own module, imported only when used (Beam and the
-models are slow to import), exposing ``add_arguments(parser)`` and ``main(args) -> int``.
+models are slow to import).
+
+Two kinds of subcommand:
+
+- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``): the module exposes
+  ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
+- Beam jobs (``backfill``, ``stories``, ``ingest``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
+  ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
+  PipelineOptions, so every flag the job does not define is Beam's (``--runner``, ``--project``, ``--region``,
+  ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...). The job's own flags are checked first
+  (a missing required flag or a bad choice fails with argparse's message) and listed by ``newsroom JOB --help``.
+  A ValueError from the job (an inconsistent flag, named in its message) exits with status 2 and no traceback.
+  With ``--runner=DataflowRunner --dry_run=True`` the job is translated for Dataflow and not submitted; the command
+  then prints one line ``newsroom dry run: {json}`` (job type, streaming, top-level steps, Pub/Sub subscriptions
+  read) so that an operator, and tests/deploy/test_dry_run.py, see what would have been submitted.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("stores.stack", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
     "run": ("pipelines.main", "run the whole system on this machine (embedded backends by default)"),
-    "backfill": ("pipelines.backfill", "cluster a historical set of articles into stories (batch)"),
+    "backfill": ("pipelines.backfill", "cluster a historical set of articles into stories (batch Beam job)"),
+    "stories": ("pipelines.stories", "the stories job: raw items to stories and edition snapshots (Beam job)"),
+    "ingest": ("pipelines.ingest", "the ingest job: feeds, pushes and fetches to raw items (Beam job)"),
     "evaluate": ("transforms.stories.evaluate", "score story assignments against gold labels"),
     "extract": ("transforms.articles.extract", "normalise a folder of saved article pages to JSON lines"),
     "serve": ("serving.cli", "run the origin (Flask under gunicorn)"),
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),
 }
 
+# Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.
+BEAM_JOBS = ("backfill", "stories", "ingest")
 
-def build_parser() -> argparse.ArgumentParser:
+BEAM_EPILOG = (
+    "Any other flag goes to Beam's PipelineOptions unchanged (e.g. --runner=DataflowRunner --project=P "
+    "--region=R --temp_location=gs://B/tmp --sdk_container_image=IMAGE, or --dry_run=True to translate without "
+    "submitting): `newsroom {job} ARGS` is `python -m pipelines.{job} ARGS`."
+)
+
+
+def _job_arguments(module, parser: argparse.ArgumentParser) -> None:
+    """The job's own flags: its ``add_arguments`` when it has one, else those of its options classes."""
+    if hasattr(module, "add_arguments"):
+        module.add_arguments(parser)
+        return
+    from pipelines.options import StoreOptions
+
+    own = [
+        c
+        for c in vars(module).values()
+        if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__
+    ]
+    seen: set[type] = set()
+    for cls in own:
+        for base in cls.__mro__:
+            if "_add_argparse_args" in vars(base) and base.__module__.split(".")[0] == "pipelines" and base not in seen:
+                seen.add(base)
+                base._add_argparse_args(parser)
+
+
+def dry_run_summary(job) -> dict:
+    """What a DataflowRunner dry run translated (``result.job``, an apiclient.Job): job type, top-level steps
+    (the stages an operator sees in the Dataflow UI) and the Pub/Sub subscriptions the graph reads."""
+    from apache_beam.portability import common_urns
+    from apache_beam.portability.api import beam_runner_api_pb2
+
+    transforms = job.proto_pipeline.components.transforms.values()
+    top = sorted(
+        t.unique_name for t in transforms if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
+    )
+    reads = sorted(
+        beam_runner_api_pb2.PubSubReadPayload.FromString(t.spec.payload).subscription
+        for t in transforms
+        if t.spec.urn == common_urns.composites.PUBSUB_READ.urn
+    )
+    options = job.options.get_all_options()
+    return {
+        "job_type": job.proto.type.name,
+        "streaming": bool(options.get("streaming")),
+        "steps": top,
+        "pubsub_subscriptions": reads,
+        "sdk_container_image": options.get("sdk_container_image"),
+    }
+
+
+def _report_dry_runs() -> None:
+    """Make DataflowRunner print :func:`dry_run_summary` after a dry run (it returns without submitting)."""
+    from apache_beam.options.pipeline_options import TestOptions
+    from apache_beam.runners.dataflow.dataflow_runner import DataflowRunner
+
+    if getattr(DataflowRunner, "_newsroom_reports", False):
+        return
+    translate = DataflowRunner.run_pipeline
+
+    def run_pipeline(self, pipeline, options):
+        result = translate(self, pipeline, options)
+        if options.view_as(TestOptions).dry_run and getattr(result, "job", None) is not None:
+            print("newsroom dry run: " + json.dumps(dry_run_summary(result.job), sort_keys=True), flush=True)
+        return result
+
+    DataflowRunner.run_pipeline = run_pipeline
+    DataflowRunner._newsroom_reports = True
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand; the module of a subcommand is imported only for ``only`` (or for all when
+    ``only`` is None), so ``newsroom serve`` does not import Beam."""
     parser = argparse.ArgumentParser(prog="newsroom", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(_module=module)
+        beam_job = name in BEAM_JOBS
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=BEAM_EPILOG.format(job=name) if beam_job else None,
+            allow_abbrev=not beam_job,  # a Beam flag must never be taken for a prefix of the job's own
+        )
+        p.set_defaults(_module=module, _beam_job=beam_job)
+        if only is not None and name != only:
+            continue
         try:
-            importlib.import_module(module).add_arguments(p)
+            mod = importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if exc.name and module.startswith(exc.name):
                 p.set_defaults(_missing=f"`newsroom {name}` is not built yet ({module} is missing)")
-            else:
-                raise
+                continue
+            raise
+        if beam_job:
+            _job_arguments(mod, p)
+        else:
+            mod.add_arguments(p)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = build_parser(only=name)
+    if name in BEAM_JOBS:
+        args, _beam_flags = parser.parse_known_args(argv)  # checks the job's own flags; the rest is Beam's
+    else:
+        args = parser.parse_args(argv)
     missing = getattr(args, "_missing", None)
     if missing:
         print(missing, file=sys.stderr)
         return 2
-    return int(importlib.import_module(args._module).main(args) or 0)
+    module = importlib.import_module(args._module)
+    if not args._beam_job:
+        return int(module.main(args) or 0)
+    if any(a.startswith("--dry_run") for a in argv):
+        _report_dry_runs()
+    try:
+        result = module.run(argv[1:])
+    except ValueError as exc:  # an inconsistent flag, named in the message
+        print(f"newsroom {name}: error: {exc}", file=sys.stderr)
+        return 2
+    return result if isinstance(result, int) else 0  # the stories job returns its PipelineResult
 
 
 if __name__ == "__main__":

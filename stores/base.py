@@ -121,6 +121,15 @@ class StoryStore(abc.ABC):
     @abc.abstractmethod
     def set_writer_seq(self, language: str, seq: int) -> None: ...
 
+    @abc.abstractmethod
+    def minted_floor(self, language: str) -> int:
+        """The largest story id ever applied for the language's writer (0 if none), live or not: a writer restored
+        from the store mints above it, so an expired story's id is never minted again (a resumed backfill)."""
+
+    @abc.abstractmethod
+    def raise_minted_floor(self, language: str, story_id: int) -> None:
+        """Raise :meth:`minted_floor` to ``story_id`` if it is larger (idempotent; the language's writer is single)."""
+
 
 class PointerStore(abc.ABC):
     """Latest pointers of pages ("{edition}/{section}") and pools ("pool/{edition}"), moved by compare-and-set."""

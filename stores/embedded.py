@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS story_links (story_id INTEGER, other_id INTEGER, info
 CREATE TABLE IF NOT EXISTS live_stories (language TEXT, story_id INTEGER, PRIMARY KEY (language, story_id));
 CREATE TABLE IF NOT EXISTS applied_changes (change_id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS writers (language TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS minted (language TEXT PRIMARY KEY, story_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pointers (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pointer_history (name TEXT, seq INTEGER, version INTEGER, previous INTEGER,
     at INTEGER, reason TEXT, PRIMARY KEY (name, seq));
@@ -247,6 +248,18 @@ class EmbeddedStoryStore(StoryStore):
     def set_writer_seq(self, language: str, seq: int) -> None:
         with self.db.transaction() as conn:
             conn.execute("INSERT OR REPLACE INTO writers VALUES (?,?)", (language, seq))
+
+    def minted_floor(self, language: str) -> int:
+        row = self.db.connect().execute("SELECT story_id FROM minted WHERE language=?", (language,)).fetchone()
+        return row[0] if row else 0
+
+    def raise_minted_floor(self, language: str, story_id: int) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT INTO minted VALUES (?,?) ON CONFLICT(language) DO UPDATE "
+                "SET story_id=MAX(minted.story_id, excluded.story_id)",
+                (language, int(story_id)),
+            )
 
 
 class EmbeddedPointerStore(PointerStore):

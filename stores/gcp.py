@@ -429,6 +429,15 @@ class BigtableStoryStore(StoryStore):
     def set_writer_seq(self, language: str, seq: int) -> None:
         self.t.write(writer_key(language), lambda row: row.set_cell("m", b"seq", pad(seq, SEQ_WIDTH)))
 
+    def minted_floor(self, language: str) -> int:
+        value = cell_value(self.t.read_row(writer_key(language), latest_cell_filter("m", b"minted")), "m", b"minted")
+        return int(value) if value else 0
+
+    def raise_minted_floor(self, language: str, story_id: int) -> None:
+        # Read then write: the language's writer (and so its applier) is single, and a replay writes the same value.
+        if int(story_id) > self.minted_floor(language):
+            self.t.write(writer_key(language), lambda row: row.set_cell("m", b"minted", str(int(story_id)).encode()))
+
 
 # --------------------------------------------------------------------------------------------------------------
 # Pointers

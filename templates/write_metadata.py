@@ -124,6 +124,8 @@ SPECS = {
             "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
             "exact_index": ("Exact nearest-centroid search", B, "false", True, ""),
             "batch_size": ("Embedding batch size", r"^[1-9][0-9]*$", "1024", True, ""),
+            "resume": ("Resume the namespace's run", B, "false", True,
+                       " Without it a launch into a namespace that already holds a run fails (stores/runs.py)."),
             "snapshots": ("Publish edition snapshots", B, "false", True,
                           " As a template parameter only true or false: true publishes into the run's namespace"
                           " (the DIR form is for local runs)."),

@@ -167,3 +167,61 @@ def test_dataflow_dry_run_translates_the_whole_graph(job, launch, inputs):
         assert options["namespace"] == "bf-ci" and options["snapshots"] is True, (
             "--snapshots=true must reach the job as the bare flag (templates/launch.py), not as a directory 'true'"
         )
+
+
+# --- the same dry run through the `newsroom` command ---------------------------------------------------------------
+
+# What an operator types (README "Operations"): `newsroom JOB` with Beam's flags, no template launcher in between.
+# The streaming jobs stream on their own (Pub/Sub input); the backfill's optional-value flag is given bare.
+COMMAND_ARGS: dict[str, list[str]] = {
+    "ingest": ["--feeds=table"],
+    "stories": JOB_ARGS["stories"],
+    "backfill": [a for a in JOB_ARGS["backfill"] if not a.startswith("--snapshots")] + ["--snapshots"],
+}
+
+
+def newsroom_command() -> list[str]:
+    """The installed console script next to this interpreter (the Makefile's .venv/bin/newsroom in CI)."""
+    import shutil
+    import sys
+    from pathlib import Path
+
+    found = shutil.which("newsroom", path=str(Path(sys.executable).parent))
+    if not found:
+        pytest.fail(f"no `newsroom` console script next to {sys.executable}: the package is not installed", pytrace=False)
+    return [found]
+
+
+@pytest.mark.parametrize("job", list(JOBS))
+def test_dataflow_dry_run_through_the_newsroom_command(job, inputs, tmp_path):
+    """`newsroom JOB --runner=DataflowRunner --dry_run=True ...` (a subprocess, from another folder): Beam's flags
+    pass through the command to PipelineOptions, --runner is honoured (the backfill does not fall back to its local
+    FnApiRunner) and DataflowRunner translates the whole graph; the command prints what it translated."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    import pipelines
+
+    tree = str(Path(pipelines.__file__).resolve().parents[1])
+    argv = COMMON + [a.format(inputs=inputs) for a in COMMAND_ARGS[job]]
+    cwd = tmp_path / "elsewhere"  # not the source tree, and empty: what the command writes would show here
+    cwd.mkdir()
+    proc = subprocess.run(
+        newsroom_command() + [job, *argv], cwd=cwd, capture_output=True, text=True, timeout=240,
+        env={**os.environ, "PYTHONPATH": tree},
+    )
+    assert proc.returncode == 0, f"newsroom {job} dry run failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("newsroom dry run: ")]
+    assert len(lines) == 1, f"newsroom {job}: expected one dry-run summary on stdout, got:\n{proc.stdout[-2000:]}"
+    summary = json.loads(lines[0].split(": ", 1)[1])
+    streaming = JOBS[job][1]
+    assert summary["job_type"] == JOB_TYPE[streaming] and summary["streaming"] is streaming
+    assert summary["sdk_container_image"].endswith("newsroom:ci")
+    missing = STAGES[job] - set(summary["steps"])
+    assert not missing, f"newsroom {job}: stages {sorted(missing)} were not translated: {summary['steps']}"
+    if job == "stories":
+        assert summary["pubsub_subscriptions"] == [f"projects/{PROJECT}/subscriptions/stories-items-raw"]
+    if job == "backfill":
+        assert "CheckRunClaim" in summary["steps"], "the backfill's namespace fence must be in the graph"
+        assert not any(cwd.iterdir()), "a dry run writes nothing (no local 'gs:' folder, no manifest)"

@@ -40,6 +40,7 @@ def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
     sid = int(ch["story_id"])
     centroid = ch.get("centroid") or None
     if kind == "NEW_STORY":
+        store.raise_minted_floor(lang, sid)  # before the story exists: a restore never mints this id again
         store.put_story(sid, out["story_meta"], centroid)
         store.add_members(sid, out["members"])
         store.set_live(lang, sid, True)
@@ -56,6 +57,7 @@ def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
         store.set_alias(gone, sid)
     elif kind == "SPLIT":
         new = int(ch["other_story_id"])
+        store.raise_minted_floor(lang, new)
         store.put_story(new, out["other_meta"], out.get("other_centroid"))
         store.add_members(new, out["other_members"])
         store.set_live(lang, new, True)

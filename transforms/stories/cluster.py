@@ -1130,7 +1130,8 @@ class StoryClusterer:
             minted = max(minted, sid, int(meta.get("writer_minted") or 0))
             if not w.model and meta.get("model"):
                 w._adopt_model(meta["model"])
-        w.last_minted = minted
+        # Ids of stories no longer live (expired, merged) count too: a resumed namespace never re-mints them.
+        w.last_minted = max(minted, int(store.minted_floor(language) or 0))
         w.clock = int(token.get("clock", max((s.last_at for s in w.stories.values()), default=0)))
         w.last_repair_tick = int(token.get("last_repair_tick", 0))
         w.until = token.get("until")
