@@ -114,7 +114,7 @@ def private(fn):
     return wrapper
 
 
-class TooLarge(ValueError):
+class TooLarge(Exception):
     """A private body over NEWSROOM_MAX_BODY_BYTES (answered 413, never parsed)."""
 
 
