@@ -263,7 +263,7 @@ def document() -> dict:
             "required": ["story_id"],
             "properties": {
                 "story_id": {"type": "string", "pattern": "^[0-9]{1,20}$"},
-                "edition": {"type": "string"},
+                "edition": {"type": "string", "pattern": "^([a-z]{2}-[a-z]{2,3})?$"},
             },
         },
         "ReadEventIn": {
