@@ -6,8 +6,16 @@ the pointer watcher thread, the profile store and its cache, the event folder th
 verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
 ``serving.push`` (WebSub callbacks and publisher pings, written by the ingest helper) when that module exists.
 
-Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS); each can also come from an environment variable of
-the same name (JSON-parsed when it parses: ``NEWSROOM_PAGE_S_MAXAGE=2``). ``test_config`` wins over both.
+Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
+:data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
+``NEWSROOM_PAGE_S_MAXAGE=2``, ``NEWSROOM_PING_KEYS={"pub": "key"}``). ``test_config`` wins over both.
+
+Secrets (:func:`resolve_secrets`): ``NEWSROOM_TOKEN_SECRET`` signs reader tokens, ``NEWSROOM_CURSOR_SECRET`` signs
+cursors; every origin process behind the CDN needs the same two. Outside the embedded (local) backend the origin
+refuses to start without both (unless ``TESTING``/``DEBUG``): a missing secret must not fall back to a value anyone
+can read in the source. The embedded backend, when they are not given, creates random ones once in
+``{data_dir}/secrets.json`` (mode 0600; the same file ``newsroom run`` uses), so every worker and restart of a local
+origin agrees on them.
 Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``) and ``NEWSROOM_PROFILE_STORE`` may be
 given as objects (tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
 
@@ -65,9 +73,68 @@ DEFAULTS = {
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
+    # request limits (issue 12): bodies above MAX_BODY_BYTES answer 413 before anything parses them
+    "NEWSROOM_MAX_BODY_BYTES": 64 * 1024,
+    "NEWSROOM_MAX_JSON_DEPTH": 16,
+    # per-reader budget of private writes (events, controls), a token bucket held in the profile store so every
+    # worker and instance shares it: RATE tokens a second, BURST at most; an exhausted bucket answers 429
+    "NEWSROOM_READER_RATE": 5.0,
+    "NEWSROOM_READER_BURST": 60,
 }
 
-DEV_SECRET = "newsroom-local-development-secret"
+# Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
+OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
+SECRETS_FILE = "secrets.json"
+MIN_SECRET_CHARS = 16
+
+
+class ConfigError(RuntimeError):
+    """The origin's settings do not allow it to start (a missing secret in production)."""
+
+
+def local_secrets(data_dir: str) -> dict:
+    """``{"token", "cursor"}`` from ``{data_dir}/secrets.json``, created once with random values (create-exclusive,
+    so concurrent workers agree: the loser of the race reads the winner's file)."""
+    path = os.path.join(data_dir, SECRETS_FILE)
+    os.makedirs(data_dir, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as f:
+            json.dump({"token": secrets.token_hex(32), "cursor": secrets.token_hex(32)}, f)
+    for _ in range(50):  # a racing worker may see the file before its writer filled it
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            if doc.get("token") and doc.get("cursor"):
+                return doc
+        except ValueError:
+            pass
+        import time
+
+        time.sleep(0.02)
+    raise ConfigError(f"{path} holds no token and cursor secrets; delete it to have new ones made")
+
+
+def resolve_secrets(cfg) -> tuple[str, str]:
+    """(token secret, cursor secret) from the config; see the module docstring for the rule."""
+    token, cursor = cfg.get("NEWSROOM_TOKEN_SECRET"), cfg.get("NEWSROOM_CURSOR_SECRET")
+    missing = [k for k, v in (("NEWSROOM_TOKEN_SECRET", token), ("NEWSROOM_CURSOR_SECRET", cursor)) if not v]
+    if cfg.get("NEWSROOM_TOKEN_VERIFIER") is not None and "NEWSROOM_TOKEN_SECRET" in missing:
+        missing.remove("NEWSROOM_TOKEN_SECRET")  # tokens are checked by the given verifier, not signed here
+        token = token or secrets.token_hex(32)
+    if not missing:
+        return str(token), str(cursor)
+    if (cfg.get("NEWSROOM_BACKEND") or "embedded") == "embedded" or cfg.get("TESTING") or cfg.get("DEBUG"):
+        local = local_secrets(str(cfg.get("NEWSROOM_DATA_DIR") or ".newsroom"))
+        return str(token or local["token"]), str(cursor or local["cursor"])
+    raise ConfigError(
+        f"{' and '.join(missing)} must be set for the {cfg.get('NEWSROOM_BACKEND')!r} backend: every origin instance "
+        "needs the same secrets, and none may come from the source (generate with "
+        "`python -c 'import secrets; print(secrets.token_hex(32))'`)"
+    )
 
 
 class NoSessionInterface(SessionInterface):
@@ -102,12 +169,9 @@ class Newsroom:
         self.story_cache_control = http.shared_cache_control(
             cfg["NEWSROOM_STORY_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
         )
-        token_secret = cfg["NEWSROOM_TOKEN_SECRET"]
-        cursor_secret = cfg["NEWSROOM_CURSOR_SECRET"]
-        if not token_secret or not cursor_secret:
-            log.warning("NEWSROOM_TOKEN_SECRET / NEWSROOM_CURSOR_SECRET not set: using the development secret")
-        self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret or DEV_SECRET)
-        self.cursor_secret = str(cursor_secret or DEV_SECRET + "-cursor").encode()
+        token_secret, cursor_secret = resolve_secrets(cfg)
+        self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
+        self.cursor_secret = cursor_secret.encode()
 
         stores = cfg["NEWSROOM_STORES"]
         profiles = cfg["NEWSROOM_PROFILE_STORE"]
@@ -164,8 +228,35 @@ class Newsroom:
         self.folder.stop()
 
 
+def env_settings() -> list[str]:
+    """Every NEWSROOM_* setting the origin reads from its environment (tests/security/test_secrets.py checks that
+    each one README and Terraform document is here)."""
+    from serving.push import PUSH_DEFAULTS
+
+    keys = [k for k in (*DEFAULTS, *PUSH_DEFAULTS) if k not in OBJECT_SETTINGS | PUSH_OBJECT_SETTINGS]
+    return keys + [k for k in EXTRA_ENV_SETTINGS if k not in keys]
+
+
+# Read from the environment by other parts of the origin process: gunicorn.conf.py (workers, threads, header
+# timeout) and the store stack's emulator tools (stores/stack.py).
+EXTRA_ENV_SETTINGS = (
+    "NEWSROOM_WORKERS",
+    "NEWSROOM_THREADS",
+    "NEWSROOM_HEADER_TIMEOUT_S",
+    "NEWSROOM_JAVA",
+    "NEWSROOM_PUBSUB_EMULATOR_JAR",
+    "NEWSROOM_BIGTABLE_EMULATOR",
+    "NEWSROOM_GCS_EMULATOR",
+)
+PUSH_OBJECT_SETTINGS = {"NEWSROOM_BUS", "WEBSUB_SUBSCRIPTIONS", "NEWSROOM_PUBLISHERS", "NEWSROOM_CLOCK"}
+
+
 def _from_env(config) -> None:
-    for key in DEFAULTS:
+    from serving.push import PUSH_DEFAULTS
+
+    for key in (*DEFAULTS, *PUSH_DEFAULTS):
+        if key in OBJECT_SETTINGS or key in PUSH_OBJECT_SETTINGS:
+            continue
         raw = os.environ.get(key)
         if raw is None:
             continue
@@ -183,6 +274,14 @@ def create_app(test_config: dict | None = None) -> Flask:
     _from_env(app.config)
     if test_config:
         app.config.update(test_config)
+    # Werkzeug answers 413 when a body is longer than this, before any handler parses it (also for chunked bodies,
+    # which it cuts at the limit). The push endpoints read at most NEWSROOM_PUSH_MAX_BYTES of their own.
+    from serving.push import PUSH_DEFAULTS
+
+    app.config["MAX_CONTENT_LENGTH"] = max(
+        int(app.config["NEWSROOM_MAX_BODY_BYTES"]),
+        int(app.config.get("NEWSROOM_PUSH_MAX_BYTES") or PUSH_DEFAULTS["NEWSROOM_PUSH_MAX_BYTES"]),
+    )
     app.session_interface = NoSessionInterface()
     app.url_map.strict_slashes = False
 
@@ -199,6 +298,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     @app.after_request
     def _never_set_cookie(resp):
+        # No response may be sniffed into another type (a JSON error echoing input must never run as HTML).
+        resp.headers["X-Content-Type-Options"] = "nosniff"
         if "Set-Cookie" in resp.headers:
             log.error("a response tried to set a cookie; removed (the origin never sets cookies)")
             del resp.headers["Set-Cookie"]
@@ -209,6 +310,10 @@ def create_app(test_config: dict | None = None) -> Flask:
     @app.errorhandler(404)
     def _not_found(exc):
         return http.error(404, "no such endpoint", cache_control=http.NEGATIVE)
+
+    @app.errorhandler(413)
+    def _too_large(exc):
+        return http.error(413, "request body too large")
 
     @app.errorhandler(405)
     def _not_allowed(exc):

@@ -4,11 +4,12 @@ Store flags are the same as pipelines/options.py ``StoreOptions`` (``--backend -
 --snapshot_bucket --namespace``; a test keeps them in step) plus ``--project``; embedded backends by default.
 They reach each gunicorn worker as ``NEWSROOM_*`` environment variables (create_app reads them), so every worker
 builds its own app after the fork: its own pointer watcher thread and catalog, no SQLite connection or gRPC channel
-crossing a fork. One cursor secret is generated per ``serve`` (unless NEWSROOM_CURSOR_SECRET is set) and shared by
-its workers; behind a CDN with several instances set NEWSROOM_CURSOR_SECRET and NEWSROOM_TOKEN_SECRET explicitly.
+crossing a fork. Secrets: NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET are required with ``--backend gcp`` (the
+workers refuse to start without them); the embedded backend makes random ones once in ``{data_dir}/secrets.json``
+that every worker and restart shares (serving.resolve_secrets).
 
-``--issue_token READER`` prints a local bearer token for For you (signed with NEWSROOM_TOKEN_SECRET, or the
-development secret) and exits. Imports nothing heavy at module import time.
+``--issue_token READER`` prints a local bearer token for For you (signed with NEWSROOM_TOKEN_SECRET, or the local
+secret of ``--data_dir``) and exits. Imports nothing heavy at module import time.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers. Default: gunicorn.conf.py (2).")
     parser.add_argument("--threads", type=int, default=None, help="Threads per worker. Default: gunicorn.conf.py (8).")
     parser.add_argument(
-        "--worker_class", default=None, help="gunicorn worker class. Default: gunicorn.conf.py (gthread)."
+        "--worker_class", default=None, help="gunicorn worker class. Default: gunicorn.conf.py (serving.gworker.BufferingThreadWorker, gthread that "
+        "reads each request before a thread takes it).",
     )
     parser.add_argument("--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2.")
     parser.add_argument(
@@ -58,21 +60,27 @@ def environment(args, environ=None) -> dict[str, str]:
     # thread, 13.8 ms with the default pool, on this 2-core machine under load; benchmarks/serve_bench.py).
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env.setdefault(var, "1")
-    if not env.get("NEWSROOM_CURSOR_SECRET"):
-        import secrets
-
-        env["NEWSROOM_CURSOR_SECRET"] = secrets.token_urlsafe(32)
     return env
 
 
 def main(args) -> int:
     if args.issue_token:
-        from serving import DEV_SECRET
+        from serving import ConfigError, resolve_secrets
         from serving.auth import issue_token
 
-        print(issue_token(os.environ.get("NEWSROOM_TOKEN_SECRET") or DEV_SECRET, args.issue_token))
+        try:
+            token_secret = os.environ.get("NEWSROOM_TOKEN_SECRET") or resolve_secrets(environment(args))[0]
+        except ConfigError as exc:
+            raise SystemExit(str(exc)) from None
+        print(issue_token(token_secret, args.issue_token))
         return 0
     os.environ.update(environment(args))
+    from serving import ConfigError, resolve_secrets
+
+    try:  # refuse here, once, rather than in every worker's boot loop
+        resolve_secrets(os.environ)
+    except ConfigError as exc:
+        raise SystemExit(str(exc)) from None
 
     from gunicorn.app.base import BaseApplication
 

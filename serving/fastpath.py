@@ -18,6 +18,7 @@ from serving.http import JSON, etag_matches
 PAGE = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/sections/([a-z][a-z0-9_-]{0,31})$")
 VERSION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/version$")
 MAX_LIMIT = 100
+NOSNIFF = ("X-Content-Type-Options", "nosniff")  # same header serving.create_app adds to every Flask response
 
 
 class FastSharedPages:
@@ -57,10 +58,10 @@ class FastSharedPages:
         cc = self.ext.page_cache_control
         inm = environ.get("HTTP_IF_NONE_MATCH")
         if inm and etag_matches(inm, etag):
-            start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc)])
+            start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), NOSNIFF])
             return []
         start_response(
             "200 OK",
-            [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc)],
+            [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc), NOSNIFF],
         )
         return [body]

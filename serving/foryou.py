@@ -47,6 +47,7 @@ MAX_FOLLOWS = 200
 MAX_VALUE = 200
 EVENT_PAST_MS = 30 * 24 * 3600 * 1000
 EVENT_FUTURE_MS = 5 * 60 * 1000
+MAX_ID = 128  # event_id and article_id: stored with each read, so bounded
 FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places"}
 
 
@@ -54,6 +55,26 @@ FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places"}
 def _private(resp: Response) -> Response:
     resp.headers["Cache-Control"] = http.PRIVATE
     return resp
+
+
+def _rate_limited(ext, reader: str) -> Response | None:
+    """429 when the reader's write budget (a token bucket in the profile store, shared by every worker and
+    instance) is spent; None to go on. A store error lets the request through: the budget protects the store, and
+    the request itself will meet the same store."""
+    cfg = current_app.config
+    take = getattr(ext.profiles, "take_token", None)
+    if take is None:
+        return None
+    try:
+        ok, wait_s = take(reader, float(cfg["NEWSROOM_READER_RATE"]), float(cfg["NEWSROOM_READER_BURST"]))
+    except StoreError:
+        return None
+    if ok:
+        return None
+    retry = str(max(1, int(wait_s + 0.999)))
+    return http.error(
+        429, "too many writes from this reader; retry later", cache_control=http.PRIVATE, headers={"Retry-After": retry}
+    )
 
 
 def private(fn):
@@ -66,9 +87,15 @@ def private(fn):
             return http.error(
                 401, str(exc), cache_control=http.PRIVATE, headers={"WWW-Authenticate": 'Bearer realm="newsroom"'}
             )
+        if request.method != "GET":
+            limited = _rate_limited(ext, reader)
+            if limited is not None:
+                return limited
         try:
             with ext.shedder.slot():
                 return fn(reader, *args, **kwargs)
+        except TooLarge as exc:
+            return http.error(413, str(exc), cache_control=http.PRIVATE)
         except Overloaded:
             return http.error(
                 503,
@@ -87,10 +114,43 @@ def private(fn):
     return wrapper
 
 
+class TooLarge(Exception):
+    """A private body over NEWSROOM_MAX_BODY_BYTES (answered 413, never parsed)."""
+
+
+def json_depth_ok(doc, limit: int) -> bool:
+    """True when no container in ``doc`` is nested deeper than ``limit`` (iterative: no recursion to exhaust)."""
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = node.values()
+        elif not isinstance(node, list):
+            continue
+        if depth > limit:
+            return False
+        stack.extend((child, depth + 1) for child in node if isinstance(child, (dict, list)))
+    return True
+
+
 def _json_body() -> dict:
-    data = request.get_json(silent=True)
+    """The request's JSON object. Size first (413 from the declared length or while reading, before any parsing),
+    then orjson (no float beyond double: 1e400 is a parse error, as is nesting beyond 1,024), then the depth bound
+    NEWSROOM_MAX_JSON_DEPTH (our bodies are 3 levels deep). Every failure is a ValueError (400) or TooLarge (413)."""
+    limit = int(current_app.config["NEWSROOM_MAX_BODY_BYTES"])
+    if request.content_length is not None and request.content_length > limit:
+        raise TooLarge(f"body larger than {limit} bytes")
+    raw = request.stream.read(limit + 1)
+    if len(raw) > limit:
+        raise TooLarge(f"body larger than {limit} bytes")
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        raise ValueError("body must be a JSON object") from None
     if not isinstance(data, dict):
         raise ValueError("body must be a JSON object")
+    if not json_depth_ok(data, int(current_app.config["NEWSROOM_MAX_JSON_DEPTH"])):
+        raise ValueError(f"body nests deeper than {current_app.config['NEWSROOM_MAX_JSON_DEPTH']} levels")
     return data
 
 
@@ -182,7 +242,7 @@ def _value(data: dict, key: str) -> str:
 
 def _follow_args(data: dict) -> tuple[str, str]:
     kind = data.get("kind")
-    if kind not in FOLLOW_KINDS:
+    if not isinstance(kind, str) or kind not in FOLLOW_KINDS:
         raise ValueError(f"kind must be one of {', '.join(FOLLOW_KINDS)}")
     return FOLLOW_KINDS[kind], _value(data, "value")
 
@@ -274,6 +334,8 @@ def fewer_like_this(reader: str):
         data = _json_body()
         story_id = _value(data, "story_id")
         edition = data.get("edition") or ""
+        if not isinstance(edition, str) or (edition and not EDITION.match(edition)):
+            raise ValueError("edition must look like 'us-en'")
         if not re.match(r"^[0-9]{1,20}$", story_id):
             raise ValueError("story_id must be a decimal story id")
     except ValueError as exc:
@@ -339,6 +401,10 @@ def _event(raw, reader: str, now_ms: int) -> dict:
         if not re.match(r"^[0-9]{1,19}$", sid):
             raise codec.CodecError("ReadEvent.story_id must be a decimal story id")
         e["story_id"] = int(sid)
+    for key in ("event_id", "article_id"):  # ids are stored with the read: bounded before the codec sees them
+        v = e.get(key)
+        if isinstance(v, str) and not (0 < len(v) <= MAX_ID and v.isprintable()):
+            raise codec.CodecError(f"ReadEvent.{key} must be 1 to {MAX_ID} printable characters")
     record = codec.check("ReadEvent", e)
     if not now_ms - EVENT_PAST_MS <= record["at"] <= now_ms + EVENT_FUTURE_MS:
         raise codec.CodecError("ReadEvent.at must be within the last 30 days and not in the future")

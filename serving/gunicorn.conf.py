@@ -21,13 +21,17 @@ edition page; For you with -c4), on a 2-core machine shared with other jobs (loa
   holds at most 2 in flight + 2 waiting per worker (serving/shedding.py).
 - Most shared traffic never reaches gunicorn's thread pool work: serving/fastpath.py answers section pages in ~6 us
   of WSGI time; gunicorn's own HTTP handling dominates.
+- Slow clients: plain gthread gives a thread to a connection at its first byte, so 24 clients trickling headers
+  held every thread (issue 12); serving/gworker.py reads the request in the poller first (header timeout
+  NEWSROOM_HEADER_TIMEOUT_S, default 10 s), tests/security/test_slow_clients.py pins it on a real gunicorn.
 - gevent is not installed (and would need monkey-patching grpc for the Bigtable profile store).
 """
 
 import multiprocessing
 import os
 
-worker_class = "gthread"
+# gthread whose poller reads each request before a thread takes it (serving/gworker.py): slow clients cost no thread
+worker_class = "serving.gworker.BufferingThreadWorker"
 workers = int(os.environ.get("NEWSROOM_WORKERS", min(2, multiprocessing.cpu_count()) or 1))
 threads = int(os.environ.get("NEWSROOM_THREADS", 8))
 keepalive = 75  # longer than the CDN's / nginx's idle upstream connection timeout (60 s), so they close first

@@ -121,11 +121,24 @@ CURSOR = {
 IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}}
 
 
-def _private_op(summary: str, ok: dict, body: str | None = None, params: list | None = None, extra=None) -> dict:
+WRITE_LIMITS = {
+    "413": _json("Error", "Body larger than NEWSROOM_MAX_BODY_BYTES (64 KiB); refused before parsing.", PRIVATE),
+    "429": _json(
+        "Error",
+        "The reader's write budget is spent (NEWSROOM_READER_RATE a second, NEWSROOM_READER_BURST at most).",
+        {**PRIVATE, **RETRY},
+    ),
+}
+
+
+def _private_op(
+    summary: str, ok: dict, body: str | None = None, params: list | None = None, extra=None, write: bool = False
+) -> dict:
+    """``write``: a POST/DELETE (charged to the reader's budget, its body bounded): documents 413 and 429."""
     op = {
         "summary": summary,
         "security": [{"bearerAuth": []}],
-        "responses": {**ok, **_private_errors(), **(extra or {})},
+        "responses": {**ok, **_private_errors(), **(WRITE_LIMITS if write or body else {}), **(extra or {})},
     }
     if body:
         op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(body)}}}
@@ -250,22 +263,23 @@ def document() -> dict:
             "required": ["story_id"],
             "properties": {
                 "story_id": {"type": "string", "pattern": "^[0-9]{1,20}$"},
-                "edition": {"type": "string"},
+                "edition": {"type": "string", "pattern": "^([a-z]{2}-[a-z]{2,3})?$"},
             },
         },
         "ReadEventIn": {
             "type": "object",
             "description": "A ReadEvent (schemas/avro/read_event.avsc); reader_id comes from the token. Events "
-            "older than 30 days or in the future are rejected one by one.",
+            "older than 30 days or more than 5 minutes in the future (clock skew allowance) are rejected one by one. "
+            "event_id and article_id: at most 128 printable characters.",
             "required": ["event_id", "kind", "edition", "at"],
             "properties": {
                 "schema_version": {"type": "integer"},
-                "event_id": {"type": "string"},
+                "event_id": {"type": "string", "minLength": 1, "maxLength": 128},
                 "reader_id": {"type": "string"},
                 "kind": {"enum": ["IMPRESSION", "READ", "CLICK"]},
                 "edition": {"type": "string"},
                 "story_id": {"type": ["string", "integer", "null"]},
-                "article_id": {"type": ["string", "null"]},
+                "article_id": {"type": ["string", "null"], "maxLength": 128},
                 "at": {"type": "integer", "description": "ms since epoch, UTC"},
                 "dwell_ms": {"type": ["integer", "null"]},
             },
@@ -380,7 +394,7 @@ def document() -> dict:
                 body="FollowRequest",
                 extra={"409": _json("Error", "Too many follows.", PRIVATE)},
             ),
-            "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY),
+            "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY, write=True),
         },
         "/v1/me/hidden-sources": {
             "post": _private_op(
@@ -400,14 +414,17 @@ def document() -> dict:
                         "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
                     }
                 ],
+                write=True,
             ),
         },
         "/v1/me/fewer-like-this": {
             "post": _private_op("Show fewer stories like this one.", PROFILE_OK, body="FewerRequest")
         },
-        "/v1/me/history": {"delete": _private_op("Delete the reader's read history and interest vector.", PROFILE_OK)},
-        "/v1/me/history/pause": {"post": _private_op("Stop recording reads.", PROFILE_OK)},
-        "/v1/me/history/resume": {"post": _private_op("Record reads again.", PROFILE_OK)},
+        "/v1/me/history": {
+            "delete": _private_op("Delete the reader's read history and interest vector.", PROFILE_OK, write=True)
+        },
+        "/v1/me/history/pause": {"post": _private_op("Stop recording reads.", PROFILE_OK, write=True)},
+        "/v1/me/history/resume": {"post": _private_op("Record reads again.", PROFILE_OK, write=True)},
         "/v1/events": {
             "post": _private_op(
                 "A batch of reads / impressions / clicks, folded into the profile in the background.",
@@ -435,8 +452,11 @@ def document() -> dict:
                 ],
                 "responses": {
                     "200": _text("The challenge."),
-                    "400": _text("Missing challenge or bad lease."),
-                    "404": _text("Unknown subscription or unexpected verification."),
+                    "400": _text("Missing or oversized hub.challenge."),
+                    "404": _text(
+                        "Unknown subscription, wrong callback token, or a verification not expected now (only a "
+                        "pending subscription or a requested renewal is verified)."
+                    ),
                 },
             },
             "post": {
@@ -449,8 +469,8 @@ def document() -> dict:
                 "responses": {
                     "202": _text("Accepted."),
                     "403": _text("Missing or forged signature."),
-                    "404": _text("Unknown subscription."),
-                    "413": _text("Body too large."),
+                    "404": _text("Unknown subscription, wrong callback token, not active or lease expired."),
+                    "413": _text("Body too large (NEWSROOM_PUSH_MAX_BYTES, 1 MiB)."),
                 },
             },
         },

@@ -2,21 +2,29 @@
 
 Blueprint ``bp`` (registered by ``serving.create_app`` when this module exists; :func:`init_app` runs first):
 
-- ``GET /v1/websub/<sub_id>``: the hub's verification of intent. Answered (200, the ``hub.challenge`` echoed as
-  text/plain) only for a subscription the ingest job asked for (a record in the feed store), with the same
-  ``hub.topic``; the lease is activated and a ``FetchRequest(kind=PUSH, reason="websub_lease", expires_at=...)``
+- ``GET /v1/websub/<sub_id>.<token>``: the hub's verification of intent. Answered (200, the ``hub.challenge``
+  echoed as text/plain) only on a callback path whose token matches (transforms.ingest.websub.callback_token: an
+  HMAC under the subscription's random secret, so the path cannot be derived from public feed links), for a
+  subscription the ingest job asked for and that awaits verification (pending, or a renewal), with the same
+  ``hub.topic``; ``hub.mode=denied`` is taken only for a pending one. The lease (clamped to 1 h .. 30 days) is
+  activated and a ``FetchRequest(kind=PUSH, reason="websub_lease", expires_at=...)``
   tells the ingest job to relax that feed's backstop poll. Anything else: 404, nothing echoed.
-- ``POST /v1/websub/<sub_id>``: a content delivery. Accepted (202) only with a valid ``X-Hub-Signature`` (HMAC
+- ``POST /v1/websub/<sub_id>.<token>``: a content delivery. Unknown path, wrong token, a subscription not active
+  or its lease expired: 404 before the body is read, nothing stored (only counted). Accepted (202) only with a
+  valid ``X-Hub-Signature`` (HMAC
   SHA-256 of the raw body with the subscription's secret, compared in constant time); then one
   ``FetchRequest(kind=PUSH, feed_url=<feed>)`` is published: the pushed content is never taken as the article, the
   ingest job polls the feed and fetches the pages itself. Missing or forged signature: 403, counted and
-  dead-lettered (reason ``missing_signature`` / ``bad_signature``), nothing is fetched. Answered in milliseconds:
+  dead-lettered without the body (reason ``missing_signature`` / ``bad_signature``), nothing is fetched. Answered in milliseconds:
   no parsing, one bus publish.
 - ``POST /v1/ping``: a publisher's ping. Headers ``X-Newsroom-Publisher: <publisher_id>`` and
   ``X-Newsroom-Signature: sha256=<HMAC of the raw body with that publisher's key>``; body JSON
   ``{"feed_url": ..., "at": <ms>}`` (at most 5 min old). The feed must belong to the publisher (its registry
-  feeds or hosts). At most one triggered poll per feed per 30 s: a second ping inside the window gets 429 with
-  Retry-After and triggers nothing (the ingest job's scheduler enforces the same window again, across processes).
+  feeds, or a feed-store registry entry of the publisher), matched on its canonical URL (URL variants are one
+  feed; an unknown feed is refused and creates nothing). At most one triggered poll per canonical feed per 30 s,
+  counted in a token bucket in the feed store (every worker and instance shares it): a second ping inside the
+  window gets 429 with Retry-After and triggers nothing. A body that is not ``{feed_url: str, at: number}`` with a
+  finite ``at``: 400. Unsigned or forged pings are dead-lettered without their body.
 
 Configuration (``app.config``):
 
@@ -68,7 +76,6 @@ class PushState:
     def __init__(self, app):
         self.app = app
         self.lock = threading.Lock()
-        self.last_ping: dict[str, int] = {}
         self.topics_ready: set = set()
         self.counters: dict[str, int] = {}
 
@@ -203,26 +210,48 @@ def _body(st: PushState) -> bytes | None:
     return None if len(data) > limit else data
 
 
+def _subscription(st: PushState, path_id: str) -> dict | None:
+    """The subscription a callback path names, only when the path carries its unguessable token."""
+    sub_id, token = websub.split_callback(path_id)
+    if not sub_id or len(path_id) > 200:
+        return None
+    sub = st.subscriptions.get_subscription(sub_id)
+    if sub is None or not websub.callback_ok(sub.get("secret"), sub_id, token):
+        return None
+    return sub
+
+
+def _awaiting_verification(sub: dict) -> bool:
+    """Pending, or active with a renewal requested after the last verification: the only states in which a hub's
+    verification is expected."""
+    if sub.get("state") == "pending":
+        return True
+    return sub.get("state") == "active" and int(sub.get("requested_at") or 0) > int(sub.get("verified_at") or 0)
+
+
 @bp.get("/v1/websub/<sub_id>")
 def websub_verify(sub_id: str):
     st = _state()
     mode = request.args.get("hub.mode", "")
     topic = request.args.get("hub.topic", "")
     challenge = request.args.get("hub.challenge", "")
-    sub = st.subscriptions.get_subscription(sub_id)
+    sub = _subscription(st, sub_id)
     if sub is None or topic != sub.get("topic"):
         st.count("unknown_subscription")
         return _text(404, "unknown subscription")
+    sub_id = sub["sub_id"]
     if mode == "denied":
-        st.subscriptions.put_subscription(dict(sub, state="denied", denied_reason=request.args.get("hub.reason", "")))
+        if sub.get("state") != "pending":  # a hub may refuse only what we asked for and it has not granted
+            st.count("unexpected_verification")
+            return _text(404, "not expected")
+        st.subscriptions.put_subscription(
+            dict(sub, state="denied", denied_reason=request.args.get("hub.reason", "")[:200])
+        )
         return _text(200, "")
-    if not challenge:
-        return _text(400, "missing hub.challenge")
-    if mode == "subscribe" and sub.get("state") in ("pending", "active"):
-        try:
-            lease = int(request.args.get("hub.lease_seconds") or sub.get("lease_seconds") or websub.DEFAULT_LEASE_S)
-        except ValueError:
-            return _text(400, "bad hub.lease_seconds")
+    if not challenge or len(challenge) > 1024:
+        return _text(400, "hub.challenge is required (at most 1024 characters)")
+    if mode == "subscribe" and _awaiting_verification(sub):
+        lease = websub.clamp_lease(request.args.get("hub.lease_seconds") or sub.get("lease_seconds"))
         now = st.now_ms()
         sub = st.subscriptions.activate_subscription(sub_id, lease, now)
         _publish_request(
@@ -243,26 +272,63 @@ def websub_verify(sub_id: str):
 
 @bp.post("/v1/websub/<sub_id>")
 def websub_deliver(sub_id: str):
+    """Checked before the body is read: the callback token, an active unexpired lease. Unknown, unauthenticated or
+    expired deliveries are counted and answered 404 without storing anything (no dead letter: an anonymous client
+    must not be able to fill a topic). A known subscription whose signature fails gets a dead letter without the
+    body (reason, subscription, sizes)."""
     st = _state()
+    if request.content_length is not None and request.content_length > int(
+        current_app.config["NEWSROOM_PUSH_MAX_BYTES"]
+    ):
+        st.count("too_large")
+        return _text(413, "too large")
+    sub = _subscription(st, sub_id)
+    if sub is None or sub.get("state") != "active" or int(sub.get("lease_expires_ms") or 0) <= st.now_ms():
+        st.count("unknown_subscription")
+        return _text(404, "unknown subscription")
     body = _body(st)
     if body is None:
         st.count("too_large")
         return _text(413, "too large")
-    sub = st.subscriptions.get_subscription(sub_id)
-    if sub is None or sub.get("state") != "active":
-        _dead_letter(st, "unknown_subscription", f"delivery for {sub_id}", sub_id, body)
-        return _text(404, "unknown subscription")
     signature = request.headers.get(websub.SIGNATURE_HEADER)
     if not signature:
-        _dead_letter(st, "missing_signature", f"delivery for {sub.get('topic')}", sub.get("topic"), body)
+        _dead_letter(st, "missing_signature", f"delivery of {len(body)} bytes", sub["sub_id"], b"")
         return _text(403, "signature required")
     if not websub.verify(sub.get("secret"), body, signature):
-        _dead_letter(st, "bad_signature", f"delivery for {sub.get('topic')}", sub.get("topic"), body)
+        _dead_letter(st, "bad_signature", f"delivery of {len(body)} bytes", sub["sub_id"], b"")
         return _text(403, "bad signature")
     digest = hashlib.sha256(body).hexdigest()[:16]
-    _publish_request(st, "PUSH", sub.get("feed_url") or sub.get("topic"), "websub", f"push-{sub_id}-{digest}")
+    _publish_request(st, "PUSH", sub.get("feed_url") or sub.get("topic"), "websub", f"push-{sub['sub_id']}-{digest}")
     st.count("push_accepted")
     return _text(202, "accepted")
+
+
+def known_feed(st: PushState, publisher_id: str, feed_url: str) -> str | None:
+    """The canonical URL of the publisher's registered feed that ``feed_url`` names, else None. Canonical: tracking
+    parameters, fragment and default port dropped, scheme and host lower-cased (transforms.articles.urls.clean).
+    Known: a feed of the publisher in the packaged registry, or a feed-store registry entry of that publisher (or on
+    one of its hosts). Only known feeds get a rate bucket, so URL variants neither bypass the window nor add rows."""
+    from transforms.articles.urls import clean
+
+    if len(feed_url) > 2048:
+        return None
+    canon = clean(feed_url)
+    pub = st.registry.get(publisher_id)
+    if canon is None or pub is None:
+        return None
+    for f in pub.feeds:
+        url = f.get("url")
+        if url and clean(url) == canon:
+            return url
+    for candidate in dict.fromkeys((canon, feed_url)):
+        entry = st.subscriptions.get_feed(candidate)
+        if entry is None:
+            continue
+        owner = entry.get("publisher_id")
+        host = (urlsplit(candidate).hostname or "").lower()
+        if owner == publisher_id or (owner is None and st.registry.for_host(host).publisher_id == publisher_id):
+            return entry.get("url") or candidate
+    return None
 
 
 def _feed_belongs(registry, publisher_id: str, feed_url: str) -> bool:
@@ -277,42 +343,50 @@ def _feed_belongs(registry, publisher_id: str, feed_url: str) -> bool:
 
 @bp.post("/v1/ping")
 def ping():
+    """Order: size, signature, body shape and age, feed known and owned, then the feed's shared bucket (one poll
+    per PING_WINDOW_MS per canonical feed, across every worker and instance: stores.feeds take_ping_token)."""
     st = _state()
     body = _body(st)
     if body is None:
         return _text(413, "too large")
-    publisher_id = request.headers.get(websub.PING_PUBLISHER_HEADER, "")
+    publisher_id = request.headers.get(websub.PING_PUBLISHER_HEADER, "")[:100]
     key = (current_app.config.get("NEWSROOM_PING_KEYS") or {}).get(publisher_id)
     signature = request.headers.get(websub.PING_SIGNATURE_HEADER)
     if not key or not websub.verify(key, body, signature):
         reason = "missing_signature" if not signature else "bad_signature"
-        _dead_letter(st, reason, f"ping from {publisher_id!r}", publisher_id or None, body)
+        # No payload kept: an unauthenticated client must not be able to fill the dead-letter topic.
+        _dead_letter(st, reason, f"ping from {publisher_id!r} ({len(body)} bytes)", publisher_id or None, b"")
         return _text(401 if not signature else 403, "unauthenticated ping")
     try:
         doc = json.loads(body)
-        feed_url = str(doc["feed_url"])
-        at = int(doc.get("at") or 0)
-    except (ValueError, KeyError, TypeError):
+        feed_url = doc["feed_url"]
+        at = doc.get("at") or 0
+        if not isinstance(feed_url, str) or isinstance(at, bool) or not isinstance(at, (int, float)):
+            raise TypeError("feed_url must be a string, at a number")
+        if at != at or abs(at) > 1e15:  # NaN, or beyond any ms timestamp (1e400 parses as inf)
+            raise ValueError("at out of range")
+        at = int(at)
+    except (ValueError, KeyError, TypeError, RecursionError):
         _dead_letter(st, "bad_ping", "unparseable ping body", publisher_id, body)
         return _text(400, "body must be JSON {feed_url, at}")
     now = st.now_ms()
     if abs(now - at) > websub.PING_MAX_AGE_MS:
         _dead_letter(st, "stale_ping", f"at={at} now={now}", publisher_id, body)
         return _text(400, "stale ping")
-    if not _feed_belongs(st.registry, publisher_id, feed_url):
-        _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url}", publisher_id, body)
+    canonical = known_feed(st, publisher_id, feed_url)
+    if canonical is None:
+        _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url[:300]}", publisher_id, body)
         return _text(403, "feed does not belong to publisher")
-    with st.lock:
-        last = st.last_ping.get(feed_url)
-        if last is not None and now - last < PING_WINDOW_MS:
-            wait_s = max(1, (PING_WINDOW_MS - (now - last) + 999) // 1000)
-            st.counters["ping_throttled"] = st.counters.get("ping_throttled", 0) + 1
-            resp = jsonify({"triggered": False, "retry_after_s": wait_s})
-            resp.status_code = 429
-            resp.headers["Retry-After"] = str(wait_s)
-            resp.headers["Cache-Control"] = "no-store"
-            return resp
-        st.last_ping[feed_url] = now
+    granted, wait = st.subscriptions.take_ping_token(canonical, 1000.0 / PING_WINDOW_MS, 1.0, now)
+    if not granted:
+        wait_s = max(1, int(wait + 0.999))
+        st.count("ping_throttled")
+        resp = jsonify({"triggered": False, "retry_after_s": wait_s})
+        resp.status_code = 429
+        resp.headers["Retry-After"] = str(wait_s)
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
+    feed_url = canonical
     _publish_request(
         st,
         "PING",

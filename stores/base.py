@@ -257,3 +257,25 @@ def _message_type(topic: str) -> str:
         if base == name or base.endswith("-" + name):
             return msg
     raise ValueError(f"topic {topic!r} has no schema; topics: {', '.join(TOPICS)}")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Token buckets shared by every worker and instance (issue 12): the state lives in a store row, and each backend
+# applies :func:`bucket_step` atomically (SQLite: one BEGIN IMMEDIATE transaction; Bigtable: compare-and-set on the
+# exact previous value). Used by the origin for the per-reader write budget (stores.profiles) and the per-feed
+# ping window (stores.feeds).
+
+
+def bucket_step(state: dict | None, rate: float, burst: float, now_ms: int) -> tuple[dict, bool, float]:
+    """One take from a token bucket. ``state`` is ``{"tokens", "at"}`` (None: a full bucket). Returns
+    (new state, granted, seconds until a token is available when not granted). ``rate`` tokens a second refill up
+    to ``burst``; a clock that goes backwards refills nothing."""
+    if state is None:
+        tokens, at = float(burst), now_ms
+    else:
+        tokens, at = float(state.get("tokens", burst)), int(state.get("at", now_ms))
+    tokens = min(float(burst), tokens + max(0, now_ms - at) / 1000.0 * rate)
+    if tokens >= 1.0 - 1e-9:  # float sums of refills may land a hair under a whole token
+        return {"tokens": max(0.0, tokens - 1.0), "at": now_ms}, True, 0.0
+    wait = (1.0 - tokens) / rate if rate > 0 else 3600.0
+    return {"tokens": tokens, "at": now_ms}, False, wait

@@ -6,6 +6,7 @@ in SQLite tables of ``{data_dir}/newsroom.sqlite3``):
     f#{sha256(feed_url)[:32]}   r:config  JSON registry entry {url, publisher_id, tier, kind, enabled}
                                 s:state   JSON schedule checkpoint (transforms.ingest.schedule.FeedState)
     u#{sha256(claim_key)[:32]}  s:claim   JSON {key, owner, at}: the page was (or is being) fetched by ``owner``
+                                s:ping    JSON token bucket of the origin's publisher pings (stores.base.bucket_step)
     w#{sub_id}                  s:sub     JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
                                           requested_at, lease_seconds, lease_expires_ms}
 
@@ -47,6 +48,16 @@ class FeedStore(abc.ABC):
 
     @abc.abstractmethod
     def list_feeds(self) -> list[dict]: ...
+
+    @abc.abstractmethod
+    def get_feed(self, url: str) -> dict | None:
+        """The registry entry of exactly ``url`` (None if the feed is not registered)."""
+
+    @abc.abstractmethod
+    def take_ping_token(self, url: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        """One token of the feed's ping bucket (shared by every origin worker and instance; see
+        stores.base.bucket_step): (granted, seconds to wait when not). Callers pass known feeds only: the bucket is
+        a cell of the feed's own row (Bigtable) or one row per feed (SQLite ``rate_buckets``)."""
 
     @abc.abstractmethod
     def delete_feed(self, url: str) -> None: ...
@@ -114,6 +125,19 @@ class EmbeddedFeedStore(FeedStore):
     def list_feeds(self) -> list[dict]:
         rows = self.db.connect().execute("SELECT config FROM feeds_registry ORDER BY row_key")
         return [json.loads(r[0]) for r in rows]
+
+    def get_feed(self, url: str) -> dict | None:
+        row = (
+            self.db.connect()
+            .execute("SELECT config FROM feeds_registry WHERE row_key=?", (feed_key(url).decode(),))
+            .fetchone()
+        )
+        return json.loads(row[0]) if row else None
+
+    def take_ping_token(self, url: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        from stores.profiles import embedded_take
+
+        return embedded_take(self.db, "ping:" + feed_key(url).decode(), rate, burst, now_ms)
 
     def delete_feed(self, url: str) -> None:
         with self.db.transaction() as conn:
@@ -200,6 +224,14 @@ class BigtableFeedStore(FeedStore):
             if v:
                 out.append(json.loads(v))
         return out
+
+    def get_feed(self, url: str) -> dict | None:
+        return self._get(feed_key(url), "r", b"config")
+
+    def take_ping_token(self, url: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        from stores.profiles import bigtable_take
+
+        return bigtable_take(self.t.table, feed_key(url), "s", b"ping", rate, burst, now_ms)
 
     def delete_feed(self, url: str) -> None:
         self.t.write(feed_key(url), lambda row: row.delete_cell("r", b"config"))

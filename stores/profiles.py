@@ -15,8 +15,13 @@ Backends behind one interface, like the other stores:
   or "no p:profile cell" for a new reader (CheckAndMutate on an absent row answers False and applies the false
   branch, which is exactly create-if-absent; see LOCAL_STACK.md).
 
-Reads are keyed by their event time in milliseconds: replaying an event rewrites the same cell (idempotent); two
-different reads of one reader in the same millisecond keep one (accepted: the profile only needs the recent trend).
+Reads are keyed by (event time in ms, event id): replaying an event rewrites the same cell (idempotent), and two
+different reads of one reader in the same millisecond are both kept (issue 12: 10 accepted -> 10 stored). The
+embedded table is ``profile_events`` (the older ``profile_reads``, keyed by time alone, is no longer read).
+
+Write budget: :meth:`ProfileStore.take_token` takes one token from the reader's bucket (``stores.base.bucket_step``),
+held in the store so every origin worker and instance shares it: embedded table ``rate_buckets``; Bigtable cell
+``p:bucket`` of the reader's row, updated by compare-and-set.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ import re
 import time
 from typing import Callable, Iterable
 
-from stores.base import StoreError
+from stores.base import StoreError, bucket_step
 
 READS_KEPT = 200
 INTEREST_DIM = 64
@@ -87,8 +92,20 @@ class ProfileStore(abc.ABC):
     def delete(self, reader_id: str) -> None:
         """Forget the reader entirely."""
 
+    @abc.abstractmethod
+    def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        """Take one token of the reader's write budget: (granted, seconds to wait when not)."""
+
     def close(self) -> None:  # pragma: no cover - backends with resources override it
         pass
+
+
+def _read_key(r: dict) -> str:
+    """The per-read key after the time: a short hash of the event id (or of the whole read if it has none)."""
+    import hashlib
+
+    ident = r.get("event_id") or _dumps(r)
+    return hashlib.sha256(str(ident).encode()).hexdigest()[:16]
 
 
 def _bump(old: dict, new: dict) -> dict:
@@ -103,8 +120,9 @@ def _bump(old: dict, new: dict) -> dict:
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS profiles (reader_id TEXT PRIMARY KEY, profile TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS profile_reads (reader_id TEXT, at INTEGER, event TEXT NOT NULL,
-    PRIMARY KEY (reader_id, at));
+CREATE TABLE IF NOT EXISTS profile_events (reader_id TEXT, at INTEGER, rkey TEXT, event TEXT NOT NULL,
+    PRIMARY KEY (reader_id, at, rkey));
+CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL);
 """
 
 
@@ -120,7 +138,8 @@ class EmbeddedProfileStore(ProfileStore):
         reads = [
             json.loads(e)
             for (e,) in conn.execute(
-                "SELECT event FROM profile_reads WHERE reader_id=? ORDER BY at DESC LIMIT ?", (reader_id, READS_KEPT)
+                "SELECT event FROM profile_events WHERE reader_id=? ORDER BY at DESC, rkey DESC LIMIT ?",
+                (reader_id, READS_KEPT),
             )
         ]
         if row is None and not reads:
@@ -141,25 +160,29 @@ class EmbeddedProfileStore(ProfileStore):
             return new
 
     def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
-        rows = [(reader_id, int(r["at"]), _dumps(r)) for r in reads]
+        rows = [(reader_id, int(r["at"]), _read_key(r), _dumps(r)) for r in reads]
         if not rows:
             return
         with self.db.transaction() as conn:
-            conn.executemany("INSERT OR REPLACE INTO profile_reads VALUES (?,?,?)", rows)
+            conn.executemany("INSERT OR REPLACE INTO profile_events VALUES (?,?,?,?)", rows)
             conn.execute(
-                "DELETE FROM profile_reads WHERE reader_id=? AND at NOT IN "
-                "(SELECT at FROM profile_reads WHERE reader_id=? ORDER BY at DESC LIMIT ?)",
+                "DELETE FROM profile_events WHERE reader_id=? AND (at, rkey) NOT IN "
+                "(SELECT at, rkey FROM profile_events WHERE reader_id=? ORDER BY at DESC, rkey DESC LIMIT ?)",
                 (reader_id, reader_id, keep),
             )
 
     def delete_history(self, reader_id: str) -> None:
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM profile_reads WHERE reader_id=?", (reader_id,))
+            conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
 
     def delete(self, reader_id: str) -> None:
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM profile_reads WHERE reader_id=?", (reader_id,))
+            conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
             conn.execute("DELETE FROM profiles WHERE reader_id=?", (reader_id,))
+            conn.execute("DELETE FROM rate_buckets WHERE bucket=?", ("reader:" + reader_id,))
+
+    def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        return embedded_take(self.db, "reader:" + reader_id, rate, burst, now_ms)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -177,8 +200,61 @@ def _version_regex(doc: dict) -> bytes:
     return b"(?s).*" + re.escape(tail).encode()
 
 
-def _read_qualifier(at: int) -> bytes:
-    return f"{int(at):013d}".encode()
+def _read_qualifier(r: dict) -> bytes:
+    return f"{int(r['at']):013d}#{_read_key(r)}".encode()
+
+
+COLUMN_BUCKET = b"bucket"
+
+
+def embedded_take(db, bucket: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+    """One token from the SQLite bucket ``bucket`` (table ``rate_buckets``), in one write transaction."""
+    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    with db.transaction() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
+        row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (bucket,)).fetchone()
+        state, ok, wait = bucket_step(json.loads(row[0]) if row else None, rate, burst, now_ms)
+        conn.execute("INSERT OR REPLACE INTO rate_buckets VALUES (?,?)", (bucket, _dumps(state)))
+    return ok, wait
+
+
+def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst, now_ms=None) -> tuple[bool, float]:
+    """One token from the bucket in cell ``family:qualifier`` of row ``key`` of a google.cloud.bigtable Table:
+    compare-and-set on the exact previous value (or on its absence). A bucket that keeps changing under us
+    (UPDATE_RETRIES lost races: a flood) answers "not granted"."""
+    from google.cloud.bigtable import row_filters
+
+    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    column = row_filters.RowFilterChain(
+        filters=[
+            row_filters.FamilyNameRegexFilter(family),
+            row_filters.ColumnQualifierRegexFilter(re.escape(qualifier)),
+            row_filters.CellsColumnLimitFilter(1),
+        ]
+    )
+    for _ in range(UPDATE_RETRIES):
+        try:
+            row = table.read_row(key, filter_=column)
+        except Exception as exc:
+            raise StoreError(f"rate bucket {key!r}: cannot read: {exc}") from exc
+        cell = row.cells.get(family, {}).get(qualifier) if row is not None else None
+        raw = cell[0].value if cell else None
+        state, ok, wait = bucket_step(json.loads(raw) if raw else None, rate, burst, now_ms)
+        if raw is None:
+            predicate = column
+        else:
+            predicate = row_filters.RowFilterChain(
+                filters=[column, row_filters.ValueRegexFilter(b"^" + re.escape(raw) + b"$")]
+            )
+        cond = table.conditional_row(key, filter_=predicate)
+        cond.set_cell(family, qualifier, _dumps(state).encode(), state=raw is not None)
+        try:
+            matched = cond.commit()
+        except Exception as exc:
+            raise StoreError(f"rate bucket {key!r}: cannot write: {exc}") from exc
+        if matched == (raw is not None):
+            return ok, wait
+    return False, 1.0
 
 
 class BigtableProfileStore(ProfileStore):
@@ -267,7 +343,7 @@ class BigtableProfileStore(ProfileStore):
         key = profile_key(reader_id)
         row = self.table.direct_row(key)
         for r in reads:
-            row.set_cell(FAMILY_READS, _read_qualifier(r["at"]), _dumps(r).encode())
+            row.set_cell(FAMILY_READS, _read_qualifier(r), _dumps(r).encode())
         try:
             row.commit()
             existing = self.table.read_row(
@@ -292,6 +368,11 @@ class BigtableProfileStore(ProfileStore):
                 trim.commit()
             except Exception as exc:
                 raise StoreError(f"profiles: cannot trim reads of {reader_id!r}: {exc}") from exc
+
+    def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
+        from schemas.tables import profile_key
+
+        return bigtable_take(self.table, profile_key(reader_id), FAMILY_PROFILE, COLUMN_BUCKET, rate, burst, now_ms)
 
     def delete_history(self, reader_id: str) -> None:
         from schemas.tables import profile_key

@@ -38,7 +38,7 @@ def test_environment_for_workers(tmp_path):
     env = cli.environment(args, environ={})
     assert env["NEWSROOM_BACKEND"] == "embedded" and env["NEWSROOM_DATA_DIR"] == str(tmp_path)
     assert env["NEWSROOM_NAMESPACE"] == "bf-1" and env["NEWSROOM_WATCH_INTERVAL_S"] == "0.5"
-    assert len(env["NEWSROOM_CURSOR_SECRET"]) > 30  # one secret shared by the workers of this serve
+    assert "NEWSROOM_CURSOR_SECRET" not in env  # workers share {data_dir}/secrets.json (serving.resolve_secrets)
     assert env["OPENBLAS_NUM_THREADS"] == "1"
     assert cli.environment(args, environ={"NEWSROOM_CURSOR_SECRET": "s"})["NEWSROOM_CURSOR_SECRET"] == "s"
     with pytest.raises(SystemExit, match="snapshot_bucket"):

@@ -111,3 +111,42 @@ def test_every_route_is_documented(api_app):
 def test_document_is_served(api_app):
     r = api_app.test_client().get("/openapi.json")
     assert r.status_code == 200 and orjson.loads(r.data)["openapi"] == "3.1.0"
+
+
+# Negative data (issue 12, class 5): schemathesis generates requests that break the document's own rules (wrong
+# types, lists where strings belong, out-of-range numbers, missing required fields) for every operation. The answer
+# must never be a 500 (not_a_server_error) and must be a documented status (status_code_conformance); headers,
+# content type and body schema are checked as above. Bounded for CI: 25 derandomized examples per operation.
+def _breakable(op: dict) -> bool:
+    """Whether a schema can be violated at all: some parameter constrained beyond "optional string", or a body
+    with a schema. (The push endpoints take any header text and any body: tests/security covers them by hand.)"""
+    params = [
+        p
+        for p in op.get("parameters", [])
+        if p["schema"] != {"type": "string"} or (p.get("required") and p["in"] not in ("path", "header"))
+    ]
+    body = (op.get("requestBody") or {}).get("content", {})
+    return bool(params) or any(c.get("schema") for c in body.values())
+
+
+NEGATIVE_OPERATIONS = [(m, p) for m, p in OPERATIONS if _breakable(openapi.document()["paths"][p][m.lower()])]
+
+
+@pytest.mark.parametrize("method,path", NEGATIVE_OPERATIONS, ids=[f"{m} {p}" for m, p in NEGATIVE_OPERATIONS])
+def test_negative_data_gets_no_500_and_no_undocumented_status(api_schema, method, path):
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import status_code_conformance
+
+    operation = api_schema[path][method]
+    headers = {"Authorization": f"Bearer {TOKEN}"} if operation.definition.raw.get("security") else {}
+    strategy = operation.as_strategy(generation_mode=GenerationMode.NEGATIVE)
+
+    @given(case=strategy)
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None, derandomize=True)
+    def check(case):
+        response = case.call(headers=headers)
+        assert response.status_code < 500 or response.status_code == 503, (response.status_code, response.text[:300])
+        case.validate_response(response, checks=[not_a_server_error, status_code_conformance])
+
+    check()

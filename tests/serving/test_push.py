@@ -50,7 +50,7 @@ def env(tmp_path):
             "topic": FEED,
             "hub": HUB,
             "secret": "s3cret",
-            "callback": f"http://origin.test/v1/websub/{sub_id}",
+            "callback": websub.callback_url("http://origin.test", sub_id, "s3cret"),
             "state": "pending",
             "requested_at": T0,
             "lease_seconds": 3600,
@@ -62,6 +62,7 @@ def env(tmp_path):
 
     e = Env()
     e.app, e.client, e.bus, e.feeds, e.clock, e.sub_id = app, app.test_client(), stores.bus, feeds, clock, sub_id
+    e.path = f"{sub_id}.{websub.callback_token('s3cret', sub_id)}"  # the callback path the hub was given
     yield e
     app.extensions["newsroom"].close()
 
@@ -80,7 +81,7 @@ def dead(env):
 
 def verify(env, topic=FEED, sub_id=None, mode="subscribe", challenge="ch4llenge"):
     return env.client.get(
-        f"/v1/websub/{sub_id or env.sub_id}",
+        f"/v1/websub/{sub_id or env.path}",
         query_string={"hub.mode": mode, "hub.topic": topic, "hub.challenge": challenge, "hub.lease_seconds": "7200"},
     )
 
@@ -117,7 +118,7 @@ def test_valid_delivery_becomes_a_fetch_request_not_an_article(env):
     verify(env)
     requests(env)
     body = b"<rss><channel><item><link>http://wirepress.test/news/x</link></item></channel></rss>"
-    r = env.client.post(f"/v1/websub/{env.sub_id}", data=body, headers=signed(body))
+    r = env.client.post(f"/v1/websub/{env.path}", data=body, headers=signed(body))
     assert r.status_code == 202
     (req,) = requests(env)
     assert (req["kind"], req["feed_url"], req["url"]) == ("PUSH", FEED, None)  # the feed is polled, content ignored
@@ -137,16 +138,16 @@ def test_valid_delivery_becomes_a_fetch_request_not_an_article(env):
 def test_forged_or_missing_signature_is_rejected_and_nothing_is_fetched(env, headers, reason):
     verify(env)
     requests(env)
-    r = env.client.post(f"/v1/websub/{env.sub_id}", data=b"<rss/>", headers=headers)
+    r = env.client.post(f"/v1/websub/{env.path}", data=b"<rss/>", headers=headers)
     assert r.status_code == 403
     assert requests(env) == []  # no fetch request: nothing will be fetched
     (dl,) = dead(env)
-    assert dl["reason"] == reason and dl["stage"] == "push" and dl["payload"] == b"<rss/>"
+    assert dl["reason"] == reason and dl["stage"] == "push" and dl["payload"] == b""  # the body is not kept
 
 
 def test_delivery_to_an_unverified_subscription_is_rejected(env):
     body = b"<rss/>"
-    assert env.client.post(f"/v1/websub/{env.sub_id}", data=body, headers=signed(body)).status_code == 404
+    assert env.client.post(f"/v1/websub/{env.path}", data=body, headers=signed(body)).status_code == 404
     assert requests(env) == []
 
 
@@ -155,7 +156,7 @@ def test_oversized_delivery_is_refused(env):
     requests(env)
     env.app.config["NEWSROOM_PUSH_MAX_BYTES"] = 100
     body = b"x" * 101
-    assert env.client.post(f"/v1/websub/{env.sub_id}", data=body, headers=signed(body)).status_code == 413
+    assert env.client.post(f"/v1/websub/{env.path}", data=body, headers=signed(body)).status_code == 413
     assert requests(env) == []
 
 

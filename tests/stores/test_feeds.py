@@ -64,3 +64,17 @@ def test_websub_subscriptions(store_config):
     assert sub["state"] == "active" and sub["lease_expires_ms"] == 3_601_000
     assert [x["sub_id"] for x in s.list_subscriptions()] == ["abc"]
     assert s.get_subscription("abc")["secret"] == "x"
+
+
+def test_ping_buckets_are_per_feed_and_shared(store_config):
+    """The origin's ping window (issue 12): one token per 30 s per feed, the same bucket for every handle."""
+    a, b = open_feed_store(store_config), open_feed_store(store_config)
+    url = "http://agenciasur.test/rss/ultima-hora.xml"
+    a.put_feed({"url": url, "publisher_id": "agencia-sur", "tier": 1, "kind": "rss", "enabled": True})
+    assert a.get_feed(url)["publisher_id"] == "agencia-sur" and a.get_feed(url + "x") is None
+    t = 1_790_000_000_000
+    assert a.take_ping_token(url, 1 / 30, 1, t) == (True, 0.0)
+    ok, wait = b.take_ping_token(url, 1 / 30, 1, t + 1000)
+    assert not ok and 28 < wait <= 29.1
+    assert b.take_ping_token("http://other.test/feed.xml", 1 / 30, 1, t)[0] is True
+    assert a.take_ping_token(url, 1 / 30, 1, t + 30_000)[0] is True

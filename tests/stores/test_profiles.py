@@ -91,3 +91,38 @@ def test_empty_profile_shape():
     doc = empty_profile()
     assert set(doc) == {"follows", "hidden_sources", "fewer", "interest", "paused", "revision", "updated_at"}
     assert sorted(doc)[-2:] == ["revision", "updated_at"]  # the Bigtable CAS predicate relies on this order
+
+
+def test_reads_in_one_millisecond_are_all_kept(profiles):
+    """Issue 12: reads were keyed by time alone, so 10 reads in one ms kept one (on the probe: 10 accepted, 6
+    stored). Keyed by (time, event id) now; a replay still rewrites the same cell."""
+    reads = [{"event_id": f"same-{i}", "story_id": str(i), "at": 5_000_000, "kind": "READ"} for i in range(10)]
+    profiles.append_reads("eve", reads)
+    profiles.append_reads("eve", reads[:4])
+    got = profiles.get("eve")["reads"]
+    assert sorted(r["event_id"] for r in got) == sorted(f"same-{i}" for i in range(10))
+
+
+def test_write_budget_is_shared_by_every_store_handle(profiles, store_config):
+    """The per-reader token bucket lives in the store: a second handle (another worker) sees the same budget, and
+    concurrent takes never grant more than the burst."""
+    other = open_profile_store(store_config)
+    t = 1_790_000_000_000
+    granted = []
+    lock = threading.Lock()
+
+    def take(store):
+        ok, _ = store.take_token("flood", 0.001, 6, t)
+        with lock:
+            granted.append(ok)
+
+    threads = [threading.Thread(target=take, args=(profiles if i % 2 else other,)) for i in range(16)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert granted.count(True) == 6
+    assert other.take_token("someone-else", 0.001, 6, t)[0] is True
+    ok, wait = profiles.take_token("flood", 1.0, 6, t + 500)
+    assert not ok and 0 < wait <= 1.0
+    assert profiles.take_token("flood", 1.0, 6, t + 1000)[0] is True

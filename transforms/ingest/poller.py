@@ -253,13 +253,14 @@ def subscribe(
     existing = store.get_subscription(sub_id) or {}
     if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < 60_000:
         return existing  # a request is in flight
+    secret = existing.get("secret") or websub.new_secret()
     sub = {
         "sub_id": sub_id,
         "feed_url": action.feed_url,
         "topic": action.topic,
         "hub": action.hub,
-        "secret": existing.get("secret") or websub.new_secret(),
-        "callback": websub.callback_url(callback_base, sub_id),
+        "secret": secret,
+        "callback": websub.callback_url(callback_base, sub_id, secret),
         "state": "pending" if existing.get("state") != "active" else "active",
         "requested_at": now_ms,
         "lease_seconds": lease_seconds,

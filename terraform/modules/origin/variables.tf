@@ -53,7 +53,7 @@ variable "env" {
 
 variable "secret_env" {
   type        = map(string)
-  description = "Environment variable -> Secret Manager secret id (latest version), e.g. token and cursor keys. Example: { NEWSROOM_TOKEN_KEY = \"newsroom-token-key\" }."
+  description = "Environment variable -> Secret Manager secret id (latest version), e.g. token and cursor keys. Example: { NEWSROOM_TOKEN_SECRET = \"newsroom-token-secret\" }."
   default     = {}
 }
 

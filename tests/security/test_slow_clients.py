@@ -1,0 +1,140 @@
+"""Issue 12, class 9 (slow clients): connections that trickle their request must not stop the origin answering
+shared pages. A real ``newsroom serve`` (gunicorn, serving/gunicorn.conf.py) on 127.0.0.1 with one worker of two
+threads, 24 sockets each sending a request head one byte at a time, and a normal reader asking for a page
+meanwhile. On plain gthread (main before the fix) the two threads sit in the trickling clients' header reads and the
+reader's request times out. Every loop here is bounded (deadlines), every process is stopped by its pid."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from stores import StoreConfig, open_stores
+from tests.serving.helpers import EDITION, publish_world
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = 24
+PAGE = f"/v1/editions/{EDITION}/sections/top"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(port: int, path: str, timeout: float):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return r.status, dict(r.headers), r.read()
+
+
+@pytest.fixture
+def origin(tmp_path):
+    data = tmp_path / "data"
+    publish_world(open_stores(StoreConfig(data_dir=str(data))), pool_size=20)
+    port = _free_port()
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", NEWSROOM_HEADER_TIMEOUT_S="20")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serving.cli", "--data_dir", str(data), "--port", str(port)]
+        + ["--workers", "1", "--threads", "2"],
+        cwd=str(ROOT),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if _get(port, "/readyz", 2)[0] == 200:
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("origin did not become ready: " + proc.stderr.read().decode()[-2000:])
+        time.sleep(0.2)
+    yield port
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+def test_trickling_clients_do_not_stop_shared_pages(origin):
+    head = f"GET {PAGE} HTTP/1.1\r\nHost: origin.test\r\nUser-Agent: slow\r\nAccept: */*\r\n\r\n".encode()
+    stop = threading.Event()
+    socks = []
+    for _ in range(SLOW):
+        s = socket.create_connection(("127.0.0.1", origin), timeout=5)
+        socks.append(s)
+
+    def trickle():
+        i = 0
+        # bounded: at most len(head) - 4 bytes each (never completes the head), or until the test is done
+        while not stop.is_set() and i < len(head) - 4:
+            for s in socks:
+                try:
+                    s.send(head[i : i + 1])
+                except OSError:
+                    pass
+            i += 1
+            stop.wait(0.25)
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    try:
+        time.sleep(1.5)  # every slow client has sent its first bytes: plain gthread has given them its threads
+        answers = []
+        for _ in range(3):
+            try:
+                answers.append(_get(origin, PAGE, timeout=4)[0])
+            except OSError as exc:
+                answers.append(repr(exc))
+        assert answers == [200, 200, 200]
+    finally:
+        stop.set()
+        t.join(timeout=5)
+        for s in socks:
+            s.close()
+
+
+def test_every_response_of_a_real_origin_says_nosniff(origin):
+    for path in (PAGE, f"/v1/editions/{EDITION}/version", "/readyz", "/openapi.json"):
+        status, headers, _ = _get(origin, path, timeout=5)
+        assert headers.get("X-Content-Type-Options") == "nosniff", (path, status)
+    try:
+        _get(origin, "/no/such/path", timeout=5)
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 404 and exc.headers.get("X-Content-Type-Options") == "nosniff"
+
+
+def test_bodies_and_keep_alive_pass_through_the_buffering_worker(origin):
+    """The worker pre-reads bodies too: a POST body reaches the app whole, and a kept-alive connection serves a
+    second request (read by the poller again)."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", origin, timeout=5)
+    body = b'{"feed_url": "http://x.test/f.xml", "at": 1}'
+    conn.request("POST", "/v1/ping", body=body, headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    r.read()
+    assert r.status == 401  # unsigned: the body was read and judged, not lost
+    conn.request("GET", PAGE)
+    r = conn.getresponse()
+    assert r.status == 200 and r.read()
+    conn.request("POST", "/v1/events", body=b"x" * (2 * 1024 * 1024), headers={"Content-Type": "application/json"})
+    r = conn.getresponse()
+    assert r.status in (401, 413)  # no token: refused before any parsing; never a hang or a 500
+    conn.close()
