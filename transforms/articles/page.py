@@ -18,8 +18,8 @@ Checks, in order (cheap before expensive):
   (``<!DOCTYPE x [``) *anywhere* (billion laughs, quadratic blow-up, external entities). The whole text is
   searched, not only the prolog: a declaration placed after a long leading comment or after the first element
   passed an earlier prolog-only check, and parsers disagree on where a prolog ends. Legitimate HTML never
-  declares entities (none of the 282 saved HTML pages in ../shared/data/pages contains either string); the price is that a
-  page quoting ``<!ENTITY`` unescaped (it should be ``&lt;!ENTITY``) is refused too.
+  declares entities (none of the 282 saved HTML pages in ../shared/data/pages contains either string); the price
+  is that a page quoting ``<!ENTITY`` unescaped (it should be ``&lt;!ENTITY``) is refused too.
 
 Charsets (the decoding order, first that works): a BOM; the Content-Type charset; the page's ``<meta charset>`` /
 XML declaration; UTF-8; then charset detection (charset-normalizer, which requests already pulls in). Rules:

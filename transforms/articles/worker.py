@@ -13,9 +13,10 @@ only a page that blows the budget costs a restart. The child is a ``forkserver``
 elsewhere): never a plain fork of a process that runs threads (Beam workers do), and the fork server imports the
 heavy modules once, so a restart costs a fork, not a fresh interpreter.
 
-Budget: :data:`DEFAULT_BUDGET_S` = 30 s. The slowest of the 507 saved pages in ../shared/data/pages takes ~1.5 s
-in-process on this 2-core machine; 30 s is ~20x that, so a legitimate page on a loaded worker is never cut,
-while one hostile page holds a worker for 30 s at most instead of minutes. ``budget_s=0`` runs in-process with no
+Budget: :data:`DEFAULT_BUDGET_S` = 30 s. The slowest of the 282 saved HTML pages in ../shared/data/pages takes
+~1.7 s in-process once warm (cnn_main_site.html; median 0.08 s) on this 2-core machine; 30 s is ~17x that, so a
+legitimate page on a loaded worker is not cut, while one hostile page holds a worker for 30 s at most instead of
+minutes (the probe's page: > 180 s; 20k empty paragraphs already take ~18 s). ``budget_s=0`` runs in-process with no
 limit (tests of the domain logic, benchmarks).
 
 Thread-safety: one request at a time per worker (a lock); create one per thread or per DoFn instance.
