@@ -169,3 +169,18 @@ def test_the_guard_still_refuses_loopback_without_an_operator_override(trickle):
     f = Fetcher(FetcherConfig(min_host_delay_s=0, respect_robots=False), AddressGuard())
     res = f.fetch(f"http://127.0.0.1:{trickle.port}/ok", check_robots=False)
     assert res.error == "blocked_address"
+
+
+def test_a_slow_dns_answer_counts_against_the_deadline():
+    def slow_resolver(host, port):
+        time.sleep(DEADLINE_S + 3)
+        return ["93.184.216.34"]
+
+    f = Fetcher(
+        FetcherConfig(min_host_delay_s=0, total_timeout_s=DEADLINE_S, respect_robots=False),
+        AddressGuard(resolver=slow_resolver),
+    )
+    t0 = time.monotonic()
+    res = f.fetch("http://slow-dns.test/", check_robots=False)
+    assert res.error == "timeout" and "deadline" in res.detail
+    assert time.monotonic() - t0 < DEADLINE_S + MARGIN_S

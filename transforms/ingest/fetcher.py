@@ -17,7 +17,8 @@ goes to the caller, which dead-letters it.
   read timeouts are capped at the time left, and the body loop checks the deadline between reads; (2) a watchdog
   thread (:class:`DeadlineWatchdog`, one per process) shuts the connection's socket down when the deadline passes,
   which ends a blocked header or body read at once (a trickle keeps every single read short, so (1) alone is not
-  enough). The result is ``timeout`` with detail ``total deadline of N s exceeded``. Time spent waiting for the
+  enough). DNS resolution is bounded by the time left too (guard.py). The result is ``timeout`` with detail
+  ``total deadline of N s exceeded``. Time spent waiting for the
   host's politeness slot (our own Crawl-delay/min delay, not the server's doing) is added to the deadline.
   Body limit (default 5 MiB): a larger body is refused, not truncated (a cut article would be a wrong article).
 - One hostile host cannot stall ingest for long: a feed poll runs in the ingest loop, so the deadline bounds the
@@ -336,8 +337,10 @@ class Fetcher:
             except ValueError:
                 return self._fail(result, "bad_url", current)
             try:
-                target = self.guard.resolve(host, port)
+                target = self.guard.resolve(host, port, timeout=max(0.0, _CURRENT.deadline - time.monotonic()))
             except BlockedAddress as exc:
+                if exc.reason == "timeout":
+                    return self._timeout(result)
                 return self._fail(result, exc.reason, exc.detail)
             if check_robots and self.config.respect_robots and not self.robots.allowed(current, self.config.user_agent):
                 if self._deadline_hit():
