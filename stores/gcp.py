@@ -814,7 +814,8 @@ def _make_client(kind: str, project: str):
     if kind == "publisher":
         return pubsub_v1.PublisherClient()
     if kind == "publisher-ordered":
-        return pubsub_v1.PublisherClient(publisher_options=pubsub_v1.types.PublisherOptions(enable_message_ordering=True))
+        options = pubsub_v1.types.PublisherOptions(enable_message_ordering=True)
+        return pubsub_v1.PublisherClient(publisher_options=options)
     return pubsub_v1.SubscriberClient()
 
 

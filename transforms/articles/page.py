@@ -28,9 +28,10 @@ XML declaration; UTF-8; then charset detection (charset-normalizer, which reques
   into markup (``+ADw-script+AD4-`` is ``<script>`` in UTF-7), so a declaration of one never applies. ``latin-1``
   and ``ascii`` labels decode as windows-1252 (WHATWG, and what such pages really are); a UTF-16 label in the
   markup means UTF-8 (if the label is readable as ASCII, the page is not UTF-16), as browsers do.
-- A declared UTF-8 that is not valid UTF-8 is not trusted: the bytes go to the other declared labels, then detection (Latin-1/windows-1252 pages
-  labelled UTF-8 are the web's commonest mislabel); among the detector's near-best candidates the code page of the
-  page's ``<html lang>`` wins, else windows-1252 (the detector's own first choice turned "crème" into "crčme").
+- A declared UTF-8 that is not valid UTF-8 is not trusted: the bytes go to the other declared labels, then to
+  detection (Latin-1/windows-1252 pages labelled UTF-8 are the web's commonest mislabel); among the detector's
+  near-best candidates the code page of the page's ``<html lang>`` wins, else windows-1252 (the detector's own
+  first choice turned "crème" into "crčme").
 - A declared single-byte charset over bytes that are valid, non-ASCII UTF-8 is taken as UTF-8 (the reverse
   mislabel: "CafÃ©"); random legacy text is practically never valid UTF-8.
 
