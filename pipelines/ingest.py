@@ -39,6 +39,7 @@ from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import DEFAULT_USER_AGENT, Fetcher, FetcherConfig
 from transforms.ingest.guard import AddressGuard, parse_overrides
+from transforms.ingest.ordering import raw_item_key
 
 log = logging.getLogger("newsroom.ingest")
 
@@ -370,7 +371,7 @@ class LocalIngest:
             log.exception("page fetch crashed for %s", d.url)
             raw, dl = None, poller.dead_letter("fetch_error", repr(exc), d.url, d.to_dict(), self.clock())
         if raw is not None:
-            self.bus.publish_record(self.items_topic, raw)
+            self.bus.publish_record(self.items_topic, raw, ordering_key=raw_item_key(raw))  # per-URL order
             self._count("pages_fetched")
             if self.on_item:
                 try:

@@ -4,14 +4,20 @@ talks to those services.
 
 The contract (pinned by ``tests/stores/test_contract.py`` on both backends):
 
-- ArticleStore.write is one conditional write: NEW when absent, UPDATE when the stored version is lower,
-  DUPLICATE when equal, STALE when higher. Two racing writers of the same version: exactly one wins.
+- ArticleStore.write is one conditional write: NEW when absent; STALE when the stored version is *newer* by
+  :func:`version_order` (modified time, fetch time), whatever the version numbers, so a late older fetch never
+  overwrites a newer one; else UPDATE when the stored version is lower, DUPLICATE when equal, STALE when higher.
+  Two racing writers of the same version: exactly one wins.
 - PointerStore.compare_and_set moves a pointer only from the expected version; racing movers: exactly one wins.
   Every move is kept in the pointer's history, so rollback is moving the pointer back.
 - SnapshotStore objects are immutable: a second put of the same path raises AlreadyExists.
 - StoryStore.mark_change is create-if-absent, so applying a StoryChange twice is a no-op.
 - PointerStore.versions(prefix) equals ``{n: get(n) for n in names(prefix)}``, in one scan on both backends.
 - MessageBus delivers at least once; consumers are idempotent. publish_many returns the ids in the items' order.
+  ``publish(..., ordering_key=k)``: messages with the same key are delivered in publish order where the backend
+  can (Pub/Sub message ordering; the embedded bus delivers in publish order anyway and keeps the key as the
+  ``ordering_key`` attribute). Ordering narrows the window of out-of-order versions; the store's version order
+  closes it (redeliveries and retries can still reorder).
 """
 
 from __future__ import annotations
@@ -49,14 +55,36 @@ class WriteResult:
     outcome: WriteOutcome
     stored_version: int  # the version stored after this call
     stored_content_hash: str  # its content hash (lets the caller see whether a DUPLICATE is really the same text)
+    newer_stored: bool = False  # STALE because the stored version is newer by version_order (not a version race)
+
+
+def version_order(article: dict, fetched_at: int | None = None) -> tuple[int, int]:
+    """How new an article version is: (modified time, fetch time), in ms; compared as a tuple, larger is newer.
+
+    Modified time: the page's stated ``modified_at`` (0 when it states none), the publisher's own word on which
+    version is newer. Fetch time: ``fetched_at`` when the caller has it, else the version's own ``first_seen_at``
+    as normalisation set it from the RawItem (the time ingest discovered *this* fetch: each re-discovery of an
+    updated entry gets its own, and the page is fetched right after). Why not a ``fetched_at`` field: the Article
+    schema is attached to two Pub/Sub topics and stored as schemaless Avro, so a new field would break every
+    stored record and both topics' schemas; the stored order lives next to the record instead (see the backends).
+    Dedupe passes the order of the incoming version, before it keeps the earliest first_seen_at."""
+    fetched = fetched_at if fetched_at is not None else article.get("first_seen_at")
+    return int(article.get("modified_at") or 0), int(fetched or 0)
+
+
+def order_text(order: tuple[int, int]) -> str:
+    """A version order as fixed-width text whose byte order is the tuple order (a Bigtable value, a SQLite text)."""
+    return "%016d:%016d" % (max(0, int(order[0])), max(0, int(order[1])))
 
 
 class ArticleStore(abc.ABC):
     """Articles keyed by the hash of their canonical URL, every version kept, plus a content-hash index."""
 
     @abc.abstractmethod
-    def write(self, article: dict) -> WriteResult:
-        """Store an ``Article`` record (see schemas/avro/article.avsc) by one conditional write."""
+    def write(self, article: dict, order: tuple[int, int] | None = None) -> WriteResult:
+        """Store an ``Article`` record (see schemas/avro/article.avsc) by one conditional write. ``order``: the
+        version's :func:`version_order` (None: computed from the record); a stored version with a larger order
+        makes this write STALE (``newer_stored``), whatever the version numbers."""
 
     @abc.abstractmethod
     def get(self, article_id: str) -> dict | None:
@@ -222,8 +250,9 @@ class MessageBus(abc.ABC):
     def ensure_subscription(self, topic: str, subscription: str, ack_deadline_s: int = 60) -> None: ...
 
     @abc.abstractmethod
-    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
-        """Returns the message id once the bus has it durably."""
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None, ordering_key: str | None = None) -> str:
+        """Returns the message id once the bus has it durably. Messages with the same ``ordering_key`` are
+        delivered in publish order (see the module docstring)."""
 
     def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
         """Publish ``(data, attributes)`` pairs; returns their message ids in the same order, once the bus has
@@ -239,9 +268,11 @@ class MessageBus(abc.ABC):
     @abc.abstractmethod
     def ack(self, subscription: str, ack_ids: Iterable[str]) -> None: ...
 
-    def publish_record(self, topic: str, record: dict) -> str:
-        """Validate and encode ``record`` with the topic's schema, then publish it."""
+    def publish_record(self, topic: str, record: dict, ordering_key: str | None = None) -> str:
+        """Validate and encode ``record`` with the topic's schema, then publish it (with ``ordering_key``)."""
         name = _message_type(topic)
+        if ordering_key:
+            return self.publish(topic, codec.encode(name, record), codec.attributes(name), ordering_key=ordering_key)
         return self.publish(topic, codec.encode(name, record), codec.attributes(name))
 
     def decode(self, topic: str, message: Message) -> dict:

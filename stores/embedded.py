@@ -31,6 +31,8 @@ from stores.base import (
     StoryStore,
     WriteOutcome,
     WriteResult,
+    order_text,
+    version_order,
 )
 
 _DDL = """
@@ -103,23 +105,41 @@ class _Tx:
 
 
 class EmbeddedArticleStore(ArticleStore):
+    """``articles.order_key``: the stored version's version_order as order_text (added to older files on open;
+    NULL there, which any order is at least as new as, i.e. the old behaviour)."""
+
     def __init__(self, db: Database):
         self.db = db
+        conn = db.connect()
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(articles)")}
+        if "order_key" not in columns:
+            try:
+                conn.execute("ALTER TABLE articles ADD COLUMN order_key TEXT")
+            except sqlite3.OperationalError:  # another process added it first
+                pass
 
-    def write(self, article: dict) -> WriteResult:
+    def write(self, article: dict, order: tuple[int, int] | None = None) -> WriteResult:
         record = codec.encode("Article", article)
         aid, version, chash = article["article_id"], article["version"], article["content_hash"]
+        okey = order_text(order if order is not None else version_order(article))
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT version, content_hash FROM articles WHERE article_id=?", (aid,)).fetchone()
+            row = conn.execute(
+                "SELECT version, content_hash, order_key FROM articles WHERE article_id=?", (aid,)
+            ).fetchone()
             if row is None:
-                conn.execute("INSERT INTO articles VALUES (?,?,?,?)", (aid, version, chash, record))
+                conn.execute(
+                    "INSERT INTO articles (article_id, version, content_hash, record, order_key) VALUES (?,?,?,?,?)",
+                    (aid, version, chash, record, okey),
+                )
                 conn.execute("INSERT OR IGNORE INTO article_versions VALUES (?,?,?)", (aid, version, record))
                 return WriteResult(WriteOutcome.NEW, version, chash)
-            stored, stored_hash = row
+            stored, stored_hash, stored_order = row
+            if stored_order is not None and stored_order > okey:
+                return WriteResult(WriteOutcome.STALE, stored, stored_hash, newer_stored=True)
             if stored < version:
                 conn.execute(
-                    "UPDATE articles SET version=?, content_hash=?, record=? WHERE article_id=?",
-                    (version, chash, record, aid),
+                    "UPDATE articles SET version=?, content_hash=?, record=?, order_key=? WHERE article_id=?",
+                    (version, chash, record, okey, aid),
                 )
                 conn.execute("INSERT OR IGNORE INTO article_versions VALUES (?,?,?)", (aid, version, record))
                 return WriteResult(WriteOutcome.UPDATE, version, chash)
@@ -371,7 +391,10 @@ class EmbeddedBus(MessageBus):
                 "INSERT OR IGNORE INTO bus_subscriptions VALUES (?,?,?)", (subscription, topic, ack_deadline_s)
             )
 
-    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None, ordering_key: str | None = None) -> str:
+        """The embedded bus delivers in publish order anyway; the key is kept as the ``ordering_key`` attribute."""
+        if ordering_key:
+            attributes = dict(attributes or {}, ordering_key=ordering_key)
         return self.publish_many(topic, [(data, attributes)])[0]
 
     def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:

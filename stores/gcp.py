@@ -10,8 +10,10 @@ Conditional writes are single Bigtable CheckAndMutateRow calls (``table.conditio
 
 - create-if-absent (new article, content-hash claim, change marker, first pointer move): the predicate matches
   when the cell exists; the mutations are on the *false* branch, which is also what an absent row takes.
-- versioned article update: the predicate matches when the stored ``m:version`` is >= the new version; the new
-  version is written on the false branch, so a stale or duplicate writer changes nothing.
+- versioned article update: the predicate matches when the stored ``m:version`` is >= the new version, or the
+  stored ``m:order`` (the version's version_order, stores.base.order_text) is greater than the new one (an
+  Interleave of the two); the new version is written on the false branch, so a stale, duplicate or older writer
+  changes nothing. Rows written before ``m:order`` existed have none, which any order passes.
 - pointer compare-and-set: the predicate is the pointer's move counter ``p:seq`` (strictly increasing, so no ABA);
   the new version, the new counter and the history entry ``h:{seq}`` are one mutation.
 
@@ -90,6 +92,8 @@ from stores.base import (
     StoryStore,
     WriteOutcome,
     WriteResult,
+    order_text,
+    version_order,
 )
 
 # The Bigtable client warns on every client creation under the emulator (a RuntimeWarning breaks `-W error`).
@@ -152,6 +156,10 @@ def _equals(family: str, qualifier: bytes, value: bytes):
 
 def _at_least(family: str, qualifier: bytes, value: bytes):
     return latest_cell_filter(family, qualifier, _rf().ValueRangeFilter(start_value=value, inclusive_start=True))
+
+
+def _greater_than(family: str, qualifier: bytes, value: bytes):
+    return latest_cell_filter(family, qualifier, _rf().ValueRangeFilter(start_value=value, inclusive_start=False))
 
 
 def _family_filter(family: str):
@@ -240,22 +248,24 @@ class BigtableArticleStore(ArticleStore):
     def __init__(self, table: Table):
         self.t = table
 
-    def _head(self, key: bytes) -> tuple[int, str] | None:
+    def _head(self, key: bytes) -> tuple[int, str, bytes | None] | None:
         row = self.t.read_row(key, _family_filter("m"))
         m = _cells(row, "m")
         if b"version" not in m:
             return None
-        return int(m[b"version"]), m.get(b"content_hash", b"").decode()
+        return int(m[b"version"]), m.get(b"content_hash", b"").decode(), m.get(b"order")
 
-    def write(self, article: dict) -> WriteResult:
+    def write(self, article: dict, order: tuple[int, int] | None = None) -> WriteResult:
         record = codec.encode("Article", article)
         aid, version, chash = article["article_id"], int(article["version"]), article["content_hash"]
+        okey = order_text(order if order is not None else version_order(article)).encode()
         key = article_key(aid)
 
         def fill(first: bool):
             def f(row):
                 row.set_cell("m", b"version", pad(version), state=False)
                 row.set_cell("m", b"content_hash", chash.encode(), state=False)
+                row.set_cell("m", b"order", okey, state=False)
                 if first:
                     row.set_cell("m", b"first_seen", str(int(article["first_seen_at"])).encode(), state=False)
                 row.set_cell("d", b"record", record, state=False)
@@ -270,12 +280,17 @@ class BigtableArticleStore(ArticleStore):
                 if not self.t.conditional(key, latest_cell_filter("m", b"version"), fill(True)):
                     return WriteResult(WriteOutcome.NEW, version, chash)
                 continue  # someone created it first: compare with what they stored
-            stored, stored_hash = head
+            stored, stored_hash, stored_order = head
+            if stored_order is not None and stored_order > okey:
+                return WriteResult(WriteOutcome.STALE, stored, stored_hash, newer_stored=True)
             if stored >= version:
                 outcome = WriteOutcome.DUPLICATE if stored == version else WriteOutcome.STALE
                 return WriteResult(outcome, stored, stored_hash)
-            # versioned update: predicate "stored version >= mine"; the false branch (still lower) writes
-            if not self.t.conditional(key, _at_least("m", b"version", pad(version)), fill(False)):
+            # versioned update: predicate "stored version >= mine, or stored order > mine"; the false branch writes
+            newer = _rf().RowFilterUnion(
+                [_at_least("m", b"version", pad(version)), _greater_than("m", b"order", okey)]
+            )
+            if not self.t.conditional(key, newer, fill(False)):
                 return WriteResult(WriteOutcome.UPDATE, version, chash)
         raise StoreError(f"article {aid}: lost {CAS_ATTEMPTS} conditional writes in a row")
 
@@ -660,8 +675,30 @@ class PubSubBus(MessageBus):
                     ) from exc
                 _assume_provisioned("subscription", path, exc)
 
-    def publish(self, topic: str, data: bytes, attributes: dict | None = None) -> str:
-        return self.publish_many(topic, [(data, attributes)])[0]
+    def publish(self, topic: str, data: bytes, attributes: dict | None = None, ordering_key: str | None = None) -> str:
+        """With ``ordering_key``: published through a second publisher client created with
+        ``PublisherOptions(enable_message_ordering=True)`` (ordering must be enabled on the client, and it costs
+        batching for keyed messages only; keyless messages keep the plain client). Subscribers see the order only on
+        subscriptions with message ordering enabled (terraform/modules/pubsub, items-raw). After a failed keyed
+        publish the client pauses that key; it is resumed here so that the next publish (a retry) goes out."""
+        if not ordering_key:
+            return self.publish_many(topic, [(data, attributes)])[0]
+        path = self.topic_path(topic)
+        publisher = self._ordered()
+        attrs = {str(k): str(v) for k, v in (attributes or {}).items()}
+        with _errors(f"publish to {topic}"):
+            future = publisher.publish(path, bytes(data), ordering_key=ordering_key, **attrs)
+        try:
+            return future.result(timeout=PUBLISH_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - mapped below
+            publisher.resume_publish(path, ordering_key)
+            if isinstance(exc, gx.NotFound):
+                raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`") from exc
+            with _errors(f"publish to {topic}"):
+                raise
+
+    def _ordered(self):
+        return client("publisher-ordered", self.project)  # process-wide, like the plain publisher
 
     def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
         """Hands every message to the publisher client first (it batches them into few requests), then waits on all
@@ -754,6 +791,7 @@ def client(kind: str, project: str):
         "bigtable-admin": "BIGTABLE_EMULATOR_HOST",
         "storage": "STORAGE_EMULATOR_HOST",
         "publisher": "PUBSUB_EMULATOR_HOST",
+        "publisher-ordered": "PUBSUB_EMULATOR_HOST",
         "subscriber": "PUBSUB_EMULATOR_HOST",
     }[kind]
     key = (kind, project, _emulated(host))
@@ -784,6 +822,9 @@ def _make_client(kind: str, project: str):
 
     if kind == "publisher":
         return pubsub_v1.PublisherClient()
+    if kind == "publisher-ordered":
+        options = pubsub_v1.types.PublisherOptions(enable_message_ordering=True)
+        return pubsub_v1.PublisherClient(publisher_options=options)
     return pubsub_v1.SubscriberClient()
 
 

@@ -11,8 +11,11 @@ Outcomes:
   version n+1, emitted. ``published_at`` and ``first_seen_at`` keep the earliest values of all versions.
 - ``duplicate``: same URL, same content hash (a replay, a redelivery, the same article from a feed and a sitemap,
   the AMP and canonical URLs mapped to one canonical): nothing is written or emitted.
-- ``stale``: same URL, and the text is one of its *older* versions (a replayed or late raw item): nothing happens,
-  so a replay never rolls an article back. (The price: a headline reverted to an earlier wording is ignored.)
+- ``stale``: same URL, and the text is one of its *older* versions (a replayed or late raw item), or the stored
+  version is newer by :func:`stores.base.version_order` (modified time, fetch time): a fetch that is older than
+  what is stored arrived late (Pub/Sub delivers out of order; retries reorder). Nothing happens, so neither a
+  replay nor a late older fetch rolls an article back. (The price: a headline reverted to an earlier wording is
+  ignored.)
 - ``content_duplicate``: a new URL whose exact text (title + body) another article already owns, e.g. an AMP or
   print copy without a canonical link: nothing is written or emitted; ``owner`` names the article that has it.
 
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stores.base import ArticleStore, StoreError, WriteOutcome
+from stores.base import ArticleStore, StoreError, WriteOutcome, version_order
 
 NEW, UPDATE, DUPLICATE, STALE, CONTENT_DUPLICATE = "new", "update", "duplicate", "stale", "content_duplicate"
 OUTCOMES = (NEW, UPDATE, DUPLICATE, STALE, CONTENT_DUPLICATE)
@@ -55,6 +58,7 @@ def _seen_before(store: ArticleStore, article_id: str, latest: int, content_hash
 def decide(store: ArticleStore, article: dict) -> Decision:
     """Store ``article`` if it is new or a new version; say what happened."""
     aid, chash = article["article_id"], article["content_hash"]
+    order = version_order(article)  # of this version, before first_seen_at becomes the earliest of all versions
     for _ in range(MAX_ATTEMPTS):
         current = store.get(aid)
         if current is None:
@@ -62,7 +66,7 @@ def decide(store: ArticleStore, article: dict) -> Decision:
             if owner != aid:
                 return Decision(CONTENT_DUPLICATE, owner=owner)
             record = dict(article, version=1, copy_of=None, syndication_group=None)
-            result = store.write(record)
+            result = store.write(record, order)
             if result.outcome == WriteOutcome.NEW:
                 return Decision(NEW, record)
             if result.stored_content_hash == chash:
@@ -83,9 +87,11 @@ def decide(store: ArticleStore, article: dict) -> Decision:
             copy_of=None,
             syndication_group=None,
         )
-        result = store.write(record)
+        result = store.write(record, order)
         if result.outcome == WriteOutcome.UPDATE:
             return Decision(UPDATE, record)
+        if result.newer_stored:
+            return Decision(STALE)
         if result.stored_content_hash == chash:
             return Decision(DUPLICATE)
     raise StoreError(f"article {aid}: version contention did not settle after {MAX_ATTEMPTS} attempts")

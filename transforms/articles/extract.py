@@ -53,6 +53,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Default: off.",
     )
     parser.add_argument("--workers", type=int, default=2, help="Processes to use. Default: 2.")
+    parser.add_argument(
+        "--budget_s",
+        type=float,
+        default=None,
+        help="Seconds one page may take; a page still being extracted then is recorded as rejected "
+        "'extraction_budget_exceeded' and the run goes on (each worker is a child process, reused across pages and "
+        "killed on overrun; transforms/articles/worker.py). 0: in-process, no limit. Default: 30.",
+    )
     parser.add_argument("--publishers", default=None, help="Publisher registry JSON. Default: the packaged one.")
     parser.add_argument("--aliases", default=None, help="Entity alias table TSV. Default: the packaged one.")
     parser.add_argument("--limit", type=int, default=0, help="Only the first N pages (0 = all). Default: 0.")
@@ -113,20 +121,22 @@ def _init_worker(publishers: str | None, aliases: str | None) -> None:
     _NORMALIZER = Normalizer(registry=registry, aliases=alias_table)
 
 
-def extract_one(job: tuple[str, str, str | None]) -> dict:
-    """(id, path, url) -> one output record. Never raises: failures become ``rejected`` records."""
+def extract_one(job: tuple[str, str, str | None], extractor=None) -> dict:
+    """(id, path, url) -> one output record. Never raises: failures become ``rejected`` records. ``extractor``: a
+    Normalizer or a NormalizeWorker (None: this process's Normalizer, set up by _init_worker)."""
     import gzip
 
     from transforms.articles.dates import iso
     from transforms.articles.page import MAX_PAGE_BYTES, Rejected
 
     pid, path, url = job
+    extractor = extractor or _NORMALIZER
     try:
         raw = Path(path).read_bytes()
         if path.lower().endswith(".gz"):
             with gzip.open(path) as fh:
                 raw = fh.read(MAX_PAGE_BYTES + 1)  # bounded: a gzip bomb stops at the size limit
-        art = _NORMALIZER.extract(raw, url=url, headers={}, now_ms=_NORMALIZER.clock())
+        art = extractor.extract(raw, url=url, headers={}, now_ms=int(time.time() * 1000))
     except Rejected as exc:
         return {"id": pid, "rejected": exc.reason, "detail": exc.detail}
     except Exception as exc:  # noqa: BLE001 - analysts get a record per page, whatever happens
@@ -193,8 +203,30 @@ def main(args: argparse.Namespace) -> int:
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     workers = max(1, int(args.workers or 1))
+    from transforms.articles.worker import DEFAULT_BUDGET_S, NormalizeWorker
+
+    budget = DEFAULT_BUDGET_S if getattr(args, "budget_s", None) is None else float(args.budget_s)
+    budgeted: list = []
     with out_path.open("w", encoding="utf-8") as out:
-        if workers == 1:
+        if budget > 0:
+            # Threads here, each driving its own child process (which does the work and can be killed).
+            import threading
+            from concurrent.futures import ThreadPoolExecutor
+
+            local = threading.local()
+            lock = threading.Lock()
+
+            def run(job):
+                worker = getattr(local, "worker", None)
+                if worker is None:
+                    worker = local.worker = NormalizeWorker(budget, args.publishers, args.aliases)
+                    with lock:
+                        budgeted.append(worker)
+                return extract_one(job, worker)
+
+            pool = ThreadPoolExecutor(workers, thread_name_prefix="extract")
+            results = pool.map(run, jobs)
+        elif workers == 1:
             _init_worker(args.publishers, args.aliases)
             results = map(extract_one, jobs)
             pool = None
@@ -210,7 +242,11 @@ def main(args: argparse.Namespace) -> int:
                     rate = i / max(1e-9, time.perf_counter() - started)
                     print(f"extract: {i}/{len(jobs)} pages ({rate:.1f}/s)", file=sys.stderr, flush=True)
         finally:
-            if pool is not None:
+            if budget > 0:
+                pool.shutdown(wait=True)
+                for worker in budgeted:
+                    worker.close()
+            elif pool is not None:
                 pool.close()
                 pool.join()
     rejected = sum(1 for r in records if r.get("rejected"))

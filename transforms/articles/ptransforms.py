@@ -16,7 +16,8 @@ or all of it at once: ``out = raw_items | ProcessArticles(store_config)`` -> ``o
 ``out["dead_letter"]``.
 
 Metrics (namespace ``articles``): ``normalized``, ``dead_letter_<reason>`` (http_error, too_large, empty_body,
-not_html, undecodable, xml_bomb, future_date, no_url, internal_error), ``dedupe_<outcome>`` (new, update,
+not_html, undecodable, xml_bomb, future_date, no_url, extraction_budget_exceeded, extraction_worker_died,
+internal_error), ``dedupe_<outcome>`` (new, update,
 duplicate, stale, content_duplicate), ``syndication_copy``, ``syndication_original``, ``syndication_single``,
 ``syndication_rebuild``.
 
@@ -63,6 +64,12 @@ def _payload(name: str, record: dict) -> bytes:
             return b""
 
 
+def _default_budget() -> float:
+    from transforms.articles.worker import DEFAULT_BUDGET_S
+
+    return DEFAULT_BUDGET_S
+
+
 class NormalizeArticleFn(beam.DoFn):
     """RawItem dict -> Article dict (version 1), or a DeadLetter on the ``dead_letter`` output.
 
@@ -70,14 +77,25 @@ class NormalizeArticleFn(beam.DoFn):
         publishers: path of the publisher registry JSON (None: the packaged one).
         aliases: path of the entity alias table TSV (None: the packaged one).
         clock: () -> ms, for DeadLetter.at (the article's own times come from the RawItem, never from a clock).
+        budget_s: seconds one page may take; the page is then dead-lettered ``extraction_budget_exceeded`` and the
+            next page goes on (transforms/articles/worker.py: normalisation runs in a child process, reused across
+            pages, killed on overrun). None: the default, 30 s; 0: in-process, no limit.
     """
 
-    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+    def __init__(
+        self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None
+    ):
         self.publishers, self.aliases, self.clock = publishers, aliases, clock
+        self.budget_s = _default_budget() if budget_s is None else float(budget_s)
         self.normalized = Metrics.counter(NAMESPACE, "normalized")
         self._reasons: dict = {}
 
     def setup(self):
+        if self.budget_s > 0:
+            from transforms.articles.worker import NormalizeWorker
+
+            self.normalizer = NormalizeWorker(self.budget_s, self.publishers, self.aliases, clock=self.clock)
+            return
         from transforms.articles.entities import AliasTable
         from transforms.articles.normalize import Normalizer
         from transforms.publishers import PublisherRegistry, default_registry
@@ -85,6 +103,11 @@ class NormalizeArticleFn(beam.DoFn):
         registry = PublisherRegistry.load(self.publishers) if self.publishers else default_registry()
         aliases = AliasTable.load(self.aliases) if self.aliases else None
         self.normalizer = Normalizer(registry=registry, aliases=aliases, clock=self.clock)
+
+    def teardown(self):
+        close = getattr(getattr(self, "normalizer", None), "close", None)
+        if close is not None:
+            close()
 
     def _count(self, reason: str):
         c = self._reasons.get(reason)
@@ -127,15 +150,18 @@ class NormalizeArticleFn(beam.DoFn):
 
 
 class NormalizeArticles(beam.PTransform):
-    """RawItem dicts -> ``.articles`` (Article dicts, version 1) and ``.dead_letter`` (DeadLetter dicts)."""
+    """RawItem dicts -> ``.articles`` (Article dicts, version 1) and ``.dead_letter`` (DeadLetter dicts).
+    ``budget_s``: per-page extraction budget (see NormalizeArticleFn; None: 30 s, 0: none)."""
 
-    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+    def __init__(
+        self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None
+    ):
         super().__init__()
-        self.publishers, self.aliases, self.clock = publishers, aliases, clock
+        self.publishers, self.aliases, self.clock, self.budget_s = publishers, aliases, clock, budget_s
 
     def expand(self, raw_items):
         return raw_items | "NormalizeArticle" >> beam.ParDo(
-            NormalizeArticleFn(self.publishers, self.aliases, self.clock)
+            NormalizeArticleFn(self.publishers, self.aliases, self.clock, self.budget_s)
         ).with_outputs(DEAD_LETTER, main=ARTICLES)
 
 
@@ -312,14 +338,25 @@ class ProcessArticles(beam.PTransform):
         store_config: StoreConfig of the ArticleStore (``pipelines.options.store_config(options)``).
         publishers / aliases: registry and alias table paths (None: the packaged ones).
         clock: () -> ms, for DeadLetter.at only.
+        budget_s: per-page extraction budget in seconds (None: 30 s, 0: in-process without a limit).
     """
 
-    def __init__(self, store_config, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms):
+    def __init__(
+        self,
+        store_config,
+        publishers: str | None = None,
+        aliases: str | None = None,
+        clock=wall_clock_ms,
+        budget_s=None,
+    ):
         super().__init__()
         self.store_config, self.publishers, self.aliases, self.clock = store_config, publishers, aliases, clock
+        self.budget_s = budget_s
 
     def expand(self, raw_items):
-        normalized = raw_items | "NormalizeArticles" >> NormalizeArticles(self.publishers, self.aliases, self.clock)
+        normalized = raw_items | "NormalizeArticles" >> NormalizeArticles(
+            self.publishers, self.aliases, self.clock, self.budget_s
+        )
         deduped = normalized[ARTICLES] | "DedupeArticles" >> DedupeArticles(self.store_config, self.clock)
         articles = deduped[ARTICLES] | "DetectSyndication" >> DetectSyndication(self.publishers)
         dead = (normalized[DEAD_LETTER], deduped[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()

@@ -10,8 +10,19 @@ goes to the caller, which dead-letters it.
 - One connection pool per (scheme, host, port, address); a minimum delay between two requests to the same host
   (the larger of ``min_host_delay_s`` and the site's robots.txt Crawl-delay, capped at 30 s) shared by every
   thread of the process. Across workers, the ingest job keys page fetches by host so that one worker owns a host.
-- Timeouts: connect and per-read timeouts plus a total deadline; body limit (default 5 MiB): a larger body is
-  refused, not truncated (a cut article would be a wrong article).
+- Deadline: the whole fetch (every redirect hop, the robots.txt fetches it triggers, connect, request, headers and
+  body) ends by one wall-clock deadline, ``total_timeout_s`` (default 20 s) after the call, whatever the server
+  does. Per-read timeouts alone cannot do that: a server that sends one byte every few seconds (in the headers or
+  the body) never lets a read time out, and held fetches for minutes. Two mechanisms: (1) each hop's connect and
+  read timeouts are capped at the time left, and the body loop checks the deadline between reads; (2) a watchdog
+  thread (:class:`DeadlineWatchdog`, one per process) shuts the connection's socket down when the deadline passes,
+  which ends a blocked header or body read at once (a trickle keeps every single read short, so (1) alone is not
+  enough). DNS resolution is bounded by the time left too (guard.py). The result is ``timeout`` with detail
+  ``total deadline of N s exceeded``. Time spent waiting for the
+  host's politeness slot (our own Crawl-delay/min delay, not the server's doing) is added to the deadline.
+  Body limit (default 5 MiB): a larger body is refused, not truncated (a cut article would be a wrong article).
+- One hostile host cannot stall ingest for long: a feed poll runs in the ingest loop, so the deadline bounds the
+  loop's stall to ``total_timeout_s`` per poll of that feed, and the schedule backs a failing feed off.
 - Redirects followed by hand, at most ``max_redirects`` (default 5), only to http/https.
 - robots.txt (urllib.robotparser) checked for pages, cached per origin for ``robots_ttl_s`` (default 1 h). Per
   RFC 9309: 4xx means no restrictions, 5xx or unreachable means disallow everything (retried after 5 min).
@@ -21,6 +32,9 @@ goes to the caller, which dead-letters it.
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import socket
 import threading
 import time
 import urllib.robotparser
@@ -70,6 +84,95 @@ class FetcherConfig:
     robots_ttl_s: float = 3600.0
     respect_robots: bool = True
     ca_certs: str | None = None  # CA bundle for https (default: certifi's)
+
+
+class DeadlineWatchdog:
+    """Shuts a fetch's socket down when its wall-clock deadline passes (one daemon thread per process).
+
+    ``watch(deadline, sock)`` returns an entry; ``cancel(entry)`` forgets it; ``entry.fired`` tells whether the
+    watchdog cut the connection. Why a thread and not socket timeouts: a socket timeout bounds one ``recv``, and a
+    trickling server makes every ``recv`` return within it. ``shutdown(SHUT_RDWR)`` on the file descriptor makes the
+    blocked ``recv`` (plain or TLS) return at once; the fetcher then reports ``timeout``. The base-class
+    ``socket.socket.shutdown`` is called so that a TLS socket's state is not touched from this thread.
+    """
+
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
+        self._cv = threading.Condition()
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    class Entry:
+        __slots__ = ("deadline", "sock", "fired", "cancelled")
+
+        def __init__(self, deadline: float, sock):
+            self.deadline, self.sock, self.fired, self.cancelled = deadline, sock, False, False
+
+    def watch(self, deadline: float, sock) -> "DeadlineWatchdog.Entry":
+        entry = self.Entry(deadline, sock)
+        with self._cv:
+            heapq.heappush(self._heap, (deadline, next(self._seq), entry))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="fetch-deadlines", daemon=True)
+                self._thread.start()
+            self._cv.notify()
+        return entry
+
+    def cancel(self, entry: "DeadlineWatchdog.Entry | None") -> None:
+        if entry is not None:
+            with self._cv:
+                entry.cancelled, entry.sock = True, None
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._heap and self._heap[0][2].cancelled:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cv.wait(30.0)
+                    if not self._heap:
+                        self._thread = None
+                        return
+                    continue
+                wait = self._heap[0][0] - self.clock()
+                if wait > 0:
+                    self._cv.wait(wait)
+                    continue
+                _, _, entry = heapq.heappop(self._heap)
+                sock, entry.sock = entry.sock, None
+                entry.fired = sock is not None
+            if sock is not None:
+                try:
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except (OSError, TypeError, ValueError):
+                    pass  # already closed: the read it would have cut has ended anyway
+
+
+WATCHDOG = DeadlineWatchdog()
+_CURRENT = threading.local()  # the deadline of the fetch running on this thread (read by the connections)
+
+
+def _watch_connection(conn) -> None:
+    """Called by our connection classes when a response is about to be read: put the socket under the deadline."""
+    deadline = getattr(_CURRENT, "deadline", None)
+    sock = getattr(conn, "sock", None)
+    if deadline is None or sock is None:
+        return
+    entry = WATCHDOG.watch(deadline, sock)
+    _CURRENT.entries.append(entry)
+
+
+class _HTTPConnection(urllib3.connection.HTTPConnection):
+    def getresponse(self, *args, **kwargs):
+        _watch_connection(self)
+        return super().getresponse(*args, **kwargs)
+
+
+class _HTTPSConnection(urllib3.connection.HTTPSConnection):
+    def getresponse(self, *args, **kwargs):
+        _watch_connection(self)
+        return super().getresponse(*args, **kwargs)
 
 
 class HostGate:
@@ -183,6 +286,8 @@ class Fetcher:
                     )
                 else:
                     pool = urllib3.HTTPConnectionPool(ip, port, maxsize=2, block=False, timeout=timeout, retries=False)
+                # Our connection classes put each response's socket under the fetch's deadline (DeadlineWatchdog).
+                pool.ConnectionCls = _HTTPSConnection if scheme == "https" else _HTTPConnection
                 self._pools[key] = pool
             return pool
 
@@ -195,12 +300,34 @@ class Fetcher:
         method: str = "GET",
         body: bytes | None = None,
     ) -> FetchResult:
+        """Fetch ``url`` (following redirects) within ``total_timeout_s`` of wall-clock time. Never raises."""
+        outer = getattr(_CURRENT, "deadline", None)  # a robots.txt fetch runs inside a page fetch's deadline
+        deadline = time.monotonic() + self.config.total_timeout_s
+        if outer is not None:
+            deadline = min(deadline, outer)
+        saved = (outer, getattr(_CURRENT, "entries", None))
+        _CURRENT.deadline, _CURRENT.entries = deadline, []
+        try:
+            return self._fetch(url, headers, check_robots, max_bytes, method, body)
+        finally:
+            for entry in _CURRENT.entries:
+                WATCHDOG.cancel(entry)
+            _CURRENT.deadline, _CURRENT.entries = saved
+
+    def _deadline_hit(self) -> bool:
+        return any(e.fired for e in _CURRENT.entries) or time.monotonic() >= _CURRENT.deadline
+
+    def _timeout(self, result: FetchResult) -> FetchResult:
+        return self._fail(result, "timeout", f"total deadline of {self.config.total_timeout_s:g} s exceeded")
+
+    def _fetch(self, url, headers, check_robots, max_bytes, method, body) -> FetchResult:
         limit = max_bytes or self.config.max_bytes
         result = FetchResult(url=url, final_url=url, fetched_at_ms=int(self.clock() * 1000))
         current = url
-        deadline = time.monotonic() + self.config.total_timeout_s
         for hop in range(self.config.max_redirects + 1):
             result.final_url, result.redirects = current, hop
+            if self._deadline_hit():
+                return self._timeout(result)
             parts = urlsplit(current)
             if parts.scheme not in ("http", "https"):
                 return self._fail(result, "bad_scheme", current)
@@ -210,15 +337,21 @@ class Fetcher:
             except ValueError:
                 return self._fail(result, "bad_url", current)
             try:
-                target = self.guard.resolve(host, port)
+                target = self.guard.resolve(host, port, timeout=max(0.0, _CURRENT.deadline - time.monotonic()))
             except BlockedAddress as exc:
+                if exc.reason == "timeout":
+                    return self._timeout(result)
                 return self._fail(result, exc.reason, exc.detail)
             if check_robots and self.config.respect_robots and not self.robots.allowed(current, self.config.user_agent):
+                if self._deadline_hit():
+                    return self._timeout(result)
                 return self._fail(result, "robots_disallowed", current)
             delay = self.config.min_host_delay_s
             if check_robots:
                 delay = max(delay, min(30.0, self.robots.crawl_delay(current, self.config.user_agent)))
-            self.gate.wait(host, delay)
+            waited = self.gate.wait(host, delay)
+            if waited > 0:  # our own politeness, not the server's doing: it does not eat the deadline
+                _CURRENT.deadline += waited
             req_headers = {
                 "User-Agent": self.config.user_agent,
                 "Accept-Encoding": "identity",
@@ -228,6 +361,12 @@ class Fetcher:
             path = parts.path or "/"
             if parts.query:
                 path += "?" + parts.query
+            left = _CURRENT.deadline - time.monotonic()
+            if left <= 0:
+                return self._timeout(result)
+            timeout = urllib3.Timeout(
+                connect=min(self.config.connect_timeout_s, left), read=min(self.config.read_timeout_s, left)
+            )
             try:
                 pool = self._pool(parts.scheme, host, target.ip, target.port)
                 self.requests_sent += 1
@@ -240,38 +379,54 @@ class Fetcher:
                     retries=False,
                     preload_content=False,
                     assert_same_host=False,
+                    timeout=timeout,
                 )
             except urllib3.exceptions.TimeoutError as exc:
-                return self._fail(result, "timeout", str(exc)[:200])
+                return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
             except (urllib3.exceptions.HTTPError, OSError) as exc:
+                if self._deadline_hit():
+                    return self._timeout(result)
                 return self._fail(result, "connection_error", str(exc)[:200])
+            cut = False
             try:
                 status = resp.status
                 resp_headers = {k.lower(): v for k, v in resp.headers.items()}
                 if status in REDIRECT_CODES and resp_headers.get("location"):
-                    resp.drain_conn()
+                    cut = True  # never read a redirect's body: it could trickle too
                     current = urljoin(current, resp_headers["location"])
                     method, body = ("GET", None) if status in (301, 302, 303) else (method, body)
                     continue
                 declared = resp_headers.get("content-length")
                 if declared and declared.isdigit() and int(declared) > limit:
+                    cut = True
                     return self._fail(result, "too_large", f"content-length {declared} > {limit}")
                 chunks, size = [], 0
                 while True:
-                    if time.monotonic() > deadline:
-                        return self._fail(result, "timeout", "total deadline exceeded")
-                    chunk = resp.read(65536)
+                    if self._deadline_hit():
+                        cut = True
+                        return self._timeout(result)
+                    chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
                     if not chunk:
                         break
                     size += len(chunk)
                     if size > limit:
+                        cut = True
                         return self._fail(result, "too_large", f"body > {limit} bytes")
                     chunks.append(chunk)
+                if self._deadline_hit():  # the watchdog cut the body short: never return a truncated page
+                    cut = True
+                    return self._timeout(result)
             except urllib3.exceptions.TimeoutError as exc:
-                return self._fail(result, "timeout", str(exc)[:200])
+                cut = True
+                return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
             except (urllib3.exceptions.HTTPError, OSError) as exc:
+                cut = True
+                if self._deadline_hit():
+                    return self._timeout(result)
                 return self._fail(result, "connection_error", str(exc)[:200])
             finally:
+                if cut:
+                    resp.close()  # the connection is in an unknown state (or shut down): do not reuse it
                 resp.release_conn()
             result.status = status
             result.headers = resp_headers

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
@@ -91,6 +94,25 @@ def parse_overrides(spec: str | Iterable[str] | dict | None) -> dict[str, tuple[
     return out
 
 
+_RESOLVERS: ThreadPoolExecutor | None = None
+_RESOLVERS_LOCK = threading.Lock()
+
+
+def _resolve_within(resolver, host: str, port: int, timeout: float) -> list[str]:
+    """``resolver(host, port)`` bounded by ``timeout`` seconds: getaddrinfo cannot be interrupted, so it runs on a
+    small shared pool (8 threads) and the caller stops waiting at the deadline (a hostile domain's name servers can
+    be as slow as its web server). A stuck lookup ends by the system resolver's own timeout."""
+    global _RESOLVERS
+    with _RESOLVERS_LOCK:
+        if _RESOLVERS is None:
+            _RESOLVERS = ThreadPoolExecutor(8, thread_name_prefix="dns")
+    future = _RESOLVERS.submit(resolver, host, port)
+    try:
+        return future.result(timeout=max(0.0, timeout))
+    except FutureTimeout:
+        raise BlockedAddress("timeout", f"{host}: DNS resolution took more than {timeout:.1f} s") from None
+
+
 class AddressGuard:
     def __init__(
         self,
@@ -103,8 +125,9 @@ class AddressGuard:
     def is_overridden(self, host: str) -> bool:
         return (host or "").lower().rstrip(".") in self.overrides
 
-    def resolve(self, host: str, port: int) -> Target:
-        """Vet ``host`` and return the address to connect to. Raises BlockedAddress."""
+    def resolve(self, host: str, port: int, timeout: float | None = None) -> Target:
+        """Vet ``host`` and return the address to connect to. Raises BlockedAddress (reason ``timeout`` when the
+        name does not resolve within ``timeout`` seconds; None: no bound of ours)."""
         h = (host or "").lower().rstrip(".")
         if not h:
             raise BlockedAddress("bad_url", "no host")
@@ -117,7 +140,7 @@ class AddressGuard:
             ips = [literal]
         except ValueError:
             try:
-                ips = self.resolver(h, port)
+                ips = self.resolver(h, port) if timeout is None else _resolve_within(self.resolver, h, port, timeout)
             except (OSError, UnicodeError) as exc:
                 raise BlockedAddress("dns_error", f"{h}: {exc}") from None
         if not ips:

@@ -368,5 +368,8 @@ class PublishRecordsFn(beam.DoFn):
         self.bus.ensure_topic(self.topic)
 
     def process(self, record):
-        self.bus.publish_record(self.topic, record)
+        from transforms.ingest.ordering import raw_item_key  # RawItems get a per-URL ordering key (issue 12)
+
+        key = raw_item_key(record) if "fetched_url" in record else None
+        self.bus.publish_record(self.topic, record, ordering_key=key)
         yield record.get("item_id") or record.get("key")
