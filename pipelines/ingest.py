@@ -10,8 +10,9 @@ subscriptions to the feed store (stores/feeds.py).
 Two ways to run the same logic (transforms/ingest/poller.py + schedule.py):
 
 - On Dataflow (``--runner=DataflowRunner``, streaming): :func:`build_pipeline`. PeriodicImpulse ticks drive the
-  registry reload and the bus pull; ScheduleFeedFn holds each feed's state with a processing-time timer;
-  FetchPageFn is keyed by host.
+  registry reload; fetch requests come from Beam's Pub/Sub source (acknowledged when the bundle commits);
+  ScheduleFeedFn holds each feed's state with a processing-time timer; FetchPageFn is keyed by host; raw items and
+  dead letters are published in batches.
 - On this machine (any other runner, the default): :class:`LocalIngest`, a small in-process driver that calls the
   same on_input / on_timer / fetch_page functions with the state in a dict, timers in a heap, and the embedded bus.
   Why not BundleBasedDirectRunner: in Beam 2.77 the Python direct runner cannot host a live source other than
@@ -133,7 +134,13 @@ class IngestOptions(StoreOptions):
             default="ingest-fetch-requests",
             help="Subscription the job pulls FetchRequests from. Default: ingest-fetch-requests.",
         )
-        a("--request_poll_s", type=float, default=1.0, help="Seconds between two pulls of FetchRequests. Default: 1.")
+        a(
+            "--request_poll_s",
+            type=float,
+            default=1.0,
+            help="Local runner only: seconds between two pulls of FetchRequests (the Beam graph reads them with "
+            "Pub/Sub's streaming source). Default: 1.",
+        )
         a("--items_topic", default="items-raw", help="Topic of the RawItems written. Default: items-raw.")
         a(
             "--dead_letter_topic",
@@ -230,17 +237,33 @@ def context_from_options(options, host_overrides: dict | None = None, resolver=N
     )
 
 
-def build_pipeline(p, options):
-    """The streaming ingest graph (Dataflow). Returns {"items": ..., "dead_letters": ...}."""
-    import apache_beam as beam
-    from apache_beam.transforms.periodicsequence import PeriodicImpulse
+def build_pipeline(p, options, registry_ticks=None):
+    """The streaming ingest graph (Dataflow). Returns {"items": ..., "dead_letters": ...}.
 
+    ::
+
+        RegistryTicks (PeriodicImpulse) -> LoadFeedRegistry ----------------------+
+        ReadFetchRequests (ReadBus: ReadFromPubSub) -> DecodeFetchRequests -------+-> MergeFeedInputs -> IngestFeeds
+        IngestFeeds.items -> PublishRawItems (batches);  dead letters of every step -> PublishDeadLetters (batches)
+
+    Fetch requests are read with Beam's Pub/Sub source (through stores.beam_io.ReadBus): the runner acknowledges a
+    message once its output is committed, so a bundle that fails downstream is retried instead of the request being
+    lost (the former design pulled and acked inside a DoFn every second). Raw items and dead letters are
+    published a bundle at a time (PublishBatchesFn), all futures of a batch awaited before the bundle commits.
+
+    Args:
+        registry_ticks: a PCollection replacing the RegistryTicks root (tests on BundleBasedDirectRunner, which
+            cannot run PeriodicImpulse: LOCAL_STACK.md); each element triggers one read of the registry.
+    """
+    import apache_beam as beam
+
+    from stores.beam_io import ReadBus
     from transforms.ingest.transforms import (
         DEAD_LETTER,
+        DecodeFetchRequestFn,
         IngestFeeds,
         LoadFeedRegistryFn,
-        PublishRecordsFn,
-        PullFetchRequestsFn,
+        PublishBatchesFn,
     )
 
     validate(options)
@@ -248,24 +271,23 @@ def build_pipeline(p, options):
     cfg = store_config(options)
     ctx = context_from_options(options)
     kv = beam.typehints.KV[str, typing.Any]
-    configs = (
-        p
-        | "RegistryTicks" >> PeriodicImpulse(fire_interval=o.registry_reload_s)
-        | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(kv)
+    if registry_ticks is None:
+        from apache_beam.transforms.periodicsequence import PeriodicImpulse
+
+        registry_ticks = p | "RegistryTicks" >> PeriodicImpulse(fire_interval=o.registry_reload_s)
+    configs = registry_ticks | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(
+        kv
     )
-    pulled = (
+    decoded = (
         p
-        | "RequestTicks" >> PeriodicImpulse(fire_interval=o.request_poll_s)
-        | "PullFetchRequests"
-        >> beam.ParDo(
-            PullFetchRequestsFn(ctx, cfg.name(o.fetch_request_topic), cfg.name(o.fetch_request_subscription))
-        ).with_outputs(DEAD_LETTER, main="requests")
+        | "ReadFetchRequests" >> ReadBus(cfg, o.fetch_request_topic, o.fetch_request_subscription)
+        | "DecodeFetchRequests" >> beam.ParDo(DecodeFetchRequestFn()).with_outputs(DEAD_LETTER, main="requests")
     )
-    requests = pulled.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
+    requests = decoded.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
     out = (configs, requests) | "MergeFeedInputs" >> beam.Flatten() | "IngestFeeds" >> IngestFeeds(ctx)
-    out["items"] | "PublishRawItems" >> beam.ParDo(PublishRecordsFn(cfg, cfg.name(o.items_topic)))
-    dead = (out["dead_letters"], pulled[DEAD_LETTER]) | "MergeAllDeadLetters" >> beam.Flatten()
-    dead | "PublishDeadLetters" >> beam.ParDo(PublishRecordsFn(cfg, cfg.name(o.dead_letter_topic)))
+    out["items"] | "PublishRawItems" >> beam.ParDo(PublishBatchesFn(cfg, o.items_topic, "RawItem"))
+    dead = (out["dead_letters"], decoded[DEAD_LETTER]) | "MergeAllDeadLetters" >> beam.Flatten()
+    dead | "PublishDeadLetters" >> beam.ParDo(PublishBatchesFn(cfg, o.dead_letter_topic, "DeadLetter"))
     return {"items": out["items"], "dead_letters": dead}
 
 
