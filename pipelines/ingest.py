@@ -331,7 +331,13 @@ class LocalIngest:
         self._counts: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._pending = []
+        # Outbox order: a feed's state is checkpointed only once every item its polls discovered is published
+        # (or dead-lettered). Fetches in flight: (feed url, discovery, attempt, future); failed publishes wait in
+        # _retry as (not before, feed url, discovery, attempt); _inflight counts both per feed.
+        self._pending: list[tuple[str, poller.Discovery, int, typing.Any]] = []
+        self._retry: list[tuple[float, str, poller.Discovery, int]] = []
+        self._inflight: dict[str, int] = {}
+        self._unsaved: set[str] = set()
 
     @classmethod
     def from_options(cls, options, **kwargs) -> "LocalIngest":
@@ -357,7 +363,7 @@ class LocalIngest:
         if step.config is not None:
             self.configs[url] = step.config
         self.states[url] = step.state
-        self.store.put_state(url, step.state.to_dict())
+        self._unsaved.add(url)
         if step.state.next_poll_ms is not None:
             heapq.heappush(self.timers, (step.state.next_poll_ms, url))
         out = step.outcome
@@ -371,7 +377,7 @@ class LocalIngest:
         for dl in out.dead_letters:
             self._dead(dl)
         for d in out.discoveries:
-            self._pending.append(self.pool.submit(self._fetch, d))
+            self._submit(url, d, 0)
         if out.subscribe is not None and self.o.websub_callback_base:
             try:
                 poller.subscribe(self.fetcher, self.store, out.subscribe, self.o.websub_callback_base, self.clock())
@@ -403,6 +409,42 @@ class LocalIngest:
             self._dead(dl)
         else:
             self._count("pages_duplicate")
+
+    # -- outbox order -----------------------------------------------------------------------------------------
+    def _submit(self, url: str, d: poller.Discovery, attempt: int) -> None:
+        self._inflight[url] = self._inflight.get(url, 0) + 1
+        self._pending.append((url, d, attempt, self.pool.submit(self._fetch, d)))
+
+    def _settle(self) -> None:
+        """Loop thread: collect finished fetches, re-queue those whose publishing failed (a store error: the bus
+        did not take the item; the retry keeps the discovery's claim), then checkpoint every feed that has no
+        item in flight. Why this order: the checkpoint remembers the feed's guids, so written before the items
+        are out, a crash in between lost them for good (issue 12, class 8); written after, a crash only means the
+        restarted run polls from the previous checkpoint and publishes them again (the stories job dedupes)."""
+        running = []
+        for url, d, attempt, fut in self._pending:
+            if not fut.done():
+                running.append((url, d, attempt, fut))
+                continue
+            self._inflight[url] -= 1
+            exc = fut.exception()
+            if exc is not None:
+                delay = min(30.0, 0.5 * 2**attempt)
+                log.warning("publishing %s failed (%s); retrying in %.1f s", d.url, exc, delay)
+                self._count("publish_retries")
+                self._inflight[url] += 1
+                self._retry.append((time.monotonic() + delay, url, d, attempt + 1))
+        self._pending = running
+        due = [r for r in self._retry if r[0] <= time.monotonic()]
+        if due:
+            self._retry = [r for r in self._retry if r[0] > time.monotonic()]
+            for _, url, d, attempt in due:
+                self._inflight[url] -= 1
+                self._submit(url, d, attempt)
+        for url in sorted(self._unsaved):
+            if not self._inflight.get(url):
+                self.store.put_state(url, self.states[url].to_dict())
+                self._unsaved.discard(url)
 
     # -- loop ---------------------------------------------------------------------------------------------------
     def load_registry(self) -> None:
@@ -473,11 +515,13 @@ class LocalIngest:
         return fired
 
     def drain(self, timeout: float = 30.0) -> None:
-        """Wait for the page fetches in flight (tests, shutdown)."""
+        """Wait for the page fetches in flight (tests, shutdown) and checkpoint what they settled. Feeds whose
+        items are still not published when the time is up keep their previous checkpoint (a restart re-polls)."""
         deadline = time.monotonic() + timeout
-        while self._pending and time.monotonic() < deadline:
-            fut = self._pending.pop(0)
-            fut.result(timeout=max(0.0, deadline - time.monotonic()))
+        self._settle()
+        while (self._pending or self._retry) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._settle()
 
     def run(self, stop: threading.Event | None = None, max_run_s: float | None = None) -> dict:
         stop = stop or self._stop
@@ -492,7 +536,7 @@ class LocalIngest:
                 next_reload = time.monotonic() + self.o.registry_reload_s
             self.fire_due()
             self.pull_requests(timeout=0.0)
-            self._pending = [f for f in self._pending if not f.done()]
+            self._settle()
             wait = self.o.request_poll_s
             if self.timers:
                 wait = min(wait, max(0.0, (self.timers[0][0] - self.clock()) / 1000))
