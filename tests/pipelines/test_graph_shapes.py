@@ -113,7 +113,8 @@ def _stories_graph(tmp_path, *extra) -> Graph:
 
 
 def test_the_streaming_stories_graph_links_stories_and_the_links_reach_the_ranker(tmp_path):
-    g = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test")  # reads Pub/Sub: streaming, --links auto = on
+    # reads Pub/Sub: streaming, so --links auto = on
+    g = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test")
     assert not g.missing(STORIES_STEPS + LINK_STEPS), g.missing(STORIES_STEPS + LINK_STEPS)
     assert g.has("ReadRawItems/ReadFromPubSub")
     assert g.reaches("ClusterStories/", "LinkStories/ProposeLinks")

@@ -137,7 +137,8 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
     build_pipeline(p, options, registry_ticks=ticks)
     result = p.run()
     try:
-        public = {a["url"] for a in world.articles.values() if a["pub"] == "wirepress" and world.is_public(a, world.clock.now_ms())}
+        now = world.clock.now_ms()
+        public = {a["url"] for a in world.articles.values() if a["pub"] == "wirepress" and world.is_public(a, now)}
         first = _wait_for(bus, "test-items", "items-raw", lambda got: {i["fetched_url"] for i in got} >= public, 90)
         assert {i["fetched_url"] for i in first} >= public, "the registry's first poll published no raw items"
         assert not faults

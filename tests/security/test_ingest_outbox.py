@@ -68,7 +68,9 @@ def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
             "--host_overrides=" + ",".join(f"{h}={t}" for h, t in world.host_overrides.items()),
         ]
         expected = sorted(
-            a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms())
+            a["url"]
+            for a in world.articles.values()
+            if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms())
         )
         assert len(expected) >= 2
 
@@ -130,7 +132,9 @@ def test_a_failed_publish_is_retried_and_the_checkpoint_waits_for_it(tmp_path):
         assert checkpoints_while_failing == [None]  # no checkpoint while an item of the poll was not out
         assert stats["publish_retries"] == 1
         expected = sorted(
-            a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms())
+            a["url"]
+            for a in world.articles.values()
+            if a["pub"] == "daily-herald" and world.is_public(a, world.clock.now_ms())
         )
         assert sorted(set(published_urls(data))) == expected
         assert open_feed_store(StoreConfig(data_dir=str(data))).get_state(FEED)  # checkpointed once all were out
