@@ -21,6 +21,11 @@ Two ways to run the same logic (transforms/ingest/poller.py + schedule.py):
 
 Stopping and resuming: every state change is checkpointed to the feed store and every page fetch claims its URL
 there first, so a stopped run resumes each feed's validators, guids and schedule and never fetches an item twice.
+The local driver checkpoints in outbox order: a feed's state (which remembers the guids its polls saw) is written
+only once every item those polls discovered is published on items-raw (or dead-lettered); a failed publish is
+retried with backoff. A crash between a poll and the publishing of its items therefore loses nothing: the restarted
+run polls from the previous checkpoint and publishes them (again, at worst: the stories job dedupes). On Dataflow the
+Beam state is the truth: a feed's state and the discoveries of its poll commit in the same bundle.
 """
 
 from __future__ import annotations
