@@ -10,8 +10,9 @@ subscriptions to the feed store (stores/feeds.py).
 Two ways to run the same logic (transforms/ingest/poller.py + schedule.py):
 
 - On Dataflow (``--runner=DataflowRunner``, streaming): :func:`build_pipeline`. PeriodicImpulse ticks drive the
-  registry reload and the bus pull; ScheduleFeedFn holds each feed's state with a processing-time timer;
-  FetchPageFn is keyed by host.
+  registry reload; fetch requests come from Beam's Pub/Sub source (acknowledged when the bundle commits);
+  ScheduleFeedFn holds each feed's state with a processing-time timer; FetchPageFn is keyed by host; raw items and
+  dead letters are published in batches.
 - On this machine (any other runner, the default): :class:`LocalIngest`, a small in-process driver that calls the
   same on_input / on_timer / fetch_page functions with the state in a dict, timers in a heap, and the embedded bus.
   Why not BundleBasedDirectRunner: in Beam 2.77 the Python direct runner cannot host a live source other than
@@ -20,6 +21,11 @@ Two ways to run the same logic (transforms/ingest/poller.py + schedule.py):
 
 Stopping and resuming: every state change is checkpointed to the feed store and every page fetch claims its URL
 there first, so a stopped run resumes each feed's validators, guids and schedule and never fetches an item twice.
+The local driver checkpoints in outbox order: a feed's state (which remembers the guids its polls saw) is written
+only once every item those polls discovered is published on items-raw (or dead-lettered); a failed publish is
+retried with backoff. A crash between a poll and the publishing of its items therefore loses nothing: the restarted
+run polls from the previous checkpoint and publishes them (again, at worst: the stories job dedupes). On Dataflow the
+Beam state is the truth: a feed's state and the discoveries of its poll commit in the same bundle.
 """
 
 from __future__ import annotations
@@ -134,7 +140,13 @@ class IngestOptions(StoreOptions):
             default="ingest-fetch-requests",
             help="Subscription the job pulls FetchRequests from. Default: ingest-fetch-requests.",
         )
-        a("--request_poll_s", type=float, default=1.0, help="Seconds between two pulls of FetchRequests. Default: 1.")
+        a(
+            "--request_poll_s",
+            type=float,
+            default=1.0,
+            help="Local runner only: seconds between two pulls of FetchRequests (the Beam graph reads them with "
+            "Pub/Sub's streaming source). Default: 1.",
+        )
         a("--items_topic", default="items-raw", help="Topic of the RawItems written. Default: items-raw.")
         a(
             "--dead_letter_topic",
@@ -231,17 +243,33 @@ def context_from_options(options, host_overrides: dict | None = None, resolver=N
     )
 
 
-def build_pipeline(p, options):
-    """The streaming ingest graph (Dataflow). Returns {"items": ..., "dead_letters": ...}."""
-    import apache_beam as beam
-    from apache_beam.transforms.periodicsequence import PeriodicImpulse
+def build_pipeline(p, options, registry_ticks=None):
+    """The streaming ingest graph (Dataflow). Returns {"items": ..., "dead_letters": ...}.
 
+    ::
+
+        RegistryTicks (PeriodicImpulse) -> LoadFeedRegistry ----------------------+
+        ReadFetchRequests (ReadBus: ReadFromPubSub) -> DecodeFetchRequests -------+-> MergeFeedInputs -> IngestFeeds
+        IngestFeeds.items -> PublishRawItems (batches);  dead letters of every step -> PublishDeadLetters (batches)
+
+    Fetch requests are read with Beam's Pub/Sub source (through stores.beam_io.ReadBus): the runner acknowledges a
+    message once its output is committed, so a bundle that fails downstream is retried instead of the request being
+    lost (the former design pulled and acked inside a DoFn every second). Raw items and dead letters are
+    published a bundle at a time (PublishBatchesFn), all futures of a batch awaited before the bundle commits.
+
+    Args:
+        registry_ticks: a PCollection replacing the RegistryTicks root (tests on BundleBasedDirectRunner, which
+            cannot run PeriodicImpulse: LOCAL_STACK.md); each element triggers one read of the registry.
+    """
+    import apache_beam as beam
+
+    from stores.beam_io import ReadBus
     from transforms.ingest.transforms import (
         DEAD_LETTER,
+        DecodeFetchRequestFn,
         IngestFeeds,
         LoadFeedRegistryFn,
-        PublishRecordsFn,
-        PullFetchRequestsFn,
+        PublishBatchesFn,
     )
 
     validate(options)
@@ -249,24 +277,23 @@ def build_pipeline(p, options):
     cfg = store_config(options)
     ctx = context_from_options(options)
     kv = beam.typehints.KV[str, typing.Any]
-    configs = (
-        p
-        | "RegistryTicks" >> PeriodicImpulse(fire_interval=o.registry_reload_s)
-        | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(kv)
+    if registry_ticks is None:
+        from apache_beam.transforms.periodicsequence import PeriodicImpulse
+
+        registry_ticks = p | "RegistryTicks" >> PeriodicImpulse(fire_interval=o.registry_reload_s)
+    configs = registry_ticks | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(
+        kv
     )
-    pulled = (
+    decoded = (
         p
-        | "RequestTicks" >> PeriodicImpulse(fire_interval=o.request_poll_s)
-        | "PullFetchRequests"
-        >> beam.ParDo(
-            PullFetchRequestsFn(ctx, cfg.name(o.fetch_request_topic), cfg.name(o.fetch_request_subscription))
-        ).with_outputs(DEAD_LETTER, main="requests")
+        | "ReadFetchRequests" >> ReadBus(cfg, o.fetch_request_topic, o.fetch_request_subscription)
+        | "DecodeFetchRequests" >> beam.ParDo(DecodeFetchRequestFn()).with_outputs(DEAD_LETTER, main="requests")
     )
-    requests = pulled.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
+    requests = decoded.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
     out = (configs, requests) | "MergeFeedInputs" >> beam.Flatten() | "IngestFeeds" >> IngestFeeds(ctx)
-    out["items"] | "PublishRawItems" >> beam.ParDo(PublishRecordsFn(cfg, cfg.name(o.items_topic)))
-    dead = (out["dead_letters"], pulled[DEAD_LETTER]) | "MergeAllDeadLetters" >> beam.Flatten()
-    dead | "PublishDeadLetters" >> beam.ParDo(PublishRecordsFn(cfg, cfg.name(o.dead_letter_topic)))
+    out["items"] | "PublishRawItems" >> beam.ParDo(PublishBatchesFn(cfg, o.items_topic, "RawItem"))
+    dead = (out["dead_letters"], decoded[DEAD_LETTER]) | "MergeAllDeadLetters" >> beam.Flatten()
+    dead | "PublishDeadLetters" >> beam.ParDo(PublishBatchesFn(cfg, o.dead_letter_topic, "DeadLetter"))
     return {"items": out["items"], "dead_letters": dead}
 
 
@@ -310,7 +337,13 @@ class LocalIngest:
         self._counts: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._pending = []
+        # Outbox order: a feed's state is checkpointed only once every item its polls discovered is published
+        # (or dead-lettered). Fetches in flight: (feed url, discovery, attempt, future); failed publishes wait in
+        # _retry as (not before, feed url, discovery, attempt); _inflight counts both per feed.
+        self._pending: list[tuple[str, poller.Discovery, int, typing.Any]] = []
+        self._retry: list[tuple[float, str, poller.Discovery, int]] = []
+        self._inflight: dict[str, int] = {}
+        self._unsaved: set[str] = set()
 
     @classmethod
     def from_options(cls, options, **kwargs) -> "LocalIngest":
@@ -336,7 +369,7 @@ class LocalIngest:
         if step.config is not None:
             self.configs[url] = step.config
         self.states[url] = step.state
-        self.store.put_state(url, step.state.to_dict())
+        self._unsaved.add(url)
         if step.state.next_poll_ms is not None:
             heapq.heappush(self.timers, (step.state.next_poll_ms, url))
         out = step.outcome
@@ -350,7 +383,7 @@ class LocalIngest:
         for dl in out.dead_letters:
             self._dead(dl)
         for d in out.discoveries:
-            self._pending.append(self.pool.submit(self._fetch, d))
+            self._submit(url, d, 0)
         if out.subscribe is not None and self.o.websub_callback_base:
             try:
                 poller.subscribe(self.fetcher, self.store, out.subscribe, self.o.websub_callback_base, self.clock())
@@ -382,6 +415,42 @@ class LocalIngest:
             self._dead(dl)
         else:
             self._count("pages_duplicate")
+
+    # -- outbox order -----------------------------------------------------------------------------------------
+    def _submit(self, url: str, d: poller.Discovery, attempt: int) -> None:
+        self._inflight[url] = self._inflight.get(url, 0) + 1
+        self._pending.append((url, d, attempt, self.pool.submit(self._fetch, d)))
+
+    def _settle(self) -> None:
+        """Loop thread: collect finished fetches, re-queue those whose publishing failed (a store error: the bus
+        did not take the item; the retry keeps the discovery's claim), then checkpoint every feed that has no
+        item in flight. Why this order: the checkpoint remembers the feed's guids, so written before the items
+        are out, a crash in between lost them for good (issue 12, class 8); written after, a crash only means the
+        restarted run polls from the previous checkpoint and publishes them again (the stories job dedupes)."""
+        running = []
+        for url, d, attempt, fut in self._pending:
+            if not fut.done():
+                running.append((url, d, attempt, fut))
+                continue
+            self._inflight[url] -= 1
+            exc = fut.exception()
+            if exc is not None:
+                delay = min(30.0, 0.5 * 2**attempt)
+                log.warning("publishing %s failed (%s); retrying in %.1f s", d.url, exc, delay)
+                self._count("publish_retries")
+                self._inflight[url] += 1
+                self._retry.append((time.monotonic() + delay, url, d, attempt + 1))
+        self._pending = running
+        due = [r for r in self._retry if r[0] <= time.monotonic()]
+        if due:
+            self._retry = [r for r in self._retry if r[0] > time.monotonic()]
+            for _, url, d, attempt in due:
+                self._inflight[url] -= 1
+                self._submit(url, d, attempt)
+        for url in sorted(self._unsaved):
+            if not self._inflight.get(url):
+                self.store.put_state(url, self.states[url].to_dict())
+                self._unsaved.discard(url)
 
     # -- loop ---------------------------------------------------------------------------------------------------
     def load_registry(self) -> None:
@@ -452,11 +521,13 @@ class LocalIngest:
         return fired
 
     def drain(self, timeout: float = 30.0) -> None:
-        """Wait for the page fetches in flight (tests, shutdown)."""
+        """Wait for the page fetches in flight (tests, shutdown) and checkpoint what they settled. Feeds whose
+        items are still not published when the time is up keep their previous checkpoint (a restart re-polls)."""
         deadline = time.monotonic() + timeout
-        while self._pending and time.monotonic() < deadline:
-            fut = self._pending.pop(0)
-            fut.result(timeout=max(0.0, deadline - time.monotonic()))
+        self._settle()
+        while (self._pending or self._retry) and time.monotonic() < deadline:
+            time.sleep(0.02)
+            self._settle()
 
     def run(self, stop: threading.Event | None = None, max_run_s: float | None = None) -> dict:
         stop = stop or self._stop
@@ -471,7 +542,7 @@ class LocalIngest:
                 next_reload = time.monotonic() + self.o.registry_reload_s
             self.fire_due()
             self.pull_requests(timeout=0.0)
-            self._pending = [f for f in self._pending if not f.done()]
+            self._settle()
             wait = self.o.request_poll_s
             if self.timers:
                 wait = min(wait, max(0.0, (self.timers[0][0] - self.clock()) / 1000))

@@ -9,7 +9,8 @@ Starts, in order:
    ``--speed`` times faster than the wall clock), unless ``--feeds`` points at a real feed list;
 4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
 5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):
-   normalise, dedupe, syndication, embed, cluster, bursts, minute ranking, snapshots and pointers.
+   normalise, dedupe, syndication, embed, cluster, cross-language links (every 10 virtual minutes of the world),
+   bursts, minute ranking, snapshots and pointers.
 
 Every table lives in ``{data_dir}/newsroom.sqlite3`` and every snapshot under ``{data_dir}/snapshots/`` (the
 embedded backends). The one thing that is not embedded is the bus: Beam 2.77's Python local runner can host no
@@ -243,6 +244,8 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
                 f"--project={state.project}"]
     if args.embedder:
         job_args.append(f"--embedder={args.embedder}")
+    if world is not None:  # cross-language link ticks every 10 virtual minutes of the world, like its schedules
+        job_args.append(f"--link_interval_s={600.0 / args.speed:g}")
     job_log = open(logs / "stories-job.log", "ab")
     job = subprocess.Popen(job_args, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ),
                            start_new_session=True)

@@ -11,6 +11,7 @@ The graph, one labelled step per stage (the same transforms as the backfill and 
     ReadRawItems -> DecodeRawItems -> ProcessArticles (normalise, dedupe, syndication; transforms/articles)
       -> ArticleFeatures -> EmbedArticles -> ClusterStories -> ApplyStoryChanges (transforms/stories)
       -> PublishEditions (DetectBursts, RankEditions, TrackAliases, PublishSnapshots; transforms/editions)
+    streaming (--links auto|on): ClusterStories -> LinkStories -> ApplyLinks, and LINK changes -> PublishEditions
     dead letters of every stage -> PublishDeadLetters;  burst polls -> PublishFetchRequests
 
 Runners: reading Pub/Sub (``--backend=gcp`` or ``--bus=pubsub``) is a streaming job: DataflowRunner in production
@@ -93,6 +94,14 @@ class StoriesOptions(StoreOptions):
             "worker, linked at each 10-minute tick; recorded as links, never merges). auto = on when the job "
             "streams (Pub/Sub), off for a bounded local run, where FnApiRunner can drop the story writer's timer "
             "output when a second timer stage reads it (the backfill links its final stories instead). Default: auto.",
+        )
+        parser.add_argument(
+            "--link_interval_s",
+            type=float,
+            default=600.0,
+            help="Event-time seconds between two link ticks (each links the live stories across languages; LINK "
+            "changes reach story pages and Full Coverage at the next ranking cycle). `newsroom run` divides it by "
+            "the sample world's --speed. Default: 600.",
         )
 
 
@@ -181,13 +190,17 @@ def build_pipeline(p, options) -> dict:
     )
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg)
     applied = clustered.outputs | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
-    links = None
+    story_changes = clustered.outputs
+    link_outputs = None
     if links:
-        links = clustered.outputs | "LinkStories" >> sb.LinkStories()
-        links | "ApplyLinks" >> sb.ApplyStoryChanges(cfg)
+        # LINK outputs of the link writer ("mul"): into the story store like any writer's output, and to the
+        # editions stage with the other changes, where the ranker records them on both stories' coverage.
+        link_outputs = clustered.outputs | "LinkStories" >> sb.LinkStories(every_ms=int(o.link_interval_s * 1000))
+        link_outputs | "ApplyLinks" >> sb.ApplyStoryChanges(cfg)
+        story_changes = (clustered.outputs, link_outputs) | "WithLinks" >> beam.Flatten()
     editions_only = [e.strip() for e in o.editions_only.split(",") if e.strip()] if o.editions_only else None
     editions = (
-        clustered.outputs
+        story_changes
         | "ChangesOfOutputs" >> ChangesOfOutputs()
         | "PublishEditions" >> PublishEditions(cfg, o.editions, o.publishers, editions_only)
     )
@@ -203,7 +216,7 @@ def build_pipeline(p, options) -> dict:
         "articles": articles[ARTICLES],
         "outputs": clustered.outputs,
         "applied": applied,
-        "links": links,
+        "links": link_outputs,
         "results": editions["results"],
         "fetch_requests": editions["fetch_requests"],
         "dead_letter": dead,
@@ -218,6 +231,8 @@ def linking(options: PipelineOptions) -> bool:
     (tests/pipelines/test_stories_job.py::test_a_bounded_run_decides_stories_whatever_the_hash_seed).
     """
     o = options.view_as(StoriesOptions)
+    if not o.link_interval_s > 0:
+        raise ValueError(f"--link_interval_s must be > 0, got {o.link_interval_s}")
     streams = streaming(options) or bool(options.view_as(StandardOptions).streaming)
     if o.links == "on" and not streams:
         raise ValueError("--links=on needs a streaming run (Pub/Sub); a bounded run cannot link (see --links help)")

@@ -701,17 +701,23 @@ class PubSubBus(MessageBus):
         return client("publisher-ordered", self.project)  # process-wide, like the plain publisher
 
     def publish_many(self, topic: str, items: list[tuple[bytes, dict]]) -> list[str]:
-        """Hands every message to the publisher client first (it batches them into few requests), then waits on all
+        """An ``ordering_key`` attribute is taken as the message's ordering key (as ``publish`` does). Hands every message to the publisher client first (it batches them into few requests), then waits on all
         the futures. Waits at most PUBLISH_TIMEOUT_S without progress: once one future times out, the others are
         only checked. If any message failed, raises (NotFound for a missing topic, else StoreError) after all
         were waited on; the others may have been published, and publishing the batch again is safe (consumers are
         idempotent, delivery is at least once)."""
         path = self.topic_path(topic)
         futures = []
+        keys = set()
         with _errors(f"publish to {topic}"):  # publish() only queues; it raises for invalid messages
             for data, attributes in items:
                 attrs = {str(k): str(v) for k, v in (attributes or {}).items()}
-                futures.append(self.publisher.publish(path, bytes(data), **attrs))
+                key = attrs.pop("ordering_key", None)  # see publish(): keyed messages go through the ordered client
+                if key:
+                    keys.add(key)
+                    futures.append(self._ordered().publish(path, bytes(data), ordering_key=key, **attrs))
+                else:
+                    futures.append(self.publisher.publish(path, bytes(data), **attrs))
         ids: list[str] = []
         errors: list[BaseException] = []
         timeout = PUBLISH_TIMEOUT_S
@@ -724,6 +730,8 @@ class PubSubBus(MessageBus):
                     timeout = 0.0
         if not errors:
             return ids
+        for key in keys:  # a failed keyed publish pauses its key: resume so the bundle's retry goes out
+            self._ordered().resume_publish(path, key)
         first = errors[0]
         if isinstance(first, gx.NotFound):
             raise NotFound(f"no topic {topic!r}; create it with ensure_topic or `newsroom stack up`") from first

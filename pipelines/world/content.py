@@ -11,6 +11,8 @@ in *virtual* seconds after the world starts; <= 0 means already published when i
 - ``members``: the page lives under /members/, which robots.txt disallows.
 - ``correction``: ``{"at": t, "headline": ...}``: the headline is corrected at virtual time t (same URL and guid).
 - ``future_days``: the page states a publication date that many days in the future.
+- ``translation_of``: the article translates another one of the world (another publisher, another language): the
+  stories job must link their two stories across languages (tests/pipelines/test_main.py).
 
 Events: E1 the Calder Bay earthquake (the breaking burst: 11 English originals from 7 publishers of authority
 > 0.5 within 4 virtual minutes, wire copies, and Spanish, German and French reports); E2 the Aurora Motors recall
@@ -18,7 +20,8 @@ Events: E1 the Calder Bay earthquake (the breaking burst: 11 English originals f
 (an AMP copy); E4 Springfield's riverside park (a redirect wrapper, a robots-disallowed page); E5 a drought bill
 whose headline is corrected; E6 a cup final (es/de/en); E7 an air-traffic strike (fr); E8 a northern rail strike
 (en, gb); E9 Berlin housing (de); E10 a content farm (future date, a feed whose ETag changes on every request);
-E11 Mumbai's monsoon (news sitemap).
+E11 Mumbai's monsoon (news sitemap); E12 the Port Almera desalination plant (an English report and its Spanish
+translation, released early in a run: the translated pair the cross-language links must join).
 """
 
 from __future__ import annotations
@@ -643,6 +646,44 @@ ARTICLES: list[dict] = [
             "tsunami sur le littoral et l'évacuation des quartiers proches du port.",
             "Selon le service géologique, l'épicentre se situait à 40 kilomètres des côtes, à une profondeur de "
             "12 kilomètres. Plusieurs répliques ont suivi.",
+        ],
+    },
+    # ---------------------------------------------------------------- E12 a translated pair (en -> es)
+    {
+        "id": "port-almera-solar-desalination-plant",
+        "pub": "pacific-times",
+        "at": 240,
+        "section": "technology",
+        "lang": "en",
+        "author": "Priya Raman",
+        "headline": "Port Almera opens solar-powered desalination plant to supply 180,000 residents",
+        "paras": [
+            "Port Almera on Thursday opened a desalination plant powered entirely by solar panels, which will turn "
+            "50 million litres of seawater a day into drinking water for 180,000 residents.",
+            "The $210 million plant, built by the engineering firm Aqualux, uses 90,000 panels on the hills above "
+            "the harbour and stores surplus energy in batteries so that it can run through the night.",
+            "Mayor Helena Vargas said the plant would end the summer water cuts that have hit the city for six "
+            "years in a row. Aqualux says the water will cost 30 percent less than water trucked in from inland.",
+        ],
+    },
+    {
+        "id": "port-almera-desaladora-solar",
+        "pub": "el-diario-central",
+        "at": 300,
+        "section": "technology",
+        "lang": "es",
+        "author": "Pablo Medina",
+        "translation_of": "port-almera-solar-desalination-plant",
+        "headline": "Port Almera inaugura una desaladora solar que abastecerá a 180.000 vecinos",
+        "paras": [
+            "Port Almera inauguró el jueves una planta desaladora alimentada íntegramente por paneles solares, que "
+            "convertirá 50 millones de litros de agua de mar al día en agua potable para 180.000 vecinos.",
+            "La planta, de 210 millones de dólares y construida por la empresa de ingeniería Aqualux, utiliza "
+            "90.000 paneles en las colinas sobre el puerto y almacena la energía sobrante en baterías para poder "
+            "funcionar durante la noche.",
+            "La alcaldesa Helena Vargas afirmó que la planta pondrá fin a los cortes de agua que sufre la ciudad "
+            "cada verano desde hace seis años. Aqualux asegura que el agua costará un 30 % menos que la traída en "
+            "camiones desde el interior.",
         ],
     },
     # ---------------------------------------------------------------- later, ordinary news

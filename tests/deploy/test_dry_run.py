@@ -65,7 +65,14 @@ JOB_ARGS: dict[str, list[str]] = {
 
 # Top-level steps that must be in each translated graph (the stages of the job's docstring).
 STAGES: dict[str, set[str]] = {
-    "ingest": {"LoadFeedRegistry", "IngestFeeds", "PullFetchRequests", "PublishRawItems", "PublishDeadLetters"},
+    "ingest": {
+        "LoadFeedRegistry",
+        "ReadFetchRequests",
+        "DecodeFetchRequests",
+        "IngestFeeds",
+        "PublishRawItems",
+        "PublishDeadLetters",
+    },
     "stories": {
         "ReadRawItems",
         "DecodeRawItems",
@@ -73,6 +80,8 @@ STAGES: dict[str, set[str]] = {
         "EmbedArticles",
         "ClusterStories",
         "ApplyStoryChanges",
+        "LinkStories",
+        "ApplyLinks",
         "PublishEditions",
         "PublishFetchRequests",
         "PublishDeadLetters",
@@ -162,6 +171,8 @@ def test_dataflow_dry_run_translates_the_whole_graph(job, launch, inputs):
     if job == "stories":
         # The subscription Terraform creates (test_terraform checks it is the one it passes) is the one read.
         assert pubsub_reads(translated) == [f"projects/{PROJECT}/subscriptions/stories-items-raw"]
+    if job == "ingest":  # fetch requests through Beam's Pub/Sub source (acked on commit), not a pulling DoFn
+        assert pubsub_reads(translated) == [f"projects/{PROJECT}/subscriptions/ingest-fetch-requests"]
     if job == "backfill":
         assert pubsub_reads(translated) == [], "the backfill reads files, never a subscription"
         assert options["namespace"] == "bf-ci" and options["snapshots"] is True, (

@@ -180,8 +180,8 @@ def test_pipeline_translates_for_dataflow(tmp_path):
     assert {
         "RegistryTicks",
         "LoadFeedRegistry",
-        "RequestTicks",
-        "PullFetchRequests",
+        "ReadFetchRequests",
+        "DecodeFetchRequests",
         "IngestFeeds",
         "PublishRawItems",
         "PublishDeadLetters",

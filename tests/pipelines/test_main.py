@@ -1,8 +1,9 @@
 """`newsroom run` end to end: the sample world, ingest, the streaming stories job and the origin on this machine.
 
 Runs the README's main command (bounded with --minutes) twice on one data directory: the first run must put the
-world's breaking earthquake on top of us-en, labelled; the second (a resume) must not fetch, store or assign
-anything twice. Figures (latency) are printed, not asserted: this machine is shared.
+world's breaking earthquake on top of us-en, labelled, and link the world's translated pair across languages on the
+served story pages; the second (a resume) must not fetch, store or assign anything twice. Figures (latency) are
+printed, not asserted: this machine is shared.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 
 import pytest
 
-from stores import stack
+from stores import StoreConfig, open_stores, stack
 
 
 def _newsroom_run(data_dir, report, minutes):
@@ -26,9 +27,42 @@ def _newsroom_run(data_dir, report, minutes):
     return json.loads(report.read_text()), proc.stdout
 
 
+def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, list]]:
+    """For each translated pair of the sample world: (story id of the original, story id of the translation, the
+    ``links`` of each one's served story page). The origin is built on the run's stores after the run."""
+    from pipelines.world.content import ARTICLES
+    from schemas.pages import story_path
+    from stores.profiles import open_profile_store
+    from tests.serving.helpers import make_app
+
+    config = StoreConfig(data_dir=str(data_dir))
+    stores = open_stores(config)
+    story_of: dict[str, str] = {}  # world article id -> story id, from the published coverage documents
+    for name, version in stores.pointers.versions("story/").items():
+        sid = name.split("/", 1)[1]
+        doc = json.loads(stores.snapshots.get(story_path(sid, version)))
+        for card in doc["articles"]:
+            story_of[card["url"].rstrip("/").rsplit("/", 1)[-1]] = sid
+    pairs = [(a["translation_of"], a["id"]) for a in ARTICLES if a.get("translation_of")]
+    assert pairs, "the sample world publishes no translated pair"
+    app = make_app(stores, open_profile_store(config))
+    client = app.test_client()
+    out = []
+    try:
+        for original, translation in pairs:
+            assert original in story_of and translation in story_of, (original, translation, sorted(story_of))
+            a, b = story_of[original], story_of[translation]
+            page_a, page_b = client.get(f"/v1/stories/{a}"), client.get(f"/v1/stories/{b}")
+            assert page_a.status_code == 200 and page_b.status_code == 200
+            out.append((a, b, page_a.get_json()["links"], page_b.get_json()["links"]))
+    finally:
+        app.extensions["newsroom"].close()
+    return out
+
+
 @pytest.mark.emulator
 @pytest.mark.timeout(900)
-def test_the_main_job_serves_the_breaking_story_and_resumes_without_duplicates(tmp_path):
+def test_the_main_job_serves_the_breaking_story_links_a_translation_and_resumes_without_duplicates(tmp_path):
     try:
         stack.find_binaries()
     except stack.MissingBinaries as exc:
@@ -39,6 +73,11 @@ def test_the_main_job_serves_the_breaking_story_and_resumes_without_duplicates(t
     assert first["live_pages"] > 0 and first["stories"] > 0
     assert "earthquake" in first["breaking_on_top"].get("us-en", "").lower(), first
     assert first["release_to_page_n"] > 0
+    for original, translation, links_of_original, links_of_translation in _served_links_of_translated_pairs(data):
+        assert original != translation
+        assert translation in links_of_original and original in links_of_translation, (
+            original, translation, links_of_original, links_of_translation
+        )
 
     db = sqlite3.connect(data / "newsroom.sqlite3")
     members = db.execute("SELECT COUNT(*), COUNT(DISTINCT article_id) FROM story_members").fetchone()

@@ -198,3 +198,80 @@ def test_the_streaming_job_on_the_emulators(streaming_config):
         stop.set()
         beat.join(timeout=5)
         result.cancel()
+
+
+TRANSLATED_PAIR = ("port-almera-solar-desalination-plant", "port-almera-desaladora-solar")
+
+
+@pytest.mark.emulator
+def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emulator_stack, tmp_path):
+    """The world's translated pair (en, es) through the streaming job (Pub/Sub emulator, embedded tables):
+    LinkStories links their stories, the LINK change reaches the ranker, and each one's served story page (the
+    origin built on the job's stores) lists the other."""
+    import uuid
+
+    from pipelines.stories import run
+    from schemas.pages import story_path
+    from stores.beam_io import HEARTBEAT_ATTRIBUTE
+    from stores.profiles import open_profile_store
+    from tests.serving.helpers import make_app
+
+    config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "local"), bus="pubsub",
+                         project=emulator_stack.project, namespace=f"t{uuid.uuid4().hex[:10]}")
+    stores = open_stores(config)
+    stores.bus.ensure_subscription("items-raw", "stories-items-raw")
+    now = int(time.time() * 1000)
+    items = [i for i in world_items(now - int(300 / SPEED * 1000) - 5_000)
+             if i["fetched_url"].rsplit("/", 1)[-1] in TRANSLATED_PAIR]  # first seen ~5 s ago
+    assert len(items) == 2
+    stores.bus.publish_many("items-raw", [(codec.encode("RawItem", i), codec.attributes("RawItem")) for i in items])
+
+    stop = threading.Event()
+
+    def heartbeat():
+        while not stop.wait(1.0):
+            stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    result = run(store_argv(config) + ["--embedder=hash", "--editions_only=us-en,es-es", "--link_interval_s=5"],
+                 wait=False)
+
+    def stories_of_pair() -> dict:
+        found = {}
+        for name, version in stores.pointers.versions("story/").items():
+            sid = name.split("/", 1)[1]
+            doc = json.loads(stores.snapshots.get(story_path(sid, version)))
+            for card in doc["articles"]:
+                slug = card["url"].rstrip("/").rsplit("/", 1)[-1]
+                if slug in TRANSLATED_PAIR:
+                    found[slug] = (sid, list(doc.get("links") or []))
+        return found
+
+    try:
+        deadline = time.time() + 240
+        found = {}
+        while time.time() < deadline:
+            found = stories_of_pair()
+            if len(found) == 2 and all(links for _, links in found.values()):
+                break
+            time.sleep(3)
+        (a, links_a), (b, links_b) = found[TRANSLATED_PAIR[0]], found[TRANSLATED_PAIR[1]]
+        assert a != b and links_a == [b] and links_b == [a], found
+        import sqlite3
+
+        with sqlite3.connect(config.embedded_db) as db:  # ApplyLinks: the story store holds the link both ways
+            stored = set(db.execute("SELECT story_id, other_id FROM story_links").fetchall())
+        assert stored == {(int(a), int(b)), (int(b), int(a))}, stored
+    finally:
+        stop.set()
+        beat.join(timeout=5)
+        result.cancel()
+    app = make_app(open_stores(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
+                   open_profile_store(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)))
+    try:
+        client = app.test_client()
+        assert client.get(f"/v1/stories/{a}").get_json()["links"] == [b]
+        assert client.get(f"/v1/stories/{b}").get_json()["links"] == [a]
+    finally:
+        app.extensions["newsroom"].close()

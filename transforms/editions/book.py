@@ -444,18 +444,19 @@ class StoryBook:
             self.s_expire_seq[row] = max(self.s_expire_seq[row], seq)
         elif kind == "LINK":
             # Links come from the cross-language link writer (language "mul") and reach every edition: a link
-            # of a story this book does not hold waits in pending_links until the story appears.
+            # of a story this book does not hold waits in pending_links until the story appears. One LINK change
+            # links both stories (the link writer emits each pair once, smaller id first): record both directions.
             other = ch.get("other_story_id")
             if other is None:
                 return
-            sid = self.resolve(int(ch["story_id"]))
-            row = self.story_row.get(sid)
-            if row is None:
-                self.pending_links.setdefault(sid, []).append((int(other), at))
-                return
-            if int(other) not in self.links[row]:
-                self.links[row].add(int(other))
-                self._version(row, at)
+            a, b = int(ch["story_id"]), int(other)
+            for sid, linked in ((self.resolve(a), b), (self.resolve(b), a)):
+                row = self.story_row.get(sid)
+                if row is None:
+                    self.pending_links.setdefault(sid, []).append((linked, at))
+                elif linked not in self.links[row]:
+                    self.links[row].add(linked)
+                    self._version(row, at)
         else:
             raise ValueError(f"unknown change kind {kind!r}")
 

@@ -8,6 +8,12 @@ logic is :mod:`transforms.ingest.poller` and :mod:`transforms.ingest.schedule`; 
 Clocks are injected (``clock``: a callable returning ms since the epoch): under TestStream the processing-time
 domain starts at 0, so tests pass a clock in that domain; on timers the firing timestamp is used when it is later
 than the clock (the runner's processing time is then authoritative).
+
+Retry policy: a store error (:class:`stores.base.StoreError`: the feed store or the bus unreachable) is transient and
+raised, so the runner retries the bundle from its committed input (on Dataflow the fetch request read from Pub/Sub
+is acknowledged only once that input is committed; a retried request re-polls its feed, and the page claims make the
+retry fetch nothing twice). Anything else a feed or page input raises is a bug or bad input: dead-lettered with the
+input as payload, and the job goes on.
 """
 
 from __future__ import annotations
@@ -36,6 +42,13 @@ log = logging.getLogger(__name__)
 
 DEAD_LETTER = "dead_letter"
 SUBSCRIBE = "subscribe"
+
+
+def transient(exc: BaseException) -> bool:
+    """Errors the runner should retry (the bundle fails and is processed again) instead of dead-lettering."""
+    from stores.base import StoreError
+
+    return isinstance(exc, StoreError)
 
 
 def wall_clock_ms() -> int:
@@ -168,6 +181,8 @@ class ScheduleFeedFn(beam.DoFn):
                 websub_enabled=bool(self.ctx.websub_callback_base),
             )
         except Exception as exc:  # a bug must not take the job down: dead-letter the input and move on
+            if transient(exc):
+                raise  # the runner retries the bundle: the request is processed again, not lost
             log.exception("schedule input failed for %s", key)
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER, poller.dead_letter("schedule_error", repr(exc), key, item, self.clock())
@@ -191,6 +206,8 @@ class ScheduleFeedFn(beam.DoFn):
                 self.fetcher, self.ctx.policy, config, state, now, websub_enabled=bool(self.ctx.websub_callback_base)
             )
         except Exception as exc:
+            if transient(exc):
+                raise
             log.exception("poll failed for %s", key)
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, poller.dead_letter("schedule_error", repr(exc), key, None, now))
             return
@@ -226,6 +243,8 @@ class FetchPageFn(beam.DoFn):
             discovery = poller.Discovery.from_dict(d)
             raw, dl = poller.fetch_page(self.fetcher, discovery, self.store, now, sleep=self.sleep)
         except Exception as exc:
+            if transient(exc):
+                raise  # e.g. the claim could not be written: retried (the same discovery keeps its claim)
             log.exception("page fetch failed for %s", d.get("url") if isinstance(d, dict) else d)
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, poller.dead_letter("fetch_error", repr(exc), host, d, now))
             return
@@ -318,48 +337,67 @@ class LoadFeedRegistryFn(beam.DoFn):
             yield entry["url"], {"config": entry}
 
 
-class PullFetchRequestsFn(beam.DoFn):
-    """On every tick, pulls FetchRequests from the bus subscription and yields ``(feed_url, {"request"})``.
-    Malformed messages and requests without a feed are dead-lettered; everything pulled is acked (the requests
-    are hints: a lost one is caught by the next scheduled poll)."""
+class DecodeFetchRequestFn(beam.DoFn):
+    """Bus messages ``(data, attributes)`` of the fetch-requests topic -> ``(feed_url, {"request": FetchRequest})``.
 
-    def __init__(self, ctx: IngestContext, topic: str, subscription: str, max_messages: int = 500):
-        self.ctx, self.topic, self.subscription, self.max_messages = ctx, topic, subscription, max_messages
+    Messages carrying the heartbeat attribute are dropped (they only move a test's Pub/Sub watermark). Undecodable
+    messages and requests without a feed are dead-lettered (tag ``dead_letter``) with the message as payload. The
+    read itself (stores.beam_io.ReadBus: ReadFromPubSub on Pub/Sub) acknowledges a message only once the runner has
+    committed it, so a failure downstream retries the request instead of losing it.
+    """
 
-    def setup(self):
-        from stores import open_stores
+    def __init__(self, clock=wall_clock_ms):
+        self.clock = clock
+        self.decoded = Metrics.counter("ingest", "fetch_requests")
+        self.bad = Metrics.counter("ingest", "fetch_requests_bad")
 
-        self.bus = open_stores(self.ctx.store_config).bus
-        self.bus.ensure_subscription(self.topic, self.subscription)
+    def process(self, message):
+        from schemas import codec
+        from stores.beam_io import HEARTBEAT_ATTRIBUTE
 
-    def process(self, _tick):
-        msgs = self.bus.pull(self.subscription, self.max_messages, timeout=0.2)
-        for m in msgs:
-            try:
-                req = self.bus.decode(self.topic, m)
-            except Exception as exc:
-                yield beam.pvalue.TaggedOutput(
-                    DEAD_LETTER,
-                    poller.dead_letter("bad_fetch_request", repr(exc), m.message_id, m.data, wall_clock_ms()),
-                )
-                continue
-            if not req.get("feed_url"):
-                yield beam.pvalue.TaggedOutput(
-                    DEAD_LETTER,
-                    poller.dead_letter(
-                        "no_feed", "fetch requests must name a feed", req.get("url"), m.data, wall_clock_ms()
-                    ),
-                )
-                continue
-            yield req["feed_url"], {"request": req}
-        self.bus.ack(self.subscription, [m.ack_id for m in msgs])
+        data, attributes = message
+        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
+            return
+        try:
+            req = codec.decode("FetchRequest", bytes(data))
+        except Exception as exc:
+            self.bad.inc()
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, poller.dead_letter("bad_fetch_request", repr(exc), None, bytes(data), self.clock())
+            )
+            return
+        if not req.get("feed_url"):
+            self.bad.inc()
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER,
+                poller.dead_letter(
+                    "no_feed", "fetch requests must name a feed", req.get("url"), bytes(data), self.clock()
+                ),
+            )
+            return
+        self.decoded.inc()
+        yield req["feed_url"], {"request": req}
 
 
-class PublishRecordsFn(beam.DoFn):
-    """Publishes records to a bus topic (validated and Avro-encoded by the bus)."""
+class PublishBatchesFn(beam.DoFn):
+    """Publishes records (of Avro type ``message``: RawItem, DeadLetter) to a bus topic (base name) in batches:
+    records are validated and encoded as they come, and each batch
+    is handed to ``MessageBus.publish_many`` at once (Pub/Sub: every message queued in the client, which packs them
+    into few requests, then every future awaited), at the latest in ``finish_bundle``, before the runner commits the
+    bundle. A failed publish fails the bundle, which is retried: at least once, and the stories job dedupes.
 
-    def __init__(self, store_config, topic: str):
-        self.store_config, self.topic = store_config, topic
+    Why not one ``publish`` per record: it waited on each message's future in turn, one round trip per page.
+    A batch is flushed early when it holds ``max_records`` records or ``max_bytes`` bytes (raw items carry page
+    bodies of up to --max_body_bytes), so the buffer stays bounded whatever the bundle size.
+    """
+
+    def __init__(
+        self, store_config, topic: str, message: str, max_records: int = 500, max_bytes: int = 8 * 1024 * 1024
+    ):
+        self.store_config, self.topic, self.message = store_config, topic, message
+        self.max_records, self.max_bytes = max_records, max_bytes
+        self.published = Metrics.counter("ingest", f"published_{topic}")
+        self.batches = Metrics.counter("ingest", f"batches_{topic}")
 
     def setup(self):
         from stores import open_stores
@@ -367,9 +405,31 @@ class PublishRecordsFn(beam.DoFn):
         self.bus = open_stores(self.store_config).bus
         self.bus.ensure_topic(self.topic)
 
+    def start_bundle(self):
+        self._batch: list[tuple[bytes, dict]] = []
+        self._bytes = 0
+
     def process(self, record):
+        from schemas import codec
+
         from transforms.ingest.ordering import raw_item_key  # RawItems get a per-URL ordering key (issue 12)
 
-        key = raw_item_key(record) if "fetched_url" in record else None
-        self.bus.publish_record(self.topic, record, ordering_key=key)
-        yield record.get("item_id") or record.get("key")
+        data = codec.encode(self.message, record)
+        attributes = codec.attributes(self.message)
+        if "fetched_url" in record:
+            attributes = dict(attributes, ordering_key=raw_item_key(record))
+        self._batch.append((data, attributes))
+        self._bytes += len(data)
+        if len(self._batch) >= self.max_records or self._bytes >= self.max_bytes:
+            self._flush()
+
+    def finish_bundle(self):
+        self._flush()
+
+    def _flush(self):
+        if not self._batch:
+            return
+        self.bus.publish_many(self.topic, self._batch)
+        self.published.inc(len(self._batch))
+        self.batches.inc()
+        self._batch, self._bytes = [], 0

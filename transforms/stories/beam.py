@@ -403,9 +403,12 @@ class LinkStoriesFn(beam.DoFn):
     TICK = TimerSpec("tick", TimeDomain.WATERMARK)
     EVERY_MS = 600_000
 
-    def __init__(self, run_id: str | None = None):
+    def __init__(self, run_id: str | None = None, every_ms: int = EVERY_MS):
+        if every_ms <= 0:
+            raise ValueError(f"link interval must be > 0 ms, got {every_ms}")
         self.run_id = run_id or uuid.uuid4().hex
-        self._linkers: dict[str, StoryLinker] = {}
+        self.every_ms = int(every_ms)
+        self.links = Metrics.counter(STAGE, "links")
 
     def process(
         self,
@@ -424,7 +427,7 @@ class LinkStoriesFn(beam.DoFn):
         }
         seen.add(compact)
         at = int(out["change"]["at"])
-        arm_earliest(tick, nxt, (at // self.EVERY_MS + 1) * self.EVERY_MS)
+        arm_earliest(tick, nxt, (at // self.every_ms + 1) * self.every_ms)
 
     @on_timer(TICK)
     def on_tick(
@@ -449,18 +452,31 @@ class LinkStoriesFn(beam.DoFn):
         for o in linker.snapshot():
             seen.add(o)
         nxt.clear()
+        self.links.inc(len(changes))
         for ch in changes:
             yield {"change": ch, "story_meta": None, "members": {}}
 
 
 class LinkStories(beam.PTransform):
-    """Writer outputs of every language -> LINK outputs of the ``mul`` link writer (apply them like any output)."""
+    """Writer outputs of every language -> LINK outputs of the ``mul`` link writer (apply them like any output).
+
+    Args:
+        every_ms: event-time interval of the link ticks (default 10 minutes; the sample world at --speed x runs
+            ``600_000 / x`` so that its links come as often in its virtual time).
+
+    The outputs are timestamped at their tick: the ranker (transforms/editions) folds a LINK like any story change,
+    so story coverage and story pages list the linked story in the other language from that tick's cycle on.
+    """
+
+    def __init__(self, every_ms: int = LinkStoriesFn.EVERY_MS):
+        super().__init__()
+        self.every_ms = every_ms
 
     def expand(self, pcoll):
         return (
             pcoll
             | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(typing.Tuple[str, typing.Any])
-            | "ProposeLinks" >> beam.ParDo(LinkStoriesFn())
+            | "ProposeLinks" >> beam.ParDo(LinkStoriesFn(every_ms=self.every_ms))
         )
 
 

@@ -1,0 +1,166 @@
+"""The shape of each job's Beam graph, built (not run) as Dataflow would receive it: the steps that must be there,
+and for the stories job the path from the cross-language linker to the ranker.
+
+Built with ``Pipeline.to_runner_api()``: nothing is contacted (ReadBus on Pub/Sub is a pure graph), no model loads.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+
+
+class Graph:
+    """The leaf transforms of a pipeline proto and the edges between them (an output PCollection of one is an
+    input of the other)."""
+
+    def __init__(self, pipeline: beam.Pipeline):
+        proto = pipeline.to_runner_api()
+        ts = proto.components.transforms
+        self.names = {t.unique_name for t in ts.values()}
+        self.leaves = {tid: t for tid, t in ts.items() if not t.subtransforms}
+        consumers = defaultdict(set)
+        for tid, t in self.leaves.items():
+            for pc in t.inputs.values():
+                consumers[pc].add(tid)
+        self.edges = {tid: {c for pc in t.outputs.values() for c in consumers[pc]} for tid, t in self.leaves.items()}
+
+    def has(self, name: str) -> bool:
+        return name in self.names
+
+    def missing(self, names) -> list[str]:
+        return [n for n in names if n not in self.names]
+
+    def reaches(self, src_prefix: str, dst_prefix: str) -> bool:
+        """Whether data flows from any leaf under ``src_prefix`` to any leaf under ``dst_prefix``."""
+        todo = [tid for tid, t in self.leaves.items() if t.unique_name.startswith(src_prefix)]
+        seen = set(todo)
+        while todo:
+            tid = todo.pop()
+            if self.leaves[tid].unique_name.startswith(dst_prefix):
+                return True
+            for nxt in self.edges[tid] - seen:
+                seen.add(nxt)
+                todo.append(nxt)
+        return False
+
+
+# ------------------------------------------------------------------------------------------------ ingest
+
+INGEST_STEPS = [
+    "RegistryTicks",
+    "LoadFeedRegistry",
+    "ReadFetchRequests",
+    "ReadFetchRequests/ReadFromPubSub",  # Beam's Pub/Sub source: acked when the bundle commits
+    "DecodeFetchRequests",
+    "MergeFeedInputs",
+    "IngestFeeds/ScheduleFeeds",
+    "IngestFeeds/FetchPages",
+    "IngestFeeds/SubscribeFeeds",
+    "PublishRawItems",
+    "PublishDeadLetters",
+]
+
+
+def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_path):
+    from pipelines.ingest import build_pipeline
+    from transforms.ingest.transforms import PublishBatchesFn
+
+    argv = [f"--data_dir={tmp_path}", "--bus=pubsub", "--project=newsroom-test", "--streaming"]
+    options = PipelineOptions(argv)
+    p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
+    out = build_pipeline(p, options)
+    g = Graph(p)
+    assert not g.missing(INGEST_STEPS), g.missing(INGEST_STEPS)
+    assert not any("PullFetchRequests" in n or "RequestTicks" in n for n in g.names)  # no pull-and-ack DoFn
+    assert g.reaches("ReadFetchRequests/", "IngestFeeds/ScheduleFeeds")
+    assert g.reaches("IngestFeeds/FetchPages", "PublishRawItems")
+    publishers = [
+        t for t in p.transforms_stack[0].parts if t.full_label in ("PublishRawItems", "PublishDeadLetters")
+    ]
+    assert [type(t.transform.fn) for t in publishers] == [PublishBatchesFn, PublishBatchesFn]
+    assert set(out) == {"items", "dead_letters"}
+
+
+# ------------------------------------------------------------------------------------------------ stories
+
+STORIES_STEPS = [
+    "ReadRawItems",
+    "DecodeRawItems",
+    "ProcessArticles",
+    "ArticleFeatures",
+    "EmbedArticles",
+    "ClusterStories",
+    "ApplyStoryChanges",
+    "PublishEditions/RankEditions",
+    "PublishEditions/PublishSnapshots",
+    "PublishFetchRequests",
+    "PublishDeadLetters",
+]
+LINK_STEPS = ["LinkStories", "LinkStories/ProposeLinks", "ApplyLinks"]
+
+
+def _stories_graph(tmp_path, *extra) -> Graph:
+    from pipelines.stories import build_pipeline
+
+    options = PipelineOptions([f"--data_dir={tmp_path}", *extra])
+    p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
+    build_pipeline(p, options)
+    return Graph(p)
+
+
+def test_the_streaming_stories_graph_links_stories_and_the_links_reach_the_ranker(tmp_path):
+    # reads Pub/Sub: streaming, so --links auto = on
+    g = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test")
+    assert not g.missing(STORIES_STEPS + LINK_STEPS), g.missing(STORIES_STEPS + LINK_STEPS)
+    assert g.has("ReadRawItems/ReadFromPubSub")
+    assert g.reaches("ClusterStories/", "LinkStories/ProposeLinks")
+    assert g.reaches("LinkStories/", "ApplyLinks/")  # LINK changes into the story store
+    assert g.reaches("LinkStories/", "PublishEditions/RankEditions/")  # ... and to the ranker: pages and coverage
+    off = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test", "--links=off")
+    assert not off.missing(STORIES_STEPS) and not any(n.startswith("LinkStories") for n in off.names)
+
+
+def test_a_bounded_stories_graph_does_not_link(tmp_path):
+    g = _stories_graph(tmp_path)  # the embedded bus: bounded (FnApiRunner), --links auto = off (see 09f2266)
+    assert not g.missing(STORIES_STEPS), g.missing(STORIES_STEPS)
+    assert not any(n.startswith(("LinkStories", "ApplyLinks")) for n in g.names)
+    with pytest.raises(ValueError, match="--links=on needs a streaming run"):
+        _stories_graph(tmp_path, "--links=on")
+    with pytest.raises(ValueError, match="--link_interval_s"):
+        _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test", "--link_interval_s=0")
+
+
+# ------------------------------------------------------------------------------------------------ backfill
+
+BACKFILL_STEPS = [
+    "ReadArticles",
+    "EmbedArticles",
+    "ClusterStories",
+    "ApplyStoryChanges",
+    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/readers.py)
+    "WriteDeadLetters",
+]
+
+
+@pytest.mark.parametrize("snapshots", [False, True])
+def test_backfill_graph(tmp_path, snapshots):
+    from pipelines.backfill import build_pipeline
+
+    src = tmp_path / "in.jsonl"
+    src.write_text("")
+    argv = [f"--input={src}", f"--output={tmp_path / 'out'}", f"--data_dir={tmp_path / 'store'}"]
+    if snapshots:
+        argv.append("--snapshots")
+    options = PipelineOptions(argv)
+    p = beam.Pipeline(runner="FnApiRunner", options=options)
+    build_pipeline(p, options, files=[str(src)])
+    g = Graph(p)
+    assert not g.missing(BACKFILL_STEPS), g.missing(BACKFILL_STEPS)
+    assert g.reaches("ClusterStories/", "WriteResults")
+    assert g.has("PublishEditions/RankEditions") == snapshots
+    if snapshots:
+        assert g.reaches("ClusterStories/", "PublishEditions/RankEditions/")
