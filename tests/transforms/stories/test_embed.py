@@ -149,9 +149,26 @@ def test_the_default_embedder_never_runs_a_path_slower_than_fp32_here():
 
 def test_pinning_the_arithmetic(monkeypatch):
     monkeypatch.setenv(cpu.ENV, "fp32")
+    saved = cpu._CHOICE
     cpu.reset()
     try:
         info = cpu.choose_path(measure=False)
         assert info["path"] == "fp32" and info["reason"].startswith("pinned")
     finally:
-        cpu.reset()
+        cpu._CHOICE = saved  # the process's real choice, which the embedders already created were built with
+
+
+def test_the_backfill_manifest_records_the_arithmetic_and_why(tmp_path):
+    import json
+
+    from pipelines.backfill import run
+
+    inp = tmp_path / "in.jsonl"
+    rows = [{"id": f"a{i}", "language": "en", "title": t, "text": ""} for i, t in enumerate(TEXTS[:6])]
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run([f"--input={inp}", f"--output={tmp_path / 'out'}", "--embedder=minilm", "--exact_index"]) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    got = manifest["embedder_paths"]["minilm"]
+    want = cpu.choose_path()
+    assert got["path"] == want["path"] and got["reason"] == want["reason"]
+    assert got["int8_speedup"] == want["int8_speedup"] and got["workers"] == cpu.available_cores()
