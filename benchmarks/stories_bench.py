@@ -9,7 +9,9 @@ Prints (never asserts) figures:
    on precomputed vectors.
 3. ``backfill``: articles/s of ``newsroom backfill`` end to end (read, embed with the default model, cluster, apply
    to the embedded store, write results) on ``--articles`` articles built from the labelled dev sets (ids made unique,
-   labels stripped as always) or from synthetic text when ../shared is absent.
+   labels stripped as always) or from synthetic text when ../shared is absent: headline-only, headline-only untimed,
+   and title + body input, each as a ratio to the embedder alone in one process on the same texts in the same run
+   (:func:`bench_backfill`), with the CPU's int8/fp32 choice (transforms/stories/cpu.py) printed first.
 
     .venv/bin/python benchmarks/stories_bench.py                 # all three
     .venv/bin/python benchmarks/stories_bench.py --only backfill --articles 3000
@@ -33,7 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DATA = ROOT.parent / "shared" / "data" / "stories"
+# the labelled dev sets: ../shared beside the checkout (a worktree elsewhere can point STORIES_DATA at them)
+DATA = Path(os.environ.get("STORIES_DATA") or ROOT.parent / "shared" / "data" / "stories")
 
 
 def sample_records(n: int, seed: int = 1) -> list[dict]:
@@ -75,36 +78,37 @@ def texts_of(records) -> list[str]:
 
 def bench_embed(n: int, threads: int) -> None:
     import numpy as np
-    import torch
 
+    from transforms.stories import cpu
     from transforms.stories import embed as E
 
-    torch.set_num_threads(threads)
     texts = texts_of(sample_records(n))
+    choice = cpu.choose_path()
+    print(f"embed  cpu choice: {choice['path']} ({choice['reason']}; int8 {choice['int8_speedup']}x fp32)", flush=True)
+    # int8 forced on a CPU where it is slow: measured on fewer texts so the run stays short
+    few = len(texts) if choice["path"] == "int8" else min(len(texts), 100)
     variants = [
-        ("minilm fp32 max_seq 256", lambda: E.SentenceTransformerEmbedder(quantize=False, max_seq_length=256)),
-        ("minilm fp32 max_seq 128", lambda: E.SentenceTransformerEmbedder(quantize=False, max_seq_length=128)),
-        ("minilm int8 max_seq 128 (default)", lambda: E.SentenceTransformerEmbedder(quantize=True, max_seq_length=128)),
-        ("use multilingual v3", lambda: E.UseEmbedder(threads=threads)),
+        ("minilm default (" + choice["path"] + f", {threads} workers)", lambda: E.SentenceTransformerEmbedder(quantize="auto", workers=threads), len(texts)),
+        ("minilm fp32, 1 worker", lambda: E.SentenceTransformerEmbedder(quantize=False, workers=1), len(texts)),
+        ("minilm int8 forced", lambda: E.SentenceTransformerEmbedder(quantize=True, workers=threads), few),
+        ("use multilingual v3", lambda: E.UseEmbedder(threads=threads), len(texts)),
     ]
     vecs = {}
-    for name, make in variants:
+    for name, make, m in variants:
         emb = make()
-        emb.encode(texts[:32])  # warm up
+        emb.encode(texts[:16])  # warm up
         t0 = time.perf_counter()
-        vecs[name] = emb.encode(texts)
+        vecs[name] = emb.encode(texts[:m])
         dt = time.perf_counter() - t0
-        print(f"embed  {name:36s} {n / dt:8.1f} texts/s  ({n} texts, {threads} torch threads)", flush=True)
-    a, b = vecs["minilm fp32 max_seq 128"], vecs["minilm int8 max_seq 128 (default)"]
-    cos = np.sum(a * b, axis=1)
+        print(f"embed  {name:36s} {m / dt:8.1f} texts/s  ({m} texts)", flush=True)
+    a, b = vecs["minilm fp32, 1 worker"], vecs["minilm int8 forced"]
+    cos = np.sum(a[: len(b)] * b, axis=1)
     print(f"embed  int8 vs fp32 cosine: mean {cos.mean():.4f}, 1st percentile {np.quantile(cos, 0.01):.4f}")
-    # batch independence: the same texts embedded in batches of 10 vs one call
-    for name, make in (("fp32", lambda: E.SentenceTransformerEmbedder()), ("int8", lambda: E.SentenceTransformerEmbedder(quantize=True))):
-        emb = make()
-        whole = emb.encode(texts[:200])
-        parts = np.concatenate([emb.encode(texts[i : i + 10]) for i in range(0, 200, 10)])
-        print(f"embed  {name} batch dependence: min cosine {np.sum(whole * parts, axis=1).min():.7f}, "
-              f"max abs diff {np.abs(whole - parts).max():.2e}")
+    # batch independence: the same texts embedded in batches of 10 vs one call (must be exactly 0)
+    emb = E.SentenceTransformerEmbedder(quantize=False)
+    whole = emb.encode(texts[:200])
+    parts = np.concatenate([emb.encode(texts[i : i + 10]) for i in range(0, 200, 10)])
+    print(f"embed  fp32 batch dependence: max abs diff {np.abs(whole - parts).max():.2e}", flush=True)
 
 
 def bench_writer(n: int) -> None:
@@ -125,34 +129,75 @@ def bench_writer(n: int) -> None:
         )
 
 
-def bench_backfill(n: int, embedder: str, baseline: bool = True) -> None:
-    """The default configuration first (it pays the imports), then the previous defaults (fp32 MiniLM, batches of
-    128) on the same input in the same process as the baseline the ratio is against."""
-    from pipelines.backfill import run
+def _write_jsonl(path: str, records) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
 
-    configs = [(f"{embedder}, batch 1024 (default)", [f"--embedder={embedder}"])]
-    if baseline:
-        configs.append(("minilm-fp32, batch 128 (baseline)", ["--embedder=minilm-fp32", "--batch_size=128"]))
-    rates = []
+
+def bench_backfill(n: int, embedder: str, baseline: bool = True) -> None:
+    """End to end against the embedder alone, in the same process and run, on two inputs of ``n`` articles.
+
+    Inputs: ``headline`` (title only, as UCI News) and ``body`` (title + body: the embedder reads title + lede, the
+    features read the body), both timed, plus ``headline untimed`` (no published_at: times come from file order) whose
+    per-article cost must not exceed the timed one's. For each input: (1) the embedder alone in one process on one
+    worker thread (what one core gives), (2) the embedder alone with its default workers (one per core), (3)
+    ``newsroom backfill`` end to end (read, embed, cluster, apply to the embedded store, write results). The default
+    English embedder (``minilm``) is created before (1) so no figure includes loading the model; the backfill reuses it
+    (one model per process). Ratios are printed against (1); the target is backfill / (1) >= 1.3.
+    """
+    from pipelines.backfill import run
+    from transforms.stories import cpu
+    from transforms.stories import embed as E
+
+    choice = cpu.choose_path()
+    print(f"cpu: {choice['cpu']}; torch {choice['torch_capability']}; int8 flags {choice['int8_flags'] or 'none'}; "
+          f"int8/fp32 product {choice['int8_ms']} / {choice['fp32_ms']} ms = {choice['int8_speedup']}x -> "
+          f"{choice['path']} ({choice['reason']})", flush=True)
+    spec = "minilm" if embedder in ("auto", "minilm") else embedder
+    default = E.get_embedder(spec)
+    single = E.SentenceTransformerEmbedder(quantize=default.quantized, workers=1) if hasattr(default, "workers") else None
+    timed = sample_records(n)
+    inputs = {
+        "headline": [{**r, "text": ""} for r in timed],
+        "headline untimed": [{**{k: v for k, v in r.items() if k != "published_at"}, "text": ""} for r in timed],
+        "body": timed,
+    }
+    per_article = {}
     with tempfile.TemporaryDirectory(prefix="stories-bench-") as d:
-        inp = os.path.join(d, "in.jsonl")
-        with open(inp, "w", encoding="utf-8") as f:
-            for r in sample_records(n):
-                f.write(json.dumps(r) + "\n")
-        for i, (name, flags) in enumerate(configs):
-            out = os.path.join(d, f"out{i}")
+        for name, records in inputs.items():
+            texts = texts_of(records)
+            alone = {}
+            for label, emb in (("1 worker", single), (f"{getattr(default, 'workers', 1)} workers", default)):
+                if emb is None:
+                    continue
+                emb.encode(texts[:16])
+                t0 = time.perf_counter()
+                emb.encode(texts)
+                alone[label] = len(texts) / (time.perf_counter() - t0)
+            inp = os.path.join(d, f"{name.replace(' ', '_')}.jsonl")
+            _write_jsonl(inp, records)
+            out = os.path.join(d, f"out_{name.replace(' ', '_')}")
             t0 = time.perf_counter()
-            run([f"--input={inp}", f"--output={out}", *flags])
+            run([f"--input={inp}", f"--output={out}", f"--embedder={embedder}"])
             wall = time.perf_counter() - t0
             m = json.load(open(os.path.join(out, "manifest.json")))
-            rates.append(m["counts"]["articles"] / wall)
+            rate = m["counts"]["articles"] / wall
+            per_article[name] = wall / max(m["counts"]["articles"], 1)
+            first = next(iter(alone.values()), None)
+            alone_s = ", ".join(f"{k} {v:.1f}/s" for k, v in alone.items())
             print(
-                f"backfill end to end ({name}): {rates[-1]:.1f} articles/s ({m['counts']['articles']} articles, "
-                f"{m['counts']['stories']} stories, {wall:.1f}s wall incl. model load)",
+                f"backfill [{name}]: end to end {rate:.1f} articles/s ({m['counts']['articles']} articles, "
+                f"{m['counts']['stories']} stories, {wall:.1f}s wall); embedder alone in one process: {alone_s}; "
+                f"end to end / embedder alone on 1 worker = {rate / first:.2f}x (target >= 1.3); "
+                f"paths {json.dumps({k: v.get('path') for k, v in m.get('embedder_paths', {}).items()})}",
                 flush=True,
             )
-    if len(rates) == 2:
-        print(f"backfill default / baseline: {rates[0] / rates[1]:.2f}x", flush=True)
+    if "headline untimed" in per_article:
+        print(f"backfill untimed / timed cost per headline: "
+              f"{per_article['headline untimed'] / per_article['headline']:.2f}x (must be <= ~1)", flush=True)
+    if single is not None:
+        single.close()
 
 
 def main(argv=None) -> int:
@@ -163,7 +208,7 @@ def main(argv=None) -> int:
     ap.add_argument("--articles", type=int, default=3000, help="articles of the end-to-end backfill (default 3000)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--embedder", default="auto")
-    ap.add_argument("--no-baseline", dest="baseline", action="store_false", help="skip the fp32 baseline backfill")
+    ap.add_argument("--no-baseline", dest="baseline", action="store_false", help="(kept for old command lines)")
     args = ap.parse_args(argv)
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
     if args.only in (None, "embed"):

@@ -321,6 +321,14 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
     dead = read_back(os.path.join(o.output, "dead_letters.jsonl"))
     counts["dead_letters"] = len(dead.splitlines()) if dead else 0
     flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
+    from transforms.stories.embed import loaded_paths
+
+    # the arithmetic each embedder ran (int8 or fp32, chosen per CPU: transforms/stories/cpu.py), its workers and why;
+    # read from this process's embedders (FnApiRunner runs the DoFns in process)
+    embedder_paths = loaded_paths()
+    for spec, info in sorted(embedder_paths.items()):
+        print(f"[backfill] embedder {spec}: {info.get('path')} ({info.get('reason', '-')}), "
+              f"{info.get('workers', '-')} worker(s)", file=sys.stderr)
     manifest = {
         "command": "newsroom backfill",
         "argv": list(argv or []),
@@ -328,6 +336,7 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
         "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace, "run_epoch": run_claim.epoch},
         "inputs": files,
         "models": summary.get("models", {}),
+        "embedder_paths": embedder_paths,
         "calibration": summary.get("calibration", {}),
         "counts": counts,
         "started_at": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(),

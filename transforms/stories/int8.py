@@ -6,25 +6,30 @@ int8 embedder is created (it imports torch).
 Why not ``torch.ao.quantization.quantize_dynamic``: it scales the activations of a whole batch by one number, so a
 text's vector depends on which other texts (and how much padding) share its batch: cosine down to 0.95 between two
 batchings of the same texts, i.e. a backfill run twice could give different stories. Here every token row is
-quantised with its own scale and multiplied exactly in int32 (``torch._int_mm``, VNNI on this CPU: 4.4x an fp32
-GEMM of the same shape), then rescaled by the row's and the output channel's scale. A row's result therefore depends
+quantised with its own scale and multiplied exactly in int32 (``torch._int_mm``), then rescaled by the row's and the output channel's scale. A row's result therefore depends
 on that row alone; with :class:`transforms.stories.embed.SentenceTransformerEmbedder` feeding batches of equal token
 length (no padding), a text's vector is bit-identical however the texts are batched. Per-token scales are also far
 more accurate than one scale per batch: mean cosine 0.9976 to fp32 on the dev sets' title + lede texts (1st
 percentile 0.996), against 0.941 for ``quantize_dynamic``.
+
+Speed depends on the CPU: ``torch._int_mm`` is fast only with 8-bit dot-product instructions (VNNI, AMX; 4.4x an fp32
+GEMM on the machine this was first tuned on) and ~15-26x slower than fp32 on an AVX2-only CPU. The embedder therefore
+uses it only where :mod:`transforms.stories.cpu` finds it faster on the CPU it runs on.
 """
 
 from __future__ import annotations
+
+import threading
 
 import torch
 
 _EPS = 1e-12
 
 
-class _SharedInput:
-    """The last quantised input of a group of sibling layers (attention's query, key and value read one tensor)."""
+class _SharedInput(threading.local):
+    """The last quantised input of a group of sibling layers (attention's query, key and value read one tensor).
 
-    __slots__ = ("x", "version", "q", "scale")
+    Thread-local: the embedder's worker threads run blocks through one shared model at the same time."""
 
     def __init__(self):
         self.x = None

@@ -1,4 +1,5 @@
-"""The real embedders: batch independence (bit for bit), int8 fidelity to fp32, and sense on known pairs.
+"""The real embedders: batch independence (bit for bit, fp32 and int8), int8 fidelity to fp32, sense on known pairs,
+and the choice of arithmetic on the CPU the tests run on (never a path slower than fp32).
 
 Loads the packaged all-MiniLM-L6-v2 (a few seconds); the int8 layer is also checked against nn.Linear on its own.
 """
@@ -10,7 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from transforms.stories import embed  # noqa: E402
+from transforms.stories import cpu, embed  # noqa: E402
 from transforms.stories.int8 import RowInt8Linear, quantize_linears  # noqa: E402
 
 TEXTS = [
@@ -26,25 +27,37 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module", params=["minilm", "minilm-fp32"])
+# many texts of few lengths: groups larger than a block, so batchings split them into blocks differently
+MANY = [f"{t} {w}" for t in TEXTS[:6] for w in ("update", "live report", "analysis of the day", "x", "video")] + TEXTS + ["Brief", "Quake", "Fed"]
+
+
+@pytest.fixture(scope="module", params=["minilm-int8", "minilm-fp32"])
 def embedder(request):
     return embed.get_embedder(request.param)
 
 
 def test_a_vector_does_not_depend_on_the_rest_of_its_batch(embedder):
-    whole = embedder.encode(TEXTS)
-    assert whole.shape == (len(TEXTS), 384) and whole.dtype == np.float32
-    one_by_one = np.vstack([embedder.encode([t]) for t in TEXTS])
-    reordered = embedder.encode(TEXTS[::-1])[::-1]
-    doubled = embedder.encode(TEXTS + TEXTS[:4])[: len(TEXTS)]
-    if embedder.quantized:  # integer GEMMs and equal-length groups: bit for bit
-        assert np.array_equal(whole, one_by_one)
-        assert np.array_equal(whole, reordered)
-        assert np.array_equal(whole, doubled)
-    else:  # fp32 GEMMs sum in an order that depends on the row count: ~1e-7
-        for other in (one_by_one, reordered, doubled):
-            np.testing.assert_allclose(whole, other, atol=1e-6)
+    texts = TEXTS if embedder.quantized else MANY  # int8 is ~20x slower than fp32 on an AVX2-only CPU
+    whole = embedder.encode(texts)
+    assert whole.shape == (len(texts), 384) and whole.dtype == np.float32
+    one_by_one = np.vstack([embedder.encode([t]) for t in texts])
+    reordered = embedder.encode(texts[::-1])[::-1]
+    doubled = embedder.encode(texts + texts[:4])[: len(texts)]
+    threes = np.vstack([embedder.encode(texts[i : i + 3]) for i in range(0, len(texts), 3)])
+    # fixed-shape blocks of equal length on single-threaded workers: bit for bit in fp32 as in int8
+    for other in (one_by_one, reordered, doubled, threes):
+        assert np.array_equal(whole, other)
     np.testing.assert_allclose(np.linalg.norm(whole, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_vector_does_not_depend_on_the_number_of_workers():
+    one = embed.SentenceTransformerEmbedder(quantize=False, workers=1)
+    many = embed.get_embedder("minilm-fp32")
+    assert many.workers == cpu.available_cores()
+    try:
+        assert np.array_equal(one.encode(MANY), many.encode(MANY[::-1])[::-1])
+    finally:
+        one.close()
 
 
 def test_same_event_is_nearer_than_a_different_one(embedder):
@@ -56,7 +69,7 @@ def test_same_event_is_nearer_than_a_different_one(embedder):
 
 
 def test_int8_stays_close_to_fp32_and_fp32_matches_sentence_transformers():
-    fp32, int8 = embed.get_embedder("minilm-fp32"), embed.get_embedder("minilm")
+    fp32, int8 = embed.get_embedder("minilm-fp32"), embed.get_embedder("minilm-int8")
     a, b = fp32.encode(TEXTS), int8.encode(TEXTS)
     cos = (a * b).sum(axis=1)[[i for i, t in enumerate(TEXTS) if t]]  # the empty text is [CLS][SEP] only
     assert cos.min() > 0.99, cos
@@ -104,3 +117,58 @@ def test_siblings_share_a_quantised_input_only_while_it_is_unchanged():
         assert torch.equal(shared, alone)
         x.mul_(100.0)  # same object, new contents: must be quantised again
         assert torch.equal(parent.b(x), RowInt8Linear(ref_b)(x))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The arithmetic on the CPU the tests run on
+
+
+def test_choice_rule():
+    assert cpu.decide(set(), 3.0)[0] == "fp32"  # no VNNI/AMX/dot-product flag: never int8, however it measured
+    assert cpu.decide({"avx2", "avx512_vnni"}, 2.0)[0] == "int8"
+    assert cpu.decide({"avx2", "avx_vnni"}, 1.1)[0] == "fp32"  # faster, but not by the margin
+    assert cpu.decide({"avx2", "amx_int8"}, None)[0] == "fp32"
+    assert cpu.decide(set(), 0.05, pinned="int8") == ("int8", "pinned by NEWSROOM_EMBED_PATH=int8")
+    with pytest.raises(ValueError, match="NEWSROOM_EMBED_PATH"):
+        cpu.decide(set(), 1.0, pinned="fp16")
+
+
+def test_the_default_embedder_never_runs_a_path_slower_than_fp32_here():
+    info = cpu.choose_path()
+    assert info is not cpu.choose_path() and info == cpu.choose_path()  # measured once, cached per process
+    assert info["fp32_ms"] > 0 and info["int8_ms"] > 0 and info["int8_flags"] == sorted(
+        f for f in cpu.INT8_FLAGS if f in cpu.cpu_flags()
+    )
+    assert info["path"] == cpu.decide(cpu.cpu_flags(), info["int8_speedup"])[0]
+    default = embed.get_embedder("minilm")
+    assert default.path_info["path"] == info["path"] and default.quantized == (info["path"] == "int8")
+    if info["int8_speedup"] < 1.0:
+        assert not default.quantized, info
+    assert embed.loaded_paths()["minilm"]["reason"] == info["reason"]
+
+
+def test_pinning_the_arithmetic(monkeypatch):
+    monkeypatch.setenv(cpu.ENV, "fp32")
+    saved = cpu._CHOICE
+    cpu.reset()
+    try:
+        info = cpu.choose_path(measure=False)
+        assert info["path"] == "fp32" and info["reason"].startswith("pinned")
+    finally:
+        cpu._CHOICE = saved  # the process's real choice, which the embedders already created were built with
+
+
+def test_the_backfill_manifest_records_the_arithmetic_and_why(tmp_path):
+    import json
+
+    from pipelines.backfill import run
+
+    inp = tmp_path / "in.jsonl"
+    rows = [{"id": f"a{i}", "language": "en", "title": t, "text": ""} for i, t in enumerate(TEXTS[:6])]
+    inp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert run([f"--input={inp}", f"--output={tmp_path / 'out'}", "--embedder=minilm", "--exact_index"]) == 0
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    got = manifest["embedder_paths"]["minilm"]
+    want = cpu.choose_path()
+    assert got["path"] == want["path"] and got["reason"] == want["reason"]
+    assert got["int8_speedup"] == want["int8_speedup"] and got["workers"] == cpu.available_cores()
