@@ -13,6 +13,7 @@ from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, arti
 from transforms.stories.apply import apply_in_order, apply_output
 from transforms.stories.assignments import fold
 from transforms.stories.cluster import HOUR_MS, StoryClusterer, recompute_centroid
+from transforms.stories.repair import halves_bound, split_due
 
 NEVER_JOIN = dataclasses.replace(TEST_CONFIG, join=5.0, join_headline=5.0)
 ALWAYS_JOIN = dataclasses.replace(TEST_CONFIG, join=-5.0, join_headline=-5.0)
@@ -33,10 +34,10 @@ def assert_statistics_of_live_members(w: StoryClusterer) -> None:
     from collections import Counter
 
     live = [m for st in w.stories.values() for m in st.members.values() if not m.is_copy]
-    assert w.n_docs == len(live)
-    assert w.df == Counter(t for m in live for t in m.terms)
-    assert w.edf == Counter(e for m in live for e in m.entities)
-    assert w.ldf == {k: math.log(c + 1.0) for k, c in w.df.items()}
+    assert w.lex.n_docs == len(live)
+    assert w.lex.df == Counter(t for m in live for t in m.terms)
+    assert w.lex.edf == Counter(e for m in live for e in m.entities)
+    assert w.lex.ldf == {k: math.log(c + 1.0) for k, c in w.lex.df.items()}
 
 
 def stores(tmp_path):
@@ -162,7 +163,7 @@ def _member(i, rng, at, terms=("quake",), ents=("chile",), time_known=True):
 
 
 def test_the_cut_bound_never_exceeds_the_cut_score():
-    """_best_bisection skips cuts whose dense - penalty bound reaches the bar: the bound must be a true bound."""
+    """best_bisection skips cuts whose dense - penalty bound reaches the bar: the bound must be a true bound."""
     rng = np.random.default_rng(11)
     w = StoryClusterer("en", config=TEST_CONFIG, exact_index=True)
     vocab = [f"w{i}" for i in range(12)]
@@ -175,10 +176,10 @@ def test_the_cut_bound_never_exceeds_the_cut_score():
             for i in range(n)
         ]
         for m in ms:
-            w._count(m, 1)
+            w.lex.count(m, 1)
         cut = int(rng.integers(1, n))
         a, b = ms[:cut], ms[cut:]
-        assert w._halves_bound(a, b) <= w.score_stories(w._shadow(a), w._shadow(b))
+        assert halves_bound(w.scorer, a, b) <= w.score_stories(w.scorer.shadow(a), w.scorer.shadow(b))
 
 
 def test_large_stories_are_checked_for_a_split_at_spread_ticks():
@@ -195,11 +196,11 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
         return s
 
     small, large = story(40, 7), story(200, 7)  # n // 32 = 1 and 6
-    assert all(w._split_due(small, t) for t in ticks)
-    due = [t for t in ticks if w._split_due(large, t)]
+    assert all(split_due(small, t, w.config) for t in ticks)
+    due = [t for t in ticks if split_due(large, t, w.config)]
     assert len(due) == 2 and due[1] - due[0] == 6 * c.repair_every_ms
     quiet = story(200, 7)
     quiet.last_at = due[0] - 5 * c.repair_every_ms + 1  # changed during the 6 ticks before its turn: still checked
-    assert w._split_due(quiet, due[0])
+    assert split_due(quiet, due[0], w.config)
     quiet.last_at = due[0] - 6 * c.repair_every_ms  # not changed since its previous turn: not checked
-    assert not w._split_due(quiet, due[0])
+    assert not split_due(quiet, due[0], w.config)
