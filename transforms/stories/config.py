@@ -31,6 +31,7 @@ class ClusterConfig:
     time_weight: float = 0.3
     candidates: int = 10
     merge_candidates: int = 10
+    merge_reach: int = 10  # nearest live stories outside the repair window that a changed story may merge with
     merge_floor: float = 0.35  # dense similarity below which two stories are never merge candidates
     expire_hours: float = 48.0
     half_life_hours: float = 6.0

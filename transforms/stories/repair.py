@@ -42,9 +42,35 @@ def repair_tick(w, tick: int) -> list[WriterOutput]:
         if split_due(s, tick, c):
             out.extend(try_split(w, s, tick, repaired))
     eligible = [w.stories[s.story_id] for s in window if s.story_id not in repaired]
-    out.extend(merge_pass(w, eligible, tick, repaired))
+    out.extend(merge_pass(w, eligible + reach_back(w, eligible, tick, repaired), tick, repaired))
     w.stats["repair_ticks"] += 1
     return out
+
+
+def reach_back(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[Story]:
+    """Live stories outside the repair window that are among the MERGE_REACH nearest centroids of a story that changed
+    since the previous tick (not repaired in the cooldown either): merge candidates, not proposers.
+
+    The window (6 h) bounds which stories propose merges, but one event's reports can be further apart than that and
+    still inside the live span (BASIL's three reports of an event are up to a day apart): without these candidates an
+    early fragment could never absorb a late one. Found by the writer's own index (the one every decision searches),
+    so a tick costs O(active stories x MERGE_REACH) more, never O(live stories).
+    """
+    c = w.config
+    if c.merge_reach <= 0:
+        return []
+    inside = {s.story_id for s in eligible}
+    extra: set[int] = set()
+    for s in eligible:
+        if not active(s, tick, c):
+            continue
+        for sid, _ in w.index.search(s.centroid().astype(np.float32), k=c.merge_reach + 1):
+            o = w.stories.get(sid)
+            if sid in inside or sid in repaired or o is None:
+                continue
+            if o.last_repair_at is None or o.last_repair_at <= tick - c.repair_cooldown_ms:
+                extra.add(sid)
+    return [w.stories[sid] for sid in sorted(extra)]
 
 
 def split_due(s: Story, tick: int, c: ClusterConfig) -> bool:

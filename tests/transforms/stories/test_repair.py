@@ -85,7 +85,8 @@ def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_pa
     ab = event("a", 1, T0 + 7 * HOUR, rng, base, ("chile",)) + event("b", 1, T0 + 7 * HOUR + MIN, rng, base, ("chile",))
     # a syndicated copy of Z's article brings Z back into the repair window at 7 h 25 min
     copy = event("c", 1, T0 + 7 * HOUR + 25 * MIN, rng, base + 3.0, ("other",), copy_of="z0")
-    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    # without the reach back to stories outside the window (see the next test), Z is a candidate only once back in it
+    w = StoryClusterer("en", config=dataclasses.replace(NEVER_JOIN, merge_reach=0), exact_index=True)
     outs = [o.to_dict() for o in w.run(z + ab + copy, until=T0 + 9 * HOUR)]
     ids = {o["change"]["article_id"]: o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"}
     zid, aid, bid = ids["z0"], ids["a0"], ids["b0"]
@@ -102,6 +103,26 @@ def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_pa
     assign, _, _ = fold(o["change"] for o in outs)
     assert set(assign.values()) == {zid}
     assert sorted(store.get_story(zid)["members"]) == ["a0", "b0", "c0", "z0"]
+
+
+def test_a_fragment_outside_the_window_absorbs_a_late_one_of_the_same_event():
+    """One event reported 7 h and 20 h after its first report (BASIL-like: reports of an event up to a day apart):
+    the late fragment merges into the first story, although that one left the 6 h repair window long ago, and a
+    story of another event, nearer in time, stays apart."""
+    rng = np.random.default_rng(5)
+    base, other = rng.standard_normal(DIM), rng.standard_normal(DIM)
+    z = event("z", 2, T0, rng, base, ("chile",))
+    x = event("x", 2, T0 + 12 * HOUR, rng, other, ("norway",))
+    late = event("a", 2, T0 + 20 * HOUR, rng, base, ("chile",))
+    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    outs = [o.to_dict() for o in w.run(z + x + late, until=T0 + 22 * HOUR)]
+    assign, _, _ = fold(o["change"] for o in outs)
+    assert len({assign["z0"], assign["z1"], assign["a0"], assign["a1"]}) == 1
+    assert assign["z0"] == min(o["change"]["story_id"] for o in outs)  # the older story survives
+    assert len({assign["x0"], assign["x1"]}) == 1 and assign["x0"] != assign["z0"]
+    w0 = StoryClusterer("en", config=dataclasses.replace(NEVER_JOIN, merge_reach=0), exact_index=True)
+    assign0, _, _ = fold(o.to_dict()["change"] for o in w0.run(z + x + late, until=T0 + 22 * HOUR))
+    assert assign0["a0"] != assign0["z0"]  # what the window alone gives
 
 
 def test_split_keeps_the_id_on_the_representatives_half(tmp_path):
