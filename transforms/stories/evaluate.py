@@ -2,7 +2,8 @@
 
 Reads a gold file (the labelled JSONL schema: ``id``, ``story_id``, ``language``) and predicted assignments
 (``{"article_id", "story_id"[, "group_id"]}`` per line, as ``newsroom backfill`` writes them); writes a report to
-stdout (text, or JSON with ``--json``): B-cubed and pairwise (pair-counting) precision / recall / F1 overall and per
+stdout (text, or JSON with ``--json``) and an HTML page for an analyst (:mod:`transforms.stories.evaluate_html`,
+``--html``): B-cubed and pairwise (pair-counting) precision / recall / F1 overall and per
 language, the number of gold stories split over several predicted stories, and the number of predicted stories that
 mix several gold events.
 
@@ -17,6 +18,7 @@ No heavy imports: this module is loaded by the ``newsroom`` command at start-up.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter, defaultdict
 
@@ -31,6 +33,16 @@ def add_arguments(parser) -> None:
         help="score the per-language story ids, ignoring cross-language links (default: links count as same story)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--html",
+        default=None,
+        help="write the HTML report (worst split and mixed stories with their headlines, per language) to this path "
+        "(default: evaluate.html next to --pred)",
+    )
+    parser.add_argument("--no-html", dest="write_html", action="store_false", help="do not write the HTML report")
+    parser.add_argument(
+        "--html-top", type=int, default=10, help="split and mixed stories listed per language in the HTML (default 10)"
+    )
 
 
 def _pairs(n: int) -> int:
@@ -145,4 +157,10 @@ def main(args) -> int:
         sys.stdout.write("\n")
     else:
         print(format_report(r))
+    if getattr(args, "write_html", True):
+        from transforms.stories.evaluate_html import write_html
+
+        path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
+        write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10))
+        print(f"HTML report: {path}", file=sys.stderr)
     return 0

@@ -190,10 +190,10 @@ def test_incremental_profile_keys_equal_a_full_rebuild():
     for i, a in enumerate(arts):
         w.run([a], until=a.first_seen_at)
         for s in w.stories.values():
-            w._profile(s)  # keeps (and later updates) the story's top keys
+            w.lex.profile(s)  # keeps (and later updates) the story's top keys
             fresh = Story(s.story_id, s.language, s.csum, s.ct)
             for m in sorted(s.members.values(), key=lambda m: m.article_id):
                 fresh.add(m)
-            assert w._profile(s) == w._profile(fresh)
+            assert w.lex.profile(s) == w.lex.profile(fresh)
             checked += 1
     assert checked > 100

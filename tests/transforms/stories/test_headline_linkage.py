@@ -6,7 +6,9 @@ import dataclasses
 
 import numpy as np
 
-from transforms.stories.cluster import ClusterConfig, StoryClusterer, _linkage_mean
+from transforms.stories.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.repair import merge_pass
+from transforms.stories.scoring import linkage_mean
 from transforms.stories.features import ArticleFeatures
 
 DIM = 32
@@ -60,7 +62,7 @@ def _writer_with(config: ClusterConfig, fragments) -> tuple[StoryClusterer, list
     sids = []
     for frag in fragments:
         first = frag[0]
-        w._ensure_index(DIM)
+        w.ensure_index(DIM)
         out = w._new_story(first, None)
         sid = out.change["story_id"]
         for f in frag[1:]:
@@ -75,13 +77,13 @@ def test_two_large_fragments_of_one_headline_story_merge_and_another_story_does_
     sa, sb, sx = (w.stories[s] for s in (a, b, x))
     assert not (sa.has_body or sb.has_body)
     cache: dict = {}
-    assert w._merge_margin(sa, sb, cache) > 0  # average linkage: one story
-    assert w._merge_margin(sa, sx, cache) < 0 and w._merge_margin(sb, sx, cache) < 0
+    assert w.scorer.merge_margin(sa, sb, cache) > 0  # average linkage: one story
+    assert w.scorer.merge_margin(sa, sx, cache) < 0 and w.scorer.merge_margin(sb, sx, cache) < 0
     # the profile score with its size term (+0.2 per doubling of 16 articles) keeps the two fragments apart
-    assert w.score_stories(sa, sb) - w._merge_bar(sa, sb) < 0
+    assert w.score_stories(sa, sb) - w.scorer.merge_bar(sa, sb) < 0
 
     tick = max(s.last_at for s in (sa, sb, sx)) + 1
-    outs = w._merge_pass([sa, sb, sx], tick, set())
+    outs = merge_pass(w, [sa, sb, sx], tick, set())
     merges = [(o.change["story_id"], o.change["other_story_id"]) for o in outs if o.change["kind"] == "MERGE"]
     assert merges == [(min(a, b), max(a, b))]  # the older story survives
     assert len(w.stories[min(a, b)].members) == 32 and x in w.stories
@@ -92,7 +94,7 @@ def test_without_average_linkage_the_size_term_blocks_the_merge():
     w, (a, b, x) = _writer_with(dataclasses.replace(ClusterConfig(), merge_headline_average=None), frags)
     stories = [w.stories[s] for s in (a, b, x)]
     tick = max(s.last_at for s in stories) + 1
-    assert [o for o in w._merge_pass(stories, tick, set()) if o.change["kind"] == "MERGE"] == []
+    assert [o for o in merge_pass(w, stories, tick, set()) if o.change["kind"] == "MERGE"] == []
 
 
 def test_linkage_mean_is_the_average_of_the_article_pair_scores():
@@ -101,9 +103,9 @@ def test_linkage_mean_is_the_average_of_the_article_pair_scores():
     sa, sb = w.stories[a], w.stories[b]
     ma = sorted(sa.originals, key=lambda m: m.article_id)
     mb = sorted(sb.originals, key=lambda m: m.article_id)
-    W = w._pair_matrix(ma + mb)
+    W = w.scorer.pair_matrix(ma + mb)
     want = float(W[: len(ma), len(ma) :].mean())
-    got = _linkage_mean(w._linkage_sums(sa, {}), w._linkage_sums(sb, {}), w.config)
+    got = linkage_mean(w.scorer.linkage_sums(sa, {}), w.scorer.linkage_sums(sb, {}), w.config)
     assert abs(got - want) < 1e-9
 
 
@@ -111,4 +113,4 @@ def test_stories_with_a_body_keep_the_profile_criterion():
     frags = [[dataclasses.replace(f, has_body=True) for f in frag] for frag in _fragments()]
     w, (a, b, _) = _writer_with(ClusterConfig(), frags)
     sa, sb = w.stories[a], w.stories[b]
-    assert w._merge_margin(sa, sb, {}) == w.score_stories(sa, sb) - w._merge_bar(sa, sb)
+    assert w.scorer.merge_margin(sa, sb, {}) == w.score_stories(sa, sb) - w.scorer.merge_bar(sa, sb)

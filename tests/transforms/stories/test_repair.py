@@ -13,6 +13,7 @@ from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, arti
 from transforms.stories.apply import apply_in_order, apply_output
 from transforms.stories.assignments import fold
 from transforms.stories.cluster import HOUR_MS, StoryClusterer, recompute_centroid
+from transforms.stories.repair import halves_bound, split_due
 
 NEVER_JOIN = dataclasses.replace(TEST_CONFIG, join=5.0, join_headline=5.0)
 ALWAYS_JOIN = dataclasses.replace(TEST_CONFIG, join=-5.0, join_headline=-5.0)
@@ -33,10 +34,10 @@ def assert_statistics_of_live_members(w: StoryClusterer) -> None:
     from collections import Counter
 
     live = [m for st in w.stories.values() for m in st.members.values() if not m.is_copy]
-    assert w.n_docs == len(live)
-    assert w.df == Counter(t for m in live for t in m.terms)
-    assert w.edf == Counter(e for m in live for e in m.entities)
-    assert w.ldf == {k: math.log(c + 1.0) for k, c in w.df.items()}
+    assert w.lex.n_docs == len(live)
+    assert w.lex.df == Counter(t for m in live for t in m.terms)
+    assert w.lex.edf == Counter(e for m in live for e in m.entities)
+    assert w.lex.ldf == {k: math.log(c + 1.0) for k, c in w.lex.df.items()}
 
 
 def stores(tmp_path):
@@ -84,7 +85,8 @@ def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_pa
     ab = event("a", 1, T0 + 7 * HOUR, rng, base, ("chile",)) + event("b", 1, T0 + 7 * HOUR + MIN, rng, base, ("chile",))
     # a syndicated copy of Z's article brings Z back into the repair window at 7 h 25 min
     copy = event("c", 1, T0 + 7 * HOUR + 25 * MIN, rng, base + 3.0, ("other",), copy_of="z0")
-    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    # without the reach back to stories outside the window (see the next test), Z is a candidate only once back in it
+    w = StoryClusterer("en", config=dataclasses.replace(NEVER_JOIN, merge_reach=0), exact_index=True)
     outs = [o.to_dict() for o in w.run(z + ab + copy, until=T0 + 9 * HOUR)]
     ids = {o["change"]["article_id"]: o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"}
     zid, aid, bid = ids["z0"], ids["a0"], ids["b0"]
@@ -101,6 +103,26 @@ def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_pa
     assign, _, _ = fold(o["change"] for o in outs)
     assert set(assign.values()) == {zid}
     assert sorted(store.get_story(zid)["members"]) == ["a0", "b0", "c0", "z0"]
+
+
+def test_a_fragment_outside_the_window_absorbs_a_late_one_of_the_same_event():
+    """One event reported 7 h and 20 h after its first report (BASIL-like: reports of an event up to a day apart):
+    the late fragment merges into the first story, although that one left the 6 h repair window long ago, and a
+    story of another event, nearer in time, stays apart."""
+    rng = np.random.default_rng(5)
+    base, other = rng.standard_normal(DIM), rng.standard_normal(DIM)
+    z = event("z", 2, T0, rng, base, ("chile",))
+    x = event("x", 2, T0 + 12 * HOUR, rng, other, ("norway",))
+    late = event("a", 2, T0 + 20 * HOUR, rng, base, ("chile",))
+    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)
+    outs = [o.to_dict() for o in w.run(z + x + late, until=T0 + 22 * HOUR)]
+    assign, _, _ = fold(o["change"] for o in outs)
+    assert len({assign["z0"], assign["z1"], assign["a0"], assign["a1"]}) == 1
+    assert assign["z0"] == min(o["change"]["story_id"] for o in outs)  # the older story survives
+    assert len({assign["x0"], assign["x1"]}) == 1 and assign["x0"] != assign["z0"]
+    w0 = StoryClusterer("en", config=dataclasses.replace(NEVER_JOIN, merge_reach=0), exact_index=True)
+    assign0, _, _ = fold(o.to_dict()["change"] for o in w0.run(z + x + late, until=T0 + 22 * HOUR))
+    assert assign0["a0"] != assign0["z0"]  # what the window alone gives
 
 
 def test_split_keeps_the_id_on_the_representatives_half(tmp_path):
@@ -162,7 +184,7 @@ def _member(i, rng, at, terms=("quake",), ents=("chile",), time_known=True):
 
 
 def test_the_cut_bound_never_exceeds_the_cut_score():
-    """_best_bisection skips cuts whose dense - penalty bound reaches the bar: the bound must be a true bound."""
+    """best_bisection skips cuts whose dense - penalty bound reaches the bar: the bound must be a true bound."""
     rng = np.random.default_rng(11)
     w = StoryClusterer("en", config=TEST_CONFIG, exact_index=True)
     vocab = [f"w{i}" for i in range(12)]
@@ -175,10 +197,10 @@ def test_the_cut_bound_never_exceeds_the_cut_score():
             for i in range(n)
         ]
         for m in ms:
-            w._count(m, 1)
+            w.lex.count(m, 1)
         cut = int(rng.integers(1, n))
         a, b = ms[:cut], ms[cut:]
-        assert w._halves_bound(a, b) <= w.score_stories(w._shadow(a), w._shadow(b))
+        assert halves_bound(w.scorer, a, b) <= w.score_stories(w.scorer.shadow(a), w.scorer.shadow(b))
 
 
 def test_large_stories_are_checked_for_a_split_at_spread_ticks():
@@ -195,11 +217,11 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
         return s
 
     small, large = story(40, 7), story(200, 7)  # n // 32 = 1 and 6
-    assert all(w._split_due(small, t) for t in ticks)
-    due = [t for t in ticks if w._split_due(large, t)]
+    assert all(split_due(small, t, w.config) for t in ticks)
+    due = [t for t in ticks if split_due(large, t, w.config)]
     assert len(due) == 2 and due[1] - due[0] == 6 * c.repair_every_ms
     quiet = story(200, 7)
     quiet.last_at = due[0] - 5 * c.repair_every_ms + 1  # changed during the 6 ticks before its turn: still checked
-    assert w._split_due(quiet, due[0])
+    assert split_due(quiet, due[0], w.config)
     quiet.last_at = due[0] - 6 * c.repair_every_ms  # not changed since its previous turn: not checked
-    assert not w._split_due(quiet, due[0])
+    assert not split_due(quiet, due[0], w.config)

@@ -1,0 +1,73 @@
+"""The story writer's calibration: :class:`ClusterConfig` and the time constants its thresholds are expressed in.
+
+Thresholds are on the score scale of :mod:`transforms.stories.scoring`; docs/stories.md says why each number is
+what it is and how benchmarks/stories_calibrate.py reproduces them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOUR_MS = 3_600_000
+MINUTE_MS = 60_000
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """One calibration. Thresholds are on the score scale of :mod:`transforms.stories.scoring`."""
+
+    w_entity: float = 1.0
+    w_lexical: float = 0.5
+    join: float = 0.8  # article with a body
+    join_headline: float = 0.45  # headline-only article
+    merge: float = 0.7  # repair merge bar between story profiles, before the size term
+    merge_headline: float = 0.45
+    merge_size_slope: float = 0.2  # the merge bar rises by this per doubling of the smaller story's size
+    # Repair merge bar between two headline-only stories on their average article-pair score (average linkage, no
+    # size term; see docs/stories.md). None: profile score and size term as for stories with a body.
+    merge_headline_average: float | None = 0.15
+    split_margin: float = 0.35  # split only when the halves score this far below the merge bar
+    unknown_time_penalty: float = 0.55
+    time_weight: float = 0.3
+    candidates: int = 10
+    merge_candidates: int = 10
+    merge_reach: int = 10  # nearest live stories outside the repair window that a changed story may merge with
+    merge_floor: float = 0.35  # dense similarity below which two stories are never merge candidates
+    expire_hours: float = 48.0
+    half_life_hours: float = 6.0
+    repair_every_min: float = 10.0
+    repair_window_hours: float = 6.0
+    repair_cooldown_min: float = 30.0
+    min_split_sources: int = 3
+    split_max_members: int = 400
+    split_spread: int = 32  # a story of n originals is checked for a split every n // split_spread ticks at most
+    idf_prior: float = 10.0
+    profile_terms: int = 150
+    profile_entities: int = 100
+
+    @property
+    def expire_ms(self) -> int:
+        return int(self.expire_hours * HOUR_MS)
+
+    @property
+    def half_life_ms(self) -> float:
+        return self.half_life_hours * HOUR_MS
+
+    @property
+    def repair_every_ms(self) -> int:
+        return int(self.repair_every_min * MINUTE_MS)
+
+    @property
+    def repair_window_ms(self) -> int:
+        return int(self.repair_window_hours * HOUR_MS)
+
+    @property
+    def repair_cooldown_ms(self) -> int:
+        return int(self.repair_cooldown_min * MINUTE_MS)
+
+
+def calibration(model: str, language: str) -> ClusterConfig:
+    """The calibration of an embedding model and language: one configuration for every model and language today
+    (measured on all dev sets at once, docs/stories.md); the arguments keep the place where one would differ."""
+    del model, language
+    return ClusterConfig()

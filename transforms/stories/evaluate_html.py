@@ -1,0 +1,164 @@
+"""The HTML report of ``newsroom evaluate``: where a set's stories went wrong, with their headlines.
+
+Reads the gold file (``id``, ``story_id``, ``language``, ``title``) and the predicted assignments (the same inputs as
+:mod:`transforms.stories.evaluate`); writes one self-contained HTML page (no scripts, no external resources) that an
+analyst opens in a browser. Per set and per language (and across languages with links, when the set has several):
+the scores, then the worst *split* gold stories (one event spread over several predicted stories: the articles
+outside its largest fragment are recall lost) and the worst *mixed* predicted stories (several events in one story:
+the articles outside its main event are precision lost), each with the headlines of every fragment. Every text from
+the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+
+SCORE_COLUMNS = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #222; }
+table.scores { border-collapse: collapse; margin-bottom: 1em; }
+table.scores td, table.scores th { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+details { margin: 0.3em 0 0.6em 1em; }
+.part { margin: 0.2em 0 0.4em 1.2em; }
+.part h4 { margin: 0.3em 0 0.1em 0; font-weight: 600; font-size: 0.95em; }
+.part ul { margin: 0.1em 0; }
+.muted { color: #777; }
+"""
+
+
+def load_titles(path: str) -> dict[str, str]:
+    """Article id -> headline (``title``, else the start of ``text``) of a labelled JSONL file."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                title = (r.get("title") or "").strip() or (r.get("text") or "").strip()[:120]
+                out[str(r["id"])] = title
+    return out
+
+
+def worst_split(gold: dict[str, str], pred: dict[str, object], top: int) -> list[dict]:
+    """Gold stories spread over several predicted stories, most articles outside their largest fragment first."""
+    parts: dict[str, dict] = defaultdict(lambda: defaultdict(list))
+    for a in sorted(gold):
+        parts[gold[a]][pred.get(a, ("missing", a))].append(a)
+    out = []
+    for g, by_pred in parts.items():
+        if len(by_pred) < 2:
+            continue
+        sizes = sorted((len(v) for v in by_pred.values()), reverse=True)
+        out.append({"key": g, "lost": sum(sizes[1:]), "size": sum(sizes), "parts": _ordered(by_pred)})
+    out.sort(key=lambda d: (-d["lost"], -d["size"], str(d["key"])))
+    return out[:top]
+
+
+def worst_mixed(gold: dict[str, str], pred: dict[str, object], top: int) -> list[dict]:
+    """Predicted stories holding several gold events, most articles outside their main event first."""
+    parts: dict[object, dict] = defaultdict(lambda: defaultdict(list))
+    for a in sorted(gold):
+        parts[pred.get(a, ("missing", a))][gold[a]].append(a)
+    out = []
+    for p, by_gold in parts.items():
+        if len(by_gold) < 2:
+            continue
+        sizes = sorted((len(v) for v in by_gold.values()), reverse=True)
+        out.append({"key": p, "lost": sum(sizes[1:]), "size": sum(sizes), "parts": _ordered(by_gold)})
+    out.sort(key=lambda d: (-d["lost"], -d["size"], str(d["key"])))
+    return out[:top]
+
+
+def _ordered(groups: dict) -> list[tuple[object, list[str]]]:
+    return sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
+
+
+def render(
+    report: dict,
+    gold: dict[str, str],
+    lang: dict[str, str],
+    pred_linked: dict[str, object],
+    pred_own: dict[str, object],
+    titles: dict[str, str],
+    top: int = 10,
+    headlines: int = 12,
+) -> str:
+    """The report page. ``report`` is :func:`transforms.stories.evaluate.report`'s dict for the same files."""
+    e = html.escape
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>Stories evaluation: {e(str(report['gold']))}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>Stories evaluation</h1><p>gold <code>{e(str(report['gold']))}</code>, predictions "
+        f"<code>{e(str(report['pred']))}</code>, cross-language links {'on' if report['links'] else 'off'}.</p>",
+    ]
+    sections = []
+    languages = sorted(report["languages"])
+    if len(languages) > 1 or not languages:
+        sections.append(("all languages", report["overall"], gold, pred_linked))
+    for lg in languages:
+        g = {a: s for a, s in gold.items() if lang.get(a) == lg}
+        sections.append((f"language {lg}", report["languages"][lg], g, pred_own))
+    for name, scores, g, pred in sections:
+        out.append(f"<h2>{e(name)}</h2>")
+        out.append(_scores_table(scores))
+        for title, items, what in (
+            ("Worst split events (one gold event, several predicted stories)", worst_split(g, pred, top), "story"),
+            ("Worst mixed stories (one predicted story, several gold events)", worst_mixed(g, pred, top), "event"),
+        ):
+            out.append(f"<h3>{e(title)}</h3>")
+            if not items:
+                out.append('<p class="muted">none</p>')
+            for it in items:
+                out.append(
+                    f"<details><summary>{'event' if what == 'story' else 'story'} {e(_label(it['key']))}: "
+                    f"{it['size']} articles in {len(it['parts'])} {'stories' if what == 'story' else 'events'}, "
+                    f"{it['lost']} outside the largest"
+                    "</summary>"
+                )
+                for key, aids in it["parts"]:
+                    out.append(f'<div class="part"><h4>{what} {e(_label(key))} ({len(aids)})</h4><ul>')
+                    for a in aids[:headlines]:
+                        out.append(f'<li>{e(titles.get(a, ""))} <span class="muted">[{e(a)}]</span></li>')
+                    if len(aids) > headlines:
+                        out.append(f'<li class="muted">and {len(aids) - headlines} more</li>')
+                    out.append("</ul></div>")
+                out.append("</details>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _label(key: object) -> str:
+    if isinstance(key, tuple) and key and key[0] == "missing":
+        return f"(no prediction for {key[1]})"
+    return str(key)
+
+
+def _scores_table(s: dict) -> str:
+    if not s.get("articles"):
+        return '<p class="muted">no articles</p>'
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ("articles", *SCORE_COLUMNS, "gold", "pred", "split", "mixed"))
+    vals = [str(s["articles"])] + [f"{s[c]:.3f}" for c in SCORE_COLUMNS]
+    vals += [str(s[c]) for c in ("gold_stories", "pred_stories", "gold_stories_split", "pred_stories_mixing")]
+    return f'<table class="scores"><tr>{head}</tr><tr>{"".join(f"<td>{v}</td>" for v in vals)}</tr></table>'
+
+
+def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10) -> str:
+    """Render the report of ``gold_path`` / ``pred_path`` to ``out_path``; returns the path."""
+    from transforms.stories.evaluate import load_gold, load_pred
+
+    gold, lang = load_gold(gold_path)
+    page = render(
+        report,
+        gold,
+        lang,
+        load_pred(pred_path, links=report["links"]),
+        load_pred(pred_path, links=False),
+        load_titles(gold_path),
+        top=top,
+    )
+    with open(out_path, "w", encoding="utf-8") as f:
+        f.write(page)
+    return out_path

@@ -1,0 +1,279 @@
+"""Repair of the live window: splits of stories that hold two events, merges of stories that hold one.
+
+Every REPAIR_EVERY (10 min of event time, at multiples of 10 min) while some live story had an article in the last
+REPAIR_WINDOW (6 h), the stories of that window that were not repaired in the last REPAIR_COOLDOWN (30 min) are
+(1) split when a spectral bisection of their members gives two halves with >= MIN_SPLIT_SOURCES distinct sources
+each whose profiles score below the merge bar by SPLIT_MARGIN (the half holding the representative keeps the id),
+then (2) re-clustered by greedy best-first agglomeration on the score between story profiles (average article-pair
+score for headline-only stories), with a merge bar stricter than the join bar. A group merges into its oldest story
+(smallest id: ids are time ordered); the others become aliases; the survivor's counters and centroid are recomputed
+from its members. Every choice is a function of the stories and the tick only, so a restored writer repairs the same.
+
+Functions of the writer (:class:`transforms.stories.cluster.StoryClusterer`), which they change through its state
+methods; they return the :class:`WriterOutput` records of the SPLIT and MERGE changes.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from transforms.stories.config import ClusterConfig
+from transforms.stories.scoring import Scorer
+from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
+
+
+def repair_tick(w, tick: int) -> list[WriterOutput]:
+    """The repair of one tick: splits of the window's stories that are due, then one merge pass over the rest."""
+    c = w.config
+    window = [
+        s
+        for sid, s in sorted(w.stories.items())
+        if s.last_at > tick - c.repair_window_ms
+        and (s.last_repair_at is None or s.last_repair_at <= tick - c.repair_cooldown_ms)
+    ]
+    if not window:
+        return []
+    out: list[WriterOutput] = []
+    repaired: set[int] = set()
+    for s in window:
+        if split_due(s, tick, c):
+            out.extend(try_split(w, s, tick, repaired))
+    eligible = [w.stories[s.story_id] for s in window if s.story_id not in repaired]
+    out.extend(merge_pass(w, eligible + reach_back(w, eligible, tick, repaired), tick, repaired))
+    w.stats["repair_ticks"] += 1
+    return out
+
+
+def reach_back(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[Story]:
+    """Live stories outside the repair window that are among the MERGE_REACH nearest centroids of a story that changed
+    since the previous tick (not repaired in the cooldown either): merge candidates, not proposers.
+
+    The window (6 h) bounds which stories propose merges, but one event's reports can be further apart than that and
+    still inside the live span (BASIL's three reports of an event are up to a day apart): without these candidates an
+    early fragment could never absorb a late one. Found by the writer's own index (the one every decision searches),
+    so a tick costs O(active stories x MERGE_REACH) more, never O(live stories).
+    """
+    c = w.config
+    if c.merge_reach <= 0:
+        return []
+    inside = {s.story_id for s in eligible}
+    extra: set[int] = set()
+    for s in eligible:
+        if not active(s, tick, c):
+            continue
+        for sid, _ in w.index.search(s.centroid().astype(np.float32), k=c.merge_reach + 1):
+            o = w.stories.get(sid)
+            if sid in inside or sid in repaired or o is None:
+                continue
+            if o.last_repair_at is None or o.last_repair_at <= tick - c.repair_cooldown_ms:
+                extra.add(sid)
+    return [w.stories[sid] for sid in sorted(extra)]
+
+
+def split_due(s: Story, tick: int, c: ClusterConfig) -> bool:
+    """Whether to look for a split of ``s`` at this tick: every tick it changed while it has fewer than
+    2 x SPLIT_SPREAD originals; a story of n originals every n // SPLIT_SPREAD ticks (at ticks staggered by its
+    id), if it changed during them. A split attempt costs O(n) shadow stories per cut plus an n x n matrix, and
+    a large story gains articles at every tick: checking it each time made 58 % of the writer's time on a
+    12-hour stream (1,674 attempts, no split). Spread like this, the cost per tick stays ~O(SPLIT_SPREAD) per
+    story; a function of the story's durable fields and the tick only, so a restored writer checks the same.
+    """
+    period = max(1, s.n // c.split_spread)
+    if period == 1:
+        return active(s, tick, c)
+    if (tick // c.repair_every_ms + s.story_id) % period:
+        return False
+    span = period * c.repair_every_ms
+    if s.last_at > tick - span:
+        return True
+    r = s.last_repair_at
+    return r is not None and tick - c.repair_cooldown_ms - span < r <= tick - c.repair_cooldown_ms
+
+
+def active(s: Story, tick: int, c: ClusterConfig) -> bool:
+    """Whether the story changed since the previous tick (an article joined, or its repair cooldown just ended).
+
+    A function of the story and the tick only (never of what earlier ticks computed), so a restored writer
+    checks exactly the stories the uninterrupted one checks.
+    """
+    if s.last_at > tick - c.repair_every_ms:
+        return True
+    r = s.last_repair_at
+    return r is not None and tick - c.repair_cooldown_ms - c.repair_every_ms < r <= tick - c.repair_cooldown_ms
+
+
+def try_split(w, s: Story, tick: int, repaired: set[int]) -> list[WriterOutput]:
+    c = w.config
+    ms = sorted(s.originals, key=lambda m: m.article_id)
+    if len(ms) < 2 * c.min_split_sources or len(ms) > c.split_max_members:
+        return []
+    if len({m.source for m in ms}) < 2 * c.min_split_sources:
+        return []
+    bar = (c.merge if s.has_body else c.merge_headline) - c.split_margin
+    best = best_bisection(w.scorer, ms, bar)
+    if best is None or best[0] >= bar:
+        return []
+    rep = s.representative()
+    keep, move = (best[1], best[2]) if any(m.article_id == rep for m in best[1]) else (best[2], best[1])
+    return [apply_split(w, s, keep, move, tick, best[0], repaired)]
+
+
+def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
+    """(score between halves, half A, half B) of the spectral sweep cut that separates them most, or None.
+
+    Only cuts that could score below ``bar`` are scored in full: the entity and lexical cosines are >= 0, so
+    ``dense - time penalty`` bounds a cut's score from below, and a cut whose bound reaches the bar can be
+    neither a split nor the best cut once one below the bar exists (the decision is the same as scoring all).
+    """
+    c = scorer.config
+    W = scorer.pair_matrix(ms)
+    W = np.clip(W - np.median(W), 0.0, None)
+    np.fill_diagonal(W, 0.0)
+    deg = W.sum(axis=1)
+    if np.any(deg <= 0):
+        return None
+    L = np.eye(len(ms)) - W / np.sqrt(np.outer(deg, deg))
+    _, vecs = np.linalg.eigh(L)
+    fiedler = vecs[:, 1] / np.sqrt(deg)
+    if fiedler[int(np.argmax(np.abs(fiedler)))] < 0:  # the eigenvector's sign is arbitrary: fix it
+        fiedler = -fiedler
+    order = sorted(range(len(ms)), key=lambda i: (round(float(fiedler[i]), 9), ms[i].article_id))
+    lo, hi = c.min_split_sources, len(ms) - c.min_split_sources
+    sign_cut = sum(1 for i in order if fiedler[i] < 0)
+    cuts = {min(max(sign_cut, lo), hi)} | {lo + (hi - lo) * q // 8 for q in range(9)}
+    best = None
+    for cut in sorted(cuts):
+        a = [ms[i] for i in order[:cut]]
+        b = [ms[i] for i in order[cut:]]
+        if len({m.source for m in a}) < c.min_split_sources or len({m.source for m in b}) < c.min_split_sources:
+            continue
+        if halves_bound(scorer, a, b) >= bar:
+            continue
+        score = scorer.score_stories(scorer.shadow(a), scorer.shadow(b))
+        if best is None or score < best[0]:
+            best = (score, a, b)
+    return best
+
+
+def halves_bound(scorer: Scorer, a: list[Member], b: list[Member]) -> float:
+    """A lower bound of ``score_stories`` between the shadows of ``a`` and ``b``: dense - time penalty."""
+    half_life = scorer.config.half_life_ms
+    ca, cb = recompute_centroid(a, half_life)[0], recompute_centroid(b, half_life)[0]
+    na, nb = float(np.linalg.norm(ca)), float(np.linalg.norm(cb))
+    dense = float(np.dot(ca / na if na > 0 else ca, cb / nb if nb > 0 else cb))
+    known = all(m.time_known for m in a) and all(m.time_known for m in b)
+    gap = max(min(m.at for m in a), min(m.at for m in b)) - min(max(m.at for m in a), max(m.at for m in b))
+    return dense - scorer.penalty(known, gap) - 1e-9
+
+
+def apply_split(w, s: Story, keep: list[Member], move: list[Member], tick, score, repaired) -> WriterOutput:
+    c = w.config
+    seq = w.next_seq()
+    new_id = w.mint(tick)
+    move_ids = {m.article_id for m in move}
+    copies = [m for m in s.members.values() if m.is_copy]
+    moved_copies = [m for m in copies if m.copy_of in move_ids]
+    kept_copies = [m for m in copies if m.copy_of not in move_ids]
+    moving = move + moved_copies
+    w.reset_story(s, keep + kept_copies, recount=False)
+    kept = w.stories[s.story_id]
+    kept.last_repair_at = tick
+    ns = Story(new_id, w.language, *recompute_centroid(moving, c.half_life_ms))
+    ns.last_repair_at = tick
+    w.stories[new_id] = ns
+    for m in sorted(moving, key=lambda m: m.article_id):
+        w.add_member(ns, m, count=False)  # still live: counted since it arrived
+    w.index.upsert(new_id, ns.centroid().astype(np.float32))
+    repaired.update((s.story_id, new_id))
+    w.stats["split"] += 1
+    moved = sorted(m.article_id for m in moving)
+    ch = w.change(
+        seq, "SPLIT", s.story_id, other=new_id, at=tick, score=score, centroid=kept.centroid(), article_ids=moved
+    )
+    return WriterOutput(
+        ch,
+        w.meta(kept),
+        {},
+        other_meta=w.meta(ns),
+        other_centroid=[float(x) for x in ns.centroid()],
+        other_members={m.article_id: m.to_record() for m in moving},
+    )
+
+
+def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
+    """Greedy best-first agglomeration of the eligible stories; each group merges into its oldest story.
+
+    Pairs are proposed by the stories that changed since the previous tick (:func:`active`) against every
+    eligible story of the window, then merged best margin first; a merged group is re-scored as one story.
+    """
+    if len(eligible) < 2:
+        return []
+    c = w.config
+    ids = [s.story_id for s in eligible]
+    row = {sid: i for i, sid in enumerate(ids)}
+    shadows: dict[int, Story] = {s.story_id: s for s in eligible}
+    groups: dict[int, list[Member]] = {}
+    absorbed: dict[int, list[int]] = {sid: [] for sid in ids}
+    alive = np.ones(len(ids), dtype=bool)
+    C = np.stack([s.centroid() for s in eligible])
+    version = {sid: 0 for sid in ids}
+    heap: list[tuple[float, int, int, int, int]] = []
+    linkage: dict = {}  # average-linkage sums of this pass (the IDF does not move during a merge pass)
+
+    def push(a: int) -> None:
+        dense = C @ C[row[a]]
+        dense[~alive] = -2.0
+        dense[row[a]] = -2.0
+        k = min(c.merge_candidates, len(ids) - 1)
+        top = np.argpartition(-dense, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        for i in sorted(top, key=lambda i: (-round(float(dense[i]), 9), ids[i])):
+            if dense[i] < c.merge_floor:
+                break
+            o = ids[i]
+            margin = w.scorer.merge_margin(shadows[a], shadows[o], linkage)
+            if margin >= 0:
+                x, y = min(a, o), max(a, o)
+                heapq.heappush(heap, (-round(margin, 9), x, y, version[x], version[y]))
+
+    for s in eligible:
+        if active(s, tick, c):
+            push(s.story_id)
+    while heap:
+        _, x, y, vx, vy = heapq.heappop(heap)
+        if not (alive[row[x]] and alive[row[y]]) or version[x] != vx or version[y] != vy:
+            continue
+        groups[x] = groups.get(x, list(shadows[x].members.values())) + groups.get(y, list(shadows[y].members.values()))
+        groups.pop(y, None)
+        absorbed[x] = absorbed[x] + [y] + absorbed[y]
+        alive[row[y]] = False
+        version[x] += 1
+        shadows[x] = w.scorer.shadow(groups[x])
+        C[row[x]] = shadows[x].centroid()
+        push(x)
+    out: list[WriterOutput] = []
+    for survivor in ids:
+        if not alive[row[survivor]]:
+            continue
+        for gone in sorted(absorbed[survivor]):
+            out.append(apply_merge(w, survivor, gone, tick, repaired))
+    return out
+
+
+def apply_merge(w, survivor: int, gone: int, tick: int, repaired: set[int]) -> WriterOutput:
+    seq = w.next_seq()
+    s = w.stories[survivor]
+    other = w.stories[gone]
+    moved = dict(sorted(other.members.items()))
+    gone_meta = w.meta(other)
+    gone_meta["alias_of"] = survivor
+    w.drop_story(other, uncount=False)  # its members stay live, in the survivor
+    w.reset_story(s, list(s.members.values()) + list(moved.values()), recount=False)
+    s = w.stories[survivor]
+    s.last_repair_at = tick
+    repaired.update((survivor, gone))
+    w.stats["merge"] += 1
+    ch = w.change(seq, "MERGE", survivor, other=gone, at=tick, centroid=s.centroid())
+    return WriterOutput(ch, w.meta(s), {aid: m.to_record() for aid, m in moved.items()}, other_meta=gone_meta)

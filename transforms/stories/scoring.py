@@ -1,0 +1,129 @@
+"""Scores of the story writer: an article against a story, a story against a story, article pairs.
+
+    score = cos(article, centroid) + W_ENTITY * cos_entities + W_LEXICAL * cos_tfidf - time_penalty
+
+where cos_entities / cos_tfidf compare TF-IDF vectors (:mod:`transforms.stories.lexical`) and time_penalty =
+TIME_WEIGHT * min(hours apart, 48) / 48 when both times are known, or UNKNOWN_TIME_PENALTY when either is not (a
+file without times gives no evidence of temporal proximity). Reads stories and the writer's lexical statistics;
+writes nothing (the average-linkage cache of a merge pass aside).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.stories.config import HOUR_MS, ClusterConfig
+from transforms.stories.features import ArticleFeatures
+from transforms.stories.lexical import LexicalStats, dot
+from transforms.stories.state import Member, Story, recompute_centroid
+
+
+class Scorer:
+    """The scores of one writer (its calibration, language and lexical statistics)."""
+
+    def __init__(self, config: ClusterConfig, lex: LexicalStats, language: str):
+        self.config = config
+        self.lex = lex
+        self.language = language
+
+    def penalty(self, known: bool, gap_ms: int) -> float:
+        c = self.config
+        if not known:
+            return c.unknown_time_penalty
+        hours = min(max(gap_ms, 0) / HOUR_MS, c.expire_hours)
+        return c.time_weight * hours / c.expire_hours
+
+    def combine(self, dense: float, lex: float, ent: float) -> float:
+        return dense + self.config.w_entity * ent + self.config.w_lexical * lex
+
+    def score_article(self, f: ArticleFeatures, s: Story, art_vecs=None) -> tuple[float, float, float, float]:
+        """(score, dense, lexical, entities) of a not-yet-counted article against a live story."""
+        tv, ev = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
+        st, se = self.lex.profile(s)
+        dense = float(np.dot(np.asarray(f.vector, dtype=np.float64), s.centroid()))
+        lex = dot(tv, st)
+        ent = dot(ev, se)
+        known = f.time_known and s.time_known
+        score = self.combine(dense, lex, ent) - self.penalty(known, f.first_seen_at - s.last_at)
+        return score, dense, lex, ent
+
+    def score_stories(self, a: Story, b: Story) -> float:
+        """Score between two stories' profiles (the repair's merge and split criterion)."""
+        at, ae = self.lex.profile(a)
+        bt, be = self.lex.profile(b)
+        dense = float(np.dot(a.centroid(), b.centroid()))
+        known = a.time_known and b.time_known
+        gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+        return self.combine(dense, dot(at, bt), dot(ae, be)) - self.penalty(known, gap)
+
+    def merge_margin(self, a: Story, b: Story, cache: dict) -> float:
+        """How far two stories are above the repair's merge criterion (>= 0: they may merge)."""
+        c = self.config
+        if c.merge_headline_average is not None and not (a.has_body or b.has_body) and a.n and b.n:
+            known = a.time_known and b.time_known
+            gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+            between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
+            return between - self.penalty(known, gap) - c.merge_headline_average
+        return self.score_stories(a, b) - self.merge_bar(a, b)
+
+    def linkage_sums(self, s: Story, cache: dict) -> tuple:
+        """(sum of dense vectors, sum of TF-IDF unit vectors, sum of entity unit vectors, n) over the originals.
+
+        The average article-pair score between two stories is the dot product of their sums over na * nb, so a
+        story's sums are computed once per merge pass (per shadow: a merged group gets its own), its articles'
+        TF-IDF vectors once per IDF state (:meth:`LexicalStats.member_vectors`).
+        """
+        hit = cache.get(s.story_id)
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        ms = sorted(s.originals, key=lambda m: m.article_id)
+        dv = np.sum(np.stack([m.vector.astype(np.float64) for m in ms]), axis=0)
+        tsum: dict = {}
+        esum: dict = {}
+        for m in ms:
+            for total, vec in zip((tsum, esum), self.lex.member_vectors(m)):
+                for k, x in vec.items():
+                    total[k] = total.get(k, 0.0) + x
+        out = (dv, tsum, esum, len(ms))
+        cache[s.story_id] = (s, out)
+        return out
+
+    def merge_bar(self, a: Story, b: Story) -> float:
+        c = self.config
+        base = c.merge if (a.has_body and b.has_body) else c.merge_headline
+        return base + c.merge_size_slope * math.log2(max(min(a.n, b.n), 1))
+
+    def pair_matrix(self, ms: list[Member]) -> np.ndarray:
+        """Article-level score matrix (dense + entity + lexical cosines) between members."""
+        V = np.stack([m.vector.astype(np.float64) for m in ms])
+        dense = V @ V.T
+        tvs, evs = zip(*(self.lex.member_vectors(m) for m in ms))
+        keys_t = sorted({k for v in tvs for k in v})
+        keys_e = sorted({k for v in evs for k in v})
+        it = {k: i for i, k in enumerate(keys_t)}
+        ie = {k: i for i, k in enumerate(keys_e)}
+        T = np.zeros((len(ms), max(len(keys_t), 1)))
+        E = np.zeros((len(ms), max(len(keys_e), 1)))
+        for i, (tv, ev) in enumerate(zip(tvs, evs)):
+            for k, x in tv.items():
+                T[i, it[k]] = x
+            for k, x in ev.items():
+                E[i, ie[k]] = x
+        return dense + self.config.w_entity * (E @ E.T) + self.config.w_lexical * (T @ T.T)
+
+    def shadow(self, members: list[Member]) -> Story:
+        """A throw-away story holding ``members`` (to score a proposed half or group)."""
+        st = Story(0, self.language, *recompute_centroid(members, self.config.half_life_ms))
+        for m in sorted(members, key=lambda m: m.article_id):
+            st.add(m)
+        return st
+
+
+def linkage_mean(a: tuple, b: tuple, c: ClusterConfig) -> float:
+    """Average article-pair score (dense + entity + lexical cosines, as :meth:`Scorer.pair_matrix`) between
+    the members of two stories, from their :meth:`Scorer.linkage_sums`."""
+    (dv, ts, es, n), (dv2, ts2, es2, n2) = a, b
+    total = float(np.dot(dv, dv2)) + c.w_entity * dot(es, es2) + c.w_lexical * dot(ts, ts2)
+    return total / (n * n2)
