@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import apache_beam as beam
@@ -48,7 +48,7 @@ from schemas import codec
 from schemas.pages import page_path, pool_path, story_path
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import default_config, subset
-from transforms.editions.cycle import CycleOutput, EditionMemory, run_cycle
+from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
@@ -144,6 +144,7 @@ class _Cached:
     inbox_seen: int
     last_cycle: int
     inbox_size: int = 0
+    cycle_cache: CycleCache = field(default_factory=CycleCache)  # cards and links reused between cycles
 
 
 class RankEditionsFn(beam.DoFn):
@@ -162,13 +163,11 @@ class RankEditionsFn(beam.DoFn):
         publishers_path: str | None = None,
         editions_only: list[str] | None = None,
         overrides: dict | None = None,
-        mode: str = "vector",
     ):
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides or {}
-        self.mode = mode
         self.events_in = Metrics.counter("editions", "events_received")
         self.events_folded = Metrics.counter("editions", "events_folded")
         self.events_late = Metrics.counter("editions", "events_late")
@@ -254,7 +253,7 @@ class RankEditionsFn(beam.DoFn):
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        out = run_cycle(cached.book, edition, self.config, self.params, mem, now, mode=self.mode)
+        out = run_cycle(cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache)
         cached.last_cycle = now
         self.cycles.inc()
         for item in snapshot_items(out, self.config):
@@ -269,7 +268,8 @@ class RankEditionsFn(beam.DoFn):
         if live and not idle:
             nxt_cycle = now + MINUTE_MS
         elif cached.pending:
-            nxt_cycle = max(now + MINUTE_MS, (min(e["at"] for e in cached.pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
+            first_due = (min(e["at"] for e in cached.pending.values()) // MINUTE_MS + 1) * MINUTE_MS
+            nxt_cycle = max(now + MINUTE_MS, first_due)
         arm(timer, nxt, nxt_cycle)
         self.cycle_ms.update(int((time.perf_counter() - t0) * 1000))
 
@@ -313,6 +313,7 @@ class RankEditionsFn(beam.DoFn):
             event_log.add(e)
             fresh.apply(e)
         cached.book = fresh
+        cached.cycle_cache = CycleCache()  # its entries are keyed by rows of the old book
         log.info("edition %s: compacted the event log %d -> %d events", key, len(events), len(kept))
 
 
@@ -326,13 +327,12 @@ class RankEditions(beam.PTransform):
         overrides: ranking parameters replacing the file's (tests).
     """
 
-    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, mode="vector"):
+    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None):
         super().__init__()
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides
-        self.mode = mode
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
@@ -352,7 +352,7 @@ class RankEditions(beam.PTransform):
             | "EventsToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows())
             | "RankEachEdition"
             >> beam.ParDo(
-                RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.mode)
+                RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides)
             )
         )
         return {"items": items, DEAD_LETTER: routed[DEAD_LETTER]}
