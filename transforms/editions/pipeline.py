@@ -27,6 +27,8 @@ class PublishEditions(beam.PTransform):
         editions_only: rank only these editions (tests and small local runs).
         overrides: ranking parameter overrides (tests).
         burst_params: a BurstParams replacing the file's (tests).
+        replay: the input is bounded and complete (backfill): see :class:`~transforms.editions.rank.RankEditions`.
+            Default False.
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class PublishEditions(beam.PTransform):
         overrides: dict | None = None,
         burst_params=None,
         confirm_shrink_cycles: int = 15,
+        replay: bool = False,
     ):
         super().__init__()
         self.store_config = store_config
@@ -47,11 +50,12 @@ class PublishEditions(beam.PTransform):
         self.overrides = overrides
         self.burst_params = burst_params
         self.confirm_shrink_cycles = confirm_shrink_cycles
+        self.replay = replay
 
     def expand(self, changes):
         bursts = changes | "DetectBursts" >> DetectBursts(self.editions_path, self.publishers_path, self.burst_params)
         ranked = {"changes": changes, "pulses": bursts["pulses"]} | "RankEditions" >> RankEditions(
-            self.editions_path, self.publishers_path, self.editions_only, self.overrides
+            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
@@ -109,7 +113,7 @@ class ChangesOfOutputs(beam.PTransform):
         return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
 
 
-def add_backfill_snapshots(outputs, store_config: StoreConfig) -> dict:
+def add_backfill_snapshots(outputs, store_config: StoreConfig, replay: bool = True) -> dict:
     """The backfill's ``--snapshots`` (pipelines/backfill.py): the pages, pools, coverage and aliases a streaming run
     would have published minute by minute over the input, from the backfill's writer outputs, into ``store_config``
     (the backfill passes the run's own stores and namespace for ``--snapshots`` alone, an embedded store rooted at DIR
@@ -117,4 +121,4 @@ def add_backfill_snapshots(outputs, store_config: StoreConfig) -> dict:
     gives byte-identical objects every run.
     """
     changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
-    return changes | "PublishEditions" >> PublishEditions(store_config)
+    return changes | "PublishEditions" >> PublishEditions(store_config, replay=replay)
