@@ -11,9 +11,10 @@ smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supp
 and coverage documents. Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
 next minute's ~1,400 articles are folded in (timed separately), and cycle 2 is the steady state.
 
-The loop figure runs ``mode="loop"`` (per-story Python for scores, candidates, smoothing and representatives; the
-page assembly and documents are shared code) on a sample of editions and scales its ratio to the vectorised time
-of the same editions; ``--full-loop`` runs it on every edition instead. It also checks both give the same pages.
+The loop figure runs tests/transforms/editions/loop_reference.py's ``run_cycle_loop`` (per-story Python for scores,
+candidates, smoothing and representatives; the page assembly and documents are the production code) on a sample
+of editions and scales its ratio to the vectorised time of the same editions; ``--full-loop`` runs it on every
+edition instead. It also checks both give the same pages.
 
     .venv/bin/python benchmarks/rank_bench.py                 # 300k stories, all editions
     .venv/bin/python benchmarks/rank_bench.py --stories 30000 --loop-editions 4
@@ -42,10 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from transforms.editions import documents as docs  # noqa: E402
 from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
 from transforms.editions.config import load_config  # noqa: E402
-from transforms.editions.cycle import EditionMemory, run_cycle  # noqa: E402
+from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle  # noqa: E402
 from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams  # noqa: E402
-from transforms.editions.scoring import LoopView  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
+
+from tests.transforms.editions.loop_reference import LoopView, loop_memory, run_cycle_loop  # noqa: E402
 
 NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z
 LANG_SHARE = {
@@ -113,6 +115,13 @@ def make_registry(config, rng) -> PublisherRegistry:
     return PublisherRegistry.from_dicts(rows)
 
 
+def preallocate(table, size: int) -> None:
+    """Zeroed numpy columns of ``size`` rows (the benchmark fills them directly, then sets ``table.size``)."""
+    for name in table.COLUMNS:
+        arr = getattr(table, name)
+        setattr(table, name, np.zeros((size,) + arr.shape[1:], arr.dtype))
+
+
 def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: int) -> StoryBook:
     """Fill a StoryBook's columns for ``n`` live stories directly (what folding their changes would give)."""
     book = StoryBook(config, registry, language, dim=dim)
@@ -145,67 +154,55 @@ def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: i
     cen = rng.standard_normal((n, dim)).astype(np.float32)
     cen /= np.linalg.norm(cen, axis=1, keepdims=True)
 
-    def grow_to(names, size):
-        for name in names.split():
-            arr = getattr(book, name)
-            out = np.zeros((size,) + arr.shape[1:], arr.dtype)
-            setattr(book, name, out)
-
-    grow_to(
-        "s_id s_last_seq s_expire_seq s_alias s_centroid_seq s_sec s_nlab s_prim s_n_art s_n_orig s_first_fs s_newest_fs s_tsum "
-        "s_version s_struct s_created s_breaking_start s_breaking_last s_developing_last s_n_opinion s_n_fact",
-        n,
-    )
-    book.s_centroid = cen
-    book.n_stories = n
-    book.s_id[:] = sid
-    book.s_last_seq[:] = 1.0
-    book.s_expire_seq[:] = -1.0
-    book.s_centroid_seq[:] = 1.0
+    preallocate(book.stories, n)
+    book.stories.centroid = cen
+    book.stories.size = n
+    book.stories.id[:] = sid
+    book.stories.last_seq[:] = 1.0
+    book.stories.expire_seq[:] = -1.0
+    book.stories.centroid_seq[:] = 1.0
     orig = ~a_copy
-    np.add.at(book.s_sec, (a_story[a_sec >= 0], a_sec[a_sec >= 0]), 1)
-    book.s_nlab[:] = book.s_sec.sum(axis=1)
-    book.s_prim[:] = np.where(book.s_nlab > 0, np.argmax(book.s_sec, axis=1), -1)
-    book.s_n_art[:] = n_art
-    book.s_n_orig[:] = np.bincount(a_story[orig], minlength=n)
+    np.add.at(book.stories.section_counts, (a_story[a_sec >= 0], a_sec[a_sec >= 0]), 1)
+    book.stories.labelled[:] = book.stories.section_counts.sum(axis=1)
+    counts = book.stories.section_counts
+    book.stories.primary_section[:] = np.where(book.stories.labelled > 0, np.argmax(counts, axis=1), -1)
+    book.stories.n_articles[:] = n_art
+    book.stories.n_originals[:] = np.bincount(a_story[orig], minlength=n)
     first = np.full(n, np.iinfo(np.int64).max)
     np.minimum.at(first, a_story[orig], a_fs[orig])
-    book.s_first_fs[:] = first
-    book.s_newest_fs[:] = newest
-    np.add.at(book.s_tsum, a_story, tv)
-    book.s_version[:] = newest // MINUTE_MS + 1
-    book.s_struct[:] = first // MINUTE_MS + 1
-    book.s_created[:] = first
+    book.stories.first_seen[:] = first
+    book.stories.newest_seen[:] = newest
+    np.add.at(book.stories.title_sum, a_story, tv)
+    book.stories.version[:] = newest // MINUTE_MS + 1
+    book.stories.structural_minute[:] = first // MINUTE_MS + 1
+    book.stories.created_at[:] = first
     opinion = rng.random(A) < 0.03
     fact = rng.random(A) < 0.005
-    book.s_n_opinion[:] = np.bincount(a_story[opinion], minlength=n)
-    book.s_n_fact[:] = np.bincount(a_story[fact], minlength=n)
+    book.stories.n_opinion[:] = np.bincount(a_story[opinion], minlength=n)
+    book.stories.n_fact_checks[:] = np.bincount(a_story[fact], minlength=n)
     recent = np.flatnonzero(NOW - newest < 90 * MINUTE_MS)
     brk = rng.choice(recent, size=min(3, recent.size), replace=False) if recent.size else []
     for r in brk:
-        book.s_breaking_start[r] = (newest[r] // MINUTE_MS) * MINUTE_MS
+        book.stories.breaking_start[r] = (newest[r] // MINUTE_MS) * MINUTE_MS
     # articles
     # spare room for the next minutes' articles, as the book's doubling growth would have left
-    grow_to(
-        "a_story a_seq a_has a_version a_pub a_fs a_pubat a_copy a_sec a_tvec a_head a_opinion a_fact a_key a_at",
-        A + 65536,
-    )
-    book.n_articles = A
-    book.a_story[:A] = a_story
-    book.a_seq[:A] = 1.0
-    book.a_has[:A] = True
-    book.a_version[:A] = 1
-    book.a_pub[:A] = a_pub
-    book.a_fs[:A] = a_fs
-    book.a_pubat[:A] = a_fs - rng.integers(0, 10 * MINUTE_MS, A)
-    book.a_copy[:A] = a_copy
-    book.a_sec[:A] = a_sec
-    book.a_tvec[:A] = tv
-    book.a_head[:A] = rng.uniform(0.3, 1.0, A).astype(np.float32)
-    book.a_opinion[:A] = opinion
-    book.a_fact[:A] = fact
-    book.a_key[:A] = rng.integers(0, 1 << 60, A)
-    book.a_at[:A] = a_fs // MINUTE_MS + 1
+    preallocate(book.articles, A + 65536)
+    book.articles.size = A
+    book.articles.story[:A] = a_story
+    book.articles.seq[:A] = 1.0
+    book.articles.has_data[:A] = True
+    book.articles.version[:A] = 1
+    book.articles.publisher[:A] = a_pub
+    book.articles.first_seen[:A] = a_fs
+    book.articles.published_at[:A] = a_fs - rng.integers(0, 10 * MINUTE_MS, A)
+    book.articles.is_copy[:A] = a_copy
+    book.articles.section[:A] = a_sec
+    book.articles.title_vector[:A] = tv
+    book.articles.headline_quality[:A] = rng.uniform(0.3, 1.0, A).astype(np.float32)
+    book.articles.is_opinion[:A] = opinion
+    book.articles.is_fact_check[:A] = fact
+    book.articles.key[:A] = rng.integers(0, 1 << 60, A)
+    book.articles.event_minute[:A] = a_fs // MINUTE_MS + 1
 
     def make_id(i):
         return hashlib.sha256(f"{language}/{i}".encode()).hexdigest()[:32]
@@ -214,52 +211,53 @@ def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: i
         aid = make_id(i)
         return {
             "article_id": aid,
-            "url": f"https://{book.pub_ids[book.a_pub[i]]}.test/{aid[:10]}",
-            "title": f"Headline {i} of the story {int(book.s_id[book.a_story[i]])}, as reported in {language}",
+            "url": f"https://{book.publishers.id[book.articles.publisher[i]]}.test/{aid[:10]}",
+            "title": f"Headline {i} of the story {int(book.stories.id[book.articles.story[i]])}, as reported in "
+            f"{language}",
             "lede": "A synthetic lede of about one sentence, like the ones publishers write.",
-            "publisher_id": book.pub_ids[book.a_pub[i]],
-            "publisher_name": book.pub_names[book.a_pub[i]],
+            "publisher_id": book.publishers.id[book.articles.publisher[i]],
+            "publisher_name": book.publishers.name[book.articles.publisher[i]],
             "image_url": None,
-            "published_at": int(book.a_pubat[i]),
+            "published_at": int(book.articles.published_at[i]),
             "language": language,
         }
 
-    book.a_id = LazyColumn(A, make_id)
-    book.a_card = LazyColumn(A, make_card)
-    book.a_places = LazyColumn(A, lambda i: ())
-    book.story_row = dict(zip(sid.tolist(), range(n)))
+    book.articles.id = LazyColumn(A, make_id)
+    book.articles.card = LazyColumn(A, make_card)
+    book.articles.places = LazyColumn(A, lambda i: ())
+    book.stories.row_of = dict(zip(sid.tolist(), range(n)))
     order = np.argsort(a_story, kind="stable")
     bounds = np.r_[0, np.cumsum(n_art)]
-    book.members = [set(order[bounds[i] : bounds[i + 1]].tolist()) for i in range(n)]
-    book.links = [set() for _ in range(n)]
+    book.stories.members = [set(order[bounds[i] : bounds[i + 1]].tolist()) for i in range(n)]
+    book.stories.links = [set() for _ in range(n)]
     # story x publisher pairs of originals, in story order (as folding would allocate them)
     key = a_story[orig].astype(np.int64) * P + a_pub[orig]
     uniq, inv = np.unique(key, return_inverse=True)
     latest = np.full(uniq.size, np.iinfo(np.int64).min)
     np.maximum.at(latest, inv, a_fs[orig])
     ns = uniq.size
-    book.n_sp = ns
-    book.sp_story = (uniq // P).astype(np.int32)
-    book.sp_pub = (uniq % P).astype(np.int32)
-    book.sp_region = book.pub_region[book.sp_pub]
-    book.sp_latest = latest
-    book.sp_n = np.bincount(inv, minlength=ns).astype(np.int32)
-    book.sp_live = np.ones(ns, bool)
-    sp_bounds = np.searchsorted(book.sp_story, np.arange(n + 1))
-    book.sp_of = [list(range(sp_bounds[i], sp_bounds[i + 1])) for i in range(n)]
-    book.sp_index = {}
+    book.pairs.size = ns
+    book.pairs.story = (uniq // P).astype(np.int32)
+    book.pairs.publisher = (uniq % P).astype(np.int32)
+    book.pairs.region = book.publishers.region[book.pairs.publisher]
+    book.pairs.latest_first_seen = latest
+    book.pairs.n_originals = np.bincount(inv, minlength=ns).astype(np.int32)
+    book.pairs.live = np.ones(ns, bool)
+    sp_bounds = np.searchsorted(book.pairs.story, np.arange(n + 1))
+    book.stories.pair_rows = [list(range(sp_bounds[i], sp_bounds[i + 1])) for i in range(n)]
+    book.pairs.row_of = {}
     # place mentions: ~40 % of stories name a place of one of the language's regions
     has = np.flatnonzero(rng.random(n) < 0.4)
     nr = has.size
-    book.n_sr = nr
-    book.sr_story = has.astype(np.int32)
-    book.sr_region = rng.choice(regions_of_lang, nr).astype(np.int16)
-    book.sr_count = np.maximum(1, (rng.random(nr) * n_art[has]).astype(np.int32))
-    book.sr_local = (book.sr_count * (rng.random(nr) < 0.3)).astype(np.int32)
-    book.sr_live = np.ones(nr, bool)
-    book.sr_of = [[] for _ in range(n)]
+    book.mentions.size = nr
+    book.mentions.story = has.astype(np.int32)
+    book.mentions.region = rng.choice(regions_of_lang, nr).astype(np.int16)
+    book.mentions.count = np.maximum(1, (rng.random(nr) * n_art[has]).astype(np.int32))
+    book.mentions.local_count = (book.mentions.count * (rng.random(nr) < 0.3)).astype(np.int32)
+    book.mentions.live = np.ones(nr, bool)
+    book.stories.mention_rows = [[] for _ in range(n)]
     for k, r in enumerate(has.tolist()):
-        book.sr_of[r].append(k)
+        book.stories.mention_rows[r].append(k)
     return book
 
 
@@ -267,10 +265,10 @@ def next_minute_events(books, registry, rng, count: int) -> dict:
     """~``count`` ASSIGN events for the minute after NOW, spread over languages by story share."""
     out = {}
     seq = 10_000_000
-    total = sum(b.n_stories for b in books.values())
+    total = sum(b.stories.size for b in books.values())
     for lang, book in books.items():
-        k = int(round(count * book.n_stories / total))
-        recent = np.flatnonzero(NOW - book.s_newest_fs[: book.n_stories] < 6 * HOUR_MS)
+        k = int(round(count * book.stories.size / total))
+        recent = np.flatnonzero(NOW - book.stories.newest_seen[: book.stories.size] < 6 * HOUR_MS)
         pubs = [p.publisher_id for p in registry if p.language == lang]
         evs = []
         for j in range(k):
@@ -285,7 +283,7 @@ def next_minute_events(books, registry, rng, count: int) -> dict:
                 "publisher_id": pubs[j % len(pubs)],
                 "publisher_name": None,
                 "language": lang,
-                "title": f"Update {j} on story {int(book.s_id[row])}",
+                "title": f"Update {j} on story {int(book.stories.id[row])}",
                 "lede": "",
                 "image_url": None,
                 "published_at": fs,
@@ -302,7 +300,7 @@ def next_minute_events(books, registry, rng, count: int) -> dict:
                 "language": lang,
                 "seq": seq,
                 "kind": "ASSIGN",
-                "story_id": int(book.s_id[row]),
+                "story_id": int(book.stories.id[row]),
                 "article_id": aid,
                 "article": art,
                 "is_copy": False,
@@ -346,17 +344,6 @@ def summarise(out) -> dict:
     }
 
 
-def loop_memory(memory: EditionMemory) -> EditionMemory:
-    """A copy of an edition's memory whose smoothing history is in the per-story loop's dict form."""
-    m = copy.deepcopy(memory)
-    sm = memory.smoothing
-    m.smoothing_loop = {
-        "cycle": sm.cycle,
-        "hist": {int(i): sm.hist[k, : int(sm.count[k])].tolist() for k, i in enumerate(sm.ids.tolist())},
-    }
-    return m
-
-
 def publish_work(out) -> float:
     """CPU seconds PublishSnapshots spends on one edition's documents before any I/O: digest, canonical bytes,
     schema validation (what it does for every changed document)."""
@@ -372,24 +359,20 @@ def publish_work(out) -> float:
     return time.process_time() - t
 
 
-def run_all(editions, books, config, params, memories, now, mode="vector", views=None, timings=None, publish=None):
-    """Run every edition's cycle; per-edition CPU seconds of this process (the machine is shared: wall time
-    includes other processes' turns on the cores, CPU time is what one core spent on the cycle)."""
+def run_all(editions, books, config, params, memories, now, caches, loop=False, views=None, timings=None, publish=None):
+    """Run every edition's cycle (``loop``: the per-story reference); per-edition CPU seconds of this process (the
+    machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
+    the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book."""
     per = {}
     outs = {}
     for e in editions:
+        book, cache = books[e.language], caches.setdefault(e.id, CycleCache())
         t = time.process_time()
-        out = run_cycle(
-            books[e.language],
-            e,
-            config,
-            params,
-            memories[e.id],
-            now,
-            mode=mode,
-            view=(views or {}).get(e.language),
-            timings=timings,
-        )
+        if loop:
+            view = (views or {}).get(e.language)
+            out = run_cycle_loop(book, e, config, params, memories[e.id], now, view, cache, timings)
+        else:
+            out = run_cycle(book, e, config, params, memories[e.id], now, cache, timings)
         per[e.id] = time.process_time() - t
         if publish is not None:
             publish[e.id] = publish_work(out)  # outside the cycle's timing
@@ -426,16 +409,16 @@ def main(argv=None) -> int:
         n = max(50, int(round(args.stories * share[lang])))
         books[lang] = load_book(config, registry, lang, n, rng, args.dim, id_base)
         id_base += n + 1
-    n_stories = sum(b.n_stories for b in books.values())
-    n_articles = sum(b.n_articles for b in books.values())
+    n_stories = sum(b.stories.size for b in books.values())
+    n_articles = sum(b.articles.size for b in books.values())
     print(
         f"world: {n_stories:,} live stories, {n_articles:,} articles, {len(languages)} languages, "
         f"{len(editions)} editions x {len(config.sections)} sections = {len(config.pages())} pages, "
         f"{len(registry):,} publishers, centroids {args.dim}-d (built in {time.perf_counter() - t:.1f} s)"
     )
     print(
-        f"largest book: {max(b.n_stories for b in books.values()):,} stories (English); "
-        f"story-edition pairs scored per cycle: {sum(books[e.language].n_stories for e in editions):,}"
+        f"largest book: {max(b.stories.size for b in books.values()):,} stories (English); "
+        f"story-edition pairs scored per cycle: {sum(books[e.language].stories.size for e in editions):,}"
     )
 
     # The world is static for the run: move it out of the cyclic GC's scans (a DoFn would do the same after a
@@ -444,9 +427,10 @@ def main(argv=None) -> int:
     gc.freeze()
     meter = GcMeter()
     memories = {e.id: EditionMemory() for e in editions}
+    caches: dict = {}
     timings1: dict = {}
     t, w = time.process_time(), time.perf_counter()
-    per1, outs1 = run_all(editions, books, config, params, memories, NOW, timings=timings1)
+    per1, outs1 = run_all(editions, books, config, params, memories, NOW, caches, timings=timings1)
     c1, w1 = time.process_time() - t, time.perf_counter() - w
     cov1 = sum(o["coverage"] for o in outs1.values())
     del outs1
@@ -463,7 +447,7 @@ def main(argv=None) -> int:
     timings2: dict = {}
     meter.reset()
     t, w = time.process_time(), time.perf_counter()
-    per2, outs2 = run_all(editions, books, config, params, memories, NOW + MINUTE_MS, timings=timings2)
+    per2, outs2 = run_all(editions, books, config, params, memories, NOW + MINUTE_MS, caches, timings=timings2)
     c2, w2 = time.process_time() - t, time.perf_counter() - w
     gc2, full2 = meter.seconds, meter.full
     cov2 = sum(o["coverage"] for o in outs2.values())
@@ -485,7 +469,7 @@ def main(argv=None) -> int:
         # entries validated before are not validated again); the cycles' own time is not counted here.
         for k in (2, 3):
             publish: dict = {}
-            run_all(editions, books, config, params, memories, NOW + k * MINUTE_MS, publish=publish)
+            run_all(editions, books, config, params, memories, NOW + k * MINUTE_MS, caches, publish=publish)
             print(
                 f"  publishing work, cycle {k + 1} (digest + canonical JSON + schema validation of every document, no "
                 f"I/O; PublishSnapshots, parallel across workers): {sum(publish.values()):.2f} s CPU"
@@ -497,7 +481,7 @@ def main(argv=None) -> int:
     if args.full_loop:
         sample = editions
     else:
-        by_size = sorted(editions, key=lambda e: (-books[e.language].n_stories, e.id))
+        by_size = sorted(editions, key=lambda e: (-books[e.language].stories.size, e.id))
         k = max(1, args.loop_editions)
         sample = [by_size[int(i * (len(by_size) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else by_size[:1]
     views = {}
@@ -509,8 +493,8 @@ def main(argv=None) -> int:
     mem_v = {e.id: copy.deepcopy(memories[e.id]) for e in sample}
     mem_l = {e.id: loop_memory(memories[e.id]) for e in sample}
     t_cmp = NOW + (4 if args.publish_cost else 2) * MINUTE_MS  # the minute after the last cycle run above
-    per_v, out_v = run_all(sample, books, config, params, mem_v, t_cmp)
-    per_l, out_l = run_all(sample, books, config, params, mem_l, t_cmp, mode="loop", views=views)
+    per_v, out_v = run_all(sample, books, config, params, mem_v, t_cmp, caches)
+    per_l, out_l = run_all(sample, books, config, params, mem_l, t_cmp, caches, loop=True, views=views)
     sv, sl = sum(per_v.values()), sum(per_l.values())
     same = all(out_v[e.id]["ids"] == out_l[e.id]["ids"] for e in sample)
     ratio = sl / sv if sv else float("nan")

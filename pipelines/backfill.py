@@ -240,9 +240,16 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
 def add_snapshots(outputs, options) -> None:
     """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots (bursts,
     minute ranking, validated snapshots and pointers; transforms/editions/pipeline.py)."""
+    from pipelines.options import store_config
+    from stores import StoreConfig
     from transforms.editions.pipeline import add_backfill_snapshots
 
-    add_backfill_snapshots(outputs, options)
+    target = options.view_as(_options_class()).snapshots  # True (the flag alone) or DIR
+    if isinstance(target, str) and target not in ("", "True"):
+        config = StoreConfig(backend="embedded", data_dir=target)
+    else:
+        config = store_config(options)
+    add_backfill_snapshots(outputs, config)
 
 
 def run(argv: list[str] | None = None, run_claim=None) -> int:

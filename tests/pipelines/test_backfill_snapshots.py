@@ -85,3 +85,42 @@ def test_backfill_snapshots_flag_without_dir_publishes_into_the_run_namespace(tm
     stores = open_stores(StoreConfig(data_dir=str(tmp_path / "out" / "store"), namespace="bf-test"))
     assert "de-de/top" in stores.pointers.names()
     assert stores.snapshots.exists(f"pages/de-de/top/v{stores.pointers.get('de-de/top')}.json")
+
+
+def test_replay_in_one_firing_publishes_the_same_snapshots_as_one_timer_round_per_minute(tmp_path, monkeypatch):
+    """The backfill's replay runs each edition's minute chain in one timer firing (transforms/editions/rank.py,
+    ``replay``); the snapshots (objects and pointer histories) must be byte-identical to the every-minute timers'."""
+    import functools
+
+    from pipelines.backfill import run
+    from transforms.editions import pipeline
+
+    src = tmp_path / "in.jsonl"
+    n = write_input(src)
+    with open(src, "a", encoding="utf-8") as f:  # the same stories followed up three days later: a long quiet gap
+        for k, (key, title) in enumerate(list(STORIES.items())[:5]):
+            pub = PUBLISHERS[(k + 3) % 4]
+            f.write(json.dumps({
+                "id": f"{key}-later", "story_id": key, "language": "de", "title": f"{title}: die Folgen ({pub})",
+                "text": f"{title}. Die Folgen. " * 6, "published_at": f"2024-03-04T09:{10 + k:02d}:00Z",
+                "publisher": pub, "url": f"https://{pub}.example/{key}/later",
+            }, ensure_ascii=False) + "\n")
+    assert n == 18
+    original = pipeline.add_backfill_snapshots
+    roots = {}
+    for replay in (True, False):
+        monkeypatch.setattr(pipeline, "add_backfill_snapshots", functools.partial(original, replay=replay))
+        root = tmp_path / f"snap-{replay}"
+        argv = [f"--input={src}", f"--output={tmp_path / f'out-{replay}'}", "--embedder=hash", f"--snapshots={root}"]
+        assert run(argv) == 0
+        roots[replay] = root
+    a, b = tree(roots[True] / "snapshots"), tree(roots[False] / "snapshots")
+    assert len([p for p in a if p.startswith("pages/de-de/top/")]) >= 2
+    assert a.keys() == b.keys()
+    assert [k for k in a if a[k] != b[k]] == []
+    s1, s2 = (open_stores(StoreConfig(data_dir=str(roots[r]))) for r in (True, False))
+    names = s1.pointers.names()
+    assert names == s2.pointers.names()
+    assert {n: [h["version"] for h in s1.pointers.history(n)] for n in names} == {
+        n: [h["version"] for h in s2.pointers.history(n)] for n in names
+    }

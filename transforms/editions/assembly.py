@@ -142,20 +142,9 @@ def assemble(
             continue
         place(slot, publisher_of.get(sid))
     if len(placed) < rules.top_n and section_waiting:
-        # Best effort for sections: when every story left is from a section already at its limit, the top 10 is
-        # still filled (in order) rather than left short. The publisher limit is never relaxed.
-        for slot in section_waiting:
-            if len(placed) >= rules.top_n:
-                break
-            if near_duplicate(slot.story_id):
-                continue
-            pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
-            if pub is False:
-                continue
-            place(slot, pub)
-            waiting.remove(slot)
-        if len(placed) == rules.top_n:
-            _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+        _fill_top_from_section_waiting(
+            section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
+        )
     # Stories still waiting when the page has fewer than top_n stories are left out: the publisher limit is an
     # invariant of every top 10, and a short page is better than a page one publisher dominates.
     return placed
@@ -172,6 +161,25 @@ def _publisher_ok(slot: Slot, publisher_of, pub_count, rules: DiversityRules, al
         return False
     slot.alt_rep, pub = alt
     return pub
+
+
+def _fill_top_from_section_waiting(
+    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
+) -> None:
+    """Best effort for sections: when every story left is from a section already at its limit, the top 10 is still
+    filled (in order) rather than left short. The publisher limit is never relaxed."""
+    for slot in section_waiting:
+        if len(placed) >= rules.top_n:
+            break
+        if near_duplicate(slot.story_id):
+            continue
+        pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
+        if pub is False:
+            continue
+        place(slot, pub)
+        waiting.remove(slot)
+    if len(placed) == rules.top_n:
+        _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
 
 
 def _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of) -> None:

@@ -2,10 +2,10 @@
 
 Reads StoryChange records (decoded dicts), or the story writer's outputs (``{"change": ..., "members": ...}``,
 transforms/stories/cluster.py) through :func:`changes_of_outputs`; writes snapshots and pointers through the stores
-(PublishSnapshots)
-and returns ``{"results": publish results, "fetch_requests": FetchRequest records, "pulses": burst pulses,
-"items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``. pipelines/stories.py (streaming) and pipelines/backfill.py (``--snapshots``) apply it
-to the story changes they produce.
+(PublishSnapshots) and returns ``{"results": publish results, "fetch_requests": FetchRequest records, "pulses": burst
+pulses, "items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``.
+pipelines/stories.py (streaming) and pipelines/backfill.py (``--snapshots``) apply it to the story changes they
+produce; neither is imported here (a transform takes what it needs as parameters).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ class PublishEditions(beam.PTransform):
         editions_only: rank only these editions (tests and small local runs).
         overrides: ranking parameter overrides (tests).
         burst_params: a BurstParams replacing the file's (tests).
+        replay: the input is bounded and complete (backfill): see :class:`~transforms.editions.rank.RankEditions`.
+            Default False.
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class PublishEditions(beam.PTransform):
         overrides: dict | None = None,
         burst_params=None,
         confirm_shrink_cycles: int = 15,
+        replay: bool = False,
     ):
         super().__init__()
         self.store_config = store_config
@@ -47,11 +50,12 @@ class PublishEditions(beam.PTransform):
         self.overrides = overrides
         self.burst_params = burst_params
         self.confirm_shrink_cycles = confirm_shrink_cycles
+        self.replay = replay
 
     def expand(self, changes):
         bursts = changes | "DetectBursts" >> DetectBursts(self.editions_path, self.publishers_path, self.burst_params)
         ranked = {"changes": changes, "pulses": bursts["pulses"]} | "RankEditions" >> RankEditions(
-            self.editions_path, self.publishers_path, self.editions_only, self.overrides
+            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
@@ -109,21 +113,12 @@ class ChangesOfOutputs(beam.PTransform):
         return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
 
 
-def add_backfill_snapshots(outputs, options) -> dict:
+def add_backfill_snapshots(outputs, store_config: StoreConfig, replay: bool = True) -> dict:
     """The backfill's ``--snapshots`` (pipelines/backfill.py): the pages, pools, coverage and aliases a streaming run
-    would have published minute by minute over the input, from the backfill's writer outputs.
-
-    ``--snapshots`` alone publishes into the run's own stores and namespace; ``--snapshots DIR`` into an embedded
-    store rooted at DIR (``DIR/snapshots/pages/...``, pointers in ``DIR/newsroom.sqlite3``). Versions are cycle
-    minutes and documents carry no wall-clock time, so the same input gives byte-identical objects every run.
+    would have published minute by minute over the input, from the backfill's writer outputs, into ``store_config``
+    (the backfill passes the run's own stores and namespace for ``--snapshots`` alone, an embedded store rooted at DIR
+    for ``--snapshots DIR``). Versions are cycle minutes and documents carry no wall-clock time, so the same input
+    gives byte-identical objects every run.
     """
-    from pipelines.backfill import BackfillOptions
-    from pipelines.options import store_config
-
-    target = options.view_as(BackfillOptions).snapshots  # True (the flag alone) or DIR
-    if isinstance(target, str) and target not in ("", "True"):
-        config = StoreConfig(backend="embedded", data_dir=target)
-    else:
-        config = store_config(options)
     changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
-    return changes | "PublishEditions" >> PublishEditions(config)
+    return changes | "PublishEditions" >> PublishEditions(store_config, replay=replay)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import apache_beam as beam
@@ -48,7 +48,7 @@ from schemas import codec
 from schemas.pages import page_path, pool_path, story_path
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import default_config, subset
-from transforms.editions.cycle import CycleOutput, EditionMemory, run_cycle
+from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
@@ -144,6 +144,7 @@ class _Cached:
     inbox_seen: int
     last_cycle: int
     inbox_size: int = 0
+    cycle_cache: CycleCache = field(default_factory=CycleCache)  # cards and links reused between cycles
 
 
 class RankEditionsFn(beam.DoFn):
@@ -162,13 +163,13 @@ class RankEditionsFn(beam.DoFn):
         publishers_path: str | None = None,
         editions_only: list[str] | None = None,
         overrides: dict | None = None,
-        mode: str = "vector",
+        replay: bool = False,
     ):
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides or {}
-        self.mode = mode
+        self.replay = replay
         self.events_in = Metrics.counter("editions", "events_received")
         self.events_folded = Metrics.counter("editions", "events_folded")
         self.events_late = Metrics.counter("editions", "events_late")
@@ -232,8 +233,21 @@ class RankEditionsFn(beam.DoFn):
             log.warning("events for unknown edition %s dropped", key)
             nxt.clear()
             return
-        t0 = time.perf_counter()
         cached = self._book(key, mem, inbox, event_log, received)
+        nxt_cycle = now
+        while True:
+            items, nxt_cycle = self._cycle(key, edition, cached, mem, nxt_cycle, inbox, event_log)
+            yield from items
+            # A replay runs the minute chain to its end in this firing: the same cycles the timers would run,
+            # in the same order, without one timer round per minute (every input is already in INBOX).
+            if not self.replay or nxt_cycle is None:
+                break
+        memory.write(mem)
+        arm(timer, nxt, nxt_cycle)
+
+    def _cycle(self, key, edition, cached: _Cached, mem: EditionMemory, now: int, inbox, event_log):
+        """Fold the events due before ``now``, rank ``now``; returns (snapshot items, the next cycle or None)."""
+        t0 = time.perf_counter()
         due = sorted((e for e in cached.pending.values() if e["at"] < now), key=event_sort_key)
         folded = []
         bad_before = cached.book.bad_events
@@ -254,24 +268,22 @@ class RankEditionsFn(beam.DoFn):
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        out = run_cycle(cached.book, edition, self.config, self.params, mem, now, mode=self.mode)
+        out = run_cycle(cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache)
         cached.last_cycle = now
         self.cycles.inc()
-        for item in snapshot_items(out, self.config):
-            yield item
-
+        items = snapshot_items(out, self.config)
         if now % HOUR_MS == 0:
             self._compact(key, cached, event_log, now)
-        memory.write(mem)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
         idle = now - mem.last_event_at >= self.params.idle_cycles * MINUTE_MS
         nxt_cycle = None
         if live and not idle:
             nxt_cycle = now + MINUTE_MS
         elif cached.pending:
-            nxt_cycle = max(now + MINUTE_MS, (min(e["at"] for e in cached.pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
-        arm(timer, nxt, nxt_cycle)
+            first_due = (min(e["at"] for e in cached.pending.values()) // MINUTE_MS + 1) * MINUTE_MS
+            nxt_cycle = max(now + MINUTE_MS, first_due)
         self.cycle_ms.update(int((time.perf_counter() - t0) * 1000))
+        return items, nxt_cycle
 
     def _book(self, key, mem: EditionMemory, inbox, event_log, received) -> _Cached:
         n_received = received.read() or 0
@@ -313,6 +325,7 @@ class RankEditionsFn(beam.DoFn):
             event_log.add(e)
             fresh.apply(e)
         cached.book = fresh
+        cached.cycle_cache = CycleCache()  # its entries are keyed by rows of the old book
         log.info("edition %s: compacted the event log %d -> %d events", key, len(events), len(kept))
 
 
@@ -324,15 +337,18 @@ class RankEditions(beam.PTransform):
         editions_path / publishers_path: the editions file and publisher registry (default: packaged).
         editions_only: rank only these editions (tests, small local runs); default all.
         overrides: ranking parameters replacing the file's (tests).
+        replay: the input is bounded and complete (a backfill): each edition's minute chain runs to its end in one
+            timer firing instead of one timer round per minute. Default False (streaming: a firing cannot know
+            events that have not arrived yet).
     """
 
-    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, mode="vector"):
+    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, replay=False):
         super().__init__()
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides
-        self.mode = mode
+        self.replay = replay
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
@@ -352,7 +368,9 @@ class RankEditions(beam.PTransform):
             | "EventsToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows())
             | "RankEachEdition"
             >> beam.ParDo(
-                RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.mode)
+                RankEditionsFn(
+                    self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay
+                )
             )
         )
         return {"items": items, DEAD_LETTER: routed[DEAD_LETTER]}

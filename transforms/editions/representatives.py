@@ -21,8 +21,8 @@ Supporting links: maximal marginal relevance (lambda 0.7) over the story's best 
 = title-vector cosine, at most one per publisher (never the representative's), at most one wire copy (a copy, or
 an article of a wire service).
 
-:func:`choose_representatives` is vectorised over all candidate stories; :func:`choose_representatives_loop` is its
-per-story twin (tests, benchmark).
+:func:`choose_representatives` is vectorised over all candidate stories; its per-story twin (tests, benchmark) is in
+tests/transforms/editions/loop_reference.py.
 """
 
 from __future__ import annotations
@@ -89,28 +89,29 @@ def capped_publishers(counts: dict, total: int, p: RepresentativeParams) -> set[
 
 
 def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[str], p: RepresentativeParams, prim):
-    st = book.a_story[arts]
-    pubs = book.a_pub[arts]
-    tsum = book.s_tsum[st]
+    st = book.articles.story[arts]
+    pubs = book.articles.publisher[arts]
+    tsum = book.stories.title_sum[st]
     norm = np.linalg.norm(tsum, axis=1)
-    central = np.einsum("ij,ij->i", book.a_tvec[arts], tsum) / np.maximum(norm, 1e-9)
-    auth = book.pub_auth[pubs, prim[st] + 1]
-    fresh = np.minimum(1.0, np.power(0.5, (book.s_newest_fs[st] - book.a_fs[arts]) / (4.0 * HOUR_MS)))
-    copy = book.a_copy[arts]
-    first = ~copy & (book.a_fs[arts] == book.s_first_fs[st])
-    local = book.pub_region[pubs] == book.region_index.get(region, -2)
+    central = np.einsum("ij,ij->i", book.articles.title_vector[arts], tsum) / np.maximum(norm, 1e-9)
+    auth = book.publishers.authority[pubs, prim[st] + 1]
+    age = book.stories.newest_seen[st] - book.articles.first_seen[arts]
+    fresh = np.minimum(1.0, np.power(0.5, age / (4.0 * HOUR_MS)))
+    copy = book.articles.is_copy[arts]
+    first = ~copy & (book.articles.first_seen[arts] == book.stories.first_seen[st])
+    local = book.publishers.region[pubs] == book.region_index.get(region, -2)
     score = (
         p.w_centrality * central
         + p.w_authority * auth
         + p.w_freshness * fresh
-        + p.w_headline * book.a_head[arts]
+        + p.w_headline * book.articles.headline_quality[arts]
         + p.first_report_boost * first
         + p.local_boost * local
         - p.copy_penalty * copy
-        - p.opinion_penalty * book.a_opinion[arts]
+        - p.opinion_penalty * book.articles.is_opinion[arts]
     )
     if capped:
-        cap_idx = [book.pub_index[c] for c in capped if c in book.pub_index]
+        cap_idx = [book.publishers.row_of[c] for c in capped if c in book.publishers.row_of]
         score = score - 10.0 * np.isin(pubs, cap_idx)
     return score
 
@@ -125,15 +126,15 @@ def choose_representatives(
     p: RepresentativeParams,
     prim: np.ndarray | None = None,
 ) -> Representatives:
-    n, na = book.n_stories, book.n_articles
+    n, na = book.stories.size, book.articles.size
     in_c = np.zeros(n + 1, bool)
     in_c[rows] = True
-    a_story = book.a_story[:na]
-    arts = np.flatnonzero(book.a_has[:na] & in_c[a_story])  # a_story == -1 reads in_c[-1], always False
+    a_story = book.articles.story[:na]
+    arts = np.flatnonzero(book.articles.has_data[:na] & in_c[a_story])  # a_story == -1 reads in_c[-1], always False
     prim = book.primary_sections() if prim is None else prim
     score = article_scores(book, arts, region, capped, p, prim)
     st = a_story[arts]
-    order = np.lexsort((book.a_key[arts], -score, st))
+    order = np.lexsort((book.articles.key[arts], -score, st))
     ordered, sscore, sst = arts[order], score[order], st[order]
     k = rows.size
     rep = np.full(k, -1, np.int64)
@@ -147,80 +148,15 @@ def choose_representatives(
         near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
         kk = np.add.reduceat(near.astype(np.int64), starts)
         gstory = sst[starts]
-        h = rotation_hash(book.s_id[gstory], edition_id, hour)
+        h = rotation_hash(book.stories.id[gstory], edition_id, hour)
         pick = starts + (h % kk.astype(np.uint64)).astype(np.int64)
         pos = np.searchsorted(rows, gstory)
         rep[pos], start[pos], length[pos], near_k[pos] = ordered[pick], starts, lens, kk
     return Representatives(rows, rep, start, length, ordered, sscore, near_k)
 
 
-def choose_representatives_loop(
-    book: StoryBook,
-    rows: np.ndarray,
-    edition_id: str,
-    region: str,
-    hour: int,
-    capped: set[str],
-    p: RepresentativeParams,
-    prim: np.ndarray | None = None,
-) -> Representatives:
-    """The per-story twin of :func:`choose_representatives`."""
-    rid = book.region_index.get(region, -2)
-    prim = (book.primary_sections() if prim is None else prim).tolist()
-    out_rep, out_start, out_len, out_near, ordered_all, scores_all = [], [], [], [], [], []
-    for row in rows.tolist():
-        tsum = book.s_tsum[row].tolist()
-        norm = sum(x * x for x in tsum) ** 0.5
-        col = prim[row] + 1
-        newest, first_fs = int(book.s_newest_fs[row]), int(book.s_first_fs[row])
-        scored = []
-        for a in book.members[row]:
-            if not book.a_has[a]:
-                continue
-            tv = book.a_tvec[a].tolist()
-            central = sum(x * y for x, y in zip(tv, tsum)) / max(norm, 1e-9)
-            pub = int(book.a_pub[a])
-            fs = int(book.a_fs[a])
-            copy = bool(book.a_copy[a])
-            s = (
-                p.w_centrality * central
-                + p.w_authority * float(book.pub_auth[pub, col])
-                + p.w_freshness * min(1.0, 0.5 ** ((newest - fs) / (4.0 * HOUR_MS)))
-                + p.w_headline * float(book.a_head[a])
-                + p.first_report_boost * (not copy and fs == first_fs)
-                + p.local_boost * (int(book.pub_region[pub]) == rid)
-                - p.copy_penalty * copy
-                - p.opinion_penalty * bool(book.a_opinion[a])
-            )
-            if book.pub_ids[pub] in capped:
-                s -= 10.0
-            scored.append((s, int(book.a_key[a]), a))
-        if not scored:
-            out_rep.append(-1), out_start.append(-1), out_len.append(0), out_near.append(0)
-            continue
-        scored.sort(key=lambda t: (-t[0], t[1]))
-        best = scored[0][0]
-        k = sum(1 for s, _, _ in scored if s >= best - p.near_tie * abs(best))
-        h = rotation_hash_one(int(book.s_id[row]), edition_id, hour)
-        out_start.append(len(ordered_all))
-        out_len.append(len(scored))
-        out_rep.append(scored[h % k][2])
-        out_near.append(k)
-        ordered_all.extend(a for _, _, a in scored)
-        scores_all.extend(s for s, _, _ in scored)
-    return Representatives(
-        rows,
-        np.array(out_rep, np.int64),
-        np.array(out_start, np.int64),
-        np.array(out_len, np.int64),
-        np.array(ordered_all, np.int64),
-        np.array(scores_all),
-        np.array(out_near, np.int64),
-    )
-
-
 def is_wire_copy(book: StoryBook, a: int) -> bool:
-    return bool(book.a_copy[a]) or bool(book.pub_wire[book.a_pub[a]])
+    return bool(book.articles.is_copy[a]) or bool(book.publishers.is_wire[book.articles.publisher[a]])
 
 
 def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
@@ -229,8 +165,8 @@ def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: Supp
     if s < 0 or p.count <= 0 or n <= 1:
         return []
     grp = reps.ordered[s : s + n]
-    grp_l, pubs_l, sc_l = grp.tolist(), book.a_pub[grp].tolist(), reps.scores[s : s + n].tolist()
-    seen_pub = {int(book.a_pub[rep])}
+    grp_l, pubs_l, sc_l = grp.tolist(), book.articles.publisher[grp].tolist(), reps.scores[s : s + n].tolist()
+    seen_pub = {int(book.articles.publisher[rep])}
     cands, rel = [], []
     for a, pub, sc in zip(grp_l, pubs_l, sc_l):
         if a == rep or pub in seen_pub:
@@ -243,9 +179,9 @@ def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: Supp
     if not cands:
         return []
     arr = np.array([rep] + cands)
-    vecs = book.a_tvec[arr].astype(np.float64)
+    vecs = book.articles.title_vector[arr].astype(np.float64)
     sims = (vecs @ vecs.T).tolist()
-    wire_l = (book.a_copy[arr] | book.pub_wire[book.a_pub[arr]]).tolist()
+    wire_l = (book.articles.is_copy[arr] | book.publishers.is_wire[book.articles.publisher[arr]]).tolist()
     top = max(abs(r) for r in rel) or 1.0
     rel = [r / top for r in rel]
     wire = int(wire_l[0])
@@ -281,15 +217,15 @@ _LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) f
 def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
     """Card labels of many articles at once (``region`` None: edition-independent, no 'local')."""
     arts = np.asarray(arts, np.int64)
-    pubs = book.a_pub[arts]
-    copy = book.a_copy[arts]
-    st = book.a_story[arts]
-    code = book.a_opinion[arts].astype(np.int64)
-    code |= book.a_fact[arts].astype(np.int64) << 1
-    code |= (copy | book.pub_wire[pubs]).astype(np.int64) << 2
+    pubs = book.articles.publisher[arts]
+    copy = book.articles.is_copy[arts]
+    st = book.articles.story[arts]
+    code = book.articles.is_opinion[arts].astype(np.int64)
+    code |= book.articles.is_fact_check[arts].astype(np.int64) << 1
+    code |= (copy | book.publishers.is_wire[pubs]).astype(np.int64) << 2
     if region is not None:
-        code |= (book.pub_region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
-    first = ~copy & (st >= 0) & (book.a_fs[arts] == book.s_first_fs[np.maximum(st, 0)])
+        code |= (book.publishers.region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
+    first = ~copy & (st >= 0) & (book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)])
     code |= first.astype(np.int64) << 4
     return [_LABELS[c] for c in code.tolist()]
 

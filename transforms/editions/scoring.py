@@ -19,13 +19,12 @@ Candidates: the edition's pool (top ``pool_size`` by raw score) plus the top ``s
 section; only they are smoothed (mean of the last <= 5 raw scores over consecutive cycles, kept per edition in
 ``Smoothing``), so the per-edition memory stays ~2,000 stories whatever the book size.
 
-:func:`rank_maths_loop` is the same maths written as a per-story Python loop: the reference for tests (both must
-give the same candidates and scores) and the baseline of benchmarks/rank_bench.py.
+The same maths written as a per-story Python loop (the reference the tests compare with, and the baseline of
+benchmarks/rank_bench.py) is tests/transforms/editions/loop_reference.py.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -75,31 +74,32 @@ class Candidates:
 
 
 def features(book: StoryBook, now: int, p: RankParams) -> Features:
-    n = book.n_stories
+    n = book.stories.size
     live = book.live_mask(now, p.live_window_ms)
     prim = book.primary_sections()
-    ns = book.n_sp
-    sp_story = book.sp_story[:ns]
-    sp_ok = book.sp_live[:ns] & live[sp_story]
-    auth = book.pub_auth[book.sp_pub[:ns], prim[sp_story] + 1]
+    ns = book.pairs.size
+    sp_story = book.pairs.story[:ns]
+    sp_ok = book.pairs.live[:ns] & live[sp_story]
+    auth = book.publishers.authority[book.pairs.publisher[:ns], prim[sp_story] + 1]
     sp_w = np.where(sp_ok, auth, 0.0)
-    recent = sp_ok & (book.sp_latest[:ns] >= now - p.coverage_window_ms)
+    recent = sp_ok & (book.pairs.latest_first_seen[:ns] >= now - p.coverage_window_ms)
     auth_recent = np.bincount(sp_story, weights=np.where(recent, auth, 0.0), minlength=n)
     auth_all = np.bincount(sp_story, weights=sp_w, minlength=n)
     coverage = np.log1p(auth_recent) + p.coverage_tail_weight * np.log1p(auth_all)
     pub_count = np.bincount(sp_story[sp_ok], minlength=n)
 
-    na = book.n_articles
-    recent_a = np.flatnonzero(book.a_fs[:na] >= now - p.velocity_window_ms)  # few: select by time first
-    st = book.a_story[recent_a]
-    ok = book.a_has[recent_a] & ~book.a_copy[recent_a] & (st >= 0)
+    na = book.articles.size
+    recent_a = np.flatnonzero(book.articles.first_seen[:na] >= now - p.velocity_window_ms)  # few: select by time first
+    st = book.articles.story[recent_a]
+    ok = book.articles.has_data[recent_a] & ~book.articles.is_copy[recent_a] & (st >= 0)
     n30 = np.bincount(st[ok], minlength=n)
-    first = book.s_first_fs[:n]
+    first = book.stories.first_seen[:n]
     start = now - p.velocity_window_ms
     age_before_h = np.maximum((start - first) / 3_600_000.0, 0.5)
-    r30 = np.where(first < start, (book.s_n_orig[:n] - n30) / age_before_h * (p.velocity_window_ms / 3_600_000.0), 0.0)
+    before = book.stories.n_originals[:n] - n30
+    r30 = np.where(first < start, before / age_before_h * (p.velocity_window_ms / 3_600_000.0), 0.0)
     velocity = np.clip(1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min, p.velocity_max)
-    freshness = np.power(0.5, (now - book.s_newest_fs[:n]) / p.half_life_ms)
+    freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
     base = np.where(live, coverage * velocity * freshness, 0.0)
     return Features(now, live, prim, coverage, velocity, freshness, base, n30, auth_all, pub_count, {}, sp_ok, sp_w)
 
@@ -108,29 +108,30 @@ def section_share(book: StoryBook, f: Features, j: int) -> np.ndarray:
     """Share of each story's labelled articles in section ``j`` (computed once per cycle and section)."""
     share = f.sec_share.get(j)
     if share is None:
-        n = book.n_stories
-        share = f.sec_share[j] = book.s_sec[:n, j] / np.maximum(book.s_nlab[:n], 1)
+        n = book.stories.size
+        share = f.sec_share[j] = book.stories.section_counts[:n, j] / np.maximum(book.stories.labelled[:n], 1)
     return share
 
 
 def relevance(book: StoryBook, f: Features, region: str) -> Relevance:
-    n = book.n_stories
+    n = book.stories.size
     r = book.region_index.get(region, -2)
-    ns = book.n_sp
-    sp_story = book.sp_story[:ns]
-    sp_region = book.sp_region[:ns]
+    ns = book.pairs.size
+    sp_story = book.pairs.story[:ns]
+    sp_region = book.pairs.region[:ns]
     denom = np.maximum(f.auth_all, 1e-12)
     hit = np.flatnonzero(sp_region == r)  # the edition's own publishers: a small share of the pairs
     local = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
     hit = np.flatnonzero(sp_region == -1)
     intl = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
-    nr = book.n_sr
-    sr_story = book.sr_story[:nr]
-    hit = book.sr_live[:nr] & (book.sr_region[:nr] == r)
-    n_art = np.maximum(book.s_n_art[:n], 1)
-    geo = np.minimum(1.0, np.bincount(sr_story, weights=np.where(hit, book.sr_count[:nr], 0), minlength=n) / n_art)
+    nr = book.mentions.size
+    sr_story = book.mentions.story[:nr]
+    hit = book.mentions.live[:nr] & (book.mentions.region[:nr] == r)
+    n_art = np.maximum(book.stories.n_articles[:n], 1)
+    mentions = np.bincount(sr_story, weights=np.where(hit, book.mentions.count[:nr], 0), minlength=n)
+    geo = np.minimum(1.0, mentions / n_art)
     local_geo = np.minimum(
-        1.0, np.bincount(sr_story, weights=np.where(hit, book.sr_local[:nr], 0), minlength=n) / n_art
+        1.0, np.bincount(sr_story, weights=np.where(hit, book.mentions.local_count[:nr], 0), minlength=n) / n_art
     )
     domestic = np.minimum(1.0, local + geo)
     rel = 0.5 + 0.5 * domestic + 0.25 * intl
@@ -142,7 +143,7 @@ def section_fit(book: StoryBook, f: Features, rel: Relevance, section: Section, 
     live = f.base > 0
     if section.match == "all":
         return live, np.ones_like(f.base)
-    j = book.sec_index[section.id]
+    j = book.section_index[section.id]
     share = section_share(book, f, j)
     labelled = (share >= p.section_share_min) | (f.prim == j)
     if section.match == "label":
@@ -186,7 +187,7 @@ def select_candidates(
     """The edition's candidates (pool + every section's best + ``forced`` rows, e.g. Breaking stories)."""
     rel = relevance(book, f, edition.region)
     raw = f.base * rel.rel
-    ids = book.s_id[: book.n_stories]
+    ids = book.stories.id[: book.stories.size]
     pool = top_k(raw, ids, p.pool_size)
     sections = {}
     parts = [pool]
@@ -230,166 +231,3 @@ class Smoothing:
         out = np.empty_like(smoothed_sorted)
         out[order] = smoothed_sorted
         return out
-
-
-def smoothing_loop(memory: dict, ids: list[int], raw: list[float], now: int, period_ms: int, n: int) -> list[float]:
-    """The per-story twin of :meth:`Smoothing.smooth` (memory: {"cycle", "hist": {id: [newest..]}})."""
-    old = memory.get("hist", {}) if memory.get("cycle") == now - period_ms else {}
-    hist, out = {}, []
-    for i, r in zip(ids, raw):
-        h = ([r] + old.get(i, []))[:n]
-        hist[i] = h
-        s = 0.0
-        for v in h:
-            s += v
-        out.append(s / len(h))
-    memory["hist"], memory["cycle"] = hist, now
-    return out
-
-
-# ------------------------------------------------------------------------------------------- the per-story loop
-class LoopView:
-    """Plain-Python copy of a book's stories, for the per-story loop (built outside any timing)."""
-
-    def __init__(self, book: StoryBook):
-        n = book.n_stories
-        self.ids = book.s_id[:n].tolist()
-        self.last_seq = book.s_last_seq[:n].tolist()
-        self.expire_seq = book.s_expire_seq[:n].tolist()
-        self.alias = book.s_alias[:n].tolist()
-        self.n_orig = book.s_n_orig[:n].tolist()
-        self.n_art = book.s_n_art[:n].tolist()
-        self.first = book.s_first_fs[:n].tolist()
-        self.newest = book.s_newest_fs[:n].tolist()
-        self.sec = book.s_sec[:n].tolist()
-        self.pub_auth = book.pub_auth.tolist()
-        self.pub_region = book.pub_region.tolist()
-        sp_story, sp_pub = book.sp_story[: book.n_sp].tolist(), book.sp_pub[: book.n_sp].tolist()
-        sp_latest, sp_live = book.sp_latest[: book.n_sp].tolist(), book.sp_live[: book.n_sp].tolist()
-        self.sp = [[] for _ in range(n)]
-        for s, pb, lt, lv in zip(sp_story, sp_pub, sp_latest, sp_live):
-            if lv:
-                self.sp[s].append((pb, lt))
-        self.sr = [[] for _ in range(n)]
-        for s, rg, c, lc, lv in zip(
-            book.sr_story[: book.n_sr].tolist(),
-            book.sr_region[: book.n_sr].tolist(),
-            book.sr_count[: book.n_sr].tolist(),
-            book.sr_local[: book.n_sr].tolist(),
-            book.sr_live[: book.n_sr].tolist(),
-        ):
-            if lv:
-                self.sr[s].append((rg, c, lc))
-        self.orig_fs = [[] for _ in range(n)]
-        na = book.n_articles
-        for s, has, cp, fs in zip(
-            book.a_story[:na].tolist(), book.a_has[:na].tolist(), book.a_copy[:na].tolist(), book.a_fs[:na].tolist()
-        ):
-            if s >= 0 and has and not cp:
-                self.orig_fs[s].append(fs)
-        self.sec_index = dict(book.sec_index)
-        self.region_index = dict(book.region_index)
-
-
-def rank_maths_loop(
-    view: LoopView, edition: Edition, config: EditionsConfig, p: RankParams, now: int, forced=None
-) -> tuple[Candidates, dict]:
-    """The same candidates and raw scores as :func:`select_candidates`, story by story in Python."""
-    r = view.region_index.get(edition.region, -2)
-    sections = [config.section(s) for s in edition.sections]
-    raw_of, fits, quals, dom_of, intl_of = {}, {s.id: {} for s in sections}, {s.id: set() for s in sections}, {}, {}
-    cov_from, vel_from = now - p.coverage_window_ms, now - p.velocity_window_ms
-    for i, sid in enumerate(view.ids):
-        if not (view.last_seq[i] > view.expire_seq[i] and not view.alias[i] and view.n_orig[i] > 0):
-            continue
-        if now - view.newest[i] > p.live_window_ms:
-            continue
-        sec = view.sec[i]
-        tot = sum(sec)
-        prim = -1
-        if tot:
-            best = -1
-            for j, c in enumerate(sec):
-                if c > best:
-                    best, prim = c, j
-        a_recent = a_all = a_local = a_intl = 0.0
-        for pub, latest in view.sp[i]:
-            a = view.pub_auth[pub][prim + 1]
-            a_all += a
-            if latest >= cov_from:
-                a_recent += a
-            reg = view.pub_region[pub]
-            if reg == r:
-                a_local += a
-            elif reg == -1:
-                a_intl += a
-        coverage = math.log1p(a_recent) + p.coverage_tail_weight * math.log1p(a_all)
-        n30 = 0
-        for fs in view.orig_fs[i]:
-            if fs >= vel_from:
-                n30 += 1
-        first = view.first[i]
-        if first < vel_from:
-            age_h = max((vel_from - first) / 3_600_000.0, 0.5)
-            r30 = (view.n_orig[i] - n30) / age_h * (p.velocity_window_ms / 3_600_000.0)
-        else:
-            r30 = 0.0
-        vel = min(max(1.0 + p.velocity_weight * math.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min), p.velocity_max)
-        fresh = 0.5 ** ((now - view.newest[i]) / p.half_life_ms)
-        base = coverage * vel * fresh
-        if base <= 0:
-            continue
-        denom = max(a_all, 1e-12)
-        local, intl = a_local / denom, a_intl / denom
-        n_art = max(view.n_art[i], 1)
-        geo = local_geo = 0.0
-        for reg, c, lc in view.sr[i]:
-            if reg == r:
-                geo += c
-                local_geo += lc
-        geo, local_geo = min(1.0, geo / n_art), min(1.0, local_geo / n_art)
-        domestic = min(1.0, local + geo)
-        raw = base * (0.5 + 0.5 * domestic + 0.25 * intl)
-        raw_of[i], dom_of[i], intl_of[i] = raw, domestic, intl
-        for s in sections:
-            if s.match == "all":
-                fit, q = 1.0, True
-            else:
-                j = view.sec_index[s.id]
-                share = sec[j] / max(tot, 1)
-                labelled = share >= p.section_share_min or prim == j
-                if s.match == "label":
-                    fit, q = 0.5 + 0.5 * share, labelled
-                elif s.match == "world":
-                    fit, q = 1.0 - 0.5 * domestic, domestic < p.world_share_max or labelled
-                elif s.match == "nation":
-                    fit, q = 0.5 + 0.5 * domestic, domestic >= p.nation_share_min
-                else:
-                    fit = 0.5 + 0.5 * local_geo
-                    q = local_geo >= p.local_share_min or (labelled and domestic >= p.nation_share_min)
-            fits[s.id][i] = fit
-            if q:
-                quals[s.id].add(i)
-    ranked = sorted(raw_of, key=lambda i: (-raw_of[i], view.ids[i]))
-    pool = ranked[: p.pool_size]
-    sec_rows = {}
-    chosen = set(pool)
-    for i in [] if forced is None else forced.tolist():
-        if i in raw_of:
-            chosen.add(i)
-    for s in sections:
-        scored = [(raw_of[i] * fits[s.id][i], i) for i in quals[s.id] if raw_of[i] * fits[s.id][i] > 0]
-        scored.sort(key=lambda t: (-t[0], view.ids[t[1]]))
-        top = [i for _, i in scored[: p.section_candidates]]
-        sec_rows[s.id] = (np.array(top, np.int64), np.array([fits[s.id][i] for i in top]))
-        chosen.update(top)
-    rows = sorted(chosen)
-    cand = Candidates(
-        np.array(rows, np.int64),
-        np.array([raw_of[i] for i in rows]),
-        np.array(pool, np.int64),
-        sec_rows,
-        np.array([dom_of[i] for i in rows]),
-        np.array([intl_of[i] for i in rows]),
-    )
-    return cand, raw_of

@@ -16,9 +16,11 @@ import pytest
 from schemas import codec
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import load_config
-from transforms.editions.cycle import EditionMemory, run_cycle
+from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.publishers import default_registry
+
+from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 
 T0 = 1_709_294_400_000  # 2024-03-01T12:00:00Z, a minute (and hour) boundary
 MIN = 60_000
@@ -188,7 +190,8 @@ class Ranker:
         self.params = RankParams.from_config(self.config, **overrides)
         self.edition = self.config.edition(edition)
         self.book = StoryBook(self.config, self.registry, self.edition.language)
-        self.memory = EditionMemory()
+        self.memory = LoopMemory() if mode == "loop" else EditionMemory()
+        self.cache = CycleCache()
         self.mode = mode
         self.pulses: list[dict] = []
 
@@ -206,7 +209,9 @@ class Ranker:
         events = [compact_change(c) for c in self.world.changes] + self.pulses
         for e in sorted((e for e in events if e["at"] < now), key=event_sort_key):
             self.book.apply(e)
-        return run_cycle(self.book, self.edition, self.config, self.params, self.memory, now, mode=self.mode)
+        if self.mode == "loop":
+            return run_cycle_loop(self.book, self.edition, self.config, self.params, self.memory, now, cache=self.cache)
+        return run_cycle(self.book, self.edition, self.config, self.params, self.memory, now, cache=self.cache)
 
 
 @pytest.fixture

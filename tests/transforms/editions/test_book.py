@@ -7,10 +7,12 @@ import pytest
 
 from transforms.editions.book import StoryBook, compact_change, event_sort_key, headline_quality
 from transforms.editions.config import load_config
-from transforms.editions.cycle import EditionMemory, run_cycle
+from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.editions.scoring import features
 from transforms.publishers import default_registry
+
+from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 
 
 def fold(changes, order=None, pulses=()):
@@ -31,21 +33,21 @@ def summary(book, now):
     p = RankParams.from_config(load_config())
     f = features(book, now, p)
     out = {}
-    for sid, row in book.story_row.items():
+    for sid, row in book.stories.row_of.items():
         if not f.live[row]:
             continue
         out[sid] = (
             round(float(f.coverage[row]), 9),
-            int(book.s_n_art[row]),
-            int(book.s_n_orig[row]),
-            int(book.s_first_fs[row]),
-            int(book.s_newest_fs[row]),
-            tuple(book.s_sec[row].tolist()),
-            frozenset(book.a_id[a] for a in book.members[row]),
-            tuple(np.round(book.s_centroid[row], 6).tolist()) if book.dim else (),
-            int(book.s_version[row]),
-            int(book.s_breaking_start[row]),
-            frozenset(book.links[row]),
+            int(book.stories.n_articles[row]),
+            int(book.stories.n_originals[row]),
+            int(book.stories.first_seen[row]),
+            int(book.stories.newest_seen[row]),
+            tuple(book.stories.section_counts[row].tolist()),
+            frozenset(book.articles.id[a] for a in book.stories.members[row]),
+            tuple(np.round(book.stories.centroid[row], 6).tolist()) if book.dim else (),
+            int(book.stories.version[row]),
+            int(book.stories.breaking_start[row]),
+            frozenset(book.stories.links[row]),
         )
     return out
 
@@ -118,9 +120,9 @@ def test_an_article_update_keeps_its_first_seen_time_and_replaces_its_card(world
     upd = dict(ch["article"], version=2, title="Corrected headline of the story in question", first_seen_at=T - MIN)
     world.add(1, upd)
     book = fold(world.changes)
-    a = book.art_row[upd["article_id"]]
-    assert book.a_card[a]["title"].startswith("Corrected") and book.a_fs[a] == T - 30 * MIN
-    assert book.s_n_art[book.story_row[1]] == 1
+    a = book.articles.row_of[upd["article_id"]]
+    assert book.articles.card[a]["title"].startswith("Corrected") and book.articles.first_seen[a] == T - 30 * MIN
+    assert book.stories.n_articles[book.stories.row_of[1]] == 1
 
 
 def test_fold_is_order_independent(world):
@@ -156,7 +158,8 @@ def test_vectorised_cycle_equals_the_per_story_loop(world, seed):
     config, registry = load_config(), default_registry()
     p = RankParams.from_config(config)
     books = {m: StoryBook(config, registry, "en") for m in ("vector", "loop")}
-    mems = {m: EditionMemory() for m in books}
+    mems = {"vector": EditionMemory(), "loop": LoopMemory()}
+    caches = {(m, e): CycleCache() for m in books for e in ("us-en", "gb-en")}
     events = sorted((compact_change(c) for c in world.changes), key=event_sort_key)
     for edition in ("us-en", "gb-en"):
         ed = config.edition(edition)
@@ -167,7 +170,8 @@ def test_vectorised_cycle_equals_the_per_story_loop(world, seed):
                 for e in events:
                     if e["at"] < now:
                         book.apply(e)
-                outs[mode] = run_cycle(book, ed, config, p, mems[mode], now, mode=mode)
+                cycle = run_cycle_loop if mode == "loop" else run_cycle
+                outs[mode] = cycle(book, ed, config, p, mems[mode], now, cache=caches[mode, edition])
             for sec in ed.sections:
                 v, lp = outs["vector"].pages[sec]["stories"], outs["loop"].pages[sec]["stories"]
                 assert [s["story_id"] for s in v] == [s["story_id"] for s in lp], (edition, m, sec)

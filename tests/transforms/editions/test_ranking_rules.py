@@ -10,7 +10,7 @@ from transforms.editions.scoring import features
 
 
 def row_of(ranker, story_id):
-    return ranker.book.story_row[story_id]
+    return ranker.book.stories.row_of[story_id]
 
 
 def top10_publishers(page):
@@ -74,7 +74,7 @@ def test_first_seen_time_beats_a_re_dated_article(world, make_ranker):
     out = r.cycle(T)
     assert [int(s["story_id"]) for s in out.pages["top"]["stories"]] == [2, 1]
     f = features(r.book, T, r.params)
-    newest = r.book.s_newest_fs[row_of(r, 1)]
+    newest = r.book.stories.newest_seen[row_of(r, 1)]
     assert newest == T - 8 * HOUR + 2 * MIN  # the re-fetched version kept its first-seen time
     assert f.freshness[row_of(r, 1)] == pytest.approx(0.5 ** ((8 * HOUR - 2 * MIN) / (4 * HOUR)))
     card = [c for s in out.pages["top"]["stories"] for c in [s["representative"], *s["supporting"]]
