@@ -1,0 +1,125 @@
+"""The layers point one way: schemas <- stores <- transforms <- pipelines / serving, and Beam stays in Beam modules.
+
+Walks the product packages with ``ast`` and flags:
+
+- an import of a higher layer (``transforms`` importing ``pipelines``: a transform reading a job's options is the
+  cycle this test was written against); ``pipelines`` and ``serving`` are both the top layer, but the origin never
+  imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``) start the
+  origin;
+- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and DoFns (``BEAM_MODULES``):
+  everything else is plain Python that the backfill, the streaming job and the origin share and that tests and
+  benchmarks call without a pipeline.
+
+The checker itself is tested on planted snippets, so this test can fail.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3}
+# Modules of the top layer allowed to import the other top-layer package (the local main job starts the origin).
+LAUNCHERS = {"pipelines/main.py", "pipelines/cli.py"}
+# The modules that may import Beam: each stage's Beam layer, the stores' Beam IO and the one timer helper.
+BEAM_MODULES = {
+    "stores/beam_io.py",
+    "transforms/timers.py",
+    "transforms/articles/ptransforms.py",
+    "transforms/ingest/transforms.py",
+    "transforms/ingest/registry.py",
+    "transforms/stories/beam.py",
+    "transforms/stories/readers.py",
+    "transforms/editions/bursts.py",
+    "transforms/editions/pipeline.py",
+    "transforms/editions/publish.py",
+    "transforms/editions/rank.py",
+}
+
+
+def _imports(source: str) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "import_module" and isinstance(node.args[0].value, str):
+                found.append((node.lineno, node.args[0].value))
+    return found
+
+
+def violations(source: str, relpath: str) -> list[str]:
+    """``path:line: why`` for every import in ``source`` (module at ``relpath``) that breaks the layering."""
+    top = relpath.split("/")[0]
+    found = []
+    for line, module in _imports(source):
+        target = module.split(".")[0]
+        if target == "apache_beam" and top != "pipelines" and relpath not in BEAM_MODULES:
+            found.append(f"{relpath}:{line}: imports Beam ({module}) in a plain module")
+        if target not in LAYER or target == top:
+            continue
+        if LAYER[target] > LAYER[top]:
+            found.append(f"{relpath}:{line}: {top} imports the higher layer {module}")
+        elif LAYER[target] == LAYER[top] and not (top == "pipelines" and relpath in LAUNCHERS):
+            found.append(f"{relpath}:{line}: {top} imports its peer {module}")
+    return found
+
+
+def _product_modules():
+    for top in LAYER:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            yield path.relative_to(ROOT).as_posix(), path
+
+
+def test_the_layers_point_one_way_and_beam_stays_in_beam_modules():
+    found = [v for rel, path in _product_modules() for v in violations(path.read_text(), rel)]
+    assert not found, "layering broken:\n" + "\n".join(found)
+
+
+def test_every_listed_beam_module_exists_and_uses_beam():
+    # The allowlist must not outlive a refactor: a module listed here that is gone or no longer imports Beam goes.
+    missing = sorted(m for m in BEAM_MODULES if not (ROOT / m).exists())
+    beam_free = sorted(
+        m
+        for m in BEAM_MODULES
+        if (ROOT / m).exists() and not any(mod.split(".")[0] == "apache_beam" for _, mod in _imports((ROOT / m).read_text()))
+    )
+    assert not missing and not beam_free, f"stale BEAM_MODULES entries: missing {missing}, Beam-free {beam_free}"
+
+
+@pytest.mark.parametrize(
+    "source, relpath, expected",
+    [
+        ("from pipelines.backfill import BackfillOptions\n", "transforms/editions/x.py", "higher layer"),
+        ("import serving.catalog\n", "stores/x.py", "higher layer"),
+        ("from transforms.publishers import Registry\n", "schemas/x.py", "higher layer"),
+        ("import importlib\nimportlib.import_module('pipelines.stories')\n", "transforms/x.py", "higher layer"),
+        ("from pipelines import ingest\n", "serving/x.py", "peer"),
+        ("import apache_beam as beam\n", "transforms/articles/urls.py", "Beam"),
+        ("from apache_beam.metrics import Metrics\n", "serving/x.py", "Beam"),
+    ],
+)
+def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
+    found = violations(source, relpath)
+    assert found and expected in found[0]
+
+
+@pytest.mark.parametrize(
+    "source, relpath",
+    [
+        ("from schemas import codec\nfrom stores import open_stores\n", "transforms/x.py"),
+        ("from transforms.articles import normalize\n", "pipelines/stories.py"),
+        ("import serving\n", "pipelines/main.py"),
+        ("import apache_beam as beam\n", "transforms/stories/beam.py"),
+        ("from . import sibling\n", "serving/x.py"),
+    ],
+)
+def test_the_checker_accepts_imports_that_point_down(source, relpath):
+    assert violations(source, relpath) == []
