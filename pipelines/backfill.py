@@ -181,7 +181,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     import apache_beam as beam
 
     from pipelines.options import store_config
-    from stores.runs import CheckRunClaimFn
+    from stores.beam_io import CheckRunClaimFn
     from transforms.stories import beam as sb
     from transforms.stories import readers
 

@@ -11,16 +11,20 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
   The embedded bus: the subscription's backlog at the time the pipeline runs, drained once (a bounded read;
   Beam's Python direct runner cannot host another live source). Messages are acknowledged after they are read:
   local runs trade at-least-once for simplicity, and every consumer is idempotent anyway.
+- :class:`CheckRunClaimFn` -- the run-claim fence of stores/runs.py inside a graph (before a job's writes).
 - :class:`PublishToBusFn` -- publishes records of a topic's message type through ``MessageBus.publish_record``
   (validated and Avro-encoded), one store client per DoFn instance, created in ``setup()``.
 """
 
 from __future__ import annotations
 
+import time
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from stores import StoreConfig, open_stores
+from stores.runs import RunClaim
 
 HEARTBEAT_ATTRIBUTE = "heartbeat"  # messages carrying it keep a test's Pub/Sub watermark moving; drop them
 
@@ -93,3 +97,27 @@ class PublishToBusFn(beam.DoFn):
     def process(self, record):
         self.published.inc()
         yield self.bus.publish_record(self.topic, record)
+
+
+class CheckRunClaimFn(beam.DoFn):
+    """Passes elements through while ``claim`` still holds the namespace; raises RunSuperseded once it does not.
+
+    Checked at the first element of each bundle and then at most every ``every_s`` seconds (one pointer read;
+    a check per element would cost a Bigtable read per story change). Placed before a job's store writes.
+    """
+
+    def __init__(self, store_config, claim: RunClaim, every_s: float = 2.0):
+        self.store_config, self.claim, self.every_s = store_config, claim, every_s
+
+    def setup(self):
+        self._pointers = open_stores(self.store_config).pointers
+
+    def start_bundle(self):
+        self._checked = None
+
+    def process(self, element):
+        now = time.monotonic()
+        if self._checked is None or now - self._checked >= self.every_s:
+            self.claim.check(self._pointers)
+            self._checked = now
+        yield element

@@ -13,7 +13,7 @@ backends, so of two runs claiming at once exactly one gets an epoch. The pointer
 - :func:`claim` with ``resume``: moves the epoch from the one it read to the next; losing that race (another run
   resumed at the same moment) raises :class:`NamespaceTaken` too.
 - :meth:`RunClaim.check` (the fence): raises :class:`RunSuperseded` once a later run has taken the namespace; a
-  job checks it before it writes (pipelines/backfill.py ``CheckRunClaim``) and after it ends, so a run resumed
+  job checks it before it writes (``stores.beam_io.CheckRunClaimFn`` in pipelines/backfill.py) and after it ends, so a run resumed
   while an earlier one still runs stops the earlier one instead of interleaving with it.
 
 Story ids of a resumed run cannot collide with the earlier run's: the story store keeps the largest id it ever
@@ -22,10 +22,7 @@ applied per language (StoryStore.minted_floor) and a restored writer mints above
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-
-import apache_beam as beam
 
 from stores.base import PointerStore
 
@@ -73,29 +70,3 @@ def claim(pointers: PointerStore, namespace: str, resume: bool = False, reason: 
         f"namespace {namespace!r}: another run resumed it at the same time (epoch moved from {current} to "
         f"{pointers.get(RUN_POINTER)}); only one run may write a namespace"
     )
-
-
-class CheckRunClaimFn(beam.DoFn):
-    """Passes elements through while ``claim`` still holds the namespace; raises RunSuperseded once it does not.
-
-    Checked at the first element of each bundle and then at most every ``every_s`` seconds (one pointer read;
-    a check per element would cost a Bigtable read per story change). Placed before a job's store writes.
-    """
-
-    def __init__(self, store_config, claim: RunClaim, every_s: float = 2.0):
-        self.store_config, self.claim, self.every_s = store_config, claim, every_s
-
-    def setup(self):
-        from stores import open_stores
-
-        self._pointers = open_stores(self.store_config).pointers
-
-    def start_bundle(self):
-        self._checked = None
-
-    def process(self, element):
-        now = time.monotonic()
-        if self._checked is None or now - self._checked >= self.every_s:
-            self.claim.check(self._pointers)
-            self._checked = now
-        yield element
