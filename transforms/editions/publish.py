@@ -52,6 +52,16 @@ from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 log = logging.getLogger(__name__)
 
 
+def ops_event(event: str, pointer: str, version: int, **fields) -> str:
+    """One log line of the operations contract (terraform/modules/monitoring reads it with log-based metrics):
+    ``newsroom.<event> edition=<id> section=<id> version=<n> [key=value ...]``, logfmt without quotes, because
+    Dataflow's worker log handler keeps only the formatted message. ``pointer`` is ``{edition}/{section}``."""
+    edition, _, section = pointer.partition("/")
+    parts = [f"newsroom.{event}", f"edition={edition}", f"section={section}", f"version={int(version)}"]
+    parts += [f"{k}={str(v).replace(' ', '_')}" for k, v in fields.items()]
+    return " ".join(parts)
+
+
 def path_of(kind: str, pointer: str, version: int) -> str:
     if kind == "edition_page":
         edition, section = pointer.split("/", 1)
@@ -130,6 +140,8 @@ class PublishSnapshotFn(beam.DoFn):
                 self._count("rejected")
                 self._count(f"rejected_{exc.reason}")
                 log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
+                if kind == "edition_page":
+                    log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
                 result.update(outcome="rejected", reason=exc.reason)
                 yield result
                 return
@@ -148,6 +160,8 @@ class PublishSnapshotFn(beam.DoFn):
                 self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
                 self._count("published")
                 self._count(f"published_{kind}")
+                if kind == "edition_page":
+                    log.info("%s", ops_event("page_published", pointer, version))
                 result["outcome"] = "published"
                 yield result
                 return

@@ -221,3 +221,28 @@ def test_validation_in_parts_still_rejects_every_invalid_entry(cycle_output):
     bad = copy.deepcopy(stored(page))
     bad["edition"] = "USA"
     assert "edition" in rejected("edition_page", bad)
+
+
+def test_published_and_rejected_pages_log_the_operations_events(tmp_path, cycle_output, caplog):
+    """terraform/modules/monitoring's log-based metrics (stuck pointers, rejected snapshots) read these lines: their
+    shape is a contract (`newsroom.<event> edition=.. section=.. version=..`, logfmt), pinned here and by the HCL
+    tests on the Terraform side."""
+    import logging
+    import re
+
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    fn = PublishSnapshotFn(stores.config)
+    fn.setup()
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    with caplog.at_level(logging.INFO):
+        run_fn(fn, page_item(top))
+        run_fn(fn, page_item(with_version(top, v + 1, stories=0)))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("newsroom.")]
+    assert lines == [
+        f"newsroom.page_published edition=us-en section=top version={v}",
+        f"newsroom.snapshot_rejected edition=us-en section=top version={v + 1} reason=too_few_stories",
+    ]
+    # the Terraform filters: jsonPayload.message=~"^newsroom[.]<event> " and label values [A-Za-z0-9_-]+
+    for line in lines:
+        assert re.fullmatch(r"newsroom[.][a-z_]+( [a-z_]+=[A-Za-z0-9_.-]+)+", line)
