@@ -16,7 +16,7 @@ PIP := $(BIN)/pip install --quiet --disable-pip-version-check -c $(CONSTRAINTS)
 TOOLS := .venv-tools
 PIP_TOOLS_VERSION := 7.6.2
 
-.PHONY: setup system-deps run test test-all clean lock
+.PHONY: setup system-deps run lint test test-all clean lock
 
 setup: $(STAMP)
 
@@ -47,7 +47,12 @@ run: $(STAMP)
 
 # The CI suite: unit, emulator and integration tests; benchmarks and the slowest evaluations are `make test-all`.
 # It includes tests/deploy/test_wheel.py: the built wheel installed (not editable) into a fresh virtualenv.
-test: $(STAMP) system-deps
+# Lint and format check (settings in pyproject.toml); `$(BIN)/ruff format .` fixes the formatting.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: $(STAMP) system-deps lint
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 test-all: $(STAMP) system-deps

@@ -71,7 +71,7 @@ RUNTIME = [
 
 # Declared although no module imports them by name: another library loads them.
 PLUGINS = {
-    "rfc3339-validator": "jsonschema checks \"format\": \"date-time\" only when it is installed",
+    "rfc3339-validator": 'jsonschema checks "format": "date-time" only when it is installed',
     "lxml_html_clean": "trafilatura imports lxml.html.clean, which lxml >= 5.2 ships separately",
 }
 RUNTIME += [
@@ -88,6 +88,7 @@ TEST = [
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
     "threadpoolctl>=3.1",
+    "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 
 setup(

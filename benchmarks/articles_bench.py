@@ -49,10 +49,35 @@ def synthetic_pages(n: int) -> list[bytes]:
     import random
 
     rnd = random.Random(7)
-    words = (
-        "harbour council storm minister report market police river school energy vote city coast court "
-        "company plan budget health water road train museum festival weather season price union"
-    ).split()
+    words = [
+        "harbour",
+        "council",
+        "storm",
+        "minister",
+        "report",
+        "market",
+        "police",
+        "river",
+        "school",
+        "energy",
+        "vote",
+        "city",
+        "coast",
+        "court",
+        "company",
+        "plan",
+        "budget",
+        "health",
+        "water",
+        "road",
+        "train",
+        "museum",
+        "festival",
+        "weather",
+        "season",
+        "price",
+        "union",
+    ]
     pages = []
     for i in range(n):
         paras = "".join(

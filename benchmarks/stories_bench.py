@@ -56,7 +56,10 @@ def sample_records(n: int, seed: int = 1) -> list[dict]:
     if not base:
         words = "quake minister election storm market court league vote fire flood deal trial".split()
         base = [
-            {"title": " ".join(rng.choice(words) for _ in range(8)), "text": " ".join(rng.choice(words) for _ in range(80))}
+            {
+                "title": " ".join(rng.choice(words) for _ in range(8)),
+                "text": " ".join(rng.choice(words) for _ in range(80)),
+            }
             for _ in range(500)
         ]
     out = []
@@ -88,7 +91,11 @@ def bench_embed(n: int, threads: int) -> None:
     # int8 forced on a CPU where it is slow: measured on fewer texts so the run stays short
     few = len(texts) if choice["path"] == "int8" else min(len(texts), 100)
     variants = [
-        ("minilm default (" + choice["path"] + f", {threads} workers)", lambda: E.SentenceTransformerEmbedder(quantize="auto", workers=threads), len(texts)),
+        (
+            "minilm default (" + choice["path"] + f", {threads} workers)",
+            lambda: E.SentenceTransformerEmbedder(quantize="auto", workers=threads),
+            len(texts),
+        ),
         ("minilm fp32, 1 worker", lambda: E.SentenceTransformerEmbedder(quantize=False, workers=1), len(texts)),
         ("minilm int8 forced", lambda: E.SentenceTransformerEmbedder(quantize=True, workers=threads), few),
         ("use multilingual v3", lambda: E.UseEmbedder(threads=threads), len(texts)),
@@ -151,12 +158,17 @@ def bench_backfill(n: int, embedder: str, baseline: bool = True) -> None:
     from transforms.stories import embed as E
 
     choice = cpu.choose_path()
-    print(f"cpu: {choice['cpu']}; torch {choice['torch_capability']}; int8 flags {choice['int8_flags'] or 'none'}; "
-          f"int8/fp32 product {choice['int8_ms']} / {choice['fp32_ms']} ms = {choice['int8_speedup']}x -> "
-          f"{choice['path']} ({choice['reason']})", flush=True)
+    print(
+        f"cpu: {choice['cpu']}; torch {choice['torch_capability']}; int8 flags {choice['int8_flags'] or 'none'}; "
+        f"int8/fp32 product {choice['int8_ms']} / {choice['fp32_ms']} ms = {choice['int8_speedup']}x -> "
+        f"{choice['path']} ({choice['reason']})",
+        flush=True,
+    )
     spec = "minilm" if embedder in ("auto", "minilm") else embedder
     default = E.get_embedder(spec)
-    single = E.SentenceTransformerEmbedder(quantize=default.quantized, workers=1) if hasattr(default, "workers") else None
+    single = (
+        E.SentenceTransformerEmbedder(quantize=default.quantized, workers=1) if hasattr(default, "workers") else None
+    )
     timed = sample_records(n)
     inputs = {
         "headline": [{**r, "text": ""} for r in timed],
@@ -194,8 +206,11 @@ def bench_backfill(n: int, embedder: str, baseline: bool = True) -> None:
                 flush=True,
             )
     if "headline untimed" in per_article:
-        print(f"backfill untimed / timed cost per headline: "
-              f"{per_article['headline untimed'] / per_article['headline']:.2f}x (must be <= ~1)", flush=True)
+        print(
+            f"backfill untimed / timed cost per headline: "
+            f"{per_article['headline untimed'] / per_article['headline']:.2f}x (must be <= ~1)",
+            flush=True,
+        )
     if single is not None:
         single.close()
 

@@ -113,8 +113,7 @@ def main(argv=None) -> int:
             dt = time.time() - t0
             if keys:
                 line.append(
-                    f"{name.split('-')[0][:5]} P{s['pair_precision']:.3f} R{s['pair_recall']:.3f} "
-                    f"B3F{s['b3_f1']:.3f}"
+                    f"{name.split('-')[0][:5]} P{s['pair_precision']:.3f} R{s['pair_recall']:.3f} B3F{s['b3_f1']:.3f}"
                 )
             else:
                 print(

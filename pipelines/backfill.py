@@ -45,38 +45,107 @@ import uuid
 
 # Flags shared by the CLI parser (no Beam import) and BackfillOptions (a PipelineOptions subclass).
 _FLAGS: list[tuple[tuple, dict]] = [
-    (("--input",), dict(required=True, help="JSONL or Avro file(s): a path or glob, several comma-separated "
-                        "(local or gs://). Required.")),
-    (("--output",), dict(required=True, help="Directory for assignments.jsonl, stories.jsonl, manifest.json. "
-                         "Required.")),
-    (("--from",), dict(dest="from_date", default=None, help="Keep articles first seen at or after this UTC date "
-                       "or time (ISO 8601). Untimed articles are kept. Default: no bound.")),
-    (("--to",), dict(dest="to_date", default=None, help="Keep articles first seen before this UTC date or time "
-                     "(ISO 8601). Untimed articles are kept. Default: no bound.")),
+    (
+        ("--input",),
+        dict(
+            required=True,
+            help="JSONL or Avro file(s): a path or glob, several comma-separated (local or gs://). Required.",
+        ),
+    ),
+    (
+        ("--output",),
+        dict(required=True, help="Directory for assignments.jsonl, stories.jsonl, manifest.json. Required."),
+    ),
+    (
+        ("--from",),
+        dict(
+            dest="from_date",
+            default=None,
+            help="Keep articles first seen at or after this UTC date "
+            "or time (ISO 8601). Untimed articles are kept. Default: no bound.",
+        ),
+    ),
+    (
+        ("--to",),
+        dict(
+            dest="to_date",
+            default=None,
+            help="Keep articles first seen before this UTC date or time "
+            "(ISO 8601). Untimed articles are kept. Default: no bound.",
+        ),
+    ),
     (("--language",), dict(default=None, help="Comma-separated ISO 639-1 codes to keep. Default: all.")),
-    (("--embedder",), dict(default="auto", help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
-                           "USE v3), minilm, minilm-fp32 (the fp32 reference, half the speed), use, "
-                           "st:/path/to/model, hash (tests). "
-                           "Default: auto.")),
-    (("--links",), dict(default="auto", choices=["auto", "on", "off"], help="Cross-language links (multilingual "
-                        "vectors): auto = on when the input has more than one language. Default: auto.")),
-    (("--exact_index",), dict(action="store_true", default=False, help="Exact nearest-centroid search instead "
-                              "of the ANN index. Default: off.")),
-    (("--batch_size",), dict(type=int, default=1024, help="Articles per embedding call: the embedder runs texts of "
-                             "equal token length together, so larger batches fill its groups (texts/s on 2 cores: "
-                             "255 at 128, ~430 at 1,024). Default: 1024.")),
-    (("--resume",), dict(action="store_true", default=False, help="Continue the run the namespace already holds "
-                         "(its stories, writer state and ids) instead of refusing it; a run still writing there is "
-                         "stopped (it fails with 'superseded'). Default: off (a namespace that holds a run is refused).")),
-    (("--snapshots",), dict(nargs="?", const=True, default=False, metavar="DIR", help="Also publish the edition "
-                            "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
-                            "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
-                            "(transforms/editions). Default: off.")),
+    (
+        ("--embedder",),
+        dict(
+            default="auto",
+            help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
+            "USE v3), minilm, minilm-fp32 (the fp32 reference, half the speed), use, "
+            "st:/path/to/model, hash (tests). "
+            "Default: auto.",
+        ),
+    ),
+    (
+        ("--links",),
+        dict(
+            default="auto",
+            choices=["auto", "on", "off"],
+            help="Cross-language links (multilingual "
+            "vectors): auto = on when the input has more than one language. Default: auto.",
+        ),
+    ),
+    (
+        ("--exact_index",),
+        dict(
+            action="store_true",
+            default=False,
+            help="Exact nearest-centroid search instead of the ANN index. Default: off.",
+        ),
+    ),
+    (
+        ("--batch_size",),
+        dict(
+            type=int,
+            default=1024,
+            help="Articles per embedding call: the embedder runs texts of "
+            "equal token length together, so larger batches fill its groups (texts/s on 2 cores: "
+            "255 at 128, ~430 at 1,024). Default: 1024.",
+        ),
+    ),
+    (
+        ("--resume",),
+        dict(
+            action="store_true",
+            default=False,
+            help="Continue the run the namespace already holds "
+            "(its stories, writer state and ids) instead of refusing it; a run still writing there is "
+            "stopped (it fails with 'superseded'). Default: off (a namespace that holds a run is refused).",
+        ),
+    ),
+    (
+        ("--snapshots",),
+        dict(
+            nargs="?",
+            const=True,
+            default=False,
+            metavar="DIR",
+            help="Also publish the edition "
+            "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
+            "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
+            "(transforms/editions). Default: off.",
+        ),
+    ),
 ]
 
 _STORE_FLAGS: list[tuple[tuple, dict]] = [
-    (("--backend",), dict(default="embedded", choices=["embedded", "gcp"], help="Story store backend. Default: "
-                          "embedded (under --data_dir).")),
+    (
+        ("--backend",),
+        dict(
+            default="embedded",
+            choices=["embedded", "gcp"],
+            help="Story store backend. Default: embedded (under --data_dir).",
+        ),
+    ),
     (("--data_dir",), dict(default=None, help="Root of the embedded stores. Default: OUTPUT/store.")),
     (("--namespace",), dict(default=None, help="The run's own namespace. Default: backfill-<utc time>-<random>.")),
     (("--bigtable_instance",), dict(default="newsroom", help="Bigtable instance (gcp). Default: newsroom.")),
@@ -272,7 +341,7 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
     if "://" not in o.output:
         os.makedirs(o.output, exist_ok=True)
     if not so.namespace:
-        so.namespace = f"backfill-{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
+        so.namespace = f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
     if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
         so.data_dir = os.path.join(o.output, "store")
     files = expand_inputs(o.input)
@@ -334,19 +403,27 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
     # read from this process's embedders (FnApiRunner runs the DoFns in process)
     embedder_paths = loaded_paths()
     for spec, info in sorted(embedder_paths.items()):
-        print(f"[backfill] embedder {spec}: {info.get('path')} ({info.get('reason', '-')}), "
-              f"{info.get('workers', '-')} worker(s)", file=sys.stderr)
+        print(
+            f"[backfill] embedder {spec}: {info.get('path')} ({info.get('reason', '-')}), "
+            f"{info.get('workers', '-')} worker(s)",
+            file=sys.stderr,
+        )
     manifest = {
         "command": "newsroom backfill",
         "argv": list(argv or []),
         "options": {k: getattr(o, k) for k in flags},
-        "store": {"backend": so.backend, "data_dir": so.data_dir, "namespace": so.namespace, "run_epoch": run_claim.epoch},
+        "store": {
+            "backend": so.backend,
+            "data_dir": so.data_dir,
+            "namespace": so.namespace,
+            "run_epoch": run_claim.epoch,
+        },
         "inputs": files,
         "models": summary.get("models", {}),
         "embedder_paths": embedder_paths,
         "calibration": summary.get("calibration", {}),
         "counts": counts,
-        "started_at": dt.datetime.fromtimestamp(started, dt.timezone.utc).isoformat(),
+        "started_at": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(),
         "duration_s": round(duration, 3),
         "articles_per_s": round(counts.get("articles", 0) / duration, 2) if duration > 0 else None,
         "beam_version": beam.__version__,

@@ -73,7 +73,9 @@ def dry_run_summary(job) -> dict:
 
     transforms = job.proto_pipeline.components.transforms.values()
     top = sorted(
-        t.unique_name for t in transforms if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
+        t.unique_name
+        for t in transforms
+        if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
     )
     reads = sorted(
         beam_runner_api_pb2.PubSubReadPayload.FromString(t.spec.payload).subscription

@@ -158,7 +158,7 @@ class IngestOptions(StoreOptions):
             "--max_run_s",
             type=float,
             default=0.0,
-            help="Local runner only: stop after this many seconds (0: run " "until Ctrl-C). Default: 0.",
+            help="Local runner only: stop after this many seconds (0: run until Ctrl-C). Default: 0.",
         )
         a(
             "--world",
@@ -281,9 +281,7 @@ def build_pipeline(p, options, registry_ticks=None):
         from apache_beam.transforms.periodicsequence import PeriodicImpulse
 
         registry_ticks = p | "RegistryTicks" >> PeriodicImpulse(fire_interval=o.registry_reload_s)
-    configs = registry_ticks | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(
-        kv
-    )
+    configs = registry_ticks | "LoadFeedRegistry" >> beam.ParDo(LoadFeedRegistryFn(o.feeds, ctx)).with_output_types(kv)
     decoded = (
         p
         | "ReadFetchRequests" >> ReadBus(cfg, o.fetch_request_topic, o.fetch_request_subscription)
@@ -346,7 +344,7 @@ class LocalIngest:
         self._unsaved: set[str] = set()
 
     @classmethod
-    def from_options(cls, options, **kwargs) -> "LocalIngest":
+    def from_options(cls, options, **kwargs) -> LocalIngest:
         return cls(options, **kwargs)
 
     # -- bookkeeping -----------------------------------------------------------------------------------------------

@@ -43,7 +43,9 @@ log = logging.getLogger("newsroom.run")
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--data_dir", default=".newsroom", help="Where tables, snapshots and logs go. Default: .newsroom")
+    parser.add_argument(
+        "--data_dir", default=".newsroom", help="Where tables, snapshots and logs go. Default: .newsroom"
+    )
     parser.add_argument("--port", type=int, default=8080, help="Origin port on 127.0.0.1 (0 = any free). Default: 8080")
     parser.add_argument(
         "--speed", type=float, default=10.0, help="How much faster than the wall clock the world releases. Default: 10"
@@ -124,8 +126,7 @@ def main(args) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
 
-    from stores import StoreConfig, open_stores
-    from stores import stack
+    from stores import StoreConfig, open_stores, stack
 
     say("starting the Pub/Sub emulator (the bus between the jobs) ...")
     try:
@@ -221,7 +222,9 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
         overrides = world.host_overrides
         # the world's clock runs `speed` times faster than the wall clock: so does every schedule duration
         ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
-        say(f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at x{args.speed:g}")
+        say(
+            f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at x{args.speed:g}"
+        )
     else:
         ingest_args += [f"--feeds={args.feeds}"]
     ingest = LocalIngest(IngestOptions(ingest_args), host_overrides=overrides)
@@ -240,15 +243,22 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     threading.Thread(target=heartbeat, name="heartbeat", daemon=True).start()
     cleanups.append(stopping.set)
 
-    job_args = [sys.executable, "-m", "pipelines.stories", f"--data_dir={config.data_dir}", "--bus=pubsub",
-                f"--project={state.project}"]
+    job_args = [
+        sys.executable,
+        "-m",
+        "pipelines.stories",
+        f"--data_dir={config.data_dir}",
+        "--bus=pubsub",
+        f"--project={state.project}",
+    ]
     if args.embedder:
         job_args.append(f"--embedder={args.embedder}")
     if world is not None:  # cross-language link ticks every 10 virtual minutes of the world, like its schedules
         job_args.append(f"--link_interval_s={600.0 / args.speed:g}")
-    job_log = open(logs / "stories-job.log", "ab")
-    job = subprocess.Popen(job_args, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ),
-                           start_new_session=True)
+    job_log = open(logs / "stories-job.log", "ab")  # noqa: SIM115 - the child writes it until stop()
+    job = subprocess.Popen(
+        job_args, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True
+    )
 
     def stop_job() -> None:
         if job.poll() is None:
@@ -281,7 +291,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")
     say(f"  {origin}/v1/editions/us-en/version            the version endpoint behind the 'new stories' pill")
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")
-    say("progress every %gs; Ctrl-C to stop (a later run resumes)" % args.progress_s)
+    say(f"progress every {args.progress_s:g}s; Ctrl-C to stop (a later run resumes)")
 
     started = time.time()
     interrupted = threading.Event()

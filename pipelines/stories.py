@@ -133,8 +133,14 @@ class DecodeRawItemFn(beam.DoFn):
             now = self.clock() if self.clock else int(time.time() * 1000)
             yield beam.pvalue.TaggedOutput(
                 self.DEAD_LETTER,
-                {"stage": STAGE, "reason": "undecodable_raw_item", "detail": str(exc)[:500], "key": None,
-                 "payload": bytes(data), "at": now},
+                {
+                    "stage": STAGE,
+                    "reason": "undecodable_raw_item",
+                    "detail": str(exc)[:500],
+                    "key": None,
+                    "payload": bytes(data),
+                    "at": now,
+                },
             )
             return
         self.decoded.inc()

@@ -50,7 +50,7 @@ def schema_text(name: str) -> str:
     return resources.files("schemas").joinpath("avro", MESSAGES[name]).read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed() -> dict[str, Any]:
     named: dict[str, Any] = {}
     out = {}
@@ -135,7 +135,7 @@ def _default(f: dict) -> Any:
     return value
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named_json() -> dict[str, dict]:
     """Named types (records, enums) by short and full name, for walking nested schemas."""
     named: dict[str, dict] = {}
@@ -252,12 +252,12 @@ def decode(name: str, data: bytes) -> dict:
     return check(name, record)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parsed_json_fields(name: str) -> list[str]:
     return field_names(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _named_types() -> dict[str, Any]:
     named: dict[str, Any] = {}
     for n in MESSAGES:

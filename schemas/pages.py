@@ -52,7 +52,7 @@ def schema(kind: str) -> dict:
     return json.loads(resources.files("schemas").joinpath("json", PAGES[kind]).read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(kind: str) -> jsonschema.protocols.Validator:
     registry = Registry()
     for name in PAGES:

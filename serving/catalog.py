@@ -22,10 +22,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 import orjson
@@ -39,7 +39,7 @@ def _ms(ts: str) -> int:
     """RFC 3339 text -> ms since epoch (UTC). A time without zone is taken as UTC (the schemas require a zone)."""
     dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     return int(dt.timestamp() * 1000)
 
 
@@ -60,7 +60,7 @@ class PreparedPage:
     joined: Mapping[int, bytes]  # k -> body, for COMMON_LIMITS and len(entries)
 
     @classmethod
-    def build(cls, doc: dict) -> "PreparedPage":
+    def build(cls, doc: dict) -> PreparedPage:
         meta = {k: v for k, v in doc.items() if k != "stories"}
         head = orjson.dumps(meta)[:-1] + b',"stories":['
         entries = tuple(orjson.dumps(s) for s in doc["stories"])
@@ -105,7 +105,7 @@ class PreparedStory:
     etag_base: str
 
     @classmethod
-    def build(cls, doc: dict) -> "PreparedStory":
+    def build(cls, doc: dict) -> PreparedStory:
         arts = sorted(doc["articles"], key=lambda a: (-_ms(a["published_at"]), a["article_id"]))
         keys = tuple((-_ms(a["published_at"]), a["article_id"]) for a in arts)
         return cls(
@@ -185,7 +185,7 @@ class PreparedPool:
     item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
 
     @classmethod
-    def build(cls, doc: dict) -> "PreparedPool":
+    def build(cls, doc: dict) -> PreparedPool:
         stories = doc["stories"]
         n = len(stories)
         vec = np.zeros((n, VECTOR_DIM), dtype=np.float32)

@@ -34,7 +34,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--workers", type=int, default=None, help="gunicorn workers. Default: gunicorn.conf.py (2).")
     parser.add_argument("--threads", type=int, default=None, help="Threads per worker. Default: gunicorn.conf.py (8).")
     parser.add_argument(
-        "--worker_class", default=None, help="gunicorn worker class. Default: gunicorn.conf.py (serving.gworker.BufferingThreadWorker, gthread that "
+        "--worker_class",
+        default=None,
+        help="gunicorn worker class. Default: gunicorn.conf.py (serving.gworker.BufferingThreadWorker, gthread that "
         "reads each request before a thread takes it).",
     )
     parser.add_argument("--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2.")

@@ -62,6 +62,12 @@ class FastSharedPages:
             return []
         start_response(
             "200 OK",
-            [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc), NOSNIFF],
+            [
+                ("Content-Type", JSON),
+                ("Content-Length", str(len(body))),
+                ("ETag", etag),
+                ("Cache-Control", cc),
+                NOSNIFF,
+            ],
         )
         return [body]

@@ -75,7 +75,7 @@ class ProfileView:
     paused: bool = False
 
     @classmethod
-    def from_profile(cls, reader_id: str, doc: dict | None) -> "ProfileView":
+    def from_profile(cls, reader_id: str, doc: dict | None) -> ProfileView:
         if not doc:
             return cls(reader_id=reader_id)
         follows = doc.get("follows") or {}

@@ -8,23 +8,51 @@ compare-and-set, exactly like the snapshot publisher does (names from schemas/pa
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import orjson
 
 from schemas import pages as page_schemas
 
-BASE_TIME = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
+BASE_TIME = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 TOPICS = ["politics", "climate", "football", "tech", "markets", "health", "science", "film", "energy", "transport"]
 PLACES = ["london", "paris", "new-york", "berlin", "madrid", "rome", "tokyo", "lagos"]
-WORDS = (
-    "government council report vote storm market energy prices league final court ruling study vaccine launch "
-    "strike border election minister budget water heat record rally talks deal investors museum festival rail"
-).split()
+WORDS = [
+    "government",
+    "council",
+    "report",
+    "vote",
+    "storm",
+    "market",
+    "energy",
+    "prices",
+    "league",
+    "final",
+    "court",
+    "ruling",
+    "study",
+    "vaccine",
+    "launch",
+    "strike",
+    "border",
+    "election",
+    "minister",
+    "budget",
+    "water",
+    "heat",
+    "record",
+    "rally",
+    "talks",
+    "deal",
+    "investors",
+    "museum",
+    "festival",
+    "rail",
+]
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def card(rng: random.Random, article_id: str, publisher_id: str, published: datetime, words: int = 12) -> dict:

@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - exercised only without the package
     jsonschema_rs = None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(kind: str):
     registry = jsonschema_rs.Registry([(pages.schema(n)["$id"], pages.schema(n)) for n in pages.PAGES])
     return jsonschema_rs.validator_for(pages.schema(kind), registry=registry, validate_formats=True)

@@ -86,7 +86,7 @@ class StoreConfig:
 
     @property
     def bus_kind(self) -> str:
-        """"pubsub" or "embedded": which bus the stores (and Beam reads of the bus) use."""
+        """ "pubsub" or "embedded": which bus the stores (and Beam reads of the bus) use."""
         return "pubsub" if self.backend == "gcp" or self.bus == "pubsub" else "embedded"
 
     def name(self, base: str) -> str:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import abc
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from schemas import codec
 from schemas.tables import TOPICS
@@ -74,7 +74,7 @@ def version_order(article: dict, fetched_at: int | None = None) -> tuple[int, in
 
 def order_text(order: tuple[int, int]) -> str:
     """A version order as fixed-width text whose byte order is the tuple order (a Bigtable value, a SQLite text)."""
-    return "%016d:%016d" % (max(0, int(order[0])), max(0, int(order[1])))
+    return f"{max(0, int(order[0])):016d}:{max(0, int(order[1])):016d}"
 
 
 class ArticleStore(abc.ABC):

@@ -14,8 +14,8 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import orjson
 
@@ -86,7 +86,7 @@ class Database:
             self._local.conn = conn
         return conn
 
-    def transaction(self) -> "_Tx":
+    def transaction(self) -> _Tx:
         return _Tx(self.connect())
 
 

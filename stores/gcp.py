@@ -60,8 +60,8 @@ import threading
 import time
 import warnings
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Iterable
 
 from google.api_core import exceptions as gx
 
@@ -287,9 +287,7 @@ class BigtableArticleStore(ArticleStore):
                 outcome = WriteOutcome.DUPLICATE if stored == version else WriteOutcome.STALE
                 return WriteResult(outcome, stored, stored_hash)
             # versioned update: predicate "stored version >= mine, or stored order > mine"; the false branch writes
-            newer = _rf().RowFilterUnion(
-                [_at_least("m", b"version", pad(version)), _greater_than("m", b"order", okey)]
-            )
+            newer = _rf().RowFilterUnion([_at_least("m", b"version", pad(version)), _greater_than("m", b"order", okey)])
             if not self.t.conditional(key, newer, fill(False)):
                 return WriteResult(WriteOutcome.UPDATE, version, chash)
         raise StoreError(f"article {aid}: lost {CAS_ATTEMPTS} conditional writes in a row")
@@ -484,7 +482,7 @@ class BigtablePointerStore(PointerStore):
             first = seq == 0
             state = not first  # first move: false branch (row absent); later: true branch (counter unchanged)
 
-            def fill(row):
+            def fill(row, nxt=nxt, entry=entry, state=state):  # bound now: called in this iteration
                 row.set_cell("p", b"version", pad(new), state=state)
                 row.set_cell("p", b"seq", pad(nxt), state=state)
                 row.set_cell("h", pad(nxt), _json(entry), state=state)
@@ -848,7 +846,7 @@ def snapshot_prefix(config) -> str:
     return f"{config.namespace}/" if config.namespace else ""
 
 
-def open_pubsub_bus(config) -> "PubSubBus":
+def open_pubsub_bus(config) -> PubSubBus:
     """The Pub/Sub bus alone (``--bus=pubsub`` with embedded tables and snapshots)."""
     project = config.gcp_project
     return PubSubBus(client("publisher", project), client("subscriber", project), project, config.name)

@@ -31,7 +31,7 @@ import copy
 import json
 import re
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from stores.base import StoreError, bucket_step
 
@@ -96,7 +96,7 @@ class ProfileStore(abc.ABC):
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         """Take one token of the reader's write budget: (granted, seconds to wait when not)."""
 
-    def close(self) -> None:  # pragma: no cover - backends with resources override it
+    def close(self) -> None:  # noqa: B027 - a no-op by default; backends with resources override it
         pass
 
 

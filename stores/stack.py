@@ -204,7 +204,7 @@ class StackState:
         return json.dumps(asdict(self), indent=2, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> "StackState":
+    def from_json(cls, text: str) -> StackState:
         raw = json.loads(text)
         emulators = {k: EmulatorProcess(**v) for k, v in raw.pop("emulators", {}).items()}
         return cls(emulators=emulators, **raw)

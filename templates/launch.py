@@ -68,7 +68,9 @@ def optional_value_flags() -> set[str]:
     return _flags_where(lambda a: a.nargs == "?" and a.const is True)
 
 
-def template_argv(job: str, argv: list[str], flags: set[str] | None = None, optional: set[str] | None = None) -> list[str]:
+def template_argv(
+    job: str, argv: list[str], flags: set[str] | None = None, optional: set[str] | None = None
+) -> list[str]:
     """The job's argv for a template launch: cloud defaults first, then the launcher's arguments with
     ``--flag=true|false`` rewritten for value-less flags (``flags``) and for flags with an optional value
     (``optional``; other values pass through). Raises ValueError naming a value-less flag given a non-boolean value."""

@@ -24,10 +24,14 @@ sys.path.insert(0, str(ROOT))
 
 EXAMPLE = re.compile(r"Example: (\S+?)[.,;)]?(?:\s|$)")  # as tests/deploy/test_templates.py reads it
 
-JOBS = {"ingest": ("pipelines.ingest", True), "stories": ("pipelines.stories", True), "backfill": ("pipelines.backfill", False)}
+JOBS = {
+    "ingest": ("pipelines.ingest", True),
+    "stories": ("pipelines.stories", True),
+    "backfill": ("pipelines.backfill", False),
+}
 
 F = r"^[0-9]+(\.[0-9]+)?$"  # non-negative number
-I = r"^[0-9]+$"  # non-negative integer
+I = r"^[0-9]+$"  # noqa: E741 - non-negative integer (one-letter names, like F and B)
 B = r"^(true|false)$"  # a value-less flag (templates/launch.py turns true into the bare flag)
 TOPIC = r"^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$"  # Pub/Sub topic or subscription name
 ANY = r"^[^\n\r]+$"
@@ -37,16 +41,29 @@ EDITIONS = r"^[a-z]{2}-[a-z]{2,3}(,[a-z]{2}-[a-z]{2,3})*$"  # edition ids (trans
 # transforms/stories/embed.py create_embedder / EmbedderRouting: the specs it accepts.
 EMBEDDER = r"^(auto|minilm|minilm-fp32|minilm-int8|use|hash(:[0-9]+)?|st:\S+)$"
 # pipelines/backfill.py --from/--to: what transforms.stories.features.parse_time reads (ISO 8601 date or time).
-ISO_TIME = r"^[0-9]{4}-?[0-9]{2}-?[0-9]{2}([T ][0-9]{2}:?[0-9]{2}(:?[0-9]{2}(\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$"
+ISO_TIME = (
+    r"^[0-9]{4}-?[0-9]{2}-?[0-9]{2}([T ][0-9]{2}:?[0-9]{2}(:?[0-9]{2}(\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$"
+)
 IN_IMAGE = " On Dataflow: a path inside the image (the launcher and the workers both read it)."
 
 # name -> (label, regex, example, isOptional, note appended to the help text)
 STORE = {
-    "backend": ("Store backend", r"^(embedded|gcp)$", "gcp", True,
-                " Templates run with gcp unless this says otherwise (templates/launch.py)."),
+    "backend": (
+        "Store backend",
+        r"^(embedded|gcp)$",
+        "gcp",
+        True,
+        " Templates run with gcp unless this says otherwise (templates/launch.py).",
+    ),
     "data_dir": ("Embedded store directory (unused on Dataflow)", ANY, ".newsroom", True, ""),
     "bigtable_instance": ("Bigtable instance id", r"^[a-z][a-z0-9-]{5,32}$", "newsroom", True, ""),
-    "snapshot_bucket": ("Snapshot bucket", r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$", "my-proj-newsroom-snapshots", False, ""),
+    "snapshot_bucket": (
+        "Snapshot bucket",
+        r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$",
+        "my-proj-newsroom-snapshots",
+        False,
+        "",
+    ),
     "namespace": ("Namespace", r"^[A-Za-z0-9-]*$", "bf-2024q1", True, ""),
     "bus": ("Message bus", r"^(pubsub)?$", "pubsub", True, " On Dataflow the gcp backend's bus is Pub/Sub already."),
 }
@@ -60,9 +77,13 @@ SPECS = {
         "parameters": {
             "feeds": ("Feed registry", r"^(default|table|\S+\.json)$", "table", True, ""),
             "registry_reload_s": ("Registry reload interval (s)", F, "60", True, ""),
-            "host_overrides": ("Operator host allowlist",
-                               r"^([A-Za-z0-9.-]+=[0-9.]+(:[0-9]+)?)(,[A-Za-z0-9.-]+=[0-9.]+(:[0-9]+)?)*$",
-                               "wire.example=10.0.0.5:8080", True, ""),
+            "host_overrides": (
+                "Operator host allowlist",
+                r"^([A-Za-z0-9.-]+=[0-9.]+(:[0-9]+)?)(,[A-Za-z0-9.-]+=[0-9.]+(:[0-9]+)?)*$",
+                "wire.example=10.0.0.5:8080",
+                True,
+                "",
+            ),
             "user_agent": ("User-Agent", ANY, "NewsroomBot/1.0", True, ""),
             "connect_timeout_s": ("Connect timeout (s)", F, "5", True, ""),
             "fetch_timeout_s": ("Read timeout (s)", F, "10", True, ""),
@@ -75,7 +96,13 @@ SPECS = {
             "poll_max_s": ("Longest poll interval (s)", F, "3600", True, ""),
             "websub_backstop_s": ("Poll interval with a WebSub lease (s)", F, "900", True, ""),
             "schedule_scale": ("Schedule scale", F, "1", True, ""),
-            "websub_callback_base": ("WebSub callback base URL", r"^https?://[^\s/]+(/[^\s]*)?$", "https://news.example.com", True, ""),
+            "websub_callback_base": (
+                "WebSub callback base URL",
+                r"^https?://[^\s/]+(/[^\s]*)?$",
+                "https://news.example.com",
+                True,
+                "",
+            ),
             "fetch_request_topic": ("Fetch request topic", TOPIC, "fetch-requests", True, ""),
             "fetch_request_subscription": ("Fetch request subscription", TOPIC, "ingest-fetch-requests", True, ""),
             "request_poll_s": ("Fetch request pull interval (s)", F, "1", True, ""),
@@ -94,10 +121,20 @@ SPECS = {
         "minute and publishes validated page snapshots (GCS) behind latest pointers (Bigtable); burst polls go to "
         "fetch-requests and the dead letters of every stage to --dead_letter_topic.",
         "parameters": {
-            "input_subscription": ("Raw item subscription", TOPIC, "stories-items-raw", True,
-                                   " Terraform creates it (terraform/environments/*/main.tf subscriptions)."),
-            "input": ("RawItem Avro files instead of Pub/Sub", PATHS, "/data/items-2026-01-01.avro",
-                      True, " On Dataflow use gs:// paths."),
+            "input_subscription": (
+                "Raw item subscription",
+                TOPIC,
+                "stories-items-raw",
+                True,
+                " Terraform creates it (terraform/environments/*/main.tf subscriptions).",
+            ),
+            "input": (
+                "RawItem Avro files instead of Pub/Sub",
+                PATHS,
+                "/data/items-2026-01-01.avro",
+                True,
+                " On Dataflow use gs:// paths.",
+            ),
             "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-stories", True, ""),
             "fetch_topic": ("Burst fetch request topic", TOPIC, "fetch-requests", True, ""),
             "publishers": ("Publisher registry (JSON)", IMAGE_JSON, "/template/publishers.json", True, IN_IMAGE),
@@ -114,8 +151,13 @@ SPECS = {
         "writes assignments.jsonl, stories.jsonl and dead_letters.jsonl under --output; with --snapshots also the "
         "edition pages a streaming run would have published.",
         "parameters": {
-            "input": ("Input files", PATHS, "gs://my-proj-newsroom-backfill/archive/2024-01-*.jsonl", False,
-                      " On Dataflow use gs:// paths (the launcher lists them when it builds the job)."),
+            "input": (
+                "Input files",
+                PATHS,
+                "gs://my-proj-newsroom-backfill/archive/2024-01-*.jsonl",
+                False,
+                " On Dataflow use gs:// paths (the launcher lists them when it builds the job).",
+            ),
             "output": ("Output directory", r"^\S+$", "gs://my-proj-newsroom-backfill/runs/bf-2024q1", False, ""),
             "from": ("From (UTC, ISO 8601)", ISO_TIME, "2024-01-01", True, ""),
             "to": ("Until (UTC, ISO 8601, exclusive)", ISO_TIME, "2024-04-01T00:00:00Z", True, ""),
@@ -124,18 +166,33 @@ SPECS = {
             "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
             "exact_index": ("Exact nearest-centroid search", B, "false", True, ""),
             "batch_size": ("Embedding batch size", r"^[1-9][0-9]*$", "1024", True, ""),
-            "resume": ("Resume the namespace's run", B, "false", True,
-                       " Without it a launch into a namespace that already holds a run fails (stores/runs.py)."),
-            "snapshots": ("Publish edition snapshots", B, "false", True,
-                          " As a template parameter only true or false: true publishes into the run's namespace"
-                          " (the DIR form is for local runs)."),
+            "resume": (
+                "Resume the namespace's run",
+                B,
+                "false",
+                True,
+                " Without it a launch into a namespace that already holds a run fails (stores/runs.py).",
+            ),
+            "snapshots": (
+                "Publish edition snapshots",
+                B,
+                "false",
+                True,
+                " As a template parameter only true or false: true publishes into the run's namespace"
+                " (the DIR form is for local runs).",
+            ),
         },
         # A template launch builds the graph directly (templates/launch.py), so the backfill's run() never picks its
         # default namespace: an empty one would aim the run at the production tables. The template requires one,
         # spelled as Terraform's backfill_namespaces (terraform/modules/bigtable: <namespace>-<table>).
         "store": {
-            "namespace": ("Namespace (required)", r"^[a-z0-9][a-z0-9-]{0,20}$", "bf-2024q1", False,
-                          " Required by the template: one of Terraform's backfill_namespaces."),
+            "namespace": (
+                "Namespace (required)",
+                r"^[a-z0-9][a-z0-9-]{0,20}$",
+                "bf-2024q1",
+                False,
+                " Required by the template: one of Terraform's backfill_namespaces.",
+            ),
         },
     },
 }
@@ -152,7 +209,11 @@ def options_of(module) -> dict[str, argparse.Action]:
     actions: dict[str, argparse.Action] = {}
     for cls in own:
         for base in cls.__mro__:
-            if "_add_argparse_args" in vars(base) and base.__module__.split(".")[0] in ("pipelines", "transforms", "stores"):
+            if "_add_argparse_args" in vars(base) and base.__module__.split(".")[0] in (
+                "pipelines",
+                "transforms",
+                "stores",
+            ):
                 parser = argparse.ArgumentParser(add_help=False)
                 base._add_argparse_args(parser)
                 for a in parser._actions:
@@ -177,7 +238,9 @@ def write(job: str) -> Path:
         help_text = " ".join((options[name].help or "").split()) + note
         stated = EXAMPLE.search(help_text)
         if stated and stated.group(1) != example:
-            raise SystemExit(f"{job}/{name}: the help's example {stated.group(1)!r} differs from the spec's {example!r}")
+            raise SystemExit(
+                f"{job}/{name}: the help's example {stated.group(1)!r} differs from the spec's {example!r}"
+            )
         if not stated:
             help_text += f" Example: {example}"
         out.append({"name": name, "label": label, "helpText": help_text, "isOptional": optional, "regexes": [regex]})

@@ -167,6 +167,4 @@ def test_checker_reports_lines_and_skips_stores(tmp_path):
     (tmp_path / "tests" / "test_x.py").write_text("from google.cloud import storage\n")
     files = [f.relative_to(tmp_path).as_posix() for f in source_files(tmp_path)]
     assert files == ["pipelines/job.py", "stores/gcp.py"]
-    assert violations((tmp_path / "pipelines" / "job.py").read_text()) == [
-        "3: from google.cloud import storage"
-    ]
+    assert violations((tmp_path / "pipelines" / "job.py").read_text()) == ["3: from google.cloud import storage"]

@@ -89,7 +89,8 @@ def test_every_listed_beam_module_exists_and_uses_beam():
     beam_free = sorted(
         m
         for m in BEAM_MODULES
-        if (ROOT / m).exists() and not any(mod.split(".")[0] == "apache_beam" for _, mod in _imports((ROOT / m).read_text()))
+        if (ROOT / m).exists()
+        and not any(mod.split(".")[0] == "apache_beam" for _, mod in _imports((ROOT / m).read_text()))
     )
     assert not missing and not beam_free, f"stale BEAM_MODULES entries: missing {missing}, Beam-free {beam_free}"
 

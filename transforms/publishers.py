@@ -60,7 +60,7 @@ class PublisherRegistry:
                 self._by_host[_normalise_host(h)] = p
 
     @classmethod
-    def from_dicts(cls, rows: list[dict]) -> "PublisherRegistry":
+    def from_dicts(cls, rows: list[dict]) -> PublisherRegistry:
         pubs = []
         for r in rows:
             r = dict(r)
@@ -70,7 +70,7 @@ class PublisherRegistry:
         return cls(pubs)
 
     @classmethod
-    def load(cls, path: str | None = None) -> "PublisherRegistry":
+    def load(cls, path: str | None = None) -> PublisherRegistry:
         if path is None:
             text = resources.files("transforms").joinpath("data", "publishers.json").read_text(encoding="utf-8")
         else:

@@ -41,7 +41,7 @@ import time
 import urllib.parse
 import urllib.request
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from pipelines.world.content import ARTICLES, OLD_SITEMAP_ENTRY
@@ -59,7 +59,7 @@ TRACKING = "utm_source=rss&utm_medium=feed&utm_campaign=newsroom"
 
 
 def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _http_date(ms: int) -> str:
@@ -176,7 +176,7 @@ class SampleWorld:
 
     @property
     def host_overrides(self) -> dict:
-        return {h: f"127.0.0.1:{self.port}" for h in self.by_host}
+        return dict.fromkeys(self.by_host, f"127.0.0.1:{self.port}")
 
     def release_times(self, now_ms: int | None = None) -> dict:
         now_ms = self.clock.now_ms() if now_ms is None else now_ms
@@ -312,28 +312,28 @@ class SampleWorld:
 <head>
 <meta charset="utf-8">
 <title>{_esc(title)} | {_esc(pub.name)}</title>
-<link rel="canonical" href="{_esc(a['url'])}">
-{'' if amp else f'<link rel="amphtml" href="http://{a["host"]}/amp/news/{a["id"]}">' if a.get("amp") else ''}
-<meta name="description" content="{_esc(a['paras'][0])}">
+<link rel="canonical" href="{_esc(a["url"])}">
+{"" if amp else f'<link rel="amphtml" href="http://{a["host"]}/amp/news/{a["id"]}">' if a.get("amp") else ""}
+<meta name="description" content="{_esc(a["paras"][0])}">
 <meta property="og:type" content="article">
 <meta property="og:title" content="{_esc(title)}">
-<meta property="og:url" content="{_esc(a['url'])}">
+<meta property="og:url" content="{_esc(a["url"])}">
 <meta property="og:site_name" content="{_esc(pub.name)}">
-<meta property="og:description" content="{_esc(a['paras'][0])}">
-<meta property="og:locale" content="{a['lang']}">
+<meta property="og:description" content="{_esc(a["paras"][0])}">
+<meta property="og:locale" content="{a["lang"]}">
 <meta property="article:published_time" content="{_iso(published)}">
 <meta property="article:modified_time" content="{_iso(modified)}">
-<meta property="article:section" content="{_esc(a['section'])}">
-<meta name="author" content="{_esc(a['author'])}">
+<meta property="article:section" content="{_esc(a["section"])}">
+<meta name="author" content="{_esc(a["author"])}">
 <script type="application/ld+json">{json.dumps(ld, ensure_ascii=False)}</script>
 </head>
 <body>
 <header><nav><a href="/">{_esc(pub.name)}</a> | <a href="/">Home</a> |
-<a href="/">{_esc(a['section'].title())}</a></nav></header>
+<a href="/">{_esc(a["section"].title())}</a></nav></header>
 <main>
 <article>
 <h1>{_esc(title)}</h1>
-<p class="byline">By <span class="author">{_esc(a['author'])}</span>,
+<p class="byline">By <span class="author">{_esc(a["author"])}</span>,
 <time datetime="{_iso(published)}">{_iso(published)}</time></p>
 {credit}
 {paras}
@@ -623,7 +623,7 @@ class SampleWorld:
             self._stop.wait(0.1)
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
-    def start(self) -> "SampleWorld":
+    def start(self) -> SampleWorld:
         # What is public at start is not announced (it was announced before we were watching).
         now = self.clock.now_ms()
         self._announced = {a["id"] for a in self.articles.values() if self.is_public(a, now)}

@@ -46,7 +46,9 @@ def terraform_root() -> Path:
 
 @pytest.fixture(scope="session")
 def terraform_bin() -> str:
-    found = shutil.which("terraform") or ("/usr/local/bin/terraform" if os.access("/usr/local/bin/terraform", os.X_OK) else None)
+    found = shutil.which("terraform") or (
+        "/usr/local/bin/terraform" if os.access("/usr/local/bin/terraform", os.X_OK) else None
+    )
     if not found:
         pytest.fail("terraform is not installed (the machine image has it at /usr/local/bin/terraform)", pytrace=False)
     return found

@@ -58,7 +58,9 @@ def options_classes(module) -> list[type]:
     ]
     own = list(dict.fromkeys(own))
     if not own:
-        pytest.fail(f"{module.__name__} defines no PipelineOptions subclass of pipelines.options.StoreOptions", pytrace=False)
+        pytest.fail(
+            f"{module.__name__} defines no PipelineOptions subclass of pipelines.options.StoreOptions", pytrace=False
+        )
     classes: list[type] = []
     for cls in own:
         for base in cls.__mro__:

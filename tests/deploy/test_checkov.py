@@ -18,7 +18,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from deploy_helpers import REPO_ROOT
 
 TOOLS = REPO_ROOT / ".venv-tools"
@@ -34,7 +33,9 @@ def _pinned_version() -> str:
 def _installed_version() -> str | None:
     if not CHECKOV.exists():
         return None
-    result = subprocess.run([str(TOOLS / "bin" / "python"), "-m", "pip", "show", "checkov"], capture_output=True, text=True)
+    result = subprocess.run(
+        [str(TOOLS / "bin" / "python"), "-m", "pip", "show", "checkov"], capture_output=True, text=True
+    )
     m = re.search(r"^Version: (\S+)$", result.stdout, re.M)
     return m.group(1) if m else None
 
@@ -45,18 +46,38 @@ def checkov() -> Path:
         if not (TOOLS / "bin" / "python").exists():
             venv.EnvBuilder(with_pip=True).create(TOOLS)
         result = subprocess.run(
-            [str(TOOLS / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+            [
+                str(TOOLS / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-r",
+                str(REQUIREMENTS),
+            ],
             capture_output=True,
             text=True,
             timeout=1200,
         )
-        assert result.returncode == 0, f"installing checkov into {TOOLS} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+        assert result.returncode == 0, (
+            f"installing checkov into {TOOLS} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+        )
     assert _installed_version() == _pinned_version()
     return CHECKOV
 
 
 def run_checkov(checkov: Path, directory: Path, frameworks=("terraform", "dockerfile")) -> list[dict]:
-    args = [str(checkov), "--skip-download", "--output", "json", "--framework", *frameworks, "--directory", str(directory)]
+    args = [
+        str(checkov),
+        "--skip-download",
+        "--output",
+        "json",
+        "--framework",
+        *frameworks,
+        "--directory",
+        str(directory),
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("BC_", "PRISMA_"))}
     result = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env, cwd=str(REPO_ROOT))
     assert result.stdout.strip(), f"checkov printed nothing (exit {result.returncode}):\n{result.stderr[-3000:]}"
@@ -77,8 +98,14 @@ def summarise(reports: list[dict]) -> dict[str, list[dict]]:
 # on a busy machine, so these tests get their own limit.
 @pytest.mark.timeout(1500)
 def test_checkov_passes_on_terraform_and_the_dockerfile(checkov):
-    found = summarise(run_checkov(checkov, REPO_ROOT / "terraform", ("terraform",)) + run_checkov(checkov, REPO_ROOT / "templates", ("dockerfile",)))
-    failed = [f"{c['check_id']} {c['resource']} ({c['file_path']}:{c['file_line_range']}) {c['check_name']}" for c in found["failed"]]
+    found = summarise(
+        run_checkov(checkov, REPO_ROOT / "terraform", ("terraform",))
+        + run_checkov(checkov, REPO_ROOT / "templates", ("dockerfile",))
+    )
+    failed = [
+        f"{c['check_id']} {c['resource']} ({c['file_path']}:{c['file_line_range']}) {c['check_name']}"
+        for c in found["failed"]
+    ]
     assert not failed, "checkov findings (fix them, or skip inline with #checkov:skip=ID:reason):\n" + "\n".join(failed)
     # not vacuous: the modules and the Dockerfile were really evaluated
     assert len(found["passed"]) >= 100, f"only {len(found['passed'])} checks evaluated"
@@ -96,7 +123,9 @@ def test_every_inline_skip_gives_a_reason():
             m = SKIP.search(line)
             if m:
                 skips += 1
-                assert m.group(2) and len(m.group(2).strip()) >= 20, f"{path.relative_to(REPO_ROOT)}:{n}: {m.group(1)} skipped without a reason"
+                assert m.group(2) and len(m.group(2).strip()) >= 20, (
+                    f"{path.relative_to(REPO_ROOT)}:{n}: {m.group(1)} skipped without a reason"
+                )
     assert skips >= 1  # the scan above really looked at the skips that exist
 
 

@@ -22,7 +22,6 @@ import json
 import re
 
 import pytest
-
 from deploy_helpers import JOBS, REPO_ROOT, import_job
 
 PROJECT = "newsroom-ci"
@@ -105,8 +104,15 @@ JOB_TYPE = {True: "JOB_TYPE_STREAMING", False: "JOB_TYPE_BATCH"}
 def inputs(tmp_path) -> str:
     """Two labelled JSONL files of the backfill's input format, matched by a glob as an operator would pass it."""
     for day in ("01", "02"):
-        row = {"id": f"a{day}", "language": "en", "title": "Storm hits coast", "text": "Rain and wind.",
-               "published_at": f"2024-01-{day}T08:00:00Z", "publisher": "herald", "url": f"https://herald.test/{day}"}
+        row = {
+            "id": f"a{day}",
+            "language": "en",
+            "title": "Storm hits coast",
+            "text": "Rain and wind.",
+            "published_at": f"2024-01-{day}T08:00:00Z",
+            "publisher": "herald",
+            "url": f"https://herald.test/{day}",
+        }
         (tmp_path / f"2024-01-{day}.jsonl").write_text(json.dumps(row) + "\n")
     return str(tmp_path / "2024-01-*.jsonl")
 
@@ -161,7 +167,11 @@ def test_dataflow_dry_run_translates_the_whole_graph(job, launch, inputs):
     assert options["sdk_container_image"].endswith("newsroom:ci")
 
     transforms = translated.proto_pipeline.components.transforms.values()
-    top = {t.unique_name for t in transforms if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")}
+    top = {
+        t.unique_name
+        for t in transforms
+        if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
+    }
     missing = STAGES[job] - top
     assert not missing, f"{job}: stages {sorted(missing)} were not translated (top-level steps: {sorted(top)})"
     # Every label is CamelCase (STYLE.md): the names an operator sees in the Dataflow UI and in metrics.
@@ -199,7 +209,9 @@ def newsroom_command() -> list[str]:
 
     found = shutil.which("newsroom", path=str(Path(sys.executable).parent))
     if not found:
-        pytest.fail(f"no `newsroom` console script next to {sys.executable}: the package is not installed", pytrace=False)
+        pytest.fail(
+            f"no `newsroom` console script next to {sys.executable}: the package is not installed", pytrace=False
+        )
     return [found]
 
 
@@ -219,7 +231,11 @@ def test_dataflow_dry_run_through_the_newsroom_command(job, inputs, tmp_path):
     cwd = tmp_path / "elsewhere"  # not the source tree, and empty: what the command writes would show here
     cwd.mkdir()
     proc = subprocess.run(
-        newsroom_command() + [job, *argv], cwd=cwd, capture_output=True, text=True, timeout=240,
+        newsroom_command() + [job, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=240,
         env={**os.environ, "PYTHONPATH": tree},
     )
     assert proc.returncode == 0, f"newsroom {job} dry run failed ({proc.returncode}):\n{proc.stderr[-3000:]}"

@@ -36,7 +36,6 @@ from pathlib import Path
 
 import hcl2
 import pytest
-
 from deploy_helpers import REPO_ROOT
 
 TERRAFORM = REPO_ROOT / "terraform"
@@ -165,7 +164,7 @@ class Module:
                 self.modules.update(block)
 
     @classmethod
-    def load(cls, folder: Path, edits: dict[str, tuple[str, str]] | None = None) -> "Module":
+    def load(cls, folder: Path, edits: dict[str, tuple[str, str]] | None = None) -> Module:
         """Load a folder's .tf files; ``edits`` maps a file name to (old, new) text replaced before parsing."""
         files = {p.name: p.read_text() for p in sorted(folder.glob("*.tf"))}
         for name, (old, new) in (edits or {}).items():
@@ -215,7 +214,11 @@ def shared_query_strings() -> set[str]:
     """Query parameters read by the shared (cacheable) endpoints of serving/: the blueprints that reject personal
     headers. These, and only these, belong in the CDN cache key."""
     names: set[str] = set()
-    shared = [p for p in sorted((REPO_ROOT / "serving").glob("*.py")) if "before_request(http.reject_personal_headers)" in p.read_text()]
+    shared = [
+        p
+        for p in sorted((REPO_ROOT / "serving").glob("*.py"))
+        if "before_request(http.reject_personal_headers)" in p.read_text()
+    ]
     assert shared, "no shared blueprint found in serving/ (bp.before_request(http.reject_personal_headers))"
     for path in shared:
         names.update(re.findall(r"args\.get\(\s*[\"'](\w+)[\"']", path.read_text()))
@@ -232,7 +235,9 @@ def check_cdn(origin: Module, api_query_strings: set[str]) -> None:
     assert cdn, "no backend service has Cloud CDN enabled"
     for name, backend in cdn.items():
         policy = backend["cdn_policy"][0]
-        assert policy.get("cache_mode") == "USE_ORIGIN_HEADERS", f"{name}: cache_mode must honour the origin's Cache-Control"
+        assert policy.get("cache_mode") == "USE_ORIGIN_HEADERS", (
+            f"{name}: cache_mode must honour the origin's Cache-Control"
+        )
         key = policy["cache_key_policy"][0]
         assert "include_named_cookies" in key, f"{name}: the cache key must state that it includes no cookie"
         cookies = origin.resolve(key["include_named_cookies"])
@@ -266,7 +271,9 @@ def check_cdn(origin: Module, api_query_strings: set[str]) -> None:
             assert route(origin, path)[0] in cdn, f"{path} (a shared page) must go through the CDN backend"
         for path in ("/v1/feed/for-you", "/v1/me/profile"):
             target = route(origin, path)[0]
-            assert backends[target].get("enable_cdn") is not True, f"{path} must bypass the cache (a backend without CDN)"
+            assert backends[target].get("enable_cdn") is not True, (
+                f"{path} must bypass the cache (a backend without CDN)"
+            )
 
 
 # --- the edge: routes and the request headers removed on each ----------------------------------------------
@@ -318,7 +325,9 @@ def route(origin: Module, path: str) -> tuple[str, set[str]]:
     header actions of the rule, the path matcher and the map combined."""
     url_map = origin.of_type("google_compute_url_map")["api"]
     matcher = url_map["path_matcher"][0]
-    assert not (matcher.get("route_rules") and matcher.get("path_rule")), "a path matcher takes route rules or path rules"
+    assert not (matcher.get("route_rules") and matcher.get("path_rule")), (
+        "a path matcher takes route rules or path rules"
+    )
     service, removed = matcher["default_service"], _removed(origin, matcher, url_map)
     rules = sorted(matcher.get("route_rules", []), key=lambda r: int(r["priority"]))
     for rule in rules:
@@ -363,7 +372,9 @@ def check_edge_headers(origin: Module) -> None:
         for path in paths:
             backend, removed = route(origin, path)
             if kind == "personal":
-                assert "authorization" not in removed, f"{path}: the URL map removes Authorization from a personal route"
+                assert "authorization" not in removed, (
+                    f"{path}: the URL map removes Authorization from a personal route"
+                )
                 assert backend == "direct", f"{path}: a personal route must not go through the CDN backend"
             else:
                 missing = PERSONAL_HEADERS - removed
@@ -375,8 +386,14 @@ def test_url_map_removes_cookie_and_authorization_on_shared_routes(modules):
 
 
 EDGE_MUTATIONS = {
-    "Cookie not removed": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Authorization"]'),
-    "Authorization not removed": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Cookie"]'),
+    "Cookie not removed": (
+        'shared_strip_headers = ["Cookie", "Authorization"]',
+        'shared_strip_headers = ["Authorization"]',
+    ),
+    "Authorization not removed": (
+        'shared_strip_headers = ["Cookie", "Authorization"]',
+        'shared_strip_headers = ["Cookie"]',
+    ),
     "no header action on shared pages": (
         '      match_rules {\n        prefix_match = "/"\n      }\n\n      header_action {\n        request_headers_to_remove = local.shared_strip_headers\n      }\n',
         '      match_rules {\n        prefix_match = "/"\n      }\n',
@@ -385,7 +402,10 @@ EDGE_MUTATIONS = {
         '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n    }\n',
         '          prefix_match    = endswith(match_rules.value, "/*") ? trimsuffix(match_rules.value, "*") : null\n        }\n      }\n\n      header_action {\n        request_headers_to_remove = local.shared_strip_headers\n      }\n    }\n',
     ),
-    "personal prefix malformed (For you falls to the shared route)": ('"/v1/feed", "/v1/feed/*"', '"/v1/feed", "/v1/feed*"'),
+    "personal prefix malformed (For you falls to the shared route)": (
+        '"/v1/feed", "/v1/feed/*"',
+        '"/v1/feed", "/v1/feed*"',
+    ),
 }
 
 
@@ -415,7 +435,15 @@ def nginx_locations(text: str) -> list[dict]:
         removed = {k.lower() for k, v in sets if v == '""'} if sets else set(inherited)
         cached = bool(re.search(r"proxy_cache\s+(?!off)\w+\s*;", body))
         proxied = "proxy_pass" in body
-        out.append({"modifier": modifier, "pattern": pattern, "removed": removed - HOP_BY_HOP, "cached": cached, "proxied": proxied})
+        out.append(
+            {
+                "modifier": modifier,
+                "pattern": pattern,
+                "removed": removed - HOP_BY_HOP,
+                "cached": cached,
+                "proxied": proxied,
+            }
+        )
     assert out, "no location in serving/edge_nginx.conf"
     return out
 
@@ -451,7 +479,9 @@ def check_stand_in_matches_terraform(origin: Module, nginx_conf: str) -> None:
             assert loc["removed"] == removed, (
                 f"{path} ({kind}): the stand-in removes {sorted(loc['removed'])}, the Terraform URL map {sorted(removed)}"
             )
-            assert loc["cached"] == (backend in cdn), f"{path} ({kind}): cached by the stand-in {loc['cached']}, by Cloud CDN {backend in cdn}"
+            assert loc["cached"] == (backend in cdn), (
+                f"{path} ({kind}): cached by the stand-in {loc['cached']}, by Cloud CDN {backend in cdn}"
+            )
 
 
 def test_nginx_stand_in_strips_the_same_headers_on_the_same_routes_as_terraform(modules):
@@ -460,8 +490,14 @@ def test_nginx_stand_in_strips_the_same_headers_on_the_same_routes_as_terraform(
 
 NGINX_MUTATIONS = {
     "Cookie kept on shared pages": ('            proxy_set_header Cookie "";\n', ""),
-    "Authorization stripped from For you": ("            proxy_cache off;\n            proxy_no_cache 1;", '            proxy_set_header Authorization "";\n            proxy_cache off;\n            proxy_no_cache 1;'),
-    "For you cached": ("            proxy_cache off;\n            proxy_no_cache 1;", "            proxy_cache edge;\n            proxy_no_cache 1;"),
+    "Authorization stripped from For you": (
+        "            proxy_cache off;\n            proxy_no_cache 1;",
+        '            proxy_set_header Authorization "";\n            proxy_cache off;\n            proxy_no_cache 1;',
+    ),
+    "For you cached": (
+        "            proxy_cache off;\n            proxy_no_cache 1;",
+        "            proxy_cache edge;\n            proxy_no_cache 1;",
+    ),
 }
 
 
@@ -473,7 +509,15 @@ def test_stand_in_check_fails_when_nginx_and_terraform_differ(modules, mutation)
     with pytest.raises(AssertionError):
         check_stand_in_matches_terraform(modules["origin"], text.replace(old, new, 1))
     # and a Terraform that stops stripping Cookie no longer matches the (unchanged) stand-in
-    broken = Module.load(MODULES / "origin", edits={"main.tf": ('shared_strip_headers = ["Cookie", "Authorization"]', 'shared_strip_headers = ["Authorization"]')})
+    broken = Module.load(
+        MODULES / "origin",
+        edits={
+            "main.tf": (
+                'shared_strip_headers = ["Cookie", "Authorization"]',
+                'shared_strip_headers = ["Authorization"]',
+            )
+        },
+    )
     with pytest.raises(AssertionError, match="stand-in removes"):
         check_stand_in_matches_terraform(broken, text)
 
@@ -482,7 +526,9 @@ def check_no_primitive_roles(modules: dict[str, Module]) -> None:
     for mname, module in modules.items():
         for fname, doc in module.docs.items():
             for path, value in walk(doc):
-                if isinstance(value, str) and any(re.search(rf"(?<![\w.]){re.escape(r)}(?![\w.])", value) for r in PRIMITIVE_ROLES):
+                if isinstance(value, str) and any(
+                    re.search(rf"(?<![\w.]){re.escape(r)}(?![\w.])", value) for r in PRIMITIVE_ROLES
+                ):
                     raise AssertionError(f"primitive role in {mname}/{fname} at {path}: {value!r}")
 
 
@@ -517,13 +563,15 @@ def check_iam_resources(modules: dict[str, Module]) -> None:
                 )
             else:
                 assert mname != "iam", f"iam: {rtype}.{name} grants something other than the module's service accounts"
-                assert "module.iam" not in member and "iam.gserviceaccount.com" not in member.replace("gcp-sa-pubsub.iam", ""), (
-                    f"{mname}: {rtype}.{name} grants a job's service account a role outside the iam module"
-                )
+                assert "module.iam" not in member and "iam.gserviceaccount.com" not in member.replace(
+                    "gcp-sa-pubsub.iam", ""
+                ), f"{mname}: {rtype}.{name} grants a job's service account a role outside the iam module"
     stack = modules["stack"]
     for job in ("ingest", "stories"):
         sa = str(stack.modules[job]["service_account_email"])
-        assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), f"stack: the {job} job must run as its own account, not {sa}"
+        assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), (
+            f"stack: the {job} job must run as its own account, not {sa}"
+        )
     sa = str(stack.modules["origin"]["service_account_email"])
     assert sa == '${module.iam.emails["origin"]}', f"stack: the origin must run as its own account, not {sa}"
 
@@ -533,14 +581,21 @@ def check_iam_resources(modules: dict[str, Module]) -> None:
 
 def test_terraform_fmt_check(terraform_bin):
     result = subprocess.run(
-        [terraform_bin, "fmt", "-check", "-recursive", "-diff", str(TERRAFORM)], capture_output=True, text=True, timeout=120
+        [terraform_bin, "fmt", "-check", "-recursive", "-diff", str(TERRAFORM)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert result.returncode == 0, f"terraform fmt -check failed (run `terraform fmt -recursive terraform`):\n{result.stdout}{result.stderr}"
+    assert result.returncode == 0, (
+        f"terraform fmt -check failed (run `terraform fmt -recursive terraform`):\n{result.stdout}{result.stderr}"
+    )
 
 
 def test_terraform_fmt_check_catches_misformatting(terraform_bin, tmp_path):
     (tmp_path / "bad.tf").write_text('variable "x" {\ntype=string\n}\n')
-    result = subprocess.run([terraform_bin, "fmt", "-check", "-recursive", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [terraform_bin, "fmt", "-check", "-recursive", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode != 0
 
 
@@ -554,7 +609,9 @@ def test_every_module_has_the_four_files_and_pinned_providers():
         assert providers, f"{folder}: no required_providers"
         for name, spec in providers.items():
             version = (spec[0] if isinstance(spec, list) else spec)["version"]
-            assert "~>" in version or "<" in version, f"{folder.name}: provider {name} version {version!r} has no upper bound"
+            assert "~>" in version or "<" in version, (
+                f"{folder.name}: provider {name} version {version!r} has no upper bound"
+            )
 
 
 def test_every_variable_is_typed_and_described(modules):
@@ -573,9 +630,15 @@ ORIGIN_MUTATIONS = {
     "cookie exclusion removed": ("include_named_cookies = []\n", "\n"),
     "a cookie in the key": ("include_named_cookies = []", 'include_named_cookies = ["session"]'),
     "the Cookie header in the key": ("include_http_headers  = []", 'include_http_headers  = ["Cookie"]'),
-    "a tracking query string in the key": ('cache_query_strings = ["cursor", "edition", "limit"]', 'cache_query_strings = ["cursor", "edition", "limit", "utm_source"]'),
+    "a tracking query string in the key": (
+        'cache_query_strings = ["cursor", "edition", "limit"]',
+        'cache_query_strings = ["cursor", "edition", "limit", "utm_source"]',
+    ),
     "query strings not whitelisted": ("query_string_whitelist = local.cache_query_strings\n", "\n"),
-    "For you through the CDN": ("priority = 10\n      service  = google_compute_backend_service.direct.id", "priority = 10\n      service  = google_compute_backend_service.cdn.id"),
+    "For you through the CDN": (
+        "priority = 10\n      service  = google_compute_backend_service.direct.id",
+        "priority = 10\n      service  = google_compute_backend_service.cdn.id",
+    ),
     "serve-while-stale removed": ("serve_while_stale = var.serve_while_stale_sec\n", "\n"),
     "request coalescing off": ("request_coalescing = true", "request_coalescing = false"),
     "negative caching off": ("negative_caching = true", "negative_caching = false"),
@@ -598,12 +661,21 @@ def test_no_primitive_roles_and_exact_least_privilege_grants(modules):
 
 IAM_MUTATIONS = {
     "roles/owner for the ingest job": (
-        "project       = local.dataflow_project_roles\n      topics        = { \"items-raw\"",
-        "project       = concat(local.dataflow_project_roles, [\"roles/owner\"])\n      topics        = { \"items-raw\"",
+        'project       = local.dataflow_project_roles\n      topics        = { "items-raw"',
+        'project       = concat(local.dataflow_project_roles, ["roles/owner"])\n      topics        = { "items-raw"',
     ),
-    "roles/editor for every job": ('dataflow_project_roles = ["roles/dataflow.worker"', 'dataflow_project_roles = ["roles/editor", "roles/dataflow.worker"'),
-    "an extra role for stories": ('tables        = { articles = ["roles/bigtable.user"]', 'tables        = { articles = ["roles/bigtable.admin"]'),
-    "a hard-coded grant": ("resource \"google_project_iam_member\" \"project\" {", "resource \"google_project_iam_member\" \"extra\" {\n  project = var.project_id\n  role    = \"roles/pubsub.admin\"\n  member  = google_service_account.sa[\"stories\"].member\n}\n\nresource \"google_project_iam_member\" \"project\" {"),
+    "roles/editor for every job": (
+        'dataflow_project_roles = ["roles/dataflow.worker"',
+        'dataflow_project_roles = ["roles/editor", "roles/dataflow.worker"',
+    ),
+    "an extra role for stories": (
+        'tables        = { articles = ["roles/bigtable.user"]',
+        'tables        = { articles = ["roles/bigtable.admin"]',
+    ),
+    "a hard-coded grant": (
+        'resource "google_project_iam_member" "project" {',
+        'resource "google_project_iam_member" "extra" {\n  project = var.project_id\n  role    = "roles/pubsub.admin"\n  member  = google_service_account.sa["stories"].member\n}\n\nresource "google_project_iam_member" "project" {',
+    ),
 }
 
 
@@ -640,7 +712,9 @@ def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules):
     assert set(topics) == set(TOPICS), f"{env}: topics {sorted(topics)} != schemas.tables.TOPICS {sorted(TOPICS)}"
     for topic, stem in topics.items():
         schema = json.loads((REPO_ROOT / "schemas" / "avro" / f"{stem}.avsc").read_text())
-        assert schema["name"] == TOPICS[topic], f"{env}: topic {topic} gets schema {schema['name']}, TOPICS says {TOPICS[topic]}"
+        assert schema["name"] == TOPICS[topic], (
+            f"{env}: topic {topic} gets schema {schema['name']}, TOPICS says {TOPICS[topic]}"
+        )
     pubsub = modules["pubsub"]
     for name in ("topic", "undeliverable"):
         settings = pubsub.of_type("google_pubsub_topic")[name]["schema_settings"][0]
@@ -689,7 +763,10 @@ def test_cloud_armor_rate_limits_websub_and_pings(modules):
         options = rule["rate_limit_options"][0]
         assert options["exceed_action"] == "deny(429)" and options["enforce_on_key"] == "IP"
     for name in ("cdn", "direct"):
-        assert "google_compute_security_policy.edge" in modules["origin"].of_type("google_compute_backend_service")[name]["security_policy"]
+        assert (
+            "google_compute_security_policy.edge"
+            in modules["origin"].of_type("google_compute_backend_service")[name]["security_policy"]
+        )
 
 
 @pytest.mark.parametrize("job", ["ingest", "stories"])
@@ -699,7 +776,9 @@ def test_parameters_terraform_passes_are_template_parameters(modules, job):
     assert path.exists(), f"templates/{job}/metadata.json is missing"
     declared = {p["name"] for p in json.loads(path.read_text())["parameters"]}
     store = set(modules["dataflow"].locals["store_parameters"])
-    assert store <= declared, f"terraform/modules/dataflow passes {sorted(store - declared)}, unknown to the {job} template"
+    assert store <= declared, (
+        f"terraform/modules/dataflow passes {sorted(store - declared)}, unknown to the {job} template"
+    )
     passed = set(modules["stack"].locals[f"{job}_parameters"])
     assert passed <= declared, f"stack: {job} parameters {sorted(passed - declared)} are not in its template"
 
@@ -720,15 +799,21 @@ def check_job_pubsub_parameters(env: Module, pubsub: Module, iam: Module, job: s
     for name, value in env.locals[f"{job}_parameters"].items():
         m = PUBSUB_REF.fullmatch(str(value))
         if not m:
-            assert "pubsub" not in str(value), f"{job}: parameter {name} = {value} is not a plain topic/subscription name"
+            assert "pubsub" not in str(value), (
+                f"{job}: parameter {name} = {value} is not a plain topic/subscription name"
+            )
             continue
         kind, key = m.groups()
         if kind == "topic_names":
             assert key in topics, f"{job}: parameter {name} names topic {key!r}, which Terraform does not create"
             may_publish = "roles/pubsub.publisher" in grants["topics"].get(key, [])
-            assert may_publish or key in readable, f"{job}: its account may neither publish to nor read topic {key!r} ({name})"
+            assert may_publish or key in readable, (
+                f"{job}: its account may neither publish to nor read topic {key!r} ({name})"
+            )
         else:
-            assert key in subscriptions, f"{job}: parameter {name} names subscription {key!r}, which Terraform does not create"
+            assert key in subscriptions, (
+                f"{job}: parameter {name} names subscription {key!r}, which Terraform does not create"
+            )
             assert "roles/pubsub.subscriber" in grants["subscriptions"].get(key, []), (
                 f"{job}: its account may not read subscription {key!r} ({name})"
             )
@@ -754,7 +839,10 @@ def test_topics_and_subscriptions_terraform_passes_exist_and_are_granted(modules
 
 
 PUBSUB_MUTATIONS = {
-    "a subscription Terraform does not create": ('subscription_names["stories-items-raw"]', 'subscription_names["items-raw-stories"]'),
+    "a subscription Terraform does not create": (
+        'subscription_names["stories-items-raw"]',
+        'subscription_names["items-raw-stories"]',
+    ),
     "a topic the account may not publish to": ('topic_names["dead-letter-stories"]', 'topic_names["read-events"]'),
 }
 
@@ -782,7 +870,10 @@ def test_bigtable_max_age_mirrors_schemas_tables_max_age_days(modules):
     assert MAX_AGE_DAYS["profiles"]["e"] == 30  # the design's read-event horizon; a change is deliberate
     check_max_age(modules["stack"].locals["tables"])
     # and the check is not vacuous: another age, or the rule gone, fails it
-    for edit in ('max_age = "720h"', 'max_age = "168h"'), ('e = { max_versions = 1, max_age = "720h" }', "e = { max_versions = 1 }"):
+    for edit in (
+        ('max_age = "720h"', 'max_age = "168h"'),
+        ('e = { max_versions = 1, max_age = "720h" }', "e = { max_versions = 1 }"),
+    ):
         broken = Module.load(MODULES / "stack", edits={"main.tf": edit})
         with pytest.raises(AssertionError, match="MAX_AGE_DAYS"):
             check_max_age(broken.locals["tables"])
@@ -835,8 +926,12 @@ def check_environment(env: Module, stack: Module, name: str) -> None:
     assert required <= args, f"{name}: stack variables {sorted(required - args)} are not given"
     assert call["environment"] == name, f"{name}: environment = {call['environment']!r}"
     for arg in args - ENV_SETTINGS:
-        assert call[arg] == f"${{var.{arg}}}", f"{name}: {arg} = {call[arg]!r}: only {sorted(ENV_SETTINGS)} are set here"
-        assert env.variables[arg]["type"] == stack.variables[arg]["type"], f"{name}: variable {arg} is typed unlike the stack's"
+        assert call[arg] == f"${{var.{arg}}}", (
+            f"{name}: {arg} = {call[arg]!r}: only {sorted(ENV_SETTINGS)} are set here"
+        )
+        assert env.variables[arg]["type"] == stack.variables[arg]["type"], (
+            f"{name}: variable {arg} is typed unlike the stack's"
+        )
     for arg in ENV_SETTINGS - {"environment"}:
         assert isinstance(call.get(arg), int), f"{name}: {arg} must be set to this environment's value"
 
@@ -859,17 +954,25 @@ def test_environment_interface_files_are_the_same_and_forward_every_stack_output
     assert len({(f / "main.tf").read_text() for f in folders}) == 2
     stack_outputs = {k for b in modules["stack"].docs["outputs.tf"]["output"] for k in b}
     env_outputs = {k: v for b in modules["env-dev"].docs["outputs.tf"]["output"] for k, v in b.items()}
-    assert set(env_outputs) == stack_outputs, f"environment outputs {sorted(env_outputs)} != stack outputs {sorted(stack_outputs)}"
+    assert set(env_outputs) == stack_outputs, (
+        f"environment outputs {sorted(env_outputs)} != stack outputs {sorted(stack_outputs)}"
+    )
     for k, v in env_outputs.items():
         assert v["value"] == f"${{module.stack.{k}}}", f"output {k} forwards {v['value']}"
 
 
 ENV_MUTATIONS = {
-    "a resource in an environment": ("module \"stack\" {", "resource \"google_pubsub_topic\" \"extra\" {\n  name = \"extra\"\n}\n\nmodule \"stack\" {"),
+    "a resource in an environment": (
+        'module "stack" {',
+        'resource "google_pubsub_topic" "extra" {\n  name = "extra"\n}\n\nmodule "stack" {',
+    ),
     "a required variable not given": ("  project_id            = var.project_id\n", ""),
-    "an unknown setting": ("  environment = \"dev\"\n", "  environment = \"dev\"\n  bigtable_nodes = 3\n"),
-    "the wrong environment": ("  environment = \"dev\"\n", "  environment = \"prod\"\n"),
-    "an operator value hard-coded": ("  image_tag             = var.image_tag\n", "  image_tag             = \"latest\"\n"),
+    "an unknown setting": ('  environment = "dev"\n', '  environment = "dev"\n  bigtable_nodes = 3\n'),
+    "the wrong environment": ('  environment = "dev"\n', '  environment = "prod"\n'),
+    "an operator value hard-coded": (
+        "  image_tag             = var.image_tag\n",
+        '  image_tag             = "latest"\n',
+    ),
 }
 
 
@@ -881,7 +984,9 @@ def test_environment_check_fails_on_a_broken_environment(modules, mutation):
         check_environment(broken, modules["stack"], "dev")
 
 
-def terraform_validate_variables(terraform_bin: str, variables_tf: Path, values: dict, tmp_path: Path) -> subprocess.CompletedProcess:
+def terraform_validate_variables(
+    terraform_bin: str, variables_tf: Path, values: dict, tmp_path: Path
+) -> subprocess.CompletedProcess:
     """Evaluate the `validation` blocks of a variables.tf offline: a root module holding only those variables needs
     no provider, so `terraform init` and `terraform plan` run without network and plan checks every condition."""
     work = tmp_path / "vars"
@@ -889,16 +994,33 @@ def terraform_validate_variables(terraform_bin: str, variables_tf: Path, values:
     (work / "variables.tf").write_text(variables_tf.read_text())
     (work / "values.auto.tfvars.json").write_text(json.dumps(values))
     env = {"TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    init = subprocess.run([terraform_bin, "init", "-input=false", "-no-color"], cwd=work, capture_output=True, text=True, timeout=120, env=env)
+    init = subprocess.run(
+        [terraform_bin, "init", "-input=false", "-no-color"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert init.returncode == 0, init.stdout + init.stderr
-    return subprocess.run([terraform_bin, "plan", "-input=false", "-no-color"], cwd=work, capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run(
+        [terraform_bin, "plan", "-input=false", "-no-color"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
 
 
 STACK_VALUES = {
     "project_id": "newsroom-dev-123456",
     "environment": "dev",
     "domains": ["dev.news.example.com"],
-    "origin_secret_env": {"NEWSROOM_TOKEN_SECRET": "newsroom-token-secret", "NEWSROOM_CURSOR_SECRET": "newsroom-cursor-secret"},
+    "origin_secret_env": {
+        "NEWSROOM_TOKEN_SECRET": "newsroom-token-secret",
+        "NEWSROOM_CURSOR_SECRET": "newsroom-cursor-secret",
+    },
 }
 
 
@@ -924,7 +1046,9 @@ def test_origin_gets_token_and_cursor_secrets_from_secret_manager(modules, terra
         {"NEWSROOM_CURSOR_SECRET": "newsroom-cursor-secret"},
         {**STACK_VALUES["origin_secret_env"], "NEWSROOM_TOKEN_KEY": "misspelt"},
     ):
-        bad = terraform_validate_variables(terraform_bin, variables, {**STACK_VALUES, "origin_secret_env": broken}, tmp_path)
+        bad = terraform_validate_variables(
+            terraform_bin, variables, {**STACK_VALUES, "origin_secret_env": broken}, tmp_path
+        )
         assert bad.returncode != 0 and "origin_secret_env" in bad.stdout + bad.stderr, (broken, bad.stdout + bad.stderr)
 
 
@@ -934,7 +1058,11 @@ def test_origin_environment_names_the_topics_terraform_creates(modules):
     from schemas.tables import TOPICS
 
     env = modules["stack"].modules["origin"]["env"]
-    keys = {k for k in env if k.startswith("NEWSROOM_")} | {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"}
+    keys = {k for k in env if k.startswith("NEWSROOM_")} | {
+        "NEWSROOM_TOKEN_SECRET",
+        "NEWSROOM_CURSOR_SECRET",
+        "NEWSROOM_PING_KEYS",
+    }
     source = "\n".join(p.read_text() for p in (REPO_ROOT / "serving").glob("*.py"))
     for key in keys:
         assert f'"{key}"' in source, f"Terraform passes {key}, which serving/ never names"
@@ -955,7 +1083,9 @@ def check_ordering(stack: Module, pubsub: Module) -> None:
     assert sub["topic"] == "items-raw"
     assert sub.get("enable_message_ordering") is True, "stories-items-raw must enable message ordering"
     job = pubsub.of_type("google_pubsub_subscription")["job"]
-    assert job.get("enable_message_ordering") == "${each.value.enable_message_ordering}", "the pubsub module drops the setting"
+    assert job.get("enable_message_ordering") == "${each.value.enable_message_ordering}", (
+        "the pubsub module drops the setting"
+    )
     field = pubsub.variables["subscriptions"]["type"]
     assert "enable_message_ordering" in str(field), "the subscriptions variable has no enable_message_ordering"
 
@@ -987,9 +1117,21 @@ LOG_METRIC_PREFIX = "logging.googleapis.com/user/"
 EXPECTED_ALERTS = {
     "release_to_page": (LOG_METRIC_PREFIX + "newsroom/release_to_page", "release_to_page_p90_seconds", "threshold"),
     "discovery": (LOG_METRIC_PREFIX + "newsroom/discovery_latency", "discovery_p90_seconds", "threshold"),
-    "dead_letter_depth": ("pubsub.googleapis.com/subscription/num_undelivered_messages", "dead_letter_depth", "threshold"),
-    "dead_letter_growth": ("pubsub.googleapis.com/topic/send_message_operation_count", "dead_letter_growth_per_10_minutes", "threshold"),
-    "rejected_snapshots": (LOG_METRIC_PREFIX + "newsroom/snapshots_rejected", "rejected_snapshots_per_15_minutes", "threshold"),
+    "dead_letter_depth": (
+        "pubsub.googleapis.com/subscription/num_undelivered_messages",
+        "dead_letter_depth",
+        "threshold",
+    ),
+    "dead_letter_growth": (
+        "pubsub.googleapis.com/topic/send_message_operation_count",
+        "dead_letter_growth_per_10_minutes",
+        "threshold",
+    ),
+    "rejected_snapshots": (
+        LOG_METRIC_PREFIX + "newsroom/snapshots_rejected",
+        "rejected_snapshots_per_15_minutes",
+        "threshold",
+    ),
     "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/pages_published", "stuck_pointer_minutes", "absent"),
     "origin_5xx": ("run.googleapis.com/request_count", "origin_5xx_ratio", "threshold"),
     "origin_latency": ("run.googleapis.com/request_latencies", "origin_latency_p99_ms", "threshold"),
@@ -1048,19 +1190,27 @@ def check_monitoring(module: Module, folder: Path) -> None:
         assert conditions, f"{name}: no condition"
         cond = conditions[0]
         default = module.variables.get(threshold_var, {}).get("default")
-        assert isinstance(default, (int, float)) and default > 0, f"{name}: threshold variable {threshold_var} has no positive default"
+        assert isinstance(default, (int, float)) and default > 0, (
+            f"{name}: threshold variable {threshold_var} has no positive default"
+        )
         if kind == "absent":
             body = cond["condition_absent"][0]
-            assert f"var.{threshold_var}" in str(body.get("duration")), f"{name}: the absence window is not {threshold_var}"
+            assert f"var.{threshold_var}" in str(body.get("duration")), (
+                f"{name}: the absence window is not {threshold_var}"
+            )
         else:
             body = cond["condition_threshold"][0]
-            assert body.get("threshold_value") == f"${{var.{threshold_var}}}", f"{name}: threshold is not var.{threshold_var}"
+            assert body.get("threshold_value") == f"${{var.{threshold_var}}}", (
+                f"{name}: threshold is not var.{threshold_var}"
+            )
             assert body.get("comparison") == "COMPARISON_GT", f"{name}: comparison {body.get('comparison')}"
         flt = _expand(module, str(body.get("filter", "")))
         assert f'metric.type="{metric}"' in flt, f"{name}: the condition does not watch {metric}: {flt}"
         assert body.get("aggregations"), f"{name}: no aggregation"
         if metric.startswith(LOG_METRIC_PREFIX):
-            assert any(m["name"] == metric[len(LOG_METRIC_PREFIX) :] for m in metrics.values()), f"{name}: no log metric {metric}"
+            assert any(m["name"] == metric[len(LOG_METRIC_PREFIX) :] for m in metrics.values()), (
+                f"{name}: no log metric {metric}"
+            )
     # every log-based metric reads one event of the contract, and only its fields
     events = module.locals["log_events"]
     assert set(events) == set(LOG_CONTRACT), f"log events {sorted(events)} != {sorted(LOG_CONTRACT)}"
@@ -1073,7 +1223,9 @@ def check_monitoring(module: Module, folder: Path) -> None:
         for extractor in [m.get("value_extractor", "")] + list(m.get("label_extractors", {}).values()):
             for field in re.findall(r"(\w+)=\(", extractor):
                 assert field in fields, f"log metric {mname} reads {field}=, not a field of newsroom.{used[0]}"
-    assert "jsonPayload.message=~" in str(module.locals["event_filter"]) and "dataflow_step" in str(module.locals["event_filter"])
+    assert "jsonPayload.message=~" in str(module.locals["event_filter"]) and "dataflow_step" in str(
+        module.locals["event_filter"]
+    )
     # the dashboard shows what every alert watches
     dashboard = render_dashboard(module, folder)
     shown = " ".join(
@@ -1103,12 +1255,20 @@ def _cut_block(text: str, header: str) -> str:
 
 MONITORING_MUTATIONS = {
     "watermark alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "watermark_lag" {'),
-    "stuck pointer alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "stuck_pointers" {'),
+    "stuck pointer alert removed": lambda t: _cut_block(
+        t, 'resource "google_monitoring_alert_policy" "stuck_pointers" {'
+    ),
     "dead-letter threshold gone": lambda t: t.replace("      threshold_value = var.dead_letter_depth\n", "", 1),
-    "5xx threshold hard-coded": lambda t: t.replace("threshold_value         = var.origin_5xx_ratio", "threshold_value         = 0.5", 1),
-    "freshness alert watches another metric": lambda t: t.replace("google_logging_metric.release_to_page.name}\\\"\"", "google_logging_metric.pages_published.name}\\\"\"", 1),
-    "nobody notified": lambda t: t.replace("notification_channels = var.notification_channels\n", "notification_channels = []\n", 1),
-    "a log metric reads an undocumented field": lambda t: t.replace('discovery_s=([0-9]', 'latency_s=([0-9]', 1),
+    "5xx threshold hard-coded": lambda t: t.replace(
+        "threshold_value         = var.origin_5xx_ratio", "threshold_value         = 0.5", 1
+    ),
+    "freshness alert watches another metric": lambda t: t.replace(
+        'google_logging_metric.release_to_page.name}\\""', 'google_logging_metric.pages_published.name}\\""', 1
+    ),
+    "nobody notified": lambda t: t.replace(
+        "notification_channels = var.notification_channels\n", "notification_channels = []\n", 1
+    ),
+    "a log metric reads an undocumented field": lambda t: t.replace("discovery_s=([0-9]", "latency_s=([0-9]", 1),
 }
 
 
@@ -1144,9 +1304,26 @@ def test_monitoring_check_fails_when_a_threshold_default_is_removed_or_a_chart_i
 def test_monitoring_variables_validate(terraform_bin, tmp_path):
     """The thresholds' validation blocks, evaluated by terraform itself."""
     variables = MODULES / "monitoring" / "variables.tf"
-    base = {"project_id": "newsroom-dev-123456", "ingest_job": "newsroom-ingest", "stories_job": "newsroom-stories", "origin_service": "newsroom-origin"}
-    ok = terraform_validate_variables(terraform_bin, variables, {**base, "notification_channels": ["projects/newsroom-dev-123456/notificationChannels/123"]}, tmp_path)
+    base = {
+        "project_id": "newsroom-dev-123456",
+        "ingest_job": "newsroom-ingest",
+        "stories_job": "newsroom-stories",
+        "origin_service": "newsroom-origin",
+    }
+    ok = terraform_validate_variables(
+        terraform_bin,
+        variables,
+        {**base, "notification_channels": ["projects/newsroom-dev-123456/notificationChannels/123"]},
+        tmp_path,
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    for bad in ({"origin_5xx_ratio": 5}, {"stuck_pointer_minutes": 1}, {"notification_channels": ["alice@example.com"]}):
+    for bad in (
+        {"origin_5xx_ratio": 5},
+        {"stuck_pointer_minutes": 1},
+        {"notification_channels": ["alice@example.com"]},
+    ):
         result = terraform_validate_variables(terraform_bin, variables, {**base, **bad}, tmp_path)
-        assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (bad, result.stdout + result.stderr)
+        assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (
+            bad,
+            result.stdout + result.stderr,
+        )

@@ -62,7 +62,9 @@ def source_data_files() -> list[str]:
 
 def run(cmd, timeout=600, **kw) -> subprocess.CompletedProcess:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
-    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, (
+        f"{' '.join(map(str, cmd))} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    )
     return proc
 
 
@@ -75,7 +77,9 @@ def wheel(tmp_path_factory) -> Path:
     for pkg in PACKAGES:
         shutil.copytree(ROOT / pkg, src / pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
-    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)])
+    run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out), str(src)]
+    )
     (found,) = out.glob("newsroom-*.whl")
     return found
 
@@ -86,8 +90,16 @@ def venv(wheel, tmp_path_factory) -> Path:
     env_dir = tmp_path_factory.mktemp("venv")
     started = time.monotonic()
     run([sys.executable, "-m", "venv", str(env_dir)])
-    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-           "-c", str(ROOT / "constraints.txt")]
+    pip = [
+        str(env_dir / "bin" / "python"),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-c",
+        str(ROOT / "constraints.txt"),
+    ]
     run(pip + ["torch==2.13.0"], timeout=900)
     run(pip + [str(wheel)], timeout=900)
     print(f"[wheel] fresh venv with the wheel and its locked dependencies in {time.monotonic() - started:.0f}s")
@@ -128,7 +140,6 @@ def test_the_wheel_carries_every_data_file(wheel):
 
 LOAD_EVERYTHING = r"""
 import importlib, importlib.resources, json, sys
-import fastavro
 files = json.loads(sys.argv[1])
 for pkg in sorted({f.split("/")[0] for f in files}):
     module = importlib.import_module(pkg)
@@ -138,14 +149,14 @@ for rel in files:
     pkg, _, inner = rel.partition("/")
     res = importlib.resources.files(pkg).joinpath(inner)
     data = res.read_bytes()
-    if rel.endswith(".avsc"):
-        fastavro.parse_schema(json.loads(data), named_schemas={})
-    elif rel.endswith(".json"):
+    if rel.endswith(".json") or rel.endswith(".avsc"):
         json.loads(data)
     else:
         data.decode("utf-8")
     loaded[rel] = len(data)
 from schemas import codec, pages
+for name in codec.MESSAGES:  # in dependency order: a message names the records of the ones before it
+    codec.parsed_schema(name)
 for name in pages.PAGES:
     pages.schema(name)
 print(json.dumps(loaded))
@@ -154,8 +165,9 @@ print(json.dumps(loaded))
 
 def test_every_schema_and_data_file_loads_from_the_installed_package(venv, elsewhere):
     files = source_data_files()
-    proc = run([str(venv / "bin" / "python"), "-c", LOAD_EVERYTHING, json.dumps(files)], cwd=elsewhere,
-               env=command_env(venv))
+    proc = run(
+        [str(venv / "bin" / "python"), "-c", LOAD_EVERYTHING, json.dumps(files)], cwd=elsewhere, env=command_env(venv)
+    )
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     assert sorted(loaded) == files and all(size > 0 for size in loaded.values())
 
@@ -186,22 +198,42 @@ def test_newsroom_extract_backfill_evaluate_serve_from_the_installed_wheel(venv,
     inp = elsewhere / "articles.jsonl"
     snapshots = elsewhere / "snapshots"
     write_backfill_input(inp)
-    newsroom(venv, elsewhere, "backfill", f"--input={inp}", f"--output={elsewhere / 'out'}", "--embedder=hash",
-             f"--snapshots={snapshots}")
+    newsroom(
+        venv,
+        elsewhere,
+        "backfill",
+        f"--input={inp}",
+        f"--output={elsewhere / 'out'}",
+        "--embedder=hash",
+        f"--snapshots={snapshots}",
+    )
     assigned = [json.loads(x) for x in (elsewhere / "out" / "assignments.jsonl").read_text().splitlines()]
     assert len(assigned) == sum(1 for _ in inp.open())
 
     # newsroom evaluate
-    report = json.loads(newsroom(venv, elsewhere, "evaluate", "--gold", inp, "--pred",
-                                 elsewhere / "out" / "assignments.jsonl", "--json").stdout)
+    report = json.loads(
+        newsroom(
+            venv, elsewhere, "evaluate", "--gold", inp, "--pred", elsewhere / "out" / "assignments.jsonl", "--json"
+        ).stdout
+    )
     assert report["overall"]["articles"] == len(assigned) and report["overall"]["missing"] == 0
 
     # newsroom serve until /readyz answers ready on that snapshot set
     port = free_port()
     proc = subprocess.Popen(
-        [str(venv / "bin" / "newsroom"), "serve", f"--data_dir={snapshots}", f"--port={port}", "--workers=1",
-         "--watch_interval=0.5"],
-        cwd=elsewhere, env=command_env(venv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            str(venv / "bin" / "newsroom"),
+            "serve",
+            f"--data_dir={snapshots}",
+            f"--port={port}",
+            "--workers=1",
+            "--watch_interval=0.5",
+        ],
+        cwd=elsewhere,
+        env=command_env(venv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     try:
         doc = wait_ready(f"http://127.0.0.1:{port}/readyz", proc, timeout=120)
@@ -232,12 +264,22 @@ def write_backfill_input(path: Path) -> None:
         for k, (key, title) in enumerate(titles.items()):
             for j in range(3):
                 pub = publishers[(k + j) % 4]
-                f.write(json.dumps({
-                    "id": f"{key}-{j}", "story_id": key, "language": "de", "title": f"{title} ({pub})",
-                    "text": f"{title}. " * 6 + f"Bericht {j} von {pub}.",
-                    "published_at": f"2024-03-01T12:{k * 4 + j:02d}:{10 * j:02d}Z", "publisher": pub,
-                    "url": f"https://{pub}.example/{key}/{j}",
-                }, ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "id": f"{key}-{j}",
+                            "story_id": key,
+                            "language": "de",
+                            "title": f"{title} ({pub})",
+                            "text": f"{title}. " * 6 + f"Bericht {j} von {pub}.",
+                            "published_at": f"2024-03-01T12:{k * 4 + j:02d}:{10 * j:02d}Z",
+                            "publisher": pub,
+                            "url": f"https://{pub}.example/{key}/{j}",
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
 
 
 def free_port() -> int:
@@ -268,8 +310,11 @@ def _requirement_names(node) -> set[str]:
     names = set()
     for elt in node.elts:
         if isinstance(elt, (ast.Constant, ast.JoinedStr)):
-            text = elt.value if isinstance(elt, ast.Constant) else "".join(
-                v.value for v in elt.values if isinstance(v, ast.Constant))
+            text = (
+                elt.value
+                if isinstance(elt, ast.Constant)
+                else "".join(v.value for v in elt.values if isinstance(v, ast.Constant))
+            )
             names.add(canonical(re.match(r"[A-Za-z0-9_.-]+", text).group(0)))
     return names
 
@@ -283,9 +328,12 @@ def declared() -> tuple[set[str], set[str], set[str]]:
     tree = ast.parse((ROOT / "setup.py").read_text())
     runtime, test, plugins = set(), set(), set()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "RUNTIME":
-            runtime |= _requirement_names(node.value)
-        elif isinstance(node, ast.AugAssign) and getattr(node.target, "id", None) == "RUNTIME":
+        if (
+            isinstance(node, ast.Assign)
+            and getattr(node.targets[0], "id", None) == "RUNTIME"
+            or isinstance(node, ast.AugAssign)
+            and getattr(node.target, "id", None) == "RUNTIME"
+        ):
             runtime |= _requirement_names(node.value)
         elif isinstance(node, ast.Assign) and getattr(node.targets[0], "id", None) == "TEST":
             test |= _requirement_names(node.value)
@@ -314,12 +362,12 @@ def third_party_imports(folders) -> dict[str, set[str]]:
     return found
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _top_level_distributions() -> dict[str, list[str]]:
     return importlib.metadata.packages_distributions()  # reads every installed RECORD: once
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _modules_of_namespace(top: str) -> dict[str, str]:
     """Module name -> distribution, for the distributions sharing the namespace package ``top`` (google.*)."""
     out = {}
@@ -365,7 +413,9 @@ def test_every_imported_module_is_declared_and_every_declaration_imported():
             undeclared.setdefault(dist, set()).update(files)
     assert not undeclared, f"imported but not declared in setup.py RUNTIME: {undeclared}"
     unused = runtime - used - plugins
-    assert not unused, f"declared in setup.py RUNTIME but imported by no module (drop them or name them in PLUGINS): {sorted(unused)}"
+    assert not unused, (
+        f"declared in setup.py RUNTIME but imported by no module (drop them or name them in PLUGINS): {sorted(unused)}"
+    )
     assert plugins <= runtime, "every plugin must be declared"
 
 

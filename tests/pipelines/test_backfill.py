@@ -10,8 +10,14 @@ import sys
 import pytest
 
 EVENTS = [
-    ("Magnitude 7.3 earthquake strikes Valparaiso Chile", "Chilean officials in Valparaiso counted damage after the 7.3 quake."),
-    ("Sbarro files for Chapter 11 bankruptcy again", "Pizza chain Sbarro filed for Chapter 11 protection for the second time."),
+    (
+        "Magnitude 7.3 earthquake strikes Valparaiso Chile",
+        "Chilean officials in Valparaiso counted damage after the 7.3 quake.",
+    ),
+    (
+        "Sbarro files for Chapter 11 bankruptcy again",
+        "Pizza chain Sbarro filed for Chapter 11 protection for the second time.",
+    ),
     ("Titanfall launches on Xbox One at 792p", "Respawn confirmed Titanfall runs at 792p on the Xbox One console."),
 ]
 
@@ -20,13 +26,30 @@ def labelled_file(path, label_salt="", bad_line=True):
     rows = []
     for k in range(4):
         for e, (title, text) in enumerate(EVENTS):
-            rows.append({
-                "id": f"a{e}{k}", "story_id": f"gold{e}{label_salt}", "topic": f"t{label_salt}", "language": "en",
-                "title": f"{title} {['report', 'update', 'live', 'video'][k]}", "text": text,
-                "published_at": None, "publisher": f"Pub {k}", "url": f"https://pub{k}.example/{e}",
-            })
-    rows.append({"id": "es0", "story_id": "gold0", "language": "es", "title": "Terremoto de magnitud 7.3 en Valparaiso",
-                 "text": "Valparaiso y Chile tras el sismo de 7.3.", "published_at": None, "publisher": "El Pub"})
+            rows.append(
+                {
+                    "id": f"a{e}{k}",
+                    "story_id": f"gold{e}{label_salt}",
+                    "topic": f"t{label_salt}",
+                    "language": "en",
+                    "title": f"{title} {['report', 'update', 'live', 'video'][k]}",
+                    "text": text,
+                    "published_at": None,
+                    "publisher": f"Pub {k}",
+                    "url": f"https://pub{k}.example/{e}",
+                }
+            )
+    rows.append(
+        {
+            "id": "es0",
+            "story_id": "gold0",
+            "language": "es",
+            "title": "Terremoto de magnitud 7.3 en Valparaiso",
+            "text": "Valparaiso y Chile tras el sismo de 7.3.",
+            "published_at": None,
+            "publisher": "El Pub",
+        }
+    )
     lines = [json.dumps(r) for r in rows]
     if bad_line:
         lines.insert(3, "{not json")
@@ -99,9 +122,20 @@ def test_cli_backfill_then_evaluate(tmp_path):
 
     assert main(["backfill", "--input", str(inp), "--output", str(tmp_path / "o"), "--embedder", "hash"]) == 0
     res = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "evaluate", "--gold", str(inp), "--pred",
-         str(tmp_path / "o" / "assignments.jsonl"), "--json"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "pipelines.cli",
+            "evaluate",
+            "--gold",
+            str(inp),
+            "--pred",
+            str(tmp_path / "o" / "assignments.jsonl"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     report = json.loads(res.stdout)
     assert report["overall"]["articles"] == 13 and report["overall"]["missing"] == 0
@@ -141,11 +175,23 @@ def test_backfill_reads_article_avro_files(tmp_path, sample_record):
 
     records = []
     for i, (title, body) in enumerate(EVENTS * 2):
-        records.append(codec.check("Article", sample_record(
-            "Article", article_id=f"art{i:02d}", title=title, lede=body, body=body,
-            first_seen_at=1_767_225_600_000 + i * 60_000, published_at=1_767_225_600_000 + i * 60_000,
-            canonical_url=f"https://pub{i}.example/{i}", publisher_id=f"pub{i}", entities=[],
-        )))
+        records.append(
+            codec.check(
+                "Article",
+                sample_record(
+                    "Article",
+                    article_id=f"art{i:02d}",
+                    title=title,
+                    lede=body,
+                    body=body,
+                    first_seen_at=1_767_225_600_000 + i * 60_000,
+                    published_at=1_767_225_600_000 + i * 60_000,
+                    canonical_url=f"https://pub{i}.example/{i}",
+                    publisher_id=f"pub{i}",
+                    entities=[],
+                ),
+            )
+        )
     path = tmp_path / "articles.avro"
     with open(path, "wb") as f:
         fastavro.writer(f, codec.parsed_schema("Article"), records)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-
 from stores import StoreConfig, open_stores
 
 T0 = "2024-03-01T12:{:02d}:{:02d}Z"
@@ -26,16 +25,22 @@ def write_input(path):
         for k, (key, title) in enumerate(STORIES.items()):
             for j in range(3):
                 n += 1
-                f.write(json.dumps({
-                    "id": f"{key}-{j}",
-                    "story_id": key,
-                    "language": "de",
-                    "title": f"{title} ({PUBLISHERS[(k + j) % 4]})",
-                    "text": f"{title}. " * 6 + f"Bericht {j} von {PUBLISHERS[(k + j) % 4]}.",
-                    "published_at": T0.format(k * 4 + j, 10 * j),  # 12:00 .. 12:22
-                    "publisher": PUBLISHERS[(k + j) % 4],
-                    "url": f"https://{PUBLISHERS[(k + j) % 4]}.example/{key}/{j}",
-                }, ensure_ascii=False) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "id": f"{key}-{j}",
+                            "story_id": key,
+                            "language": "de",
+                            "title": f"{title} ({PUBLISHERS[(k + j) % 4]})",
+                            "text": f"{title}. " * 6 + f"Bericht {j} von {PUBLISHERS[(k + j) % 4]}.",
+                            "published_at": T0.format(k * 4 + j, 10 * j),  # 12:00 .. 12:22
+                            "publisher": PUBLISHERS[(k + j) % 4],
+                            "url": f"https://{PUBLISHERS[(k + j) % 4]}.example/{key}/{j}",
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
     return n
 
 
@@ -54,8 +59,12 @@ def test_backfill_snapshots_twice_gives_byte_identical_pages(tmp_path):
     src = tmp_path / "in.jsonl"
     write_input(src)
     for k in (1, 2):
-        argv = [f"--input={src}", f"--output={tmp_path / f'out{k}'}", "--embedder=hash",
-                f"--snapshots={tmp_path / f'snap{k}'}"]
+        argv = [
+            f"--input={src}",
+            f"--output={tmp_path / f'out{k}'}",
+            "--embedder=hash",
+            f"--snapshots={tmp_path / f'snap{k}'}",
+        ]
         assert run(argv) == 0
     a, b = tree(tmp_path / "snap1" / "snapshots"), tree(tmp_path / "snap2" / "snapshots")
     pages = [p for p in a if p.startswith("pages/de-de/top/")]
@@ -80,8 +89,10 @@ def test_backfill_snapshots_flag_without_dir_publishes_into_the_run_namespace(tm
 
     src = tmp_path / "in.jsonl"
     write_input(src)
-    assert run([f"--input={src}", f"--output={tmp_path / 'out'}", "--embedder=hash", "--snapshots",
-                "--namespace=bf-test"]) == 0
+    assert (
+        run([f"--input={src}", f"--output={tmp_path / 'out'}", "--embedder=hash", "--snapshots", "--namespace=bf-test"])
+        == 0
+    )
     stores = open_stores(StoreConfig(data_dir=str(tmp_path / "out" / "store"), namespace="bf-test"))
     assert "de-de/top" in stores.pointers.names()
     assert stores.snapshots.exists(f"pages/de-de/top/v{stores.pointers.get('de-de/top')}.json")
@@ -100,11 +111,22 @@ def test_replay_in_one_firing_publishes_the_same_snapshots_as_one_timer_round_pe
     with open(src, "a", encoding="utf-8") as f:  # the same stories followed up three days later: a long quiet gap
         for k, (key, title) in enumerate(list(STORIES.items())[:5]):
             pub = PUBLISHERS[(k + 3) % 4]
-            f.write(json.dumps({
-                "id": f"{key}-later", "story_id": key, "language": "de", "title": f"{title}: die Folgen ({pub})",
-                "text": f"{title}. Die Folgen. " * 6, "published_at": f"2024-03-04T09:{10 + k:02d}:00Z",
-                "publisher": pub, "url": f"https://{pub}.example/{key}/later",
-            }, ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "id": f"{key}-later",
+                        "story_id": key,
+                        "language": "de",
+                        "title": f"{title}: die Folgen ({pub})",
+                        "text": f"{title}. Die Folgen. " * 6,
+                        "published_at": f"2024-03-04T09:{10 + k:02d}:00Z",
+                        "publisher": pub,
+                        "url": f"https://{pub}.example/{key}/later",
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
     assert n == 18
     original = pipeline.add_backfill_snapshots
     roots = {}

@@ -78,9 +78,7 @@ def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_pa
     assert not any("PullFetchRequests" in n or "RequestTicks" in n for n in g.names)  # no pull-and-ack DoFn
     assert g.reaches("ReadFetchRequests/", "IngestFeeds/ScheduleFeeds")
     assert g.reaches("IngestFeeds/FetchPages", "PublishRawItems")
-    publishers = [
-        t for t in p.transforms_stack[0].parts if t.full_label in ("PublishRawItems", "PublishDeadLetters")
-    ]
+    publishers = [t for t in p.transforms_stack[0].parts if t.full_label in ("PublishRawItems", "PublishDeadLetters")]
     assert [type(t.transform.fn) for t in publishers] == [PublishBatchesFn, PublishBatchesFn]
     assert set(out) == {"items", "dead_letters"}
 

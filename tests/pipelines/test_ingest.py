@@ -242,13 +242,16 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
     local ingest, plus the regular poll: the new article's page is fetched exactly once."""
     from pipelines.ingest import LocalIngest
     from stores.feeds import open_feed_store
-    from tests.serving.helpers import make_app
     from stores.profiles import open_profile_store
+    from tests.serving.helpers import make_app
 
     cfg = StoreConfig(data_dir=str(tmp_path / "data"))
     stores = open_stores(cfg)
     app = make_app(
-        stores, open_profile_store(cfg), WEBSUB_SUBSCRIPTIONS=open_feed_store(cfg), NEWSROOM_PING_KEYS={"wirepress": "wire-key"}
+        stores,
+        open_profile_store(cfg),
+        WEBSUB_SUBSCRIPTIONS=open_feed_store(cfg),
+        NEWSROOM_PING_KEYS={"wirepress": "wire-key"},
     )
     srv, origin = serve_origin(app)
     world = SampleWorld(

@@ -15,7 +15,6 @@ import uuid
 import pytest
 
 from pipelines.world.server import SampleWorld
-from schemas import codec
 from stores import StoreConfig, open_stores
 
 WORLD_AT = 1000.0

@@ -24,8 +24,8 @@ def test_one_link_change_links_both_stories_in_any_order():
     world.story(77, ["capital-post"], T - 20 * MIN)
     world.link(1, 77, T - 5 * MIN)
     book = _fold(world.changes)
-    assert book.links[book.story_row[1]] == {77}
-    assert book.links[book.story_row[77]] == {1}  # the larger id is linked too
+    assert book.stories.links[book.stories.row_of[1]] == {77}
+    assert book.stories.links[book.stories.row_of[77]] == {1}  # the larger id is linked too
 
 
 def test_a_link_waits_for_a_story_the_book_does_not_hold_yet():
@@ -34,4 +34,4 @@ def test_a_link_waits_for_a_story_the_book_does_not_hold_yet():
     world.link(5, 9, T - 40 * MIN)  # e.g. 5 is a Spanish story (another edition), 9 comes later in this one
     world.story(9, ["daily-herald"], T - 30 * MIN)
     book = _fold(world.changes)
-    assert book.links[book.story_row[9]] == {5}
+    assert book.stories.links[book.stories.row_of[9]] == {5}

@@ -19,8 +19,17 @@ from stores import StoreConfig, open_stores, stack
 
 
 def _newsroom_run(data_dir, report, minutes):
-    cmd = [sys.executable, "-m", "pipelines.cli", "run", f"--data_dir={data_dir}", "--port=0", f"--minutes={minutes}",
-           "--progress_s=15", f"--report={report}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipelines.cli",
+        "run",
+        f"--data_dir={data_dir}",
+        "--port=0",
+        f"--minutes={minutes}",
+        "--progress_s=15",
+        f"--report={report}",
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=minutes * 60 + 240)
     print(proc.stdout[-4000:])
     assert proc.returncode == 0, proc.stderr[-4000:]
@@ -76,7 +85,10 @@ def test_the_main_job_serves_the_breaking_story_links_a_translation_and_resumes_
     for original, translation, links_of_original, links_of_translation in _served_links_of_translated_pairs(data):
         assert original != translation
         assert translation in links_of_original and original in links_of_translation, (
-            original, translation, links_of_original, links_of_translation
+            original,
+            translation,
+            links_of_original,
+            links_of_translation,
         )
 
     db = sqlite3.connect(data / "newsroom.sqlite3")

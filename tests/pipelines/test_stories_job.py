@@ -69,8 +69,11 @@ def store_argv(config: StoreConfig) -> list[str]:
     if config.bus:
         argv += [f"--bus={config.bus}", f"--project={config.gcp_project}"]
     if config.backend == "gcp":
-        argv += [f"--bigtable_instance={config.bigtable_instance}", f"--snapshot_bucket={config.bucket}",
-                 f"--project={config.gcp_project}"]
+        argv += [
+            f"--bigtable_instance={config.bigtable_instance}",
+            f"--snapshot_bucket={config.bucket}",
+            f"--project={config.gcp_project}",
+        ]
     return argv
 
 
@@ -149,8 +152,13 @@ def streaming_config(request, tmp_path):
     state = request.getfixturevalue("emulator_stack")
     import uuid
 
-    return StoreConfig(backend="embedded", data_dir=str(tmp_path / "local"), bus="pubsub", project=state.project,
-                       namespace=f"t{uuid.uuid4().hex[:10]}")
+    return StoreConfig(
+        backend="embedded",
+        data_dir=str(tmp_path / "local"),
+        bus="pubsub",
+        project=state.project,
+        namespace=f"t{uuid.uuid4().hex[:10]}",
+    )
 
 
 @pytest.mark.emulator
@@ -216,13 +224,21 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
     from stores.profiles import open_profile_store
     from tests.serving.helpers import make_app
 
-    config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "local"), bus="pubsub",
-                         project=emulator_stack.project, namespace=f"t{uuid.uuid4().hex[:10]}")
+    config = StoreConfig(
+        backend="embedded",
+        data_dir=str(tmp_path / "local"),
+        bus="pubsub",
+        project=emulator_stack.project,
+        namespace=f"t{uuid.uuid4().hex[:10]}",
+    )
     stores = open_stores(config)
     stores.bus.ensure_subscription("items-raw", "stories-items-raw")
     now = int(time.time() * 1000)
-    items = [i for i in world_items(now - int(300 / SPEED * 1000) - 5_000)
-             if i["fetched_url"].rsplit("/", 1)[-1] in TRANSLATED_PAIR]  # first seen ~5 s ago
+    items = [
+        i
+        for i in world_items(now - int(300 / SPEED * 1000) - 5_000)
+        if i["fetched_url"].rsplit("/", 1)[-1] in TRANSLATED_PAIR
+    ]  # first seen ~5 s ago
     assert len(items) == 2
     stores.bus.publish_many("items-raw", [(codec.encode("RawItem", i), codec.attributes("RawItem")) for i in items])
 
@@ -234,8 +250,9 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
 
     beat = threading.Thread(target=heartbeat, daemon=True)
     beat.start()
-    result = run(store_argv(config) + ["--embedder=hash", "--editions_only=us-en,es-es", "--link_interval_s=5"],
-                 wait=False)
+    result = run(
+        store_argv(config) + ["--embedder=hash", "--editions_only=us-en,es-es", "--link_interval_s=5"], wait=False
+    )
 
     def stories_of_pair() -> dict:
         found = {}
@@ -267,8 +284,10 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
         stop.set()
         beat.join(timeout=5)
         result.cancel()
-    app = make_app(open_stores(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
-                   open_profile_store(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)))
+    app = make_app(
+        open_stores(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
+        open_profile_store(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
+    )
     try:
         client = app.test_client()
         assert client.get(f"/v1/stories/{a}").get_json()["links"] == [b]

@@ -70,13 +70,15 @@ def test_ordering_key_is_per_canonical_ish_url():
 def test_raw_items_are_published_with_their_ordering_key(tmp_path):
     """The Beam publisher of the ingest graph (and LocalIngest, same call) sends the key; the embedded bus keeps it."""
     from transforms.ingest.ordering import ordering_key
-    from transforms.ingest.transforms import PublishRecordsFn
+    from transforms.ingest.transforms import PublishBatchesFn
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
     bus = open_stores(config).bus
     bus.ensure_subscription("items-raw", "raw-sub")
-    fn = PublishRecordsFn(config, "items-raw")
+    fn = PublishBatchesFn(config, "items-raw", "RawItem")
     fn.setup()
-    list(fn.process(fetch("Quake hits coast", T0)))
+    fn.start_bundle()
+    fn.process(fetch("Quake hits coast", T0))
+    fn.finish_bundle()
     (msg,) = bus.pull("raw-sub", timeout=1.0)
     assert msg.attributes["ordering_key"] == ordering_key(URL)

@@ -14,7 +14,7 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from tests.transforms.articles.conftest import WIRE_REPORT, T0, make_html, make_raw
+from tests.transforms.articles.conftest import T0, WIRE_REPORT, make_html, make_raw
 from transforms.articles.page import MAX_PAGE_BYTES, Rejected
 
 CLOCK = lambda: T0  # noqa: E731

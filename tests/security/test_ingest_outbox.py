@@ -120,11 +120,11 @@ def test_a_failed_publish_is_retried_and_the_checkpoint_waits_for_it(tmp_path):
         real = ingest.bus.publish_record
         checkpoints_while_failing = []
 
-        def flaky(topic, record):
+        def flaky(topic, record, **kw):
             if topic.endswith("items-raw") and not checkpoints_while_failing:
                 checkpoints_while_failing.append(open_feed_store(StoreConfig(data_dir=str(data))).get_state(FEED))
                 raise StoreError("injected: the bus did not take the message")
-            return real(topic, record)
+            return real(topic, record, **kw)
 
         ingest.bus.publish_record = flaky
         stats = ingest.run(max_run_s=3.0)

@@ -19,15 +19,18 @@ from pathlib import Path
 import pytest
 
 
-
 def source_root() -> Path:
     """The tree the tests import (the subprocesses run the same code)."""
     import pipelines
 
     return Path(pipelines.__file__).resolve().parents[1]
 
+
 QUAKE = [
-    ("Magnitude 7.3 earthquake strikes Valparaiso Chile", "Chilean officials in Valparaiso counted damage after the quake."),
+    (
+        "Magnitude 7.3 earthquake strikes Valparaiso Chile",
+        "Chilean officials in Valparaiso counted damage after the quake.",
+    ),
     ("Sbarro files for Chapter 11 bankruptcy again", "Pizza chain Sbarro filed for Chapter 11 protection again."),
 ]
 VOLCANO = [
@@ -41,15 +44,30 @@ def articles(path: Path, prefix: str, events) -> list[str]:
     rows = []
     for k in range(3):
         for e, (title, text) in enumerate(events):
-            rows.append({"id": f"{prefix}{e}{k}", "language": "en", "title": f"{title} {['report', 'update', 'live'][k]}",
-                         "text": text, "published_at": None, "publisher": f"Pub {k}"})
+            rows.append(
+                {
+                    "id": f"{prefix}{e}{k}",
+                    "language": "en",
+                    "title": f"{title} {['report', 'update', 'live'][k]}",
+                    "text": text,
+                    "published_at": None,
+                    "publisher": f"Pub {k}",
+                }
+            )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return [r["id"] for r in rows]
 
 
 def argv(inp: Path, out: Path, store: Path, *extra) -> list[str]:
-    return [f"--input={inp}", f"--output={out}", "--embedder=hash", "--exact_index", "--namespace=shared",
-            f"--data_dir={store}", *extra]
+    return [
+        f"--input={inp}",
+        f"--output={out}",
+        "--embedder=hash",
+        "--exact_index",
+        "--namespace=shared",
+        f"--data_dir={store}",
+        *extra,
+    ]
 
 
 def backfill(*args, **kw) -> int:
@@ -60,7 +78,11 @@ def backfill(*args, **kw) -> int:
 
 def assignments(out: Path) -> dict[str, int]:
     path = out / "assignments.jsonl"
-    return {a["article_id"]: a["story_id"] for a in map(json.loads, path.read_text().splitlines())} if path.exists() else {}
+    return (
+        {a["article_id"]: a["story_id"] for a in map(json.loads, path.read_text().splitlines())}
+        if path.exists()
+        else {}
+    )
 
 
 def stores_of(store: Path):
@@ -117,7 +139,11 @@ def test_concurrent_runs_through_the_newsroom_command_one_is_refused(tmp_path, f
     procs = {
         name: subprocess.Popen(
             [sys.executable, "-m", "pipelines.cli", "backfill", *argv(inp, tmp_path / f"o{name}", store)],
-            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for name, (inp, _) in files.items()
     }
@@ -138,7 +164,7 @@ def test_a_run_superseded_by_a_resume_stops_writing(tmp_path, files, capsys):
     from stores.runs import claim
 
     store = tmp_path / "store"
-    (a, a_ids), (b, b_ids) = files["a"], files["b"]
+    (a, _a_ids), (b, b_ids) = files["a"], files["b"]
     pointers = stores_of(store).pointers
     a_claim = claim(pointers, "shared")  # A started: it has its epoch
     assert a_claim.epoch == 1

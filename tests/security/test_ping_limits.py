@@ -105,7 +105,9 @@ def test_url_variants_are_one_feed(env):
 def test_unknown_feeds_on_the_publishers_host_trigger_nothing_and_store_nothing(env):
     feeds = open_feed_store(env.cfg)
     before = len(feeds.list_feeds())
-    statuses = [ping(env.workers[i % 2], f"http://agenciasur.test/rss/other-{i}.xml", T0).status_code for i in range(25)]
+    statuses = [
+        ping(env.workers[i % 2], f"http://agenciasur.test/rss/other-{i}.xml", T0).status_code for i in range(25)
+    ]
     assert set(statuses) == {403}
     assert requests(env) == []
     assert bucket_rows(env) == 0 and len(feeds.list_feeds()) == before

@@ -95,15 +95,24 @@ def test_one_readers_flood_is_limited_by_a_budget_every_worker_shares(world):
             body = orjson.dumps({"events": [event(i, now - i)]})
             statuses.append(c.post("/v1/events", data=body, headers=auth("mallory")).status_code)
         assert statuses.count(202) <= 11 and statuses.count(429) >= 29  # burst 10 (+1 refilled at most)
-        r429 = workers[0].test_client().post("/v1/events", data=orjson.dumps({"events": [event(99, now)]}), headers=auth("mallory"))
+        r429 = (
+            workers[0]
+            .test_client()
+            .post("/v1/events", data=orjson.dumps({"events": [event(99, now)]}), headers=auth("mallory"))
+        )
         assert r429.status_code == 429 and int(r429.headers["Retry-After"]) >= 1
         assert r429.headers["Cache-Control"] == "private, no-store"
         # Another reader is unaffected, on either worker.
         for w in workers:
-            ok = w.test_client().post("/v1/events", data=orjson.dumps({"events": [event(1, now)]}), headers=auth("dave"))
+            ok = w.test_client().post(
+                "/v1/events", data=orjson.dumps({"events": [event(1, now)]}), headers=auth("dave")
+            )
             assert ok.status_code == 202
         # Reads (GET) are not charged: For you still answers the flooding reader.
-        assert workers[1].test_client().get(f"/v1/feed/for-you?edition={EDITION}", headers=auth("mallory")).status_code == 200
+        assert (
+            workers[1].test_client().get(f"/v1/feed/for-you?edition={EDITION}", headers=auth("mallory")).status_code
+            == 200
+        )
     finally:
         for w in workers:
             w.extensions["newsroom"].close()

@@ -32,7 +32,11 @@ PING_FEED = "http://agenciasur.test/rss/ultima-hora.xml"
 def documented_settings() -> set[str]:
     """Every NEWSROOM_* name README.md and terraform/ document."""
     names = set()
-    files = [ROOT / "README.md", *sorted((ROOT / "terraform").rglob("*.tf")), *sorted((ROOT / "terraform").rglob("*.md"))]
+    files = [
+        ROOT / "README.md",
+        *sorted((ROOT / "terraform").rglob("*.tf")),
+        *sorted((ROOT / "terraform").rglob("*.md")),
+    ]
     for f in files:
         names |= set(re.findall(r"\bNEWSROOM_[A-Z0-9_]*[A-Z0-9]\b", f.read_text(encoding="utf-8")))
     return names

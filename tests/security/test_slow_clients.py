@@ -42,7 +42,9 @@ def origin(tmp_path):
     data = tmp_path / "data"
     publish_world(open_stores(StoreConfig(data_dir=str(data))), pool_size=20)
     port = _free_port()
-    env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", NEWSROOM_HEADER_TIMEOUT_S="20")
+    env = dict(
+        os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", NEWSROOM_HEADER_TIMEOUT_S="20"
+    )
     proc = subprocess.Popen(
         [sys.executable, "-m", "serving.cli", "--data_dir", str(data), "--port", str(port)]
         + ["--workers", "1", "--threads", "2"],

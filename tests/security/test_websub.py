@@ -164,7 +164,9 @@ def test_the_ingest_job_gives_hubs_the_unguessable_callback(env):
             return R()
 
     f = HubFetcher()
-    action = type("A", (), {"topic": "http://x.test/feed.xml", "hub": "http://x.test/hub", "feed_url": "http://x.test/feed.xml"})
+    action = type(
+        "A", (), {"topic": "http://x.test/feed.xml", "hub": "http://x.test/hub", "feed_url": "http://x.test/feed.xml"}
+    )
     sub = poller.subscribe(f, env.feeds, action, "http://origin.test", T0)
     assert sub["callback"].endswith(f"/v1/websub/{sub['sub_id']}.{websub.callback_token(sub['secret'], sub['sub_id'])}")
     assert websub.split_callback(sub["callback"].rsplit("/", 1)[1])[1]

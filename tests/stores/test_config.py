@@ -32,4 +32,7 @@ def test_gcp_without_a_bucket_names_the_flag():
 
 
 def test_namespaces_get_their_own_embedded_file(tmp_path):
-    assert StoreConfig(data_dir=str(tmp_path)).embedded_db != StoreConfig(data_dir=str(tmp_path), namespace="bf").embedded_db
+    assert (
+        StoreConfig(data_dir=str(tmp_path)).embedded_db
+        != StoreConfig(data_dir=str(tmp_path), namespace="bf").embedded_db
+    )

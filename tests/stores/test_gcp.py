@@ -15,8 +15,7 @@ from google.api_core import exceptions as gx
 from google.cloud.bigtable import column_family
 
 from schemas.tables import MAX_AGE_DAYS, TABLES, TOPICS
-from stores import AlreadyExists, NotFound, StoreError, open_stores, stack
-from stores import gcp
+from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores, stack
 
 
 class StubBlob:

@@ -24,12 +24,12 @@ import email.utils
 import functools
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 FUTURE_SKEW_MS = 10 * 60 * 1000
 ZONELESS_EXTRA_MS = 14 * 3600 * 1000
-MIN_MS = int(datetime(1995, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
+MIN_MS = int(datetime(1995, 1, 1, tzinfo=UTC).timestamp() * 1000)
 
 PUBLISHED_META = (
     "article:published_time",
@@ -87,7 +87,7 @@ def zone(name: str | None):
     try:
         return ZoneInfo(name or "UTC")
     except (ZoneInfoNotFoundError, ValueError):
-        return timezone.utc
+        return UTC
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ def parse(value, tz: str | None = "UTC") -> Parsed | None:
             y, mo, d, hh, mm, ss, z = m.groups()
             dt = datetime(int(y), int(mo), int(d), int(hh or 0), int(mm or 0), int(ss or 0))
             if z:
-                dt = dt.replace(tzinfo=timezone.utc if z == "Z" else _offset(z))
+                dt = dt.replace(tzinfo=UTC if z == "Z" else _offset(z))
             return _finish(dt, local)
         try:
             dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
@@ -281,7 +281,7 @@ def _htmldate(tree, url: str | None, now_ms: int | None, tz: str | None) -> Pars
         import htmldate
     except ImportError:  # pragma: no cover
         return None
-    max_dt = datetime.fromtimestamp(now_ms / 1000, tz=timezone.utc) if now_ms else datetime.now(timezone.utc)
+    max_dt = datetime.fromtimestamp(now_ms / 1000, tz=UTC) if now_ms else datetime.now(UTC)
     try:
         found = htmldate.find_date(
             tree,
@@ -304,4 +304,4 @@ def _htmldate(tree, url: str | None, now_ms: int | None, tz: str | None) -> Pars
 def iso(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -379,7 +379,7 @@ class AliasTable:
         self._caseless_re = None
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> "AliasTable":
+    def load(cls, path: str | Path | None = None) -> AliasTable:
         if path is None:
             text = resources.files("transforms.articles").joinpath("aliases.tsv").read_text(encoding="utf-8")
         else:
@@ -503,10 +503,14 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
         run = []
         while j < n and len(run) < 6:
             t = toks[j][0]
-            if t[:1].isupper() and t not in _BREAK:
-                run.append(t)
-                j += 1
-            elif t.casefold() in _CONNECTORS and run and j + 1 < n and toks[j + 1][0][:1].isupper():
+            if (
+                t[:1].isupper()
+                and t not in _BREAK
+                or t.casefold() in _CONNECTORS
+                and run
+                and j + 1 < n
+                and toks[j + 1][0][:1].isupper()
+            ):
                 run.append(t)
                 j += 1
             else:
@@ -551,9 +555,7 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
         if kind == "OTHER":
             if last in _ORG_WORDS or run[0].casefold() in ("university", "universidad", "ministry", "bank"):
                 kind = "ORG"
-            elif last in _PLACE_WORDS:
-                kind = "PLACE"
-            elif prev in _PLACE_PREPS:
+            elif last in _PLACE_WORDS or prev in _PLACE_PREPS:
                 kind = "PLACE"
             elif len(run) >= 2 and _SPEECH.match(following):
                 kind = "PERSON"  # "Kristi Noem said", "Pedro Horrach dijo": a speaker is a person

@@ -82,9 +82,7 @@ class NormalizeArticleFn(beam.DoFn):
             pages, killed on overrun). None: the default, 30 s; 0: in-process, no limit.
     """
 
-    def __init__(
-        self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None
-    ):
+    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None):
         self.publishers, self.aliases, self.clock = publishers, aliases, clock
         self.budget_s = _default_budget() if budget_s is None else float(budget_s)
         self.normalized = Metrics.counter(NAMESPACE, "normalized")
@@ -153,9 +151,7 @@ class NormalizeArticles(beam.PTransform):
     """RawItem dicts -> ``.articles`` (Article dicts, version 1) and ``.dead_letter`` (DeadLetter dicts).
     ``budget_s``: per-page extraction budget (see NormalizeArticleFn; None: 30 s, 0: none)."""
 
-    def __init__(
-        self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None
-    ):
+    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None):
         super().__init__()
         self.publishers, self.aliases, self.clock, self.budget_s = publishers, aliases, clock, budget_s
 
@@ -325,7 +321,7 @@ class DetectSyndication(beam.PTransform):
         return (
             articles
             | "KeyByLanguage"
-            >> beam.Map(lambda a: (a.get("language") or "und", a)).with_output_types(typing.Tuple[str, typing.Any])
+            >> beam.Map(lambda a: (a.get("language") or "und", a)).with_output_types(tuple[str, typing.Any])
             | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers))
         )
 

@@ -115,7 +115,7 @@ class Entry:
         )
 
     @classmethod
-    def from_tuple(cls, t: tuple) -> "Entry":
+    def from_tuple(cls, t: tuple) -> Entry:
         aid, pub, auth, wire, seen, group, hv = t
         return cls(aid, pub, float(auth), bool(wire), int(seen), group, np.frombuffer(hv, dtype=np.uint32).copy())
 

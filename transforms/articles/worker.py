@@ -50,8 +50,7 @@ PRELOAD = [
 ]
 _WARM_UP_PAGE = (
     b"<html lang=en><head><title>Warm up</title></head><body><article>"
-    + b"<p>The council met on Tuesday and approved the budget for the new park near the river, officials said.</p>"
-    * 8
+    + b"<p>The council met on Tuesday and approved the budget for the new park near the river, officials said.</p>" * 8
     + b"</article></body></html>"
 )
 

@@ -467,8 +467,10 @@ class StoryBook:
             self.stories.section_counts[row, sec] += 1
             self.stories.labelled[row] += 1
             prim = int(self.stories.primary_section[row])
-            if prim < 0 or self.stories.section_counts[row, sec] > self.stories.section_counts[row, prim] or (
-                self.stories.section_counts[row, sec] == self.stories.section_counts[row, prim] and sec < prim
+            if (
+                prim < 0
+                or self.stories.section_counts[row, sec] > self.stories.section_counts[row, prim]
+                or (self.stories.section_counts[row, sec] == self.stories.section_counts[row, prim] and sec < prim)
             ):
                 self.stories.primary_section[row] = sec
         self.stories.title_sum[row] += self.articles.title_vector[a]

@@ -128,8 +128,14 @@ class BurstCountFn(beam.CombineFn):
         self.strong = strong_authority
 
     def create_accumulator(self):
-        return {"articles": set(), "publishers": set(), "strong": set(), "sections": Counter(), "regions": set(),
-                "language": None}
+        return {
+            "articles": set(),
+            "publishers": set(),
+            "strong": set(),
+            "sections": Counter(),
+            "regions": set(),
+            "language": None,
+        }
 
     def add_input(self, acc, obs):
         if obs["article_id"] in acc["articles"]:

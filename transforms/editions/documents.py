@@ -21,11 +21,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from datetime import datetime, timezone
-
-import numpy as np
+from datetime import UTC, datetime
 
 import jsonschema
+import numpy as np
 from referencing import Registry, Resource
 
 from schemas.pages import PAGES, PageError, schema, validate_page
@@ -39,7 +38,7 @@ ALIASES_SCHEMA = "newsroom.aliases/v1"
 
 @functools.lru_cache(maxsize=4096)
 def _day(day: int) -> str:
-    return datetime.fromtimestamp(day * 86400, tz=timezone.utc).strftime("%Y-%m-%dT")
+    return datetime.fromtimestamp(day * 86400, tz=UTC).strftime("%Y-%m-%dT")
 
 
 def iso(ms) -> str:
@@ -103,7 +102,7 @@ class SnapshotRejected(ValueError):
         self.detail = detail
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _entry_validator(kind: str):
     """A validator of one element of ``kind``'s ``stories`` array: the schema's own items subschema, by $ref."""
     registry = Registry()

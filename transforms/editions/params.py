@@ -91,7 +91,7 @@ class RankParams:
         return int(self.breaking_pin_h * HOUR_MS)
 
     @classmethod
-    def from_config(cls, config: EditionsConfig, **overrides) -> "RankParams":
+    def from_config(cls, config: EditionsConfig, **overrides) -> RankParams:
         raw = dict(config.ranking)
         raw.update(overrides)
         rep = RepresentativeParams(**_known(RepresentativeParams, raw.pop("representative", {})))
@@ -122,7 +122,7 @@ class BurstParams:
         return float(per5) * minutes / 5.0
 
     @classmethod
-    def from_config(cls, config: EditionsConfig, **overrides) -> "BurstParams":
+    def from_config(cls, config: EditionsConfig, **overrides) -> BurstParams:
         raw = dict(config.bursts)
         raw.update(overrides)
         return cls(**_known(cls, raw))

@@ -281,11 +281,13 @@ class TrackAliases(beam.PTransform):
             changes
             | "KeepMerges"
             >> beam.Filter(
-                lambda c: isinstance(c, dict)
-                and c.get("kind") == "MERGE"
-                and isinstance(c.get("other_story_id"), int)
-                and isinstance(c.get("story_id"), int)
-                and isinstance(c.get("at"), int)
+                lambda c: (
+                    isinstance(c, dict)
+                    and c.get("kind") == "MERGE"
+                    and isinstance(c.get("other_story_id"), int)
+                    and isinstance(c.get("story_id"), int)
+                    and isinstance(c.get("at"), int)
+                )
             )
             | "KeyMergesTogether"
             >> beam.Map(

@@ -119,7 +119,8 @@ class RouteChangeFn(beam.DoFn):
             key = change.get("change_id") if isinstance(change, dict) else None
             at = change.get("at") if isinstance(change, dict) and isinstance(change.get("at"), int) else 0
             yield beam.pvalue.TaggedOutput(
-                DEAD_LETTER, dead_letter("editions", "malformed_change", f"{type(exc).__name__}: {exc}", key, change, at)
+                DEAD_LETTER,
+                dead_letter("editions", "malformed_change", f"{type(exc).__name__}: {exc}", key, change, at),
             )
             return
         if event["kind"] == "LINK":  # the link writer's language is "mul": the story may be in any edition

@@ -17,7 +17,7 @@ Store flags are the same as pipelines/options.py ``StoreOptions`` plus ``--proje
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 
 def add_arguments(parser) -> None:
@@ -44,10 +44,11 @@ def add_arguments(parser) -> None:
 
     add_store_arguments(parser, with_project=True)
 
+
 def _when(ms) -> str:
     if not ms:
         return "-"
-    return datetime.fromtimestamp(int(ms) / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def main(args) -> int:
@@ -69,8 +70,10 @@ def main(args) -> int:
 
     else:
         if args.section not in edition.sections:
-            print(f"--section: {edition.id} has no section {args.section!r}; it has {', '.join(edition.sections)}",
-                  file=sys.stderr)
+            print(
+                f"--section: {edition.id} has no section {args.section!r}; it has {', '.join(edition.sections)}",
+                file=sys.stderr,
+            )
             return 2
         pointer = f"{edition.id}/{args.section}"
 

@@ -8,7 +8,8 @@ one item) and ``row_of`` maps a row's key (story id, article id, ...) to its row
 
 from __future__ import annotations
 
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 

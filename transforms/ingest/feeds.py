@@ -19,7 +19,7 @@ import hashlib
 import re
 import warnings
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import feedparser
 from defusedxml import ElementTree as SafeET
@@ -81,7 +81,7 @@ class ParsedFeed:
     def digest(self) -> str:
         h = hashlib.sha1()
         for guid, fp in sorted((e.guid, e.fingerprint) for e in self.entries):
-            h.update(f"{guid}\x1f{fp}\x1e".encode("utf-8"))
+            h.update(f"{guid}\x1f{fp}\x1e".encode())
         return h.hexdigest()[:16]
 
 
@@ -108,13 +108,13 @@ def parse_w3c_date(text: str | None) -> int | None:
     t = text.strip()
     try:
         if re.fullmatch(r"\d{4}", t):
-            dt = datetime(int(t), 1, 1, tzinfo=timezone.utc)
+            dt = datetime(int(t), 1, 1, tzinfo=UTC)
         elif re.fullmatch(r"\d{4}-\d{2}", t):
-            dt = datetime(int(t[:4]), int(t[5:7]), 1, tzinfo=timezone.utc)
+            dt = datetime(int(t[:4]), int(t[5:7]), 1, tzinfo=UTC)
         else:
             dt = datetime.fromisoformat(t.replace("z", "Z"))
             if dt.tzinfo is None:
-                dt = dt.replace(tzinfo=timezone.utc)
+                dt = dt.replace(tzinfo=UTC)
     except ValueError:
         return None
     return int(dt.timestamp() * 1000)

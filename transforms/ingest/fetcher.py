@@ -109,7 +109,7 @@ class DeadlineWatchdog:
         def __init__(self, deadline: float, sock):
             self.deadline, self.sock, self.fired, self.cancelled = deadline, sock, False, False
 
-    def watch(self, deadline: float, sock) -> "DeadlineWatchdog.Entry":
+    def watch(self, deadline: float, sock) -> DeadlineWatchdog.Entry:
         entry = self.Entry(deadline, sock)
         with self._cv:
             heapq.heappush(self._heap, (deadline, next(self._seq), entry))
@@ -119,7 +119,7 @@ class DeadlineWatchdog:
             self._cv.notify()
         return entry
 
-    def cancel(self, entry: "DeadlineWatchdog.Entry | None") -> None:
+    def cancel(self, entry: DeadlineWatchdog.Entry | None) -> None:
         if entry is not None:
             with self._cv:
                 entry.cancelled, entry.sock = True, None
@@ -195,7 +195,7 @@ class HostGate:
 
 
 class RobotsCache:
-    def __init__(self, fetcher: "Fetcher", ttl_s: float, clock=time.monotonic):
+    def __init__(self, fetcher: Fetcher, ttl_s: float, clock=time.monotonic):
         self.fetcher, self.ttl_s, self.clock = fetcher, ttl_s, clock
         self._lock = threading.Lock()
         self._cache: dict[str, tuple[float, urllib.robotparser.RobotFileParser | None, bool]] = {}

@@ -16,10 +16,10 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 
 class BlockedAddress(Exception):

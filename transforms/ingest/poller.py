@@ -44,7 +44,7 @@ class FeedConfig:
     enabled: bool = True
 
     @classmethod
-    def from_dict(cls, d: dict) -> "FeedConfig":
+    def from_dict(cls, d: dict) -> FeedConfig:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
     def to_dict(self) -> dict:
@@ -67,7 +67,7 @@ class Discovery:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Discovery":
+    def from_dict(cls, d: dict) -> Discovery:
         return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
 
 

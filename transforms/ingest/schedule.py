@@ -100,7 +100,7 @@ class FeedState:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict | None, feed_url: str = "") -> "FeedState":
+    def from_dict(cls, d: dict | None, feed_url: str = "") -> FeedState:
         if not d:
             return cls(feed_url=feed_url)
         known = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}

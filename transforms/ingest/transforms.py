@@ -411,7 +411,6 @@ class PublishBatchesFn(beam.DoFn):
 
     def process(self, record):
         from schemas import codec
-
         from transforms.ingest.ordering import raw_item_key  # RawItems get a per-URL ordering key (issue 12)
 
         data = codec.encode(self.message, record)

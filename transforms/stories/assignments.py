@@ -68,7 +68,7 @@ def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
         st["articles"] = sorted(members.get(sid, []))
         st["size"] = len(st["articles"])
         st["links"] = []
-    for a, b, score in links:
+    for a, b, _score in links:
         a, b = alias.get(a, a), alias.get(b, b)
         for x, y in ((a, b), (b, a)):
             if x in stories and y not in stories[x]["links"]:

@@ -46,8 +46,8 @@ from apache_beam.coders import PickleCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.utils import shared
 from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils import shared
 
 from schemas.codec import dead_letter_record
 from transforms.stories import embed as embmod
@@ -226,8 +226,14 @@ class ClusterStoriesFn(beam.DoFn):
             self.bad.inc()
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
-                dead_letter_record(STAGE, "bad_article", repr(exc), str(d.get("article_id")) if isinstance(d, dict) else None,
-                                   d, int(time.time() * 1000)),
+                dead_letter_record(
+                    STAGE,
+                    "bad_article",
+                    repr(exc),
+                    str(d.get("article_id")) if isinstance(d, dict) else None,
+                    d,
+                    int(time.time() * 1000),
+                ),
             )
             return
         token = token_state.read()
@@ -301,9 +307,8 @@ class ClusterStories(beam.PTransform):
         fn = ClusterStoriesFn(self.store_config, self.config, self.exact_index, bounded=self.bounded)
         return (
             pcoll
-            | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(typing.Tuple[str, typing.Any])
-            | "DecideInOrder"
-            >> beam.ParDo(fn).with_outputs(DEAD_LETTER, main="outputs")
+            | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(tuple[str, typing.Any])
+            | "DecideInOrder" >> beam.ParDo(fn).with_outputs(DEAD_LETTER, main="outputs")
         )
 
 
@@ -379,7 +384,7 @@ class ApplyStoryChanges(beam.PTransform):
         return (
             pcoll
             | "KeyByWriter"
-            >> beam.Map(lambda o: (o["change"]["language"], o)).with_output_types(typing.Tuple[str, typing.Any])
+            >> beam.Map(lambda o: (o["change"]["language"], o)).with_output_types(tuple[str, typing.Any])
             | "ApplyInSeqOrder" >> beam.ParDo(ApplyStoryChangesFn(self.store_config))
         )
 
@@ -447,7 +452,9 @@ class LinkStoriesFn(beam.DoFn):
         changes = linker.link_changes(now)
         seq.write(linker.seq)
         live = set(linker.stories)
-        linked.write(sorted(p for p in linker.linked if p[0] in live and p[1] in live))  # a gone story never links again
+        linked.write(
+            sorted(p for p in linker.linked if p[0] in live and p[1] in live)
+        )  # a gone story never links again
         seen.clear()
         for o in linker.snapshot():
             seen.add(o)
@@ -475,7 +482,7 @@ class LinkStories(beam.PTransform):
     def expand(self, pcoll):
         return (
             pcoll
-            | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(typing.Tuple[str, typing.Any])
+            | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(tuple[str, typing.Any])
             | "ProposeLinks" >> beam.ParDo(LinkStoriesFn(every_ms=self.every_ms))
         )
 

@@ -182,7 +182,7 @@ class StoryClusterer:
         model: str = "",
         config: ClusterConfig | None = None,
         exact_index: bool = False,
-    ) -> "StoryClusterer":
+    ) -> StoryClusterer:
         """Rebuild the writer from the story store (:func:`transforms.stories.restore.restore_writer`).
 
         ``token`` is :meth:`state_token` as kept in Beam state. When the store's ``writer_seq`` is lower than the
@@ -366,5 +366,5 @@ class _Pending:
     def __init__(self, f: ArticleFeatures):
         self.f = f
 
-    def __lt__(self, other: "_Pending") -> bool:
+    def __lt__(self, other: _Pending) -> bool:
         return self.f.order_key < other.f.order_key

@@ -132,8 +132,13 @@ class SentenceTransformerEmbedder(Embedder):
         self.path_info = {**info, "workers": self.workers, "block_tokens": self.block_tokens, "model": self.name}
         self._pool = None
         self._pool_lock = threading.Lock()
-        log.info("embedder %s: %s arithmetic (%s), %d worker thread(s)", self.name, info["path"], info["reason"],
-                 self.workers)
+        log.info(
+            "embedder %s: %s arithmetic (%s), %d worker thread(s)",
+            self.name,
+            info["path"],
+            info["reason"],
+            self.workers,
+        )
 
     def _executor(self):
         with self._pool_lock:

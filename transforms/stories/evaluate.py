@@ -129,7 +129,9 @@ def report(gold_path: str, pred_path: str, links: bool = True) -> dict:
 
 def format_report(r: dict) -> str:
     cols = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
-    head = f"{'':10s} {'n':>6s} " + " ".join(f"{c.replace('_precision', '_P').replace('_recall', '_R'):>8s}" for c in cols)
+    head = f"{'':10s} {'n':>6s} " + " ".join(
+        f"{c.replace('_precision', '_P').replace('_recall', '_R'):>8s}" for c in cols
+    )
     head += f" {'gold':>5s} {'pred':>5s} {'split':>5s} {'mixed':>5s}"
     lines = [f"gold {r['gold']}  pred {r['pred']}  (links {'on' if r['links'] else 'off'})", head]
 

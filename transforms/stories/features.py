@@ -86,7 +86,7 @@ class ArticleFeatures:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ArticleFeatures":
+    def from_dict(cls, d: dict) -> ArticleFeatures:
         return cls(
             article_id=d["article_id"],
             language=d["language"],
@@ -126,7 +126,9 @@ def normalise(v: np.ndarray) -> np.ndarray:
     return v / n if n > 0 else v
 
 
-def lexical(title: str, lede: str, body: str, language: str) -> tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
+def lexical(
+    title: str, lede: str, body: str, language: str
+) -> tuple[tuple[str, ...], tuple[int, ...], tuple[str, ...]]:
     """(terms, counts, entities) of an article, capped and sorted deterministically."""
     counts: dict[str, int] = {}
     for t in textmod.terms(f"{title} {lede} {body[:BODY_CHARS]}" if body else f"{title} {lede}", language):
@@ -161,11 +163,11 @@ def parse_time(value) -> int | None:
     s = str(value).strip()
     try:
         if len(s) == 10:
-            d = dt.datetime.strptime(s, "%Y-%m-%d").replace(tzinfo=dt.timezone.utc)
+            d = dt.datetime.strptime(s, "%Y-%m-%d").replace(tzinfo=dt.UTC)
         else:
             d = dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
             if d.tzinfo is None:
-                d = d.replace(tzinfo=dt.timezone.utc)
+                d = d.replace(tzinfo=dt.UTC)
         return int(d.timestamp() * 1000)
     except ValueError:
         return None
@@ -202,7 +204,9 @@ def dateline_time(text: str | None, language: str | None = None) -> int | None:
     from dateparser.search import search_dates
 
     lang = (language or "").lower()[:2]
-    languages = [lang, "en"] if lang in _DATE_LANGUAGES and lang != "en" else ["en"] if lang == "en" else list(_DATE_LANGUAGES)
+    languages = (
+        [lang, "en"] if lang in _DATE_LANGUAGES and lang != "en" else ["en"] if lang == "en" else list(_DATE_LANGUAGES)
+    )
     found = dateparser.parse(first, languages=languages, settings=_DATEPARSER_SETTINGS)
     if found is None:  # a date inside the line ("2010 8 de junio de 2010"): the last one it states
         hits = search_dates(first, languages=languages, settings=_DATEPARSER_SETTINGS) or []

@@ -96,11 +96,20 @@ class StoryLinker:
         for sid in sorted(self.stories):
             st = self.stories[sid]
             members = {
-                aid: {"link_vector": encode_vector(v) if v is not None else None, "entities": list(ents), "is_copy": False}
+                aid: {
+                    "link_vector": encode_vector(v) if v is not None else None,
+                    "entities": list(ents),
+                    "is_copy": False,
+                }
                 for aid, (v, ents) in sorted(st.members.items())
             }
-            change = {"kind": "NEW_STORY", "story_id": sid, "other_story_id": None, "language": st.language,
-                      "article_ids": []}
+            change = {
+                "kind": "NEW_STORY",
+                "story_id": sid,
+                "other_story_id": None,
+                "language": st.language,
+                "article_ids": [],
+            }
             out.append({"change": change, "members": members})
         return out
 

@@ -136,7 +136,9 @@ class ReadArticles(beam.PTransform):
 def slim_output(out: dict) -> dict:
     """A writer output without what the fold does not need (centroids, article records, member vectors)."""
     ch = out["change"]
-    slim = {k: ch[k] for k in ("language", "seq", "kind", "story_id", "other_story_id", "article_id", "article_ids", "at")}
+    slim = {
+        k: ch[k] for k in ("language", "seq", "kind", "story_id", "other_story_id", "article_id", "article_ids", "at")
+    }
     members = {}
     for aid, m in (out.get("members") or {}).items():
         members[aid] = {
@@ -177,8 +179,9 @@ def dead_letter_json(d: dict) -> dict:
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
     """Fold the run's outputs; write assignments.jsonl and stories.jsonl; return (and write) the summary."""
-    from transforms.stories.cluster import calibration
     import dataclasses
+
+    from transforms.stories.cluster import calibration
 
     want_links = links is True or (links == "auto" and n_languages > 1)
     link_changes = link_outputs(outputs) if want_links else []
@@ -212,9 +215,7 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
             "changes": kinds,
         },
         "models": models,
-        "calibration": {
-            f"{m}:{lang}": dataclasses.asdict(calibration(m, lang)) for lang, m in sorted(models.items())
-        },
+        "calibration": {f"{m}:{lang}": dataclasses.asdict(calibration(m, lang)) for lang, m in sorted(models.items())},
         "links": want_links,
     }
     write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))

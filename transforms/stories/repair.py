@@ -219,7 +219,7 @@ def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[
     absorbed: dict[int, list[int]] = {sid: [] for sid in ids}
     alive = np.ones(len(ids), dtype=bool)
     C = np.stack([s.centroid() for s in eligible])
-    version = {sid: 0 for sid in ids}
+    version = dict.fromkeys(ids, 0)
     heap: list[tuple[float, int, int, int, int]] = []
     linkage: dict = {}  # average-linkage sums of this pass (the IDF does not move during a merge pass)
 

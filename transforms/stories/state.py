@@ -54,7 +54,7 @@ class Member:
         }
 
     @classmethod
-    def from_record(cls, article_id: str, r: dict) -> "Member":
+    def from_record(cls, article_id: str, r: dict) -> Member:
         return cls(
             article_id=article_id,
             at=int(r["at"]),
@@ -73,7 +73,7 @@ class Member:
         )
 
     @classmethod
-    def from_features(cls, f: ArticleFeatures, is_copy: bool, seq: int) -> "Member":
+    def from_features(cls, f: ArticleFeatures, is_copy: bool, seq: int) -> Member:
         return cls(
             article_id=f.article_id,
             at=int(f.first_seen_at),
@@ -233,5 +233,5 @@ class WriterOutput:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "WriterOutput":
+    def from_dict(cls, d: dict) -> WriterOutput:
         return cls(**d)

@@ -159,7 +159,7 @@ def entities(title: str, body: str, language: str, max_body_chars: int = 3000) -
     keys: set[str] = set()
     lower_seen: set[str] = set()
     caps_body: set[str] = set()
-    for text, is_title in ((body, False),):
+    for text, _is_title in ((body, False),):
         prev_end = True
         for m in _WORD.finditer(text):
             raw = m.group(0)

@@ -14,13 +14,12 @@ import numpy as np
 import pytest
 
 from schemas import codec
+from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import load_config
 from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.publishers import default_registry
-
-from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 
 T0 = 1_709_294_400_000  # 2024-03-01T12:00:00Z, a minute (and hour) boundary
 MIN = 60_000
@@ -171,8 +170,14 @@ class World:
                 pub = pubs[int(rng.integers(len(pubs)))]
                 fs = t + int(rng.integers(0, 90 * MIN))
                 copy = first is not None and rng.random() < 0.15
-                art = self.article(pub, fs, section=sec, places=pl, copy_of=first if copy else None,
-                                   title=f"Story {sid} report {k}: " + "officials say more " * int(rng.integers(1, 5)))
+                art = self.article(
+                    pub,
+                    fs,
+                    section=sec,
+                    places=pl,
+                    copy_of=first if copy else None,
+                    title=f"Story {sid} report {k}: " + "officials say more " * int(rng.integers(1, 5)),
+                )
                 first = first or art["article_id"]
                 self.add(sid, art, is_copy=copy)
 
@@ -197,8 +202,15 @@ class Ranker:
 
     def breaking(self, story_id: int, window_end: int, kind: str = "breaking") -> None:
         self.pulses.append(
-            {"type": "pulse", "id": f"pulse|{kind}|{story_id}|{window_end}", "kind": kind, "story_id": story_id,
-             "language": self.world.language, "window_end": window_end, "at": window_end - 1}
+            {
+                "type": "pulse",
+                "id": f"pulse|{kind}|{story_id}|{window_end}",
+                "kind": kind,
+                "story_id": story_id,
+                "language": self.world.language,
+                "window_end": window_end,
+                "at": window_end - 1,
+            }
         )
 
     @staticmethod
@@ -222,4 +234,3 @@ def world():
 @pytest.fixture
 def make_ranker():
     return Ranker
-

@@ -58,7 +58,7 @@ def run_cycle_loop(
     p: RankParams,
     memory: LoopMemory,
     now: int,
-    view: "LoopView | None" = None,
+    view: LoopView | None = None,
     cache: CycleCache | None = None,
     timings: dict | None = None,
 ) -> CycleOutput:
@@ -155,7 +155,7 @@ def rank_maths_loop(
     sections = [config.section(s) for s in edition.sections]
     raw_of, fits, quals, dom_of, intl_of = {}, {s.id: {} for s in sections}, {s.id: set() for s in sections}, {}, {}
     cov_from, vel_from = now - p.coverage_window_ms, now - p.velocity_window_ms
-    for i, sid in enumerate(view.ids):
+    for i, _sid in enumerate(view.ids):
         if not (view.last_seq[i] > view.expire_seq[i] and not view.alias[i] and view.n_orig[i] > 0):
             continue
         if now - view.newest[i] > p.live_window_ms:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 from transforms.editions.book import StoryBook, compact_change, event_sort_key, headline_quality
 from transforms.editions.config import load_config
 from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.editions.scoring import features
 from transforms.publishers import default_registry
-
-from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 
 
 def fold(changes, order=None, pulses=()):
@@ -136,8 +135,17 @@ def test_fold_is_order_independent(world):
         world.split(sids[5], 99, [victim[-1]["article_id"]], T - 12 * MIN)
     world.expire(sids[7], T - 10 * MIN)
     world.link(sids[8], 12345, T - 9 * MIN)
-    pulses = [{"type": "pulse", "id": f"pulse|breaking|{sids[1]}|{T - 25 * MIN}", "kind": "breaking",
-               "story_id": sids[1], "language": "en", "window_end": T - 25 * MIN, "at": T - 25 * MIN - 1}]
+    pulses = [
+        {
+            "type": "pulse",
+            "id": f"pulse|breaking|{sids[1]}|{T - 25 * MIN}",
+            "kind": "breaking",
+            "story_id": sids[1],
+            "language": "en",
+            "window_end": T - 25 * MIN,
+            "at": T - 25 * MIN - 1,
+        }
+    ]
     reference = summary(fold(world.changes, pulses=pulses), T)
     assert len(reference) >= 30
     rng = np.random.default_rng(1)
@@ -175,9 +183,7 @@ def test_vectorised_cycle_equals_the_per_story_loop(world, seed):
             for sec in ed.sections:
                 v, lp = outs["vector"].pages[sec]["stories"], outs["loop"].pages[sec]["stories"]
                 assert [s["story_id"] for s in v] == [s["story_id"] for s in lp], (edition, m, sec)
-                assert [s["representative"]["article_id"] for s in v] == [
-                    s["representative"]["article_id"] for s in lp
-                ]
+                assert [s["representative"]["article_id"] for s in v] == [s["representative"]["article_id"] for s in lp]
                 assert [s["score"] for s in v] == pytest.approx([s["score"] for s in lp], rel=1e-9)
             assert [s["story_id"] for s in outs["vector"].pool["stories"]] == [
                 s["story_id"] for s in outs["loop"].pool["stories"]

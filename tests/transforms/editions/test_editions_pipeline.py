@@ -26,14 +26,32 @@ def burst_world(world):
     story of 50 syndicated copies from low-authority sites at 12:05-12:09."""
     T, MIN = world.T0, world.MIN
     for s in range(8):
-        world.story(100 + s, ["daily-herald", "capital-post", "london-chronicle", f"paper-{s}"], T - 30 * MIN + s * MIN,
-                    section=["world", "business", "politics", "sports"][s % 4])
-    quake = world.story(7, world.AUTHORITATIVE_EN[:5] * 2, T + 10 * MIN, step=20_000,
-                        title="Strong earthquake shakes the coast, officials say", section="world")
+        world.story(
+            100 + s,
+            ["daily-herald", "capital-post", "london-chronicle", f"paper-{s}"],
+            T - 30 * MIN + s * MIN,
+            section=["world", "business", "politics", "sports"][s % 4],
+        )
+    quake = world.story(
+        7,
+        world.AUTHORITATIVE_EN[:5] * 2,
+        T + 10 * MIN,
+        step=20_000,
+        title="Strong earthquake shakes the coast, officials say",
+        section="world",
+    )
     orig = world.add(8, world.article("springfield-gazette", T + 4 * MIN, title="Celebrity spotted at a diner"))
     for k in range(50):
-        world.add(8, world.article(f"copysite-{k}", T + 5 * MIN + k * 5_000, copy_of=orig["article_id"],
-                                   title="Celebrity spotted at a diner"), is_copy=True)
+        world.add(
+            8,
+            world.article(
+                f"copysite-{k}",
+                T + 5 * MIN + k * 5_000,
+                copy_of=orig["article_id"],
+                title="Celebrity spotted at a diner",
+            ),
+            is_copy=True,
+        )
     return quake
 
 
@@ -118,7 +136,10 @@ def test_the_same_input_twice_gives_byte_identical_snapshots(world, tmp_path):
     a, b = tree(tmp_path / "a"), tree(tmp_path / "b")
     assert len(a) > 20 and a.keys() == b.keys()
     assert all(a[k] == b[k] for k in a)
-    pa, pb = open_stores(StoreConfig(data_dir=str(tmp_path / "a"))), open_stores(StoreConfig(data_dir=str(tmp_path / "b")))
+    pa, pb = (
+        open_stores(StoreConfig(data_dir=str(tmp_path / "a"))),
+        open_stores(StoreConfig(data_dir=str(tmp_path / "b"))),
+    )
     assert {n: pa.pointers.get(n) for n in pa.pointers.names()} == {n: pb.pointers.get(n) for n in pb.pointers.names()}
 
 

@@ -71,8 +71,12 @@ def reference_pulses(world, config):
 def test_pages_minute_by_minute_match_the_plain_python_ranker(world, make_ranker, tmp_path):
     T, MIN = world.T0, world.MIN
     for s in range(6):
-        world.story(100 + s, ["daily-herald", "capital-post", f"paper-{s}"], T - 12 * MIN + 2 * s * MIN,
-                    section=["world", "business", "politics"][s % 3])
+        world.story(
+            100 + s,
+            ["daily-herald", "capital-post", f"paper-{s}"],
+            T - 12 * MIN + 2 * s * MIN,
+            section=["world", "business", "politics"][s % 3],
+        )
     world.story(7, world.AUTHORITATIVE_EN[:5] * 2, T + 2 * MIN, step=20_000, title="Dam bursts upstream of the city")
     world.merge(100, 101, T + 6 * MIN)
     changes = world.sorted_changes()
@@ -88,7 +92,9 @@ def test_pages_minute_by_minute_match_the_plain_python_ranker(world, make_ranker
     while True:
         out = ref.cycle(now)
         page = out.pages["top"]["stories"]
-        expected.append((now // MIN, [s["story_id"] for s in page], [s["story_id"] for s in page if "breaking" in s["labels"]]))
+        expected.append(
+            (now // MIN, [s["story_id"] for s in page], [s["story_id"] for s in page if "breaking" in s["labels"]])
+        )
         if now - last_event >= IDLE * MIN:
             break
         now += MIN
@@ -139,7 +145,9 @@ def test_a_burst_completed_by_late_originals_is_still_detected(world):
     )
     p = streaming_pipeline()
     bursts = p | stream | DetectBursts()
-    breaking = bursts["pulses"] | beam.Filter(lambda pl: pl["kind"] == "breaking") | beam.Map(lambda pl: pl["window_end"])
+    breaking = (
+        bursts["pulses"] | beam.Filter(lambda pl: pl["kind"] == "breaking") | beam.Map(lambda pl: pl["window_end"])
+    )
     # on time, the windows ending 12:04 and 12:05 held 8 originals; their late panes hold all 10: breaking
     assert_that(breaking, equal_to([T + 4 * MIN, T + 5 * MIN]))
     p.run().wait_until_finish()

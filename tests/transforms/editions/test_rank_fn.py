@@ -7,15 +7,22 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.utils.timestamp import Timestamp
 
-from transforms.editions.book import compact_change
-from transforms.editions.rank import DEAD_LETTER, RankEditionsFn, RouteChangeFn
-from transforms.editions.config import load_config
 from tests.transforms.fakes import Bag, Timer, Value
+from transforms.editions.book import compact_change
+from transforms.editions.config import load_config
+from transforms.editions.rank import DEAD_LETTER, RankEditionsFn, RouteChangeFn
 
 
 class State:
     def __init__(self):
-        self.inbox, self.log, self.memory, self.received, self.next, self.timer = Bag(), Bag(), Value(), Value(), Value(), Timer()
+        self.inbox, self.log, self.memory, self.received, self.next, self.timer = (
+            Bag(),
+            Bag(),
+            Value(),
+            Value(),
+            Value(),
+            Timer(),
+        )
 
 
 def new_fn():
@@ -31,8 +38,16 @@ def feed(fn, st, event):
 def fire(fn, st, at_ms):
     st.timer.at = None  # the runner deletes a timer when it fires
     return list(
-        fn.on_cycle(key="us-en", ts=Timestamp(micros=at_ms * 1000), inbox=st.inbox, event_log=st.log,
-                    memory=st.memory, received=st.received, nxt=st.next, timer=st.timer)
+        fn.on_cycle(
+            key="us-en",
+            ts=Timestamp(micros=at_ms * 1000),
+            inbox=st.inbox,
+            event_log=st.log,
+            memory=st.memory,
+            received=st.received,
+            nxt=st.next,
+            timer=st.timer,
+        )
     )
 
 
@@ -126,7 +141,8 @@ def test_the_hourly_log_compaction_drops_dead_stories_and_ranks_the_same(world, 
     assert len(st.log.items) < len(world.changes) // 2  # dead stories' changes left the log at 12:00
     ref = make_ranker(world, "us-en", idle_cycles=5)
     for t, pages in out:
-        expected = [(s["story_id"], s["representative"]["article_id"], s["score"]) for s in
-                    ref.cycle(t).pages["top"]["stories"]]
+        expected = [
+            (s["story_id"], s["representative"]["article_id"], s["score"]) for s in ref.cycle(t).pages["top"]["stories"]
+        ]
         assert pages == [expected], t
     assert any(t > T for t, _ in out)

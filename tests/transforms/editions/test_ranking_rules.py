@@ -66,8 +66,13 @@ def test_first_seen_time_beats_a_re_dated_article(world, make_ranker):
     pubs = ["daily-herald", "capital-post", "pacific-times"]
     # story 1 was first seen 8 h ago; its publishers re-date it: stated times of "now" and a new version re-fetched now
     old = world.story(1, pubs, T - 8 * HOUR, published_at=T - 2 * MIN, title="Council approves the harbour plan")
-    art = dict(old[0]["article"], version=2, first_seen_at=T - MIN, published_at=T - MIN,
-               title="Updated: council approves the harbour plan after a late vote")
+    art = dict(
+        old[0]["article"],
+        version=2,
+        first_seen_at=T - MIN,
+        published_at=T - MIN,
+        title="Updated: council approves the harbour plan after a late vote",
+    )
     world.add(1, art)
     world.story(2, pubs, T - 2 * HOUR, title="Rail strike called off after an overnight deal with the union")
     r = make_ranker(world)
@@ -77,8 +82,12 @@ def test_first_seen_time_beats_a_re_dated_article(world, make_ranker):
     newest = r.book.stories.newest_seen[row_of(r, 1)]
     assert newest == T - 8 * HOUR + 2 * MIN  # the re-fetched version kept its first-seen time
     assert f.freshness[row_of(r, 1)] == pytest.approx(0.5 ** ((8 * HOUR - 2 * MIN) / (4 * HOUR)))
-    card = [c for s in out.pages["top"]["stories"] for c in [s["representative"], *s["supporting"]]
-            if c["article_id"] == art["article_id"]]
+    card = [
+        c
+        for s in out.pages["top"]["stories"]
+        for c in [s["representative"], *s["supporting"]]
+        if c["article_id"] == art["article_id"]
+    ]
     assert not card or card[0]["first_seen_at"] == "2024-03-01T04:00:00Z"
 
 
@@ -99,9 +108,10 @@ def test_breaking_is_pinned_on_top_in_the_same_cycle_for_up_to_two_hours(world, 
     still = r.cycle(T + 13 * MIN + 2 * HOUR - MIN)
     assert still.pages["top"]["stories"][0]["story_id"] == "7"
     released = r.cycle(T + 13 * MIN + 2 * HOUR)
-    assert "breaking" not in {s["story_id"]: s for s in released.pages["top"]["stories"]}.get("7", {"labels": []})[
-        "labels"
-    ]
+    assert (
+        "breaking"
+        not in {s["story_id"]: s for s in released.pages["top"]["stories"]}.get("7", {"labels": []})["labels"]
+    )
 
 
 def test_breaking_is_pinned_only_where_relevant(world, make_ranker):
@@ -178,7 +188,9 @@ def test_at_most_two_headlines_per_publisher_in_the_top_ten(world, make_ranker):
     top = out.pages["top"]["stories"]
     assert len(top) == 28  # the Herald's other stories are not dropped: they wait below the top 10
     assert [s["representative"]["publisher_id"] for s in top[10:]].count("daily-herald") >= 6
-    swapped = [s for s in top[:10] if 100 < int(s["story_id"]) < 200 and s["representative"]["publisher_id"] != "daily-herald"]
+    swapped = [
+        s for s in top[:10] if 100 < int(s["story_id"]) < 200 and s["representative"]["publisher_id"] != "daily-herald"
+    ]
     assert swapped  # a story blocked by its publisher uses another publisher's article instead
 
 
@@ -256,8 +268,9 @@ def test_near_ties_rotate_hourly_not_per_request(world, make_ranker):
         reps_by_hour[h] = seen.pop()
     assert len(set(reps_by_hour.values())) >= 2  # and it rotates between hours
     again = make_ranker(world, "us-en", live_window_h=72)
-    assert again.cycle(T + 3 * HOUR + 11 * MIN).pages["top"]["stories"][0]["representative"]["article_id"] == (
-        reps_by_hour[3]
+    assert (
+        again.cycle(T + 3 * HOUR + 11 * MIN).pages["top"]["stories"][0]["representative"]["article_id"]
+        == (reps_by_hour[3])
     )  # a function of (story, edition, hour) only
 
 
@@ -308,8 +321,16 @@ def test_supporting_links_one_per_publisher_one_wire_copy(world, make_ranker):
     for k, pub in enumerate(["daily-herald", "daily-herald", "capital-post", "pacific-times", "london-chronicle"]):
         world.add(1, world.article(pub, T - 19 * MIN + k * MIN, title=f"Rates rise again, the {k}th angle on it"))
     for k in range(3):  # three syndicated copies of the wire story
-        world.add(1, world.article(f"paper-{k}", T - 15 * MIN, copy_of=orig["article_id"],
-                                   title="Central bank raises rates by a quarter point"), is_copy=True)
+        world.add(
+            1,
+            world.article(
+                f"paper-{k}",
+                T - 15 * MIN,
+                copy_of=orig["article_id"],
+                title="Central bank raises rates by a quarter point",
+            ),
+            is_copy=True,
+        )
     out = make_ranker(world).cycle(T)
     entry = out.pages["top"]["stories"][0]
     cards = [entry["representative"], *entry["supporting"]]

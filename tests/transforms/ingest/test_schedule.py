@@ -32,7 +32,7 @@ def simulate(rate_per_hour: float, hours: float, tier="authoritative", policy=PO
 
 def test_interval_is_about_half_the_gap_between_items():
     st, _, intervals = simulate(rate_per_hour=4, hours=12)  # an item every 15 min
-    quiet = [i for i in intervals[-20:]]
+    quiet = list(intervals[-20:])
     assert 5 * MIN <= sorted(quiet)[len(quiet) // 2] <= 10 * MIN
     assert 3.0 <= sch.expected_rate(st, T0 + 12 * sch.HOUR_MS) <= 5.0
 
@@ -125,7 +125,7 @@ def test_push_inside_the_window_is_deferred_not_lost():
 def test_errors_back_off():
     st = sch.FeedState()
     gaps = []
-    for i in range(4):
+    for _i in range(4):
         sch.record_error(st, T0)
         gaps.append(sch.plan_next_poll(st, "authoritative", POLICY, T0) - T0)
     assert gaps == [2 * MIN, 4 * MIN, 8 * MIN, 16 * MIN]

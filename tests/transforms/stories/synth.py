@@ -88,13 +88,18 @@ def make_articles(
     return [arts[i] for i in order], gold
 
 
-
 def translated_events(language: str, rng, start: int = T0, n: int = 3, entities=lambda e: (f"name{e}",)):
     """One article per event ``e`` < ``n`` in ``language``: its own dense vector, but a multilingual link vector
     near axis ``e`` and the entity keys ``entities(e)`` shared by every language (translations of one event)."""
     return [
-        article(f"{language}{e}", rng.standard_normal(DIM), start + e * 1000, language=language,
-                terms=(f"{language}w{e}",), entities=entities(e),
-                link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM))
+        article(
+            f"{language}{e}",
+            rng.standard_normal(DIM),
+            start + e * 1000,
+            language=language,
+            terms=(f"{language}w{e}",),
+            entities=entities(e),
+            link_vector=np.eye(DIM)[e] * 4 + 0.1 * rng.standard_normal(DIM),
+        )
         for e in range(n)
     ]

@@ -18,7 +18,6 @@ from tests.transforms.stories.synth import TEST_CONFIG, make_articles
 from transforms.stories.beam import DEAD_LETTER, ApplyStoryChanges, ClusterStories
 from transforms.stories.cluster import StoryClusterer
 
-
 _COLLECTED: dict[str, list] = {}
 
 
@@ -165,10 +164,7 @@ def test_link_stories_in_beam_links_translations(tmp_path):
     want = sorted(tuple(sorted((by_article[f"en{e}"], by_article[f"nl{e}"]))) for e in range(3))
     with batch_pipeline() as p:
         links = (
-            p
-            | beam.Create(outputs)
-            | beam.Map(lambda o: TimestampedValue(o, o["change"]["at"] / 1000))
-            | LinkStories()
+            p | beam.Create(outputs) | beam.Map(lambda o: TimestampedValue(o, o["change"]["at"] / 1000)) | LinkStories()
         )
         assert_that(
             links | beam.Map(lambda o: (o["change"]["story_id"], o["change"]["other_story_id"])), equal_to(want)
@@ -198,8 +194,10 @@ def test_link_stories_keeps_its_view_across_ticks(tmp_path):
     key = str(tmp_path)
     p = streaming_pipeline()  # collected by a side effect, as above: timers re-armed in their own callback
     links = p | stream | LinkStories()
-    links | beam.Map(lambda o: (o["change"]["story_id"], o["change"]["other_story_id"], o["change"]["at"])) | beam.Map(
-        _collect, key
+    (
+        links
+        | beam.Map(lambda o: (o["change"]["story_id"], o["change"]["other_story_id"], o["change"]["at"]))
+        | beam.Map(_collect, key)
     )
     p.run().wait_until_finish()
     got = sorted(_COLLECTED.pop(key))

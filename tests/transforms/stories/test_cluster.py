@@ -6,9 +6,9 @@ import collections
 
 import numpy as np
 import pytest
-from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article, make_articles
 
 from stores import open_stores
+from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article, make_articles
 from transforms.stories import ids as idmod
 from transforms.stories.apply import apply_in_order
 from transforms.stories.assignments import fold
@@ -76,7 +76,10 @@ def test_duplicate_after_decision_is_not_assigned_again(synthetic):
 
 def test_story_ids_are_time_ordered_64_bit_and_carry_the_language():
     rng = np.random.default_rng(1)
-    arts = [article(f"a{i}", rng.standard_normal(DIM), T0 + i * 3 * HOUR, terms=(f"t{i}",), entities=(f"n{i}",)) for i in range(5)]
+    arts = [
+        article(f"a{i}", rng.standard_normal(DIM), T0 + i * 3 * HOUR, terms=(f"t{i}",), entities=(f"n{i}",))
+        for i in range(5)
+    ]
     w, outs = run(arts)
     new = [c for c in changes(outs) if c["kind"] == "NEW_STORY"]
     ids = [c["story_id"] for c in new]
@@ -187,7 +190,7 @@ def test_incremental_profile_keys_equal_a_full_rebuild():
     arts, _ = make_articles(n_events=4, per_event=40, seed=12)
     w = StoryClusterer("en", config=dc.replace(TEST_CONFIG, profile_terms=3, profile_entities=2), exact_index=True)
     checked = 0
-    for i, a in enumerate(arts):
+    for _i, a in enumerate(arts):
         w.run([a], until=a.first_seen_at)
         for s in w.stories.values():
             w.lex.profile(s)  # keeps (and later updates) the story's top keys

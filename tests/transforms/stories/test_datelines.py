@@ -12,7 +12,7 @@ from transforms.stories.cluster import StoryClusterer
 
 
 def _ms(y, m, d):
-    return int(dt.datetime(y, m, d, tzinfo=dt.timezone.utc).timestamp() * 1000)
+    return int(dt.datetime(y, m, d, tzinfo=dt.UTC).timestamp() * 1000)
 
 
 def test_datelines_in_the_languages_we_serve():

@@ -28,7 +28,11 @@ TEXTS = [
 
 
 # many texts of few lengths: groups larger than a block, so batchings split them into blocks differently
-MANY = [f"{t} {w}" for t in TEXTS[:6] for w in ("update", "live report", "analysis of the day", "x", "video")] + TEXTS + ["Brief", "Quake", "Fed"]
+MANY = (
+    [f"{t} {w}" for t in TEXTS[:6] for w in ("update", "live report", "analysis of the day", "x", "video")]
+    + TEXTS
+    + ["Brief", "Quake", "Fed"]
+)
 
 
 @pytest.fixture(scope="module", params=["minilm-int8", "minilm-fp32"])
@@ -136,8 +140,10 @@ def test_choice_rule():
 def test_the_default_embedder_never_runs_a_path_slower_than_fp32_here():
     info = cpu.choose_path()
     assert info is not cpu.choose_path() and info == cpu.choose_path()  # measured once, cached per process
-    assert info["fp32_ms"] > 0 and info["int8_ms"] > 0 and info["int8_flags"] == sorted(
-        f for f in cpu.INT8_FLAGS if f in cpu.cpu_flags()
+    assert (
+        info["fp32_ms"] > 0
+        and info["int8_ms"] > 0
+        and info["int8_flags"] == sorted(f for f in cpu.INT8_FLAGS if f in cpu.cpu_flags())
     )
     assert info["path"] == cpu.decide(cpu.cpu_flags(), info["int8_speedup"])[0]
     default = embed.get_embedder("minilm")

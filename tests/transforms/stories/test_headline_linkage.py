@@ -7,9 +7,9 @@ import dataclasses
 import numpy as np
 
 from transforms.stories.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.features import ArticleFeatures
 from transforms.stories.repair import merge_pass
 from transforms.stories.scoring import linkage_mean
-from transforms.stories.features import ArticleFeatures
 
 DIM = 32
 T0 = 946_684_800_000

@@ -16,7 +16,6 @@ from transforms.stories.assignments import assignment_rows, fold, link_groups
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.links import StoryLinker
 
-
 # -- ids ---------------------------------------------------------------------------------------------------------
 
 
@@ -126,7 +125,9 @@ def test_linker_snapshot_rebuilds_the_live_view_without_gone_stories():
     outputs = []
     for lang in ("en", "es"):
         arts = translated_events(lang, rng)
-        outputs += [o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run(arts, until=T0 + 5000)]
+        outputs += [
+            o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run(arts, until=T0 + 5000)
+        ]
     full = StoryLinker()
     for o in outputs:
         full.observe(o)

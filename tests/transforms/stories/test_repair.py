@@ -23,8 +23,17 @@ def event(prefix, n, at, rng, base, ents, step=MIN, copy_of=None):
     out = []
     for i in range(n):
         v = base + 0.05 * rng.standard_normal(DIM)
-        out.append(article(f"{prefix}{i}", v, at + i * step, terms=("quake", "chile"), entities=ents,
-                           source=f"{prefix}-pub{i}", copy_of=copy_of))
+        out.append(
+            article(
+                f"{prefix}{i}",
+                v,
+                at + i * step,
+                terms=("quake", "chile"),
+                entities=ents,
+                source=f"{prefix}-pub{i}",
+                copy_of=copy_of,
+            )
+        )
     return out
 
 
@@ -91,7 +100,9 @@ def test_merge_chain_resolves_in_one_hop_and_respects_the_30_minute_limit(tmp_pa
     ids = {o["change"]["article_id"]: o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"}
     zid, aid, bid = ids["z0"], ids["a0"], ids["b0"]
     assert zid < aid < bid
-    merges = [(m["at"], m["story_id"], m["other_story_id"]) for m in (o["change"] for o in outs) if m["kind"] == "MERGE"]
+    merges = [
+        (m["at"], m["story_id"], m["other_story_id"]) for m in (o["change"] for o in outs) if m["kind"] == "MERGE"
+    ]
     # B into A at the first tick; A (repaired at 7:10) is left alone at 7:20 and 7:30 although Z is back in the window
     # at 7:25, and merges into Z at 7:40, when its 30-minute limit is over
     assert merges == [(T0 + 7 * HOUR + 10 * MIN, aid, bid), (T0 + 7 * HOUR + 40 * MIN, zid, aid)]
@@ -171,7 +182,9 @@ def test_replaying_any_change_is_a_no_op(tmp_path):
     for o in outs:  # every change again, newest last: nothing moves
         assert apply_output(store, o) is False
     assert {sid: store.get_story(sid) for sid in snapshot} == snapshot
-    with pytest.raises(Exception):
+    from transforms.stories.apply import OutOfOrder
+
+    with pytest.raises(OutOfOrder):
         apply_output(store, {**outs[0], "change": {**outs[0]["change"], "seq": len(outs) + 5}}, strict=True)
 
 
@@ -179,8 +192,9 @@ def _member(i, rng, at, terms=("quake",), ents=("chile",), time_known=True):
     from transforms.stories.cluster import Member
 
     v = rng.standard_normal(DIM).astype(np.float32)
-    return Member(f"m{i:03d}", at, f"pub{i}", v / np.linalg.norm(v), terms, (1,) * len(terms), ents,
-                  time_known=time_known)
+    return Member(
+        f"m{i:03d}", at, f"pub{i}", v / np.linalg.norm(v), terms, (1,) * len(terms), ents, time_known=time_known
+    )
 
 
 def test_the_cut_bound_never_exceeds_the_cut_score():
@@ -191,9 +205,14 @@ def test_the_cut_bound_never_exceeds_the_cut_score():
     for trial in range(40):
         n = int(rng.integers(4, 30))
         ms = [
-            _member(i, rng, T0 + int(rng.integers(0, 60 * HOUR)),
-                    terms=tuple(sorted(set(rng.choice(vocab, 3)))), ents=tuple(sorted(set(rng.choice(vocab, 2)))),
-                    time_known=bool(trial % 3))
+            _member(
+                i,
+                rng,
+                T0 + int(rng.integers(0, 60 * HOUR)),
+                terms=tuple(sorted(set(rng.choice(vocab, 3)))),
+                ents=tuple(sorted(set(rng.choice(vocab, 2)))),
+                time_known=bool(trial % 3),
+            )
             for i in range(n)
         ]
         for m in ms:
