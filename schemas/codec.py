@@ -286,30 +286,3 @@ SCHEMA_ATTRIBUTE = "schema"
 def attributes(name: str) -> dict[str, str]:
     return {SCHEMA_ATTRIBUTE: f"{NAMESPACE}.{name}"}
 
-
-def dead_letter_record(
-    stage: str, reason: str, detail: str = "", key: str | None = None, payload=b"", at_ms: int = 0, message=None
-) -> dict:
-    """A DeadLetter record (schemas/avro/dead_letter.avsc), the one way every stage builds them.
-
-    ``payload`` is kept replayable where it can be: bytes as they are; a dict encoded as ``message`` (Avro) when
-    given and valid, else as sorted JSON; anything else as its repr. ``detail`` is cut to 1,000 characters.
-    """
-    if payload is None:
-        payload = b""
-    if isinstance(payload, dict):
-        try:
-            payload = encode(message, payload) if message else json.dumps(payload, sort_keys=True, default=str).encode()
-        except Exception:  # a record that does not even encode: keep what can be kept
-            payload = json.dumps(payload, sort_keys=True, default=repr).encode("utf-8", "replace")
-    elif not isinstance(payload, (bytes, bytearray, memoryview)):
-        payload = repr(payload).encode("utf-8", "replace")[:65536]
-    return {
-        "schema_version": 1,
-        "stage": stage,
-        "reason": reason,
-        "detail": (detail or "")[:1000],
-        "key": key,
-        "payload": bytes(payload),
-        "at": int(at_ms),
-    }

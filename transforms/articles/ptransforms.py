@@ -38,9 +38,9 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec
 
 from schemas import codec
+from transforms.common import DEAD_LETTER, dead_letter
 
 ARTICLES = "articles"
-DEAD_LETTER = "dead_letter"
 NAMESPACE = "articles"
 
 LOG = logging.getLogger(__name__)
@@ -48,9 +48,6 @@ LOG = logging.getLogger(__name__)
 
 def wall_clock_ms() -> int:
     return int(time.time() * 1000)
-
-
-dead_letter = codec.dead_letter_record
 
 
 def _payload(name: str, record: dict) -> bytes:

@@ -34,7 +34,7 @@ from transforms.editions.representatives import (
 )
 from transforms.editions.scoring import Candidates, Features, Smoothing, features, select_candidates
 
-DAY_MS = 86_400_000
+from transforms.common import DAY_MS  # noqa: F401  (re-exported)
 DEVELOPING_MS = 30 * MINUTE_MS
 
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, fields
 
 from transforms.editions.config import EditionsConfig
 
-MINUTE_MS = 60_000
-HOUR_MS = 3_600_000
+from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)

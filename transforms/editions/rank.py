@@ -45,6 +45,8 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.typehints import KV
 
 from schemas import codec
+from transforms import common
+from transforms.common import DEAD_LETTER
 from schemas.pages import page_path, pool_path, story_path
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import default_config, subset
@@ -94,12 +96,9 @@ def snapshot_items(out: CycleOutput, config) -> list[dict]:
     return items
 
 
-DEAD_LETTER = "dead_letter"
-
-
 def dead_letter(stage: str, reason: str, detail: str, key, payload, at: int) -> dict:
     """A DeadLetter record of an unreadable story change (payload re-encoded as a StoryChange where it can be)."""
-    return codec.dead_letter_record(stage, reason, detail, key, payload, at, message="StoryChange")
+    return common.dead_letter(stage, reason, detail, key, payload, at, message="StoryChange")
 
 
 class RouteChangeFn(beam.DoFn):

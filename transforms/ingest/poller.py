@@ -26,6 +26,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from schemas import codec
+from transforms import common
 from transforms.ingest import schedule as sch
 from transforms.ingest import websub
 from transforms.ingest.feeds import FeedError, parse_feed
@@ -93,7 +94,7 @@ def item_id(url: str) -> str:
 
 
 def dead_letter(reason: str, detail: str, key: str | None, payload: bytes | dict | None, now_ms: int) -> dict:
-    return codec.dead_letter_record(STAGE, reason, detail, key, payload, now_ms)
+    return common.dead_letter(STAGE, reason, detail, key, payload, now_ms)
 
 
 def poll_feed(

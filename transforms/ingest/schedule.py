@@ -29,9 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-MINUTE_MS = 60_000
-HOUR_MS = 60 * MINUTE_MS
-WEEK_MS = 7 * 24 * HOUR_MS
+from transforms.common import HOUR_MS, MINUTE_MS, WEEK_MS  # noqa: F401  (re-exported)
 
 RECENT_TAU_MS = 3 * HOUR_MS
 HOW_HALF_LIFE_MS = 4 * WEEK_MS

@@ -40,7 +40,7 @@ from transforms.timers import at, to_ms
 
 log = logging.getLogger(__name__)
 
-DEAD_LETTER = "dead_letter"
+from transforms.common import DEAD_LETTER  # noqa: E402
 SUBSCRIBE = "subscribe"
 
 

@@ -49,7 +49,8 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
-from schemas.codec import dead_letter_record
+from transforms.common import DEAD_LETTER
+from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
 from transforms.stories.apply import apply_output
 from transforms.stories.cluster import StoryClusterer
@@ -59,7 +60,6 @@ from transforms.timers import arm, arm_earliest, to_ms
 
 log = logging.getLogger("newsroom.stories")
 
-DEAD_LETTER = "dead_letter"
 STAGE = "stories"
 
 _WRITERS: dict[tuple[str, str], StoryClusterer] = {}

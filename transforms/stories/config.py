@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HOUR_MS = 3_600_000
-MINUTE_MS = 60_000
+from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
 
 
 @dataclass(frozen=True)

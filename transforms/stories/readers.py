@@ -22,7 +22,7 @@ from transforms.stories import features as F
 from transforms.stories.assignments import assignment_rows
 from transforms.stories.local import link_outputs
 
-DEAD_LETTER = "dead_letter"
+from transforms.common import DEAD_LETTER, dead_letter_json  # noqa: E402,F401
 ORDER = "order"
 
 
@@ -168,13 +168,6 @@ def write_text(path: str, text: str) -> None:
 def write_lines(rows: list, path: str) -> int:
     write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
     return len(rows)
-
-
-def dead_letter_json(d: dict) -> dict:
-    d = dict(d)
-    payload = d.get("payload") or b""
-    d["payload"] = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload)
-    return d
 
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:

@@ -1,0 +1,63 @@
+"""transforms/common.py is the one definition of time units, the dead-letter tag and record, and change kinds."""
+
+import ast
+import pathlib
+
+from schemas import codec
+from transforms import common
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SHARED = {"SECOND_MS", "MINUTE_MS", "HOUR_MS", "DAY_MS", "WEEK_MS", "DEAD_LETTER", "CHANGE_KINDS", "PLACEMENTS"}
+SHARED_FUNCTIONS = {"dead_letter_json", "dead_letter_record"}
+
+
+def redefinitions(source: str) -> set[str]:
+    """Names of SHARED constants assigned, or shared builders defined, at a module's top level."""
+    found = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id in SHARED}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in SHARED:
+            found.add(node.target.id)
+        elif isinstance(node, ast.FunctionDef) and node.name in SHARED_FUNCTIONS:
+            found.add(node.name)
+    return found
+
+
+def test_the_checker_finds_a_planted_copy():
+    assert redefinitions("MINUTE_MS = 60_000\nDEAD_LETTER: str = 'x'\ndef dead_letter_json(d): ...\n") == {
+        "MINUTE_MS",
+        "DEAD_LETTER",
+        "dead_letter_json",
+    }
+    assert redefinitions("from transforms.common import MINUTE_MS\n") == set()
+
+
+def test_no_production_module_redefines_a_shared_name():
+    offenders = {}
+    for top in ("transforms", "pipelines", "serving", "stores", "schemas"):
+        for path in (ROOT / top).rglob("*.py"):
+            if path == ROOT / "transforms" / "common.py":
+                continue
+            found = redefinitions(path.read_text(encoding="utf-8"))
+            if found:
+                offenders[str(path.relative_to(ROOT))] = sorted(found)
+    assert offenders == {}
+
+
+def test_units_and_kinds():
+    assert common.MINUTE_MS == 60_000 and common.HOUR_MS == 60 * common.MINUTE_MS
+    assert common.DAY_MS == 24 * common.HOUR_MS and common.WEEK_MS == 7 * common.DAY_MS
+    assert set(common.PLACEMENTS) <= set(common.CHANGE_KINDS)
+    schema = codec.parsed_schema("StoryChange")
+    kind = next(f for f in schema["fields"] if f["name"] == "kind")
+    assert tuple(kind["type"]["symbols"]) == common.CHANGE_KINDS
+
+
+def test_a_dead_letter_record_is_valid_and_bounded():
+    rec = common.dead_letter("stories", "bad_json", "x" * 5000, "k1", {"a": 1}, 42)
+    assert rec["detail"] == "x" * common.MAX_DETAIL and rec["payload"] == b'{"a": 1}' and rec["at"] == 42
+    codec.decode("DeadLetter", codec.encode("DeadLetter", rec))
+    odd = common.dead_letter("ingest", "weird", payload=object())
+    assert odd["payload"].startswith(b"<object") and odd["key"] is None
+    assert common.dead_letter_json(rec)["payload"] == '{"a": 1}'

@@ -1,0 +1,81 @@
+"""What every stage shares: time units, the dead-letter tag and record, and the story-change kinds.
+
+Plain Python (no Beam). One definition of each, so that a stage never spells a kind or a unit on its own:
+the layering test keeps this module below every stage, and ``tests/transforms/test_common.py`` pins that no
+stage redefines these names.
+"""
+
+from __future__ import annotations
+
+import json
+
+from schemas import codec
+
+# Time units, in milliseconds (every timestamp on the bus and in the stores is epoch milliseconds).
+SECOND_MS = 1_000
+MINUTE_MS = 60 * SECOND_MS
+HOUR_MS = 60 * MINUTE_MS
+DAY_MS = 24 * HOUR_MS
+WEEK_MS = 7 * DAY_MS
+
+# The tagged output every DoFn routes unreadable input to (then the stage's dead-letter topic or file).
+DEAD_LETTER = "dead_letter"
+
+# The kinds of StoryChange records (schemas/avro/story_change.avsc); LINK comes from the cross-language linker.
+NEW_STORY = "NEW_STORY"
+ASSIGN = "ASSIGN"
+MERGE = "MERGE"
+SPLIT = "SPLIT"
+EXPIRE = "EXPIRE"
+LINK = "LINK"
+CHANGE_KINDS = (NEW_STORY, ASSIGN, MERGE, SPLIT, EXPIRE, LINK)  # = the ChangeKind enum's symbols
+# Kinds that place one article in one story (the highest writer sequence number decides).
+PLACEMENTS = (NEW_STORY, ASSIGN)
+
+MAX_DETAIL = 1_000
+MAX_PAYLOAD = 65_536
+
+
+def dead_letter(
+    stage: str,
+    reason: str,
+    detail: str = "",
+    key: str | None = None,
+    payload=b"",
+    at_ms: int = 0,
+    message: str | None = None,
+) -> dict:
+    """A DeadLetter record (schemas/avro/dead_letter.avsc), the one way every stage builds them.
+
+    ``payload`` is kept replayable where it can be: bytes as they are; a dict encoded as ``message`` (Avro) when
+    given and valid, else as sorted JSON; anything else as its repr (cut to 64 KiB). ``detail`` is cut to
+    1,000 characters.
+    """
+    if payload is None:
+        payload = b""
+    if isinstance(payload, dict):
+        try:
+            payload = (
+                codec.encode(message, payload) if message else json.dumps(payload, sort_keys=True, default=str).encode()
+            )
+        except Exception:  # a record that does not even encode: keep what can be kept
+            payload = json.dumps(payload, sort_keys=True, default=repr).encode("utf-8", "replace")
+    elif not isinstance(payload, (bytes, bytearray, memoryview)):
+        payload = repr(payload).encode("utf-8", "replace")[:MAX_PAYLOAD]
+    return {
+        "schema_version": 1,
+        "stage": stage,
+        "reason": reason,
+        "detail": (detail or "")[:MAX_DETAIL],
+        "key": key,
+        "payload": bytes(payload),
+        "at": int(at_ms),
+    }
+
+
+def dead_letter_json(record: dict) -> dict:
+    """A DeadLetter record as JSON can hold it (payload as text), for the embedded dead-letter files."""
+    record = dict(record)
+    payload = record.get("payload") or b""
+    record["payload"] = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload)
+    return record
