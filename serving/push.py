@@ -1,6 +1,6 @@
 """WebSub callbacks and publisher pings: authenticated hints that turn into FetchRequest messages.
 
-Blueprint ``bp`` (registered by ``serving.create_app`` when this module exists; :func:`init_app` runs first):
+Blueprint ``bp`` (registered by ``serving.create_app``; :func:`init_app` runs first):
 
 - ``GET /v1/websub/<sub_id>.<token>``: the hub's verification of intent. Answered (200, the ``hub.challenge``
   echoed as text/plain) only on a callback path whose token matches (transforms.ingest.websub.callback_token: an
