@@ -132,18 +132,59 @@ def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tupl
     n = len(pool.story_ids)
     if n == 0 or limit <= 0:
         return []
+    scored = _score(pool, view)
+    want = offset + limit
+    tops = _top_stories(pool, scored, want)
+    personal = _personal_order(scored, want, tops)
+    out: list[tuple[int, str]] = []
+    top_iter = iter(tops)
+    for pos in range(want):
+        pick = None
+        if pos in TOP_SLOTS:
+            pick = next(top_iter, None)
+            if pick is not None:
+                if pos >= offset:
+                    out.append((pick, "top_story"))
+                continue
+        pick = next(personal, None)
+        if pick is None:
+            pick = next(top_iter, None)
+            if pick is None:
+                break
+            if pos >= offset:
+                out.append((pick, "top_story"))
+            continue
+        if pos >= offset:
+            out.append((pick, _reason(pool, view, pick, scored.terms, scored.recent, scored.nearest)))
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class _Scored:
+    """The pool scored for one reader: the score, what may be shown, and the terms the reasons are read from."""
+
+    score: np.ndarray
+    allowed: np.ndarray  # finite score: neither a hidden source nor marked "fewer like this"
+    read_mask: np.ndarray
+    reads_in_pool: int
+    terms: dict[str, np.ndarray]
+    recent: list[int]
+    nearest: np.ndarray | None
+
+
+def _score(pool, view: ProfileView) -> _Scored:
+    n = len(pool.story_ids)
     vectors = pool.vectors
     score = pool.base * np.float32(W_BASE)
     terms: dict[str, np.ndarray] = {}
-    t = _mark(n, pool.by_topic, view.topics, W_TOPIC)
-    if t is not None:
-        terms["topic"] = t
-    t = _mark(n, pool.by_source, view.sources, W_SOURCE)
-    if t is not None:
-        terms["source"] = t
-    t = _mark(n, pool.by_place, view.places, W_PLACE)
-    if t is not None:
-        terms["place"] = t
+    for key, index, followed, weight in (
+        ("topic", pool.by_topic, view.topics, W_TOPIC),
+        ("source", pool.by_source, view.sources, W_SOURCE),
+        ("place", pool.by_place, view.places, W_PLACE),
+    ):
+        t = _mark(n, index, followed, weight)
+        if t is not None:
+            terms[key] = t
     if view.interest is not None and view.confidence > 0:
         terms["interest"] = np.maximum(vectors @ view.interest, 0.0) * np.float32(W_INTEREST * view.confidence)
     read_idx = [pool.index[s] for s in view.reads if s in pool.index]
@@ -169,17 +210,26 @@ def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tupl
         i = pool.index.get(sid)
         if i is not None:
             score[i] = -np.inf
-    allowed = np.isfinite(score)
+    return _Scored(score, np.isfinite(score), read_mask, len(read_idx), terms, recent, nearest)
 
-    want = offset + limit
+
+def _top_stories(pool, scored: _Scored, want: int) -> list[int]:
+    """The edition's best stories (its own order), allowed and not yet read, for the TOP_SLOTS below ``want``."""
     slots = [p for p in TOP_SLOTS if p < want]
     tops: list[int] = []
     if slots:
-        for i in pool.top[: 4 * len(TOP_SLOTS) + len(read_idx) + 16]:
-            if allowed[i] and not read_mask[i]:
+        for i in pool.top[: 4 * len(TOP_SLOTS) + scored.reads_in_pool + 16]:
+            if scored.allowed[i] and not scored.read_mask[i]:
                 tops.append(int(i))
                 if len(tops) == len(slots):
                     break
+    return tops
+
+
+def _personal_order(scored: _Scored, want: int, tops: list[int]):
+    """Allowed candidates by descending score (stable), the top stories left out; only the first ``want`` sorted."""
+    score, allowed = scored.score, scored.allowed
+    n = len(score)
     top_set = set(tops)
     k = min(n, want + len(tops))
     if k < n:
@@ -187,28 +237,7 @@ def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tupl
         order = part[np.argsort(-score[part], kind="stable")]
     else:
         order = np.argsort(-score, kind="stable")
-    personal = (int(i) for i in order if allowed[i] and int(i) not in top_set)
-    out: list[tuple[int, str]] = []
-    top_iter = iter(tops)
-    for pos in range(want):
-        pick = None
-        if pos in TOP_SLOTS:
-            pick = next(top_iter, None)
-            if pick is not None:
-                if pos >= offset:
-                    out.append((pick, "top_story"))
-                continue
-        pick = next(personal, None)
-        if pick is None:
-            pick = next(top_iter, None)
-            if pick is None:
-                break
-            if pos >= offset:
-                out.append((pick, "top_story"))
-            continue
-        if pos >= offset:
-            out.append((pick, _reason(pool, view, pick, terms, recent, nearest)))
-    return out
+    return (int(i) for i in order if allowed[i] and int(i) not in top_set)
 
 
 def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nearest) -> str:
