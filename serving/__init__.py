@@ -85,7 +85,6 @@ DEFAULTS = {
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
 OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
 SECRETS_FILE = "secrets.json"
-MIN_SECRET_CHARS = 16
 
 
 class ConfigError(RuntimeError):

@@ -331,16 +331,6 @@ def known_feed(st: PushState, publisher_id: str, feed_url: str) -> str | None:
     return None
 
 
-def _feed_belongs(registry, publisher_id: str, feed_url: str) -> bool:
-    pub = registry.get(publisher_id)
-    if pub is None:
-        return False
-    if any(f.get("url") == feed_url for f in pub.feeds):
-        return True
-    host = (urlsplit(feed_url).hostname or "").lower()
-    return registry.for_host(host).publisher_id == publisher_id
-
-
 @bp.post("/v1/ping")
 def ping():
     """Order: size, signature, body shape and age, feed known and owned, then the feed's shared bucket (one poll
