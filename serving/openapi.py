@@ -1,8 +1,8 @@
 """The OpenAPI 3.1 document of the whole origin API, served at ``GET /openapi.json``.
 
-Reads the page schemas (schemas/json, via :func:`schemas.pages.schema`) so the served document and the snapshot
-contracts cannot drift: the page, story-page and card schemas are the same JSON Schemas, with ``$defs`` lifted into
-``components/schemas``. tests/serving/test_openapi.py runs schemathesis against the app (WSGI) to keep the
+The paths are built here, one builder per route group (shared pages, the reader's endpoints, health, WebSub,
+pings); ``components/schemas`` come from :mod:`serving.openapi_schemas`, which reads the page schemas (schemas/json)
+so the served document and the snapshot contracts cannot drift. tests/serving/test_openapi.py runs schemathesis against the app (WSGI) to keep the
 document true: every documented status, header and body is checked against what the app answers.
 """
 
