@@ -4,7 +4,7 @@
 :class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
 the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
 verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
-``serving.push`` (WebSub callbacks and publisher pings, written by the ingest helper) when that module exists.
+``serving.push`` (WebSub callbacks and publisher pings).
 
 Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
@@ -89,7 +89,6 @@ DEFAULTS = {
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
 OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
 SECRETS_FILE = "secrets.json"
-MIN_SECRET_CHARS = 16
 
 
 class ConfigError(RuntimeError):
@@ -295,14 +294,15 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, stories
+    from serving import editions, foryou, health, openapi, push, stories
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
-    _register_push(app)
+    push.init_app(app)  # WebSub callbacks and publisher pings
+    app.register_blueprint(push.bp)
 
     @app.after_request
     def _never_set_cookie(resp):
@@ -336,28 +336,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
     return app
-
-
-def _register_push(app: Flask) -> None:
-    """serving/push.py (ingest helper): WebSub callbacks and publisher pings, if the module exists."""
-    import importlib
-    import importlib.util
-
-    if importlib.util.find_spec("serving.push") is None:
-        return
-    try:
-        push = importlib.import_module("serving.push")
-    except Exception:
-        log.exception("serving.push cannot be imported; WebSub and pings are off")
-        return
-    bp = getattr(push, "bp", None)
-    if bp is None:
-        log.error("serving.push has no Blueprint `bp`; WebSub and pings are off")
-        return
-    init = getattr(push, "init_app", None)
-    if callable(init):
-        init(app)
-    app.register_blueprint(bp)
 
 
 def new_secret() -> str:

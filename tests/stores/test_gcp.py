@@ -93,9 +93,9 @@ def test_snapshot_paths_must_be_plain(path):
 
 
 def test_prefix_end():
-    assert gcp._prefix_end(b"l#en#") == b"l#en$"
-    assert gcp._prefix_end(b"a\xff") == b"b"
-    assert gcp._prefix_end(b"\xff\xff") == b""
+    assert gcp.bigtable._prefix_end(b"l#en#") == b"l#en$"
+    assert gcp.bigtable._prefix_end(b"a\xff") == b"b"
+    assert gcp.bigtable._prefix_end(b"\xff\xff") == b""
 
 
 class StubSubscriber:
@@ -125,12 +125,6 @@ def test_unavailable_bigtable_is_a_store_error():
 
     with pytest.raises(StoreError, match="unavailable|connection refused"):
         gcp.BigtableArticleStore(gcp.Table(Broken(), "articles")).get("x")
-
-
-def test_private_helper_names_stay_as_aliases():
-    # stores.profiles and stores.feeds imported these before they were public.
-    assert gcp._client is gcp.client and gcp._table is gcp.table and gcp._Table is gcp.Table
-    assert gcp._cell_filter is gcp.latest_cell_filter and gcp._value is gcp.cell_value
 
 
 # ------------------------------------------------------------------------------ least privilege on Pub/Sub (403)
@@ -193,7 +187,7 @@ S = "projects/prod/subscriptions/items-raw-stories"
 
 @pytest.fixture
 def fresh_log(caplog, monkeypatch):
-    monkeypatch.setattr(gcp, "_ASSUMED", set())  # "log once" is per process: start each test clean
+    monkeypatch.setattr(gcp.pubsub, "_ASSUMED", set())  # "log once" is per process: start each test clean
     caplog.set_level(logging.INFO, logger="stores.gcp")
     return caplog
 
@@ -324,7 +318,7 @@ def test_publish_many_to_a_missing_topic_is_not_found():
 
 
 def test_publish_many_waits_at_most_the_timeout_without_progress(monkeypatch):
-    monkeypatch.setattr(gcp, "PUBLISH_TIMEOUT_S", 7.0)
+    monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 7.0)
     pub = StubPublisher(["m0", TimeoutError(), "m2", TimeoutError()])
     bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
     with pytest.raises(StoreError, match="2 of 4"):
@@ -443,7 +437,7 @@ def test_namespaces_are_isolated(gcp_store_config, sample_record):
 def test_bigtable_client_creation_is_quiet_under_warnings_as_errors(emulator_stack):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        client = gcp._make_client("bigtable", emulator_stack.project)
+        client = gcp.clients._make_client("bigtable", emulator_stack.project)
     assert client.project == emulator_stack.project
 
 
@@ -451,6 +445,6 @@ def test_bigtable_client_creation_is_quiet_under_warnings_as_errors(emulator_sta
 def test_store_errors_when_the_emulator_is_unreachable(monkeypatch, gcp_store_config):
     monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{stack.free_port()}")  # nothing listens there
     bus = open_stores(gcp_store_config).bus
-    monkeypatch.setattr(gcp, "PUBLISH_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 2.0)
     with pytest.raises(StoreError):
         bus.publish("articles", b"x")
