@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serving import samples
+from devtools import samples
 from serving.catalog import PreparedPool
 from serving.ranking import INTEREST_HALF_LIFE_MS, TOP_SLOTS, ProfileView, fold_interest, rank
 
