@@ -1,18 +1,18 @@
 """The layers point one way: schemas <- stores <- transforms <- pipelines / serving <- devtools, and Beam stays in
 Beam modules.
 
-Walks the product packages with ``ast`` and flags:
+Walks the product packages and devtools with ``ast`` and flags:
 
 - an import of a higher layer (``transforms`` importing ``pipelines``: a transform reading a job's options is the
-  cycle this test was written against); ``pipelines`` and ``serving`` are both the top layer, but the origin never
-  imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``) start the
-  origin;
+  cycle this test was written against); ``pipelines`` and ``serving`` are both the product's top layer, but the
+  origin never imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``)
+  start the origin;
 - an import of ``devtools`` (the emulators, the sample world, the test launchers: developer tools, not product code)
   from a product package, except by the few entry modules that start the local world (``DEVTOOLS_LAUNCHERS``);
   ``devtools`` itself may import every product package;
-- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and DoFns (``BEAM_MODULES``):
-  everything else is plain Python that the backfill, the streaming job and the origin share and that tests and
-  benchmarks call without a pipeline.
+- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and
+  DoFns (``BEAM_MODULES``): everything else (devtools included) is plain Python that the backfill, the streaming
+  job and the origin share and that tests and benchmarks call without a pipeline.
 
 The checker itself is tested on planted snippets, so this test can fail.
 """
