@@ -581,7 +581,7 @@ def run(argv: list[str] | None = None) -> int:
     delays: list[tuple[int, int]] = []  # (release -> first seen, release -> fetched) ms, items released after start
     on_item = None
     if o.world:
-        from pipelines.world.server import start_world
+        from devtools.world.server import start_world
 
         world = start_world(speed=o.world_speed)
         overrides = world.host_overrides

@@ -126,7 +126,8 @@ def main(args) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
 
-    from stores import StoreConfig, open_stores, stack
+    from devtools import emulators as stack
+    from stores import StoreConfig, open_stores
 
     say("starting the Pub/Sub emulator (the bus between the jobs) ...")
     try:
@@ -179,7 +180,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     world = None
     ping_keys = {}
     if args.feeds is None:
-        from pipelines.world.server import make_ping_keys
+        from devtools.world.server import make_ping_keys
 
         ping_keys = make_ping_keys()
     app = create_app(
@@ -215,7 +216,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     watcher.before_run = set(watcher.first_on_page)
     overrides = None
     if args.feeds is None:
-        from pipelines.world.server import start_world
+        from devtools.world.server import start_world
 
         world = start_world(speed=args.speed, ping_url=origin + "/v1/ping", ping_keys=ping_keys)
         cleanups.append(world.stop)

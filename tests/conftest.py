@@ -2,7 +2,7 @@
 
 - ``repo_root``: the checkout's root (Path).
 - ``shared_data``: ../shared/data next to the checkout (labelled data); the test is skipped when it is absent.
-- ``emulator_stack``: session-scoped; starts the Pub/Sub, Bigtable and GCS emulators once (stores/stack.py), sets
+- ``emulator_stack``: session-scoped; starts the Pub/Sub, Bigtable and GCS emulators once (devtools/emulators.py), sets
   PUBSUB_EMULATOR_HOST / BIGTABLE_EMULATOR_HOST / STORAGE_EMULATOR_HOST / GOOGLE_CLOUD_PROJECT for the session and
   stops the emulators (by process group) at the end. Skips, naming what is missing, when a binary is absent. Only
   tests marked ``@pytest.mark.emulator`` should use it.
@@ -64,7 +64,7 @@ def shared_data(repo_root) -> Path:
 
 @pytest.fixture(scope="session")
 def emulator_stack(tmp_path_factory):
-    from stores import stack
+    from devtools import emulators as stack
 
     try:
         stack.find_binaries()
@@ -88,7 +88,7 @@ def emulator_stack(tmp_path_factory):
 
 @pytest.fixture
 def gcp_store_config(emulator_stack, tmp_path):
-    from stores import stack
+    from devtools import emulators as stack
 
     config = stack.stack_config(emulator_stack, namespace=f"t{uuid.uuid4().hex[:12]}", data_dir=str(tmp_path))
     stack.provision(config)

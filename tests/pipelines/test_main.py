@@ -39,7 +39,7 @@ def _newsroom_run(data_dir, report, minutes):
 def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, list]]:
     """For each translated pair of the sample world: (story id of the original, story id of the translation, the
     ``links`` of each one's served story page). The origin is built on the run's stores after the run."""
-    from pipelines.world.content import ARTICLES
+    from devtools.world.content import ARTICLES
     from schemas.pages import story_path
     from stores.profiles import open_profile_store
     from tests.serving.helpers import make_app

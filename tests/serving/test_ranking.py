@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from serving import samples
+from devtools import samples
 from serving.catalog import PreparedPool
 from serving.ranking import (
     CAP_DEPTH,
