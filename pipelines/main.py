@@ -2,10 +2,10 @@
 
 Starts, in order:
 
-1. the Pub/Sub emulator (``stores/stack.py``), the bus between the jobs;
+1. the Pub/Sub emulator (``devtools/emulators.py``), the bus between the jobs;
 2. the origin (``serving.create_app``) on ``--port``, which also takes the sample world's WebSub deliveries and
    pings;
-3. the local publisher world (``pipelines/world``: 15 publishers in en/es/de/fr releasing articles over time,
+3. the local publisher world (``devtools/world``: 15 publishers in en/es/de/fr releasing articles over time,
    ``--speed`` times faster than the wall clock), unless ``--feeds`` points at a real feed list;
 4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
 5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):

@@ -245,7 +245,7 @@ def env_settings() -> list[str]:
 
 
 # Read from the environment by other parts of the origin process: gunicorn.conf.py (workers, threads, header
-# timeout) and the store stack's emulator tools (stores/stack.py).
+# timeout) and the store stack's emulator tools (devtools/emulators.py).
 EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",

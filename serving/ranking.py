@@ -31,7 +31,7 @@ Reasons: the largest personal term names the reason (``follows:topic/{t}``, ``fo
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
 (benchmarks/serve_bench.py) with ONE BLAS thread; OpenBLAS's default thread pool made it ~14 ms median on this
-2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/cli.py).
+2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/gunicorn_app.py).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ import time
 import orjson
 import pytest
 
-from serving import feed, ranking, samples
+from devtools import samples
+from serving import feed, ranking
 from stores.base import StoreError
 from tests.serving.helpers import EDITION, make_app, publish, publish_world
 

@@ -14,8 +14,9 @@ import pytest
 from google.api_core import exceptions as gx
 from google.cloud.bigtable import column_family
 
+from devtools import emulators
 from schemas.tables import MAX_AGE_DAYS, TABLES, TOPICS
-from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores, stack
+from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores
 
 
 class StubBlob:
@@ -332,7 +333,7 @@ def test_publish_many_waits_at_most_the_timeout_without_progress(monkeypatch):
 
 @pytest.mark.emulator
 def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
-    stack.provision(gcp_store_config)  # second time: nothing to do, no error
+    emulators.provision(gcp_store_config)  # second time: nothing to do, no error
     admin = gcp.client("bigtable-admin", gcp_store_config.gcp_project).instance(gcp_store_config.bigtable_instance)
     for base, families in TABLES.items():
         table = admin.table(gcp_store_config.name(base))
@@ -354,11 +355,13 @@ def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
 @pytest.mark.emulator
 def test_provision_brings_existing_families_to_the_layouts_gc_rules(emulator_stack, tmp_path):
     # A profiles table made before the age rule existed (or by hand) gets it, and a missing family is added.
-    config = stack.stack_config(emulator_stack, namespace=f"gc{time.monotonic_ns() % 10**9}", data_dir=str(tmp_path))
+    config = emulators.stack_config(
+        emulator_stack, namespace=f"gc{time.monotonic_ns() % 10**9}", data_dir=str(tmp_path)
+    )
     admin = gcp.client("bigtable-admin", config.gcp_project).instance(config.bigtable_instance)
     old = admin.table(config.name("profiles"))
     old.create(column_families={"e": column_family.MaxVersionsGCRule(3)})
-    stack.provision(config)
+    emulators.provision(config)
     got = old.list_column_families()
     assert set(got) == {"p", "e"}
     assert got["e"].gc_rule == gcp.gc_rule("profiles", "e")
@@ -422,7 +425,7 @@ class _Proxy:
 @pytest.mark.emulator
 def test_namespaces_are_isolated(gcp_store_config, sample_record):
     other = dataclasses.replace(gcp_store_config, namespace=gcp_store_config.namespace + "-b")
-    stack.provision(other)
+    emulators.provision(other)
     a, b = open_stores(gcp_store_config), open_stores(other)
     a.articles.write(sample_record("Article"))
     a.snapshots.put("pages/en-us/top/v1.json", b"a")
@@ -443,7 +446,7 @@ def test_bigtable_client_creation_is_quiet_under_warnings_as_errors(emulator_sta
 
 @pytest.mark.emulator
 def test_store_errors_when_the_emulator_is_unreachable(monkeypatch, gcp_store_config):
-    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{stack.free_port()}")  # nothing listens there
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{emulators.free_port()}")  # nothing listens there
     bus = open_stores(gcp_store_config).bus
     monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 2.0)
     with pytest.raises(StoreError):
