@@ -287,13 +287,14 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, stories
+    from serving import editions, foryou, health, openapi, stories, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
+    app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
     _register_push(app)
 
     @app.after_request
