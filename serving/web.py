@@ -52,7 +52,7 @@ STORY_MAX_ARTICLES = 200  # Full Coverage in HTML shows this many; the JSON API 
 CACHE_MAX = 4096  # rendered pages kept per catalog (pages are re-rendered when the watcher swaps the catalog)
 SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
 STATIC_DIR = Path(__file__).resolve().parent / "web_static"
-ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
 
 # Catalog -> {cache key: (body, etag)}. Catalogs are immutable and replaced whole, so a page rendered from one is
 # valid for as long as that catalog is current; the weak keys let old catalogs (and their pages) go.

@@ -56,7 +56,7 @@
       p.appendChild(out);
       li.appendChild(p);
     }
-    if (it.reason) li.appendChild(el("p", "Why: " + String(it.reason).replace(":", " "), "reason"));
+    if (it.reason) li.appendChild(el("p", "Why: " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
     return li;
   }
 
