@@ -49,7 +49,7 @@ SECURITY_HEADERS = {
 DEFAULT_EDITION = "us-en"
 SECTION = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 STORY_MAX_ARTICLES = 200  # Full Coverage in HTML shows this many; the JSON API pages through all of them
-CACHE_MAX = 4096  # rendered pages kept per catalog (pages are re-rendered when the watcher swaps the catalog)
+CACHE_MAX = 512  # rendered pages kept per catalog (~20-60 KB each; all re-rendered when the watcher swaps it)
 SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
 STATIC_DIR = Path(__file__).resolve().parent / "web_static"
 ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}

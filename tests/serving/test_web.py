@@ -231,3 +231,13 @@ def test_everything_from_articles_is_escaped(app, client, world):
     assert 'class="label label-fact_check">Fact check<' in story_html
     assert 'class="label label-opinion">Opinion<' in story_html
     assert f'<a href="/stories/{STORY}" hreflang="en" lang="en">A story</a>' in story_html  # other languages
+
+
+def test_a_new_page_version_changes_the_html_and_its_etag(app, client, world):
+    before = client.get(f"/e/{EDITION}/")
+    publish(world, samples.edition_page(EDITION, "top", 2, n_stories=12, first_story=300))
+    app.extensions["newsroom"].watcher.poll_once()
+    after = client.get(f"/e/{EDITION}/", headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
+    doc = orjson.loads(client.get(f"/v1/editions/{EDITION}/sections/top").data)
+    assert _story_ids(after.data) == [s["story_id"] for s in doc["stories"]] and len(doc["stories"]) == 12
