@@ -27,7 +27,7 @@ TORCH_VERSION = "2.13.0"  # CPU build, installed first (Makefile, templates/Dock
 PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores", "devtools")
 
 # Non-Python files that ship inside the packages, by package (folders without __init__.py are packages here too).
-DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml"]
+DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml", "*.css", "*.js", "*.svg"]
 
 RUNTIME = [
     f"apache-beam[gcp]=={BEAM_VERSION}",
@@ -89,6 +89,7 @@ TEST = [
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
     "threadpoolctl>=3.1",
+    "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 

@@ -289,6 +289,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
 
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
     say("open:")
+    say(f"  {origin}/e/us-en/                             the reader web front end (sections, stories, For you)")
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")
     say(f"  {origin}/v1/editions/us-en/version            the version endpoint behind the 'new stories' pill")
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")

@@ -294,13 +294,14 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, stories
+    from serving import editions, foryou, health, openapi, push, stories, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
+    app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
     push.init_app(app)  # WebSub callbacks and publisher pings
     app.register_blueprint(push.bp)
 
