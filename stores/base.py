@@ -10,6 +10,11 @@ The contract (pinned by ``tests/stores/test_contract.py`` on both backends):
   Two racing writers of the same version: exactly one wins.
 - PointerStore.compare_and_set moves a pointer only from the expected version; racing movers: exactly one wins.
   Every move is kept in the pointer's history, so rollback is moving the pointer back.
+- PointerStore.retire(name, expected) is a conditional delete: only from the live ``expected`` version; racing
+  retirers and movers: exactly one wins. A retired pointer is absent for get/names/versions, its history is kept
+  (a last entry with version None, reason "retired") and it leaves a tombstone: compare_and_set from None to a
+  version at or below the retired one fails, so a late or replayed writer cannot resurrect it; a higher version
+  (the story genuinely moved on) may bring it back.
 - SnapshotStore objects are immutable: a second put of the same path raises AlreadyExists.
 - StoryStore.mark_change is create-if-absent, so applying a StoryChange twice is a no-op.
 - PointerStore.versions(prefix) equals ``{n: get(n) for n in names(prefix)}``, in one scan on both backends.
@@ -160,7 +165,8 @@ class StoryStore(abc.ABC):
 
 
 class PointerStore(abc.ABC):
-    """Latest pointers of pages ("{edition}/{section}") and pools ("pool/{edition}"), moved by compare-and-set."""
+    """Latest pointers of pages ("{edition}/{section}"), pools ("pool/{edition}") and stories ("story/{id}"), moved
+    by compare-and-set and retired (deleted, with a tombstone) by :meth:`retire`."""
 
     @abc.abstractmethod
     def get(self, name: str) -> int | None: ...
@@ -170,8 +176,14 @@ class PointerStore(abc.ABC):
         """Move ``name`` from ``expected`` (None: pointer absent) to ``new``. True if this call moved it."""
 
     @abc.abstractmethod
+    def retire(self, name: str, expected: int) -> bool:
+        """Delete the live pointer ``name`` if it is at ``expected``. True if this call retired it. The history stays
+        (plus an entry ``{"version": None, "previous": expected, "reason": "retired"}``) and a tombstone remembers
+        ``expected``: afterwards ``compare_and_set(name, None, v)`` fails for every ``v <= expected``."""
+
+    @abc.abstractmethod
     def history(self, name: str) -> list[dict]:
-        """Moves in order, oldest first: ``{"version", "previous", "at", "reason"}``."""
+        """Moves in order, oldest first: ``{"version", "previous", "at", "reason"}`` (version None: retired)."""
 
     @abc.abstractmethod
     def names(self, prefix: str = "") -> list[str]: ...
@@ -196,7 +208,7 @@ class PointerStore(abc.ABC):
             if current is None:
                 raise NotFound(f"no pointer {name!r}")
             moves = self.history(name)
-            live_before = [m["version"] for m in moves]
+            live_before = [m["version"] for m in moves if m["version"] is not None]  # None: a retirement
             if to_version is None:
                 earlier = [v for v in live_before if v < current]
                 if not earlier:

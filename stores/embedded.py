@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS applied_changes (change_id TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS writers (language TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS minted (language TEXT PRIMARY KEY, story_id INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pointers (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS pointer_tombstones (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pointer_history (name TEXT, seq INTEGER, version INTEGER, previous INTEGER,
     at INTEGER, reason TEXT, PRIMARY KEY (name, seq));
 CREATE TABLE IF NOT EXISTS bus_topics (topic TEXT PRIMARY KEY);
@@ -296,15 +297,31 @@ class EmbeddedPointerStore(PointerStore):
             current = row[0] if row else None
             if current != expected:
                 return False
+            if current is None:
+                dead = conn.execute("SELECT version FROM pointer_tombstones WHERE name=?", (name,)).fetchone()
+                if dead is not None and new <= dead[0]:
+                    return False  # retired at or after this version: a late writer does not resurrect it
             conn.execute("INSERT OR REPLACE INTO pointers VALUES (?,?)", (name, new))
-            seq = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO pointer_history VALUES (?,?,?,?,?,?)",
-                (name, seq, new, expected, int(time.time() * 1000), reason),
-            )
+            self._record(conn, name, new, expected, reason)
             return True
+
+    def retire(self, name: str, expected: int) -> bool:
+        with self.db.transaction() as conn:
+            row = conn.execute("SELECT version FROM pointers WHERE name=?", (name,)).fetchone()
+            if row is None or row[0] != expected:
+                return False
+            conn.execute("DELETE FROM pointers WHERE name=?", (name,))
+            conn.execute("INSERT OR REPLACE INTO pointer_tombstones VALUES (?,?)", (name, expected))
+            self._record(conn, name, None, expected, "retired")
+            return True
+
+    @staticmethod
+    def _record(conn, name: str, version: int | None, previous: int | None, reason: str) -> None:
+        seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)).fetchone()[0]
+        conn.execute(
+            "INSERT INTO pointer_history VALUES (?,?,?,?,?,?)",
+            (name, seq, version, previous, int(time.time() * 1000), reason),
+        )
 
     def history(self, name: str) -> list[dict]:
         rows = self.db.connect().execute(

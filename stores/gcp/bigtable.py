@@ -399,33 +399,43 @@ class BigtableStoryStore(StoryStore):
 
 
 class BigtablePointerStore(PointerStore):
-    """Rows ``p#{name}``: ``p:version`` (live version), ``p:seq`` (number of moves: the CAS predicate) and
-    ``h:{seq}`` (each move, JSON). The last POINTER_HISTORY_KEEP moves are kept."""
+    """Rows ``p#{name}``: ``p:version`` (live version; absent once retired), ``p:seq`` (number of moves: the CAS
+    predicate), ``p:retired`` (tombstone: the version retired last) and ``h:{seq}`` (each move, JSON). The last
+    POINTER_HISTORY_KEEP moves are kept. A retired row keeps ``p:seq``, ``p:retired`` and its history, so
+    :meth:`names` and :meth:`versions` (which read ``p:version`` only) skip it."""
 
     def __init__(self, table: Table):
         self.t = table
 
-    def _head(self, name: str) -> tuple[int | None, int]:
+    def _head(self, name: str) -> tuple[int | None, int, int | None]:
         p = _cells(self.t.read_row(pointer_key(name), _family_filter("p")), "p")
         version = int(p[b"version"]) if b"version" in p else None
-        return version, int(p.get(b"seq", b"0"))
+        retired = int(p[b"retired"]) if b"retired" in p else None
+        return version, int(p.get(b"seq", b"0")), retired
 
     def get(self, name: str) -> int | None:
         return self._head(name)[0]
 
-    def compare_and_set(self, name: str, expected: int | None, new: int, reason: str = "") -> bool:
+    def _move(self, name: str, expected: int | None, new: int | None, reason: str) -> bool:
+        """One conditional move (``new`` None: retire) from ``expected``, predicated on the move counter."""
         key = pointer_key(name)
         for _ in range(CAS_ATTEMPTS):
-            current, seq = self._head(name)
-            if current != expected:
+            current, seq, retired = self._head(name)
+            if current != expected or (new is None and current is None):
                 return False
+            if new is not None and current is None and retired is not None and new <= retired:
+                return False  # retired at or after this version: a late writer does not resurrect it
             nxt = seq + 1
-            entry = {"version": int(new), "previous": expected, "at": int(time.time() * 1000), "reason": reason}
+            entry = {"version": new, "previous": expected, "at": int(time.time() * 1000), "reason": reason}
             first = seq == 0
             state = not first  # first move: false branch (row absent); later: true branch (counter unchanged)
 
             def fill(row, nxt=nxt, entry=entry, state=state):  # bound now: called in this iteration
-                row.set_cell("p", b"version", pad(new), state=state)
+                if new is None:
+                    row.delete_cell("p", b"version", state=state)
+                    row.set_cell("p", b"retired", pad(expected), state=state)
+                else:
+                    row.set_cell("p", b"version", pad(new), state=state)
                 row.set_cell("p", b"seq", pad(nxt), state=state)
                 row.set_cell("h", pad(nxt), _json(entry), state=state)
                 if nxt > POINTER_HISTORY_KEEP:
@@ -437,6 +447,12 @@ class BigtablePointerStore(PointerStore):
                 return True
             # another move landed between our read and our write: re-read (it may have moved back: ABA-safe)
         raise StoreError(f"pointer {name}: lost {CAS_ATTEMPTS} compare-and-sets in a row")
+
+    def compare_and_set(self, name: str, expected: int | None, new: int, reason: str = "") -> bool:
+        return self._move(name, expected, int(new), reason)
+
+    def retire(self, name: str, expected: int) -> bool:
+        return self._move(name, int(expected), None, "retired")
 
     def history(self, name: str) -> list[dict]:
         h = _cells(self.t.read_row(pointer_key(name), _family_filter("h")), "h")

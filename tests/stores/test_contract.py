@@ -299,6 +299,54 @@ def test_pointer_versions_of_many_pointers(stores):
     assert p.versions() == {**expected, "en-us/top": 8}
 
 
+def test_pointer_retire_is_a_conditional_delete_with_a_tombstone(stores):
+    """Issue 16 item 5: story pointers are retired, so listings and the origin's memory stop growing. History stays;
+    a late writer replaying an old version cannot bring the pointer back; a genuinely newer version can."""
+    p = stores.pointers
+    name = "story/77"
+    assert p.retire(name, 1) is False  # nothing to retire
+    for expected, new in ((None, 1), (1, 2)):
+        assert p.compare_and_set(name, expected, new)
+    assert p.compare_and_set("story/78", None, 1)
+    assert p.retire(name, 1) is False  # not the live version
+    assert p.get(name) == 2
+    assert p.retire(name, 2) is True
+    assert p.get(name) is None
+    assert p.retire(name, 2) is False  # already retired
+    assert name not in p.names() and name not in p.names("story/")
+    assert p.versions("story/") == {"story/78": 1} and p.versions() == {"story/78": 1}
+    assert [(h["version"], h["previous"], h["reason"]) for h in p.history(name)] == [
+        (1, None, ""),
+        (2, 1, ""),
+        (None, 2, "retired"),
+    ]
+    assert p.compare_and_set(name, 2, 3) is False  # from the version it had: gone
+    assert p.compare_and_set(name, None, 2) is False  # a replay of the retired version: tombstone
+    assert p.compare_and_set(name, None, 1) is False  # ... or of an older one
+    assert p.get(name) is None and p.versions("story/") == {"story/78": 1}
+    with pytest.raises(NotFound):
+        p.rollback(name)
+    assert p.compare_and_set(name, None, 3, reason="revived") is True  # newer than the tombstone: a real move
+    assert p.versions("story/") == {"story/77": 3, "story/78": 1}
+    assert p.rollback(name) == 2  # history with a retirement in it still rolls back
+    assert p.retire(name, 2) is True and p.get(name) is None
+
+
+def test_race_pointer_retire_against_move(stores):
+    """A retirer and a mover racing from the same live version: exactly one wins, and the outcome is consistent."""
+    p = stores.pointers
+    for rnd in range(ROUNDS):
+        assert p.compare_and_set(f"story/r{rnd}", None, 1)
+
+    def op(i, rnd):
+        name = f"story/r{rnd}"
+        return p.retire(name, 1) if i == 0 else p.compare_and_set(name, 1, 2)
+
+    for rnd, results in enumerate(race(op)):
+        assert sorted(results) == [False, True], results
+        assert p.get(f"story/r{rnd}") == (None if results[0] else 2)
+
+
 # --------------------------------------------------------------------------------------------------- snapshots
 
 
