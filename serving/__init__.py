@@ -20,7 +20,8 @@ Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``) an
 given as objects (tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
 
 Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
-(asserted on every response), a store read on a shared request.
+(asserted on every response), a store read on a shared request, with one exception: Full Coverage of an existing
+story the origin no longer holds in memory is loaded from the snapshot store on demand (serving/watcher.py).
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ DEFAULTS = {
     "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
     "NEWSROOM_STORY_GRACE_S": 600.0,
+    # stories no page or pool references and not updated for this long leave memory; they are served on demand
+    # from the snapshot store through an LRU of NEWSROOM_STORY_LRU entries (serving/watcher.py)
+    "NEWSROOM_STORY_RETAIN_S": 48 * 3600.0,
+    "NEWSROOM_STORY_LRU": 2000,
     "NEWSROOM_VALIDATE_PAGES": True,
     "NEWSROOM_FAST_PATH": True,  # serving/fastpath.py in front of Flask for section pages and versions
     # shared cache headers
@@ -196,6 +201,8 @@ class Newsroom:
             interval_s=float(cfg["NEWSROOM_WATCH_INTERVAL_S"]),
             story_grace_s=float(cfg["NEWSROOM_STORY_GRACE_S"]),
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
+            story_retain_s=float(cfg["NEWSROOM_STORY_RETAIN_S"]),
+            story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -67,6 +68,7 @@ class PreparedPage:
     tail: bytes
     etag_base: str
     joined: Mapping[int, bytes]  # k -> body, for COMMON_LIMITS and len(entries)
+    story_ids: tuple[str, ...] = ()  # the stories the page links to (they stay in memory, see serving/watcher.py)
 
     @classmethod
     def build(cls, doc: dict) -> PreparedPage:
@@ -90,6 +92,7 @@ class PreparedPage:
             tail=tail,
             etag_base=_etag_base(full),
             joined=MappingProxyType(joined),
+            story_ids=tuple(s["story_id"] for s in doc["stories"]),
         )
 
     def body(self, limit: int | None) -> tuple[bytes, str]:
@@ -112,6 +115,7 @@ class PreparedStory:
     cards: tuple[bytes, ...]
     publisher_count: int
     etag_base: str
+    updated_ms: int = 0  # the document's updated_at (else its newest article), ms since epoch: 0 when unknown
 
     @classmethod
     def build(cls, doc: dict) -> PreparedStory:
@@ -127,6 +131,7 @@ class PreparedStory:
             cards=tuple(orjson.dumps(a) for a in arts),
             publisher_count=len({a["publisher_id"] for a in arts}),
             etag_base=_etag_base(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)),
+            updated_ms=_updated_ms(doc, keys),
         )
 
     def start_after(self, published_ms: int, article_id: str) -> int:
@@ -155,6 +160,13 @@ class PreparedStory:
                 b"}",
             )
         )
+
+
+def _updated_ms(doc: dict, keys) -> int:
+    try:
+        return _ms(doc["updated_at"])
+    except (KeyError, TypeError, ValueError):
+        return -keys[0][0] if keys else 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -322,6 +334,41 @@ def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[
         body = orjson.dumps(doc)
         out[edition] = EditionInfo(body=body, etag=f'"{_etag_base(body)}"')
     return out
+
+
+class StoryCache:
+    """A bounded LRU of story entries loaded on demand (stories the catalog no longer holds in memory, see
+    :mod:`serving.watcher`), keyed by (story id, version): a moved pointer misses and loads the new version. Shared
+    by request threads; the loader runs outside the lock (two threads may load the same story once each)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = max(0, int(capacity))
+        self._entries: OrderedDict[tuple[str, int], StoryEntry] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.loads = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, story_id: str, version: int, load) -> StoryEntry | None:
+        """The entry of ``(story_id, version)``, from the cache or ``load()`` (None: nothing to serve, not cached)."""
+        key = (story_id, version)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return entry
+        entry = load()
+        if entry is None or not self.capacity:
+            return entry
+        with self._lock:
+            self.loads += 1
+            self._entries[key] = entry
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return entry
 
 
 class CatalogHolder:

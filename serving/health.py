@@ -40,6 +40,7 @@ def readyz():
         "pages": len(cat.pages),
         "pools": len(cat.pools),
         "stories": len(cat.stories),
+        "stories_on_demand": len(ext.watcher.story_cache),
         "aliases_version": cat.aliases_version,
         "stores_last_answered_s": None if last is None else round(time.monotonic() - last, 3),
         "last_error": holder.last_error,

@@ -1,6 +1,9 @@
 """Full coverage of one story (shared endpoint): ``GET /v1/stories/{story_id}?edition=&cursor=&limit=``.
 
-Reads the in-memory catalog only. Articles are ordered by (published_at desc, article_id asc); a page ends with a
+Reads the in-memory catalog; a story the catalog does not hold in memory (unreferenced by any page or pool and not
+updated for ``NEWSROOM_STORY_RETAIN_S``, see :mod:`serving.watcher`) but whose pointer is listed is loaded on demand
+from the snapshot store into a bounded LRU (:func:`story_entry`): the one shared request that may read a store, and
+only for a story that exists (an unknown id is a 404 without any store read; a store failure is a 503). Articles are ordered by (published_at desc, article_id asc); a page ends with a
 ``next_cursor`` that carries (story id, story version, keyset of the last article served), signed
 (:mod:`serving.cursor`).
 
@@ -19,6 +22,7 @@ are kept, a cursor is dropped (it was bound to the merged story).
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import urlencode
 
@@ -26,14 +30,31 @@ from flask import Blueprint, current_app, request
 
 from serving import cursor as cursors
 from serving import http
-from serving.catalog import STORY_PAGE_SIZE
+from serving.catalog import STORY_PAGE_SIZE, Catalog, StoryEntry
+from stores.base import StoreError
 
+log = logging.getLogger(__name__)
 bp = Blueprint("stories", __name__)
 bp.before_request(http.reject_personal_headers)
 
 STORY_ID = re.compile(r"^[0-9]{1,20}$")
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
 MAX_LIMIT = 100
+
+
+def story_entry(ext, cat: Catalog, story_id: str) -> StoryEntry | None:
+    """The story from memory, else on demand (serving.watcher.PointerWatcher.story). Raises StoreError."""
+    entry = cat.stories.get(story_id)
+    if entry is not None:
+        return entry
+    return ext.watcher.story(cat, story_id)
+
+
+def unavailable(story_id: str, exc: Exception):
+    """503 for a story that exists but could not be loaded from the snapshot store just now."""
+    log.warning("story %s not loadable on demand: %s", story_id, exc)
+    retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
+    return http.error(503, f"story {story_id} is temporarily unavailable", headers={"Retry-After": retry})
 
 
 @bp.get("/v1/stories/<story_id>")
@@ -63,7 +84,10 @@ def story_page(story_id: str):
         )
         resp.headers["Location"] = f"/v1/stories/{survivor}" + (f"?{urlencode(query)}" if query else "")
         return resp
-    entry = cat.stories.get(story_id)
+    try:
+        entry = story_entry(ext, cat, story_id)
+    except StoreError as exc:
+        return unavailable(story_id, exc)
     if entry is None:
         if not cat.ready:
             return http.not_ready()

@@ -18,7 +18,19 @@ Behaviour:
   them keeps paging the same version (see serving/stories.py).
 - The poll interval (default 2 s) bounds how stale the origin is behind a pointer move; the CDN's s-maxage adds to it.
   If the pointer store offers a bulk ``versions(prefix) -> {name: version}`` it is used (one scan); otherwise
-  ``names()`` plus one ``get`` per pointer.
+  ``names()`` plus one ``get`` per pointer. Either way a poll lists every pointer (a row scan of the whole pointer
+  table on Bigtable, one indexed SELECT on SQLite), so its cost grows with the number of live pointers: the
+  producer retires story pointers (``PointerStore.retire``, :func:`stores.retention.expired_story_pointers`) to
+  keep it flat; only objects whose pointer moved are fetched.
+
+Memory (issue 16 item 5): a story whose pointer is retired (vanishes from the listing) leaves memory. And whatever
+the producer does, a story that no loaded edition page or pool references and whose document was not updated for
+``story_retain_s`` (default 48 h, ``NEWSROOM_STORY_RETAIN_S``; compared with the story's ``updated_at`` on the wall
+clock) is not held: its pointer version stays in ``Catalog.loaded`` (so it is not fetched again each poll) and
+``GET /v1/stories/{id}`` loads it on demand from the snapshot store into a bounded LRU (:class:`StoryCache`,
+``story_lru`` entries, default 2,000, ``NEWSROOM_STORY_LRU``; :meth:`PointerWatcher.story`). A story that a page or
+pool references again is loaded back into memory on the next poll. Stories are loaded after pages and pools, so
+an old unreferenced story is never held even on the first poll of a process.
 """
 
 from __future__ import annotations
@@ -30,11 +42,14 @@ import time
 import orjson
 
 from schemas import pages as page_schemas
-from serving.catalog import Catalog, CatalogHolder, StoryEntry, edition_infos, prepare
+from serving.catalog import Catalog, CatalogHolder, StoryCache, StoryEntry, edition_infos, prepare
 from serving.validation import validate
 from stores.base import NotFound
 
 log = logging.getLogger(__name__)
+
+STORY = "story/"
+RELEASE_EVERY_S = 60.0  # the pass releasing old unreferenced stories runs at least this often (and on page moves)
 
 
 def classify(name: str, version: int) -> tuple[str, str] | None:
@@ -61,6 +76,9 @@ class PointerWatcher:
         story_grace_s: float = 600.0,
         validate: bool = True,
         clock=time.monotonic,
+        story_retain_s: float = 48 * 3600.0,
+        story_lru: int = 2000,
+        wall_clock=time.time,
     ):
         self.holder = holder
         self.pointers = pointers
@@ -69,6 +87,11 @@ class PointerWatcher:
         self.story_grace_s = story_grace_s
         self.validate = validate
         self.clock = clock
+        self.story_retain_s = story_retain_s
+        self.wall_clock = wall_clock
+        self.story_cache = StoryCache(story_lru)
+        self._referenced: frozenset[str] = frozenset()  # story ids the current pages and pools link to
+        self._released_at = float("-inf")
         self._bad: dict[str, int] = {}  # name -> version that failed validation (not retried)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -117,11 +140,19 @@ class PointerWatcher:
                 log.warning("pointer listing failed, serving the last loaded catalog: %s", self.holder.last_error)
                 return False
             wanted = {n: v for n, v in listed.items() if classify(n, v) is not None}
-            nxt = _NextCatalog(self.holder.current)
+            nxt = _NextCatalog(self.holder.current, self._referenced)
             now = self.clock()
             transient = self._load_moved(nxt, wanted, now)
             nxt.expire_stories(now, self.story_grace_s)
             nxt.drop_vanished(wanted)  # only known because the listing succeeded
+            for name in [n for n in self._bad if n not in wanted]:
+                del self._bad[name]  # retired or vanished: forget it
+            if nxt.refs_moved or now - self._released_at >= RELEASE_EVERY_S:
+                if nxt.refs_changed:
+                    nxt.reference()
+                nxt.release_stories(self._retain_after_ms())
+                self._released_at = now
+            self._referenced = nxt.referenced
             if nxt.changed:
                 self.holder.current = nxt.build()
                 for cb in self.on_swap:
@@ -134,25 +165,69 @@ class PointerWatcher:
             self.holder.last_error = None
             return True
 
+    def _retain_after_ms(self) -> int:
+        """Stories updated before this wall-clock time (ms) are held only while a page or pool references them."""
+        return int((self.wall_clock() - self.story_retain_s) * 1000)
+
     def _load_moved(self, nxt: _NextCatalog, wanted: dict[str, int], now: float) -> str | None:
-        """Fetch and add every object whose pointer moved; the last transient error, or None."""
+        """Fetch and add every object whose pointer moved, pages, pools and aliases first, then stories (so which
+        stories are referenced is known); the last transient error, or None."""
         transient = None
         for name, version in sorted(wanted.items()):
-            if nxt.loaded.get(name) == version or self._bad.get(name) == version:
+            if not name.startswith(STORY) and nxt.loaded.get(name) != version:
+                transient = self._load_one(nxt, name, version, now) or transient
+        if nxt.refs_changed:
+            nxt.reference()
+        retain_after = self._retain_after_ms()
+        for name, version in wanted.items():
+            if not name.startswith(STORY):
                 continue
-            try:
-                kind, obj = self._load(name, version)
-            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
-                self._bad[name] = version
-                log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
-                continue
-            except Exception as exc:  # transient (store unreachable): retry next poll
-                transient = f"{type(exc).__name__}: {exc}"
-                log.warning("cannot fetch %s v%s yet: %s", name, version, transient)
-                continue
-            self._bad.pop(name, None)
-            nxt.add(name, version, kind, obj, now)
+            sid = name[len(STORY) :]
+            if nxt.loaded.get(name) != version or (sid in nxt.referenced and sid not in nxt.stories):
+                # moved, or referenced again while not held in memory
+                transient = self._load_one(nxt, name, version, now, retain_after) or transient
         return transient
+
+    def _load_one(self, nxt: _NextCatalog, name: str, version: int, now: float, retain_after: int = 0) -> str | None:
+        """Fetch and add one object (unless known bad); a transient error's text, or None."""
+        if self._bad.get(name) == version:
+            return None
+        try:
+            kind, obj = self._load(name, version)
+        except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+            self._bad[name] = version
+            log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
+            return None
+        except Exception as exc:  # transient (store unreachable): retry next poll
+            transient = f"{type(exc).__name__}: {exc}"
+            log.warning("cannot fetch %s v%s yet: %s", name, version, transient)
+            return transient
+        self._bad.pop(name, None)
+        nxt.add(name, version, kind, obj, now, retain_after)
+        return None
+
+    # -- stories not held in memory ------------------------------------------------------------------------------
+    def story(self, cat: Catalog, story_id: str) -> StoryEntry | None:
+        """The story's entry: from the catalog, else (its pointer is listed but the story is not held) from the
+        LRU or loaded now from the snapshot store. None: no such story (or its object is bad). A store failure
+        raises (the caller answers 503)."""
+        entry = cat.stories.get(story_id)
+        if entry is not None:
+            return entry
+        name = f"story/{story_id}"
+        version = cat.loaded.get(name)
+        if version is None or self._bad.get(name) == version:
+            return None
+
+        def load() -> StoryEntry | None:
+            try:
+                _, obj = self._load(name, version)
+            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+                log.error("story %s v%s not loadable on demand: %s", story_id, version, exc)
+                return None
+            return StoryEntry(current=obj)
+
+        return self.story_cache.get(story_id, version, load)
 
     # -- background thread ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -178,20 +253,36 @@ class PointerWatcher:
 class _NextCatalog:
     """The next catalog under construction: copies of the current one's maps, changed in place by one poll."""
 
-    def __init__(self, cur: Catalog):
+    def __init__(self, cur: Catalog, referenced: frozenset[str] = frozenset()):
         self.loaded = dict(cur.loaded)
         self.pages, self.pools, self.stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
         self.aliases, self.aliases_version = cur.aliases, cur.aliases_version
         self.changed = False
+        self.referenced = referenced
+        self.refs_changed = not cur.loaded  # a page or pool was added or dropped: ``referenced`` is out of date
+        self.refs_moved = False  # a page or pool was added or dropped during this poll
 
-    def add(self, name: str, version: int, kind: str, obj, now: float) -> None:
+    def reference(self) -> None:
+        """The story ids the loaded pages and pools link to (these stay in memory whatever their age)."""
+        refs = {sid for page in self.pages.values() for sid in page.story_ids}
+        for pool in self.pools.values():
+            refs.update(pool.story_ids)
+        self.referenced = frozenset(refs)
+        self.refs_changed = False
+
+    def add(self, name: str, version: int, kind: str, obj, now: float, retain_after: int = 0) -> None:
         self.changed = True
         self.loaded[name] = version
         if kind == "edition_page":
             self.pages[(obj.edition, obj.section)] = obj
+            self.refs_changed = self.refs_moved = True
         elif kind == "candidate_pool":
             self.pools[obj.edition] = obj
+            self.refs_changed = self.refs_moved = True
         elif kind == "story_coverage":
+            if obj.story_id not in self.referenced and obj.updated_ms < retain_after:
+                self.stories.pop(obj.story_id, None)  # old and unreferenced: served on demand (PointerWatcher.story)
+                return
             old = self.stories.get(obj.story_id)
             previous = ()
             if old is not None:
@@ -209,6 +300,14 @@ class _NextCatalog:
                     self.stories[sid] = StoryEntry(current=entry.current, previous=keep)
                     self.changed = True
 
+    def release_stories(self, retain_after: int) -> None:
+        """Stories neither referenced nor updated since ``retain_after`` (ms) leave memory (their pointer version
+        stays in ``loaded``). One pass over the stories held, which this keeps bounded."""
+        for sid, entry in list(self.stories.items()):
+            if sid not in self.referenced and entry.current.updated_ms < retain_after:
+                del self.stories[sid]
+                self.changed = True
+
     def drop_vanished(self, wanted: dict[str, int]) -> None:
         """Pointers that no longer exist."""
         for name in set(self.loaded) - set(wanted):
@@ -218,8 +317,10 @@ class _NextCatalog:
             rest = name.split("/", 1)[-1]
             if kind == "edition_page":
                 self.pages.pop(tuple(name.split("/")), None)
+                self.refs_changed = self.refs_moved = True
             elif kind == "candidate_pool":
                 self.pools.pop(rest, None)
+                self.refs_changed = self.refs_moved = True
             elif kind == "story_coverage":
                 self.stories.pop(rest, None)
             else:

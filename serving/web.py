@@ -33,7 +33,8 @@ import orjson
 from flask import Blueprint, Response, current_app, render_template, request
 
 from serving import http
-from serving.stories import EDITION, STORY_ID
+from serving.stories import EDITION, STORY_ID, story_entry, unavailable
+from stores.base import StoreError
 
 bp = Blueprint("web", __name__, template_folder="templates")
 
@@ -281,7 +282,10 @@ def story_page(story_id: str):
         resp.headers["Location"] = f"/stories/{survivor}"
         resp.headers["Cache-Control"] = ext.story_cache_control
         return resp
-    entry = cat.stories.get(story_id)
+    try:
+        entry = story_entry(ext, cat, story_id)  # on demand for a story not held in memory (serving/stories.py)
+    except StoreError as exc:
+        return unavailable(story_id, exc)
     if entry is None:
         return not_ready() if not cat.ready else not_found("There is no such story (or it has expired).")
     story = entry.current
