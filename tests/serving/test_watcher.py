@@ -158,3 +158,121 @@ def test_vanished_pointer_drops_its_page(app, client, world):
 )
 def test_pointer_names_map_to_snapshot_paths(name, expected):
     assert classify(name, 3) == expected
+
+
+# ------------------------------------------------------------------------------------ story memory (issue 16 item 5)
+
+OLD = samples.story_id(600)  # no page or pool links to ids from 300 up: unreferenced
+HOUR_S = 3600.0
+
+
+def _at(ext, wall_s: float, mono_s: float) -> None:
+    """Put the watcher's clocks at a given wall time (story ages) and monotonic time (the release pass)."""
+    ext.watcher.wall_clock = lambda: wall_s
+    ext.watcher.clock = lambda: mono_s
+
+
+def _coverage_time_s(doc) -> float:
+    from serving.catalog import _ms
+
+    return _ms(doc["updated_at"]) / 1000
+
+
+def test_retired_story_pointer_leaves_memory(app, client, world):
+    ext = app.extensions["newsroom"]
+    doc = samples.story_coverage(OLD, 1, samples.coverage_articles(OLD, 4))
+    _at(ext, _coverage_time_s(doc) + HOUR_S, 1e6)  # fresh: held although unreferenced
+    publish(world, doc)
+    assert ext.watcher.poll_once()
+    assert OLD in ext.holder.current.stories and client.get(f"/v1/stories/{OLD}").status_code == 200
+    assert world.pointers.retire(f"story/{OLD}", 1)
+    assert ext.watcher.poll_once()
+    cat = ext.holder.current
+    assert OLD not in cat.stories and f"story/{OLD}" not in cat.loaded
+    assert client.get(f"/v1/stories/{OLD}").status_code == 404
+    assert len(ext.watcher.story_cache) == 0
+    # a replay of the retired version cannot bring it back; the origin stays as it is
+    assert world.pointers.compare_and_set(f"story/{OLD}", None, 1) is False
+    ext.watcher.poll_once()
+    assert OLD not in ext.holder.current.stories
+
+
+def test_old_unreferenced_story_leaves_memory_and_is_served_on_demand(app, client, world):
+    ext = app.extensions["newsroom"]
+    doc = samples.story_coverage(OLD, 1, samples.coverage_articles(OLD, 45))
+    t0 = _coverage_time_s(doc)
+    _at(ext, t0 + HOUR_S, 1e6)
+    publish(world, doc)
+    ext.watcher.poll_once()
+    assert OLD in ext.holder.current.stories
+    held = client.get(f"/v1/stories/{OLD}?limit=10")
+    page2 = client.get(f"/v1/stories/{OLD}?limit=10&cursor={held.json['next_cursor']}")
+    _at(ext, t0 + 47 * HOUR_S, 1e6 + 30)
+    ext.watcher.poll_once()
+    assert OLD in ext.holder.current.stories  # 47 h: still within NEWSROOM_STORY_RETAIN_S
+    _at(ext, t0 + 49 * HOUR_S, 1e6 + 100)  # past retention, and the release pass is due
+    ext.watcher.poll_once()
+    cat = ext.holder.current
+    assert OLD not in cat.stories and cat.loaded[f"story/{OLD}"] == 1  # pointer known, story not held
+    assert STORY in cat.stories  # as old, but the top page links to it: held
+    real = ext.watcher.snapshots
+    reads = []
+
+    class Counting:
+        def get(self, path):
+            reads.append(path)
+            return real.get(path)
+
+    ext.watcher.snapshots = Counting()
+    again = client.get(f"/v1/stories/{OLD}?limit=10")
+    assert again.status_code == 200 and again.data == held.data and again.headers["ETag"] == held.headers["ETag"]
+    cursor_page = client.get(f"/v1/stories/{OLD}?limit=10&cursor={held.json['next_cursor']}")
+    assert cursor_page.data == page2.data  # cursors minted while it was held keep paging
+    assert reads == [f"stories/{OLD}/v1.json"]  # one load, then the LRU
+    ext.watcher.snapshots = Unreachable()
+    assert client.get(f"/v1/stories/{OLD}").status_code == 200  # from the LRU
+    assert client.get(f"/stories/{OLD}").status_code == 200  # the HTML Full Coverage page too
+    unknown = samples.story_id(700)
+    assert client.get(f"/v1/stories/{unknown}").status_code == 404  # no pointer: no store read at all
+    assert ext.watcher.snapshots.calls == 0
+    # a page linking to it again brings it back into memory on the next poll
+    ext.watcher.snapshots = real
+    publish(world, samples.edition_page(EDITION, "tech", 2, n_stories=3, first_story=600))
+    ext.watcher.poll_once()
+    assert OLD in ext.holder.current.stories
+
+
+def test_old_unreferenced_story_is_never_held_even_on_first_load(world, profiles):
+    doc = samples.story_coverage(OLD, 1, samples.coverage_articles(OLD, 3))  # dated 2025: older than 48 h
+    publish(world, doc)
+    app = make_app(world, profiles)
+    cat = app.extensions["newsroom"].holder.current
+    assert OLD not in cat.stories and cat.loaded[f"story/{OLD}"] == 1
+    assert STORY in cat.stories  # referenced by the top page
+    assert app.test_client().get(f"/v1/stories/{OLD}").status_code == 200
+
+
+def test_on_demand_stories_are_bounded_by_the_lru(world, profiles):
+    ids = [samples.story_id(610 + i) for i in range(6)]
+    for sid in ids:
+        publish(world, samples.story_coverage(sid, 1, samples.coverage_articles(sid, 3)))
+    app = make_app(world, profiles, NEWSROOM_STORY_LRU=3)
+    ext, client = app.extensions["newsroom"], app.test_client()
+    assert not set(ids) & set(ext.holder.current.stories)
+    for sid in ids:
+        assert client.get(f"/v1/stories/{sid}").status_code == 200
+    cache = ext.watcher.story_cache
+    assert len(cache) == 3 and cache.loads == 6
+    assert client.get(f"/v1/stories/{ids[-1]}").status_code == 200 and cache.hits == 1  # most recent: a hit
+    assert client.get(f"/v1/stories/{ids[0]}").status_code == 200 and cache.loads == 7  # evicted: loaded again
+    assert len(cache) == 3
+    assert client.get("/readyz").json["stories_on_demand"] == 3
+
+
+def test_story_store_failure_on_demand_is_a_503(world, profiles):
+    publish(world, samples.story_coverage(OLD, 1, samples.coverage_articles(OLD, 3)))
+    app = make_app(world, profiles)
+    ext = app.extensions["newsroom"]
+    ext.watcher.snapshots = Unreachable()
+    r = app.test_client().get(f"/v1/stories/{OLD}")
+    assert r.status_code == 503 and r.headers["Retry-After"] and "no-store" in r.headers["Cache-Control"]
