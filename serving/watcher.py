@@ -36,6 +36,7 @@ an old unreferenced story is never held even on the first poll of a process.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -49,7 +50,7 @@ from stores.base import NotFound
 log = logging.getLogger(__name__)
 
 STORY = "story/"
-RELEASE_EVERY_S = 60.0  # the pass releasing old unreferenced stories runs at least this often (and on page moves)
+RELEASE_EVERY_S = 300.0  # how often the pass releasing old unreferenced stories runs (it visits every story held)
 
 
 def classify(name: str, version: int) -> tuple[str, str] | None:
@@ -92,6 +93,7 @@ class PointerWatcher:
         self.story_cache = StoryCache(story_lru)
         self._referenced: frozenset[str] = frozenset()  # story ids the current pages and pools link to
         self._released_at = float("-inf")
+        self._graced: frozenset[str] = frozenset()  # story ids holding superseded versions (cursor grace)
         self._bad: dict[str, int] = {}  # name -> version that failed validation (not retried)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -139,20 +141,23 @@ class PointerWatcher:
                 self.holder.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("pointer listing failed, serving the last loaded catalog: %s", self.holder.last_error)
                 return False
-            wanted = {n: v for n, v in listed.items() if classify(n, v) is not None}
-            nxt = _NextCatalog(self.holder.current, self._referenced)
+            cur = self.holder.current
+            # what changed, by set operations on the listing (C speed: no Python work per unchanged pointer)
+            moved = {n: v for n, v in listed.items() - cur.loaded.items() if classify(n, v) is not None}
+            vanished = cur.loaded.keys() - listed.keys()
+            nxt = _NextCatalog(cur, self._referenced, self._graced)
             now = self.clock()
-            transient = self._load_moved(nxt, wanted, now)
+            transient = self._load_moved(nxt, moved, now)
             nxt.expire_stories(now, self.story_grace_s)
-            nxt.drop_vanished(wanted)  # only known because the listing succeeded
-            for name in [n for n in self._bad if n not in wanted]:
+            nxt.drop_vanished(vanished)  # only known because the listing succeeded
+            for name in [n for n in self._bad if n not in listed]:
                 del self._bad[name]  # retired or vanished: forget it
-            if nxt.refs_moved or now - self._released_at >= RELEASE_EVERY_S:
+            if now - self._released_at >= RELEASE_EVERY_S and not math.isinf(self.story_retain_s):
                 if nxt.refs_changed:
                     nxt.reference()
                 nxt.release_stories(self._retain_after_ms())
                 self._released_at = now
-            self._referenced = nxt.referenced
+            self._referenced, self._graced = nxt.referenced, nxt.graced
             if nxt.changed:
                 self.holder.current = nxt.build()
                 for cb in self.on_swap:
@@ -166,26 +171,30 @@ class PointerWatcher:
             return True
 
     def _retain_after_ms(self) -> int:
-        """Stories updated before this wall-clock time (ms) are held only while a page or pool references them."""
+        """Stories updated before this wall-clock time (ms) are held only while a page or pool references them
+        (an infinite ``story_retain_s`` holds every story, the behaviour before issue 16)."""
+        if math.isinf(self.story_retain_s):
+            return -(1 << 62)
         return int((self.wall_clock() - self.story_retain_s) * 1000)
 
-    def _load_moved(self, nxt: _NextCatalog, wanted: dict[str, int], now: float) -> str | None:
+    def _load_moved(self, nxt: _NextCatalog, moved: dict[str, int], now: float) -> str | None:
         """Fetch and add every object whose pointer moved, pages, pools and aliases first, then stories (so which
-        stories are referenced is known); the last transient error, or None."""
+        stories are referenced is known), plus stories referenced again while not held; the last transient error,
+        or None."""
         transient = None
-        for name, version in sorted(wanted.items()):
-            if not name.startswith(STORY) and nxt.loaded.get(name) != version:
-                transient = self._load_one(nxt, name, version, now) or transient
+        for name in sorted(moved):
+            if not name.startswith(STORY):
+                transient = self._load_one(nxt, name, moved[name], now) or transient
         if nxt.refs_changed:
             nxt.reference()
+        stories = {n: v for n, v in moved.items() if n.startswith(STORY)}
+        for sid in nxt.referenced - nxt.stories.keys():  # referenced, not held: load it back if it has a pointer
+            version = nxt.loaded.get(STORY + sid)
+            if version is not None:
+                stories.setdefault(STORY + sid, version)
         retain_after = self._retain_after_ms()
-        for name, version in wanted.items():
-            if not name.startswith(STORY):
-                continue
-            sid = name[len(STORY) :]
-            if nxt.loaded.get(name) != version or (sid in nxt.referenced and sid not in nxt.stories):
-                # moved, or referenced again while not held in memory
-                transient = self._load_one(nxt, name, version, now, retain_after) or transient
+        for name in sorted(stories):
+            transient = self._load_one(nxt, name, stories[name], now, retain_after) or transient
         return transient
 
     def _load_one(self, nxt: _NextCatalog, name: str, version: int, now: float, retain_after: int = 0) -> str | None:
@@ -253,14 +262,14 @@ class PointerWatcher:
 class _NextCatalog:
     """The next catalog under construction: copies of the current one's maps, changed in place by one poll."""
 
-    def __init__(self, cur: Catalog, referenced: frozenset[str] = frozenset()):
+    def __init__(self, cur: Catalog, referenced: frozenset[str] = frozenset(), graced: frozenset[str] = frozenset()):
         self.loaded = dict(cur.loaded)
         self.pages, self.pools, self.stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
         self.aliases, self.aliases_version = cur.aliases, cur.aliases_version
         self.changed = False
         self.referenced = referenced
         self.refs_changed = not cur.loaded  # a page or pool was added or dropped: ``referenced`` is out of date
-        self.refs_moved = False  # a page or pool was added or dropped during this poll
+        self.graced = set(graced)  # stories with superseded versions: all expire_stories has to visit
 
     def reference(self) -> None:
         """The story ids the loaded pages and pools link to (these stay in memory whatever their age)."""
@@ -275,10 +284,10 @@ class _NextCatalog:
         self.loaded[name] = version
         if kind == "edition_page":
             self.pages[(obj.edition, obj.section)] = obj
-            self.refs_changed = self.refs_moved = True
+            self.refs_changed = True
         elif kind == "candidate_pool":
             self.pools[obj.edition] = obj
-            self.refs_changed = self.refs_moved = True
+            self.refs_changed = True
         elif kind == "story_coverage":
             if obj.story_id not in self.referenced and obj.updated_ms < retain_after:
                 self.stories.pop(obj.story_id, None)  # old and unreferenced: served on demand (PointerWatcher.story)
@@ -287,40 +296,48 @@ class _NextCatalog:
             previous = ()
             if old is not None:
                 previous = ((old.current, now),) + old.previous
+                self.graced.add(obj.story_id)
             self.stories[obj.story_id] = StoryEntry(current=obj, previous=previous)
         else:
             self.aliases, self.aliases_version = obj, version
 
     def expire_stories(self, now: float, grace_s: float) -> None:
         """Superseded story versions past their grace period go."""
-        for sid, entry in list(self.stories.items()):
-            if entry.previous:
-                keep = tuple(p for p in entry.previous if now - p[1] <= grace_s)
-                if len(keep) != len(entry.previous):
-                    self.stories[sid] = StoryEntry(current=entry.current, previous=keep)
-                    self.changed = True
+        for sid in list(self.graced):
+            entry = self.stories.get(sid)
+            if entry is None or not entry.previous:
+                self.graced.discard(sid)
+                continue
+            keep = tuple(p for p in entry.previous if now - p[1] <= grace_s)
+            if len(keep) != len(entry.previous):
+                self.stories[sid] = StoryEntry(current=entry.current, previous=keep)
+                self.changed = True
+            if not keep:
+                self.graced.discard(sid)
 
     def release_stories(self, retain_after: int) -> None:
         """Stories neither referenced nor updated since ``retain_after`` (ms) leave memory (their pointer version
         stays in ``loaded``). One pass over the stories held, which this keeps bounded."""
-        for sid, entry in list(self.stories.items()):
-            if sid not in self.referenced and entry.current.updated_ms < retain_after:
+        old = [sid for sid, entry in self.stories.items() if entry.current.updated_ms < retain_after]
+        for sid in old:
+            if sid not in self.referenced:
                 del self.stories[sid]
+                self.graced.discard(sid)
                 self.changed = True
 
-    def drop_vanished(self, wanted: dict[str, int]) -> None:
-        """Pointers that no longer exist."""
-        for name in set(self.loaded) - set(wanted):
+    def drop_vanished(self, vanished) -> None:
+        """Pointers that no longer exist (retired, or gone)."""
+        for name in vanished:
             self.changed = True
             del self.loaded[name]
             kind, _ = classify(name, 1)
             rest = name.split("/", 1)[-1]
             if kind == "edition_page":
                 self.pages.pop(tuple(name.split("/")), None)
-                self.refs_changed = self.refs_moved = True
+                self.refs_changed = True
             elif kind == "candidate_pool":
                 self.pools.pop(rest, None)
-                self.refs_changed = self.refs_moved = True
+                self.refs_changed = True
             elif kind == "story_coverage":
                 self.stories.pop(rest, None)
             else:
