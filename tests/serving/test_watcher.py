@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from devtools import samples
-from serving.watcher import classify
+from serving.watcher import RELEASE_EVERY_S, classify
 from stores.base import StoreError
 from tests.serving.helpers import EDITION, STORY, make_app, publish, shared_urls
 
@@ -207,10 +207,13 @@ def test_old_unreferenced_story_leaves_memory_and_is_served_on_demand(app, clien
     assert OLD in ext.holder.current.stories
     held = client.get(f"/v1/stories/{OLD}?limit=10")
     page2 = client.get(f"/v1/stories/{OLD}?limit=10&cursor={held.json['next_cursor']}")
-    _at(ext, t0 + 47 * HOUR_S, 1e6 + 30)
+    _at(ext, t0 + 47 * HOUR_S, 1e6 + RELEASE_EVERY_S)  # the release pass runs
     ext.watcher.poll_once()
     assert OLD in ext.holder.current.stories  # 47 h: still within NEWSROOM_STORY_RETAIN_S
-    _at(ext, t0 + 49 * HOUR_S, 1e6 + 100)  # past retention, and the release pass is due
+    _at(ext, t0 + 49 * HOUR_S, 1e6 + 1.5 * RELEASE_EVERY_S)
+    ext.watcher.poll_once()
+    assert OLD in ext.holder.current.stories  # past retention, but the release pass is not due yet
+    _at(ext, t0 + 49 * HOUR_S, 1e6 + 2 * RELEASE_EVERY_S)
     ext.watcher.poll_once()
     cat = ext.holder.current
     assert OLD not in cat.stories and cat.loaded[f"story/{OLD}"] == 1  # pointer known, story not held
