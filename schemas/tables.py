@@ -67,6 +67,12 @@ profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read 
                                             ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
                                             days (MAX_AGE_DAYS), so a reader's history also fades when unused
 
+covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole by the co-visitation job)
+    v#{story_id:016x}       m:at            ms (decimal) the counts are as of; readers decay them from it
+                            n:{story_id}    decayed "read together" count (decimal text) of one neighbour story
+                                            (decimal id); at most stores.covisit.MAX_NEIGHBOURS cells, the largest.
+                                            A write deletes family n and sets the new cells in one MutateRow
+
 GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
 qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
 ``stores.gcp.provision`` creates both, and brings existing families to them; the Bigtable emulator accepts and
@@ -87,6 +93,7 @@ TABLES: dict[str, dict[str, int]] = {
     "pointers": {"p": 1, "h": 1},
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
+    "covisit": {"m": 1, "n": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
@@ -142,6 +149,10 @@ def feed_key(feed_url: str) -> bytes:
 
 def profile_key(reader_id: str) -> bytes:
     return f"r#{reader_id}".encode()
+
+
+def covisit_key(story_id: int) -> bytes:
+    return f"v#{story_id:016x}".encode()
 
 
 # Pub/Sub topics (and the SQLite queue names of the embedded bus). Each carries one Avro message type.
