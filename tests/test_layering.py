@@ -41,6 +41,7 @@ BEAM_MODULES = {
     "transforms/ingest/transforms.py",
     "transforms/ingest/registry.py",
     "transforms/stories/beam.py",
+    "transforms/covisit/beam.py",
     "transforms/stories/readers.py",
     "transforms/editions/bursts.py",
     "transforms/editions/pipeline.py",
