@@ -16,8 +16,9 @@ refuses to start without both (unless ``TESTING``/``DEBUG``): a missing secret m
 can read in the source. The embedded backend, when they are not given, creates random ones once in
 ``{data_dir}/secrets.json`` (mode 0600; the same file ``newsroom run`` uses), so every worker and restart of a local
 origin agrees on them.
-Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``) and ``NEWSROOM_PROFILE_STORE`` may be
-given as objects (tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
+Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``), ``NEWSROOM_PROFILE_STORE`` and
+``NEWSROOM_COVISIT_STORE`` (co-visitation neighbours for For you; ``"off"``: none) may be given as objects (tests);
+otherwise they are opened from the backend keys, like ``newsroom serve`` does.
 
 Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
 (asserted on every response), a store read on a shared request.
@@ -49,6 +50,7 @@ DEFAULTS = {
     "NEWSROOM_BUS_KIND": "",  # "" or "pubsub" (stores.StoreConfig.bus)
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
+    "NEWSROOM_COVISIT_STORE": None,  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
     # pointer watcher
     "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
@@ -87,7 +89,7 @@ DEFAULTS = {
 }
 
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
-OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
+OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_COVISIT_STORE", "NEWSROOM_TOKEN_VERIFIER"}
 SECRETS_FILE = "secrets.json"
 
 
@@ -161,7 +163,7 @@ class Newsroom:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
         from serving.feed import PoolHistory
-        from serving.readers import EventFolder, ProfileCache
+        from serving.readers import CovisitCache, EventFolder, ProfileCache
         from serving.shedding import Shedder
         from serving.watcher import PointerWatcher
 
@@ -198,6 +200,15 @@ class Newsroom:
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        covisit = cfg["NEWSROOM_COVISIT_STORE"]
+        if covisit is None:
+            from stores import config_from_mapping
+            from stores.covisit import open_covisit_store
+
+            covisit = open_covisit_store(getattr(stores, "config", None) or config_from_mapping(cfg))
+        self.covisit_cache = (
+            None if covisit == "off" else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        )
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
         self.watcher.on_swap.append(self.pool_history.on_swap)
         self.rank_budget_s = float(cfg["NEWSROOM_FORYOU_BUDGET_MS"]) / 1000.0

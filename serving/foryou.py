@@ -204,14 +204,16 @@ def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], st
     """The page's (candidate, reason) pairs and why it is degraded (None when it is not).
 
     Privacy unknown (the profile store down, nothing cached): the page is non-personal (no profile applied, so
-    nothing about the reader shows), flagged ``profile_unavailable``. A re-rank past its budget, or one that fails:
+    nothing about the reader shows), flagged ``profile_unavailable``. Co-visitation (neighbours of the reader's
+    newest reads) is one more term of the personal ranking; its store failing only drops the term (fail-open). A re-rank past its budget, or one that fails:
     the recency fallback, flagged ``rank_timeout``; hidden sources still apply to it.
     """
     if not view.known:
         return rank(pool, ProfileView(reader_id=view.reader_id), pos.depth, limit, pos.served), "profile_unavailable"
     try:
         deadline = time.monotonic() + ext.rank_budget_s
-        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline), None
+        covisit = ext.covisit_cache.boost(view) if ext.covisit_cache is not None else None
+        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline, covisit=covisit), None
     except RankTimeout:
         log.warning("For you re-rank over its %.0f ms budget: recency fallback", ext.rank_budget_s * 1000)
     except Exception:  # a ranking bug must not cost the reader the page

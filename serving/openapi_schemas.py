@@ -98,7 +98,7 @@ def _feed_schemas() -> dict:
                 "reason": {
                     "type": "string",
                     "pattern": "^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+"
-                    "|similar_to:[0-9]{1,20})$",
+                    "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
                 },
             },
         },

@@ -14,6 +14,9 @@ story the reader asked to see less of):
   + W_PLACE  * [story is about a followed place]       reason "local:{place}"
   + W_INTEREST * conf * max(0, cos(interest, v_i))     conf = mass / (mass + 3): a few reads are weak evidence
   + W_SIMILAR * ramp(max_j cos(v_i, v_read_j))         over the last RECENT_READS reads that are in the pool
+  + W_COVISIT * s_i / (s_i + COVISIT_SCALE)            co-visitation: s_i = sum over the reader's COVISIT_READS
+                                                       newest reads X of X's decayed "read together" count with i
+                                                       (stores/covisit.py, via serving.readers.CovisitCache)
   - W_FEWER  * ramp(max_k cos(v_i, v_fewer_k))         "fewer like this"
   - W_READ   * [already read]                          pushed down, not removed (a reader may want it again)
 
@@ -25,6 +28,7 @@ Top stories: the first TOP_SLOTS positions of the feed (0, 4, 9) hold the editio
 (not hidden, not yet read), reason ``top_story``, so a personal feed never hides the news everybody needs.
 
 Reasons: the largest personal term names the reason (``follows:topic/{t}``, ``follows:source/{p}``, ``local:{p}``,
+``also_read:{story_id}`` "readers of that story also read this", the read contributing most to s_i;
 ``similar_to:{story_id}``); an interest-only match is explained by the closest recent read when there is one
 (``similar_to``), else ``interest``; with no personal signal ``popular``.
 
@@ -42,12 +46,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
+
 W_BASE = 1.0
 W_TOPIC = 0.6
 W_SOURCE = 0.45
 W_PLACE = 0.45
 W_INTEREST = 0.5
 W_SIMILAR = 0.35
+W_COVISIT = 0.4
+COVISIT_SCALE = 2.0  # s_i at which the co-visitation term is half its weight (two readers' worth of co-reads)
+COVISIT_READS = 10
 W_FEWER = 1.2
 W_READ = 1.5
 MIN_REASON = 0.05
@@ -135,6 +144,48 @@ def _mark(n: int, index, keys, weight: float) -> np.ndarray | None:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class Covisit:
+    """Co-visitation candidates of one reader: ``strength[story_id]`` (s_i) and ``source[story_id]``, the read X
+    that contributes most to it (for the reason)."""
+
+    strength: dict
+    source: dict
+
+    @classmethod
+    def from_lists(cls, reads, lists: dict, now_ms: int) -> Covisit | None:
+        """``lists``: ``{read story: ((neighbour, count as of at), ...), at)}``; counts are decayed to ``now_ms``."""
+        strength: dict[str, float] = {}
+        source: dict[str, tuple[float, str]] = {}
+        for read in reads:
+            items, at = lists.get(read, ((), 0))
+            if not items:
+                continue
+            factor = 0.5 ** (max(0, now_ms - at) / COVISIT_HALF_LIFE_MS)
+            for other, count in items:
+                c = count * factor
+                strength[other] = strength.get(other, 0.0) + c
+                if c > source.get(other, (0.0, ""))[0]:
+                    source[other] = (c, read)
+        if not strength:
+            return None
+        return cls(strength, {k: v[1] for k, v in source.items()})
+
+    def term(self, pool) -> np.ndarray | None:
+        idx, vals = [], []
+        for sid, s in self.strength.items():
+            i = pool.index.get(sid)
+            if i is not None:
+                idx.append(i)
+                vals.append(s)
+        if not idx:
+            return None
+        out = np.zeros(len(pool.story_ids), dtype=np.float32)
+        v = np.asarray(vals, dtype=np.float32)
+        out[idx] = v / (v + np.float32(COVISIT_SCALE)) * np.float32(W_COVISIT)
+        return out
+
+
 class RankTimeout(Exception):
     """The re-rank ran past its budget; the caller serves the deterministic recency fallback."""
 
@@ -151,9 +202,10 @@ class _Scored:
     recent: list[int]
     nearest: np.ndarray | None
     read_mask: np.ndarray
+    covisit: Covisit | None = None
 
 
-def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
+def _score(pool, view: ProfileView, deadline: float | None, covisit: Covisit | None = None) -> _Scored:
     """Every candidate's personal score (module docstring); -inf for hidden sources and "fewer like this"."""
     n = len(pool.story_ids)
     vectors = pool.vectors
@@ -176,6 +228,10 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         sims = vectors @ vectors[recent].T
         nearest = sims.argmax(axis=1)
         terms["similar"] = _ramp(sims[np.arange(n), nearest]) * np.float32(W_SIMILAR)
+    if covisit is not None:
+        t = covisit.term(pool)
+        if t is not None:
+            terms["covisit"] = t
     _check(deadline)
     for arr in terms.values():
         score = score + arr
@@ -193,7 +249,7 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         i = pool.index.get(sid)
         if i is not None:
             score[i] = -np.inf
-    return _Scored(score, terms, recent, nearest, read_mask)
+    return _Scored(score, terms, recent, nearest, read_mask, covisit)
 
 
 class _Caps:
@@ -255,17 +311,19 @@ def rank(
     limit: int = 20,
     served: np.ndarray | None = None,
     deadline: float | None = None,
+    covisit: Covisit | None = None,
 ) -> list[tuple[int, str]]:
     """Candidate indices for feed positions [offset, offset + limit) with their reasons.
 
     ``served`` (bool per candidate): already on the reader's earlier pages, never picked again; positions are
     absolute, so the top-story slots and the caps of the first CAP_DEPTH positions count the served pages.
     ``deadline`` (time.monotonic()): past it, :class:`RankTimeout`.
+    ``covisit``: the reader's co-visitation candidates (serving.readers.CovisitCache.boost), or None.
     """
     n = len(pool.story_ids)
     if n == 0 or limit <= 0:
         return []
-    sc = _score(pool, view, deadline)
+    sc = _score(pool, view, deadline, covisit)
     allowed = np.isfinite(sc.score)
     if served is not None:
         allowed &= ~served
@@ -294,7 +352,7 @@ def rank(
         used.add(pick)
         if caps is not None:
             caps.add(pick)
-        out.append((pick, why or _reason(pool, view, pick, sc.terms, sc.recent, sc.nearest)))
+        out.append((pick, why or _reason(pool, view, pick, sc)))
     _check(deadline)
     return out
 
@@ -324,9 +382,10 @@ def recency_fallback(pool, view: ProfileView, limit: int, served: np.ndarray | N
     return [(i, "recent") for i in picks]
 
 
-def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nearest) -> str:
+def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
+    terms, recent, nearest = sc.terms, sc.recent, sc.nearest
     best, name = MIN_REASON, None
-    for key in ("topic", "source", "place", "similar", "interest"):
+    for key in ("topic", "source", "place", "covisit", "similar", "interest"):
         arr = terms.get(key)
         if arr is not None and float(arr[i]) > best:
             best, name = float(arr[i]), key
@@ -339,6 +398,8 @@ def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nea
     if name == "place":
         followed = set(view.places)
         return "local:" + next(p for p in pool.places[i] if p in followed)
+    if name == "covisit":
+        return "also_read:" + sc.covisit.source[pool.story_ids[i]]
     if name in ("similar", "interest") and nearest is not None:
         return "similar_to:" + pool.story_ids[recent[int(nearest[i])]]
     if name == "interest":

@@ -16,6 +16,12 @@ the story's 64-d vector (found in the in-memory pools) with :func:`serving.ranki
 validated and counted but change nothing yet. Events of a paused reader are dropped. Replays are idempotent for reads
 (the read cell is keyed by its time, and event ids already among the stored reads are skipped). A batch that fails
 on the store is retried (3 tries, then dropped and counted).
+
+CovisitCache: the co-visitation neighbours (stores/covisit.py, written by the co-visitation job) of the reader's
+most recent reads, for For you's "Readers of X also read this" term. Cached per story (the lists are shared by every
+reader) for ``NEWSROOM_PROFILE_TTL_S``, at most ``max_entries`` stories (LRU), stories without a list included; one
+``get_many`` per request for the stories not cached. Fail-open: if the store cannot be read, the stale cached
+lists are used and the rest count as "no co-visitation" (the feed is ranked without that term, not degraded).
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from serving.ranking import ProfileView, fold_interest, read_weight
+from serving.ranking import COVISIT_READS, Covisit, ProfileView, fold_interest, read_weight
 from stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -86,6 +92,61 @@ class ProfileCache:
     def invalidate(self, reader_id: str) -> None:
         with self._lock:
             self._entries.pop(reader_id, None)
+
+
+class CovisitCache:
+    def __init__(self, store, ttl_s: float = 30.0, max_entries: int = 100_000, clock=time.monotonic, wall=time.time):
+        self.store = store
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self.clock = clock
+        self.wall = wall
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, tuple[float, tuple, int]] = OrderedDict()  # story -> (expires, list, at)
+        self.misses = 0
+        self.store_errors = 0
+
+    def lists(self, story_ids) -> dict[str, tuple[tuple, int]]:
+        """``{story_id: ((neighbour_id, count), ...), at)}`` for each story (an empty tuple when it has none)."""
+        now = self.clock()
+        out, stale, todo = {}, {}, []
+        with self._lock:
+            for sid in story_ids:
+                hit = self._entries.get(sid)
+                if hit is not None and hit[0] > now:
+                    self._entries.move_to_end(sid)
+                    out[sid] = (hit[1], hit[2])
+                else:
+                    todo.append(sid)
+                    if hit is not None:
+                        stale[sid] = (hit[1], hit[2])
+        if not todo:
+            return out
+        self.misses += len(todo)
+        try:
+            got = self.store.get_many(int(s) for s in todo)
+        except Exception as exc:  # StoreError or a client error: fail open to what we have
+            self.store_errors += 1
+            log.warning("co-visitation store unreachable for a For you request: %s", exc)
+            out.update(stale)
+            return out
+        with self._lock:
+            for sid in todo:
+                items, at = got.get(int(sid), ((), 0))
+                entry = (tuple((str(n), float(c)) for n, c in items), int(at))
+                self._entries[sid] = (now + self.ttl_s, *entry)
+                self._entries.move_to_end(sid)
+                out[sid] = entry
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return out
+
+    def boost(self, view: ProfileView) -> Covisit | None:
+        """The co-visitation candidates of the reader's COVISIT_READS newest reads (None: no reads, no lists)."""
+        recent = view.reads[:COVISIT_READS]
+        if not recent:
+            return None
+        return Covisit.from_lists(recent, self.lists(recent), int(self.wall() * 1000))
 
 
 def vector_of(catalog, edition: str, story_id: str):
