@@ -156,7 +156,8 @@ class Covisit:
     def from_lists(cls, reads, lists: dict, now_ms: int) -> Covisit | None:
         """``lists``: ``{read story: ((neighbour, count as of at), ...), at)}``; counts are decayed to ``now_ms``."""
         strength: dict[str, float] = {}
-        source: dict[str, tuple[float, str]] = {}
+        best: dict[str, float] = {}
+        source: dict[str, str] = {}
         for read in reads:
             items, at = lists.get(read, ((), 0))
             if not items:
@@ -164,25 +165,26 @@ class Covisit:
             factor = 0.5 ** (max(0, now_ms - at) / COVISIT_HALF_LIFE_MS)
             for other, count in items:
                 c = count * factor
-                strength[other] = strength.get(other, 0.0) + c
-                if c > source.get(other, (0.0, ""))[0]:
-                    source[other] = (c, read)
-        if not strength:
-            return None
-        return cls(strength, {k: v[1] for k, v in source.items()})
+                prev = strength.get(other)
+                if prev is None:
+                    strength[other] = best[other] = c
+                    source[other] = read
+                else:
+                    strength[other] = prev + c
+                    if c > best[other]:
+                        best[other] = c
+                        source[other] = read
+        return cls(strength, source) if strength else None
 
     def term(self, pool) -> np.ndarray | None:
-        idx, vals = [], []
-        for sid, s in self.strength.items():
-            i = pool.index.get(sid)
-            if i is not None:
-                idx.append(i)
-                vals.append(s)
-        if not idx:
+        index = pool.index
+        hits = [(index[sid], s) for sid, s in self.strength.items() if sid in index]
+        if not hits:
             return None
+        idx, vals = zip(*hits)
+        v = np.fromiter(vals, dtype=np.float32, count=len(vals))
         out = np.zeros(len(pool.story_ids), dtype=np.float32)
-        v = np.asarray(vals, dtype=np.float32)
-        out[idx] = v / (v + np.float32(COVISIT_SCALE)) * np.float32(W_COVISIT)
+        out[list(idx)] = v / (v + np.float32(COVISIT_SCALE)) * np.float32(W_COVISIT)
         return out
 
 
