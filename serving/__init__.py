@@ -50,7 +50,8 @@ DEFAULTS = {
     "NEWSROOM_BUS_KIND": "",  # "" or "pubsub" (stores.StoreConfig.bus)
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
-    "NEWSROOM_COVISIT_STORE": None,  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
+    "NEWSROOM_COVISIT_STORE": None,
+    "NEWSROOM_PUBLISH_READS": True,  # publish folded read events to the read-events topic (the co-visitation job)  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
     # pointer watcher
     "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
@@ -219,6 +220,7 @@ class Newsroom:
             batch=int(cfg["NEWSROOM_EVENTS_BATCH"]),
             flush_s=float(cfg["NEWSROOM_EVENTS_FLUSH_S"]),
             queue_max=int(cfg["NEWSROOM_EVENTS_QUEUE_MAX"]),
+            bus=getattr(stores, "bus", None) if bool(cfg["NEWSROOM_PUBLISH_READS"]) else None,
         )
         self.shedder = Shedder(
             int(cfg["NEWSROOM_FORYOU_MAX_INFLIGHT"]),

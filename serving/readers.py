@@ -15,7 +15,11 @@ and per reader does one profile update and one append of reads: a read or click 
 the story's 64-d vector (found in the in-memory pools) with :func:`serving.ranking.fold_interest`; impressions are
 validated and counted but change nothing yet. Events of a paused reader are dropped. Replays are idempotent for reads
 (the read cell is keyed by its time, and event ids already among the stored reads are skipped). A batch that fails
-on the store is retried (3 tries, then dropped and counted).
+on the store is retried (3 tries, then dropped and counted). With a ``bus`` (``NEWSROOM_PUBLISH_READS``, on by
+default: the bus of the origin's stores), the folded events of readers who are not paused are then published to the
+``read-events`` topic, where the co-visitation job (pipelines/covisit.py) reads them; a failed publish is logged and
+counted (``publish_failed``), never fails the fold (co-visitation is best effort; the job is idempotent by event id,
+so a retried batch publishing again is harmless).
 
 CovisitCache: the co-visitation neighbours (stores/covisit.py, written by the co-visitation job) of the reader's
 most recent reads, for For you's "Readers of X also read this" term. Cached per story (the lists are shared by every
@@ -170,8 +174,14 @@ class EventFolder:
         batch: int = 500,
         flush_s: float = 1.0,
         queue_max: int = 10_000,
+        bus=None,
+        topic: str = "read-events",
     ):
         self.store = store
+        self.bus = bus
+        self.topic = topic
+        self.published = 0
+        self.publish_failed = 0
         self.holder = holder
         self.cache = cache
         self.batch = batch
@@ -225,6 +235,7 @@ class EventFolder:
             by_reader.setdefault(e["reader_id"], []).append(e)
         catalog = self.holder.current
         folded = 0
+        outgoing: list[dict] = []
         for reader, evs in by_reader.items():
             current = self.store.get(reader) or {}
             if current.get("paused"):
@@ -267,10 +278,25 @@ class EventFolder:
             if reads:
                 self.store.append_reads(reader, reads)
             folded += len(evs)
+            outgoing += evs
             if self.cache is not None:
                 self.cache.invalidate(reader)
         self.folded += folded
+        self._publish(outgoing)
         return folded
+
+    def _publish(self, events: list[dict]) -> None:
+        if self.bus is None or not events:
+            return
+        from schemas import codec
+
+        try:
+            attrs = codec.attributes("ReadEvent")
+            self.bus.publish_many(self.topic, [(codec.encode("ReadEvent", e), attrs) for e in events])
+            self.published += len(events)
+        except Exception as exc:  # the bus down: co-visitation misses these reads; the profiles have them
+            self.publish_failed += len(events)
+            log.warning("could not publish %d read events to %s: %s", len(events), self.topic, exc)
 
     def start(self) -> None:
         if self._thread is None:

@@ -329,3 +329,19 @@ def test_a_co_visitation_store_error_only_drops_the_term(world, profiles, auth):
         assert app.extensions["newsroom"].covisit_cache.store_errors == 1
     finally:
         app.extensions["newsroom"].close()
+
+
+def test_folded_reads_are_published_to_the_read_events_topic(app, client, auth, world):
+    """The co-visitation job's input: the folded events, once each; a paused reader's are not published."""
+    world.bus.ensure_subscription("read-events", "test-covisit")
+    p = pool(app)
+    ext = app.extensions["newsroom"]
+    post_reads(client, auth("lou"), list(p.story_ids[50:53]))
+    client.post("/v1/me/history/pause", headers=auth("max"))
+    post_reads(client, auth("max"), list(p.story_ids[60:62]))
+    ext.folder.drain()
+    post_reads(client, auth("lou"), list(p.story_ids[50:53]))  # a replay: already folded, not published again
+    ext.folder.drain()
+    got = [world.bus.decode("read-events", m) for m in world.bus.pull("test-covisit", 50, timeout=0.5)]
+    assert sorted((e["reader_id"], str(e["story_id"])) for e in got) == [("lou", s) for s in sorted(p.story_ids[50:53])]
+    assert ext.folder.published == 3 and ext.folder.publish_failed == 0
