@@ -104,6 +104,7 @@ EXPECTED_GRANTS = {
             "pointers": ["roles/bigtable.reader"],
             "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
+            "covisit": ["roles/bigtable.reader"],
         },
         "namespaced": [],
         "buckets": {"snapshots": ["roles/storage.objectViewer"]},

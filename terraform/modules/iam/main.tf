@@ -14,9 +14,9 @@
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
 #   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
 #             hub's verification GET activates or denies them),
-#             keeps reader profiles, publishes read events, fetch requests (WebSub deliveries, pings) and the
-#             rejected pushes (dead-letter-push), reads
-#             its secrets (token and cursor keys) from Secret Manager.
+#             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
+#             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
+#             (token and cursor keys) from Secret Manager.
 # Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
 # the subscription's metadata).
 
@@ -75,7 +75,7 @@ locals {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
       subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"] }
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
