@@ -12,6 +12,7 @@
 #             for validation, publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
+#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
 #   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
 #             hub's verification GET activates or denies them),
 #             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
@@ -70,6 +71,16 @@ locals {
       }
       registry = ["roles/artifactregistry.reader"]
       secrets  = []
+    }
+    covisit = {
+      project       = local.dataflow_project_roles
+      topics        = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
+      subscriptions = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables        = { covisit = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry      = ["roles/artifactregistry.reader"]
+      secrets       = []
     }
     origin = {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
