@@ -144,6 +144,7 @@ def _value_for(key: str, default, tmp_path):
         "NEWSROOM_BUS_KIND": "pubsub",
         "NEWSROOM_DATA_DIR": str(tmp_path / "elsewhere"),
         "NEWSROOM_PING_KEYS": {"agencia-sur": "agencia-key-from-env"},
+        "NEWSROOM_METRICS_EXPORTER": "memory",
     }
     if key in special:
         return special[key]
@@ -206,6 +207,10 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         timeout=60,
     )
     assert out.stdout.strip() == "3.5", out.stderr
+    from serving import telemetry
+
+    monkeypatch.setenv("NEWSROOM_LOG_FORMAT", "json")
+    assert telemetry.log_format() == "json"
     from devtools import emulators as em
 
     assert {em.ENV_JAVA, em.ENV_PUBSUB_JAR, em.ENV_CBTEMULATOR, em.ENV_GCS_EMULATOR} <= readable
