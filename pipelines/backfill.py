@@ -306,19 +306,26 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
-def add_snapshots(outputs, options) -> None:
-    """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots (bursts,
-    minute ranking, validated snapshots and pointers; transforms/editions/pipeline.py)."""
+def add_snapshots(outputs, options, replay: bool = True) -> dict:
+    """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
+    over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
+    transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
+    an embedded store rooted at DIR for ``--snapshots DIR``. Versions are cycle minutes and documents carry no
+    wall-clock time, so the same input gives byte-identical objects every run.
+
+    ``replay``: each edition's minute chain runs to its end in one timer firing (the input is bounded and complete);
+    False runs one timer round per minute as streaming does (tests compare the two)."""
     from pipelines.options import store_config
     from stores import StoreConfig
-    from transforms.editions.pipeline import add_backfill_snapshots
+    from transforms.editions.beam import ChangesOfOutputs, PublishEditions
 
     target = options.view_as(_options_class()).snapshots  # True (the flag alone) or DIR
     if isinstance(target, str) and target not in ("", "True"):
         config = StoreConfig(backend="embedded", data_dir=target)
     else:
         config = store_config(options)
-    add_backfill_snapshots(outputs, config)
+    changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
+    return changes | "PublishEditions" >> PublishEditions(config, replay=replay)
 
 
 def run(argv: list[str] | None = None, run_claim=None) -> int:

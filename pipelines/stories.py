@@ -174,7 +174,7 @@ def build_pipeline(p, options) -> dict:
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.articles.ptransforms import ARTICLES, ProcessArticles
     from transforms.articles.ptransforms import DEAD_LETTER as ARTICLES_DEAD
-    from transforms.editions.pipeline import ChangesOfOutputs, PublishEditions
+    from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.stories import beam as sb
     from transforms.stories.features import from_article
 
