@@ -32,7 +32,6 @@ BEAM_MODULES = {
     "transforms/ingest/transforms.py",
     "transforms/ingest/registry.py",
     "transforms/stories/beam.py",
-    "transforms/stories/readers.py",
     "transforms/editions/beam.py",
 }
 
