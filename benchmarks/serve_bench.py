@@ -87,10 +87,20 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
         cpu.append((time.thread_time_ns() - c0) / 1e9)
     times.sort()
     cpu.sort()
+    # the second page of a feed session: the first page's 20 items served (a cursor), positions 20..39
+    served = np.zeros(len(pool.story_ids), dtype=bool)
+    served[[i for i, _ in rank(pool, view, 0, 20)]] = True
+    page2 = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        rank(pool, view, 20, 20, served)
+        page2.append(time.perf_counter() - t0)
+    page2.sort()
     return {
         "candidates": len(pool.story_ids),
         "median_ms": statistics.median(times) * 1000,
         "p99_ms": times[int(0.99 * len(times))] * 1000,
+        "page2_median_ms": statistics.median(page2) * 1000,
         "cpu_median_ms": statistics.median(cpu) * 1000,
         "cpu_p99_ms": cpu[int(0.99 * len(cpu))] * 1000,
         "profile_view_build_ms": _time(lambda: ProfileView.from_profile("bench", doc), 200) * 1000,

@@ -70,6 +70,10 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_MAX_INFLIGHT": 2,
     "NEWSROOM_FORYOU_MAX_WAITING": 2,
     "NEWSROOM_FORYOU_WAIT_S": 0.05,
+    # the re-rank's time budget; past it the page is the recency fallback flagged "degraded" (serving/foryou.py)
+    "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
+    # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
+    "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
@@ -157,6 +161,7 @@ class Newsroom:
     def init_app(self, app: Flask) -> None:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
+        from serving.feed import PoolHistory
         from serving.readers import EventFolder, ProfileCache
         from serving.shedding import Shedder
         from serving.watcher import PointerWatcher
@@ -194,6 +199,9 @@ class Newsroom:
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
+        self.watcher.on_swap.append(self.pool_history.on_swap)
+        self.rank_budget_s = float(cfg["NEWSROOM_FORYOU_BUDGET_MS"]) / 1000.0
         self.folder = EventFolder(
             profiles,
             self.holder,

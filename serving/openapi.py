@@ -209,19 +209,24 @@ def document() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|follows:(topic|source)/.+|local:.+"
+                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+"
                     "|similar_to:[0-9]{1,20})$",
                 },
             },
         },
         "ForYouFeed": {
             "type": "object",
-            "required": ["schema", "edition", "pool_version", "items", "next_cursor"],
+            "required": ["schema", "edition", "pool_version", "degraded", "items", "next_cursor"],
             "additionalProperties": False,
             "properties": {
                 "schema": {"const": "newsroom.for_you/v1"},
                 "edition": {"type": "string"},
                 "pool_version": {"type": "integer"},
+                "degraded": {
+                    "enum": [None, "profile_unavailable", "rank_timeout"],
+                    "description": "Null, or why this page is not the personal ranking: the profile could not be "
+                    "read (a non-personal page) or the re-rank ran past its budget (newest first).",
+                },
                 "items": {"type": "array", "items": _ref("ForYouItem")},
                 "next_cursor": {"type": ["string", "null"]},
             },
@@ -385,7 +390,12 @@ def document() -> dict:
             )
         },
         "/v1/me/profile": {
-            "get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)})
+            "get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)}),
+            "delete": _private_op(
+                "Delete the whole profile: follows, hidden sources, reads, interest and write budget.",
+                {"204": {"description": "Deleted (also when there was nothing to delete).", "headers": PRIVATE}},
+                write=True,
+            ),
         },
         "/v1/me/follows": {
             "post": _private_op(

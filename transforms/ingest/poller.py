@@ -25,7 +25,6 @@ import hashlib
 import time
 from dataclasses import asdict, dataclass, field
 
-from schemas import codec
 from transforms import common
 from transforms.ingest import schedule as sch
 from transforms.ingest import websub

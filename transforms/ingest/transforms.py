@@ -41,6 +41,7 @@ from transforms.timers import at, to_ms
 log = logging.getLogger(__name__)
 
 from transforms.common import DEAD_LETTER  # noqa: E402
+
 SUBSCRIBE = "subscribe"
 
 
