@@ -41,11 +41,7 @@ BEAM_MODULES = {
     "transforms/ingest/transforms.py",
     "transforms/ingest/registry.py",
     "transforms/stories/beam.py",
-    "transforms/stories/readers.py",
-    "transforms/editions/bursts.py",
-    "transforms/editions/pipeline.py",
-    "transforms/editions/publish.py",
-    "transforms/editions/rank.py",
+    "transforms/editions/beam.py",
 }
 
 

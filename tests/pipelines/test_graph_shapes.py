@@ -139,7 +139,7 @@ BACKFILL_STEPS = [
     "EmbedArticles",
     "ClusterStories",
     "ApplyStoryChanges",
-    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/readers.py)
+    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/beam.py)
     "WriteDeadLetters",
 ]
 
