@@ -219,7 +219,7 @@ def policy_from_options(options) -> sch.SchedulePolicy:
 
 
 def context_from_options(options, host_overrides: dict | None = None, resolver=None):
-    from transforms.ingest.transforms import IngestContext
+    from transforms.ingest.beam import IngestContext
 
     o = _view(options)
     overrides = parse_overrides(o.host_overrides)
@@ -255,7 +255,8 @@ def build_pipeline(p, options, registry_ticks=None):
     Fetch requests are read with Beam's Pub/Sub source (through stores.beam_io.ReadBus): the runner acknowledges a
     message once its output is committed, so a bundle that fails downstream is retried instead of the request being
     lost (the former design pulled and acked inside a DoFn every second). Raw items and dead letters are
-    published a bundle at a time (PublishBatchesFn), all futures of a batch awaited before the bundle commits.
+    published a bundle at a time (stores.beam_io.PublishToBusFn, raw items with their per-URL ordering key), all
+    futures of a batch awaited before the bundle commits.
 
     Args:
         registry_ticks: a PCollection replacing the RegistryTicks root (tests on BundleBasedDirectRunner, which
@@ -263,14 +264,8 @@ def build_pipeline(p, options, registry_ticks=None):
     """
     import apache_beam as beam
 
-    from stores.beam_io import ReadBus
-    from transforms.ingest.transforms import (
-        DEAD_LETTER,
-        DecodeFetchRequestFn,
-        IngestFeeds,
-        LoadFeedRegistryFn,
-        PublishBatchesFn,
-    )
+    from stores.beam_io import PublishToBusFn, ReadBus
+    from transforms.ingest.beam import DEAD_LETTER, DecodeFetchRequestFn, IngestFeeds, LoadFeedRegistryFn
 
     validate(options)
     o = _view(options)
@@ -289,9 +284,11 @@ def build_pipeline(p, options, registry_ticks=None):
     )
     requests = decoded.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
     out = (configs, requests) | "MergeFeedInputs" >> beam.Flatten() | "IngestFeeds" >> IngestFeeds(ctx)
-    out["items"] | "PublishRawItems" >> beam.ParDo(PublishBatchesFn(cfg, o.items_topic, "RawItem"))
+    out["items"] | "PublishRawItems" >> beam.ParDo(
+        PublishToBusFn(cfg, o.items_topic, "RawItem", ordering_key=raw_item_key)
+    )
     dead = (out["dead_letters"], decoded[DEAD_LETTER]) | "MergeAllDeadLetters" >> beam.Flatten()
-    dead | "PublishDeadLetters" >> beam.ParDo(PublishBatchesFn(cfg, o.dead_letter_topic, "DeadLetter"))
+    dead | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic, "DeadLetter"))
     return {"items": out["items"], "dead_letters": dead}
 
 
@@ -452,10 +449,11 @@ class LocalIngest:
 
     # -- loop ---------------------------------------------------------------------------------------------------
     def load_registry(self) -> None:
+        from transforms.ingest.beam import read_beam_file
         from transforms.ingest.registry import load_feeds
 
         try:
-            entries = load_feeds(self.o.feeds, self.store)
+            entries = load_feeds(self.o.feeds, self.store, read=read_beam_file)
         except Exception as exc:
             log.error("feed registry %s unreadable: %s (keeping the previous one)", self.o.feeds, exc)
             return

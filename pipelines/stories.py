@@ -172,8 +172,8 @@ def _read_avro_files(pattern: str):
 def build_pipeline(p, options) -> dict:
     """Adds the stories job to pipeline ``p``; returns its main PCollections (for tests)."""
     from stores.beam_io import PublishToBusFn, ReadBus
-    from transforms.articles.ptransforms import ARTICLES, ProcessArticles
-    from transforms.articles.ptransforms import DEAD_LETTER as ARTICLES_DEAD
+    from transforms.articles.beam import ARTICLES, ProcessArticles
+    from transforms.articles.beam import DEAD_LETTER as ARTICLES_DEAD
     from transforms.editions.pipeline import ChangesOfOutputs, PublishEditions
     from transforms.stories import beam as sb
     from transforms.stories.features import from_article

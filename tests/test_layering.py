@@ -28,9 +28,8 @@ LAUNCHERS = {"pipelines/main.py", "pipelines/cli.py"}
 BEAM_MODULES = {
     "stores/beam_io.py",
     "transforms/timers.py",
-    "transforms/articles/ptransforms.py",
-    "transforms/ingest/transforms.py",
-    "transforms/ingest/registry.py",
+    "transforms/articles/beam.py",
+    "transforms/ingest/beam.py",
     "transforms/stories/beam.py",
     "transforms/stories/readers.py",
     "transforms/editions/bursts.py",

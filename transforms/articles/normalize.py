@@ -5,7 +5,7 @@ and first-seen times, the feed entry), the publisher registry (transforms/publis
 table. Writes: ``Article`` dicts (schemas/avro/article.avsc) with ``version=1`` and no syndication fields (dedupe
 and syndication fill those), or raises :class:`~transforms.articles.page.Rejected`.
 
-Plain Python, no Beam: the DoFn in :mod:`transforms.articles.ptransforms`, ``newsroom extract`` and the benchmark
+Plain Python, no Beam: the DoFn in :mod:`transforms.articles.beam`, ``newsroom extract`` and the benchmark
 all call :meth:`Normalizer.normalize` / :meth:`Normalizer.extract`.
 
 Steps (cost on a 150 KB page, 1 core, measured by benchmarks/articles_bench.py): decode + sniff + parse (~5 ms),

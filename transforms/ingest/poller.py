@@ -4,7 +4,7 @@ Reads feeds and pages through a :class:`transforms.ingest.fetcher.Fetcher`; read
 :class:`transforms.ingest.schedule.FeedState`; claims page URLs in a :class:`stores.feeds.FeedStore`. Writes
 :class:`Discovery` records (an item to fetch), ``RawItem`` records (schemas/avro/raw_item.avsc) and ``DeadLetter``
 records (schemas/avro/dead_letter.avsc, stage ``ingest``). Used by the Beam DoFns of
-:mod:`transforms.ingest.transforms` and by the local driver of :mod:`pipelines.ingest` alike.
+:mod:`transforms.ingest.beam` and by the local driver of :mod:`pipelines.ingest` alike.
 
 Item identity: RSS guid / Atom id / link (see :mod:`transforms.ingest.feeds`). An entry whose guid is new is a new
 item; an entry whose guid is known but whose fingerprint (title + updated) changed is a *correction*: its page is
@@ -25,7 +25,6 @@ import hashlib
 import time
 from dataclasses import asdict, dataclass, field
 
-from schemas import codec
 from transforms import common
 from transforms.ingest import schedule as sch
 from transforms.ingest import websub
