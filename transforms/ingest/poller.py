@@ -259,7 +259,7 @@ def subscribe(
     Returns the subscription record (state ``pending`` until the hub's verification GET arrives)."""
     sub_id = websub.subscription_id(action.topic, action.hub)
     existing = store.get_subscription(sub_id) or {}
-    if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < 60_000:
+    if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < common.MINUTE_MS:
         return existing  # a request is in flight
     secret = existing.get("secret") or websub.new_secret()
     sub = {
