@@ -22,11 +22,17 @@ setup: $(STAMP)
 
 # nginx is the CDN stand-in of the edge tests (Debian package). Installed when missing and we may (root + apt);
 # otherwise those tests skip with a message saying so. Java 17 and the gcloud emulators come with the machine image.
+# chromium (Debian's, /usr/bin/chromium) is the browser tests/browser drives with Playwright: playwright's own
+# browser download is not used. Without it those tests skip locally and fail under CI=true.
 system-deps:
 	@command -v nginx >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		(apt-get update -qq && \
 		 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null) ; } || \
 		echo "nginx not installed: the edge tests will be skipped"
+	@test -x /usr/bin/chromium || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		(apt-get update -qq && \
+		 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
+		echo "chromium not installed: the browser tests will be skipped (and fail under CI=true)"
 
 $(STAMP): setup.py $(CONSTRAINTS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -23,10 +23,11 @@ from setuptools import find_namespace_packages, setup
 BEAM_VERSION = "2.77.0"  # keep equal to ARG BEAM_VERSION in templates/Dockerfile
 TORCH_VERSION = "2.13.0"  # CPU build, installed first (Makefile, templates/Dockerfile): a plain resolve pulls CUDA
 
-PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores")
+# devtools: the local stack, sample world and test launchers (`newsroom stack`, `newsroom run`); not product code.
+PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores", "devtools")
 
 # Non-Python files that ship inside the packages, by package (folders without __init__.py are packages here too).
-DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml"]
+DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml", "*.css", "*.js", "*.svg"]
 
 RUNTIME = [
     f"apache-beam[gcp]=={BEAM_VERSION}",
@@ -88,6 +89,7 @@ TEST = [
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
     "threadpoolctl>=3.1",
+    "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 

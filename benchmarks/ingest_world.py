@@ -1,6 +1,6 @@
 """Ingest the sample publisher world end to end on this machine and print discovery delays.
 
-Starts the sample world (pipelines/world), the origin (serving.create_app, for its WebSub callback and ping
+Starts the sample world (devtools/world), the origin (serving.create_app, for its WebSub callback and ping
 endpoints; served by werkzeug on a free loopback port) and the local ingest driver (pipelines.ingest.LocalIngest)
 with the embedded stores in a temporary directory. The world's wire service pushes through its WebSub hub, three
 publishers ping, the rest are polled. Prints, for every article released while it runs: release -> discovery and
@@ -28,8 +28,8 @@ def start_stack(data_dir: str, speed: float, on_item=None):
     """World + origin + ingest. Returns (world, ingest, origin_url, stop)."""
     from werkzeug.serving import make_server
 
+    from devtools.world.server import make_ping_keys, start_world
     from pipelines.ingest import IngestOptions, LocalIngest
-    from pipelines.world.server import make_ping_keys, start_world
     from serving import create_app
 
     keys = make_ping_keys()

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 
-# The origin's setting (serving/cli.py): one BLAS thread, set before numpy is imported.
+# The origin's setting (serving/gunicorn_app.py): one BLAS thread, set before numpy is imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
@@ -42,7 +42,7 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from serving import local, samples  # noqa: E402
+from devtools import local_origin, samples  # noqa: E402
 from serving.auth import issue_token  # noqa: E402
 
 EDITION = "us-en"
@@ -87,10 +87,20 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
         cpu.append((time.thread_time_ns() - c0) / 1e9)
     times.sort()
     cpu.sort()
+    # the second page of a feed session: the first page's 20 items served (a cursor), positions 20..39
+    served = np.zeros(len(pool.story_ids), dtype=bool)
+    served[[i for i, _ in rank(pool, view, 0, 20)]] = True
+    page2 = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        rank(pool, view, 20, 20, served)
+        page2.append(time.perf_counter() - t0)
+    page2.sort()
     return {
         "candidates": len(pool.story_ids),
         "median_ms": statistics.median(times) * 1000,
         "p99_ms": times[int(0.99 * len(times))] * 1000,
+        "page2_median_ms": statistics.median(page2) * 1000,
         "cpu_median_ms": statistics.median(cpu) * 1000,
         "cpu_p99_ms": cpu[int(0.99 * len(cpu))] * 1000,
         "profile_view_build_ms": _time(lambda: ProfileView.from_profile("bench", doc), 200) * 1000,
@@ -193,7 +203,7 @@ def main() -> int:
     if shutil.which("wrk") is None:
         print("wrk is not installed: apt-get install -y wrk", file=sys.stderr)
         return 2
-    if local.nginx_binary() is None:
+    if local_origin.nginx_binary() is None:
         print("nginx is not installed: apt-get install -y nginx", file=sys.stderr)
         return 2
     results: dict = {}
@@ -217,7 +227,7 @@ def main() -> int:
     env = {"NEWSROOM_TOKEN_SECRET": TOKEN_SECRET, "NEWSROOM_WATCH_INTERVAL_S": "5"}
     origin = nginx = None
     try:
-        origin, oport = local.start_origin(
+        origin, oport = local_origin.start_origin(
             data,
             tmp / "origin.log",
             workers=args.workers,
@@ -230,7 +240,7 @@ def main() -> int:
         static = tmp / "static"
         static.mkdir()
         (static / "page.json").write_bytes(page)
-        nginx, nport = local.start_nginx(tmp / "nginx", oport, static_dir=static, access_log=False)
+        nginx, nport = local_origin.start_nginx(tmp / "nginx", oport, static_dir=static, access_log=False)
         assert fetch(f"http://127.0.0.1:{nport}/static/page.json") == page
         token = issue_token(TOKEN_SECRET, "bench-reader")
         auth = {"Authorization": f"Bearer {token}"}
@@ -262,7 +272,7 @@ def main() -> int:
             f"(target p99 <= 20 ms)"
         )
         if args.compare:
-            local.stop(origin)
+            local_origin.stop(origin)
             origin = None
             print("== worker models, edition page (same wrk settings)")
             results["models"] = {}
@@ -274,20 +284,20 @@ def main() -> int:
                 ("sync", 2, 1),
                 ("sync", 4, 1),
             ):
-                proc, port = local.start_origin(
+                proc, port = local_origin.start_origin(
                     data, tmp / f"origin-{wc}-{w}-{t}.log", workers=w, threads=t, worker_class=wc, env=env
                 )
                 try:
                     r = wrk(f"http://127.0.0.1:{port}{page_path}", d, c)
                     f = wrk(f"http://127.0.0.1:{port}{feed_path}", d, args.foryou_connections, headers=auth)
                 finally:
-                    local.stop(proc)
+                    local_origin.stop(proc)
                 results["models"][f"{wc} {w}x{t}"] = {"page": r, "for_you": f}
                 print(f"   {wc:8s} {w} x {t:2d}  page {fmt(r)}")
                 print(f"                  For you {fmt(f)}")
     finally:
-        local.stop(nginx)
-        local.stop(origin)
+        local_origin.stop(nginx)
+        local_origin.stop(origin)
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
         print(json.dumps(results, indent=1, default=float))

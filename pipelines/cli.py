@@ -1,6 +1,12 @@
 """The ``newsroom`` command. Each subcommand lives in its own module, imported only when used (Beam and the
 models are slow to import).
 
+``COMMANDS`` below is the one table of subcommands (name -> module, help), and a new command is one row here. A
+module named there has no argparse entry point of its own (``python -m pipelines.cli serve ...`` is how tests start
+the origin); the Beam jobs keep ``python -m pipelines.JOB``, which calls the same ``run(argv)``. The developer tools
+(``stack``: devtools/emulators.py) are rows like the others. tests/pipelines/test_cli.py parses ``--help`` of every
+row and checks that ``newsroom serve`` does not import Beam.
+
 Two kinds of subcommand:
 
 - Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``): the module exposes
@@ -24,14 +30,14 @@ import json
 import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "stack": ("stores.stack", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
+    "stack": ("devtools.emulators", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
     "run": ("pipelines.main", "run the whole system on this machine (embedded backends by default)"),
     "backfill": ("pipelines.backfill", "cluster a historical set of articles into stories (batch Beam job)"),
     "stories": ("pipelines.stories", "the stories job: raw items to stories and edition snapshots (Beam job)"),
     "ingest": ("pipelines.ingest", "the ingest job: feeds, pushes and fetches to raw items (Beam job)"),
     "evaluate": ("transforms.stories.evaluate", "score story assignments against gold labels"),
     "extract": ("transforms.articles.extract", "normalise a folder of saved article pages to JSON lines"),
-    "serve": ("serving.cli", "run the origin (Flask under gunicorn)"),
+    "serve": ("serving.gunicorn_app", "run the origin (Flask under gunicorn)"),
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),
 }
 

@@ -310,7 +310,7 @@ def _percentiles(values: list[int]) -> list[float]:
 def _start_world(o, delays: list[tuple[int, int]]):
     """The sample world in-process, and an on_item callback recording (release -> first seen, release -> fetched)
     delays in ms of the items released after the start."""
-    from pipelines.world.server import start_world
+    from devtools.world.server import start_world
 
     world = start_world(speed=o.world_speed)
     started_ms = int(time.time() * 1000)

@@ -2,10 +2,10 @@
 
 Starts, in order:
 
-1. the Pub/Sub emulator (``stores/stack.py``), the bus between the jobs;
+1. the Pub/Sub emulator (``devtools/emulators.py``), the bus between the jobs;
 2. the origin (``serving.create_app``) on ``--port``, which also takes the sample world's WebSub deliveries and
    pings;
-3. the local publisher world (``pipelines/world``: 15 publishers in en/es/de/fr releasing articles over time,
+3. the local publisher world (``devtools/world``: 15 publishers in en/es/de/fr releasing articles over time,
    ``--speed`` times faster than the wall clock), unless ``--feeds`` points at a real feed list;
 4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
 5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):
@@ -126,7 +126,8 @@ def main(args) -> int:
     logs.mkdir(parents=True, exist_ok=True)
     say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
 
-    from stores import StoreConfig, open_stores, stack
+    from devtools import emulators as stack
+    from stores import StoreConfig, open_stores
 
     say("starting the Pub/Sub emulator (the bus between the jobs) ...")
     try:
@@ -179,7 +180,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     world = None
     ping_keys = {}
     if args.feeds is None:
-        from pipelines.world.server import make_ping_keys
+        from devtools.world.server import make_ping_keys
 
         ping_keys = make_ping_keys()
     app = create_app(
@@ -215,7 +216,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     watcher.before_run = set(watcher.first_on_page)
     overrides = None
     if args.feeds is None:
-        from pipelines.world.server import start_world
+        from devtools.world.server import start_world
 
         world = start_world(speed=args.speed, ping_url=origin + "/v1/ping", ping_keys=ping_keys)
         cleanups.append(world.stop)
@@ -288,6 +289,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
 
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
     say("open:")
+    say(f"  {origin}/e/us-en/                             the reader web front end (sections, stories, For you)")
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")
     say(f"  {origin}/v1/editions/us-en/version            the version endpoint behind the 'new stories' pill")
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")

@@ -285,4 +285,3 @@ SCHEMA_ATTRIBUTE = "schema"
 
 def attributes(name: str) -> dict[str, str]:
     return {SCHEMA_ATTRIBUTE: f"{NAMESPACE}.{name}"}
-

@@ -4,7 +4,7 @@
 :class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
 the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
 verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
-``serving.push`` (WebSub callbacks and publisher pings, written by the ingest helper) when that module exists.
+``serving.push`` (WebSub callbacks and publisher pings).
 
 Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
@@ -70,6 +70,10 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_MAX_INFLIGHT": 2,
     "NEWSROOM_FORYOU_MAX_WAITING": 2,
     "NEWSROOM_FORYOU_WAIT_S": 0.05,
+    # the re-rank's time budget; past it the page is the recency fallback flagged "degraded" (serving/foryou.py)
+    "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
+    # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
+    "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
@@ -85,7 +89,6 @@ DEFAULTS = {
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
 OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
 SECRETS_FILE = "secrets.json"
-MIN_SECRET_CHARS = 16
 
 
 class ConfigError(RuntimeError):
@@ -157,6 +160,7 @@ class Newsroom:
     def init_app(self, app: Flask) -> None:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
+        from serving.feed import PoolHistory
         from serving.readers import EventFolder, ProfileCache
         from serving.shedding import Shedder
         from serving.watcher import PointerWatcher
@@ -194,6 +198,9 @@ class Newsroom:
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
+        self.watcher.on_swap.append(self.pool_history.on_swap)
+        self.rank_budget_s = float(cfg["NEWSROOM_FORYOU_BUDGET_MS"]) / 1000.0
         self.folder = EventFolder(
             profiles,
             self.holder,
@@ -238,7 +245,7 @@ def env_settings() -> list[str]:
 
 
 # Read from the environment by other parts of the origin process: gunicorn.conf.py (workers, threads, header
-# timeout) and the store stack's emulator tools (stores/stack.py).
+# timeout) and the store stack's emulator tools (devtools/emulators.py).
 EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",
@@ -287,14 +294,16 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, stories
+    from serving import editions, foryou, health, openapi, push, stories, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
-    _register_push(app)
+    app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
+    push.init_app(app)  # WebSub callbacks and publisher pings
+    app.register_blueprint(push.bp)
 
     @app.after_request
     def _never_set_cookie(resp):
@@ -328,28 +337,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
     return app
-
-
-def _register_push(app: Flask) -> None:
-    """serving/push.py (ingest helper): WebSub callbacks and publisher pings, if the module exists."""
-    import importlib
-    import importlib.util
-
-    if importlib.util.find_spec("serving.push") is None:
-        return
-    try:
-        push = importlib.import_module("serving.push")
-    except Exception:
-        log.exception("serving.push cannot be imported; WebSub and pings are off")
-        return
-    bp = getattr(push, "bp", None)
-    if bp is None:
-        log.error("serving.push has no Blueprint `bp`; WebSub and pings are off")
-        return
-    init = getattr(push, "init_app", None)
-    if callable(init):
-        init(app)
-    app.register_blueprint(bp)
 
 
 def new_secret() -> str:

@@ -43,6 +43,15 @@ def _ms(ts: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
+def id_hash(story_id: str) -> int:
+    """A story id as 64 bits (BLAKE2b): For you cursors carry these for served stories a newer pool lacks."""
+    return int.from_bytes(hashlib.blake2b(story_id.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def id_hashes(story_ids) -> np.ndarray:
+    return np.fromiter((id_hash(s) for s in story_ids), dtype=np.uint64, count=len(story_ids))
+
+
 def _etag_base(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 
@@ -183,6 +192,8 @@ class PreparedPool:
     places: tuple[tuple[str, ...], ...]
     rep_publisher: tuple[str, ...]
     item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
+    recency: np.ndarray  # candidate indices, newest representative first (ties: story id): the degraded feed
+    id_hashes: np.ndarray  # (n,) uint64: serving.feed.id_hash of each story id (For you cursors)
 
     @classmethod
     def build(cls, doc: dict) -> PreparedPool:
@@ -239,7 +250,19 @@ class PreparedPool:
             places=tuple(tuple(s.get("places") or ()) for s in stories),
             rep_publisher=tuple(rep_pub(s) for s in stories),
             item_bytes=tuple(items),
+            recency=np.asarray(
+                sorted(range(n), key=lambda i: (-_ms_or_zero(stories[i]["representative"]), stories[i]["story_id"])),
+                dtype=np.intp,
+            ),
+            id_hashes=id_hashes([s["story_id"] for s in stories]),
         )
+
+
+def _ms_or_zero(card: dict) -> int:
+    try:
+        return _ms(card.get("published_at") or "")
+    except (TypeError, ValueError):
+        return 0
 
 
 def _resolve_aliases(aliases: Mapping[str, str]) -> dict[str, str]:

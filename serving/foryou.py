@@ -8,9 +8,10 @@ Every handler runs inside the process's private-request slots (:mod:`serving.she
 answer 503 with Retry-After first, while the shared blueprints, which take no slot, keep answering.
 
 - ``GET  /v1/feed/for-you?edition=&cursor=&limit=``  the edition's pool re-ranked for the reader, each item with a
-  reason; the cursor is (edition, pool version, offset), signed. A cursor whose pool version is gone continues at
-  the same offset of the current pool (``Newsroom-Cursor-Rebased`` says so).
-- ``GET  /v1/me/profile``; ``POST|DELETE /v1/me/follows`` (kind topic|source|place, value);
+  reason; the signed cursor carries what the reader was already shown (serving/feed.py: no item twice, none
+  skipped while the pool moves). ``degraded`` is null, or why the page is not the personal ranking:
+  ``profile_unavailable`` (privacy unknown: non-personal page) or ``rank_timeout`` (recency fallback).
+- ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind topic|source|place, value);
   ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
   ``POST /v1/me/history/pause`` and ``/resume``.
 - ``POST /v1/events``: up to 100 ReadEvent records (schemas/avro/read_event.avsc, ``reader_id`` comes from the
@@ -20,6 +21,7 @@ answer 503 with Retry-After first, while the shared blueprints, which take no sl
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import time
 
@@ -27,14 +29,15 @@ import orjson
 from flask import Blueprint, Response, current_app, request
 
 from schemas import codec
-from serving import auth, http
+from serving import auth, feed, http
 from serving import cursor as cursors
-from serving.ranking import FEWER_KEPT, rank
+from serving.ranking import FEWER_KEPT, ProfileView, RankTimeout, rank, recency_fallback
 from serving.readers import vector_of
 from serving.shedding import Overloaded
 from stores.base import StoreError
 
 bp = Blueprint("foryou", __name__)
+log = logging.getLogger(__name__)
 
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
 # "Not blank" spelled as an explicit class: ECMA-262 (JSON Schema) and Python disagree on what \s covers.
@@ -175,31 +178,45 @@ def for_you(reader: str):
         if not cat.ready:
             return http.not_ready()
         return http.error(404, f"no candidate pool for edition {edition}")
-    offset, rebased = 0, None
     raw = request.args.get("cursor")
-    if raw:
-        try:
-            c_edition, c_version, offset = cursors.decode(ext.cursor_secret, "foryou", raw)
-            if c_edition != edition or not isinstance(offset, int) or offset < 0:
-                raise cursors.CursorError("cursor is for another edition")
-        except (cursors.CursorError, ValueError, TypeError) as exc:
-            return http.error(400, f"invalid cursor: {exc}")
-        if c_version != pool.version:
-            rebased = c_version
+    try:
+        pos = feed.read(ext.cursor_secret, raw, edition, pool, ext.pool_history) if raw else feed.start(pool)
+    except cursors.CursorError as exc:
+        return http.error(400, f"invalid cursor: {exc}")
+    limit = min(limit, feed.MAX_DEPTH - pos.depth)
     view = ext.profile_cache.view(reader)
-    ranked = rank(pool, view, offset, limit)
+    ranked, degraded = _ranked(ext, pool, view, pos, limit)
     parts = []
-    for pos, (i, reason) in enumerate(ranked, start=offset + 1):
-        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % pos + orjson.dumps(reason) + b"}")
-    next_cursor = None
-    if len(ranked) == limit and offset + limit < len(pool.story_ids):
-        next_cursor = cursors.encode(ext.cursor_secret, "foryou", [edition, pool.version, offset + limit])
-    head = orjson.dumps({"schema": "newsroom.for_you/v1", "edition": edition, "pool_version": pool.version})
+    for n, (i, reason) in enumerate(ranked, start=pos.depth + 1):
+        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % n + orjson.dumps(reason) + b"}")
+    next_cursor = feed.advance(ext.cursor_secret, edition, pool, pos, [i for i, _ in ranked], limit)
+    head = orjson.dumps(
+        {"schema": "newsroom.for_you/v1", "edition": edition, "pool_version": pool.version, "degraded": degraded}
+    )
     body = head[:-1] + b',"items":[' + b",".join(parts) + b'],"next_cursor":' + orjson.dumps(next_cursor) + b"}"
     resp = Response(body, content_type=http.JSON)
-    if rebased is not None:
-        resp.headers["Newsroom-Cursor-Rebased"] = f"v{rebased}"
+    if pos.rebased is not None:
+        resp.headers["Newsroom-Cursor-Rebased"] = f"v{pos.rebased}"
     return resp
+
+
+def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], str | None]:
+    """The page's (candidate, reason) pairs and why it is degraded (None when it is not).
+
+    Privacy unknown (the profile store down, nothing cached): the page is non-personal (no profile applied, so
+    nothing about the reader shows), flagged ``profile_unavailable``. A re-rank past its budget, or one that fails:
+    the recency fallback, flagged ``rank_timeout``; hidden sources still apply to it.
+    """
+    if not view.known:
+        return rank(pool, ProfileView(reader_id=view.reader_id), pos.depth, limit, pos.served), "profile_unavailable"
+    try:
+        deadline = time.monotonic() + ext.rank_budget_s
+        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline), None
+    except RankTimeout:
+        log.warning("For you re-rank over its %.0f ms budget: recency fallback", ext.rank_budget_s * 1000)
+    except Exception:  # a ranking bug must not cost the reader the page
+        log.exception("For you re-rank failed: recency fallback")
+    return recency_fallback(pool, view, limit, pos.served), "rank_timeout"
 
 
 def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
@@ -349,6 +366,17 @@ def fewer_like_this(reader: str):
         return doc
 
     return _update(reader, apply)
+
+
+@bp.delete("/v1/me/profile")
+@private
+def delete_profile(reader: str):
+    """Forget the reader: the stored profile, every read, the interest vector and the rate bucket, then the cached
+    copy in this process (other processes hold it at most NEWSROOM_PROFILE_TTL_S)."""
+    ext = current_app.extensions["newsroom"]
+    ext.profiles.delete(reader)
+    ext.profile_cache.invalidate(reader)
+    return Response(status=204)
 
 
 @bp.delete("/v1/me/history")

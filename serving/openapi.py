@@ -1,49 +1,26 @@
 """The OpenAPI 3.1 document of the whole origin API, served at ``GET /openapi.json``.
 
-Reads the page schemas (schemas/json, via :func:`schemas.pages.schema`) so the served document and the snapshot
-contracts cannot drift: the page, story-page and card schemas are the same JSON Schemas, with ``$defs`` lifted into
-``components/schemas``. tests/serving/test_openapi.py runs schemathesis against the app (WSGI) to keep the
+The paths are built here, one builder per route group (shared pages, the reader's endpoints, health, WebSub,
+pings); ``components/schemas`` come from :mod:`serving.openapi_schemas`, which reads the page schemas (schemas/json)
+so the served document and the snapshot contracts cannot drift. tests/serving/test_openapi.py runs schemathesis against the app (WSGI) to keep the
 document true: every documented status, header and body is checked against what the app answers.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 
 import orjson
 from flask import Blueprint, Response
 
-from schemas.pages import schema as page_schema
 from serving.foryou import NOT_BLANK_CLASS
+from serving.openapi_schemas import STORY_ID, ref, schemas
 
 bp = Blueprint("openapi", __name__)
 
-_REFS = {"card": "Card", "story_entry": "StoryEntry"}
-
-
-def _rewrite(node):
-    if isinstance(node, dict):
-        out = {}
-        for k, v in node.items():
-            if k in ("$schema", "$id"):
-                continue
-            if k == "$ref" and "#/$defs/" in v:
-                out[k] = "#/components/schemas/" + _REFS[v.rsplit("/", 1)[1]]
-            else:
-                out[k] = _rewrite(v)
-        return out
-    if isinstance(node, list):
-        return [_rewrite(v) for v in node]
-    return node
-
-
-def _ref(name: str) -> dict:
-    return {"$ref": f"#/components/schemas/{name}"}
-
 
 def _json(schema_name: str, description: str, headers: dict | None = None) -> dict:
-    out = {"description": description, "content": {"application/json": {"schema": _ref(schema_name)}}}
+    out = {"description": description, "content": {"application/json": {"schema": ref(schema_name)}}}
     if headers:
         out["headers"] = headers
     return out
@@ -141,7 +118,7 @@ def _private_op(
         "responses": {**ok, **_private_errors(), **(WRITE_LIMITS if write or body else {}), **(extra or {})},
     }
     if body:
-        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": _ref(body)}}}
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": ref(body)}}}
     if params:
         op["parameters"] = params
     return op
@@ -159,166 +136,21 @@ FOLLOW_QUERY = [
 ]
 
 
-@functools.lru_cache(maxsize=1)
-def document() -> dict:
-    edition_page = _rewrite(page_schema("edition_page"))
-    defs = edition_page.pop("$defs")
-    story_page = _rewrite(page_schema("story_page"))
-    error = {
-        "type": "object",
-        "required": ["error", "status"],
-        "properties": {
-            "error": {"type": "string"},
-            "status": {"type": "integer"},
-            "carried": {"type": "array", "items": {"type": "string"}},
-            "survivor": {"type": "string"},
-            "rejected": {"type": "array", "items": {"$ref": "#/components/schemas/Rejected"}},
-        },
-    }
-    schemas = {
-        "Card": defs["card"],
-        "StoryEntry": defs["story_entry"],
-        "EditionPage": edition_page,
-        "StoryPage": story_page,
-        "Error": error,
-        "Rejected": {
-            "type": "object",
-            "required": ["index", "error"],
-            "properties": {"index": {"type": "integer"}, "error": {"type": "string"}},
-        },
-        "EditionVersion": {
-            "type": "object",
-            "required": ["edition", "cycle", "sections", "pool_version"],
-            "additionalProperties": False,
-            "properties": {
-                "edition": {"type": "string"},
-                "cycle": {"type": "string", "format": "date-time"},
-                "sections": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
-                "pool_version": {"type": ["integer", "null"]},
-            },
-        },
-        "ForYouItem": {
-            "type": "object",
-            "required": ["story_id", "section", "labels", "representative", "rank", "reason"],
-            "additionalProperties": False,
-            "properties": {
-                "story_id": {"type": "string", "pattern": "^[0-9]{1,20}$"},
-                "section": {"type": "string"},
-                "labels": {"type": "array", "items": {"type": "string"}},
-                "representative": _ref("Card"),
-                "rank": {"type": "integer", "minimum": 1},
-                "reason": {
-                    "type": "string",
-                    "pattern": "^(top_story|popular|interest|follows:(topic|source)/.+|local:.+"
-                    "|similar_to:[0-9]{1,20})$",
-                },
-            },
-        },
-        "ForYouFeed": {
-            "type": "object",
-            "required": ["schema", "edition", "pool_version", "items", "next_cursor"],
-            "additionalProperties": False,
-            "properties": {
-                "schema": {"const": "newsroom.for_you/v1"},
-                "edition": {"type": "string"},
-                "pool_version": {"type": "integer"},
-                "items": {"type": "array", "items": _ref("ForYouItem")},
-                "next_cursor": {"type": ["string", "null"]},
-            },
-        },
-        "ProfileSummary": {
-            "type": "object",
-            "required": ["reader_id", "follows", "hidden_sources", "fewer_like", "paused", "reads", "revision"],
-            "additionalProperties": False,
-            "properties": {
-                "reader_id": {"type": "string"},
-                "follows": {
-                    "type": "object",
-                    "properties": {
-                        k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")
-                    },
-                },
-                "hidden_sources": {"type": "array", "items": {"type": "string"}},
-                "fewer_like": {"type": "array", "items": {"type": "string"}},
-                "paused": {"type": "boolean"},
-                "reads": {"type": "integer", "minimum": 0},
-                "revision": {"type": "integer", "minimum": 0},
-            },
-        },
-        "FollowRequest": {
-            "type": "object",
-            "required": ["kind", "value"],
-            "properties": {
-                "kind": {"enum": ["topic", "source", "place"]},
-                "value": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
-            },
-        },
-        "HideSourceRequest": {
-            "type": "object",
-            "required": ["source"],
-            "properties": {"source": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS}},
-        },
-        "FewerRequest": {
-            "type": "object",
-            "required": ["story_id"],
-            "properties": {
-                "story_id": {"type": "string", "pattern": "^[0-9]{1,20}$"},
-                "edition": {"type": "string", "pattern": "^([a-z]{2}-[a-z]{2,3})?$"},
-            },
-        },
-        "ReadEventIn": {
-            "type": "object",
-            "description": "A ReadEvent (schemas/avro/read_event.avsc); reader_id comes from the token. Events "
-            "older than 30 days or more than 5 minutes in the future (clock skew allowance) are rejected one by one. "
-            "event_id and article_id: at most 128 printable characters.",
-            "required": ["event_id", "kind", "edition", "at"],
-            "properties": {
-                "schema_version": {"type": "integer"},
-                "event_id": {"type": "string", "minLength": 1, "maxLength": 128},
-                "reader_id": {"type": "string"},
-                "kind": {"enum": ["IMPRESSION", "READ", "CLICK"]},
-                "edition": {"type": "string"},
-                "story_id": {"type": ["string", "integer", "null"]},
-                "article_id": {"type": ["string", "null"], "maxLength": 128},
-                "at": {"type": "integer", "description": "ms since epoch, UTC"},
-                "dwell_ms": {"type": ["integer", "null"]},
-            },
-        },
-        "EventsRequest": {
-            "type": "object",
-            "required": ["events"],
-            "properties": {"events": {"type": "array", "minItems": 1, "maxItems": 100, "items": _ref("ReadEventIn")}},
-        },
-        "EventsAccepted": {
-            "type": "object",
-            "required": ["accepted", "rejected"],
-            "properties": {
-                "accepted": {"type": "integer", "minimum": 1},
-                "rejected": {"type": "array", "items": _ref("Rejected")},
-            },
-        },
-        "Health": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}},
-        "Ready": {
-            "type": "object",
-            "required": ["ready", "pages"],
-            "properties": {"ready": {"type": "boolean"}, "pages": {"type": "integer"}},
-        },
-    }
-    paths = {
+LIMIT_100 = {
+    "name": "limit",
+    "in": "query",
+    "required": False,
+    "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+}
+
+
+def _shared_paths() -> dict:
+    """The shared pages: identical for every reader, CDN-cached."""
+    return {
         "/v1/editions/{edition}/sections/{section}": {
             "get": {
                 "summary": "One edition section page (shared, identical for every reader).",
-                "parameters": [
-                    EDITION,
-                    SECTION,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
-                    },
-                    IF_NONE_MATCH,
-                ],
+                "parameters": [EDITION, SECTION, LIMIT_100, IF_NONE_MATCH],
                 "responses": {"200": _json("EditionPage", "The page.", SHARED_HEADERS), **_shared_errors()},
             }
         },
@@ -340,17 +172,12 @@ def document() -> dict:
                         "name": "story_id",
                         "in": "path",
                         "required": True,
-                        "schema": {"type": "string", "pattern": "^[0-9]{1,20}$"},
+                        "schema": dict(STORY_ID),
                         "example": "7300000000000000000",
                     },
                     {"name": "edition", "in": "query", "required": False, "schema": EDITION_SCHEMA},
                     CURSOR,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 100},
-                    },
+                    LIMIT_100,
                     IF_NONE_MATCH,
                 ],
                 "responses": {
@@ -367,6 +194,12 @@ def document() -> dict:
                 },
             }
         },
+    }
+
+
+def _private_paths() -> dict:
+    """The reader's own endpoints: bearer token, never cached."""
+    return {
         "/v1/feed/for-you": {
             "get": _private_op(
                 "The edition's candidate pool re-ranked for the reader, each item with its reason.",
@@ -385,7 +218,12 @@ def document() -> dict:
             )
         },
         "/v1/me/profile": {
-            "get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)})
+            "get": _private_op("The reader's own profile.", {"200": _json("ProfileSummary", "Profile.", PRIVATE)}),
+            "delete": _private_op(
+                "Delete the whole profile: follows, hidden sources, reads, interest and write budget.",
+                {"204": {"description": "Deleted (also when there was nothing to delete).", "headers": PRIVATE}},
+                write=True,
+            ),
         },
         "/v1/me/follows": {
             "post": _private_op(
@@ -432,6 +270,11 @@ def document() -> dict:
                 body="EventsRequest",
             )
         },
+    }
+
+
+def _health_paths() -> dict:
+    return {
         "/healthz": {"get": {"summary": "Liveness.", "responses": {"200": _json("Health", "Alive.", NO_STORE)}}},
         "/readyz": {
             "get": {
@@ -439,41 +282,50 @@ def document() -> dict:
                 "responses": {"200": _json("Ready", "Ready.", NO_STORE), "503": _json("Ready", "Not ready.", NO_STORE)},
             }
         },
-        # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.
-        "/v1/websub/{sub_id}": {
-            "get": {
-                "summary": "WebSub verification of intent (echoes hub.challenge for a subscription we asked for).",
-                "parameters": [
-                    {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                    {"name": "hub.mode", "in": "query", "required": False, "schema": {"type": "string"}},
-                    {"name": "hub.topic", "in": "query", "required": False, "schema": {"type": "string"}},
-                    {"name": "hub.challenge", "in": "query", "required": False, "schema": {"type": "string"}},
-                    {"name": "hub.lease_seconds", "in": "query", "required": False, "schema": {"type": "string"}},
-                ],
-                "responses": {
-                    "200": _text("The challenge."),
-                    "400": _text("Missing or oversized hub.challenge."),
-                    "404": _text(
-                        "Unknown subscription, wrong callback token, or a verification not expected now (only a "
-                        "pending subscription or a requested renewal is verified)."
-                    ),
-                },
-            },
-            "post": {
-                "summary": "WebSub content delivery (X-Hub-Signature HMAC SHA-256 required); triggers one poll.",
-                "parameters": [
-                    {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}},
-                    {"name": "X-Hub-Signature", "in": "header", "required": False, "schema": {"type": "string"}},
-                ],
-                "requestBody": {"required": False, "content": {"application/octet-stream": {"schema": {}}}},
-                "responses": {
-                    "202": _text("Accepted."),
-                    "403": _text("Missing or forged signature."),
-                    "404": _text("Unknown subscription, wrong callback token, not active or lease expired."),
-                    "413": _text("Body too large (NEWSROOM_PUSH_MAX_BYTES, 1 MiB)."),
-                },
-            },
+    }
+
+
+def _query(name: str) -> dict:
+    return {"name": name, "in": "query", "required": False, "schema": {"type": "string"}}
+
+
+def _websub_path() -> dict:
+    sub_id = {"name": "sub_id", "in": "path", "required": True, "schema": {"type": "string"}}
+    verify = {
+        "summary": "WebSub verification of intent (echoes hub.challenge for a subscription we asked for).",
+        "parameters": [
+            dict(sub_id),
+            *(_query(q) for q in ("hub.mode", "hub.topic", "hub.challenge", "hub.lease_seconds")),
+        ],
+        "responses": {
+            "200": _text("The challenge."),
+            "400": _text("Missing or oversized hub.challenge."),
+            "404": _text(
+                "Unknown subscription, wrong callback token, or a verification not expected now (only a "
+                "pending subscription or a requested renewal is verified)."
+            ),
         },
+    }
+    deliver = {
+        "summary": "WebSub content delivery (X-Hub-Signature HMAC SHA-256 required); triggers one poll.",
+        "parameters": [
+            dict(sub_id),
+            {"name": "X-Hub-Signature", "in": "header", "required": False, "schema": {"type": "string"}},
+        ],
+        "requestBody": {"required": False, "content": {"application/octet-stream": {"schema": {}}}},
+        "responses": {
+            "202": _text("Accepted."),
+            "403": _text("Missing or forged signature."),
+            "404": _text("Unknown subscription, wrong callback token, not active or lease expired."),
+            "413": _text("Body too large (NEWSROOM_PUSH_MAX_BYTES, 1 MiB)."),
+        },
+    }
+    return {"/v1/websub/{sub_id}": {"get": verify, "post": deliver}}
+
+
+def _ping_path() -> dict:
+    any_json = {"application/json": {"schema": {"type": "object"}}}
+    return {
         "/v1/ping": {
             "post": {
                 "summary": "A publisher's signed ping (X-Newsroom-Publisher, X-Newsroom-Signature); one poll per 30 s.",
@@ -483,10 +335,7 @@ def document() -> dict:
                 ],
                 "requestBody": {"required": False, "content": {"application/json": {"schema": {}}}},
                 "responses": {
-                    "202": {
-                        "description": "Poll triggered.",
-                        "content": {"application/json": {"schema": {"type": "object"}}},
-                    },
+                    "202": {"description": "Poll triggered.", "content": any_json},
                     "400": _text("Body is not {feed_url, at} or the ping is stale."),
                     "401": _text("Unsigned."),
                     "403": _text("Bad signature or foreign feed."),
@@ -494,22 +343,29 @@ def document() -> dict:
                     "429": {
                         "description": "A poll was triggered less than 30 s ago.",
                         "headers": RETRY,
-                        "content": {"application/json": {"schema": {"type": "object"}}},
+                        "content": any_json,
                     },
                 },
             }
         },
-        "/openapi.json": {
-            "get": {
-                "summary": "This document.",
-                "responses": {
-                    "200": {
-                        "description": "OpenAPI 3.1",
-                        "content": {"application/json": {"schema": {"type": "object"}}},
-                    }
-                },
-            }
-        },
+    }
+
+
+def _self_path() -> dict:
+    ok = {"description": "OpenAPI 3.1", "content": {"application/json": {"schema": {"type": "object"}}}}
+    return {"/openapi.json": {"get": {"summary": "This document.", "responses": {"200": ok}}}}
+
+
+@functools.lru_cache(maxsize=1)
+def document() -> dict:
+    paths = {
+        **_shared_paths(),
+        **_private_paths(),
+        **_health_paths(),
+        # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.
+        **_websub_path(),
+        **_ping_path(),
+        **_self_path(),
     }
     return {
         "openapi": "3.1.0",
@@ -523,7 +379,7 @@ def document() -> dict:
         "servers": [{"url": "/"}],
         "paths": paths,
         "components": {
-            "schemas": copy.deepcopy(schemas),
+            "schemas": schemas(),
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
         },
     }

@@ -1,6 +1,6 @@
 """WebSub callbacks and publisher pings: authenticated hints that turn into FetchRequest messages.
 
-Blueprint ``bp`` (registered by ``serving.create_app`` when this module exists; :func:`init_app` runs first):
+Blueprint ``bp`` (registered by ``serving.create_app``; :func:`init_app` runs first):
 
 - ``GET /v1/websub/<sub_id>.<token>``: the hub's verification of intent. Answered (200, the ``hub.challenge``
   echoed as text/plain) only on a callback path whose token matches (transforms.ingest.websub.callback_token: an
@@ -329,16 +329,6 @@ def known_feed(st: PushState, publisher_id: str, feed_url: str) -> str | None:
         if owner == publisher_id or (owner is None and st.registry.for_host(host).publisher_id == publisher_id):
             return entry.get("url") or candidate
     return None
-
-
-def _feed_belongs(registry, publisher_id: str, feed_url: str) -> bool:
-    pub = registry.get(publisher_id)
-    if pub is None:
-        return False
-    if any(f.get("url") == feed_url for f in pub.feeds):
-        return True
-    host = (urlsplit(feed_url).hostname or "").lower()
-    return registry.for_host(host).publisher_id == publisher_id
 
 
 @bp.post("/v1/ping")

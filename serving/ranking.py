@@ -31,11 +31,13 @@ Reasons: the largest personal term names the reason (``follows:topic/{t}``, ``fo
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
 (benchmarks/serve_bench.py) with ONE BLAS thread; OpenBLAS's default thread pool made it ~14 ms median on this
-2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/cli.py).
+2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/gunicorn_app.py).
 """
 
 from __future__ import annotations
 
+import heapq
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +53,11 @@ W_READ = 1.5
 MIN_REASON = 0.05
 RECENT_READS = 50
 TOP_SLOTS = (0, 4, 9)
+# Diversity at the top of the feed: within the first CAP_DEPTH positions at most MAX_PER_PUBLISHER stories whose card
+# is from one publisher and MAX_PER_TOPIC of one topic; a capped story comes back right after those positions.
+CAP_DEPTH = 10
+MAX_PER_PUBLISHER = 2
+MAX_PER_TOPIC = 3
 INTEREST_HALF_LIFE_MS = 3 * 24 * 3600 * 1000
 READ_WEIGHTS = {"READ": 1.0, "CLICK": 0.5}
 SHORT_DWELL_MS = 5000
@@ -73,6 +80,7 @@ class ProfileView:
     reads: tuple[str, ...] = ()  # story ids, newest first, unique
     revision: int = 0
     paused: bool = False
+    known: bool = True  # False: the profile store could not be read and nothing was cached (privacy unknown)
 
     @classmethod
     def from_profile(cls, reader_id: str, doc: dict | None) -> ProfileView:
@@ -127,23 +135,38 @@ def _mark(n: int, index, keys, weight: float) -> np.ndarray | None:
     return out
 
 
-def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tuple[int, str]]:
-    """Candidate indices for feed positions [offset, offset + limit) with their reasons."""
+class RankTimeout(Exception):
+    """The re-rank ran past its budget; the caller serves the deterministic recency fallback."""
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise RankTimeout("For you re-rank over its time budget")
+
+
+@dataclass
+class _Scored:
+    score: np.ndarray
+    terms: dict
+    recent: list[int]
+    nearest: np.ndarray | None
+    read_mask: np.ndarray
+
+
+def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
+    """Every candidate's personal score (module docstring); -inf for hidden sources and "fewer like this"."""
     n = len(pool.story_ids)
-    if n == 0 or limit <= 0:
-        return []
     vectors = pool.vectors
     score = pool.base * np.float32(W_BASE)
     terms: dict[str, np.ndarray] = {}
-    t = _mark(n, pool.by_topic, view.topics, W_TOPIC)
-    if t is not None:
-        terms["topic"] = t
-    t = _mark(n, pool.by_source, view.sources, W_SOURCE)
-    if t is not None:
-        terms["source"] = t
-    t = _mark(n, pool.by_place, view.places, W_PLACE)
-    if t is not None:
-        terms["place"] = t
+    for name, index, keys, weight in (
+        ("topic", pool.by_topic, view.topics, W_TOPIC),
+        ("source", pool.by_source, view.sources, W_SOURCE),
+        ("place", pool.by_place, view.places, W_PLACE),
+    ):
+        t = _mark(n, index, keys, weight)
+        if t is not None:
+            terms[name] = t
     if view.interest is not None and view.confidence > 0:
         terms["interest"] = np.maximum(vectors @ view.interest, 0.0) * np.float32(W_INTEREST * view.confidence)
     read_idx = [pool.index[s] for s in view.reads if s in pool.index]
@@ -153,6 +176,7 @@ def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tupl
         sims = vectors @ vectors[recent].T
         nearest = sims.argmax(axis=1)
         terms["similar"] = _ramp(sims[np.arange(n), nearest]) * np.float32(W_SIMILAR)
+    _check(deadline)
     for arr in terms.values():
         score = score + arr
     if view.fewer_vectors is not None:
@@ -169,46 +193,135 @@ def rank(pool, view: ProfileView, offset: int = 0, limit: int = 20) -> list[tupl
         i = pool.index.get(sid)
         if i is not None:
             score[i] = -np.inf
-    allowed = np.isfinite(score)
+    return _Scored(score, terms, recent, nearest, read_mask)
 
-    want = offset + limit
-    slots = [p for p in TOP_SLOTS if p < want]
-    tops: list[int] = []
-    if slots:
-        for i in pool.top[: 4 * len(TOP_SLOTS) + len(read_idx) + 16]:
-            if allowed[i] and not read_mask[i]:
-                tops.append(int(i))
-                if len(tops) == len(slots):
-                    break
-    top_set = set(tops)
-    k = min(n, want + len(tops))
+
+class _Caps:
+    """Per-publisher and per-topic caps over the first CAP_DEPTH feed positions (served pages included)."""
+
+    def __init__(self, pool, served: np.ndarray | None):
+        self.pool = pool
+        self.publishers: dict[str, int] = {}
+        self.topics: dict[str, int] = {}
+        if served is not None:
+            for i in np.flatnonzero(served):
+                self.add(int(i))
+
+    def fits(self, i: int) -> bool:
+        if self.publishers.get(self.pool.rep_publisher[i], 0) >= MAX_PER_PUBLISHER:
+            return False
+        return all(self.topics.get(t, 0) < MAX_PER_TOPIC for t in self.pool.topics[i])
+
+    def add(self, i: int) -> None:
+        pub = self.pool.rep_publisher[i]
+        self.publishers[pub] = self.publishers.get(pub, 0) + 1
+        for t in self.pool.topics[i]:
+            self.topics[t] = self.topics.get(t, 0) + 1
+
+
+def _ordered(score: np.ndarray, allowed: np.ndarray, k: int):
+    """Allowed candidates by descending score (ties: pool order, i.e. the edition's own rank), lazily: the best k
+    by a partial sort, the rest only if the page needs them."""
+    n = len(score)
     if k < n:
         part = np.argpartition(-score, k - 1)[:k]
-        order = part[np.argsort(-score[part], kind="stable")]
+        head = part[np.lexsort((part, -score[part]))]
+        yield from (int(i) for i in head if allowed[i])
+        seen = np.zeros(n, dtype=bool)
+        seen[head] = True
+        rest = np.flatnonzero(~seen)
+        yield from (int(i) for i in rest[np.lexsort((rest, -score[rest]))] if allowed[i])
     else:
-        order = np.argsort(-score, kind="stable")
-    personal = (int(i) for i in order if allowed[i] and int(i) not in top_set)
-    out: list[tuple[int, str]] = []
-    top_iter = iter(tops)
-    for pos in range(want):
-        pick = None
-        if pos in TOP_SLOTS:
-            pick = next(top_iter, None)
-            if pick is not None:
-                if pos >= offset:
-                    out.append((pick, "top_story"))
-                continue
-        pick = next(personal, None)
-        if pick is None:
-            pick = next(top_iter, None)
-            if pick is None:
-                break
-            if pos >= offset:
-                out.append((pick, "top_story"))
+        order = np.lexsort((np.arange(n), -score))
+        yield from (int(i) for i in order if allowed[i])
+
+
+def _take(source, used: set, caps: _Caps | None, deferred: list) -> int | None:
+    """The next unused candidate of ``source`` that fits the caps; ones over a cap wait in ``deferred``."""
+    for i in source:
+        if i in used:
             continue
-        if pos >= offset:
-            out.append((pick, _reason(pool, view, pick, terms, recent, nearest)))
+        if caps is not None and not caps.fits(i):
+            deferred.append(i)
+            continue
+        return i
+    return None
+
+
+def rank(
+    pool,
+    view: ProfileView,
+    offset: int = 0,
+    limit: int = 20,
+    served: np.ndarray | None = None,
+    deadline: float | None = None,
+) -> list[tuple[int, str]]:
+    """Candidate indices for feed positions [offset, offset + limit) with their reasons.
+
+    ``served`` (bool per candidate): already on the reader's earlier pages, never picked again; positions are
+    absolute, so the top-story slots and the caps of the first CAP_DEPTH positions count the served pages.
+    ``deadline`` (time.monotonic()): past it, :class:`RankTimeout`.
+    """
+    n = len(pool.story_ids)
+    if n == 0 or limit <= 0:
+        return []
+    sc = _score(pool, view, deadline)
+    allowed = np.isfinite(sc.score)
+    if served is not None:
+        allowed &= ~served
+    want = offset + limit
+    n_slots = sum(1 for p in TOP_SLOTS if offset <= p < want)
+    tops = pool.top[allowed[pool.top] & ~sc.read_mask[pool.top]][: n_slots + 2 * MAX_PER_PUBLISHER].tolist()
+    reserved = set(tops[:n_slots])  # the edition's best, kept for the top-story slots
+    personal = (i for i in _ordered(sc.score, allowed, min(n, limit + len(tops) + 2 * CAP_DEPTH)) if i not in reserved)
+    caps = _Caps(pool, served) if offset < CAP_DEPTH else None
+    used: set[int] = set()
+    deferred: list[int] = []
+    top_iter = iter(tops)
+    out: list[tuple[int, str]] = []
+    for pos in range(offset, want):
+        if caps is not None and pos >= CAP_DEPTH:
+            caps, personal = None, _merge_deferred(deferred, personal, sc.score)
+        pick, why = None, None
+        if pos in TOP_SLOTS:
+            pick, why = _take(top_iter, used, caps, deferred), "top_story"
+        if pick is None:
+            pick, why = _take(personal, used, caps, deferred), None
+        if pick is None and caps is not None and deferred:  # nothing else fits: the caps give way
+            pick, why = deferred.pop(0), None
+        if pick is None:
+            break
+        used.add(pick)
+        if caps is not None:
+            caps.add(pick)
+        out.append((pick, why or _reason(pool, view, pick, sc.terms, sc.recent, sc.nearest)))
+    _check(deadline)
     return out
+
+
+def _merge_deferred(deferred: list[int], personal, score: np.ndarray):
+    """Past the capped positions, candidates held back by a cap come back in score order before the rest."""
+    held = sorted(set(deferred), key=lambda i: (-float(score[i]), i))
+    deferred.clear()
+    return heapq.merge(held, personal, key=lambda i: (-float(score[i]), i))
+
+
+def recency_fallback(pool, view: ProfileView, limit: int, served: np.ndarray | None):
+    """The deterministic degraded feed: newest representative first (ties: story id), hidden sources and "fewer
+    like this" still excluded, served items never again. Reason ``recent``."""
+    allowed = np.ones(len(pool.story_ids), dtype=bool)
+    if served is not None:
+        allowed &= ~served
+    for key in view.hidden:
+        idx = pool.by_rep_publisher.get(key)
+        if idx is not None:
+            allowed[idx] = False
+    for sid in view.fewer_ids:
+        i = pool.index.get(sid)
+        if i is not None:
+            allowed[i] = False
+    picks = pool.recency[allowed[pool.recency]][:limit].tolist()
+    return [(i, "recent") for i in picks]
 
 
 def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nearest) -> str:

@@ -6,8 +6,8 @@ for private For you requests (a profile is not a shared page).
 ProfileCache: ``NEWSROOM_PROFILE_TTL_S`` (default 30 s) per process, at most ``max_entries`` readers (LRU). A
 reader's own controls write through (the change shows on the next request to the same process); folded reads and
 changes made through another process show within the TTL. If the store cannot be read, the last cached profile is
-served even past its TTL, else an empty profile (non-personal ranking, reason "popular"): For you degrades, it does
-not fail.
+served even past its TTL (its hidden sources still apply), else a view marked ``known=False``: privacy unknown, so
+For you fails closed to a non-personal page flagged ``degraded`` (serving/foryou.py), it does not fail.
 
 EventFolder: POST /v1/events only validates and enqueues (bounded queue; full -> 503, the client retries). A daemon
 thread drains the queue every ``flush_s`` (default 1 s) or ``batch`` events (default 500), groups them by reader,
@@ -65,7 +65,7 @@ class ProfileCache:
         except Exception as exc:  # StoreError or a client error: degrade, do not fail
             self.store_errors += 1
             log.warning("profile store unreachable for a For you request: %s", exc)
-            return hit[1] if hit is not None else ProfileView(reader_id=reader_id)
+            return hit[1] if hit is not None else ProfileView(reader_id=reader_id, known=False)
         return self._put(reader_id, doc)
 
     def doc(self, reader_id: str) -> dict | None:

@@ -116,74 +116,14 @@ class PointerWatcher:
                 self.holder.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("pointer listing failed, serving the last loaded catalog: %s", self.holder.last_error)
                 return False
-            cur = self.holder.current
             wanted = {n: v for n, v in listed.items() if classify(n, v) is not None}
-            loaded = dict(cur.loaded)
-            pages, pools, stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
-            aliases, aliases_version = cur.aliases, cur.aliases_version
+            nxt = _NextCatalog(self.holder.current)
             now = self.clock()
-            changed = False
-            transient = None
-            for name, version in sorted(wanted.items()):
-                if loaded.get(name) == version or self._bad.get(name) == version:
-                    continue
-                try:
-                    kind, obj = self._load(name, version)
-                except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
-                    self._bad[name] = version
-                    log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
-                    continue
-                except Exception as exc:  # transient (store unreachable): retry next poll
-                    transient = f"{type(exc).__name__}: {exc}"
-                    log.warning("cannot fetch %s v%s yet: %s", name, version, transient)
-                    continue
-                changed = True
-                loaded[name] = version
-                self._bad.pop(name, None)
-                if kind == "edition_page":
-                    pages[(obj.edition, obj.section)] = obj
-                elif kind == "candidate_pool":
-                    pools[obj.edition] = obj
-                elif kind == "story_coverage":
-                    old = stories.get(obj.story_id)
-                    previous = ()
-                    if old is not None:
-                        previous = ((old.current, now),) + old.previous
-                    stories[obj.story_id] = StoryEntry(current=obj, previous=previous)
-                else:
-                    aliases, aliases_version = obj, version
-            # Superseded story versions past their grace period go.
-            for sid, entry in list(stories.items()):
-                if entry.previous:
-                    keep = tuple(p for p in entry.previous if now - p[1] <= self.story_grace_s)
-                    if len(keep) != len(entry.previous):
-                        stories[sid] = StoryEntry(current=entry.current, previous=keep)
-                        changed = True
-            # Pointers that no longer exist (only known because the listing succeeded).
-            for name in set(loaded) - set(wanted):
-                changed = True
-                del loaded[name]
-                kind, _ = classify(name, 1)
-                rest = name.split("/", 1)[-1]
-                if kind == "edition_page":
-                    pages.pop(tuple(name.split("/")), None)
-                elif kind == "candidate_pool":
-                    pools.pop(rest, None)
-                elif kind == "story_coverage":
-                    stories.pop(rest, None)
-                else:
-                    aliases, aliases_version = {}, None
-            if changed:
-                self.holder.current = Catalog(
-                    pages=pages,
-                    pools=pools,
-                    stories=stories,
-                    aliases=aliases,
-                    aliases_version=aliases_version,
-                    editions=edition_infos(pages, pools),
-                    loaded=loaded,
-                    built_at=time.time(),
-                )
+            transient = self._load_moved(nxt, wanted, now)
+            nxt.expire_stories(now, self.story_grace_s)
+            nxt.drop_vanished(wanted)  # only known because the listing succeeded
+            if nxt.changed:
+                self.holder.current = nxt.build()
                 for cb in self.on_swap:
                     cb(self.holder.current)
             if transient:
@@ -193,6 +133,26 @@ class PointerWatcher:
             self.holder.last_success = now
             self.holder.last_error = None
             return True
+
+    def _load_moved(self, nxt: _NextCatalog, wanted: dict[str, int], now: float) -> str | None:
+        """Fetch and add every object whose pointer moved; the last transient error, or None."""
+        transient = None
+        for name, version in sorted(wanted.items()):
+            if nxt.loaded.get(name) == version or self._bad.get(name) == version:
+                continue
+            try:
+                kind, obj = self._load(name, version)
+            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+                self._bad[name] = version
+                log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
+                continue
+            except Exception as exc:  # transient (store unreachable): retry next poll
+                transient = f"{type(exc).__name__}: {exc}"
+                log.warning("cannot fetch %s v%s yet: %s", name, version, transient)
+                continue
+            self._bad.pop(name, None)
+            nxt.add(name, version, kind, obj, now)
+        return transient
 
     # -- background thread ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -213,3 +173,66 @@ class PointerWatcher:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
+
+
+class _NextCatalog:
+    """The next catalog under construction: copies of the current one's maps, changed in place by one poll."""
+
+    def __init__(self, cur: Catalog):
+        self.loaded = dict(cur.loaded)
+        self.pages, self.pools, self.stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
+        self.aliases, self.aliases_version = cur.aliases, cur.aliases_version
+        self.changed = False
+
+    def add(self, name: str, version: int, kind: str, obj, now: float) -> None:
+        self.changed = True
+        self.loaded[name] = version
+        if kind == "edition_page":
+            self.pages[(obj.edition, obj.section)] = obj
+        elif kind == "candidate_pool":
+            self.pools[obj.edition] = obj
+        elif kind == "story_coverage":
+            old = self.stories.get(obj.story_id)
+            previous = ()
+            if old is not None:
+                previous = ((old.current, now),) + old.previous
+            self.stories[obj.story_id] = StoryEntry(current=obj, previous=previous)
+        else:
+            self.aliases, self.aliases_version = obj, version
+
+    def expire_stories(self, now: float, grace_s: float) -> None:
+        """Superseded story versions past their grace period go."""
+        for sid, entry in list(self.stories.items()):
+            if entry.previous:
+                keep = tuple(p for p in entry.previous if now - p[1] <= grace_s)
+                if len(keep) != len(entry.previous):
+                    self.stories[sid] = StoryEntry(current=entry.current, previous=keep)
+                    self.changed = True
+
+    def drop_vanished(self, wanted: dict[str, int]) -> None:
+        """Pointers that no longer exist."""
+        for name in set(self.loaded) - set(wanted):
+            self.changed = True
+            del self.loaded[name]
+            kind, _ = classify(name, 1)
+            rest = name.split("/", 1)[-1]
+            if kind == "edition_page":
+                self.pages.pop(tuple(name.split("/")), None)
+            elif kind == "candidate_pool":
+                self.pools.pop(rest, None)
+            elif kind == "story_coverage":
+                self.stories.pop(rest, None)
+            else:
+                self.aliases, self.aliases_version = {}, None
+
+    def build(self) -> Catalog:
+        return Catalog(
+            pages=self.pages,
+            pools=self.pools,
+            stories=self.stories,
+            aliases=self.aliases,
+            aliases_version=self.aliases_version,
+            editions=edition_infos(self.pages, self.pools),
+            loaded=self.loaded,
+            built_at=time.time(),
+        )

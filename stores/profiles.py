@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterable
 from stores.base import StoreError, bucket_step
 
 READS_KEPT = 200
-INTEREST_DIM = 64
 UPDATE_RETRIES = 20
 
 

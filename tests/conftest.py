@@ -2,7 +2,7 @@
 
 - ``repo_root``: the checkout's root (Path).
 - ``shared_data``: ../shared/data next to the checkout (labelled data); the test is skipped when it is absent.
-- ``emulator_stack``: session-scoped; starts the Pub/Sub, Bigtable and GCS emulators once (stores/stack.py), sets
+- ``emulator_stack``: session-scoped; starts the Pub/Sub, Bigtable and GCS emulators once (devtools/emulators.py), sets
   PUBSUB_EMULATOR_HOST / BIGTABLE_EMULATOR_HOST / STORAGE_EMULATOR_HOST / GOOGLE_CLOUD_PROJECT for the session and
   stops the emulators (by process group) at the end. Skips, naming what is missing, when a binary is absent. Only
   tests marked ``@pytest.mark.emulator`` should use it.
@@ -12,6 +12,10 @@
 - ``store_config``: parametrised over both ("embedded", "gcp"; the gcp case carries the emulator marker).
 - ``sample_record``: ``sample_record(name, **overrides)`` returns a fresh, realistic, valid record of any message of
   schemas.codec.MESSAGES.
+
+In CI (``CI`` set to anything but empty/0/false, as `.ci/run` runs) a skip is a failure: the emulator, edge and
+browser tests must run there, not be skipped for a missing binary. The one exception is ../shared/data (the project
+needs none of it to install, run or pass): its skip reason starts with ``labelled data not present``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,25 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA_SKIP = "labelled data not present"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Under CI, turn a skip (other than missing ../shared/data) into a failure that keeps the skip's reason."""
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and in_ci()) or hasattr(report, "wasxfail"):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    if SHARED_DATA_SKIP in reason:
+        return
+    report.outcome = "failed"
+    report.longrepr = f"skipped in CI, which must run every test (set CI= to allow skips locally): {reason}"
 
 
 @pytest.fixture(scope="session")
@@ -35,13 +58,13 @@ def repo_root() -> Path:
 def shared_data(repo_root) -> Path:
     path = repo_root.parent / "shared" / "data"
     if not path.is_dir():
-        pytest.skip(f"labelled data not present at {path} (../shared/data next to the checkout)")
+        pytest.skip(f"{SHARED_DATA_SKIP} at {path} (../shared/data next to the checkout)")
     return path
 
 
 @pytest.fixture(scope="session")
 def emulator_stack(tmp_path_factory):
-    from stores import stack
+    from devtools import emulators as stack
 
     try:
         stack.find_binaries()
@@ -65,7 +88,7 @@ def emulator_stack(tmp_path_factory):
 
 @pytest.fixture
 def gcp_store_config(emulator_stack, tmp_path):
-    from stores import stack
+    from devtools import emulators as stack
 
     config = stack.stack_config(emulator_stack, namespace=f"t{uuid.uuid4().hex[:12]}", data_dir=str(tmp_path))
     stack.provision(config)

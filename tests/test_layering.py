@@ -1,14 +1,18 @@
-"""The layers point one way: schemas <- stores <- transforms <- pipelines / serving, and Beam stays in Beam modules.
+"""The layers point one way: schemas <- stores <- transforms <- pipelines / serving <- devtools, and Beam stays in
+Beam modules.
 
-Walks the product packages with ``ast`` and flags:
+Walks the product packages and devtools with ``ast`` and flags:
 
 - an import of a higher layer (``transforms`` importing ``pipelines``: a transform reading a job's options is the
-  cycle this test was written against); ``pipelines`` and ``serving`` are both the top layer, but the origin never
-  imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``) start the
-  origin;
-- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and DoFns (``BEAM_MODULES``):
-  everything else is plain Python that the backfill, the streaming job and the origin share and that tests and
-  benchmarks call without a pipeline.
+  cycle this test was written against); ``pipelines`` and ``serving`` are both the product's top layer, but the
+  origin never imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``)
+  start the origin;
+- an import of ``devtools`` (the emulators, the sample world, the test launchers: developer tools, not product code)
+  from a product package, except by the few entry modules that start the local world (``DEVTOOLS_LAUNCHERS``);
+  ``devtools`` itself may import every product package;
+- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and
+  DoFns (``BEAM_MODULES``): everything else (devtools included) is plain Python that the backfill, the streaming
+  job and the origin share and that tests and benchmarks call without a pipeline.
 
 The checker itself is tested on planted snippets, so this test can fail.
 """
@@ -21,9 +25,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3}
+LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3, "devtools": 4}
 # Modules of the top layer allowed to import the other top-layer package (the local main job starts the origin).
 LAUNCHERS = {"pipelines/main.py", "pipelines/cli.py"}
+# The only product modules allowed to import devtools, each lazily inside the function that needs it:
+# - pipelines/main.py: `newsroom run` starts the Pub/Sub emulator (devtools.emulators) and the sample world;
+# - pipelines/ingest_local.py: `newsroom ingest --world` (local runner only) starts the sample world in-process.
+# (`newsroom stack` reaches devtools.emulators through pipelines/cli.py's COMMANDS table, by module name.)
+DEVTOOLS_LAUNCHERS = {"pipelines/main.py", "pipelines/ingest_local.py"}
 # The modules that may import Beam: each stage's Beam layer, the stores' Beam IO and the one timer helper.
 BEAM_MODULES = {
     "stores/beam_io.py",
@@ -64,6 +73,10 @@ def violations(source: str, relpath: str) -> list[str]:
             found.append(f"{relpath}:{line}: imports Beam ({module}) in a plain module")
         if target not in LAYER or target == top:
             continue
+        if target == "devtools":
+            if relpath not in DEVTOOLS_LAUNCHERS:
+                found.append(f"{relpath}:{line}: {top} imports devtools ({module}), developer tools, not product code")
+            continue
         if LAYER[target] > LAYER[top]:
             found.append(f"{relpath}:{line}: {top} imports the higher layer {module}")
         elif LAYER[target] == LAYER[top] and not (top == "pipelines" and relpath in LAUNCHERS):
@@ -94,6 +107,17 @@ def test_every_listed_beam_module_exists_and_uses_beam():
     assert not missing and not beam_free, f"stale BEAM_MODULES entries: missing {missing}, Beam-free {beam_free}"
 
 
+def test_every_devtools_launcher_exists_and_imports_devtools():
+    # The exception list stays minimal: an entry that no longer imports devtools goes.
+    stale = sorted(
+        m
+        for m in DEVTOOLS_LAUNCHERS
+        if not (ROOT / m).exists()
+        or not any(mod.split(".")[0] == "devtools" for _, mod in _imports((ROOT / m).read_text()))
+    )
+    assert not stale, f"stale DEVTOOLS_LAUNCHERS entries (missing, or no devtools import): {stale}"
+
+
 @pytest.mark.parametrize(
     "source, relpath, expected",
     [
@@ -104,6 +128,11 @@ def test_every_listed_beam_module_exists_and_uses_beam():
         ("from pipelines import ingest\n", "serving/x.py", "peer"),
         ("import apache_beam as beam\n", "transforms/articles/urls.py", "Beam"),
         ("from apache_beam.metrics import Metrics\n", "serving/x.py", "Beam"),
+        ("from devtools import emulators\n", "stores/x.py", "devtools"),
+        ("from devtools.world.server import start_world\n", "pipelines/stories.py", "devtools"),
+        ("import importlib\nimportlib.import_module('devtools.samples')\n", "serving/x.py", "devtools"),
+        ("import devtools.local_origin\n", "transforms/x.py", "devtools"),
+        ("import apache_beam as beam\n", "devtools/world/server.py", "Beam"),
     ],
 )
 def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
@@ -119,6 +148,9 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
         ("import serving\n", "pipelines/main.py"),
         ("import apache_beam as beam\n", "transforms/stories/beam.py"),
         ("from . import sibling\n", "serving/x.py"),
+        ("from devtools import emulators as stack\n", "pipelines/main.py"),
+        ("from devtools.world.server import start_world\n", "pipelines/ingest_local.py"),
+        ("from serving import create_app\nfrom pipelines import cli\nfrom stores import gcp\n", "devtools/x.py"),
     ],
 )
 def test_the_checker_accepts_imports_that_point_down(source, relpath):

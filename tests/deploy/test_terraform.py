@@ -13,7 +13,7 @@ relies on, read from the parsed HCL (python-hcl2):
   a template launched by hand (README) reads what Terraform created.
 - Edge: the URL map removes Cookie and Authorization on every shared route (and WebSub/ping) before the cache and
   the origin, keeps Authorization on For you and the reader's routes (``route()`` evaluates the map like Google);
-  the nginx stand-in (serving/edge_nginx.conf) removes the same headers and caches the same routes.
+  the nginx stand-in (devtools/edge_nginx.conf) removes the same headers and caches the same routes.
 - One stack: terraform/modules/stack holds the system; environments/dev and prod only call it with their sizes.
   The origin gets NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET from Secret Manager (validation evaluated by
   terraform itself on the variables alone, offline); stories-items-raw delivers in order (ordering key per URL).
@@ -417,7 +417,7 @@ def test_edge_header_check_fails_when_a_header_is_not_removed(mutation):
         check_edge_headers(broken)
 
 
-# --- the nginx stand-in (serving/edge_nginx.conf) is configured like the URL map ---------------------------
+# --- the nginx stand-in (devtools/edge_nginx.conf) is configured like the URL map ---------------------------
 
 
 def nginx_locations(text: str) -> list[dict]:
@@ -444,7 +444,7 @@ def nginx_locations(text: str) -> list[dict]:
                 "proxied": proxied,
             }
         )
-    assert out, "no location in serving/edge_nginx.conf"
+    assert out, "no location in devtools/edge_nginx.conf"
     return out
 
 
@@ -485,7 +485,7 @@ def check_stand_in_matches_terraform(origin: Module, nginx_conf: str) -> None:
 
 
 def test_nginx_stand_in_strips_the_same_headers_on_the_same_routes_as_terraform(modules):
-    check_stand_in_matches_terraform(modules["origin"], (REPO_ROOT / "serving" / "edge_nginx.conf").read_text())
+    check_stand_in_matches_terraform(modules["origin"], (REPO_ROOT / "devtools" / "edge_nginx.conf").read_text())
 
 
 NGINX_MUTATIONS = {
@@ -504,7 +504,7 @@ NGINX_MUTATIONS = {
 @pytest.mark.parametrize("mutation", list(NGINX_MUTATIONS))
 def test_stand_in_check_fails_when_nginx_and_terraform_differ(modules, mutation):
     old, new = NGINX_MUTATIONS[mutation]
-    text = (REPO_ROOT / "serving" / "edge_nginx.conf").read_text()
+    text = (REPO_ROOT / "devtools" / "edge_nginx.conf").read_text()
     assert old in text, f"mutation target not found: {old!r}"
     with pytest.raises(AssertionError):
         check_stand_in_matches_terraform(modules["origin"], text.replace(old, new, 1))

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pipelines.world.server import SampleWorld
+from devtools.world.server import SampleWorld
 from schemas import codec
 from stores import StoreConfig, open_stores
 

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from pipelines.world.server import SampleWorld
+from devtools.world.server import SampleWorld
 from stores import StoreConfig, open_stores
 
 WORLD_AT = 1000.0

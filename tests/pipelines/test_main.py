@@ -15,7 +15,8 @@ import sys
 
 import pytest
 
-from stores import StoreConfig, open_stores, stack
+from devtools import emulators
+from stores import StoreConfig, open_stores
 
 
 def _newsroom_run(data_dir, report, minutes):
@@ -39,7 +40,7 @@ def _newsroom_run(data_dir, report, minutes):
 def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, list]]:
     """For each translated pair of the sample world: (story id of the original, story id of the translation, the
     ``links`` of each one's served story page). The origin is built on the run's stores after the run."""
-    from pipelines.world.content import ARTICLES
+    from devtools.world.content import ARTICLES
     from schemas.pages import story_path
     from stores.profiles import open_profile_store
     from tests.serving.helpers import make_app
@@ -73,8 +74,8 @@ def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, li
 @pytest.mark.timeout(900)
 def test_the_main_job_serves_the_breaking_story_links_a_translation_and_resumes_without_duplicates(tmp_path):
     try:
-        stack.find_binaries()
-    except stack.MissingBinaries as exc:
+        emulators.find_binaries()
+    except emulators.MissingBinaries as exc:
         pytest.skip(str(exc))
     data = tmp_path / "run"
     first, out = _newsroom_run(data, tmp_path / "first.json", 3.5)

@@ -1,6 +1,6 @@
 """The stories job end to end: raw items on the bus -> articles -> stories -> pages, pools and pointers.
 
-The raw items are the sample world's articles (pipelines/world), rendered as the ingest job would have fetched them,
+The raw items are the sample world's articles (devtools/world), rendered as the ingest job would have fetched them,
 with first-seen times compressed (10 virtual seconds per second). The hash embedder keeps the runs fast.
 """
 
@@ -21,7 +21,7 @@ SPEED = 10.0
 
 def world_items(start_ms: int) -> list[dict]:
     """RawItem records of the sample world's public articles, released from ``start_ms`` on."""
-    from pipelines.world.server import SampleWorld, _rfc822
+    from devtools.world.server import SampleWorld, _rfc822
 
     world = SampleWorld(speed=SPEED, start_s=start_ms / 1000.0)
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.world.server import SampleWorld
+from devtools.world.server import SampleWorld
 from schemas import codec
 from stores import StoreConfig, open_stores
 

@@ -74,7 +74,12 @@ def test_newsroom_serve_with_gcp_and_no_secrets_exits_with_the_reason():
     args = ["--backend", "gcp", "--project", "p", "--snapshot_bucket", "b", "--port", "9"]
     try:
         out = subprocess.run(
-            [sys.executable, "-m", "serving.cli", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+            [sys.executable, "-m", "pipelines.cli", "serve", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     except subprocess.TimeoutExpired:
         pytest.fail("newsroom serve --backend gcp without secrets started instead of refusing")
@@ -107,17 +112,17 @@ def test_cursors_hold_across_instances_of_one_serve_configuration(world, monkeyp
     """Two `newsroom serve` processes (say two Cloud Run instances, or a restart) on one configuration must accept
     each other's cursors: main generated a random cursor secret per serve, so a CDN spreading a reader's pages over
     instances broke them."""
-    from serving import cli
+    from serving import gunicorn_app
 
     stores, _, config = world
     import argparse
 
     parser = argparse.ArgumentParser()
-    cli.add_arguments(parser)
+    gunicorn_app.add_arguments(parser)
     args = parser.parse_args(["--data_dir", config.data_dir])
     apps = []
     for _ in range(2):
-        env = cli.environment(args, environ={})
+        env = gunicorn_app.environment(args, environ={})
         with monkeypatch.context() as m:
             for key in [k for k in os.environ if k.startswith("NEWSROOM_")]:
                 m.delenv(key)
@@ -160,10 +165,18 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     assert {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"} <= documented
     from transforms.stories import cpu
 
-    # Read by the jobs, not the origin: the embedding path pin (tests/transforms/stories/test_embed.py).
-    job_settings = {cpu.ENV}
+    # Read elsewhere than the origin: the jobs' embedding path pin, the browser tests' chromium and artefact folder.
+    elsewhere = {
+        cpu.ENV: ROOT / "transforms" / "stories" / "cpu.py",
+        "NEWSROOM_CHROMIUM": ROOT / "tests" / "browser" / "conftest.py",
+        "NEWSROOM_TEST_ARTIFACTS": ROOT / "tests" / "browser" / "conftest.py",
+    }
+    for name, path in elsewhere.items():
+        text = path.read_text(encoding="utf-8")
+        assert "environ" in text and (f'"{name}"' in text or "ENV" in text), (name, path)
     readable = set(serving.env_settings())
-    assert documented <= readable | job_settings, f"documented but never read: {sorted(documented - readable)}"
+    missing = documented - readable - set(elsewhere)
+    assert not missing, f"documented but never read: {sorted(missing)}"
     # Every setting of the app's config: set in the environment, found in app.config.
     defaults = {**serving.DEFAULTS, **PUSH_DEFAULTS}
     wanted = {}
@@ -193,9 +206,9 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         timeout=60,
     )
     assert out.stdout.strip() == "3.5", out.stderr
-    from stores import stack
+    from devtools import emulators as em
 
-    assert {stack.ENV_JAVA, stack.ENV_PUBSUB_JAR, stack.ENV_CBTEMULATOR, stack.ENV_GCS_EMULATOR} <= readable
+    assert {em.ENV_JAVA, em.ENV_PUBSUB_JAR, em.ENV_CBTEMULATOR, em.ENV_GCS_EMULATOR} <= readable
 
 
 def test_ping_keys_given_only_in_the_environment_are_used(world, monkeypatch):

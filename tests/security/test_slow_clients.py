@@ -46,7 +46,7 @@ def origin(tmp_path):
         os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", NEWSROOM_HEADER_TIMEOUT_S="20"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "serving.cli", "--data_dir", str(data), "--port", str(port)]
+        [sys.executable, "-m", "pipelines.cli", "serve", "--data_dir", str(data), "--port", str(port)]
         + ["--workers", "1", "--threads", "2"],
         cwd=str(ROOT),
         env=env,

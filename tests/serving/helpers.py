@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from serving import create_app, samples
+from devtools import samples
+from serving import create_app
 
 TOKEN_SECRET = "test-token-secret"
 CURSOR_SECRET = "test-cursor-secret"

@@ -1,4 +1,4 @@
-"""The edge in front of the origin: nginx configured like the CDN (serving/edge_nginx.conf) in front of gunicorn.
+"""The edge in front of the origin: nginx configured like the CDN (devtools/edge_nginx.conf) in front of gunicorn.
 
 200 concurrent requests for one page (cold, then expired) reach the origin once; with the origin stopped the page
 is still served (stale-if-error); For you is never cached; cookies never reach the origin through the edge.
@@ -15,13 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from serving import local
+from devtools import local_origin
 from serving.auth import issue_token
 from stores import StoreConfig, open_stores
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET, publish_world
 
 pytestmark = pytest.mark.skipif(
-    local.nginx_binary() is None, reason="nginx not installed: apt-get install -y nginx (make test does it as root)"
+    local_origin.nginx_binary() is None,
+    reason="nginx not installed: apt-get install -y nginx (make test does it as root)",
 )
 TTL = 2  # s-maxage of the origin under test, so expiry happens within the test
 # nginx keeps validity in whole seconds (valid_sec = int(now) + s-maxage) and counts an entry expired only once
@@ -42,10 +43,10 @@ class Edge:
             "NEWSROOM_TOKEN_SECRET": TOKEN_SECRET,
             "NEWSROOM_WATCH_INTERVAL_S": "0.5",
         }
-        self.origin, self.origin_port = local.start_origin(
+        self.origin, self.origin_port = local_origin.start_origin(
             self.data, tmp / "origin.log", workers=1, threads=8, env=env, access_log=self.access
         )
-        self.nginx, self.port = local.start_nginx(tmp / "nginx", self.origin_port)
+        self.nginx, self.port = local_origin.start_nginx(tmp / "nginx", self.origin_port)
 
     def origin_hits(self, path: str) -> int:
         return sum(f"GET {path} HTTP" in line for line in self.access.read_text().splitlines())
@@ -70,8 +71,8 @@ class Edge:
             return list(pool.map(one, range(n)))
 
     def close(self):
-        local.stop(self.nginx)
-        local.stop(self.origin)
+        local_origin.stop(self.nginx)
+        local_origin.stop(self.origin)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +141,7 @@ def test_page_is_still_served_with_the_origin_stopped(edge):
     path = f"/v1/editions/{EDITION}/sections/top"
     status, _, body = edge.get(path)
     assert status == 200
-    local.stop(edge.origin)
+    local_origin.stop(edge.origin)
     time.sleep(EXPIRED)  # expired: the edge must try the origin, fail, and serve stale (stale-if-error)
     for attempt in range(3):
         status, headers, again = edge.get(path)

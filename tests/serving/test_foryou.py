@@ -12,12 +12,12 @@ import jsonschema
 import orjson
 import pytest
 
-from serving import openapi
+from serving import openapi, ranking
 from serving.auth import issue_token
 from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
 
 FEED = f"/v1/feed/for-you?edition={EDITION}"
-REASON = re.compile(r"^(top_story|popular|interest|follows:(topic|source)/.+|local:.+|similar_to:[0-9]+)$")
+REASON = re.compile(r"^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+|similar_to:[0-9]+)$")
 
 
 def item_validator():
@@ -99,8 +99,10 @@ def test_a_followed_topics_story_rises(app, client, auth):
     assert moved[target] < position[target]
     item = after[moved[target]]
     assert item["reason"] == "follows:topic/science"
-    # the first personal slots are now science stories
-    personal = [i for i in after[:20] if i["reason"] != "top_story"]
+    # the personal slots are now science stories, as many as the topic cap lets into the first CAP_DEPTH positions
+    science = [i for i in after[: ranking.CAP_DEPTH] if "science" in p.topics[p.index[i["story_id"]]]]
+    assert len(science) == ranking.MAX_PER_TOPIC
+    personal = [i for i in after[ranking.CAP_DEPTH : 30] if i["reason"] != "top_story"]
     assert all(i["reason"] == "follows:topic/science" for i in personal)
     # another reader is unaffected
     assert whole_feed(client, auth("bob")) == before
@@ -177,7 +179,11 @@ def test_reads_fold_into_the_profile_and_explain_items(app, client, auth):
     stored = ext.profiles.get("erin")
     assert len(stored["reads"]) == 6 and stored["interest"]["mass"] > 5
     feed = whole_feed(client, auth("erin"))
-    personal = [i for i in feed[:20] if i["reason"] != "top_story"]
+    # past the capped positions (at most MAX_PER_TOPIC football stories among the first CAP_DEPTH)
+    assert (
+        sum("football" in p.topics[p.index[i["story_id"]]] for i in feed[: ranking.CAP_DEPTH]) <= ranking.MAX_PER_TOPIC
+    )
+    personal = [i for i in feed[ranking.CAP_DEPTH : 30] if i["reason"] != "top_story"]
     assert all(i["reason"].startswith("similar_to:") for i in personal)
     assert all("football" in p.topics[p.index[i["story_id"]]] for i in personal)
     assert {i["reason"].split(":")[1] for i in personal} <= set(football)

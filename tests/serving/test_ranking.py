@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
-from serving import samples
+from devtools import samples
 from serving.catalog import PreparedPool
-from serving.ranking import INTEREST_HALF_LIFE_MS, TOP_SLOTS, ProfileView, fold_interest, rank
+from serving.ranking import (
+    CAP_DEPTH,
+    INTEREST_HALF_LIFE_MS,
+    MAX_PER_PUBLISHER,
+    MAX_PER_TOPIC,
+    TOP_SLOTS,
+    ProfileView,
+    fold_interest,
+    rank,
+)
 
 
 @pytest.fixture(scope="module")
@@ -15,21 +26,36 @@ def pool():
     return PreparedPool.build(samples.candidate_pool("us-en", 1, n=400))
 
 
-def test_neutral_profile_follows_the_edition_order_with_top_slots(pool):
+def test_neutral_profile_follows_the_edition_order_with_top_slots_and_caps(pool):
     ranked = rank(pool, ProfileView(reader_id="x"), 0, 30)
-    # The pool is in score order and nothing personal changes it: the edition's 3 best stories sit in the top-story
-    # slots, the rest follow in pool order.
-    rest = iter(range(3, 30))
-    tops = iter(range(3))
-    assert [i for i, _ in ranked] == [next(tops) if p in TOP_SLOTS else next(rest) for p in range(30)]
+    order = [i for i, _ in ranked]
+    # Nothing personal: the top-story slots hold the edition's best stories, in its order...
     assert [p for p, (_, r) in enumerate(ranked) if r == "top_story"] == list(TOP_SLOTS)
+    slots = [order[p] for p in TOP_SLOTS]
+    assert slots == sorted(slots) and slots[0] == 0
     assert {r for _, r in ranked} == {"top_story", "popular"}
+    # ...the first CAP_DEPTH positions keep the publisher and topic caps...
+    head = order[:CAP_DEPTH]
+    assert max(Counter(pool.rep_publisher[i] for i in head).values()) <= MAX_PER_PUBLISHER
+    assert max(Counter(t for i in head for t in pool.topics[i]).values()) <= MAX_PER_TOPIC
+    # ...what a cap held back comes right after them, in the edition's order, then the rest in that order...
+    tail = order[CAP_DEPTH:]
+    held = [i for i in tail if i < max(head)]
+    assert tail[: len(held)] == sorted(held)
+    assert tail[len(held) :] == sorted(tail[len(held) :])
+    # ...and nothing of the edition's top is skipped.
+    assert set(range(20)) <= set(order)
 
 
-def test_paging_is_a_partition_of_the_full_ranking(pool):
+def test_paging_with_served_items_is_a_partition_of_the_full_ranking(pool):
     view = ProfileView.from_profile("x", {"follows": {"topics": ["film"], "sources": [], "places": ["rome"]}})
     full = rank(pool, view, 0, 400)
-    paged = [x for off in range(0, 400, 37) for x in rank(pool, view, off, 37)]
+    served = np.zeros(len(pool.story_ids), dtype=bool)
+    paged = []
+    for off in range(0, 400, 37):
+        page = rank(pool, view, off, min(37, 400 - off), served)
+        served[[i for i, _ in page]] = True
+        paged += page
     assert paged == full and len({i for i, _ in full}) == 400
 
 
@@ -54,8 +80,12 @@ def test_interest_only_reasons_name_a_read_story(pool):
     for r in reads:
         interest = fold_interest(interest, pool.vectors[pool.index[r["story_id"]]], 1000, 1.0)
     view = ProfileView.from_profile("x", {"reads": reads, "interest": interest})
-    personal = [(i, r) for i, r in rank(pool, view, 0, 20) if r != "top_story"]
+    ranked = rank(pool, view, 0, 30)
     read_ids = {r["story_id"] for r in reads}
+    # in the capped head, the stories of the read topic (at most MAX_PER_TOPIC); past it, every personal pick
+    head = [(i, r) for i, r in ranked[:CAP_DEPTH] if topic in pool.topics[i] and r != "top_story"]
+    personal = head + [(i, r) for i, r in ranked[CAP_DEPTH:] if r != "top_story"]
+    assert len(head) <= MAX_PER_TOPIC and len(personal) > len(head)
     assert all(r.startswith("similar_to:") and r.split(":")[1] in read_ids for _, r in personal)
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from devtools import samples
 from schemas.pages import validate_page
-from serving import samples
 from tests.serving.helpers import PAGE_CC, make_app, shared_urls
 
 EDITION_URL = "/v1/editions/us-en/sections/top"

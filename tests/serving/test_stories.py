@@ -7,9 +7,9 @@ from datetime import timedelta
 import orjson
 import pytest
 
+from devtools import samples
 from schemas.pages import validate_page
 from serving import cursor as cursors
-from serving import samples
 from tests.serving.helpers import CURSOR_SECRET, MERGED, MERGED_CHAIN, STORY, STORY_CC, make_app, publish
 
 

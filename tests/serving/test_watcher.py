@@ -9,7 +9,7 @@ import time
 import orjson
 import pytest
 
-from serving import samples
+from devtools import samples
 from serving.watcher import classify
 from stores.base import StoreError
 from tests.serving.helpers import EDITION, STORY, make_app, publish, shared_urls

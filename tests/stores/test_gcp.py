@@ -14,8 +14,9 @@ import pytest
 from google.api_core import exceptions as gx
 from google.cloud.bigtable import column_family
 
+from devtools import emulators
 from schemas.tables import MAX_AGE_DAYS, TABLES, TOPICS
-from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores, stack
+from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores
 
 
 class StubBlob:
@@ -93,9 +94,9 @@ def test_snapshot_paths_must_be_plain(path):
 
 
 def test_prefix_end():
-    assert gcp._prefix_end(b"l#en#") == b"l#en$"
-    assert gcp._prefix_end(b"a\xff") == b"b"
-    assert gcp._prefix_end(b"\xff\xff") == b""
+    assert gcp.bigtable._prefix_end(b"l#en#") == b"l#en$"
+    assert gcp.bigtable._prefix_end(b"a\xff") == b"b"
+    assert gcp.bigtable._prefix_end(b"\xff\xff") == b""
 
 
 class StubSubscriber:
@@ -125,12 +126,6 @@ def test_unavailable_bigtable_is_a_store_error():
 
     with pytest.raises(StoreError, match="unavailable|connection refused"):
         gcp.BigtableArticleStore(gcp.Table(Broken(), "articles")).get("x")
-
-
-def test_private_helper_names_stay_as_aliases():
-    # stores.profiles and stores.feeds imported these before they were public.
-    assert gcp._client is gcp.client and gcp._table is gcp.table and gcp._Table is gcp.Table
-    assert gcp._cell_filter is gcp.latest_cell_filter and gcp._value is gcp.cell_value
 
 
 # ------------------------------------------------------------------------------ least privilege on Pub/Sub (403)
@@ -193,7 +188,7 @@ S = "projects/prod/subscriptions/items-raw-stories"
 
 @pytest.fixture
 def fresh_log(caplog, monkeypatch):
-    monkeypatch.setattr(gcp, "_ASSUMED", set())  # "log once" is per process: start each test clean
+    monkeypatch.setattr(gcp.pubsub, "_ASSUMED", set())  # "log once" is per process: start each test clean
     caplog.set_level(logging.INFO, logger="stores.gcp")
     return caplog
 
@@ -324,7 +319,7 @@ def test_publish_many_to_a_missing_topic_is_not_found():
 
 
 def test_publish_many_waits_at_most_the_timeout_without_progress(monkeypatch):
-    monkeypatch.setattr(gcp, "PUBLISH_TIMEOUT_S", 7.0)
+    monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 7.0)
     pub = StubPublisher(["m0", TimeoutError(), "m2", TimeoutError()])
     bus = gcp.PubSubBus(publisher=pub, subscriber=None, project="p")
     with pytest.raises(StoreError, match="2 of 4"):
@@ -338,7 +333,7 @@ def test_publish_many_waits_at_most_the_timeout_without_progress(monkeypatch):
 
 @pytest.mark.emulator
 def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
-    stack.provision(gcp_store_config)  # second time: nothing to do, no error
+    emulators.provision(gcp_store_config)  # second time: nothing to do, no error
     admin = gcp.client("bigtable-admin", gcp_store_config.gcp_project).instance(gcp_store_config.bigtable_instance)
     for base, families in TABLES.items():
         table = admin.table(gcp_store_config.name(base))
@@ -360,11 +355,13 @@ def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
 @pytest.mark.emulator
 def test_provision_brings_existing_families_to_the_layouts_gc_rules(emulator_stack, tmp_path):
     # A profiles table made before the age rule existed (or by hand) gets it, and a missing family is added.
-    config = stack.stack_config(emulator_stack, namespace=f"gc{time.monotonic_ns() % 10**9}", data_dir=str(tmp_path))
+    config = emulators.stack_config(
+        emulator_stack, namespace=f"gc{time.monotonic_ns() % 10**9}", data_dir=str(tmp_path)
+    )
     admin = gcp.client("bigtable-admin", config.gcp_project).instance(config.bigtable_instance)
     old = admin.table(config.name("profiles"))
     old.create(column_families={"e": column_family.MaxVersionsGCRule(3)})
-    stack.provision(config)
+    emulators.provision(config)
     got = old.list_column_families()
     assert set(got) == {"p", "e"}
     assert got["e"].gc_rule == gcp.gc_rule("profiles", "e")
@@ -428,7 +425,7 @@ class _Proxy:
 @pytest.mark.emulator
 def test_namespaces_are_isolated(gcp_store_config, sample_record):
     other = dataclasses.replace(gcp_store_config, namespace=gcp_store_config.namespace + "-b")
-    stack.provision(other)
+    emulators.provision(other)
     a, b = open_stores(gcp_store_config), open_stores(other)
     a.articles.write(sample_record("Article"))
     a.snapshots.put("pages/en-us/top/v1.json", b"a")
@@ -443,14 +440,14 @@ def test_namespaces_are_isolated(gcp_store_config, sample_record):
 def test_bigtable_client_creation_is_quiet_under_warnings_as_errors(emulator_stack):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        client = gcp._make_client("bigtable", emulator_stack.project)
+        client = gcp.clients._make_client("bigtable", emulator_stack.project)
     assert client.project == emulator_stack.project
 
 
 @pytest.mark.emulator
 def test_store_errors_when_the_emulator_is_unreachable(monkeypatch, gcp_store_config):
-    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{stack.free_port()}")  # nothing listens there
+    monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{emulators.free_port()}")  # nothing listens there
     bus = open_stores(gcp_store_config).bus
-    monkeypatch.setattr(gcp, "PUBLISH_TIMEOUT_S", 2.0)
+    monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 2.0)
     with pytest.raises(StoreError):
         bus.publish("articles", b"x")

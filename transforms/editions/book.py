@@ -35,11 +35,11 @@ from typing import ClassVar
 
 import numpy as np
 
+from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
 from transforms.editions.config import EditionsConfig
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
-from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
 TITLE_DIM = 32  # hashed title-token vector: centrality of an article in its story and MMR diversity
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)

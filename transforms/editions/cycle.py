@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from transforms.common import DAY_MS  # noqa: F401  (re-exported)
 from transforms.editions import documents as docs
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
@@ -34,7 +35,6 @@ from transforms.editions.representatives import (
 )
 from transforms.editions.scoring import Candidates, Features, Smoothing, features, select_candidates
 
-from transforms.common import DAY_MS  # noqa: F401  (re-exported)
 DEVELOPING_MS = 30 * MINUTE_MS
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from transforms.editions.config import EditionsConfig
-
 from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
+from transforms.editions.config import EditionsConfig
 
 
 @dataclass(frozen=True)

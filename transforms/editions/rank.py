@@ -44,10 +44,9 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
 
-from schemas import codec
+from schemas.pages import page_path, pool_path, story_path
 from transforms import common
 from transforms.common import DEAD_LETTER
-from schemas.pages import page_path, pool_path, story_path
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import default_config, subset
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle

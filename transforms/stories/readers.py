@@ -18,11 +18,11 @@ import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
+from transforms.common import DEAD_LETTER, dead_letter_json  # noqa: E402,F401
 from transforms.stories import features as F
 from transforms.stories.assignments import assignment_rows
 from transforms.stories.local import link_outputs
 
-from transforms.common import DEAD_LETTER, dead_letter_json  # noqa: E402,F401
 ORDER = "order"
 
 

@@ -294,7 +294,7 @@ resource "google_compute_url_map" "api" {
 
     # Route rules, first match by priority. Each names the request headers the load balancer removes before the
     # request reaches the cache and the origin (serving/http.py answers 400 to a shared request carrying Cookie or
-    # Authorization; readers' browsers and apps send them anyway). serving/edge_nginx.conf, the local stand-in,
+    # Authorization; readers' browsers and apps send them anyway). devtools/edge_nginx.conf, the local stand-in,
     # strips the same headers on the same routes (tests/deploy/test_terraform.py compares the two).
 
     # For you, reader controls and events are personal: they keep Authorization (the reader's bearer token) and go

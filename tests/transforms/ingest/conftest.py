@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from pipelines.world.server import SampleWorld
+from devtools.world.server import SampleWorld
 from transforms.ingest.fetcher import Fetcher, FetcherConfig
 from transforms.ingest.guard import AddressGuard
 

@@ -137,7 +137,7 @@ def test_real_feeds_from_shared_data(shared_data):
     folder = shared_data / "feeds" / "rss-parser"
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".rss", ".xml", ".atom"))
     if not files:
-        pytest.skip(f"no feed files under {folder}")
+        pytest.skip(f"labelled data not present: no feed files under {folder}")
     parsed = 0
     for f in files:
         try:

@@ -1,4 +1,7 @@
-"""``newsroom serve``: the origin (Flask) under gunicorn with serving/gunicorn.conf.py.
+"""The origin's gunicorn application: Flask (``serving.create_app``) under gunicorn with serving/gunicorn.conf.py.
+
+Started by ``newsroom serve`` (pipelines/cli.py's COMMANDS table registers this module's ``add_arguments`` and
+``main``; there is no other entry point: ``python -m pipelines.cli serve ...`` is the same command).
 
 Store flags are the same as pipelines/options.py ``StoreOptions`` (``--backend --data_dir --bigtable_instance
 --snapshot_bucket --namespace``; a test keeps them in step) plus ``--project``; embedded backends by default.
@@ -15,7 +18,6 @@ secret of ``--data_dir``) and exits. Imports nothing heavy at module import time
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 CONF = Path(__file__).with_name("gunicorn.conf.py")
@@ -112,11 +114,3 @@ def main(args) -> int:
 
     Origin().run()
     return 0
-
-
-if __name__ == "__main__":  # `python -m serving.cli ...` (tests, benchmarks): the same as `newsroom serve ...`
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="newsroom serve")
-    add_arguments(parser)
-    sys.exit(main(parser.parse_args()))

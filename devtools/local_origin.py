@@ -103,7 +103,8 @@ def start_origin(
     cmd = [
         sys.executable,
         "-m",
-        "serving.cli",
+        "pipelines.cli",
+        "serve",
         "--data_dir",
         str(data_dir),
         "--host",

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from serving import cli
+from serving import gunicorn_app
 from serving.auth import HmacTokenVerifier
 
 
 def parser():
     p = argparse.ArgumentParser()
-    cli.add_arguments(p)
+    gunicorn_app.add_arguments(p)
     return p
 
 
@@ -35,14 +35,14 @@ def test_store_flags_match_store_options():
 
 def test_environment_for_workers(tmp_path):
     args = parser().parse_args(["--data_dir", str(tmp_path), "--namespace", "bf-1", "--watch_interval", "0.5"])
-    env = cli.environment(args, environ={})
+    env = gunicorn_app.environment(args, environ={})
     assert env["NEWSROOM_BACKEND"] == "embedded" and env["NEWSROOM_DATA_DIR"] == str(tmp_path)
     assert env["NEWSROOM_NAMESPACE"] == "bf-1" and env["NEWSROOM_WATCH_INTERVAL_S"] == "0.5"
     assert "NEWSROOM_CURSOR_SECRET" not in env  # workers share {data_dir}/secrets.json (serving.resolve_secrets)
     assert env["OPENBLAS_NUM_THREADS"] == "1"
-    assert cli.environment(args, environ={"NEWSROOM_CURSOR_SECRET": "s"})["NEWSROOM_CURSOR_SECRET"] == "s"
+    assert gunicorn_app.environment(args, environ={"NEWSROOM_CURSOR_SECRET": "s"})["NEWSROOM_CURSOR_SECRET"] == "s"
     with pytest.raises(SystemExit, match="snapshot_bucket"):
-        cli.environment(parser().parse_args(["--backend", "gcp"]), environ={})
+        gunicorn_app.environment(parser().parse_args(["--backend", "gcp"]), environ={})
 
 
 def test_issue_token_through_the_newsroom_command(monkeypatch):
@@ -59,6 +59,6 @@ def test_issue_token_through_the_newsroom_command(monkeypatch):
 
 def test_module_import_is_light():
     heavy = "{'apache_beam', 'torch', 'scann', 'sentence_transformers', 'numpy', 'gunicorn'}"
-    code = f"import sys, serving.cli; print(sorted({heavy} & set(sys.modules)))"
+    code = f"import sys, serving.gunicorn_app; print(sorted({heavy} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

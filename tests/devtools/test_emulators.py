@@ -1,5 +1,5 @@
-"""``newsroom stack``: finding the binaries, the clear message when they are missing, and a full up/status/down
-cycle driven from separate processes (what a developer does in a shell)."""
+"""``newsroom stack`` (devtools/emulators.py): finding the binaries, the clear message when they are missing, and a
+full up/status/down cycle driven from separate processes (what a developer does in a shell)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import time
 
 import pytest
 
+from devtools import emulators
 from pipelines import cli
-from stores import StoreConfig, open_stores, stack
+from stores import StoreConfig, open_stores
 
 
 @pytest.fixture
@@ -19,9 +20,9 @@ def nothing_installed(tmp_path, monkeypatch):
     """An environment where no emulator can be found."""
     env = {
         "PATH": str(tmp_path / "empty-bin"),
-        stack.ENV_SDK_ROOT: str(tmp_path / "no-sdk"),
-        stack.ENV_JAVA: str(tmp_path / "no-java"),
-        stack.ENV_GCS_EMULATOR: str(tmp_path / "no-gcs-emulator"),
+        emulators.ENV_SDK_ROOT: str(tmp_path / "no-sdk"),
+        emulators.ENV_JAVA: str(tmp_path / "no-java"),
+        emulators.ENV_GCS_EMULATOR: str(tmp_path / "no-gcs-emulator"),
     }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -30,8 +31,8 @@ def nothing_installed(tmp_path, monkeypatch):
 
 
 def test_missing_binaries_are_named_with_how_to_get_them(nothing_installed):
-    with pytest.raises(stack.MissingBinaries) as info:
-        stack.find_binaries()
+    with pytest.raises(emulators.MissingBinaries) as info:
+        emulators.find_binaries()
     msg = str(info.value)
     needles = ("java", "Pub/Sub emulator jar", "Bigtable emulator", "gcp-storage-emulator", "gcloud components install")
     for needle in needles:
@@ -43,7 +44,7 @@ def test_cli_up_without_binaries_fails_clearly(nothing_installed, tmp_path, caps
     err = capsys.readouterr().err
     assert code != 0
     assert "missing" in err and "Pub/Sub emulator jar" in err
-    assert stack.load_state(tmp_path / "d") is None  # nothing half-started left behind
+    assert emulators.load_state(tmp_path / "d") is None  # nothing half-started left behind
 
 
 def test_cli_status_and_down_without_a_stack(tmp_path, capsys):
@@ -60,14 +61,14 @@ def test_sdk_root_override_and_binary_overrides(tmp_path):
     exe.chmod(0o755)
     env = {
         "PATH": "/nonexistent",
-        stack.ENV_SDK_ROOT: str(tmp_path / "sdk"),
-        stack.ENV_JAVA: str(exe),
-        stack.ENV_PUBSUB_JAR: str(jar),
-        stack.ENV_CBTEMULATOR: str(exe),
-        stack.ENV_GCS_EMULATOR: str(exe),
+        emulators.ENV_SDK_ROOT: str(tmp_path / "sdk"),
+        emulators.ENV_JAVA: str(exe),
+        emulators.ENV_PUBSUB_JAR: str(jar),
+        emulators.ENV_CBTEMULATOR: str(exe),
+        emulators.ENV_GCS_EMULATOR: str(exe),
     }
-    assert stack.sdk_root(env) == str(tmp_path / "sdk")
-    b = stack.find_binaries(env)
+    assert emulators.sdk_root(env) == str(tmp_path / "sdk")
+    b = emulators.find_binaries(env)
     assert (b.java, b.pubsub_jar, b.cbtemulator, b.gcs_emulator) == (str(exe), str(jar), str(exe), str(exe))
     cmd = b.command("pubsub", 1234)
     assert cmd[:5] == [str(exe), "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-jar"] and "--port=1234" in cmd
@@ -76,9 +77,9 @@ def test_sdk_root_override_and_binary_overrides(tmp_path):
 
 
 def test_state_round_trips():
-    procs = {n: stack.EmulatorProcess(n, 10 + i, 2000 + i, ["x"], "l") for i, n in enumerate(stack.EMULATORS)}
-    st = stack.StackState(project="p", emulators=procs)
-    again = stack.StackState.from_json(st.to_json())
+    procs = {n: emulators.EmulatorProcess(n, 10 + i, 2000 + i, ["x"], "l") for i, n in enumerate(emulators.EMULATORS)}
+    st = emulators.StackState(project="p", emulators=procs)
+    again = emulators.StackState.from_json(st.to_json())
     assert again == st
     assert again.env() == {
         "PUBSUB_EMULATOR_HOST": "127.0.0.1:2000",
@@ -95,7 +96,7 @@ def _run(*args, env=None):
         text=True,
         timeout=180,
         env=env,
-        cwd=os.path.dirname(os.path.dirname(stack.__file__)),
+        cwd=os.path.dirname(os.path.dirname(emulators.__file__)),
     )
 
 
@@ -117,7 +118,7 @@ def test_stack_up_in_one_process_status_and_down_in_another(tmp_path, emulator_s
     data_dir = str(tmp_path / "dev")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_EMULATOR_HOST")}
     up = _run("up", "--data_dir", data_dir, "--project", "dev-proj", env=env)
-    state = stack.load_state(data_dir)
+    state = emulators.load_state(data_dir)
     pids = [p.pid for p in state.emulators.values()] if state else []
     try:
         assert up.returncode == 0, up.stderr
@@ -138,13 +139,13 @@ def test_stack_up_in_one_process_status_and_down_in_another(tmp_path, emulator_s
         # `up` provisioned the default layout: the stores work at once with the printed variables.
         for k, v in exports.items():
             monkeypatch.setenv(k, v)
-        s = open_stores(StoreConfig(backend="gcp", bucket=stack.DEFAULT_BUCKET))
+        s = open_stores(StoreConfig(backend="gcp", bucket=emulators.DEFAULT_BUCKET))
         assert s.pointers.compare_and_set("en-us/top", None, 1)
         s.snapshots.put("pages/en-us/top/v1.json", b"{}")
         assert s.bus.publish("story-changes", b"x")
 
         assert cli.main(["stack", "up", "--data_dir", data_dir]) == 0  # idempotent: the running stack is reused
-        assert stack.load_state(data_dir).emulators == state.emulators
+        assert emulators.load_state(data_dir).emulators == state.emulators
     finally:
         down = cli.main(["stack", "down", "--data_dir", data_dir])
     assert down == 0

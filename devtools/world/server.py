@@ -1,6 +1,6 @@
 """The local publisher world: every sample publisher's site on one threaded HTTP server on 127.0.0.1.
 
-Reads pipelines/world/content.py (articles) and transforms/data/publishers.json (publishers and their feeds);
+Reads devtools/world/content.py (articles) and transforms/data/publishers.json (publishers and their feeds);
 serves, by virtual host (the Host header: ``dailyherald.test`` ...), on one port:
 
 - article pages ``/news/{id}`` (rel=canonical, Open Graph, JSON-LD NewsArticle with datePublished, dateModified,
@@ -44,7 +44,7 @@ import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from pipelines.world.content import ARTICLES, OLD_SITEMAP_ENTRY
+from devtools.world.content import ARTICLES, OLD_SITEMAP_ENTRY
 from transforms.ingest import websub
 from transforms.publishers import PublisherRegistry
 

@@ -1,0 +1,221 @@
+"""The JSON Schemas of ``components/schemas`` in the origin's OpenAPI document (serving/openapi.py).
+
+The page, story-page and card schemas are read from schemas/json (via :func:`schemas.pages.schema`) with ``$defs``
+lifted into ``components/schemas``, so the served document and the snapshot contracts cannot drift; the request
+and response bodies of the private endpoints and the health checks are written here.
+"""
+
+from __future__ import annotations
+
+from schemas.pages import schema as page_schema
+from serving.foryou import NOT_BLANK_CLASS
+
+_REFS = {"card": "Card", "story_entry": "StoryEntry"}
+STORY_ID = {"type": "string", "pattern": "^[0-9]{1,20}$"}
+
+
+def _rewrite(node):
+    if isinstance(node, dict):
+        out = {}
+        for k, v in node.items():
+            if k in ("$schema", "$id"):
+                continue
+            if k == "$ref" and "#/$defs/" in v:
+                out[k] = "#/components/schemas/" + _REFS[v.rsplit("/", 1)[1]]
+            else:
+                out[k] = _rewrite(v)
+        return out
+    if isinstance(node, list):
+        return [_rewrite(v) for v in node]
+    return node
+
+
+def ref(name: str) -> dict:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _name_value(max_length: int = 200) -> dict:
+    return {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": NOT_BLANK_CLASS}
+
+
+def _page_schemas() -> dict:
+    """Card, StoryEntry, EditionPage and StoryPage: the snapshot contracts."""
+    edition_page = _rewrite(page_schema("edition_page"))
+    defs = edition_page.pop("$defs")
+    story_page = _rewrite(page_schema("story_page"))
+    return {
+        "Card": defs["card"],
+        "StoryEntry": defs["story_entry"],
+        "EditionPage": edition_page,
+        "StoryPage": story_page,
+    }
+
+
+def _error_schemas() -> dict:
+    error = {
+        "type": "object",
+        "required": ["error", "status"],
+        "properties": {
+            "error": {"type": "string"},
+            "status": {"type": "integer"},
+            "carried": {"type": "array", "items": {"type": "string"}},
+            "survivor": {"type": "string"},
+            "rejected": {"type": "array", "items": {"$ref": "#/components/schemas/Rejected"}},
+        },
+    }
+    rejected = {
+        "type": "object",
+        "required": ["index", "error"],
+        "properties": {"index": {"type": "integer"}, "error": {"type": "string"}},
+    }
+    return {"Error": error, "Rejected": rejected}
+
+
+def _feed_schemas() -> dict:
+    """EditionVersion (shared) and the For you feed."""
+    return {
+        "EditionVersion": {
+            "type": "object",
+            "required": ["edition", "cycle", "sections", "pool_version"],
+            "additionalProperties": False,
+            "properties": {
+                "edition": {"type": "string"},
+                "cycle": {"type": "string", "format": "date-time"},
+                "sections": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}},
+                "pool_version": {"type": ["integer", "null"]},
+            },
+        },
+        "ForYouItem": {
+            "type": "object",
+            "required": ["story_id", "section", "labels", "representative", "rank", "reason"],
+            "additionalProperties": False,
+            "properties": {
+                "story_id": dict(STORY_ID),
+                "section": {"type": "string"},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "representative": ref("Card"),
+                "rank": {"type": "integer", "minimum": 1},
+                "reason": {
+                    "type": "string",
+                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+"
+                    "|similar_to:[0-9]{1,20})$",
+                },
+            },
+        },
+        "ForYouFeed": {
+            "type": "object",
+            "required": ["schema", "edition", "pool_version", "degraded", "items", "next_cursor"],
+            "additionalProperties": False,
+            "properties": {
+                "schema": {"const": "newsroom.for_you/v1"},
+                "edition": {"type": "string"},
+                "pool_version": {"type": "integer"},
+                "degraded": {
+                    "enum": [None, "profile_unavailable", "rank_timeout"],
+                    "description": "Null, or why this page is not the personal ranking: the profile could not be "
+                    "read (a non-personal page) or the re-rank ran past its budget (newest first).",
+                },
+                "items": {"type": "array", "items": ref("ForYouItem")},
+                "next_cursor": {"type": ["string", "null"]},
+            },
+        },
+    }
+
+
+def _profile_schemas() -> dict:
+    """The reader's profile and the bodies of the controls that change it."""
+    return {
+        "ProfileSummary": {
+            "type": "object",
+            "required": ["reader_id", "follows", "hidden_sources", "fewer_like", "paused", "reads", "revision"],
+            "additionalProperties": False,
+            "properties": {
+                "reader_id": {"type": "string"},
+                "follows": {
+                    "type": "object",
+                    "properties": {
+                        k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")
+                    },
+                },
+                "hidden_sources": {"type": "array", "items": {"type": "string"}},
+                "fewer_like": {"type": "array", "items": {"type": "string"}},
+                "paused": {"type": "boolean"},
+                "reads": {"type": "integer", "minimum": 0},
+                "revision": {"type": "integer", "minimum": 0},
+            },
+        },
+        "FollowRequest": {
+            "type": "object",
+            "required": ["kind", "value"],
+            "properties": {"kind": {"enum": ["topic", "source", "place"]}, "value": _name_value()},
+        },
+        "HideSourceRequest": {"type": "object", "required": ["source"], "properties": {"source": _name_value()}},
+        "FewerRequest": {
+            "type": "object",
+            "required": ["story_id"],
+            "properties": {
+                "story_id": dict(STORY_ID),
+                "edition": {"type": "string", "pattern": "^([a-z]{2}-[a-z]{2,3})?$"},
+            },
+        },
+    }
+
+
+def _event_schemas() -> dict:
+    """POST /v1/events: a batch of ReadEvents and the answer."""
+    return {
+        "ReadEventIn": {
+            "type": "object",
+            "description": "A ReadEvent (schemas/avro/read_event.avsc); reader_id comes from the token. Events "
+            "older than 30 days or more than 5 minutes in the future (clock skew allowance) are rejected one by one. "
+            "event_id and article_id: at most 128 printable characters.",
+            "required": ["event_id", "kind", "edition", "at"],
+            "properties": {
+                "schema_version": {"type": "integer"},
+                "event_id": {"type": "string", "minLength": 1, "maxLength": 128},
+                "reader_id": {"type": "string"},
+                "kind": {"enum": ["IMPRESSION", "READ", "CLICK"]},
+                "edition": {"type": "string"},
+                "story_id": {"type": ["string", "integer", "null"]},
+                "article_id": {"type": ["string", "null"], "maxLength": 128},
+                "at": {"type": "integer", "description": "ms since epoch, UTC"},
+                "dwell_ms": {"type": ["integer", "null"]},
+            },
+        },
+        "EventsRequest": {
+            "type": "object",
+            "required": ["events"],
+            "properties": {"events": {"type": "array", "minItems": 1, "maxItems": 100, "items": ref("ReadEventIn")}},
+        },
+        "EventsAccepted": {
+            "type": "object",
+            "required": ["accepted", "rejected"],
+            "properties": {
+                "accepted": {"type": "integer", "minimum": 1},
+                "rejected": {"type": "array", "items": ref("Rejected")},
+            },
+        },
+    }
+
+
+def _health_schemas() -> dict:
+    return {
+        "Health": {"type": "object", "required": ["status"], "properties": {"status": {"const": "ok"}}},
+        "Ready": {
+            "type": "object",
+            "required": ["ready", "pages"],
+            "properties": {"ready": {"type": "boolean"}, "pages": {"type": "integer"}},
+        },
+    }
+
+
+def schemas() -> dict:
+    """``components/schemas``: a new dict on every call (the caller may keep it)."""
+    return {
+        **_page_schemas(),
+        **_error_schemas(),
+        **_feed_schemas(),
+        **_profile_schemas(),
+        **_event_schemas(),
+        **_health_schemas(),
+    }

@@ -1,0 +1,328 @@
+"""The reader web front end: server-rendered HTML pages, shared and cached by the CDN like the JSON API.
+
+Reads the in-memory catalog only (the same prepared snapshots :mod:`serving.editions` and :mod:`serving.stories`
+serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always agree); writes responses.
+
+- ``GET /``: 302 to the default edition page (``us-en`` when loaded, else the first edition).
+- ``GET /e/{edition}/``: the edition's top stories (representative article, publisher, time, Full Coverage link);
+  ``GET /e/{edition}/{section}``: one section page.
+- ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
+  merged ids answer 301 to the survivor's page.
+- ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
+  browser's localStorage (a form to paste it) and calls ``GET /v1/feed/for-you`` with ``Authorization: Bearer``.
+  The token is never in a page, a URL or a cookie, so the shell is shared like every other page.
+- ``GET /assets/{name}``: the CSS and JS of ``serving/web_static/``.
+
+Every page is shared: the JSON pages' ``Cache-Control`` (story pages the story one), a strong ETag of the bytes
+(304 on If-None-Match), a strict ``Content-Security-Policy`` (no inline script or style, ``script-src 'self'``),
+never ``Set-Cookie``. Unlike the JSON endpoints, Cookie and Authorization are not rejected (a browser sends
+whatever cookies its jar holds for the host); they are ignored: nothing here reads them, so they cannot change a
+page. Unknown editions, sections and stories answer an HTML 404 cached briefly (``http.NEGATIVE``). Everything
+from articles is escaped by Jinja's autoescape; links and images only keep http(s) URLs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import weakref
+from collections import Counter
+from pathlib import Path
+
+import orjson
+from flask import Blueprint, Response, current_app, render_template, request
+
+from serving import http
+from serving.stories import EDITION, STORY_ID
+
+bp = Blueprint("web", __name__, template_folder="templates")
+
+HTML = "text/html; charset=utf-8"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+}
+DEFAULT_EDITION = "us-en"
+SECTION = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+STORY_MAX_ARTICLES = 200  # Full Coverage in HTML shows this many; the JSON API pages through all of them
+CACHE_MAX = 512  # rendered pages kept per catalog (~20-60 KB each; all re-rendered when the watcher swaps it)
+SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
+STATIC_DIR = Path(__file__).resolve().parent / "web_static"
+ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
+
+# Catalog -> {cache key: (body, etag)}. Catalogs are immutable and replaced whole, so a page rendered from one is
+# valid for as long as that catalog is current; the weak keys let old catalogs (and their pages) go.
+_rendered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@bp.after_request
+def _headers(resp: Response) -> Response:
+    for k, v in SECURITY_HEADERS.items():
+        resp.headers[k] = v
+    return resp
+
+
+def _etag(body: bytes) -> str:
+    return f'"h{hashlib.sha256(body).hexdigest()[:20]}"'
+
+
+def _shared(body: bytes, etag: str, cache_control: str, content_type: str = HTML) -> Response:
+    if http.etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), etag):
+        resp = Response(status=304)
+    else:
+        resp = Response(body, content_type=content_type)
+    resp.headers["ETag"] = etag
+    resp.headers["Cache-Control"] = cache_control
+    return resp
+
+
+def _cached(cat, key, render) -> tuple[bytes, str]:
+    """(body, etag) of a page of ``cat``, rendered once per catalog."""
+    pages = _rendered.get(cat)
+    if pages is None:
+        pages = _rendered.setdefault(cat, {})
+    hit = pages.get(key)
+    if hit is None:
+        body = render().encode()
+        hit = (body, _etag(body))
+        if len(pages) < CACHE_MAX:
+            pages[key] = hit
+    return hit
+
+
+def _page(status: int, template: str, cache_control: str, **ctx) -> Response:
+    resp = Response(render_template(template, **ctx), status=status, content_type=HTML)
+    resp.headers["Cache-Control"] = cache_control
+    return resp
+
+
+def not_found(message: str, edition: str | None = None) -> Response:
+    editions = sorted(current_app.extensions["newsroom"].holder.current.editions)
+    return _page(
+        404, "web/error.html", http.NEGATIVE, title="Not found", message=message, edition=edition, editions=editions
+    )
+
+
+def not_ready() -> Response:
+    resp = _page(503, "web/error.html", http.NO_STORE, title="Starting", message="Pages are not loaded yet.")
+    resp.headers["Retry-After"] = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
+    return resp
+
+
+# --- view models: plain dicts decoded from the catalog's bytes --------------------------------------------------
+
+
+def lang_of(edition: str) -> str:
+    """``us-en`` -> ``en-US`` (BCP 47 for the html lang attribute)."""
+    country, _, language = edition.partition("-")
+    return f"{language}-{country.upper()}"
+
+
+def section_title(section: str) -> str:
+    return "Top stories" if section == "top" else section.replace("-", " ").replace("_", " ").capitalize()
+
+
+def sections_of(cat, edition: str) -> list[str]:
+    found = sorted(s for (e, s) in cat.pages if e == edition)
+    return (["top"] if "top" in found else []) + [s for s in found if s != "top"]
+
+
+def safe_url(url) -> str | None:
+    return url if isinstance(url, str) and SAFE_URL.match(url) else None
+
+
+def _card(card: dict) -> dict:
+    out = dict(card)
+    out["url"] = safe_url(card.get("url"))
+    out["image_url"] = safe_url(card.get("image_url"))
+    out["labels"] = list(card.get("labels") or [])
+    out["publisher"] = card.get("publisher_name") or card.get("publisher_id")
+    out["when"] = _when(card.get("published_at", ""))
+    return out
+
+
+def _when(ts: str) -> str:
+    """``2025-03-01T11:50:00Z`` -> ``2025-03-01 11:50 UTC`` (absolute: a shared page cannot say "5 min ago")."""
+    return ts[:16].replace("T", " ") + " UTC" if len(ts) >= 16 else ts
+
+
+def edition_view(page) -> list[dict]:
+    """The page's stories in served order, as the JSON ``GET /v1/editions/{e}/sections/{s}`` has them."""
+    body, _ = page.body(None)
+    stories = orjson.loads(body)["stories"]
+    for s in stories:
+        s["representative"] = _card(s["representative"])
+        s["supporting"] = [_card(c) for c in s.get("supporting") or []]
+        s["labels"] = list(s.get("labels") or [])
+    return stories
+
+
+def story_view(cat, story) -> dict:
+    """Full Coverage of a prepared story: articles in the JSON API's order, a timeline by day, publishers, links."""
+    cards = [orjson.loads(c) for c in story.cards]
+    articles = [_card(c) for c in cards[:STORY_MAX_ARTICLES]]
+    timeline: list[tuple[str, list[dict]]] = []
+    for a in articles:
+        day = a["when"][:10]
+        if not timeline or timeline[-1][0] != day:
+            timeline.append((day, []))
+        timeline[-1][1].append(a)
+    publishers = Counter(c.get("publisher_name") or c["publisher_id"] for c in cards)
+    links = []
+    for sid in story.links:
+        entry = cat.stories.get(cat.aliases.get(sid, sid))
+        linked = entry.current if entry is not None else None
+        links.append(
+            {"story_id": sid, "title": linked.title if linked else sid, "language": linked.language if linked else ""}
+        )
+    return {
+        "story_id": story.story_id,
+        "version": story.version,
+        "title": story.title,
+        "language": story.language,
+        "article_count": len(story.cards),
+        "shown": len(articles),
+        "publisher_count": story.publisher_count,
+        "timeline": timeline,
+        "publishers": sorted(publishers.items(), key=lambda kv: (-kv[1], kv[0])),
+        "links": links,
+        "opinion": [a for a in articles if "opinion" in a["labels"]],
+        "fact_checks": [a for a in articles if "fact_check" in a["labels"]],
+    }
+
+
+# --- routes ------------------------------------------------------------------------------------------------------
+
+
+@bp.get("/")
+def home():
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not cat.ready:
+        return not_ready()
+    edition = DEFAULT_EDITION if DEFAULT_EDITION in cat.editions else sorted(cat.editions)[0]
+    resp = Response(status=302)
+    resp.headers["Location"] = f"/e/{edition}/"
+    resp.headers["Cache-Control"] = ext.page_cache_control
+    return resp
+
+
+@bp.get("/e/<edition>/")
+def edition_page(edition: str):
+    return section_page(edition, "top")
+
+
+@bp.get("/e/<edition>/<section>")
+def section_page(edition: str, section: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not EDITION.match(edition) or not SECTION.match(section):
+        return not_found("There is no such page.")
+    page = cat.pages.get((edition, section))
+    if page is None:
+        if not cat.ready:
+            return not_ready()
+        if edition not in cat.editions:
+            return not_found(f"There is no edition {edition}.")
+        return not_found(f"The {edition} edition has no section {section}.", edition=edition)
+
+    def render() -> str:
+        return render_template(
+            "web/section.html",
+            edition=edition,
+            lang=lang_of(edition),
+            section=section,
+            title=section_title(section),
+            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+            cycle=_when(page.cycle),
+            stories=edition_view(page),
+        )
+
+    body, etag = _cached(cat, ("section", edition, section), render)
+    return _shared(body, etag, ext.page_cache_control)
+
+
+@bp.get("/e/<edition>/for-you")
+def for_you_page(edition: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not EDITION.match(edition):
+        return not_found("There is no such page.")
+    if edition not in cat.editions:
+        return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+
+    def render() -> str:
+        return render_template(
+            "web/foryou.html",
+            edition=edition,
+            lang=lang_of(edition),
+            section="for-you",
+            title="For you",
+            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+        )
+
+    body, etag = _cached(cat, ("foryou", edition), render)
+    return _shared(body, etag, ext.page_cache_control)
+
+
+@bp.get("/stories/<story_id>")
+def story_page(story_id: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not STORY_ID.match(story_id):
+        return not_found("There is no such story.")
+    survivor = cat.aliases.get(story_id)
+    if survivor is not None:
+        resp = Response(status=301)
+        resp.headers["Location"] = f"/stories/{survivor}"
+        resp.headers["Cache-Control"] = ext.story_cache_control
+        return resp
+    entry = cat.stories.get(story_id)
+    if entry is None:
+        return not_ready() if not cat.ready else not_found("There is no such story (or it has expired).")
+    story = entry.current
+
+    def render() -> str:
+        return render_template(
+            "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=sorted(cat.editions)
+        )
+
+    body, etag = _cached(cat, ("story", story_id), render)
+    return _shared(body, etag, ext.story_cache_control)
+
+
+# --- assets ------------------------------------------------------------------------------------------------------
+
+_assets: dict[str, tuple[bytes, str, str]] = {}
+
+
+def _load_assets() -> dict[str, tuple[bytes, str, str]]:
+    if not _assets:
+        for path in sorted(STATIC_DIR.iterdir()):
+            if path.suffix in ASSET_TYPES:
+                data = path.read_bytes()
+                _assets[path.name] = (data, _etag(data), ASSET_TYPES[path.suffix])
+    return _assets
+
+
+def asset_url(name: str) -> str:
+    """``/assets/{name}?v={hash}``: the query changes with the bytes, so a deploy never serves a stale asset."""
+    return f"/assets/{name}?v={_load_assets()[name][1][2:12]}"
+
+
+@bp.app_template_global("asset")
+def _asset_global(name: str) -> str:
+    return asset_url(name)
+
+
+@bp.get("/assets/<name>")
+def asset(name: str):
+    found = _load_assets().get(name)
+    if found is None:
+        return not_found("There is no such file.")
+    data, etag, content_type = found
+    return _shared(data, etag, current_app.extensions["newsroom"].page_cache_control, content_type)

@@ -1,0 +1,109 @@
+// For you shell (/e/{edition}/for-you). The reader token lives in this browser's localStorage only: it is sent to
+// the JSON For you API in an Authorization header, never put in a URL, a page or a cookie (fetch with
+// credentials "omit"). Items are built with DOM APIs and textContent (never parsed markup): nothing from an article is
+// ever parsed as HTML. No inline script anywhere: the page's Content-Security-Policy is script-src 'self'.
+(function () {
+  "use strict";
+  var KEY = "newsroom.readerToken";
+  var root = document.getElementById("foryou");
+  if (!root) return;
+  var edition = root.getAttribute("data-edition");
+  var form = document.getElementById("token-form");
+  var input = document.getElementById("token-input");
+  var forget = document.getElementById("token-forget");
+  var status = document.getElementById("feed-status");
+  var list = document.getElementById("feed");
+  var more = document.getElementById("feed-more");
+  var cursor = null;
+
+  function token() {
+    try { return window.localStorage.getItem(KEY); } catch (e) { return null; }
+  }
+
+  function safeUrl(url) {
+    return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
+  }
+
+  function el(tag, text, cls) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  function item(it) {
+    var rep = it.representative || {};
+    var li = el("li", null, "story");
+    li.setAttribute("data-story-id", it.story_id);
+    var h = el("h3");
+    var a = el("a", rep.title);
+    a.href = "/stories/" + encodeURIComponent(it.story_id);
+    h.appendChild(a);
+    li.appendChild(h);
+    var meta = el("p", null, "meta");
+    meta.appendChild(el("span", rep.publisher_name || rep.publisher_id, "publisher"));
+    meta.appendChild(document.createTextNode(" · "));
+    var t = el("time", (rep.published_at || "").slice(0, 16).replace("T", " ") + " UTC");
+    t.setAttribute("datetime", rep.published_at || "");
+    meta.appendChild(t);
+    li.appendChild(meta);
+    var url = safeUrl(rep.url);
+    if (url) {
+      var p = el("p", null, "coverage");
+      var out = el("a", "Read at " + (rep.publisher_name || rep.publisher_id));
+      out.href = url;
+      out.rel = "noopener noreferrer";
+      p.appendChild(out);
+      li.appendChild(p);
+    }
+    if (it.reason) li.appendChild(el("p", "Why: " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
+    return li;
+  }
+
+  function load(reset) {
+    var tok = token();
+    forget.hidden = !tok;
+    if (!tok) {
+      status.textContent = "Paste your reader token above to see your stories.";
+      list.textContent = "";
+      more.hidden = true;
+      return;
+    }
+    if (reset) { cursor = null; list.textContent = ""; }
+    status.textContent = "Loading your stories…";
+    var url = "/v1/feed/for-you?edition=" + encodeURIComponent(edition) + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
+    fetch(url, { headers: { "Authorization": "Bearer " + tok, "Accept": "application/json" }, credentials: "omit", cache: "no-store" })
+      .then(function (r) {
+        return r.json().then(function (body) { return { ok: r.ok, status: r.status, body: body }; });
+      })
+      .then(function (res) {
+        if (!res.ok) {
+          status.textContent = res.status === 401
+            ? "Your token was not accepted (" + (res.body && res.body.error || "unauthorised") + "). Paste a new one."
+            : "For you is unavailable right now (" + res.status + "). Try again shortly.";
+          more.hidden = true;
+          return;
+        }
+        (res.body.items || []).forEach(function (it) { list.appendChild(item(it)); });
+        cursor = res.body.next_cursor;
+        more.hidden = !cursor;
+        status.textContent = list.children.length + " stories for you.";
+      })
+      .catch(function () { status.textContent = "For you could not be reached. Try again shortly."; });
+  }
+
+  form.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    var value = input.value.trim();
+    input.value = "";
+    if (!value) return;
+    try { window.localStorage.setItem(KEY, value); } catch (e) { status.textContent = "This browser cannot keep the token."; return; }
+    load(true);
+  });
+  forget.addEventListener("click", function () {
+    try { window.localStorage.removeItem(KEY); } catch (e) { /* nothing kept */ }
+    load(true);
+  });
+  more.addEventListener("click", function () { load(false); });
+  load(true);
+})();

@@ -1,0 +1,108 @@
+"""The reader web front end in a real browser (Debian's chromium via Playwright): edition -> section -> story,
+and For you with a pasted token, one screenshot per page in $NEWSROOM_TEST_ARTIFACTS/browser/.
+
+What only a browser shows: the Content-Security-Policy lets the pages' own CSS and JS run and nothing else (a
+violation is a console error, collected and asserted empty), the For you script keeps the token in localStorage
+and never in a cookie, and the pages work by following their links."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+try:
+    from playwright.sync_api import expect
+except ImportError:  # the browser fixture skips (fails under CI=true) with the reason
+    expect = None
+
+from serving.auth import issue_token
+from tests.browser.conftest import TECH_STORY
+from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET
+
+
+def _json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def _story_ids(page) -> list[str]:
+    return page.eval_on_selector_all("li.story", "els => els.map(e => e.getAttribute('data-story-id'))")
+
+
+def test_edition_section_story(origin, page, shots):
+    page.goto(origin + "/")
+    assert page.url == f"{origin}/e/{EDITION}/"
+    assert page.locator("h1").inner_text() == "Top stories"
+    assert page.evaluate("document.documentElement.lang") == "en-US"
+    top = _json(f"{origin}/v1/editions/{EDITION}/sections/top")
+    assert _story_ids(page) == [s["story_id"] for s in top["stories"]]
+    # the stylesheet applied (CSP style-src 'self' lets /assets/web.css in)
+    assert page.evaluate("getComputedStyle(document.querySelector('.skip')).position") == "absolute"
+    shots(page, "1-edition")
+
+    page.get_by_role("navigation", name="Sections").get_by_role("link", name="Tech", exact=True).click()
+    page.wait_for_url(f"{origin}/e/{EDITION}/tech")
+    assert page.locator("h1").inner_text() == "Tech"
+    tech = _json(f"{origin}/v1/editions/{EDITION}/sections/tech")
+    assert _story_ids(page) == [s["story_id"] for s in tech["stories"]]
+    assert page.get_by_role("link", name="Tech", exact=True).get_attribute("aria-current") == "page"
+    shots(page, "2-section")
+
+    page.locator(f'li.story[data-story-id="{TECH_STORY}"] h2 a').click()
+    page.wait_for_url(f"{origin}/stories/{TECH_STORY}")
+    assert page.locator("h1").inner_text() == "Tech story with full coverage"
+    coverage = _json(f"{origin}/v1/stories/{TECH_STORY}?limit=100")
+    ids = page.eval_on_selector_all("[data-article-id]", "els => els.map(e => e.getAttribute('data-article-id'))")
+    assert ids == [a["article_id"] for a in coverage["articles"]]
+    for heading in ("Fact checks and opinion", "Timeline", "Publishers", "In other languages"):
+        assert page.get_by_role("heading", name=heading).count() == 1
+    shots(page, "3-story")
+
+    page.get_by_role("link", name="A story", exact=True).click()  # the linked story in another language
+    page.wait_for_url(f"{origin}/stories/{STORY}")
+    assert page.context.cookies() == []
+    assert page.problems == [], page.problems
+
+
+def test_for_you_with_a_pasted_token(origin, page, shots):
+    token = issue_token(TOKEN_SECRET, "browser-reader")
+    response = page.goto(f"{origin}/e/{EDITION}/for-you")
+    assert "Content-Security-Policy" in {k.title() for k in response.headers} or response.headers.get(
+        "content-security-policy"
+    )
+    assert page.locator("#feed-status").inner_text().startswith("Paste your reader token")
+    shots(page, "4-for-you-empty")
+
+    page.get_by_role("textbox", name="Reader token").fill(token)
+    page.get_by_role("button", name="Save and show my feed").click()
+    page.wait_for_selector("#feed li.story")
+    assert page.locator("#feed li.story").count() == 20
+    assert page.locator("#feed-status").inner_text() == "20 stories for you."
+    assert page.evaluate("localStorage.getItem('newsroom.readerToken')") == token
+    assert page.context.cookies() == []  # the token is never a cookie
+    assert token not in page.content() and token not in page.url
+    shots(page, "5-for-you-feed")
+
+    page.get_by_role("button", name="More stories").click()
+    expect(page.locator("#feed li.story")).to_have_count(40)  # (not wait_for_function: the CSP forbids its eval)
+
+    page.reload()  # the token stays in this browser: the feed loads again without pasting
+    page.wait_for_selector("#feed li.story")
+    first = page.locator("#feed li.story h3 a").first
+    href = first.get_attribute("href")
+    assert href.startswith("/stories/")
+
+    page.get_by_role("button", name="Forget my token").click()
+    expect(page.locator("#feed li.story")).to_have_count(0)
+    assert page.evaluate("localStorage.getItem('newsroom.readerToken')") is None
+    assert page.problems == [], page.problems
+
+
+def test_a_bad_token_is_explained(origin, page):
+    page.goto(f"{origin}/e/{EDITION}/for-you")
+    page.get_by_role("textbox", name="Reader token").fill("not-a-token")
+    page.get_by_role("button", name="Save and show my feed").click()
+    expect(page.locator("#feed-status")).to_contain_text("not accepted")
+    assert page.locator("#feed li.story").count() == 0
+    # the 401 from the API is a console error of the fetch, nothing else (no CSP violation)
+    assert all("401" in p for p in page.problems), page.problems

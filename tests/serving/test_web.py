@@ -1,0 +1,243 @@
+"""The reader web front end (serving/web.py): every page renders from the sample world, HTML agrees with the JSON
+API, everything from articles is escaped, and the pages are shared (cache headers, ETag, CSP, no cookie)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import orjson
+import pytest
+
+from devtools import samples
+from serving.web import CSP
+from tests.serving.helpers import EDITION, MERGED, PAGE_CC, STORY, STORY_CC, make_app, publish
+
+PAGES = [
+    (f"/e/{EDITION}/", PAGE_CC),
+    (f"/e/{EDITION}/tech", PAGE_CC),
+    (f"/e/{EDITION}/for-you", PAGE_CC),
+    ("/e/gb-en/", PAGE_CC),
+    (f"/stories/{STORY}", STORY_CC),
+]
+NEGATIVE = "public, max-age=0, s-maxage=10"
+
+
+class Outline(HTMLParser):
+    """What the accessibility and CSP checks need: tags, headings, link texts, images, inline scripts/styles."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.headings, self.links, self.images, self.inline = [], [], [], [], []
+        self.html_lang = None
+        self._link = None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if tag == "html":
+            self.html_lang = a.get("lang")
+        if re.fullmatch(r"h[1-6]", tag):
+            self.headings.append(int(tag[1]))
+        if tag == "a":
+            self._link = [a.get("href"), ""]
+            self.links.append(self._link)
+        if tag == "img":
+            self.images.append(a)
+        if tag == "script" and not a.get("src"):
+            self.inline.append("inline <script>")
+        if tag == "style" or "style" in a or any(k.startswith("on") for k in a):
+            self.inline.append(f"inline style/handler on <{tag}>")
+
+    def handle_endtag(self, tag):
+        if tag == "a":
+            self._link = None
+
+    def handle_data(self, data):
+        if self._link is not None:
+            self._link[1] += data
+
+
+def outline(body: bytes) -> Outline:
+    o = Outline()
+    o.feed(body.decode())
+    return o
+
+
+@pytest.mark.parametrize("url,cc", PAGES)
+def test_every_page_renders_shared_accessible_html(client, url, cc):
+    r = client.get(url)
+    assert r.status_code == 200, url
+    assert r.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert r.headers["Cache-Control"] == cc
+    assert r.headers["Content-Security-Policy"] == CSP
+    assert "script-src 'self'" in CSP and "unsafe-inline" not in CSP and "unsafe-eval" not in CSP
+    assert "Set-Cookie" not in r.headers and "Vary" not in r.headers
+    etag = r.headers["ETag"]
+    assert etag.startswith('"') and not etag.startswith("W/")
+    o = outline(r.data)
+    assert o.html_lang and o.html_lang.startswith("en")
+    for landmark in ("header", "nav", "main", "footer"):
+        assert landmark in o.tags, (url, landmark)
+    assert o.headings[0] == 1 and o.headings.count(1) == 1, (url, o.headings)
+    assert all(b - a <= 1 for a, b in zip(o.headings, o.headings[1:])), (url, o.headings)  # no skipped level
+    assert o.links and all(text.strip() for _, text in o.links), url  # every link has text
+    assert all("alt" in img for img in o.images), url
+    assert not o.inline, (url, o.inline)  # everything the CSP would block
+
+
+@pytest.mark.parametrize("url,cc", PAGES)
+def test_etag_gives_304(client, url, cc):
+    etag = client.get(url).headers["ETag"]
+    for inm in (etag, f"W/{etag}", f'"other", {etag}'):
+        r = client.get(url, headers={"If-None-Match": inm})
+        assert r.status_code == 304 and r.data == b"", (url, inm)
+        assert r.headers["ETag"] == etag and r.headers["Cache-Control"] == cc
+    assert client.get(url, headers={"If-None-Match": '"stale"'}).status_code == 200
+
+
+@pytest.mark.parametrize("url,cc", PAGES)
+def test_cookies_and_tokens_on_the_request_change_nothing(app, token, url, cc):
+    plain = app.test_client().get(url)
+    jar = app.test_client()
+    jar.set_cookie("sid", "123")
+    noisy = app.test_client(use_cookies=False)
+    for r in (
+        jar.get(url),
+        noisy.get(url, headers={"Cookie": "session=abc; other=1", "Authorization": f"Bearer {token('alice')}"}),
+    ):
+        assert r.status_code == 200, url  # ignored, not rejected: a browser sends what its jar holds
+        assert r.data == plain.data and r.headers == plain.headers, url
+        assert "Set-Cookie" not in r.headers
+        assert b"alice" not in r.data and token("alice").encode() not in r.data
+
+
+def test_home_redirects_to_the_default_edition(client):
+    r = client.get("/")
+    assert r.status_code == 302 and r.headers["Location"] == f"/e/{EDITION}/"
+    assert r.headers["Cache-Control"] == PAGE_CC
+    assert client.get(f"/e/{EDITION}").data == client.get(f"/e/{EDITION}/").data == client.get(f"/e/{EDITION}/top").data
+
+
+def _story_ids(body: bytes) -> list[str]:
+    return re.findall(r'<li class="story" data-story-id="([0-9]+)"', body.decode())
+
+
+@pytest.mark.parametrize("edition,section", [(EDITION, "top"), (EDITION, "tech"), ("gb-en", "top")])
+def test_html_has_the_json_pages_stories_in_order(client, edition, section):
+    doc = orjson.loads(client.get(f"/v1/editions/{edition}/sections/{section}").data)
+    html = client.get(f"/e/{edition}/{section}").data
+    assert _story_ids(html) == [s["story_id"] for s in doc["stories"]]
+    text = html.decode()
+    for s in doc["stories"]:
+        rep = s["representative"]
+        assert rep["title"] in text and rep["publisher_name"] in text and rep["published_at"] in text
+        assert f'href="/stories/{s["story_id"]}"' in text
+
+
+def test_story_html_has_the_json_articles_in_order(client):
+    doc = orjson.loads(client.get(f"/v1/stories/{STORY}?limit=100").data)
+    html = client.get(f"/stories/{STORY}").data.decode()
+    assert re.findall(r'data-article-id="([^"]+)"', html) == [a["article_id"] for a in doc["articles"]]
+    assert f"{doc['article_count']} articles from {doc['publisher_count']} publishers" in html
+    for h in ("Timeline", "Publishers"):
+        assert f">{h}</h2>" in html
+
+
+def test_section_nav_marks_the_current_page(client):
+    html = client.get(f"/e/{EDITION}/tech").data.decode()
+    assert f'<a href="/e/{EDITION}/tech" aria-current="page">Tech</a>' in html
+    assert f'<a href="/e/{EDITION}/">Top stories</a>' in html
+    assert f'<a href="/e/{EDITION}/for-you">For you</a>' in html
+
+
+def test_merged_story_redirects_to_the_survivor(client):
+    r = client.get(f"/stories/{MERGED}")
+    assert r.status_code == 301 and r.headers["Location"] == f"/stories/{STORY}"
+    assert r.headers["Cache-Control"] == STORY_CC
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/e/xx-yy/", "/e/NOT/", f"/e/{EDITION}/nope", "/e/xx-yy/for-you", "/stories/123", "/stories/abc", "/assets/x.js"],
+)
+def test_unknown_pages_are_html_404_cached_briefly(client, url):
+    r = client.get(url)
+    assert r.status_code == 404, url
+    assert r.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert r.headers["Cache-Control"] == NEGATIVE
+    assert r.headers["Content-Security-Policy"] == CSP
+    o = outline(r.data)
+    assert "main" in o.tags and o.headings[0] == 1
+    assert "Not found" in r.data.decode()
+
+
+def test_pages_before_the_first_load_are_503_not_cached(stores, profiles):
+    app = make_app(stores, profiles)  # nothing published
+    for url in ("/", f"/e/{EDITION}/", f"/stories/{STORY}"):
+        r = app.test_client().get(url)
+        assert r.status_code == 503 and r.headers["Cache-Control"] == "no-store" and "Retry-After" in r.headers
+    app.extensions["newsroom"].close()
+
+
+def test_for_you_shell_keeps_the_token_client_side(client):
+    r = client.get(f"/e/{EDITION}/for-you")
+    html = r.data.decode()
+    assert f'data-edition="{EDITION}"' in html
+    scripts = re.findall(r'<script src="([^"]+)"', html)
+    assert len(scripts) == 1 and scripts[0].startswith("/assets/foryou.js?v=")
+    js = client.get(scripts[0]).data.decode()
+    assert "localStorage" in js and "Authorization" in js and "/v1/feed/for-you" in js
+    assert 'credentials: "omit"' in js and "document.cookie" not in js and "innerHTML" not in js
+
+
+def test_assets_are_shared_and_typed(client):
+    css = client.get("/assets/web.css")
+    js = client.get("/assets/foryou.js")
+    assert css.headers["Content-Type"].startswith("text/css") and js.headers["Content-Type"].startswith(
+        "text/javascript"
+    )
+    for r in (css, js):
+        assert r.status_code == 200 and r.headers["Cache-Control"] == PAGE_CC and r.headers["ETag"]
+        assert client.get(r.request.path, headers={"If-None-Match": r.headers["ETag"]}).status_code == 304
+
+
+EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def test_everything_from_articles_is_escaped(app, client, world):
+    page = samples.edition_page(EDITION, "evil", 1, n_stories=2, first_story=500)
+    rep = page["stories"][0]["representative"]
+    rep.update(title=EVIL, lede=EVIL, publisher_name=EVIL, url="javascript:alert(1)", image_url="javascript:alert(2)")
+    rep["labels"] = ["opinion"]
+    publish(world, page)
+    arts = samples.coverage_articles(samples.story_id(500), 3)
+    arts[0].update(title=EVIL, publisher_name=EVIL, url="javascript:alert(3)", labels=["fact_check"])
+    arts[1]["labels"] = ["opinion"]
+    cov = samples.story_coverage(samples.story_id(500), 1, arts, title=EVIL)
+    cov["links"] = [STORY]
+    publish(world, cov)
+    app.extensions["newsroom"].watcher.poll_once()
+    for url in (f"/e/{EDITION}/evil", f"/stories/{samples.story_id(500)}"):
+        r = client.get(url)
+        assert r.status_code == 200, url
+        html = r.data.decode()
+        assert "<script>alert" not in html and "<img src=x" not in html, url
+        assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in html, url
+        assert "javascript:" not in html, url  # unsafe URLs lose their link, never become an href or src
+        assert not outline(r.data).inline, url
+    story_html = client.get(f"/stories/{samples.story_id(500)}").data.decode()
+    assert ">Fact checks and opinion</h2>" in story_html
+    assert 'class="label label-fact_check">Fact check<' in story_html
+    assert 'class="label label-opinion">Opinion<' in story_html
+    assert f'<a href="/stories/{STORY}" hreflang="en" lang="en">A story</a>' in story_html  # other languages
+
+
+def test_a_new_page_version_changes_the_html_and_its_etag(app, client, world):
+    before = client.get(f"/e/{EDITION}/")
+    publish(world, samples.edition_page(EDITION, "top", 2, n_stories=12, first_story=300))
+    app.extensions["newsroom"].watcher.poll_once()
+    after = client.get(f"/e/{EDITION}/", headers={"If-None-Match": before.headers["ETag"]})
+    assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
+    doc = orjson.loads(client.get(f"/v1/editions/{EDITION}/sections/top").data)
+    assert _story_ids(after.data) == [s["story_id"] for s in doc["stories"]] and len(doc["stories"]) == 12
