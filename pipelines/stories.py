@@ -162,7 +162,7 @@ def _read_avro_files(pattern: str):
 def build_pipeline(p, options) -> dict:
     """Adds the stories job to pipeline ``p``; returns its main PCollections (for tests)."""
     from stores.beam_io import PublishToBusFn, ReadBus
-    from transforms.articles.ptransforms import ARTICLES, ProcessArticles
+    from transforms.articles.beam import ARTICLES, ProcessArticles
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.stories import beam as sb
     from transforms.stories.features import from_article
