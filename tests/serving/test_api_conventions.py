@@ -252,3 +252,24 @@ def test_discovery_routes_are_documented():
     assert paths["/v1/editions"]["get"]["operationId"] == "listEditions"
     assert paths["/v1/editions/{edition}"]["get"]["operationId"] == "getEdition"
     assert "404" in paths["/v1/editions/{edition}"]["get"]["responses"]
+
+
+def test_every_problem_code_used_in_serving_is_registered():
+    """A code missing from serving.http.PROBLEMS would be a KeyError (500) on the error path: catch it here."""
+    from pathlib import Path
+
+    from serving import http
+
+    root = Path(__file__).resolve().parents[2] / "serving"
+    used = set()
+    for path in root.glob("*.py"):
+        used |= set(re.findall(r"problem\(\s*\d{3},\s*\"([a-z_]+)\"", path.read_text()))
+    assert used and used <= set(http.PROBLEMS), used - set(http.PROBLEMS)
+    assert {"invalid_cursor", "unknown_edition", "not_ready", "rate_limited", "body_too_large", "unauthorized"} <= used
+
+
+def test_push_errors_are_problems(client):
+    assert_problem(client.get("/v1/websub/0000.nope?hub.challenge=x"), 404, "unknown_subscription")
+    r = client.post("/v1/ping", data=b"{}")
+    assert_problem(r, 401, "unauthorized")
+    assert r.headers["Cache-Control"] == "no-store"
