@@ -75,6 +75,9 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
     # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
     "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
+    # observability (serving/telemetry.py): metrics exporter none|gcp|memory ("" = gcp on Cloud Run, else none)
+    "NEWSROOM_METRICS_EXPORTER": "",
+    "NEWSROOM_METRICS_INTERVAL_S": 60.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
@@ -217,6 +220,9 @@ class Newsroom:
         )
         self._started = False
         app.extensions["newsroom"] = self
+        from serving import telemetry
+
+        self.metrics = telemetry.init_app(app, self)
 
     def start(self) -> None:
         """First load (synchronous, so a worker is ready when it starts taking requests), then the threads."""
@@ -234,6 +240,7 @@ class Newsroom:
     def close(self) -> None:
         self.watcher.stop()
         self.folder.stop()
+        self.metrics.shutdown()
 
 
 def env_settings() -> list[str]:
@@ -251,6 +258,7 @@ EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",
     "NEWSROOM_HEADER_TIMEOUT_S",
+    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when gunicorn_app configures logging in each worker
     "NEWSROOM_JAVA",
     "NEWSROOM_PUBSUB_EMULATOR_JAR",
     "NEWSROOM_BIGTABLE_EMULATOR",

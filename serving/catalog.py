@@ -377,6 +377,7 @@ class CatalogHolder:
         self.last_error: str | None = None
         self.polls = 0
         self.failures = 0
+        self.rejected = 0  # snapshots the watcher refused (newsroom.origin.snapshots_rejected)
 
 
 def prepare(kind: str, doc: dict):

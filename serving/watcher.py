@@ -144,6 +144,7 @@ class PointerWatcher:
                 kind, obj = self._load(name, version)
             except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
                 self._bad[name] = version
+                self.holder.rejected += 1
                 log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
                 continue
             except Exception as exc:  # transient (store unreachable): retry next poll
