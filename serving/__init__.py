@@ -33,6 +33,7 @@ import secrets
 
 from flask import Flask
 from flask.sessions import SessionInterface
+from werkzeug.exceptions import HTTPException
 
 from serving import http
 
@@ -281,6 +282,34 @@ def _from_env(config) -> None:
             config[key] = raw
 
 
+# Werkzeug's own errors (no route, wrong method, body over MAX_CONTENT_LENGTH, an unhandled exception) as problems.
+HTTP_PROBLEM_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    429: "rate_limited",
+}
+
+
+def _http_problem(exc: HTTPException):
+    status = exc.code or 500
+    code = HTTP_PROBLEM_CODES.get(status) or ("bad_request" if status < 500 else "internal_error")
+    detail = {404: "no such endpoint", 405: "method not allowed", 413: "request body too large"}.get(status)
+    resp = http.problem(
+        status,
+        code,
+        detail or exc.description or exc.name,
+        # a 404 for an unknown URL is cached briefly, like a missing page; anything else never
+        cache_control=http.NEGATIVE if status == 404 else http.NO_STORE,
+    )
+    if status == 405:
+        resp.headers["Allow"] = ", ".join(sorted(getattr(exc, "valid_methods", None) or []))
+    return resp
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(DEFAULTS)
@@ -324,19 +353,7 @@ def create_app(test_config: dict | None = None) -> Flask:
                 raise AssertionError("Set-Cookie on an origin response")
         return resp
 
-    @app.errorhandler(404)
-    def _not_found(exc):
-        return http.error(404, "no such endpoint", cache_control=http.NEGATIVE)
-
-    @app.errorhandler(413)
-    def _too_large(exc):
-        return http.error(413, "request body too large")
-
-    @app.errorhandler(405)
-    def _not_allowed(exc):
-        resp = http.error(405, "method not allowed")
-        resp.headers["Allow"] = ", ".join(sorted(exc.valid_methods or []))
-        return resp
+    app.register_error_handler(HTTPException, _http_problem)
 
     if app.config["NEWSROOM_FAST_PATH"]:
         from serving.fastpath import FastSharedPages
