@@ -34,6 +34,7 @@ import secrets
 
 from flask import Flask
 from flask.sessions import SessionInterface
+from werkzeug.exceptions import HTTPException
 
 from serving import http
 
@@ -77,6 +78,9 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
     # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
     "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
+    # observability (serving/telemetry.py): metrics exporter none|gcp|memory ("" = gcp on Cloud Run, else none)
+    "NEWSROOM_METRICS_EXPORTER": "",
+    "NEWSROOM_METRICS_INTERVAL_S": 60.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
@@ -229,6 +233,9 @@ class Newsroom:
         )
         self._started = False
         app.extensions["newsroom"] = self
+        from serving import telemetry
+
+        self.metrics = telemetry.init_app(app, self)
 
     def start(self) -> None:
         """First load (synchronous, so a worker is ready when it starts taking requests), then the threads."""
@@ -246,6 +253,7 @@ class Newsroom:
     def close(self) -> None:
         self.watcher.stop()
         self.folder.stop()
+        self.metrics.shutdown()
 
 
 def env_settings() -> list[str]:
@@ -263,6 +271,7 @@ EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",
     "NEWSROOM_HEADER_TIMEOUT_S",
+    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when gunicorn_app configures logging in each worker
     "NEWSROOM_JAVA",
     "NEWSROOM_PUBSUB_EMULATOR_JAR",
     "NEWSROOM_BIGTABLE_EMULATOR",
@@ -284,6 +293,34 @@ def _from_env(config) -> None:
             config[key] = json.loads(raw)
         except ValueError:
             config[key] = raw
+
+
+# Werkzeug's own errors (no route, wrong method, body over MAX_CONTENT_LENGTH, an unhandled exception) as problems.
+HTTP_PROBLEM_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    429: "rate_limited",
+}
+
+
+def _http_problem(exc: HTTPException):
+    status = exc.code or 500
+    code = HTTP_PROBLEM_CODES.get(status) or ("bad_request" if status < 500 else "internal_error")
+    detail = {404: "no such endpoint", 405: "method not allowed", 413: "request body too large"}.get(status)
+    resp = http.problem(
+        status,
+        code,
+        detail or exc.description or exc.name,
+        # a 404 for an unknown URL is cached briefly, like a missing page; anything else never
+        cache_control=http.NEGATIVE if status == 404 else http.NO_STORE,
+    )
+    if status == 405:
+        resp.headers["Allow"] = ", ".join(sorted(getattr(exc, "valid_methods", None) or []))
+    return resp
 
 
 def create_app(test_config: dict | None = None) -> Flask:
@@ -329,19 +366,7 @@ def create_app(test_config: dict | None = None) -> Flask:
                 raise AssertionError("Set-Cookie on an origin response")
         return resp
 
-    @app.errorhandler(404)
-    def _not_found(exc):
-        return http.error(404, "no such endpoint", cache_control=http.NEGATIVE)
-
-    @app.errorhandler(413)
-    def _too_large(exc):
-        return http.error(413, "request body too large")
-
-    @app.errorhandler(405)
-    def _not_allowed(exc):
-        resp = http.error(405, "method not allowed")
-        resp.headers["Allow"] = ", ".join(sorted(exc.valid_methods or []))
-        return resp
+    app.register_error_handler(HTTPException, _http_problem)
 
     if app.config["NEWSROOM_FAST_PATH"]:
         from serving.fastpath import FastSharedPages

@@ -281,8 +281,24 @@ def _resolve_aliases(aliases: Mapping[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True, eq=False)
 class EditionInfo:
+    """Pre-serialised shared documents of one edition: ``body``/``etag`` its version document, ``doc_body``/
+    ``doc_etag`` its discovery document (``GET /v1/editions/{edition}``)."""
+
     body: bytes
     etag: str
+    doc_body: bytes = b""
+    doc_etag: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Document:
+    """One pre-serialised shared document and its strong ETag."""
+
+    body: bytes
+    etag: str
+
+
+EMPTY_INDEX = Document(body=b'{"editions":[]}', etag=f'"{_etag_base(b"{}")}"')
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,6 +311,7 @@ class Catalog:
     aliases: Mapping[str, str] = field(default_factory=dict)
     aliases_version: int | None = None
     editions: Mapping[str, EditionInfo] = field(default_factory=dict)
+    index: Document = EMPTY_INDEX  # GET /v1/editions: every loaded edition's discovery document
     loaded: Mapping[str, int] = field(default_factory=dict)
     built_at: float = 0.0
 
@@ -303,8 +320,13 @@ class Catalog:
         return bool(self.pages)
 
 
+def _section_order(section: str) -> tuple[int, str]:
+    return (section != "top", section)  # "top" first, then by name
+
+
 def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[str, PreparedPool]):
-    """The tiny per-edition version documents (``GET /v1/editions/{edition}/version``)."""
+    """The tiny per-edition version documents (``GET /v1/editions/{edition}/version``) and the discovery documents
+    (``GET /v1/editions/{edition}``: sections with versions and URLs, pool version, cycle)."""
     by_edition: dict[str, dict] = {}
     for (edition, section), page in pages.items():
         e = by_edition.setdefault(edition, {"sections": {}, "cycle": page.cycle})
@@ -313,15 +335,36 @@ def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[
             e["cycle"] = page.cycle
     out = {}
     for edition, e in by_edition.items():
+        pool_version = pools[edition].version if edition in pools else None
         doc = {
             "edition": edition,
             "cycle": e["cycle"],
             "sections": dict(sorted(e["sections"].items())),
-            "pool_version": pools[edition].version if edition in pools else None,
+            "pool_version": pool_version,
         }
         body = orjson.dumps(doc)
-        out[edition] = EditionInfo(body=body, etag=f'"{_etag_base(body)}"')
+        discovery = orjson.dumps(
+            {
+                "edition": edition,
+                "cycle": e["cycle"],
+                "pool_version": pool_version,
+                "version_url": f"/v1/editions/{edition}/version",
+                "sections": [
+                    {"section": s, "version": v, "url": f"/v1/editions/{edition}/sections/{s}"}
+                    for s, v in sorted(e["sections"].items(), key=lambda kv: _section_order(kv[0]))
+                ],
+            }
+        )
+        out[edition] = EditionInfo(
+            body=body, etag=f'"{_etag_base(body)}"', doc_body=discovery, doc_etag=f'"{_etag_base(discovery)}"'
+        )
     return out
+
+
+def editions_index(infos: Mapping[str, EditionInfo]) -> Document:
+    """``GET /v1/editions``: the discovery documents of every loaded edition, by edition id."""
+    body = b'{"editions":[' + b",".join(infos[e].doc_body for e in sorted(infos)) + b"]}"
+    return Document(body=body, etag=f'"{_etag_base(body)}"')
 
 
 class CatalogHolder:
@@ -334,6 +377,7 @@ class CatalogHolder:
         self.last_error: str | None = None
         self.polls = 0
         self.failures = 0
+        self.rejected = 0  # snapshots the watcher refused (newsroom.origin.snapshots_rejected)
 
 
 def prepare(kind: str, doc: dict):

@@ -75,8 +75,12 @@ def _rate_limited(ext, reader: str) -> Response | None:
     if ok:
         return None
     retry = str(max(1, int(wait_s + 0.999)))
-    return http.error(
-        429, "too many writes from this reader; retry later", cache_control=http.PRIVATE, headers={"Retry-After": retry}
+    return http.problem(
+        429,
+        "rate_limited",
+        "too many writes from this reader; retry later",
+        cache_control=http.PRIVATE,
+        headers={"Retry-After": retry},
     )
 
 
@@ -87,8 +91,12 @@ def private(fn):
         try:
             reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
         except auth.AuthError as exc:
-            return http.error(
-                401, str(exc), cache_control=http.PRIVATE, headers={"WWW-Authenticate": 'Bearer realm="newsroom"'}
+            return http.problem(
+                401,
+                "unauthorized",
+                str(exc),
+                cache_control=http.PRIVATE,
+                headers={"WWW-Authenticate": 'Bearer realm="newsroom"'},
             )
         if request.method != "GET":
             limited = _rate_limited(ext, reader)
@@ -98,17 +106,19 @@ def private(fn):
             with ext.shedder.slot():
                 return fn(reader, *args, **kwargs)
         except TooLarge as exc:
-            return http.error(413, str(exc), cache_control=http.PRIVATE)
+            return http.problem(413, "body_too_large", str(exc), cache_control=http.PRIVATE)
         except Overloaded:
-            return http.error(
+            return http.problem(
                 503,
+                "overloaded",
                 "For you is shedding load; shared pages are unaffected",
                 cache_control=http.PRIVATE,
                 headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
             )
         except StoreError as exc:
-            return http.error(
+            return http.problem(
                 503,
+                "store_unavailable",
                 f"profile store unavailable: {exc}",
                 cache_control=http.PRIVATE,
                 headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
@@ -168,21 +178,21 @@ def for_you(reader: str):
     cat = ext.holder.current
     edition = request.args.get("edition")
     if not edition or not EDITION.match(edition):
-        return http.error(400, "edition is required and must look like 'us-en'")
+        return http.problem(400, "invalid_edition", "edition is required and must look like 'us-en'")
     try:
         limit = http.parse_limit(request.args.get("limit"), FEED_MAX) or FEED_PAGE
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_limit", str(exc))
     pool = cat.pools.get(edition)
     if pool is None:
         if not cat.ready:
             return http.not_ready()
-        return http.error(404, f"no candidate pool for edition {edition}")
+        return http.problem(404, "unknown_edition", f"no candidate pool for edition {edition}")
     raw = request.args.get("cursor")
     try:
         pos = feed.read(ext.cursor_secret, raw, edition, pool, ext.pool_history) if raw else feed.start(pool)
     except cursors.CursorError as exc:
-        return http.error(400, f"invalid cursor: {exc}")
+        return http.problem(400, "invalid_cursor", f"invalid cursor: {exc}")
     limit = min(limit, feed.MAX_DEPTH - pos.depth)
     view = ext.profile_cache.view(reader)
     ranked, degraded = _ranked(ext, pool, view, pos, limit)
@@ -272,7 +282,7 @@ def follow(reader: str):
     try:
         field, value = _follow_args(_json_body())
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
 
     def apply(doc):
         items = doc["follows"][field]
@@ -286,7 +296,7 @@ def follow(reader: str):
     try:
         return _update(reader, apply)
     except ValueError as exc:
-        return http.error(409, str(exc))
+        return http.problem(409, "profile_limit", str(exc))
 
 
 @bp.delete("/v1/me/follows")
@@ -295,7 +305,7 @@ def unfollow(reader: str):
     try:
         field, value = _follow_args(dict(request.args))
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_parameter", str(exc))
 
     def apply(doc):
         if value not in doc["follows"][field]:
@@ -312,7 +322,7 @@ def hide_source(reader: str):
     try:
         source = _value(_json_body(), "source")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
 
     def apply(doc):
         if source in doc["hidden_sources"]:
@@ -325,7 +335,7 @@ def hide_source(reader: str):
     try:
         return _update(reader, apply)
     except ValueError as exc:
-        return http.error(409, str(exc))
+        return http.problem(409, "profile_limit", str(exc))
 
 
 @bp.delete("/v1/me/hidden-sources")
@@ -334,7 +344,7 @@ def unhide_source(reader: str):
     try:
         source = _value(dict(request.args), "source")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_parameter", str(exc))
 
     def apply(doc):
         if source not in doc["hidden_sources"]:
@@ -358,7 +368,7 @@ def fewer_like_this(reader: str):
         if not re.match(r"^[0-9]{1,20}$", story_id):
             raise ValueError("story_id must be a decimal story id")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
     vector = vector_of(ext.holder.current, edition, story_id)
 
     def apply(doc):
@@ -453,7 +463,7 @@ def events(reader: str):
         if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_EVENTS:
             raise ValueError(f"events must be a list of 1 to {MAX_EVENTS} ReadEvent objects")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
     now_ms = int(time.time() * 1000)
     ok, rejected = [], []
     for i, e in enumerate(raw):
@@ -462,10 +472,11 @@ def events(reader: str):
         except codec.CodecError as exc:
             rejected.append({"index": i, "error": str(exc)})
     if not ok:
-        return http.error(400, "no valid event in the batch", rejected=rejected)
+        return http.problem(400, "no_valid_event", "no valid event in the batch", rejected=rejected)
     if not ext.folder.submit(ok):
-        return http.error(
+        return http.problem(
             503,
+            "queue_full",
             "event queue is full",
             cache_control=http.PRIVATE,
             headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},

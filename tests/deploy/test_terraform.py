@@ -1150,6 +1150,11 @@ EXPECTED_ALERTS = {
     "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/pages_published", "stuck_pointer_minutes", "absent"),
     "origin_5xx": ("run.googleapis.com/request_count", "origin_5xx_ratio", "threshold"),
     "origin_latency": ("run.googleapis.com/request_latencies", "origin_latency_p99_ms", "threshold"),
+    "origin_catalog_age": (
+        "workload.googleapis.com/newsroom.origin.catalog_age",
+        "origin_catalog_age_seconds",
+        "threshold",
+    ),
     "watermark_lag": ("dataflow.googleapis.com/job/data_watermark_age", "watermark_lag_seconds", "threshold"),
 }
 # What the jobs must log for the log-based metrics (the code side's contract; /work/notes/infra.md repeats it):

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
+from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
@@ -277,7 +277,7 @@ class StoryBook:
         """NEW_STORY / ASSIGN: the article joins the story (the highest writer sequence decides)."""
         sid = self.resolve(int(ch["story_id"]))
         row = self._story(sid)
-        if ch["kind"] == "NEW_STORY" and not self.stories.created_at[row]:
+        if ch["kind"] == NEW_STORY and not self.stories.created_at[row]:
             self.stories.created_at[row] = at
         self.stories.last_seq[row] = max(self.stories.last_seq[row], seq)
         self._set_centroid(row, ch.get("centroid"), seq)
@@ -357,12 +357,12 @@ class StoryBook:
                 self._version(row, at)
 
     _FOLDS: ClassVar[dict] = {
-        "NEW_STORY": _fold_placement,
-        "ASSIGN": _fold_placement,
-        "MERGE": _fold_merge,
-        "SPLIT": _fold_split,
-        "EXPIRE": _fold_expire,
-        "LINK": _fold_link,
+        NEW_STORY: _fold_placement,
+        ASSIGN: _fold_placement,
+        MERGE: _fold_merge,
+        SPLIT: _fold_split,
+        EXPIRE: _fold_expire,
+        LINK: _fold_link,
     }
 
     def _apply_pulse(self, p: dict) -> None:

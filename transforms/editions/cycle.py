@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from transforms.common import DAY_MS  # noqa: F401  (re-exported)
+from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
-from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams
+from transforms.editions.params import RankParams
 from transforms.editions.representatives import (
     Representatives,
     capped_publishers,

@@ -260,6 +260,9 @@ module "origin" {
     GOOGLE_CLOUD_PROJECT            = var.project_id
     NEWSROOM_FETCH_TOPIC            = module.pubsub.topic_names["fetch-requests"]
     NEWSROOM_PUSH_DEAD_LETTER_TOPIC = module.pubsub.topic_names["dead-letter-push"]
+    # serving/telemetry.py: JSON log lines with severity and trace; metrics to Cloud Monitoring (metricWriter role)
+    NEWSROOM_LOG_FORMAT       = "json"
+    NEWSROOM_METRICS_EXPORTER = "gcp"
   }
   # NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET (required by the variable's validation), NEWSROOM_PING_KEYS.
   secret_env          = var.origin_secret_env
