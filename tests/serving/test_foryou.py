@@ -17,7 +17,9 @@ from serving.auth import issue_token
 from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
 
 FEED = f"/v1/feed/for-you?edition={EDITION}"
-REASON = re.compile(r"^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+|similar_to:[0-9]+)$")
+REASON = re.compile(
+    r"^(top_story|popular|interest|recent|follows:(topic|source|entity)/.+|local:.+|similar_to:[0-9]+)$"
+)
 
 
 def item_validator():
