@@ -52,6 +52,12 @@ def id_hashes(story_ids) -> np.ndarray:
     return np.fromiter((id_hash(s) for s in story_ids), dtype=np.uint64, count=len(story_ids))
 
 
+def place_entity(place: str) -> str:
+    """The alias-table entity id of a followed place or a place topic: ``pune`` and ``place:pune`` both name the
+    entity ``place:pune`` (aliases.tsv spells place ids so), next to the region code ``pune`` of ``places``."""
+    return place if place.startswith("place:") else "place:" + place
+
+
 def _etag_base(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:20]
 

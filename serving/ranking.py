@@ -44,6 +44,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from serving.catalog import place_entity
+
 W_BASE = 1.0
 W_TOPIC = 0.6
 W_SOURCE = 0.45
@@ -76,6 +78,7 @@ class ProfileView:
     sources: tuple[str, ...] = ()
     places: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
+    place_entities: tuple[str, ...] = ()  # the followed places as entity ids (serving.catalog.place_entity)
     hidden: frozenset = frozenset()
     interest: np.ndarray | None = None
     confidence: float = 0.0
@@ -114,6 +117,7 @@ class ProfileView:
             sources=tuple(follows.get("sources") or ()),
             places=tuple(follows.get("places") or ()),
             entities=tuple(follows.get("entities") or ()),
+            place_entities=tuple(dict.fromkeys(place_entity(p) for p in follows.get("places") or ())),
             hidden=frozenset(doc.get("hidden_sources") or ()),
             interest=interest,
             confidence=conf,
@@ -173,7 +177,7 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         t = _mark(n, index, keys, weight)
         if t is not None:
             terms[name] = t
-    local = _mark(n, pool.by_entity, view.places, W_PLACE)  # a followed place given as its entity id
+    local = _mark(n, pool.by_entity, view.place_entities, W_PLACE)  # a followed place named as an entity
     if local is not None:
         terms["place"] = np.maximum(terms["place"], local) if "place" in terms else local
     if view.interest is not None and view.confidence > 0:
@@ -350,7 +354,10 @@ def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nea
         return "follows:source/" + next(s for s in pool.sources[i] if s in followed)
     if name == "place":
         followed = set(view.places)
-        return "local:" + next(p for p in pool.places[i] + pool.entities[i] if p in followed)
+        hit = next((p for p in pool.places[i] if p in followed), None)
+        if hit is None:  # matched as an entity: name the place as the reader followed it
+            hit = next(p for p in view.places for e in pool.entities[i] if place_entity(p) == e)
+        return "local:" + hit
     if name in ("similar", "interest") and nearest is not None:
         return "similar_to:" + pool.story_ids[recent[int(nearest[i])]]
     if name == "interest":

@@ -2,7 +2,7 @@
 
 Reads the edition's candidate pool in the in-memory catalog (:class:`serving.catalog.PreparedPool`), never a store.
 A topic id is ``entity:{id}`` (an alias-table entity id of the pool's ``entities``, e.g. ``entity:org:isro``),
-``place:{code}`` (a region code of the pool's ``places``) or ``topic:{name}`` (a section of the pool's ``topics``).
+``place:{code}`` (a region code of the pool's ``places``, or the place's entity id ``place:{code}``) or ``topic:{name}`` (a section of the pool's ``topics``).
 The page lists the edition's live stories about it, ranked by the edition's own score (pool order), each with the
 pool's representative card: the same story items as For you without rank and reason.
 
@@ -25,6 +25,7 @@ import orjson
 from flask import Blueprint, current_app, request
 
 from serving import http
+from serving.catalog import place_entity
 
 bp = Blueprint("topics", __name__)
 bp.before_request(http.shared_preflight)
@@ -43,9 +44,13 @@ CACHE_ENTRIES = 1024
 
 
 def stories_about(pool, kind: str, value: str) -> np.ndarray:
-    """Candidate indices of the pool's stories about (kind, value), by the edition's own score (ties: pool order)."""
-    index = {"entity": pool.by_entity, "place": pool.by_place, "topic": pool.by_topic}[kind]
-    idx = index.get(value)
+    """Candidate indices of the pool's stories about (kind, value), by the edition's own score (ties: pool order).
+    A place is its region code in the pool's ``places`` or its entity id (``place:{value}``) in ``entities``."""
+    if kind == "place":
+        parts = [x for x in (pool.by_place.get(value), pool.by_entity.get(place_entity(value))) if x is not None]
+        idx = np.unique(np.concatenate(parts)) if parts else None
+    else:
+        idx = (pool.by_entity if kind == "entity" else pool.by_topic).get(value)
     if idx is None or not len(idx):
         return np.zeros(0, dtype=np.intp)
     return idx[np.argsort(-pool.base[idx], kind="stable")]

@@ -40,7 +40,10 @@ def url(topic_id: str, **query) -> str:
 def test_topic_page_lists_the_pools_stories_about_it_by_the_editions_score(app, client, topic_id, kind, index):
     p = pool(app)
     value = topic_id.split(":", 1)[1]
-    expected = sorted(getattr(p, index)[value].tolist(), key=lambda i: (-float(p.base[i]), i))
+    about = set(getattr(p, index)[value].tolist())
+    if kind == "place":  # the region code or the place's entity id
+        about |= set(p.by_entity["place:" + value].tolist())
+    expected = sorted(about, key=lambda i: (-float(p.base[i]), i))
     r = client.get(url(topic_id, limit=10))
     assert r.status_code == 200, r.data
     assert r.headers["Cache-Control"] == TOPIC_CC
@@ -148,7 +151,11 @@ def test_following_an_entity_lifts_its_stories_with_its_reason(app, client, auth
     assert r.status_code == 200 and r.json["follows"]["entities"] == []
 
 
-def test_a_place_followed_by_its_entity_id_lifts_stories_as_local(app, client, auth):
-    client.post("/v1/me/follows", json={"kind": "place", "value": "place:pune"}, headers=auth("fay"))
+@pytest.mark.parametrize("value", ["place:pune", "pune"])
+def test_a_place_followed_by_name_or_entity_id_lifts_its_entity_stories_as_local(app, client, auth, value):
+    p = pool(app)
+    pune = {p.story_ids[i] for i in p.by_entity["place:pune"].tolist()}
+    client.post("/v1/me/follows", json={"kind": "place", "value": value}, headers=auth("fay"))
     items = orjson.loads(client.get(f"/v1/feed/for-you?edition={EDITION}&limit=30", headers=auth("fay")).data)["items"]
-    assert "local:place:pune" in {i["reason"] for i in items}
+    local = [i for i in items if i["reason"] == f"local:{value}"]
+    assert local and all(i["story_id"] in pune for i in local)
