@@ -41,6 +41,7 @@ PAGE_SCHEMA = "newsroom.topic_page/v1"
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 CACHE_ENTRIES = 1024
+CACHE_BYTES = 16 * 1024 * 1024  # a 100-story page is ~50 KB: the bytes bound the cache before the entry count does
 
 
 def stories_about(pool, kind: str, value: str) -> np.ndarray:
@@ -79,11 +80,13 @@ def render(pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
 
 class TopicPages:
     """Rendered topic pages by (edition, pool version, cycle, topic id, limit), least recently used evicted past
-    ``size``. Built under the lock, so each key is rendered at most once while it stays cached (a render is a join
+    ``size`` entries or ``max_bytes`` of bodies. Built under the lock, so each key is rendered at most once while it stays cached (a render is a join
     of at most MAX_LIMIT ready item slices). A new pool version makes new keys; old ones age out."""
 
-    def __init__(self, size: int = CACHE_ENTRIES):
+    def __init__(self, size: int = CACHE_ENTRIES, max_bytes: int = CACHE_BYTES):
         self.size = size
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self._items: OrderedDict[tuple, tuple[bytes, str] | None] = OrderedDict()
         self._lock = threading.Lock()
         self.builds = 0
@@ -97,8 +100,10 @@ class TopicPages:
             page = render(pool, topic_id, limit)
             self.builds += 1
             self._items[key] = page
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self.bytes += len(page[0]) if page else 0
+            while len(self._items) > self.size or (self.bytes > self.max_bytes and len(self._items) > 1):
+                _, old = self._items.popitem(last=False)
+                self.bytes -= len(old[0]) if old else 0
             return page
 
 

@@ -100,6 +100,15 @@ def test_topic_page_cache_is_bounded():
     assert len(cache._items) == 3 and cache.builds == 10
 
 
+def test_topic_page_cache_is_bounded_in_bytes(app):
+    p = pool(app)
+    cache = topics.TopicPages(size=100, max_bytes=20_000)
+    sizes = [len(cache.get(p, "topic:science", k)[0]) for k in range(1, 30)]
+    assert cache.bytes == sum(len(v[0]) for v in cache._items.values()) <= 20_000
+    assert len(cache._items) < len(sizes)
+    assert cache.get(p, "topic:science", 29) is not None and cache.builds == len(sizes)  # the newest is kept
+
+
 def test_shared_topic_page_rejects_personal_headers(app):
     c = app.test_client(use_cookies=False)
     r = c.get(url("topic:science"), headers={"Authorization": "Bearer x"})
