@@ -26,9 +26,8 @@ Top stories: the first TOP_SLOTS positions of the feed (0, 4, 9) hold the editio
 (not hidden, not yet read), reason ``top_story``, so a personal feed never hides the news everybody needs.
 
 Reasons: the largest personal term names the reason (``follows:entity/{id}``, ``follows:topic/{t}``,
-``follows:source/{p}``, ``local:{p}``,
-``similar_to:{story_id}``); an interest-only match is explained by the closest recent read when there is one
-(``similar_to``), else ``interest``; with no personal signal ``popular``.
+``follows:source/{p}``, ``local:{p}``, ``similar_to:{story_id}``); an interest-only match is explained by the
+closest recent read when there is one (``similar_to``), else ``interest``; with no personal signal ``popular``.
 
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
