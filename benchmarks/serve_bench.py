@@ -71,7 +71,12 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
     ]
     interest = rng.normal(size=64)
     doc = {
-        "follows": {"topics": ["science", "tech", "climate"], "sources": ["pub-3", "pub-7"], "places": ["lagos"]},
+        "follows": {
+            "topics": ["science", "tech", "climate"],
+            "sources": ["pub-3", "pub-7"],
+            "places": ["lagos", "place:pune"],
+            "entities": ["org:isro", "person:ada-lovelace"],
+        },
         "hidden_sources": ["pub-1", "pub-2"],
         "interest": {"vector": interest.tolist(), "mass": 12.0, "at": 1},
         "fewer": [{"story_id": pool.story_ids[i], "vector": pool.vectors[i].tolist()} for i in (5, 50, 70, 90, 110)],

@@ -59,8 +59,9 @@ feeds     (stores.feeds.BigtableFeedStore: the ingest job's registry, schedule c
                                             requested_at, lease_seconds, lease_expires_ms}
 
 profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read by a shared page)
-    r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places}, hidden_sources,
-                                            fewer, interest {vector (64-d), mass, at}, paused, revision, updated_at.
+    r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places, entities},
+                                            hidden_sources, fewer, interest {vector (64-d), mass, at}, paused,
+                                            revision, updated_at.
                                             Updated by compare-and-set: the predicate is the stored document's
                                             revision/updated_at tail ("no p:profile cell" for a new reader)
                             e:{at:013d}     JSON read (story_id, article_id, at, kind), keyed by its event time in

@@ -3,8 +3,8 @@
 ``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by
 :class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
 the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
-verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
-``serving.push`` (WebSub callbacks and publisher pings).
+verifier. Blueprints, one per resource: editions, stories, topics, foryou (feed, controls, events), health, openapi,
+and ``serving.push`` (WebSub callbacks and publisher pings).
 
 Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
@@ -62,6 +62,7 @@ DEFAULTS = {
     # shared cache headers
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
+    "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
     "NEWSROOM_STALE_WHILE_REVALIDATE": 60,
     "NEWSROOM_STALE_IF_ERROR": 3600,
     "NEWSROOM_RETRY_AFTER_S": 2,
@@ -170,6 +171,7 @@ class Newsroom:
         from serving.feed import PoolHistory
         from serving.readers import CovisitCache, EventFolder, ProfileCache
         from serving.shedding import Shedder
+        from serving.topics import TopicPages
         from serving.watcher import PointerWatcher
 
         cfg = app.config
@@ -180,6 +182,10 @@ class Newsroom:
         self.story_cache_control = http.shared_cache_control(
             cfg["NEWSROOM_STORY_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
         )
+        self.topic_cache_control = http.shared_cache_control(
+            cfg["NEWSROOM_TOPIC_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+        )
+        self.topic_pages = TopicPages()
         token_secret, cursor_secret = resolve_secrets(cfg)
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
         self.cursor_secret = cursor_secret.encode()
@@ -344,10 +350,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, stories, web
+    from serving import editions, foryou, health, openapi, push, stories, topics, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
+    app.register_blueprint(topics.bp)  # topic pages: shared like /v1/stories
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)

@@ -13,7 +13,7 @@ What "prepared" means, per kind (object names and pointers: schemas/pages.py):
 - story coverage: cards sorted once by (published_at desc, article_id asc), each card pre-serialised, with the sort
   keys in a list for ``bisect`` (keyset cursor), the publisher count, and the first page pre-rendered.
 - candidate pools: numpy arrays for For you (unit vectors, normalised scores, index lists per topic / source /
-  place / representative publisher) and each candidate's item bytes (see :mod:`serving.ranking`).
+  place / entity / representative publisher) and each candidate's item bytes (see :mod:`serving.ranking`).
 - aliases: merged id -> survivor, chains resolved at load so every answer is one hop.
 """
 
@@ -50,6 +50,12 @@ def id_hash(story_id: str) -> int:
 
 def id_hashes(story_ids) -> np.ndarray:
     return np.fromiter((id_hash(s) for s in story_ids), dtype=np.uint64, count=len(story_ids))
+
+
+def place_entity(place: str) -> str:
+    """The alias-table entity id of a followed place or a place topic: ``pune`` and ``place:pune`` both name the
+    entity ``place:pune`` (aliases.tsv spells place ids so), next to the region code ``pune`` of ``places``."""
+    return place if place.startswith("place:") else "place:" + place
 
 
 def _etag_base(data: bytes) -> str:
@@ -186,10 +192,12 @@ class PreparedPool:
     by_topic: Mapping[str, np.ndarray]
     by_source: Mapping[str, np.ndarray]  # any publisher covering the story
     by_place: Mapping[str, np.ndarray]
+    by_entity: Mapping[str, np.ndarray]  # the story's main entity ids (alias table ids)
     by_rep_publisher: Mapping[str, np.ndarray]  # publisher of the representative card (what the reader sees)
     topics: tuple[tuple[str, ...], ...]
     sources: tuple[tuple[str, ...], ...]
     places: tuple[tuple[str, ...], ...]
+    entities: tuple[tuple[str, ...], ...]
     rep_publisher: tuple[str, ...]
     item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
     recency: np.ndarray  # candidate indices, newest representative first (ties: story id): the degraded feed
@@ -244,10 +252,12 @@ class PreparedPool:
             by_topic=index_by(lambda s: s.get("topics") or ()),
             by_source=index_by(lambda s: list(s.get("publishers") or ()) + [rep_pub(s)]),
             by_place=index_by(lambda s: s.get("places") or ()),
+            by_entity=index_by(lambda s: s.get("entities") or ()),
             by_rep_publisher=index_by(lambda s: [rep_pub(s)]),
             topics=tuple(tuple(s.get("topics") or ()) for s in stories),
             sources=tuple(tuple(dict.fromkeys(list(s.get("publishers") or ()) + [rep_pub(s)])) for s in stories),
             places=tuple(tuple(s.get("places") or ()) for s in stories),
+            entities=tuple(tuple(s.get("entities") or ()) for s in stories),
             rep_publisher=tuple(rep_pub(s) for s in stories),
             item_bytes=tuple(items),
             recency=np.asarray(

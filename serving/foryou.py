@@ -11,7 +11,8 @@ answer 503 with Retry-After first, while the shared blueprints, which take no sl
   reason; the signed cursor carries what the reader was already shown (serving/feed.py: no item twice, none
   skipped while the pool moves). ``degraded`` is null, or why the page is not the personal ranking:
   ``profile_unavailable`` (privacy unknown: non-personal page) or ``rank_timeout`` (recency fallback).
-- ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind topic|source|place, value);
+- ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind
+  topic|source|place|entity, value: a section id, publisher id, region code or entity id such as ``org:isro``);
   ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
   ``POST /v1/me/history/pause`` and ``/resume``.
 - ``POST /v1/events``: up to 100 ReadEvent records (schemas/avro/read_event.avsc, ``reader_id`` comes from the
@@ -51,7 +52,7 @@ MAX_VALUE = 200
 EVENT_PAST_MS = 30 * 24 * 3600 * 1000
 EVENT_FUTURE_MS = 5 * 60 * 1000
 MAX_ID = 128  # event_id and article_id: stored with each read, so bounded
-FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places"}
+FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places", "entity": "entities"}
 
 
 @bp.after_request
@@ -236,7 +237,7 @@ def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
     follows = doc.get("follows") or {}
     return {
         "reader_id": reader,
-        "follows": {k: list(follows.get(k) or []) for k in ("topics", "sources", "places")},
+        "follows": {k: list(follows.get(k) or []) for k in FOLLOW_KINDS.values()},
         "hidden_sources": list(doc.get("hidden_sources") or []),
         "fewer_like": [f["story_id"] for f in doc.get("fewer") or []],
         "paused": bool(doc.get("paused")),

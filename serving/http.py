@@ -3,7 +3,7 @@
 Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 
 - Shared responses are identical for every reader: ``Cache-Control: public, s-maxage=60, stale-while-revalidate=60,
-  stale-if-error=3600`` (story pages ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a
+  stale-if-error=3600`` (story and topic pages ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a
   request header; compression is the CDN's), never ``Set-Cookie``.
 - A request to a shared endpoint carrying ``Cookie`` or ``Authorization`` is rejected with 400 and
   ``Cache-Control: no-store``. Rejections must never be cached: the CDN's cache key ignores cookies, so a cached
@@ -50,6 +50,8 @@ PROBLEMS = {
     "unknown_edition": "Unknown edition",
     "unknown_page": "Unknown section page",
     "unknown_story": "Unknown story",
+    "invalid_topic": "Invalid topic id",
+    "unknown_topic": "No live story about this topic",
     "unknown_subscription": "Unknown or unexpected WebSub subscription",
     "bad_signature": "Missing or forged signature",
     "foreign_feed": "Feed does not belong to the publisher",

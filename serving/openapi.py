@@ -16,6 +16,7 @@ from flask import Blueprint, Response
 from serving import http
 from serving.foryou import NOT_BLANK_CLASS
 from serving.openapi_schemas import STORY_ID, ref, schemas
+from serving.topics import TOPIC_ID_PATTERN
 
 bp = Blueprint("openapi", __name__)
 
@@ -54,7 +55,9 @@ CORS = {
     )
 }
 SHARED_HEADERS = {
-    "Cache-Control": _header("public, s-maxage=60 (30 for stories), stale-while-revalidate=60, stale-if-error=3600"),
+    "Cache-Control": _header(
+        "public, s-maxage=60 (30 for stories and topics), stale-while-revalidate=60, stale-if-error=3600"
+    ),
     "ETag": _header("Strong validator of this page version and limit."),
     **CORS,
 }
@@ -73,7 +76,8 @@ def _shared_errors(with_404: bool = True) -> dict:
     out = {
         "304": {"description": "Not modified (If-None-Match matched the ETag).", "headers": SHARED_HEADERS},
         "400": _problem(
-            "Invalid parameter (invalid_limit, invalid_edition, invalid_cursor), or the request carried Cookie or "
+            "Invalid parameter (invalid_limit, invalid_edition, invalid_cursor, invalid_topic), or the request "
+            "carried Cookie or "
             "Authorization (personal_headers: shared endpoints reject them).",
             {**NO_STORE, **CORS_OPTIONAL},
         ),
@@ -81,8 +85,8 @@ def _shared_errors(with_404: bool = True) -> dict:
     }
     if with_404:
         out["404"] = _problem(
-            "No such edition, page or story (unknown_edition, unknown_page, unknown_story; cached briefly at the "
-            "edge).",
+            "No such edition, page or story, or no live story about the topic (unknown_edition, unknown_page, "
+            "unknown_story, unknown_topic; cached briefly at the edge).",
             CORS_OPTIONAL,
         )
     return out
@@ -151,7 +155,7 @@ def _private_op(
 
 PROFILE_OK = {"200": _json("ProfileSummary", "The reader's profile after the change.", PRIVATE)}
 FOLLOW_QUERY = [
-    {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place"]}},
+    {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place", "entity"]}},
     {
         "name": "value",
         "in": "query",
@@ -242,6 +246,29 @@ def _shared_paths() -> dict:
     }
 
 
+def _topic_path() -> dict:
+    """GET /v1/topics/{topic_id} (serving/topics.py): shared, built on demand from the edition's pool."""
+    topic_id = {
+        "name": "topic_id",
+        "in": "path",
+        "required": True,
+        "description": "entity:{id} (alias-table entity id), place:{code} (region code) or topic:{name} (section).",
+        "schema": {"type": "string", "pattern": TOPIC_ID_PATTERN},
+        "example": "entity:org:isro",
+    }
+    edition = {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"}
+    return {
+        "/v1/topics/{topic_id}": {
+            "get": {
+                "summary": "The edition's live stories about an entity, place or topic, by the edition's own score "
+                "(shared, s-maxage=30).",
+                "parameters": [topic_id, edition, LIMIT_100, IF_NONE_MATCH],
+                "responses": {"200": _json("TopicPage", "The topic page.", SHARED_HEADERS), **_shared_errors()},
+            }
+        }
+    }
+
+
 def _private_paths() -> dict:
     """The reader's own endpoints: bearer token, never cached."""
     return {
@@ -272,7 +299,7 @@ def _private_paths() -> dict:
         },
         "/v1/me/follows": {
             "post": _private_op(
-                "Follow a topic, source or place.",
+                "Follow a topic, source, place or entity (an alias-table id such as org:isro).",
                 PROFILE_OK,
                 body="FollowRequest",
                 extra={"409": _problem("Too many follows (profile_limit).", PRIVATE)},
@@ -418,6 +445,7 @@ OPERATION_IDS = {
     ("get", "/v1/editions/{edition}/sections/{section}"): "getSectionPage",
     ("get", "/v1/editions/{edition}/version"): "getEditionVersion",
     ("get", "/v1/stories/{story_id}"): "getStory",
+    ("get", "/v1/topics/{topic_id}"): "getTopicPage",
     ("get", "/v1/feed/for-you"): "getForYouFeed",
     ("get", "/v1/me/profile"): "getProfile",
     ("delete", "/v1/me/profile"): "deleteProfile",
@@ -450,6 +478,7 @@ def _with_operation_ids(paths: dict) -> dict:
 def document() -> dict:
     paths = {
         **_shared_paths(),
+        **_topic_path(),
         **_private_paths(),
         **_health_paths(),
         # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.

@@ -143,7 +143,7 @@ def _feed_schemas() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+"
+                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source|entity)/.+|local:.+"
                     "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
                 },
             },
@@ -168,6 +168,38 @@ def _feed_schemas() -> dict:
     }
 
 
+def _topic_schemas() -> dict:
+    """GET /v1/topics/{topic_id} (serving/topics.py): the pool's story items, by the edition's own score."""
+    item = {
+        "type": "object",
+        "required": ["story_id", "section", "labels", "representative"],
+        "additionalProperties": False,
+        "properties": {
+            "story_id": dict(STORY_ID),
+            "section": {"type": "string"},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "representative": ref("Card"),
+        },
+    }
+    page = {
+        "type": "object",
+        "required": ["schema", "topic", "kind", "value", "edition", "pool_version", "cycle", "story_count", "stories"],
+        "additionalProperties": False,
+        "properties": {
+            "schema": {"const": "newsroom.topic_page/v1"},
+            "topic": {"type": "string"},
+            "kind": {"enum": ["entity", "place", "topic"]},
+            "value": {"type": "string"},
+            "edition": {"type": "string"},
+            "pool_version": {"type": "integer"},
+            "cycle": {"type": "string", "format": "date-time"},
+            "story_count": {"type": "integer", "minimum": 1, "description": "Live stories about it (all pages)."},
+            "stories": {"type": "array", "items": ref("TopicItem")},
+        },
+    }
+    return {"TopicItem": item, "TopicPage": page}
+
+
 def _profile_schemas() -> dict:
     """The reader's profile and the bodies of the controls that change it."""
     return {
@@ -180,7 +212,8 @@ def _profile_schemas() -> dict:
                 "follows": {
                     "type": "object",
                     "properties": {
-                        k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")
+                        k: {"type": "array", "items": {"type": "string"}}
+                        for k in ("topics", "sources", "places", "entities")
                     },
                 },
                 "hidden_sources": {"type": "array", "items": {"type": "string"}},
@@ -193,7 +226,7 @@ def _profile_schemas() -> dict:
         "FollowRequest": {
             "type": "object",
             "required": ["kind", "value"],
-            "properties": {"kind": {"enum": ["topic", "source", "place"]}, "value": _name_value()},
+            "properties": {"kind": {"enum": ["topic", "source", "place", "entity"]}, "value": _name_value()},
         },
         "HideSourceRequest": {"type": "object", "required": ["source"], "properties": {"source": _name_value()}},
         "FewerRequest": {
@@ -262,6 +295,7 @@ def schemas() -> dict:
         **_error_schemas(),
         **_discovery_schemas(),
         **_feed_schemas(),
+        **_topic_schemas(),
         **_profile_schemas(),
         **_event_schemas(),
         **_health_schemas(),

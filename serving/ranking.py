@@ -11,7 +11,8 @@ story the reader asked to see less of):
     W_BASE   * base_i                                  the edition's own score, min-max normalised (pool order)
   + W_TOPIC  * [story has a followed topic]
   + W_SOURCE * [a followed source covers it]
-  + W_PLACE  * [story is about a followed place]       reason "local:{place}"
+  + W_ENTITY * [story has a followed entity]          reason "follows:entity/{id}" (pool "entities": alias ids)
+  + W_PLACE  * [story is about a followed place]       reason "local:{place}" (a region code, or an entity id)
   + W_INTEREST * conf * max(0, cos(interest, v_i))     conf = mass / (mass + 3): a few reads are weak evidence
   + W_SIMILAR * ramp(max_j cos(v_i, v_read_j))         over the last RECENT_READS reads that are in the pool
   + W_COVISIT * s_i / (s_i + COVISIT_SCALE)            co-visitation: s_i = sum over the reader's COVISIT_READS
@@ -27,10 +28,10 @@ source never appears), and stories marked "fewer like this" themselves.
 Top stories: the first TOP_SLOTS positions of the feed (0, 4, 9) hold the edition's best stories by its own score
 (not hidden, not yet read), reason ``top_story``, so a personal feed never hides the news everybody needs.
 
-Reasons: the largest personal term names the reason (``follows:topic/{t}``, ``follows:source/{p}``, ``local:{p}``,
-``also_read:{story_id}`` "readers of that story also read this", the read contributing most to s_i;
-``similar_to:{story_id}``); an interest-only match is explained by the closest recent read when there is one
-(``similar_to``), else ``interest``; with no personal signal ``popular``.
+Reasons: the largest personal term names the reason (``follows:entity/{id}``, ``follows:topic/{t}``,
+``follows:source/{p}``, ``local:{p}``, ``also_read:{story_id}`` "readers of that story also read this", the read
+contributing most to s_i; ``similar_to:{story_id}``); an interest-only match is explained by the closest recent
+read when there is one (``similar_to``), else ``interest``; with no personal signal ``popular``.
 
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
@@ -46,12 +47,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from serving.catalog import place_entity
 from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
 
 W_BASE = 1.0
 W_TOPIC = 0.6
 W_SOURCE = 0.45
 W_PLACE = 0.45
+W_ENTITY = 0.6  # a followed person, organisation or place (entity id): as specific as a topic
 W_INTEREST = 0.5
 W_SIMILAR = 0.35
 W_COVISIT = 0.4
@@ -81,6 +84,8 @@ class ProfileView:
     topics: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     places: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    place_entities: tuple[str, ...] = ()  # the followed places as entity ids (serving.catalog.place_entity)
     hidden: frozenset = frozenset()
     interest: np.ndarray | None = None
     confidence: float = 0.0
@@ -118,6 +123,8 @@ class ProfileView:
             topics=tuple(follows.get("topics") or ()),
             sources=tuple(follows.get("sources") or ()),
             places=tuple(follows.get("places") or ()),
+            entities=tuple(follows.get("entities") or ()),
+            place_entities=tuple(dict.fromkeys(place_entity(p) for p in follows.get("places") or ())),
             hidden=frozenset(doc.get("hidden_sources") or ()),
             interest=interest,
             confidence=conf,
@@ -217,10 +224,14 @@ def _score(pool, view: ProfileView, deadline: float | None, covisit: Covisit | N
         ("topic", pool.by_topic, view.topics, W_TOPIC),
         ("source", pool.by_source, view.sources, W_SOURCE),
         ("place", pool.by_place, view.places, W_PLACE),
+        ("entity", pool.by_entity, view.entities, W_ENTITY),
     ):
         t = _mark(n, index, keys, weight)
         if t is not None:
             terms[name] = t
+    local = _mark(n, pool.by_entity, view.place_entities, W_PLACE)  # a followed place named as an entity
+    if local is not None:
+        terms["place"] = np.maximum(terms["place"], local) if "place" in terms else local
     if view.interest is not None and view.confidence > 0:
         terms["interest"] = np.maximum(vectors @ view.interest, 0.0) * np.float32(W_INTEREST * view.confidence)
     read_idx = [pool.index[s] for s in view.reads if s in pool.index]
@@ -387,10 +398,13 @@ def recency_fallback(pool, view: ProfileView, limit: int, served: np.ndarray | N
 def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
     terms, recent, nearest = sc.terms, sc.recent, sc.nearest
     best, name = MIN_REASON, None
-    for key in ("topic", "source", "place", "covisit", "similar", "interest"):
+    for key in ("entity", "topic", "source", "place", "covisit", "similar", "interest"):
         arr = terms.get(key)
         if arr is not None and float(arr[i]) > best:
             best, name = float(arr[i]), key
+    if name == "entity":
+        followed = set(view.entities)
+        return "follows:entity/" + next(e for e in pool.entities[i] if e in followed)
     if name == "topic":
         followed = set(view.topics)
         return "follows:topic/" + next(t for t in pool.topics[i] if t in followed)
@@ -399,7 +413,10 @@ def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
         return "follows:source/" + next(s for s in pool.sources[i] if s in followed)
     if name == "place":
         followed = set(view.places)
-        return "local:" + next(p for p in pool.places[i] if p in followed)
+        hit = next((p for p in pool.places[i] if p in followed), None)
+        if hit is None:  # matched as an entity: name the place as the reader followed it
+            hit = next(p for p in view.places for e in pool.entities[i] if place_entity(p) == e)
+        return "local:" + hit
     if name == "covisit":
         return "also_read:" + sc.covisit.source[pool.story_ids[i]]
     if name in ("similar", "interest") and nearest is not None:

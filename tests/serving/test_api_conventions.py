@@ -113,6 +113,8 @@ def test_shared_errors_are_problems(client):
     assert_problem(client.get("/v1/stories/123"), 404, "unknown_story")
     assert_problem(client.get(f"/v1/stories/{STORY}?cursor=forged"), 400, "invalid_cursor")
     assert_problem(client.get(f"/v1/stories/{STORY}?edition=nope"), 400, "invalid_edition")
+    assert_problem(client.get(f"/v1/topics/nope?edition={EDITION}"), 400, "invalid_topic")
+    assert_problem(client.get(f"/v1/topics/topic:nope?edition={EDITION}"), 404, "unknown_topic")
 
 
 def test_private_errors_are_problems_and_keep_their_headers(client, auth):
@@ -161,6 +163,7 @@ SHARED = [
     f"/v1/editions/{EDITION}/sections/top",
     f"/v1/editions/{EDITION}/sections/top?limit=3",
     f"/v1/stories/{STORY}",
+    f"/v1/topics/entity:org:isro?edition={EDITION}",
     "/openapi.json",
 ]
 
@@ -178,12 +181,13 @@ def test_shared_gets_allow_any_origin(client, url):
 
 def test_shared_errors_and_304_carry_cors_too(client):
     assert client.get("/v1/editions/zz-zz").headers["Access-Control-Allow-Origin"] == "*"
+    assert client.get(f"/v1/topics/entity:nobody?edition={EDITION}").headers["Access-Control-Allow-Origin"] == "*"
     etag = client.get(f"/v1/editions/{EDITION}/version").headers["ETag"]
     r = client.get(f"/v1/editions/{EDITION}/version", headers={"If-None-Match": etag})
     assert r.status_code == 304 and r.headers["Access-Control-Allow-Origin"] == "*"
 
 
-@pytest.mark.parametrize("url", SHARED[:6])
+@pytest.mark.parametrize("url", SHARED[:7])
 def test_preflight_on_shared(client, url):
     r = client.options(
         url,

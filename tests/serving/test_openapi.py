@@ -75,6 +75,8 @@ def _validator(name: str):
         (f"/v1/editions/{EDITION}/version", "EditionVersion", 200),
         (f"/v1/stories/{STORY}?edition={EDITION}&limit=5", "StoryPage", 200),
         (f"/v1/stories/{MERGED}", "Moved", 301),
+        (f"/v1/topics/topic:science?edition={EDITION}&limit=5", "TopicPage", 200),
+        (f"/v1/topics/entity:org:isro?edition={EDITION}", "TopicPage", 200),
         ("/v1/editions", "EditionIndex", 200),
         (f"/v1/editions/{EDITION}", "EditionDocument", 200),
         (f"/v1/feed/for-you?edition={EDITION}", "ForYouFeed", 200),
