@@ -41,11 +41,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.transforms.editions.loop_reference import LoopView, loop_memory, run_cycle_loop  # noqa: E402
+from transforms.common import HOUR_MS, MINUTE_MS  # noqa: E402
 from transforms.editions import documents as docs  # noqa: E402
 from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
 from transforms.editions.config import load_config  # noqa: E402
 from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle  # noqa: E402
-from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams  # noqa: E402
+from transforms.editions.params import RankParams  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
 
 NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z

@@ -17,6 +17,8 @@ from schemas import pages as page_schemas
 BASE_TIME = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 TOPICS = ["politics", "climate", "football", "tech", "markets", "health", "science", "film", "energy", "transport"]
 PLACES = ["london", "paris", "new-york", "berlin", "madrid", "rome", "tokyo", "lagos"]
+# Entity ids as the alias table (transforms/articles/aliases.tsv) spells them: one id per entity across scripts.
+ENTITIES = ["org:isro", "place:pune", "org:nasa", "person:ada-lovelace", "org:who", "place:lagos"]
 WORDS = [
     "government",
     "council",
@@ -147,6 +149,7 @@ def candidate_pool(edition: str, version: int, n: int = 1000, seed: int = 1, pub
                 "topics": [topic],
                 "publishers": pubs,
                 "places": [rng.choice(PLACES)] if rng.random() < 0.3 else [],
+                "entities": _entities(sid),
                 "vector": [round(x, 5) for x in vec],
                 "labels": [],
                 "representative": card(srng, f"a{sid}-0", pubs[0], cycle - timedelta(minutes=srng.randint(1, 600))),
@@ -159,6 +162,12 @@ def candidate_pool(edition: str, version: int, n: int = 1000, seed: int = 1, pub
         "cycle": iso(cycle),
         "stories": stories,
     }
+
+
+def _entities(sid: str) -> list[str]:
+    """0-2 entity ids of a pool story, from their own random stream (the rest of the pool does not move)."""
+    erng = random.Random(f"entities/{sid}")
+    return erng.sample(ENTITIES, erng.choice((0, 0, 1, 1, 2)))
 
 
 def story_coverage(sid: str, version: int, articles: list[dict], title: str = "A story") -> dict:

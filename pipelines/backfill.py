@@ -29,7 +29,7 @@ Input order and time: articles are decided in (first_seen_at, article_id) order,
 ``published_at``; an article without a time gets the previous article's time in its file plus one second
 (transforms/stories/features.py), so untimed files are decided in file order, deterministically.
 
-Extension point: ``--snapshots`` is reserved for the editions stage (page snapshots of a backfill); see
+``--snapshots``: the editions stage over the run's story changes (page snapshots of a backfill); see
 :func:`add_snapshots`.
 """
 
@@ -251,6 +251,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
 
     from pipelines.options import store_config
     from stores.beam_io import CheckRunClaimFn
+    from transforms.common import DEAD_LETTER, dead_letter_json
     from transforms.stories import beam as sb
     from transforms.stories import readers
 
@@ -259,7 +260,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     cfg = store_config(options)
     run_claim = run_claim or claim_namespace(options)
     languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
-    read = p | "ReadArticles" >> readers.ReadArticles(
+    read = p | "ReadArticles" >> sb.ReadArticles(
         files, languages=languages, since=_parse_bound(o.from_date, "--from"), until=_parse_bound(o.to_date, "--to")
     )
     articles = read["articles"]
@@ -287,56 +288,82 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
         | "AllOutputs" >> beam.combiners.ToList()
         | "WriteResults"
         >> beam.Map(
-            readers.write_results,
+            sb.write_results,
             order=beam.pvalue.AsList(read["order"]),
             n_languages=beam.pvalue.AsSingleton(n_languages),
             out_dir=o.output,
             links=links,
         )
     )
-    dead = (read["dead_letter"], clustered[sb.DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
+    dead = (read[DEAD_LETTER], clustered[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
     (
         dead
-        | "DeadLetterJson" >> beam.Map(readers.dead_letter_json)
+        | "DeadLetterJson" >> beam.Map(dead_letter_json)
         | "AllDeadLetters" >> beam.combiners.ToList()
-        | "WriteDeadLetters" >> beam.Map(readers.write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
+        | "WriteDeadLetters" >> beam.Map(sb.write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
     )
     if o.snapshots:
         add_snapshots(claimed, options)
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
-def add_snapshots(outputs, options) -> None:
-    """Extension point for the editions stage: turn the backfill's writer outputs into page snapshots (bursts,
-    minute ranking, validated snapshots and pointers; transforms/editions/pipeline.py)."""
+def add_snapshots(outputs, options, replay: bool = True) -> dict:
+    """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
+    over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
+    transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
+    an embedded store rooted at DIR for ``--snapshots DIR``. Versions are cycle minutes and documents carry no
+    wall-clock time, so the same input gives byte-identical objects every run.
+
+    ``replay``: each edition's minute chain runs to its end in one timer firing (the input is bounded and complete);
+    False runs one timer round per minute as streaming does (tests compare the two)."""
     from pipelines.options import store_config
     from stores import StoreConfig
-    from transforms.editions.pipeline import add_backfill_snapshots
+    from transforms.editions.beam import ChangesOfOutputs, PublishEditions
 
     target = options.view_as(_options_class()).snapshots  # True (the flag alone) or DIR
     if isinstance(target, str) and target not in ("", "True"):
         config = StoreConfig(backend="embedded", data_dir=target)
     else:
         config = store_config(options)
-    add_backfill_snapshots(outputs, config)
+    changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
+    return changes | "PublishEditions" >> PublishEditions(config, replay=replay)
 
 
 def run(argv: list[str] | None = None, run_claim=None) -> int:
     """``python -m pipelines.backfill ARGS`` and ``newsroom backfill ARGS``: build the graph, run it, write the
     manifest. Returns 0, or 2 when the namespace is refused, 1 when a later run superseded this one (the message on
     stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given."""
-    import apache_beam as beam
-    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+    from apache_beam.options.pipeline_options import PipelineOptions
 
-    from stores.runs import NamespaceTaken, RunSuperseded
+    from stores.runs import NamespaceTaken
 
     started = time.time()
     options = PipelineOptions(argv)
+    files = _prepare(options)
+    runner = _runner(options)
+    try:
+        run_claim = run_claim or claim_namespace(options)
+    except NamespaceTaken as exc:
+        print(f"[backfill] refused: {exc}", file=sys.stderr)
+        return 2
+    _say_start(options, files, run_claim, runner)
+    status = _execute(options, files, run_claim, runner)
+    if status is not None:
+        return status
+    if is_dry_run(options):
+        print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
+        return 0
+    _write_manifest(options, argv, files, run_claim, started)
+    return 0
+
+
+def _prepare(options) -> list[str]:
+    """Check the required flags, default the namespace and the embedded store's root; returns the input files."""
+    from pipelines.options import StoreOptions
+
     o = options.view_as(_options_class())
     if not o.input or not o.output:
         raise ValueError("--input and --output are required")
-    from pipelines.options import StoreOptions, store_config
-
     so = options.view_as(StoreOptions)
     if "://" not in o.output:
         os.makedirs(o.output, exist_ok=True)
@@ -344,22 +371,40 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
         so.namespace = f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
     if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
         so.data_dir = os.path.join(o.output, "store")
-    files = expand_inputs(o.input)
+    return expand_inputs(o.input)
+
+
+def _runner(options):
+    """``--runner``, or FnApiRunner in this process (the local default of the bounded job)."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
     runner = options.view_as(StandardOptions).runner
-    if runner is None:  # the local default of the bounded job; --runner (e.g. DataflowRunner) overrides it
+    if runner is None:
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
         runner = FnApiRunner()
-    try:
-        run_claim = run_claim or claim_namespace(options)
-    except NamespaceTaken as exc:
-        print(f"[backfill] refused: {exc}", file=sys.stderr)
-        return 2
+    return runner
+
+
+def _say_start(options, files: list[str], run_claim, runner) -> None:
+    from pipelines.options import StoreOptions
+
+    o, so = options.view_as(_options_class()), options.view_as(StoreOptions)
     print(
         f"[backfill] {len(files)} input file(s), namespace {so.namespace} (run epoch {run_claim.epoch}), "
         f"output {o.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
         file=sys.stderr,
     )
+
+
+def _execute(options, files: list[str], run_claim, runner) -> int | None:
+    """Run the graph; None when it ran (or was translated), 1 when a later run superseded this one (the fence of
+    stores/runs.py, checked again after the last write). Other errors are raised."""
+    import apache_beam as beam
+
+    from pipelines.options import store_config
+    from stores.runs import RunSuperseded
+
     pointers = None if is_dry_run(options) else _pointers(store_config(options))
     try:
         with beam.Pipeline(runner=runner, options=options) as p:
@@ -377,28 +422,39 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
             raise
         print(f"[backfill] failed: {exc}", file=sys.stderr)
         return 1
-    if is_dry_run(options):
-        print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
-        return 0
-    duration = time.time() - started
+    return None
+
+
+def _read_back(path: str) -> str | None:
+    """A result file's text, local or gs:// alike; None when it is not there."""
     from apache_beam.io.filesystems import FileSystems
 
-    def read_back(path: str) -> str | None:  # local or gs:// alike
-        if not FileSystems.exists(path):
-            return None
-        with FileSystems.open(path) as f:
-            return f.read().decode("utf-8")
+    if not FileSystems.exists(path):
+        return None
+    with FileSystems.open(path) as f:
+        return f.read().decode("utf-8")
 
+
+def _write_manifest(options, argv, files: list[str], run_claim, started: float) -> None:
+    """manifest.json: options, store, inputs, models and embedder paths, counts, duration, throughput (the run's
+    summary.json, written by the graph, is folded in and removed)."""
+    import apache_beam as beam
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipelines.options import StoreOptions
+    from transforms.stories.beam import write_text
+    from transforms.stories.embed import loaded_paths
+
+    o, so = options.view_as(_options_class()), options.view_as(StoreOptions)
+    duration = time.time() - started
     summary_path = os.path.join(o.output, "summary.json")
-    summary = json.loads(read_back(summary_path) or "{}")
+    summary = json.loads(_read_back(summary_path) or "{}")
     if FileSystems.exists(summary_path):
         FileSystems.delete([summary_path])
     counts = summary.get("counts", {})
-    dead = read_back(os.path.join(o.output, "dead_letters.jsonl"))
+    dead = _read_back(os.path.join(o.output, "dead_letters.jsonl"))
     counts["dead_letters"] = len(dead.splitlines()) if dead else 0
     flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
-    from transforms.stories.embed import loaded_paths
-
     # the arithmetic each embedder ran (int8 or fp32, chosen per CPU: transforms/stories/cpu.py), its workers and why;
     # read from this process's embedders (FnApiRunner runs the DoFns in process)
     embedder_paths = loaded_paths()
@@ -428,15 +484,12 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
         "articles_per_s": round(counts.get("articles", 0) / duration, 2) if duration > 0 else None,
         "beam_version": beam.__version__,
     }
-    from transforms.stories.readers import write_text
-
     write_text(os.path.join(o.output, "manifest.json"), json.dumps(manifest, indent=2, sort_keys=True, default=str))
     print(
         f"[backfill] {counts.get('articles', 0)} articles -> {counts.get('stories', 0)} stories in {duration:.1f}s "
         f"({manifest['articles_per_s']}/s); {counts.get('dead_letters', 0)} dead letters; wrote {o.output}",
         file=sys.stderr,
     )
-    return 0
 
 
 def _pointers(config):

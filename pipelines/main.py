@@ -163,29 +163,45 @@ def main(args) -> int:
 
 
 def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
+    """The phases of ``newsroom run`` after the bus is up; each phase registers how to stop what it started."""
+    ping_keys = _ping_keys(args)
+    origin = _start_origin(args, config, state, ping_keys, cleanups, say)
+    watcher = PageWatcher(stores)
+    watcher.poll()
+    watcher.before_run = set(watcher.first_on_page)
+    world, ingest = _start_ingest(args, config, state, origin, ping_keys, cleanups, say)
+    _start_heartbeat(stores, stopping, cleanups)
+    job = _start_stories_job(args, config, state, world, logs, cleanups)
+    cleanups.append(lambda: _drain(ingest, job, config))
+    _say_where_to_look(args, origin, logs, say)
+    return _watch(args, job, world, ingest, watcher, config, logs, say)
+
+
+def _ping_keys(args) -> dict:
+    """The sample world's WebSub ping keys (none with ``--feeds``)."""
+    if args.feeds is not None:
+        return {}
+    from devtools.world.server import make_ping_keys
+
+    return make_ping_keys()
+
+
+def _start_origin(args, config, state, ping_keys: dict, cleanups, say) -> str:
+    """The origin (serving.create_app) on ``--port`` (any free port when taken); returns its base URL."""
     from werkzeug.serving import make_server
 
-    from pipelines.ingest import IngestOptions, LocalIngest
     from serving import create_app
     from stores import config_to_env
 
-    env = config_to_env(config)
     secrets_file = Path(config.data_dir, "secrets.json")
     if not secrets_file.exists():  # stable across runs, so tokens and cursors survive a restart
         import secrets as _secrets
 
         secrets_file.write_text(json.dumps({"token": _secrets.token_hex(16), "cursor": _secrets.token_hex(16)}))
     secret = json.loads(secrets_file.read_text())
-
-    world = None
-    ping_keys = {}
-    if args.feeds is None:
-        from devtools.world.server import make_ping_keys
-
-        ping_keys = make_ping_keys()
     app = create_app(
         {
-            **env,
+            **config_to_env(config),
             "NEWSROOM_PROJECT": state.project,
             "NEWSROOM_WATCH_INTERVAL_S": 1.0,
             "NEWSROOM_PING_KEYS": ping_keys,
@@ -199,9 +215,14 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
         server = make_server("127.0.0.1", 0, app, threaded=True)
         say(f"port {args.port} is taken; the origin uses {server.server_port}")
     threading.Thread(target=server.serve_forever, name="origin", daemon=True).start()
-    origin = f"http://127.0.0.1:{server.server_port}"
     cleanups.append(lambda: app.extensions["newsroom"].close())
     cleanups.append(server.shutdown)
+    return f"http://127.0.0.1:{server.server_port}"
+
+
+def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, say):
+    """The sample world (unless ``--feeds``) and the local ingest job polling it; returns (world or None, ingest)."""
+    from pipelines.ingest import IngestOptions, LocalIngest
 
     ingest_args = [
         f"--data_dir={config.data_dir}",
@@ -211,10 +232,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
         f"--websub_callback_base={origin}",
         "--request_poll_s=0.2",
     ]
-    watcher = PageWatcher(stores)
-    watcher.poll()
-    watcher.before_run = set(watcher.first_on_page)
-    overrides = None
+    world = overrides = None
     if args.feeds is None:
         from devtools.world.server import start_world
 
@@ -231,10 +249,14 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     ingest = LocalIngest(IngestOptions(ingest_args), host_overrides=overrides)
     ingest.start()
     cleanups.append(ingest.stop)
+    return world, ingest
 
+
+def _start_heartbeat(stores, stopping, cleanups) -> None:
+    """Pub/Sub's watermark follows the wall clock only while messages flow: an empty message every second."""
     from stores.beam_io import HEARTBEAT_ATTRIBUTE
 
-    def heartbeat() -> None:  # Pub/Sub's watermark follows the wall clock only while messages flow
+    def heartbeat() -> None:
         while not stopping.wait(1.0):
             try:
                 stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
@@ -244,6 +266,9 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     threading.Thread(target=heartbeat, name="heartbeat", daemon=True).start()
     cleanups.append(stopping.set)
 
+
+def _start_stories_job(args, config, state, world, logs, cleanups) -> subprocess.Popen:
+    """The stories job (pipelines/stories.py) streaming in a child process, its output in logs/stories-job.log."""
     job_args = [
         sys.executable,
         "-m",
@@ -272,21 +297,23 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
         job_log.close()
 
     cleanups.append(stop_job)
+    return job
 
-    def drain() -> None:
-        """Ingest stopped: give the stories job time to process what was already published."""
-        ingest.stop()
-        last, quiet_since, deadline = None, time.time(), time.time() + 45
-        while time.time() < deadline and job.poll() is None:
-            n = _article_count(config)
-            if n != last:
-                last, quiet_since = n, time.time()
-            elif time.time() - quiet_since > 10:
-                break
-            time.sleep(1)
 
-    cleanups.append(drain)
+def _drain(ingest, job, config) -> None:
+    """Ingest stopped: give the stories job time to process what was already published."""
+    ingest.stop()
+    last, quiet_since, deadline = None, time.time(), time.time() + 45
+    while time.time() < deadline and job.poll() is None:
+        n = _article_count(config)
+        if n != last:
+            last, quiet_since = n, time.time()
+        elif time.time() - quiet_since > 10:
+            break
+        time.sleep(1)
 
+
+def _say_where_to_look(args, origin: str, logs, say) -> None:
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
     say("open:")
     say(f"  {origin}/e/us-en/                             the reader web front end (sections, stories, For you)")
@@ -295,6 +322,9 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")
     say(f"progress every {args.progress_s:g}s; Ctrl-C to stop (a later run resumes)")
 
+
+def _watch(args, job, world, ingest, watcher, config, logs, say) -> int:
+    """Print progress until Ctrl-C, ``--minutes`` or the job's exit; write ``--report``. Returns the exit status."""
     started = time.time()
     interrupted = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())

@@ -34,6 +34,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.options import StoreOptions, store_config
+from transforms.common import DEAD_LETTER, dead_letter
 
 log = logging.getLogger("newsroom.stories")
 
@@ -106,9 +107,7 @@ class StoriesOptions(StoreOptions):
 
 
 class DecodeRawItemFn(beam.DoFn):
-    """(data, attributes) -> RawItem dict; heartbeats dropped; undecodable messages dead-lettered."""
-
-    DEAD_LETTER = "dead_letter"
+    """(data, attributes) -> RawItem dict; heartbeats dropped; undecodable messages dead-lettered (``dead_letter``)."""
 
     def __init__(self, clock=None):
         self.clock = clock
@@ -131,17 +130,8 @@ class DecodeRawItemFn(beam.DoFn):
             import time
 
             now = self.clock() if self.clock else int(time.time() * 1000)
-            yield beam.pvalue.TaggedOutput(
-                self.DEAD_LETTER,
-                {
-                    "stage": STAGE,
-                    "reason": "undecodable_raw_item",
-                    "detail": str(exc)[:500],
-                    "key": None,
-                    "payload": bytes(data),
-                    "at": now,
-                },
-            )
+            record = dead_letter(STAGE, "undecodable_raw_item", str(exc), payload=bytes(data), at_ms=now)
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, record)
             return
         self.decoded.inc()
         yield item
@@ -172,9 +162,8 @@ def _read_avro_files(pattern: str):
 def build_pipeline(p, options) -> dict:
     """Adds the stories job to pipeline ``p``; returns its main PCollections (for tests)."""
     from stores.beam_io import PublishToBusFn, ReadBus
-    from transforms.articles.ptransforms import ARTICLES, ProcessArticles
-    from transforms.articles.ptransforms import DEAD_LETTER as ARTICLES_DEAD
-    from transforms.editions.pipeline import ChangesOfOutputs, PublishEditions
+    from transforms.articles.beam import ARTICLES, ProcessArticles
+    from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.stories import beam as sb
     from transforms.stories.features import from_article
 
@@ -185,9 +174,7 @@ def build_pipeline(p, options) -> dict:
         messages = p | "ReadRawItems" >> _read_avro_files(o.input)
     else:
         messages = p | "ReadRawItems" >> ReadBus(cfg, "items-raw", o.input_subscription)
-    decoded = messages | "DecodeRawItems" >> beam.ParDo(DecodeRawItemFn()).with_outputs(
-        DecodeRawItemFn.DEAD_LETTER, main="items"
-    )
+    decoded = messages | "DecodeRawItems" >> beam.ParDo(DecodeRawItemFn()).with_outputs(DEAD_LETTER, main="items")
     articles = decoded.items | "ProcessArticles" >> ProcessArticles(cfg, publishers=o.publishers)
     embedded = (
         articles[ARTICLES]
@@ -212,10 +199,10 @@ def build_pipeline(p, options) -> dict:
     )
     editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
     dead = (
-        decoded[DecodeRawItemFn.DEAD_LETTER],
-        articles[ARTICLES_DEAD],
-        clustered[sb.DEAD_LETTER],
-        editions["dead_letter"],
+        decoded[DEAD_LETTER],
+        articles[DEAD_LETTER],
+        clustered[DEAD_LETTER],
+        editions[DEAD_LETTER],
     ) | "MergeDeadLetters" >> beam.Flatten()
     dead | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic))
     return {

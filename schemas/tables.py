@@ -59,13 +59,20 @@ feeds     (stores.feeds.BigtableFeedStore: the ingest job's registry, schedule c
                                             requested_at, lease_seconds, lease_expires_ms}
 
 profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read by a shared page)
-    r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places}, hidden_sources,
-                                            fewer, interest {vector (64-d), mass, at}, paused, revision, updated_at.
+    r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places, entities},
+                                            hidden_sources, fewer, interest {vector (64-d), mass, at}, paused,
+                                            revision, updated_at.
                                             Updated by compare-and-set: the predicate is the stored document's
                                             revision/updated_at tail ("no p:profile cell" for a new reader)
                             e:{at:013d}     JSON read (story_id, article_id, at, kind), keyed by its event time in
                                             ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
                                             days (MAX_AGE_DAYS), so a reader's history also fades when unused
+
+covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole by the co-visitation job)
+    v#{story_id:016x}       m:at            ms (decimal) the counts are as of; readers decay them from it
+                            n:{story_id}    decayed "read together" count (decimal text) of one neighbour story
+                                            (decimal id); at most stores.covisit.MAX_NEIGHBOURS cells, the largest.
+                                            A write deletes family n and sets the new cells in one MutateRow
 
 GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
 qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
@@ -87,6 +94,7 @@ TABLES: dict[str, dict[str, int]] = {
     "pointers": {"p": 1, "h": 1},
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
+    "covisit": {"m": 1, "n": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
@@ -142,6 +150,10 @@ def feed_key(feed_url: str) -> bytes:
 
 def profile_key(reader_id: str) -> bytes:
     return f"r#{reader_id}".encode()
+
+
+def covisit_key(story_id: int) -> bytes:
+    return f"v#{story_id:016x}".encode()
 
 
 # Pub/Sub topics (and the SQLite queue names of the embedded bus). Each carries one Avro message type.

@@ -3,8 +3,8 @@
 ``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by
 :class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
 the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
-verifier. Blueprints, one per resource: editions, stories, foryou (feed, controls, events), health, openapi, and
-``serving.push`` (WebSub callbacks and publisher pings).
+verifier. Blueprints, one per resource: editions, stories, topics, foryou (feed, controls, events), health, openapi,
+and ``serving.push`` (WebSub callbacks and publisher pings).
 
 Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
@@ -16,8 +16,9 @@ refuses to start without both (unless ``TESTING``/``DEBUG``): a missing secret m
 can read in the source. The embedded backend, when they are not given, creates random ones once in
 ``{data_dir}/secrets.json`` (mode 0600; the same file ``newsroom run`` uses), so every worker and restart of a local
 origin agrees on them.
-Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``) and ``NEWSROOM_PROFILE_STORE`` may be
-given as objects (tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
+Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``), ``NEWSROOM_PROFILE_STORE`` and
+``NEWSROOM_COVISIT_STORE`` (co-visitation neighbours for For you; ``"off"``: none) may be given as objects (tests);
+otherwise they are opened from the backend keys, like ``newsroom serve`` does.
 
 Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
 (asserted on every response), a store read on a shared request, with one exception: Full Coverage of an existing
@@ -34,6 +35,7 @@ import secrets
 
 from flask import Flask
 from flask.sessions import SessionInterface
+from werkzeug.exceptions import HTTPException
 
 from serving import http
 
@@ -50,6 +52,8 @@ DEFAULTS = {
     "NEWSROOM_BUS_KIND": "",  # "" or "pubsub" (stores.StoreConfig.bus)
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
+    "NEWSROOM_COVISIT_STORE": None,
+    "NEWSROOM_PUBLISH_READS": True,  # publish folded read events to the read-events topic (the co-visitation job)  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
     # pointer watcher
     "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
@@ -63,6 +67,7 @@ DEFAULTS = {
     # shared cache headers
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
+    "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
     "NEWSROOM_STALE_WHILE_REVALIDATE": 60,
     "NEWSROOM_STALE_IF_ERROR": 3600,
     "NEWSROOM_RETRY_AFTER_S": 2,
@@ -79,6 +84,9 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
     # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
     "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
+    # observability (serving/telemetry.py): metrics exporter none|gcp|memory ("" = gcp on Cloud Run, else none)
+    "NEWSROOM_METRICS_EXPORTER": "",
+    "NEWSROOM_METRICS_INTERVAL_S": 60.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
@@ -92,7 +100,7 @@ DEFAULTS = {
 }
 
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
-OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_TOKEN_VERIFIER"}
+OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_COVISIT_STORE", "NEWSROOM_TOKEN_VERIFIER"}
 SECRETS_FILE = "secrets.json"
 
 
@@ -166,8 +174,9 @@ class Newsroom:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
         from serving.feed import PoolHistory
-        from serving.readers import EventFolder, ProfileCache
+        from serving.readers import CovisitCache, EventFolder, ProfileCache
         from serving.shedding import Shedder
+        from serving.topics import TopicPages
         from serving.watcher import PointerWatcher
 
         cfg = app.config
@@ -178,6 +187,10 @@ class Newsroom:
         self.story_cache_control = http.shared_cache_control(
             cfg["NEWSROOM_STORY_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
         )
+        self.topic_cache_control = http.shared_cache_control(
+            cfg["NEWSROOM_TOPIC_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+        )
+        self.topic_pages = TopicPages()
         token_secret, cursor_secret = resolve_secrets(cfg)
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
         self.cursor_secret = cursor_secret.encode()
@@ -205,6 +218,15 @@ class Newsroom:
             story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        covisit = cfg["NEWSROOM_COVISIT_STORE"]
+        if covisit is None:
+            from stores import config_from_mapping
+            from stores.covisit import open_covisit_store
+
+            covisit = open_covisit_store(getattr(stores, "config", None) or config_from_mapping(cfg))
+        self.covisit_cache = (
+            None if covisit == "off" else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        )
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
         self.watcher.on_swap.append(self.pool_history.on_swap)
         self.rank_budget_s = float(cfg["NEWSROOM_FORYOU_BUDGET_MS"]) / 1000.0
@@ -215,6 +237,7 @@ class Newsroom:
             batch=int(cfg["NEWSROOM_EVENTS_BATCH"]),
             flush_s=float(cfg["NEWSROOM_EVENTS_FLUSH_S"]),
             queue_max=int(cfg["NEWSROOM_EVENTS_QUEUE_MAX"]),
+            bus=getattr(stores, "bus", None) if bool(cfg["NEWSROOM_PUBLISH_READS"]) else None,
         )
         self.shedder = Shedder(
             int(cfg["NEWSROOM_FORYOU_MAX_INFLIGHT"]),
@@ -223,6 +246,9 @@ class Newsroom:
         )
         self._started = False
         app.extensions["newsroom"] = self
+        from serving import telemetry
+
+        self.metrics = telemetry.init_app(app, self)
 
     def start(self) -> None:
         """First load (synchronous, so a worker is ready when it starts taking requests), then the threads."""
@@ -240,6 +266,7 @@ class Newsroom:
     def close(self) -> None:
         self.watcher.stop()
         self.folder.stop()
+        self.metrics.shutdown()
 
 
 def env_settings() -> list[str]:
@@ -257,6 +284,7 @@ EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",
     "NEWSROOM_HEADER_TIMEOUT_S",
+    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when gunicorn_app configures logging in each worker
     "NEWSROOM_JAVA",
     "NEWSROOM_PUBSUB_EMULATOR_JAR",
     "NEWSROOM_BIGTABLE_EMULATOR",
@@ -280,6 +308,34 @@ def _from_env(config) -> None:
             config[key] = raw
 
 
+# Werkzeug's own errors (no route, wrong method, body over MAX_CONTENT_LENGTH, an unhandled exception) as problems.
+HTTP_PROBLEM_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "body_too_large",
+    429: "rate_limited",
+}
+
+
+def _http_problem(exc: HTTPException):
+    status = exc.code or 500
+    code = HTTP_PROBLEM_CODES.get(status) or ("bad_request" if status < 500 else "internal_error")
+    detail = {404: "no such endpoint", 405: "method not allowed", 413: "request body too large"}.get(status)
+    resp = http.problem(
+        status,
+        code,
+        detail or exc.description or exc.name,
+        # a 404 for an unknown URL is cached briefly, like a missing page; anything else never
+        cache_control=http.NEGATIVE if status == 404 else http.NO_STORE,
+    )
+    if status == 405:
+        resp.headers["Allow"] = ", ".join(sorted(getattr(exc, "valid_methods", None) or []))
+    return resp
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(DEFAULTS)
@@ -301,10 +357,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, stories, web
+    from serving import editions, foryou, health, openapi, push, stories, topics, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
+    app.register_blueprint(topics.bp)  # topic pages: shared like /v1/stories
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
@@ -323,19 +380,7 @@ def create_app(test_config: dict | None = None) -> Flask:
                 raise AssertionError("Set-Cookie on an origin response")
         return resp
 
-    @app.errorhandler(404)
-    def _not_found(exc):
-        return http.error(404, "no such endpoint", cache_control=http.NEGATIVE)
-
-    @app.errorhandler(413)
-    def _too_large(exc):
-        return http.error(413, "request body too large")
-
-    @app.errorhandler(405)
-    def _not_allowed(exc):
-        resp = http.error(405, "method not allowed")
-        resp.headers["Allow"] = ", ".join(sorted(exc.valid_methods or []))
-        return resp
+    app.register_error_handler(HTTPException, _http_problem)
 
     if app.config["NEWSROOM_FAST_PATH"]:
         from serving.fastpath import FastSharedPages

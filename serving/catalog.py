@@ -13,7 +13,7 @@ What "prepared" means, per kind (object names and pointers: schemas/pages.py):
 - story coverage: cards sorted once by (published_at desc, article_id asc), each card pre-serialised, with the sort
   keys in a list for ``bisect`` (keyset cursor), the publisher count, and the first page pre-rendered.
 - candidate pools: numpy arrays for For you (unit vectors, normalised scores, index lists per topic / source /
-  place / representative publisher) and each candidate's item bytes (see :mod:`serving.ranking`).
+  place / entity / representative publisher) and each candidate's item bytes (see :mod:`serving.ranking`).
 - aliases: merged id -> survivor, chains resolved at load so every answer is one hop.
 """
 
@@ -51,6 +51,12 @@ def id_hash(story_id: str) -> int:
 
 def id_hashes(story_ids) -> np.ndarray:
     return np.fromiter((id_hash(s) for s in story_ids), dtype=np.uint64, count=len(story_ids))
+
+
+def place_entity(place: str) -> str:
+    """The alias-table entity id of a followed place or a place topic: ``pune`` and ``place:pune`` both name the
+    entity ``place:pune`` (aliases.tsv spells place ids so), next to the region code ``pune`` of ``places``."""
+    return place if place.startswith("place:") else "place:" + place
 
 
 def _etag_base(data: bytes) -> str:
@@ -198,10 +204,12 @@ class PreparedPool:
     by_topic: Mapping[str, np.ndarray]
     by_source: Mapping[str, np.ndarray]  # any publisher covering the story
     by_place: Mapping[str, np.ndarray]
+    by_entity: Mapping[str, np.ndarray]  # the story's main entity ids (alias table ids)
     by_rep_publisher: Mapping[str, np.ndarray]  # publisher of the representative card (what the reader sees)
     topics: tuple[tuple[str, ...], ...]
     sources: tuple[tuple[str, ...], ...]
     places: tuple[tuple[str, ...], ...]
+    entities: tuple[tuple[str, ...], ...]
     rep_publisher: tuple[str, ...]
     item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
     recency: np.ndarray  # candidate indices, newest representative first (ties: story id): the degraded feed
@@ -256,10 +264,12 @@ class PreparedPool:
             by_topic=index_by(lambda s: s.get("topics") or ()),
             by_source=index_by(lambda s: list(s.get("publishers") or ()) + [rep_pub(s)]),
             by_place=index_by(lambda s: s.get("places") or ()),
+            by_entity=index_by(lambda s: s.get("entities") or ()),
             by_rep_publisher=index_by(lambda s: [rep_pub(s)]),
             topics=tuple(tuple(s.get("topics") or ()) for s in stories),
             sources=tuple(tuple(dict.fromkeys(list(s.get("publishers") or ()) + [rep_pub(s)])) for s in stories),
             places=tuple(tuple(s.get("places") or ()) for s in stories),
+            entities=tuple(tuple(s.get("entities") or ()) for s in stories),
             rep_publisher=tuple(rep_pub(s) for s in stories),
             item_bytes=tuple(items),
             recency=np.asarray(
@@ -293,8 +303,24 @@ def _resolve_aliases(aliases: Mapping[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True, eq=False)
 class EditionInfo:
+    """Pre-serialised shared documents of one edition: ``body``/``etag`` its version document, ``doc_body``/
+    ``doc_etag`` its discovery document (``GET /v1/editions/{edition}``)."""
+
     body: bytes
     etag: str
+    doc_body: bytes = b""
+    doc_etag: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Document:
+    """One pre-serialised shared document and its strong ETag."""
+
+    body: bytes
+    etag: str
+
+
+EMPTY_INDEX = Document(body=b'{"editions":[]}', etag=f'"{_etag_base(b"{}")}"')
 
 
 @dataclass(frozen=True, eq=False)
@@ -307,6 +333,7 @@ class Catalog:
     aliases: Mapping[str, str] = field(default_factory=dict)
     aliases_version: int | None = None
     editions: Mapping[str, EditionInfo] = field(default_factory=dict)
+    index: Document = EMPTY_INDEX  # GET /v1/editions: every loaded edition's discovery document
     loaded: Mapping[str, int] = field(default_factory=dict)
     built_at: float = 0.0
 
@@ -315,8 +342,13 @@ class Catalog:
         return bool(self.pages)
 
 
+def _section_order(section: str) -> tuple[int, str]:
+    return (section != "top", section)  # "top" first, then by name
+
+
 def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[str, PreparedPool]):
-    """The tiny per-edition version documents (``GET /v1/editions/{edition}/version``)."""
+    """The tiny per-edition version documents (``GET /v1/editions/{edition}/version``) and the discovery documents
+    (``GET /v1/editions/{edition}``: sections with versions and URLs, pool version, cycle)."""
     by_edition: dict[str, dict] = {}
     for (edition, section), page in pages.items():
         e = by_edition.setdefault(edition, {"sections": {}, "cycle": page.cycle})
@@ -325,15 +357,36 @@ def edition_infos(pages: Mapping[tuple[str, str], PreparedPage], pools: Mapping[
             e["cycle"] = page.cycle
     out = {}
     for edition, e in by_edition.items():
+        pool_version = pools[edition].version if edition in pools else None
         doc = {
             "edition": edition,
             "cycle": e["cycle"],
             "sections": dict(sorted(e["sections"].items())),
-            "pool_version": pools[edition].version if edition in pools else None,
+            "pool_version": pool_version,
         }
         body = orjson.dumps(doc)
-        out[edition] = EditionInfo(body=body, etag=f'"{_etag_base(body)}"')
+        discovery = orjson.dumps(
+            {
+                "edition": edition,
+                "cycle": e["cycle"],
+                "pool_version": pool_version,
+                "version_url": f"/v1/editions/{edition}/version",
+                "sections": [
+                    {"section": s, "version": v, "url": f"/v1/editions/{edition}/sections/{s}"}
+                    for s, v in sorted(e["sections"].items(), key=lambda kv: _section_order(kv[0]))
+                ],
+            }
+        )
+        out[edition] = EditionInfo(
+            body=body, etag=f'"{_etag_base(body)}"', doc_body=discovery, doc_etag=f'"{_etag_base(discovery)}"'
+        )
     return out
+
+
+def editions_index(infos: Mapping[str, EditionInfo]) -> Document:
+    """``GET /v1/editions``: the discovery documents of every loaded edition, by edition id."""
+    body = b'{"editions":[' + b",".join(infos[e].doc_body for e in sorted(infos)) + b"]}"
+    return Document(body=body, etag=f'"{_etag_base(body)}"')
 
 
 class StoryCache:
@@ -381,6 +434,7 @@ class CatalogHolder:
         self.last_error: str | None = None
         self.polls = 0
         self.failures = 0
+        self.rejected = 0  # snapshots the watcher refused (newsroom.origin.snapshots_rejected)
 
 
 def prepare(kind: str, doc: dict):

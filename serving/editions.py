@@ -1,11 +1,16 @@
-"""Edition pages and the edition version document (shared endpoints).
+"""Edition pages, the edition version document and edition discovery (shared endpoints).
 
 Reads the in-memory catalog only (:mod:`serving.catalog`); never a store. Writes responses.
 
+- ``GET /v1/editions``: discovery, every edition the origin has loaded (its discovery document, below), by id.
+- ``GET /v1/editions/{edition}``: one edition's discovery document: cycle, pool version, the URL of its version
+  document, and its sections (``top`` first) with their page versions and URLs.
 - ``GET /v1/editions/{edition}/sections/{section}?limit=k``: the page's current version, pre-serialised bytes,
   strong ETag per (version, k), 304 on If-None-Match.
 - ``GET /v1/editions/{edition}/version``: a few hundred bytes (cycle, version per section, pool version) that open
   apps poll to show a "new stories" pill; cached like the pages so the pill and the pages move together.
+
+Every answer here is shared (serving/http.py): the page Cache-Control, a strong ETag with 304, CORS for any origin.
 """
 
 from __future__ import annotations
@@ -15,9 +20,36 @@ from flask import Blueprint, current_app, request
 from serving import http
 
 bp = Blueprint("editions", __name__)
+bp.before_request(http.shared_preflight)
 bp.before_request(http.reject_personal_headers)
+bp.after_request(http.shared_cors)
 
 MAX_LIMIT = 100
+
+
+@bp.get("/v1/editions")
+def editions_index():
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not cat.ready:
+        return http.not_ready()
+    return http.shared_response(cat.index.body, cat.index.etag, ext.page_cache_control)
+
+
+@bp.get("/v1/editions/<edition>")
+def edition_document(edition: str):
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    info = cat.editions.get(edition)
+    if info is None:
+        return _unknown_edition(cat, edition)
+    return http.shared_response(info.doc_body, info.doc_etag, ext.page_cache_control)
+
+
+def _unknown_edition(cat, edition: str):
+    if not cat.ready:
+        return http.not_ready()
+    return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
 
 
 @bp.get("/v1/editions/<edition>/sections/<section>")
@@ -28,11 +60,11 @@ def section_page(edition: str, section: str):
     if page is None:
         if not cat.ready:
             return http.not_ready()
-        return http.error(404, f"no page {edition}/{section}", cache_control=http.NEGATIVE)
+        return http.problem(404, "unknown_page", f"no page {edition}/{section}", cache_control=http.NEGATIVE)
     try:
         limit = http.parse_limit(request.args.get("limit"), MAX_LIMIT)
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_limit", str(exc))
     body, etag = page.body(limit)
     return http.shared_response(body, etag, ext.page_cache_control)
 
@@ -43,7 +75,5 @@ def edition_version(edition: str):
     cat = ext.holder.current
     info = cat.editions.get(edition)
     if info is None:
-        if not cat.ready:
-            return http.not_ready()
-        return http.error(404, f"no edition {edition}", cache_control=http.NEGATIVE)
+        return _unknown_edition(cat, edition)
     return http.shared_response(info.body, info.etag, ext.page_cache_control)

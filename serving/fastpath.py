@@ -1,4 +1,5 @@
-"""A WSGI layer in front of Flask for the hottest shared GETs: edition section pages and the edition version.
+"""A WSGI layer in front of Flask for the hottest shared GETs: edition section pages, the edition version and the
+edition discovery documents (``/v1/editions``, ``/v1/editions/{edition}``).
 
 Reads the in-memory catalog only; writes responses. Why: behind the CDN the origin still answers a few hundred
 requests a second (revalidations, misses, every edition's pages), and a Flask request costs ~2x the bare WSGI work
@@ -13,12 +14,16 @@ from __future__ import annotations
 
 import re
 
-from serving.http import JSON, etag_matches
+from serving.http import CORS_HEADERS, JSON, etag_matches
 
 PAGE = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/sections/([a-z][a-z0-9_-]{0,31})$")
 VERSION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/version$")
+EDITION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})$")
+INDEX = "/v1/editions"
 MAX_LIMIT = 100
 NOSNIFF = ("X-Content-Type-Options", "nosniff")  # same header serving.create_app adds to every Flask response
+# Same headers as serving.http.shared_cors adds to the shared blueprints' answers.
+TAIL = [*CORS_HEADERS, NOSNIFF]
 
 
 class FastSharedPages:
@@ -31,34 +36,17 @@ class FastSharedPages:
             environ.get("REQUEST_METHOD") != "GET"
             or environ.get("HTTP_COOKIE")
             or environ.get("HTTP_AUTHORIZATION")
-            or not environ.get("PATH_INFO", "").startswith("/v1/editions/")
+            or not environ.get("PATH_INFO", "").startswith(INDEX)
         ):
             return self.wsgi_app(environ, start_response)
-        path = environ["PATH_INFO"]
-        qs = environ.get("QUERY_STRING", "")
-        cat = self.ext.holder.current
-        m = PAGE.match(path)
-        if m is not None:
-            limit = None
-            if qs:
-                raw = qs[6:]
-                if not (qs.startswith("limit=") and raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_LIMIT):
-                    return self.wsgi_app(environ, start_response)
-                limit = int(raw)
-            page = cat.pages.get((m.group(1), m.group(2)))
-            if page is None:
-                return self.wsgi_app(environ, start_response)
-            body, etag = page.body(limit)
-        else:
-            m = VERSION.match(path)
-            info = cat.editions.get(m.group(1)) if m is not None and not qs else None
-            if info is None:
-                return self.wsgi_app(environ, start_response)
-            body, etag = info.body, info.etag
+        found = self._find(environ["PATH_INFO"], environ.get("QUERY_STRING", ""))
+        if found is None:
+            return self.wsgi_app(environ, start_response)
+        body, etag = found
         cc = self.ext.page_cache_control
         inm = environ.get("HTTP_IF_NONE_MATCH")
         if inm and etag_matches(inm, etag):
-            start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), NOSNIFF])
+            start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), *TAIL])
             return []
         start_response(
             "200 OK",
@@ -67,7 +55,32 @@ class FastSharedPages:
                 ("Content-Length", str(len(body))),
                 ("ETag", etag),
                 ("Cache-Control", cc),
-                NOSNIFF,
+                *TAIL,
             ],
         )
         return [body]
+
+    def _find(self, path: str, qs: str) -> tuple[bytes, str] | None:
+        """(body, ETag) of a loaded page or edition document this layer answers; None: Flask answers."""
+        cat = self.ext.holder.current
+        m = PAGE.match(path)
+        if m is not None:
+            limit = None
+            if qs:
+                raw = qs[6:]
+                if not (qs.startswith("limit=") and raw.isascii() and raw.isdigit() and 1 <= int(raw) <= MAX_LIMIT):
+                    return None
+                limit = int(raw)
+            page = cat.pages.get((m.group(1), m.group(2)))
+            return None if page is None else page.body(limit)
+        if qs:
+            return None
+        if path == INDEX:
+            return (cat.index.body, cat.index.etag) if cat.ready else None
+        m = VERSION.match(path)
+        if m is not None:
+            info = cat.editions.get(m.group(1))
+            return None if info is None else (info.body, info.etag)
+        m = EDITION.match(path)
+        info = cat.editions.get(m.group(1)) if m is not None else None
+        return None if info is None else (info.doc_body, info.doc_etag)

@@ -11,7 +11,8 @@ answer 503 with Retry-After first, while the shared blueprints, which take no sl
   reason; the signed cursor carries what the reader was already shown (serving/feed.py: no item twice, none
   skipped while the pool moves). ``degraded`` is null, or why the page is not the personal ranking:
   ``profile_unavailable`` (privacy unknown: non-personal page) or ``rank_timeout`` (recency fallback).
-- ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind topic|source|place, value);
+- ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind
+  topic|source|place|entity, value: a section id, publisher id, region code or entity id such as ``org:isro``);
   ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
   ``POST /v1/me/history/pause`` and ``/resume``.
 - ``POST /v1/events``: up to 100 ReadEvent records (schemas/avro/read_event.avsc, ``reader_id`` comes from the
@@ -51,7 +52,7 @@ MAX_VALUE = 200
 EVENT_PAST_MS = 30 * 24 * 3600 * 1000
 EVENT_FUTURE_MS = 5 * 60 * 1000
 MAX_ID = 128  # event_id and article_id: stored with each read, so bounded
-FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places"}
+FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places", "entity": "entities"}
 
 
 @bp.after_request
@@ -75,8 +76,12 @@ def _rate_limited(ext, reader: str) -> Response | None:
     if ok:
         return None
     retry = str(max(1, int(wait_s + 0.999)))
-    return http.error(
-        429, "too many writes from this reader; retry later", cache_control=http.PRIVATE, headers={"Retry-After": retry}
+    return http.problem(
+        429,
+        "rate_limited",
+        "too many writes from this reader; retry later",
+        cache_control=http.PRIVATE,
+        headers={"Retry-After": retry},
     )
 
 
@@ -87,8 +92,12 @@ def private(fn):
         try:
             reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
         except auth.AuthError as exc:
-            return http.error(
-                401, str(exc), cache_control=http.PRIVATE, headers={"WWW-Authenticate": 'Bearer realm="newsroom"'}
+            return http.problem(
+                401,
+                "unauthorized",
+                str(exc),
+                cache_control=http.PRIVATE,
+                headers={"WWW-Authenticate": 'Bearer realm="newsroom"'},
             )
         if request.method != "GET":
             limited = _rate_limited(ext, reader)
@@ -98,17 +107,19 @@ def private(fn):
             with ext.shedder.slot():
                 return fn(reader, *args, **kwargs)
         except TooLarge as exc:
-            return http.error(413, str(exc), cache_control=http.PRIVATE)
+            return http.problem(413, "body_too_large", str(exc), cache_control=http.PRIVATE)
         except Overloaded:
-            return http.error(
+            return http.problem(
                 503,
+                "overloaded",
                 "For you is shedding load; shared pages are unaffected",
                 cache_control=http.PRIVATE,
                 headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
             )
         except StoreError as exc:
-            return http.error(
+            return http.problem(
                 503,
+                "store_unavailable",
                 f"profile store unavailable: {exc}",
                 cache_control=http.PRIVATE,
                 headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
@@ -168,21 +179,21 @@ def for_you(reader: str):
     cat = ext.holder.current
     edition = request.args.get("edition")
     if not edition or not EDITION.match(edition):
-        return http.error(400, "edition is required and must look like 'us-en'")
+        return http.problem(400, "invalid_edition", "edition is required and must look like 'us-en'")
     try:
         limit = http.parse_limit(request.args.get("limit"), FEED_MAX) or FEED_PAGE
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_limit", str(exc))
     pool = cat.pools.get(edition)
     if pool is None:
         if not cat.ready:
             return http.not_ready()
-        return http.error(404, f"no candidate pool for edition {edition}")
+        return http.problem(404, "unknown_edition", f"no candidate pool for edition {edition}")
     raw = request.args.get("cursor")
     try:
         pos = feed.read(ext.cursor_secret, raw, edition, pool, ext.pool_history) if raw else feed.start(pool)
     except cursors.CursorError as exc:
-        return http.error(400, f"invalid cursor: {exc}")
+        return http.problem(400, "invalid_cursor", f"invalid cursor: {exc}")
     limit = min(limit, feed.MAX_DEPTH - pos.depth)
     view = ext.profile_cache.view(reader)
     ranked, degraded = _ranked(ext, pool, view, pos, limit)
@@ -204,14 +215,16 @@ def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], st
     """The page's (candidate, reason) pairs and why it is degraded (None when it is not).
 
     Privacy unknown (the profile store down, nothing cached): the page is non-personal (no profile applied, so
-    nothing about the reader shows), flagged ``profile_unavailable``. A re-rank past its budget, or one that fails:
+    nothing about the reader shows), flagged ``profile_unavailable``. Co-visitation (neighbours of the reader's
+    newest reads) is one more term of the personal ranking; its store failing only drops the term (fail-open). A re-rank past its budget, or one that fails:
     the recency fallback, flagged ``rank_timeout``; hidden sources still apply to it.
     """
     if not view.known:
         return rank(pool, ProfileView(reader_id=view.reader_id), pos.depth, limit, pos.served), "profile_unavailable"
     try:
         deadline = time.monotonic() + ext.rank_budget_s
-        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline), None
+        covisit = ext.covisit_cache.boost(view) if ext.covisit_cache is not None else None
+        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline, covisit=covisit), None
     except RankTimeout:
         log.warning("For you re-rank over its %.0f ms budget: recency fallback", ext.rank_budget_s * 1000)
     except Exception:  # a ranking bug must not cost the reader the page
@@ -224,7 +237,7 @@ def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
     follows = doc.get("follows") or {}
     return {
         "reader_id": reader,
-        "follows": {k: list(follows.get(k) or []) for k in ("topics", "sources", "places")},
+        "follows": {k: list(follows.get(k) or []) for k in FOLLOW_KINDS.values()},
         "hidden_sources": list(doc.get("hidden_sources") or []),
         "fewer_like": [f["story_id"] for f in doc.get("fewer") or []],
         "paused": bool(doc.get("paused")),
@@ -270,7 +283,7 @@ def follow(reader: str):
     try:
         field, value = _follow_args(_json_body())
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
 
     def apply(doc):
         items = doc["follows"][field]
@@ -284,7 +297,7 @@ def follow(reader: str):
     try:
         return _update(reader, apply)
     except ValueError as exc:
-        return http.error(409, str(exc))
+        return http.problem(409, "profile_limit", str(exc))
 
 
 @bp.delete("/v1/me/follows")
@@ -293,7 +306,7 @@ def unfollow(reader: str):
     try:
         field, value = _follow_args(dict(request.args))
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_parameter", str(exc))
 
     def apply(doc):
         if value not in doc["follows"][field]:
@@ -310,7 +323,7 @@ def hide_source(reader: str):
     try:
         source = _value(_json_body(), "source")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
 
     def apply(doc):
         if source in doc["hidden_sources"]:
@@ -323,7 +336,7 @@ def hide_source(reader: str):
     try:
         return _update(reader, apply)
     except ValueError as exc:
-        return http.error(409, str(exc))
+        return http.problem(409, "profile_limit", str(exc))
 
 
 @bp.delete("/v1/me/hidden-sources")
@@ -332,7 +345,7 @@ def unhide_source(reader: str):
     try:
         source = _value(dict(request.args), "source")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_parameter", str(exc))
 
     def apply(doc):
         if source not in doc["hidden_sources"]:
@@ -356,7 +369,7 @@ def fewer_like_this(reader: str):
         if not re.match(r"^[0-9]{1,20}$", story_id):
             raise ValueError("story_id must be a decimal story id")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
     vector = vector_of(ext.holder.current, edition, story_id)
 
     def apply(doc):
@@ -451,7 +464,7 @@ def events(reader: str):
         if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_EVENTS:
             raise ValueError(f"events must be a list of 1 to {MAX_EVENTS} ReadEvent objects")
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_body", str(exc))
     now_ms = int(time.time() * 1000)
     ok, rejected = [], []
     for i, e in enumerate(raw):
@@ -460,10 +473,11 @@ def events(reader: str):
         except codec.CodecError as exc:
             rejected.append({"index": i, "error": str(exc)})
     if not ok:
-        return http.error(400, "no valid event in the batch", rejected=rejected)
+        return http.problem(400, "no_valid_event", "no valid event in the batch", rejected=rejected)
     if not ext.folder.submit(ok):
-        return http.error(
+        return http.problem(
             503,
+            "queue_full",
             "event queue is full",
             cache_control=http.PRIVATE,
             headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},

@@ -108,8 +108,9 @@ def main(args) -> int:
                 self.cfg.set(key, value)
 
         def load(self):
-            from serving import create_app
+            from serving import create_app, telemetry
 
+            telemetry.configure_logging()  # JSON lines with severity and trace on Cloud Run (serving/telemetry.py)
             return create_app()
 
     Origin().run()

@@ -1,7 +1,8 @@
 """Liveness and readiness (for the load balancer and gunicorn's supervisor). Never cached.
 
 - ``GET /healthz``: 200 while the process answers.
-- ``GET /readyz``: 200 once the catalog holds at least one edition page (loaded from the snapshots), else 503.
+- ``GET /readyz``: 200 once the catalog holds at least one edition page (loaded from the snapshots), else 503 (a
+  ``not_ready`` problem, serving/http.py, carrying the same fields).
   Once ready it stays ready when the stores go away (the origin keeps serving the last loaded pages); the body then
   reports how long ago the stores last answered so that monitoring can alert on it.
 """
@@ -46,4 +47,6 @@ def readyz():
         "last_error": holder.last_error,
         "shed": ext.shedder.shed,
     }
-    return _json(doc, 200 if cat.ready else 503)
+    if not cat.ready:
+        return http.problem(503, "not_ready", "no edition page is loaded yet", **doc)
+    return _json(doc, 200)

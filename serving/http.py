@@ -3,7 +3,7 @@
 Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 
 - Shared responses are identical for every reader: ``Cache-Control: public, s-maxage=60, stale-while-revalidate=60,
-  stale-if-error=3600`` (story pages ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a
+  stale-if-error=3600`` (story and topic pages ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a
   request header; compression is the CDN's), never ``Set-Cookie``.
 - A request to a shared endpoint carrying ``Cookie`` or ``Authorization`` is rejected with 400 and
   ``Cache-Control: no-store``. Rejections must never be cached: the CDN's cache key ignores cookies, so a cached
@@ -11,6 +11,15 @@ Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 - Private responses (For you, controls) are ``Cache-Control: private, no-store``.
 - Shared 404s are cached briefly (``public, max-age=0, s-maxage=10``) so a flood on a missing page stays at the
   edge; every other error is ``no-store``.
+- Every error is an RFC 9457 problem (``Content-Type: application/problem+json``): ``type``
+  (``https://newsroom.example/problems/<code>``), ``title`` (fixed per code), ``status``, ``detail`` (this
+  occurrence) and ``code``, a stable machine name from :data:`PROBLEMS`; some add members (``carried``,
+  ``rejected``, ``triggered``, ``retry_after_s``).
+- CORS: shared GET/HEAD answers (and their errors and 304s) carry ``Access-Control-Allow-Origin: *`` and expose
+  ETag, Retry-After and Newsroom-Cursor-Rebased; an OPTIONS preflight on a shared URL answers 204. The value is the
+  same for every Origin, so no ``Vary: Origin`` is needed and the CDN keeps one copy. No credentials are ever
+  allowed. Private endpoints (For you, /v1/me/*, /v1/events) send no CORS header at all: a browser on another
+  origin cannot call them.
 """
 
 from __future__ import annotations
@@ -22,6 +31,51 @@ PRIVATE = "private, no-store"
 NO_STORE = "no-store"
 NEGATIVE = "public, max-age=0, s-maxage=10"
 JSON = "application/json"
+PROBLEM_JSON = "application/problem+json"
+PROBLEM_BASE = "https://newsroom.example/problems/"
+
+# code -> title: the stable part of every problem (README lists them). ``detail`` says what happened this time.
+PROBLEMS = {
+    "personal_headers": "Shared endpoints take no Cookie and no Authorization",
+    "invalid_limit": "Invalid limit",
+    "invalid_edition": "Invalid edition",
+    "invalid_cursor": "Invalid cursor",
+    "invalid_parameter": "Invalid query parameter",
+    "invalid_body": "Invalid request body",
+    "no_valid_event": "No valid event in the batch",
+    "bad_request": "Bad request",
+    "unauthorized": "Missing or invalid bearer token",
+    "forbidden": "Forbidden",
+    "not_found": "No such endpoint",
+    "unknown_edition": "Unknown edition",
+    "unknown_page": "Unknown section page",
+    "unknown_story": "Unknown story",
+    "invalid_topic": "Invalid topic id",
+    "unknown_topic": "No live story about this topic",
+    "unknown_subscription": "Unknown or unexpected WebSub subscription",
+    "bad_signature": "Missing or forged signature",
+    "foreign_feed": "Feed does not belong to the publisher",
+    "stale_ping": "Stale ping",
+    "method_not_allowed": "Method not allowed",
+    "profile_limit": "Profile limit reached",
+    "body_too_large": "Request body too large",
+    "rate_limited": "Too many requests",
+    "not_ready": "Pages are not loaded yet",
+    "overloaded": "Shedding load",
+    "store_unavailable": "Profile store unavailable",
+    "story_unavailable": "Story coverage temporarily unavailable",
+    "queue_full": "Event queue full",
+    "internal_error": "Internal server error",
+}
+# CORS on shared answers (module docstring). Preflights may be cached by the browser for a day.
+CORS_EXPOSE = "ETag, Retry-After, Newsroom-Cursor-Rebased"
+CORS_HEADERS = (("Access-Control-Allow-Origin", "*"), ("Access-Control-Expose-Headers", CORS_EXPOSE))
+PREFLIGHT_HEADERS = (
+    ("Access-Control-Allow-Origin", "*"),
+    ("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS"),
+    ("Access-Control-Allow-Headers", "If-None-Match"),
+    ("Access-Control-Max-Age", "86400"),
+)
 
 SHARED_REJECT_MESSAGE = (
     "shared endpoints are public and identical for every reader: send no Cookie and no Authorization "
@@ -33,13 +87,37 @@ def shared_cache_control(s_maxage: int, swr: int = 60, sie: int = 3600) -> str:
     return f"public, s-maxage={s_maxage}, stale-while-revalidate={swr}, stale-if-error={sie}"
 
 
-def error(status: int, message: str, cache_control: str = NO_STORE, headers: dict | None = None, **extra) -> Response:
-    body = {"error": message, "status": status}
+def problem(
+    status: int, code: str, detail: str, cache_control: str = NO_STORE, headers: dict | None = None, **extra
+) -> Response:
+    """An RFC 9457 problem answer; ``code`` must be a key of :data:`PROBLEMS`."""
+    body = {"type": PROBLEM_BASE + code, "title": PROBLEMS[code], "status": status, "detail": detail, "code": code}
     body.update(extra)
-    resp = Response(orjson.dumps(body), status=status, content_type=JSON)
+    resp = Response(orjson.dumps(body), status=status, content_type=PROBLEM_JSON)
     resp.headers["Cache-Control"] = cache_control
     for k, v in (headers or {}).items():
         resp.headers[k] = v
+    return resp
+
+
+def shared_preflight() -> Response | None:
+    """before_request of every shared blueprint (first, so that the answer never depends on request headers): an
+    OPTIONS request is the CORS preflight, answered 204 for any Origin."""
+    if request.method != "OPTIONS":
+        return None
+    resp = Response(status=204)
+    for k, v in PREFLIGHT_HEADERS:
+        resp.headers[k] = v
+    resp.headers["Allow"] = "GET, HEAD, OPTIONS"
+    resp.headers["Cache-Control"] = NO_STORE
+    return resp
+
+
+def shared_cors(resp: Response) -> Response:
+    """after_request of every shared blueprint: any origin may read the answer (errors and 304s too)."""
+    if "Access-Control-Allow-Methods" not in resp.headers:
+        for k, v in CORS_HEADERS:
+            resp.headers[k] = v
     return resp
 
 
@@ -48,7 +126,7 @@ def reject_personal_headers() -> Response | None:
     env = request.environ
     if env.get("HTTP_COOKIE") or env.get("HTTP_AUTHORIZATION"):
         carried = [h for h, k in (("Cookie", "HTTP_COOKIE"), ("Authorization", "HTTP_AUTHORIZATION")) if env.get(k)]
-        return error(400, SHARED_REJECT_MESSAGE, carried=carried)
+        return problem(400, "personal_headers", SHARED_REJECT_MESSAGE, carried=carried)
     return None
 
 
@@ -82,7 +160,7 @@ def shared_response(body: bytes, etag: str, cache_control: str, status: int = 20
 
 def not_ready() -> Response:
     retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-    return error(503, "pages are not loaded yet", headers={"Retry-After": retry})
+    return problem(503, "not_ready", "pages are not loaded yet", headers={"Retry-After": retry})
 
 
 def parse_limit(raw: str | None, maximum: int) -> int | None:

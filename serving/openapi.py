@@ -13,8 +13,10 @@ import functools
 import orjson
 from flask import Blueprint, Response
 
+from serving import http
 from serving.foryou import NOT_BLANK_CLASS
 from serving.openapi_schemas import STORY_ID, ref, schemas
+from serving.topics import TOPIC_ID_PATTERN
 
 bp = Blueprint("openapi", __name__)
 
@@ -24,6 +26,15 @@ def _json(schema_name: str, description: str, headers: dict | None = None) -> di
     if headers:
         out["headers"] = headers
     return out
+
+
+def _problem(description: str, headers: dict | None = None) -> dict:
+    """An error answer: an RFC 9457 problem (serving/http.py ``problem``)."""
+    return {
+        "description": description,
+        "headers": headers or NO_STORE,
+        "content": {http.PROBLEM_JSON: {"schema": ref("Problem")}},
+    }
 
 
 def _text(description: str) -> dict:
@@ -38,10 +49,21 @@ def _header(description: str, required: bool = True, **schema) -> dict:
     return {"description": description, "required": required, "schema": schema or {"type": "string"}}
 
 
-SHARED_HEADERS = {
-    "Cache-Control": _header("public, s-maxage=60 (30 for stories), stale-while-revalidate=60, stale-if-error=3600"),
-    "ETag": _header("Strong validator of this page version and limit."),
+CORS = {
+    "Access-Control-Allow-Origin": _header(
+        "* (shared answers may be read by any origin; no credentials)", pattern=r"^\*$"
+    )
 }
+SHARED_HEADERS = {
+    "Cache-Control": _header(
+        "public, s-maxage=60 (30 for stories and topics), stale-while-revalidate=60, stale-if-error=3600"
+    ),
+    "ETag": _header("Strong validator of this page version and limit."),
+    **CORS,
+}
+# On errors the CORS header is documented but not required: a URL that matches no route is answered by the app's
+# 404, which belongs to no shared endpoint.
+CORS_OPTIONAL = {"Access-Control-Allow-Origin": {**CORS["Access-Control-Allow-Origin"], "required": False}}
 NO_STORE = {"Cache-Control": _header("no-store", pattern="no-store")}
 PRIVATE = {"Cache-Control": _header("private, no-store", pattern="^private, no-store$")}
 NO_STORE_TEXT = {
@@ -53,28 +75,34 @@ RETRY = {"Retry-After": _header("Seconds to wait before retrying.", pattern="^[0
 def _shared_errors(with_404: bool = True) -> dict:
     out = {
         "304": {"description": "Not modified (If-None-Match matched the ETag).", "headers": SHARED_HEADERS},
-        "400": _json(
-            "Error",
-            "Invalid parameter, or the request carried Cookie or Authorization (shared endpoints reject them).",
-            NO_STORE,
+        "400": _problem(
+            "Invalid parameter (invalid_limit, invalid_edition, invalid_cursor, invalid_topic), or the request "
+            "carried Cookie or "
+            "Authorization (personal_headers: shared endpoints reject them).",
+            {**NO_STORE, **CORS_OPTIONAL},
         ),
-        "503": _json("Error", "Pages are not loaded yet.", {**NO_STORE, **RETRY}),
+        "503": _problem("Pages are not loaded yet (not_ready).", {**NO_STORE, **RETRY, **CORS_OPTIONAL}),
     }
     if with_404:
-        out["404"] = _json("Error", "No such page (cached briefly at the edge).")
+        out["404"] = _problem(
+            "No such edition, page or story, or no live story about the topic (unknown_edition, unknown_page, "
+            "unknown_story, unknown_topic; cached briefly at the edge).",
+            CORS_OPTIONAL,
+        )
     return out
 
 
 def _private_errors() -> dict:
     return {
-        "400": _json("Error", "Invalid request.", PRIVATE),
-        "401": _json(
-            "Error",
-            "Missing, malformed, forged or expired bearer token.",
+        "400": _problem("Invalid request (invalid_body, invalid_parameter, invalid_edition, ...).", PRIVATE),
+        "401": _problem(
+            "Missing, malformed, forged or expired bearer token (unauthorized).",
             {**PRIVATE, "WWW-Authenticate": _header("Bearer realm")},
         ),
-        "503": _json(
-            "Error", "Shedding load (For you is shed first) or profile store unavailable.", {**PRIVATE, **RETRY}
+        "503": _problem(
+            "Shedding load (overloaded: For you is shed first), profile store unavailable (store_unavailable) or "
+            "event queue full (queue_full).",
+            {**PRIVATE, **RETRY},
         ),
     }
 
@@ -99,10 +127,11 @@ IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "sc
 
 
 WRITE_LIMITS = {
-    "413": _json("Error", "Body larger than NEWSROOM_MAX_BODY_BYTES (64 KiB); refused before parsing.", PRIVATE),
-    "429": _json(
-        "Error",
-        "The reader's write budget is spent (NEWSROOM_READER_RATE a second, NEWSROOM_READER_BURST at most).",
+    "413": _problem(
+        "Body larger than NEWSROOM_MAX_BODY_BYTES (64 KiB); refused before parsing (body_too_large).", PRIVATE
+    ),
+    "429": _problem(
+        "(rate_limited) The reader's write budget is spent (NEWSROOM_READER_RATE a second, NEWSROOM_READER_BURST at most).",
         {**PRIVATE, **RETRY},
     ),
 }
@@ -126,7 +155,7 @@ def _private_op(
 
 PROFILE_OK = {"200": _json("ProfileSummary", "The reader's profile after the change.", PRIVATE)}
 FOLLOW_QUERY = [
-    {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place"]}},
+    {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place", "entity"]}},
     {
         "name": "value",
         "in": "query",
@@ -147,6 +176,26 @@ LIMIT_100 = {
 def _shared_paths() -> dict:
     """The shared pages: identical for every reader, CDN-cached."""
     return {
+        "/v1/editions": {
+            "get": {
+                "summary": "Discovery: every edition the origin has loaded, with its sections, versions and URLs.",
+                "parameters": [IF_NONE_MATCH],
+                "responses": {
+                    "200": _json("EditionIndex", "The loaded editions, by id.", SHARED_HEADERS),
+                    **_shared_errors(with_404=False),
+                },
+            }
+        },
+        "/v1/editions/{edition}": {
+            "get": {
+                "summary": "One edition's discovery document: cycle, pool version, sections with versions and URLs.",
+                "parameters": [EDITION, IF_NONE_MATCH],
+                "responses": {
+                    "200": _json("EditionDocument", "The edition.", SHARED_HEADERS),
+                    **_shared_errors(),
+                },
+            }
+        },
         "/v1/editions/{edition}/sections/{section}": {
             "get": {
                 "summary": "One edition section page (shared, identical for every reader).",
@@ -183,7 +232,7 @@ def _shared_paths() -> dict:
                 "responses": {
                     "200": _json("StoryPage", "One page of the story's articles.", SHARED_HEADERS),
                     "301": _json(
-                        "Error",
+                        "Moved",
                         "The story was merged: Location names the survivor (always one hop).",
                         {
                             "Location": _header("/v1/stories/{survivor}"),
@@ -194,6 +243,29 @@ def _shared_paths() -> dict:
                 },
             }
         },
+    }
+
+
+def _topic_path() -> dict:
+    """GET /v1/topics/{topic_id} (serving/topics.py): shared, built on demand from the edition's pool."""
+    topic_id = {
+        "name": "topic_id",
+        "in": "path",
+        "required": True,
+        "description": "entity:{id} (alias-table entity id), place:{code} (region code) or topic:{name} (section).",
+        "schema": {"type": "string", "pattern": TOPIC_ID_PATTERN},
+        "example": "entity:org:isro",
+    }
+    edition = {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"}
+    return {
+        "/v1/topics/{topic_id}": {
+            "get": {
+                "summary": "The edition's live stories about an entity, place or topic, by the edition's own score "
+                "(shared, s-maxage=30).",
+                "parameters": [topic_id, edition, LIMIT_100, IF_NONE_MATCH],
+                "responses": {"200": _json("TopicPage", "The topic page.", SHARED_HEADERS), **_shared_errors()},
+            }
+        }
     }
 
 
@@ -214,7 +286,7 @@ def _private_paths() -> dict:
                         "schema": {"type": "integer", "minimum": 1, "maximum": 50},
                     },
                 ],
-                extra={"404": _json("Error", "No pool for that edition.", PRIVATE)},
+                extra={"404": _problem("No pool for that edition (unknown_edition).", PRIVATE)},
             )
         },
         "/v1/me/profile": {
@@ -227,10 +299,10 @@ def _private_paths() -> dict:
         },
         "/v1/me/follows": {
             "post": _private_op(
-                "Follow a topic, source or place.",
+                "Follow a topic, source, place or entity (an alias-table id such as org:isro).",
                 PROFILE_OK,
                 body="FollowRequest",
-                extra={"409": _json("Error", "Too many follows.", PRIVATE)},
+                extra={"409": _problem("Too many follows (profile_limit).", PRIVATE)},
             ),
             "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY, write=True),
         },
@@ -239,7 +311,7 @@ def _private_paths() -> dict:
                 "Hide a source: its stories never appear in For you.",
                 PROFILE_OK,
                 body="HideSourceRequest",
-                extra={"409": _json("Error", "Too many hidden sources.", PRIVATE)},
+                extra={"409": _problem("Too many hidden sources (profile_limit).", PRIVATE)},
             ),
             "delete": _private_op(
                 "Unhide a source.",
@@ -279,7 +351,14 @@ def _health_paths() -> dict:
         "/readyz": {
             "get": {
                 "summary": "Readiness: pages loaded.",
-                "responses": {"200": _json("Ready", "Ready.", NO_STORE), "503": _json("Ready", "Not ready.", NO_STORE)},
+                "responses": {
+                    "200": _json("Ready", "Ready.", NO_STORE),
+                    "503": {
+                        "description": "Not ready (a not_ready problem with the readiness fields).",
+                        "headers": NO_STORE,
+                        "content": {http.PROBLEM_JSON: {"schema": {"allOf": [ref("Problem"), ref("Ready")]}}},
+                    },
+                },
             }
         },
     }
@@ -299,8 +378,8 @@ def _websub_path() -> dict:
         ],
         "responses": {
             "200": _text("The challenge."),
-            "400": _text("Missing or oversized hub.challenge."),
-            "404": _text(
+            "400": _problem("Missing or oversized hub.challenge (invalid_parameter)."),
+            "404": _problem(
                 "Unknown subscription, wrong callback token, or a verification not expected now (only a "
                 "pending subscription or a requested renewal is verified)."
             ),
@@ -315,9 +394,11 @@ def _websub_path() -> dict:
         "requestBody": {"required": False, "content": {"application/octet-stream": {"schema": {}}}},
         "responses": {
             "202": _text("Accepted."),
-            "403": _text("Missing or forged signature."),
-            "404": _text("Unknown subscription, wrong callback token, not active or lease expired."),
-            "413": _text("Body too large (NEWSROOM_PUSH_MAX_BYTES, 1 MiB)."),
+            "403": _problem("Missing or forged signature (bad_signature)."),
+            "404": _problem(
+                "Unknown subscription, wrong callback token, not active or lease expired (unknown_subscription)."
+            ),
+            "413": _problem("Body too large (NEWSROOM_PUSH_MAX_BYTES, 1 MiB; body_too_large)."),
         },
     }
     return {"/v1/websub/{sub_id}": {"get": verify, "post": deliver}}
@@ -336,15 +417,15 @@ def _ping_path() -> dict:
                 "requestBody": {"required": False, "content": {"application/json": {"schema": {}}}},
                 "responses": {
                     "202": {"description": "Poll triggered.", "content": any_json},
-                    "400": _text("Body is not {feed_url, at} or the ping is stale."),
-                    "401": _text("Unsigned."),
-                    "403": _text("Bad signature or foreign feed."),
-                    "413": _text("Body too large."),
-                    "429": {
-                        "description": "A poll was triggered less than 30 s ago.",
-                        "headers": RETRY,
-                        "content": any_json,
-                    },
+                    "400": _problem("Body is not {feed_url, at} (invalid_body) or the ping is stale (stale_ping)."),
+                    "401": _problem("Unsigned (unauthorized)."),
+                    "403": _problem("Bad signature (bad_signature) or foreign feed (foreign_feed)."),
+                    "413": _problem("Body too large (body_too_large)."),
+                    "429": _problem(
+                        "A poll was triggered less than 30 s ago (rate_limited; the problem also carries "
+                        "triggered: false and retry_after_s).",
+                        {**NO_STORE, **RETRY},
+                    ),
                 },
             }
         },
@@ -356,10 +437,48 @@ def _self_path() -> dict:
     return {"/openapi.json": {"get": {"summary": "This document.", "responses": {"200": ok}}}}
 
 
+# (method, path) -> operationId: stable (clients generate method names from them), unique, camelCase. Every
+# documented operation must be listed here (document() fails otherwise).
+OPERATION_IDS = {
+    ("get", "/v1/editions"): "listEditions",
+    ("get", "/v1/editions/{edition}"): "getEdition",
+    ("get", "/v1/editions/{edition}/sections/{section}"): "getSectionPage",
+    ("get", "/v1/editions/{edition}/version"): "getEditionVersion",
+    ("get", "/v1/stories/{story_id}"): "getStory",
+    ("get", "/v1/topics/{topic_id}"): "getTopicPage",
+    ("get", "/v1/feed/for-you"): "getForYouFeed",
+    ("get", "/v1/me/profile"): "getProfile",
+    ("delete", "/v1/me/profile"): "deleteProfile",
+    ("post", "/v1/me/follows"): "follow",
+    ("delete", "/v1/me/follows"): "unfollow",
+    ("post", "/v1/me/hidden-sources"): "hideSource",
+    ("delete", "/v1/me/hidden-sources"): "unhideSource",
+    ("post", "/v1/me/fewer-like-this"): "fewerLikeThis",
+    ("delete", "/v1/me/history"): "deleteHistory",
+    ("post", "/v1/me/history/pause"): "pauseHistory",
+    ("post", "/v1/me/history/resume"): "resumeHistory",
+    ("post", "/v1/events"): "postEvents",
+    ("get", "/healthz"): "getHealth",
+    ("get", "/readyz"): "getReadiness",
+    ("get", "/v1/websub/{sub_id}"): "verifyWebSubSubscription",
+    ("post", "/v1/websub/{sub_id}"): "deliverWebSubContent",
+    ("post", "/v1/ping"): "pingFeed",
+    ("get", "/openapi.json"): "getOpenApiDocument",
+}
+
+
+def _with_operation_ids(paths: dict) -> dict:
+    return {
+        path: {method: {"operationId": OPERATION_IDS[(method, path)], **op} for method, op in item.items()}
+        for path, item in paths.items()
+    }
+
+
 @functools.lru_cache(maxsize=1)
 def document() -> dict:
     paths = {
         **_shared_paths(),
+        **_topic_path(),
         **_private_paths(),
         **_health_paths(),
         # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.
@@ -377,7 +496,7 @@ def document() -> dict:
             "and no Authorization) and the private For you feed (bearer token, never cached).",
         },
         "servers": [{"url": "/"}],
-        "paths": paths,
+        "paths": _with_operation_ids(paths),
         "components": {
             "schemas": schemas(),
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},
@@ -395,3 +514,7 @@ def openapi_json():
     resp = Response(_body(), content_type="application/json")
     resp.headers["Cache-Control"] = "public, max-age=300"
     return resp
+
+
+bp.before_request(http.shared_preflight)  # public like the pages: any origin may read the document
+bp.after_request(http.shared_cors)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from schemas.pages import schema as page_schema
 from serving.foryou import NOT_BLANK_CLASS
+from serving.http import PROBLEMS
 
 _REFS = {"card": "Card", "story_entry": "StoryEntry"}
 STORY_ID = {"type": "string", "pattern": "^[0-9]{1,20}$"}
@@ -52,23 +53,68 @@ def _page_schemas() -> dict:
 
 
 def _error_schemas() -> dict:
-    error = {
+    """Problem (RFC 9457, every error answer), Moved (the 301 of a merged story) and Rejected (one bad event)."""
+    problem = {
         "type": "object",
-        "required": ["error", "status"],
+        "description": "RFC 9457 problem details (application/problem+json). code is the stable machine name; "
+        "type is https://newsroom.example/problems/{code}; detail describes this occurrence.",
+        "required": ["type", "title", "status", "detail", "code"],
         "properties": {
-            "error": {"type": "string"},
-            "status": {"type": "integer"},
+            "type": {"type": "string", "format": "uri"},
+            "title": {"type": "string"},
+            "status": {"type": "integer", "minimum": 400, "maximum": 599},
+            "detail": {"type": "string"},
+            "code": {"enum": sorted(PROBLEMS)},
             "carried": {"type": "array", "items": {"type": "string"}},
-            "survivor": {"type": "string"},
             "rejected": {"type": "array", "items": {"$ref": "#/components/schemas/Rejected"}},
+            "triggered": {"const": False},
+            "retry_after_s": {"type": "integer", "minimum": 1},
         },
+    }
+    moved = {
+        "type": "object",
+        "required": ["status", "detail", "survivor"],
+        "properties": {"status": {"const": 301}, "detail": {"type": "string"}, "survivor": dict(STORY_ID)},
     }
     rejected = {
         "type": "object",
         "required": ["index", "error"],
         "properties": {"index": {"type": "integer"}, "error": {"type": "string"}},
     }
-    return {"Error": error, "Rejected": rejected}
+    return {"Problem": problem, "Moved": moved, "Rejected": rejected}
+
+
+def _discovery_schemas() -> dict:
+    """GET /v1/editions and /v1/editions/{edition} (serving/catalog.py edition_infos)."""
+    section = {
+        "type": "object",
+        "required": ["section", "version", "url"],
+        "additionalProperties": False,
+        "properties": {
+            "section": {"type": "string"},
+            "version": {"type": "integer", "minimum": 1},
+            "url": {"type": "string", "pattern": "^/v1/editions/[a-z]{2}-[a-z]{2,3}/sections/"},
+        },
+    }
+    edition = {
+        "type": "object",
+        "required": ["edition", "cycle", "pool_version", "version_url", "sections"],
+        "additionalProperties": False,
+        "properties": {
+            "edition": {"type": "string"},
+            "cycle": {"type": "string", "format": "date-time"},
+            "pool_version": {"type": ["integer", "null"]},
+            "version_url": {"type": "string"},
+            "sections": {"type": "array", "items": ref("EditionSection"), "description": "top first, then by name"},
+        },
+    }
+    index = {
+        "type": "object",
+        "required": ["editions"],
+        "additionalProperties": False,
+        "properties": {"editions": {"type": "array", "items": ref("EditionDocument")}},
+    }
+    return {"EditionSection": section, "EditionDocument": edition, "EditionIndex": index}
 
 
 def _feed_schemas() -> dict:
@@ -97,8 +143,8 @@ def _feed_schemas() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+"
-                    "|similar_to:[0-9]{1,20})$",
+                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source|entity)/.+|local:.+"
+                    "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
                 },
             },
         },
@@ -122,6 +168,38 @@ def _feed_schemas() -> dict:
     }
 
 
+def _topic_schemas() -> dict:
+    """GET /v1/topics/{topic_id} (serving/topics.py): the pool's story items, by the edition's own score."""
+    item = {
+        "type": "object",
+        "required": ["story_id", "section", "labels", "representative"],
+        "additionalProperties": False,
+        "properties": {
+            "story_id": dict(STORY_ID),
+            "section": {"type": "string"},
+            "labels": {"type": "array", "items": {"type": "string"}},
+            "representative": ref("Card"),
+        },
+    }
+    page = {
+        "type": "object",
+        "required": ["schema", "topic", "kind", "value", "edition", "pool_version", "cycle", "story_count", "stories"],
+        "additionalProperties": False,
+        "properties": {
+            "schema": {"const": "newsroom.topic_page/v1"},
+            "topic": {"type": "string"},
+            "kind": {"enum": ["entity", "place", "topic"]},
+            "value": {"type": "string"},
+            "edition": {"type": "string"},
+            "pool_version": {"type": "integer"},
+            "cycle": {"type": "string", "format": "date-time"},
+            "story_count": {"type": "integer", "minimum": 1, "description": "Live stories about it (all pages)."},
+            "stories": {"type": "array", "items": ref("TopicItem")},
+        },
+    }
+    return {"TopicItem": item, "TopicPage": page}
+
+
 def _profile_schemas() -> dict:
     """The reader's profile and the bodies of the controls that change it."""
     return {
@@ -134,7 +212,8 @@ def _profile_schemas() -> dict:
                 "follows": {
                     "type": "object",
                     "properties": {
-                        k: {"type": "array", "items": {"type": "string"}} for k in ("topics", "sources", "places")
+                        k: {"type": "array", "items": {"type": "string"}}
+                        for k in ("topics", "sources", "places", "entities")
                     },
                 },
                 "hidden_sources": {"type": "array", "items": {"type": "string"}},
@@ -147,7 +226,7 @@ def _profile_schemas() -> dict:
         "FollowRequest": {
             "type": "object",
             "required": ["kind", "value"],
-            "properties": {"kind": {"enum": ["topic", "source", "place"]}, "value": _name_value()},
+            "properties": {"kind": {"enum": ["topic", "source", "place", "entity"]}, "value": _name_value()},
         },
         "HideSourceRequest": {"type": "object", "required": ["source"], "properties": {"source": _name_value()}},
         "FewerRequest": {
@@ -214,7 +293,9 @@ def schemas() -> dict:
     return {
         **_page_schemas(),
         **_error_schemas(),
+        **_discovery_schemas(),
         **_feed_schemas(),
+        **_topic_schemas(),
         **_profile_schemas(),
         **_event_schemas(),
         **_health_schemas(),

@@ -38,6 +38,11 @@ Configuration (``app.config``):
   ``"dead-letter-push"``).
 - ``NEWSROOM_PUSH_MAX_BYTES``: largest delivery or ping body read (default 1 MiB; larger: 413).
 - ``NEWSROOM_CLOCK``: a callable returning ms since the epoch (tests).
+
+Errors are RFC 9457 problems like the rest of the API (serving/http.py ``problem``): ``unknown_subscription``,
+``bad_signature``, ``foreign_feed``, ``stale_ping``, ``invalid_body``, ``invalid_parameter``, ``unauthorized``,
+``body_too_large``, ``rate_limited`` (the ping's 429 also carries ``triggered: false`` and ``retry_after_s``). Only
+the answers a hub or publisher acts on stay plain: the echoed challenge (text/plain) and 202s.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, Response, current_app, jsonify, request
 
+from serving import http
 from transforms.ingest import websub
 
 log = logging.getLogger(__name__)
@@ -238,18 +244,18 @@ def websub_verify(sub_id: str):
     sub = _subscription(st, sub_id)
     if sub is None or topic != sub.get("topic"):
         st.count("unknown_subscription")
-        return _text(404, "unknown subscription")
+        return http.problem(404, "unknown_subscription", "unknown subscription")
     sub_id = sub["sub_id"]
     if mode == "denied":
         if sub.get("state") != "pending":  # a hub may refuse only what we asked for and it has not granted
             st.count("unexpected_verification")
-            return _text(404, "not expected")
+            return http.problem(404, "unknown_subscription", "verification not expected")
         st.subscriptions.put_subscription(
             dict(sub, state="denied", denied_reason=request.args.get("hub.reason", "")[:200])
         )
         return _text(200, "")
     if not challenge or len(challenge) > 1024:
-        return _text(400, "hub.challenge is required (at most 1024 characters)")
+        return http.problem(400, "invalid_parameter", "hub.challenge is required (at most 1024 characters)")
     if mode == "subscribe" and _awaiting_verification(sub):
         lease = websub.clamp_lease(request.args.get("hub.lease_seconds") or sub.get("lease_seconds"))
         now = st.now_ms()
@@ -267,7 +273,7 @@ def websub_verify(sub_id: str):
         st.subscriptions.put_subscription(dict(sub, state="unsubscribed"))
         return _text(200, challenge)
     st.count("unexpected_verification")
-    return _text(404, "not expected")
+    return http.problem(404, "unknown_subscription", "verification not expected")
 
 
 @bp.post("/v1/websub/<sub_id>")
@@ -281,22 +287,22 @@ def websub_deliver(sub_id: str):
         current_app.config["NEWSROOM_PUSH_MAX_BYTES"]
     ):
         st.count("too_large")
-        return _text(413, "too large")
+        return http.problem(413, "body_too_large", "body larger than NEWSROOM_PUSH_MAX_BYTES")
     sub = _subscription(st, sub_id)
     if sub is None or sub.get("state") != "active" or int(sub.get("lease_expires_ms") or 0) <= st.now_ms():
         st.count("unknown_subscription")
-        return _text(404, "unknown subscription")
+        return http.problem(404, "unknown_subscription", "unknown subscription")
     body = _body(st)
     if body is None:
         st.count("too_large")
-        return _text(413, "too large")
+        return http.problem(413, "body_too_large", "body larger than NEWSROOM_PUSH_MAX_BYTES")
     signature = request.headers.get(websub.SIGNATURE_HEADER)
     if not signature:
         _dead_letter(st, "missing_signature", f"delivery of {len(body)} bytes", sub["sub_id"], b"")
-        return _text(403, "signature required")
+        return http.problem(403, "bad_signature", "signature required")
     if not websub.verify(sub.get("secret"), body, signature):
         _dead_letter(st, "bad_signature", f"delivery of {len(body)} bytes", sub["sub_id"], b"")
-        return _text(403, "bad signature")
+        return http.problem(403, "bad_signature", "bad signature")
     digest = hashlib.sha256(body).hexdigest()[:16]
     _publish_request(st, "PUSH", sub.get("feed_url") or sub.get("topic"), "websub", f"push-{sub['sub_id']}-{digest}")
     st.count("push_accepted")
@@ -338,7 +344,7 @@ def ping():
     st = _state()
     body = _body(st)
     if body is None:
-        return _text(413, "too large")
+        return http.problem(413, "body_too_large", "body larger than NEWSROOM_PUSH_MAX_BYTES")
     publisher_id = request.headers.get(websub.PING_PUBLISHER_HEADER, "")[:100]
     key = (current_app.config.get("NEWSROOM_PING_KEYS") or {}).get(publisher_id)
     signature = request.headers.get(websub.PING_SIGNATURE_HEADER)
@@ -346,7 +352,9 @@ def ping():
         reason = "missing_signature" if not signature else "bad_signature"
         # No payload kept: an unauthenticated client must not be able to fill the dead-letter topic.
         _dead_letter(st, reason, f"ping from {publisher_id!r} ({len(body)} bytes)", publisher_id or None, b"")
-        return _text(401 if not signature else 403, "unauthenticated ping")
+        if not signature:
+            return http.problem(401, "unauthorized", "unsigned ping")
+        return http.problem(403, "bad_signature", "unauthenticated ping")
     try:
         doc = json.loads(body)
         feed_url = doc["feed_url"]
@@ -358,24 +366,27 @@ def ping():
         at = int(at)
     except (ValueError, KeyError, TypeError, RecursionError):
         _dead_letter(st, "bad_ping", "unparseable ping body", publisher_id, body)
-        return _text(400, "body must be JSON {feed_url, at}")
+        return http.problem(400, "invalid_body", "body must be JSON {feed_url, at}")
     now = st.now_ms()
     if abs(now - at) > websub.PING_MAX_AGE_MS:
         _dead_letter(st, "stale_ping", f"at={at} now={now}", publisher_id, body)
-        return _text(400, "stale ping")
+        return http.problem(400, "stale_ping", "stale ping")
     canonical = known_feed(st, publisher_id, feed_url)
     if canonical is None:
         _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url[:300]}", publisher_id, body)
-        return _text(403, "feed does not belong to publisher")
+        return http.problem(403, "foreign_feed", "feed does not belong to publisher")
     granted, wait = st.subscriptions.take_ping_token(canonical, 1000.0 / PING_WINDOW_MS, 1.0, now)
     if not granted:
         wait_s = max(1, int(wait + 0.999))
         st.count("ping_throttled")
-        resp = jsonify({"triggered": False, "retry_after_s": wait_s})
-        resp.status_code = 429
-        resp.headers["Retry-After"] = str(wait_s)
-        resp.headers["Cache-Control"] = "no-store"
-        return resp
+        return http.problem(
+            429,
+            "rate_limited",
+            "a poll of this feed was triggered less than 30 s ago",
+            headers={"Retry-After": str(wait_s)},
+            triggered=False,
+            retry_after_s=wait_s,
+        )
     feed_url = canonical
     _publish_request(
         st,

@@ -11,9 +11,13 @@ story the reader asked to see less of):
     W_BASE   * base_i                                  the edition's own score, min-max normalised (pool order)
   + W_TOPIC  * [story has a followed topic]
   + W_SOURCE * [a followed source covers it]
-  + W_PLACE  * [story is about a followed place]       reason "local:{place}"
+  + W_ENTITY * [story has a followed entity]          reason "follows:entity/{id}" (pool "entities": alias ids)
+  + W_PLACE  * [story is about a followed place]       reason "local:{place}" (a region code, or an entity id)
   + W_INTEREST * conf * max(0, cos(interest, v_i))     conf = mass / (mass + 3): a few reads are weak evidence
   + W_SIMILAR * ramp(max_j cos(v_i, v_read_j))         over the last RECENT_READS reads that are in the pool
+  + W_COVISIT * s_i / (s_i + COVISIT_SCALE)            co-visitation: s_i = sum over the reader's COVISIT_READS
+                                                       newest reads X of X's decayed "read together" count with i
+                                                       (stores/covisit.py, via serving.readers.CovisitCache)
   - W_FEWER  * ramp(max_k cos(v_i, v_fewer_k))         "fewer like this"
   - W_READ   * [already read]                          pushed down, not removed (a reader may want it again)
 
@@ -24,9 +28,10 @@ source never appears), and stories marked "fewer like this" themselves.
 Top stories: the first TOP_SLOTS positions of the feed (0, 4, 9) hold the edition's best stories by its own score
 (not hidden, not yet read), reason ``top_story``, so a personal feed never hides the news everybody needs.
 
-Reasons: the largest personal term names the reason (``follows:topic/{t}``, ``follows:source/{p}``, ``local:{p}``,
-``similar_to:{story_id}``); an interest-only match is explained by the closest recent read when there is one
-(``similar_to``), else ``interest``; with no personal signal ``popular``.
+Reasons: the largest personal term names the reason (``follows:entity/{id}``, ``follows:topic/{t}``,
+``follows:source/{p}``, ``local:{p}``, ``also_read:{story_id}`` "readers of that story also read this", the read
+contributing most to s_i; ``similar_to:{story_id}``); an interest-only match is explained by the closest recent
+read when there is one (``similar_to``), else ``interest``; with no personal signal ``popular``.
 
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
@@ -42,12 +47,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from serving.catalog import place_entity
+from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
+
 W_BASE = 1.0
 W_TOPIC = 0.6
 W_SOURCE = 0.45
 W_PLACE = 0.45
+W_ENTITY = 0.6  # a followed person, organisation or place (entity id): as specific as a topic
 W_INTEREST = 0.5
 W_SIMILAR = 0.35
+W_COVISIT = 0.4
+COVISIT_SCALE = 2.0  # s_i at which the co-visitation term is half its weight (two readers' worth of co-reads)
+COVISIT_READS = 10
 W_FEWER = 1.2
 W_READ = 1.5
 MIN_REASON = 0.05
@@ -72,6 +84,8 @@ class ProfileView:
     topics: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     places: tuple[str, ...] = ()
+    entities: tuple[str, ...] = ()
+    place_entities: tuple[str, ...] = ()  # the followed places as entity ids (serving.catalog.place_entity)
     hidden: frozenset = frozenset()
     interest: np.ndarray | None = None
     confidence: float = 0.0
@@ -109,6 +123,8 @@ class ProfileView:
             topics=tuple(follows.get("topics") or ()),
             sources=tuple(follows.get("sources") or ()),
             places=tuple(follows.get("places") or ()),
+            entities=tuple(follows.get("entities") or ()),
+            place_entities=tuple(dict.fromkeys(place_entity(p) for p in follows.get("places") or ())),
             hidden=frozenset(doc.get("hidden_sources") or ()),
             interest=interest,
             confidence=conf,
@@ -135,6 +151,50 @@ def _mark(n: int, index, keys, weight: float) -> np.ndarray | None:
     return out
 
 
+@dataclass(frozen=True, eq=False)
+class Covisit:
+    """Co-visitation candidates of one reader: ``strength[story_id]`` (s_i) and ``source[story_id]``, the read X
+    that contributes most to it (for the reason)."""
+
+    strength: dict
+    source: dict
+
+    @classmethod
+    def from_lists(cls, reads, lists: dict, now_ms: int) -> Covisit | None:
+        """``lists``: ``{read story: ((neighbour, count as of at), ...), at)}``; counts are decayed to ``now_ms``."""
+        strength: dict[str, float] = {}
+        best: dict[str, float] = {}
+        source: dict[str, str] = {}
+        for read in reads:
+            items, at = lists.get(read, ((), 0))
+            if not items:
+                continue
+            factor = 0.5 ** (max(0, now_ms - at) / COVISIT_HALF_LIFE_MS)
+            for other, count in items:
+                c = count * factor
+                prev = strength.get(other)
+                if prev is None:
+                    strength[other] = best[other] = c
+                    source[other] = read
+                else:
+                    strength[other] = prev + c
+                    if c > best[other]:
+                        best[other] = c
+                        source[other] = read
+        return cls(strength, source) if strength else None
+
+    def term(self, pool) -> np.ndarray | None:
+        index = pool.index
+        hits = [(index[sid], s) for sid, s in self.strength.items() if sid in index]
+        if not hits:
+            return None
+        idx, vals = zip(*hits)
+        v = np.fromiter(vals, dtype=np.float32, count=len(vals))
+        out = np.zeros(len(pool.story_ids), dtype=np.float32)
+        out[list(idx)] = v / (v + np.float32(COVISIT_SCALE)) * np.float32(W_COVISIT)
+        return out
+
+
 class RankTimeout(Exception):
     """The re-rank ran past its budget; the caller serves the deterministic recency fallback."""
 
@@ -151,9 +211,10 @@ class _Scored:
     recent: list[int]
     nearest: np.ndarray | None
     read_mask: np.ndarray
+    covisit: Covisit | None = None
 
 
-def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
+def _score(pool, view: ProfileView, deadline: float | None, covisit: Covisit | None = None) -> _Scored:
     """Every candidate's personal score (module docstring); -inf for hidden sources and "fewer like this"."""
     n = len(pool.story_ids)
     vectors = pool.vectors
@@ -163,10 +224,14 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         ("topic", pool.by_topic, view.topics, W_TOPIC),
         ("source", pool.by_source, view.sources, W_SOURCE),
         ("place", pool.by_place, view.places, W_PLACE),
+        ("entity", pool.by_entity, view.entities, W_ENTITY),
     ):
         t = _mark(n, index, keys, weight)
         if t is not None:
             terms[name] = t
+    local = _mark(n, pool.by_entity, view.place_entities, W_PLACE)  # a followed place named as an entity
+    if local is not None:
+        terms["place"] = np.maximum(terms["place"], local) if "place" in terms else local
     if view.interest is not None and view.confidence > 0:
         terms["interest"] = np.maximum(vectors @ view.interest, 0.0) * np.float32(W_INTEREST * view.confidence)
     read_idx = [pool.index[s] for s in view.reads if s in pool.index]
@@ -176,6 +241,10 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         sims = vectors @ vectors[recent].T
         nearest = sims.argmax(axis=1)
         terms["similar"] = _ramp(sims[np.arange(n), nearest]) * np.float32(W_SIMILAR)
+    if covisit is not None:
+        t = covisit.term(pool)
+        if t is not None:
+            terms["covisit"] = t
     _check(deadline)
     for arr in terms.values():
         score = score + arr
@@ -193,7 +262,7 @@ def _score(pool, view: ProfileView, deadline: float | None) -> _Scored:
         i = pool.index.get(sid)
         if i is not None:
             score[i] = -np.inf
-    return _Scored(score, terms, recent, nearest, read_mask)
+    return _Scored(score, terms, recent, nearest, read_mask, covisit)
 
 
 class _Caps:
@@ -255,17 +324,19 @@ def rank(
     limit: int = 20,
     served: np.ndarray | None = None,
     deadline: float | None = None,
+    covisit: Covisit | None = None,
 ) -> list[tuple[int, str]]:
     """Candidate indices for feed positions [offset, offset + limit) with their reasons.
 
     ``served`` (bool per candidate): already on the reader's earlier pages, never picked again; positions are
     absolute, so the top-story slots and the caps of the first CAP_DEPTH positions count the served pages.
     ``deadline`` (time.monotonic()): past it, :class:`RankTimeout`.
+    ``covisit``: the reader's co-visitation candidates (serving.readers.CovisitCache.boost), or None.
     """
     n = len(pool.story_ids)
     if n == 0 or limit <= 0:
         return []
-    sc = _score(pool, view, deadline)
+    sc = _score(pool, view, deadline, covisit)
     allowed = np.isfinite(sc.score)
     if served is not None:
         allowed &= ~served
@@ -294,7 +365,7 @@ def rank(
         used.add(pick)
         if caps is not None:
             caps.add(pick)
-        out.append((pick, why or _reason(pool, view, pick, sc.terms, sc.recent, sc.nearest)))
+        out.append((pick, why or _reason(pool, view, pick, sc)))
     _check(deadline)
     return out
 
@@ -324,12 +395,16 @@ def recency_fallback(pool, view: ProfileView, limit: int, served: np.ndarray | N
     return [(i, "recent") for i in picks]
 
 
-def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nearest) -> str:
+def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
+    terms, recent, nearest = sc.terms, sc.recent, sc.nearest
     best, name = MIN_REASON, None
-    for key in ("topic", "source", "place", "similar", "interest"):
+    for key in ("entity", "topic", "source", "place", "covisit", "similar", "interest"):
         arr = terms.get(key)
         if arr is not None and float(arr[i]) > best:
             best, name = float(arr[i]), key
+    if name == "entity":
+        followed = set(view.entities)
+        return "follows:entity/" + next(e for e in pool.entities[i] if e in followed)
     if name == "topic":
         followed = set(view.topics)
         return "follows:topic/" + next(t for t in pool.topics[i] if t in followed)
@@ -338,7 +413,12 @@ def _reason(pool, view: ProfileView, i: int, terms: dict, recent: list[int], nea
         return "follows:source/" + next(s for s in pool.sources[i] if s in followed)
     if name == "place":
         followed = set(view.places)
-        return "local:" + next(p for p in pool.places[i] if p in followed)
+        hit = next((p for p in pool.places[i] if p in followed), None)
+        if hit is None:  # matched as an entity: name the place as the reader followed it
+            hit = next(p for p in view.places for e in pool.entities[i] if place_entity(p) == e)
+        return "local:" + hit
+    if name == "covisit":
+        return "also_read:" + sc.covisit.source[pool.story_ids[i]]
     if name in ("similar", "interest") and nearest is not None:
         return "similar_to:" + pool.story_ids[recent[int(nearest[i])]]
     if name == "interest":

@@ -15,7 +15,17 @@ and per reader does one profile update and one append of reads: a read or click 
 the story's 64-d vector (found in the in-memory pools) with :func:`serving.ranking.fold_interest`; impressions are
 validated and counted but change nothing yet. Events of a paused reader are dropped. Replays are idempotent for reads
 (the read cell is keyed by its time, and event ids already among the stored reads are skipped). A batch that fails
-on the store is retried (3 tries, then dropped and counted).
+on the store is retried (3 tries, then dropped and counted). With a ``bus`` (``NEWSROOM_PUBLISH_READS``, on by
+default: the bus of the origin's stores), the folded events of readers who are not paused are then published to the
+``read-events`` topic, where the co-visitation job (pipelines/covisit.py) reads them; a failed publish is logged and
+counted (``publish_failed``), never fails the fold (co-visitation is best effort; the job is idempotent by event id,
+so a retried batch publishing again is harmless).
+
+CovisitCache: the co-visitation neighbours (stores/covisit.py, written by the co-visitation job) of the reader's
+most recent reads, for For you's "Readers of X also read this" term. Cached per story (the lists are shared by every
+reader) for ``NEWSROOM_PROFILE_TTL_S``, at most ``max_entries`` stories (LRU), stories without a list included; one
+``get_many`` per request for the stories not cached. Fail-open: if the store cannot be read, the stale cached
+lists are used and the rest count as "no co-visitation" (the feed is ranked without that term, not degraded).
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ import threading
 import time
 from collections import OrderedDict
 
-from serving.ranking import ProfileView, fold_interest, read_weight
+from serving.ranking import COVISIT_READS, Covisit, ProfileView, fold_interest, read_weight
 from stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -88,6 +98,61 @@ class ProfileCache:
             self._entries.pop(reader_id, None)
 
 
+class CovisitCache:
+    def __init__(self, store, ttl_s: float = 30.0, max_entries: int = 100_000, clock=time.monotonic, wall=time.time):
+        self.store = store
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self.clock = clock
+        self.wall = wall
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, tuple[float, tuple, int]] = OrderedDict()  # story -> (expires, list, at)
+        self.misses = 0
+        self.store_errors = 0
+
+    def lists(self, story_ids) -> dict[str, tuple[tuple, int]]:
+        """``{story_id: ((neighbour_id, count), ...), at)}`` for each story (an empty tuple when it has none)."""
+        now = self.clock()
+        out, stale, todo = {}, {}, []
+        with self._lock:
+            for sid in story_ids:
+                hit = self._entries.get(sid)
+                if hit is not None and hit[0] > now:
+                    self._entries.move_to_end(sid)
+                    out[sid] = (hit[1], hit[2])
+                else:
+                    todo.append(sid)
+                    if hit is not None:
+                        stale[sid] = (hit[1], hit[2])
+        if not todo:
+            return out
+        self.misses += len(todo)
+        try:
+            got = self.store.get_many(int(s) for s in todo)
+        except Exception as exc:  # StoreError or a client error: fail open to what we have
+            self.store_errors += 1
+            log.warning("co-visitation store unreachable for a For you request: %s", exc)
+            out.update(stale)
+            return out
+        with self._lock:
+            for sid in todo:
+                items, at = got.get(int(sid), ((), 0))
+                entry = (tuple((str(n), float(c)) for n, c in items), int(at))
+                self._entries[sid] = (now + self.ttl_s, *entry)
+                self._entries.move_to_end(sid)
+                out[sid] = entry
+            while len(self._entries) > self.max_entries:
+                self._entries.popitem(last=False)
+        return out
+
+    def boost(self, view: ProfileView) -> Covisit | None:
+        """The co-visitation candidates of the reader's COVISIT_READS newest reads (None: no reads, no lists)."""
+        recent = view.reads[:COVISIT_READS]
+        if not recent:
+            return None
+        return Covisit.from_lists(recent, self.lists(recent), int(self.wall() * 1000))
+
+
 def vector_of(catalog, edition: str, story_id: str):
     """The story's 64-d vector from the edition's pool (or any pool holding it), as a list; None if unknown."""
     pools = [catalog.pools.get(edition)] + [p for e, p in catalog.pools.items() if e != edition]
@@ -109,8 +174,14 @@ class EventFolder:
         batch: int = 500,
         flush_s: float = 1.0,
         queue_max: int = 10_000,
+        bus=None,
+        topic: str = "read-events",
     ):
         self.store = store
+        self.bus = bus
+        self.topic = topic
+        self.published = 0
+        self.publish_failed = 0
         self.holder = holder
         self.cache = cache
         self.batch = batch
@@ -164,6 +235,7 @@ class EventFolder:
             by_reader.setdefault(e["reader_id"], []).append(e)
         catalog = self.holder.current
         folded = 0
+        outgoing: list[dict] = []
         for reader, evs in by_reader.items():
             current = self.store.get(reader) or {}
             if current.get("paused"):
@@ -206,10 +278,25 @@ class EventFolder:
             if reads:
                 self.store.append_reads(reader, reads)
             folded += len(evs)
+            outgoing += evs
             if self.cache is not None:
                 self.cache.invalidate(reader)
         self.folded += folded
+        self._publish(outgoing)
         return folded
+
+    def _publish(self, events: list[dict]) -> None:
+        if self.bus is None or not events:
+            return
+        from schemas import codec
+
+        try:
+            attrs = codec.attributes("ReadEvent")
+            self.bus.publish_many(self.topic, [(codec.encode("ReadEvent", e), attrs) for e in events])
+            self.published += len(events)
+        except Exception as exc:  # the bus down: co-visitation misses these reads; the profiles have them
+            self.publish_failed += len(events)
+            log.warning("could not publish %d read events to %s: %s", len(events), self.topic, exc)
 
     def start(self) -> None:
         if self._thread is None:

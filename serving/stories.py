@@ -26,7 +26,8 @@ import logging
 import re
 from urllib.parse import urlencode
 
-from flask import Blueprint, current_app, request
+import orjson
+from flask import Blueprint, Response, current_app, request
 
 from serving import cursor as cursors
 from serving import http
@@ -35,7 +36,9 @@ from stores.base import StoreError
 
 log = logging.getLogger(__name__)
 bp = Blueprint("stories", __name__)
+bp.before_request(http.shared_preflight)
 bp.before_request(http.reject_personal_headers)
+bp.after_request(http.shared_cors)
 
 STORY_ID = re.compile(r"^[0-9]{1,20}$")
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
@@ -54,7 +57,8 @@ def unavailable(story_id: str, exc: Exception):
     """503 for a story that exists but could not be loaded from the snapshot store just now."""
     log.warning("story %s not loadable on demand: %s", story_id, exc)
     retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-    return http.error(503, f"story {story_id} is temporarily unavailable", headers={"Retry-After": retry})
+    detail = f"story {story_id} is temporarily unavailable"
+    return http.problem(503, "story_unavailable", detail, headers={"Retry-After": retry})
 
 
 @bp.get("/v1/stories/<story_id>")
@@ -62,27 +66,28 @@ def story_page(story_id: str):
     ext = current_app.extensions["newsroom"]
     cat = ext.holder.current
     if not STORY_ID.match(story_id):
-        return http.error(
-            404, f"no story {story_id!r}: story ids are decimal 64-bit integers", cache_control=http.NEGATIVE
+        return http.problem(
+            404,
+            "unknown_story",
+            f"no story {story_id!r}: story ids are decimal 64-bit integers",
+            cache_control=http.NEGATIVE,
         )
     args = request.args
     edition = args.get("edition")
     if edition is not None and not EDITION.match(edition):
-        return http.error(400, f"edition must look like 'us-en', got {edition!r}")
+        return http.problem(400, "invalid_edition", f"edition must look like 'us-en', got {edition!r}")
     try:
         limit = http.parse_limit(args.get("limit"), MAX_LIMIT) or STORY_PAGE_SIZE
     except ValueError as exc:
-        return http.error(400, str(exc))
+        return http.problem(400, "invalid_limit", str(exc))
     survivor = cat.aliases.get(story_id)
     if survivor is not None:
         query = {k: v for k, v in (("edition", edition), ("limit", args.get("limit"))) if v is not None}
-        resp = http.error(
-            301,
-            f"story {story_id} was merged into {survivor}",
-            cache_control=ext.story_cache_control,
-            survivor=survivor,
-        )
-        resp.headers["Location"] = f"/v1/stories/{survivor}" + (f"?{urlencode(query)}" if query else "")
+        location = f"/v1/stories/{survivor}" + (f"?{urlencode(query)}" if query else "")
+        doc = {"status": 301, "detail": f"story {story_id} was merged into {survivor}", "survivor": survivor}
+        resp = Response(orjson.dumps(doc), status=301, content_type=http.JSON)
+        resp.headers["Cache-Control"] = ext.story_cache_control
+        resp.headers["Location"] = location
         return resp
     try:
         entry = story_entry(ext, cat, story_id)
@@ -91,9 +96,9 @@ def story_page(story_id: str):
     if entry is None:
         if not cat.ready:
             return http.not_ready()
-        return http.error(404, f"no story {story_id}", cache_control=http.NEGATIVE)
+        return http.problem(404, "unknown_story", f"no story {story_id}", cache_control=http.NEGATIVE)
     if edition is not None and edition not in cat.editions:
-        return http.error(404, f"no edition {edition}", cache_control=http.NEGATIVE)
+        return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
     story, start, rebased = entry.current, 0, None
     raw = args.get("cursor")
     if raw:
@@ -102,7 +107,7 @@ def story_page(story_id: str):
             if sid != story_id:
                 raise cursors.CursorError(f"cursor belongs to story {sid}, not {story_id}")
         except (cursors.CursorError, ValueError, TypeError) as exc:
-            return http.error(400, f"invalid cursor: {exc}")
+            return http.problem(400, "invalid_cursor", f"invalid cursor: {exc}")
         held = entry.version(version)
         if held is None:
             rebased = version

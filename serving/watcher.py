@@ -43,7 +43,7 @@ import time
 import orjson
 
 from schemas import pages as page_schemas
-from serving.catalog import Catalog, CatalogHolder, StoryCache, StoryEntry, edition_infos, prepare
+from serving.catalog import Catalog, CatalogHolder, StoryCache, StoryEntry, edition_infos, editions_index, prepare
 from serving.validation import validate
 from stores.base import NotFound
 
@@ -205,6 +205,7 @@ class PointerWatcher:
             kind, obj = self._load(name, version)
         except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
             self._bad[name] = version
+            self.holder.rejected += 1
             log.error("pointer %s -> v%s not loaded, previous version stays live: %s", name, version, exc)
             return None
         except Exception as exc:  # transient (store unreachable): retry next poll
@@ -344,13 +345,15 @@ class _NextCatalog:
                 self.aliases, self.aliases_version = {}, None
 
     def build(self) -> Catalog:
+        editions = edition_infos(self.pages, self.pools)
         return Catalog(
             pages=self.pages,
             pools=self.pools,
             stories=self.stories,
             aliases=self.aliases,
             aliases_version=self.aliases_version,
-            editions=edition_infos(self.pages, self.pools),
+            editions=editions,
+            index=editions_index(editions),
             loaded=self.loaded,
             built_at=time.time(),
         )

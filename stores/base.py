@@ -282,16 +282,16 @@ class MessageBus(abc.ABC):
 
     def publish_record(self, topic: str, record: dict, ordering_key: str | None = None) -> str:
         """Validate and encode ``record`` with the topic's schema, then publish it (with ``ordering_key``)."""
-        name = _message_type(topic)
+        name = message_type(topic)
         if ordering_key:
             return self.publish(topic, codec.encode(name, record), codec.attributes(name), ordering_key=ordering_key)
         return self.publish(topic, codec.encode(name, record), codec.attributes(name))
 
     def decode(self, topic: str, message: Message) -> dict:
-        return codec.decode(_message_type(topic), message.data)
+        return codec.decode(message_type(topic), message.data)
 
 
-def _message_type(topic: str) -> str:
+def message_type(topic: str) -> str:
     # Topics may carry a namespace prefix ("bf-2014-items-raw"); dead-letter topics may carry a stage suffix.
     base = topic.rsplit("/", 1)[-1]
     if "dead-letter" in base:

@@ -42,7 +42,7 @@ UPDATE_RETRIES = 20
 def empty_profile() -> dict:
     """The profile of a reader we know nothing about."""
     return {
-        "follows": {"topics": [], "sources": [], "places": []},
+        "follows": {"topics": [], "sources": [], "places": [], "entities": []},
         "hidden_sources": [],
         "fewer": [],  # [{"story_id", "vector"}] of "fewer like this", newest last (bounded by the caller)
         "interest": {"vector": None, "mass": 0.0, "at": 0},  # decayed sum of read-story vectors (64-d)
@@ -60,7 +60,7 @@ def _normalise(doc: dict | None) -> dict:
     base = empty_profile()
     if doc:
         base.update(doc)
-        follows = {"topics": [], "sources": [], "places": []}
+        follows = {"topics": [], "sources": [], "places": [], "entities": []}
         follows.update(doc.get("follows") or {})
         base["follows"] = follows
     return base

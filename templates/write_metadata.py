@@ -28,6 +28,7 @@ JOBS = {
     "ingest": ("pipelines.ingest", True),
     "stories": ("pipelines.stories", True),
     "backfill": ("pipelines.backfill", False),
+    "covisit": ("pipelines.covisit", True),
 }
 
 F = r"^[0-9]+(\.[0-9]+)?$"  # non-negative number
@@ -142,6 +143,28 @@ SPECS = {
             "editions_only": ("Only these editions", EDITIONS, "us-en,gb-en", True, ""),
             "embedder": ("Embedder", EMBEDDER, "auto", True, ""),
             "links": ("Cross-language links", r"^(auto|on|off)$", "auto", True, ""),
+        },
+    },
+    "covisit": {
+        "name": "Newsroom co-visitation",
+        "description": "Streaming: reads read events (read-events, through --input_subscription), pairs the stories "
+        "each reader reads within --window_hours, and keeps per story the --top_k neighbours by decayed 'read "
+        "together' count in the Bigtable table covisit, which the origin reads for For you ('also_read'); abnormal "
+        "readers are ignored and undecodable events go to --dead_letter_topic.",
+        "parameters": {
+            "input_subscription": (
+                "Read event subscription",
+                TOPIC,
+                "covisit-read-events",
+                True,
+                " Terraform creates it (terraform/environments/*/main.tf subscriptions).",
+            ),
+            "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-covisit", True, ""),
+            "window_hours": ("Read-together window (hours)", F, "6", True, ""),
+            "half_life_hours": ("Count half-life (hours)", F, "24", True, ""),
+            "top_k": ("Neighbours kept per story", r"^([1-9]|[1-4][0-9]|50)$", "50", True, ""),
+            "max_reads_per_hour": ("Abnormal reader bar (reads per hour)", r"^[1-9][0-9]*$", "120", True, ""),
+            "flush_s": ("Seconds between a story's list writes", F, "10", True, ""),
         },
     },
     "backfill": {

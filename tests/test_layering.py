@@ -30,22 +30,18 @@ LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 
 LAUNCHERS = {"pipelines/main.py", "pipelines/cli.py"}
 # The only product modules allowed to import devtools, each lazily inside the function that needs it:
 # - pipelines/main.py: `newsroom run` starts the Pub/Sub emulator (devtools.emulators) and the sample world;
-# - pipelines/ingest.py: `newsroom ingest --world` (local runner only) starts the sample world in-process.
+# - pipelines/ingest_local.py: `newsroom ingest --world` (local runner only) starts the sample world in-process.
 # (`newsroom stack` reaches devtools.emulators through pipelines/cli.py's COMMANDS table, by module name.)
-DEVTOOLS_LAUNCHERS = {"pipelines/main.py", "pipelines/ingest.py"}
+DEVTOOLS_LAUNCHERS = {"pipelines/main.py", "pipelines/ingest_local.py"}
 # The modules that may import Beam: each stage's Beam layer, the stores' Beam IO and the one timer helper.
 BEAM_MODULES = {
     "stores/beam_io.py",
     "transforms/timers.py",
-    "transforms/articles/ptransforms.py",
-    "transforms/ingest/transforms.py",
-    "transforms/ingest/registry.py",
+    "transforms/articles/beam.py",
+    "transforms/ingest/beam.py",
     "transforms/stories/beam.py",
-    "transforms/stories/readers.py",
-    "transforms/editions/bursts.py",
-    "transforms/editions/pipeline.py",
-    "transforms/editions/publish.py",
-    "transforms/editions/rank.py",
+    "transforms/covisit/beam.py",
+    "transforms/editions/beam.py",
 }
 
 
@@ -150,7 +146,7 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
         ("import apache_beam as beam\n", "transforms/stories/beam.py"),
         ("from . import sibling\n", "serving/x.py"),
         ("from devtools import emulators as stack\n", "pipelines/main.py"),
-        ("from devtools.world.server import start_world\n", "pipelines/ingest.py"),
+        ("from devtools.world.server import start_world\n", "pipelines/ingest_local.py"),
         ("from serving import create_app\nfrom pipelines import cli\nfrom stores import gcp\n", "devtools/x.py"),
     ],
 )

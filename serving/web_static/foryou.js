@@ -79,7 +79,7 @@
       .then(function (res) {
         if (!res.ok) {
           status.textContent = res.status === 401
-            ? "Your token was not accepted (" + (res.body && res.body.error || "unauthorised") + "). Paste a new one."
+            ? "Your token was not accepted (" + (res.body && res.body.detail || "unauthorised") + "). Paste a new one."
             : "For you is unavailable right now (" + res.status + "). Try again shortly.";
           more.hidden = true;
           return;

@@ -24,6 +24,7 @@ JOBS: dict[str, tuple[str, bool]] = {
     "ingest": ("pipelines.ingest", True),
     "stories": ("pipelines.stories", True),
     "backfill": ("pipelines.backfill", False),
+    "covisit": ("pipelines.covisit", True),
 }
 
 # Packages whose PipelineOptions classes count as the project's own (a job's options may mix one in).

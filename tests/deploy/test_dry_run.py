@@ -60,6 +60,7 @@ JOB_ARGS: dict[str, list[str]] = {
         "--to=2024-04-01T00:00:00Z",
         "--snapshots=true",  # the editions branch too: the whole graph the template can launch
     ],
+    "covisit": ["--input_subscription=covisit-read-events", "--dead_letter_topic=dead-letter-covisit"],
 }
 
 # Top-level steps that must be in each translated graph (the stages of the job's docstring).
@@ -95,6 +96,7 @@ STAGES: dict[str, set[str]] = {
         "ChangesForEditions",
         "PublishEditions",
     },
+    "covisit": {"ReadReadEvents", "DecodeReadEvents", "CovisitNeighbours", "PublishDeadLetters"},
 }
 
 JOB_TYPE = {True: "JOB_TYPE_STREAMING", False: "JOB_TYPE_BATCH"}
@@ -198,6 +200,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "ingest": ["--feeds=table"],
     "stories": JOB_ARGS["stories"],
     "backfill": [a for a in JOB_ARGS["backfill"] if not a.startswith("--snapshots")] + ["--snapshots"],
+    "covisit": JOB_ARGS["covisit"],
 }
 
 
@@ -249,6 +252,8 @@ def test_dataflow_dry_run_through_the_newsroom_command(job, inputs, tmp_path):
     assert not missing, f"newsroom {job}: stages {sorted(missing)} were not translated: {summary['steps']}"
     if job == "stories":
         assert summary["pubsub_subscriptions"] == [f"projects/{PROJECT}/subscriptions/stories-items-raw"]
+    if job == "covisit":
+        assert summary["pubsub_subscriptions"] == [f"projects/{PROJECT}/subscriptions/covisit-read-events"]
     if job == "backfill":
         assert "CheckRunClaim" in summary["steps"], "the backfill's namespace fence must be in the graph"
         assert not any(cwd.iterdir()), "a dry run writes nothing (no local 'gs:' folder, no manifest)"

@@ -96,6 +96,16 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
     },
+    "covisit": {
+        "project": DATAFLOW,
+        "topics": {"dead-letter-covisit": PUBLISH},
+        "subscriptions": {"covisit-read-events": READ_SUBSCRIPTION},
+        "tables": {"covisit": ["roles/bigtable.user"]},
+        "namespaced": [],
+        "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+    },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
         "topics": {"read-events": PUBLISH, "fetch-requests": PUBLISH, "dead-letter-push": PUBLISH},
@@ -104,6 +114,7 @@ EXPECTED_GRANTS = {
             "pointers": ["roles/bigtable.reader"],
             "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
+            "covisit": ["roles/bigtable.reader"],
         },
         "namespaced": [],
         "buckets": {"snapshots": ["roles/storage.objectViewer"]},
@@ -745,7 +756,7 @@ def test_streaming_jobs_drain_on_engine_with_autoscaling_limits(modules):
     assert job["autoscaling_algorithm"] == "THROUGHPUT_BASED" and job["max_workers"] == "${var.max_workers}"
     assert job["ip_configuration"] == "WORKER_IP_PRIVATE"
     calls = modules["stack"].modules
-    for name in ("ingest", "stories"):
+    for name in ("ingest", "stories", "covisit"):
         assert calls[name]["streaming"] is True, f"{name} is a streaming job"
         assert calls[name]["max_workers"] == f"${{var.{name}_max_workers}}", f"{name} needs an autoscaling ceiling"
     for env in ENVIRONMENTS:
@@ -769,7 +780,7 @@ def test_cloud_armor_rate_limits_websub_and_pings(modules):
         )
 
 
-@pytest.mark.parametrize("job", ["ingest", "stories"])
+@pytest.mark.parametrize("job", ["ingest", "stories", "covisit"])
 def test_parameters_terraform_passes_are_template_parameters(modules, job):
     """Terraform launches the streaming jobs with parameters of their templates' metadata.json, nothing else."""
     path = REPO_ROOT / "templates" / job / "metadata.json"
@@ -821,12 +832,16 @@ def check_job_pubsub_parameters(env: Module, pubsub: Module, iam: Module, job: s
     return passed
 
 
-@pytest.mark.parametrize("job", ["ingest", "stories"])
+@pytest.mark.parametrize("job", ["ingest", "stories", "covisit"])
 def test_topics_and_subscriptions_terraform_passes_exist_and_are_granted(modules, job):
     from deploy_helpers import import_job, options_of
 
     options = options_of(import_job(job))
-    reads = {"ingest": ("fetch_request_subscription", "fetch-requests"), "stories": ("input_subscription", "items-raw")}
+    reads = {
+        "ingest": ("fetch_request_subscription", "fetch-requests"),
+        "stories": ("input_subscription", "items-raw"),
+        "covisit": ("input_subscription", "read-events"),
+    }
     passed = check_job_pubsub_parameters(modules["stack"], modules["pubsub"], modules["iam"], job)
     option, topic = reads[job]
     assert option in passed, f"Terraform does not give the {job} job its --{option}"
@@ -1135,6 +1150,11 @@ EXPECTED_ALERTS = {
     "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/pages_published", "stuck_pointer_minutes", "absent"),
     "origin_5xx": ("run.googleapis.com/request_count", "origin_5xx_ratio", "threshold"),
     "origin_latency": ("run.googleapis.com/request_latencies", "origin_latency_p99_ms", "threshold"),
+    "origin_catalog_age": (
+        "workload.googleapis.com/newsroom.origin.catalog_age",
+        "origin_catalog_age_seconds",
+        "threshold",
+    ),
     "watermark_lag": ("dataflow.googleapis.com/job/data_watermark_age", "watermark_lag_seconds", "threshold"),
 }
 # What the jobs must log for the log-based metrics (the code side's contract; /work/notes/infra.md repeats it):

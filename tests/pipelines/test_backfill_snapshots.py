@@ -99,12 +99,12 @@ def test_backfill_snapshots_flag_without_dir_publishes_into_the_run_namespace(tm
 
 
 def test_replay_in_one_firing_publishes_the_same_snapshots_as_one_timer_round_per_minute(tmp_path, monkeypatch):
-    """The backfill's replay runs each edition's minute chain in one timer firing (transforms/editions/rank.py,
-    ``replay``); the snapshots (objects and pointer histories) must be byte-identical to the every-minute timers'."""
+    """The backfill's replay runs each edition's minute chain in one timer firing (transforms/editions/beam.py
+    RankEditions, ``replay``); the snapshots (objects and pointer histories) must be byte-identical to the every-minute timers'."""
     import functools
 
+    from pipelines import backfill
     from pipelines.backfill import run
-    from transforms.editions import pipeline
 
     src = tmp_path / "in.jsonl"
     n = write_input(src)
@@ -128,10 +128,10 @@ def test_replay_in_one_firing_publishes_the_same_snapshots_as_one_timer_round_pe
                 + "\n"
             )
     assert n == 18
-    original = pipeline.add_backfill_snapshots
+    original = backfill.add_snapshots
     roots = {}
     for replay in (True, False):
-        monkeypatch.setattr(pipeline, "add_backfill_snapshots", functools.partial(original, replay=replay))
+        monkeypatch.setattr(backfill, "add_snapshots", functools.partial(original, replay=replay))
         root = tmp_path / f"snap-{replay}"
         argv = [f"--input={src}", f"--output={tmp_path / f'out-{replay}'}", "--embedder=hash", f"--snapshots={root}"]
         assert run(argv) == 0

@@ -67,7 +67,7 @@ INGEST_STEPS = [
 
 def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_path):
     from pipelines.ingest import build_pipeline
-    from transforms.ingest.transforms import PublishBatchesFn
+    from stores.beam_io import PublishToBusFn
 
     argv = [f"--data_dir={tmp_path}", "--bus=pubsub", "--project=newsroom-test", "--streaming"]
     options = PipelineOptions(argv)
@@ -79,7 +79,7 @@ def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_pa
     assert g.reaches("ReadFetchRequests/", "IngestFeeds/ScheduleFeeds")
     assert g.reaches("IngestFeeds/FetchPages", "PublishRawItems")
     publishers = [t for t in p.transforms_stack[0].parts if t.full_label in ("PublishRawItems", "PublishDeadLetters")]
-    assert [type(t.transform.fn) for t in publishers] == [PublishBatchesFn, PublishBatchesFn]
+    assert [type(t.transform.fn) for t in publishers] == [PublishToBusFn, PublishToBusFn]
     assert set(out) == {"items", "dead_letters"}
 
 
@@ -139,7 +139,7 @@ BACKFILL_STEPS = [
     "EmbedArticles",
     "ClusterStories",
     "ApplyStoryChanges",
-    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/readers.py)
+    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/beam.py)
     "WriteDeadLetters",
 ]
 

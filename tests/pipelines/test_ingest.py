@@ -95,7 +95,7 @@ def test_ingest_feeds_under_teststream(tmp_path):
     from apache_beam.transforms import trigger, window
 
     from pipelines.ingest import context_from_options
-    from transforms.ingest.transforms import IngestFeeds
+    from transforms.ingest.beam import IngestFeeds
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:

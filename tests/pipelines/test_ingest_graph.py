@@ -72,7 +72,7 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
 
     from pipelines.ingest import IngestOptions, build_pipeline
     from stores.beam_io import HEARTBEAT_ATTRIBUTE, ReadBus, ensure_subscription
-    from transforms.ingest import transforms as ingest_transforms
+    from transforms.ingest import beam as ingest_beam
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT)
     world.articles[HELD_BACK]["at"] = 10**9  # not public yet
@@ -104,9 +104,9 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
     bus.ensure_subscription("dead-letter-ingest", "test-dead")
 
     faults: list = []
-    real_store = ingest_transforms.shared_feed_store
+    real_store = ingest_beam.shared_feed_store
     monkeypatch.setattr(
-        ingest_transforms, "shared_feed_store", lambda ctx: FlakyFeedStore(real_store(ctx), HELD_BACK, faults)
+        ingest_beam, "shared_feed_store", lambda ctx: FlakyFeedStore(real_store(ctx), HELD_BACK, faults)
     )
 
     from stores import gcp

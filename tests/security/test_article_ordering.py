@@ -69,13 +69,13 @@ def test_ordering_key_is_per_canonical_ish_url():
 
 def test_raw_items_are_published_with_their_ordering_key(tmp_path):
     """The Beam publisher of the ingest graph (and LocalIngest, same call) sends the key; the embedded bus keeps it."""
-    from transforms.ingest.ordering import ordering_key
-    from transforms.ingest.transforms import PublishBatchesFn
+    from stores.beam_io import PublishToBusFn
+    from transforms.ingest.ordering import ordering_key, raw_item_key
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
     bus = open_stores(config).bus
     bus.ensure_subscription("items-raw", "raw-sub")
-    fn = PublishBatchesFn(config, "items-raw", "RawItem")
+    fn = PublishToBusFn(config, "items-raw", "RawItem", ordering_key=raw_item_key)
     fn.setup()
     fn.start_bundle()
     fn.process(fetch("Quake hits coast", T0))

@@ -35,7 +35,7 @@ def good_raw(n: int) -> dict:
 
 
 def test_a_page_over_budget_is_dead_lettered_and_the_job_goes_on():
-    from transforms.articles import DEAD_LETTER, NormalizeArticles
+    from transforms.articles.beam import DEAD_LETTER, NormalizeArticles
 
     hostile = make_raw("https://dailyherald.test/world/hostile", hostile_page(60_000), fetched_at=T0)
     raws = [good_raw(1), hostile, good_raw(2)]

@@ -144,6 +144,7 @@ def _value_for(key: str, default, tmp_path):
         "NEWSROOM_BUS_KIND": "pubsub",
         "NEWSROOM_DATA_DIR": str(tmp_path / "elsewhere"),
         "NEWSROOM_PING_KEYS": {"agencia-sur": "agencia-key-from-env"},
+        "NEWSROOM_METRICS_EXPORTER": "memory",
     }
     if key in special:
         return special[key]
@@ -165,10 +166,18 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     assert {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"} <= documented
     from transforms.stories import cpu
 
-    # Read by the jobs, not the origin: the embedding path pin (tests/transforms/stories/test_embed.py).
-    job_settings = {cpu.ENV}
+    # Read elsewhere than the origin: the jobs' embedding path pin, the browser tests' chromium and artefact folder.
+    elsewhere = {
+        cpu.ENV: ROOT / "transforms" / "stories" / "cpu.py",
+        "NEWSROOM_CHROMIUM": ROOT / "tests" / "browser" / "conftest.py",
+        "NEWSROOM_TEST_ARTIFACTS": ROOT / "tests" / "browser" / "conftest.py",
+    }
+    for name, path in elsewhere.items():
+        text = path.read_text(encoding="utf-8")
+        assert "environ" in text and (f'"{name}"' in text or "ENV" in text), (name, path)
     readable = set(serving.env_settings())
-    assert documented <= readable | job_settings, f"documented but never read: {sorted(documented - readable)}"
+    missing = documented - readable - set(elsewhere)
+    assert not missing, f"documented but never read: {sorted(missing)}"
     # Every setting of the app's config: set in the environment, found in app.config.
     defaults = {**serving.DEFAULTS, **PUSH_DEFAULTS}
     wanted = {}
@@ -198,6 +207,10 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         timeout=60,
     )
     assert out.stdout.strip() == "3.5", out.stderr
+    from serving import telemetry
+
+    monkeypatch.setenv("NEWSROOM_LOG_FORMAT", "json")
+    assert telemetry.log_format() == "json"
     from devtools import emulators as em
 
     assert {em.ENV_JAVA, em.ENV_PUBSUB_JAR, em.ENV_CBTEMULATOR, em.ENV_GCS_EMULATOR} <= readable

@@ -22,6 +22,13 @@ CASES = [
     ("/v1/editions/us-en/version", {}),
     ("/v1/editions/us-en/version?x=1", {}),
     ("/v1/editions/zz-zz/version", {}),
+    ("/v1/editions", {}),
+    ("/v1/editions?x=1", {}),
+    ("/v1/editions/", {}),
+    ("/v1/editions/us-en", {}),
+    ("/v1/editions/gb-en", {"If-None-Match": "*"}),
+    ("/v1/editions/zz-zz", {}),
+    ("/v1/editions/us-en?x=1", {}),
     ("/v1/editions/us-en/sections/top", {"Cookie": "a=b"}),
     ("/v1/editions/us-en/sections/top", {"Authorization": "Bearer x"}),
 ]
@@ -61,6 +68,8 @@ def test_fast_path_is_taken(world, profiles, monkeypatch):
     client = app.test_client()
     client.get(f"/v1/editions/{EDITION}/sections/top?limit=3")
     client.get(f"/v1/editions/{EDITION}/version")
+    client.get(f"/v1/editions/{EDITION}")
+    client.get("/v1/editions")
     assert calls == []
     client.get(f"/v1/editions/{EDITION}/sections/top?limit=0")
     assert calls == [f"/v1/editions/{EDITION}/sections/top"]

@@ -17,7 +17,9 @@ from serving.auth import issue_token
 from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
 
 FEED = f"/v1/feed/for-you?edition={EDITION}"
-REASON = re.compile(r"^(top_story|popular|interest|recent|follows:(topic|source)/.+|local:.+|similar_to:[0-9]+)$")
+REASON = re.compile(
+    r"^(top_story|popular|interest|recent|follows:(topic|source|entity)/.+|local:.+|similar_to:[0-9]+|also_read:[0-9]+)$"
+)
 
 
 def item_validator():
@@ -278,3 +280,68 @@ def test_for_you_is_shed_first_under_overload(world, profiles, auth, monkeypatch
         assert all(r.status_code == 200 for r in rs)
         assert elapsed < 2.0  # no shared request waited behind the slow private ones
     assert app.extensions["newsroom"].shedder.shed >= 5
+
+
+def test_readers_of_a_story_also_read_lifts_its_neighbours(app, client, auth, world):
+    from stores.covisit import open_covisit_store
+
+    p = pool(app)
+    read, other = p.story_ids[40], p.story_ids[41]
+    low = [p.story_ids[int(i)] for i in p.base.argsort()]
+    also = [s for s in low if s not in (read, other)][:3]  # the edition's lowest-scored stories
+    open_covisit_store(world.config).put(int(read), [(int(s), 50.0) for s in also], int(time.time() * 1000))
+    post_reads(client, auth("ivy"), [read])
+    post_reads(client, auth("jay"), [other])  # the same kind of profile, without co-visitation
+    app.extensions["newsroom"].folder.drain()
+    ivy, jay = whole_feed(client, auth("ivy")), whole_feed(client, auth("jay"))
+    item_validator().validate(
+        {
+            "schema": "newsroom.for_you/v1",
+            "edition": EDITION,
+            "pool_version": 1,
+            "degraded": None,
+            "items": ivy[:50],
+            "next_cursor": None,
+        }
+    )
+    reasons = {i["story_id"]: i["reason"] for i in ivy}
+    ivy_rank = {i["story_id"]: n for n, i in enumerate(ivy)}
+    jay_rank = {i["story_id"]: n for n, i in enumerate(jay)}
+    for sid in also:
+        assert reasons[sid] == f"also_read:{read}" and ivy_rank[sid] < 20 < jay_rank[sid]
+
+
+def test_a_co_visitation_store_error_only_drops_the_term(world, profiles, auth):
+    from stores.base import StoreError
+
+    class Down:
+        def get_many(self, ids):
+            raise StoreError("bigtable unavailable")
+
+    app = make_app(world, profiles, NEWSROOM_COVISIT_STORE=Down())
+    try:
+        client = app.test_client()
+        post_reads(client, auth("kim"), [pool(app).story_ids[40]])
+        app.extensions["newsroom"].folder.drain()
+        r = client.get(FEED, headers=auth("kim"))
+        assert r.status_code == 200 and r.json["degraded"] is None
+        assert not any(i["reason"].startswith("also_read") for i in r.json["items"])
+        assert app.extensions["newsroom"].covisit_cache.store_errors == 1
+    finally:
+        app.extensions["newsroom"].close()
+
+
+def test_folded_reads_are_published_to_the_read_events_topic(app, client, auth, world):
+    """The co-visitation job's input: the folded events, once each; a paused reader's are not published."""
+    world.bus.ensure_subscription("read-events", "test-covisit")
+    p = pool(app)
+    ext = app.extensions["newsroom"]
+    post_reads(client, auth("lou"), list(p.story_ids[50:53]))
+    client.post("/v1/me/history/pause", headers=auth("max"))
+    post_reads(client, auth("max"), list(p.story_ids[60:62]))
+    ext.folder.drain()
+    post_reads(client, auth("lou"), list(p.story_ids[50:53]))  # a replay: already folded, not published again
+    ext.folder.drain()
+    got = [world.bus.decode("read-events", m) for m in world.bus.pull("test-covisit", 50, timeout=0.5)]
+    assert sorted((e["reader_id"], str(e["story_id"])) for e in got) == [("lou", s) for s in sorted(p.story_ids[50:53])]
+    assert ext.folder.published == 3 and ext.folder.publish_failed == 0

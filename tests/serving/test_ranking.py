@@ -104,3 +104,29 @@ def test_interest_decays_toward_recent_reads():
 def test_empty_pool_and_zero_limit():
     empty = PreparedPool.build({**samples.candidate_pool("us-en", 1, n=1), "stories": []})
     assert rank(empty, ProfileView(reader_id="x")) == []
+
+
+def test_co_visitation_sums_decayed_counts_and_names_the_strongest_read():
+    from serving.ranking import COVISIT_HALF_LIFE_MS, Covisit
+
+    now = 1_767_225_600_000
+    lists = {"1": ((("7", 2.0), ("8", 1.0)), now), "2": ((("7", 4.0),), now - COVISIT_HALF_LIFE_MS), "3": ((), 0)}
+    c = Covisit.from_lists(("1", "2", "3"), lists, now)
+    assert c.strength == {"7": pytest.approx(4.0), "8": pytest.approx(1.0)}  # 2 + 4 halved once
+    assert c.source == {"7": "1", "8": "1"}  # a tie (2.0 vs 2.0 after decay) keeps the newer read
+    assert Covisit.from_lists(("3",), lists, now) is None
+
+
+def test_co_visitation_lifts_neighbours_with_the_also_read_reason(pool):
+    from serving.ranking import Covisit
+
+    read = pool.story_ids[5]
+    also = [pool.story_ids[i] for i in (300, 320, 340)]
+    view = ProfileView.from_profile("x", {"reads": [{"story_id": read, "at": 1}]})
+    cov = Covisit(dict.fromkeys(also, 50.0), dict.fromkeys(also, read))
+    plain = {i: n for n, (i, _) in enumerate(rank(pool, view, 0, 400))}
+    ranked = rank(pool, view, 0, 400, covisit=cov)
+    pos = {i: (n, why) for n, (i, why) in enumerate(ranked)}
+    for sid in also:
+        i = pool.index[sid]
+        assert pos[i][1] == f"also_read:{read}" and pos[i][0] < plain[i] - 50

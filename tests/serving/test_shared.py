@@ -64,7 +64,8 @@ def test_bad_limit_is_400_and_not_cacheable(client, bad):
     r = client.get(f"{EDITION_URL}?limit={bad}")
     assert r.status_code == 400
     assert r.headers["Cache-Control"] == "no-store"
-    assert "limit" in r.json["error"]
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert r.json["code"] == "invalid_limit" and "limit" in r.json["detail"]
 
 
 @pytest.mark.parametrize("header", ["Cookie", "Authorization"])
@@ -76,7 +77,8 @@ def test_personal_headers_are_rejected_on_every_shared_endpoint(app, header, tok
         assert r.status_code == 400, url
         assert r.headers["Cache-Control"] == "no-store", url  # a rejection must never be cached for all
         assert header in r.json["carried"]
-        assert "Cookie" in r.json["error"] and "Authorization" in r.json["error"]
+        assert "Cookie" in r.json["detail"] and "Authorization" in r.json["detail"]
+        assert r.json["code"] == "personal_headers" and r.headers["Content-Type"] == "application/problem+json"
 
 
 def test_cookie_from_a_jar_is_rejected_too(app):

@@ -108,7 +108,7 @@ def test_cursor_rebases_explicitly_when_its_version_is_gone(world, profiles):
 )
 def test_bad_cursors_are_400(client, make):
     r = client.get(f"/v1/stories/{STORY}?cursor={make()}")
-    assert r.status_code == 400 and "cursor" in r.json["error"]
+    assert r.status_code == 400 and "cursor" in r.json["detail"] and r.json["code"] == "invalid_cursor"
     assert r.headers["Cache-Control"] == "no-store"
 
 

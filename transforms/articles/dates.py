@@ -27,8 +27,10 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-FUTURE_SKEW_MS = 10 * 60 * 1000
-ZONELESS_EXTRA_MS = 14 * 3600 * 1000
+from transforms.common import HOUR_MS, MINUTE_MS
+
+FUTURE_SKEW_MS = 10 * MINUTE_MS
+ZONELESS_EXTRA_MS = 14 * HOUR_MS
 MIN_MS = int(datetime(1995, 1, 1, tzinfo=UTC).timestamp() * 1000)
 
 PUBLISHED_META = (

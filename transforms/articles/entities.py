@@ -22,7 +22,8 @@ mainly as a bonus for shared names between articles of one event, in every langu
 - Salience: mentions in the title count double, repeated and multi-word names rank first; single unlinked words
   mentioned once are dropped as noise.
 Unlinked entities get the normalised surface form as id (case-folded, spaces collapsed), so two articles naming
-"Kristi Noem" share an id even before the alias table knows her.
+"Kristi Noem" share an id even before the alias table knows her. The word lists (titles, name particles,
+organisation and place words, speech verbs) are in :mod:`transforms.articles.entity_words`.
 """
 
 from __future__ import annotations
@@ -35,293 +36,20 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from transforms.articles.entity_words import (
+    CONNECTORS,
+    ORG_WORDS,
+    PLACE_PREPS,
+    PLACE_WORDS,
+    SPEECH,
+    TITLES,
+    TYPE_KIND,
+)
+
 MAX_ENTITIES = 25
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
 KINDS = ("PERSON", "PLACE", "ORG", "OTHER")
-
-_TYPE_KIND = {
-    "person": "PERSON",
-    "place": "PLACE",
-    "city": "PLACE",
-    "country": "PLACE",
-    "state": "PLACE",
-    "administrativearea": "PLACE",
-    "landmarksorhistoricalbuildings": "PLACE",
-    "touristattraction": "PLACE",
-    "continent": "PLACE",
-    "organization": "ORG",
-    "corporation": "ORG",
-    "newsmediaorganization": "ORG",
-    "governmentorganization": "ORG",
-    "ngo": "ORG",
-    "sportsteam": "ORG",
-    "sportsorganization": "ORG",
-    "educationalorganization": "ORG",
-    "collegeoruniversity": "ORG",
-    "politicalparty": "ORG",
-    "localbusiness": "ORG",
-}
-
-_CONNECTORS = {
-    "of",
-    "for",
-    "and",
-    "the",
-    "de",
-    "del",
-    "della",
-    "delle",
-    "dei",
-    "di",
-    "da",
-    "do",
-    "dos",
-    "das",
-    "du",
-    "des",
-    "van",
-    "von",
-    "der",
-    "den",
-    "la",
-    "le",
-    "el",
-    "al",
-    "bin",
-    "ibn",
-    "y",
-    "e",
-    "zu",
-    "af",
-    "ter",
-    "op",
-    "'t",
-    "st",
-}
-_TITLES = {
-    "mr",
-    "mrs",
-    "ms",
-    "miss",
-    "dr",
-    "prof",
-    "sir",
-    "dame",
-    "lord",
-    "lady",
-    "president",
-    "presidente",
-    "président",
-    "präsident",
-    "sen",
-    "senator",
-    "rep",
-    "representative",
-    "gov",
-    "governor",
-    "mayor",
-    "minister",
-    "ministro",
-    "ministre",
-    "minister-president",
-    "chancellor",
-    "kanzler",
-    "kanzlerin",
-    "prime",
-    "premier",
-    "king",
-    "queen",
-    "prince",
-    "princess",
-    "pope",
-    "papa",
-    "judge",
-    "justice",
-    "gen",
-    "general",
-    "col",
-    "capt",
-    "lt",
-    "sgt",
-    "adm",
-    "secretary",
-    "ceo",
-    "chairman",
-    "chairwoman",
-    "coach",
-    "herr",
-    "frau",
-    "señor",
-    "señora",
-    "sr",
-    "sra",
-    "m",
-    "mme",
-    "mlle",
-    "signor",
-    "signora",
-    "dott",
-    "rabbi",
-    "sheikh",
-    "ayatollah",
-    "emir",
-    "sultan",
-    "rev",
-    "father",
-    "deputy",
-    "vice",
-    "attorney",
-    "detective",
-    "officer",
-    "sheriff",
-    "agent",
-    "speaker",
-    "leader",
-    "commissioner",
-    "director",
-}
-_ORG_WORDS = {
-    "inc",
-    "corp",
-    "corporation",
-    "co",
-    "company",
-    "ltd",
-    "llc",
-    "plc",
-    "gmbh",
-    "ag",
-    "sa",
-    "spa",
-    "nv",
-    "bv",
-    "group",
-    "bank",
-    "university",
-    "universidad",
-    "université",
-    "universität",
-    "università",
-    "college",
-    "institute",
-    "instituto",
-    "institut",
-    "ministry",
-    "ministerio",
-    "ministère",
-    "ministerium",
-    "department",
-    "agency",
-    "agencia",
-    "agence",
-    "council",
-    "committee",
-    "commission",
-    "comisión",
-    "party",
-    "partido",
-    "parti",
-    "partei",
-    "association",
-    "asociación",
-    "foundation",
-    "fundación",
-    "fondation",
-    "stiftung",
-    "federation",
-    "union",
-    "unión",
-    "league",
-    "club",
-    "fc",
-    "court",
-    "tribunal",
-    "police",
-    "policía",
-    "army",
-    "navy",
-    "force",
-    "forces",
-    "office",
-    "board",
-    "authority",
-    "service",
-    "services",
-    "news",
-    "times",
-    "post",
-    "journal",
-    "press",
-    "network",
-    "airlines",
-    "airways",
-    "motors",
-    "systems",
-    "technologies",
-    "labs",
-    "media",
-    "school",
-    "hospital",
-    "church",
-    "assembly",
-    "parliament",
-    "senate",
-    "congress",
-    "bureau",
-    "center",
-    "centre",
-    "organization",
-    "organisation",
-}
-_PLACE_PREPS = {
-    "in",
-    "at",
-    "from",
-    "near",
-    "to",
-    "en",
-    "à",
-    "au",
-    "aux",
-    "nach",
-    "aus",
-    "bei",
-    "a",
-    "na",
-    "no",
-    "em",
-    "desde",
-    "nel",
-    "nella",
-    "w",
-    "во",
-    "в",
-}
-_SPEECH = re.compile(
-    r"(?:said|says|told|added|explained|wrote|tweeted|dijo|afirmó|declaró|explicó|señaló|a déclaré|a dit|"
-    r"sagte|erklärte|betonte|ha detto|ha dichiarato|disse|afirmou|declarou|zei|verklaarde)\b"
-)
-_PLACE_WORDS = {
-    "city",
-    "county",
-    "state",
-    "province",
-    "island",
-    "islands",
-    "river",
-    "mountain",
-    "valley",
-    "street",
-    "avenue",
-    "park",
-    "beach",
-    "lake",
-    "bay",
-    "district",
-    "region",
-    "capital",
-}
 
 _TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_][\w'’\-]*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
 _SENTENCE_END = {".", "!", "?", ";", ":", '"', "“", "”", "«", "»", "„", "(", ")", "[", "]", "|", "•", "—", "–"}
@@ -435,7 +163,7 @@ def _kind_of_type(obj) -> str:
     if isinstance(types, str):
         types = [types]
     for t in types or []:
-        k = _TYPE_KIND.get(str(t).rsplit("/", 1)[-1].lower())
+        k = TYPE_KIND.get(str(t).rsplit("/", 1)[-1].lower())
         if k:
             return k
     return "OTHER"
@@ -469,21 +197,100 @@ class _Tally:
             it["kind"] = kind
 
 
-def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
-    """(surface, kind hint, position) for each capitalised n-gram of a cased-script text."""
-    sw = stopwords(language)
+def _tokens(text: str) -> list[tuple[str, int]]:
+    """(token, position) of words, numbers and punctuation; a word's final period is split off unless the word is an
+    abbreviation ("Gov.", "J.", "U.S.")."""
     toks = []
     for m in _TOKEN.finditer(text):
         t = m.group(0)
         if t.endswith(".") and len(t) > 1 and not re.fullmatch(r"(?:[^\W\d_]\.){2,}", t):
             word = t[:-1]
-            if word.casefold() in _TITLES or len(word) == 1:
+            if word.casefold() in TITLES or len(word) == 1:
                 toks.append((word, m.start()))  # "Gov." / "J." : an abbreviation, not a sentence end
                 continue
             toks.append((word, m.start()))
             toks.append((".", m.end() - 1))
             continue
         toks.append((t, m.start()))
+    return toks
+
+
+def _run_from(toks: list[tuple[str, int]], i: int) -> list[str]:
+    """The run of capitalised tokens starting at ``i`` (at most 6), with lower-case connectors inside."""
+    n = len(toks)
+    j = i
+    run = []
+    while j < n and len(run) < 6:
+        t = toks[j][0]
+        if (
+            t[:1].isupper()
+            and t not in _BREAK
+            or t.casefold() in CONNECTORS
+            and run
+            and j + 1 < n
+            and toks[j + 1][0][:1].isupper()
+        ):
+            run.append(t)
+            j += 1
+        else:
+            break
+    return run
+
+
+def _trim(run: list[str], start_of_sentence: bool, sw: frozenset) -> tuple[list[str], str, bool]:
+    """(run, kind hint, still at the sentence start) with titles, leading stopwords and trailing connectors cut."""
+    kind = "OTHER"
+    # a title inside the run starts a person's name: "South Dakota Gov. Kristi Noem" -> "Kristi Noem"
+    for k in range(len(run) - 1, 0, -1):
+        if run[k].casefold() in TITLES and k + 1 < len(run):
+            run = run[k:]
+            start_of_sentence = False
+            break
+    # trim: leading stopwords (sentence-initial "The"), titles (-> PERSON), trailing connectors
+    while run and (run[0].casefold().rstrip(".") in TITLES):
+        kind = "PERSON"
+        run.pop(0)
+        start_of_sentence = False
+    while run and (run[0].casefold() in sw or run[0].casefold() in CONNECTORS):
+        run.pop(0)
+        start_of_sentence = False
+    while run and (run[-1].casefold() in CONNECTORS or run[-1].casefold() in sw):
+        run.pop()
+    return run, kind, start_of_sentence
+
+
+def _is_name(run: list[str], start_of_sentence: bool, lower_seen: set) -> bool:
+    """Whether a trimmed run is a name, not a capitalised common word or a shouted heading."""
+    if not run:
+        return False
+    if len(run) == 1:
+        word = run[0]
+        if start_of_sentence and word.casefold() in lower_seen:
+            return False
+        if word.casefold() in lower_seen and not word.isupper():
+            return False  # a common word capitalised for emphasis or in a heading
+        if len(word) < 2:
+            return False
+    return not (len(run) > 1 and all(w.isupper() and len(w) > 5 for w in run))  # not SHOUTED HEADINGS
+
+
+def _kind_of_run(run: list[str], prev: str, following: str) -> str:
+    """ORG by an organisational word, PLACE by a place word or a locative preposition before it, PERSON by a
+    speech verb after a multi-word name, else OTHER."""
+    last = run[-1].casefold().rstrip(".")
+    if last in ORG_WORDS or run[0].casefold() in ("university", "universidad", "ministry", "bank"):
+        return "ORG"
+    if last in PLACE_WORDS or prev in PLACE_PREPS:
+        return "PLACE"
+    if len(run) >= 2 and SPEECH.match(following):
+        return "PERSON"  # "Kristi Noem said", "Pedro Horrach dijo": a speaker is a person
+    return "OTHER"
+
+
+def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
+    """(surface, kind hint, position) for each capitalised n-gram of a cased-script text."""
+    sw = stopwords(language)
+    toks = _tokens(text)
     lower_seen = {t.casefold() for t, _ in toks if t[:1].islower()}
     out = []
     i, n = 0, len(toks)
@@ -498,82 +305,24 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
             sentence_start = False
             i += 1
             continue
-        # a run of capitalised tokens, with lower-case connectors inside
-        j = i
-        run = []
-        while j < n and len(run) < 6:
-            t = toks[j][0]
-            if (
-                t[:1].isupper()
-                and t not in _BREAK
-                or t.casefold() in _CONNECTORS
-                and run
-                and j + 1 < n
-                and toks[j + 1][0][:1].isupper()
-            ):
-                run.append(t)
-                j += 1
-            else:
-                break
+        run = _run_from(toks, i)
+        j = i + len(run)
         prev = toks[i - 1][0].casefold() if i > 0 else ""
         following = " ".join(t for t, _ in toks[j : j + 2]).casefold()
-        start_of_sentence = sentence_start
+        run, kind, start_of_sentence = _trim(run, sentence_start, sw)
         sentence_start = False
         i = j
-        kind = "OTHER"
-        # a title inside the run starts a person's name: "South Dakota Gov. Kristi Noem" -> "Kristi Noem"
-        for k in range(len(run) - 1, 0, -1):
-            if run[k].casefold() in _TITLES and k + 1 < len(run):
-                run = run[k:]
-                start_of_sentence = False
-                break
-        # trim: leading stopwords (sentence-initial "The"), titles (-> PERSON), trailing connectors
-        while run and (run[0].casefold().rstrip(".") in _TITLES):
-            kind = "PERSON"
-            run.pop(0)
-            start_of_sentence = False
-        while run and (run[0].casefold() in sw or run[0].casefold() in _CONNECTORS):
-            run.pop(0)
-            start_of_sentence = False
-        while run and (run[-1].casefold() in _CONNECTORS or run[-1].casefold() in sw):
-            run.pop()
-        if not run:
+        if not _is_name(run, start_of_sentence, lower_seen):
             continue
-        if len(run) == 1:
-            word = run[0]
-            if start_of_sentence and word.casefold() in lower_seen:
-                continue
-            if word.casefold() in lower_seen and not word.isupper():
-                continue  # a common word capitalised for emphasis or in a heading
-            if len(word) < 2:
-                continue
-        if all(w.isupper() and len(w) > 5 for w in run) and len(run) > 1:
-            continue  # SHOUTED HEADINGS
-        surface = " ".join(run)
-        surface = re.sub(r"['’]s$", "", surface)
-        last = run[-1].casefold().rstrip(".")
+        surface = re.sub(r"['’]s$", "", " ".join(run))
         if kind == "OTHER":
-            if last in _ORG_WORDS or run[0].casefold() in ("university", "universidad", "ministry", "bank"):
-                kind = "ORG"
-            elif last in _PLACE_WORDS or prev in _PLACE_PREPS:
-                kind = "PLACE"
-            elif len(run) >= 2 and _SPEECH.match(following):
-                kind = "PERSON"  # "Kristi Noem said", "Pedro Horrach dijo": a speaker is a person
+            kind = _kind_of_run(run, prev, following)
         out.append((surface, kind, pos))
     return out
 
 
-def extract(
-    title: str,
-    body: str,
-    language: str,
-    article: dict | None = None,
-    keywords: list[str] | None = None,
-    aliases: AliasTable | None = None,
-) -> list[dict]:
-    """Entities of an article, most salient first (``Entity`` records as dicts)."""
-    aliases = aliases or default_aliases()
-    tally = _Tally()
+def _adder(tally: _Tally, aliases: AliasTable):
+    """``add(surface, kind, weight, pos, tokens=None)``: tallies a cleaned mention, linked through the aliases."""
 
     def add(surface: str, kind: str, weight: float, pos: int, tokens: int | None = None):
         surface = " ".join((surface or "").split()).strip(" .,;:'\"“”‘’()[]")
@@ -586,7 +335,11 @@ def extract(
         else:
             tally.add(normalise(surface), surface, kind, weight, pos, False, tokens or len(surface.split()))
 
-    # 1. the publisher's markup
+    return add
+
+
+def _add_markup(add, article: dict | None, keywords: list[str] | None, aliases: AliasTable) -> None:
+    """1. the publisher's markup: ``about`` / ``mentions`` objects and names, and keywords the aliases know."""
     for key in ("about", "mentions"):
         value = (article or {}).get(key)
         objs = value if isinstance(value, list) else [value] if value else []
@@ -601,7 +354,9 @@ def extract(
         if aliases.link(kw):
             add(kw, "OTHER", 1.5, -1)
 
-    # 2. the text
+
+def _add_text(add, tally: _Tally, title: str, body: str, language: str, aliases: AliasTable) -> None:
+    """2. the text: capitalised runs (cased scripts) or katakana and 《》 titles (caseless), and alias surfaces."""
     title = title or ""
     text = (body or "")[:SCAN_CHARS]
     caseless = bool(_CASELESS.search(title + text[:2000])) and len(_CASELESS.findall(text[:2000])) > 0.3 * len(
@@ -621,8 +376,9 @@ def extract(
             for m in _BOOK_TITLE.finditer(chunk):
                 add(m.group(1), "OTHER", weight * 0.5, offset + m.start(), 1)
 
-    # 3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem")
-    items = tally.items
+
+def _fold_short_mentions(items: dict[str, dict]) -> None:
+    """3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem")."""
     by_edge: dict[str, list] = {}
     for oid, o in items.items():
         parts = normalise(o["name"]).split()
@@ -642,7 +398,9 @@ def extract(
                 o["kind"] = it["kind"]
             del items[eid]
 
-    # 4. salience
+
+def _salient(items: dict[str, dict]) -> list[dict]:
+    """4. salience: linked and multi-word names first; lone unlinked words mentioned once are dropped."""
     out = []
     for eid, it in items.items():
         multiword = len(it["name"].split()) > 1
@@ -652,3 +410,21 @@ def extract(
         out.append((-rank, it["pos"], eid, it))
     out.sort(key=lambda x: (x[0], x[1], x[2]))
     return [Entity(eid, it["name"], it["kind"]).as_record() for _, _, eid, it in out[:MAX_ENTITIES]]
+
+
+def extract(
+    title: str,
+    body: str,
+    language: str,
+    article: dict | None = None,
+    keywords: list[str] | None = None,
+    aliases: AliasTable | None = None,
+) -> list[dict]:
+    """Entities of an article, most salient first (``Entity`` records as dicts)."""
+    aliases = aliases or default_aliases()
+    tally = _Tally()
+    add = _adder(tally, aliases)
+    _add_markup(add, article, keywords, aliases)
+    _add_text(add, tally, title, body, language, aliases)
+    _fold_short_mentions(tally.items)
+    return _salient(tally.items)

@@ -5,7 +5,7 @@ and first-seen times, the feed entry), the publisher registry (transforms/publis
 table. Writes: ``Article`` dicts (schemas/avro/article.avsc) with ``version=1`` and no syndication fields (dedupe
 and syndication fill those), or raises :class:`~transforms.articles.page.Rejected`.
 
-Plain Python, no Beam: the DoFn in :mod:`transforms.articles.ptransforms`, ``newsroom extract`` and the benchmark
+Plain Python, no Beam: the DoFn in :mod:`transforms.articles.beam`, ``newsroom extract`` and the benchmark
 all call :meth:`Normalizer.normalize` / :meth:`Normalizer.extract`.
 
 Steps (cost on a 150 KB page, 1 core, measured by benchmarks/articles_bench.py): decode + sniff + parse (~5 ms),
@@ -21,6 +21,7 @@ import hashlib
 import re
 import time
 import unicodedata
+from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from transforms.articles import body as body_mod
@@ -346,6 +347,49 @@ def _https(url: str | None, base: str | None) -> str | None:
     return u if re.match(r"https?://[^/\s]+\.[^/\s]+", u) else None
 
 
+@dataclass(frozen=True)
+class _Labels:
+    """What the page's markup says the article is (read before the body step, which modifies the tree)."""
+
+    types: set
+    section: str  # articleSection / article:section, else the first feed category, else the URL path's section
+    path_section: str
+    categories: list
+    keywords: list
+    image: str | None
+
+
+def _title_and_description(pm, art_ld: dict, entry: dict, publisher_name: str, url: str | None) -> tuple[str, str]:
+    """The headline without the site name (JSON-LD, og/twitter title, h1, <title>, feed entry) and the description."""
+    site_names = [pm.meta.get("og:site_name", ""), publisher_name, urls.registrable(urls.host_of(url or ""))]
+    raw_title = _first_string(
+        art_ld.get("headline"),
+        pm.meta.get("og:title"),
+        pm.meta.get("twitter:title"),
+        pm.h1,
+        pm.title_tag,
+        entry.get("title"),
+    )
+    description = _first_string(pm.meta.get("description"), pm.meta.get("og:description"), art_ld.get("description"))
+    return _clean_title(raw_title, site_names), description
+
+
+def _classify(labels: _Labels, pm, url: str | None) -> tuple[list[str], bool, bool]:
+    """Edition topics, is_opinion and is_fact_check from the markup, the section and the URL path."""
+    topics = topics_for(labels.section, labels.path_section, *labels.categories[:5])
+    path = urlsplit(url or "").path
+    opinion_markup = (
+        bool(labels.types & {"opinionnewsarticle"}) or str(pm.meta.get("article:opinion", "")).lower() == "true"
+    )
+    is_opinion = opinion_markup or bool(_OPINION_RE.search(labels.section or "") or _OPINION_RE.search(path))
+    is_fact_check = "claimreview" in labels.types or bool(
+        _FACTCHECK_RE.search(labels.section or "") or _FACTCHECK_RE.search(path)
+    )
+    if is_opinion and "opinion" not in topics:
+        topics = sorted(set(topics) | {"opinion"})
+    return topics, is_opinion, is_fact_check
+
+
 class Normalizer:
     """Plain-Python normalisation. One instance per worker (holds the registry and alias table)."""
 
@@ -400,59 +444,13 @@ class Normalizer:
         text, tree = page.load(body, headers)
         pm = structured.read(tree)
         art_ld = pm.article or {}
-
-        # canonical URL and publisher
-        ld_url = _first_string(art_ld.get("url"), art_ld.get("mainEntityOfPage"))
-        canonical, canonical_source = urls.canonical(
-            url,
-            [("rel_canonical", pm.links.get("canonical")), ("og_url", pm.meta.get("og:url")), ("json_ld", ld_url)],
-            self.registry,
-            fallbacks=[("self_reference", u) for u in pm.self_refs[:3]],
-        )
+        canonical, canonical_source = self._canonical(url, pm, art_ld)
         publisher = self._publisher(url, canonical, feed_publisher_id)
-
-        # time
         published = dates.choose(
             pm, entry.get("published"), publisher.timezone, now_ms, tree=tree, url=url or canonical
         )
-
-        # title
-        site_names = [
-            pm.meta.get("og:site_name", ""),
-            publisher.name,
-            urls.registrable(urls.host_of(canonical or url or "")),
-        ]
-        raw_title = _first_string(
-            art_ld.get("headline"),
-            pm.meta.get("og:title"),
-            pm.meta.get("twitter:title"),
-            pm.h1,
-            pm.title_tag,
-            entry.get("title"),
-        )
-        title = _clean_title(raw_title, site_names)
-        description = _first_string(
-            pm.meta.get("description"), pm.meta.get("og:description"), art_ld.get("description")
-        )
-
-        # section, flags (read before the body step: it modifies the tree)
-        types = structured.article_types(pm)
-        section = _first_string(
-            art_ld.get("articleSection"), pm.meta.get("article:section"), pm.meta.get("og:article:section")
-        )
-        categories = [c for c in (entry.get("categories") or []) if isinstance(c, str)]
-        path_section = _section_from_path(canonical or url)
-        section_label = section or (categories[0] if categories else "") or path_section
-        keywords = self._keywords(pm, art_ld)
-        image = _https(
-            _first_string(
-                pm.meta.get("og:image"),
-                pm.meta.get("twitter:image"),
-                _image_url(art_ld.get("image")),
-                _image_url(art_ld.get("thumbnailUrl")),
-            ),
-            url or canonical,
-        )
+        title, description = _title_and_description(pm, art_ld, entry, publisher.name, canonical or url)
+        labels = self._labels(pm, art_ld, entry, canonical, url)  # before the body step: it modifies the tree
 
         # body (modifies the tree: last of the tree readers)
         ld_body = art_ld.get("articleBody") if isinstance(art_ld.get("articleBody"), str) else None
@@ -465,21 +463,8 @@ class Normalizer:
 
         lede = _lede(body_text, description)
         lang, lang_prob = language.detect(body_text, title, lede, pm.html_lang or pm.meta.get("content-language", ""))
-        ents = entities.extract(title, body_text, lang, art_ld, keywords, self.aliases)
-
-        topics = topics_for(section_label, path_section, *categories[:5])
-        opinion_markup = (
-            bool(types & {"opinionnewsarticle"}) or str(pm.meta.get("article:opinion", "")).lower() == "true"
-        )
-        is_opinion = opinion_markup or bool(
-            _OPINION_RE.search(section_label or "") or _OPINION_RE.search(urlsplit(canonical or url or "").path)
-        )
-        is_fact_check = "claimreview" in types or bool(
-            _FACTCHECK_RE.search(section_label or "") or _FACTCHECK_RE.search(urlsplit(canonical or url or "").path)
-        )
-        if is_opinion and "opinion" not in topics:
-            topics = sorted(set(topics) | {"opinion"})
-
+        ents = entities.extract(title, body_text, lang, art_ld, labels.keywords, self.aliases)
+        topics, is_opinion, is_fact_check = _classify(labels, pm, canonical or url)
         return {
             "schema_version": 1,
             "article_id": urls.article_id(canonical) if canonical else None,
@@ -494,13 +479,13 @@ class Normalizer:
             "title": title,
             "lede": lede,
             "body": body_text,
-            "image_url": image,
+            "image_url": labels.image,
             "published_at": None,
             "first_seen_at": None,
             "modified_at": published.modified_ms,
             "entities": ents,
-            "keywords": keywords,
-            "section": (section_label or None) and section_label.strip().lower()[:80],
+            "keywords": labels.keywords,
+            "section": (labels.section or None) and labels.section.strip().lower()[:80],
             "topics": topics,
             "is_opinion": is_opinion,
             "is_fact_check": is_fact_check,
@@ -514,6 +499,41 @@ class Normalizer:
                 "language_prob": round(lang_prob, 3),
             },
         }
+
+    def _canonical(self, url: str | None, pm, art_ld: dict) -> tuple[str | None, str]:
+        """The canonical URL and where it came from (rel=canonical, og:url, JSON-LD, self-references)."""
+        ld_url = _first_string(art_ld.get("url"), art_ld.get("mainEntityOfPage"))
+        return urls.canonical(
+            url,
+            [("rel_canonical", pm.links.get("canonical")), ("og_url", pm.meta.get("og:url")), ("json_ld", ld_url)],
+            self.registry,
+            fallbacks=[("self_reference", u) for u in pm.self_refs[:3]],
+        )
+
+    def _labels(self, pm, art_ld: dict, entry: dict, canonical: str | None, url: str | None) -> _Labels:
+        """Section, feed categories, article types, keywords and image: what the page's markup says it is."""
+        section = _first_string(
+            art_ld.get("articleSection"), pm.meta.get("article:section"), pm.meta.get("og:article:section")
+        )
+        categories = [c for c in (entry.get("categories") or []) if isinstance(c, str)]
+        path_section = _section_from_path(canonical or url)
+        image = _https(
+            _first_string(
+                pm.meta.get("og:image"),
+                pm.meta.get("twitter:image"),
+                _image_url(art_ld.get("image")),
+                _image_url(art_ld.get("thumbnailUrl")),
+            ),
+            url or canonical,
+        )
+        return _Labels(
+            types=structured.article_types(pm),
+            section=section or (categories[0] if categories else "") or path_section,
+            path_section=path_section,
+            categories=categories,
+            keywords=self._keywords(pm, art_ld),
+            image=image,
+        )
 
     def _publisher(self, url: str | None, canonical: str | None, feed_publisher_id: str | None):
         for u in (url, canonical):

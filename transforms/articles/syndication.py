@@ -43,11 +43,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transforms.common import HOUR_MS
+
 NUM_PERM = 120
 BANDS = 20
 ROWS = 6
 THRESHOLD = 0.7
-WINDOW_MS = 48 * 3600 * 1000
+WINDOW_MS = 48 * HOUR_MS
 SHINGLE_WORDS = 3
 SHINGLE_CHARS = 4
 MIN_SHINGLES = 20

@@ -4,8 +4,9 @@ Data: ``editions.json`` (editions, sections, gazetteer, ranking and burst parame
 :mod:`.params`). Domain logic (plain Python + numpy, no Beam): :mod:`.book` (story aggregates folded from story
 changes), :mod:`.scoring` (vectorised scores), :mod:`.representatives`, :mod:`.assembly` (hysteresis,
 diversity, Breaking pin), :mod:`.cycle` (one edition's cycle), :mod:`.documents` (pages, pools, coverage,
-validation), :mod:`.bursts` (the Breaking rule). Beam: :mod:`.bursts` (DetectBursts), :mod:`.rank`
-(RankEditions), :mod:`.publish` (PublishSnapshots, TrackAliases), :mod:`.pipeline` (PublishEditions: the whole
-stage, used by pipelines/stories.py and by the backfill's ``--snapshots``). CLI: :mod:`.rollback`
+validation), :mod:`.bursts` (the Breaking rule, burst polls), :mod:`.rank` (EditionRanker: fold and rank minute by
+minute), :mod:`.publish` (SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters
+out). Beam, all of it in one module: :mod:`.beam` (DetectBursts, RankEditions, PublishSnapshots, TrackAliases and
+PublishEditions: the whole stage, used by pipelines/stories.py and by the backfill's ``--snapshots``). CLI: :mod:`.rollback`
 (``newsroom rollback``). Benchmark: benchmarks/rank_bench.py.
 """

@@ -35,12 +35,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
+from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
 TITLE_DIM = 32  # hashed title-token vector: centrality of an article in its story and MMR diversity
+ENTITIES_PER_STORY = 5  # main entity ids of a pool story (follows, topic pages)
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _CLICKBAIT = ("you won't believe", "you wont believe", "here's why", "this is why", "what happened next", "shocking")
@@ -67,7 +68,7 @@ ARTICLE_FIELDS = (
 
 
 def compact_change(change: dict) -> dict:
-    """A StoryChange trimmed to what ranking needs (no body, keywords or non-place entities)."""
+    """A StoryChange trimmed to what ranking needs (no body or keywords; entities as places and as ids only)."""
     out = {
         "type": "change",
         "id": change["change_id"],
@@ -89,6 +90,7 @@ def compact_change(change: dict) -> dict:
         a["places"] = [
             (e.get("name") or "", e.get("id") or "") for e in (art.get("entities") or ()) if e.get("kind") == "PLACE"
         ]
+        a["entities"] = list(dict.fromkeys(str(e["id"]) for e in (art.get("entities") or ()) if e.get("id")))
         out["article"] = a
     else:
         out["article"] = None
@@ -277,7 +279,7 @@ class StoryBook:
         """NEW_STORY / ASSIGN: the article joins the story (the highest writer sequence decides)."""
         sid = self.resolve(int(ch["story_id"]))
         row = self._story(sid)
-        if ch["kind"] == "NEW_STORY" and not self.stories.created_at[row]:
+        if ch["kind"] == NEW_STORY and not self.stories.created_at[row]:
             self.stories.created_at[row] = at
         self.stories.last_seq[row] = max(self.stories.last_seq[row], seq)
         self._set_centroid(row, ch.get("centroid"), seq)
@@ -357,12 +359,12 @@ class StoryBook:
                 self._version(row, at)
 
     _FOLDS: ClassVar[dict] = {
-        "NEW_STORY": _fold_placement,
-        "ASSIGN": _fold_placement,
-        "MERGE": _fold_merge,
-        "SPLIT": _fold_split,
-        "EXPIRE": _fold_expire,
-        "LINK": _fold_link,
+        NEW_STORY: _fold_placement,
+        ASSIGN: _fold_placement,
+        MERGE: _fold_merge,
+        SPLIT: _fold_split,
+        EXPIRE: _fold_expire,
+        LINK: _fold_link,
     }
 
     def _apply_pulse(self, p: dict) -> None:
@@ -411,6 +413,7 @@ class StoryBook:
                     places[hit[0]] = places.get(hit[0], False) or hit[1]
                     break
         self.articles.places[a] = tuple(sorted(places.items()))  # (region index, mentions a sub-national place)
+        self.articles.entities[a] = tuple(dict.fromkeys(art.get("entities") or ()))
         self.articles.card[a] = {
             "article_id": art["article_id"],
             "url": art.get("canonical_url") or "",
@@ -548,6 +551,17 @@ class StoryBook:
     def story_articles(self, row: int) -> list[int]:
         arts = self.articles
         return sorted((a for a in self.stories.members[row] if arts.has_data[a]), key=lambda a: arts.id[a])
+
+    def story_entities(self, row: int, limit: int = ENTITIES_PER_STORY) -> tuple[str, ...]:
+        """The story's main entity ids: the ``limit`` mentioned by most of its articles (ties: by id). Ids are the
+        alias table's (one id across scripts), so a story told in several languages counts one entity once."""
+        counts: dict[str, int] = {}
+        arts = self.articles
+        for a in self.stories.members[row]:
+            if arts.has_data[a]:
+                for e in arts.entities[a]:
+                    counts[e] = counts.get(e, 0) + 1
+        return tuple(sorted(counts, key=lambda e: (-counts[e], e))[:limit])
 
     def primary_sections(self) -> np.ndarray:
         """Per story, its primary section (argmax of its labelled articles, lowest index on ties; -1: none)."""

@@ -1,5 +1,8 @@
 """Bursts: windowed counts of originals and publishers per story, the Breaking rule, and burst poll requests.
 
+Plain Python: the rules and records. The Beam side (windows, CombineFn, the keyed poll timer) is
+:class:`~transforms.editions.beam.DetectBursts`.
+
 Reads StoryChange records (NEW_STORY / ASSIGN of an original, i.e. not a copy); writes burst pulses (plain dicts,
 consumed by RankEditions) and FetchRequest records (schemas/avro/fetch_request.avsc, kind BURST, topic
 fetch-requests, consumed by the ingest job).
@@ -32,20 +35,10 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from typing import Any
 
-import apache_beam as beam
-from apache_beam.coders import PickleCoder, VarIntCoder
-from apache_beam.metrics import Metrics
-from apache_beam.transforms import trigger, window
-from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.typehints import KV
-
-from transforms.editions.config import default_config
-from transforms.editions.params import MINUTE_MS, BurstParams
-from transforms.publishers import UNKNOWN_AUTHORITY, default_registry
-from transforms.timers import arm, arm_earliest, to_ms
+from transforms.common import MINUTE_MS, PLACEMENTS
+from transforms.editions.params import BurstParams
+from transforms.publishers import UNKNOWN_AUTHORITY
 
 
 def poisson_tail(k: int, lam: float) -> float:
@@ -78,10 +71,10 @@ def judge_developing(originals: int, publishers: int, topic: str | None, p: Burs
     return ok, pv
 
 
-# ------------------------------------------------------------------------------------------------------- Beam
+# ------------------------------------------------------------------------------------------ windowed counts
 def originals_of(change: dict, registry, label_map: dict):
-    """(story_id, observation) for an original's placement; nothing for copies and other change kinds."""
-    if change.get("kind") not in ("NEW_STORY", "ASSIGN") or change.get("is_copy"):
+    """(story_id, observation, first-seen ms) for an original's placement; nothing for copies and other kinds."""
+    if change.get("kind") not in PLACEMENTS or change.get("is_copy"):
         return
     art = change.get("article")
     if not art or art.get("copy_of"):
@@ -103,115 +96,87 @@ def originals_of(change: dict, registry, label_map: dict):
         "section": section,
         "language": change["language"],
     }
-    yield beam.window.TimestampedValue((int(change["story_id"]), obs), fs / 1000.0)
+    yield int(change["story_id"]), obs, fs
 
 
-class ExtractOriginalsFn(beam.DoFn):
-    """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
-    here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
-
-    def __init__(self, registry, label_map: dict):
-        self.registry, self.label_map = registry, label_map
-        self.bad = Metrics.counter("bursts", "changes_malformed")
-
-    def process(self, change):
-        try:
-            yield from originals_of(change, self.registry, self.label_map)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self.bad.inc()
+def new_counts() -> dict:
+    """The accumulator of one story's originals in one window (see :func:`add_original`)."""
+    return {
+        "articles": set(),
+        "publishers": set(),
+        "strong": set(),
+        "sections": Counter(),
+        "regions": set(),
+        "language": None,
+    }
 
 
-class BurstCountFn(beam.CombineFn):
-    """Originals (distinct articles), publishers and strong publishers of one story in one window."""
-
-    def __init__(self, strong_authority: float):
-        self.strong = strong_authority
-
-    def create_accumulator(self):
-        return {
-            "articles": set(),
-            "publishers": set(),
-            "strong": set(),
-            "sections": Counter(),
-            "regions": set(),
-            "language": None,
-        }
-
-    def add_input(self, acc, obs):
-        if obs["article_id"] in acc["articles"]:
-            return acc
-        acc["articles"].add(obs["article_id"])
-        acc["publishers"].add(obs["publisher_id"])
-        if obs["authority"] > self.strong:
-            acc["strong"].add(obs["publisher_id"])
-        if obs["section"]:
-            acc["sections"][obs["section"]] += 1
-        acc["regions"].add(obs["region"])
-        acc["language"] = acc["language"] or obs["language"]
+def add_original(acc: dict, obs: dict, strong_authority: float) -> dict:
+    """Count an original once (by article id): its publisher, strong publisher, section and region."""
+    if obs["article_id"] in acc["articles"]:
         return acc
-
-    def merge_accumulators(self, accs):
-        out = self.create_accumulator()
-        for a in accs:
-            out["articles"] |= a["articles"]
-            out["publishers"] |= a["publishers"]
-            out["strong"] |= a["strong"]
-            out["sections"].update(a["sections"])
-            out["regions"] |= a["regions"]
-            out["language"] = out["language"] or a["language"]
-        return out
-
-    def extract_output(self, acc):
-        topic = None
-        if acc["sections"]:
-            topic = sorted(acc["sections"].items(), key=lambda t: (-t[1], t[0]))[0][0]
-        return {
-            "originals": len(acc["articles"]),
-            "publishers": sorted(acc["publishers"]),
-            "strong_publishers": len(acc["strong"]),
-            "topic": topic,
-            "regions": sorted(acc["regions"]),
-            "language": acc["language"],
-        }
+    acc["articles"].add(obs["article_id"])
+    acc["publishers"].add(obs["publisher_id"])
+    if obs["authority"] > strong_authority:
+        acc["strong"].add(obs["publisher_id"])
+    if obs["section"]:
+        acc["sections"][obs["section"]] += 1
+    acc["regions"].add(obs["region"])
+    acc["language"] = acc["language"] or obs["language"]
+    return acc
 
 
-class JudgeWindowFn(beam.DoFn):
-    """Apply the Breaking (5-min) or developing (30-min) rule to a window's counts; emit a pulse when it holds."""
-
-    def __init__(self, kind: str, params: BurstParams):
-        self.kind = kind
-        self.params = params
-        self.judged = Metrics.counter("bursts", f"{kind}_windows")
-        self.fired = Metrics.counter("bursts", f"{kind}_pulses")
-
-    def process(self, element, win=beam.DoFn.WindowParam):
-        story_id, c = element
-        self.judged.inc()
-        if self.kind == "breaking":
-            ok, pv = judge_breaking(c["originals"], c["strong_publishers"], c["topic"], self.params)
-        else:
-            ok, pv = judge_developing(c["originals"], len(c["publishers"]), c["topic"], self.params)
-        if not ok:
-            return
-        self.fired.inc()
-        end = int(round(float(win.end) * 1000))
-        yield {
-            "type": "pulse",
-            "id": f"pulse|{self.kind}|{story_id}|{end}",
-            "kind": self.kind,
-            "story_id": int(story_id),
-            "language": c["language"],
-            "window_end": end,
-            "at": end - 1,
-            "originals": c["originals"],
-            "publishers": c["publishers"],
-            "strong_publishers": c["strong_publishers"],
-            "topic": c["topic"],
-            "regions": c["regions"],
-            "p_value": pv,
-        }
+def merge_counts(accs) -> dict:
+    out = new_counts()
+    for a in accs:
+        for k in ("articles", "publishers", "strong", "regions"):
+            out[k] |= a[k]
+        out["sections"].update(a["sections"])
+        out["language"] = out["language"] or a["language"]
+    return out
 
 
+def counts_output(acc: dict) -> dict:
+    """Originals, publishers, strong publishers, topic (the most common section), regions and language."""
+    topic = None
+    if acc["sections"]:
+        topic = sorted(acc["sections"].items(), key=lambda t: (-t[1], t[0]))[0][0]
+    return {
+        "originals": len(acc["articles"]),
+        "publishers": sorted(acc["publishers"]),
+        "strong_publishers": len(acc["strong"]),
+        "topic": topic,
+        "regions": sorted(acc["regions"]),
+        "language": acc["language"],
+    }
+
+
+def judge_window(kind: str, story_id, c: dict, window_end: int, p: BurstParams) -> dict | None:
+    """The pulse of a window's counts when the Breaking (5-min) or developing (30-min) rule holds, else None."""
+    if kind == "breaking":
+        ok, pv = judge_breaking(c["originals"], c["strong_publishers"], c["topic"], p)
+    else:
+        ok, pv = judge_developing(c["originals"], len(c["publishers"]), c["topic"], p)
+    if not ok:
+        return None
+    return {
+        "type": "pulse",
+        "id": f"pulse|{kind}|{story_id}|{window_end}",
+        "kind": kind,
+        "story_id": int(story_id),
+        "language": c["language"],
+        "window_end": window_end,
+        "at": window_end - 1,
+        "originals": c["originals"],
+        "publishers": c["publishers"],
+        "strong_publishers": c["strong_publishers"],
+        "topic": c["topic"],
+        "regions": c["regions"],
+        "p_value": pv,
+    }
+
+
+# ------------------------------------------------------------------------------------------------ burst polls
 def matching_sources(registry, language: str, regions: list[str], publishers: list[str]) -> list[str]:
     out = []
     for pub in registry:
@@ -242,117 +207,16 @@ def burst_fetch_requests(pulse: dict, registry, p: BurstParams) -> list[dict]:
     return out
 
 
-class RequestPollsFn(beam.DoFn):
-    """Keyed by story: turn its earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests.
-
-    Pulses wait in PULSES until the watermark passes their window end (CYCLE, event time), then are taken in
-    window order: streaming and batch (where windows arrive in any order) request the same polls.
-    State: PULSES (bag), LAST_REQUEST (window end of the last pulse that asked for polls), NEXT (timer time).
+def due_polls(waiting: list[dict], now: int, prev: int | None, registry, p: BurstParams):
+    """One story's waiting breaking pulses at event time ``now`` -> (fetch requests of the due ones, in window
+    order, at most one pulse per ``fetch_repeat_min``; window end of the last pulse that asked; pulses still to wait).
     """
-
-    PULSES = BagStateSpec("pulses", PickleCoder())
-    LAST_REQUEST = ReadModifyWriteStateSpec("last_request", VarIntCoder())
-    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
-    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
-
-    def __init__(self, params: BurstParams, publishers_path: str | None = None):
-        self.params = params
-        self.publishers_path = publishers_path
-        self.requests = Metrics.counter("bursts", "fetch_requests")
-
-    def setup(self):
-        self.registry = default_registry(self.publishers_path)
-
-    def process(
-        self,
-        element,
-        pulses=beam.DoFn.StateParam(PULSES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        _, pulse = element
-        pulses.add(pulse)
-        arm_earliest(timer, nxt, int(pulse["window_end"]))
-
-    @on_timer(CYCLE)
-    def on_cycle(
-        self,
-        ts=beam.DoFn.TimestampParam,
-        pulses=beam.DoFn.StateParam(PULSES),
-        last=beam.DoFn.StateParam(LAST_REQUEST),
-        nxt=beam.DoFn.StateParam(NEXT),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        now = to_ms(ts)
-        waiting = sorted(pulses.read(), key=lambda pl: (pl["window_end"], pl["id"]))
-        due = [pl for pl in waiting if pl["window_end"] <= now]
-        later = [pl for pl in waiting if pl["window_end"] > now]
-        prev = last.read()
-        for pulse in due:
-            end = pulse["window_end"]
-            if prev is not None and end - prev < self.params.fetch_repeat_min * MINUTE_MS:
-                continue
-            prev = end
-            for req in burst_fetch_requests(pulse, self.registry, self.params):
-                self.requests.inc()
-                yield req
-        if prev is not None:
-            last.write(prev)
-        pulses.clear()
-        for pl in later:
-            pulses.add(pl)
-        arm(timer, nxt, later[0]["window_end"] if later else None)
-
-
-class DetectBursts(beam.PTransform):
-    """StoryChange records -> ``{"pulses": burst pulses, "fetch_requests": FetchRequest records}``.
-
-    Args:
-        editions_path: editions file (default: the packaged one) -- burst parameters and section labels.
-        publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
-        params: override the file's burst parameters (tests).
-    """
-
-    def __init__(self, editions_path: str | None = None, publishers_path: str | None = None, params=None):
-        super().__init__()
-        self.editions_path = editions_path
-        self.publishers_path = publishers_path
-        self.params = params
-
-    def expand(self, changes):
-        config = default_config(self.editions_path)
-        p = self.params or BurstParams.from_config(config)
-        registry = default_registry(self.publishers_path)
-        label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
-        lateness = p.allowed_lateness_s
-        originals = changes | "ExtractOriginals" >> beam.ParDo(ExtractOriginalsFn(registry, label_map))
-
-        def windowed(size_min: int):
-            return beam.WindowInto(
-                window.SlidingWindows(size_min * 60, p.period_min * 60),
-                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
-                accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
-                allowed_lateness=lateness,
-            )
-
-        breaking = (
-            originals
-            | "SlidingFiveMinutes" >> windowed(p.window_min)
-            | "CountFiveMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
-            | "JudgeBreaking" >> beam.ParDo(JudgeWindowFn("breaking", p))
-        )
-        developing = (
-            originals
-            | "SlidingThirtyMinutes" >> windowed(p.velocity_window_min)
-            | "CountThirtyMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
-            | "JudgeDeveloping" >> beam.ParDo(JudgeWindowFn("developing", p))
-        )
-        breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-        developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-        pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
-        fetch_requests = (
-            breaking
-            | "KeyPulseByStory" >> beam.Map(lambda pl: (pl["story_id"], pl)).with_output_types(KV[int, Any])
-            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
-        )
-        return {"pulses": pulses, "fetch_requests": fetch_requests}
+    waiting = sorted(waiting, key=lambda pl: (pl["window_end"], pl["id"]))
+    requests = []
+    for pulse in (pl for pl in waiting if pl["window_end"] <= now):
+        end = pulse["window_end"]
+        if prev is not None and end - prev < p.fetch_repeat_min * MINUTE_MS:
+            continue
+        prev = end
+        requests += burst_fetch_requests(pulse, registry, p)
+    return requests, prev, [pl for pl in waiting if pl["window_end"] > now]

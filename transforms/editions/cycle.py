@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from transforms.common import DAY_MS  # noqa: F401  (re-exported)
+from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
-from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams
+from transforms.editions.params import RankParams
 from transforms.editions.representatives import (
     Representatives,
     capped_publishers,
@@ -478,14 +478,14 @@ def _fresh_pool_entries(book, p, pool_rows, pool_pos_l, misses, keys, facts, car
     vecs = docs.project(book.stories.centroid[pool_rows[miss]]).tolist() if book.dim and miss.size else None
     fresh = {}
     for m, k in enumerate(misses):
-        i = pool_pos_l[k]
-        sid = facts.ids_l[i]
+        i, sid = pool_pos_l[k], facts.ids_l[pool_pos_l[k]]
         entry = {
             "story_id": str(sid),
             "section": facts.section_of[sid],
             "topics": tuple(topics[m]),
             "publishers": tuple(publishers[m]),
             "places": tuple(places[m]),
+            "entities": book.story_entities(int(pool_rows[k])),
             "labels": keys[k][3],
             "representative": cards.get(facts.rep_l[i], False),
         }

@@ -28,6 +28,7 @@ import numpy as np
 from referencing import Registry, Resource
 
 from schemas.pages import PAGES, PageError, schema, validate_page
+from transforms.common import DAY_MS
 
 PROJECTION_DIM = 64
 PAGE_SCHEMA = "newsroom.edition_page/v1"
@@ -44,7 +45,7 @@ def _day(day: int) -> str:
 def iso(ms) -> str:
     """RFC 3339 UTC with millisecond precision when there is any (strftime once per day, then arithmetic)."""
     ms = int(ms)
-    day, rest = divmod(ms, 86_400_000)
+    day, rest = divmod(ms, DAY_MS)
     sec, milli = divmod(rest, 1000)
     h, sec = divmod(sec, 3600)
     m, sec = divmod(sec, 60)

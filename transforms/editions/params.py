@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
+from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.config import EditionsConfig
 
 

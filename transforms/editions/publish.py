@@ -1,7 +1,11 @@
-"""PublishSnapshots: validate every page, pool, story coverage and aliases map, store it as an immutable versioned
-object, then move its latest pointer by compare-and-set. TrackAliases: the merged-story map.
+"""Publishing snapshots: validate every page, pool, story coverage and aliases map, store it as an immutable
+versioned object, then move its latest pointer by compare-and-set (:class:`SnapshotPublisher`); the merged-story
+aliases map (:func:`aliases_item`).
 
-Reads snapshot items from :class:`~transforms.editions.rank.RankEditions` / :class:`TrackAliases`
+Plain Python; the Beam side is :class:`~transforms.editions.beam.PublishSnapshots` and
+:class:`~transforms.editions.beam.TrackAliases`.
+
+Reads snapshot items from :class:`~transforms.editions.beam.RankEditions` / ``TrackAliases``
 (``{"kind", "path", "pointer", "version", "doc", "min_stories"}``); writes through the store interfaces only
 (``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
 ``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.
@@ -33,21 +37,13 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
-
-import apache_beam as beam
-from apache_beam.coders import PickleCoder, VarIntCoder
-from apache_beam.metrics import Metrics
-from apache_beam.transforms.timeutil import TimeDomain
-from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
-from apache_beam.typehints import KV
+from collections.abc import Callable
 
 from schemas.pages import aliases_path, page_path, pool_path, story_path
-from stores import AlreadyExists, NotFound, StoreConfig, open_stores
+from stores import AlreadyExists, NotFound
+from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
-from transforms.editions.params import MINUTE_MS
-from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
 
@@ -75,24 +71,25 @@ def path_of(kind: str, pointer: str, version: int) -> str:
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 
-class PublishSnapshotFn(beam.DoFn):
-    """Validate -> put -> compare-and-set, one snapshot item at a time (see the module docstring)."""
+class SnapshotPublisher:
+    """Validate -> put -> compare-and-set, one snapshot item at a time (see the module docstring).
 
-    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
-        self.store_config = store_config
+    Args:
+        stores: the opened stores (``stores.open_stores``): their snapshot and pointer stores are written.
+        confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
+        count: ``count(name, n)`` for the ``snapshots`` counters (the DoFn passes Beam Metrics); default: none.
+    """
+
+    def __init__(self, stores, confirm_shrink_cycles: int = 15, count: Callable[[str, int], None] | None = None):
+        self.stores = stores
         self.confirm_shrink_cycles = confirm_shrink_cycles
-        self.counters = {}
-
-    def _count(self, name: str, n: int = 1) -> None:
-        c = self.counters.get(name)
-        if c is None:
-            c = self.counters[name] = Metrics.counter("snapshots", name)
-        c.inc(n)
-
-    def setup(self):
-        self.stores = open_stores(self.store_config)
+        self._counter = count
         self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
+
+    def _count(self, name: str, n: int = 1) -> None:
+        if self._counter is not None:
+            self._counter(name, n)
 
     def _live_summary(self, kind: str, pointer: str, current: int | None) -> tuple:
         if current is None:
@@ -109,22 +106,21 @@ class PublishSnapshotFn(beam.DoFn):
         self._live[pointer] = summary
         return summary
 
-    def process(self, item):
+    def publish(self, item: dict) -> dict:
+        """One snapshot item -> ``{"pointer", "version", "kind", "outcome", "reason"}``."""
         kind, pointer, version, doc = item["kind"], item["pointer"], int(item["version"]), item["doc"]
         result = {"pointer": pointer, "version": version, "kind": kind, "outcome": "", "reason": ""}
         current = self.stores.pointers.get(pointer)
         if current is not None and current >= version:
             self._count("stale")
             result["outcome"] = "stale"
-            yield result
-            return
+            return result
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
         digest = docs.content_digest(doc)
         if kind != "story_coverage" and live_digest is not None and digest == live_digest:
             self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
             result["outcome"] = "unchanged"
-            yield result
-            return
+            return result
         data = docs.canonical_bytes(doc)
         try:
             docs.validate(kind, doc, live_count, item.get("min_stories", 1), data)
@@ -143,8 +139,7 @@ class PublishSnapshotFn(beam.DoFn):
                 if kind == "edition_page":
                     log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
                 result.update(outcome="rejected", reason=exc.reason)
-                yield result
-                return
+                return result
         path = path_of(kind, pointer, version)
         try:
             self.stores.snapshots.put(path, data)
@@ -153,8 +148,7 @@ class PublishSnapshotFn(beam.DoFn):
                 self._count("conflicts")
                 log.warning("snapshot %s exists with other bytes; pointer %s not moved", path, pointer)
                 result.update(outcome="conflict", reason="different_bytes")
-                yield result
-                return
+                return result
         for _ in range(2):
             if self.stores.pointers.compare_and_set(pointer, current, version, reason="publish"):
                 self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
@@ -163,33 +157,13 @@ class PublishSnapshotFn(beam.DoFn):
                 if kind == "edition_page":
                     log.info("%s", ops_event("page_published", pointer, version))
                 result["outcome"] = "published"
-                yield result
-                return
+                return result
             current = self.stores.pointers.get(pointer)
             if current is not None and current >= version:
                 break
         self._count("stale")
         result["outcome"] = "stale"
-        yield result
-
-
-class PublishSnapshots(beam.PTransform):
-    """Snapshot items -> stored objects and moved pointers; yields one result per item.
-
-    Args:
-        store_config: where the snapshot and pointer stores live (``pipelines.options.store_config(options)``).
-        confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
-    """
-
-    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
-        super().__init__()
-        self.store_config = store_config
-        self.confirm_shrink_cycles = confirm_shrink_cycles
-
-    def expand(self, items):
-        return items | "ValidateStoreAndPoint" >> beam.ParDo(
-            PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
-        )
+        return result
 
 
 # ------------------------------------------------------------------------------------------------------ aliases
@@ -216,95 +190,43 @@ def aliases_document(alias: dict[int, int], version: int) -> dict:
     }
 
 
-class TrackAliasesFn(beam.DoFn):
-    """Single key: every MERGE; at the minute boundary after a new merge, emit the whole aliases map.
-
-    State: MERGES (bag of merge events), NEXT (cycle the timer is set for), LAST (last cycle ranked),
-    EMITTED (how many merges the last emitted map held). Timer: CYCLE (event time).
-    """
-
-    MERGES = BagStateSpec("merges", PickleCoder())
-    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
-    LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
-    EMITTED = ReadModifyWriteStateSpec("emitted", VarIntCoder())
-    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
-
-    def process(
-        self,
-        element,
-        merges=beam.DoFn.StateParam(MERGES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        last=beam.DoFn.StateParam(LAST),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        _, m = element
-        merges.add(m)
-        arm_earliest(timer, nxt, max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
-
-    @on_timer(CYCLE)
-    def on_cycle(
-        self,
-        ts=beam.DoFn.TimestampParam,
-        merges=beam.DoFn.StateParam(MERGES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        last=beam.DoFn.StateParam(LAST),
-        emitted=beam.DoFn.StateParam(EMITTED),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        now = to_ms(ts)
-        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
-            rearm_pending(timer, nxt, now)
-            return
-        by_id = {m["id"]: m for m in merges.read()}  # replays of a change collapse here
-        due = [m for m in by_id.values() if m["at"] < now]
-        future = [m for m in by_id.values() if m["at"] >= now]
-        if due and len(due) != (emitted.read() or 0):
-            version = now // MINUTE_MS
-            yield {
-                "kind": "aliases",
-                "path": aliases_path(version),
-                "pointer": "aliases",
-                "version": version,
-                "doc": aliases_document(resolve_aliases(due), version),
-                "min_stories": 0,
-            }
-            emitted.write(len(due))
-        last.write(now)
-        arm(timer, nxt, (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
+def is_merge(change) -> bool:
+    """A readable MERGE change (the only kind the aliases map is made of)."""
+    return (
+        isinstance(change, dict)
+        and change.get("kind") == MERGE
+        and isinstance(change.get("other_story_id"), int)
+        and isinstance(change.get("story_id"), int)
+        and isinstance(change.get("at"), int)
+    )
 
 
-class TrackAliases(beam.PTransform):
-    """StoryChange records -> aliases snapshot items (one per minute with a new merge)."""
+def merge_event(c: dict) -> dict:
+    """The compact merge event the aliases map keeps of a MERGE change."""
+    return {
+        "id": c["change_id"],
+        "story_id": int(c["story_id"]),
+        "other_story_id": int(c["other_story_id"]),
+        "seq": int(c["seq"]),
+        "at": int(c["at"]),
+    }
 
-    def expand(self, changes):
-        return (
-            changes
-            | "KeepMerges"
-            >> beam.Filter(
-                lambda c: (
-                    isinstance(c, dict)
-                    and c.get("kind") == "MERGE"
-                    and isinstance(c.get("other_story_id"), int)
-                    and isinstance(c.get("story_id"), int)
-                    and isinstance(c.get("at"), int)
-                )
-            )
-            | "KeyMergesTogether"
-            >> beam.Map(
-                lambda c: beam.window.TimestampedValue(
-                    (
-                        "aliases",
-                        {
-                            "id": c["change_id"],
-                            "story_id": int(c["story_id"]),
-                            "other_story_id": int(c["other_story_id"]),
-                            "seq": int(c["seq"]),
-                            "at": int(c["at"]),
-                        },
-                    ),
-                    c["at"] / 1000.0,
-                )
-            ).with_output_types(KV[str, Any])
-            | "MergesToGlobalWindow" >> beam.WindowInto(beam.window.GlobalWindows())
-            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
-        )
+
+def aliases_item(merges, now: int, emitted: int) -> tuple[dict | None, int, list[dict]]:
+    """The aliases map at cycle ``now`` -> (its snapshot item, or None when no merge is new since the last map of
+    ``emitted`` merges; the number of merges it holds; the merges still in the future)."""
+    by_id = {m["id"]: m for m in merges}  # replays of a change collapse here
+    due = [m for m in by_id.values() if m["at"] < now]
+    future = [m for m in by_id.values() if m["at"] >= now]
+    if not due or len(due) == emitted:
+        return None, emitted, future
+    version = now // MINUTE_MS
+    item = {
+        "kind": "aliases",
+        "path": aliases_path(version),
+        "pointer": "aliases",
+        "version": version,
+        "doc": aliases_document(resolve_aliases(due), version),
+        "min_stories": 0,
+    }
+    return item, len(due), future

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from transforms.common import HOUR_MS
 from transforms.editions.book import StoryBook
-from transforms.editions.params import HOUR_MS, RepresentativeParams, SupportingParams
+from transforms.editions.params import RepresentativeParams, SupportingParams
 
 _M64 = (1 << 64) - 1
 

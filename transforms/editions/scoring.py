@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from transforms.common import HOUR_MS
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig, Section
 from transforms.editions.params import RankParams
@@ -95,9 +96,9 @@ def features(book: StoryBook, now: int, p: RankParams) -> Features:
     n30 = np.bincount(st[ok], minlength=n)
     first = book.stories.first_seen[:n]
     start = now - p.velocity_window_ms
-    age_before_h = np.maximum((start - first) / 3_600_000.0, 0.5)
+    age_before_h = np.maximum((start - first) / HOUR_MS, 0.5)
     before = book.stories.n_originals[:n] - n30
-    r30 = np.where(first < start, before / age_before_h * (p.velocity_window_ms / 3_600_000.0), 0.0)
+    r30 = np.where(first < start, before / age_before_h * (p.velocity_window_ms / HOUR_MS), 0.0)
     velocity = np.clip(1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min, p.velocity_max)
     freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
     base = np.where(live, coverage * velocity * freshness, 0.0)

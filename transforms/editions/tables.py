@@ -147,7 +147,7 @@ class ArticleTable(Table):
         "key": (np.int64, 0, 0),  # article_key(id): tie-breaks
         "event_minute": (np.int64, 0, 0),  # minute of the latest event that placed or changed the article
     }
-    LISTS = {"id": str, "card": lambda: None, "places": tuple}
+    LISTS = {"id": str, "card": lambda: None, "places": tuple, "entities": tuple}
     story: np.ndarray
     seq: np.ndarray
     has_data: np.ndarray
@@ -166,6 +166,7 @@ class ArticleTable(Table):
     id: list[str]
     card: list[dict | None]  # the fields a card shows
     places: list[tuple]  # ((region index, mentions a sub-national place), ...)
+    entities: list[tuple]  # entity ids (alias-normalised by the articles stage), each once
 
 
 class PairTable(Table):

@@ -25,10 +25,12 @@ import feedparser
 from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from transforms.common import DAY_MS
+
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 MAX_SITEMAP_ENTRIES = 1000
-DEFAULT_MAX_AGE_MS = 2 * 24 * 3600 * 1000
+DEFAULT_MAX_AGE_MS = 2 * DAY_MS
 
 
 class FeedError(ValueError):

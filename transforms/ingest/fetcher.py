@@ -321,6 +321,7 @@ class Fetcher:
         return self._fail(result, "timeout", f"total deadline of {self.config.total_timeout_s:g} s exceeded")
 
     def _fetch(self, url, headers, check_robots, max_bytes, method, body) -> FetchResult:
+        """The redirect loop: each hop is connect (guard, robots, politeness), send, then read or redirect."""
         limit = max_bytes or self.config.max_bytes
         result = FetchResult(url=url, final_url=url, fetched_at_ms=int(self.clock() * 1000))
         current = url
@@ -328,112 +329,135 @@ class Fetcher:
             result.final_url, result.redirects = current, hop
             if self._deadline_hit():
                 return self._timeout(result)
-            parts = urlsplit(current)
-            if parts.scheme not in ("http", "https"):
-                return self._fail(result, "bad_scheme", current)
-            host = parts.hostname or ""
-            try:
-                port = parts.port or (443 if parts.scheme == "https" else 80)
-            except ValueError:
-                return self._fail(result, "bad_url", current)
-            try:
-                target = self.guard.resolve(host, port, timeout=max(0.0, _CURRENT.deadline - time.monotonic()))
-            except BlockedAddress as exc:
-                if exc.reason == "timeout":
-                    return self._timeout(result)
-                return self._fail(result, exc.reason, exc.detail)
-            if check_robots and self.config.respect_robots and not self.robots.allowed(current, self.config.user_agent):
-                if self._deadline_hit():
-                    return self._timeout(result)
-                return self._fail(result, "robots_disallowed", current)
-            delay = self.config.min_host_delay_s
-            if check_robots:
-                delay = max(delay, min(30.0, self.robots.crawl_delay(current, self.config.user_agent)))
-            waited = self.gate.wait(host, delay)
-            if waited > 0:  # our own politeness, not the server's doing: it does not eat the deadline
-                _CURRENT.deadline += waited
-            req_headers = {
-                "User-Agent": self.config.user_agent,
-                "Accept-Encoding": "identity",
-                "Host": parts.netloc.split("@")[-1],
-            }
-            req_headers.update(headers or {})
-            path = parts.path or "/"
-            if parts.query:
-                path += "?" + parts.query
-            left = _CURRENT.deadline - time.monotonic()
-            if left <= 0:
-                return self._timeout(result)
-            timeout = urllib3.Timeout(
-                connect=min(self.config.connect_timeout_s, left), read=min(self.config.read_timeout_s, left)
-            )
-            try:
-                pool = self._pool(parts.scheme, host, target.ip, target.port)
-                self.requests_sent += 1
-                resp = pool.urlopen(
-                    method,
-                    path,
-                    body=body,
-                    headers=req_headers,
-                    redirect=False,
-                    retries=False,
-                    preload_content=False,
-                    assert_same_host=False,
-                    timeout=timeout,
-                )
-            except urllib3.exceptions.TimeoutError as exc:
-                return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                if self._deadline_hit():
-                    return self._timeout(result)
-                return self._fail(result, "connection_error", str(exc)[:200])
-            cut = False
-            try:
-                status = resp.status
-                resp_headers = {k.lower(): v for k, v in resp.headers.items()}
-                if status in REDIRECT_CODES and resp_headers.get("location"):
-                    cut = True  # never read a redirect's body: it could trickle too
-                    current = urljoin(current, resp_headers["location"])
-                    method, body = ("GET", None) if status in (301, 302, 303) else (method, body)
-                    continue
-                declared = resp_headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > limit:
-                    cut = True
-                    return self._fail(result, "too_large", f"content-length {declared} > {limit}")
-                chunks, size = [], 0
-                while True:
-                    if self._deadline_hit():
-                        cut = True
-                        return self._timeout(result)
-                    chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
-                    if not chunk:
-                        break
-                    size += len(chunk)
-                    if size > limit:
-                        cut = True
-                        return self._fail(result, "too_large", f"body > {limit} bytes")
-                    chunks.append(chunk)
-                if self._deadline_hit():  # the watchdog cut the body short: never return a truncated page
-                    cut = True
-                    return self._timeout(result)
-            except urllib3.exceptions.TimeoutError as exc:
-                cut = True
-                return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                cut = True
-                if self._deadline_hit():
-                    return self._timeout(result)
-                return self._fail(result, "connection_error", str(exc)[:200])
-            finally:
-                if cut:
-                    resp.close()  # the connection is in an unknown state (or shut down): do not reuse it
-                resp.release_conn()
-            result.status = status
-            result.headers = resp_headers
-            result.body = b"".join(chunks)
-            result.fetched_at_ms = int(self.clock() * 1000)
-            return result
+            target = self._connect(result, current, check_robots)
+            if isinstance(target, FetchResult):
+                return target
+            resp = self._send(result, target, method, body, headers)
+            if isinstance(resp, FetchResult):
+                return resp
+            step = self._read(result, resp, limit, current, method, body)
+            if isinstance(step, FetchResult):
+                return step
+            current, method, body = step  # a redirect: the next hop
         return self._fail(result, "too_many_redirects", f"more than {self.config.max_redirects}")
+
+    def _connect(self, result: FetchResult, current: str, check_robots: bool):
+        """``(parts, host, target)`` for a hop to ``current``: scheme and port checked, the address resolved through
+        the guard, robots.txt obeyed, the host's politeness delay waited. A FetchResult when the hop fails."""
+        parts = urlsplit(current)
+        if parts.scheme not in ("http", "https"):
+            return self._fail(result, "bad_scheme", current)
+        host = parts.hostname or ""
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return self._fail(result, "bad_url", current)
+        try:
+            target = self.guard.resolve(host, port, timeout=max(0.0, _CURRENT.deadline - time.monotonic()))
+        except BlockedAddress as exc:
+            if exc.reason == "timeout":
+                return self._timeout(result)
+            return self._fail(result, exc.reason, exc.detail)
+        if check_robots and self.config.respect_robots and not self.robots.allowed(current, self.config.user_agent):
+            if self._deadline_hit():
+                return self._timeout(result)
+            return self._fail(result, "robots_disallowed", current)
+        delay = self.config.min_host_delay_s
+        if check_robots:
+            delay = max(delay, min(30.0, self.robots.crawl_delay(current, self.config.user_agent)))
+        waited = self.gate.wait(host, delay)
+        if waited > 0:  # our own politeness, not the server's doing: it does not eat the deadline
+            _CURRENT.deadline += waited
+        return parts, host, target
+
+    def _send(self, result: FetchResult, hop: tuple, method: str, body: bytes | None, headers: dict | None):
+        """The response of one request to the guarded address (not yet read), within what is left of the deadline;
+        a FetchResult when it fails."""
+        parts, host, target = hop
+        req_headers = {
+            "User-Agent": self.config.user_agent,
+            "Accept-Encoding": "identity",
+            "Host": parts.netloc.split("@")[-1],
+        }
+        req_headers.update(headers or {})
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        left = _CURRENT.deadline - time.monotonic()
+        if left <= 0:
+            return self._timeout(result)
+        timeout = urllib3.Timeout(
+            connect=min(self.config.connect_timeout_s, left), read=min(self.config.read_timeout_s, left)
+        )
+        try:
+            pool = self._pool(parts.scheme, host, target.ip, target.port)
+            self.requests_sent += 1
+            return pool.urlopen(
+                method,
+                path,
+                body=body,
+                headers=req_headers,
+                redirect=False,
+                retries=False,
+                preload_content=False,
+                assert_same_host=False,
+                timeout=timeout,
+            )
+        except urllib3.exceptions.TimeoutError as exc:
+            return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if self._deadline_hit():
+                return self._timeout(result)
+            return self._fail(result, "connection_error", str(exc)[:200])
+
+    def _read(self, result: FetchResult, resp, limit: int, current: str, method: str, body: bytes | None):
+        """Reads ``resp`` within the size limit and the deadline: the filled ``result`` (or a failed one), or for a
+        redirect ``(next url, method, body)``. A connection left in an unknown state is closed, never reused."""
+        cut = False
+        try:
+            status = resp.status
+            resp_headers = {k.lower(): v for k, v in resp.headers.items()}
+            if status in REDIRECT_CODES and resp_headers.get("location"):
+                cut = True  # never read a redirect's body: it could trickle too
+                method, body = ("GET", None) if status in (301, 302, 303) else (method, body)
+                return urljoin(current, resp_headers["location"]), method, body
+            declared = resp_headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > limit:
+                cut = True
+                return self._fail(result, "too_large", f"content-length {declared} > {limit}")
+            chunks, size = [], 0
+            while True:
+                if self._deadline_hit():
+                    cut = True
+                    return self._timeout(result)
+                chunk = resp.read1(65536) if hasattr(resp, "read1") else resp.read(65536)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > limit:
+                    cut = True
+                    return self._fail(result, "too_large", f"body > {limit} bytes")
+                chunks.append(chunk)
+            if self._deadline_hit():  # the watchdog cut the body short: never return a truncated page
+                cut = True
+                return self._timeout(result)
+        except urllib3.exceptions.TimeoutError as exc:
+            cut = True
+            return self._timeout(result) if self._deadline_hit() else self._fail(result, "timeout", str(exc)[:200])
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            cut = True
+            if self._deadline_hit():
+                return self._timeout(result)
+            return self._fail(result, "connection_error", str(exc)[:200])
+        finally:
+            if cut:
+                resp.close()  # the connection is in an unknown state (or shut down): do not reuse it
+            resp.release_conn()
+        result.status = status
+        result.headers = resp_headers
+        result.body = b"".join(chunks)
+        result.fetched_at_ms = int(self.clock() * 1000)
+        return result
 
     @staticmethod
     def _fail(result: FetchResult, reason: str, detail: str) -> FetchResult:

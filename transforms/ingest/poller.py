@@ -4,7 +4,7 @@ Reads feeds and pages through a :class:`transforms.ingest.fetcher.Fetcher`; read
 :class:`transforms.ingest.schedule.FeedState`; claims page URLs in a :class:`stores.feeds.FeedStore`. Writes
 :class:`Discovery` records (an item to fetch), ``RawItem`` records (schemas/avro/raw_item.avsc) and ``DeadLetter``
 records (schemas/avro/dead_letter.avsc, stage ``ingest``). Used by the Beam DoFns of
-:mod:`transforms.ingest.transforms` and by the local driver of :mod:`pipelines.ingest` alike.
+:mod:`transforms.ingest.beam` and by the local driver of :mod:`pipelines.ingest` alike.
 
 Item identity: RSS guid / Atom id / link (see :mod:`transforms.ingest.feeds`). An entry whose guid is new is a new
 item; an entry whose guid is known but whose fingerprint (title + updated) changed is a *correction*: its page is
@@ -96,6 +96,47 @@ def dead_letter(reason: str, detail: str, key: str | None, payload: bytes | dict
     return common.dead_letter(STAGE, reason, detail, key, payload, now_ms)
 
 
+def _source(trigger: str | None, feed_kind: str) -> str:
+    """The Discovery source: the request that triggered the poll, else the kind of feed."""
+    if trigger == "PUSH":
+        return "WEBSUB"
+    if trigger == "PING":
+        return "PING"
+    return "SITEMAP" if feed_kind == "sitemap" else "FEED"
+
+
+def _diff_entry(e, config: FeedConfig, state: sch.FeedState, source: str, now_ms: int, out: PollOutcome) -> None:
+    """One feed entry against the guids ``state`` remembers: a new item or a correction becomes a Discovery."""
+    fp = e.fingerprint
+    known = state.guids.get(e.guid)
+    if known is None and e.link in state.guids:
+        known = state.guids[e.link]
+    if known == fp:
+        state.remember(e.guid, fp)  # refresh its place in the memory
+        return
+    is_update = known is not None
+    claim_key = f"{e.link}#{fp}" if is_update else e.link
+    owner = hashlib.sha256(f"{config.url}\x1f{e.guid}\x1f{fp if is_update else ''}".encode()).hexdigest()[:24]
+    out.discoveries.append(
+        Discovery(
+            url=e.link,
+            feed_url=config.url,
+            publisher_id=config.publisher_id,
+            source=source,
+            first_seen_at=now_ms,
+            claim_key=claim_key,
+            owner=owner,
+            entry=e.to_feed_entry(),
+            is_update=is_update,
+        )
+    )
+    if is_update:
+        out.updates += 1
+    else:
+        out.new_items += 1
+    state.remember(e.guid, fp)
+
+
 def poll_feed(
     fetcher: Fetcher,
     config: FeedConfig,
@@ -126,43 +167,10 @@ def poll_feed(
         out.dead_letters.append(dead_letter(exc.reason, exc.detail, config.url, res.body[:65536], now_ms))
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
-    if trigger == "PUSH":
-        source = "WEBSUB"
-    elif trigger == "PING":
-        source = "PING"
-    else:
-        source = "SITEMAP" if parsed.kind == "sitemap" else "FEED"
+    source = _source(trigger, parsed.kind)
     # Oldest first, so that a burst is fetched in publication order.
-    entries = sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid))
-    for e in entries:
-        fp = e.fingerprint
-        known = state.guids.get(e.guid)
-        if known is None and e.link in state.guids:
-            known = state.guids[e.link]
-        if known == fp:
-            state.remember(e.guid, fp)  # refresh its place in the memory
-            continue
-        is_update = known is not None
-        claim_key = f"{e.link}#{fp}" if is_update else e.link
-        owner = hashlib.sha256(f"{config.url}\x1f{e.guid}\x1f{fp if is_update else ''}".encode()).hexdigest()[:24]
-        out.discoveries.append(
-            Discovery(
-                url=e.link,
-                feed_url=config.url,
-                publisher_id=config.publisher_id,
-                source=source,
-                first_seen_at=now_ms,
-                claim_key=claim_key,
-                owner=owner,
-                entry=e.to_feed_entry(),
-                is_update=is_update,
-            )
-        )
-        if is_update:
-            out.updates += 1
-        else:
-            out.new_items += 1
-        state.remember(e.guid, fp)
+    for e in sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid)):
+        _diff_entry(e, config, state, source, now_ms, out)
     first_sight = state.recent_at_ms is None
     sch.record_response(
         state,
@@ -251,7 +259,7 @@ def subscribe(
     Returns the subscription record (state ``pending`` until the hub's verification GET arrives)."""
     sub_id = websub.subscription_id(action.topic, action.hub)
     existing = store.get_subscription(sub_id) or {}
-    if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < 60_000:
+    if existing.get("state") == "pending" and now_ms - existing.get("requested_at", 0) < common.MINUTE_MS:
         return existing  # a request is in flight
     secret = existing.get("secret") or websub.new_secret()
     sub = {

@@ -2,7 +2,8 @@
 
 Reads one of
 - ``"default"``: the feeds of the packaged publisher registry (transforms/data/publishers.json, the sample world);
-- a JSON file path (local, or any Beam filesystem such as ``gs://``): either a publisher registry
+- a JSON file path (local; any Beam filesystem such as ``gs://`` when the caller passes ``read``, as the Beam
+  layer does with :func:`transforms.ingest.beam.read_beam_file`): either a publisher registry
   (``{"publishers": [{..., "feeds": [{"url", "kind"}]}]}``), ``{"feeds": [...]}``, or a bare list of feed entries
   ``{"url", "publisher_id"?, "tier"?, "kind"?, "enabled"?}``;
 - ``"table"``: the ``feeds`` table (stores.feeds.FeedStore.list_feeds), which operators edit while the job runs.
@@ -17,18 +18,17 @@ schedule until it is disabled, since a keyed state cannot see that nobody mentio
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from transforms.publishers import PublisherRegistry, default_registry
 
 KINDS = ("rss", "atom", "sitemap", "auto")
 
 
-def _read(path: str) -> str:
+def read_local(path: str) -> str:
+    """The text of a local file; a remote path (``gs://...``) needs the Beam reader (this module has no Beam)."""
     if "://" in path:
-        from apache_beam.io.filesystems import FileSystems
-
-        with FileSystems.open(path) as f:
-            return f.read().decode("utf-8")
+        raise ValueError(f"feed registry {path!r}: a remote path is read through transforms.ingest.beam.read_beam_file")
     with open(path, encoding="utf-8") as f:
         return f.read()
 
@@ -68,7 +68,13 @@ def entries_from_document(doc, registry: PublisherRegistry) -> list[dict]:
     return [normalise(e, registry) for e in raw]
 
 
-def load_feeds(source: str = "default", store=None, registry: PublisherRegistry | None = None) -> list[dict]:
+def load_feeds(
+    source: str = "default",
+    store=None,
+    registry: PublisherRegistry | None = None,
+    read: Callable[[str], str] = read_local,
+) -> list[dict]:
+    """The normalised entries of ``source`` (see the module docstring); ``read`` returns a file path's text."""
     registry = registry or default_registry()
     if source == "default":
         return [
@@ -78,4 +84,4 @@ def load_feeds(source: str = "default", store=None, registry: PublisherRegistry 
         if store is None:
             raise ValueError("--feeds=table needs a feed store")
         return [normalise(e, registry) for e in store.list_feeds()]
-    return entries_from_document(json.loads(_read(source)), registry)
+    return entries_from_document(json.loads(read(source)), registry)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
-from transforms.common import HOUR_MS, MINUTE_MS, WEEK_MS  # noqa: F401  (re-exported)
+from transforms.common import HOUR_MS, MINUTE_MS, SECOND_MS, WEEK_MS  # noqa: F401  (re-exported)
 
 RECENT_TAU_MS = 3 * HOUR_MS
 HOW_HALF_LIFE_MS = 4 * WEEK_MS
@@ -38,7 +38,7 @@ PRIOR_HOURS = 0.25  # weight of that prior, in hours of observation (weak: 15 mi
 HOW_MIN_EXPOSURE_H = 2.0
 GUID_MEMORY = 200
 CHURN_LIMIT = 3
-TRIGGER_MIN_GAP_MS = 30_000
+TRIGGER_MIN_GAP_MS = 30 * SECOND_MS
 
 
 @dataclass(frozen=True)

@@ -22,10 +22,12 @@ import hashlib
 import hmac
 import secrets
 
+from transforms.common import MINUTE_MS
+
 SIGNATURE_HEADER = "X-Hub-Signature"
 PING_SIGNATURE_HEADER = "X-Newsroom-Signature"
 PING_PUBLISHER_HEADER = "X-Newsroom-Publisher"
-PING_MAX_AGE_MS = 5 * 60 * 1000
+PING_MAX_AGE_MS = 5 * MINUTE_MS
 DEFAULT_LEASE_S = 24 * 3600
 MIN_LEASE_S = 3600  # a shorter lease would have us re-subscribe constantly
 MAX_LEASE_S = 30 * 24 * 3600  # a longer one outlives any plausible hub promise (and keeps ms timestamps in range)

@@ -19,6 +19,7 @@ centroid) the writer recomputed from the union of members.
 from __future__ import annotations
 
 from stores.base import StoryStore
+from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, NEW_STORY, SPLIT
 
 
 class OutOfOrder(RuntimeError):
@@ -39,15 +40,15 @@ def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
     kind = ch["kind"]
     sid = int(ch["story_id"])
     centroid = ch.get("centroid") or None
-    if kind == "NEW_STORY":
+    if kind == NEW_STORY:
         store.raise_minted_floor(lang, sid)  # before the story exists: a restore never mints this id again
         store.put_story(sid, out["story_meta"], centroid)
         store.add_members(sid, out["members"])
         store.set_live(lang, sid, True)
-    elif kind == "ASSIGN":
+    elif kind == ASSIGN:
         store.add_members(sid, out["members"])
         store.put_story(sid, out["story_meta"], centroid)
-    elif kind == "MERGE":
+    elif kind == MERGE:
         gone = int(ch["other_story_id"])
         store.add_members(sid, out["members"])
         store.put_story(sid, out["story_meta"], centroid)
@@ -55,7 +56,7 @@ def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
         store.remove_members(gone, list(out["members"]))
         store.set_live(lang, gone, False)
         store.set_alias(gone, sid)
-    elif kind == "SPLIT":
+    elif kind == SPLIT:
         new = int(ch["other_story_id"])
         store.raise_minted_floor(lang, new)
         store.put_story(new, out["other_meta"], out.get("other_centroid"))
@@ -63,10 +64,10 @@ def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
         store.set_live(lang, new, True)
         store.remove_members(sid, list(ch.get("article_ids") or out["other_members"]))
         store.put_story(sid, out["story_meta"], centroid)
-    elif kind == "EXPIRE":
+    elif kind == EXPIRE:
         store.put_story(sid, out["story_meta"], None)
         store.set_live(lang, sid, False)
-    elif kind == "LINK":
+    elif kind == LINK:
         other = int(ch["other_story_id"])
         info = {"score": ch.get("score"), "at": ch.get("at"), "change_id": ch["change_id"]}
         store.add_link(sid, other, info)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from transforms.common import EXPIRE, LINK, MERGE, PLACEMENTS, SPLIT
+
 
 def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
     """(article -> story, story -> summary, alias -> survivor) after applying ``changes`` in (language, seq) order."""
@@ -24,7 +26,7 @@ def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
     for ch in sorted(changes, key=lambda c: (c["language"], int(c["seq"]))):
         kind = ch["kind"]
         sid = int(ch["story_id"])
-        if kind in ("NEW_STORY", "ASSIGN"):
+        if kind in PLACEMENTS:
             aid = ch["article_id"]
             if aid in assign:
                 raise ValueError(f"article {aid} assigned twice (seq {ch['seq']})")
@@ -35,7 +37,7 @@ def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
                 sid, {"story_id": sid, "language": ch["language"], "first_at": ch["at"], "expired_at": None}
             )
             st["last_at"] = max(st.get("last_at", ch["at"]), ch["at"])
-        elif kind == "MERGE":
+        elif kind == MERGE:
             gone = int(ch["other_story_id"])
             for a in held.pop(gone, set()):
                 assign[a] = sid
@@ -49,17 +51,17 @@ def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
                 st = stories.setdefault(sid, {"story_id": sid, "language": ch["language"], "first_at": g["first_at"]})
                 st["first_at"] = min(st["first_at"], g["first_at"])
                 st["last_at"] = max(st.get("last_at", g.get("last_at", 0)), g.get("last_at", 0))
-        elif kind == "SPLIT":
+        elif kind == SPLIT:
             new = int(ch["other_story_id"])
             for a in ch.get("article_ids") or []:
                 held[assign[a]].discard(a)
                 assign[a] = new
                 held[new].add(a)
             stories[new] = {"story_id": new, "language": ch["language"], "first_at": ch["at"], "split_from": sid}
-        elif kind == "EXPIRE":
+        elif kind == EXPIRE:
             if sid in stories:
                 stories[sid]["expired_at"] = ch["at"]
-        elif kind == "LINK":
+        elif kind == LINK:
             links.append((sid, int(ch["other_story_id"]), ch.get("score")))
     members: dict[int, list[str]] = defaultdict(list)
     for a, s in assign.items():

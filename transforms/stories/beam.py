@@ -1,4 +1,5 @@
-"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges (+ LinkStories).
+"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges (+ LinkStories), and
+the backfill's ReadArticles and result writers. The one module of the stage that imports Beam.
 
 Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
 outputs (``{"change": StoryChange, ...}``, transforms/stories/cluster.py), applies them to the story store
@@ -34,7 +35,10 @@ out-of-order ones, skipping replays. It is the only writer of the story store fo
 
 from __future__ import annotations
 
+import io
+import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -43,15 +47,17 @@ import uuid
 
 import apache_beam as beam
 from apache_beam.coders import PickleCoder
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
-from transforms.common import DEAD_LETTER
+from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
+from transforms.stories import readers
 from transforms.stories.apply import apply_output
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.features import ArticleFeatures
@@ -178,8 +184,7 @@ class ClusterStoriesFn(beam.DoFn):
         self.late = Metrics.counter(STAGE, "late")
         self.restores = Metrics.counter(STAGE, "writer_restored")
         self.bad = Metrics.counter(STAGE, "bad_article")
-        kinds = ("NEW_STORY", "ASSIGN", "MERGE", "SPLIT", "EXPIRE")
-        self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in kinds}
+        self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in (NEW_STORY, ASSIGN, MERGE, SPLIT, EXPIRE)}
 
     def setup(self):
         self._stores = None
@@ -423,14 +428,7 @@ class LinkStoriesFn(beam.DoFn):
         tick=beam.DoFn.TimerParam(TICK),
     ):
         _, out = element
-        compact = {
-            "change": {k: out["change"][k] for k in ("kind", "story_id", "other_story_id", "language", "article_ids")},
-            "members": {
-                a: {"link_vector": m.get("link_vector"), "entities": m.get("entities", []), "is_copy": m.get("is_copy")}
-                for a, m in (out.get("members") or {}).items()
-            },
-        }
-        seen.add(compact)
+        seen.add(StoryLinker.compact(out))
         at = int(out["change"]["at"])
         arm_earliest(tick, nxt, (at // self.every_ms + 1) * self.every_ms)
 
@@ -485,6 +483,90 @@ class LinkStories(beam.PTransform):
             | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(tuple[str, typing.Any])
             | "ProposeLinks" >> beam.ParDo(LinkStoriesFn(every_ms=self.every_ms))
         )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A backfill's files: articles in, results out (the plain parsing and folding: transforms/stories/readers.py)
+
+ORDER = "order"
+
+
+class ReadArticleFileFn(beam.DoFn):
+    """One input file (local or gs://) -> ArticleFeatures dicts timestamped at their first-seen time (main),
+    ``(file index, line, article_id)`` on ``order``, DeadLetter records of unreadable lines on ``dead_letter``."""
+
+    def __init__(self, languages=None, since: int | None = None, until: int | None = None):
+        self.languages, self.since, self.until = languages, since, until
+        self.read = Metrics.counter(STAGE, "articles_read")
+        self.skipped = Metrics.counter(STAGE, "articles_filtered")
+        self.bad = Metrics.counter(STAGE, "bad_input")
+
+    def process(self, element):
+        file_index, path = element
+        with FileSystems.open(path) as raw:
+            if path.endswith(".avro"):
+                import fastavro
+
+                parsed = readers.avro_features(fastavro.reader(raw))
+            else:
+                parsed = readers.labelled_features(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+            for line, f, bad in parsed:
+                if bad is not None:
+                    self.bad.inc()
+                    yield beam.pvalue.TaggedOutput(DEAD_LETTER, readers.bad_input(path, line, *bad))
+                elif not readers.keep(f, self.languages, self.since, self.until):
+                    self.skipped.inc()
+                else:
+                    self.read.inc()
+                    yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
+                    yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
+
+
+class ReadArticles(beam.PTransform):
+    """File paths -> ``{"articles", "order", "dead_letter"}`` PCollections (files read in order, one per worker)."""
+
+    def __init__(self, files: list[str], languages=None, since=None, until=None):
+        super().__init__()
+        self.files = list(files)
+        self.languages, self.since, self.until = languages, since, until
+
+    def expand(self, p):
+        res = (
+            p
+            | "ListFiles" >> beam.Create(list(enumerate(self.files)))
+            | "ReadFiles"
+            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until)).with_outputs(
+                ORDER, DEAD_LETTER, main="articles"
+            )
+        )
+        return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
+    would lose it)."""
+    if "://" in path:
+        with FileSystems.create(path, mime_type="application/json") as f:
+            f.write(text.encode("utf-8"))
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_lines(rows: list, path: str) -> int:
+    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
+    return len(rows)
+
+
+def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
+    """Fold the run's outputs (:func:`~transforms.stories.readers.fold_results`); write assignments.jsonl,
+    stories.jsonl and the summary (summary.json); return the summary."""
+    rows, story_rows, summary = readers.fold_results(outputs, order, n_languages, links)
+    write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
+    write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
+    write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
+    return summary
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -34,8 +34,9 @@ from collections import Counter
 
 import numpy as np
 
+from transforms.common import ASSIGN, EXPIRE, NEW_STORY
 from transforms.stories import ids as idmod
-from transforms.stories.config import HOUR_MS, MINUTE_MS, ClusterConfig, calibration
+from transforms.stories.config import ClusterConfig, calibration
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.index import make_index
 from transforms.stories.lexical import LexicalStats
@@ -47,8 +48,6 @@ from transforms.stories.state import Member, StoreBehind, Story, WriterOutput, d
 
 # The names other modules import from here.
 __all__ = [
-    "HOUR_MS",
-    "MINUTE_MS",
     "ClusterConfig",
     "Member",
     "StoreBehind",
@@ -262,7 +261,7 @@ class StoryClusterer:
         self.stories[sid] = s
         self.add_member(s, m)
         self.index.upsert(sid, s.centroid().astype(np.float32))
-        ch = self.change(seq, "NEW_STORY", sid, at=f.first_seen_at, article=f, score=score, centroid=s.centroid())
+        ch = self.change(seq, NEW_STORY, sid, at=f.first_seen_at, article=f, score=score, centroid=s.centroid())
         return WriterOutput(ch, self.meta(s), {m.article_id: m.to_record()})
 
     def _join(self, s: Story, f: ArticleFeatures, score: float | None, is_copy: bool) -> WriterOutput:
@@ -278,7 +277,7 @@ class StoryClusterer:
             self.index.upsert(s.story_id, s.centroid().astype(np.float32))
         centroid = s.centroid()
         ch = self.change(
-            seq, "ASSIGN", s.story_id, at=f.first_seen_at, article=f, score=score, centroid=centroid, is_copy=is_copy
+            seq, ASSIGN, s.story_id, at=f.first_seen_at, article=f, score=score, centroid=centroid, is_copy=is_copy
         )
         return WriterOutput(ch, self.meta(s), {m.article_id: m.to_record()})
 
@@ -289,7 +288,7 @@ class StoryClusterer:
         meta["expired_at"] = int(t)
         self.drop_story(s)
         self.stats["expire"] += 1
-        return [WriterOutput(self.change(seq, "EXPIRE", sid, at=t), meta)]
+        return [WriterOutput(self.change(seq, EXPIRE, sid, at=t), meta)]
 
     # -- state (also used by repair and restore) -----------------------------------------------------------------
     def set_config(self, config: ClusterConfig) -> None:

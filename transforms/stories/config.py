@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.common import HOUR_MS, MINUTE_MS  # noqa: F401  (re-exported)
+from transforms.common import HOUR_MS, MINUTE_MS
 
 
 @dataclass(frozen=True)

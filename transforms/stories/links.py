@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from transforms.common import EXPIRE, LINK, MERGE, NEW_STORY, PLACEMENTS, SPLIT
 from transforms.stories import ids as idmod
 from transforms.stories.features import decode_vector, encode_vector
 
@@ -63,27 +64,39 @@ class StoryLinker:
         self.seq = 0
 
     # -- state ----------------------------------------------------------------------------------------------
+    @staticmethod
+    def compact(out: dict) -> dict:
+        """The part of a writer output the linker observes (what the streaming linker keeps in state)."""
+        ch = out["change"]
+        return {
+            "change": {k: ch[k] for k in ("kind", "story_id", "other_story_id", "language", "article_ids")},
+            "members": {
+                a: {"link_vector": m.get("link_vector"), "entities": m.get("entities", []), "is_copy": m.get("is_copy")}
+                for a, m in (out.get("members") or {}).items()
+            },
+        }
+
     def observe(self, out: dict) -> None:
         """Update the view with one writer output (any language)."""
         ch = out["change"]
         kind, sid, lang = ch["kind"], int(ch["story_id"]), ch["language"]
-        if kind in ("NEW_STORY", "ASSIGN"):
+        if kind in PLACEMENTS:
             st = self.stories.setdefault(sid, _LinkStory(sid, lang))
             for aid, m in out.get("members", {}).items():
                 if not m.get("is_copy"):
                     st.members[aid] = (decode_vector(m.get("link_vector")), tuple(m.get("entities", ())))
-        elif kind == "MERGE":
+        elif kind == MERGE:
             gone = self.stories.pop(int(ch["other_story_id"]), None)
             st = self.stories.setdefault(sid, _LinkStory(sid, lang))
             if gone:
                 st.members.update(gone.members)
-        elif kind == "SPLIT":
+        elif kind == SPLIT:
             st = self.stories.get(sid)
             new = self.stories.setdefault(int(ch["other_story_id"]), _LinkStory(int(ch["other_story_id"]), lang))
             for aid in ch.get("article_ids") or []:
                 if st and aid in st.members:
                     new.members[aid] = st.members.pop(aid)
-        elif kind == "EXPIRE":
+        elif kind == EXPIRE:
             self.stories.pop(sid, None)
 
     def snapshot(self) -> list[dict]:
@@ -104,7 +117,7 @@ class StoryLinker:
                 for aid, (v, ents) in sorted(st.members.items())
             }
             change = {
-                "kind": "NEW_STORY",
+                "kind": NEW_STORY,
                 "story_id": sid,
                 "other_story_id": None,
                 "language": st.language,
@@ -170,10 +183,10 @@ class StoryLinker:
             out.append(
                 {
                     "schema_version": 1,
-                    "change_id": idmod.change_id(LINK_WRITER, self.seq, "LINK"),
+                    "change_id": idmod.change_id(LINK_WRITER, self.seq, LINK),
                     "language": LINK_WRITER,
                     "seq": self.seq,
-                    "kind": "LINK",
+                    "kind": LINK,
                     "story_id": a,
                     "other_story_id": b,
                     "article_id": None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from transforms.common import EXPIRE
 from transforms.stories.cluster import ClusterConfig, StoryClusterer
 from transforms.stories.links import StoryLinker
 
@@ -38,7 +39,7 @@ def link_outputs(outputs: list[dict]) -> list[dict]:
     linker = StoryLinker()
     at = 0
     for o in sorted(outputs, key=lambda o: (o["change"]["language"], o["change"]["seq"])):
-        if o["change"]["kind"] != "EXPIRE":
+        if o["change"]["kind"] != EXPIRE:
             linker.observe(o)
             at = max(at, int(o["change"]["at"]))
     return linker.link_changes(at)

@@ -1,136 +1,80 @@
-"""Reading articles for a backfill, and writing its results.
+"""Reading articles for a backfill, and folding its results (plain Python: no Beam).
 
-Reads labelled JSONL files (labels stripped on read) and Article Avro files, in file order, through Beam's
-FileSystems (local paths and gs://); writes ArticleFeatures dicts timestamped at their first-seen time, the input
-order ``(file index, line, article_id)``, and DeadLetter records for unreadable lines. At the end of a backfill,
-:func:`write_results` folds the writer outputs into ``assignments.jsonl`` / ``stories.jsonl`` (plus a summary the
-driver turns into ``manifest.json``).
+Reads labelled JSONL lines (labels stripped on read) and Article Avro records into ArticleFeatures
+(:func:`labelled_features`, :func:`avro_features`, :func:`keep`) and builds the DeadLetter record of an unreadable
+line (:func:`bad_input`). At the end of a backfill, :func:`fold_results` folds the writer outputs into the rows of
+``assignments.jsonl`` / ``stories.jsonl`` and a summary the driver turns into ``manifest.json``.
+
+The Beam side -- ReadArticles over Beam's FileSystems (local paths and gs://), which timestamps ArticleFeatures dicts
+at their first-seen time and emits the input order ``(file index, line, article_id)``, and the result writers -- is
+in :mod:`transforms.stories.beam`.
 """
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import time
+from collections.abc import Iterable, Iterator
 
-import apache_beam as beam
-from apache_beam.io.filesystems import FileSystems
-from apache_beam.metrics import Metrics
-
-from transforms.common import DEAD_LETTER, dead_letter_json  # noqa: E402,F401
+from transforms import common
 from transforms.stories import features as F
 from transforms.stories.assignments import assignment_rows
 from transforms.stories.local import link_outputs
 
-ORDER = "order"
+STAGE = "stories-backfill"
+MAX_BAD_PAYLOAD = 100_000
 
 
-class ReadArticleFileFn(beam.DoFn):
-    """One input file -> ArticleFeatures dicts (main), (file, line, article_id) on ``order``, DeadLetters."""
-
-    def __init__(self, languages=None, since: int | None = None, until: int | None = None):
-        self.languages = languages
-        self.since = since
-        self.until = until
-        self.read = Metrics.counter("stories", "articles_read")
-        self.skipped = Metrics.counter("stories", "articles_filtered")
-        self.bad = Metrics.counter("stories", "bad_input")
-
-    def _keep(self, f: F.ArticleFeatures) -> bool:
-        if self.languages and f.language not in self.languages:
+def keep(f: F.ArticleFeatures, languages=None, since: int | None = None, until: int | None = None) -> bool:
+    """Whether an article passes the backfill's filters (``--language``, ``--from``, ``--to``); untimed articles
+    are kept whatever the time bounds."""
+    if languages and f.language not in languages:
+        return False
+    if f.time_known:
+        if since is not None and f.first_seen_at < since:
             return False
-        if f.time_known:
-            if self.since is not None and f.first_seen_at < self.since:
-                return False
-            if self.until is not None and f.first_seen_at >= self.until:
-                return False
-        return True
-
-    def _emit(self, f: F.ArticleFeatures, file_index: int, line: int):
-        if not self._keep(f):
-            self.skipped.inc()
-            return
-        self.read.inc()
-        yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
-        yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
-
-    def _bad(self, path: str, line: int, reason: str, detail: str, payload: bytes):
-        self.bad.inc()
-        return beam.pvalue.TaggedOutput(
-            DEAD_LETTER,
-            {
-                "schema_version": 1,
-                "stage": "stories-backfill",
-                "reason": reason,
-                "detail": detail[:2000],
-                "key": f"{path}:{line}",
-                "payload": payload[:100_000],
-                "at": int(time.time() * 1000),
-            },
-        )
-
-    def process(self, element):
-        file_index, path = element
-        if path.endswith(".avro"):
-            yield from self._read_avro(file_index, path)
-            return
-        prev = None
-        with FileSystems.open(path) as raw:
-            for line_no, raw_line in enumerate(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), 1):
-                if not raw_line.strip():
-                    continue
-                try:
-                    rec = json.loads(raw_line)
-                    if not isinstance(rec, dict):
-                        raise ValueError("not a JSON object")
-                    rec = F.strip_labels(rec)  # the gold labels never go further than this line
-                    t, known = F.time_after(rec, prev)
-                    prev = t
-                    if not (rec.get("title") or rec.get("text")):
-                        raise ValueError("no title and no text")
-                    f = F.from_labelled(rec, t, known)
-                except Exception as exc:  # a bad line is dead-lettered, the file goes on
-                    yield self._bad(path, line_no, "bad_json_line", repr(exc), raw_line.encode("utf-8", "replace"))
-                    continue
-                yield from self._emit(f, file_index, line_no)
-
-    def _read_avro(self, file_index: int, path: str):
-        import fastavro
-
-        from schemas import codec
-
-        with FileSystems.open(path) as raw:
-            for n, rec in enumerate(fastavro.reader(raw), 1):
-                try:
-                    rec = codec.check("Article", dict(rec))
-                    f = F.from_article(rec)
-                except Exception as exc:
-                    yield self._bad(path, n, "bad_article_record", repr(exc), repr(rec)[:4000].encode())
-                    continue
-                yield from self._emit(f, file_index, n)
+        if until is not None and f.first_seen_at >= until:
+            return False
+    return True
 
 
-class ReadArticles(beam.PTransform):
-    """File paths -> {"articles", "order", "dead_letter"} PCollections."""
+def labelled_features(lines: Iterable[str]) -> Iterator[tuple[int, F.ArticleFeatures | None, tuple | None]]:
+    """Labelled JSONL lines -> ``(line number, features, None)`` or ``(line number, None, (reason, detail,
+    payload))`` for a line that cannot be read. Blank lines are skipped; an untimed line gets the previous line's
+    time plus one second (:func:`transforms.stories.features.time_after`)."""
+    prev = None
+    for line_no, raw_line in enumerate(lines, 1):
+        if not raw_line.strip():
+            continue
+        try:
+            rec = json.loads(raw_line)
+            if not isinstance(rec, dict):
+                raise ValueError("not a JSON object")
+            rec = F.strip_labels(rec)  # the gold labels never go further than this line
+            t, known = F.time_after(rec, prev)
+            prev = t
+            if not (rec.get("title") or rec.get("text")):
+                raise ValueError("no title and no text")
+            yield line_no, F.from_labelled(rec, t, known), None
+        except Exception as exc:  # a bad line is dead-lettered, the file goes on
+            yield line_no, None, ("bad_json_line", repr(exc), raw_line.encode("utf-8", "replace"))
 
-    def __init__(self, files: list[str], languages=None, since=None, until=None):
-        super().__init__()
-        self.files = list(files)
-        self.languages = languages
-        self.since = since
-        self.until = until
 
-    def expand(self, p):
-        res = (
-            p
-            | "ListFiles" >> beam.Create(list(enumerate(self.files)))
-            | "ReadFiles"
-            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until)).with_outputs(
-                ORDER, DEAD_LETTER, main="articles"
-            )
-        )
-        return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
+def avro_features(records: Iterable[dict]) -> Iterator[tuple[int, F.ArticleFeatures | None, tuple | None]]:
+    """Article Avro records -> the same triples as :func:`labelled_features`."""
+    from schemas import codec
+
+    for n, rec in enumerate(records, 1):
+        try:
+            yield n, F.from_article(codec.check("Article", dict(rec))), None
+        except Exception as exc:
+            yield n, None, ("bad_article_record", repr(exc), repr(rec)[:4000].encode())
+
+
+def bad_input(path: str, line: int, reason: str, detail: str, payload: bytes) -> dict:
+    """The DeadLetter record of an unreadable input line (key ``path:line``)."""
+    key = f"{path}:{line}"
+    return common.dead_letter(STAGE, reason, detail, key, payload[:MAX_BAD_PAYLOAD], int(time.time() * 1000))
 
 
 def slim_output(out: dict) -> dict:
@@ -151,27 +95,9 @@ def slim_output(out: dict) -> dict:
     return {"change": slim, "members": members, "model": meta.get("model")}
 
 
-def write_text(path: str, text: str) -> None:
-    """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
-    would lose it)."""
-    if "://" in path:
-        from apache_beam.io.filesystems import FileSystems
-
-        with FileSystems.create(path, mime_type="application/json") as f:
-            f.write(text.encode("utf-8"))
-        return
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def write_lines(rows: list, path: str) -> int:
-    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
-    return len(rows)
-
-
-def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
-    """Fold the run's outputs; write assignments.jsonl and stories.jsonl; return (and write) the summary."""
+def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> tuple[list, list, dict]:
+    """Fold the run's outputs -> (assignments.jsonl rows, stories.jsonl rows, the summary). The files are written
+    by :func:`transforms.stories.beam.write_results` (through Beam's filesystems: local or gs://)."""
     import dataclasses
 
     from transforms.stories.cluster import calibration
@@ -189,8 +115,6 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
             titles[aid] = m.get("title", "")
     for st in story_rows:
         st["title"] = titles.get(st["articles"][0], "") if st["articles"] else ""
-    write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
-    write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
     kinds = {}
     for ch in changes:
         kinds[ch["kind"]] = kinds.get(ch["kind"], 0) + 1
@@ -211,5 +135,4 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
         "calibration": {f"{m}:{lang}": dataclasses.asdict(calibration(m, lang)) for lang, m in sorted(models.items())},
         "links": want_links,
     }
-    write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
-    return summary
+    return rows, story_rows, summary

@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from transforms.common import MERGE, SPLIT
 from transforms.stories.config import ClusterConfig
 from transforms.stories.scoring import Scorer
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
@@ -191,7 +192,7 @@ def apply_split(w, s: Story, keep: list[Member], move: list[Member], tick, score
     w.stats["split"] += 1
     moved = sorted(m.article_id for m in moving)
     ch = w.change(
-        seq, "SPLIT", s.story_id, other=new_id, at=tick, score=score, centroid=kept.centroid(), article_ids=moved
+        seq, SPLIT, s.story_id, other=new_id, at=tick, score=score, centroid=kept.centroid(), article_ids=moved
     )
     return WriterOutput(
         ch,
@@ -275,5 +276,5 @@ def apply_merge(w, survivor: int, gone: int, tick: int, repaired: set[int]) -> W
     s.last_repair_at = tick
     repaired.update((survivor, gone))
     w.stats["merge"] += 1
-    ch = w.change(seq, "MERGE", survivor, other=gone, at=tick, centroid=s.centroid())
+    ch = w.change(seq, MERGE, survivor, other=gone, at=tick, centroid=s.centroid())
     return WriterOutput(ch, w.meta(s), {aid: m.to_record() for aid, m in moved.items()}, other_meta=gone_meta)

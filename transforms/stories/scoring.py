@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from transforms.stories.config import HOUR_MS, ClusterConfig
+from transforms.common import HOUR_MS
+from transforms.stories.config import ClusterConfig
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.lexical import LexicalStats, dot
 from transforms.stories.state import Member, Story, recompute_centroid

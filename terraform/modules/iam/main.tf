@@ -12,11 +12,12 @@
 #             for validation, publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
+#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
 #   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
 #             hub's verification GET activates or denies them),
-#             keeps reader profiles, publishes read events, fetch requests (WebSub deliveries, pings) and the
-#             rejected pushes (dead-letter-push), reads
-#             its secrets (token and cursor keys) from Secret Manager.
+#             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
+#             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
+#             (token and cursor keys) from Secret Manager.
 # Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
 # the subscription's metadata).
 
@@ -71,11 +72,21 @@ locals {
       registry = ["roles/artifactregistry.reader"]
       secrets  = []
     }
+    covisit = {
+      project       = local.dataflow_project_roles
+      topics        = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
+      subscriptions = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables        = { covisit = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry      = ["roles/artifactregistry.reader"]
+      secrets       = []
+    }
     origin = {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
       subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"] }
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]

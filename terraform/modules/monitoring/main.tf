@@ -393,6 +393,37 @@ resource "google_monitoring_alert_policy" "origin_latency" {
   }
 }
 
+# The origin's own metrics (serving/telemetry.py, OpenTelemetry -> Cloud Monitoring): how long since the stores last
+# answered its pointer poll. Pages keep serving from memory meanwhile, so only this says the origin is going stale.
+resource "google_monitoring_alert_policy" "origin_catalog_age" {
+  project               = var.project_id
+  display_name          = "Newsroom: origin catalogue older than ${var.origin_catalog_age_seconds}s"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = var.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "origin catalogue age (max over instances)"
+    condition_threshold {
+      filter          = "metric.type=\"workload.googleapis.com/newsroom.origin.catalog_age\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.origin_catalog_age_seconds
+      duration        = "300s"
+      aggregations {
+        alignment_period     = "60s"
+        per_series_aligner   = "ALIGN_MAX"
+        cross_series_reducer = "REDUCE_MAX"
+      }
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = "The origin has not reached the stores for a while and serves the last pages it loaded. Check the origin's logs (pointer listing failed), Bigtable and the snapshot bucket reachability from Cloud Run; README \"Operations\" / Alerts."
+  }
+}
+
 resource "google_monitoring_alert_policy" "watermark_lag" {
   project               = var.project_id
   display_name          = "Newsroom: Dataflow watermark lag above ${var.watermark_lag_seconds}s"
@@ -443,6 +474,7 @@ resource "google_monitoring_dashboard" "newsroom" {
     dead_letter_depth                 = var.dead_letter_depth
     dead_letter_growth_per_10_minutes = var.dead_letter_growth_per_10_minutes
     origin_latency_p99_ms             = var.origin_latency_p99_ms
+    origin_catalog_age_seconds        = var.origin_catalog_age_seconds
     watermark_lag_seconds             = var.watermark_lag_seconds
   })
 }

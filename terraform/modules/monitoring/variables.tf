@@ -137,6 +137,17 @@ variable "origin_latency_p99_ms" {
   }
 }
 
+variable "origin_catalog_age_seconds" {
+  type        = number
+  description = "Alert when an origin instance has not reached the stores (its catalogue age, newsroom.origin.catalog_age) for more than this many seconds, over 5 minutes. Example: 300."
+  default     = 300
+
+  validation {
+    condition     = var.origin_catalog_age_seconds > 0
+    error_message = "origin_catalog_age_seconds must be positive."
+  }
+}
+
 variable "watermark_lag_seconds" {
   type        = number
   description = "Alert when a streaming job's data watermark is older than this many seconds for 10 minutes. Example: 300."

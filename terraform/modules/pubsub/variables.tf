@@ -34,7 +34,7 @@ variable "topics" {
 variable "dead_letter_stages" {
   type        = list(string)
   description = "Stages with their own application dead-letter topic dead-letter-<stage> (DeadLetter records). Example: [\"ingest\", \"stories\"]."
-  default     = ["ingest", "articles", "stories", "editions", "push"]
+  default     = ["ingest", "articles", "stories", "editions", "push", "covisit"]
 
   validation {
     condition     = alltrue([for s in var.dead_letter_stages : can(regex("^[a-z][a-z0-9-]*$", s))])

@@ -11,7 +11,7 @@ locals {
   labels = { system = "newsroom", env = var.environment }
 
   # Names of the streaming jobs and of the origin service (the monitoring module watches them by name).
-  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", origin = "newsroom-origin" }
+  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin" }
 
   # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
   # tests/deploy/test_terraform.py checks this map against TOPICS and the schemas' record names.
@@ -32,6 +32,7 @@ locals {
     pointers = { p = { max_versions = 1 }, h = { max_versions = 1 } }
     feeds    = { r = { max_versions = 1 }, s = { max_versions = 1 } }
     profiles = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
+    covisit  = { m = { max_versions = 1 }, n = { max_versions = 1 } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
@@ -44,6 +45,7 @@ locals {
   subscriptions = {
     "stories-items-raw"     = { topic = "items-raw", ack_deadline_seconds = 120, enable_message_ordering = true }
     "ingest-fetch-requests" = { topic = "fetch-requests", ack_deadline_seconds = 60 }
+    "covisit-read-events"   = { topic = "read-events", ack_deadline_seconds = 60 }
   }
 
   services = [
@@ -79,6 +81,12 @@ locals {
     input_subscription = module.pubsub.subscription_names["stories-items-raw"]
     dead_letter_topic  = module.pubsub.topic_names["dead-letter-stories"]
     fetch_topic        = module.pubsub.topic_names["fetch-requests"]
+  }
+
+  # The co-visitation job reads the read events the origin publishes and writes the covisit table.
+  covisit_parameters = {
+    input_subscription = module.pubsub.subscription_names["covisit-read-events"]
+    dead_letter_topic  = module.pubsub.topic_names["dead-letter-covisit"]
   }
 
   image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
@@ -206,6 +214,28 @@ module "stories" {
   labels                  = local.labels
 }
 
+module "covisit" {
+  source = "../dataflow"
+  count  = local.deploy ? 1 : 0
+
+  project_id              = var.project_id
+  region                  = var.region
+  name                    = local.names.covisit
+  streaming               = true
+  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/covisit-${var.image_tag}.json"
+  image                   = local.image
+  service_account_email   = module.iam.emails["covisit"]
+  subnetwork              = module.network.subnetwork
+  staging_bucket          = module.storage.staging_bucket
+  bigtable_instance       = module.bigtable.instance_id
+  snapshot_bucket         = module.storage.snapshots_bucket
+  num_workers             = 1
+  max_workers             = var.covisit_max_workers
+  machine_type            = var.covisit_machine_type
+  parameters              = merge(local.covisit_parameters, var.covisit_parameters)
+  labels                  = local.labels
+}
+
 module "origin" {
   source = "../origin"
   count  = local.deploy ? 1 : 0
@@ -230,6 +260,9 @@ module "origin" {
     GOOGLE_CLOUD_PROJECT            = var.project_id
     NEWSROOM_FETCH_TOPIC            = module.pubsub.topic_names["fetch-requests"]
     NEWSROOM_PUSH_DEAD_LETTER_TOPIC = module.pubsub.topic_names["dead-letter-push"]
+    # serving/telemetry.py: JSON log lines with severity and trace; metrics to Cloud Monitoring (metricWriter role)
+    NEWSROOM_LOG_FORMAT       = "json"
+    NEWSROOM_METRICS_EXPORTER = "gcp"
   }
   # NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET (required by the variable's validation), NEWSROOM_PING_KEYS.
   secret_env          = var.origin_secret_env

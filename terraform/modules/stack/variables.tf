@@ -155,6 +155,34 @@ variable "stories_machine_type" {
   }
 }
 
+variable "covisit_max_workers" {
+  type        = number
+  description = "Autoscaling ceiling of the co-visitation job. Example: 3."
+  default     = 2
+
+  validation {
+    condition     = var.covisit_max_workers >= 1 && var.covisit_max_workers <= 1000 && floor(var.covisit_max_workers) == var.covisit_max_workers
+    error_message = "covisit_max_workers is a whole number between 1 and 1000 (Dataflow's limit)."
+  }
+}
+
+variable "covisit_machine_type" {
+  type        = string
+  description = "Worker machine type of the co-visitation job (per-reader and per-story state). Example: n2-standard-2."
+  default     = "n2-standard-2"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*-[a-z0-9-]+$", var.covisit_machine_type))
+    error_message = "covisit_machine_type must be a Compute Engine machine type such as n2-standard-2."
+  }
+}
+
+variable "covisit_parameters" {
+  type        = map(string)
+  description = "Extra template parameters of the co-visitation job (templates/covisit/metadata.json). Example: { window_hours = \"6\" }."
+  default     = {}
+}
+
 variable "ingest_parameters" {
   type        = map(string)
   description = "Extra template parameters of the ingest job (templates/ingest/metadata.json). Example: { feeds = \"gs://b/feeds.json\" }."

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
 from transforms.editions.cycle import (
@@ -28,7 +29,7 @@ from transforms.editions.cycle import (
     cycle_documents,
     hour_capped_publishers,
 )
-from transforms.editions.params import HOUR_MS, MINUTE_MS, RankParams, RepresentativeParams
+from transforms.editions.params import RankParams, RepresentativeParams
 from transforms.editions.representatives import Representatives, rotation_hash_one
 from transforms.editions.scoring import Candidates, features
 

@@ -196,3 +196,27 @@ def test_headline_quality_prefers_plain_informative_headlines():
     assert headline_quality("YOU WON'T BELIEVE WHAT PARLIAMENT JUST DID!!!") < 0.5
     assert headline_quality("Budget?") < good
     assert headline_quality("") == 0.0
+
+
+def test_pool_stories_carry_their_main_entity_ids(world, make_ranker):
+    """Pool entries list the story's entity ids (alias-table ids: one id whatever the script of the name) by how many
+    of its articles mention them (ties: by id), at most ENTITIES_PER_STORY; a new article updates the cached entry."""
+    T, MIN = world.T0, world.MIN
+
+    def article(pub, at, *entities):
+        art = world.article(pub, at, title="ISRO launches a lunar probe from the Sriharikota spaceport in the morning")
+        art["entities"] = [{"id": i, "name": n, "kind": k} for i, n, k in entities]
+        return art
+
+    isro, isro_hi = ("org:isro", "ISRO", "ORG"), ("org:isro", "इसरो", "ORG")
+    pune = ("place:pune", "Pune", "PLACE")
+    world.add(1, article("daily-herald", T - 30 * MIN, isro, pune, ("person:a", "A", "PERSON"), ("b", "B", "OTHER")))
+    world.add(1, article("capital-post", T - 25 * MIN, isro_hi, pune, isro, ("person:c", "C", "PERSON")))
+    world.add(1, article("pacific-times", T - 20 * MIN, isro, ("d", "D", "OTHER"), ("e", "", "OTHER")))
+    r = make_ranker(world)
+    out = r.cycle(T)
+    entry = {s["story_id"]: s for s in out.pool["stories"]}["1"]
+    assert list(entry["entities"]) == ["org:isro", "place:pune", "b", "d", "e"]
+    world.add(1, article("metro-daily", T + MIN, ("person:c", "C.", "PERSON"), isro))
+    entry = {s["story_id"]: s for s in r.cycle(T + 5 * MIN).pool["stories"]}["1"]
+    assert list(entry["entities"]) == ["org:isro", "person:c", "place:pune", "b", "d"]  # ties: by id

@@ -8,9 +8,10 @@ import apache_beam as beam
 from apache_beam.utils.timestamp import Timestamp
 
 from tests.transforms.fakes import Bag, Timer, Value
+from transforms.common import DEAD_LETTER
+from transforms.editions.beam import RankEditionsFn, RouteChangeFn
 from transforms.editions.book import compact_change
 from transforms.editions.config import load_config
-from transforms.editions.rank import DEAD_LETTER, RankEditionsFn, RouteChangeFn
 
 
 class State:

@@ -10,8 +10,8 @@ import pytest
 from pipelines.cli import main as newsroom
 from schemas.pages import page_path
 from stores import open_stores
+from transforms.editions.beam import PublishSnapshotFn
 from transforms.editions.documents import iso
-from transforms.editions.publish import PublishSnapshotFn
 
 
 def store_flags(config) -> list[str]:

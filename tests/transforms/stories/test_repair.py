@@ -10,9 +10,10 @@ import pytest
 
 from stores import StoreConfig, open_stores
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article
+from transforms.common import HOUR_MS
 from transforms.stories.apply import apply_in_order, apply_output
 from transforms.stories.assignments import fold
-from transforms.stories.cluster import HOUR_MS, StoryClusterer, recompute_centroid
+from transforms.stories.cluster import StoryClusterer, recompute_centroid
 from transforms.stories.repair import halves_bound, split_due
 
 NEVER_JOIN = dataclasses.replace(TEST_CONFIG, join=5.0, join_headline=5.0)

@@ -9,7 +9,7 @@ from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from transforms.articles import DEAD_LETTER, DedupeArticles, DetectSyndication, NormalizeArticles
+from transforms.articles.beam import DEAD_LETTER, DedupeArticles, DetectSyndication, NormalizeArticles
 from transforms.articles.syndication import SyndicationIndex
 
 CLOCK = lambda: 1_767_229_200_000  # noqa: E731  (fixed DeadLetter.at)
@@ -201,7 +201,7 @@ def test_syndication_is_per_language(kit, language):
 
 def test_process_articles_end_to_end(kit, tmp_path):
     from stores import StoreConfig
-    from transforms.articles import ProcessArticles
+    from transforms.articles.beam import ProcessArticles
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
     wire, extra = kit.WIRE_REPORT, kit.LOCAL_EXTRA

@@ -1,5 +1,6 @@
 """Beam transforms of the ingest job: per-feed schedule (state + processing-time timers), polite page fetching,
-WebSub subscription, registry loading, bus I/O.
+WebSub subscription, registry loading, decoding fetch requests. Publishing to the bus is
+:class:`stores.beam_io.PublishToBusFn` (the one publishing DoFn of every job).
 
 Reads keyed feed inputs ``(feed_url, {"config": FeedConfig dict} | {"request": FetchRequest dict})``; writes
 ``RawItem`` dicts (main output of :class:`IngestFeeds`) and ``DeadLetter`` dicts (tag ``dead_letter``). The domain
@@ -28,19 +29,20 @@ from urllib.parse import urlsplit
 
 import apache_beam as beam
 from apache_beam.coders import StrUtf8Coder
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import userstate
 from apache_beam.transforms.timeutil import TimeDomain
 
+from transforms.common import DEAD_LETTER
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher, FetcherConfig
 from transforms.ingest.guard import AddressGuard
+from transforms.ingest.registry import load_feeds, read_local
 from transforms.timers import at, to_ms
 
 log = logging.getLogger(__name__)
-
-from transforms.common import DEAD_LETTER  # noqa: E402
 
 SUBSCRIBE = "subscribe"
 
@@ -321,6 +323,14 @@ class IngestFeeds(beam.PTransform):
         return {"items": fetched.items, "dead_letters": dead}
 
 
+def read_beam_file(path: str) -> str:
+    """The text of a registry file on any Beam filesystem (``gs://...`` on Dataflow) or a local path."""
+    if "://" not in path:
+        return read_local(path)
+    with FileSystems.open(path) as f:
+        return f.read().decode("utf-8")
+
+
 class LoadFeedRegistryFn(beam.DoFn):
     """On every tick, reads the feed registry (a JSON file or the feeds table) and yields ``(url, {"config"})``:
     an updated entry reaches its feed's state on the next tick, a new feed starts polling at once."""
@@ -332,9 +342,7 @@ class LoadFeedRegistryFn(beam.DoFn):
         self.store = shared_feed_store(self.ctx) if self.source == "table" else None
 
     def process(self, _tick):
-        from transforms.ingest.registry import load_feeds
-
-        for entry in load_feeds(self.source, self.store):
+        for entry in load_feeds(self.source, self.store, read=read_beam_file):
             yield entry["url"], {"config": entry}
 
 
@@ -378,58 +386,3 @@ class DecodeFetchRequestFn(beam.DoFn):
             return
         self.decoded.inc()
         yield req["feed_url"], {"request": req}
-
-
-class PublishBatchesFn(beam.DoFn):
-    """Publishes records (of Avro type ``message``: RawItem, DeadLetter) to a bus topic (base name) in batches:
-    records are validated and encoded as they come, and each batch
-    is handed to ``MessageBus.publish_many`` at once (Pub/Sub: every message queued in the client, which packs them
-    into few requests, then every future awaited), at the latest in ``finish_bundle``, before the runner commits the
-    bundle. A failed publish fails the bundle, which is retried: at least once, and the stories job dedupes.
-
-    Why not one ``publish`` per record: it waited on each message's future in turn, one round trip per page.
-    A batch is flushed early when it holds ``max_records`` records or ``max_bytes`` bytes (raw items carry page
-    bodies of up to --max_body_bytes), so the buffer stays bounded whatever the bundle size.
-    """
-
-    def __init__(
-        self, store_config, topic: str, message: str, max_records: int = 500, max_bytes: int = 8 * 1024 * 1024
-    ):
-        self.store_config, self.topic, self.message = store_config, topic, message
-        self.max_records, self.max_bytes = max_records, max_bytes
-        self.published = Metrics.counter("ingest", f"published_{topic}")
-        self.batches = Metrics.counter("ingest", f"batches_{topic}")
-
-    def setup(self):
-        from stores import open_stores
-
-        self.bus = open_stores(self.store_config).bus
-        self.bus.ensure_topic(self.topic)
-
-    def start_bundle(self):
-        self._batch: list[tuple[bytes, dict]] = []
-        self._bytes = 0
-
-    def process(self, record):
-        from schemas import codec
-        from transforms.ingest.ordering import raw_item_key  # RawItems get a per-URL ordering key (issue 12)
-
-        data = codec.encode(self.message, record)
-        attributes = codec.attributes(self.message)
-        if "fetched_url" in record:
-            attributes = dict(attributes, ordering_key=raw_item_key(record))
-        self._batch.append((data, attributes))
-        self._bytes += len(data)
-        if len(self._batch) >= self.max_records or self._bytes >= self.max_bytes:
-            self._flush()
-
-    def finish_bundle(self):
-        self._flush()
-
-    def _flush(self):
-        if not self._batch:
-            return
-        self.bus.publish_many(self.topic, self._batch)
-        self.published.inc(len(self._batch))
-        self.batches.inc()
-        self._batch, self._bytes = [], 0

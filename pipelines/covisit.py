@@ -1,0 +1,156 @@
+"""The co-visitation job: read events -> "read together" pairs per reader -> bounded, decayed neighbours per story.
+
+Reads ReadEvent messages (schemas/avro/read_event.avsc) from the ``read-events`` topic through a subscription
+(``--input_subscription``; Pub/Sub with ``--backend=gcp`` or ``--bus=pubsub``, the embedded bus otherwise) and
+writes each story's neighbour list to the co-visitation store (stores/covisit.py: embedded SQLite or Bigtable table
+``covisit``), which the origin reads for For you (reason ``also_read:{story_id}``). Undecodable messages go to
+``--dead_letter_topic``. The logic is transforms/covisit/counts.py; the Beam stage transforms/covisit/beam.py.
+
+    ReadReadEvents -> DecodeReadEvents -> CovisitNeighbours (KeyByReader -> PairsPerReader -> NeighboursPerStory)
+    dead letters -> PublishDeadLetters
+
+Runners as the stories job: reading Pub/Sub is a streaming job (DataflowRunner in production, BundleBasedDirectRunner
+here by default); the embedded bus is drained once, bounded, on FnApiRunner (flush timers fire when the input ends).
+Messages carrying the ``heartbeat`` attribute are dropped (they only move a test's Pub/Sub watermark).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.options import StoreOptions, store_config
+
+log = logging.getLogger("newsroom.covisit")
+
+TOPIC = "read-events"
+
+
+class CovisitOptions(StoreOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--input_subscription",
+            default="covisit-read-events",
+            help="Subscription (base name; the namespace prefix is added) on the read-events topic the job reads; "
+            "local runs create it when missing. Default: covisit-read-events.",
+        )
+        parser.add_argument(
+            "--dead_letter_topic",
+            default="dead-letter",
+            help="Topic (base name) receiving DeadLetter records of undecodable events. Default: dead-letter.",
+        )
+        parser.add_argument(
+            "--window_hours",
+            type=float,
+            default=6.0,
+            help="Two stories read by one reader within this many hours are 'read together'. Default: 6.",
+        )
+        parser.add_argument(
+            "--half_life_hours",
+            type=float,
+            default=24.0,
+            help="A pair's count halves every this many hours without new co-reads. Default: 24.",
+        )
+        parser.add_argument(
+            "--top_k", type=int, default=50, help="Neighbours kept per story (the largest counts). Default: 50."
+        )
+        parser.add_argument(
+            "--max_reads_per_hour",
+            type=int,
+            default=120,
+            help="A reader with more reads than this in an hour is abnormal (bot, crawler) and ignored until a "
+            "window passes below the bar. Default: 120.",
+        )
+        parser.add_argument(
+            "--flush_s",
+            type=float,
+            default=10.0,
+            help="Event-time seconds between a story's first new pair and the write of its list (one write per "
+            "story per interval). Default: 10.",
+        )
+
+
+def params(options: PipelineOptions):
+    """The counts' parameters from the job's flags (ValueError naming the flag when one is out of range)."""
+    from transforms.common import HOUR_MS
+    from transforms.covisit.counts import MAX_PAIRS, Params
+
+    o = options.view_as(CovisitOptions)
+    if not 0 < o.top_k <= 50:
+        raise ValueError(f"--top_k must be 1 to 50 (the store keeps 50), got {o.top_k}")
+    if not o.flush_s > 0:
+        raise ValueError(f"--flush_s must be > 0, got {o.flush_s}")
+    for flag in ("window_hours", "half_life_hours", "max_reads_per_hour"):
+        if not getattr(o, flag) > 0:
+            raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
+    return Params(
+        window_ms=int(o.window_hours * HOUR_MS),
+        half_life_ms=int(o.half_life_hours * HOUR_MS),
+        top_k=int(o.top_k),
+        max_per_hour=int(o.max_reads_per_hour),
+        max_pairs=MAX_PAIRS,
+    )
+
+
+def build_pipeline(p, options) -> dict:
+    """Adds the job to pipeline ``p``; returns its main PCollections (for tests)."""
+    from stores.beam_io import PublishToBusFn, ReadBus
+    from transforms.common import DEAD_LETTER
+    from transforms.covisit.beam import CovisitNeighbours, DecodeReadEventFn
+
+    o = options.view_as(CovisitOptions)
+    cfg = store_config(options)
+    messages = p | "ReadReadEvents" >> ReadBus(cfg, TOPIC, o.input_subscription)
+    decoded = messages | "DecodeReadEvents" >> beam.ParDo(DecodeReadEventFn()).with_outputs(DEAD_LETTER, main="events")
+    written = decoded.events | "CovisitNeighbours" >> CovisitNeighbours(cfg, params(options), int(o.flush_s * 1000))
+    decoded[DEAD_LETTER] | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic))
+    return {"events": decoded.events, "written": written, "dead_letter": decoded[DEAD_LETTER]}
+
+
+def streaming(options: PipelineOptions) -> bool:
+    """Reading Pub/Sub (the gcp backend or ``--bus=pubsub``) is streaming; the embedded bus is bounded."""
+    return store_config(options).bus_kind == "pubsub"
+
+
+def run(argv: list[str] | None = None, wait: bool = True):
+    """Build and run the job. Returns the PipelineResult (streaming: running until cancelled when ``wait`` is False).
+
+    Default runner: BundleBasedDirectRunner (streaming) when reading Pub/Sub, FnApiRunner otherwise; ``--runner``
+    (for example DataflowRunner) overrides it.
+    """
+    options = PipelineOptions(argv)
+    std = options.view_as(StandardOptions)
+    cfg = store_config(options)  # fail fast naming the flag
+    params(options)
+    if streaming(options):
+        std.streaming = True
+    runner = std.runner
+    if runner is None:
+        if streaming(options):
+            from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
+
+            runner = BundleBasedDirectRunner()
+        else:
+            from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+            runner = FnApiRunner()
+    local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
+    if local:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
+        from stores.beam_io import ensure_subscription
+
+        ensure_subscription(cfg, TOPIC, options.view_as(CovisitOptions).input_subscription)
+    p = beam.Pipeline(runner=runner, options=options)
+    build_pipeline(p, options)
+    result = p.run()
+    if wait:
+        result.wait_until_finish()
+    return result
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    run(sys.argv[1:])

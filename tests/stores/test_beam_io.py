@@ -1,0 +1,65 @@
+"""stores.beam_io.PublishToBusFn: the one bus-publishing DoFn (ingest raw items and dead letters, stories' fetch
+requests and dead letters). Every record of a bundle is out before finish_bundle returns; batches go through the
+bus's publish_many, a bus without one gets a publish per record; the ordering key travels as an attribute."""
+
+from __future__ import annotations
+
+from schemas import codec
+from stores import StoreConfig, open_stores
+from stores.beam_io import PublishToBusFn
+
+
+def _dead(i: int) -> dict:
+    return {"schema_version": 1, "stage": "t", "reason": "r", "detail": "", "key": f"k{i}", "payload": b"", "at": i}
+
+
+def _fn(tmp_path, **kw) -> tuple[PublishToBusFn, object]:
+    config = StoreConfig(backend="embedded", data_dir=str(tmp_path))
+    bus = open_stores(config).bus
+    bus.ensure_subscription("dead-letter-ingest", "sub")
+    fn = PublishToBusFn(config, "dead-letter-ingest", **kw)
+    fn.setup()
+    return fn, bus
+
+
+def test_a_bundle_is_published_in_batches_before_it_commits(tmp_path):
+    fn, bus = _fn(tmp_path, max_records=2, ordering_key=lambda r: r["key"])
+    assert fn.message == "DeadLetter"  # the topic's message type, as publish_record picks it
+    calls = []
+    real = fn.bus.publish_many
+    fn.bus.publish_many = lambda topic, items: calls.append(len(items)) or real(topic, items)
+    fn.start_bundle()
+    for i in range(5):
+        assert list(fn.process(_dead(i)) or []) == []
+    assert calls == [2, 2]  # flushed early at max_records
+    fn.finish_bundle()
+    assert calls == [2, 2, 1]
+    msgs = bus.pull("sub", max_messages=10, timeout=1.0)
+    assert [codec.decode("DeadLetter", m.data)["key"] for m in msgs] == [f"k{i}" for i in range(5)]
+    assert [m.attributes["ordering_key"] for m in msgs] == [f"k{i}" for i in range(5)]
+
+
+class _PlainBus:
+    """A bus with publish only (no publish_many)."""
+
+    def __init__(self):
+        self.sent = []
+
+    def ensure_topic(self, topic):
+        pass
+
+    def publish(self, topic, data, attributes=None, ordering_key=None):
+        self.sent.append((topic, data, attributes, ordering_key))
+        return str(len(self.sent))
+
+
+def test_a_bus_without_publish_many_gets_one_publish_per_record_at_the_flush(tmp_path):
+    fn, _ = _fn(tmp_path, ordering_key=lambda r: r["key"] if r["at"] else None)
+    fn.bus = _PlainBus()
+    fn.start_bundle()
+    fn.process(_dead(0))
+    fn.process(_dead(1))
+    assert fn.bus.sent == []  # held until the bundle finishes
+    fn.finish_bundle()
+    assert [(t, k) for t, _, _, k in fn.bus.sent] == [("dead-letter-ingest", None), ("dead-letter-ingest", "k1")]
+    assert codec.decode("DeadLetter", fn.bus.sent[1][1])["key"] == "k1"

@@ -1,0 +1,182 @@
+"""Beam transforms of the co-visitation stage: DecodeReadEvents -> CovisitNeighbours (pairs per reader, then the
+bounded, decayed neighbour list per story, written to the CovisitStore).
+
+The logic is transforms/covisit/counts.py (plain Python); this module only keys, keeps state and arms timers.
+
+DecodeReadEventFn: ``(data, attributes)`` bus messages -> ReadEvent dicts; heartbeats dropped; undecodable
+messages to the ``dead_letter`` output (counted).
+
+ReaderPairsFn (keyed by reader_id)
+- State ``READER``: the reader's :class:`~transforms.covisit.counts.ReaderState` (recent reads within the window,
+  event ids seen, the abnormal-rate mark). Each event goes through :func:`~transforms.covisit.counts.reader_step`;
+  its pair increments go out keyed by story (both directions). Counters: one per outcome (paired, duplicate,
+  late, reread, abnormal, not_a_read).
+- Timer ``EXPIRE`` (event time): re-armed at each event to its timestamp + the window; when the watermark passes it
+  no read of the reader is recent any more, so the state is cleared (a firing twice clears twice: harmless).
+
+StoryNeighboursFn (keyed by story_id)
+- State ``NEIGHBOURS``: the story's :class:`~transforms.covisit.counts.Neighbours` (decayed counts, bounded).
+  ``NEXT``: the armed flush time, if any.
+- Timer ``FLUSH`` (event time): armed ``flush_ms`` after the first increment since the last flush; when it fires
+  the bounded list replaces the story's row in the store (one write per story per flush interval, whatever the
+  read rate) and goes out as ``(story_id, [(neighbour, count)], at)``. A write is the whole list, so a repeated
+  firing or a retried bundle writes the same row again. Store errors are raised: the bundle is retried.
+
+Runners: BundleBasedDirectRunner (streaming: Pub/Sub, TestStream) and FnApiRunner (bounded: the embedded bus;
+timers fire when the input ends). Element timestamps are what the source gives (Pub/Sub publish time, TestStream's);
+every count uses the events' own ``at``.
+"""
+
+from __future__ import annotations
+
+import typing
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+
+from transforms.common import DEAD_LETTER, SECOND_MS
+from transforms.common import dead_letter as dead_letter_record
+from transforms.covisit.counts import Increment, Neighbours, Params, ReaderState, reader_step
+from transforms.timers import arm, at, to_ms
+
+STAGE = "covisit"
+OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "not_a_read")
+FLUSH_MS = 10 * SECOND_MS
+
+
+class DecodeReadEventFn(beam.DoFn):
+    """(data, attributes) -> ReadEvent dict; heartbeats dropped; undecodable messages dead-lettered."""
+
+    def __init__(self):
+        self.decoded = Metrics.counter(STAGE, "read_events")
+        self.heartbeats = Metrics.counter(STAGE, "heartbeats")
+        self.bad = Metrics.counter(STAGE, "read_events_undecodable")
+
+    def process(self, message):
+        import time
+
+        from schemas import codec
+        from stores.beam_io import HEARTBEAT_ATTRIBUTE
+
+        data, attributes = message
+        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
+            self.heartbeats.inc()
+            return
+        try:
+            event = codec.decode("ReadEvent", data)
+        except codec.CodecError as exc:
+            self.bad.inc()
+            now = int(time.time() * 1000)
+            record = dead_letter_record(STAGE, "undecodable_read_event", str(exc), payload=bytes(data), at_ms=now)
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, record)
+            return
+        self.decoded.inc()
+        yield event
+
+
+class ReaderPairsFn(beam.DoFn):
+    """(reader_id, ReadEvent) -> (story_id, (neighbour, at, weight)) pair increments; see the module docstring."""
+
+    READER = ReadModifyWriteStateSpec("reader", PickleCoder())
+    EXPIRE = TimerSpec("expire", TimeDomain.WATERMARK)
+
+    def __init__(self, params: Params):
+        self.params = params
+        self.outcomes = {o: Metrics.counter(STAGE, f"events_{o}") for o in OUTCOMES}
+
+    def process(
+        self,
+        element,
+        ts=beam.DoFn.TimestampParam,
+        reader=beam.DoFn.StateParam(READER),
+        expire=beam.DoFn.TimerParam(EXPIRE),
+    ):
+        _, event = element
+        state = reader.read() or ReaderState()
+        increments, outcome = reader_step(state, event, self.params)
+        self.outcomes[outcome].inc()
+        if outcome == "not_a_read":
+            return
+        reader.write(state)
+        expire.set(at(to_ms(ts) + self.params.window_ms))
+        for inc in increments:
+            yield inc.story, (inc.neighbour, inc.at, inc.weight)
+
+    @on_timer(EXPIRE)
+    def on_expire(self, reader=beam.DoFn.StateParam(READER)):
+        reader.clear()
+
+
+class StoryNeighboursFn(beam.DoFn):
+    """(story_id, increment) -> store writes of the story's bounded list, yielded as (story_id, list, at)."""
+
+    NEIGHBOURS = ReadModifyWriteStateSpec("neighbours", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+
+    def __init__(self, store_config, params: Params, flush_ms: int = FLUSH_MS):
+        self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
+        self.increments = Metrics.counter(STAGE, "pair_increments")
+        self.writes = Metrics.counter(STAGE, "neighbour_lists_written")
+
+    def setup(self):
+        from stores.covisit import open_covisit_store
+
+        self.store = open_covisit_store(self.store_config)
+
+    def teardown(self):
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+
+    def process(
+        self,
+        element,
+        ts=beam.DoFn.TimestampParam,
+        neighbours=beam.DoFn.StateParam(NEIGHBOURS),
+        nxt=beam.DoFn.StateParam(NEXT),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        story, (other, when, weight) = element
+        n = neighbours.read() or Neighbours()
+        n.add(Increment(int(story), int(other), int(when), float(weight)), self.params)
+        neighbours.write(n)
+        self.increments.inc()
+        if nxt.read() is None:
+            arm(flush, nxt, to_ms(ts) + self.flush_ms)
+
+    @on_timer(FLUSH)
+    def on_flush(
+        self,
+        key=beam.DoFn.KeyParam,
+        neighbours=beam.DoFn.StateParam(NEIGHBOURS),
+        nxt=beam.DoFn.StateParam(NEXT),
+    ):
+        nxt.clear()
+        n = neighbours.read()
+        if n is None:
+            return
+        top = n.top(self.params)
+        neighbours.write(n)
+        self.store.put(int(key), top, n.ref_at)
+        self.writes.inc()
+        yield int(key), top, n.ref_at
+
+
+class CovisitNeighbours(beam.PTransform):
+    """ReadEvent dicts -> ``(story_id, [(neighbour, count)], at)`` for every neighbour list written to the store."""
+
+    def __init__(self, store_config, params: Params | None = None, flush_ms: int = FLUSH_MS):
+        super().__init__()
+        self.store_config, self.params, self.flush_ms = store_config, params or Params(), flush_ms
+
+    def expand(self, events):
+        return (
+            events
+            | "KeyByReader" >> beam.Map(lambda e: (str(e["reader_id"]), e)).with_output_types(tuple[str, typing.Any])
+            | "PairsPerReader" >> beam.ParDo(ReaderPairsFn(self.params)).with_output_types(tuple[int, typing.Any])
+            | "NeighboursPerStory" >> beam.ParDo(StoryNeighboursFn(self.store_config, self.params, self.flush_ms))
+        )

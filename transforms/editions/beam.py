@@ -1,0 +1,539 @@
+"""The Beam layer of the editions stage: every PTransform and DoFn of it, and nothing else.
+
+story changes -> DetectBursts (pulses, burst polls) -> RankEditions (a minute timer per edition) -> snapshot items
+-> PublishSnapshots (validate, store, move pointers); TrackAliases adds the merged-story map. PublishEditions is
+the whole stage, applied by pipelines/stories.py (streaming) and by the backfill's ``--snapshots``
+(pipelines/backfill.py), which pass it what it needs: a transform never reads a job's options.
+
+The logic is plain Python in the sibling modules, which say why it is so: :mod:`.bursts` (the Breaking rule, burst
+polls), :mod:`.rank` (EditionRanker: the book, the minute cycle, the state layout), :mod:`.publish`
+(SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters out).
+
+Outputs of :class:`PublishEditions`: ``{"results": publish results, "fetch_requests": FetchRequest records,
+"pulses": burst pulses, "items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import trigger, window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.typehints import KV
+
+from stores import StoreConfig, open_stores
+from transforms.common import DEAD_LETTER, MINUTE_MS
+from transforms.editions import bursts
+from transforms.editions.book import compact_change
+from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
+from transforms.editions.config import default_config, subset
+from transforms.editions.cycle import EditionMemory
+from transforms.editions.params import BurstParams, RankParams
+from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
+from transforms.editions.rank import EditionRanker
+from transforms.publishers import default_registry
+from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
+
+log = logging.getLogger(__name__)
+
+
+class _Metrics:
+    """``count(name, n)`` over Beam counters of one namespace, made on first use; ``*_ms`` names are
+    distributions."""
+
+    def __init__(self, namespace: str):
+        self.namespace = namespace
+        self._made = {}
+
+    def __call__(self, name: str, n: int = 1) -> None:
+        m = self._made.get(name)
+        if m is None:
+            make = Metrics.distribution if name.endswith("_ms") else Metrics.counter
+            m = self._made[name] = make(self.namespace, name)
+        if name.endswith("_ms"):
+            m.update(n)
+        else:
+            m.inc(n)
+
+
+# ----------------------------------------------------------------------------------------------------- bursts
+class ExtractOriginalsFn(beam.DoFn):
+    """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
+    here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
+
+    def __init__(self, registry, label_map: dict):
+        self.registry, self.label_map = registry, label_map
+        self.bad = Metrics.counter("bursts", "changes_malformed")
+
+    def process(self, change):
+        try:
+            for story_id, obs, first_seen in bursts.originals_of(change, self.registry, self.label_map):
+                yield window.TimestampedValue((story_id, obs), first_seen / 1000.0)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.bad.inc()
+
+
+class BurstCountFn(beam.CombineFn):
+    """Originals (distinct articles), publishers and strong publishers of one story in one window."""
+
+    def __init__(self, strong_authority: float):
+        self.strong = strong_authority
+
+    def create_accumulator(self):
+        return bursts.new_counts()
+
+    def add_input(self, acc, obs):
+        return bursts.add_original(acc, obs, self.strong)
+
+    def merge_accumulators(self, accs):
+        return bursts.merge_counts(accs)
+
+    def extract_output(self, acc):
+        return bursts.counts_output(acc)
+
+
+class JudgeWindowFn(beam.DoFn):
+    """Apply the Breaking (5-min) or developing (30-min) rule to a window's counts; emit a pulse when it holds."""
+
+    def __init__(self, kind: str, params: BurstParams):
+        self.kind = kind
+        self.params = params
+        self.judged = Metrics.counter("bursts", f"{kind}_windows")
+        self.fired = Metrics.counter("bursts", f"{kind}_pulses")
+
+    def process(self, element, win=beam.DoFn.WindowParam):
+        story_id, counts = element
+        self.judged.inc()
+        pulse = bursts.judge_window(self.kind, story_id, counts, int(round(float(win.end) * 1000)), self.params)
+        if pulse is not None:
+            self.fired.inc()
+            yield pulse
+
+
+class RequestPollsFn(beam.DoFn):
+    """Keyed by story: turn its earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests.
+
+    Pulses wait in PULSES until the watermark passes their window end (CYCLE, event time), then are taken in
+    window order: streaming and batch (where windows arrive in any order) request the same polls.
+    State: PULSES (bag), LAST_REQUEST (window end of the last pulse that asked for polls), NEXT (timer time).
+    """
+
+    PULSES = BagStateSpec("pulses", PickleCoder())
+    LAST_REQUEST = ReadModifyWriteStateSpec("last_request", VarIntCoder())
+    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def __init__(self, params: BurstParams, publishers_path: str | None = None):
+        self.params = params
+        self.publishers_path = publishers_path
+        self.requests = Metrics.counter("bursts", "fetch_requests")
+
+    def setup(self):
+        self.registry = default_registry(self.publishers_path)
+
+    def process(
+        self,
+        element,
+        pulses=beam.DoFn.StateParam(PULSES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        _, pulse = element
+        pulses.add(pulse)
+        arm_earliest(timer, nxt, int(pulse["window_end"]))
+
+    @on_timer(CYCLE)
+    def on_cycle(
+        self,
+        ts=beam.DoFn.TimestampParam,
+        pulses=beam.DoFn.StateParam(PULSES),
+        last=beam.DoFn.StateParam(LAST_REQUEST),
+        nxt=beam.DoFn.StateParam(NEXT),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        requests, prev, later = bursts.due_polls(
+            list(pulses.read()), to_ms(ts), last.read(), self.registry, self.params
+        )
+        self.requests.inc(len(requests))
+        yield from requests
+        if prev is not None:
+            last.write(prev)
+        pulses.clear()
+        for pl in later:
+            pulses.add(pl)
+        arm(timer, nxt, later[0]["window_end"] if later else None)
+
+
+class DetectBursts(beam.PTransform):
+    """StoryChange records -> ``{"pulses": burst pulses, "fetch_requests": FetchRequest records}``.
+
+    Args:
+        editions_path: editions file (default: the packaged one) -- burst parameters and section labels.
+        publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
+        params: override the file's burst parameters (tests).
+    """
+
+    def __init__(self, editions_path: str | None = None, publishers_path: str | None = None, params=None):
+        super().__init__()
+        self.editions_path = editions_path
+        self.publishers_path = publishers_path
+        self.params = params
+
+    def expand(self, changes):
+        config = default_config(self.editions_path)
+        p = self.params or BurstParams.from_config(config)
+        registry = default_registry(self.publishers_path)
+        label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
+        originals = changes | "ExtractOriginals" >> beam.ParDo(ExtractOriginalsFn(registry, label_map))
+
+        def windowed(size_min: int):
+            return beam.WindowInto(
+                window.SlidingWindows(size_min * 60, p.period_min * 60),
+                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+                accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
+                allowed_lateness=p.allowed_lateness_s,
+            )
+
+        breaking = (
+            originals
+            | "SlidingFiveMinutes" >> windowed(p.window_min)
+            | "CountFiveMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
+            | "JudgeBreaking" >> beam.ParDo(JudgeWindowFn("breaking", p))
+        )
+        developing = (
+            originals
+            | "SlidingThirtyMinutes" >> windowed(p.velocity_window_min)
+            | "CountThirtyMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
+            | "JudgeDeveloping" >> beam.ParDo(JudgeWindowFn("developing", p))
+        )
+        breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+        developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+        pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
+        fetch_requests = (
+            breaking
+            | "KeyPulseByStory" >> beam.Map(lambda pl: (pl["story_id"], pl)).with_output_types(KV[int, Any])
+            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
+        )
+        return {"pulses": pulses, "fetch_requests": fetch_requests}
+
+
+# ---------------------------------------------------------------------------------------------------- ranking
+class RouteChangeFn(beam.DoFn):
+    """KV(edition, compact event) for every edition of the change (:func:`~.changes.editions_of`), stamped with the
+    change's time. A change that cannot be read is counted and dead-lettered (tag ``dead_letter``), never raised."""
+
+    def __init__(self, config):
+        self.config = config
+        self.bad = Metrics.counter("editions", "changes_malformed")
+        self.unrouted = Metrics.counter("editions", "changes_without_edition")
+
+    def process(self, change):
+        try:
+            event = compact_change(change)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self.bad.inc()
+            yield beam.pvalue.TaggedOutput(DEAD_LETTER, change_dead_letter(change, exc))
+            return
+        editions = editions_of(event, self.config)
+        if not editions:
+            self.unrouted.inc()  # a language no edition shows: nothing to rank (not an error)
+        for e in editions:
+            yield window.TimestampedValue((e.id, event), event["at"] / 1000.0)
+
+
+def route_pulse(pulse: dict, config):
+    for e in editions_of(pulse, config):
+        yield window.TimestampedValue((e.id, pulse), pulse["at"] / 1000.0)
+
+
+class RankEditionsFn(beam.DoFn):
+    """Keyed by edition id: fold events, rank at every minute boundary, emit snapshot items.
+
+    The state (INBOX, LOG, MEMORY, RECEIVED, NEXT, timer CYCLE) and why a minute timer in event time: see
+    :mod:`transforms.editions.rank`, whose :class:`~transforms.editions.rank.EditionRanker` does the work.
+    """
+
+    INBOX = BagStateSpec("inbox", PickleCoder())
+    LOG = BagStateSpec("log", PickleCoder())
+    MEMORY = ReadModifyWriteStateSpec("memory", PickleCoder())
+    RECEIVED = ReadModifyWriteStateSpec("received", VarIntCoder())
+    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, replay=False):
+        self.editions_path = editions_path
+        self.publishers_path = publishers_path
+        self.editions_only = editions_only
+        self.overrides = overrides or {}
+        self.replay = replay
+        self.metrics = _Metrics("editions")
+
+    def setup(self):
+        self.config = subset(default_config(self.editions_path), self.editions_only)
+        self.params = RankParams.from_config(self.config, **self.overrides)
+        self.ranker = EditionRanker(self.config, default_registry(self.publishers_path), self.params, self.metrics)
+
+    def process(
+        self,
+        element,
+        inbox=beam.DoFn.StateParam(INBOX),
+        received=beam.DoFn.StateParam(RECEIVED),
+        nxt=beam.DoFn.StateParam(NEXT),
+        memory=beam.DoFn.StateParam(MEMORY),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        _, event = element
+        self.metrics("events_received")
+        inbox.add(event)
+        received.write((received.read() or 0) + 1)
+        cycle = (int(event["at"]) // MINUTE_MS + 1) * MINUTE_MS
+        current = nxt.read()
+        if current is None or cycle < current:
+            mem = memory.read()
+            if mem is not None and cycle <= mem.last_cycle:
+                self.metrics("events_late")
+                cycle = mem.last_cycle + MINUTE_MS
+            arm_earliest(timer, nxt, cycle)
+
+    @on_timer(CYCLE)
+    def on_cycle(
+        self,
+        key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
+        inbox=beam.DoFn.StateParam(INBOX),
+        event_log=beam.DoFn.StateParam(LOG),
+        memory=beam.DoFn.StateParam(MEMORY),
+        received=beam.DoFn.StateParam(RECEIVED),
+        nxt=beam.DoFn.StateParam(NEXT),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        now = to_ms(ts)
+        mem = memory.read() or EditionMemory()
+        if now <= mem.last_cycle:
+            self.metrics("duplicate_timer_firings")  # set the minute chain's next firing again (transforms/timers.py)
+            rearm_pending(timer, nxt, now)
+            return
+        try:
+            edition = self.config.edition(key)
+        except KeyError:
+            log.warning("events for unknown edition %s dropped", key)
+            nxt.clear()
+            return
+        cached = self.ranker.book(key, mem, inbox, event_log, received.read() or 0)
+        nxt_cycle = now
+        while True:
+            items, nxt_cycle = self.ranker.cycle(key, edition, cached, mem, nxt_cycle, inbox, event_log)
+            yield from items
+            # A replay runs the minute chain to its end in this firing: the same cycles the timers would run,
+            # in the same order, without one timer round per minute (every input is already in INBOX).
+            if not self.replay or nxt_cycle is None:
+                break
+        memory.write(mem)
+        arm(timer, nxt, nxt_cycle)
+
+
+class RankEditions(beam.PTransform):
+    """``{"changes": StoryChange dicts, "pulses": burst pulses}`` -> ``{"items": snapshot items (pages, pools,
+    coverage), "dead_letter": DeadLetter records of unreadable changes}``.
+
+    Args:
+        editions_path / publishers_path: the editions file and publisher registry (default: packaged).
+        editions_only: rank only these editions (tests, small local runs); default all.
+        overrides: ranking parameters replacing the file's (tests).
+        replay: the input is bounded and complete (a backfill): each edition's minute chain runs to its end in one
+            timer firing instead of one timer round per minute. Default False (streaming: a firing cannot know
+            events that have not arrived yet).
+    """
+
+    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, replay=False):
+        super().__init__()
+        self.editions_path = editions_path
+        self.publishers_path = publishers_path
+        self.editions_only = editions_only
+        self.overrides = overrides
+        self.replay = replay
+
+    def expand(self, inputs):
+        config = subset(default_config(self.editions_path), self.editions_only)
+        # Typed keys: the stateful DoFn's key coder must be deterministic (StrUtf8Coder, not a pickler).
+        routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_output_types(
+            KV[str, Any]
+        ).with_outputs(DEAD_LETTER, main="events")
+        parts = [routed.events]
+        if inputs.get("pulses") is not None:
+            parts.append(
+                inputs["pulses"]
+                | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config).with_output_types(KV[str, Any])
+            )
+        fn = RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay)
+        items = (
+            parts
+            | "FlattenEditionEvents" >> beam.Flatten()
+            | "EventsToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+            | "RankEachEdition" >> beam.ParDo(fn)
+        )
+        return {"items": items, DEAD_LETTER: routed[DEAD_LETTER]}
+
+
+# ------------------------------------------------------------------------------------------------- publishing
+class PublishSnapshotFn(beam.DoFn):
+    """Validate -> put -> compare-and-set, one snapshot item at a time (:class:`~.publish.SnapshotPublisher`)."""
+
+    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
+        self.store_config = store_config
+        self.confirm_shrink_cycles = confirm_shrink_cycles
+
+    def setup(self):
+        self.stores = open_stores(self.store_config)
+        self.publisher = SnapshotPublisher(self.stores, self.confirm_shrink_cycles, _Metrics("snapshots"))
+
+    def process(self, item):
+        yield self.publisher.publish(item)
+
+
+class PublishSnapshots(beam.PTransform):
+    """Snapshot items -> stored objects and moved pointers; yields one result per item.
+
+    Args:
+        store_config: where the snapshot and pointer stores live (the job passes ``store_config(options)``).
+        confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
+    """
+
+    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
+        super().__init__()
+        self.store_config = store_config
+        self.confirm_shrink_cycles = confirm_shrink_cycles
+
+    def expand(self, items):
+        return items | "ValidateStoreAndPoint" >> beam.ParDo(
+            PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
+        )
+
+
+class TrackAliasesFn(beam.DoFn):
+    """Single key: every MERGE; at the minute boundary after a new merge, emit the whole aliases map.
+
+    State: MERGES (bag of merge events), NEXT (cycle the timer is set for), LAST (last cycle ranked),
+    EMITTED (how many merges the last emitted map held). Timer: CYCLE (event time).
+    """
+
+    MERGES = BagStateSpec("merges", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
+    EMITTED = ReadModifyWriteStateSpec("emitted", VarIntCoder())
+    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def process(
+        self,
+        element,
+        merges=beam.DoFn.StateParam(MERGES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        last=beam.DoFn.StateParam(LAST),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        _, m = element
+        merges.add(m)
+        arm_earliest(timer, nxt, max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
+
+    @on_timer(CYCLE)
+    def on_cycle(
+        self,
+        ts=beam.DoFn.TimestampParam,
+        merges=beam.DoFn.StateParam(MERGES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        last=beam.DoFn.StateParam(LAST),
+        emitted=beam.DoFn.StateParam(EMITTED),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        now = to_ms(ts)
+        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
+            rearm_pending(timer, nxt, now)
+            return
+        item, n_emitted, future = aliases_item(merges.read(), now, emitted.read() or 0)
+        if item is not None:
+            yield item
+            emitted.write(n_emitted)
+        last.write(now)
+        arm(timer, nxt, (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
+
+
+class TrackAliases(beam.PTransform):
+    """StoryChange records -> aliases snapshot items (one per minute with a new merge)."""
+
+    def expand(self, changes):
+        return (
+            changes
+            | "KeepMerges" >> beam.Filter(is_merge)
+            | "KeyMergesTogether"
+            >> beam.Map(
+                lambda c: window.TimestampedValue(("aliases", merge_event(c)), c["at"] / 1000.0)
+            ).with_output_types(KV[str, Any])
+            | "MergesToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
+        )
+
+
+# ---------------------------------------------------------------------------------------------- the whole stage
+class ChangesOfOutputs(beam.PTransform):
+    """Story writer outputs -> StoryChange records for the editions stage (:func:`~.changes.change_of_output`)."""
+
+    def expand(self, outputs):
+        return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
+
+
+class PublishEditions(beam.PTransform):
+    """StoryChange records -> pages, pools, coverage and aliases in the snapshot store, pointers moved.
+
+    Args:
+        store_config: the stores (and namespace) to publish into.
+        editions_path / publishers_path: editions file and publisher registry (default: packaged).
+        editions_only: rank only these editions (tests and small local runs).
+        overrides: ranking parameter overrides (tests).
+        burst_params: a BurstParams replacing the file's (tests).
+        confirm_shrink_cycles: see :class:`PublishSnapshots`.
+        replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
+    """
+
+    def __init__(
+        self,
+        store_config: StoreConfig,
+        editions_path: str | None = None,
+        publishers_path: str | None = None,
+        editions_only: list[str] | None = None,
+        overrides: dict | None = None,
+        burst_params=None,
+        confirm_shrink_cycles: int = 15,
+        replay: bool = False,
+    ):
+        super().__init__()
+        self.store_config = store_config
+        self.editions_path = editions_path
+        self.publishers_path = publishers_path
+        self.editions_only = editions_only
+        self.overrides = overrides
+        self.burst_params = burst_params
+        self.confirm_shrink_cycles = confirm_shrink_cycles
+        self.replay = replay
+
+    def expand(self, changes):
+        bursts_out = changes | "DetectBursts" >> DetectBursts(
+            self.editions_path, self.publishers_path, self.burst_params
+        )
+        ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
+            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay
+        )
+        aliases = changes | "TrackAliases" >> TrackAliases()
+        items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
+        results = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, self.confirm_shrink_cycles)
+        return {
+            "results": results,
+            "fetch_requests": bursts_out["fetch_requests"],
+            "pulses": bursts_out["pulses"],
+            "items": items,
+            "dead_letter": ranked[DEAD_LETTER],
+        }
