@@ -129,7 +129,8 @@ def test_swap_is_atomic_under_concurrent_reads(app, world):
 
 
 def test_vanished_pointer_drops_its_page(app, client, world):
-    # The embedded store has no delete: a watcher with a pointer store that lists fewer names stands in for it.
+    # A pointer store that lists fewer names stands in for a page pointer gone from the listing (story pointers are
+    # retired for real below: test_retired_story_pointer_leaves_memory).
     ext = app.extensions["newsroom"]
     real = ext.watcher.pointers
 
@@ -279,3 +280,4 @@ def test_story_store_failure_on_demand_is_a_503(world, profiles):
     ext.watcher.snapshots = Unreachable()
     r = app.test_client().get(f"/v1/stories/{OLD}")
     assert r.status_code == 503 and r.headers["Retry-After"] and "no-store" in r.headers["Cache-Control"]
+    assert r.json["code"] == "story_unavailable"
