@@ -395,6 +395,9 @@ class PublishSnapshotFn(beam.DoFn):
     def process(self, item):
         yield self.publisher.publish(item)
 
+    def finish_bundle(self):
+        self.publisher.maybe_retire()  # story pointers of long-expired stories (stores/retention.py)
+
 
 class PublishSnapshots(beam.PTransform):
     """Snapshot items -> stored objects and moved pointers; yields one result per item.

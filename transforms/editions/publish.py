@@ -37,10 +37,12 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 
 from schemas.pages import aliases_path, page_path, pool_path, story_path
 from stores import AlreadyExists, NotFound
+from stores.retention import StoryRetention, retire
 from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
@@ -78,12 +80,35 @@ class SnapshotPublisher:
         stores: the opened stores (``stores.open_stores``): their snapshot and pointer stores are written.
         confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
         count: ``count(name, n)`` for the ``snapshots`` counters (the DoFn passes Beam Metrics); default: none.
+        languages: whose live stories keep their ``story/{id}`` pointers (default: every edition's language).
+        retain_s: a story pointer whose story is in no language's live set (StoryStore.live_stories) and that has
+            not moved for this long is retired (PointerStore.retire; stores/retention.py), so the pointer listing
+            every origin polls stays bounded. Checked every ``retire_every_s`` of wall clock; a retire is
+            conditional on the version listed, so several publisher instances doing it at once is harmless.
     """
 
-    def __init__(self, stores, confirm_shrink_cycles: int = 15, count: Callable[[str, int], None] | None = None):
+    def __init__(
+        self,
+        stores,
+        confirm_shrink_cycles: int = 15,
+        count: Callable[[str, int], None] | None = None,
+        languages: tuple[str, ...] | None = None,
+        retain_s: float = 48 * 3600.0,
+        retire_every_s: float = 600.0,
+        clock: Callable[[], float] = time.time,
+    ):
         self.stores = stores
         self.confirm_shrink_cycles = confirm_shrink_cycles
         self._counter = count
+        if languages is None:
+            from transforms.editions.config import default_config
+
+            languages = tuple(sorted({e.language for e in default_config().editions}))
+        self.languages = languages
+        self.retention = StoryRetention(keep_s=retain_s)
+        self.retire_every_s = retire_every_s
+        self.clock = clock
+        self._next_retire = clock() + retire_every_s
         self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
 
@@ -154,6 +179,8 @@ class SnapshotPublisher:
                 self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
                 self._count("published")
                 self._count(f"published_{kind}")
+                if kind == "story_coverage":
+                    self.retention.moved(pointer, version, self.clock())
                 if kind == "edition_page":
                     log.info("%s", ops_event("page_published", pointer, version))
                 result["outcome"] = "published"
@@ -164,6 +191,25 @@ class SnapshotPublisher:
         self._count("stale")
         result["outcome"] = "stale"
         return result
+
+    def maybe_retire(self) -> list[str]:
+        """Retire the story pointers whose stories left every live set ``retain_s`` ago (at most every
+        ``retire_every_s``); returns the names retired. A store error is counted and retried next time."""
+        now = self.clock()
+        if now < self._next_retire:
+            return []
+        self._next_retire = now + self.retire_every_s
+        try:
+            live = {str(sid) for lang in self.languages for sid in self.stores.stories.live_stories(lang)}
+            self.retention.seen(live, now)
+            expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)
+            retired = retire(self.stores.pointers, expired)
+        except Exception as exc:  # a store error: the next check retries
+            self._count("retire_failed")
+            log.warning("story pointer retirement failed, retrying later: %s", exc)
+            return []
+        self._count("story_retired", len(retired))
+        return retired
 
 
 # ------------------------------------------------------------------------------------------------------ aliases
