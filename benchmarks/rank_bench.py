@@ -225,6 +225,10 @@ def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: i
     book.articles.id = LazyColumn(A, make_id)
     book.articles.card = LazyColumn(A, make_card)
     book.articles.places = LazyColumn(A, lambda i: ())
+    # two entity ids per article, shared by its story's articles (pool entries count them per story)
+    book.articles.entities = LazyColumn(
+        A, lambda i: (f"org:e{int(a_story[i]) % 997}", f"person:p{(int(a_story[i]) * 7 + i % 3) % 1999}")
+    )
     book.stories.row_of = dict(zip(sid.tolist(), range(n)))
     order = np.argsort(a_story, kind="stable")
     bounds = np.r_[0, np.cumsum(n_art)]
