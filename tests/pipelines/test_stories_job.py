@@ -212,6 +212,7 @@ TRANSLATED_PAIR = ("port-almera-solar-desalination-plant", "port-almera-desalado
 
 
 @pytest.mark.emulator
+@pytest.mark.timeout(600)
 def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emulator_stack, tmp_path):
     """The world's translated pair (en, es) through the streaming job (Pub/Sub emulator, embedded tables):
     LinkStories links their stories, the LINK change reaches the ranker, and each one's served story page (the
@@ -266,7 +267,10 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
         return found
 
     try:
-        deadline = time.time() + 240
+        # Usually ~45 s; the local streaming runner slows down a lot on a loaded 2-core machine (a benchmark beside
+        # the suite once kept one side's page unlinked past 240 s), so the deadline is generous: it costs nothing
+        # when the links come.
+        deadline = time.time() + 450
         found = {}
         while time.time() < deadline:
             found = stories_of_pair()
