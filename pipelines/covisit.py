@@ -22,7 +22,7 @@ import sys
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import StoreOptions, store_config
+from pipelines.options import StoreOptions, default_runner, store_config
 
 log = logging.getLogger("newsroom.covisit")
 
@@ -128,16 +128,7 @@ def run(argv: list[str] | None = None, wait: bool = True):
     params(options)
     if streaming(options):
         std.streaming = True
-    runner = std.runner
-    if runner is None:
-        if streaming(options):
-            from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
-
-            runner = BundleBasedDirectRunner()
-        else:
-            from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-            runner = FnApiRunner()
+    runner = default_runner(options, streaming(options))
     local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
     if local:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
         from stores.beam_io import ensure_subscription

@@ -22,3 +22,21 @@ def store_config(options: PipelineOptions) -> StoreConfig:
     from apache_beam.options.pipeline_options import GoogleCloudOptions
 
     return config_from_args(options.view_as(StoreOptions), project=options.view_as(GoogleCloudOptions).project)
+
+
+def default_runner(options: PipelineOptions, streaming: bool):
+    """The runner a job uses when ``--runner`` is not given: BundleBasedDirectRunner for a streaming job on this
+    machine (the only local runner that hosts a live Pub/Sub source, LOCAL_STACK.md), FnApiRunner for a bounded one.
+    ``--runner`` (for example DataflowRunner) wins; it is returned as given."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    runner = options.view_as(StandardOptions).runner
+    if runner is not None:
+        return runner
+    if streaming:
+        from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
+
+        return BundleBasedDirectRunner()
+    from apache_beam.runners.portability.fn_api_runner import FnApiRunner
+
+    return FnApiRunner()

@@ -33,7 +33,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import StoreOptions, store_config
+from pipelines.options import StoreOptions, default_runner, store_config
 from transforms.common import DEAD_LETTER, dead_letter
 
 log = logging.getLogger("newsroom.stories")
@@ -249,16 +249,7 @@ def run(argv: list[str] | None = None, wait: bool = True):
     store_config(options)  # fail fast naming the flag
     if streaming(options):
         std.streaming = True
-    runner = std.runner
-    if runner is None:
-        if streaming(options):
-            from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
-
-            runner = BundleBasedDirectRunner()
-        else:
-            from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-            runner = FnApiRunner()
+    runner = default_runner(options, streaming(options))
     o = options.view_as(StoriesOptions)
     local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
     if local and not o.input:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
