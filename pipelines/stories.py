@@ -26,11 +26,11 @@ item is permanent: counted, dead-lettered with its reason, and the job goes on.
 
 from __future__ import annotations
 
+import functools
 import logging
 import sys
 
 import apache_beam as beam
-from apache_beam.metrics import Metrics
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from pipelines.options import StoreOptions, default_runner, store_config
@@ -106,35 +106,12 @@ class StoriesOptions(StoreOptions):
         )
 
 
-class DecodeRawItemFn(beam.DoFn):
+def DecodeRawItemFn(clock=None) -> beam.DoFn:  # noqa: N802 - reads as the DoFn it returns
     """(data, attributes) -> RawItem dict; heartbeats dropped; undecodable messages dead-lettered (``dead_letter``)."""
+    from stores.beam_io import DecodeBusFn
 
-    def __init__(self, clock=None):
-        self.clock = clock
-        self.decoded = Metrics.counter(STAGE, "raw_items")
-        self.heartbeats = Metrics.counter(STAGE, "heartbeats")
-        self.bad = Metrics.counter(STAGE, "raw_items_undecodable")
-
-    def process(self, message):
-        from schemas import codec
-        from stores.beam_io import HEARTBEAT_ATTRIBUTE
-
-        data, attributes = message
-        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
-            self.heartbeats.inc()
-            return
-        try:
-            item = codec.decode("RawItem", data)
-        except codec.CodecError as exc:
-            self.bad.inc()
-            import time
-
-            now = self.clock() if self.clock else int(time.time() * 1000)
-            record = dead_letter(STAGE, "undecodable_raw_item", str(exc), payload=bytes(data), at_ms=now)
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, record)
-            return
-        self.decoded.inc()
-        yield item
+    bad = functools.partial(dead_letter, STAGE, "undecodable_raw_item")
+    return DecodeBusFn("RawItem", STAGE, "raw_items", bad, DEAD_LETTER, clock=clock)
 
 
 def _read_avro_files(pattern: str):

@@ -11,6 +11,8 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
   The embedded bus: the subscription's backlog at the time the pipeline runs, drained once (a bounded read;
   Beam's Python direct runner cannot host another live source). Messages are acknowledged after they are read:
   local runs trade at-least-once for simplicity, and every consumer is idempotent anyway.
+- :class:`DecodeBusFn` -- ``(data, attributes)`` -> records of one message type; heartbeats dropped; an undecodable
+  message goes to the caller's dead-letter output, built by the caller's builder (the stories and covisit jobs).
 - :class:`CheckRunClaimFn` -- the run-claim fence of stores/runs.py inside a graph (before a job's writes).
 - :class:`PublishToBusFn` -- the one publishing DoFn: records of a topic's message type, validated and
   Avro-encoded, published a bundle at a time (``MessageBus.publish_many``), every message out before the bundle
@@ -50,6 +52,40 @@ class _DrainBusFn(beam.DoFn):
                 self.read.inc()
                 yield (bytes(m.data), dict(m.attributes or {}))
             self.bus.ack(self.subscription, [m.ack_id for m in msgs])
+
+
+class DecodeBusFn(beam.DoFn):
+    """``(data, attributes)`` -> the decoded ``message`` record; heartbeats dropped (counted); an undecodable message
+    is counted and goes to output ``bad_tag`` as ``dead_letter(detail, payload=data, at_ms=now)``.
+
+    Args: ``namespace`` and ``counter`` name the metrics (``{counter}``, ``{counter}_undecodable``, ``heartbeats``);
+    ``dead_letter`` is the caller's record builder (a picklable callable, e.g. a ``functools.partial`` of
+    ``transforms.common.dead_letter`` with the stage and reason); ``clock`` (ms) for tests.
+    """
+
+    def __init__(self, message: str, namespace: str, counter: str, dead_letter: Callable, bad_tag: str, clock=None):
+        self.message = message
+        self.dead_letter = dead_letter
+        self.bad_tag = bad_tag
+        self.clock = clock
+        self.decoded = Metrics.counter(namespace, counter)
+        self.heartbeats = Metrics.counter(namespace, "heartbeats")
+        self.bad = Metrics.counter(namespace, f"{counter}_undecodable")
+
+    def process(self, message):
+        data, attributes = message
+        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
+            self.heartbeats.inc()
+            return
+        try:
+            record = codec.decode(self.message, data)
+        except codec.CodecError as exc:
+            self.bad.inc()
+            now = self.clock() if self.clock else int(time.time() * 1000)
+            yield beam.pvalue.TaggedOutput(self.bad_tag, self.dead_letter(str(exc), payload=bytes(data), at_ms=now))
+            return
+        self.decoded.inc()
+        yield record
 
 
 class ReadBus(beam.PTransform):

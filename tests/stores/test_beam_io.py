@@ -63,3 +63,31 @@ def test_a_bus_without_publish_many_gets_one_publish_per_record_at_the_flush(tmp
     fn.finish_bundle()
     assert [(t, k) for t, _, _, k in fn.bus.sent] == [("dead-letter-ingest", None), ("dead-letter-ingest", "k1")]
     assert codec.decode("DeadLetter", fn.bus.sent[1][1])["key"] == "k1"
+
+
+def test_decode_bus_fn_decodes_drops_heartbeats_and_dead_letters_the_rest(sample_record):
+    import functools
+
+    import apache_beam as beam
+
+    from schemas import codec
+    from stores.beam_io import HEARTBEAT_ATTRIBUTE, DecodeBusFn
+    from transforms.common import DEAD_LETTER, dead_letter
+
+    fn = DecodeBusFn(
+        "RawItem",
+        "stories",
+        "raw_items",
+        functools.partial(dead_letter, "stories", "undecodable"),
+        DEAD_LETTER,
+        clock=lambda: 7,
+    )
+    item = sample_record("RawItem")
+    assert list(fn.process((codec.encode("RawItem", item), {}))) == [
+        codec.decode("RawItem", codec.encode("RawItem", item))
+    ]
+    assert list(fn.process((b"", {HEARTBEAT_ATTRIBUTE: "1"}))) == []
+    (bad,) = fn.process((b"\xff\x00 not avro", {}))
+    assert isinstance(bad, beam.pvalue.TaggedOutput) and bad.tag == DEAD_LETTER
+    assert bad.value["stage"] == "stories" and bad.value["reason"] == "undecodable" and bad.value["at"] == 7
+    assert bad.value["payload"] == b"\xff\x00 not avro"

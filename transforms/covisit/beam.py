@@ -29,6 +29,7 @@ every count uses the events' own ``at``.
 
 from __future__ import annotations
 
+import functools
 import typing
 
 import apache_beam as beam
@@ -47,34 +48,12 @@ OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "not_a_read")
 FLUSH_MS = 10 * SECOND_MS
 
 
-class DecodeReadEventFn(beam.DoFn):
-    """(data, attributes) -> ReadEvent dict; heartbeats dropped; undecodable messages dead-lettered."""
+def DecodeReadEventFn() -> beam.DoFn:  # noqa: N802 - reads as the DoFn it returns
+    """(data, attributes) bus messages -> ReadEvent dicts; heartbeats dropped; undecodable ones dead-lettered."""
+    from stores.beam_io import DecodeBusFn
 
-    def __init__(self):
-        self.decoded = Metrics.counter(STAGE, "read_events")
-        self.heartbeats = Metrics.counter(STAGE, "heartbeats")
-        self.bad = Metrics.counter(STAGE, "read_events_undecodable")
-
-    def process(self, message):
-        import time
-
-        from schemas import codec
-        from stores.beam_io import HEARTBEAT_ATTRIBUTE
-
-        data, attributes = message
-        if HEARTBEAT_ATTRIBUTE in (attributes or {}):
-            self.heartbeats.inc()
-            return
-        try:
-            event = codec.decode("ReadEvent", data)
-        except codec.CodecError as exc:
-            self.bad.inc()
-            now = int(time.time() * 1000)
-            record = dead_letter_record(STAGE, "undecodable_read_event", str(exc), payload=bytes(data), at_ms=now)
-            yield beam.pvalue.TaggedOutput(DEAD_LETTER, record)
-            return
-        self.decoded.inc()
-        yield event
+    bad = functools.partial(dead_letter_record, STAGE, "undecodable_read_event")
+    return DecodeBusFn("ReadEvent", STAGE, "read_events", bad, DEAD_LETTER)
 
 
 class ReaderPairsFn(beam.DoFn):
