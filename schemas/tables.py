@@ -74,6 +74,10 @@ covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole
                                             (decimal id); at most stores.covisit.MAX_NEIGHBOURS cells, the largest.
                                             A write deletes family n and sets the new cells in one MutateRow
 
+audit     (stores.audit.BigtableAuditLog: the operators' append-only trail; no GC by age, nothing deletes it)
+    a#{at:013d}#{nonce}     m:entry         JSON {at, action, target, who, why, detail} of one operator action
+                                            (takedown, control, rollback); key order is time order
+
 GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
 qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
 ``stores.gcp.provision`` creates both, and brings existing families to them; the Bigtable emulator accepts and
@@ -95,6 +99,7 @@ TABLES: dict[str, dict[str, int]] = {
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
     "covisit": {"m": 1, "n": 1},
+    "audit": {"m": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
@@ -154,6 +159,10 @@ def profile_key(reader_id: str) -> bytes:
 
 def covisit_key(story_id: int) -> bytes:
     return f"v#{story_id:016x}".encode()
+
+
+def audit_key(at_ms: int, nonce: str) -> bytes:
+    return f"a#{int(at_ms):013d}#{nonce}".encode()
 
 
 # Pub/Sub topics (and the SQLite queue names of the embedded bus). Each carries one Avro message type.

@@ -33,6 +33,7 @@ locals {
     feeds    = { r = { max_versions = 1 }, s = { max_versions = 1 } }
     profiles = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
     covisit  = { m = { max_versions = 1 }, n = { max_versions = 1 } }
+    audit    = { m = { max_versions = 1 } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
