@@ -578,11 +578,9 @@ def check_iam_resources(modules: dict[str, Module]) -> None:
                     "gcp-sa-pubsub.iam", ""
                 ), f"{mname}: {rtype}.{name} grants a job's service account a role outside the iam module"
     stack = modules["stack"]
-    for job in ("ingest", "stories"):
-        sa = str(stack.modules[job]["service_account_email"])
-        assert re.fullmatch(rf'\$\{{module\.iam\.emails\["{job}"\]\}}', sa), (
-            f"stack: the {job} job must run as its own account, not {sa}"
-        )
+    sa = str(stack.modules["streaming_job"]["service_account_email"])
+    assert sa == "${module.iam.emails[each.key]}", f"stack: each streaming job must run as its own account, not {sa}"
+    assert set(stack.locals["streaming_jobs"]) <= set(modules["iam"].locals["grants"]), "a job without its account"
     sa = str(stack.modules["origin"]["service_account_email"])
     assert sa == '${module.iam.emails["origin"]}', f"stack: the origin must run as its own account, not {sa}"
 
@@ -755,10 +753,13 @@ def test_streaming_jobs_drain_on_engine_with_autoscaling_limits(modules):
     assert job["enable_streaming_engine"] == "${var.streaming}"
     assert job["autoscaling_algorithm"] == "THROUGHPUT_BASED" and job["max_workers"] == "${var.max_workers}"
     assert job["ip_configuration"] == "WORKER_IP_PRIVATE"
-    calls = modules["stack"].modules
-    for name in ("ingest", "stories", "covisit"):
-        assert calls[name]["streaming"] is True, f"{name} is a streaming job"
-        assert calls[name]["max_workers"] == f"${{var.{name}_max_workers}}", f"{name} needs an autoscaling ceiling"
+    call = modules["stack"].modules["streaming_job"]
+    assert call["streaming"] is True and call["max_workers"] == "${each.value.max_workers}"
+    jobs = modules["stack"].locals["streaming_jobs"]
+    assert set(jobs) == {"ingest", "stories", "covisit"}, f"streaming jobs: {sorted(jobs)}"
+    for name, job in jobs.items():
+        assert job["max_workers"] == f"${{var.{name}_max_workers}}", f"{name} needs an autoscaling ceiling"
+        assert job["parameters"] == f"${{merge(local.{name}_parameters, var.{name}_parameters)}}", name
     for env in ENVIRONMENTS:
         call = modules[f"env-{env}"].modules["stack"]
         for name in ("ingest", "stories"):
@@ -1262,8 +1263,9 @@ def test_alert_policies_and_dashboard(modules):
     stack = modules["stack"]
     call = stack.modules["monitoring"]
     assert call["notification_channels"] == "${var.notification_channels}"
-    for job in ("ingest", "stories"):
-        assert call[f"{job}_job"] == stack.modules[job]["name"] == f"${{local.names.{job}}}"
+    assert stack.modules["streaming_job"]["name"] == "${local.names[each.key]}"
+    for job in stack.locals["streaming_jobs"]:  # every streaming job is watched (watermark lag)
+        assert call[f"{job}_job"] == f"${{local.names.{job}}}", f"monitoring does not watch the {job} job"
     assert call["origin_service"] == stack.modules["origin"]["name"]
 
 
@@ -1328,6 +1330,7 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         "project_id": "newsroom-dev-123456",
         "ingest_job": "newsroom-ingest",
         "stories_job": "newsroom-stories",
+        "covisit_job": "newsroom-covisit",
         "origin_service": "newsroom-origin",
     }
     ok = terraform_validate_variables(

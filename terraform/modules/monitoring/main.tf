@@ -435,7 +435,7 @@ resource "google_monitoring_alert_policy" "watermark_lag" {
   conditions {
     display_name = "data watermark age per streaming job"
     condition_threshold {
-      filter          = "resource.type=\"dataflow_job\" AND metric.type=\"dataflow.googleapis.com/job/data_watermark_age\" AND resource.label.job_name=monitoring.regex.full_match(\"${var.ingest_job}|${var.stories_job}\")"
+      filter          = "resource.type=\"dataflow_job\" AND metric.type=\"dataflow.googleapis.com/job/data_watermark_age\" AND resource.label.job_name=monitoring.regex.full_match(\"${var.ingest_job}|${var.stories_job}|${var.covisit_job}\")"
       comparison      = "COMPARISON_GT"
       threshold_value = var.watermark_lag_seconds
       duration        = "600s"
@@ -461,6 +461,7 @@ resource "google_monitoring_dashboard" "newsroom" {
   dashboard_json = templatefile("${path.module}/dashboard.json.tftpl", {
     ingest_job                        = var.ingest_job
     stories_job                       = var.stories_job
+    covisit_job                       = var.covisit_job
     origin_service                    = var.origin_service
     metric_prefix                     = local.metric_prefix
     release_to_page_metric            = google_logging_metric.release_to_page.name

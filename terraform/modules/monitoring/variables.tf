@@ -39,6 +39,16 @@ variable "stories_job" {
   }
 }
 
+variable "covisit_job" {
+  type        = string
+  description = "Dataflow job name of the co-visitation job (watched for watermark lag like the others). Example: newsroom-covisit."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,62}[a-z0-9])?$", var.covisit_job))
+    error_message = "A Dataflow job name: lowercase letters, digits and dashes."
+  }
+}
+
 variable "origin_service" {
   type        = string
   description = "Cloud Run service name of the origin. Example: newsroom-origin."

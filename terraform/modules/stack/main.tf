@@ -171,70 +171,53 @@ module "iam" {
   secrets             = values(var.origin_secret_env)
 }
 
-module "ingest" {
-  source = "../dataflow"
-  count  = local.deploy ? 1 : 0
+# The three streaming jobs (ingest, stories, co-visitation) have one shape: a Flex Template launched on Streaming
+# Engine from the image of this tag, under the job's own service account, with the job's ceiling, machine and
+# parameters (the defaults above merged with the environment's overrides).
+locals {
+  streaming_jobs = {
+    ingest  = { max_workers = var.ingest_max_workers, machine_type = var.ingest_machine_type, parameters = merge(local.ingest_parameters, var.ingest_parameters) }
+    stories = { max_workers = var.stories_max_workers, machine_type = var.stories_machine_type, parameters = merge(local.stories_parameters, var.stories_parameters) }
+    covisit = { max_workers = var.covisit_max_workers, machine_type = var.covisit_machine_type, parameters = merge(local.covisit_parameters, var.covisit_parameters) }
+  }
+}
+
+module "streaming_job" {
+  source   = "../dataflow"
+  for_each = local.deploy ? local.streaming_jobs : {}
 
   project_id              = var.project_id
   region                  = var.region
-  name                    = local.names.ingest
+  name                    = local.names[each.key]
   streaming               = true
-  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/ingest-${var.image_tag}.json"
+  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/${each.key}-${var.image_tag}.json"
   image                   = local.image
-  service_account_email   = module.iam.emails["ingest"]
+  service_account_email   = module.iam.emails[each.key]
   subnetwork              = module.network.subnetwork
   staging_bucket          = module.storage.staging_bucket
   bigtable_instance       = module.bigtable.instance_id
   snapshot_bucket         = module.storage.snapshots_bucket
   num_workers             = 1
-  max_workers             = var.ingest_max_workers
-  machine_type            = var.ingest_machine_type
-  parameters              = merge(local.ingest_parameters, var.ingest_parameters)
+  max_workers             = each.value.max_workers
+  machine_type            = each.value.machine_type
+  parameters              = each.value.parameters
   labels                  = local.labels
 }
 
-module "stories" {
-  source = "../dataflow"
-  count  = local.deploy ? 1 : 0
-
-  project_id              = var.project_id
-  region                  = var.region
-  name                    = local.names.stories
-  streaming               = true
-  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/stories-${var.image_tag}.json"
-  image                   = local.image
-  service_account_email   = module.iam.emails["stories"]
-  subnetwork              = module.network.subnetwork
-  staging_bucket          = module.storage.staging_bucket
-  bigtable_instance       = module.bigtable.instance_id
-  snapshot_bucket         = module.storage.snapshots_bucket
-  num_workers             = 1
-  max_workers             = var.stories_max_workers
-  machine_type            = var.stories_machine_type
-  parameters              = merge(local.stories_parameters, var.stories_parameters)
-  labels                  = local.labels
+# State written before the jobs were one for_each block: the running jobs keep their addresses (no drain/relaunch).
+moved {
+  from = module.ingest[0]
+  to   = module.streaming_job["ingest"]
 }
 
-module "covisit" {
-  source = "../dataflow"
-  count  = local.deploy ? 1 : 0
+moved {
+  from = module.stories[0]
+  to   = module.streaming_job["stories"]
+}
 
-  project_id              = var.project_id
-  region                  = var.region
-  name                    = local.names.covisit
-  streaming               = true
-  container_spec_gcs_path = "gs://${module.storage.templates_bucket}/covisit-${var.image_tag}.json"
-  image                   = local.image
-  service_account_email   = module.iam.emails["covisit"]
-  subnetwork              = module.network.subnetwork
-  staging_bucket          = module.storage.staging_bucket
-  bigtable_instance       = module.bigtable.instance_id
-  snapshot_bucket         = module.storage.snapshots_bucket
-  num_workers             = 1
-  max_workers             = var.covisit_max_workers
-  machine_type            = var.covisit_machine_type
-  parameters              = merge(local.covisit_parameters, var.covisit_parameters)
-  labels                  = local.labels
+moved {
+  from = module.covisit[0]
+  to   = module.streaming_job["covisit"]
 }
 
 module "origin" {
@@ -282,6 +265,7 @@ module "monitoring" {
   notification_channels = var.notification_channels
   ingest_job            = local.names.ingest
   stories_job           = local.names.stories
+  covisit_job           = local.names.covisit
   origin_service        = local.names.origin
   labels                = local.labels
 
