@@ -7,7 +7,7 @@
 # Why each grant:
 #   ingest    reads fetch requests (pushes, pings, burst priority), polls feeds (feeds table: registry and
 #             schedule state), publishes raw items and its dead letters.
-#   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
+#   stories   reads raw items and editorial controls, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
 #             for validation, publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
@@ -47,7 +47,7 @@ locals {
         "dead-letter-editions" = ["roles/pubsub.publisher"]
       }
       subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"] }
+      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets = {
         snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
