@@ -61,20 +61,26 @@ def test_pin_demote_label_and_clear_are_recorded_and_audited(live_story, capsys)
 def test_a_hold_at_an_older_version_moves_the_pointer_back_and_purges_the_page(published, capsys):
     config, (v1, v2, v3) = published
     stores = open_stores(config)
-    purger = open_purger(config)
+    # the embedded purge queue (the Cloud CDN purger is stores/cdn.py's; without it the command says it did not purge)
+    purger = open_purger(config if config.backend == "embedded" else None)
     before = purger.pending()
     args = page("--version", str(v1), "--expires", "30m", "--reason", "bad ranking", "--who", "carol")
     assert control(config, "hold", *args) == 0
     assert stores.pointers.get("us-en/top") == v1
-    new = purger.pending(before[-1][0] if before else 0)
-    assert len(new) == 1 and "/v1/editions/us-en/sections/top" in new[0][1].paths
+    if config.backend == "embedded":
+        new = purger.pending(before[-1][0] if before else 0)
+        assert len(new) == 1 and "/v1/editions/us-en/sections/top" in new[0][1].paths
+    else:
+        assert "not purged" in capsys.readouterr().err
     (hold,) = open_control_store(config).edition_controls("us-en")
     assert hold.kind == "hold" and hold.version == v1
     (entry,) = open_audit_log(config).entries("page:us-en/top")
     assert entry["action"] == "control-hold" and entry["who"] == "carol" and entry["detail"]["version"] == v1
     # a hold at the live version moves nothing and purges nothing
     assert control(config, "hold", *page("--expires", "1h", "--reason", "keep it")) == 0
-    assert stores.pointers.get("us-en/top") == v1 and len(purger.pending()) == len(before) + 1
+    assert stores.pointers.get("us-en/top") == v1
+    if config.backend == "embedded":
+        assert len(purger.pending()) == len(before) + 1
 
 
 @pytest.mark.parametrize(
