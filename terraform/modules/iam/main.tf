@@ -7,9 +7,10 @@
 # Why each grant:
 #   ingest    reads fetch requests (pushes, pings, burst priority), polls feeds (feeds table: registry and
 #             schedule state), publishes raw items and its dead letters.
-#   stories   reads raw items and editorial controls, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
+#   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
-#             for validation, publishes story changes, burst fetch requests and dead letters.
+#             for validation, reads the editorial controls (controls table; operators write them with their own
+#             credentials), publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
