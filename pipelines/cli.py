@@ -9,7 +9,7 @@ row and checks that ``newsroom serve`` does not import Beam.
 
 Two kinds of subcommand:
 
-- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``): the module exposes
+- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``, ``control``): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
 - Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("transforms.articles.extract", "normalise a folder of saved article pages to JSON lines"),
     "serve": ("serving.gunicorn_app", "run the origin (Flask under gunicorn)"),
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),
+    "control": ("transforms.editions.control_command", "pin, demote, label or hold an edition page, with expiry"),
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.

@@ -78,6 +78,15 @@ audit     (stores.audit.BigtableAuditLog: the operators' append-only trail; no G
     a#{at:013d}#{nonce}     m:entry         JSON {at, action, target, who, why, detail} of one operator action
                                             (takedown, control, rollback); key order is time order
 
+controls  (stores.controls.BigtableControlStore: editorial controls, next to the page pointers they steer; read
+          by the stories job's editions stage every cycle, written by ``newsroom control``)
+    c#{edition}/{section}#{kind}#{story_id}  c:control  JSON stores.controls.Control {kind, edition, section,
+                                            set_at, expires_at, who, why, story_id, position, factor, label,
+                                            version}; kind pin, demote, label (story_id decimal) or hold (story_id
+                                            empty: one hold per page). An edition's controls are one prefix scan
+                                            of c#{edition}/. Readers ignore expired records; GC: max age 30 days
+                                            (MAX_AGE_DAYS; a control expires within 7 days of being set)
+
 GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
 qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
 ``stores.gcp.provision`` creates both, and brings existing families to them; the Bigtable emulator accepts and
@@ -100,12 +109,14 @@ TABLES: dict[str, dict[str, int]] = {
     "profiles": {"p": 1, "e": 1},
     "covisit": {"m": 1, "n": 1},
     "audit": {"m": 1},
+    "controls": {"c": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
 # personal data that only the recent trend needs.
 MAX_AGE_DAYS: dict[str, dict[str, int]] = {
     "profiles": {"e": 30},
+    "controls": {"c": 30},
 }
 
 VERSION_WIDTH = 10
@@ -163,6 +174,14 @@ def covisit_key(story_id: int) -> bytes:
 
 def audit_key(at_ms: int, nonce: str) -> bytes:
     return f"a#{int(at_ms):013d}#{nonce}".encode()
+
+
+def control_prefix(edition: str) -> bytes:
+    return f"c#{edition}/".encode()
+
+
+def control_key(edition: str, section: str, kind: str, story_id: str = "") -> bytes:
+    return f"c#{edition}/{section}#{kind}#{story_id}".encode()
 
 
 # Pub/Sub topics (and the SQLite queue names of the embedded bus). Each carries one Avro message type.

@@ -71,7 +71,10 @@ EXPECTED_GRANTS = {
             "dead-letter-editions": PUBLISH,
         },
         "subscriptions": {"stories-items-raw": READ_SUBSCRIPTION},
-        "tables": {t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
+        "tables": {
+            **{t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
+            "controls": ["roles/bigtable.reader"],  # editorial controls, read every cycle; set by operators
+        },
         "namespaced": [],
         "buckets": {
             "snapshots": ["roles/storage.objectCreator", "roles/storage.objectViewer"],

@@ -27,11 +27,13 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.typehints import KV
 
 from stores import StoreConfig, open_stores
+from stores.controls import open_control_store
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions import bursts
 from transforms.editions.book import compact_change
 from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
 from transforms.editions.config import default_config, subset
+from transforms.editions.controls import ControlReader
 from transforms.editions.cycle import EditionMemory
 from transforms.editions.params import BurstParams, RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
@@ -265,18 +267,32 @@ class RankEditionsFn(beam.DoFn):
     NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
-    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, replay=False):
+    def __init__(
+        self,
+        editions_path=None,
+        publishers_path=None,
+        editions_only=None,
+        overrides=None,
+        replay=False,
+        store_config: StoreConfig | None = None,
+    ):
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides or {}
         self.replay = replay
+        self.store_config = store_config
         self.metrics = _Metrics("editions")
 
     def setup(self):
         self.config = subset(default_config(self.editions_path), self.editions_only)
         self.params = RankParams.from_config(self.config, **self.overrides)
-        self.ranker = EditionRanker(self.config, default_registry(self.publishers_path), self.params, self.metrics)
+        controls = None
+        if self.store_config is not None:  # editorial controls: read every cycle (a replay: every 30 s at most)
+            store = open_control_store(self.store_config)
+            controls = ControlReader(store, refresh_s=30.0 if self.replay else 0.0, count=self.metrics)
+        registry = default_registry(self.publishers_path)
+        self.ranker = EditionRanker(self.config, registry, self.params, self.metrics, controls=controls)
 
     def process(
         self,
@@ -348,15 +364,25 @@ class RankEditions(beam.PTransform):
         replay: the input is bounded and complete (a backfill): each edition's minute chain runs to its end in one
             timer firing instead of one timer round per minute. Default False (streaming: a firing cannot know
             events that have not arrived yet).
+        store_config: where the editorial controls (stores/controls.py) are read every cycle; None: none applied.
     """
 
-    def __init__(self, editions_path=None, publishers_path=None, editions_only=None, overrides=None, replay=False):
+    def __init__(
+        self,
+        editions_path=None,
+        publishers_path=None,
+        editions_only=None,
+        overrides=None,
+        replay=False,
+        store_config: StoreConfig | None = None,
+    ):
         super().__init__()
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
         self.overrides = overrides
         self.replay = replay
+        self.store_config = store_config
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
@@ -370,7 +396,9 @@ class RankEditions(beam.PTransform):
                 inputs["pulses"]
                 | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config).with_output_types(KV[str, Any])
             )
-        fn = RankEditionsFn(self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay)
+        fn = RankEditionsFn(
+            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config
+        )
         items = (
             parts
             | "FlattenEditionEvents" >> beam.Flatten()
@@ -390,7 +418,12 @@ class PublishSnapshotFn(beam.DoFn):
 
     def setup(self):
         self.stores = open_stores(self.store_config)
-        self.publisher = SnapshotPublisher(self.stores, self.confirm_shrink_cycles, _Metrics("snapshots"))
+        self.publisher = SnapshotPublisher(
+            self.stores,
+            self.confirm_shrink_cycles,
+            _Metrics("snapshots"),
+            controls=open_control_store(self.store_config),
+        )
 
     def process(self, item):
         yield self.publisher.publish(item)
@@ -493,7 +526,7 @@ class PublishEditions(beam.PTransform):
     """StoryChange records -> pages, pools, coverage and aliases in the snapshot store, pointers moved.
 
     Args:
-        store_config: the stores (and namespace) to publish into.
+        store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
         editions_path / publishers_path: editions file and publisher registry (default: packaged).
         editions_only: rank only these editions (tests and small local runs).
         overrides: ranking parameter overrides (tests).
@@ -528,7 +561,7 @@ class PublishEditions(beam.PTransform):
             self.editions_path, self.publishers_path, self.burst_params
         )
         ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
-            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay
+            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()

@@ -31,6 +31,14 @@ Per item, in order:
 5. compare-and-set from the version read in step 1; if another writer moved it meanwhile, re-read and retry
    once unless the pointer has passed this version.
 Store errors (StoreError) are transient: they are raised so the bundle is retried.
+
+Editorial holds (stores/controls.py, ``newsroom control hold`` / ``newsroom rollback --hold``): before step 1, an
+edition page whose pointer has a hold active at the item's cycle (``version`` minutes; ``expires_at`` only, see
+stores/controls.py) is not published: outcome ``held``, counted ``held``, nothing stored (a held cycle's page is
+not kept: the ranker publishes a fresh one when the hold ends, and an unserved object would only cost storage).
+If the pointer is not at the held version (a cycle ranked before the hold was set moved it after the command put
+it back), it is moved back by compare-and-set, reason ``hold``, counted ``hold_restored``. The edition's controls
+are read once per edition and cycle version (one prefix scan). After the expiry the next cycle publishes as usual.
 """
 
 from __future__ import annotations
@@ -85,6 +93,7 @@ class SnapshotPublisher:
             not moved for this long is retired (PointerStore.retire; stores/retention.py), so the pointer listing
             every origin polls stays bounded. Checked every ``retire_every_s`` of wall clock; a retire is
             conditional on the version listed, so several publisher instances doing it at once is harmless.
+        controls: the editorial control store whose holds freeze pages (see the module docstring); None: none.
     """
 
     def __init__(
@@ -96,8 +105,11 @@ class SnapshotPublisher:
         retain_s: float = 48 * 3600.0,
         retire_every_s: float = 600.0,
         clock: Callable[[], float] = time.time,
+        controls=None,
     ):
         self.stores = stores
+        self.controls = controls  # a stores.controls.ControlStore: page holds (None: no holds)
+        self._holds: dict[str, tuple[int, dict]] = {}  # edition -> (cycle version read for, pointer -> hold)
         self.confirm_shrink_cycles = confirm_shrink_cycles
         self._counter = count
         if languages is None:
@@ -135,6 +147,9 @@ class SnapshotPublisher:
         """One snapshot item -> ``{"pointer", "version", "kind", "outcome", "reason"}``."""
         kind, pointer, version, doc = item["kind"], item["pointer"], int(item["version"]), item["doc"]
         result = {"pointer": pointer, "version": version, "kind": kind, "outcome": "", "reason": ""}
+        hold = self._hold(pointer, version) if kind == "edition_page" and self.controls is not None else None
+        if hold is not None:
+            return self._held(pointer, hold, result)
         current = self.stores.pointers.get(pointer)
         if current is not None and current >= version:
             self._count("stale")
@@ -190,6 +205,30 @@ class SnapshotPublisher:
                 break
         self._count("stale")
         result["outcome"] = "stale"
+        return result
+
+    def _hold(self, pointer: str, version: int):
+        """The hold on ``pointer`` active at cycle ``version`` (one read of the edition's controls per version)."""
+        edition = pointer.split("/", 1)[0]
+        cached = self._holds.get(edition)
+        if cached is None or cached[0] != version:
+            holds = {c.pointer: c for c in self.controls.edition_controls(edition) if c.kind == "hold"}
+            cached = self._holds[edition] = (version, holds)
+        hold = cached[1].get(pointer)
+        return hold if hold is not None and version * MINUTE_MS < hold.expires_at else None
+
+    def _held(self, pointer: str, hold, result: dict) -> dict:
+        self._count("held")
+        current = self.stores.pointers.get(pointer)
+        target = int(hold.version)
+        if (
+            current != target
+            and self.stores.snapshots.exists(path_of("edition_page", pointer, target))
+            and self.stores.pointers.compare_and_set(pointer, current, target, reason="hold")
+        ):
+            self._count("hold_restored")
+            log.warning("%s moved to v%s during a hold; put back to the held v%d", pointer, current, target)
+        result.update(outcome="held", reason=f"hold_v{target}")
         return result
 
     def maybe_retire(self) -> list[str]:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from schemas.pages import page_path, pool_path, story_path
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
+from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 
 log = logging.getLogger(__name__)
@@ -100,15 +101,18 @@ class EditionRanker:
     """The per-worker side of the ranker: one cached book per edition key, folded and ranked cycle by cycle.
 
     The state objects passed in (INBOX, LOG) are the DoFn's bag states, or anything with ``read``, ``add`` and
-    ``clear``. ``count(name, n)`` receives ``events_folded``, ``events_bad``, ``cycles``, ``book_rebuilds`` and
-    ``cycle_ms`` (a duration); default: nothing.
+    ``clear``. ``count(name, n)`` receives ``events_folded``, ``events_bad``, ``cycles``, ``book_rebuilds``,
+    ``controls_<kind>`` (editorial controls that took effect) and ``cycle_ms`` (a duration); default: nothing.
+    ``controls``: ``controls(edition, now) -> [stores.controls.Control]`` read every cycle and applied to its pages
+    (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls.
     """
 
-    def __init__(self, config, registry, params, count: Callable[[str, int], None] | None = None):
+    def __init__(self, config, registry, params, count: Callable[[str, int], None] | None = None, controls=None):
         self.config = config
         self.registry = registry
         self.params = params
         self._counter = count
+        self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
         self._cache: dict[str, _Cached] = {}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -139,6 +143,10 @@ class EditionRanker:
             cached.inbox_size = len(cached.pending)
 
         out = run_cycle(cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache)
+        if self.controls is not None:  # pins, demotes, labels: an overlay the memory never sees
+            applied = apply_controls(out, self.controls(key, now), cached.book, now, self.params.page_size)
+            for kind, n in applied.items():
+                self._count(f"controls_{kind}", n)
         cached.last_cycle = now
         self._count("cycles")
         items = snapshot_items(out, self.config)

@@ -4,12 +4,18 @@ Reads the pointer's move history and checks the target snapshot object exists; w
 (``PointerStore.rollback``, reason "rollback") on either backend. The origin reloads a page when its pointer moves,
 so readers get the older version within a watch interval. The next good ranking cycle whose content differs from
 the live version publishes again and moves the pointer forward: a rollback is a stop-gap while the cause is fixed
-(stop the job, or roll back again).
+(stop the job, or roll back again) -- or hold the page: ``--hold 2h`` rolls back and freezes the page at that
+version until the hold expires (an editorial hold, stores/controls.py: the publisher does not move a held pointer;
+``newsroom control clear --kind hold`` ends it early).
+
+Every rollback of a page is audited (stores/audit.py: action ``rollback``, who = ``--who``, why = ``--reason``),
+then the hold (``control-hold``), and the CDN is asked to purge the page (stores/cdn.py).
 
     newsroom rollback --edition us-en --section top                    # to the version live before this one
     newsroom rollback --edition us-en --section top --to-version 28488241
     newsroom rollback --edition us-en --pool                           # the For you candidate pool
     newsroom rollback --edition us-en --section top --list             # history only
+    newsroom rollback --edition us-en --section top --hold 2h --reason "bad ranking after deploy"
 
 Store flags are the same as pipelines/options.py ``StoreOptions`` plus ``--project``. Imports nothing heavy.
 """
@@ -35,6 +41,17 @@ def add_arguments(parser) -> None:
         "current one.",
     )
     parser.add_argument("--list", action="store_true", help="Print the pointer's history and exit without moving it.")
+    parser.add_argument(
+        "--hold",
+        default=None,
+        help="Also hold the page at the version rolled back to, for this long (90s, 30m, 2h, 1d or an ISO time; at "
+        "most 7 days): the next cycles do not move it. Needs --reason. Pages only.",
+    )
+    parser.add_argument("--reason", help="Why (audit trail). Required with --hold.")
+    parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
+    parser.add_argument(
+        "--cdn", choices=("none",), default=None, help="none: no CDN in front of the origin (no purge is sent)."
+    )
     parser.add_argument(
         "--editions",
         default=None,
@@ -82,6 +99,7 @@ def main(args) -> int:
 
     try:
         store_config = config_from_args(args)
+        hold_until = _hold_until(args)
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -110,4 +128,45 @@ def main(args) -> int:
         print(f"{pointer}: {exc}", file=sys.stderr)
         return 1
     print(f"{pointer}: v{current} -> v{now}")
-    return 0
+    return _after_rollback(args, store_config, stores, pointer, current, now, hold_until)
+
+
+def _hold_until(args) -> int | None:
+    """``--hold``'s end (ms), None without it; ValueError (status 2) for a bad --hold or a missing --reason."""
+    import time
+
+    from transforms.editions.control_command import CommandError, parse_expires
+
+    if args.hold is None:
+        return None
+    if args.pool:
+        raise ValueError("--hold: a hold freezes a page; the pool cannot be held")
+    if not args.reason or not args.reason.strip():
+        raise ValueError("--reason: say why the page is held (it is kept in the audit trail)")
+    try:
+        return parse_expires(args.hold, int(time.time() * 1000))
+    except CommandError as exc:
+        raise ValueError(str(exc).replace("--expires", "--hold")) from None
+
+
+def _after_rollback(args, store_config, stores, pointer: str, previous: int, now: int, hold_until) -> int:
+    """Audit the rollback, hold the page when asked, purge it at the CDN."""
+    from stores.audit import open_audit_log
+    from stores.controls import open_control_store
+    from transforms.editions.control_command import CommandError, describe, purge, set_hold
+
+    why = (args.reason or "").strip() or "rollback (no --reason given)"
+    audit = open_audit_log(store_config)
+    target = f"page:{pointer}" if not args.pool else pointer
+    audit.record("rollback", target, why, who=args.who, detail={"from": previous, "to": now})
+    status = 0
+    if hold_until is not None:
+        try:
+            control = set_hold(stores, open_control_store(store_config), audit, pointer, now, hold_until, why, args.who)
+            print(f"{pointer}: {describe(control)}")
+        except CommandError as exc:
+            print(str(exc), file=sys.stderr)
+            status = exc.status
+    if not args.pool and now != previous:
+        purge(store_config, args.cdn, [pointer], f"rollback {pointer} to v{now}: {why}")
+    return status

@@ -9,7 +9,8 @@
 #             schedule state), publishes raw items and its dead letters.
 #   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
-#             for validation, publishes story changes, burst fetch requests and dead letters.
+#             for validation, reads the editorial controls (controls table; operators write them with their own
+#             credentials), publishes story changes, burst fetch requests and dead letters.
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
@@ -47,7 +48,7 @@ locals {
         "dead-letter-editions" = ["roles/pubsub.publisher"]
       }
       subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"] }
+      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets = {
         snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]

@@ -34,6 +34,7 @@ locals {
     profiles = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
     covisit  = { m = { max_versions = 1 }, n = { max_versions = 1 } }
     audit    = { m = { max_versions = 1 } }
+    controls = { c = { max_versions = 1, max_age = "720h" } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
