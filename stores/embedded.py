@@ -67,6 +67,27 @@ CREATE INDEX IF NOT EXISTS bus_pending ON bus_deliveries(subscription, lease_unt
 """
 
 
+def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Put the file in WAL mode (a property of the file: once set, every later connection finds it set).
+
+    The switch needs an exclusive lock, and SQLite answers a competing switch or a connection still recovering
+    the file with "database is locked" *without* calling the busy handler, so processes opening a fresh file
+    together (two backfills on one --store, the origin beside a job) retry here, up to ``wait_s``, instead of
+    failing. Pinned by tests/stores/test_embedded_open.py."""
+    deadline = time.monotonic() + wait_s
+    delay = 0.005
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 class Database:
     """A SQLite file shared by the embedded stores; one connection per thread."""
 
@@ -81,9 +102,9 @@ class Database:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
+            _use_wal(conn)
+            conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
         return conn
 
