@@ -49,6 +49,7 @@ from serving.auth import issue_token  # noqa: E402
 
 EDITION = "us-en"
 TOKEN_SECRET = "bench-secret"
+SHIPPED_WORKER = "serving.gworker.BufferingThreadWorker"  # serving/gunicorn.conf.py worker_class
 PACE_LUA = """
 local pause = tonumber(os.getenv("WRK_PAUSE_MS") or "10")
 function delay()
@@ -229,7 +230,12 @@ def main() -> int:
     )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threads", type=int, default=8)
-    ap.add_argument("--worker_class", default="gthread")
+    ap.add_argument(
+        "--worker_class",
+        default=None,
+        help="gunicorn worker class. Default: the one serving/gunicorn.conf.py ships "
+        "(serving.gworker.BufferingThreadWorker: gthread whose poller answers hot shared GETs itself).",
+    )
     ap.add_argument("--page_stories", type=int, default=12, help="Stories on the page (~1.8 KB each). Default: 12.")
     ap.add_argument("--supporting", type=int, default=2)
     ap.add_argument("--compare", action="store_true", help="Also measure other gunicorn worker models.")
@@ -287,7 +293,7 @@ def main() -> int:
         feed_path = f"/v1/feed/for-you?edition={EDITION}"
         fetch(f"http://127.0.0.1:{oport}{feed_path}", auth)
         print(
-            f"== page {len(page)} bytes; gunicorn {args.worker_class} {args.workers} workers x {args.threads} threads; "
+            f"== page {len(page)} bytes; gunicorn {args.worker_class or SHIPPED_WORKER} {args.workers} workers x {args.threads} threads; "
             f"wrk -t2 -c{args.connections} -d{args.duration}s on 127.0.0.1 (2 cores shared by all)"
         )
         d, c = args.duration, args.connections
@@ -317,6 +323,7 @@ def main() -> int:
             print("== worker models, edition page (same wrk settings)")
             results["models"] = {}
             for wc, w, t in (
+                (SHIPPED_WORKER, 2, 8),
                 ("gthread", 2, 8),
                 ("gthread", 2, 4),
                 ("gthread", 4, 4),
@@ -333,7 +340,7 @@ def main() -> int:
                 finally:
                     local_origin.stop(proc)
                 results["models"][f"{wc} {w}x{t}"] = {"page": r, "for_you": f}
-                print(f"   {wc:8s} {w} x {t:2d}  page {fmt(r)}")
+                print(f"   {wc.rsplit('.', 1)[-1]:21s} {w} x {t:2d}  page {fmt(r)}")
                 print(f"                  For you {fmt(f)}")
     finally:
         local_origin.stop(nginx)

@@ -93,12 +93,13 @@ def start_origin(
     port: int | None = None,
     workers: int = 2,
     threads: int = 8,
-    worker_class: str = "gthread",
+    worker_class: str | None = None,
     env: dict | None = None,
     access_log: Path | None = None,
     timeout: float = 60.0,
 ) -> tuple[subprocess.Popen, int]:
-    """``newsroom serve`` on 127.0.0.1:port (embedded stores under ``data_dir``); returns once /readyz is 200."""
+    """``newsroom serve`` on 127.0.0.1:port (embedded stores under ``data_dir``); returns once /readyz is 200.
+    ``worker_class`` None: the one serving/gunicorn.conf.py ships (what production runs)."""
     port = port or free_port()
     cmd = [
         sys.executable,
@@ -115,9 +116,9 @@ def start_origin(
         str(workers),
         "--threads",
         str(threads),
-        "--worker_class",
-        worker_class,
     ]
+    if worker_class:
+        cmd += ["--worker_class", worker_class]
     if access_log:
         cmd += ["--access_logfile", str(access_log)]
     full_env = dict(os.environ)

@@ -39,26 +39,28 @@ class FastSharedPages:
             or not environ.get("PATH_INFO", "").startswith(INDEX)
         ):
             return self.wsgi_app(environ, start_response)
-        found = self._find(environ["PATH_INFO"], environ.get("QUERY_STRING", ""))
+        found = self.answer(environ["PATH_INFO"], environ.get("QUERY_STRING", ""), environ.get("HTTP_IF_NONE_MATCH"))
         if found is None:
             return self.wsgi_app(environ, start_response)
+        status, headers, body = found
+        start_response(status, headers)
+        return [body] if body else []
+
+    def answer(self, path: str, qs: str, if_none_match: str | None) -> tuple[str, list, bytes] | None:
+        """(status, headers, body) of a cookie-less, unauthenticated GET of ``path?qs`` this layer answers, or None
+        (Flask answers). Also called by the origin's gunicorn poller (serving/gworker.py), which answers these
+        requests without a thread."""
+        if not path.startswith(INDEX):
+            return None
+        found = self._find(path, qs)
+        if found is None:
+            return None
         body, etag = found
         cc = self.ext.page_cache_control
-        inm = environ.get("HTTP_IF_NONE_MATCH")
-        if inm and etag_matches(inm, etag):
-            start_response("304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), *TAIL])
-            return []
-        start_response(
-            "200 OK",
-            [
-                ("Content-Type", JSON),
-                ("Content-Length", str(len(body))),
-                ("ETag", etag),
-                ("Cache-Control", cc),
-                *TAIL,
-            ],
-        )
-        return [body]
+        if if_none_match and etag_matches(if_none_match, etag):
+            return "304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), *TAIL], b""
+        headers = [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc)]
+        return "200 OK", [*headers, *TAIL], body
 
     def _find(self, path: str, qs: str) -> tuple[bytes, str] | None:
         """(body, ETag) of a loaded page or edition document this layer answers; None: Flask answers."""

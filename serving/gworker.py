@@ -18,6 +18,18 @@ Limits (all per connection):
 
 The number of connections per worker stays bounded by gunicorn's ``worker_connections``; idle kept-alive
 connections by ``keepalive``. Everything else (keep-alive, graceful shutdown, the thread pool) is gthread's own.
+
+Hot shared GETs never reach a thread either. Once the poller holds a whole request that is a plain
+``GET /v1/editions...`` (HTTP/1.1, no body, no Cookie, no Authorization, exactly one request in the buffer, every
+header line well formed) it asks the app's fast layer (:meth:`serving.fastpath.FastSharedPages.answer`, the same
+code that answers them under WSGI) and, when that answers, writes the response itself (non-blocking; a response
+the socket does not take at once is finished when it becomes writable, within the header timeout). Why: behind
+the CDN most origin requests are these pages, and handing each to a thread cost a queue hop, a context switch
+and gunicorn's Python HTTP parser and response writer, several times the ~6 us the fast layer needs
+(benchmarks/serve_bench.py: origin vs nginx). Anything else, and every request when an access log is configured
+(gunicorn's access log needs its request and response objects), takes the thread path unchanged. Headers are the
+thread path's: the app's, plus ``Server``, ``Date`` and ``Connection`` as gunicorn writes them
+(tests/serving/test_poller_fastpath.py compares both paths on a real gunicorn).
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ import re
 import selectors
 import time
 from collections import deque
+from email.utils import formatdate
 from functools import partial
 
 from gunicorn.workers.gthread import TConn, ThreadWorker
@@ -38,6 +51,50 @@ HEADER_TIMEOUT_S = float(os.environ.get("NEWSROOM_HEADER_TIMEOUT_S", "10"))
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]{1,15})[ \t]*(?:\r\n|$)")
 _CHUNKED = re.compile(rb"\r\ntransfer-encoding:[^\r\n]*chunked")
 _TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+# A header line the poller may read itself: RFC 9110 token, colon, value without control characters (no obs-fold).
+_HEADER_LINE = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[^\x00-\x08\x0a-\x1f\x7f]*$")
+_TARGET = re.compile(rb"^/v1/editions[A-Za-z0-9/_.~-]*(?:\?[A-Za-z0-9=&_.~-]*)?$")
+
+
+def simple_get(buf: bytes | bytearray) -> tuple[str, str, str | None, bool] | None:
+    """``(path, query, if_none_match, close)`` when ``buf`` is exactly one plain HTTP/1.1 GET of a
+    ``/v1/editions`` path with no body, Cookie or Authorization and only well-formed header lines; else None (the
+    thread path, with gunicorn's full parser, answers it)."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0 or end + 4 != len(buf):
+        return None
+    lines = bytes(buf[:end]).split(b"\r\n")
+    parts = lines[0].split(b" ")
+    if len(parts) != 3 or parts[0] != b"GET" or parts[2] != b"HTTP/1.1" or not _TARGET.match(parts[1]):
+        return None
+    inm, close = None, False
+    for line in lines[1:]:
+        if not _HEADER_LINE.match(line):
+            return None
+        name, _, value = line.partition(b":")
+        name = name.lower()
+        if name in (b"cookie", b"authorization", b"content-length", b"transfer-encoding", b"expect", b"upgrade"):
+            return None
+        if name == b"if-none-match":
+            if inm is not None:
+                return None
+            inm = value.strip().decode("latin-1")
+        elif name == b"connection":
+            close = b"close" in value.lower()
+    path, _, query = parts[1].decode("ascii").partition("?")
+    return path, query, inm, close
+
+
+def http_response(status: str, headers: list, body: bytes, close: bool, date: str) -> bytes:
+    """The bytes gunicorn would write for this WSGI answer (status line, its Server/Date/Connection headers)."""
+    head = [
+        f"HTTP/1.1 {status}",
+        "Server: gunicorn",
+        f"Date: {date}",
+        "Connection: " + ("close" if close else "keep-alive"),
+    ]
+    head += [f"{k}: {v}" for k, v in headers]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
 def request_complete(buf: bytes | bytearray) -> bool | None:
@@ -125,8 +182,66 @@ class BufferingThreadWorker(ThreadWorker):
             self._drop(conn, _TOO_LARGE)
         elif done:
             self._stop_reading(conn)
-            conn.data_ready = True
-            self.enqueue_req(conn)
+            if not self._answer_in_poller(conn):
+                conn.data_ready = True
+                self.enqueue_req(conn)
+
+    def _fast_layer(self):
+        """The app's :class:`serving.fastpath.FastSharedPages`, or None (fast path off, or access logging on)."""
+        fast = getattr(self, "_fast", False)
+        if fast is False:
+            from serving.fastpath import FastSharedPages
+
+            layer = getattr(self.wsgi, "wsgi_app", None)
+            fast = layer if isinstance(layer, FastSharedPages) and not self.cfg.accesslog else None
+            self._fast = fast
+        return fast
+
+    def _answer_in_poller(self, conn) -> bool:
+        fast = self._fast_layer()
+        req = simple_get(conn.prebuf) if fast is not None else None
+        found = fast.answer(req[0], req[1], req[2]) if req is not None else None
+        if found is None:
+            return False
+        self.nr += 1
+        if self.nr >= self.max_requests and self.alive:
+            self.log.info("Autorestarting worker after current request.")
+            self.alive = False
+        close = req[3] or not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
+        now = int(time.time())
+        if getattr(self, "_date_at", None) != now:
+            self._date_at, self._date = now, formatdate(now, usegmt=True)
+        conn.prebuf = None
+        self._write(conn, memoryview(http_response(*found, close, self._date)), close)
+        return True
+
+    def _write(self, conn, data: memoryview, close: bool, _sock=None) -> None:
+        """Send what the socket takes now; finish when it is writable again (bounded by the header deadline)."""
+        try:
+            sent = conn.sock.send(data)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            self._drop(conn)
+            return
+        rest = data[sent:]
+        first = _sock is None
+        if rest:
+            if first:
+                self.reading.append(conn)  # its head deadline now bounds the write
+                self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._write, conn, rest, close))
+            else:
+                self.poller.modify(conn.sock, selectors.EVENT_WRITE, partial(self._write, conn, rest, close))
+            return
+        if not first:
+            self._stop_reading(conn)
+        if close:
+            self.nr_conns -= 1
+            conn.close()
+            return
+        conn.set_timeout()  # kept alive exactly as gthread's finish_request does
+        self.keepalived_conns.append(conn)
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
     def murder_pending(self):
         super().murder_pending()

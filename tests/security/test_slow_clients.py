@@ -6,11 +6,7 @@ reader's request times out. Every loop here is bounded (deadlines), every proces
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -19,59 +15,19 @@ from pathlib import Path
 import pytest
 
 from stores import StoreConfig, open_stores
-from tests.serving.helpers import EDITION, publish_world
+from tests.serving.helpers import EDITION, http_get, publish_world, running_origin
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = 24
 PAGE = f"/v1/editions/{EDITION}/sections/top"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _get(port: int, path: str, timeout: float):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
-        return r.status, dict(r.headers), r.read()
-
-
 @pytest.fixture
 def origin(tmp_path):
     data = tmp_path / "data"
     publish_world(open_stores(StoreConfig(data_dir=str(data))), pool_size=20)
-    port = _free_port()
-    env = dict(
-        os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", NEWSROOM_HEADER_TIMEOUT_S="20"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", "serve", "--data_dir", str(data), "--port", str(port)]
-        + ["--workers", "1", "--threads", "2"],
-        cwd=str(ROOT),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if _get(port, "/readyz", 2)[0] == 200:
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise AssertionError("origin did not become ready: " + proc.stderr.read().decode()[-2000:])
-        time.sleep(0.2)
-    yield port
-    os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)
+    with running_origin(data, env={"NEWSROOM_HEADER_TIMEOUT_S": "20"}) as port:
+        yield port
 
 
 def test_trickling_clients_do_not_stop_shared_pages(origin):
@@ -101,7 +57,7 @@ def test_trickling_clients_do_not_stop_shared_pages(origin):
         answers = []
         for _ in range(3):
             try:
-                answers.append(_get(origin, PAGE, timeout=4)[0])
+                answers.append(http_get(origin, PAGE, timeout=4)[0])
             except OSError as exc:
                 answers.append(repr(exc))
         assert answers == [200, 200, 200]
@@ -114,10 +70,10 @@ def test_trickling_clients_do_not_stop_shared_pages(origin):
 
 def test_every_response_of_a_real_origin_says_nosniff(origin):
     for path in (PAGE, f"/v1/editions/{EDITION}/version", "/readyz", "/openapi.json"):
-        status, headers, _ = _get(origin, path, timeout=5)
+        status, headers, _ = http_get(origin, path, timeout=5)
         assert headers.get("X-Content-Type-Options") == "nosniff", (path, status)
     try:
-        _get(origin, "/no/such/path", timeout=5)
+        http_get(origin, "/no/such/path", timeout=5)
     except urllib.error.HTTPError as exc:
         assert exc.code == 404 and exc.headers.get("X-Content-Type-Options") == "nosniff"
 

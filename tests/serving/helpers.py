@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from devtools import samples
 from serving import create_app
 
@@ -56,3 +58,28 @@ def shared_urls() -> list[str]:
         f"/v1/stories/{STORY}",
         f"/v1/stories/{STORY}?edition={EDITION}",
     ]
+
+
+def http_get(port: int, path: str, timeout: float):
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return r.status, dict(r.headers), r.read()
+
+
+@contextlib.contextmanager
+def running_origin(data_dir, workers: int = 1, threads: int = 2, env: dict | None = None, access_log=None):
+    """A real ``newsroom serve`` (devtools/local_origin.py: gunicorn with serving/gunicorn.conf.py's worker) over
+    ``data_dir`` on a free port until the block ends; yields the port."""
+    from pathlib import Path
+
+    from devtools import local_origin
+
+    log = Path(data_dir).parent / f"origin-{local_origin.free_port()}.log"
+    proc, port = local_origin.start_origin(
+        data_dir, log, workers=workers, threads=threads, env=env, access_log=access_log
+    )
+    try:
+        yield port
+    finally:
+        local_origin.stop(proc)
