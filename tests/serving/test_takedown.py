@@ -61,14 +61,20 @@ def test_an_article_taken_down_leaves_the_served_pages_after_one_reload_and_come
 def test_a_story_taken_down_leaves_every_page_and_its_own_at_once(app, client, world):
     watcher = app.extensions["newsroom"].watcher
     coverage = orjson.loads(client.get(f"/v1/stories/{STORY}").data)
+    pool = app.extensions["newsroom"].holder.current.pools[EDITION]
+    topic = f"/v1/topics/topic:{pool.topics[pool.index[STORY]][0]}?edition={EDITION}&limit=50"
+    assert STORY in [s["story_id"] for s in orjson.loads(client.get(topic).data)["stories"]]  # cached now
     assert client.get(f"/v1/stories/{STORY}").status_code == 200
     assert takedown(world, "--story", STORY, "--reason", "defamation claim") == 0
     watcher.poll_once()
     assert STORY not in [s for s, *_ in ids(client)]
     assert [e["rank"] for e in orjson.loads(client.get(TOP).data)["stories"]] == list(range(1, 30))
     assert client.get(f"/v1/stories/{STORY}").status_code == 404
-    pool = app.extensions["newsroom"].holder.current.pools[EDITION]
-    assert STORY not in pool.story_ids
+    assert STORY not in app.extensions["newsroom"].holder.current.pools[EDITION].story_ids
+    topic_page = client.get(topic)
+    assert topic_page.status_code == 404 or STORY not in [
+        s["story_id"] for s in orjson.loads(topic_page.data)["stories"]
+    ]
     # an article of the story's coverage, taken down alone, leaves the coverage
     assert takedown(world, "--story", STORY, "--undo", "--reason", "claim withdrawn") == 0
     card = coverage["articles"][0]["article_id"]
