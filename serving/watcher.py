@@ -185,6 +185,8 @@ class PointerWatcher:
             nxt.drop_vanished(vanished)  # only known because the listing succeeded
             for name in [n for n in self._bad if n not in listed]:
                 del self._bad[name]  # retired or vanished: forget it
+            for name in [n for n in self._filtered if n not in listed]:
+                del self._filtered[name]
             if now - self._released_at >= RELEASE_EVERY_S and not math.isinf(self.story_retain_s):
                 if nxt.refs_changed:
                     nxt.reference()
