@@ -149,3 +149,14 @@ def test_takedown_through_the_origin_on_both_backends(store_config, capsys):
             assert "not purged" in capsys.readouterr().err  # no Cloud CDN on the emulators
     finally:
         app.extensions["newsroom"].close()
+
+
+def test_a_merged_story_id_takes_its_survivor_down(world, capsys):
+    world.stories.put_story(int(STORY), {"language": "en", "state": "live"})
+    world.stories.set_alias(12345, int(STORY))
+    assert takedown(world, "--story", "12345", "--reason", "legal", "--cdn", "none") == 0
+    assert "merged into" in capsys.readouterr().out
+    (t,) = open_takedown_store(world.config).all()
+    assert t.target == f"story:{STORY}"
+    (entry,) = open_audit_log(world.config).entries(f"story:{STORY}")
+    assert f"{EDITION}/top" in entry["detail"]["pointers"] and f"story/{STORY}" in entry["detail"]["pointers"]

@@ -172,10 +172,12 @@ def _run(args, store_config, kind: str, id_: str, url: str) -> int:
         pointers, _ = affected_pointers(stores, kind, removed.id)
         record, action = removed, "takedown-undo"
     else:
-        pointers, stories = affected_pointers(stores, kind, id_)
-        id_ = _known(stores, kind, id_, stories)
-        if kind == "story" and f"story/{id_}" not in pointers and stores.pointers.get(f"story/{id_}") is not None:
-            pointers.append(f"story/{id_}")
+        if kind == "story":  # the survivor of a merge, then the pages that show it
+            id_ = _known(stores, kind, id_, set())
+            pointers, _ = affected_pointers(stores, kind, id_)
+        else:  # an article is known when a live page shows it, else when it is stored
+            pointers, stories = affected_pointers(stores, kind, id_)
+            _known(stores, kind, id_, stories)
         record = Tombstone(kind, id_, reason, operator(args.who), int(time.time() * 1000), url=url)
         takedowns.set(record)
         action = "takedown"
