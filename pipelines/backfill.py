@@ -29,6 +29,9 @@ Input order and time: articles are decided in (first_seen_at, article_id) order,
 ``published_at``; an article without a time gets the previous article's time in its file plus one second
 (transforms/stories/features.py), so untimed files are decided in file order, deterministically.
 
+Takedowns: articles tombstoned in production (stores/takedowns.py, the un-namespaced takedowns table; ``newsroom
+takedown``) are skipped at read, counted ``articles_taken_down``: a backfill never brings a takedown back.
+
 ``--snapshots``: the editions stage over the run's story changes (page snapshots of a backfill); see
 :func:`add_snapshots`.
 """
@@ -36,6 +39,7 @@ Input order and time: articles are decided in (first_seen_at, article_id) order,
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -261,7 +265,11 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     run_claim = run_claim or claim_namespace(options)
     languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
     read = p | "ReadArticles" >> sb.ReadArticles(
-        files, languages=languages, since=_parse_bound(o.from_date, "--from"), until=_parse_bound(o.to_date, "--to")
+        files,
+        languages=languages,
+        since=_parse_bound(o.from_date, "--from"),
+        until=_parse_bound(o.to_date, "--to"),
+        takedowns=dataclasses.replace(cfg, namespace=""),  # production's tombstones: taken-down articles skipped
     )
     articles = read["articles"]
     n_languages = (

@@ -9,7 +9,7 @@ row and checks that ``newsroom serve`` does not import Beam.
 
 Two kinds of subcommand:
 
-- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``, ``control``): the module exposes
+- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
 - Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serving.gunicorn_app", "run the origin (Flask under gunicorn)"),
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),
     "control": ("transforms.editions.control_command", "pin, demote, label or hold an edition page, with expiry"),
+    "takedown": ("transforms.editions.takedown_command", "take an article or a story down everywhere, or undo it"),
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.

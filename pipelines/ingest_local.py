@@ -54,6 +54,9 @@ class LocalIngest:
 
         self.bus = open_stores(self.cfg).bus
         self.store = open_feed_store(self.cfg)
+        from transforms.ingest.gone import open_publisher_gone
+
+        self.gone = open_publisher_gone(self.cfg)  # a re-fetch's 404/410 takes the article down
         self.fetcher = Fetcher(self.ctx.fetcher, AddressGuard(dict(self.ctx.host_overrides), resolver=resolver))
         self.items_topic = self.cfg.name(self.o.items_topic)
         self.dead_topic = self.cfg.name(self.o.dead_letter_topic)
@@ -132,7 +135,7 @@ class LocalIngest:
 
     def _fetch(self, d: poller.Discovery) -> None:
         try:
-            raw, dl = poller.fetch_page(self.fetcher, d, self.store, self.clock())
+            raw, dl = poller.fetch_page(self.fetcher, d, self.store, self.clock(), gone=self.gone)
         except Exception as exc:
             log.exception("page fetch crashed for %s", d.url)
             raw, dl = None, poller.dead_letter("fetch_error", repr(exc), d.url, d.to_dict(), self.clock())

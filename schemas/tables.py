@@ -87,6 +87,15 @@ controls  (stores.controls.BigtableControlStore: editorial controls, next to the
                                             of c#{edition}/. Readers ignore expired records; GC: max age 30 days
                                             (MAX_AGE_DAYS; a control expires within 7 days of being set)
 
+takedowns (stores.takedowns.BigtableTakedownStore: tombstones of articles and stories never to be served; read by
+          the origin on every poll when the generation moved, by the editions stage every cycle and by the
+          backfill; written by ``newsroom takedown`` and by ingest on a publisher's 404/410)
+    t#{kind}#{id}           t:tombstone     JSON stores.takedowns.Tombstone {kind (article|story), id, reason, who,
+                                            at, url}; an undo deletes the row. No GC rule: a takedown lasts until
+                                            it is undone
+    g                       t:generation    64-bit counter (ReadModifyWrite increment) moved by every set and
+                                            clear: readers re-read the t# rows only when it changed
+
 GC rules: :data:`TABLES` gives the max versions per family (1 everywhere: every history entry has its own
 qualifier), :data:`MAX_AGE_DAYS` the ages, unioned with it (a cell goes when either rule says so).
 ``stores.gcp.provision`` creates both, and brings existing families to them; the Bigtable emulator accepts and
@@ -110,6 +119,7 @@ TABLES: dict[str, dict[str, int]] = {
     "covisit": {"m": 1, "n": 1},
     "audit": {"m": 1},
     "controls": {"c": 1},
+    "takedowns": {"t": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are
@@ -182,6 +192,13 @@ def control_prefix(edition: str) -> bytes:
 
 def control_key(edition: str, section: str, kind: str, story_id: str = "") -> bytes:
     return f"c#{edition}/{section}#{kind}#{story_id}".encode()
+
+
+TAKEDOWN_GENERATION_KEY = b"g"
+
+
+def takedown_key(kind: str, id_: str) -> bytes:
+    return f"t#{kind}#{id_}".encode()
 
 
 # Pub/Sub topics (and the SQLite queue names of the embedded bus). Each carries one Avro message type.

@@ -17,8 +17,9 @@ can read in the source. The embedded backend, when they are not given, creates r
 ``{data_dir}/secrets.json`` (mode 0600; the same file ``newsroom run`` uses), so every worker and restart of a local
 origin agrees on them.
 Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``), ``NEWSROOM_PROFILE_STORE`` and
-``NEWSROOM_COVISIT_STORE`` (co-visitation neighbours for For you; ``"off"``: none) may be given as objects (tests);
-otherwise they are opened from the backend keys, like ``newsroom serve`` does.
+``NEWSROOM_COVISIT_STORE`` (co-visitation neighbours for For you; ``"off"``: none) and ``NEWSROOM_TAKEDOWN_STORE``
+(tombstones the watcher filters loaded pages with, stores/takedowns.py; ``"off"``: none) may be given as objects
+(tests); otherwise they are opened from the backend keys, like ``newsroom serve`` does.
 
 Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
 (asserted on every response), a store read on a shared request, with one exception: Full Coverage of an existing
@@ -53,6 +54,7 @@ DEFAULTS = {
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
     "NEWSROOM_COVISIT_STORE": None,
+    "NEWSROOM_TAKEDOWN_STORE": None,
     "NEWSROOM_PUBLISH_READS": True,  # publish folded read events to the read-events topic (the co-visitation job)  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
     # pointer watcher
     "NEWSROOM_BACKGROUND": True,  # start the watcher and event-folder threads (tests drive them by hand)
@@ -100,7 +102,13 @@ DEFAULTS = {
 }
 
 # Settings whose values are objects (tests and embedding callers hand them in); never read from the environment.
-OBJECT_SETTINGS = {"NEWSROOM_STORES", "NEWSROOM_PROFILE_STORE", "NEWSROOM_COVISIT_STORE", "NEWSROOM_TOKEN_VERIFIER"}
+OBJECT_SETTINGS = {
+    "NEWSROOM_STORES",
+    "NEWSROOM_PROFILE_STORE",
+    "NEWSROOM_COVISIT_STORE",
+    "NEWSROOM_TAKEDOWN_STORE",
+    "NEWSROOM_TOKEN_VERIFIER",
+}
 SECRETS_FILE = "secrets.json"
 
 
@@ -206,6 +214,12 @@ class Newsroom:
             profiles = profiles or open_profile_store(config)
         self.stores = stores
         self.profiles = profiles
+        takedowns = cfg["NEWSROOM_TAKEDOWN_STORE"]
+        if takedowns is None:  # tombstones: the watcher filters loaded pages at once (serving/watcher.py)
+            from stores import config_from_mapping
+            from stores.takedowns import open_takedown_store
+
+            takedowns = open_takedown_store(getattr(stores, "config", None) or config_from_mapping(cfg))
         self.holder = CatalogHolder()
         self.watcher = PointerWatcher(
             self.holder,
@@ -216,6 +230,7 @@ class Newsroom:
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
             story_retain_s=float(cfg["NEWSROOM_STORY_RETAIN_S"]),
             story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
+            takedowns=None if takedowns == "off" else takedowns,
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
         covisit = cfg["NEWSROOM_COVISIT_STORE"]

@@ -214,6 +214,9 @@ class PreparedPool:
     item_bytes: tuple[bytes, ...]  # '{"story_id":..,"section":..,"labels":..,"representative":{..}' (no closing brace)
     recency: np.ndarray  # candidate indices, newest representative first (ties: story id): the degraded feed
     id_hashes: np.ndarray  # (n,) uint64: serving.feed.id_hash of each story id (For you cursors)
+    # what the items say, hashed: a pool re-filtered after a takedown keeps its version but not its fingerprint
+    # (caches of rendered pool pages key on it, serving/topics.py)
+    fingerprint: str = ""
 
     @classmethod
     def build(cls, doc: dict) -> PreparedPool:
@@ -277,6 +280,7 @@ class PreparedPool:
                 dtype=np.intp,
             ),
             id_hashes=id_hashes([s["story_id"] for s in stories]),
+            fingerprint=hashlib.blake2b(b"\x00".join(items), digest_size=12).hexdigest(),
         )
 
 

@@ -92,7 +92,8 @@ class TopicPages:
         self.builds = 0
 
     def get(self, pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
-        key = (pool.edition, pool.version, pool.cycle, topic_id, limit)
+        # the fingerprint: a pool re-filtered after a takedown keeps its version, not its items (serving/watcher.py)
+        key = (pool.edition, pool.version, pool.cycle, getattr(pool, "fingerprint", ""), topic_id, limit)
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)

@@ -31,6 +31,18 @@ clock) is not held: its pointer version stays in ``Catalog.loaded`` (so it is no
 ``story_lru`` entries, default 2,000, ``NEWSROOM_STORY_LRU``; :meth:`PointerWatcher.story`). A story that a page or
 pool references again is loaded back into memory on the next poll. Stories are loaded after pages and pools, so
 an old unreferenced story is never held even on the first poll of a process.
+
+Takedowns (issue 16 item 2): with a takedown store (stores/takedowns.py), every poll also reads its generation (one
+row / one SELECT) and, only when it moved, the whole tombstone set. Every object loaded is filtered with the set
+held (:meth:`stores.takedowns.TakedownSet.filter`: taken-down stories leave pages, pools and memory, taken-down
+articles leave cards and coverage, a taken-down representative is replaced by the next card) before it is
+prepared. When the set changes, the objects it concerns are fetched again from the snapshot store and filtered
+with the new set, in the same poll: every page and pool held (tens), the stories held that are taken down or hold
+a taken-down article, and the objects an undone tombstone had filtered. The on-demand story LRU is emptied, and a
+re-filtered story drops its superseded versions (a cursor on them restarts). So a takedown leaves the origin's
+pages one poll after it is written (``interval_s``, 2 s), whatever the producer does; the producer omits it from
+its next snapshots too (transforms/editions/takedowns.py), which is what keeps it out once the set is re-read on
+a new process. A store error on the takedown read keeps the last set (counted as a failed poll's warning only).
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ from schemas import pages as page_schemas
 from serving.catalog import Catalog, CatalogHolder, StoryCache, StoryEntry, edition_infos, editions_index, prepare
 from serving.validation import validate
 from stores.base import NotFound
+from stores.takedowns import TakedownSet
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +93,7 @@ class PointerWatcher:
         story_retain_s: float = 48 * 3600.0,
         story_lru: int = 2000,
         wall_clock=time.time,
+        takedowns=None,
     ):
         self.holder = holder
         self.pointers = pointers
@@ -98,6 +112,10 @@ class PointerWatcher:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.on_swap = []  # callbacks(catalog) after each swap (e.g. For you caches keyed by pool version)
+        self.takedowns = takedowns  # stores.takedowns.TakedownStore, or None: nothing filtered
+        self.taken = TakedownSet()  # the tombstones every object loaded is filtered with
+        self._takedown_generation: int | None = None
+        self._filtered: dict[str, frozenset] = {}  # name -> the tombstone ids held when its object lost something
 
     # -- listing -------------------------------------------------------------------------------------------------
     def _list(self) -> dict[str, int]:
@@ -127,6 +145,16 @@ class PointerWatcher:
             raise page_schemas.PageError(f"{path}: body is the pool of {doc['edition']}")
         elif kind == "story_coverage" and doc["story_id"] != name.split("/", 1)[1]:
             raise page_schemas.PageError(f"{path}: body is story {doc['story_id']}")
+        taken = self.taken
+        if taken:
+            shown = taken.filter(kind, doc)
+            if shown is not doc:
+                self._filtered[name] = taken.ids()
+                if shown is None:
+                    return kind, None  # a taken-down story: not served
+                doc = shown
+            else:
+                self._filtered.pop(name, None)
         return kind, prepare(kind, doc)
 
     # -- one poll ------------------------------------------------------------------------------------------------
@@ -146,12 +174,19 @@ class PointerWatcher:
             moved = {n: v for n, v in listed.items() - cur.loaded.items() if classify(n, v) is not None}
             vanished = cur.loaded.keys() - listed.keys()
             nxt = _NextCatalog(cur, self._referenced, self._graced)
+            for name, version in self._takedown_reloads(cur, listed).items():
+                moved.setdefault(name, version)
+                if name.startswith(STORY):
+                    nxt.stories.pop(name[len(STORY) :], None)  # reloaded fresh: no unfiltered superseded versions
+                    nxt.changed = True
             now = self.clock()
             transient = self._load_moved(nxt, moved, now)
             nxt.expire_stories(now, self.story_grace_s)
             nxt.drop_vanished(vanished)  # only known because the listing succeeded
             for name in [n for n in self._bad if n not in listed]:
                 del self._bad[name]  # retired or vanished: forget it
+            for name in [n for n in self._filtered if n not in listed]:
+                del self._filtered[name]
             if now - self._released_at >= RELEASE_EVERY_S and not math.isinf(self.story_retain_s):
                 if nxt.refs_changed:
                     nxt.reference()
@@ -169,6 +204,35 @@ class PointerWatcher:
             self.holder.last_success = now
             self.holder.last_error = None
             return True
+
+    def _takedown_reloads(self, cur: Catalog, listed: dict[str, int]) -> dict[str, int]:
+        """When the tombstones changed: take the new set and return the listed objects to fetch and filter again
+        (see the module docstring); {} when nothing changed or the store cannot be read (the last set stays)."""
+        if self.takedowns is None:
+            return {}
+        try:
+            generation = self.takedowns.generation()
+            if generation == self._takedown_generation:
+                return {}
+            new = self.takedowns.taken_down()
+        except Exception as exc:  # keep filtering with the set read last
+            log.warning("takedowns unreadable, filtering with the last set read: %s: %s", type(exc).__name__, exc)
+            return {}
+        old, self.taken, self._takedown_generation = self.taken.ids(), new, generation
+        added, lifted = new.ids() - old, old - new.ids()
+        if not added and not lifted:
+            return {}
+        self.story_cache = StoryCache(self.story_cache.capacity)  # on-demand stories load filtered again
+        names = {f"{e}/{s}" for e, s in cur.pages} | {f"pool/{e}" for e in cur.pools}
+        names |= {n for n, ids in self._filtered.items() if ids & lifted}
+        names |= {STORY + i.split(":", 1)[1] for i in added | lifted if i.startswith("story:")}
+        articles = {i.split(":", 1)[1] for i in added if i.startswith("article:")}
+        if articles:
+            for sid, entry in cur.stories.items():
+                if any(aid in articles for _, aid in entry.current.keys):
+                    names.add(STORY + sid)
+        log.info("takedowns changed (+%d, -%d): %d objects filtered again", len(added), len(lifted), len(names))
+        return {n: listed[n] for n in names if n in listed}
 
     def _retain_after_ms(self) -> int:
         """Stories updated before this wall-clock time (ms) are held only while a page or pool references them
@@ -235,7 +299,7 @@ class PointerWatcher:
             except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
                 log.error("story %s v%s not loadable on demand: %s", story_id, version, exc)
                 return None
-            return StoryEntry(current=obj)
+            return StoryEntry(current=obj) if obj is not None else None  # None: taken down
 
         return self.story_cache.get(story_id, version, load)
 
@@ -290,6 +354,9 @@ class _NextCatalog:
             self.pools[obj.edition] = obj
             self.refs_changed = True
         elif kind == "story_coverage":
+            if obj is None:  # taken down: not held (its version stays in ``loaded``, so it is not fetched again)
+                self.stories.pop(name[len(STORY) :], None)
+                return
             if obj.story_id not in self.referenced and obj.updated_ms < retain_after:
                 self.stories.pop(obj.story_id, None)  # old and unreferenced: served on demand (PointerWatcher.story)
                 return

@@ -53,7 +53,11 @@ EXPECTED_GRANTS = {
         "project": DATAFLOW,
         "topics": {"items-raw": PUBLISH, "dead-letter": PUBLISH, "dead-letter-ingest": PUBLISH},
         "subscriptions": {"ingest-fetch-requests": READ_SUBSCRIPTION},
-        "tables": {"feeds": ["roles/bigtable.user"]},
+        "tables": {
+            "feeds": ["roles/bigtable.user"],
+            "takedowns": ["roles/bigtable.user"],  # a publisher's 404/410 on a re-fetch tombstones the article
+            "audit": ["roles/bigtable.user"],  # ... and records it in the audit trail
+        },
         "namespaced": [],
         "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
         "registry": ["roles/artifactregistry.reader"],
@@ -74,6 +78,7 @@ EXPECTED_GRANTS = {
         "tables": {
             **{t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
             "controls": ["roles/bigtable.reader"],  # editorial controls, read every cycle; set by operators
+            "takedowns": ["roles/bigtable.reader"],  # tombstones, omitted from the next snapshots
         },
         "namespaced": [],
         "buckets": {
@@ -88,7 +93,7 @@ EXPECTED_GRANTS = {
         "project": DATAFLOW,
         "topics": {},
         "subscriptions": {},
-        "tables": {"articles": ["roles/bigtable.reader"]},
+        "tables": {"articles": ["roles/bigtable.reader"], "takedowns": ["roles/bigtable.reader"]},
         "namespaced": ["roles/bigtable.user"],
         "buckets": {
             "backfill": ["roles/storage.objectAdmin"],
@@ -118,6 +123,7 @@ EXPECTED_GRANTS = {
             "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
             "covisit": ["roles/bigtable.reader"],
+            "takedowns": ["roles/bigtable.reader"],  # tombstoned articles and stories leave loaded pages at once
         },
         "namespaced": [],
         "buckets": {"snapshots": ["roles/storage.objectViewer"]},

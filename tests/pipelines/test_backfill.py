@@ -202,3 +202,16 @@ def test_backfill_reads_article_avro_files(tmp_path, sample_record):
     for r, a in zip(records, assignments):
         by_title.setdefault(r["title"], set()).add(a["story_id"])
     assert all(len(v) == 1 for v in by_title.values())  # the two copies of each event end in one story
+
+
+def test_backfill_skips_articles_taken_down_in_production(tmp_path):
+    from stores import StoreConfig
+    from stores.takedowns import Tombstone, open_takedown_store
+
+    data = tmp_path / "data"
+    open_takedown_store(StoreConfig(data_dir=str(data))).set(Tombstone("article", "a11", "court order", "alice", 1))
+    inp = tmp_path / "in.jsonl"
+    rows = labelled_file(inp, bad_line=False)
+    assert backfill(inp, tmp_path / "out", f"--data_dir={data}") == 0
+    got = [a["article_id"] for a in read(tmp_path / "out" / "assignments.jsonl")]
+    assert got == [r["id"] for r in rows if r["id"] != "a11"]

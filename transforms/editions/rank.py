@@ -45,6 +45,7 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
+from transforms.editions.takedowns import apply_takedowns
 
 log = logging.getLogger(__name__)
 
@@ -104,15 +105,20 @@ class EditionRanker:
     ``clear``. ``count(name, n)`` receives ``events_folded``, ``events_bad``, ``cycles``, ``book_rebuilds``,
     ``controls_<kind>`` (editorial controls that took effect) and ``cycle_ms`` (a duration); default: nothing.
     ``controls``: ``controls(edition, now) -> [stores.controls.Control]`` read every cycle and applied to its pages
-    (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls.
+    (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls. ``takedowns``: ``() ->
+    stores.takedowns.TakedownSet`` read every cycle; what it names is omitted from the cycle's snapshots
+    (:func:`~transforms.editions.takedowns.apply_takedowns`, counted ``takedowns_applied``); None: nothing omitted.
     """
 
-    def __init__(self, config, registry, params, count: Callable[[str, int], None] | None = None, controls=None):
+    def __init__(
+        self, config, registry, params, count: Callable[[str, int], None] | None = None, controls=None, takedowns=None
+    ):
         self.config = config
         self.registry = registry
         self.params = params
         self._counter = count
         self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
+        self.takedowns = takedowns  # () -> stores.takedowns.TakedownSet (transforms/editions/takedowns.py) or None
         self._cache: dict[str, _Cached] = {}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -147,6 +153,10 @@ class EditionRanker:
             applied = apply_controls(out, self.controls(key, now), cached.book, now, self.params.page_size)
             for kind, n in applied.items():
                 self._count(f"controls_{kind}", n)
+        if self.takedowns is not None:  # tombstoned articles and stories: never in a snapshot
+            omitted = apply_takedowns(out, self.takedowns())
+            if omitted:
+                self._count("takedowns_applied", omitted)
         cached.last_cycle = now
         self._count("cycles")
         items = snapshot_items(out, self.config)

@@ -38,6 +38,7 @@ from transforms.common import DEAD_LETTER
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher, FetcherConfig
+from transforms.ingest.gone import open_publisher_gone
 from transforms.ingest.guard import AddressGuard
 from transforms.ingest.registry import load_feeds, read_local
 from transforms.timers import at, to_ms
@@ -233,6 +234,7 @@ class FetchPageFn(beam.DoFn):
     def setup(self):
         self.fetcher = shared_fetcher(self.ctx)
         self.store = shared_feed_store(self.ctx)
+        self.gone = open_publisher_gone(self.ctx.store_config)  # a re-fetch's 404/410 takes the article down
 
     def process(self, element, last_fetch=beam.DoFn.StateParam(LAST_FETCH)):
         host, d = element
@@ -244,7 +246,7 @@ class FetchPageFn(beam.DoFn):
             now = self.clock()
         try:
             discovery = poller.Discovery.from_dict(d)
-            raw, dl = poller.fetch_page(self.fetcher, discovery, self.store, now, sleep=self.sleep)
+            raw, dl = poller.fetch_page(self.fetcher, discovery, self.store, now, sleep=self.sleep, gone=self.gone)
         except Exception as exc:
             if transient(exc):
                 raise  # e.g. the claim could not be written: retried (the same discovery keeps its claim)

@@ -214,9 +214,11 @@ def apply_request(state: sch.FeedState, request: dict, policy: sch.SchedulePolic
 
 
 def fetch_page(
-    fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep
+    fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep, gone=None
 ) -> tuple[dict | None, dict | None]:
-    """Fetch one discovered page. Returns (RawItem, None), (None, DeadLetter), or (None, None) for a duplicate."""
+    """Fetch one discovered page. Returns (RawItem, None), (None, DeadLetter), or (None, None) for a duplicate.
+    ``gone(url, status)``: called when a re-fetch (``discovery.is_update``) answers 404 or 410, before the dead
+    letter is returned (transforms/ingest/gone.py tombstones the article); a store error there raises (retried)."""
     if store is not None and not store.claim(discovery.claim_key, discovery.owner, now_ms):
         return None, None
     res = None
@@ -228,6 +230,8 @@ def fetch_page(
             sleep(0.5 * (attempt + 1))
     if res.error or not (200 <= res.status < 300):
         reason = res.error or f"http_{res.status}"
+        if gone is not None and discovery.is_update and not res.error and res.status in (404, 410):
+            gone(discovery.url, res.status)
         return None, dead_letter(reason, res.detail or res.final_url, discovery.url, discovery.to_dict(), now_ms)
     record = {
         "schema_version": 1,

@@ -493,13 +493,24 @@ ORDER = "order"
 
 class ReadArticleFileFn(beam.DoFn):
     """One input file (local or gs://) -> ArticleFeatures dicts timestamped at their first-seen time (main),
-    ``(file index, line, article_id)`` on ``order``, DeadLetter records of unreadable lines on ``dead_letter``."""
+    ``(file index, line, article_id)`` on ``order``, DeadLetter records of unreadable lines on ``dead_letter``.
+    With ``takedowns`` (a StoreConfig: the production one, whose tombstones a backfill honours), articles taken
+    down (stores/takedowns.py, read once per worker) are skipped like filtered ones (``articles_taken_down``)."""
 
-    def __init__(self, languages=None, since: int | None = None, until: int | None = None):
+    def __init__(self, languages=None, since: int | None = None, until: int | None = None, takedowns=None):
         self.languages, self.since, self.until = languages, since, until
+        self.takedowns = takedowns
+        self.taken: frozenset = frozenset()
         self.read = Metrics.counter(STAGE, "articles_read")
         self.skipped = Metrics.counter(STAGE, "articles_filtered")
+        self.taken_down = Metrics.counter(STAGE, "articles_taken_down")
         self.bad = Metrics.counter(STAGE, "bad_input")
+
+    def setup(self):
+        if self.takedowns is not None:  # a store error fails the run: a backfill must not bring back a takedown
+            from stores.takedowns import open_takedown_store
+
+            self.taken = open_takedown_store(self.takedowns).taken_down().articles
 
     def process(self, element):
         file_index, path = element
@@ -516,6 +527,8 @@ class ReadArticleFileFn(beam.DoFn):
                     yield beam.pvalue.TaggedOutput(DEAD_LETTER, readers.bad_input(path, line, *bad))
                 elif not readers.keep(f, self.languages, self.since, self.until):
                     self.skipped.inc()
+                elif f.article_id in self.taken:
+                    self.taken_down.inc()
                 else:
                     self.read.inc()
                     yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
@@ -525,17 +538,18 @@ class ReadArticleFileFn(beam.DoFn):
 class ReadArticles(beam.PTransform):
     """File paths -> ``{"articles", "order", "dead_letter"}`` PCollections (files read in order, one per worker)."""
 
-    def __init__(self, files: list[str], languages=None, since=None, until=None):
+    def __init__(self, files: list[str], languages=None, since=None, until=None, takedowns=None):
         super().__init__()
         self.files = list(files)
         self.languages, self.since, self.until = languages, since, until
+        self.takedowns = takedowns  # a StoreConfig whose tombstoned articles are skipped (ReadArticleFileFn)
 
     def expand(self, p):
         res = (
             p
             | "ListFiles" >> beam.Create(list(enumerate(self.files)))
             | "ReadFiles"
-            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until)).with_outputs(
+            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until, self.takedowns)).with_outputs(
                 ORDER, DEAD_LETTER, main="articles"
             )
         )

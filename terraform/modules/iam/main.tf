@@ -6,15 +6,16 @@
 #
 # Why each grant:
 #   ingest    reads fetch requests (pushes, pings, burst priority), polls feeds (feeds table: registry and
-#             schedule state), publishes raw items and its dead letters.
+#             schedule state), publishes raw items and its dead letters; a publisher's 404/410 on a re-fetch
+#             writes a tombstone (takedowns) and its audit entry (audit).
 #   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
 #             for validation, reads the editorial controls (controls table; operators write them with their own
-#             credentials), publishes story changes, burst fetch requests and dead letters.
-#   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
+#             credentials) and the tombstones (takedowns, omitted from the next snapshots), publishes story changes, burst fetch requests and dead letters.
+#   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
-#   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
+#   origin    reads pointers, snapshots (pages in memory) and tombstones (takedowns, filtered at once), records WebSub subscription states in feeds (the
 #             hub's verification GET activates or denies them),
 #             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
 #             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
@@ -30,7 +31,7 @@ locals {
       project       = local.dataflow_project_roles
       topics        = { "items-raw" = ["roles/pubsub.publisher"], "dead-letter" = ["roles/pubsub.publisher"], "dead-letter-ingest" = ["roles/pubsub.publisher"] }
       subscriptions = { "ingest-fetch-requests" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { feeds = ["roles/bigtable.user"] }
+      tables        = { feeds = ["roles/bigtable.user"], takedowns = ["roles/bigtable.user"], audit = ["roles/bigtable.user"] }
       namespaced    = []
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
@@ -48,7 +49,7 @@ locals {
         "dead-letter-editions" = ["roles/pubsub.publisher"]
       }
       subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"] }
+      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets = {
         snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
@@ -62,7 +63,7 @@ locals {
       project       = local.dataflow_project_roles
       topics        = {}
       subscriptions = {}
-      tables        = { articles = ["roles/bigtable.reader"] }
+      tables        = { articles = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
       namespaced    = ["roles/bigtable.user"]
       buckets = {
         backfill  = ["roles/storage.objectAdmin"]
@@ -87,7 +88,7 @@ locals {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
       subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"] }
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]

@@ -27,14 +27,15 @@ locals {
   # schemas/tables.py TABLES (table -> family -> max versions) and the ages its docstring gives.
   # tests/deploy/test_terraform.py checks this map against TABLES.
   tables = {
-    articles = { m = { max_versions = 1 }, d = { max_versions = 1 }, v = { max_versions = 1 } }
-    stories  = { m = { max_versions = 1 }, mem = { max_versions = 1 }, lnk = { max_versions = 1 } }
-    pointers = { p = { max_versions = 1 }, h = { max_versions = 1 } }
-    feeds    = { r = { max_versions = 1 }, s = { max_versions = 1 } }
-    profiles = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
-    covisit  = { m = { max_versions = 1 }, n = { max_versions = 1 } }
-    audit    = { m = { max_versions = 1 } }
-    controls = { c = { max_versions = 1, max_age = "720h" } }
+    articles  = { m = { max_versions = 1 }, d = { max_versions = 1 }, v = { max_versions = 1 } }
+    stories   = { m = { max_versions = 1 }, mem = { max_versions = 1 }, lnk = { max_versions = 1 } }
+    pointers  = { p = { max_versions = 1 }, h = { max_versions = 1 } }
+    feeds     = { r = { max_versions = 1 }, s = { max_versions = 1 } }
+    profiles  = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
+    covisit   = { m = { max_versions = 1 }, n = { max_versions = 1 } }
+    audit     = { m = { max_versions = 1 } }
+    controls  = { c = { max_versions = 1, max_age = "720h" } }
+    takedowns = { t = { max_versions = 1 } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
