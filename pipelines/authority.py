@@ -91,10 +91,11 @@ def since_ms(options: PipelineOptions, now_s: float | None = None) -> int:
 
 def build_pipeline(p, options) -> dict:
     """Adds the job to pipeline ``p``; returns its main PCollections (for tests)."""
-    from transforms.authority.beam import ComputeAuthority
+    from transforms.authority.beam import add_authority
 
     o = options.view_as(AuthorityOptions)
-    return p | "ComputeAuthority" >> ComputeAuthority(
+    return add_authority(
+        p,
         store_config(options),
         params(options),
         publishers_path=o.publishers,

@@ -138,6 +138,38 @@ class PublishAuthorityFn(beam.DoFn):
         yield {"version": version, "publishers": rated}
 
 
+def add_authority(
+    pbegin,
+    config: StoreConfig,
+    params: sc.AuthorityParams = sc.AuthorityParams(),
+    publishers_path: str | None = None,
+    editions_path: str | None = None,
+    since_ms: int = 0,
+    page_size: int = 1000,
+) -> dict:
+    """Adds the stage's steps to ``pbegin`` (a pipeline: its steps are then the job's top-level stages, as the
+    Dataflow UI shows them); returns ``{"facts", "totals", "published"}``."""
+    ids = (
+        pbegin
+        | "Start" >> beam.Impulse()
+        | "ScanStoryIds" >> beam.ParDo(ScanStoryIdsFn(config, page_size))
+        | "SpreadStories" >> beam.Reshuffle()
+    )
+    facts = ids | "ReadStoryFacts" >> beam.ParDo(ReadStoryFactFn(config, editions_path, since_ms))
+    n_stories = facts | "CountStories" >> beam.combiners.Count.Globally()
+    totals = (
+        facts
+        | "StoryEvidence" >> beam.ParDo(StoryEvidenceFn(publishers_path))
+        | "SumCounts" >> beam.CombinePerKey(SumCountsFn())
+        | "AllCounts" >> beam.combiners.ToList()
+    )
+    published = totals | "PublishAuthority" >> beam.ParDo(
+        PublishAuthorityFn(config, params, publishers_path, {"since_ms": since_ms}),
+        n_stories=beam.pvalue.AsSingleton(n_stories),
+    )
+    return {"facts": facts, "totals": totals, "published": published}
+
+
 class ComputeAuthority(beam.PTransform):
     """PBegin -> the published authority (one element). See the module docstring."""
 
@@ -155,23 +187,6 @@ class ComputeAuthority(beam.PTransform):
         self.editions_path, self.since_ms, self.page_size = editions_path, since_ms, page_size
 
     def expand(self, pbegin):
-        ids = (
-            pbegin
-            | "Start" >> beam.Impulse()
-            | "ScanStoryIds" >> beam.ParDo(ScanStoryIdsFn(self.config, self.page_size))
-            | "SpreadStories" >> beam.Reshuffle()
+        return add_authority(
+            pbegin, self.config, self.params, self.publishers_path, self.editions_path, self.since_ms, self.page_size
         )
-        facts = ids | "ReadStoryFacts" >> beam.ParDo(ReadStoryFactFn(self.config, self.editions_path, self.since_ms))
-        n_stories = facts | "CountStories" >> beam.combiners.Count.Globally()
-        totals = (
-            facts
-            | "StoryEvidence" >> beam.ParDo(StoryEvidenceFn(self.publishers_path))
-            | "SumCounts" >> beam.CombinePerKey(SumCountsFn())
-            | "AllCounts" >> beam.combiners.ToList()
-        )
-        window = {"since_ms": self.since_ms}
-        published = totals | "PublishAuthority" >> beam.ParDo(
-            PublishAuthorityFn(self.config, self.params, self.publishers_path, window),
-            n_stories=beam.pvalue.AsSingleton(n_stories),
-        )
-        return {"facts": facts, "totals": totals, "published": published}
