@@ -1,5 +1,5 @@
 # Service accounts and least-privilege IAM for Newsroom: one account per Dataflow job (ingest, stories,
-# backfill) and one for the origin. Every grant is written below as data, resource by resource (a topic, a
+# backfill, covisit, authority) and one for the origin. Every grant is written below as data, resource by resource (a topic, a
 # subscription, a table, a bucket), never a primitive role (owner/editor/viewer) and project-level only for what
 # Dataflow workers and Cloud Run need to run and report (worker, logs, metrics). tests/deploy/test_terraform.py
 # parses `grants` and fails if an account gains a role that is not listed there or a primitive role anywhere.
@@ -14,6 +14,10 @@
 #   backfill  reads the production article table and snapshots (read-only, for comparison), writes only its own
 #             namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
+#   authority the batch authority job: reads the story and article tables (read-only), creates its document
+#             objects (authority/v{n}.json: objectCreator, write-once like the pages) and reads them back, and
+#             moves the `authority` pointer (pointers: bigtable.user, the compare-and-set; table-level IAM cannot
+#             narrow it to one row).
 #   origin    reads pointers and snapshots (pages in memory), records WebSub subscription states in feeds (the
 #             hub's verification GET activates or denies them),
 #             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
@@ -82,6 +86,20 @@ locals {
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
       secrets       = []
+    }
+    authority = {
+      project       = local.dataflow_project_roles
+      topics        = {}
+      subscriptions = {}
+      tables        = { articles = ["roles/bigtable.reader"], stories = ["roles/bigtable.reader"], pointers = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets = {
+        snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
+        staging   = ["roles/storage.objectAdmin"]
+        templates = ["roles/storage.objectViewer"]
+      }
+      registry = ["roles/artifactregistry.reader"]
+      secrets  = []
     }
     origin = {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
