@@ -55,6 +55,19 @@ def book_authority(config, publisher_id: str) -> tuple[float, float]:
     )
 
 
+def burst_authority(config, sample_record, publisher_id: str) -> float:
+    """The authority the editions stage's burst counter stamps on an original of ``publisher_id`` (business)."""
+    from transforms.editions.beam import ExtractOriginalsFn
+
+    fn = ExtractOriginalsFn(default_registry(), {"business": "business"}, config)
+    fn.setup()
+    change = sample_record("StoryChange")
+    change["article"] = dict(change["article"], publisher_id=publisher_id, section="business", copy_of=None)
+    [(_story, obs)] = [tv.value for tv in fn.process(change)]
+    assert obs["publisher_id"] == publisher_id
+    return obs["authority"]
+
+
 def test_the_job_computes_publishes_and_the_book_loads_it(store_config, sample_record):
     from pipelines.authority import run
 
@@ -81,6 +94,10 @@ def test_the_job_computes_publishes_and_the_book_loads_it(store_config, sample_r
     )
     assert book_authority(store_config, COPIER)[0] == pytest.approx(copier["authority"], abs=1e-6)
 
+    # The burst counter's registry: NEW is now a strong publisher (> 0.5) for Breaking, in its section.
+    assert burst_authority(store_config, sample_record, NEW) == pytest.approx(business, abs=1e-6)
+    assert burst_authority(None, sample_record, NEW) == UNKNOWN_AUTHORITY  # no stores: the hand-set file
+
     run(store_argv(store_config) + ["--prior_weight=20"])  # a second run: the next version, same numbers
     assert au.load(stores)["version"] == 2
     assert au.load(stores)["publishers"][NEW] == new
@@ -105,3 +122,31 @@ def test_bad_flags_are_refused_naming_the_flag(embedded_store_config):
 
     with pytest.raises(ValueError, match="--prior_weight"):
         run(store_argv(embedded_store_config) + ["--prior_weight=-1"])
+
+
+def test_an_ownership_group_is_one_voice(embedded_store_config, sample_record, tmp_path):
+    """With NEW and the Gazette under one owner (--publishers), the Gazette's copies are the group's one voice:
+    not pickups by others, and not copies held against the Gazette."""
+    import json
+
+    from pipelines.authority import run
+    from transforms.publishers import PublisherRegistry
+
+    rows = [dict(p.__dict__) for p in default_registry()]
+    for r in rows:
+        r["hosts"], r["feeds"] = list(r["hosts"]), list(r["feeds"])
+        if r["publisher_id"] == COPIER:
+            r["owner"] = "one-group"
+    rows.append({"publisher_id": NEW, "name": "New Site", "hosts": [NEW], "region": "us", "language": "en",
+                 "authority": 0.1, "owner": "one-group"})  # fmt: skip
+    path = tmp_path / "publishers.json"
+    path.write_text(json.dumps({"publishers": rows}))
+    assert PublisherRegistry.load(str(path)).get(COPIER).group == "one-group"
+
+    stores = open_stores(embedded_store_config)
+    build_world(stores, sample_record, int(time.time() * 1000))
+    run(store_argv(embedded_store_config) + ["--prior_weight=20", f"--publishers={path}"])
+    doc = au.load(stores)["publishers"]
+    assert doc[NEW]["evidence"]["picked_up"] == 0 and doc[NEW]["evidence"]["first"] == N
+    assert doc[NEW]["authority"] == pytest.approx((20 * 0.1 + N * 0.7) / (20 + N), abs=1e-6)
+    assert doc[COPIER]["evidence"]["articles"] == 0 and doc[COPIER]["authority"] == 0.35
