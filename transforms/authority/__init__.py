@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 
 from transforms.publishers import Publisher, PublisherRegistry, default_registry
 
@@ -101,19 +102,45 @@ def apply(registry: PublisherRegistry, doc: dict | None) -> PublisherRegistry:
     return PublisherRegistry(pubs)
 
 
+class AuthorityWatcher:
+    """The registry a long-running stage uses: the hand-set file with the live computed authority overlaid, read
+    again when the ``authority`` pointer moves. :meth:`poll` reads the pointer at most every ``refresh_s`` seconds
+    (one row read) and returns True when :attr:`registry` changed. A store that cannot be read keeps the registry
+    it has (the hand-set file before any document was read), with a warning."""
+
+    def __init__(self, publishers_path: str | None, store_config, refresh_s: float = 600.0, clock=time.monotonic):
+        self.publishers_path, self.store_config = publishers_path, store_config
+        self.refresh_s, self.clock = refresh_s, clock
+        self.registry = default_registry(publishers_path)
+        self.version: int | None = None
+        self._checked = float("-inf")
+        self._stores = None
+        self.poll()
+
+    def poll(self) -> bool:
+        now = self.clock()
+        if self.store_config is None or now - self._checked < self.refresh_s:
+            return False
+        self._checked = now
+        from stores import StoreError, open_stores
+
+        try:
+            self._stores = self._stores or open_stores(self.store_config)
+            version = self._stores.pointers.get(POINTER)
+            if version == self.version:
+                return False
+            doc = load(self._stores) if version is not None else None
+        except (StoreError, ValueError, OSError) as exc:
+            log.warning("authority: computed authority unreadable (%s); keeping the registry in use", exc)
+            return False
+        if doc is not None:
+            log.info("authority: using computed authority v%s (%d publishers)", version, len(doc["publishers"]))
+        self.registry = apply(default_registry(self.publishers_path), doc)
+        self.version = version
+        return True
+
+
 def current_registry(publishers_path: str | None = None, store_config=None) -> PublisherRegistry:
     """The hand-set registry (``publishers_path``, default the packaged file) with the live computed authority of
     ``store_config``'s stores overlaid; the hand-set registry alone without a config, a document or a store."""
-    registry = default_registry(publishers_path)
-    if store_config is None:
-        return registry
-    from stores import StoreError, open_stores
-
-    try:
-        doc = load(open_stores(store_config))
-    except (StoreError, ValueError, OSError) as exc:
-        log.warning("authority: computed authority unreadable (%s); using the hand-set file", exc)
-        return registry
-    if doc is not None:
-        log.info("authority: using computed authority v%s (%d publishers)", doc["version"], len(doc["publishers"]))
-    return apply(registry, doc)
+    return AuthorityWatcher(publishers_path, store_config).registry

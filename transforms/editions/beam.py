@@ -28,7 +28,7 @@ from apache_beam.typehints import KV
 
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
-from transforms.authority import current_registry
+from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions import bursts
 from transforms.editions.book import compact_change
@@ -74,11 +74,13 @@ class ExtractOriginalsFn(beam.DoFn):
         self.store_config, self.publishers_path = store_config, publishers_path
         self.bad = Metrics.counter("bursts", "changes_malformed")
 
-    def setup(self):
-        if self.store_config is not None:  # the computed authority decides who is a strong publisher
-            self.registry = current_registry(self.publishers_path, self.store_config)
+    def setup(self):  # the computed authority (re-read when published) decides who is a strong publisher
+        self.watcher = AuthorityWatcher(self.publishers_path, self.store_config) if self.store_config else None
+        self.registry = self.watcher.registry if self.watcher else self.registry
 
     def process(self, change):
+        if self.watcher is not None and self.watcher.poll():
+            self.registry = self.watcher.registry
         try:
             for story_id, obs, first_seen in bursts.originals_of(change, self.registry, self.label_map):
                 yield window.TimestampedValue((story_id, obs), first_seen / 1000.0)
@@ -307,8 +309,8 @@ class RankEditionsFn(beam.DoFn):
         if self.store_config is not None:  # editorial controls: read every cycle (a replay: every 30 s at most)
             store = open_control_store(self.store_config)
             controls = ControlReader(store, refresh_s=30.0 if self.replay else 0.0, count=self.metrics)
-        registry = current_registry(self.publishers_path, self.store_config)  # computed authority, else the file
-        self.ranker = EditionRanker(self.config, registry, self.params, self.metrics, controls=controls)
+        self.authority = AuthorityWatcher(self.publishers_path, self.store_config)  # computed, else the file
+        self.ranker = EditionRanker(self.config, self.authority.registry, self.params, self.metrics, controls=controls)
 
     def process(
         self,
@@ -356,6 +358,8 @@ class RankEditionsFn(beam.DoFn):
             log.warning("events for unknown edition %s dropped", key)
             nxt.clear()
             return
+        if self.authority.poll():  # new computed authority: the books are rebuilt with it
+            self.ranker.set_registry(self.authority.registry)
         cached = self.ranker.book(key, mem, inbox, event_log, received.read() or 0)
         nxt_cycle = now
         while True:

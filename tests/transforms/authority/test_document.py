@@ -66,3 +66,38 @@ def test_load_refuses_a_document_that_is_not_the_pointer_s(embedded_store_config
     stores.pointers.compare_and_set(au.POINTER, None, 1)
     with pytest.raises(ValueError):
         au.load(stores)
+
+
+def test_the_watcher_rereads_when_the_pointer_moves(store_config):
+    """A long-running stage's view: the pointer is read at most every refresh_s; a move brings the new document."""
+    t = [0.0]
+    stores = open_stores(store_config)
+    w = au.AuthorityWatcher(None, store_config, refresh_s=600.0, clock=lambda: t[0])
+    assert w.version is None and w.registry.get("wirepress").authority == 0.95
+    au.publish(stores, doc(wirepress={"authority": 0.4}))
+    t[0] = 10.0
+    assert not w.poll()  # not due yet: no store read
+    t[0] = 700.0
+    assert w.poll() and w.version == 1 and w.registry.get("wirepress").authority == 0.4
+    t[0] = 1400.0
+    assert not w.poll()  # due, but the pointer did not move
+    au.publish(stores, doc(wirepress={"authority": 0.7}))
+    stores.pointers.compare_and_set(au.POINTER, 2, 9)  # points at an object that does not exist
+    t[0] = 2100.0
+    assert not w.poll() and w.registry.get("wirepress").authority == 0.4  # unreadable: keeps what it has
+    stores.pointers.rollback(au.POINTER, 2)
+    t[0] = 2800.0
+    assert w.poll() and w.registry.get("wirepress").authority == 0.7
+
+
+def test_a_new_registry_makes_the_ranker_rebuild_its_books():
+    from transforms.editions.config import load_config
+    from transforms.editions.params import RankParams
+    from transforms.editions.rank import EditionRanker
+
+    config = load_config()
+    ranker = EditionRanker(config, default_registry(), RankParams.from_config(config))
+    ranker._cache["us-en"] = object()
+    new = au.apply(default_registry(), doc(wirepress={"authority": 0.4}))
+    ranker.set_registry(new)
+    assert ranker.registry is new and ranker._cache == {}
