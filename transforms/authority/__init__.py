@@ -4,8 +4,9 @@ Storage: a versioned JSON object in the snapshot store, ``authority/v{n}.json``,
 ``authority`` (compare-and-set, with history). Why not an ``authority`` table: the document is small (one entry
 per publisher, a few KB for thousands), written once a day and read whole at setup by every editions worker; the
 snapshot store + pointer pair already gives both backends an atomic switch from one complete version to the
-next, an audit trail of moves (``PointerStore.history``) and ``newsroom rollback authority`` to go back to the
-previous computation, with no new table, GC rule or Terraform. The origin ignores the pointer (a name without
+next, an audit trail of moves (``PointerStore.history``) and ``PointerStore.rollback("authority")`` to go back
+to the previous computation, with no new table, GC rule or Terraform table (the stories job's account can already
+read both). The origin ignores the pointer (a name without
 ``/`` other than ``aliases`` is not a page: serving/watcher.py ``classify``).
 
 Document (sorted keys)::
