@@ -11,7 +11,7 @@ Two kinds of subcommand:
 
 - Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
-- Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
+- Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``, ``authority``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
   PipelineOptions, so every flag the job does not define is Beam's (``--runner``, ``--project``, ``--region``,
   ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...). The job's own flags are checked first
@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stories": ("pipelines.stories", "the stories job: raw items to stories and edition snapshots (Beam job)"),
     "ingest": ("pipelines.ingest", "the ingest job: feeds, pushes and fetches to raw items (Beam job)"),
     "covisit": ("pipelines.covisit", "the co-visitation job: read events to 'also read' neighbours (Beam job)"),
+    "authority": ("pipelines.authority", "compute publisher authority per section from the stores (batch Beam job)"),
     "evaluate": ("transforms.stories.evaluate", "score story assignments against gold labels"),
     "extract": ("transforms.articles.extract", "normalise a folder of saved article pages to JSON lines"),
     "serve": ("serving.gunicorn_app", "run the origin (Flask under gunicorn)"),
@@ -45,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.
-BEAM_JOBS = ("backfill", "stories", "ingest", "covisit")
+BEAM_JOBS = ("backfill", "stories", "ingest", "covisit", "authority")
 
 BEAM_EPILOG = (
     "Any other flag goes to Beam's PipelineOptions unchanged (e.g. --runner=DataflowRunner --project=P "

@@ -108,6 +108,11 @@ class ArticleStore(abc.ABC):
 class StoryStore(abc.ABC):
     """Story rows (meta, centroid, members, links), aliases of merged stories, and change markers."""
 
+    def story_ids(self, after: int = -1, limit: int = 1000) -> list[int]:
+        """Up to ``limit`` ids of stored stories (live or not, aliases included), ascending, all > ``after``: one
+        page of a full scan, for batch jobs (the authority job). Backends without a scan raise NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} cannot scan its stories")
+
     @abc.abstractmethod
     def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
         """Create or replace a story's meta (JSON-able dict) and centroid."""

@@ -207,6 +207,12 @@ class EmbeddedStoryStore(StoryStore):
                 (story_id, _dumps(meta), cj),
             )
 
+    def story_ids(self, after: int = -1, limit: int = 1000) -> list[int]:
+        rows = self.db.connect().execute(
+            "SELECT story_id FROM stories WHERE story_id > ? ORDER BY story_id LIMIT ?", (after, limit)
+        )
+        return [r[0] for r in rows]
+
     def get_story(self, story_id: int) -> dict | None:
         conn = self.db.connect()
         row = conn.execute("SELECT meta, centroid, alias_of FROM stories WHERE story_id=?", (story_id,)).fetchone()

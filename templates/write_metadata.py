@@ -29,6 +29,7 @@ JOBS = {
     "stories": ("pipelines.stories", True),
     "backfill": ("pipelines.backfill", False),
     "covisit": ("pipelines.covisit", True),
+    "authority": ("pipelines.authority", False),
 }
 
 F = r"^[0-9]+(\.[0-9]+)?$"  # non-negative number
@@ -165,6 +166,20 @@ SPECS = {
             "top_k": ("Neighbours kept per story", r"^([1-9]|[1-4][0-9]|50)$", "50", True, ""),
             "max_reads_per_hour": ("Abnormal reader bar (reads per hour)", r"^[1-9][0-9]*$", "120", True, ""),
             "flush_s": ("Seconds between a story's list writes", F, "10", True, ""),
+        },
+    },
+    "authority": {
+        "name": "Newsroom authority",
+        "description": "Batch: scans every stored story (Bigtable stories) and its articles, computes per publisher "
+        "and section the original reporting share, first reports, originals picked up by other ownership groups and "
+        "correction notices, shrinks them toward the hand-set publisher registry, and publishes authority/v{n}.json "
+        "in the snapshot bucket behind the 'authority' pointer, which the stories job's editions stage reads.",
+        "parameters": {
+            "publishers": ("Publisher registry (JSON)", IMAGE_JSON, "/template/publishers.json", True, IN_IMAGE),
+            "editions": ("Editions file (JSON)", IMAGE_JSON, "/template/editions.json", True, IN_IMAGE),
+            "window_days": ("Window (days, 0 = every story)", F, "90", True, ""),
+            "prior_weight": ("Prior weight (articles)", F, "50", True, ""),
+            "page_size": ("Story ids per scan page", r"^[1-9][0-9]*$", "1000", True, ""),
         },
     },
     "backfill": {

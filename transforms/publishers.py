@@ -34,6 +34,12 @@ class Publisher:
     tier: str = "long_tail"  # "authoritative" (1 min poll floor) or "long_tail" (5 min)
     feeds: tuple[dict, ...] = ()  # {"url", "kind": rss|atom|sitemap}
     known: bool = True
+    owner: str = ""  # ownership group id: outlets of one owner count as one voice (authority job); "" = itself
+
+    @property
+    def group(self) -> str:
+        """The ownership group: ``owner`` if set, else the publisher itself."""
+        return self.owner or self.publisher_id
 
     def authority_for(self, section: str | None) -> float:
         if section and section in self.topic_authority:

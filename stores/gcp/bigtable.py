@@ -297,6 +297,15 @@ class BigtableStoryStore(StoryStore):
 
         self.t.write(story_key(story_id), f)
 
+    def story_ids(self, after: int = -1, limit: int = 1000) -> list[int]:
+        # One row-range scan of the s# rows after ``after``, keys only (first cell, value stripped).
+        rf = _rf()
+        keys_only = rf.RowFilterChain(filters=[rf.CellsRowLimitFilter(1), rf.StripValueTransformerFilter(True)])
+        start = story_key(after + 1) if after >= 0 else b"s#"
+        with store_errors(f"scan {self.t.name}/s#*"):
+            rows = self.t.table.read_rows(start_key=start, end_key=_prefix_end(b"s#"), limit=limit, filter_=keys_only)
+            return [int(r.row_key[2:], 16) for r in rows]
+
     def get_story(self, story_id: int) -> dict | None:
         row = self.t.read_row(story_key(story_id))
         if row is None:

@@ -25,6 +25,7 @@ JOBS: dict[str, tuple[str, bool]] = {
     "stories": ("pipelines.stories", True),
     "backfill": ("pipelines.backfill", False),
     "covisit": ("pipelines.covisit", True),
+    "authority": ("pipelines.authority", False),
 }
 
 # Packages whose PipelineOptions classes count as the project's own (a job's options may mix one in).

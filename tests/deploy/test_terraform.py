@@ -114,6 +114,24 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
     },
+    "authority": {  # the batch authority job: reads stories and articles, publishes authority/v{n}.json
+        "project": DATAFLOW,
+        "topics": {},
+        "subscriptions": {},
+        "tables": {
+            "articles": ["roles/bigtable.reader"],
+            "stories": ["roles/bigtable.reader"],
+            "pointers": ["roles/bigtable.user"],  # the `authority` pointer's compare-and-set
+        },
+        "namespaced": [],
+        "buckets": {
+            "snapshots": ["roles/storage.objectCreator", "roles/storage.objectViewer"],
+            "staging": ["roles/storage.objectAdmin"],
+            "templates": ["roles/storage.objectViewer"],
+        },
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+    },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
         "topics": {"read-events": PUBLISH, "fetch-requests": PUBLISH, "dead-letter-push": PUBLISH},

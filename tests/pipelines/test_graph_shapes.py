@@ -162,3 +162,31 @@ def test_backfill_graph(tmp_path, snapshots):
     assert g.has("PublishEditions/RankEditions") == snapshots
     if snapshots:
         assert g.reaches("ClusterStories/", "PublishEditions/RankEditions/")
+
+
+# ------------------------------------------------------------------------------------------------ authority
+
+AUTHORITY_STEPS = [
+    "ScanStoryIds",
+    "SpreadStories",  # the scan runs on one worker; the story reads spread over all of them
+    "ReadStoryFacts",
+    "StoryEvidence",
+    "SumCounts",
+    "AllCounts",
+    "CountStories",
+    "PublishAuthority",
+]
+
+
+def test_authority_graph(tmp_path):
+    from pipelines.authority import build_pipeline
+
+    options = PipelineOptions([f"--data_dir={tmp_path / 'store'}"])
+    p = beam.Pipeline(runner="FnApiRunner", options=options)
+    build_pipeline(p, options)
+    g = Graph(p)
+    assert not g.missing(AUTHORITY_STEPS), g.missing(AUTHORITY_STEPS)
+    assert g.reaches("ScanStoryIds", "SpreadStories/")
+    assert g.reaches("SpreadStories/", "ReadStoryFacts")
+    assert g.reaches("SumCounts/", "PublishAuthority")
+    assert g.reaches("CountStories/", "PublishAuthority")  # the story count is a side input of the publish step

@@ -190,6 +190,24 @@ def test_live_set_per_language(stores):
     assert st.live_stories("de") == []
 
 
+def test_story_ids_scan_every_story_in_pages(stores):
+    st = stores.stories
+    ids = [3, 17, 255, 256, 2**40 + 1]
+    for s in ids:
+        st.put_story(s, {"language": "en"})
+    st.set_alias(17, 3)  # aliases are stored stories too: the scan lists them, readers skip them
+    assert st.story_ids() == ids
+    assert st.story_ids(after=17, limit=2) == [255, 256]
+    assert st.story_ids(after=256) == [2**40 + 1]
+    assert st.story_ids(after=2**40 + 1) == []
+    # Paging with the last id seen covers every story once.
+    seen, after = [], -1
+    while page := st.story_ids(after=after, limit=2):
+        seen += page
+        after = page[-1]
+    assert seen == ids
+
+
 def test_mark_change_is_create_if_absent(stores):
     st = stores.stories
     assert st.mark_change("en-000001-NEW_STORY") is True

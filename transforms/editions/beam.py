@@ -29,6 +29,7 @@ from apache_beam.typehints import KV
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
 from stores.takedowns import open_takedown_store
+from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions import bursts
 from transforms.editions.book import compact_change
@@ -70,11 +71,18 @@ class ExtractOriginalsFn(beam.DoFn):
     """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
     here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
 
-    def __init__(self, registry, label_map: dict):
+    def __init__(self, registry, label_map: dict, store_config: StoreConfig | None = None, publishers_path=None):
         self.registry, self.label_map = registry, label_map
+        self.store_config, self.publishers_path = store_config, publishers_path
         self.bad = Metrics.counter("bursts", "changes_malformed")
 
+    def setup(self):  # the computed authority (re-read when published) decides who is a strong publisher
+        self.watcher = AuthorityWatcher(self.publishers_path, self.store_config) if self.store_config else None
+        self.registry = self.watcher.registry if self.watcher else self.registry
+
     def process(self, change):
+        if self.watcher is not None and self.watcher.poll():
+            self.registry = self.watcher.registry
         try:
             for story_id, obs, first_seen in bursts.originals_of(change, self.registry, self.label_map):
                 yield window.TimestampedValue((story_id, obs), first_seen / 1000.0)
@@ -180,20 +188,30 @@ class DetectBursts(beam.PTransform):
         editions_path: editions file (default: the packaged one) -- burst parameters and section labels.
         publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
         params: override the file's burst parameters (tests).
+        store_config: stores whose computed authority (transforms/authority) overlays the registry's; None: file.
     """
 
-    def __init__(self, editions_path: str | None = None, publishers_path: str | None = None, params=None):
+    def __init__(
+        self,
+        editions_path: str | None = None,
+        publishers_path: str | None = None,
+        params=None,
+        store_config: StoreConfig | None = None,
+    ):
         super().__init__()
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.params = params
+        self.store_config = store_config
 
     def expand(self, changes):
         config = default_config(self.editions_path)
         p = self.params or BurstParams.from_config(config)
         registry = default_registry(self.publishers_path)
         label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
-        originals = changes | "ExtractOriginals" >> beam.ParDo(ExtractOriginalsFn(registry, label_map))
+        originals = changes | "ExtractOriginals" >> beam.ParDo(
+            ExtractOriginalsFn(registry, label_map, self.store_config, self.publishers_path)
+        )
 
         def windowed(size_min: int):
             return beam.WindowInto(
@@ -296,9 +314,9 @@ class RankEditionsFn(beam.DoFn):
             takedowns = TakedownReader(
                 open_takedown_store(self.store_config), refresh_s=30.0 if self.replay else 0.0, count=self.metrics
             )
-        registry = default_registry(self.publishers_path)
+        self.authority = AuthorityWatcher(self.publishers_path, self.store_config)  # computed, else the file
         self.ranker = EditionRanker(
-            self.config, registry, self.params, self.metrics, controls=controls, takedowns=takedowns
+            self.config, self.authority.registry, self.params, self.metrics, controls=controls, takedowns=takedowns
         )
 
     def process(
@@ -347,6 +365,8 @@ class RankEditionsFn(beam.DoFn):
             log.warning("events for unknown edition %s dropped", key)
             nxt.clear()
             return
+        if self.authority.poll():  # new computed authority: the books are rebuilt with it
+            self.ranker.set_registry(self.authority.registry)
         cached = self.ranker.book(key, mem, inbox, event_log, received.read() or 0)
         nxt_cycle = now
         while True:
@@ -565,7 +585,7 @@ class PublishEditions(beam.PTransform):
 
     def expand(self, changes):
         bursts_out = changes | "DetectBursts" >> DetectBursts(
-            self.editions_path, self.publishers_path, self.burst_params
+            self.editions_path, self.publishers_path, self.burst_params, self.store_config
         )
         ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
             self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config

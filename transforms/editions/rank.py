@@ -121,6 +121,12 @@ class EditionRanker:
         self.takedowns = takedowns  # () -> stores.takedowns.TakedownSet (transforms/editions/takedowns.py) or None
         self._cache: dict[str, _Cached] = {}
 
+    def set_registry(self, registry) -> None:
+        """A new publisher registry (the authority job published new authority): every edition's book is rebuilt
+        from its event log at its next cycle with it, the path a restarted worker takes."""
+        self.registry = registry
+        self._cache.clear()
+
     def _count(self, name: str, n: int = 1) -> None:
         if self._counter is not None:
             self._counter(name, n)

@@ -1,6 +1,6 @@
 # Service accounts and least-privilege IAM for Newsroom: one account per Dataflow job (ingest, stories,
-# backfill) and one for the origin. Every grant is written below as data, resource by resource (a topic, a
-# subscription, a table, a bucket), never a primitive role (owner/editor/viewer) and project-level only for what
+# backfill, covisit, authority) and one for the origin. Every grant is written below as data, resource by resource
+# (a topic, a subscription, a table, a bucket), never a primitive role (owner/editor/viewer) and project-level only for what
 # Dataflow workers and Cloud Run need to run and report (worker, logs, metrics). tests/deploy/test_terraform.py
 # parses `grants` and fails if an account gains a role that is not listed there or a primitive role anywhere.
 #
@@ -11,13 +11,18 @@
 #   stories   reads raw items, writes articles/stories/pointers, creates snapshot objects (objectCreator cannot
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
 #             for validation, reads the editorial controls (controls table; operators write them with their own
-#             credentials) and the tombstones (takedowns, omitted from the next snapshots), publishes story changes, burst fetch requests and dead letters.
-#   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only), writes only its own
-#             namespace tables (<namespace>-<table>) and the backfill bucket.
+#             credentials) and the tombstones (takedowns, omitted from the next snapshots), publishes story
+#             changes, burst fetch requests and dead letters.
+#   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only),
+#             writes only its own namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
-#   origin    reads pointers, snapshots (pages in memory) and tombstones (takedowns, filtered at once), records WebSub subscription states in feeds (the
-#             hub's verification GET activates or denies them),
-#             keeps reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
+#   authority the batch authority job: reads the story and article tables (read-only), creates its document
+#             objects (authority/v{n}.json: objectCreator, write-once like the pages) and reads them back, and
+#             moves the `authority` pointer (pointers: bigtable.user, the compare-and-set; table-level IAM cannot
+#             narrow it to one row).
+#   origin    reads pointers, snapshots (pages in memory) and tombstones (takedowns, filtered at once), records
+#             WebSub subscription states in feeds (the hub's verification GET activates or denies them), keeps
+#             reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
 #             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
 #             (token and cursor keys) from Secret Manager.
 # Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
@@ -83,6 +88,20 @@ locals {
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
       secrets       = []
+    }
+    authority = {
+      project       = local.dataflow_project_roles
+      topics        = {}
+      subscriptions = {}
+      tables        = { articles = ["roles/bigtable.reader"], stories = ["roles/bigtable.reader"], pointers = ["roles/bigtable.user"] }
+      namespaced    = []
+      buckets = {
+        snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
+        staging   = ["roles/storage.objectAdmin"]
+        templates = ["roles/storage.objectViewer"]
+      }
+      registry = ["roles/artifactregistry.reader"]
+      secrets  = []
     }
     origin = {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]

@@ -10,7 +10,7 @@ variable "project_id" {
 
 variable "account_prefix" {
   type        = string
-  description = "Prefix of the service account ids (<prefix>-ingest, -stories, -backfill, -origin). Example: newsroom."
+  description = "Prefix of the service account ids (<prefix>-ingest, -stories, -backfill, -covisit, -authority, -origin). Example: newsroom."
   default     = "newsroom"
 
   validation {
