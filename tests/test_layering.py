@@ -42,6 +42,7 @@ BEAM_MODULES = {
     "transforms/stories/beam.py",
     "transforms/covisit/beam.py",
     "transforms/editions/beam.py",
+    "transforms/editions/beam_breaking.py",
 }
 
 
