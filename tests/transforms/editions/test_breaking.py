@@ -4,11 +4,15 @@ a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import apache_beam as beam
+import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import codec
-from stores import StoreConfig
+from stores import StoreConfig, open_stores
 from stores.cdn import open_purger
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
 from transforms.editions.breaking import Ledger, candidates
@@ -116,3 +120,41 @@ def test_one_breaking_record_per_story_and_edition_across_cycles_and_none_on_a_r
     assert_that(out2["breaking"], equal_to([]), label="NothingOnReplay")
     p2.run().wait_until_finish()
     assert len(open_purger(store).pending()) == len(queued)
+
+
+@pytest.fixture(params=["gcp", "pubsub-bus"])
+def emulator_config(request, tmp_path):
+    if request.param == "gcp":  # Bigtable, GCS and Pub/Sub emulators; no Compute emulator: no purge
+        return request.getfixturevalue("gcp_store_config"), "none"
+    state = request.getfixturevalue("emulator_stack")  # Pub/Sub emulator, embedded tables and purge queue
+    config = StoreConfig(
+        data_dir=str(tmp_path / "local"), bus="pubsub", project=state.project, namespace=f"t{uuid.uuid4().hex[:10]}"
+    )
+    return config, "queue"
+
+
+@pytest.mark.emulator
+def test_breaking_records_reach_the_breaking_topic_once_per_story_and_edition(world, emulator_config):
+    from stores.beam_io import PublishToBusFn
+
+    config, cdn = emulator_config
+    bus = open_stores(config).bus
+    bus.ensure_subscription("breaking", "test-breaking")
+    changes = _breaking_world(world)
+    p, out = _run(changes, world.MIN, config, ["us-en", "gb-en"], cdn=cdn)
+    out["breaking"] | beam.ParDo(PublishToBusFn(config, "breaking"))
+    p.run().wait_until_finish()
+
+    got, deadline = [], time.time() + 30
+    while time.time() < deadline:
+        messages = bus.pull("test-breaking", max_messages=100, timeout=2.0)
+        if not messages and got:
+            break
+        got += [bus.decode("breaking", m) for m in messages]
+        bus.ack("test-breaking", [m.ack_id for m in messages])
+    assert [(r["story_id"], r["edition"]) for r in got] == [(7, "us-en")]
+    record = got[0]
+    assert record["breaking_id"] == "us-en-7" and record["labels"][0] == "breaking"
+    assert record["representative"]["title"] == "Dam bursts upstream of the city"
+    if cdn == "queue":
+        assert "breaking 7 us-en" in [r.reason for _, r in open_purger(config).pending()]
