@@ -239,9 +239,13 @@ def apply_purges(cache_dir: Path, paths) -> int:
 class PurgeWatcher:
     """Applies the embedded purge queue (stores.cdn.QueuedPurger of ``data_dir``) to the nginx cache under
     ``prefix`` every ``interval`` seconds, from the requests queued after it started (``from_start``: all of
-    them). :meth:`apply_pending` does one round (tests call it directly); :meth:`stop` ends the thread."""
+    them). :meth:`apply_pending` does one round (tests call it directly); :meth:`stop` ends the thread.
 
-    def __init__(self, data_dir, prefix: Path, interval: float = 0.2, from_start: bool = False):
+    Each request is applied twice: at once, and again ``settle_s`` later (default: the origin's pointer watch
+    interval, 2 s, plus a margin). A purge queued right after a pointer moved can reach the edge before the origin
+    has reloaded the page; a request in that gap would cache the old page again for its whole TTL."""
+
+    def __init__(self, data_dir, prefix: Path, interval: float = 0.2, from_start: bool = False, settle_s=2.5):
         from stores import StoreConfig
         from stores.cdn import QueuedPurger
         from stores.embedded import Database
@@ -252,15 +256,22 @@ class PurgeWatcher:
         pending = self.purger.pending()
         self.last_id = 0 if from_start or not pending else pending[-1][0]
         self.applied = 0  # cache files deleted so far
+        self.settle_s = settle_s
+        self._again: list[tuple[float, tuple]] = []  # (monotonic time due, paths) of the second passes
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     def apply_pending(self) -> int:
         with self._lock:
-            deleted = 0
+            deleted, now = 0, time.monotonic()
+            due = [paths for at, paths in self._again if at <= now]
+            self._again = [(at, paths) for at, paths in self._again if at > now]
+            for paths in due:
+                deleted += apply_purges(self.cache, paths)
             for request_id, request in self.purger.pending(self.last_id):
                 deleted += apply_purges(self.cache, request.paths)
+                self._again.append((now + self.settle_s, request.paths))
                 self.last_id = request_id
             self.applied += deleted
             return deleted

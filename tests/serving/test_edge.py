@@ -141,13 +141,13 @@ def test_cookies_are_stripped_at_the_edge_and_rejected_at_the_origin(edge):
 def test_a_purged_page_is_fetched_from_the_origin_right_after_the_purge(edge):
     """A purge queued by the embedded purger (Breaking, takedown, rollback) is applied by the local edge's
     PurgeWatcher: the purged page's cached copies (every query string) are gone, the next request is a MISS that
-    reaches the origin; a page not purged stays cached."""
+    reaches the origin; a page not purged stays cached; the purge is applied again ``settle_s`` later."""
     purged, kept = f"/v1/editions/{EDITION}/sections/tech?limit=3", f"/v1/editions/{EDITION}/sections/top?limit=4"
     for path in (purged, kept):
         assert edge.get(path)[0] == 200
         assert edge.get(path)[1]["X-Edge-Cache"] == "HIT"
     hits = edge.origin_hits(purged)
-    watcher = local_origin.PurgeWatcher(edge.data, edge.tmp / "nginx", interval=0.05).start()
+    watcher = local_origin.PurgeWatcher(edge.data, edge.tmp / "nginx", interval=0.05, settle_s=2.0).start()
     try:
         request = open_purger(StoreConfig(data_dir=str(edge.data))).purge_pointers(
             [f"{EDITION}/tech"], reason="breaking 100 us-en"
@@ -161,6 +161,13 @@ def test_a_purged_page_is_fetched_from_the_origin_right_after_the_purge(edge):
         assert status == 200 and headers["X-Edge-Cache"] == "MISS"
         assert wait_for_log(edge, purged, hits + 1) == hits + 1
         assert edge.get(kept)[1]["X-Edge-Cache"] != "MISS"  # still on the edge (HIT, or STALE once expired)
+        # the second pass, settle_s later (an origin that had not reloaded the page yet served the old one)
+        first_pass = watcher.applied
+        assert edge.get(purged)[1]["X-Edge-Cache"] == "HIT"
+        deadline = time.monotonic() + 5
+        while watcher.applied == first_pass and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert edge.get(purged)[1]["X-Edge-Cache"] == "MISS"
     finally:
         watcher.stop()
 
