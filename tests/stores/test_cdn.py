@@ -128,11 +128,17 @@ def compute():
     server.server_close()
 
 
-def test_cloud_cdn_purger_posts_one_invalidate_cache_per_path(compute):
-    import requests
+def _session():
+    """The session class the purger uses by default (google-auth's AuthorizedSession), with no credentials."""
+    from google.auth.credentials import AnonymousCredentials
+    from google.auth.transport.requests import AuthorizedSession
 
+    return AuthorizedSession(AnonymousCredentials())
+
+
+def test_cloud_cdn_purger_posts_one_invalidate_cache_per_path(compute):
     _, endpoint = compute
-    purger = CloudCdnPurger("proj-1", "newsroom-api", TokenBucket(1, 30), requests.Session(), endpoint)
+    purger = CloudCdnPurger("proj-1", "newsroom-api", TokenBucket(1, 30), _session(), endpoint)
     request = purger.purge_pointers(["us-en/top"], reason="breaking 42")
     base = "/compute/v1/projects/proj-1/global/urlMaps/newsroom-api/invalidateCache"
     assert _ComputeStub.calls == [(base, {"path": p}) for p in request.paths]
@@ -144,12 +150,10 @@ def test_cloud_cdn_purger_posts_one_invalidate_cache_per_path(compute):
 
 
 def test_cloud_cdn_purger_raises_a_store_error_when_compute_refuses(compute):
-    import requests
-
     from stores import StoreError
 
     _, endpoint = compute
     _ComputeStub.status = 403
-    purger = CloudCdnPurger("proj-1", "newsroom-api", None, requests.Session(), endpoint)
+    purger = CloudCdnPurger("proj-1", "newsroom-api", None, _session(), endpoint)
     with pytest.raises(StoreError, match="HTTP 403"):
         purger.purge(["/v1/stories/1"], reason="takedown")
