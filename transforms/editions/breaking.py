@@ -38,7 +38,8 @@ def breaking_id(edition: str, story_id: int) -> str:
 
 def candidates(item: dict, result: dict) -> list[tuple[str, dict]]:
     """``(edition, candidate)`` for every Breaking story of a published edition page; [] for anything else. A
-    candidate is ``{"story_id", "section", "cycle", "labels", "representative"}``."""
+    candidate is ``{"story_id", "section" (the page's), "story_section" (the story's own section on its card),
+    "cycle", "labels", "representative"}``."""
     if item.get("kind") != "edition_page" or result.get("outcome") != "published":
         return []
     doc = item["doc"]
@@ -56,6 +57,7 @@ def candidates(item: dict, result: dict) -> list[tuple[str, dict]]:
                 {
                     "story_id": int(entry["story_id"]),
                     "section": section,
+                    "story_section": entry.get("section") or section,
                     "cycle": cycle,
                     "labels": labels,
                     "representative": {
@@ -96,7 +98,7 @@ class Ledger:
             "breaking_id": breaking_id(edition, sid),
             "story_id": sid,
             "edition": edition,
-            "sections": [cand["section"]],
+            "sections": list(dict.fromkeys([cand["section"], cand.get("story_section") or cand["section"]])),
             "labels": cand["labels"],
             "first_seen": cand["cycle"],
             "representative": cand["representative"],

@@ -41,7 +41,7 @@ def _page(pointer="us-en/top", version=1000, labels=("breaking",), sid="7"):
         "kind": "edition_page",
         "pointer": pointer,
         "version": version,
-        "doc": {"stories": [{"story_id": sid, "labels": list(labels), "representative": rep}]},
+        "doc": {"stories": [{"story_id": sid, "labels": list(labels), "section": "world", "representative": rep}]},
     }
 
 
@@ -59,7 +59,9 @@ def test_the_ledger_announces_once_purges_each_section_once_and_forgets_after_a_
     cand = candidates(_page(), {"outcome": "published"})[0][1]
     record, purge = led.see("us-en", cand, clock=lambda: 1.5)
     codec.check("Breaking", record)
-    assert record["breaking_id"] == "us-en-7" and record["sections"] == ["top"] and record["emitted_at"] == 1500
+    assert (
+        record["breaking_id"] == "us-en-7" and record["sections"] == ["top", "world"] and record["emitted_at"] == 1500
+    )
     assert purge
     assert led.see("us-en", dict(cand, cycle=cand["cycle"] + 60_000)) == (None, False)  # next cycle: nothing
     assert led.see("us-en", dict(cand, section="world")) == (None, True)  # a new section page: purge only
