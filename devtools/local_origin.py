@@ -3,6 +3,11 @@
 Starts processes, never on fixed ports (the kernel picks free ones), 127.0.0.1 only. Each process leads its own
 process group, is tied to its parent (PR_SET_PDEATHSIG: if the test or benchmark dies, the kernel stops it) and is
 stopped by signalling its group by PID. Writes an nginx prefix directory (config, cache, logs) where it is told.
+
+CDN purges (stores/cdn.py): the embedded purger queues requests in the ``cdn_purges`` table; :func:`apply_purges`
+deletes the nginx cache files of their paths (every query-string variant; ``/prefix/*`` every key under it), and
+:class:`PurgeWatcher` does it continuously (a thread polling the queue), as Cloud CDN applies invalidations. nginx
+treats a cached entry whose file is gone as a miss: the next request goes to the origin (``X-Edge-Cache: MISS``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -190,3 +196,97 @@ def start_nginx(
             time.sleep(0.05)
     stop(proc)
     raise RuntimeError(f"nginx not listening on {port} after {timeout}s")
+
+
+# ------------------------------------------------------------------------------------------------ CDN purges
+def _cache_key(path: Path) -> str | None:
+    """The ``KEY:`` line nginx writes in a cache file's header (``$uri$is_args$args`` here)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return None
+    start = head.find(b"\nKEY: ")
+    if start < 0:
+        return None
+    end = head.find(b"\n", start + 6)
+    return head[start + 6 : end if end >= 0 else None].decode("utf-8", "replace")
+
+
+def _matches(key: str, path: str) -> bool:
+    if path.endswith("*"):
+        return key.startswith(path[:-1])
+    return key == path or key.startswith(path + "?")
+
+
+def apply_purges(cache_dir: Path, paths) -> int:
+    """Delete the cache files under ``cache_dir`` whose key is one of ``paths`` (with any query string) or under a
+    ``/prefix/*`` of them; returns how many were deleted."""
+    paths = list(paths)
+    deleted = 0
+    for f in Path(cache_dir).rglob("*"):
+        if not f.is_file():
+            continue
+        key = _cache_key(f)
+        if key is not None and any(_matches(key, p) for p in paths):
+            try:
+                f.unlink()
+                deleted += 1
+            except FileNotFoundError:
+                pass
+    return deleted
+
+
+class PurgeWatcher:
+    """Applies the embedded purge queue (stores.cdn.QueuedPurger of ``data_dir``) to the nginx cache under
+    ``prefix`` every ``interval`` seconds, from the requests queued after it started (``from_start``: all of
+    them). :meth:`apply_pending` does one round (tests call it directly); :meth:`stop` ends the thread.
+
+    Each request is applied twice: at once, and again ``settle_s`` later (default: the origin's pointer watch
+    interval, 2 s, plus a margin). A purge queued right after a pointer moved can reach the edge before the origin
+    has reloaded the page; a request in that gap would cache the old page again for its whole TTL."""
+
+    def __init__(self, data_dir, prefix: Path, interval: float = 0.2, from_start: bool = False, settle_s=2.5):
+        from stores import StoreConfig
+        from stores.cdn import QueuedPurger
+        from stores.embedded import Database
+
+        self.purger = QueuedPurger(Database(StoreConfig(data_dir=str(data_dir)).embedded_db))
+        self.cache = Path(prefix) / "cache"
+        self.interval = interval
+        pending = self.purger.pending()
+        self.last_id = 0 if from_start or not pending else pending[-1][0]
+        self.applied = 0  # cache files deleted so far
+        self.settle_s = settle_s
+        self._again: list[tuple[float, tuple]] = []  # (monotonic time due, paths) of the second passes
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def apply_pending(self) -> int:
+        with self._lock:
+            deleted, now = 0, time.monotonic()
+            due = [paths for at, paths in self._again if at <= now]
+            self._again = [(at, paths) for at, paths in self._again if at > now]
+            for paths in due:
+                deleted += apply_purges(self.cache, paths)
+            for request_id, request in self.purger.pending(self.last_id):
+                deleted += apply_purges(self.cache, request.paths)
+                self._again.append((now + self.settle_s, request.paths))
+                self.last_id = request_id
+            self.applied += deleted
+            return deleted
+
+    def start(self) -> PurgeWatcher:
+        self._thread = threading.Thread(target=self._run, name="edge-purges", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.apply_pending()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

@@ -67,6 +67,26 @@ class StoriesOptions(StoreOptions):
             help="Topic (base name) receiving burst poll requests (FetchRequest, kind BURST). Default: fetch-requests.",
         )
         parser.add_argument(
+            "--breaking_topic",
+            default="breaking",
+            help="Topic (base name) receiving one Breaking record per story and edition when a story first shows the "
+            "Breaking label on an edition's pages (schemas/avro/breaking.avsc). Default: breaking.",
+        )
+        parser.add_argument(
+            "--cdn",
+            default="auto",
+            choices=["auto", "none", "queue", "gcp"],
+            help="Where the pages newly showing a Breaking story are purged (stores/cdn.py): queue (the embedded "
+            "purge queue the local edge applies), gcp (Cloud CDN invalidation on --cdn_url_map), none. auto = queue "
+            "on the embedded backend, gcp on the gcp backend when --cdn_url_map is given, else none. Default: auto.",
+        )
+        parser.add_argument(
+            "--cdn_url_map",
+            default="",
+            help="The origin's URL map (Cloud CDN invalidations; terraform output url_map). Example: newsroom-api. "
+            "Default: none.",
+        )
+        parser.add_argument(
             "--publishers",
             default=None,
             help="Publisher registry JSON (path). Default: the packaged transforms/data/publishers.json.",
@@ -172,9 +192,11 @@ def build_pipeline(p, options) -> dict:
     editions = (
         story_changes
         | "ChangesOfOutputs" >> ChangesOfOutputs()
-        | "PublishEditions" >> PublishEditions(cfg, o.editions, o.publishers, editions_only)
+        | "PublishEditions"
+        >> PublishEditions(cfg, o.editions, o.publishers, editions_only, cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map)
     )
     editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
+    editions["breaking"] | "PublishBreaking" >> beam.ParDo(PublishToBusFn(cfg, o.breaking_topic))
     dead = (
         decoded[DEAD_LETTER],
         articles[DEAD_LETTER],
@@ -189,8 +211,18 @@ def build_pipeline(p, options) -> dict:
         "links": link_outputs,
         "results": editions["results"],
         "fetch_requests": editions["fetch_requests"],
+        "breaking": editions["breaking"],
         "dead_letter": dead,
     }
+
+
+def cdn_of(o, cfg) -> str:
+    """The purger ``--cdn`` names (see its help): auto resolved by backend and ``--cdn_url_map``."""
+    if o.cdn != "auto":
+        return o.cdn
+    if cfg.backend == "embedded":
+        return "queue"
+    return "gcp" if o.cdn_url_map else "none"
 
 
 def linking(options: PipelineOptions) -> bool:

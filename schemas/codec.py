@@ -30,6 +30,7 @@ MESSAGES = {
     "FetchRequest": "fetch_request.avsc",
     "ReadEvent": "read_event.avsc",
     "DeadLetter": "dead_letter.avsc",
+    "Breaking": "breaking.avsc",
 }
 
 

@@ -209,4 +209,5 @@ TOPICS: dict[str, str] = {
     "fetch-requests": "FetchRequest",
     "read-events": "ReadEvent",
     "dead-letter": "DeadLetter",
+    "breaking": "Breaking",
 }

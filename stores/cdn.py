@@ -14,15 +14,26 @@ Backends, chosen like the other stores by :func:`open_purger`:
 - :class:`NullPurger`: no CDN in front (records nothing; the page TTLs alone bound staleness).
 
 Paths are query-less: Cloud CDN invalidation of a path covers every query string of it, and the local edge
-deletes every cached variant of the path. Purges are bounded by a rate (a token bucket in the store, shared by
-every producer); a request over the rate widens to the edition's prefix (``/v1/editions/{e}/*``) instead of
-being dropped, so nothing is lost, and repeated paths within one request are sent once.
+deletes every cached variant of the path. Purges are bounded by a rate (:class:`TokenBucket`, one token per path:
+embedded, a bucket row in the SQLite file shared by every producer; gcp, a bucket per process, since Cloud CDN
+itself rate-limits invalidations per project and the producers are few: the stories job's workers and the
+operators' commands); a request over the rate widens to its prefixes (:func:`widen`: ``/v1/editions/{e}/*`` and
+``/e/{e}/*``, or ``/v1/stories/*``...) instead of being dropped, so nothing is lost, and repeated paths within one
+request are sent once. A widened request is sent even when the bucket is empty (it takes what is left): a purge
+is never delayed or dropped, only coarsened.
+
+Options (``open_purger``'s arguments, else ``StoreConfig.extra``, else the environment):
+    cdn            none | queue | gcp (default: queue on the embedded backend, gcp on the gcp backend)
+    url_map        the origin's URL map name (gcp; terraform output ``url_map``) -- NEWSROOM_CDN_URL_MAP
+    rate, burst    paths a second and bucket size (default 1/s, 30) -- NEWSROOM_CDN_PURGE_RATE / _BURST
 """
 
 from __future__ import annotations
 
 import abc
 import json
+import os
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -52,15 +63,70 @@ def public_paths(pointer: str) -> list[str]:
     return paths
 
 
+def widen(paths: Iterable[str]) -> list[str]:
+    """The prefixes covering ``paths`` (order kept, deduplicated): an edition page widens to its edition
+    (``/v1/editions/{e}/*``, ``/e/{e}/*``), a story or topic page to every story or topic page."""
+    out: dict[str, None] = {}
+    for path in paths:
+        parts = path.split("/")
+        if path.startswith("/v1/editions/") and len(parts) > 3:
+            out[f"/v1/editions/{parts[3]}/*"] = None
+        elif path.startswith("/e/") and len(parts) > 2:
+            out[f"/e/{parts[2]}/*"] = None
+        elif path.startswith("/v1/") and len(parts) > 2:
+            out[f"/v1/{parts[2]}/*"] = None
+        else:
+            out[f"/{parts[1]}/*" if len(parts) > 2 else path] = None
+    return list(out)
+
+
+def bucket_take(state: dict | None, n: int, rate: float, burst: float, now_ms: int, force: bool = False):
+    """Take ``n`` tokens from a bucket (``{"tokens", "at"}``, None: full); ``force`` takes what there is when short.
+    Returns (new state, granted)."""
+    tokens = float(burst) if state is None else float(state["tokens"])
+    at = now_ms if state is None else int(state["at"])
+    tokens = min(float(burst), tokens + max(0, now_ms - at) / 1000.0 * rate)
+    granted = tokens >= n - 1e-9
+    if granted or force:
+        tokens = max(0.0, tokens - n)
+    return {"tokens": tokens, "at": max(now_ms, at)}, granted
+
+
+class TokenBucket:
+    """One token per purged path, ``rate`` a second up to ``burst``. In process (``db`` None; a lock shares it
+    between threads) or in the ``rate_buckets`` table of the embedded SQLite file (shared by every process)."""
+
+    def __init__(self, rate: float = 1.0, burst: float = 30.0, db=None, name: str = "cdn_purges", clock=time.time):
+        self.rate, self.burst, self.db, self.name, self.clock = float(rate), float(burst), db, name, clock
+        self._state: dict | None = None
+        self._lock = threading.Lock()
+
+    def take(self, n: int, force: bool = False) -> bool:
+        now_ms = int(self.clock() * 1000)
+        if self.db is None:
+            with self._lock:
+                self._state, ok = bucket_take(self._state, n, self.rate, self.burst, now_ms, force)
+            return ok
+        with self.db.transaction() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
+            row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (self.name,)).fetchone()
+            state, ok = bucket_take(json.loads(row[0]) if row else None, n, self.rate, self.burst, now_ms, force)
+            conn.execute("INSERT OR REPLACE INTO rate_buckets VALUES (?,?)", (self.name, json.dumps(state)))
+        return ok
+
+
 @dataclass(frozen=True)
 class PurgeRequest:
     paths: tuple[str, ...]
     reason: str
     at: int  # ms since epoch
+    widened: bool = False  # over the rate: the paths are the prefixes of the ones asked for
 
 
 class Purger(abc.ABC):
-    """Invalidate cached copies of URL paths at the edge."""
+    """Invalidate cached copies of URL paths at the edge, at most ``bucket``'s rate (None: unlimited)."""
+
+    bucket: TokenBucket | None = None
 
     def purge_pointers(self, pointers: Iterable[str], reason: str) -> PurgeRequest | None:
         """Purge every public path of ``pointers`` (see :func:`public_paths`). None when there is nothing to purge."""
@@ -70,7 +136,8 @@ class Purger(abc.ABC):
         return self.purge(paths, reason)
 
     def purge(self, paths: Iterable[str], reason: str) -> PurgeRequest | None:
-        """Ask the edge to drop ``paths`` (deduplicated, order kept). Returns the request sent, None if empty."""
+        """Ask the edge to drop ``paths`` (deduplicated, order kept). Returns the request sent, None if empty.
+        Over the rate, the request is widened (:func:`widen`) and sent anyway."""
         unique = tuple(dict.fromkeys(p for p in paths if p))
         for p in unique:
             if not p.startswith("/") or "?" in p or "#" in p:
@@ -79,7 +146,12 @@ class Purger(abc.ABC):
             return None
         if not reason:
             raise ValueError("a purge needs a reason (it is logged)")
-        request = PurgeRequest(unique, reason, int(time.time() * 1000))
+        widened = False
+        if self.bucket is not None and not self.bucket.take(len(unique)):
+            wide = tuple(widen(unique))
+            self.bucket.take(len(wide), force=True)
+            unique, widened = wide, True
+        request = PurgeRequest(unique, reason, int(time.time() * 1000), widened)
         self._send(request)
         return request
 
@@ -106,10 +178,11 @@ CREATE TABLE IF NOT EXISTS cdn_purges (id INTEGER PRIMARY KEY AUTOINCREMENT, at 
 
 class QueuedPurger(Purger):
     """Embedded: purge requests appended to ``cdn_purges`` in the embedded SQLite file, applied by the local edge
-    (which reads :meth:`pending` and remembers the last id it applied)."""
+    (which reads :meth:`pending` and remembers the last id it applied). ``bucket``: the rate limit (None: none)."""
 
-    def __init__(self, db):
+    def __init__(self, db, bucket: TokenBucket | None = None):
         self.db = db
+        self.bucket = bucket
         with db.transaction() as conn:
             conn.execute(_DDL.strip().rstrip(";"))
 
@@ -129,16 +202,73 @@ class QueuedPurger(Purger):
         return [(i, PurgeRequest(tuple(json.loads(p)), r, at)) for i, at, r, p in rows]
 
 
-def open_purger(config=None, cdn: str | None = None) -> Purger:
-    """The purger for a :class:`stores.StoreConfig`: ``cdn`` "none" -> :class:`NullPurger`; otherwise the
-    embedded backend queues (:class:`QueuedPurger`). The Cloud CDN backend is added with the gcp stores."""
+COMPUTE_ENDPOINT = "https://compute.googleapis.com"
+
+
+class CloudCdnPurger(Purger):
+    """gcp: ``urlMaps.invalidateCache`` (compute v1 REST) on the origin's URL map, one call per path (the API takes
+    one path, ``/*`` wildcards allowed). Returns once Compute accepted each invalidation (a global operation; the
+    edge drops the copies within minutes, not waited for). Needs ``compute.urlMaps.invalidateCache`` on the URL map
+    (terraform/modules/iam: the stories job's account and the operators). ``session``: an authorised
+    ``requests``-like session (default: google.auth.transport.requests.AuthorizedSession with ADC)."""
+
+    def __init__(self, project: str, url_map: str, bucket=None, session=None, endpoint: str = COMPUTE_ENDPOINT):
+        if not url_map:
+            raise ValueError("the Cloud CDN purger needs the URL map name (url_map / NEWSROOM_CDN_URL_MAP)")
+        self.project, self.url_map, self.bucket, self.endpoint = project, url_map, bucket, endpoint.rstrip("/")
+        self._session = session
+
+    @property
+    def session(self):
+        if self._session is None:
+            import google.auth
+            from google.auth.transport.requests import AuthorizedSession
+
+            creds, _ = google.auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
+            self._session = AuthorizedSession(creds)
+        return self._session
+
+    def _send(self, request: PurgeRequest) -> None:
+        from stores.base import StoreError
+
+        url = f"{self.endpoint}/compute/v1/projects/{self.project}/global/urlMaps/{self.url_map}/invalidateCache"
+        for path in request.paths:
+            r = self.session.post(url, json={"path": path}, timeout=30)
+            if r.status_code >= 300:
+                raise StoreError(f"invalidateCache {path} on {self.url_map}: HTTP {r.status_code} {r.text[:300]}")
+
+
+def _option(config, name: str, env: str, given=None, default=None):
+    if given is not None:
+        return given
+    extra = getattr(config, "extra", None) or {}
+    return extra.get(name, os.environ.get(env, default))
+
+
+def open_purger(config=None, cdn: str | None = None, url_map: str | None = None, session=None) -> Purger:
+    """The purger for a :class:`stores.StoreConfig`: ``cdn`` "none" -> :class:`NullPurger`; "queue" (default on
+    the embedded backend) -> :class:`QueuedPurger` with a bucket in the SQLite file; "gcp" (default on the gcp
+    backend) -> :class:`CloudCdnPurger` on ``url_map`` with a bucket per process. See the module docstring for
+    the options."""
     from stores import StoreConfig
 
     config = config or StoreConfig()
+    cdn = _option(config, "cdn", "NEWSROOM_CDN", cdn) or ("queue" if config.backend == "embedded" else "gcp")
+    rate = float(_option(config, "cdn_purge_rate", "NEWSROOM_CDN_PURGE_RATE", default=1.0))
+    burst = float(_option(config, "cdn_purge_burst", "NEWSROOM_CDN_PURGE_BURST", default=30.0))
     if cdn == "none":
         return NullPurger()
-    if config.backend == "embedded":
+    if cdn == "queue":
+        if config.backend != "embedded":
+            raise ValueError("cdn 'queue' needs the embedded backend (the local edge reads the SQLite file)")
         from stores import embedded
 
-        return QueuedPurger(embedded.Database(config.embedded_db))
-    raise ValueError("the gcp backend's Cloud CDN purger is not configured (pass cdn='none' to run without a CDN)")
+        db = embedded.Database(config.embedded_db)
+        return QueuedPurger(db, TokenBucket(rate, burst, db=db))
+    if cdn == "gcp":
+        url_map = _option(config, "cdn_url_map", "NEWSROOM_CDN_URL_MAP", url_map)
+        project = config.project or os.environ.get("GOOGLE_CLOUD_PROJECT") or ""
+        if not project:
+            raise ValueError("the Cloud CDN purger needs --project or GOOGLE_CLOUD_PROJECT")
+        return CloudCdnPurger(project, url_map, TokenBucket(rate, burst), session=session)
+    raise ValueError(f"cdn must be none, queue or gcp, got {cdn!r}")

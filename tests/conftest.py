@@ -218,6 +218,25 @@ SAMPLES: dict[str, dict] = {
         "payload": b"\x00\x01raw bytes\xff",
         "at": T0,
     },
+    "Breaking": {
+        "schema_version": 1,
+        "breaking_id": "en-us-7394201113445597184",
+        "story_id": 7_394_201_113_445_597_184,
+        "edition": "en-us",
+        "sections": ["top", "world"],
+        "labels": ["breaking", "fact_check"],
+        "first_seen": T0 + 60_000,
+        "representative": {
+            "article_id": _ARTICLE["article_id"],
+            "url": "https://www.example-news.com/world/2026/01/01/flood-warnings-issued",
+            "title": "Flood warnings issued",
+            "publisher_id": "example-news",
+            "publisher_name": "Example News",
+            "language": "en",
+            "image_url": None,
+        },
+        "emitted_at": T0 + 61_500,
+    },
 }
 
 

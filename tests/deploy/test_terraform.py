@@ -62,6 +62,7 @@ EXPECTED_GRANTS = {
         "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
+        "custom": [],
     },
     "stories": {
         "project": DATAFLOW,
@@ -73,6 +74,7 @@ EXPECTED_GRANTS = {
             "dead-letter-articles": PUBLISH,
             "dead-letter-stories": PUBLISH,
             "dead-letter-editions": PUBLISH,
+            "breaking": PUBLISH,  # Breaking records, once per story and edition
         },
         "subscriptions": {"stories-items-raw": READ_SUBSCRIPTION},
         "tables": {
@@ -88,6 +90,7 @@ EXPECTED_GRANTS = {
         },
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
+        "custom": ["cdn_invalidator"],  # CDN purges of Breaking pages (compute.urlMaps.invalidateCache)
     },
     "backfill": {
         "project": DATAFLOW,
@@ -103,6 +106,7 @@ EXPECTED_GRANTS = {
         },
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
+        "custom": [],
     },
     "covisit": {
         "project": DATAFLOW,
@@ -113,6 +117,7 @@ EXPECTED_GRANTS = {
         "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
+        "custom": [],
     },
     "authority": {  # the batch authority job: reads stories and articles, publishes authority/v{n}.json
         "project": DATAFLOW,
@@ -147,6 +152,7 @@ EXPECTED_GRANTS = {
         "buckets": {"snapshots": ["roles/storage.objectViewer"]},
         "registry": ["roles/artifactregistry.reader"],
         "secrets": ["roles/secretmanager.secretAccessor"],
+        "custom": [],
     },
 }
 
@@ -738,6 +744,23 @@ def test_iam_check_fails_on_roles_owner_in_a_parsed_copy(modules):
     iam.docs = docs
     with pytest.raises(AssertionError, match="roles/owner"):
         check_no_primitive_roles({"iam": iam})
+
+
+def test_the_stories_job_may_invalidate_the_cdn_and_is_told_the_url_map(modules):
+    """Breaking purges (stores/cdn.py CloudCdnPurger): urlMaps.invalidateCache needs
+    compute.urlMaps.invalidateCache; the stories account holds a custom role with exactly that permission, bound at
+    the project (Compute has no per-URL-map IAM), and the job gets the origin's URL map and the breaking topic."""
+    iam = modules["iam"]
+    roles = iam.locals["custom_roles"]
+    assert roles["cdn_invalidator"]["permissions"] == ["compute.urlMaps.invalidateCache"]
+    assert iam.locals["grants"]["stories"]["custom"] == ["cdn_invalidator"]
+    custom = iam.of_type("google_project_iam_custom_role")["custom"]
+    assert custom["permissions"] == "${each.value.permissions}" and custom["for_each"] == "${local.custom_roles}"
+    member = iam.of_type("google_project_iam_member")["custom"]
+    assert member["for_each"] == "${local.custom_bindings}" and member["role"] == "${each.value.role}"
+    params = modules["stack"].locals["stories_parameters"]
+    assert "module.origin[0].url_map" in str(params["cdn_url_map"])
+    assert params["breaking_topic"] == '${module.pubsub.topic_names["breaking"]}'
 
 
 def test_topics_mirror_schemas_tables_and_carry_their_avro_schema(modules):

@@ -96,6 +96,8 @@ STORIES_STEPS = [
     "PublishEditions/RankEditions",
     "PublishEditions/PublishSnapshots",
     "PublishFetchRequests",
+    "PublishEditions/AnnounceBreaking/OncePerStoryAndEdition",
+    "PublishBreaking",
     "PublishDeadLetters",
 ]
 LINK_STEPS = ["LinkStories", "LinkStories/ProposeLinks", "ApplyLinks"]
@@ -118,6 +120,9 @@ def test_the_streaming_stories_graph_links_stories_and_the_links_reach_the_ranke
     assert g.reaches("ClusterStories/", "LinkStories/ProposeLinks")
     assert g.reaches("LinkStories/", "ApplyLinks/")  # LINK changes into the story store
     assert g.reaches("LinkStories/", "PublishEditions/RankEditions/")  # ... and to the ranker: pages and coverage
+    # Breaking is announced (and its pages purged) from what was published, never from unpublished items
+    assert g.reaches("PublishEditions/PublishSnapshots/", "PublishEditions/AnnounceBreaking/")
+    assert g.reaches("PublishEditions/AnnounceBreaking/", "PublishBreaking")
     off = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test", "--links=off")
     assert not off.missing(STORIES_STEPS) and not any(n.startswith("LinkStories") for n in off.names)
 

@@ -18,6 +18,7 @@ import pytest
 from devtools import local_origin
 from serving.auth import issue_token
 from stores import StoreConfig, open_stores
+from stores.cdn import open_purger
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET, publish_world
 
 pytestmark = pytest.mark.skipif(
@@ -135,6 +136,40 @@ def test_cookies_are_stripped_at_the_edge_and_rejected_at_the_origin(edge):
     assert status == 200 and "Set-Cookie" not in headers
     status, headers, body = edge.get(path, port=edge.origin_port, headers={"Cookie": "session=abc"})
     assert status == 400 and headers["Cache-Control"] == "no-store" and b"Cookie" in body
+
+
+def test_a_purged_page_is_fetched_from_the_origin_right_after_the_purge(edge):
+    """A purge queued by the embedded purger (Breaking, takedown, rollback) is applied by the local edge's
+    PurgeWatcher: the purged page's cached copies (every query string) are gone, the next request is a MISS that
+    reaches the origin; a page not purged stays cached; the purge is applied again ``settle_s`` later."""
+    purged, kept = f"/v1/editions/{EDITION}/sections/tech?limit=3", f"/v1/editions/{EDITION}/sections/top?limit=4"
+    for path in (purged, kept):
+        assert edge.get(path)[0] == 200
+        assert edge.get(path)[1]["X-Edge-Cache"] == "HIT"
+    hits = edge.origin_hits(purged)
+    watcher = local_origin.PurgeWatcher(edge.data, edge.tmp / "nginx", interval=0.05, settle_s=2.0).start()
+    try:
+        request = open_purger(StoreConfig(data_dir=str(edge.data))).purge_pointers(
+            [f"{EDITION}/tech"], reason="breaking 100 us-en"
+        )
+        assert f"/v1/editions/{EDITION}/sections/tech" in request.paths
+        deadline = time.monotonic() + 5
+        while watcher.applied == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert watcher.applied >= 1
+        status, headers, _ = edge.get(purged)
+        assert status == 200 and headers["X-Edge-Cache"] == "MISS"
+        assert wait_for_log(edge, purged, hits + 1) == hits + 1
+        assert edge.get(kept)[1]["X-Edge-Cache"] != "MISS"  # still on the edge (HIT, or STALE once expired)
+        # the second pass, settle_s later (an origin that had not reloaded the page yet served the old one)
+        first_pass = watcher.applied
+        assert edge.get(purged)[1]["X-Edge-Cache"] == "HIT"
+        deadline = time.monotonic() + 5
+        while watcher.applied == first_pass and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert edge.get(purged)[1]["X-Edge-Cache"] == "MISS"
+    finally:
+        watcher.stop()
 
 
 def test_page_is_still_served_with_the_origin_stopped(edge):

@@ -9,7 +9,8 @@ The logic is plain Python in the sibling modules, which say why it is so: :mod:`
 polls), :mod:`.rank` (EditionRanker: the book, the minute cycle, the state layout), :mod:`.publish`
 (SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters out).
 
-Outputs of :class:`PublishEditions`: ``{"results": publish results, "fetch_requests": FetchRequest records,
+Outputs of :class:`PublishEditions`: ``{"results": publish results, "breaking": Breaking records (once per story
+and edition, :mod:`.breaking`), "fetch_requests": FetchRequest records,
 "pulses": burst pulses, "items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``.
 """
 
@@ -32,7 +33,9 @@ from stores.takedowns import open_takedown_store
 from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions import bursts
+from transforms.editions.beam_breaking import AnnounceBreaking
 from transforms.editions.book import compact_change
+from transforms.editions.breaking import BREAKING, candidates
 from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
 from transforms.editions.config import default_config, subset
 from transforms.editions.controls import ControlReader
@@ -453,14 +456,18 @@ class PublishSnapshotFn(beam.DoFn):
         )
 
     def process(self, item):
-        yield self.publisher.publish(item)
+        result = self.publisher.publish(item)
+        yield result
+        for kv in candidates(item, result):  # Breaking stories of a page just published (tag "breaking")
+            yield beam.pvalue.TaggedOutput(BREAKING, kv)
 
     def finish_bundle(self):
         self.publisher.maybe_retire()  # story pointers of long-expired stories (stores/retention.py)
 
 
 class PublishSnapshots(beam.PTransform):
-    """Snapshot items -> stored objects and moved pointers; yields one result per item.
+    """Snapshot items -> stored objects and moved pointers: ``.results`` (one per item) and ``["breaking"]``
+    (``(edition, candidate)`` of :func:`~.breaking.candidates`).
 
     Args:
         store_config: where the snapshot and pointer stores live (the job passes ``store_config(options)``).
@@ -473,9 +480,8 @@ class PublishSnapshots(beam.PTransform):
         self.confirm_shrink_cycles = confirm_shrink_cycles
 
     def expand(self, items):
-        return items | "ValidateStoreAndPoint" >> beam.ParDo(
-            PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
-        )
+        fn = PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
+        return items | "ValidateStoreAndPoint" >> beam.ParDo(fn).with_outputs(BREAKING, main="results")
 
 
 class TrackAliasesFn(beam.DoFn):
@@ -560,6 +566,7 @@ class PublishEditions(beam.PTransform):
         burst_params: a BurstParams replacing the file's (tests).
         confirm_shrink_cycles: see :class:`PublishSnapshots`.
         replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
+        cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_breaking.AnnounceBreaking`); default "none".
     """
 
     def __init__(
@@ -572,9 +579,11 @@ class PublishEditions(beam.PTransform):
         burst_params=None,
         confirm_shrink_cycles: int = 15,
         replay: bool = False,
+        cdn: str | None = "none",
+        cdn_url_map: str | None = None,
     ):
         super().__init__()
-        self.store_config = store_config
+        self.store_config, self.cdn, self.cdn_url_map = store_config, cdn, cdn_url_map
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
@@ -592,9 +601,13 @@ class PublishEditions(beam.PTransform):
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
-        results = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, self.confirm_shrink_cycles)
+        published = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, self.confirm_shrink_cycles)
+        breaking = published[BREAKING] | "AnnounceBreaking" >> AnnounceBreaking(
+            self.store_config, self.cdn, self.cdn_url_map
+        )
         return {
-            "results": results,
+            "results": published.results,
+            "breaking": breaking,
             "fetch_requests": bursts_out["fetch_requests"],
             "pulses": bursts_out["pulses"],
             "items": items,

@@ -117,11 +117,12 @@ def add_arguments(parser) -> None:
 def purge(store_config, cdn: str | None, pointers: list[str], reason: str) -> None:
     """Ask the CDN to drop the pages of ``pointers``; a purger that cannot be opened is reported, not fatal (the
     pointer has moved; the page TTL bounds the edge's copy)."""
+    from stores import StoreError
     from stores.cdn import open_purger
 
-    try:
+    try:  # gcp: NEWSROOM_CDN_URL_MAP names the URL map (stores/cdn.py); Compute refusing is reported too
         request = open_purger(store_config, cdn=cdn).purge_pointers(pointers, reason)
-    except ValueError as exc:
+    except (ValueError, StoreError) as exc:
         print(f"page not purged at the CDN: {exc}", file=sys.stderr)
         return
     if request is not None:

@@ -12,7 +12,9 @@
 #             overwrite or delete: snapshot immutability enforced by IAM as well as by naming), reads them back
 #             for validation, reads the editorial controls (controls table; operators write them with their own
 #             credentials) and the tombstones (takedowns, omitted from the next snapshots), publishes story
-#             changes, burst fetch requests and dead letters.
+#             changes, burst fetch requests, Breaking records and dead letters, and purges the pages newly showing
+#             a Breaking story at the CDN (custom role cdn_invalidator: compute.urlMaps.invalidateCache only; no
+#             predefined role grants it without also granting edits of the load balancer).
 #   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only),
 #             writes only its own namespace tables (<namespace>-<table>) and the backfill bucket.
 #   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
@@ -25,11 +27,21 @@
 #             reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
 #             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
 #             (token and cursor keys) from Secret Manager.
+# Custom roles (`custom`, by key of local.custom_roles) are project-level: Compute has no IAM on a single URL map.
+# Operators running `newsroom rollback` / `control` / takedowns with Cloud CDN purges need the same permission.
 # Pub/Sub reads from Dataflow need roles/pubsub.viewer on the subscription besides subscriber (the runner reads
 # the subscription's metadata).
 
 locals {
   dataflow_project_roles = ["roles/dataflow.worker", "roles/logging.logWriter", "roles/monitoring.metricWriter"]
+
+  custom_roles = {
+    cdn_invalidator = {
+      title       = "Newsroom CDN invalidator"
+      description = "Invalidate Cloud CDN cached pages of the origin's URL map (Breaking, takedown, rollback purges)."
+      permissions = ["compute.urlMaps.invalidateCache"]
+    }
+  }
 
   grants = {
     ingest = {
@@ -41,6 +53,7 @@ locals {
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
       secrets       = []
+      custom        = []
     }
     stories = {
       project = local.dataflow_project_roles
@@ -52,6 +65,7 @@ locals {
         "dead-letter-articles" = ["roles/pubsub.publisher"]
         "dead-letter-stories"  = ["roles/pubsub.publisher"]
         "dead-letter-editions" = ["roles/pubsub.publisher"]
+        "breaking"             = ["roles/pubsub.publisher"]
       }
       subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
       tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
@@ -63,6 +77,7 @@ locals {
       }
       registry = ["roles/artifactregistry.reader"]
       secrets  = []
+      custom   = ["cdn_invalidator"]
     }
     backfill = {
       project       = local.dataflow_project_roles
@@ -78,6 +93,7 @@ locals {
       }
       registry = ["roles/artifactregistry.reader"]
       secrets  = []
+      custom   = []
     }
     covisit = {
       project       = local.dataflow_project_roles
@@ -88,6 +104,7 @@ locals {
       buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
       secrets       = []
+      custom        = []
     }
     authority = {
       project       = local.dataflow_project_roles
@@ -102,6 +119,7 @@ locals {
       }
       registry = ["roles/artifactregistry.reader"]
       secrets  = []
+      custom   = []
     }
     origin = {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
@@ -112,6 +130,7 @@ locals {
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]
       secrets       = ["roles/secretmanager.secretAccessor"]
+      custom        = []
     }
   }
 
@@ -154,6 +173,12 @@ locals {
     ]
   ])...)
 
+  custom_bindings = merge([
+    for sa, g in local.grants : {
+      for name in g.custom : "${sa}/${name}" => { sa = sa, role = google_project_iam_custom_role.custom[name].name }
+    }
+  ]...)
+
   registry_bindings = merge([
     for sa, g in local.grants : { for role in g.registry : "${sa}/${role}" => { sa = sa, role = role } }
   ]...)
@@ -170,6 +195,24 @@ resource "google_service_account" "sa" {
 
 resource "google_project_iam_member" "project" {
   for_each = local.project_bindings
+
+  project = var.project_id
+  role    = each.value.role
+  member  = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_project_iam_custom_role" "custom" {
+  for_each = local.custom_roles
+
+  project     = var.project_id
+  role_id     = "${replace(var.account_prefix, "-", "_")}_${each.key}"
+  title       = each.value.title
+  description = each.value.description
+  permissions = each.value.permissions
+}
+
+resource "google_project_iam_member" "custom" {
+  for_each = local.custom_bindings
 
   project = var.project_id
   role    = each.value.role

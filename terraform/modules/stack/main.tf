@@ -22,6 +22,7 @@ locals {
     "fetch-requests" = "fetch_request"
     "read-events"    = "read_event"
     "dead-letter"    = "dead_letter"
+    "breaking"       = "breaking"
   }
 
   # schemas/tables.py TABLES (table -> family -> max versions) and the ages its docstring gives.
@@ -80,10 +81,14 @@ locals {
 
   # Names as created (the pubsub module adds no namespace here; the job adds --namespace, empty in production).
   # The job routes the dead letters of all its stages (articles, stories, editions) to one topic: its stage's.
+  # Breaking records go to the breaking topic (consumers subscribe to it); the pages newly showing a Breaking story
+  # are purged on the origin's URL map (Cloud CDN invalidation; the stories account holds the custom role).
   stories_parameters = {
     input_subscription = module.pubsub.subscription_names["stories-items-raw"]
     dead_letter_topic  = module.pubsub.topic_names["dead-letter-stories"]
     fetch_topic        = module.pubsub.topic_names["fetch-requests"]
+    breaking_topic     = module.pubsub.topic_names["breaking"]
+    cdn_url_map        = local.deploy ? module.origin[0].url_map : null
   }
 
   # The co-visitation job reads the read events the origin publishes and writes the covisit table.

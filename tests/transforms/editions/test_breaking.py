@@ -1,0 +1,162 @@
+"""Breaking announcements (transforms/editions/breaking.py, beam_breaking.py): one Breaking record per story and
+edition however many cycles keep the label, the pages newly showing the story purged once each, nothing again on
+a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub emulator's breaking topic."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.util import assert_that, equal_to
+
+from schemas import codec
+from stores import StoreConfig, open_stores
+from stores.cdn import open_purger
+from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
+from transforms.editions.breaking import Ledger, candidates
+
+IDLE = 8
+
+
+def _unique_and_includes(key):
+    def check(actual):
+        assert len(actual) == len(set(actual)), f"announced twice: {sorted(actual)}"
+        assert key in actual, f"{key} not announced: {sorted(actual)}"
+
+    return check
+
+
+def _more_than(n):
+    def check(actual):
+        assert len(actual) > n, actual
+
+    return check
+
+
+def _page(pointer="us-en/top", version=1000, labels=("breaking",), sid="7"):
+    rep = {"article_id": "a1", "url": "https://x.example/a", "title": "Dam bursts", "publisher_id": "wirepress"}
+    return {
+        "kind": "edition_page",
+        "pointer": pointer,
+        "version": version,
+        "doc": {"stories": [{"story_id": sid, "labels": list(labels), "section": "world", "representative": rep}]},
+    }
+
+
+def test_candidates_are_the_breaking_stories_of_published_edition_pages_only():
+    published = {"outcome": "published"}
+    [(edition, cand)] = candidates(_page(), published)
+    assert edition == "us-en" and cand["story_id"] == 7 and cand["section"] == "top" and cand["cycle"] == 60_000_000
+    assert candidates(_page(), {"outcome": "unchanged"}) == []  # a replay or an unchanged page: nothing new
+    assert candidates(_page(labels=("developing",)), published) == []
+    assert candidates(dict(_page(), kind="candidate_pool"), published) == []
+
+
+def test_the_ledger_announces_once_purges_each_section_once_and_forgets_after_a_day():
+    led = Ledger()
+    cand = candidates(_page(), {"outcome": "published"})[0][1]
+    record, purge = led.see("us-en", cand, clock=lambda: 1.5)
+    codec.check("Breaking", record)
+    assert (
+        record["breaking_id"] == "us-en-7" and record["sections"] == ["top", "world"] and record["emitted_at"] == 1500
+    )
+    assert purge
+    assert led.see("us-en", dict(cand, cycle=cand["cycle"] + 60_000)) == (None, False)  # next cycle: nothing
+    assert led.see("us-en", dict(cand, section="world")) == (None, True)  # a new section page: purge only
+    later = dict(cand, story_id=8, cycle=cand["cycle"] + 25 * 3600 * 1000)
+    assert led.see("us-en", later)[0]["story_id"] == 8 and 7 not in led.announced  # 7 forgotten after 24 h
+
+
+def _breaking_world(world):
+    T, MIN = world.T0, world.MIN
+    for s in range(6):
+        world.story(100 + s, ["daily-herald", "capital-post", f"paper-{s}"], T - 12 * MIN + 2 * s * MIN)
+    world.story(7, world.AUTHORITATIVE_EN[:5] * 2, T + 2 * MIN, step=20_000, title="Dam bursts upstream of the city")
+    return world.sorted_changes()
+
+
+def _run(changes, MIN, store, editions, cdn="queue"):
+    p = streaming_pipeline()
+    out = p | minute_stream(changes, MIN, tail=30 + 10 + IDLE + 2) | PublishEditionsFor(store, editions, cdn)
+    return p, out
+
+
+def PublishEditionsFor(store, editions, cdn):
+    from transforms.editions.beam import PublishEditions
+
+    return PublishEditions(store, editions_only=editions, overrides={"idle_cycles": IDLE}, cdn=cdn)
+
+
+def test_one_breaking_record_per_story_and_edition_across_cycles_and_none_on_a_replay(world, tmp_path):
+    changes = _breaking_world(world)
+    store = StoreConfig(data_dir=str(tmp_path))
+    p, out = _run(changes, world.MIN, store, ["us-en", "gb-en"])
+    keys = out["breaking"] | beam.Map(lambda r: (r["story_id"], r["edition"]))
+    assert_that(keys, _unique_and_includes((7, "us-en")), label="OncePerStoryAndEdition")
+    pinned = (
+        out["items"]
+        | beam.Filter(lambda it: it["pointer"] == "us-en/top")
+        | beam.Filter(lambda it: any("breaking" in s["labels"] for s in it["doc"]["stories"]))
+        | beam.Map(lambda it: it["version"])
+    )
+    assert_that(pinned, _more_than(3), label="PinnedForManyCycles")  # many cycles showed it, one record
+    us = out["breaking"] | beam.Filter(lambda r: r["edition"] == "us-en")
+    assert_that(
+        us | beam.Map(lambda r: (r["story_id"], r["breaking_id"], r["sections"][0], r["labels"][0])),
+        equal_to([(7, "us-en-7", "top", "breaking")]),
+        label="UsEnStory7",
+    )
+    p.run().wait_until_finish()
+
+    queued = open_purger(store).pending()
+    reasons = [r.reason for _, r in queued]
+    assert "breaking 7 us-en" in reasons
+    paths = [path for _, r in queued for path in r.paths]
+    assert "/v1/editions/us-en/sections/top" in paths and "/e/us-en/" in paths
+    assert len(paths) == len(set(paths))  # each section page of each edition purged once
+
+    # The same input again (a replay on the same stores): every page is stale or unchanged, nothing announced.
+    p2, out2 = _run(changes, world.MIN, store, ["us-en", "gb-en"])
+    assert_that(out2["breaking"], equal_to([]), label="NothingOnReplay")
+    p2.run().wait_until_finish()
+    assert len(open_purger(store).pending()) == len(queued)
+
+
+@pytest.fixture(params=["gcp", "pubsub-bus"])
+def emulator_config(request, tmp_path):
+    if request.param == "gcp":  # Bigtable, GCS and Pub/Sub emulators; no Compute emulator: no purge
+        return request.getfixturevalue("gcp_store_config"), "none"
+    state = request.getfixturevalue("emulator_stack")  # Pub/Sub emulator, embedded tables and purge queue
+    config = StoreConfig(
+        data_dir=str(tmp_path / "local"), bus="pubsub", project=state.project, namespace=f"t{uuid.uuid4().hex[:10]}"
+    )
+    return config, "queue"
+
+
+@pytest.mark.emulator
+def test_breaking_records_reach_the_breaking_topic_once_per_story_and_edition(world, emulator_config):
+    from stores.beam_io import PublishToBusFn
+
+    config, cdn = emulator_config
+    bus = open_stores(config).bus
+    bus.ensure_subscription("breaking", "test-breaking")
+    changes = _breaking_world(world)
+    p, out = _run(changes, world.MIN, config, ["us-en", "gb-en"], cdn=cdn)
+    out["breaking"] | beam.ParDo(PublishToBusFn(config, "breaking"))
+    p.run().wait_until_finish()
+
+    got, deadline = [], time.time() + 30
+    while time.time() < deadline:
+        messages = bus.pull("test-breaking", max_messages=100, timeout=2.0)
+        if not messages and got:
+            break
+        got += [bus.decode("breaking", m) for m in messages]
+        bus.ack("test-breaking", [m.ack_id for m in messages])
+    assert [(r["story_id"], r["edition"]) for r in got] == [(7, "us-en")]
+    record = got[0]
+    assert record["breaking_id"] == "us-en-7" and record["labels"][0] == "breaking"
+    assert record["representative"]["title"] == "Dam bursts upstream of the city"
+    if cdn == "queue":
+        assert "breaking 7 us-en" in [r.reason for _, r in open_purger(config).pending()]

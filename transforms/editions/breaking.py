@@ -1,0 +1,116 @@
+"""Breaking announcements: one ``Breaking`` record per story and edition (schemas/avro/breaking.avsc, topic
+``breaking``), and the CDN purge of the pages that newly show a Breaking story (issue 16 item 4).
+
+Plain Python; the Beam side is :class:`~transforms.editions.beam_breaking.AnnounceBreaking`.
+
+When: after an edition page is *published* (its pointer moved; outcome ``published`` of
+:class:`~transforms.editions.publish.SnapshotPublisher`), every story on it labelled ``breaking`` (the ranker pins
+it: cycle.StoryLabels) is a candidate (:func:`candidates`). The first candidate of a story in an edition emits the
+record; later ones emit nothing. Why after the publish and not from the ranker's items: a purge sent before the
+pointer moved would let the edge fetch and cache the old page again for its whole TTL.
+
+Once per story and edition (:class:`Ledger`): the announced stories of an edition are kept in Beam state keyed by
+edition, with the sections already purged; an entry is forgotten ``keep_ms`` (default 24 h) after it was announced
+(a story is pinned for 2 h from its first breaking window, so it cannot come back after that). Replays and timers
+that fire twice publish nothing (their pages are ``stale`` or ``unchanged``), so they announce nothing. A job started
+afresh (not updated: Beam state lost) may announce a story again while it is still pinned and its page changes:
+``breaking_id`` (edition and story) is deterministic, so consumers dedupe on it.
+
+Purges: the first time a Breaking story appears on a section page of an edition (announcement or later), that
+page's public paths are purged (stores.cdn ``purge_pointers``, reason ``breaking <story> <edition>``): the edge
+then serves the page with the story now, not after ``s-maxage``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from transforms.common import MINUTE_MS
+
+BREAKING = "breaking"
+KEEP_MS = 24 * 3600 * 1000
+
+
+def breaking_id(edition: str, story_id: int) -> str:
+    return f"{edition}-{int(story_id)}"
+
+
+def candidates(item: dict, result: dict) -> list[tuple[str, dict]]:
+    """``(edition, candidate)`` for every Breaking story of a published edition page; [] for anything else. A
+    candidate is ``{"story_id", "section" (the page's), "story_section" (the story's own section on its card),
+    "cycle", "labels", "representative"}``."""
+    if item.get("kind") != "edition_page" or result.get("outcome") != "published":
+        return []
+    doc = item["doc"]
+    edition, section = item["pointer"].split("/", 1)
+    cycle = int(item["version"]) * MINUTE_MS
+    out = []
+    for entry in doc.get("stories", ()):
+        labels = list(entry.get("labels") or ())
+        if BREAKING not in labels:
+            continue
+        rep = entry["representative"]
+        out.append(
+            (
+                edition,
+                {
+                    "story_id": int(entry["story_id"]),
+                    "section": section,
+                    "story_section": entry.get("section") or section,
+                    "cycle": cycle,
+                    "labels": labels,
+                    "representative": {
+                        "article_id": rep["article_id"],
+                        "url": rep["url"],
+                        "title": rep["title"],
+                        "publisher_id": rep["publisher_id"],
+                        "publisher_name": rep.get("publisher_name") or "",
+                        "language": rep.get("language"),
+                        "image_url": rep.get("image_url"),
+                    },
+                },
+            )
+        )
+    return out
+
+
+@dataclass
+class Ledger:
+    """One edition's announced stories: story id -> (cycle first seen, sections purged). Kept in Beam state."""
+
+    announced: dict = field(default_factory=dict)
+
+    def see(self, edition: str, cand: dict, keep_ms: int = KEEP_MS, clock=time.time) -> tuple[dict | None, bool]:
+        """Record ``cand``; returns (the Breaking record if this is the story's first candidate in the edition,
+        whether its section page is to be purged (first time the story is seen on that section))."""
+        self._forget(cand["cycle"] - keep_ms)
+        sid = cand["story_id"]
+        hit = self.announced.get(sid)
+        if hit is not None:
+            if cand["section"] in hit[1]:
+                return None, False
+            hit[1].add(cand["section"])
+            return None, True
+        self.announced[sid] = (cand["cycle"], {cand["section"]})
+        record = {
+            "schema_version": 1,
+            "breaking_id": breaking_id(edition, sid),
+            "story_id": sid,
+            "edition": edition,
+            "sections": list(dict.fromkeys([cand["section"], cand.get("story_section") or cand["section"]])),
+            "labels": cand["labels"],
+            "first_seen": cand["cycle"],
+            "representative": cand["representative"],
+            "emitted_at": int(clock() * 1000),
+        }
+        return record, True
+
+    def _forget(self, before: int) -> None:
+        old = [sid for sid, (first, _) in self.announced.items() if first < before]
+        for sid in old:
+            del self.announced[sid]
+
+
+def purge_reason(edition: str, story_id: int) -> str:
+    return f"breaking {int(story_id)} {edition}"
