@@ -136,6 +136,7 @@ EXPECTED_GRANTS = {
         },
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
+        "custom": [],
     },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
