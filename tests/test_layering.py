@@ -43,7 +43,7 @@ BEAM_MODULES = {
     "transforms/covisit/beam.py",
     "transforms/authority/beam.py",
     "transforms/editions/beam.py",
-    "transforms/editions/beam_breaking.py",
+    "transforms/editions/beam_bursts.py",
 }
 
 

@@ -6,7 +6,8 @@ changes), :mod:`.scoring` (vectorised scores), :mod:`.representatives`, :mod:`.a
 diversity, Breaking pin), :mod:`.cycle` (one edition's cycle), :mod:`.documents` (pages, pools, coverage,
 validation), :mod:`.bursts` (the Breaking rule, burst polls), :mod:`.rank` (EditionRanker: fold and rank minute by
 minute), :mod:`.publish` (SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters
-out). Beam, all of it in one module: :mod:`.beam` (DetectBursts, RankEditions, PublishSnapshots, TrackAliases and
-PublishEditions: the whole stage, used by pipelines/stories.py and by the backfill's ``--snapshots``). CLI: :mod:`.rollback`
+out). Beam, in two modules: :mod:`.beam` (RankEditions, PublishSnapshots, TrackAliases and
+PublishEditions: the whole stage, used by pipelines/stories.py and by the backfill's ``--snapshots``) and
+:mod:`.beam_bursts` (DetectBursts, AnnounceBreaking). CLI: :mod:`.rollback`
 (``newsroom rollback``). Benchmark: benchmarks/rank_bench.py.
 """

@@ -1,7 +1,8 @@
-"""The Beam layer of the editions stage: every PTransform and DoFn of it, and nothing else.
+"""The Beam layer of the editions stage (with :mod:`.beam_bursts`, which holds DetectBursts and AnnounceBreaking).
 
 story changes -> DetectBursts (pulses, burst polls) -> RankEditions (a minute timer per edition) -> snapshot items
--> PublishSnapshots (validate, store, move pointers); TrackAliases adds the merged-story map. PublishEditions is
+-> PublishSnapshots (validate, store, move pointers) -> AnnounceBreaking (one Breaking record per story and
+edition, CDN purges); TrackAliases adds the merged-story map. PublishEditions is
 the whole stage, applied by pipelines/stories.py (streaming) and by the backfill's ``--snapshots``
 (pipelines/backfill.py), which pass it what it needs: a transform never reads a job's options.
 
@@ -22,7 +23,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.coders import PickleCoder, VarIntCoder
 from apache_beam.metrics import Metrics
-from apache_beam.transforms import trigger, window
+from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
@@ -32,19 +33,17 @@ from stores.controls import open_control_store
 from stores.takedowns import open_takedown_store
 from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
-from transforms.editions import bursts
-from transforms.editions.beam_breaking import AnnounceBreaking
+from transforms.editions.beam_bursts import AnnounceBreaking, DetectBursts
 from transforms.editions.book import compact_change
 from transforms.editions.breaking import BREAKING, candidates
 from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
 from transforms.editions.config import default_config, subset
 from transforms.editions.controls import ControlReader
 from transforms.editions.cycle import EditionMemory
-from transforms.editions.params import BurstParams, RankParams
+from transforms.editions.params import RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
 from transforms.editions.takedowns import TakedownReader
-from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
@@ -67,184 +66,6 @@ class _Metrics:
             m.update(n)
         else:
             m.inc(n)
-
-
-# ----------------------------------------------------------------------------------------------------- bursts
-class ExtractOriginalsFn(beam.DoFn):
-    """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
-    here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
-
-    def __init__(self, registry, label_map: dict, store_config: StoreConfig | None = None, publishers_path=None):
-        self.registry, self.label_map = registry, label_map
-        self.store_config, self.publishers_path = store_config, publishers_path
-        self.bad = Metrics.counter("bursts", "changes_malformed")
-
-    def setup(self):  # the computed authority (re-read when published) decides who is a strong publisher
-        self.watcher = AuthorityWatcher(self.publishers_path, self.store_config) if self.store_config else None
-        self.registry = self.watcher.registry if self.watcher else self.registry
-
-    def process(self, change):
-        if self.watcher is not None and self.watcher.poll():
-            self.registry = self.watcher.registry
-        try:
-            for story_id, obs, first_seen in bursts.originals_of(change, self.registry, self.label_map):
-                yield window.TimestampedValue((story_id, obs), first_seen / 1000.0)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            self.bad.inc()
-
-
-class BurstCountFn(beam.CombineFn):
-    """Originals (distinct articles), publishers and strong publishers of one story in one window."""
-
-    def __init__(self, strong_authority: float):
-        self.strong = strong_authority
-
-    def create_accumulator(self):
-        return bursts.new_counts()
-
-    def add_input(self, acc, obs):
-        return bursts.add_original(acc, obs, self.strong)
-
-    def merge_accumulators(self, accs):
-        return bursts.merge_counts(accs)
-
-    def extract_output(self, acc):
-        return bursts.counts_output(acc)
-
-
-class JudgeWindowFn(beam.DoFn):
-    """Apply the Breaking (5-min) or developing (30-min) rule to a window's counts; emit a pulse when it holds."""
-
-    def __init__(self, kind: str, params: BurstParams):
-        self.kind = kind
-        self.params = params
-        self.judged = Metrics.counter("bursts", f"{kind}_windows")
-        self.fired = Metrics.counter("bursts", f"{kind}_pulses")
-
-    def process(self, element, win=beam.DoFn.WindowParam):
-        story_id, counts = element
-        self.judged.inc()
-        pulse = bursts.judge_window(self.kind, story_id, counts, int(round(float(win.end) * 1000)), self.params)
-        if pulse is not None:
-            self.fired.inc()
-            yield pulse
-
-
-class RequestPollsFn(beam.DoFn):
-    """Keyed by story: turn its earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests.
-
-    Pulses wait in PULSES until the watermark passes their window end (CYCLE, event time), then are taken in
-    window order: streaming and batch (where windows arrive in any order) request the same polls.
-    State: PULSES (bag), LAST_REQUEST (window end of the last pulse that asked for polls), NEXT (timer time).
-    """
-
-    PULSES = BagStateSpec("pulses", PickleCoder())
-    LAST_REQUEST = ReadModifyWriteStateSpec("last_request", VarIntCoder())
-    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
-    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
-
-    def __init__(self, params: BurstParams, publishers_path: str | None = None):
-        self.params = params
-        self.publishers_path = publishers_path
-        self.requests = Metrics.counter("bursts", "fetch_requests")
-
-    def setup(self):
-        self.registry = default_registry(self.publishers_path)
-
-    def process(
-        self,
-        element,
-        pulses=beam.DoFn.StateParam(PULSES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        _, pulse = element
-        pulses.add(pulse)
-        arm_earliest(timer, nxt, int(pulse["window_end"]))
-
-    @on_timer(CYCLE)
-    def on_cycle(
-        self,
-        ts=beam.DoFn.TimestampParam,
-        pulses=beam.DoFn.StateParam(PULSES),
-        last=beam.DoFn.StateParam(LAST_REQUEST),
-        nxt=beam.DoFn.StateParam(NEXT),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        requests, prev, later = bursts.due_polls(
-            list(pulses.read()), to_ms(ts), last.read(), self.registry, self.params
-        )
-        self.requests.inc(len(requests))
-        yield from requests
-        if prev is not None:
-            last.write(prev)
-        pulses.clear()
-        for pl in later:
-            pulses.add(pl)
-        arm(timer, nxt, later[0]["window_end"] if later else None)
-
-
-class DetectBursts(beam.PTransform):
-    """StoryChange records -> ``{"pulses": burst pulses, "fetch_requests": FetchRequest records}``.
-
-    Args:
-        editions_path: editions file (default: the packaged one) -- burst parameters and section labels.
-        publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
-        params: override the file's burst parameters (tests).
-        store_config: stores whose computed authority (transforms/authority) overlays the registry's; None: file.
-    """
-
-    def __init__(
-        self,
-        editions_path: str | None = None,
-        publishers_path: str | None = None,
-        params=None,
-        store_config: StoreConfig | None = None,
-    ):
-        super().__init__()
-        self.editions_path = editions_path
-        self.publishers_path = publishers_path
-        self.params = params
-        self.store_config = store_config
-
-    def expand(self, changes):
-        config = default_config(self.editions_path)
-        p = self.params or BurstParams.from_config(config)
-        registry = default_registry(self.publishers_path)
-        label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
-        originals = changes | "ExtractOriginals" >> beam.ParDo(
-            ExtractOriginalsFn(registry, label_map, self.store_config, self.publishers_path)
-        )
-
-        def windowed(size_min: int):
-            return beam.WindowInto(
-                window.SlidingWindows(size_min * 60, p.period_min * 60),
-                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
-                accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
-                allowed_lateness=p.allowed_lateness_s,
-            )
-
-        breaking = (
-            originals
-            | "SlidingFiveMinutes" >> windowed(p.window_min)
-            | "CountFiveMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
-            | "JudgeBreaking" >> beam.ParDo(JudgeWindowFn("breaking", p))
-        )
-        developing = (
-            originals
-            | "SlidingThirtyMinutes" >> windowed(p.velocity_window_min)
-            | "CountThirtyMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
-            | "JudgeDeveloping" >> beam.ParDo(JudgeWindowFn("developing", p))
-        )
-        breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-        developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-        pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
-        fetch_requests = (
-            breaking
-            | "KeyPulseByStory" >> beam.Map(lambda pl: (pl["story_id"], pl)).with_output_types(KV[int, Any])
-            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
-        )
-        return {"pulses": pulses, "fetch_requests": fetch_requests}
 
 
 # ---------------------------------------------------------------------------------------------------- ranking
@@ -566,7 +387,7 @@ class PublishEditions(beam.PTransform):
         burst_params: a BurstParams replacing the file's (tests).
         confirm_shrink_cycles: see :class:`PublishSnapshots`.
         replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
-        cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_breaking.AnnounceBreaking`); default "none".
+        cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_bursts.AnnounceBreaking`); default "none".
     """
 
     def __init__(

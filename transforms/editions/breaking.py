@@ -1,7 +1,7 @@
 """Breaking announcements: one ``Breaking`` record per story and edition (schemas/avro/breaking.avsc, topic
 ``breaking``), and the CDN purge of the pages that newly show a Breaking story (issue 16 item 4).
 
-Plain Python; the Beam side is :class:`~transforms.editions.beam_breaking.AnnounceBreaking`.
+Plain Python; the Beam side is :class:`~transforms.editions.beam_bursts.AnnounceBreaking`.
 
 When: after an edition page is *published* (its pointer moved; outcome ``published`` of
 :class:`~transforms.editions.publish.SnapshotPublisher`), every story on it labelled ``breaking`` (the ranker pins

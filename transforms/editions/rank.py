@@ -5,7 +5,7 @@ Plain Python: the stateful DoFn that holds the state below and fires the minute 
 :class:`~transforms.editions.beam.RankEditionsFn` (in :class:`~transforms.editions.beam.RankEditions`).
 
 Reads StoryChange records (decoded dicts, schemas/avro/story_change.avsc) and burst pulses
-(:class:`~transforms.editions.beam.DetectBursts`); writes snapshot items (``{"kind", "path", "pointer",
+(:class:`~transforms.editions.beam_bursts.DetectBursts`); writes snapshot items (``{"kind", "path", "pointer",
 "version", "doc", "min_stories"}``) for every page (edition x section), the edition's candidate pool and the
 coverage of page/pool stories whose coverage changed. :class:`~transforms.editions.beam.PublishSnapshots`
 validates and stores them.

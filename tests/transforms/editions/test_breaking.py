@@ -1,4 +1,4 @@
-"""Breaking announcements (transforms/editions/breaking.py, beam_breaking.py): one Breaking record per story and
+"""Breaking announcements (transforms/editions/breaking.py, beam_bursts.py): one Breaking record per story and
 edition however many cycles keep the label, the pages newly showing the story purged once each, nothing again on
 a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub emulator's breaking topic."""
 

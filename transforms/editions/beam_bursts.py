@@ -1,0 +1,269 @@
+"""The Beam layer of Breaking in the editions stage: detect bursts, then announce Breaking stories.
+
+:class:`DetectBursts`: story changes -> originals stamped with their first-seen time -> 5- and 30-minute sliding
+windows per story -> the Breaking and developing rules (plain Python: :mod:`.bursts`) -> pulses for the ranker, and
+burst polls (fetch requests) for ingest. :class:`AnnounceBreaking`: keyed by edition, the first published page
+showing a Breaking story emits its ``Breaking`` record (:mod:`.breaking`), and every section page newly showing it
+is purged at the CDN; applied by :class:`~transforms.editions.beam.PublishEditions` to the breaking candidates of
+:class:`~transforms.editions.beam.PublishSnapshots` (after the pointers moved).
+
+The stage's other PTransforms (ranking, publishing, aliases) are in :mod:`.beam`; the two modules together are the
+editions stage's whole Beam layer (one module would pass the 600-line limit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms import trigger, window
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
+from apache_beam.typehints import KV
+
+from stores import StoreConfig
+from transforms.authority import AuthorityWatcher
+from transforms.editions import bursts
+from transforms.editions.breaking import KEEP_MS, Ledger, purge_reason
+from transforms.editions.config import default_config
+from transforms.editions.params import BurstParams
+from transforms.publishers import default_registry
+from transforms.timers import arm, arm_earliest, to_ms
+
+
+# ------------------------------------------------------------------------------------------------ detection
+class ExtractOriginalsFn(beam.DoFn):
+    """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
+    here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
+
+    def __init__(self, registry, label_map: dict, store_config: StoreConfig | None = None, publishers_path=None):
+        self.registry, self.label_map = registry, label_map
+        self.store_config, self.publishers_path = store_config, publishers_path
+        self.bad = Metrics.counter("bursts", "changes_malformed")
+
+    def setup(self):  # the computed authority (re-read when published) decides who is a strong publisher
+        self.watcher = AuthorityWatcher(self.publishers_path, self.store_config) if self.store_config else None
+        self.registry = self.watcher.registry if self.watcher else self.registry
+
+    def process(self, change):
+        if self.watcher is not None and self.watcher.poll():
+            self.registry = self.watcher.registry
+        try:
+            for story_id, obs, first_seen in bursts.originals_of(change, self.registry, self.label_map):
+                yield window.TimestampedValue((story_id, obs), first_seen / 1000.0)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self.bad.inc()
+
+
+class BurstCountFn(beam.CombineFn):
+    """Originals (distinct articles), publishers and strong publishers of one story in one window."""
+
+    def __init__(self, strong_authority: float):
+        self.strong = strong_authority
+
+    def create_accumulator(self):
+        return bursts.new_counts()
+
+    def add_input(self, acc, obs):
+        return bursts.add_original(acc, obs, self.strong)
+
+    def merge_accumulators(self, accs):
+        return bursts.merge_counts(accs)
+
+    def extract_output(self, acc):
+        return bursts.counts_output(acc)
+
+
+class JudgeWindowFn(beam.DoFn):
+    """Apply the Breaking (5-min) or developing (30-min) rule to a window's counts; emit a pulse when it holds."""
+
+    def __init__(self, kind: str, params: BurstParams):
+        self.kind = kind
+        self.params = params
+        self.judged = Metrics.counter("bursts", f"{kind}_windows")
+        self.fired = Metrics.counter("bursts", f"{kind}_pulses")
+
+    def process(self, element, win=beam.DoFn.WindowParam):
+        story_id, counts = element
+        self.judged.inc()
+        pulse = bursts.judge_window(self.kind, story_id, counts, int(round(float(win.end) * 1000)), self.params)
+        if pulse is not None:
+            self.fired.inc()
+            yield pulse
+
+
+class RequestPollsFn(beam.DoFn):
+    """Keyed by story: turn its earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests.
+
+    Pulses wait in PULSES until the watermark passes their window end (CYCLE, event time), then are taken in
+    window order: streaming and batch (where windows arrive in any order) request the same polls.
+    State: PULSES (bag), LAST_REQUEST (window end of the last pulse that asked for polls), NEXT (timer time).
+    """
+
+    PULSES = BagStateSpec("pulses", PickleCoder())
+    LAST_REQUEST = ReadModifyWriteStateSpec("last_request", VarIntCoder())
+    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def __init__(self, params: BurstParams, publishers_path: str | None = None):
+        self.params = params
+        self.publishers_path = publishers_path
+        self.requests = Metrics.counter("bursts", "fetch_requests")
+
+    def setup(self):
+        self.registry = default_registry(self.publishers_path)
+
+    def process(
+        self,
+        element,
+        pulses=beam.DoFn.StateParam(PULSES),
+        nxt=beam.DoFn.StateParam(NEXT),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        _, pulse = element
+        pulses.add(pulse)
+        arm_earliest(timer, nxt, int(pulse["window_end"]))
+
+    @on_timer(CYCLE)
+    def on_cycle(
+        self,
+        ts=beam.DoFn.TimestampParam,
+        pulses=beam.DoFn.StateParam(PULSES),
+        last=beam.DoFn.StateParam(LAST_REQUEST),
+        nxt=beam.DoFn.StateParam(NEXT),
+        timer=beam.DoFn.TimerParam(CYCLE),
+    ):
+        requests, prev, later = bursts.due_polls(
+            list(pulses.read()), to_ms(ts), last.read(), self.registry, self.params
+        )
+        self.requests.inc(len(requests))
+        yield from requests
+        if prev is not None:
+            last.write(prev)
+        pulses.clear()
+        for pl in later:
+            pulses.add(pl)
+        arm(timer, nxt, later[0]["window_end"] if later else None)
+
+
+class DetectBursts(beam.PTransform):
+    """StoryChange records -> ``{"pulses": burst pulses, "fetch_requests": FetchRequest records}``.
+
+    Args:
+        editions_path: editions file (default: the packaged one) -- burst parameters and section labels.
+        publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
+        params: override the file's burst parameters (tests).
+        store_config: stores whose computed authority (transforms/authority) overlays the registry's; None: file.
+    """
+
+    def __init__(
+        self,
+        editions_path: str | None = None,
+        publishers_path: str | None = None,
+        params=None,
+        store_config: StoreConfig | None = None,
+    ):
+        super().__init__()
+        self.editions_path = editions_path
+        self.publishers_path = publishers_path
+        self.params = params
+        self.store_config = store_config
+
+    def expand(self, changes):
+        config = default_config(self.editions_path)
+        p = self.params or BurstParams.from_config(config)
+        registry = default_registry(self.publishers_path)
+        label_map = {k: v for k, v in config.label_sections().items() if v != "top"}
+        originals = changes | "ExtractOriginals" >> beam.ParDo(
+            ExtractOriginalsFn(registry, label_map, self.store_config, self.publishers_path)
+        )
+
+        def windowed(size_min: int):
+            return beam.WindowInto(
+                window.SlidingWindows(size_min * 60, p.period_min * 60),
+                trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+                accumulation_mode=trigger.AccumulationMode.ACCUMULATING,
+                allowed_lateness=p.allowed_lateness_s,
+            )
+
+        breaking = (
+            originals
+            | "SlidingFiveMinutes" >> windowed(p.window_min)
+            | "CountFiveMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
+            | "JudgeBreaking" >> beam.ParDo(JudgeWindowFn("breaking", p))
+        )
+        developing = (
+            originals
+            | "SlidingThirtyMinutes" >> windowed(p.velocity_window_min)
+            | "CountThirtyMinutes" >> beam.CombinePerKey(BurstCountFn(p.strong_authority))
+            | "JudgeDeveloping" >> beam.ParDo(JudgeWindowFn("developing", p))
+        )
+        breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+        developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+        pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
+        fetch_requests = (
+            breaking
+            | "KeyPulseByStory" >> beam.Map(lambda pl: (pl["story_id"], pl)).with_output_types(KV[int, Any])
+            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
+        )
+        return {"pulses": pulses, "fetch_requests": fetch_requests}
+
+
+# ------------------------------------------------------------------------------------------------- announce
+
+
+class AnnounceBreakingFn(beam.DoFn):
+    """KV(edition, candidate) -> Breaking records, once per story and edition (state LEDGER: the edition's
+    :class:`~transforms.editions.breaking.Ledger`); purges each section page the first time it shows the story
+    (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``)."""
+
+    LEDGER = ReadModifyWriteStateSpec("ledger", PickleCoder())
+
+    def __init__(
+        self, store_config: StoreConfig, cdn: str | None = "none", url_map: str | None = None, keep_ms=KEEP_MS
+    ):
+        self.store_config, self.cdn, self.url_map, self.keep_ms = store_config, cdn, url_map, keep_ms
+        self.announced = Metrics.counter("breaking", "announced")
+        self.purged = Metrics.counter("breaking", "pages_purged")
+
+    def setup(self):
+        self.purger = None
+        if self.cdn != "none":
+            from stores.cdn import open_purger
+
+            self.purger = open_purger(self.store_config, cdn=self.cdn, url_map=self.url_map)
+
+    def process(self, element, ledger=beam.DoFn.StateParam(LEDGER)):
+        edition, cand = element
+        led = ledger.read() or Ledger()
+        record, purge = led.see(edition, cand, self.keep_ms)
+        if purge and self.purger is not None:
+            self.purger.purge_pointers([f"{edition}/{cand['section']}"], purge_reason(edition, cand["story_id"]))
+            self.purged.inc()
+        ledger.write(led)
+        if record is not None:
+            self.announced.inc()
+            yield record
+
+
+class AnnounceBreaking(beam.PTransform):
+    """Breaking candidates ``(edition, candidate)`` -> Breaking records (schemas/avro/breaking.avsc).
+
+    Args:
+        store_config: the stores (the embedded purge queue lives in its SQLite file).
+        cdn / url_map: the purger (stores.cdn.open_purger); "none" (default): records only, no purge.
+    """
+
+    def __init__(self, store_config: StoreConfig, cdn: str | None = "none", url_map: str | None = None):
+        super().__init__()
+        self.store_config, self.cdn, self.url_map = store_config, cdn, url_map
+
+    def expand(self, candidates):
+        return (
+            candidates
+            | "TypeEditionKeys" >> beam.Map(lambda kv: kv).with_output_types(KV[str, Any])
+            | "CandidatesToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+            | "OncePerStoryAndEdition" >> beam.ParDo(AnnounceBreakingFn(self.store_config, self.cdn, self.url_map))
+        )
