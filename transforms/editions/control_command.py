@@ -101,9 +101,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--reason", help="Why (kept in the audit trail). Required to set or clear.")
     parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
     parser.add_argument("--all", action="store_true", help="list: also the expired records not deleted yet.")
-    parser.add_argument(
-        "--cdn", choices=("none",), default=None, help="none: no CDN in front of the origin (no purge is sent)."
-    )
+    add_cdn_arguments(parser)
     parser.add_argument(
         "--editions",
         default=None,
@@ -114,14 +112,31 @@ def add_arguments(parser) -> None:
     add_store_arguments(parser, with_project=True)
 
 
-def purge(store_config, cdn: str | None, pointers: list[str], reason: str) -> None:
+def add_cdn_arguments(parser) -> None:
+    """``--cdn`` and ``--cdn_url_map``: where the operator commands (control, rollback, takedown) send purges."""
+    parser.add_argument(
+        "--cdn",
+        choices=("none", "queue", "gcp"),
+        default=None,
+        help="Where purges go: none (no CDN in front, nothing sent), queue (the embedded cdn_purges table the local "
+        "edge applies), gcp (Cloud CDN invalidation on --cdn_url_map). Default: queue on the embedded backend, gcp "
+        "on the gcp backend.",
+    )
+    parser.add_argument(
+        "--cdn_url_map",
+        default=None,
+        help="gcp: the origin's URL map (Terraform output url_map). Default: $NEWSROOM_CDN_URL_MAP.",
+    )
+
+
+def purge(store_config, cdn: str | None, pointers: list[str], reason: str, url_map: str | None = None) -> None:
     """Ask the CDN to drop the pages of ``pointers``; a purger that cannot be opened is reported, not fatal (the
     pointer has moved; the page TTL bounds the edge's copy)."""
     from stores import StoreError
     from stores.cdn import open_purger
 
-    try:  # gcp: NEWSROOM_CDN_URL_MAP names the URL map (stores/cdn.py); Compute refusing is reported too
-        request = open_purger(store_config, cdn=cdn).purge_pointers(pointers, reason)
+    try:  # gcp: --cdn_url_map / NEWSROOM_CDN_URL_MAP names the URL map (stores/cdn.py); Compute refusing is reported
+        request = open_purger(store_config, cdn=cdn, url_map=url_map).purge_pointers(pointers, reason)
     except (ValueError, StoreError) as exc:
         print(f"page not purged at the CDN: {exc}", file=sys.stderr)
         return
@@ -239,7 +254,13 @@ def _set(args, store_config, edition: str, section: str) -> int:
         control = set_hold(stores, controls, audit, pointer, version, expires_at, args.reason, args.who)
         if current != version:
             print(f"{pointer}: v{current} -> v{version}")
-            purge(store_config, args.cdn, [pointer], f"hold {pointer} at v{version}: {args.reason.strip()}")
+            purge(
+                store_config,
+                args.cdn,
+                [pointer],
+                f"hold {pointer} at v{version}: {args.reason.strip()}",
+                url_map=args.cdn_url_map,
+            )
     else:
         story = _story(args, stores)
         fields = {"pin": {"position": args.position}, "demote": {"factor": args.factor}, "label": {"label": args.label}}

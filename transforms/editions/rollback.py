@@ -49,9 +49,9 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--reason", help="Why (audit trail). Required with --hold.")
     parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
-    parser.add_argument(
-        "--cdn", choices=("none",), default=None, help="none: no CDN in front of the origin (no purge is sent)."
-    )
+    from transforms.editions.control_command import add_cdn_arguments
+
+    add_cdn_arguments(parser)
     parser.add_argument(
         "--editions",
         default=None,
@@ -168,5 +168,5 @@ def _after_rollback(args, store_config, stores, pointer: str, previous: int, now
             print(str(exc), file=sys.stderr)
             status = exc.status
     if not args.pool and now != previous:
-        purge(store_config, args.cdn, [pointer], f"rollback {pointer} to v{now}: {why}")
+        purge(store_config, args.cdn, [pointer], f"rollback {pointer} to v{now}: {why}", url_map=args.cdn_url_map)
     return status

@@ -38,7 +38,7 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from transforms.editions.control_command import CommandError, purge
+from transforms.editions.control_command import CommandError, add_cdn_arguments, purge
 
 _ARTICLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -52,9 +52,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--reason", help="Why (kept in the audit trail). Required.")
     parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
     parser.add_argument("--undo", action="store_true", help="Lift the takedown: the content is served again.")
-    parser.add_argument(
-        "--cdn", choices=("none",), default=None, help="none: no CDN in front of the origin (no purge is sent)."
-    )
+    add_cdn_arguments(parser)
     from stores import add_store_arguments
 
     add_store_arguments(parser, with_project=True)
@@ -185,7 +183,7 @@ def _run(args, store_config, kind: str, id_: str, url: str) -> int:
     verb = "taken down" if action == "takedown" else "served again"
     print(f"{record.target}: {verb} ({reason}); pages: {' '.join(pointers) or 'none live'}")
     if pointers:
-        purge(store_config, args.cdn, pointers, f"{action} {record.target}: {reason}")
+        purge(store_config, args.cdn, pointers, f"{action} {record.target}: {reason}", url_map=args.cdn_url_map)
     return 0
 
 

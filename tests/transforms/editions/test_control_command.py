@@ -114,3 +114,25 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(live_stor
     assert open_control_store(config).edition_controls("us-en") == []
     assert open_audit_log(config).entries() == []
     assert open_stores(config).pointers.get("us-en/top") == v3
+
+
+@pytest.mark.parametrize("command", ["rollback", "hold"])
+def test_cdn_flags_reach_the_purger(published, monkeypatch, command):
+    """``--cdn gcp --cdn_url_map M`` on an operator command opens the Cloud CDN purger on M (the flags are shared by
+    rollback, control and takedown: transforms/editions/control_command.add_cdn_arguments)."""
+    import stores.cdn
+
+    config, (v1, _v2, _v3) = published
+    opened = []
+
+    def fake_open_purger(store_config, cdn=None, url_map=None, session=None):
+        opened.append((cdn, url_map))
+        return stores.cdn.NullPurger()
+
+    monkeypatch.setattr(stores.cdn, "open_purger", fake_open_purger)
+    flags = ["--cdn", "gcp", "--cdn_url_map", "newsroom-origin-urls"]
+    if command == "rollback":
+        status = newsroom(["rollback", *page("--to-version", str(v1), *flags), *store_flags(config)])
+    else:
+        status = control(config, "hold", *page("--version", str(v1), "--expires", "1h", "--reason", "r", *flags))
+    assert status == 0 and opened == [("gcp", "newsroom-origin-urls")]
