@@ -98,22 +98,15 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--expires", help="When the control ends: 90s, 30m, 2h, 1d from now, or an ISO time; at most 7 days."
     )
-    parser.add_argument("--reason", help="Why (kept in the audit trail). Required to set or clear.")
-    parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
     parser.add_argument("--all", action="store_true", help="list: also the expired records not deleted yet.")
-    add_cdn_arguments(parser)
-    parser.add_argument(
-        "--editions",
-        default=None,
-        help="Editions file the edition and section are checked against. Default: the packaged editions.json.",
-    )
-    from stores import add_store_arguments
-
-    add_store_arguments(parser, with_project=True)
+    add_operator_arguments(parser, "Why (kept in the audit trail). Required to set or clear.")
 
 
-def add_cdn_arguments(parser) -> None:
-    """``--cdn`` and ``--cdn_url_map``: where the operator commands (control, rollback, takedown) send purges."""
+def add_operator_arguments(parser, reason_help: str, editions: bool = True) -> None:
+    """The flags every operator command (control, rollback, takedown) shares: ``--reason`` and ``--who`` (the audit
+    trail), where purges go (``--cdn``, ``--cdn_url_map``), the editions file (``editions``) and the store flags."""
+    parser.add_argument("--reason", help=reason_help)
+    parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
     parser.add_argument(
         "--cdn",
         choices=("none", "queue", "gcp"),
@@ -127,6 +120,15 @@ def add_cdn_arguments(parser) -> None:
         default=None,
         help="gcp: the origin's URL map (Terraform output url_map). Default: $NEWSROOM_CDN_URL_MAP.",
     )
+    if editions:
+        parser.add_argument(
+            "--editions",
+            default=None,
+            help="Editions file the edition and section are checked against. Default: the packaged editions.json.",
+        )
+    from stores import add_store_arguments
+
+    add_store_arguments(parser, with_project=True)
 
 
 def purge(store_config, cdn: str | None, pointers: list[str], reason: str, url_map: str | None = None) -> None:

@@ -47,19 +47,9 @@ def add_arguments(parser) -> None:
         help="Also hold the page at the version rolled back to, for this long (90s, 30m, 2h, 1d or an ISO time; at "
         "most 7 days): the next cycles do not move it. Needs --reason. Pages only.",
     )
-    parser.add_argument("--reason", help="Why (audit trail). Required with --hold.")
-    parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
-    from transforms.editions.control_command import add_cdn_arguments
+    from transforms.editions.control_command import add_operator_arguments
 
-    add_cdn_arguments(parser)
-    parser.add_argument(
-        "--editions",
-        default=None,
-        help="Editions file the edition and section are checked against. Default: the packaged editions.json.",
-    )
-    from stores import add_store_arguments
-
-    add_store_arguments(parser, with_project=True)
+    add_operator_arguments(parser, "Why (audit trail). Required with --hold.")
 
 
 def _when(ms) -> str:

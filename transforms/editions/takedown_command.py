@@ -38,7 +38,7 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from transforms.editions.control_command import CommandError, add_cdn_arguments, purge
+from transforms.editions.control_command import CommandError, add_operator_arguments, purge
 
 _ARTICLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -49,13 +49,8 @@ def add_arguments(parser) -> None:
     what.add_argument("--url", help="Article URL to take down (cleaned and hashed to its article id).")
     what.add_argument("--story", help="Story id (decimal) to take down: the whole story and its page.")
     what.add_argument("--list", action="store_true", help="List the tombstones in force.")
-    parser.add_argument("--reason", help="Why (kept in the audit trail). Required.")
-    parser.add_argument("--who", help="Who asks (audit trail). Default: $NEWSROOM_OPERATOR, else user@host.")
     parser.add_argument("--undo", action="store_true", help="Lift the takedown: the content is served again.")
-    add_cdn_arguments(parser)
-    from stores import add_store_arguments
-
-    add_store_arguments(parser, with_project=True)
+    add_operator_arguments(parser, "Why (kept in the audit trail). Required.", editions=False)
 
 
 def target(args) -> tuple[str, str, str]:

@@ -119,7 +119,7 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(live_stor
 @pytest.mark.parametrize("command", ["rollback", "hold"])
 def test_cdn_flags_reach_the_purger(published, monkeypatch, command):
     """``--cdn gcp --cdn_url_map M`` on an operator command opens the Cloud CDN purger on M (the flags are shared by
-    rollback, control and takedown: transforms/editions/control_command.add_cdn_arguments)."""
+    rollback, control and takedown: transforms/editions/control_command.add_operator_arguments)."""
     import stores.cdn
 
     config, (v1, _v2, _v3) = published
