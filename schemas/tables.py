@@ -67,6 +67,8 @@ profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read 
                             e:{at:013d}     JSON read (story_id, article_id, at, kind), keyed by its event time in
                                             ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
                                             days (MAX_AGE_DAYS), so a reader's history also fades when unused
+    t#{topic_id}            p:followers     64-bit big-endian counter: readers following the topic id (no reader id;
+                                            incremented/decremented on follow changes; read by the editions stage)
 
 covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole by the co-visitation job)
     v#{story_id:016x}       m:at            ms (decimal) the counts are as of; readers decay them from it

@@ -28,6 +28,7 @@ from apache_beam.typehints import KV
 
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
+from stores.profiles import open_profile_store
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions import bursts
 from transforms.editions.book import compact_change
@@ -38,6 +39,7 @@ from transforms.editions.cycle import EditionMemory
 from transforms.editions.params import BurstParams, RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
+from transforms.editions.topics import FollowedTopics
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
@@ -287,12 +289,13 @@ class RankEditionsFn(beam.DoFn):
     def setup(self):
         self.config = subset(default_config(self.editions_path), self.editions_only)
         self.params = RankParams.from_config(self.config, **self.overrides)
-        controls = None
+        controls = followed = None
         if self.store_config is not None:  # editorial controls: read every cycle (a replay: every 30 s at most)
             store = open_control_store(self.store_config)
             controls = ControlReader(store, refresh_s=30.0 if self.replay else 0.0, count=self.metrics)
+            followed = FollowedTopics(open_profile_store(self.store_config))  # topic pages (follower counts)
         registry = default_registry(self.publishers_path)
-        self.ranker = EditionRanker(self.config, registry, self.params, self.metrics, controls=controls)
+        self.ranker = EditionRanker(self.config, registry, self.params, self.metrics, controls, followed)
 
     def process(
         self,

@@ -15,6 +15,7 @@ Object names and pointers (schemas/pages.py):
     pools/{edition}/v{n}.json             pointer "pool/{edition}"
     stories/{story_id}/v{n}.json          pointer "story/{story_id}"
     aliases/v{n}.json                     pointer "aliases"
+    topics/{edition}/{topic}/v{n}.json    pointer "topic/{edition}/{topic}"  (transforms/editions/topics.py)
 
 Per item, in order:
 1. stale   -- the pointer is already at this version or later (a replay, a timer that fired twice): nothing.
@@ -48,7 +49,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from schemas.pages import aliases_path, page_path, pool_path, story_path
+from schemas.pages import aliases_path, page_path, pool_path, story_path, topic_path
 from stores import AlreadyExists, NotFound
 from stores.retention import StoryRetention, retire
 from transforms.common import MERGE, MINUTE_MS
@@ -78,6 +79,9 @@ def path_of(kind: str, pointer: str, version: int) -> str:
         return story_path(pointer.split("/", 1)[1], version)
     if kind == "aliases":
         return aliases_path(version)
+    if kind == "topic_page":
+        _, edition, topic = pointer.split("/", 2)
+        return topic_path(edition, topic, version)
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 

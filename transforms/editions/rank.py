@@ -45,12 +45,13 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
+from transforms.editions.topics import topic_items
 
 log = logging.getLogger(__name__)
 
 
-def snapshot_items(out: CycleOutput, config) -> list[dict]:
-    """The snapshot items of one edition's cycle, pages first (deterministic order)."""
+def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> list[dict]:
+    """The snapshot items of one edition's cycle, pages first, then topic pages (deterministic order)."""
     items = []
     for sec_id, doc in out.pages.items():
         items.append(
@@ -63,6 +64,7 @@ def snapshot_items(out: CycleOutput, config) -> list[dict]:
                 "min_stories": config.section(sec_id).min_stories,
             }
         )
+    items.extend(topic_pages)  # before the pool that lists them (transforms/editions/topics.py)
     items.append(
         {
             "kind": "candidate_pool",
@@ -105,14 +107,26 @@ class EditionRanker:
     ``controls_<kind>`` (editorial controls that took effect) and ``cycle_ms`` (a duration); default: nothing.
     ``controls``: ``controls(edition, now) -> [stores.controls.Control]`` read every cycle and applied to its pages
     (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls.
+    ``followed``: ``followed() -> {topic id: followers}`` (:class:`~transforms.editions.topics.FollowedTopics`):
+    each cycle also builds the edition's followed and trending topic pages (:mod:`transforms.editions.topics`);
+    None: no topic pages (the origin builds every one on demand).
     """
 
-    def __init__(self, config, registry, params, count: Callable[[str, int], None] | None = None, controls=None):
+    def __init__(
+        self,
+        config,
+        registry,
+        params,
+        count: Callable[[str, int], None] | None = None,
+        controls=None,
+        followed: Callable[[], dict] | None = None,
+    ):
         self.config = config
         self.registry = registry
         self.params = params
         self._counter = count
         self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
+        self.followed = followed
         self._cache: dict[str, _Cached] = {}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -149,7 +163,9 @@ class EditionRanker:
                 self._count(f"controls_{kind}", n)
         cached.last_cycle = now
         self._count("cycles")
-        items = snapshot_items(out, self.config)
+        topic_pages = topic_items(out.pool, self.followed()) if self.followed is not None else []
+        self._count("topic_pages", len(topic_pages))
+        items = snapshot_items(out, self.config, topic_pages)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
