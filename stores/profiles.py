@@ -73,7 +73,7 @@ def follow_ids(profile: dict | None) -> set[str]:
 def follow_deltas(old: dict | None, new: dict | None) -> dict[str, int]:
     """topic id -> +1 (now followed) / -1 (no longer followed) between two versions of a profile."""
     a, b = follow_ids(old), follow_ids(new)
-    return {**{t: 1 for t in b - a}, **{t: -1 for t in a - b}}
+    return {**dict.fromkeys(b - a, 1), **dict.fromkeys(a - b, -1)}
 
 
 def _dumps(doc: dict) -> str:

@@ -89,7 +89,7 @@ def test_the_stage_publishes_followed_and_trending_topic_pages_and_the_pool_list
 def test_topic_pages_are_bounded_per_cycle_followed_first():
     pool = {"edition": "us-en", "version": 5, "cycle": "2024-03-01T12:00:00Z", "stories": []}
     for i in range(60):  # 60 entities with 3..62 stories each would be 60 trending pages
-        for k in range(3 + i):
+        for _ in range(3 + i):
             pool["stories"].append(
                 {
                     "story_id": str(len(pool["stories"]) + 1),
