@@ -107,18 +107,3 @@ def test_topic_pages_are_bounded_per_cycle_followed_first():
     assert chosen[2:5] == ["entity:org:e59", "entity:org:e58", "entity:org:e57"]  # then most stories
     world = next(d for d in topics.topic_documents(pool, followed) if d["topic"] == "topic:world")
     assert world["story_count"] == len(pool["stories"]) and len(world["stories"]) == topics.MAX_STORIES
-
-
-def test_follower_counts_follow_every_change_and_forget(embedded_store_config):
-    store = open_profile_store(embedded_store_config)
-
-    def follows(**f):
-        return lambda p: {**p, "follows": {**p["follows"], **f}}
-
-    store.update("a", follows(places=["pune"], topics=["science"]))
-    store.update("b", follows(places=["place:pune"], entities=["org:isro"]))
-    assert store.followed_topics() == {"place:pune": 2, "topic:science": 1, "entity:org:isro": 1}
-    store.update("a", follows(topics=[]))
-    store.delete("b")
-    assert store.followed_topics() == {"place:pune": 1}
-    assert store.followed_topics(limit=0) == {}
