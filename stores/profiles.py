@@ -24,8 +24,8 @@ adds +1/-1 to the count of each topic id followed or unfollowed (:func:`follow_i
 ``place:{code}``, ``entity:{id}``; sources are not topics), and forgetting a reader takes its follows off;
 :meth:`ProfileStore.followed_topics` lists the most-followed ids. Embedded: table ``follow_counts`` (in the same
 transaction as the profile; rebuilt from the profiles when the table is new). Bigtable: rows ``t#{topic id}``
-of the profiles table, cell ``p:followers`` (a 64-bit counter, ReadModifyWrite increment after the profile's
-compare-and-set succeeded).
+of the ``follows`` table (not ``profiles``: the editions stage that reads the counts has no access to profiles),
+cell ``c:followers`` (a 64-bit counter, ReadModifyWrite increment after the profile's compare-and-set succeeded).
 
 Write budget: :meth:`ProfileStore.take_token` takes one token from the reader's bucket (``stores.base.bucket_step``),
 held in the store so every origin worker and instance shares it: embedded table ``rate_buckets``; Bigtable cell
@@ -255,6 +255,7 @@ def _read_qualifier(r: dict) -> bytes:
 
 
 COLUMN_BUCKET = b"bucket"
+FAMILY_FOLLOWS = "c"  # table follows
 COLUMN_FOLLOWERS = b"followers"
 
 
@@ -311,9 +312,11 @@ def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst,
 class BigtableProfileStore(ProfileStore):
     """The ``profiles`` table of a Bigtable instance (honours BIGTABLE_EMULATOR_HOST through the client)."""
 
-    def __init__(self, table):
-        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`)."""
+    def __init__(self, table, follows=None):
+        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`); ``follows``: the
+        follower-count table (None: counts are neither kept nor read)."""
         self.table = table
+        self.follows = follows
 
     # Every read carries "latest cell only": the emulator does not enforce GC rules (LOCAL_STACK.md).
     @staticmethod
@@ -422,20 +425,24 @@ class BigtableProfileStore(ProfileStore):
                 raise StoreError(f"profiles: cannot trim reads of {reader_id!r}: {exc}") from exc
 
     def _add_follows(self, deltas: dict[str, int]) -> None:
+        if self.follows is None:
+            return
         for topic, d in sorted(deltas.items()):
-            row = self.table.append_row(b"t#" + topic.encode("utf-8"))
-            row.increment_cell_value(FAMILY_PROFILE, COLUMN_FOLLOWERS, d)
+            row = self.follows.append_row(b"t#" + topic.encode("utf-8"))
+            row.increment_cell_value(FAMILY_FOLLOWS, COLUMN_FOLLOWERS, d)
             try:
                 row.commit()
             except Exception as exc:
                 raise StoreError(f"profiles: cannot count followers of {topic!r}: {exc}") from exc
 
     def followed_topics(self, limit: int = 1000) -> dict[str, int]:
+        if self.follows is None:
+            return {}
         try:
-            rows = self.table.read_rows(start_key=b"t#", end_key=b"t$", filter_=self._latest())
+            rows = self.follows.read_rows(start_key=b"t#", end_key=b"t$", filter_=self._latest())
             counts = {}
             for row in rows:
-                cell = row.cells.get(FAMILY_PROFILE, {}).get(COLUMN_FOLLOWERS)
+                cell = row.cells.get(FAMILY_FOLLOWS, {}).get(COLUMN_FOLLOWERS)
                 n = int.from_bytes(cell[0].value, "big", signed=True) if cell else 0
                 if n > 0:
                     counts[row.row_key[2:].decode("utf-8")] = n
@@ -490,4 +497,4 @@ def open_profile_store(config=None) -> ProfileStore:
         from stores import embedded
 
         return EmbeddedProfileStore(embedded.Database(config.embedded_db))
-    return BigtableProfileStore(_bigtable_table(config, "profiles"))
+    return BigtableProfileStore(_bigtable_table(config, "profiles"), _bigtable_table(config, "follows"))

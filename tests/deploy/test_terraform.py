@@ -74,6 +74,7 @@ EXPECTED_GRANTS = {
         "tables": {
             **{t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
             "controls": ["roles/bigtable.reader"],  # editorial controls, read every cycle; set by operators
+            "follows": ["roles/bigtable.reader"],  # follower counts per topic id (topic pages); no reader id
         },
         "namespaced": [],
         "buckets": {
@@ -117,6 +118,7 @@ EXPECTED_GRANTS = {
             "pointers": ["roles/bigtable.reader"],
             "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
+            "follows": ["roles/bigtable.user"],
             "covisit": ["roles/bigtable.reader"],
         },
         "namespaced": [],

@@ -35,6 +35,7 @@ locals {
     covisit  = { m = { max_versions = 1 }, n = { max_versions = 1 } }
     audit    = { m = { max_versions = 1 } }
     controls = { c = { max_versions = 1, max_age = "720h" } }
+    follows  = { c = { max_versions = 1 } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
