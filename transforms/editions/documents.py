@@ -62,7 +62,7 @@ def canonical_bytes(doc: dict) -> bytes:
     return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-_VOLATILE = ("version", "cycle", "generated_at")  # document level
+_VOLATILE = ("version", "cycle", "generated_at", "pool_version")  # document level (pool_version: topic pages)
 _VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
 
 

@@ -107,3 +107,47 @@ def test_topic_pages_are_bounded_per_cycle_followed_first():
     assert chosen[2:5] == ["entity:org:e59", "entity:org:e58", "entity:org:e57"]  # then most stories
     world = next(d for d in topics.topic_documents(pool, followed) if d["topic"] == "topic:world")
     assert world["story_count"] == len(pool["stories"]) and len(world["stories"]) == topics.MAX_STORIES
+
+
+def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_chosen(tmp_path):
+    from stores import StoreConfig
+    from transforms.editions.publish import SnapshotPublisher
+
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    now = [1_000_000.0]
+    pub = SnapshotPublisher(stores, languages=("en",), retire_every_s=60, clock=lambda: now[0], topic_keep_s=3600)
+    pool = {"edition": "us-en", "version": 100, "cycle": "2024-03-01T12:00:00Z", "stories": []}
+    for i, e in enumerate(["org:a"] * 3 + ["org:b"] * 3):
+        card = {
+            "article_id": "a" * 32,
+            "url": f"https://x.test/{i}",
+            "title": "t",
+            "publisher_id": "p",
+            "publisher_name": "P",
+            "image_url": None,
+            "published_at": "2024-03-01T11:00:00Z",
+            "first_seen_at": "2024-03-01T11:00:00Z",
+            "language": "en",
+            "labels": [],
+        }
+        pool["stories"].append(
+            {
+                "story_id": str(i + 1),
+                "score": 1.0 - i / 10,
+                "section": "world",
+                "entities": (e,),
+                "representative": card,
+            }
+        )
+
+    def cycle(version, followed, max_pages):
+        doc = dict(pool, version=version)
+        return [pub.publish(it)["outcome"] for it in topics.topic_items(doc, followed, max_pages)]
+
+    assert cycle(100, {}, 2) == ["published", "published"]
+    now[0] += 1800
+    assert cycle(130, {"entity:org:a": 1}, 1) == ["unchanged"]  # a chosen, unchanged: its pointer stays at v100
+    now[0] += 1900
+    assert pub.maybe_retire() == ["topic/us-en/entity:org:b"]  # not chosen for more than an hour
+    assert set(stores.pointers.versions("topic/")) == {"topic/us-en/entity:org:a"}
+    assert cycle(200, {}, 2) == ["unchanged", "published"]  # chosen again: back
