@@ -253,7 +253,8 @@ def _topic_path() -> dict:
         "name": "topic_id",
         "in": "path",
         "required": True,
-        "description": "entity:{id} (alias-table entity id), place:{code} (region code) or topic:{name} (section).",
+        "description": "entity:{id} (alias-table entity id), place:{code} (region code, or a city of the gazetteer such as "
+        "place:chicago) or topic:{name} (section).",
         "schema": {"type": "string", "pattern": TOPIC_ID_PATTERN},
         "example": "entity:org:isro",
     }

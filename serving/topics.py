@@ -2,7 +2,8 @@
 
 Reads the edition's candidate pool in the in-memory catalog (:class:`serving.catalog.PreparedPool`), never a store.
 A topic id is ``entity:{id}`` (an alias-table entity id of the pool's ``entities``, e.g. ``entity:org:isro``),
-``place:{code}`` (a region code of the pool's ``places``, or the place's entity id ``place:{code}``) or ``topic:{name}`` (a section of the pool's ``topics``).
+``place:{code}`` (a region or city code of the pool's ``places`` -- cities of the editions file's gazetteer,
+transforms/editions/topics.py -- or the place's entity id ``place:{code}``) or ``topic:{name}`` (a section of the pool's ``topics``).
 The page lists the edition's live stories about it, ranked by the edition's own score (pool order), each with the
 pool's representative card: the same story items as For you without rank and reason.
 

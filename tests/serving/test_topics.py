@@ -228,3 +228,27 @@ def test_the_pre_built_snapshot_is_what_is_served_and_only_while_the_pool_lists_
     assert "entity:org:isro" not in pool(app).topic_pages
     doc = orjson.loads(client.get(url("entity:org:isro", limit=10)).data)
     assert len(doc["stories"]) == min(10, doc["story_count"]) > 1
+
+
+def test_a_city_of_the_gazetteer_has_its_page_and_is_followable_as_a_place(app, world, client, auth):
+    """Cities are places of the pool entries (transforms/editions/topics.py add_cities): place:{city} is a page,
+    and following the city lifts its stories in For you as local."""
+    from devtools import samples
+    from schemas.pages import pool_path
+
+    version = world.pointers.get(f"pool/{EDITION}")
+    doc = orjson.loads(world.snapshots.get(pool_path(EDITION, version)))
+    doc["version"] = version + 1
+    chicago = [s["story_id"] for s in doc["stories"][40:46]]
+    for s in doc["stories"][40:46]:
+        s["places"] = [*s.get("places", []), "chicago"]
+    samples.publish(world.pointers, world.snapshots, doc)
+    app.extensions["newsroom"].watcher.poll_once()
+    page = client.get(url("place:chicago", limit=50))
+    assert page.status_code == 200
+    body = orjson.loads(page.data)
+    assert [s["story_id"] for s in body["stories"]] == chicago and body["kind"] == "place"
+    client.post("/v1/me/follows", json={"kind": "place", "value": "chicago"}, headers=auth("cy"))
+    items = orjson.loads(client.get(f"/v1/feed/for-you?edition={EDITION}&limit=30", headers=auth("cy")).data)["items"]
+    local = [i["story_id"] for i in items if i["reason"] == "local:chicago"]
+    assert local and set(local) <= set(chicago)

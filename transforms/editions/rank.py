@@ -45,7 +45,7 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
-from transforms.editions.topics import topic_items
+from transforms.editions.topics import add_cities, city_codes, topic_items
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,7 @@ class EditionRanker:
         self._counter = count
         self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
         self.followed = followed
+        self.cities = city_codes(config)  # gazetteer cities: followable places with their own pages
         self._cache: dict[str, _Cached] = {}
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -163,6 +164,7 @@ class EditionRanker:
                 self._count(f"controls_{kind}", n)
         cached.last_cycle = now
         self._count("cycles")
+        add_cities(out.pool, self.cities)
         topic_pages = topic_items(out.pool, self.followed()) if self.followed is not None else []
         self._count("topic_pages", len(topic_pages))
         items = snapshot_items(out, self.config, topic_pages)

@@ -4,6 +4,13 @@ A topic id is ``entity:{id}`` (an alias-table entity of the pool's ``entities``)
 city code of the pool's ``places``, or a place entity ``place:{code}`` of its ``entities``) or ``topic:{section}``
 (a section of the pool's ``topics``): the ids ``GET /v1/topics/{id}`` answers (serving/topics.py).
 
+Cities (local pages): the gazetteer of editions.json lists each region's sub-national places (``local_places``:
+cities, and some states). :func:`add_cities` adds their codes (the name with hyphens for spaces: ``los-angeles``)
+to the ``places`` of every pool entry whose main entities name one (by the alias table's id ``place:los-angeles``
+or by the unlinked surface form ``los angeles``), next to the region codes. So a city is followable (For you
+lifts its stories as ``local:{code}``) and has its own page, ``place:{code}``, pre-built when followed or trending,
+on demand otherwise: local pages for cities, not only the edition's whole-region Local section.
+
 Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool document only:
 
 1. count the pool stories about every id: one pass over the pool's entries (O(pool size x ids per entry), no pair
@@ -42,6 +49,25 @@ MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
 TRENDING_MIN_STORIES = 3
 MAX_STORIES = 100  # stories kept on a pre-built page (serving/topics.py MAX_LIMIT)
 FOLLOWED_READ = 2000  # most-followed ids read from the profile store
+
+
+def city_codes(config) -> dict[str, str]:
+    """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
+    out: dict[str, str] = {}
+    for code in sorted(config.regions):
+        for name in config.regions[code].local_places:
+            city = "-".join(name.split())
+            out.setdefault(name, city)
+            out.setdefault("place:" + city, city)
+    return out
+
+
+def add_cities(pool: dict, cities: dict[str, str]) -> None:
+    """Add the city codes named by each pool entry's main entities to its ``places`` (after the region codes)."""
+    for entry in pool["stories"]:
+        extra = [cities[k] for k in (e.lower() for e in entry.get("entities") or ()) if k in cities]
+        if extra:
+            entry["places"] = tuple(dict.fromkeys([*(entry.get("places") or ()), *extra]))
 
 
 def topic_ids_of(entry: dict) -> list[str]:

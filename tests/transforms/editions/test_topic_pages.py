@@ -17,6 +17,7 @@ from transforms.editions import documents as docs
 from transforms.editions import topics
 from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
 from transforms.editions.book import compact_change
+from transforms.editions.config import load_config
 
 
 def run_stage(world, config, at_ms) -> list[dict]:
@@ -151,3 +152,26 @@ def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_
     assert pub.maybe_retire() == ["topic/us-en/entity:org:b"]  # not chosen for more than an hour
     assert set(stores.pointers.versions("topic/")) == {"topic/us-en/entity:org:a"}
     assert cycle(200, {}, 2) == ["unchanged", "published"]  # chosen again: back
+
+
+def test_gazetteer_cities_are_followable_places_with_their_own_page(embedded_store_config, world):
+    """A city of the gazetteer (editions.json local_places), named by its alias id or by its unlinked surface form,
+    is a place of the pool entry (after the region codes): followed, its page is pre-built as place:{code}."""
+    T, MIN = world.T0, world.MIN
+    world.story(40, ["paper-1", "capital-post"], T - 5 * MIN, places=("los angeles",))  # unlinked surface form
+    world.story(41, ["paper-2", "capital-post"], T - 6 * MIN, places=("place:los-angeles",))  # alias-table id
+    world.story(42, ["paper-3", "capital-post"], T - 7 * MIN, places=("california",))  # a state: local, not LA
+    for s in range(8):
+        world.story(50 + s, [f"paper-{s}", "daily-herald"], T - (s + 2) * 3 * MIN)
+    open_profile_store(embedded_store_config).update(
+        "cy", lambda p: {**p, "follows": {**p["follows"], "places": ["los-angeles"]}}
+    )
+    items = run_stage(world, embedded_store_config, T + MIN)
+    pool = next(it["doc"] for it in items if it["kind"] == "candidate_pool")
+    places = {s["story_id"]: s["places"] for s in pool["stories"]}
+    assert "los-angeles" in places["40"] and "los-angeles" in places["41"] and "los-angeles" not in places["42"]
+    assert places["40"][0] == "us"  # the region code first, as before
+    assert "california" in places["42"]
+    page = next(it["doc"] for it in items if it["kind"] == "topic_page" and it["doc"]["topic"] == "place:los-angeles")
+    assert {s["story_id"] for s in page["stories"]} == {"40", "41"} and page["kind"] == "place"
+    assert topics.city_codes(load_config())["new york"] == "new-york"
