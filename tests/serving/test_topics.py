@@ -252,3 +252,16 @@ def test_a_city_of_the_gazetteer_has_its_page_and_is_followable_as_a_place(app, 
     items = orjson.loads(client.get(f"/v1/feed/for-you?edition={EDITION}&limit=30", headers=auth("cy")).data)["items"]
     local = [i["story_id"] for i in items if i["reason"] == "local:chicago"]
     assert local and set(local) <= set(chicago)
+
+
+def test_a_retired_topic_pointer_leaves_the_origin_and_the_page_is_built_on_demand(app, world, client):
+    prebuild(app, world, {"entity:org:isro": 5})
+    cat = app.extensions["newsroom"].holder.current
+    name = f"topic/{EDITION}/entity:org:isro"
+    assert world.pointers.retire(name, cat.loaded[name])
+    app.extensions["newsroom"].watcher.poll_once()
+    cat = app.extensions["newsroom"].holder.current
+    assert (EDITION, "entity:org:isro") not in cat.topics and name not in cat.loaded
+    before = app.extensions["newsroom"].topic_pages.prebuilt
+    assert client.get(url("entity:org:isro", limit=7)).status_code == 200  # listed by the pool, served on demand
+    assert app.extensions["newsroom"].topic_pages.prebuilt == before
