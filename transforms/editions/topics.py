@@ -37,6 +37,7 @@ counts): the stage must not read the profile store every minute of every edition
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 
@@ -49,6 +50,9 @@ MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
 TRENDING_MIN_STORIES = 3
 MAX_STORIES = 100  # stories kept on a pre-built page (serving/topics.py MAX_LIMIT)
 FOLLOWED_READ = 2000  # most-followed ids read from the profile store
+# The ids GET /v1/topics/{id} accepts (serving/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
+# an entity id with a "/" or a control character has no page, so none is built.
+SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
 
 
 def city_codes(config) -> dict[str, str]:
@@ -76,7 +80,7 @@ def topic_ids_of(entry: dict) -> list[str]:
     ids += [f"place:{p}" for p in entry.get("places") or ()]
     ids += [f"place:{e[6:]}" for e in entry.get("entities") or () if e.startswith("place:")]
     ids += [f"topic:{t}" for t in entry.get("topics") or ()]
-    return list(dict.fromkeys(ids))
+    return [t for t in dict.fromkeys(ids) if SERVABLE.match(t)]
 
 
 def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[str]:

@@ -101,6 +101,9 @@ def test_topic_pages_are_bounded_per_cycle_followed_first():
                     "representative": {"title": "t", "url": "https://x.test/a"},
                 }
             )
+    for k in range(5):  # an id the origin cannot serve gets no page, however many stories
+        pool["stories"].append(dict(pool["stories"][0], story_id=str(1000 + k), entities=("ac/dc",)))
+    assert topics.topic_ids_of(pool["stories"][-1]) == ["topic:world"]
     followed = {"entity:org:e0": 7, "topic:world": 3, "entity:org:nobody-writes-about": 99}
     chosen = [d["topic"] for d in topics.topic_documents(pool, followed)]
     assert len(chosen) == topics.MAX_TOPIC_PAGES
