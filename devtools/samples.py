@@ -213,6 +213,9 @@ def pointer_and_path(doc: dict) -> tuple[str, str, str]:
         return "story_coverage", f"story/{doc['story_id']}", page_schemas.story_path(doc["story_id"], v)
     if schema == "newsroom.aliases/v1":
         return "aliases", "aliases", page_schemas.aliases_path(v)
+    if schema == "newsroom.topic_page/v1":
+        name = f"topic/{doc['edition']}/{doc['topic']}"
+        return "topic_page", name, page_schemas.topic_path(doc["edition"], doc["topic"], v)
     raise ValueError(f"unknown snapshot schema {schema!r}")
 
 

@@ -10,7 +10,10 @@ Starts, in order:
 4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
 5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):
    normalise, dedupe, syndication, embed, cluster, cross-language links (every 10 virtual minutes of the world),
-   bursts, minute ranking, snapshots and pointers.
+   bursts, minute ranking, snapshots and pointers;
+6. the co-visitation job (``pipelines/covisit.py``, streaming in a child process too): the origin publishes each
+   reader's reads to the read-events topic, the job turns them into "read together" neighbours per story, which
+   For you shows as "also read" (:func:`job_plan` lists both jobs' command lines).
 
 Every table lives in ``{data_dir}/newsroom.sqlite3`` and every snapshot under ``{data_dir}/snapshots/`` (the
 embedded backends). The one thing that is not embedded is the bus: Beam 2.77's Python local runner can host no
@@ -40,6 +43,8 @@ import time
 from pathlib import Path
 
 log = logging.getLogger("newsroom.run")
+
+TOPICS = ("items-raw", "fetch-requests", "dead-letter", "read-events")  # the bus topics of the jobs and the origin
 
 
 def add_arguments(parser) -> None:
@@ -138,9 +143,10 @@ def main(args) -> int:
     os.environ.update(state.env())
     config = StoreConfig(backend="embedded", data_dir=data_dir, bus="pubsub", project=state.project)
     stores = open_stores(config)
-    for topic in ("items-raw", "fetch-requests", "dead-letter"):
+    for topic in TOPICS:
         stores.bus.ensure_topic(topic)
     stores.bus.ensure_subscription("items-raw", "stories-items-raw")
+    stores.bus.ensure_subscription("read-events", "covisit-read-events")  # reads kept from the origin's start
 
     stopping = threading.Event()
     cleanups: list = []
@@ -171,7 +177,8 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     watcher.before_run = set(watcher.first_on_page)
     world, ingest = _start_ingest(args, config, state, origin, ping_keys, cleanups, say)
     _start_heartbeat(stores, stopping, cleanups)
-    job = _start_stories_job(args, config, state, world, logs, cleanups)
+    jobs = {name: _start_job(name, argv, logs, cleanups) for name, argv in job_plan(args, config, state.project, world)}
+    job = jobs["stories"]
     cleanups.append(lambda: _drain(ingest, job, config))
     _say_where_to_look(args, origin, logs, say)
     return _watch(args, job, world, ingest, watcher, config, logs, say)
@@ -267,24 +274,23 @@ def _start_heartbeat(stores, stopping, cleanups) -> None:
     cleanups.append(stopping.set)
 
 
-def _start_stories_job(args, config, state, world, logs, cleanups) -> subprocess.Popen:
-    """The stories job (pipelines/stories.py) streaming in a child process, its output in logs/stories-job.log."""
-    job_args = [
-        sys.executable,
-        "-m",
-        "pipelines.stories",
-        f"--data_dir={config.data_dir}",
-        "--bus=pubsub",
-        f"--project={state.project}",
-    ]
+def job_plan(args, config, project: str, world) -> list[tuple[str, list[str]]]:
+    """The streaming jobs ``newsroom run`` starts, as (name, command line): the stories job and the co-visitation
+    job, both on the embedded stores of ``config`` and the Pub/Sub emulator's bus."""
+    common = [f"--data_dir={config.data_dir}", "--bus=pubsub", f"--project={project}"]
+    stories = [sys.executable, "-m", "pipelines.stories", *common]
     if args.embedder:
-        job_args.append(f"--embedder={args.embedder}")
+        stories.append(f"--embedder={args.embedder}")
     if world is not None:  # cross-language link ticks every 10 virtual minutes of the world, like its schedules
-        job_args.append(f"--link_interval_s={600.0 / args.speed:g}")
-    job_log = open(logs / "stories-job.log", "ab")  # noqa: SIM115 - the child writes it until stop()
-    job = subprocess.Popen(
-        job_args, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True
-    )
+        stories.append(f"--link_interval_s={600.0 / args.speed:g}")
+    covisit = [sys.executable, "-m", "pipelines.covisit", *common]
+    return [("stories", stories), ("covisit", covisit)]
+
+
+def _start_job(name: str, argv: list[str], logs, cleanups) -> subprocess.Popen:
+    """One streaming job in a child process (its own session), its output in logs/{name}-job.log."""
+    job_log = open(logs / f"{name}-job.log", "ab")  # noqa: SIM115 - the child writes it until stop()
+    job = subprocess.Popen(argv, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
 
     def stop_job() -> None:
         if job.poll() is None:
@@ -315,6 +321,7 @@ def _drain(ingest, job, config) -> None:
 
 def _say_where_to_look(args, origin: str, logs, say) -> None:
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
+    say(f"co-visitation job (For you's 'also read'): streaming, log {logs / 'covisit-job.log'}")
     say("open:")
     say(f"  {origin}/e/us-en/                             the reader web front end (sections, stories, For you)")
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")

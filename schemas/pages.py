@@ -19,6 +19,7 @@ PAGES = {
     "candidate_pool": "candidate_pool.schema.json",
     "story_coverage": "story_coverage.schema.json",
     "aliases": "aliases.schema.json",
+    "topic_page": "topic_page.schema.json",
 }
 
 # Snapshot object names and the pointers that make them live (written by the snapshot publisher, read by the origin).
@@ -26,6 +27,7 @@ PAGES = {
 #   pools/{edition}/v{n}.json             candidate_pool   pointer "pool/{edition}"
 #   stories/{story_id}/v{n}.json          story_coverage   pointer "story/{story_id}"
 #   aliases/v{n}.json                     aliases          pointer "aliases"
+#   topics/{edition}/{topic}/v{n}.json    topic_page       pointer "topic/{edition}/{topic}"
 
 
 def page_path(edition: str, section: str, version: int) -> str:
@@ -42,6 +44,10 @@ def story_path(story_id: int | str, version: int) -> str:
 
 def aliases_path(version: int) -> str:
     return f"aliases/v{version}.json"
+
+
+def topic_path(edition: str, topic: str, version: int) -> str:
+    return f"topics/{edition}/{topic}/v{version}.json"
 
 
 class PageError(ValueError):

@@ -68,6 +68,12 @@ profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read 
                                             ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
                                             days (MAX_AGE_DAYS), so a reader's history also fades when unused
 
+follows   (stores.profiles.BigtableProfileStore: follower counts, aggregated; no reader id, so the editions stage
+           reads them without access to profiles)
+    t#{topic_id}            c:followers     64-bit big-endian counter: readers following the topic id (incremented
+                                            and decremented by the origin on follow changes; read by the editions
+                                            stage for its topic pages, transforms/editions/topics.py)
+
 covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole by the co-visitation job)
     v#{story_id:016x}       m:at            ms (decimal) the counts are as of; readers decay them from it
                             n:{story_id}    decayed "read together" count (decimal text) of one neighbour story
@@ -120,6 +126,7 @@ TABLES: dict[str, dict[str, int]] = {
     "audit": {"m": 1},
     "controls": {"c": 1},
     "takedowns": {"t": 1},
+    "follows": {"c": 1},
 }
 
 # table -> family -> max cell age in days (GC rule, unioned with the max-versions rule of TABLES). Read events are

@@ -217,6 +217,7 @@ class PreparedPool:
     # what the items say, hashed: a pool re-filtered after a takedown keeps its version but not its fingerprint
     # (caches of rendered pool pages key on it, serving/topics.py)
     fingerprint: str = ""
+    topic_pages: frozenset[str] = frozenset()  # topic ids the editions stage pre-built this cycle (serving/topics.py)
 
     @classmethod
     def build(cls, doc: dict) -> PreparedPool:
@@ -281,7 +282,38 @@ class PreparedPool:
             ),
             id_hashes=id_hashes([s["story_id"] for s in stories]),
             fingerprint=hashlib.blake2b(b"\x00".join(items), digest_size=12).hexdigest(),
+            topic_pages=frozenset(doc.get("topic_pages") or ()),
         )
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedTopic:
+    """A topic page pre-built by the editions stage (transforms/editions/topics.py), served without its snapshot
+    version: ``head`` is the page's fields in the order the origin's own render writes them (serving/topics.py),
+    ``items`` each story item's bytes without its closing brace (as :attr:`PreparedPool.item_bytes`)."""
+
+    edition: str
+    topic: str
+    version: int
+    pool_version: int
+    head: dict
+    items: tuple[bytes, ...]
+
+    @classmethod
+    def build(cls, doc: dict) -> PreparedTopic:
+        keys = ("schema", "topic", "kind", "value", "edition", "pool_version", "cycle", "story_count")
+        items = tuple(
+            orjson.dumps(
+                {
+                    "story_id": s["story_id"],
+                    "section": s["section"],
+                    "labels": s.get("labels") or [],
+                    "representative": s["representative"],
+                }
+            )[:-1]
+            for s in doc["stories"]
+        )
+        return cls(doc["edition"], doc["topic"], doc["version"], doc["pool_version"], {k: doc[k] for k in keys}, items)
 
 
 def _ms_or_zero(card: dict) -> int:
@@ -334,6 +366,7 @@ class Catalog:
     pages: Mapping[tuple[str, str], PreparedPage] = field(default_factory=dict)
     pools: Mapping[str, PreparedPool] = field(default_factory=dict)
     stories: Mapping[str, StoryEntry] = field(default_factory=dict)
+    topics: Mapping[tuple[str, str], PreparedTopic] = field(default_factory=dict)  # (edition, topic id) -> page
     aliases: Mapping[str, str] = field(default_factory=dict)
     aliases_version: int | None = None
     editions: Mapping[str, EditionInfo] = field(default_factory=dict)
@@ -451,4 +484,6 @@ def prepare(kind: str, doc: dict):
         return PreparedPool.build(doc)
     if kind == "aliases":
         return _resolve_aliases(doc["aliases"])
+    if kind == "topic_page":
+        return PreparedTopic.build(doc)
     raise ValueError(kind)

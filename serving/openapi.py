@@ -247,12 +247,14 @@ def _shared_paths() -> dict:
 
 
 def _topic_path() -> dict:
-    """GET /v1/topics/{topic_id} (serving/topics.py): shared, built on demand from the edition's pool."""
+    """GET /v1/topics/{topic_id} (serving/topics.py): shared; pre-built by the editions stage for followed and
+    trending topics, built on demand from the edition's pool for the others."""
     topic_id = {
         "name": "topic_id",
         "in": "path",
         "required": True,
-        "description": "entity:{id} (alias-table entity id), place:{code} (region code) or topic:{name} (section).",
+        "description": "entity:{id} (alias-table entity id), place:{code} (region code, or a city of the gazetteer such as "
+        "place:chicago) or topic:{name} (section).",
         "schema": {"type": "string", "pattern": TOPIC_ID_PATTERN},
         "example": "entity:org:isro",
     }
@@ -261,7 +263,7 @@ def _topic_path() -> dict:
         "/v1/topics/{topic_id}": {
             "get": {
                 "summary": "The edition's live stories about an entity, place or topic, by the edition's own score "
-                "(shared, s-maxage=30).",
+                "(shared, s-maxage=30; pre-built every cycle for followed and trending topics, on demand otherwise).",
                 "parameters": [topic_id, edition, LIMIT_100, IF_NONE_MATCH],
                 "responses": {"200": _json("TopicPage", "The topic page.", SHARED_HEADERS), **_shared_errors()},
             }

@@ -2,14 +2,23 @@
 
 Reads the edition's candidate pool in the in-memory catalog (:class:`serving.catalog.PreparedPool`), never a store.
 A topic id is ``entity:{id}`` (an alias-table entity id of the pool's ``entities``, e.g. ``entity:org:isro``),
-``place:{code}`` (a region code of the pool's ``places``, or the place's entity id ``place:{code}``) or ``topic:{name}`` (a section of the pool's ``topics``).
+``place:{code}`` (a region or city code of the pool's ``places`` -- cities of the editions file's gazetteer,
+transforms/editions/topics.py -- or the place's entity id ``place:{code}``) or ``topic:{name}`` (a section of the pool's ``topics``).
 The page lists the edition's live stories about it, ranked by the edition's own score (pool order), each with the
 pool's representative card: the same story items as For you without rank and reason.
 
+Pre-built or on demand: every cycle the editions stage pre-builds the pages of the edition's followed and trending
+topics (transforms/editions/topics.py, at most 40 per edition) and publishes them as snapshots under
+``topic/{edition}/{id}``; the pool lists which ids it pre-built (``topic_pages``). For an id in that list whose
+snapshot the watcher holds, the page is the snapshot's (:class:`serving.catalog.PreparedTopic`: the same fields and
+story items, in the same order, as the on-demand render of that pool); any other id (the long tail) is rendered on
+demand from the pool. Either way the page holds the pool's stories about the id, so the two cannot disagree.
+
 Shared like a section page (serving/http.py): identical bytes for every reader, no Cookie or Authorization,
-strong ETag with 304, CORS for any origin; the edge TTL is shorter (``NEWSROOM_TOPIC_S_MAXAGE``, 30 s) because the
-origin builds the page on demand from the pool rather than the editions stage publishing it. A rendered body is
-built at most once per (edition, pool version, topic id, limit) and kept in a bounded LRU (:class:`TopicPages`).
+strong ETag with 304, CORS for any origin; the edge TTL is shorter (``NEWSROOM_TOPIC_S_MAXAGE``, 30 s) than a
+section's because most topic pages are built on demand and none is purged on every cycle. A rendered body is
+built at most once per (edition, pool version, topic id, limit, snapshot version) and kept in a bounded LRU
+(:class:`TopicPages`).
 404 ``unknown_topic`` when no live story is about the id; 400 ``invalid_topic`` for a malformed id.
 """
 
@@ -57,6 +66,13 @@ def stories_about(pool, kind: str, value: str) -> np.ndarray:
     return idx[np.argsort(-pool.base[idx], kind="stable")]
 
 
+def render_prebuilt(page, limit: int) -> tuple[bytes, str]:
+    """The body and strong ETag of a pre-built topic page (:class:`serving.catalog.PreparedTopic`)."""
+    items = b",".join(item + b"}" for item in page.items[:limit])
+    body = orjson.dumps(page.head)[:-1] + b',"stories":[' + items + b"]}"
+    return body, f'"{hashlib.sha256(body).hexdigest()[:20]}"'
+
+
 def render(pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
     """The page body and its strong ETag, or None when no story of the pool is about the topic."""
     kind, value = topic_id.split(":", 1)
@@ -90,16 +106,28 @@ class TopicPages:
         self._items: OrderedDict[tuple, tuple[bytes, str] | None] = OrderedDict()
         self._lock = threading.Lock()
         self.builds = 0
+        self.prebuilt = 0  # bodies taken from a pre-built snapshot (the rest were rendered from the pool)
 
-    def get(self, pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
-        # the fingerprint: a pool re-filtered after a takedown keeps its version, not its items (serving/watcher.py)
-        key = (pool.edition, pool.version, pool.cycle, getattr(pool, "fingerprint", ""), topic_id, limit)
+    def get(self, pool, topic_id: str, limit: int, prebuilt=None) -> tuple[bytes, str] | None:
+        """The page of ``topic_id``: from ``prebuilt`` (a PreparedTopic) when given, else rendered from ``pool``.
+        The key holds the pool's fingerprint: a pool re-filtered after a takedown keeps its version, not its items,
+        and its pre-built topic pages are re-filtered in the same poll (serving/watcher.py)."""
+        key = (
+            pool.edition,
+            pool.version,
+            pool.cycle,
+            getattr(pool, "fingerprint", ""),
+            topic_id,
+            limit,
+            prebuilt.version if prebuilt else None,
+        )
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
                 return self._items[key]
-            page = render(pool, topic_id, limit)
+            page = render_prebuilt(prebuilt, limit) if prebuilt is not None else render(pool, topic_id, limit)
             self.builds += 1
+            self.prebuilt += prebuilt is not None
             self._items[key] = page
             self.bytes += len(page[0]) if page else 0
             while len(self._items) > self.size or (self.bytes > self.max_bytes and len(self._items) > 1):
@@ -128,7 +156,8 @@ def topic_page(topic_id: str):
         if not cat.ready:
             return http.not_ready()
         return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
-    page = ext.topic_pages.get(pool, topic_id, limit)
+    prebuilt = cat.topics.get((edition, topic_id)) if topic_id in pool.topic_pages else None
+    page = ext.topic_pages.get(pool, topic_id, limit, prebuilt)
     if page is None:
         return http.problem(
             404, "unknown_topic", f"no live story about {topic_id} in {edition}", cache_control=http.NEGATIVE

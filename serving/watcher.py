@@ -1,6 +1,7 @@
 """The pointer watcher: the only code in the origin that reads the pointer and snapshot stores.
 
-Reads: every latest pointer (PointerStore: ``{edition}/{section}``, ``pool/{edition}``, ``story/{id}``, ``aliases``)
+Reads: every latest pointer (PointerStore: ``{edition}/{section}``, ``pool/{edition}``, ``story/{id}``, ``aliases``,
+``topic/{edition}/{topic id}``)
 and, for each pointer that moved, its snapshot object (SnapshotStore, names in schemas/pages.py). Writes: a new
 :class:`serving.catalog.Catalog` into the :class:`CatalogHolder` (one reference assignment).
 
@@ -71,6 +72,9 @@ def classify(name: str, version: int) -> tuple[str, str] | None:
     if name == "aliases":
         return "aliases", page_schemas.aliases_path(version)
     head, _, rest = name.partition("/")
+    if head == "topic":  # topic/{edition}/{topic id}: a topic page pre-built by the editions stage
+        edition, _, topic = rest.partition("/")
+        return ("topic_page", page_schemas.topic_path(edition, topic, version)) if edition and topic else None
     if not rest or "/" in rest:
         return None
     if head == "pool":
@@ -145,6 +149,8 @@ class PointerWatcher:
             raise page_schemas.PageError(f"{path}: body is the pool of {doc['edition']}")
         elif kind == "story_coverage" and doc["story_id"] != name.split("/", 1)[1]:
             raise page_schemas.PageError(f"{path}: body is story {doc['story_id']}")
+        elif kind == "topic_page" and f"topic/{doc['edition']}/{doc['topic']}" != name:
+            raise page_schemas.PageError(f"{path}: body is topic {doc['topic']} of {doc['edition']}")
         taken = self.taken
         if taken:
             shown = taken.filter(kind, doc)
@@ -224,6 +230,7 @@ class PointerWatcher:
             return {}
         self.story_cache = StoryCache(self.story_cache.capacity)  # on-demand stories load filtered again
         names = {f"{e}/{s}" for e, s in cur.pages} | {f"pool/{e}" for e in cur.pools}
+        names |= {f"topic/{e}/{t}" for e, t in cur.topics}
         names |= {n for n, ids in self._filtered.items() if ids & lifted}
         names |= {STORY + i.split(":", 1)[1] for i in added | lifted if i.startswith("story:")}
         articles = {i.split(":", 1)[1] for i in added if i.startswith("article:")}
@@ -330,6 +337,7 @@ class _NextCatalog:
     def __init__(self, cur: Catalog, referenced: frozenset[str] = frozenset(), graced: frozenset[str] = frozenset()):
         self.loaded = dict(cur.loaded)
         self.pages, self.pools, self.stories = dict(cur.pages), dict(cur.pools), dict(cur.stories)
+        self.topics = dict(cur.topics)
         self.aliases, self.aliases_version = cur.aliases, cur.aliases_version
         self.changed = False
         self.referenced = referenced
@@ -353,6 +361,8 @@ class _NextCatalog:
         elif kind == "candidate_pool":
             self.pools[obj.edition] = obj
             self.refs_changed = True
+        elif kind == "topic_page":
+            self.topics[(obj.edition, obj.topic)] = obj
         elif kind == "story_coverage":
             if obj is None:  # taken down: not held (its version stays in ``loaded``, so it is not fetched again)
                 self.stories.pop(name[len(STORY) :], None)
@@ -408,6 +418,8 @@ class _NextCatalog:
                 self.refs_changed = True
             elif kind == "story_coverage":
                 self.stories.pop(rest, None)
+            elif kind == "topic_page":
+                self.topics.pop(tuple(rest.split("/", 1)), None)
             else:
                 self.aliases, self.aliases_version = {}, None
 
@@ -417,6 +429,7 @@ class _NextCatalog:
             pages=self.pages,
             pools=self.pools,
             stories=self.stories,
+            topics=self.topics,
             aliases=self.aliases,
             aliases_version=self.aliases_version,
             editions=editions,

@@ -37,6 +37,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 def public_paths(pointer: str) -> list[str]:
@@ -233,7 +234,9 @@ class CloudCdnPurger(Purger):
 
         url = f"{self.endpoint}/compute/v1/projects/{self.project}/global/urlMaps/{self.url_map}/invalidateCache"
         for path in request.paths:
-            r = self.session.post(url, json={"path": path}, timeout=30)
+            # paths are kept decoded (the local edge matches nginx's decoded $uri); the request line a reader
+            # sends, which Cloud CDN invalidates, has a topic id's spaces and non-ASCII letters percent-encoded
+            r = self.session.post(url, json={"path": quote(path, safe="/:*~-._")}, timeout=30)
             if r.status_code >= 300:
                 raise StoreError(f"invalidateCache {path} on {self.url_map}: HTTP {r.status_code} {r.text[:300]}")
 

@@ -19,6 +19,14 @@ Reads are keyed by (event time in ms, event id): replaying an event rewrites the
 different reads of one reader in the same millisecond are both kept (issue 12: 10 accepted -> 10 stored). The
 embedded table is ``profile_events`` (the older ``profile_reads``, keyed by time alone, is no longer read).
 
+Follower counts (no reader id; topic pages, transforms/editions/topics.py): every change of a reader's follows
+adds +1/-1 to the count of each topic id followed or unfollowed (:func:`follow_ids`: ``topic:{section}``,
+``place:{code}``, ``entity:{id}``; sources are not topics), and forgetting a reader takes its follows off;
+:meth:`ProfileStore.followed_topics` lists the most-followed ids. Embedded: table ``follow_counts`` (in the same
+transaction as the profile; rebuilt from the profiles when the table is new). Bigtable: rows ``t#{topic id}``
+of the ``follows`` table (not ``profiles``: the editions stage that reads the counts has no access to profiles),
+cell ``c:followers`` (a 64-bit counter, ReadModifyWrite increment after the profile's compare-and-set succeeded).
+
 Write budget: :meth:`ProfileStore.take_token` takes one token from the reader's bucket (``stores.base.bucket_step``),
 held in the store so every origin worker and instance shares it: embedded table ``rate_buckets``; Bigtable cell
 ``p:bucket`` of the reader's row, updated by compare-and-set.
@@ -50,6 +58,22 @@ def empty_profile() -> dict:
         "revision": 0,
         "updated_at": 0,
     }
+
+
+def follow_ids(profile: dict | None) -> set[str]:
+    """The topic ids (serving/topics.py) a profile follows: sections, places (``pune`` and ``place:pune`` are
+    both ``place:pune``) and entities."""
+    f = (profile or {}).get("follows") or {}
+    ids = {f"topic:{v}" for v in f.get("topics") or ()}
+    ids |= {"place:" + (v[6:] if v.startswith("place:") else v) for v in f.get("places") or ()}
+    ids |= {f"entity:{v}" for v in f.get("entities") or ()}
+    return ids
+
+
+def follow_deltas(old: dict | None, new: dict | None) -> dict[str, int]:
+    """topic id -> +1 (now followed) / -1 (no longer followed) between two versions of a profile."""
+    a, b = follow_ids(old), follow_ids(new)
+    return {**dict.fromkeys(b - a, 1), **dict.fromkeys(a - b, -1)}
 
 
 def _dumps(doc: dict) -> str:
@@ -95,6 +119,10 @@ class ProfileStore(abc.ABC):
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         """Take one token of the reader's write budget: (granted, seconds to wait when not)."""
 
+    def followed_topics(self, limit: int = 1000) -> dict[str, int]:
+        """The ``limit`` most-followed topic ids with their follower counts (> 0): aggregated, no reader id."""
+        return {}
+
     def close(self) -> None:  # noqa: B027 - a no-op by default; backends with resources override it
         pass
 
@@ -123,6 +151,14 @@ CREATE TABLE IF NOT EXISTS profile_events (reader_id TEXT, at INTEGER, rkey TEXT
     PRIMARY KEY (reader_id, at, rkey));
 CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL);
 """
+_FOLLOW_DDL = "CREATE TABLE follow_counts (topic TEXT PRIMARY KEY, n INTEGER NOT NULL)"
+
+
+def _add_follows(conn, deltas: dict[str, int]) -> None:
+    conn.executemany(
+        "INSERT INTO follow_counts VALUES (?, ?) ON CONFLICT(topic) DO UPDATE SET n = n + excluded.n",
+        sorted(deltas.items()),
+    )
 
 
 class EmbeddedProfileStore(ProfileStore):
@@ -130,6 +166,17 @@ class EmbeddedProfileStore(ProfileStore):
         """``db``: a :class:`stores.embedded.Database` (one connection per thread)."""
         self.db = db
         self.db.connect().executescript(_DDL)
+        with self.db.transaction() as conn:  # new table: count the follows of the profiles already stored
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE name='follow_counts'").fetchone() is None:
+                conn.execute(_FOLLOW_DDL)
+                for (doc,) in conn.execute("SELECT profile FROM profiles").fetchall():
+                    _add_follows(conn, dict.fromkeys(follow_ids(json.loads(doc)), 1))
+
+    def followed_topics(self, limit: int = 1000) -> dict[str, int]:
+        rows = self.db.connect().execute(
+            "SELECT topic, n FROM follow_counts WHERE n > 0 ORDER BY n DESC, topic LIMIT ?", (int(limit),)
+        )
+        return {t: int(n) for t, n in rows}
 
     def get(self, reader_id: str) -> dict | None:
         conn = self.db.connect()
@@ -156,6 +203,7 @@ class EmbeddedProfileStore(ProfileStore):
                 return old
             new = _bump(old, new)
             conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(new)))
+            _add_follows(conn, follow_deltas(old, new))
             return new
 
     def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
@@ -176,6 +224,9 @@ class EmbeddedProfileStore(ProfileStore):
 
     def delete(self, reader_id: str) -> None:
         with self.db.transaction() as conn:
+            row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
+            if row is not None:
+                _add_follows(conn, follow_deltas(json.loads(row[0]), None))
             conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
             conn.execute("DELETE FROM profiles WHERE reader_id=?", (reader_id,))
             conn.execute("DELETE FROM rate_buckets WHERE bucket=?", ("reader:" + reader_id,))
@@ -204,6 +255,8 @@ def _read_qualifier(r: dict) -> bytes:
 
 
 COLUMN_BUCKET = b"bucket"
+FAMILY_FOLLOWS = "c"  # table follows
+COLUMN_FOLLOWERS = b"followers"
 
 
 def embedded_take(db, bucket: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
@@ -259,9 +312,11 @@ def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst,
 class BigtableProfileStore(ProfileStore):
     """The ``profiles`` table of a Bigtable instance (honours BIGTABLE_EMULATOR_HOST through the client)."""
 
-    def __init__(self, table):
-        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`)."""
+    def __init__(self, table, follows=None):
+        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`); ``follows``: the
+        follower-count table (None: counts are neither kept nor read)."""
         self.table = table
+        self.follows = follows
 
     # Every read carries "latest cell only": the emulator does not enforce GC rules (LOCAL_STACK.md).
     @staticmethod
@@ -328,6 +383,7 @@ class BigtableProfileStore(ProfileStore):
             except Exception as exc:
                 raise StoreError(f"profiles: cannot update {reader_id!r}: {exc}") from exc
             if matched == (raw is not None):
+                self._add_follows(follow_deltas(old, new))
                 return new
         raise StoreError(f"profiles: {reader_id!r} kept changing during update ({UPDATE_RETRIES} tries)")
 
@@ -368,6 +424,33 @@ class BigtableProfileStore(ProfileStore):
             except Exception as exc:
                 raise StoreError(f"profiles: cannot trim reads of {reader_id!r}: {exc}") from exc
 
+    def _add_follows(self, deltas: dict[str, int]) -> None:
+        if self.follows is None:
+            return
+        for topic, d in sorted(deltas.items()):
+            row = self.follows.append_row(b"t#" + topic.encode("utf-8"))
+            row.increment_cell_value(FAMILY_FOLLOWS, COLUMN_FOLLOWERS, d)
+            try:
+                row.commit()
+            except Exception as exc:
+                raise StoreError(f"profiles: cannot count followers of {topic!r}: {exc}") from exc
+
+    def followed_topics(self, limit: int = 1000) -> dict[str, int]:
+        if self.follows is None:
+            return {}
+        try:
+            rows = self.follows.read_rows(start_key=b"t#", end_key=b"t$", filter_=self._latest())
+            counts = {}
+            for row in rows:
+                cell = row.cells.get(FAMILY_FOLLOWS, {}).get(COLUMN_FOLLOWERS)
+                n = int.from_bytes(cell[0].value, "big", signed=True) if cell else 0
+                if n > 0:
+                    counts[row.row_key[2:].decode("utf-8")] = n
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot read follower counts: {exc}") from exc
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: int(limit)]
+        return dict(top)
+
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         from schemas.tables import profile_key
 
@@ -386,12 +469,15 @@ class BigtableProfileStore(ProfileStore):
     def delete(self, reader_id: str) -> None:
         from schemas.tables import profile_key
 
+        old = self.get(reader_id)
         row = self.table.direct_row(profile_key(reader_id))
         row.delete()
         try:
             row.commit()
         except Exception as exc:
             raise StoreError(f"profiles: cannot delete {reader_id!r}: {exc}") from exc
+        if old is not None:
+            self._add_follows(follow_deltas(old, None))
 
 
 def _bigtable_table(config, base: str):
@@ -411,4 +497,4 @@ def open_profile_store(config=None) -> ProfileStore:
         from stores import embedded
 
         return EmbeddedProfileStore(embedded.Database(config.embedded_db))
-    return BigtableProfileStore(_bigtable_table(config, "profiles"))
+    return BigtableProfileStore(_bigtable_table(config, "profiles"), _bigtable_table(config, "follows"))

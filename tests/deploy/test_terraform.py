@@ -81,6 +81,7 @@ EXPECTED_GRANTS = {
             **{t: ["roles/bigtable.user"] for t in ("articles", "stories", "pointers")},
             "controls": ["roles/bigtable.reader"],  # editorial controls, read every cycle; set by operators
             "takedowns": ["roles/bigtable.reader"],  # tombstones, omitted from the next snapshots
+            "follows": ["roles/bigtable.reader"],  # follower counts per topic id (topic pages); no reader id
         },
         "namespaced": [],
         "buckets": {
@@ -146,6 +147,7 @@ EXPECTED_GRANTS = {
             "pointers": ["roles/bigtable.reader"],
             "feeds": ["roles/bigtable.user"],
             "profiles": ["roles/bigtable.user"],
+            "follows": ["roles/bigtable.user"],
             "covisit": ["roles/bigtable.reader"],
             "takedowns": ["roles/bigtable.reader"],  # tombstoned articles and stories leave loaded pages at once
         },

@@ -160,3 +160,28 @@ def test_a_merged_story_id_takes_its_survivor_down(world, capsys):
     assert t.target == f"story:{STORY}"
     (entry,) = open_audit_log(world.config).entries(f"story:{STORY}")
     assert f"{EDITION}/top" in entry["detail"]["pointers"] and f"story/{STORY}" in entry["detail"]["pointers"]
+
+
+def test_a_story_taken_down_leaves_a_pre_built_topic_page_at_once_and_the_page_is_purged(app, client, world):
+    """Topic pages pre-built by the editions stage (transforms/editions/topics.py) are filtered by the origin in the
+    same poll as the pages and pools, and the takedown purges them at the edge too."""
+    from tests.serving.test_topics import prebuild
+
+    pool = app.extensions["newsroom"].holder.current.pools[EDITION]
+    topic_id = f"topic:{pool.topics[pool.index[STORY]][0]}"
+    prebuild(app, world, {topic_id: 3})
+    assert topic_id in app.extensions["newsroom"].holder.current.pools[EDITION].topic_pages
+    url = f"/v1/topics/{topic_id}?edition={EDITION}&limit=100"
+    before = orjson.loads(client.get(url).data)
+    assert STORY in [s["story_id"] for s in before["stories"]]
+    purger = open_purger(world.config)
+    queued = len(purger.pending())
+    assert takedown(world, "--story", STORY, "--reason", "defamation claim") == 0
+    app.extensions["newsroom"].watcher.poll_once()
+    held = app.extensions["newsroom"].holder.current.topics[(EDITION, topic_id)]
+    assert STORY not in [orjson.loads(item + b"}")["story_id"] for item in held.items]
+    after = orjson.loads(client.get(url).data)
+    assert STORY not in [s["story_id"] for s in after["stories"]]
+    assert after["story_count"] == before["story_count"] - 1
+    (request,) = [r for _, r in purger.pending()[queued:]]
+    assert f"/v1/topics/{topic_id}" in request.paths

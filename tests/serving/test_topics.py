@@ -168,3 +168,100 @@ def test_a_place_followed_by_name_or_entity_id_lifts_its_entity_stories_as_local
     items = orjson.loads(client.get(f"/v1/feed/for-you?edition={EDITION}&limit=30", headers=auth("fay")).data)["items"]
     local = [i for i in items if i["reason"] == f"local:{value}"]
     assert local and all(i["story_id"] in pune for i in local)
+
+
+# ------------------------------------------------------------------------ topic pages pre-built by the editions stage
+def prebuild(app, world, followed: dict, mutate=None, max_pages: int = 40) -> dict:
+    """As the editions stage does (transforms/editions/topics.py): the pool's topic pages, then the pool listing
+    them, published at the next version; the watcher polls. Returns the topic documents by id."""
+    from devtools import samples
+    from schemas.pages import pool_path
+    from transforms.editions.topics import topic_items
+
+    version = world.pointers.get(f"pool/{EDITION}")
+    doc = orjson.loads(world.snapshots.get(pool_path(EDITION, version)))
+    doc["version"] = version + 1
+    items = topic_items(doc, followed, max_pages)
+    docs = {}
+    for it in items:
+        topic_doc = orjson.loads(orjson.dumps(it["doc"]))
+        if mutate is not None:
+            mutate(topic_doc)
+        samples.publish(world.pointers, world.snapshots, topic_doc)
+        docs[topic_doc["topic"]] = topic_doc
+    samples.publish(world.pointers, world.snapshots, orjson.loads(orjson.dumps(doc)))
+    app.extensions["newsroom"].watcher.poll_once()
+    return docs
+
+
+def test_the_origin_serves_a_pre_built_topic_page_identical_to_the_one_it_would_build(app, world, client):
+    prebuilt = prebuild(app, world, {"entity:org:isro": 5})
+    assert "entity:org:isro" in prebuilt
+    p = pool(app)
+    assert "entity:org:isro" in p.topic_pages
+    held = app.extensions["newsroom"].holder.current.topics[(EDITION, "entity:org:isro")]
+    assert held.version == p.version
+    pages = app.extensions["newsroom"].topic_pages
+    before = pages.prebuilt
+    for limit in (3, 100):
+        r = client.get(url("entity:org:isro", limit=limit))
+        assert r.status_code == 200 and r.headers["Cache-Control"] == TOPIC_CC
+        validator().validate(orjson.loads(r.data))
+        assert (r.data, r.headers["ETag"]) == topics.render(p, "entity:org:isro", limit)  # same bytes either way
+        assert (
+            client.get(url("entity:org:isro", limit=limit), headers={"If-None-Match": r.headers["ETag"]}).status_code
+            == 304
+        )
+    assert pages.prebuilt == before + 2
+    other = client.get(url("topic:science"))  # not pre-built this cycle: on demand
+    assert other.status_code == 200 and pages.prebuilt == before + 2
+
+
+def test_the_pre_built_snapshot_is_what_is_served_and_only_while_the_pool_lists_it(app, world, client):
+    def first_story_only(doc):
+        doc["stories"] = doc["stories"][:1]
+
+    prebuild(app, world, {"entity:org:isro": 5}, mutate=first_story_only)
+    doc = orjson.loads(client.get(url("entity:org:isro", limit=10)).data)
+    assert len(doc["stories"]) == 1  # the snapshot's page, not a render of the pool
+    prebuild(app, world, {"topic:science": 1}, max_pages=1)  # the next cycle did not pre-build it: not served
+    assert "entity:org:isro" not in pool(app).topic_pages
+    doc = orjson.loads(client.get(url("entity:org:isro", limit=10)).data)
+    assert len(doc["stories"]) == min(10, doc["story_count"]) > 1
+
+
+def test_a_city_of_the_gazetteer_has_its_page_and_is_followable_as_a_place(app, world, client, auth):
+    """Cities are places of the pool entries (transforms/editions/topics.py add_cities): place:{city} is a page,
+    and following the city lifts its stories in For you as local."""
+    from devtools import samples
+    from schemas.pages import pool_path
+
+    version = world.pointers.get(f"pool/{EDITION}")
+    doc = orjson.loads(world.snapshots.get(pool_path(EDITION, version)))
+    doc["version"] = version + 1
+    chicago = [s["story_id"] for s in doc["stories"][40:46]]
+    for s in doc["stories"][40:46]:
+        s["places"] = [*s.get("places", []), "chicago"]
+    samples.publish(world.pointers, world.snapshots, doc)
+    app.extensions["newsroom"].watcher.poll_once()
+    page = client.get(url("place:chicago", limit=50))
+    assert page.status_code == 200
+    body = orjson.loads(page.data)
+    assert [s["story_id"] for s in body["stories"]] == chicago and body["kind"] == "place"
+    client.post("/v1/me/follows", json={"kind": "place", "value": "chicago"}, headers=auth("cy"))
+    items = orjson.loads(client.get(f"/v1/feed/for-you?edition={EDITION}&limit=30", headers=auth("cy")).data)["items"]
+    local = [i["story_id"] for i in items if i["reason"] == "local:chicago"]
+    assert local and set(local) <= set(chicago)
+
+
+def test_a_retired_topic_pointer_leaves_the_origin_and_the_page_is_built_on_demand(app, world, client):
+    prebuild(app, world, {"entity:org:isro": 5})
+    cat = app.extensions["newsroom"].holder.current
+    name = f"topic/{EDITION}/entity:org:isro"
+    assert world.pointers.retire(name, cat.loaded[name])
+    app.extensions["newsroom"].watcher.poll_once()
+    cat = app.extensions["newsroom"].holder.current
+    assert (EDITION, "entity:org:isro") not in cat.topics and name not in cat.loaded
+    before = app.extensions["newsroom"].topic_pages.prebuilt
+    assert client.get(url("entity:org:isro", limit=7)).status_code == 200  # listed by the pool, served on demand
+    assert app.extensions["newsroom"].topic_pages.prebuilt == before

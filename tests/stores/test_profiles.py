@@ -126,3 +126,31 @@ def test_write_budget_is_shared_by_every_store_handle(profiles, store_config):
     ok, wait = profiles.take_token("flood", 1.0, 6, t + 500)
     assert not ok and 0 < wait <= 1.0
     assert profiles.take_token("flood", 1.0, 6, t + 1000)[0] is True
+
+
+def test_follower_counts_follow_every_change_and_forget(profiles):
+    """Aggregated follower counts per topic id (the editions stage's topic pages read them): no reader id."""
+
+    def follows(**f):
+        return lambda p: {**p, "follows": {**p["follows"], **f}}
+
+    profiles.update("a", follows(places=["pune"], topics=["science"]))
+    profiles.update("b", follows(places=["place:pune"], entities=["org:isro"]))
+    profiles.update("b", follows(sources=["wirepress"]))  # sources are not topics; nothing else changed
+    assert profiles.followed_topics() == {"place:pune": 2, "topic:science": 1, "entity:org:isro": 1}
+    assert list(profiles.followed_topics(limit=1)) == ["place:pune"]
+    profiles.update("a", follows(topics=[]))
+    profiles.delete("b")
+    assert profiles.followed_topics() == {"place:pune": 1}
+
+
+def test_follower_counts_survive_concurrent_follows(profiles):
+    def follow(i):
+        return lambda p: {**p, "follows": {**p["follows"], "topics": ["science", f"t{i % 2}"]}}
+
+    threads = [threading.Thread(target=profiles.update, args=(f"r{i}", follow(i))) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert profiles.followed_topics() == {"topic:science": 8, "topic:t0": 4, "topic:t1": 4}

@@ -30,6 +30,7 @@ from apache_beam.typehints import KV
 
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
+from stores.profiles import open_profile_store
 from stores.takedowns import open_takedown_store
 from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
@@ -44,6 +45,7 @@ from transforms.editions.params import RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
 from transforms.editions.takedowns import TakedownReader
+from transforms.editions.topics import FollowedTopics
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
@@ -131,16 +133,23 @@ class RankEditionsFn(beam.DoFn):
     def setup(self):
         self.config = subset(default_config(self.editions_path), self.editions_only)
         self.params = RankParams.from_config(self.config, **self.overrides)
-        controls = takedowns = None
-        if self.store_config is not None:  # editorial controls and takedowns: read every cycle (a replay: every 30 s)
+        controls = takedowns = followed = None
+        if self.store_config is not None:  # controls, takedowns, follower counts: read every cycle (a replay: 30 s)
             store = open_control_store(self.store_config)
             controls = ControlReader(store, refresh_s=30.0 if self.replay else 0.0, count=self.metrics)
             takedowns = TakedownReader(
                 open_takedown_store(self.store_config), refresh_s=30.0 if self.replay else 0.0, count=self.metrics
             )
+            followed = FollowedTopics(open_profile_store(self.store_config))  # topic pages (follower counts)
         self.authority = AuthorityWatcher(self.publishers_path, self.store_config)  # computed, else the file
         self.ranker = EditionRanker(
-            self.config, self.authority.registry, self.params, self.metrics, controls=controls, takedowns=takedowns
+            self.config,
+            self.authority.registry,
+            self.params,
+            self.metrics,
+            controls=controls,
+            takedowns=takedowns,
+            followed=followed,
         )
 
     def process(

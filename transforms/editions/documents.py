@@ -62,7 +62,7 @@ def canonical_bytes(doc: dict) -> bytes:
     return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-_VOLATILE = ("version", "cycle", "generated_at")  # document level
+_VOLATILE = ("version", "cycle", "generated_at", "pool_version")  # document level (pool_version: topic pages)
 _VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
 
 
@@ -167,7 +167,7 @@ def validate(
     """Raise :class:`SnapshotRejected` unless ``doc`` may go live.
 
     The schema is checked on the JSON that is stored (``data``, the canonical bytes; computed when not given):
-    documents hold tuples where JSON has arrays. Pages and pools: at least ``min_stories`` stories, a
+    documents hold tuples where JSON has arrays. Pages, topic pages and pools: at least ``min_stories`` stories, a
     representative (with a title and a URL) for every story, and -- pages -- not fewer than half the stories of
     the version live now (``previous_count``).
     """
@@ -175,7 +175,7 @@ def validate(
         _validate_schema(kind, json.loads(data if data is not None else canonical_bytes(doc)))
     except PageError as exc:
         raise SnapshotRejected("schema", str(exc)) from None
-    if kind not in ("edition_page", "candidate_pool"):
+    if kind not in ("edition_page", "candidate_pool", "topic_page"):
         return
     stories = doc["stories"]
     if len(stories) < min_stories:

@@ -15,6 +15,7 @@ Object names and pointers (schemas/pages.py):
     pools/{edition}/v{n}.json             pointer "pool/{edition}"
     stories/{story_id}/v{n}.json          pointer "story/{story_id}"
     aliases/v{n}.json                     pointer "aliases"
+    topics/{edition}/{topic}/v{n}.json    pointer "topic/{edition}/{topic}"  (transforms/editions/topics.py)
 
 Per item, in order:
 1. stale   -- the pointer is already at this version or later (a replay, a timer that fired twice): nothing.
@@ -48,7 +49,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from schemas.pages import aliases_path, page_path, pool_path, story_path
+from schemas.pages import aliases_path, page_path, pool_path, story_path, topic_path
 from stores import AlreadyExists, NotFound
 from stores.retention import StoryRetention, retire
 from transforms.common import MERGE, MINUTE_MS
@@ -78,6 +79,9 @@ def path_of(kind: str, pointer: str, version: int) -> str:
         return story_path(pointer.split("/", 1)[1], version)
     if kind == "aliases":
         return aliases_path(version)
+    if kind == "topic_page":
+        _, edition, topic = pointer.split("/", 2)
+        return topic_path(edition, topic, version)
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 
@@ -94,6 +98,10 @@ class SnapshotPublisher:
             every origin polls stays bounded. Checked every ``retire_every_s`` of wall clock; a retire is
             conditional on the version listed, so several publisher instances doing it at once is harmless.
         controls: the editorial control store whose holds freeze pages (see the module docstring); None: none.
+        topic_keep_s: a ``topic/{edition}/{id}`` pointer whose topic no cycle chose (no topic page item came
+            through this publisher) for this long is retired with the story pointers, so the pointer listing stays
+            bounded as trending topics come and go (transforms/editions/topics.py). A restarted publisher starts
+            every listed topic's clock at its first check (late, never early).
     """
 
     def __init__(
@@ -106,8 +114,11 @@ class SnapshotPublisher:
         retire_every_s: float = 600.0,
         clock: Callable[[], float] = time.time,
         controls=None,
+        topic_keep_s: float = 6 * 3600.0,
     ):
         self.stores = stores
+        self.topic_keep_s = topic_keep_s
+        self._topic_active: dict[str, float] = {}  # topic pointer -> when a cycle last chose it (clock seconds)
         self.controls = controls  # a stores.controls.ControlStore: page holds (None: no holds)
         self._holds: dict[str, tuple[int, dict]] = {}  # edition -> (cycle version read for, pointer -> hold)
         self.confirm_shrink_cycles = confirm_shrink_cycles
@@ -147,6 +158,8 @@ class SnapshotPublisher:
         """One snapshot item -> ``{"pointer", "version", "kind", "outcome", "reason"}``."""
         kind, pointer, version, doc = item["kind"], item["pointer"], int(item["version"]), item["doc"]
         result = {"pointer": pointer, "version": version, "kind": kind, "outcome": "", "reason": ""}
+        if kind == "topic_page":
+            self._topic_active[pointer] = self.clock()
         hold = self._hold(pointer, version) if kind == "edition_page" and self.controls is not None else None
         if hold is not None:
             return self._held(pointer, hold, result)
@@ -243,12 +256,23 @@ class SnapshotPublisher:
             self.retention.seen(live, now)
             expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)
             retired = retire(self.stores.pointers, expired)
+            retired += retire(self.stores.pointers, self._expired_topics(now))
         except Exception as exc:  # a store error: the next check retries
             self._count("retire_failed")
             log.warning("story pointer retirement failed, retrying later: %s", exc)
             return []
-        self._count("story_retired", len(retired))
+        self._count("story_retired", sum(1 for n in retired if n.startswith("story/")))
+        self._count("topic_retired", sum(1 for n in retired if n.startswith("topic/")))
         return retired
+
+    def _expired_topics(self, now: float) -> dict[str, int]:
+        """Topic pointers no cycle chose for ``topic_keep_s`` (see the class docstring): ``{name: version}``."""
+        listed = self.stores.pointers.versions("topic/")
+        for name in [n for n in self._topic_active if n not in listed]:
+            del self._topic_active[name]
+        return {
+            n: v for n, v in sorted(listed.items()) if now - self._topic_active.setdefault(n, now) > self.topic_keep_s
+        }
 
 
 # ------------------------------------------------------------------------------------------------------ aliases

@@ -46,12 +46,13 @@ from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 from transforms.editions.takedowns import apply_takedowns
+from transforms.editions.topics import add_cities, city_codes, topic_items
 
 log = logging.getLogger(__name__)
 
 
-def snapshot_items(out: CycleOutput, config) -> list[dict]:
-    """The snapshot items of one edition's cycle, pages first (deterministic order)."""
+def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> list[dict]:
+    """The snapshot items of one edition's cycle, pages first, then topic pages (deterministic order)."""
     items = []
     for sec_id, doc in out.pages.items():
         items.append(
@@ -64,6 +65,7 @@ def snapshot_items(out: CycleOutput, config) -> list[dict]:
                 "min_stories": config.section(sec_id).min_stories,
             }
         )
+    items.extend(topic_pages)  # before the pool that lists them (transforms/editions/topics.py)
     items.append(
         {
             "kind": "candidate_pool",
@@ -108,10 +110,20 @@ class EditionRanker:
     (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls. ``takedowns``: ``() ->
     stores.takedowns.TakedownSet`` read every cycle; what it names is omitted from the cycle's snapshots
     (:func:`~transforms.editions.takedowns.apply_takedowns`, counted ``takedowns_applied``); None: nothing omitted.
+    ``followed``: ``followed() -> {topic id: followers}`` (:class:`~transforms.editions.topics.FollowedTopics`):
+    each cycle also builds the edition's followed and trending topic pages (:mod:`transforms.editions.topics`);
+    None: no topic pages (the origin builds every one on demand).
     """
 
     def __init__(
-        self, config, registry, params, count: Callable[[str, int], None] | None = None, controls=None, takedowns=None
+        self,
+        config,
+        registry,
+        params,
+        count: Callable[[str, int], None] | None = None,
+        controls=None,
+        takedowns=None,
+        followed: Callable[[], dict] | None = None,
     ):
         self.config = config
         self.registry = registry
@@ -119,6 +131,8 @@ class EditionRanker:
         self._counter = count
         self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
         self.takedowns = takedowns  # () -> stores.takedowns.TakedownSet (transforms/editions/takedowns.py) or None
+        self.followed = followed
+        self.cities = city_codes(config)  # gazetteer cities: followable places with their own pages
         self._cache: dict[str, _Cached] = {}
 
     def set_registry(self, registry) -> None:
@@ -165,7 +179,10 @@ class EditionRanker:
                 self._count("takedowns_applied", omitted)
         cached.last_cycle = now
         self._count("cycles")
-        items = snapshot_items(out, self.config)
+        add_cities(out.pool, self.cities)
+        topic_pages = topic_items(out.pool, self.followed()) if self.followed is not None else []
+        self._count("topic_pages", len(topic_pages))
+        items = snapshot_items(out, self.config, topic_pages)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())

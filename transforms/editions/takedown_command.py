@@ -73,15 +73,19 @@ def target(args) -> tuple[str, str, str]:
 
 
 def live_documents(stores):
-    """(pointer, document) of every live edition page and candidate pool."""
-    from schemas.pages import page_path, pool_path
+    """(pointer, document) of every live edition page, candidate pool and pre-built topic page."""
+    from schemas.pages import page_path, pool_path, topic_path
     from stores import NotFound
 
     for name, version in sorted(stores.pointers.versions("").items()):
         head, _, rest = name.partition("/")
-        if head in ("story", "topic") or not rest or "/" in rest:
+        if head == "topic" and rest.count("/") >= 1:
+            edition, _, topic = rest.partition("/")
+            path = topic_path(edition, topic, version)
+        elif head in ("story", "topic") or not rest or "/" in rest:
             continue
-        path = pool_path(rest, version) if head == "pool" else page_path(head, rest, version)
+        else:
+            path = pool_path(rest, version) if head == "pool" else page_path(head, rest, version)
         try:
             yield name, json.loads(stores.snapshots.get(path))
         except NotFound:
@@ -89,8 +93,8 @@ def live_documents(stores):
 
 
 def affected_pointers(stores, kind: str, id_: str) -> tuple[list[str], set[str]]:
-    """The pointers whose live pages show ``kind:id_`` (edition pages, then story pages), and the story ids of
-    the entries found (a story is shown by its page entries' cards)."""
+    """The pointers whose live pages show ``kind:id_`` (edition and topic pages, then story pages), and the story
+    ids of the entries found (a story is shown by its page entries' cards)."""
     pages: list[str] = []
     stories: set[str] = set()
     for name, doc in live_documents(stores):

@@ -68,7 +68,7 @@ locals {
         "breaking"             = ["roles/pubsub.publisher"]
       }
       subscriptions = { "stories-items-raw" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
+      tables        = { articles = ["roles/bigtable.user"], stories = ["roles/bigtable.user"], pointers = ["roles/bigtable.user"], controls = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"], follows = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets = {
         snapshots = ["roles/storage.objectCreator", "roles/storage.objectViewer"]
@@ -125,7 +125,7 @@ locals {
       project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
       subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
+      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], follows = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
       namespaced    = []
       buckets       = { snapshots = ["roles/storage.objectViewer"] }
       registry      = ["roles/artifactregistry.reader"]

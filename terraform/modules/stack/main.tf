@@ -37,6 +37,7 @@ locals {
     audit     = { m = { max_versions = 1 } }
     controls  = { c = { max_versions = 1, max_age = "720h" } }
     takedowns = { t = { max_versions = 1 } }
+    follows   = { c = { max_versions = 1 } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).

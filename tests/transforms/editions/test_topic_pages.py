@@ -1,0 +1,180 @@
+"""Topic pages pre-built by the editions stage (transforms/editions/topics.py): every cycle, the pages of the
+edition's followed topics (the profile store's follower counts: aggregated, no reader id) and trending topics
+(most pool stories), at most MAX_TOPIC_PAGES, published as snapshots under ``topic/{edition}/{id}``; the pool
+lists them (``topic_pages``). The rest (the long tail) the origin builds on demand (tests/serving/test_topics.py)."""
+
+from __future__ import annotations
+
+import json
+
+from apache_beam.utils.timestamp import Timestamp
+
+from schemas.pages import topic_path, validate_page
+from stores import open_stores
+from stores.profiles import open_profile_store
+from tests.transforms.fakes import Bag, Timer, Value
+from transforms.editions import documents as docs
+from transforms.editions import topics
+from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
+from transforms.editions.book import compact_change
+from transforms.editions.config import load_config
+
+
+def run_stage(world, config, at_ms) -> list[dict]:
+    """One RankEditionsFn cycle of us-en (its stores: controls and follower counts) -> published items."""
+    fn = RankEditionsFn(editions_only=["us-en"], overrides={"idle_cycles": 120}, store_config=config)
+    fn.setup()
+    pub = PublishSnapshotFn(config)
+    pub.setup()
+    state = dict(inbox=Bag(), received=Value(), nxt=Value(), memory=Value(), timer=Timer())
+    for c in world.changes:
+        fn.process(("us-en", compact_change(c)), **state)
+    state["timer"].at = None
+    items = list(
+        fn.on_cycle(
+            key="us-en",
+            ts=Timestamp(micros=at_ms * 1000),
+            inbox=state["inbox"],
+            event_log=Bag(),
+            memory=state["memory"],
+            received=state["received"],
+            nxt=state["nxt"],
+            timer=state["timer"],
+        )
+    )
+    for it in items:
+        outcome = [r["outcome"] for r in pub.process(it)]
+        if it["kind"] in ("topic_page", "candidate_pool"):  # (small sections are rejected: too few stories)
+            assert outcome == ["published"], it["pointer"]
+    return items
+
+
+def topic_world(world):
+    """Chicago: 4 stories (trending); Boston: 1 story (long tail); 8 stories about nowhere in particular."""
+    T, MIN = world.T0, world.MIN
+    for s in range(4):
+        world.story(10 + s, [f"paper-{s}", "capital-post"], T - (s + 1) * 5 * MIN, places=("place:chicago",))
+    world.story(20, ["paper-9", "capital-post"], T - 7 * MIN, places=("place:boston",))
+    for s in range(8):
+        world.story(30 + s, [f"paper-{s}", "daily-herald"], T - (s + 2) * 3 * MIN)
+
+
+def test_the_stage_publishes_followed_and_trending_topic_pages_and_the_pool_lists_them(embedded_store_config, world):
+    topic_world(world)
+    profiles = open_profile_store(embedded_store_config)
+    for reader in ("ann", "bob"):
+        profiles.update(reader, lambda p: {**p, "follows": {**p["follows"], "entities": ["place:boston"]}})
+    assert profiles.followed_topics() == {"entity:place:boston": 2}
+    items = run_stage(world, embedded_store_config, world.T0 + world.MIN)
+    pool = next(it["doc"] for it in items if it["kind"] == "candidate_pool")
+    pages = {it["doc"]["topic"]: it for it in items if it["kind"] == "topic_page"}
+    # followed (the long tail: one story) first, then trending: Chicago's 4 stories, as an entity and as a place
+    assert list(pages)[0] == "entity:place:boston"
+    assert {"entity:place:chicago", "place:chicago"} <= set(pages)
+    assert "place:boston" not in pages  # one story, not followed as a place: built on demand
+    assert list(pool["topic_pages"]) == list(pages)
+    stores = open_stores(embedded_store_config)
+    by_id = {s["story_id"]: s for s in pool["stories"]}
+    for topic, it in pages.items():
+        doc = it["doc"]
+        assert it["pointer"] == f"topic/us-en/{topic}" and stores.pointers.get(it["pointer"]) == pool["version"]
+        stored = json.loads(stores.snapshots.get(topic_path("us-en", topic, doc["version"])))
+        validate_page("topic_page", stored)
+        assert stored["story_count"] == len(stored["stories"]) >= 1 and stored["pool_version"] == pool["version"]
+        scores = [by_id[s["story_id"]]["score"] for s in stored["stories"]]
+        assert scores == sorted(scores, reverse=True)  # the edition's own score, as the pool orders it
+    chicago = json.loads(docs.canonical_bytes(pages["place:chicago"]["doc"]))
+    assert {s["story_id"] for s in chicago["stories"]} == {"10", "11", "12", "13"}
+
+
+def test_topic_pages_are_bounded_per_cycle_followed_first():
+    pool = {"edition": "us-en", "version": 5, "cycle": "2024-03-01T12:00:00Z", "stories": []}
+    for i in range(60):  # 60 entities with 3..62 stories each would be 60 trending pages
+        for _ in range(3 + i):
+            pool["stories"].append(
+                {
+                    "story_id": str(len(pool["stories"]) + 1),
+                    "score": 1.0,
+                    "section": "world",
+                    "entities": (f"org:e{i}",),
+                    "topics": ("world",),
+                    "representative": {"title": "t", "url": "https://x.test/a"},
+                }
+            )
+    for k in range(5):  # an id the origin cannot serve gets no page, however many stories
+        pool["stories"].append(dict(pool["stories"][0], story_id=str(1000 + k), entities=("ac/dc",)))
+    assert topics.topic_ids_of(pool["stories"][-1]) == ["topic:world"]
+    followed = {"entity:org:e0": 7, "topic:world": 3, "entity:org:nobody-writes-about": 99}
+    chosen = [d["topic"] for d in topics.topic_documents(pool, followed)]
+    assert len(chosen) == topics.MAX_TOPIC_PAGES
+    assert chosen[:2] == ["entity:org:e0", "topic:world"]  # followed with stories, most followers first
+    assert chosen[2:5] == ["entity:org:e59", "entity:org:e58", "entity:org:e57"]  # then most stories
+    world = next(d for d in topics.topic_documents(pool, followed) if d["topic"] == "topic:world")
+    assert world["story_count"] == len(pool["stories"]) and len(world["stories"]) == topics.MAX_STORIES
+
+
+def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_chosen(tmp_path):
+    from stores import StoreConfig
+    from transforms.editions.publish import SnapshotPublisher
+
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    now = [1_000_000.0]
+    pub = SnapshotPublisher(stores, languages=("en",), retire_every_s=60, clock=lambda: now[0], topic_keep_s=3600)
+    pool = {"edition": "us-en", "version": 100, "cycle": "2024-03-01T12:00:00Z", "stories": []}
+    for i, e in enumerate(["org:a"] * 3 + ["org:b"] * 3):
+        card = {
+            "article_id": "a" * 32,
+            "url": f"https://x.test/{i}",
+            "title": "t",
+            "publisher_id": "p",
+            "publisher_name": "P",
+            "image_url": None,
+            "published_at": "2024-03-01T11:00:00Z",
+            "first_seen_at": "2024-03-01T11:00:00Z",
+            "language": "en",
+            "labels": [],
+        }
+        pool["stories"].append(
+            {
+                "story_id": str(i + 1),
+                "score": 1.0 - i / 10,
+                "section": "world",
+                "entities": (e,),
+                "representative": card,
+            }
+        )
+
+    def cycle(version, followed, max_pages):
+        doc = dict(pool, version=version)
+        return [pub.publish(it)["outcome"] for it in topics.topic_items(doc, followed, max_pages)]
+
+    assert cycle(100, {}, 2) == ["published", "published"]
+    now[0] += 1800
+    assert cycle(130, {"entity:org:a": 1}, 1) == ["unchanged"]  # a chosen, unchanged: its pointer stays at v100
+    now[0] += 1900
+    assert pub.maybe_retire() == ["topic/us-en/entity:org:b"]  # not chosen for more than an hour
+    assert set(stores.pointers.versions("topic/")) == {"topic/us-en/entity:org:a"}
+    assert cycle(200, {}, 2) == ["unchanged", "published"]  # chosen again: back
+
+
+def test_gazetteer_cities_are_followable_places_with_their_own_page(embedded_store_config, world):
+    """A city of the gazetteer (editions.json local_places), named by its alias id or by its unlinked surface form,
+    is a place of the pool entry (after the region codes): followed, its page is pre-built as place:{code}."""
+    T, MIN = world.T0, world.MIN
+    world.story(40, ["paper-1", "capital-post"], T - 5 * MIN, places=("los angeles",))  # unlinked surface form
+    world.story(41, ["paper-2", "capital-post"], T - 6 * MIN, places=("place:los-angeles",))  # alias-table id
+    world.story(42, ["paper-3", "capital-post"], T - 7 * MIN, places=("california",))  # a state: local, not LA
+    for s in range(8):
+        world.story(50 + s, [f"paper-{s}", "daily-herald"], T - (s + 2) * 3 * MIN)
+    open_profile_store(embedded_store_config).update(
+        "cy", lambda p: {**p, "follows": {**p["follows"], "places": ["los-angeles"]}}
+    )
+    items = run_stage(world, embedded_store_config, T + MIN)
+    pool = next(it["doc"] for it in items if it["kind"] == "candidate_pool")
+    places = {s["story_id"]: s["places"] for s in pool["stories"]}
+    assert "los-angeles" in places["40"] and "los-angeles" in places["41"] and "los-angeles" not in places["42"]
+    assert places["40"][0] == "us"  # the region code first, as before
+    assert "california" in places["42"]
+    page = next(it["doc"] for it in items if it["kind"] == "topic_page" and it["doc"]["topic"] == "place:los-angeles")
+    assert {s["story_id"] for s in page["stories"]} == {"40", "41"} and page["kind"] == "place"
+    assert topics.city_codes(load_config())["new york"] == "new-york"

@@ -1,0 +1,171 @@
+"""Topic pages built by the editions stage: every cycle, the pages of an edition's followed and trending topics.
+
+A topic id is ``entity:{id}`` (an alias-table entity of the pool's ``entities``), ``place:{code}`` (a region or
+city code of the pool's ``places``, or a place entity ``place:{code}`` of its ``entities``) or ``topic:{section}``
+(a section of the pool's ``topics``): the ids ``GET /v1/topics/{id}`` answers (serving/topics.py).
+
+Cities (local pages): the gazetteer of editions.json lists each region's sub-national places (``local_places``:
+cities, and some states). :func:`add_cities` adds their codes (the name with hyphens for spaces: ``los-angeles``)
+to the ``places`` of every pool entry whose main entities name one (by the alias table's id ``place:los-angeles``
+or by the unlinked surface form ``los angeles``), next to the region codes. So a city is followable (For you
+lifts its stories as ``local:{code}``) and has its own page, ``place:{code}``, pre-built when followed or trending,
+on demand otherwise: local pages for cities, not only the edition's whole-region Local section.
+
+Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool document only:
+
+1. count the pool stories about every id: one pass over the pool's entries (O(pool size x ids per entry), no pair
+   of stories is ever compared);
+2. choose at most ``max_pages`` ids (:data:`MAX_TOPIC_PAGES`, 40 by default): first the followed ids (the profile
+   store's aggregated follower counts, no reader id: :meth:`stores.profiles.ProfileStore.followed_topics`) that
+   have a live story in the pool, most followers first; then the trending ids, most pool stories first, at least
+   :data:`TRENDING_MIN_STORIES`, entities and places only (a section already has its own page every cycle);
+   ties by id, so the choice is deterministic;
+3. build each chosen id's page: the pool's items about it (story id, section, labels, representative card) in the
+   pool's order (the edition's own score, highest first), at most :data:`MAX_STORIES` (the origin's largest
+   ``limit``), with ``story_count`` of all of them. This is the page the origin builds on demand from the same pool,
+   so the two cannot disagree.
+
+The chosen ids go into the pool document (``topic_pages``) so the origin knows which ids have a pre-built page
+this cycle (it serves the pre-built snapshot of those, and builds the others on demand from the pool: the long
+tail). Snapshot items: ``topics/{edition}/{id}/v{n}.json`` with pointer ``topic/{edition}/{id}``
+(schemas/pages.py), published like pages (an unchanged page is not rewritten).
+
+:class:`FollowedTopics` reads the follower counts at most every ``refresh_s`` seconds (a store error keeps the last
+counts): the stage must not read the profile store every minute of every edition.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+
+from schemas.pages import topic_path
+
+log = logging.getLogger(__name__)
+
+TOPIC_SCHEMA = "newsroom.topic_page/v1"
+MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
+TRENDING_MIN_STORIES = 3
+MAX_STORIES = 100  # stories kept on a pre-built page (serving/topics.py MAX_LIMIT)
+FOLLOWED_READ = 2000  # most-followed ids read from the profile store
+# The ids GET /v1/topics/{id} accepts (serving/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
+# an entity id with a "/" or a control character has no page, so none is built.
+SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
+
+
+def city_codes(config) -> dict[str, str]:
+    """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
+    out: dict[str, str] = {}
+    for code in sorted(config.regions):
+        for name in config.regions[code].local_places:
+            city = "-".join(name.split())
+            out.setdefault(name, city)
+            out.setdefault("place:" + city, city)
+    return out
+
+
+def add_cities(pool: dict, cities: dict[str, str]) -> None:
+    """Add the city codes named by each pool entry's main entities to its ``places`` (after the region codes)."""
+    for entry in pool["stories"]:
+        extra = [cities[k] for k in (e.lower() for e in entry.get("entities") or ()) if k in cities]
+        if extra:
+            entry["places"] = tuple(dict.fromkeys([*(entry.get("places") or ()), *extra]))
+
+
+def topic_ids_of(entry: dict) -> list[str]:
+    """The topic ids a pool entry is about (deduplicated, in a fixed order)."""
+    ids = [f"entity:{e}" for e in entry.get("entities") or ()]
+    ids += [f"place:{p}" for p in entry.get("places") or ()]
+    ids += [f"place:{e[6:]}" for e in entry.get("entities") or () if e.startswith("place:")]
+    ids += [f"topic:{t}" for t in entry.get("topics") or ()]
+    return [t for t in dict.fromkeys(ids) if SERVABLE.match(t)]
+
+
+def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[str]:
+    """Followed ids with stories (most followers first), then trending entities and places (most stories first)."""
+    chosen = sorted((t for t in followed if counts.get(t)), key=lambda t: (-followed[t], t))[:max_pages]
+    taken = set(chosen)
+    trending = sorted(
+        (t for t, n in counts.items() if n >= TRENDING_MIN_STORIES and not t.startswith("topic:") and t not in taken),
+        key=lambda t: (-counts[t], t),
+    )
+    return chosen + trending[: max(0, max_pages - len(chosen))]
+
+
+def topic_documents(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
+    """The topic page documents of one edition's cycle, from its pool document (see the module docstring)."""
+    members: dict[str, list[int]] = {}
+    stories = pool["stories"]
+    for i, entry in enumerate(stories):
+        for t in topic_ids_of(entry):
+            members.setdefault(t, []).append(i)
+    chosen = choose_topics({t: len(m) for t, m in members.items()}, followed, max_pages)
+    docs = []
+    for topic in chosen:
+        kind, value = topic.split(":", 1)
+        idx = sorted(members[topic], key=lambda i: (-float(stories[i]["score"]), i))
+        docs.append(
+            {
+                "schema": TOPIC_SCHEMA,
+                "topic": topic,
+                "kind": kind,
+                "value": value,
+                "edition": pool["edition"],
+                "version": pool["version"],
+                "pool_version": pool["version"],
+                "cycle": pool["cycle"],
+                "story_count": len(idx),
+                "stories": [_item(stories[i]) for i in idx[:MAX_STORIES]],
+            }
+        )
+    return docs
+
+
+def _item(entry: dict) -> dict:
+    return {
+        "story_id": entry["story_id"],
+        "section": entry["section"],
+        "labels": entry.get("labels") or (),
+        "representative": entry["representative"],
+    }
+
+
+def topic_items(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
+    """Snapshot items of the cycle's topic pages; records the chosen ids in the pool (``topic_pages``)."""
+    items = []
+    for doc in topic_documents(pool, followed, max_pages):
+        items.append(
+            {
+                "kind": "topic_page",
+                "path": topic_path(doc["edition"], doc["topic"], doc["version"]),
+                "pointer": f"topic/{doc['edition']}/{doc['topic']}",
+                "version": doc["version"],
+                "doc": doc,
+                "min_stories": 1,
+            }
+        )
+    pool["topic_pages"] = tuple(item["doc"]["topic"] for item in items)
+    return items
+
+
+class FollowedTopics:
+    """``followed() -> {topic id: followers}`` from a profile store, read at most every ``refresh_s`` seconds."""
+
+    def __init__(self, store, refresh_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
+        self.store = store
+        self.refresh_s = refresh_s
+        self.clock = clock
+        self._counts: dict[str, int] = {}
+        self._next = float("-inf")
+
+    def __call__(self) -> dict[str, int]:
+        now = self.clock()
+        if now >= self._next:
+            self._next = now + self.refresh_s
+            try:
+                self._counts = dict(self.store.followed_topics(FOLLOWED_READ))
+            except Exception as exc:  # a store error: the last counts stay, the next refresh retries
+                log.warning("followed topics not read, keeping the last %d: %s", len(self._counts), exc)
+        return self._counts
