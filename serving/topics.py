@@ -136,6 +136,14 @@ class TopicPages:
             return page
 
 
+def lookup(ext, cat, pool, edition: str, topic_id: str, limit: int) -> tuple[bytes, str] | None:
+    """(body, ETag) of the topic page: the editions stage's snapshot while the pool lists it as pre-built this
+    cycle, else rendered on demand from the pool; None when no live story is about it. The JSON API and the web
+    page (serving/web.py) both answer from this."""
+    prebuilt = cat.topics.get((edition, topic_id)) if topic_id in pool.topic_pages else None
+    return ext.topic_pages.get(pool, topic_id, limit, prebuilt)
+
+
 @bp.get("/v1/topics/<topic_id>")
 def topic_page(topic_id: str):
     ext = current_app.extensions["newsroom"]
@@ -156,8 +164,7 @@ def topic_page(topic_id: str):
         if not cat.ready:
             return http.not_ready()
         return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
-    prebuilt = cat.topics.get((edition, topic_id)) if topic_id in pool.topic_pages else None
-    page = ext.topic_pages.get(pool, topic_id, limit, prebuilt)
+    page = lookup(ext, cat, pool, edition, topic_id, limit)
     if page is None:
         return http.problem(
             404, "unknown_topic", f"no live story about {topic_id} in {edition}", cache_control=http.NEGATIVE

@@ -6,6 +6,10 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
 - ``GET /``: 302 to the default edition page (``us-en`` when loaded, else the first edition).
 - ``GET /e/{edition}/``: the edition's top stories (representative article, publisher, time, Full Coverage link);
   ``GET /e/{edition}/{section}``: one section page.
+- ``GET /e/{edition}/topics/{topic_id}``: a topic page (an entity, a place or city, a section): the edition's live
+  stories about it, the same items in the same order as ``GET /v1/topics/{topic_id}?edition=`` (its bytes,
+  decoded), named by the alias table's canonical name; the edition's top page links the topics pre-built this
+  cycle (followed and trending).
 - ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
   merged ids answer 301 to the survivor's page.
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
@@ -51,6 +55,7 @@ DEFAULT_EDITION = "us-en"
 SECTION = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 STORY_MAX_ARTICLES = 200  # Full Coverage in HTML shows this many; the JSON API pages through all of them
 CACHE_MAX = 512  # rendered pages kept per catalog (~20-60 KB each; all re-rendered when the watcher swaps it)
+TOPIC_KINDS = {"ORG": "Organisation", "PERSON": "Person", "PLACE": "Place"}
 SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
 STATIC_DIR = Path(__file__).resolve().parent / "web_static"
 ASSET_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml"}
@@ -241,10 +246,73 @@ def section_page(edition: str, section: str):
             sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
             cycle=_when(page.cycle),
             stories=edition_view(page),
+            topics=topic_links(cat, edition) if section == "top" else [],
         )
 
     body, etag = _cached(cat, ("section", edition, section), render)
     return _shared(body, etag, ext.page_cache_control)
+
+
+def topic_title(topic_id: str) -> tuple[str, str]:
+    """(display name, what it is) of a topic id: the alias table's canonical name for an entity or place it holds
+    (``entity:org:isro`` -> ISRO, an organisation), a section's title, else the id's words."""
+    from serving.catalog import place_entity
+    from transforms.articles.entities import default_aliases
+
+    kind, _, value = topic_id.partition(":")
+    if kind == "topic":
+        return section_title(value), "Section"
+    found = default_aliases().entity(place_entity(value) if kind == "place" else value)
+    if found is not None:
+        return found[2], TOPIC_KINDS.get(found[1], "Topic")
+    words = value.split(":", 1)[-1].replace("-", " ").replace("_", " ")
+    return (words.title() if words.islower() else words), ("Place" if kind == "place" else "Topic")
+
+
+def topic_links(cat, edition: str) -> list[tuple[str, str]]:
+    """(id, name) of the topic pages the editions stage pre-built for ``edition`` this cycle, by name."""
+    pool = cat.pools.get(edition)
+    ids = sorted(pool.topic_pages) if pool is not None else []
+    return sorted(((t, topic_title(t)[0]) for t in ids), key=lambda x: (x[1].casefold(), x[0]))
+
+
+@bp.get("/e/<edition>/topics/<topic_id>")
+def topic_page(edition: str, topic_id: str):
+    from serving import topics
+
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not EDITION.match(edition) or not topics.TOPIC_ID.match(topic_id):
+        return not_found("There is no such page.")
+    pool = cat.pools.get(edition)
+    if pool is None:
+        return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+    found = topics.lookup(ext, cat, pool, edition, topic_id, topics.MAX_LIMIT)
+    if found is None:
+        return not_found(f"No live story in this edition is about {topic_title(topic_id)[0]}.", edition=edition)
+    body, json_etag = found
+
+    def render() -> str:
+        doc = orjson.loads(body)
+        for s in doc["stories"]:
+            s["representative"] = _card(s["representative"])
+            s["labels"] = list(s.get("labels") or [])
+        title, kind_name = topic_title(topic_id)
+        return render_template(
+            "web/topic.html",
+            edition=edition,
+            lang=lang_of(edition),
+            title=title,
+            kind_name=kind_name,
+            story_count=doc["story_count"],
+            cycle=_when(doc["cycle"]),
+            stories=doc["stories"],
+            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+            json_url=f"/v1/topics/{topic_id}?edition={edition}",
+        )
+
+    page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), render)
+    return _shared(page, etag, ext.topic_cache_control)
 
 
 @bp.get("/e/<edition>/for-you")

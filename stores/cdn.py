@@ -44,7 +44,7 @@ def public_paths(pointer: str) -> list[str]:
     """The URL paths (no query string) whose responses are built from ``pointer``'s snapshot.
 
     ``{edition}/{section}`` -> the section's API and web pages (``top`` is also the edition's web front page);
-    ``story/{id}`` -> the story's API and web pages; ``topic/{...}`` -> the topic's API page; ``pool/{edition}``
+    ``story/{id}`` -> the story's API and web pages; ``topic/{edition}/{id}`` -> the topic's API and web pages; ``pool/{edition}``
     -> nothing (For you is personal and never cached at the edge); ``aliases`` -> nothing (aliases redirect
     through story pages, purged with their stories)."""
     if pointer.startswith("pool/") or pointer == "aliases":
@@ -53,8 +53,8 @@ def public_paths(pointer: str) -> list[str]:
         sid = pointer.split("/", 1)[1]
         return [f"/v1/stories/{sid}", f"/stories/{sid}"]
     if pointer.startswith("topic/"):
-        topic = pointer.split("/")[-1]
-        return [f"/v1/topics/{topic}"]
+        _, edition, topic = pointer.split("/", 2)
+        return [f"/v1/topics/{topic}", f"/e/{edition}/topics/{topic}"]
     edition, _, section = pointer.partition("/")
     if not edition or not section:
         raise ValueError(f"no public page for pointer {pointer!r}")

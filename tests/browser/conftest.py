@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from devtools import samples
-from tests.serving.helpers import STORY, make_app, publish, publish_world
+from tests.serving.helpers import STORY, make_app, publish, publish_topic_pages, publish_world
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 CHROMIUM = os.environ.get("NEWSROOM_CHROMIUM", "/usr/bin/chromium")
@@ -36,6 +36,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 TECH_STORY = samples.story_id(100)  # the first story of the sample world's us-en tech section
+TOPIC = "entity:org:who"  # an alias-table entity of the sample pool: its page is titled by its canonical name
 
 
 def missing() -> str | None:
@@ -72,6 +73,7 @@ def origin(tmp_path_factory):
     coverage = samples.story_coverage(TECH_STORY, 1, articles, title="Tech story with full coverage")
     coverage["links"] = [STORY]
     publish(stores, coverage)
+    publish_topic_pages(stores, {TOPIC: 3})  # the top page links it (followed: pre-built by the editions stage)
     app = make_app(stores, open_profile_store(config))
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="browser-origin", daemon=True)

@@ -16,7 +16,7 @@ except ImportError:  # the browser fixture skips (fails under CI=true) with the 
     expect = None
 
 from serving.auth import issue_token
-from tests.browser.conftest import TECH_STORY
+from tests.browser.conftest import TECH_STORY, TOPIC
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET
 
 
@@ -64,6 +64,21 @@ def test_edition_section_story(origin, page, shots):
     assert page.problems == [], page.problems
 
 
+def test_a_topic_page_from_the_top_page(origin, page, shots):
+    page.goto(f"{origin}/e/{EDITION}/")
+    page.get_by_role("navigation", name="Topics").get_by_role("link", name="World Health Organization").click()
+    page.wait_for_url(f"{origin}/e/{EDITION}/topics/**")
+    assert page.locator("h1").inner_text() == "World Health Organization"
+    doc = _json(f"{origin}/v1/topics/{TOPIC}?edition={EDITION}&limit=100")
+    assert doc["stories"] and _story_ids(page) == [s["story_id"] for s in doc["stories"]]
+    shots(page, "4-topic")
+    first = doc["stories"][0]["story_id"]
+    page.locator(f'li.story[data-story-id="{first}"] h2 a').click()
+    page.wait_for_url(f"{origin}/stories/{first}")
+    assert page.context.cookies() == []
+    assert page.problems == [], page.problems
+
+
 def test_for_you_with_a_pasted_token(origin, page, shots):
     token = issue_token(TOKEN_SECRET, "browser-reader")
     response = page.goto(f"{origin}/e/{EDITION}/for-you")
@@ -71,7 +86,7 @@ def test_for_you_with_a_pasted_token(origin, page, shots):
         "content-security-policy"
     )
     assert page.locator("#feed-status").inner_text().startswith("Paste your reader token")
-    shots(page, "4-for-you-empty")
+    shots(page, "5-for-you-empty")
 
     page.get_by_role("textbox", name="Reader token").fill(token)
     page.get_by_role("button", name="Save and show my feed").click()
@@ -81,7 +96,7 @@ def test_for_you_with_a_pasted_token(origin, page, shots):
     assert page.evaluate("localStorage.getItem('newsroom.readerToken')") == token
     assert page.context.cookies() == []  # the token is never a cookie
     assert token not in page.content() and token not in page.url
-    shots(page, "5-for-you-feed")
+    shots(page, "6-for-you-feed")
 
     page.get_by_role("button", name="More stories").click()
     expect(page.locator("#feed li.story")).to_have_count(40)  # (not wait_for_function: the CSP forbids its eval)

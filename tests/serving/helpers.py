@@ -32,6 +32,28 @@ def publish_world(stores, pool_size: int = 300):
     publish(stores, samples.aliases(1, {MERGED: STORY, MERGED_CHAIN: MERGED}))
 
 
+def publish_topic_pages(stores, followed: dict, mutate=None, max_pages: int = 40) -> dict:
+    """As the editions stage does (transforms/editions/topics.py): the edition pool's topic pages, then the pool
+    listing them, published at the pool's next version. Returns the topic documents by id."""
+    import orjson
+
+    from schemas.pages import pool_path
+    from transforms.editions.topics import topic_items
+
+    version = stores.pointers.get(f"pool/{EDITION}")
+    doc = orjson.loads(stores.snapshots.get(pool_path(EDITION, version)))
+    doc["version"] = version + 1
+    docs = {}
+    for it in topic_items(doc, followed, max_pages):
+        topic_doc = orjson.loads(orjson.dumps(it["doc"]))
+        if mutate is not None:
+            mutate(topic_doc)
+        publish(stores, topic_doc)
+        docs[topic_doc["topic"]] = topic_doc
+    publish(stores, orjson.loads(orjson.dumps(doc)))
+    return docs
+
+
 def make_app(stores, profiles, **extra):
     config = {
         "TESTING": True,

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from serving import openapi, topics
-from tests.serving.helpers import EDITION
+from tests.serving.helpers import EDITION, publish_topic_pages
 
 TOPIC_CC = "public, s-maxage=30, stale-while-revalidate=60, stale-if-error=3600"
 PROBLEM = "application/problem+json"
@@ -172,24 +172,8 @@ def test_a_place_followed_by_name_or_entity_id_lifts_its_entity_stories_as_local
 
 # ------------------------------------------------------------------------ topic pages pre-built by the editions stage
 def prebuild(app, world, followed: dict, mutate=None, max_pages: int = 40) -> dict:
-    """As the editions stage does (transforms/editions/topics.py): the pool's topic pages, then the pool listing
-    them, published at the next version; the watcher polls. Returns the topic documents by id."""
-    from devtools import samples
-    from schemas.pages import pool_path
-    from transforms.editions.topics import topic_items
-
-    version = world.pointers.get(f"pool/{EDITION}")
-    doc = orjson.loads(world.snapshots.get(pool_path(EDITION, version)))
-    doc["version"] = version + 1
-    items = topic_items(doc, followed, max_pages)
-    docs = {}
-    for it in items:
-        topic_doc = orjson.loads(orjson.dumps(it["doc"]))
-        if mutate is not None:
-            mutate(topic_doc)
-        samples.publish(world.pointers, world.snapshots, topic_doc)
-        docs[topic_doc["topic"]] = topic_doc
-    samples.publish(world.pointers, world.snapshots, orjson.loads(orjson.dumps(doc)))
+    """Topic pages published as the editions stage does (helpers.publish_topic_pages); the watcher polls."""
+    docs = publish_topic_pages(world, followed, mutate, max_pages)
     app.extensions["newsroom"].watcher.poll_once()
     return docs
 

@@ -12,6 +12,7 @@ import pytest
 from devtools import samples
 from serving.web import CSP
 from tests.serving.helpers import EDITION, MERGED, PAGE_CC, STORY, STORY_CC, make_app, publish
+from tests.serving.test_topics import TOPIC_CC, prebuild
 
 PAGES = [
     (f"/e/{EDITION}/", PAGE_CC),
@@ -19,6 +20,7 @@ PAGES = [
     (f"/e/{EDITION}/for-you", PAGE_CC),
     ("/e/gb-en/", PAGE_CC),
     (f"/stories/{STORY}", STORY_CC),
+    (f"/e/{EDITION}/topics/entity:org:who", TOPIC_CC),
 ]
 NEGATIVE = "public, max-age=0, s-maxage=10"
 
@@ -241,3 +243,38 @@ def test_a_new_page_version_changes_the_html_and_its_etag(app, client, world):
     assert after.status_code == 200 and after.headers["ETag"] != before.headers["ETag"]
     doc = orjson.loads(client.get(f"/v1/editions/{EDITION}/sections/top").data)
     assert _story_ids(after.data) == [s["story_id"] for s in doc["stories"]] and len(doc["stories"]) == 12
+
+
+@pytest.mark.parametrize(
+    "topic_id, title",
+    [
+        ("entity:org:who", "World Health Organization"),  # the alias table's canonical name
+        ("place:pune", "Pune"),
+        ("topic:tech", "Tech"),
+    ],
+)
+def test_topic_html_has_the_json_topic_pages_stories_in_order(client, topic_id, title):
+    doc = orjson.loads(client.get(f"/v1/topics/{topic_id}?edition={EDITION}&limit=100").data)
+    html = client.get(f"/e/{EDITION}/topics/{topic_id}").data
+    assert doc["stories"] and _story_ids(html) == [s["story_id"] for s in doc["stories"]]
+    assert f"<h1>{title}</h1>" in html.decode()
+    assert f'href="/v1/topics/{topic_id}?edition={EDITION}"' in html.decode()
+
+
+def test_the_top_page_links_the_topics_pre_built_this_cycle(app, world, client):
+    assert 'aria-label="Topics"' not in client.get(f"/e/{EDITION}/").data.decode()  # none pre-built yet
+    prebuild(app, world, {"entity:org:who": 3, "place:pune": 2})
+    o = outline(client.get(f"/e/{EDITION}/").data)
+    links = {text: href for href, text in o.links if "/topics/" in href}
+    assert set(links) >= {"World Health Organization", "Pune"}
+    for href in links.values():
+        r = client.get(href)
+        assert r.status_code == 200 and r.headers["Cache-Control"] == TOPIC_CC
+    assert 'aria-label="Topics"' not in client.get(f"/e/{EDITION}/tech").data.decode()  # the top page only
+
+
+@pytest.mark.parametrize("url", [f"/e/{EDITION}/topics/entity:org:nobody", f"/e/{EDITION}/topics/nonsense"])
+def test_unknown_or_malformed_topics_are_html_404(client, url):
+    r = client.get(url)
+    assert r.status_code == 404 and r.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert r.headers["Cache-Control"] == NEGATIVE

@@ -86,6 +86,7 @@ class AliasTable:
         self._by_surface: dict[str, tuple[str, str, str]] = {}
         self._exact: dict[str, tuple[str, str, str]] = {}  # short all-caps aliases match with their case only
         self._caseless: dict[str, tuple[str, str, str]] = {}
+        self._by_id: dict[str, tuple[str, str, str]] = {}
         self._caseless_re = None
         for row in rows:
             self.add(*row)
@@ -93,6 +94,7 @@ class AliasTable:
     def add(self, entity_id: str, kind: str, name: str, aliases: list[str]) -> None:
         kind = kind if kind in KINDS else "OTHER"
         target = (entity_id, kind, name)
+        self._by_id.setdefault(entity_id, target)
         for surface in [name, *aliases]:
             surface = surface.strip()
             if not surface:
@@ -129,6 +131,10 @@ class AliasTable:
             if key in self._exact:
                 return self._exact[key]
         return self._by_surface.get(normalise(s))
+
+    def entity(self, entity_id: str) -> tuple[str, str, str] | None:
+        """(id, kind, canonical name) of an entity id of the table; None for an id it does not hold."""
+        return self._by_id.get(entity_id)
 
     def scan(self, text: str) -> list[tuple[str, tuple[str, str, str]]]:
         """Caseless-script aliases found in ``text`` (longest first, non-overlapping)."""
