@@ -254,7 +254,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     import apache_beam as beam
 
     from pipelines.options import store_config
-    from stores.beam_io import CheckRunClaimFn
+    from stores.beam_io import CheckRunClaimFn, write_lines
     from transforms.common import DEAD_LETTER, dead_letter_json
     from transforms.stories import beam as sb
     from transforms.stories import readers
@@ -308,7 +308,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
         dead
         | "DeadLetterJson" >> beam.Map(dead_letter_json)
         | "AllDeadLetters" >> beam.combiners.ToList()
-        | "WriteDeadLetters" >> beam.Map(sb.write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
+        | "WriteDeadLetters" >> beam.Map(write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
     )
     if o.snapshots:
         add_snapshots(claimed, options)
@@ -450,7 +450,7 @@ def _write_manifest(options, argv, files: list[str], run_claim, started: float) 
     from apache_beam.io.filesystems import FileSystems
 
     from pipelines.options import StoreOptions
-    from transforms.stories.beam import write_text
+    from stores.beam_io import write_text
     from transforms.stories.embed import loaded_paths
 
     o, so = options.view_as(_options_class()), options.view_as(StoreOptions)

@@ -66,26 +66,7 @@ class StoriesOptions(StoreOptions):
             default="fetch-requests",
             help="Topic (base name) receiving burst poll requests (FetchRequest, kind BURST). Default: fetch-requests.",
         )
-        parser.add_argument(
-            "--breaking_topic",
-            default="breaking",
-            help="Topic (base name) receiving one Breaking record per story and edition when a story first shows the "
-            "Breaking label on an edition's pages (schemas/avro/breaking.avsc). Default: breaking.",
-        )
-        parser.add_argument(
-            "--cdn",
-            default="auto",
-            choices=["auto", "none", "queue", "gcp"],
-            help="Where the pages newly showing a Breaking story are purged (stores/cdn.py): queue (the embedded "
-            "purge queue the local edge applies), gcp (Cloud CDN invalidation on --cdn_url_map), none. auto = queue "
-            "on the embedded backend, gcp on the gcp backend when --cdn_url_map is given, else none. Default: auto.",
-        )
-        parser.add_argument(
-            "--cdn_url_map",
-            default="",
-            help="The origin's URL map (Cloud CDN invalidations; terraform output url_map). Example: newsroom-api. "
-            "Default: none.",
-        )
+        _add_breaking_args(parser)
         parser.add_argument(
             "--publishers",
             default=None,
@@ -124,6 +105,30 @@ class StoriesOptions(StoreOptions):
             "changes reach story pages and Full Coverage at the next ranking cycle). `newsroom run` divides it by "
             "the sample world's --speed. Default: 600.",
         )
+
+
+def _add_breaking_args(parser) -> None:
+    """Where Breaking records go and where the pages newly showing a Breaking story are purged."""
+    parser.add_argument(
+        "--breaking_topic",
+        default="breaking",
+        help="Topic (base name) receiving one Breaking record per story and edition when a story first shows the "
+        "Breaking label on an edition's pages (schemas/avro/breaking.avsc). Default: breaking.",
+    )
+    parser.add_argument(
+        "--cdn",
+        default="auto",
+        choices=["auto", "none", "queue", "gcp"],
+        help="Where the pages newly showing a Breaking story are purged (stores/cdn.py): queue (the embedded "
+        "purge queue the local edge applies), gcp (Cloud CDN invalidation on --cdn_url_map), none. auto = queue "
+        "on the embedded backend, gcp on the gcp backend when --cdn_url_map is given, else none. Default: auto.",
+    )
+    parser.add_argument(
+        "--cdn_url_map",
+        default="",
+        help="The origin's URL map (Cloud CDN invalidations; terraform output url_map). Example: newsroom-api. "
+        "Default: none.",
+    )
 
 
 def DecodeRawItemFn(clock=None) -> beam.DoFn:  # noqa: N802 - reads as the DoFn it returns

@@ -189,14 +189,11 @@ class Newsroom:
 
         cfg = app.config
         self.app = app
-        self.page_cache_control = http.shared_cache_control(
-            cfg["NEWSROOM_PAGE_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
-        )
-        self.story_cache_control = http.shared_cache_control(
-            cfg["NEWSROOM_STORY_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
-        )
-        self.topic_cache_control = http.shared_cache_control(
-            cfg["NEWSROOM_TOPIC_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+        self.page_cache_control, self.story_cache_control, self.topic_cache_control = (
+            http.shared_cache_control(
+                cfg[f"NEWSROOM_{kind}_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
+            )
+            for kind in ("PAGE", "STORY", "TOPIC")
         )
         self.topic_pages = TopicPages()
         token_secret, cursor_secret = resolve_secrets(cfg)
@@ -214,12 +211,9 @@ class Newsroom:
             profiles = profiles or open_profile_store(config)
         self.stores = stores
         self.profiles = profiles
-        takedowns = cfg["NEWSROOM_TAKEDOWN_STORE"]
-        if takedowns is None:  # tombstones: the watcher filters loaded pages at once (serving/watcher.py)
-            from stores import config_from_mapping
-            from stores.takedowns import open_takedown_store
+        from stores.covisit import open_covisit_store
+        from stores.takedowns import open_takedown_store
 
-            takedowns = open_takedown_store(getattr(stores, "config", None) or config_from_mapping(cfg))
         self.holder = CatalogHolder()
         self.watcher = PointerWatcher(
             self.holder,
@@ -230,17 +224,13 @@ class Newsroom:
             validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
             story_retain_s=float(cfg["NEWSROOM_STORY_RETAIN_S"]),
             story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
-            takedowns=None if takedowns == "off" else takedowns,
+            # tombstones: the watcher filters loaded pages at once (serving/watcher.py)
+            takedowns=_side_store(cfg, stores, "NEWSROOM_TAKEDOWN_STORE", open_takedown_store),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
-        covisit = cfg["NEWSROOM_COVISIT_STORE"]
-        if covisit is None:
-            from stores import config_from_mapping
-            from stores.covisit import open_covisit_store
-
-            covisit = open_covisit_store(getattr(stores, "config", None) or config_from_mapping(cfg))
+        covisit = _side_store(cfg, stores, "NEWSROOM_COVISIT_STORE", open_covisit_store)
         self.covisit_cache = (
-            None if covisit == "off" else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+            None if covisit is None else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
         )
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
         self.watcher.on_swap.append(self.pool_history.on_swap)
@@ -404,6 +394,17 @@ def create_app(test_config: dict | None = None) -> Flask:
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
     return app
+
+
+def _side_store(cfg, stores, key: str, open_store):
+    """The store ``cfg[key]`` names: an object given by the caller (tests), None for "off", else the one
+    ``open_store`` opens on the stores' config."""
+    found = cfg[key]
+    if found is None:
+        from stores import config_from_mapping
+
+        found = open_store(getattr(stores, "config", None) or config_from_mapping(cfg))
+    return None if found == "off" else found
 
 
 def new_secret() -> str:

@@ -1,4 +1,5 @@
-"""Beam reads and writes of the message bus: where a job's graph meets Pub/Sub (or the embedded bus).
+"""Beam reads and writes of the message bus (where a job's graph meets Pub/Sub or the embedded bus), and the result
+files of batch jobs.
 
 Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so jobs build their bus reads here.
 
@@ -13,6 +14,8 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
   local runs trade at-least-once for simplicity, and every consumer is idempotent anyway.
 - :class:`DecodeBusFn` -- ``(data, attributes)`` -> records of one message type; heartbeats dropped; an undecodable
   message goes to the caller's dead-letter output, built by the caller's builder (the stories and covisit jobs).
+- :func:`write_text`, :func:`write_lines` -- result files of batch jobs, locally or on any Beam filesystem
+  (``gs://`` on Dataflow).
 - :class:`CheckRunClaimFn` -- the run-claim fence of stores/runs.py inside a graph (before a job's writes).
 - :class:`PublishToBusFn` -- the one publishing DoFn: records of a topic's message type, validated and
   Avro-encoded, published a bundle at a time (``MessageBus.publish_many``), every message out before the bundle
@@ -21,10 +24,13 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable
 
 import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from schemas import codec
@@ -213,3 +219,20 @@ class CheckRunClaimFn(beam.DoFn):
             self.claim.check(self._pointers)
             self._checked = now
         yield element
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
+    would lose it)."""
+    if "://" in path:
+        with FileSystems.create(path, mime_type="application/json") as f:
+            f.write(text.encode("utf-8"))
+        return
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def write_lines(rows: list, path: str) -> int:
+    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
+    return len(rows)

@@ -166,11 +166,14 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     assert {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"} <= documented
     from transforms.stories import cpu
 
-    # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity, the
-    # browser tests' chromium and artefact folder.
+    # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity and CDN
+    # purge settings, the browser tests' chromium and artefact folder.
     elsewhere = {
         cpu.ENV: ROOT / "transforms" / "stories" / "cpu.py",
         "NEWSROOM_OPERATOR": ROOT / "stores" / "audit.py",
+        "NEWSROOM_CDN_URL_MAP": ROOT / "stores" / "cdn.py",
+        "NEWSROOM_CDN_PURGE_RATE": ROOT / "stores" / "cdn.py",
+        "NEWSROOM_CDN_PURGE_BURST": ROOT / "stores" / "cdn.py",
         "NEWSROOM_CHROMIUM": ROOT / "tests" / "browser" / "conftest.py",
         "NEWSROOM_TEST_ARTIFACTS": ROOT / "tests" / "browser" / "conftest.py",
     }

@@ -1,5 +1,5 @@
 """Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges (+ LinkStories), and
-the backfill's ReadArticles and result writers. The one module of the stage that imports Beam.
+the backfill's ReadArticles and result writer (its files written through stores/beam_io.py). The one module of the stage that imports Beam.
 
 Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
 outputs (``{"change": StoryChange, ...}``, transforms/stories/cluster.py), applies them to the story store
@@ -54,6 +54,7 @@ from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateS
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
+from stores.beam_io import write_lines, write_text
 from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
@@ -554,23 +555,6 @@ class ReadArticles(beam.PTransform):
             )
         )
         return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
-
-
-def write_text(path: str, text: str) -> None:
-    """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
-    would lose it)."""
-    if "://" in path:
-        with FileSystems.create(path, mime_type="application/json") as f:
-            f.write(text.encode("utf-8"))
-        return
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-
-
-def write_lines(rows: list, path: str) -> int:
-    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
-    return len(rows)
 
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:

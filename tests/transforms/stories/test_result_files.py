@@ -6,7 +6,7 @@ import json
 
 from apache_beam.io.filesystems import FileSystems
 
-from transforms.stories.beam import write_lines
+from stores.beam_io import write_lines
 
 
 class _Sink(io.BytesIO):
