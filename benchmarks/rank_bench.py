@@ -47,6 +47,7 @@ from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noq
 from transforms.editions.config import load_config  # noqa: E402
 from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle  # noqa: E402
 from transforms.editions.params import RankParams  # noqa: E402
+from transforms.editions.topics import add_cities, city_codes, topic_items  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
 
 NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z
@@ -353,6 +354,7 @@ def publish_work(out) -> float:
     schema validation (what it does for every changed document)."""
     t = time.process_time()
     kinds = [("edition_page", d) for d in out.pages.values()] + [("candidate_pool", out.pool)]
+    kinds += [("topic_page", d) for d in getattr(out, "topic_docs", ())]
     for kind, doc in kinds + [("story_coverage", d) for d in out.coverage]:
         docs.content_digest(doc)
         data = docs.canonical_bytes(doc)
@@ -363,21 +365,38 @@ def publish_work(out) -> float:
     return time.process_time() - t
 
 
+def topic_work(out, cities: dict) -> tuple[float, list]:
+    """CPU seconds of what EditionRanker adds after run_cycle: city codes on pool entries and the cycle's topic
+    pages (transforms/editions/topics.py; trending only here: no reader follows in a synthetic world)."""
+    t = time.process_time()
+    add_cities(out.pool, cities)
+    items = topic_items(out.pool, {})
+    return time.process_time() - t, items
+
+
 def run_all(editions, books, config, params, memories, now, caches, loop=False, views=None, timings=None, publish=None):
     """Run every edition's cycle (``loop``: the per-story reference); per-edition CPU seconds of this process (the
     machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
-    the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book."""
+    the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book. The vectorised cycle
+    includes the topic pages (``timings["topic pages"]``), the loop does not (it is the reference for run_cycle)."""
     per = {}
     outs = {}
+    cities = city_codes(config)
     for e in editions:
         book, cache = books[e.language], caches.setdefault(e.id, CycleCache())
         t = time.process_time()
+        topics = []
         if loop:
             view = (views or {}).get(e.language)
             out = run_cycle_loop(book, e, config, params, memories[e.id], now, view, cache, timings)
         else:
             out = run_cycle(book, e, config, params, memories[e.id], now, cache, timings)
+            spent, topics = topic_work(out, cities)
+            if timings is not None:
+                timings["topic pages"] = timings.get("topic pages", 0.0) + spent
+                timings["topic pages built"] = timings.get("topic pages built", 0) + len(topics)
         per[e.id] = time.process_time() - t
+        out.topic_docs = [item["doc"] for item in topics]
         if publish is not None:
             publish[e.id] = publish_work(out)  # outside the cycle's timing
         outs[e.id] = summarise(out)
@@ -467,7 +486,10 @@ def main(argv=None) -> int:
     )
     print(f"  of which cyclic GC: {gc2:.2f} s ({full2} full collections); without it {c2 - gc2:.2f} s")
     print(f"  {pages} pages, {stories_on_pages:,} page entries, {pool:,} pool entries")
-    print("  phases of cycle 2 (CPU): " + ", ".join(f"{k} {v:.2f} s" for k, v in timings2.items()))
+    print(
+        "  phases of cycle 2 (CPU): "
+        + ", ".join(f"{k} {v:.2f} s" if isinstance(v, float) else f"{k} {v}" for k, v in timings2.items())
+    )
     if args.publish_cost:
         # PublishSnapshots' CPU on the documents of two more cycles (the second shows the steady state, where
         # entries validated before are not validated again); the cycles' own time is not counted here.
