@@ -1515,11 +1515,14 @@ def check_schedule(stack: Module, schedule: Module, iam: Module) -> None:
 
 def test_authority_job_is_launched_daily_by_cloud_scheduler(modules):
     check_schedule(modules["stack"], modules["schedule"], modules["iam"])
-    declared = {
-        p["name"] for p in json.loads((REPO_ROOT / "templates/authority/metadata.json").read_text())["parameters"]
-    }
-    passed = set(modules["stack"].locals["authority_parameters"])
-    assert passed <= declared, f"stack: authority parameters {sorted(passed - declared)} are not in its template"
+    metadata = REPO_ROOT / "templates" / "authority" / "metadata.json"
+    declared = {p["name"] for p in json.loads(metadata.read_text())["parameters"]}
+    passed = modules["stack"].locals["authority_parameters"]
+    assert set(passed) <= declared, f"stack: authority parameters {sorted(set(passed) - declared)} not in its template"
+    regexes = {p["name"]: p.get("regexes", []) for p in json.loads(metadata.read_text())["parameters"]}
+    for name, value in passed.items():  # literal values pass the template's regexes, as Dataflow checks at launch
+        if "${" not in str(value):
+            assert all(re.fullmatch(r, str(value)) for r in regexes[name]), f"authority {name}={value!r}"
     for env in ENVIRONMENTS:  # the operator can move or pause it per environment
         call = modules[f"env-{env}"].modules["stack"]
         for key in ("authority_schedule", "authority_time_zone", "authority_schedule_enabled"):
