@@ -4,14 +4,14 @@
 #   1. without image_tag: APIs, network, buckets, image repository, Pub/Sub, Bigtable, service accounts;
 #   2. after the image and the Flex Templates are built: with image_tag (and template paths), the streaming jobs
 #      (ingest, stories), the origin behind the CDN, the alert policies and dashboard that watch them, and the daily
-#      Cloud Scheduler launch of the batch authority job. The
-#      backfill job is launched on demand by analysts with `gcloud dataflow flex-template run`, not kept running by
-#      Terraform.
+#      Cloud Scheduler launch of the batch authority job. The backfill job is launched on demand by analysts with
+#      `gcloud dataflow flex-template run`, not kept running by Terraform.
 
 locals {
   labels = { system = "newsroom", env = var.environment }
 
-  # Names of the streaming jobs and of the origin service (the monitoring module watches them by name).
+  # Names of the streaming jobs and of the origin service (the monitoring module watches them by name), and of the
+  # scheduled authority job (its scheduler job and every run it launches).
   names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin", authority = "newsroom-authority" }
 
   # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
