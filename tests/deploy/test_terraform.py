@@ -17,6 +17,9 @@ relies on, read from the parsed HCL (python-hcl2):
 - One stack: terraform/modules/stack holds the system; environments/dev and prod only call it with their sizes.
   The origin gets NEWSROOM_TOKEN_SECRET and NEWSROOM_CURSOR_SECRET from Secret Manager (validation evaluated by
   terraform itself on the variables alone, offline); stories-items-raw delivers in order (ordering key per URL).
+- Schedule: Cloud Scheduler POSTs the authority job's Flex Template launch (its template of the deployed tag, its
+  own account, the worker subnet without public IPs) to the Dataflow API daily, with the OAuth token of the
+  scheduler account, which may create jobs and act as the authority account only.
 - Monitoring: every alert of issue 16 exists, watches its metric with its threshold variable, notifies the
   channels and carries a runbook; the log-based metrics read only the documented log events; the dashboard charts
   every alerted metric.
@@ -63,6 +66,7 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": [],
+        "service_accounts": {},
     },
     "stories": {
         "project": DATAFLOW,
@@ -92,6 +96,7 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": ["cdn_invalidator"],  # CDN purges of Breaking pages (compute.urlMaps.invalidateCache)
+        "service_accounts": {},
     },
     "backfill": {
         "project": DATAFLOW,
@@ -108,6 +113,7 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": [],
+        "service_accounts": {},
     },
     "covisit": {
         "project": DATAFLOW,
@@ -119,6 +125,7 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": [],
+        "service_accounts": {},
     },
     "authority": {  # the batch authority job: reads stories and articles, publishes authority/v{n}.json
         "project": DATAFLOW,
@@ -138,6 +145,19 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": [],
+        "service_accounts": {},
+    },
+    "scheduler": {  # not a job: Cloud Scheduler's identity launching the authority job (terraform/modules/schedule)
+        "project": ["roles/dataflow.developer"],  # create Dataflow jobs (no per-job IAM in Dataflow)
+        "topics": {},
+        "subscriptions": {},
+        "tables": {},
+        "namespaced": [],
+        "buckets": {"templates": ["roles/storage.objectViewer"]},  # the launch reads the template spec as the caller
+        "registry": [],
+        "secrets": [],
+        "custom": [],
+        "service_accounts": {"authority": ["roles/iam.serviceAccountUser"]},  # act as the authority account only
     },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
@@ -156,6 +176,7 @@ EXPECTED_GRANTS = {
         "registry": ["roles/artifactregistry.reader"],
         "secrets": ["roles/secretmanager.secretAccessor"],
         "custom": [],
+        "service_accounts": {},
     },
 }
 
@@ -706,8 +727,8 @@ def test_no_primitive_roles_and_exact_least_privilege_grants(modules):
 
 IAM_MUTATIONS = {
     "roles/owner for the ingest job": (
-        'project       = local.dataflow_project_roles\n      topics        = { "items-raw"',
-        'project       = concat(local.dataflow_project_roles, ["roles/owner"])\n      topics        = { "items-raw"',
+        'project          = local.dataflow_project_roles\n      topics           = { "items-raw"',
+        'project          = concat(local.dataflow_project_roles, ["roles/owner"])\n      topics           = { "items-raw"',
     ),
     "roles/editor for every job": (
         'dataflow_project_roles = ["roles/dataflow.worker"',
@@ -1399,6 +1420,259 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         {"notification_channels": ["alice@example.com"]},
     ):
         result = terraform_validate_variables(terraform_bin, variables, {**base, **bad}, tmp_path)
+        assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (
+            bad,
+            result.stdout + result.stderr,
+        )
+
+
+# --- the daily authority launch (terraform/modules/schedule) ------------------------------------------------
+
+LAUNCH_URL = (
+    "https://dataflow.googleapis.com/v1b3/projects/${var.project_id}/locations/${var.region}/flexTemplates:launch"
+)
+# What README "Operations" 11 passes to `gcloud dataflow flex-template run`, besides sdk_container_image (the launch
+# request's environment.sdkContainerImage).
+AUTHORITY_PARAMETERS = {"snapshot_bucket", "bigtable_instance", "window_days"}
+SCHEDULE_CALL = {
+    "source": "../schedule",
+    "count": "${local.deploy ? 1 : 0}",
+    "name": "${local.names.authority}",
+    "launcher_service_account_email": '${module.iam.emails["scheduler"]}',
+    "service_account_email": '${module.iam.emails["authority"]}',
+    "container_spec_gcs_path": "gs://${module.storage.templates_bucket}/authority-${var.image_tag}.json",
+    "image": "${local.image}",
+    "parameters": "${merge(local.authority_parameters, var.authority_parameters)}",
+    "subnetwork": "${module.network.subnetwork}",
+    "staging_bucket": "${module.storage.staging_bucket}",
+    "max_workers": "${var.authority_max_workers}",
+    "schedule": "${var.authority_schedule}",
+    "time_zone": "${var.authority_time_zone}",
+    "enabled": "${var.authority_schedule_enabled}",
+}
+LAUNCH_ENVIRONMENT = {
+    "serviceAccountEmail": "${var.service_account_email}",
+    "subnetwork": "${var.subnetwork}",
+    "ipConfiguration": "WORKER_IP_PRIVATE",
+    "stagingLocation": "gs://${var.staging_bucket}/staging/${var.name}",
+    "tempLocation": "gs://${var.staging_bucket}/tmp/${var.name}",
+    "sdkContainerImage": "${var.image}",
+    "maxWorkers": "${var.max_workers}",
+}
+
+
+def check_schedule(stack: Module, schedule: Module, iam: Module) -> None:
+    """The stack launches the authority job daily through modules/schedule, as README "Operations" 11 does by hand,
+    and the scheduler's account can do that and no more."""
+    assert "cloudscheduler.googleapis.com" in stack.locals["services"], "the Cloud Scheduler API is not enabled"
+    call = stack.modules.get("authority_schedule")
+    assert call, "the stack does not schedule the authority job (module authority_schedule)"
+    for key, want in SCHEDULE_CALL.items():
+        assert call.get(key) == want, f"stack: authority_schedule.{key} = {call.get(key)!r}, expected {want!r}"
+    assert stack.locals["names"]["authority"] == "newsroom-authority"
+    assert stack.variables["authority_schedule"].get("default") == "0 3 * * *", "the authority job runs at 03:00"
+    assert stack.variables["authority_time_zone"].get("default") in ("Etc/UTC", "UTC")
+    assert stack.variables["authority_schedule_enabled"].get("default") is True, "scheduled unless switched off"
+    params = stack.locals["authority_parameters"]
+    assert set(params) >= AUTHORITY_PARAMETERS, f"authority parameters {sorted(params)} lack README's"
+    assert params["snapshot_bucket"] == "${module.storage.snapshots_bucket}"
+    assert params["bigtable_instance"] == "${module.bigtable.instance_id}"
+
+    jobs = schedule.of_type("google_cloud_scheduler_job")
+    assert set(jobs) == {"launch"}, f"schedule: scheduler jobs {sorted(jobs)}"
+    job = jobs["launch"]
+    assert job.get("schedule") == "${var.schedule}" and job.get("time_zone") == "${var.time_zone}"
+    assert schedule.variables["schedule"].get("default") == "0 3 * * *"
+    assert job.get("paused") == "${!var.enabled}", "the enable flag does not pause the job"
+    retry = job.get("retry_config", [{}])[0]
+    assert retry.get("retry_count") == "${var.retry_count}", "no retry of a failed launch"
+    assert schedule.variables["retry_count"].get("default", 0) >= 1
+    target = job["http_target"][0]
+    assert target.get("http_method") == "POST"
+    assert schedule.resolve(target.get("uri")) == LAUNCH_URL, f"schedule: launches {target.get('uri')!r}"
+    assert "oidc_token" not in target, "Google APIs take an OAuth access token, not an OIDC token"
+    token = target.get("oauth_token", [{}])[0]
+    assert token.get("service_account_email") == "${var.launcher_service_account_email}"
+    assert token.get("scope") == "https://www.googleapis.com/auth/cloud-platform"
+    assert target.get("body") == "${base64encode(jsonencode(local.launch_request))}"
+    launch = schedule.locals["launch_request"]["launchParameter"]
+    assert launch.get("jobName") == "${var.name}"
+    assert launch.get("containerSpecGcsPath") == "${var.container_spec_gcs_path}"
+    assert launch.get("parameters") == "${var.parameters}"
+    env = launch.get("environment", {})
+    for key, want in LAUNCH_ENVIRONMENT.items():
+        assert env.get(key) == want, f"schedule: launch environment {key} = {env.get(key)!r}, expected {want!r}"
+
+    grants = iam.locals["grants"]["scheduler"]
+    assert grants["service_accounts"] == {"authority": ["roles/iam.serviceAccountUser"]}, (
+        f"scheduler acts as {grants['service_accounts']}: it may act as the authority account only"
+    )
+    binding = iam.of_type("google_service_account_iam_member").get("service_account", {})
+    assert binding.get("for_each") == "${local.service_account_bindings}", "no binding on the authority account"
+    assert binding.get("service_account_id") == "${google_service_account.sa[each.value.target].name}"
+    assert "g.service_accounts" in str(iam.locals.get("service_account_bindings")), "bindings not from `grants`"
+
+
+def test_authority_job_is_launched_daily_by_cloud_scheduler(modules):
+    check_schedule(modules["stack"], modules["schedule"], modules["iam"])
+    metadata = REPO_ROOT / "templates" / "authority" / "metadata.json"
+    declared = {p["name"] for p in json.loads(metadata.read_text())["parameters"]}
+    passed = modules["stack"].locals["authority_parameters"]
+    assert set(passed) <= declared, f"stack: authority parameters {sorted(set(passed) - declared)} not in its template"
+    regexes = {p["name"]: p.get("regexes", []) for p in json.loads(metadata.read_text())["parameters"]}
+    for name, value in passed.items():  # literal values pass the template's regexes, as Dataflow checks at launch
+        if "${" not in str(value):
+            assert all(re.fullmatch(r, str(value)) for r in regexes[name]), f"authority {name}={value!r}"
+    for env in ENVIRONMENTS:  # the operator can move or pause it per environment
+        call = modules[f"env-{env}"].modules["stack"]
+        for key in ("authority_schedule", "authority_time_zone", "authority_schedule_enabled"):
+            assert call.get(key) == f"${{var.{key}}}", f"{env}: {key} is not the operator's"
+
+
+SCHEDULE_MUTATIONS = {
+    "scheduler removed": (
+        "stack",
+        "main.tf",
+        lambda t: _cut_block(t, 'module "authority_schedule" {'),
+    ),
+    "scheduler API not enabled": (
+        "stack",
+        "main.tf",
+        lambda t: t.replace('    "cloudscheduler.googleapis.com",\n', ""),
+    ),
+    "another schedule": (
+        "stack",
+        "variables.tf",
+        lambda t: t.replace('default     = "0 3 * * *"', 'default     = "0 3 * * 0"'),
+    ),
+    "schedule not used": (
+        "schedule",
+        "main.tf",
+        lambda t: t.replace("schedule         = var.schedule", 'schedule         = "0 3 1 1 *"'),
+    ),
+    "the job never paused": (
+        "schedule",
+        "main.tf",
+        lambda t: t.replace("paused           = !var.enabled", "paused           = false"),
+    ),
+    "another launch URL": ("schedule", "main.tf", lambda t: t.replace("flexTemplates:launch", "templates:launch")),
+    "launched as the scheduler": (
+        "stack",
+        "main.tf",
+        lambda t: t.replace(
+            'service_account_email          = module.iam.emails["authority"]',
+            'service_account_email          = module.iam.emails["scheduler"]',
+        ),
+    ),
+    "another template": (
+        "stack",
+        "main.tf",
+        lambda t: t.replace("/authority-${var.image_tag}.json", "/stories-${var.image_tag}.json"),
+    ),
+    "public worker IPs": ("schedule", "main.tf", lambda t: t.replace('"WORKER_IP_PRIVATE"', '"WORKER_IP_PUBLIC"')),
+    "no OAuth token": (
+        "schedule",
+        "main.tf",
+        lambda t: t.replace("oauth_token {", "oidc_token {").replace(
+            '      scope                 = "https://www.googleapis.com/auth/cloud-platform"\n', ""
+        ),
+    ),
+    "no retry": (
+        "schedule",
+        "main.tf",
+        lambda t: t.replace("retry_count          = var.retry_count", "retry_count          = 0"),
+    ),
+    "service-account binding removed": (
+        "iam",
+        "main.tf",
+        lambda t: _cut_block(t, 'resource "google_service_account_iam_member" "service_account" {'),
+    ),
+    "acts as every account": (
+        "iam",
+        "main.tf",
+        lambda t: t.replace(
+            'service_accounts = { authority = ["roles/iam.serviceAccountUser"] }',
+            'service_accounts = { authority = ["roles/iam.serviceAccountUser"], stories = ["roles/iam.serviceAccountUser"] }',
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", list(SCHEDULE_MUTATIONS))
+def test_schedule_check_fails_when_the_launch_is_removed_or_broken(modules, mutation):
+    folder, name, edit = SCHEDULE_MUTATIONS[mutation]
+    files = {p.name: p.read_text() for p in sorted((MODULES / folder).glob("*.tf"))}
+    broken_text = edit(files[name])
+    assert broken_text != files[name], f"mutation {mutation} changed nothing"
+    broken = dict(modules)
+    broken[folder] = Module({**files, name: broken_text})
+    with pytest.raises(AssertionError):
+        check_schedule(broken["stack"], broken["schedule"], broken["iam"])
+
+
+SCHEDULER_GRANT_MUTATIONS = {
+    "dataflow.admin instead of developer": (
+        'project          = ["roles/dataflow.developer"]',
+        'project          = ["roles/dataflow.admin"]',
+    ),
+    "project-level serviceAccountUser": (
+        'project          = ["roles/dataflow.developer"]',
+        'project          = ["roles/dataflow.developer", "roles/iam.serviceAccountUser"]',
+    ),
+    "editor for the scheduler": (
+        'project          = ["roles/dataflow.developer"]',
+        'project          = ["roles/editor"]',
+    ),
+    "serviceAccountTokenCreator on authority": (
+        'service_accounts = { authority = ["roles/iam.serviceAccountUser"] }',
+        'service_accounts = { authority = ["roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator"] }',
+    ),
+    "the whole staging bucket": (
+        'buckets          = { templates = ["roles/storage.objectViewer"] }',
+        'buckets          = { templates = ["roles/storage.objectViewer"], staging = ["roles/storage.objectAdmin"] }',
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", list(SCHEDULER_GRANT_MUTATIONS))
+def test_grant_check_fails_when_the_scheduler_gains_a_broader_role(modules, mutation):
+    old, new = SCHEDULER_GRANT_MUTATIONS[mutation]
+    broken = Module.load(MODULES / "iam", edits={"main.tf": (old, new)})
+    with pytest.raises(AssertionError, match="scheduler|primitive"):
+        check_no_primitive_roles({"iam": broken})
+        check_grants(broken, EXPECTED_GRANTS)
+
+
+SCHEDULE_VALUES = {
+    "project_id": "newsroom-dev-123456",
+    "region": "europe-west1",
+    "name": "newsroom-authority",
+    "launcher_service_account_email": "newsroom-scheduler@newsroom-dev-123456.iam.gserviceaccount.com",
+    "container_spec_gcs_path": "gs://newsroom-dev-123456-newsroom-templates/authority-20250101-1200.json",
+    "image": "europe-west1-docker.pkg.dev/newsroom-dev-123456/newsroom/newsroom:20250101-1200",
+    "service_account_email": "newsroom-authority@newsroom-dev-123456.iam.gserviceaccount.com",
+    "subnetwork": "projects/newsroom-dev-123456/regions/europe-west1/subnetworks/newsroom",
+    "staging_bucket": "newsroom-dev-123456-newsroom-staging",
+}
+
+
+def test_schedule_variables_validate(terraform_bin, tmp_path):
+    """The schedule module's validation blocks, evaluated by terraform itself: the defaults and a few good values
+    pass, a malformed schedule, time zone, retry count, deadline or launcher account fails naming the variable."""
+    variables = MODULES / "schedule" / "variables.tf"
+    for good in ({}, {"schedule": "30 2 * * 1-5", "time_zone": "Europe/Paris", "enabled": False, "retry_count": 0}):
+        ok = terraform_validate_variables(terraform_bin, variables, {**SCHEDULE_VALUES, **good}, tmp_path)
+        assert ok.returncode == 0, (good, ok.stdout + ok.stderr)
+    for bad in (
+        {"schedule": "every day at 3"},
+        {"schedule": "0 3 * *"},
+        {"time_zone": "not a zone"},
+        {"retry_count": 9},
+        {"attempt_deadline": "3h"},
+        {"launcher_service_account_email": "alice@example.com"},
+        {"max_workers": 0},
+    ):
+        result = terraform_validate_variables(terraform_bin, variables, {**SCHEDULE_VALUES, **bad}, tmp_path)
         assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (
             bad,
             result.stdout + result.stderr,

@@ -25,4 +25,8 @@ module "stack" {
   stories_parameters    = var.stories_parameters
   origin_secret_env     = var.origin_secret_env
   notification_channels = var.notification_channels
+
+  authority_schedule         = var.authority_schedule
+  authority_time_zone        = var.authority_time_zone
+  authority_schedule_enabled = var.authority_schedule_enabled
 }

@@ -57,3 +57,21 @@ variable "notification_channels" {
   description = "Cloud Monitoring notification channels every alert policy notifies (created beforehand, e.g. `gcloud beta monitoring channels create`); [] records incidents without notifying. Example: [\"projects/newsroom-prod-123456/notificationChannels/1234567890\"]."
   default     = []
 }
+
+variable "authority_schedule" {
+  type        = string
+  description = "When Cloud Scheduler launches the daily authority job, unix-cron in authority_time_zone. Example: 0 3 * * *."
+  default     = "0 3 * * *"
+}
+
+variable "authority_time_zone" {
+  type        = string
+  description = "Time zone of authority_schedule. Example: Etc/UTC."
+  default     = "Etc/UTC"
+}
+
+variable "authority_schedule_enabled" {
+  type        = bool
+  description = "False pauses the daily authority launch (the scheduler job stays, nothing runs). Example: true."
+  default     = true
+}

@@ -1,8 +1,10 @@
 # Service accounts and least-privilege IAM for Newsroom: one account per Dataflow job (ingest, stories,
-# backfill, covisit, authority) and one for the origin. Every grant is written below as data, resource by resource
-# (a topic, a subscription, a table, a bucket), never a primitive role (owner/editor/viewer) and project-level only for what
-# Dataflow workers and Cloud Run need to run and report (worker, logs, metrics). tests/deploy/test_terraform.py
-# parses `grants` and fails if an account gains a role that is not listed there or a primitive role anywhere.
+# backfill, covisit, authority), one for the origin and one for the scheduler that launches the authority job.
+# Every grant is written below as data, resource by resource (a topic, a subscription, a table, a bucket, another
+# account), never a primitive role (owner/editor/viewer) and project-level only for what Dataflow workers and
+# Cloud Run need to run and report (worker, logs, metrics) and for the scheduler to create Dataflow jobs.
+# tests/deploy/test_terraform.py parses `grants` and fails if an account gains a role that is not listed there or
+# a primitive role anywhere.
 #
 # Why each grant:
 #   ingest    reads fetch requests (pushes, pings, burst priority), polls feeds (feeds table: registry and
@@ -22,6 +24,8 @@
 #             objects (authority/v{n}.json: objectCreator, write-once like the pages) and reads them back, and
 #             moves the `authority` pointer (pointers: bigtable.user, the compare-and-set; table-level IAM cannot
 #             narrow it to one row).
+#   scheduler not a job: Cloud Scheduler's identity launching the authority job daily (modules/schedule):
+#             creates Dataflow jobs, reads the template specs, acts as the authority account only.
 #   origin    reads pointers, snapshots (pages in memory) and tombstones (takedowns, filtered at once), records
 #             WebSub subscription states in feeds (the hub's verification GET activates or denies them), keeps
 #             reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
@@ -43,17 +47,24 @@ locals {
     }
   }
 
+  # What an account that does not run a Dataflow job is for (its description).
+  purposes = {
+    origin    = "Runs the Newsroom origin Cloud Run service"
+    scheduler = "Launches the daily Newsroom authority job from Cloud Scheduler"
+  }
+
   grants = {
     ingest = {
-      project       = local.dataflow_project_roles
-      topics        = { "items-raw" = ["roles/pubsub.publisher"], "dead-letter" = ["roles/pubsub.publisher"], "dead-letter-ingest" = ["roles/pubsub.publisher"] }
-      subscriptions = { "ingest-fetch-requests" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { feeds = ["roles/bigtable.user"], takedowns = ["roles/bigtable.user"], audit = ["roles/bigtable.user"] }
-      namespaced    = []
-      buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
-      registry      = ["roles/artifactregistry.reader"]
-      secrets       = []
-      custom        = []
+      project          = local.dataflow_project_roles
+      topics           = { "items-raw" = ["roles/pubsub.publisher"], "dead-letter" = ["roles/pubsub.publisher"], "dead-letter-ingest" = ["roles/pubsub.publisher"] }
+      subscriptions    = { "ingest-fetch-requests" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables           = { feeds = ["roles/bigtable.user"], takedowns = ["roles/bigtable.user"], audit = ["roles/bigtable.user"] }
+      namespaced       = []
+      buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = []
+      service_accounts = {}
     }
     stories = {
       project = local.dataflow_project_roles
@@ -75,9 +86,10 @@ locals {
         staging   = ["roles/storage.objectAdmin"]
         templates = ["roles/storage.objectViewer"]
       }
-      registry = ["roles/artifactregistry.reader"]
-      secrets  = []
-      custom   = ["cdn_invalidator"]
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = ["cdn_invalidator"]
+      service_accounts = {}
     }
     backfill = {
       project       = local.dataflow_project_roles
@@ -91,20 +103,22 @@ locals {
         staging   = ["roles/storage.objectAdmin"]
         templates = ["roles/storage.objectViewer"]
       }
-      registry = ["roles/artifactregistry.reader"]
-      secrets  = []
-      custom   = []
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = []
+      service_accounts = {}
     }
     covisit = {
-      project       = local.dataflow_project_roles
-      topics        = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
-      subscriptions = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables        = { covisit = ["roles/bigtable.user"] }
-      namespaced    = []
-      buckets       = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
-      registry      = ["roles/artifactregistry.reader"]
-      secrets       = []
-      custom        = []
+      project          = local.dataflow_project_roles
+      topics           = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
+      subscriptions    = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
+      tables           = { covisit = ["roles/bigtable.user"] }
+      namespaced       = []
+      buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = []
+      service_accounts = {}
     }
     authority = {
       project       = local.dataflow_project_roles
@@ -117,20 +131,39 @@ locals {
         staging   = ["roles/storage.objectAdmin"]
         templates = ["roles/storage.objectViewer"]
       }
-      registry = ["roles/artifactregistry.reader"]
-      secrets  = []
-      custom   = []
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = []
+      service_accounts = {}
+    }
+    # Not a job: Cloud Scheduler's identity for the daily authority launch (terraform/modules/schedule). It may
+    # create Dataflow jobs (dataflow.developer: project-level, Dataflow has no per-job IAM), read the Flex Template
+    # specs (the launch request reads gs://<templates>/authority-<tag>.json as the caller) and act as the authority
+    # account only (serviceAccountUser on that one account, so the job it launches runs with the authority grants
+    # above and nothing else).
+    scheduler = {
+      project          = ["roles/dataflow.developer"]
+      topics           = {}
+      subscriptions    = {}
+      tables           = {}
+      namespaced       = []
+      buckets          = { templates = ["roles/storage.objectViewer"] }
+      registry         = []
+      secrets          = []
+      custom           = []
+      service_accounts = { authority = ["roles/iam.serviceAccountUser"] }
     }
     origin = {
-      project       = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
-      topics        = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
-      subscriptions = {}
-      tables        = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], follows = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
-      namespaced    = []
-      buckets       = { snapshots = ["roles/storage.objectViewer"] }
-      registry      = ["roles/artifactregistry.reader"]
-      secrets       = ["roles/secretmanager.secretAccessor"]
-      custom        = []
+      project          = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
+      topics           = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
+      subscriptions    = {}
+      tables           = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], follows = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
+      namespaced       = []
+      buckets          = { snapshots = ["roles/storage.objectViewer"] }
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = ["roles/secretmanager.secretAccessor"]
+      custom           = []
+      service_accounts = {}
     }
   }
 
@@ -179,6 +212,13 @@ locals {
     }
   ]...)
 
+  # Roles on another account of this module (the scheduler acting as the authority job's account).
+  service_account_bindings = merge(flatten([
+    for sa, g in local.grants : [
+      for target, roles in g.service_accounts : { for role in roles : "${sa}/${target}/${role}" => { sa = sa, target = target, role = role } }
+    ]
+  ])...)
+
   registry_bindings = merge([
     for sa, g in local.grants : { for role in g.registry : "${sa}/${role}" => { sa = sa, role = role } }
   ]...)
@@ -190,7 +230,7 @@ resource "google_service_account" "sa" {
   project      = var.project_id
   account_id   = "${var.account_prefix}-${each.key}"
   display_name = "Newsroom ${each.key}"
-  description  = "Runs the Newsroom ${each.key} ${each.key == "origin" ? "Cloud Run service" : "Dataflow job"}; least-privilege grants in terraform/modules/iam."
+  description  = "${lookup(local.purposes, each.key, "Runs the Newsroom ${each.key} Dataflow job")}; least-privilege grants in terraform/modules/iam."
 }
 
 resource "google_project_iam_member" "project" {
@@ -272,4 +312,12 @@ resource "google_secret_manager_secret_iam_member" "secret" {
   secret_id = each.value.secret
   role      = each.value.role
   member    = google_service_account.sa[each.value.sa].member
+}
+
+resource "google_service_account_iam_member" "service_account" {
+  for_each = local.service_account_bindings
+
+  service_account_id = google_service_account.sa[each.value.target].name
+  role               = each.value.role
+  member             = google_service_account.sa[each.value.sa].member
 }

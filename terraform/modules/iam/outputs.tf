@@ -1,5 +1,5 @@
 output "emails" {
-  description = "Account key (ingest, stories, backfill, covisit, authority, origin) -> service account email."
+  description = "Account key (ingest, stories, backfill, covisit, authority, scheduler, origin) -> service account email."
   value       = { for k, sa in google_service_account.sa : k => sa.email }
 }
 

@@ -3,15 +3,16 @@
 # (README "Operations"):
 #   1. without image_tag: APIs, network, buckets, image repository, Pub/Sub, Bigtable, service accounts;
 #   2. after the image and the Flex Templates are built: with image_tag (and template paths), the streaming jobs
-#      (ingest, stories), the origin behind the CDN, and the alert policies and dashboard that watch them. The
-#      backfill job is launched on demand by analysts with `gcloud dataflow flex-template run`, not kept running by
-#      Terraform.
+#      (ingest, stories), the origin behind the CDN, the alert policies and dashboard that watch them, and the daily
+#      Cloud Scheduler launch of the batch authority job. The backfill job is launched on demand by analysts with
+#      `gcloud dataflow flex-template run`, not kept running by Terraform.
 
 locals {
   labels = { system = "newsroom", env = var.environment }
 
-  # Names of the streaming jobs and of the origin service (the monitoring module watches them by name).
-  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin" }
+  # Names of the streaming jobs and of the origin service (the monitoring module watches them by name), and of the
+  # scheduled authority job (its scheduler job and every run it launches).
+  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin", authority = "newsroom-authority" }
 
   # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
   # tests/deploy/test_terraform.py checks this map against TOPICS and the schemas' record names.
@@ -58,6 +59,7 @@ locals {
     "bigtable.googleapis.com",
     "bigtableadmin.googleapis.com",
     "cloudbuild.googleapis.com",
+    "cloudscheduler.googleapis.com",
     "compute.googleapis.com",
     "dataflow.googleapis.com",
     "iam.googleapis.com",
@@ -96,6 +98,14 @@ locals {
   covisit_parameters = {
     input_subscription = module.pubsub.subscription_names["covisit-read-events"]
     dead_letter_topic  = module.pubsub.topic_names["dead-letter-covisit"]
+  }
+
+  # The daily authority job's parameters (templates/authority/metadata.json), as README "Operations" 11 launches it
+  # by hand; the store parameters are given here (no dataflow module in between).
+  authority_parameters = {
+    bigtable_instance = module.bigtable.instance_id
+    snapshot_bucket   = module.storage.snapshots_bucket
+    window_days       = "90"
   }
 
   image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
@@ -226,6 +236,33 @@ moved {
 moved {
   from = module.covisit[0]
   to   = module.streaming_job["covisit"]
+}
+
+# The batch authority job (README "Operations" 11), launched daily by Cloud Scheduler from its Flex Template of
+# this tag (templates bucket, authority-<tag>.json as built by deploy step 1f), as the authority account, by the
+# scheduler account. Terraform keeps the timetable, not the runs.
+module "authority_schedule" {
+  source = "../schedule"
+  count  = local.deploy ? 1 : 0
+
+  project_id                     = var.project_id
+  region                         = var.region
+  name                           = local.names.authority
+  schedule                       = var.authority_schedule
+  time_zone                      = var.authority_time_zone
+  enabled                        = var.authority_schedule_enabled
+  launcher_service_account_email = module.iam.emails["scheduler"]
+  container_spec_gcs_path        = "gs://${module.storage.templates_bucket}/authority-${var.image_tag}.json"
+  image                          = local.image
+  parameters                     = merge(local.authority_parameters, var.authority_parameters)
+  service_account_email          = module.iam.emails["authority"]
+  subnetwork                     = module.network.subnetwork
+  staging_bucket                 = module.storage.staging_bucket
+  max_workers                    = var.authority_max_workers
+  machine_type                   = var.authority_machine_type
+  labels                         = local.labels
+
+  depends_on = [google_project_service.api]
 }
 
 module "origin" {

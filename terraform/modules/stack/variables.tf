@@ -195,6 +195,52 @@ variable "stories_parameters" {
   default     = {}
 }
 
+variable "authority_schedule" {
+  type        = string
+  description = "When Cloud Scheduler launches the authority job, unix-cron in authority_time_zone (validated by the schedule module). Example: 0 3 * * *."
+  default     = "0 3 * * *"
+}
+
+variable "authority_time_zone" {
+  type        = string
+  description = "Time zone of authority_schedule (validated by the schedule module). Example: Etc/UTC."
+  default     = "Etc/UTC"
+}
+
+variable "authority_schedule_enabled" {
+  type        = bool
+  description = "False pauses the daily authority launch (the scheduler job stays, nothing runs). Example: true."
+  default     = true
+}
+
+variable "authority_max_workers" {
+  type        = number
+  description = "Autoscaling ceiling of each authority run. Example: 3."
+  default     = 3
+
+  validation {
+    condition     = var.authority_max_workers >= 1 && var.authority_max_workers <= 1000 && floor(var.authority_max_workers) == var.authority_max_workers
+    error_message = "authority_max_workers is a whole number between 1 and 1000 (Dataflow's limit)."
+  }
+}
+
+variable "authority_machine_type" {
+  type        = string
+  description = "Worker machine type of the authority job. Example: n2-standard-2."
+  default     = "n2-standard-2"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9]*-[a-z0-9-]+$", var.authority_machine_type))
+    error_message = "authority_machine_type must be a Compute Engine machine type such as n2-standard-2."
+  }
+}
+
+variable "authority_parameters" {
+  type        = map(string)
+  description = "Extra or overriding template parameters of the scheduled authority job (templates/authority/metadata.json). Example: { window_days = \"30\" }."
+  default     = {}
+}
+
 variable "origin_min_instances" {
   type        = number
   description = "Warm origin instances (validated by the origin module: >= 1). Example: 1."
