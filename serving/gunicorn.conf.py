@@ -20,9 +20,9 @@ edition page; For you with -c4), on a 2-core machine shared with other jobs (loa
   workers cost memory and duplicate polling), and 8 threads leave 4 free for shared pages while the For you shedder
   holds at most 2 in flight + 2 waiting per worker (serving/shedding.py).
 - Most shared traffic never reaches gunicorn's thread pool: the worker's poller answers plain GETs of section pages,
-  edition versions and discovery documents itself through serving/fastpath.py (serving/gworker.py). Same command,
-  load average 6 (2026-12-02): origin / nginx static file 42.6 % (24,534 req/s) with this worker vs 11.9 %
-  (7,002 req/s) with plain gthread 2x8, when gunicorn's thread hop and Python HTTP handling dominated.
+  edition versions and discovery documents itself through serving/fastpath.py (serving/gworker.py). Back to back
+  (2026-12-02, load average ~2.8): origin / nginx static file 34.2 % (36,399 req/s) with this worker vs 7.9 %
+  (8,342 req/s) with plain gthread 2x8, where gunicorn's thread hop and Python HTTP handling dominated.
 - Slow clients: plain gthread gives a thread to a connection at its first byte, so 24 clients trickling headers
   held every thread (issue 12); serving/gworker.py reads the request in the poller first (header timeout
   NEWSROOM_HEADER_TIMEOUT_S, default 10 s), tests/security/test_slow_clients.py pins it on a real gunicorn.
