@@ -134,10 +134,12 @@ class TakedownSet:
         """The document of a snapshot ``kind`` (schemas/pages.py) as it may be served; None: not at all."""
         if kind in ("edition_page", "candidate_pool"):
             return self.filter_page(doc)
-        if kind == "topic_page":
+        if kind == "topic_page":  # a pre-built topic page left with no story is not served (the origin: 404)
             shown = self.filter_page(doc)
             if shown is not doc:
-                shown["story_count"] = max(0, doc["story_count"] - (len(doc["stories"]) - len(shown["stories"])))
+                if not shown["stories"]:
+                    return None
+                shown["story_count"] = max(1, doc["story_count"] - (len(doc["stories"]) - len(shown["stories"])))
             return shown
         if kind == "story_coverage":
             return self.filter_story(doc)

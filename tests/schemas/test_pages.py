@@ -88,6 +88,18 @@ GOOD = {
         "articles": [CARD, dict(CARD, article_id="c" * 32)],
     },
     "aliases": {"schema": "newsroom.aliases/v1", "version": 2, "aliases": {"101": "105", "102": "105"}},
+    "topic_page": {
+        "schema": "newsroom.topic_page/v1",
+        "topic": "entity:org:isro",
+        "kind": "entity",
+        "value": "org:isro",
+        "edition": "in-en",
+        "version": 12,
+        "pool_version": 12,
+        "cycle": "2026-01-01T01:05:00Z",
+        "story_count": 1,
+        "stories": [{"story_id": "7394201113445597184", "section": "science", "labels": [], "representative": CARD}],
+    },
 }
 
 
@@ -121,6 +133,8 @@ BAD = [
     ("edition_page", ["stories", 0, "rank"], _DELETE, "stories/0"),
     ("edition_page", ["reader_id"], "r-1", "(root)"),  # no personal data can sneak into a shared page
     ("story_page", ["next_cursor"], 5, "next_cursor"),
+    ("topic_page", ["topic"], "entity:a/b", "topic"),
+    ("topic_page", ["stories", 0, "representative", "url"], _DELETE, "stories/0/representative"),
     ("story_page", ["articles", 0, "title"], _DELETE, "articles/0"),
     ("candidate_pool", ["stories", 0, "vector", 3], "x", "stories/0/vector/3"),
     ("candidate_pool", ["stories", 0, "representative", "url"], None, "stories/0/representative/url"),

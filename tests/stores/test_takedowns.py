@@ -74,3 +74,19 @@ def test_filters_drop_taken_down_stories_and_articles_and_promote_a_supporting_c
     assert [a["article_id"] for a in gone.filter("story_coverage", story)["articles"]] == ["a2"]
     assert gone.filter("story_coverage", dict(story, story_id="2")) is None
     assert TakedownSet(frozenset({"a1", "a2"})).filter("story_coverage", story) is None
+
+
+def test_a_topic_page_loses_its_taken_down_stories_and_goes_when_none_is_left():
+    card = {"article_id": "a1"}
+    topic = {
+        "kind": "entity",
+        "story_count": 3,
+        "stories": [
+            {"story_id": "1", "representative": card},
+            {"story_id": "2", "representative": {"article_id": "b"}},
+        ],
+    }
+    shown = TakedownSet(frozenset(), frozenset({"2"})).filter("topic_page", topic)
+    assert [s["story_id"] for s in shown["stories"]] == ["1"] and shown["story_count"] == 2
+    assert TakedownSet(frozenset({"a1", "b"}), frozenset()).filter("topic_page", topic) is None
+    assert TakedownSet(frozenset({"zz"}), frozenset()).filter("topic_page", topic) is topic
