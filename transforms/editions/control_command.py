@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 
@@ -205,30 +206,41 @@ def _story(args, stores) -> str:
     return str(survivor)
 
 
-def main(args) -> int:
-    from stores import config_from_args
-    from transforms.editions.config import load_config
-
+def refused(run: Callable[[], int]) -> int:
+    """``run()``'s status; a refusal (:class:`CommandError`, or a ValueError for a malformed flag value) is printed
+    on stderr and becomes the status (1 or 2), with nothing written. The operator commands' one error policy."""
     try:
-        edition, section = _page(args, load_config(args.editions))
-        store_config = config_from_args(args)
+        return run()
     except CommandError as exc:
         print(str(exc), file=sys.stderr)
         return exc.status
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    try:
-        if args.action == "list":
-            return _list(args, store_config, edition, section)
-        if not args.reason or not args.reason.strip():
-            raise CommandError("--reason: say why (it is kept in the audit trail)")
-        if args.action == "clear":
-            return _clear(args, store_config, edition, section)
-        return _set(args, store_config, edition, section)
-    except CommandError as exc:
-        print(str(exc), file=sys.stderr)
-        return exc.status
+
+
+def require_reason(args) -> str:
+    if not args.reason or not args.reason.strip():
+        raise CommandError("--reason: say why (it is kept in the audit trail)")
+    return args.reason.strip()
+
+
+def main(args) -> int:
+    return refused(lambda: _main(args))
+
+
+def _main(args) -> int:
+    from stores import config_from_args
+    from transforms.editions.config import load_config
+
+    edition, section = _page(args, load_config(args.editions))
+    store_config = config_from_args(args)
+    if args.action == "list":
+        return _list(args, store_config, edition, section)
+    require_reason(args)
+    if args.action == "clear":
+        return _clear(args, store_config, edition, section)
+    return _set(args, store_config, edition, section)
 
 
 def _open(store_config):

@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from transforms.editions.control_command import CommandError, add_operator_arguments, purge
+from transforms.editions.control_command import CommandError, add_operator_arguments, purge, refused, require_reason
 
 _ARTICLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -130,22 +129,18 @@ def _known(stores, kind: str, id_: str, found: set[str]) -> str:
 
 
 def main(args) -> int:
+    return refused(lambda: _main(args))
+
+
+def _main(args) -> int:
     from stores import config_from_args
 
-    try:
-        store_config = config_from_args(args)
-        if args.list:
-            return _list(store_config)
-        kind, id_, url = target(args)
-        if not args.reason or not args.reason.strip():
-            raise CommandError("--reason: say why (it is kept in the audit trail)")
-        return _run(args, store_config, kind, id_, url)
-    except CommandError as exc:
-        print(str(exc), file=sys.stderr)
-        return exc.status
-    except ValueError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+    store_config = config_from_args(args)
+    if args.list:
+        return _list(store_config)
+    kind, id_, url = target(args)
+    require_reason(args)
+    return _run(args, store_config, kind, id_, url)
 
 
 def _run(args, store_config, kind: str, id_: str, url: str) -> int:
