@@ -13,6 +13,7 @@ editions stage's whole Beam layer (one module would pass the 600-line limit).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import apache_beam as beam
@@ -26,11 +27,13 @@ from apache_beam.typehints import KV
 from stores import StoreConfig
 from transforms.authority import AuthorityWatcher
 from transforms.editions import bursts
-from transforms.editions.breaking import KEEP_MS, Ledger, purge_reason
+from transforms.editions.breaking import KEEP_MS, Ledger, purge_failed_event, purge_reason
 from transforms.editions.config import default_config
 from transforms.editions.params import BurstParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, to_ms
+
+log = logging.getLogger(__name__)
 
 
 # ------------------------------------------------------------------------------------------------ detection
@@ -217,7 +220,9 @@ class DetectBursts(beam.PTransform):
 class AnnounceBreakingFn(beam.DoFn):
     """KV(edition, candidate) -> Breaking records, once per story and edition (state LEDGER: the edition's
     :class:`~transforms.editions.breaking.Ledger`); purges each section page the first time it shows the story
-    (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``)."""
+    (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``). A purge that
+    fails is logged (``newsroom.cdn_purge_failed``, :func:`~transforms.editions.breaking.purge_failed_event`) and
+    raised: the ledger is not written, so the bundle's retry purges (and announces) again."""
 
     LEDGER = ReadModifyWriteStateSpec("ledger", PickleCoder())
 
@@ -240,7 +245,11 @@ class AnnounceBreakingFn(beam.DoFn):
         led = ledger.read() or Ledger()
         record, purge = led.see(edition, cand, self.keep_ms)
         if purge and self.purger is not None:
-            self.purger.purge_pointers([f"{edition}/{cand['section']}"], purge_reason(edition, cand["story_id"]))
+            try:
+                self.purger.purge_pointers([f"{edition}/{cand['section']}"], purge_reason(edition, cand["story_id"]))
+            except Exception as exc:  # logged for the purge-failure alert, then raised: the bundle retries as before
+                log.warning("%s", purge_failed_event(edition, cand["section"], cand["story_id"], exc))
+                raise
             self.purged.inc()
         ledger.write(led)
         if record is not None:

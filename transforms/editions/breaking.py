@@ -114,3 +114,15 @@ class Ledger:
 
 def purge_reason(edition: str, story_id: int) -> str:
     return f"breaking {int(story_id)} {edition}"
+
+
+PURGE_FAILED = "cdn_purge_failed"
+
+
+def purge_failed_event(edition: str, section: str, story_id: int, exc: BaseException) -> str:
+    """The log line of a Breaking purge the CDN refused (terraform/modules/monitoring reads it with a log-based
+    metric, like :func:`transforms.editions.publish.ops_event`): ``newsroom.cdn_purge_failed edition=<id>
+    section=<id> story=<id> error=<text>``, logfmt without quotes; ``error`` (last, spaces as ``_``, at most 300
+    characters) is the exception's class and message, e.g. the HTTP status Compute answered."""
+    error = f"{type(exc).__name__}:{exc}".replace(" ", "_").replace("\n", "_")[:300]
+    return f"newsroom.{PURGE_FAILED} edition={edition} section={section} story={int(story_id)} error={error}"

@@ -4,6 +4,7 @@ a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 
@@ -12,9 +13,11 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import codec
-from stores import StoreConfig, open_stores
-from stores.cdn import open_purger
+from stores import StoreConfig, StoreError, open_stores
+from stores.cdn import CloudCdnPurger, open_purger
+from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
+from transforms.editions.beam_bursts import AnnounceBreakingFn
 from transforms.editions.breaking import Ledger, candidates
 
 IDLE = 8
@@ -67,6 +70,40 @@ def test_the_ledger_announces_once_purges_each_section_once_and_forgets_after_a_
     assert led.see("us-en", dict(cand, section="world")) == (None, True)  # a new section page: purge only
     later = dict(cand, story_id=8, cycle=cand["cycle"] + 25 * 3600 * 1000)
     assert led.see("us-en", later)[0]["story_id"] == 8 and 7 not in led.announced  # 7 forgotten after 24 h
+
+
+class _LedgerState:
+    """The ReadModifyWriteState a runner hands AnnounceBreakingFn.process (read / write)."""
+
+    def __init__(self):
+        self.value = None
+
+    def read(self):
+        return self.value
+
+    def write(self, value):
+        self.value = value
+
+
+def test_a_breaking_purge_compute_refuses_is_logged_and_raised_so_the_bundle_retries(compute, caplog):  # noqa: F811
+    """The Cloud CDN purger against a Compute stub answering 403: the job logs newsroom.cdn_purge_failed (the
+    purge-failure alert's log metric, terraform/modules/monitoring) and raises; the ledger is not written, so the
+    retry purges and announces."""
+    _, endpoint = compute
+    _ComputeStub.status = 403
+    fn = AnnounceBreakingFn(StoreConfig(), cdn="none")
+    fn.purger = CloudCdnPurger("proj-1", "newsroom-api", None, _session(), endpoint)
+    state, cand = _LedgerState(), candidates(_page(), {"outcome": "published"})[0][1]
+    with caplog.at_level(logging.WARNING, logger="transforms.editions.beam_bursts"), pytest.raises(StoreError):
+        list(fn.process(("us-en", cand), ledger=state))
+    [line] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert line.startswith("newsroom.cdn_purge_failed edition=us-en section=top story=7 error=StoreError:"), line
+    assert "HTTP_403" in line and " " not in line.split(" error=", 1)[1]
+    assert state.value is None  # nothing remembered: the retry purges again
+    _ComputeStub.status = 200
+    caplog.clear()
+    assert [r["breaking_id"] for r in fn.process(("us-en", cand), ledger=state)] == ["us-en-7"]
+    assert not [r for r in caplog.records if "cdn_purge_failed" in r.getMessage()]
 
 
 def _breaking_world(world):
