@@ -1231,6 +1231,16 @@ EXPECTED_ALERTS = {
         "threshold",
     ),
     "watermark_lag": ("dataflow.googleapis.com/job/data_watermark_age", "watermark_lag_seconds", "threshold"),
+    "cdn_purge_failures": (
+        LOG_METRIC_PREFIX + "newsroom/cdn_purge_failures",
+        "cdn_purge_failures_per_15_minutes",
+        "threshold",
+    ),
+    "authority_failed": (
+        LOG_METRIC_PREFIX + "newsroom/authority_failures",
+        "authority_failures_tolerated",
+        "threshold",
+    ),
 }
 # What the jobs must log for the log-based metrics (the code side's contract; /work/notes/infra.md repeats it):
 # event -> (the job variable naming the job that logs it, its key=value fields).
@@ -1238,6 +1248,26 @@ LOG_CONTRACT = {
     "page_published": ("stories_job", ["edition", "section", "version", "release_to_page_s"]),
     "snapshot_rejected": ("stories_job", ["edition", "section", "version", "reason"]),
     "item_discovered": ("ingest_job", ["tier", "via", "discovery_s"]),
+    "cdn_purge_failed": ("stories_job", ["edition", "section", "story", "error"]),
+}
+# Log metrics over platform logs, not the jobs' own lines: metric -> (the local holding its filter, what it must
+# match). The authority job's failed launches (Cloud Scheduler logs each failed attempt at ERROR) and its runs' ERROR
+# job messages, both by the job's name.
+PLATFORM_LOG_METRICS = {
+    "authority_failures": (
+        "authority_failure_filter",
+        [
+            'resource.type=\\"cloud_scheduler_job\\" AND resource.labels.job_id=\\"${var.authority_job}\\" AND severity>=ERROR',
+            'resource.type=\\"dataflow_step\\" AND resource.labels.job_name=\\"${var.authority_job}\\"',
+            'log_id(\\"dataflow.googleapis.com/job-message\\") AND severity>=ERROR',
+        ],
+    ),
+}
+# Dataflow user counters of the stories job the dashboard charts: (namespace-free counter name as Cloud Monitoring's
+# metric_name label matches it, where the job counts it).
+DASHBOARD_COUNTERS = {
+    "announced_.+": "transforms/editions/beam_bursts.py AnnounceBreakingFn: breaking/announced_<edition>",
+    "takedowns_applied": "transforms/editions/rank.py: editions/takedowns_applied",
 }
 
 
@@ -1245,7 +1275,12 @@ def _expand(module: Module, text: str) -> str:
     """Substitute ${local.metric_prefix} and ${google_logging_metric.X.name} in a filter."""
     text = text.replace("${local.metric_prefix}", module.locals["metric_prefix"])
     metrics = module.of_type("google_logging_metric")
-    return re.sub(r"\$\{google_logging_metric\.(\w+)\.name\}", lambda m: metrics[m.group(1)]["name"], text)
+    # a metric that is not defined stays unexpanded (the filter then watches no metric type the check expects)
+    return re.sub(
+        r"\$\{google_logging_metric\.(\w+)\.name\}",
+        lambda m: metrics[m.group(1)]["name"] if m.group(1) in metrics else m.group(0),
+        text,
+    )
 
 
 def render_dashboard(module: Module, folder: Path) -> dict:
@@ -1285,8 +1320,8 @@ def check_monitoring(module: Module, folder: Path) -> None:
         assert conditions, f"{name}: no condition"
         cond = conditions[0]
         default = module.variables.get(threshold_var, {}).get("default")
-        assert isinstance(default, (int, float)) and default > 0, (
-            f"{name}: threshold variable {threshold_var} has no positive default"
+        assert isinstance(default, (int, float)) and default >= 0, (
+            f"{name}: threshold variable {threshold_var} has no default (a number >= 0)"
         )
         if kind == "absent":
             body = cond["condition_absent"][0]
@@ -1311,7 +1346,13 @@ def check_monitoring(module: Module, folder: Path) -> None:
     assert set(events) == set(LOG_CONTRACT), f"log events {sorted(events)} != {sorted(LOG_CONTRACT)}"
     for event, (job_var, fields) in LOG_CONTRACT.items():
         assert events[event] == {"job": f"${{var.{job_var}}}", "fields": fields}, f"{event}: {events[event]}"
+    for mname, (local, parts) in PLATFORM_LOG_METRICS.items():
+        assert mname in metrics and metrics[mname]["filter"] == f"${{local.{local}}}", f"log metric {mname} missing"
+        for part in parts:
+            assert part in str(module.locals.get(local)), f"log metric {mname} does not match {part}"
     for mname, m in metrics.items():
+        if mname in PLATFORM_LOG_METRICS:
+            continue
         used = re.findall(r"event_filter\[\"(\w+)\"\]", m["filter"])
         assert len(used) == 1, f"log metric {mname} must filter on one log event"
         fields = LOG_CONTRACT[used[0]][1]
@@ -1330,6 +1371,9 @@ def check_monitoring(module: Module, folder: Path) -> None:
     )
     for name, (metric, _, _) in EXPECTED_ALERTS.items():
         assert f'metric.type="{metric}"' in shown, f"the dashboard has no chart of {metric} ({name})"
+    for counter, origin in DASHBOARD_COUNTERS.items():
+        chart = re.escape('metric.type="dataflow.googleapis.com/job/user_counter"') + r".*" + re.escape(counter)
+        assert re.search(chart, shown), f"the dashboard has no chart of the counter {counter} ({origin})"
 
 
 def test_alert_policies_and_dashboard(modules):
@@ -1341,6 +1385,9 @@ def test_alert_policies_and_dashboard(modules):
     for job in stack.locals["streaming_jobs"]:  # every streaming job is watched (watermark lag)
         assert call[f"{job}_job"] == f"${{local.names.{job}}}", f"monitoring does not watch the {job} job"
     assert call["origin_service"] == stack.modules["origin"]["name"]
+    assert call["authority_job"] == "${local.names.authority}" == stack.modules["authority_schedule"]["name"], (
+        "monitoring does not watch the scheduled authority job"
+    )
 
 
 def _cut_block(text: str, header: str) -> str:
@@ -1365,6 +1412,23 @@ MONITORING_MUTATIONS = {
         "notification_channels = var.notification_channels\n", "notification_channels = []\n", 1
     ),
     "a log metric reads an undocumented field": lambda t: t.replace("discovery_s=([0-9]", "latency_s=([0-9]", 1),
+    "authority alert removed": lambda t: _cut_block(
+        t, 'resource "google_monitoring_alert_policy" "authority_failed" {'
+    ),
+    "authority metric removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "authority_failures" {'),
+    "authority threshold gone": lambda t: t.replace(
+        "      threshold_value = var.authority_failures_tolerated\n", "", 1
+    ),
+    "authority launch failures not counted": lambda t: t.replace('resource.type=\\"cloud_scheduler_job\\"', "", 1),
+    "authority run failures not counted": lambda t: t.replace(
+        'log_id(\\"dataflow.googleapis.com/job-message\\")', "", 1
+    ),
+    "purge alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "cdn_purge_failures" {'),
+    "purge metric removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "cdn_purge_failures" {'),
+    "purge threshold hard-coded": lambda t: t.replace(
+        "threshold_value = var.cdn_purge_failures_per_15_minutes", "threshold_value = 10", 1
+    ),
+    "purge event renamed": lambda t: t.replace("cdn_purge_failed  = {", "cdn_purge_error   = {", 1),
 }
 
 
@@ -1392,9 +1456,17 @@ def test_monitoring_check_fails_when_a_threshold_default_is_removed_or_a_chart_i
     tiles = json.loads(re.sub(r"\$\{(\w+)\}", "0", template))["mosaicLayout"]["tiles"]
     watermark = [i for i, t in enumerate(tiles) if "data_watermark_age" in json.dumps(t)]
     assert watermark
-    (tmp_path / "dashboard.json.tftpl").write_text(template.replace("data_watermark_age", "elapsed_time"))
-    with pytest.raises(AssertionError, match="data_watermark_age"):
-        check_monitoring(Module(files), tmp_path)
+    for chart, gone in (
+        ("data_watermark_age", "elapsed_time"),  # each chart removed in turn: the check names it
+        ("${cdn_purge_failures_metric}", "${snapshots_rejected_metric}"),
+        ("${authority_failures_metric}", "${pages_published_metric}"),
+        ("announced_.+", "pages_purged"),
+        ('\\"takedowns_applied\\"', '\\"cycles\\"'),
+    ):
+        assert chart in template, chart
+        (tmp_path / "dashboard.json.tftpl").write_text(template.replace(chart, gone))
+        with pytest.raises(AssertionError, match="dashboard has no chart"):
+            check_monitoring(Module(files), tmp_path)
 
 
 def test_monitoring_variables_validate(terraform_bin, tmp_path):
@@ -1405,6 +1477,7 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         "ingest_job": "newsroom-ingest",
         "stories_job": "newsroom-stories",
         "covisit_job": "newsroom-covisit",
+        "authority_job": "newsroom-authority",
         "origin_service": "newsroom-origin",
     }
     ok = terraform_validate_variables(
@@ -1418,6 +1491,8 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         {"origin_5xx_ratio": 5},
         {"stuck_pointer_minutes": 1},
         {"notification_channels": ["alice@example.com"]},
+        {"authority_failure_window_hours": 26},  # longer than an alert's alignment period may be
+        {"cdn_purge_failures_per_15_minutes": -1},
     ):
         result = terraform_validate_variables(terraform_bin, variables, {**base, **bad}, tmp_path)
         assert result.returncode != 0 and next(iter(bad)) in result.stdout + result.stderr, (

@@ -254,6 +254,7 @@ class AnnounceBreakingFn(beam.DoFn):
         ledger.write(led)
         if record is not None:
             self.announced.inc()
+            Metrics.counter("breaking", f"announced_{edition}").inc()  # per edition (the dashboard's Breaking chart)
             yield record
 
 

@@ -8,7 +8,11 @@
 #       newsroom.page_published edition=<edition> section=<section> version=<n> [release_to_page_s=<seconds>]
 #       newsroom.snapshot_rejected edition=<edition> section=<section> version=<n> reason=<reason>
 #       newsroom.item_discovered tier=<authoritative|long_tail> via=<poll|websub|ping> discovery_s=<seconds>
-#     (the exact contract is in local.log_events; tests/deploy/test_terraform.py pins it).
+#       newsroom.cdn_purge_failed edition=<edition> section=<section> story=<id> error=<text>
+#     (the exact contract is in local.log_events; tests/deploy/test_terraform.py pins it);
+#   - a log-based metric over platform logs: the daily authority job's Cloud Scheduler attempts that failed and
+#     the ERROR job messages of its Dataflow runs (local.authority_failure_filter);
+#   - Dataflow user counters of the stories job (dashboard only): breaking/announced_<edition>, takedowns_applied.
 # Every policy notifies var.notification_channels and carries its runbook in `documentation`.
 
 locals {
@@ -17,6 +21,7 @@ locals {
     page_published    = { job = var.stories_job, fields = ["edition", "section", "version", "release_to_page_s"] }
     snapshot_rejected = { job = var.stories_job, fields = ["edition", "section", "version", "reason"] }
     item_discovered   = { job = var.ingest_job, fields = ["tier", "via", "discovery_s"] }
+    cdn_purge_failed  = { job = var.stories_job, fields = ["edition", "section", "story", "error"] }
   }
 
   event_filter = {
@@ -33,6 +38,14 @@ locals {
   dead_letter_subscription_regex = "(dead-letter(-[a-z0-9-]+)?|.+-undeliverable)-archive"
 
   metric_prefix = "logging.googleapis.com/user/"
+
+  # The daily authority job (modules/schedule): a launch attempt Cloud Scheduler logs as failed (severity ERROR:
+  # the Dataflow launch API answered an error or timed out; each retry is logged again), or an ERROR job message
+  # of a run (a work item that failed, "Workflow failed"). Both are named after var.authority_job.
+  authority_failure_filter = join(" OR ", [
+    "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${var.authority_job}\" AND severity>=ERROR)",
+    "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${var.authority_job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
+  ])
 }
 
 # --- log-based metrics --------------------------------------------------------------------------------------
@@ -147,6 +160,48 @@ resource "google_logging_metric" "discovery_latency" {
       growth_factor      = 1.4
       scale              = 1
     }
+  }
+}
+
+resource "google_logging_metric" "cdn_purge_failures" {
+  project     = var.project_id
+  name        = "newsroom/cdn_purge_failures"
+  description = "Breaking purges the CDN refused in the stories job (newsroom.cdn_purge_failed; the bundle retries), by edition."
+  filter      = local.event_filter["cdn_purge_failed"]
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+    labels {
+      key        = "edition"
+      value_type = "STRING"
+    }
+  }
+
+  label_extractors = {
+    edition = "REGEXP_EXTRACT(jsonPayload.message, \"edition=([A-Za-z0-9_-]+)\")"
+  }
+}
+
+resource "google_logging_metric" "authority_failures" {
+  project     = var.project_id
+  name        = "newsroom/authority_failures"
+  description = "Failed launch attempts of the daily authority job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
+  filter      = local.authority_failure_filter
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+    labels {
+      key        = "source"
+      value_type = "STRING"
+    }
+  }
+
+  label_extractors = {
+    source = "EXTRACT(resource.type)"
   }
 }
 
@@ -454,6 +509,66 @@ resource "google_monitoring_alert_policy" "watermark_lag" {
   }
 }
 
+resource "google_monitoring_alert_policy" "cdn_purge_failures" {
+  project               = var.project_id
+  display_name          = "Newsroom: CDN purges failing (more than ${var.cdn_purge_failures_per_15_minutes} in 15 min in an edition)"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = var.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "Breaking purges refused per edition"
+    condition_threshold {
+      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.cdn_purge_failures.name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.cdn_purge_failures_per_15_minutes
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "900s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.edition"]
+      }
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = "The stories job cannot purge Breaking pages at the CDN; its bundle retries, so that edition's Breaking announcements wait. Read error= of newsroom.cdn_purge_failed in the job's logs: HTTP 403 (the stories account lost compute.urlMaps.invalidateCache), 404 (wrong url_map), 429 (Compute's rate: lower cdn_purge_rate); README \"Operations\" / Alerts."
+  }
+}
+
+resource "google_monitoring_alert_policy" "authority_failed" {
+  project               = var.project_id
+  display_name          = "Newsroom: authority launch or run failed in the last ${var.authority_failure_window_hours} h"
+  combiner              = "OR"
+  severity              = "ERROR"
+  notification_channels = var.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "failed launch attempts and run errors of the daily authority job"
+    condition_threshold {
+      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.authority_failures.name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.authority_failures_tolerated
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "${var.authority_failure_window_hours * 3600}s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.source"]
+      }
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = "The daily authority job did not launch or its run failed; publisher authority keeps yesterday's values (nothing breaks, it ages). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template authority-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages. Rerun with `gcloud scheduler jobs run`; README \"Operations\" / Alerts."
+  }
+}
+
 # --- dashboard ----------------------------------------------------------------------------------------------
 
 resource "google_monitoring_dashboard" "newsroom" {
@@ -468,6 +583,9 @@ resource "google_monitoring_dashboard" "newsroom" {
     discovery_metric                  = google_logging_metric.discovery_latency.name
     pages_published_metric            = google_logging_metric.pages_published.name
     snapshots_rejected_metric         = google_logging_metric.snapshots_rejected.name
+    cdn_purge_failures_metric         = google_logging_metric.cdn_purge_failures.name
+    authority_failures_metric         = google_logging_metric.authority_failures.name
+    authority_job                     = var.authority_job
     dead_letter_topic_regex           = local.dead_letter_topic_regex
     dead_letter_subscription_regex    = local.dead_letter_subscription_regex
     release_to_page_p90_seconds       = var.release_to_page_p90_seconds
@@ -477,5 +595,6 @@ resource "google_monitoring_dashboard" "newsroom" {
     origin_latency_p99_ms             = var.origin_latency_p99_ms
     origin_catalog_age_seconds        = var.origin_catalog_age_seconds
     watermark_lag_seconds             = var.watermark_lag_seconds
+    cdn_purge_failures_per_15_minutes = var.cdn_purge_failures_per_15_minutes
   })
 }

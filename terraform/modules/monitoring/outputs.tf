@@ -10,6 +10,8 @@ output "alert_policies" {
     origin_5xx         = google_monitoring_alert_policy.origin_5xx.name
     origin_latency     = google_monitoring_alert_policy.origin_latency.name
     watermark_lag      = google_monitoring_alert_policy.watermark_lag.name
+    cdn_purge_failures = google_monitoring_alert_policy.cdn_purge_failures.name
+    authority_failed   = google_monitoring_alert_policy.authority_failed.name
   }
 }
 
@@ -25,5 +27,7 @@ output "log_metrics" {
     google_logging_metric.release_to_page,
     google_logging_metric.snapshots_rejected,
     google_logging_metric.discovery_latency,
+    google_logging_metric.cdn_purge_failures,
+    google_logging_metric.authority_failures,
   ] : "${local.metric_prefix}${m.name}"]
 }

@@ -49,6 +49,16 @@ variable "covisit_job" {
   }
 }
 
+variable "authority_job" {
+  type        = string
+  description = "Name of the daily authority job: its Cloud Scheduler job and every Dataflow run it launches (modules/schedule). Example: newsroom-authority."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,62}[a-z0-9])?$", var.authority_job))
+    error_message = "A Dataflow job name: lowercase letters, digits and dashes."
+  }
+}
+
 variable "origin_service" {
   type        = string
   description = "Cloud Run service name of the origin. Example: newsroom-origin."
@@ -166,6 +176,39 @@ variable "watermark_lag_seconds" {
   validation {
     condition     = var.watermark_lag_seconds >= 60
     error_message = "watermark_lag_seconds must be at least 60."
+  }
+}
+
+variable "cdn_purge_failures_per_15_minutes" {
+  type        = number
+  description = "Alert when the stories job logs more than this many refused Breaking purges (newsroom.cdn_purge_failed) in an edition in 15 minutes. A refused purge is retried with its bundle, so one transient error stays below; a lasting one repeats. Example: 3."
+  default     = 3
+
+  validation {
+    condition     = var.cdn_purge_failures_per_15_minutes >= 0
+    error_message = "cdn_purge_failures_per_15_minutes must not be negative."
+  }
+}
+
+variable "authority_failures_tolerated" {
+  type        = number
+  description = "Alert when the daily authority job has more than this many failed launch attempts (Cloud Scheduler, each retry counts) and run errors (ERROR job messages) within authority_failure_window_hours. 0: any failure alerts. Example: 0."
+  default     = 0
+
+  validation {
+    condition     = var.authority_failures_tolerated >= 0
+    error_message = "authority_failures_tolerated must not be negative."
+  }
+}
+
+variable "authority_failure_window_hours" {
+  type        = number
+  description = "How many hours back the authority alert counts failures (and so how long it stays open after one): a daily job, so a day plus slack; at most 25 (Cloud Monitoring's longest alignment period in an alert). Example: 25."
+  default     = 25
+
+  validation {
+    condition     = var.authority_failure_window_hours >= 1 && var.authority_failure_window_hours <= 25 && floor(var.authority_failure_window_hours) == var.authority_failure_window_hours
+    error_message = "authority_failure_window_hours is a whole number between 1 and 25."
   }
 }
 

@@ -311,6 +311,7 @@ module "monitoring" {
   ingest_job            = local.names.ingest
   stories_job           = local.names.stories
   covisit_job           = local.names.covisit
+  authority_job         = local.names.authority
   origin_service        = local.names.origin
   labels                = local.labels
 
