@@ -106,6 +106,29 @@ def test_a_breaking_purge_compute_refuses_is_logged_and_raised_so_the_bundle_ret
     assert not [r for r in caplog.records if "cdn_purge_failed" in r.getMessage()]
 
 
+def test_announcements_are_counted_per_edition_for_the_dashboard():
+    """The dashboard's "Breaking records announced per edition" chart reads breaking/announced_<edition>
+    (terraform/modules/monitoring): one per record, none for a story already announced in that edition."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    cand = candidates(_page(), {"outcome": "published"})[0][1]
+    later = dict(cand, cycle=cand["cycle"] + 60_000)  # the next cycle still shows it: no second record
+    p = beam.Pipeline()
+    records = (
+        p
+        | beam.Create([("us-en", cand), ("us-en", later), ("gb-en", cand)])
+        | beam.ParDo(AnnounceBreakingFn(StoreConfig(), cdn="none"))
+    )
+    assert_that(records | beam.Map(lambda r: r["breaking_id"]), equal_to(["us-en-7", "gb-en-7"]))
+    result = p.run()
+    result.wait_until_finish()
+    counted = {
+        c.key.metric.name: c.committed
+        for c in result.metrics().query(MetricsFilter().with_namespace("breaking"))["counters"]
+    }
+    assert counted == {"announced": 2, "announced_us-en": 1, "announced_gb-en": 1}, counted
+
+
 def _breaking_world(world):
     T, MIN = world.T0, world.MIN
     for s in range(6):
