@@ -1378,6 +1378,10 @@ def check_monitoring(module: Module, folder: Path) -> None:
 
 def test_alert_policies_and_dashboard(modules):
     check_monitoring(modules["monitoring"], MODULES / "monitoring")
+    monitoring = modules["monitoring"]
+    outputs = {k: v for block in monitoring.docs["outputs.tf"].get("output", []) for k, v in block.items()}
+    listed = re.findall(r"google_monitoring_alert_policy\.(\w+)\.name", str(outputs["alert_policies"]["value"]))
+    assert sorted(listed) == sorted(monitoring.of_type("google_monitoring_alert_policy")), "alert_policies output"
     stack = modules["stack"]
     call = stack.modules["monitoring"]
     assert call["notification_channels"] == "${var.notification_channels}"

@@ -9,6 +9,7 @@ output "alert_policies" {
     stuck_pointers     = google_monitoring_alert_policy.stuck_pointers.name
     origin_5xx         = google_monitoring_alert_policy.origin_5xx.name
     origin_latency     = google_monitoring_alert_policy.origin_latency.name
+    origin_catalog_age = google_monitoring_alert_policy.origin_catalog_age.name
     watermark_lag      = google_monitoring_alert_policy.watermark_lag.name
     cdn_purge_failures = google_monitoring_alert_policy.cdn_purge_failures.name
     authority_failed   = google_monitoring_alert_policy.authority_failed.name
