@@ -16,7 +16,8 @@ Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool
 1. count the pool stories about every id: one pass over the pool's entries (O(pool size x ids per entry), no pair
    of stories is ever compared);
 2. choose at most ``max_pages`` ids (:data:`MAX_TOPIC_PAGES`, 40 by default): first the followed ids (the profile
-   store's aggregated follower counts, no reader id: :meth:`stores.profiles.ProfileStore.followed_topics`) that
+   store's aggregated follower counts, no reader id: :meth:`stores.profiles.ProfileStore.followed_topics`; at
+   least :data:`MIN_FOLLOWERS` followers, see :class:`FollowedTopics`) that
    have a live story in the pool, most followers first; then the trending ids, most pool stories first, at least
    :data:`TRENDING_MIN_STORIES`, entities and places only (a section already has its own page every cycle);
    ties by id, so the choice is deterministic;
@@ -50,6 +51,7 @@ MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
 TRENDING_MIN_STORIES = 3
 MAX_STORIES = 100  # stories kept on a pre-built page (serving/topics.py MAX_LIMIT)
 FOLLOWED_READ = 2000  # most-followed ids read from the profile store
+MIN_FOLLOWERS = 10  # fewer followers: not pre-built as followed, so a shared page never reveals one reader (below)
 # The ids GET /v1/topics/{id} accepts (serving/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
 # an entity id with a "/" or a control character has no page, so none is built.
 SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
@@ -177,12 +179,25 @@ def topic_items(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC
 
 
 class FollowedTopics:
-    """``followed() -> {topic id: followers}`` from a profile store, read at most every ``refresh_s`` seconds."""
+    """``followed() -> {topic id: followers}`` from a profile store, read at most every ``refresh_s`` seconds, only
+    the ids with at least ``min_followers`` followers (:data:`MIN_FOLLOWERS`).
 
-    def __init__(self, store, refresh_s: float = 60.0, clock: Callable[[], float] = time.monotonic):
+    Why the floor: a pre-built page is listed in the pool and linked from the edition's top page ("Followed and
+    trending"), so a topic pre-built because one reader follows it would tell every reader of the shared page what
+    that one person follows (a name, a small place). Below the floor a followed topic is treated like any other:
+    built when it trends, on demand otherwise, which readers cannot tell apart from the outside."""
+
+    def __init__(
+        self,
+        store,
+        refresh_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        min_followers: int | None = None,
+    ):
         self.store = store
         self.refresh_s = refresh_s
         self.clock = clock
+        self.min_followers = MIN_FOLLOWERS if min_followers is None else min_followers
         self._counts: dict[str, int] = {}
         self._next = float("-inf")
 
@@ -191,7 +206,8 @@ class FollowedTopics:
         if now >= self._next:
             self._next = now + self.refresh_s
             try:
-                self._counts = dict(self.store.followed_topics(FOLLOWED_READ))
+                counts = self.store.followed_topics(FOLLOWED_READ)
+                self._counts = {t: n for t, n in dict(counts).items() if n >= self.min_followers}
             except Exception as exc:  # a store error: the last counts stay, the next refresh retries
                 log.warning("followed topics not read, keeping the last %d: %s", len(self._counts), exc)
         return self._counts

@@ -62,9 +62,9 @@ def topic_world(world):
 def test_the_stage_publishes_followed_and_trending_topic_pages_and_the_pool_lists_them(embedded_store_config, world):
     topic_world(world)
     profiles = open_profile_store(embedded_store_config)
-    for reader in ("ann", "bob"):
+    for reader in [f"reader-{i}" for i in range(topics.MIN_FOLLOWERS)]:
         profiles.update(reader, lambda p: {**p, "follows": {**p["follows"], "entities": ["place:boston"]}})
-    assert profiles.followed_topics() == {"entity:place:boston": 2}
+    assert profiles.followed_topics() == {"entity:place:boston": topics.MIN_FOLLOWERS}
     items = run_stage(world, embedded_store_config, world.T0 + world.MIN)
     pool = next(it["doc"] for it in items if it["kind"] == "candidate_pool")
     pages = {it["doc"]["topic"]: it for it in items if it["kind"] == "topic_page"}
@@ -166,9 +166,10 @@ def test_gazetteer_cities_are_followable_places_with_their_own_page(embedded_sto
     world.story(42, ["paper-3", "capital-post"], T - 7 * MIN, places=("california",))  # a state: local, not LA
     for s in range(8):
         world.story(50 + s, [f"paper-{s}", "daily-herald"], T - (s + 2) * 3 * MIN)
-    open_profile_store(embedded_store_config).update(
-        "cy", lambda p: {**p, "follows": {**p["follows"], "places": ["los-angeles"]}}
-    )
+    for reader in [f"cy-{i}" for i in range(topics.MIN_FOLLOWERS)]:  # followed by enough readers to be listed
+        open_profile_store(embedded_store_config).update(
+            reader, lambda p: {**p, "follows": {**p["follows"], "places": ["los-angeles"]}}
+        )
     items = run_stage(world, embedded_store_config, T + MIN)
     pool = next(it["doc"] for it in items if it["kind"] == "candidate_pool")
     places = {s["story_id"]: s["places"] for s in pool["stories"]}
@@ -178,3 +179,18 @@ def test_gazetteer_cities_are_followable_places_with_their_own_page(embedded_sto
     page = next(it["doc"] for it in items if it["kind"] == "topic_page" and it["doc"]["topic"] == "place:los-angeles")
     assert {s["story_id"] for s in page["stories"]} == {"40", "41"} and page["kind"] == "place"
     assert topics.city_codes(load_config())["new york"] == "new-york"
+
+
+def test_a_topic_followed_by_fewer_than_the_floor_is_not_pre_built_as_followed():
+    """Pre-built pages are listed on the shared top page: one reader's follow must not put a topic there."""
+
+    class Counts:
+        def followed_topics(self, limit):
+            return {
+                "entity:person:someone": 1,
+                "entity:org:many": topics.MIN_FOLLOWERS,
+                "place:x": topics.MIN_FOLLOWERS - 1,
+            }
+
+    assert topics.FollowedTopics(Counts())() == {"entity:org:many": topics.MIN_FOLLOWERS}
+    assert topics.FollowedTopics(Counts(), min_followers=1)() == Counts().followed_topics(0)
