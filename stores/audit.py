@@ -159,6 +159,6 @@ def open_audit_log(config=None) -> AuditLog:
         from stores import embedded
 
         return EmbeddedAuditLog(embedded.Database(config.embedded_db))
-    from stores.profiles import _bigtable_table
+    from stores.gcp.clients import bigtable_table
 
-    return BigtableAuditLog(_bigtable_table(config, "audit"))
+    return BigtableAuditLog(bigtable_table(config, "audit"))

@@ -251,6 +251,6 @@ def open_control_store(config=None) -> ControlStore:
         from stores import embedded
 
         return EmbeddedControlStore(embedded.Database(config.embedded_db))
-    from stores.profiles import _bigtable_table
+    from stores.gcp.clients import bigtable_table
 
-    return BigtableControlStore(_bigtable_table(config, "controls"))
+    return BigtableControlStore(bigtable_table(config, "controls"))

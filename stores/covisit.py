@@ -155,6 +155,6 @@ def open_covisit_store(config=None) -> CovisitStore:
         from stores import embedded
 
         return EmbeddedCovisitStore(embedded.Database(config.embedded_db))
-    from stores.profiles import _bigtable_table
+    from stores.gcp.clients import bigtable_table
 
-    return BigtableCovisitStore(_bigtable_table(config, "covisit"))
+    return BigtableCovisitStore(bigtable_table(config, "covisit"))

@@ -480,14 +480,6 @@ class BigtableProfileStore(ProfileStore):
             self._add_follows(follow_deltas(old, None))
 
 
-def _bigtable_table(config, base: str):
-    """A data-plane table handle on stores.gcp's process-wide Bigtable client (one channel per process)."""
-    from stores import gcp
-
-    client = gcp.client("bigtable", config.gcp_project)
-    return client.instance(config.bigtable_instance).table(config.name(base))
-
-
 def open_profile_store(config=None) -> ProfileStore:
     """The profile store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import StoreConfig
@@ -497,4 +489,6 @@ def open_profile_store(config=None) -> ProfileStore:
         from stores import embedded
 
         return EmbeddedProfileStore(embedded.Database(config.embedded_db))
-    return BigtableProfileStore(_bigtable_table(config, "profiles"), _bigtable_table(config, "follows"))
+    from stores.gcp.clients import bigtable_table
+
+    return BigtableProfileStore(bigtable_table(config, "profiles"), bigtable_table(config, "follows"))

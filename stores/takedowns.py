@@ -323,6 +323,6 @@ def open_takedown_store(config=None) -> TakedownStore:
         from stores import embedded
 
         return EmbeddedTakedownStore(embedded.Database(config.embedded_db))
-    from stores.profiles import _bigtable_table
+    from stores.gcp.clients import bigtable_table
 
-    return BigtableTakedownStore(_bigtable_table(config, "takedowns"))
+    return BigtableTakedownStore(bigtable_table(config, "takedowns"))

@@ -72,6 +72,13 @@ def client(kind: str, project: str):
         return _CLIENTS[key]
 
 
+def bigtable_table(config, base: str):
+    """The data-plane handle of table ``base`` (namespaced by ``config``) on the process-wide Bigtable client: how
+    every Bigtable-backed store outside stores/gcp/bigtable.py (profiles, follows, covisit, audit, controls,
+    takedowns) opens its table."""
+    return client("bigtable", config.gcp_project).instance(config.bigtable_instance).table(config.name(base))
+
+
 def _make_client(kind: str, project: str):
     if kind in ("bigtable", "bigtable-admin"):
         from google.cloud import bigtable
