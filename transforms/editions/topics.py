@@ -57,9 +57,17 @@ MIN_FOLLOWERS = 10  # fewer followers: not pre-built as followed, so a shared pa
 SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
 
 
-def city_codes(config) -> dict[str, str]:
+class CityCodes(dict):
+    """Entity id (lower case) -> city code, with the memo :func:`add_cities` keeps of what each entity list names."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.memo: dict[tuple, tuple] = {}
+
+
+def city_codes(config) -> CityCodes:
     """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
-    out: dict[str, str] = {}
+    out = CityCodes()
     for code in sorted(config.regions):
         for name in config.regions[code].local_places:
             city = "-".join(name.split())
@@ -68,11 +76,11 @@ def city_codes(config) -> dict[str, str]:
     return out
 
 
-# Memos of the per-entry work, by the entry's (entities, places, topics): a story keeps them from cycle to cycle and
-# sits in many editions' pools, so nearly every lookup hits (rank_bench: the topic pages of 73 editions at 100,000
-# stories went from 0.42 s to ~0.1 s of CPU per cycle). Cleared whole when they reach _MEMO_MAX keys.
+# Memos of the per-entry work, by the entry's entities (city codes, kept on the CityCodes they come from) and by its
+# (entities, places, topics) (topic ids): a story keeps them from cycle to cycle and sits in many editions' pools,
+# so nearly every lookup hits (benchmarks/rank_bench.py, 300,000 stories: the cycle's topic pages 0.77 -> 0.35 s of
+# CPU). Cleared whole when they reach _MEMO_MAX keys.
 _MEMO_MAX = 200_000
-_CITY_MEMO: dict[tuple, tuple] = {}
 _IDS_MEMO: dict[tuple, list[str]] = {}
 
 
@@ -85,14 +93,15 @@ def _remember(memo: dict, key, value):
 
 def add_cities(pool: dict, cities: dict[str, str]) -> None:
     """Add the city codes named by each pool entry's main entities to its ``places`` (after the region codes)."""
+    memo = getattr(cities, "memo", {})  # a CityCodes keeps its memo; a plain dict is looked up afresh
     for entry in pool["stories"]:
         entities = entry.get("entities")
         if not entities:
             continue
-        key = (id(cities), tuple(entities))
-        extra = _CITY_MEMO.get(key)
+        key = tuple(entities)
+        extra = memo.get(key)
         if extra is None:
-            extra = _remember(_CITY_MEMO, key, tuple(cities[k] for k in (e.lower() for e in entities) if k in cities))
+            extra = _remember(memo, key, tuple(cities[k] for k in (e.lower() for e in entities) if k in cities))
         if extra:
             entry["places"] = tuple(dict.fromkeys([*(entry.get("places") or ()), *extra]))
 

@@ -194,3 +194,17 @@ def test_a_topic_followed_by_fewer_than_the_floor_is_not_pre_built_as_followed()
 
     assert topics.FollowedTopics(Counts())() == {"entity:org:many": topics.MIN_FOLLOWERS}
     assert topics.FollowedTopics(Counts(), min_followers=1)() == Counts().followed_topics(0)
+
+
+def test_memoised_city_codes_and_topic_ids_follow_their_inputs():
+    """The memos (a story's entities seen again, in another edition or cycle) give what a fresh computation gives:
+    per gazetteer (two CityCodes never share answers), and per (entities, places, topics)."""
+    la, paris = topics.CityCodes({"place:los-angeles": "los-angeles"}), topics.CityCodes({"place:paris": "paris"})
+    for cities, want in ((la, ("us", "los-angeles")), (paris, ("us",)), (la, ("us", "los-angeles"))):
+        pool = {"stories": [{"entities": ["place:los-angeles", "org:x"], "places": ("us",)}]}
+        topics.add_cities(pool, cities)
+        assert pool["stories"][0]["places"] == want
+    entry = {"entities": ["org:x"], "places": ("us",), "topics": ["world"]}
+    assert topics.topic_ids_of(entry) == ["entity:org:x", "place:us", "topic:world"]
+    assert topics.topic_ids_of(dict(entry, topics=["science"])) == ["entity:org:x", "place:us", "topic:science"]
+    assert topics.topic_ids_of(entry) == ["entity:org:x", "place:us", "topic:world"]
