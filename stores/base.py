@@ -314,16 +314,19 @@ def message_type(topic: str) -> str:
 # ping window (stores.feeds).
 
 
-def bucket_step(state: dict | None, rate: float, burst: float, now_ms: int) -> tuple[dict, bool, float]:
-    """One take from a token bucket. ``state`` is ``{"tokens", "at"}`` (None: a full bucket). Returns
-    (new state, granted, seconds until a token is available when not granted). ``rate`` tokens a second refill up
-    to ``burst``; a clock that goes backwards refills nothing."""
+def bucket_step(
+    state: dict | None, rate: float, burst: float, now_ms: int, n: int = 1, force: bool = False
+) -> tuple[dict, bool, float]:
+    """Take ``n`` tokens (default one) from a token bucket. ``state`` is ``{"tokens", "at"}`` (None: a full bucket).
+    Returns (new state, granted, seconds until ``n`` tokens are available when not granted). ``rate`` tokens a
+    second refill up to ``burst``; a clock that goes backwards refills nothing. ``force`` (CDN purges, which widen
+    rather than wait) empties the bucket when it holds fewer than ``n``, so the next takes wait for the refill."""
     if state is None:
         tokens, at = float(burst), now_ms
     else:
         tokens, at = float(state.get("tokens", burst)), int(state.get("at", now_ms))
     tokens = min(float(burst), tokens + max(0, now_ms - at) / 1000.0 * rate)
-    if tokens >= 1.0 - 1e-9:  # float sums of refills may land a hair under a whole token
-        return {"tokens": max(0.0, tokens - 1.0), "at": now_ms}, True, 0.0
-    wait = (1.0 - tokens) / rate if rate > 0 else 3600.0
-    return {"tokens": tokens, "at": now_ms}, False, wait
+    if tokens >= n - 1e-9:  # float sums of refills may land a hair under a whole token
+        return {"tokens": max(0.0, tokens - n), "at": now_ms}, True, 0.0
+    wait = (n - tokens) / rate if rate > 0 else 3600.0
+    return {"tokens": 0.0 if force else tokens, "at": now_ms}, False, wait

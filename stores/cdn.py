@@ -81,18 +81,6 @@ def widen(paths: Iterable[str]) -> list[str]:
     return list(out)
 
 
-def bucket_take(state: dict | None, n: int, rate: float, burst: float, now_ms: int, force: bool = False):
-    """Take ``n`` tokens from a bucket (``{"tokens", "at"}``, None: full); ``force`` takes what there is when short.
-    Returns (new state, granted)."""
-    tokens = float(burst) if state is None else float(state["tokens"])
-    at = now_ms if state is None else int(state["at"])
-    tokens = min(float(burst), tokens + max(0, now_ms - at) / 1000.0 * rate)
-    granted = tokens >= n - 1e-9
-    if granted or force:
-        tokens = max(0.0, tokens - n)
-    return {"tokens": tokens, "at": max(now_ms, at)}, granted
-
-
 class TokenBucket:
     """One token per purged path, ``rate`` a second up to ``burst``. In process (``db`` None; a lock shares it
     between threads) or in the ``rate_buckets`` table of the embedded SQLite file (shared by every process)."""
@@ -103,17 +91,19 @@ class TokenBucket:
         self._lock = threading.Lock()
 
     def take(self, n: int, force: bool = False) -> bool:
+        """``n`` tokens (``force``: empty the bucket when short; the purge then widens). The step is
+        :func:`stores.base.bucket_step`, the SQLite one :func:`stores.embedded.take_tokens`, as for the other
+        rate limits of the project."""
+        from stores.base import bucket_step
+
         now_ms = int(self.clock() * 1000)
         if self.db is None:
             with self._lock:
-                self._state, ok = bucket_take(self._state, n, self.rate, self.burst, now_ms, force)
+                self._state, ok, _ = bucket_step(self._state, self.rate, self.burst, now_ms, n, force)
             return ok
-        with self.db.transaction() as conn:
-            conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
-            row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (self.name,)).fetchone()
-            state, ok = bucket_take(json.loads(row[0]) if row else None, n, self.rate, self.burst, now_ms, force)
-            conn.execute("INSERT OR REPLACE INTO rate_buckets VALUES (?,?)", (self.name, json.dumps(state)))
-        return ok
+        from stores.embedded import take_tokens
+
+        return take_tokens(self.db, self.name, self.rate, self.burst, now_ms, n, force)[0]
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,23 @@ def _use_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
             delay = min(delay * 2, 0.2)
 
 
+def take_tokens(
+    db, bucket: str, rate: float, burst: float, now_ms: int | None = None, n: int = 1, force: bool = False
+) -> tuple[bool, float]:
+    """``n`` tokens from the token bucket ``bucket`` (table ``rate_buckets``, :func:`stores.base.bucket_step`) in one
+    write transaction, so every process on the file shares it: reader write budgets, publisher pings, CDN purges.
+    Returns (granted, seconds to wait when not)."""
+    from stores.base import bucket_step
+
+    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    with db.transaction() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
+        row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (bucket,)).fetchone()
+        state, ok, wait = bucket_step(json.loads(row[0]) if row else None, rate, burst, now_ms, n, force)
+        conn.execute("INSERT OR REPLACE INTO rate_buckets VALUES (?,?)", (bucket, json.dumps(state, sort_keys=True)))
+    return ok, wait
+
+
 class Database:
     """A SQLite file shared by the embedded stores; one connection per thread."""
 

@@ -135,9 +135,9 @@ class EmbeddedFeedStore(FeedStore):
         return json.loads(row[0]) if row else None
 
     def take_ping_token(self, url: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
-        from stores.profiles import embedded_take
+        from stores.embedded import take_tokens
 
-        return embedded_take(self.db, "ping:" + feed_key(url).decode(), rate, burst, now_ms)
+        return take_tokens(self.db, "ping:" + feed_key(url).decode(), rate, burst, now_ms)
 
     def delete_feed(self, url: str) -> None:
         with self.db.transaction() as conn:

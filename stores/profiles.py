@@ -232,7 +232,9 @@ class EmbeddedProfileStore(ProfileStore):
             conn.execute("DELETE FROM rate_buckets WHERE bucket=?", ("reader:" + reader_id,))
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
-        return embedded_take(self.db, "reader:" + reader_id, rate, burst, now_ms)
+        from stores.embedded import take_tokens
+
+        return take_tokens(self.db, "reader:" + reader_id, rate, burst, now_ms)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -257,17 +259,6 @@ def _read_qualifier(r: dict) -> bytes:
 COLUMN_BUCKET = b"bucket"
 FAMILY_FOLLOWS = "c"  # table follows
 COLUMN_FOLLOWERS = b"followers"
-
-
-def embedded_take(db, bucket: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
-    """One token from the SQLite bucket ``bucket`` (table ``rate_buckets``), in one write transaction."""
-    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    with db.transaction() as conn:
-        conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
-        row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (bucket,)).fetchone()
-        state, ok, wait = bucket_step(json.loads(row[0]) if row else None, rate, burst, now_ms)
-        conn.execute("INSERT OR REPLACE INTO rate_buckets VALUES (?,?)", (bucket, _dumps(state)))
-    return ok, wait
 
 
 def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst, now_ms=None) -> tuple[bool, float]:
