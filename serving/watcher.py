@@ -362,6 +362,9 @@ class _NextCatalog:
             self.pools[obj.edition] = obj
             self.refs_changed = True
         elif kind == "topic_page":
+            if obj is None:  # every story of it taken down: not held, the origin renders it from the pool (or 404)
+                self.topics.pop(tuple(name.split("/", 2)[1:]), None)
+                return
             self.topics[(obj.edition, obj.topic)] = obj
         elif kind == "story_coverage":
             if obj is None:  # taken down: not held (its version stays in ``loaded``, so it is not fetched again)

@@ -185,3 +185,22 @@ def test_a_story_taken_down_leaves_a_pre_built_topic_page_at_once_and_the_page_i
     assert after["story_count"] == before["story_count"] - 1
     (request,) = [r for _, r in purger.pending()[queued:]]
     assert f"/v1/topics/{topic_id}" in request.paths
+
+
+def test_a_pre_built_topic_page_left_without_stories_is_dropped_and_answered_from_the_pool(app, client, world):
+    from tests.serving.test_topics import prebuild
+
+    pool = app.extensions["newsroom"].holder.current.pools[EDITION]
+    topic_id = f"topic:{pool.topics[pool.index[STORY]][0]}"
+
+    def only_the_story(doc):  # a snapshot holding just the story that will be taken down
+        doc["stories"] = [s for s in doc["stories"] if s["story_id"] == STORY]
+        doc["story_count"] = 1
+
+    prebuild(app, world, {topic_id: 3}, mutate=only_the_story)
+    assert (EDITION, topic_id) in app.extensions["newsroom"].holder.current.topics
+    assert takedown(world, "--story", STORY, "--reason", "defamation claim") == 0
+    assert app.extensions["newsroom"].watcher.poll_once()
+    assert (EDITION, topic_id) not in app.extensions["newsroom"].holder.current.topics
+    r = client.get(f"/v1/topics/{topic_id}?edition={EDITION}&limit=100")
+    assert r.status_code == 404 or STORY not in [s["story_id"] for s in orjson.loads(r.data)["stories"]]
