@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import abc
 import json
-import time
 from dataclasses import asdict, dataclass, field
 
 from stores.base import StoreError
@@ -308,10 +307,6 @@ class BigtableTakedownStore(TakedownStore):
             row.commit()
         except Exception as exc:
             raise StoreError(f"takedowns: cannot move the generation: {exc}") from exc
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def open_takedown_store(config=None) -> TakedownStore:
