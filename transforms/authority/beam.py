@@ -168,25 +168,3 @@ def add_authority(
         n_stories=beam.pvalue.AsSingleton(n_stories),
     )
     return {"facts": facts, "totals": totals, "published": published}
-
-
-class ComputeAuthority(beam.PTransform):
-    """PBegin -> the published authority (one element). See the module docstring."""
-
-    def __init__(
-        self,
-        config: StoreConfig,
-        params: sc.AuthorityParams = sc.AuthorityParams(),
-        publishers_path: str | None = None,
-        editions_path: str | None = None,
-        since_ms: int = 0,
-        page_size: int = 1000,
-    ):
-        super().__init__()
-        self.config, self.params, self.publishers_path = config, params, publishers_path
-        self.editions_path, self.since_ms, self.page_size = editions_path, since_ms, page_size
-
-    def expand(self, pbegin):
-        return add_authority(
-            pbegin, self.config, self.params, self.publishers_path, self.editions_path, self.since_ms, self.page_size
-        )
