@@ -320,13 +320,18 @@ def bucket_step(
     """Take ``n`` tokens (default one) from a token bucket. ``state`` is ``{"tokens", "at"}`` (None: a full bucket).
     Returns (new state, granted, seconds until ``n`` tokens are available when not granted). ``rate`` tokens a
     second refill up to ``burst``; a clock that goes backwards refills nothing. ``force`` (CDN purges, which widen
-    rather than wait) empties the bucket when it holds fewer than ``n``, so the next takes wait for the refill."""
+    rather than wait) empties the bucket when it holds fewer than ``n``, so the next takes wait for the refill.
+
+    The refill time never moves back: a taker whose clock reading is older than the stored one (it read the clock,
+    then waited for the lock or lost a compare-and-set) gets no refill and leaves the stored time as it was, so the
+    stretch it missed is not refilled a second time for the next taker."""
     if state is None:
         tokens, at = float(burst), now_ms
     else:
         tokens, at = float(state.get("tokens", burst)), int(state.get("at", now_ms))
     tokens = min(float(burst), tokens + max(0, now_ms - at) / 1000.0 * rate)
+    at = max(at, now_ms)
     if tokens >= n - 1e-9:  # float sums of refills may land a hair under a whole token
-        return {"tokens": max(0.0, tokens - n), "at": now_ms}, True, 0.0
+        return {"tokens": max(0.0, tokens - n), "at": at}, True, 0.0
     wait = (n - tokens) / rate if rate > 0 else 3600.0
-    return {"tokens": 0.0 if force else tokens, "at": now_ms}, False, wait
+    return {"tokens": 0.0 if force else tokens, "at": at}, False, wait

@@ -93,11 +93,13 @@ def take_tokens(
 ) -> tuple[bool, float]:
     """``n`` tokens from the token bucket ``bucket`` (table ``rate_buckets``, :func:`stores.base.bucket_step`) in one
     write transaction, so every process on the file shares it: reader write budgets, publisher pings, CDN purges.
-    Returns (granted, seconds to wait when not)."""
+    Returns (granted, seconds to wait when not). Without ``now_ms`` the clock is read inside the transaction (after
+    BEGIN IMMEDIATE took the write lock): a reading taken before waiting for the lock would be older than the
+    refill time the previous holder wrote."""
     from stores.base import bucket_step
 
-    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
     with db.transaction() as conn:
+        now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
         conn.execute("CREATE TABLE IF NOT EXISTS rate_buckets (bucket TEXT PRIMARY KEY, state TEXT NOT NULL)")
         row = conn.execute("SELECT state FROM rate_buckets WHERE bucket=?", (bucket,)).fetchone()
         state, ok, wait = bucket_step(json.loads(row[0]) if row else None, rate, burst, now_ms, n, force)

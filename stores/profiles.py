@@ -264,10 +264,11 @@ COLUMN_FOLLOWERS = b"followers"
 def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst, now_ms=None) -> tuple[bool, float]:
     """One token from the bucket in cell ``family:qualifier`` of row ``key`` of a google.cloud.bigtable Table:
     compare-and-set on the exact previous value (or on its absence). A bucket that keeps changing under us
-    (UPDATE_RETRIES lost races: a flood) answers "not granted"."""
+    (UPDATE_RETRIES lost races: a flood) answers "not granted". Without ``now_ms`` the clock is read after each
+    read of the cell, so a retry after a lost race does not compute with a reading older than the winner's."""
     from google.cloud.bigtable import row_filters
 
-    now_ms = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    given = None if now_ms is None else int(now_ms)
     column = row_filters.RowFilterChain(
         filters=[
             row_filters.FamilyNameRegexFilter(family),
@@ -282,6 +283,7 @@ def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst,
             raise StoreError(f"rate bucket {key!r}: cannot read: {exc}") from exc
         cell = row.cells.get(family, {}).get(qualifier) if row is not None else None
         raw = cell[0].value if cell else None
+        now_ms = int(time.time() * 1000) if given is None else given
         state, ok, wait = bucket_step(json.loads(raw) if raw else None, rate, burst, now_ms)
         if raw is None:
             predicate = column
