@@ -197,15 +197,10 @@ def _start_origin(args, config, state, ping_keys: dict, cleanups, say) -> str:
     """The origin (serving.create_app) on ``--port`` (any free port when taken); returns its base URL."""
     from werkzeug.serving import make_server
 
-    from serving import create_app
+    from serving import create_app, local_secrets
     from stores import config_to_env
 
-    secrets_file = Path(config.data_dir, "secrets.json")
-    if not secrets_file.exists():  # stable across runs, so tokens and cursors survive a restart
-        import secrets as _secrets
-
-        secrets_file.write_text(json.dumps({"token": _secrets.token_hex(16), "cursor": _secrets.token_hex(16)}))
-    secret = json.loads(secrets_file.read_text())
+    secret = local_secrets(config.data_dir)  # stable across runs, so tokens and cursors survive a restart
     app = create_app(
         {
             **config_to_env(config),

@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import secrets
+import tempfile
 
 from flask import Flask
 from flask.sessions import SessionInterface
@@ -117,28 +118,37 @@ class ConfigError(RuntimeError):
 
 
 def local_secrets(data_dir: str) -> dict:
-    """``{"token", "cursor"}`` from ``{data_dir}/secrets.json``, created once with random values (create-exclusive,
-    so concurrent workers agree: the loser of the race reads the winner's file)."""
+    """``{"token", "cursor"}`` (32 random bytes each, hex) from ``{data_dir}/secrets.json``, created once: the one
+    writer of that file (the origin's workers and ``newsroom run`` both call it).
+
+    Written to a temp file created 0600 in the same folder, flushed, then hard-linked to the final name: the link
+    fails when the name exists, so racing workers agree on the first file and nobody ever sees a partly written
+    or widely readable one (a plain rename would replace the winner's file under a worker that already read it).
+    A file an older release wrote with the umask's mode is narrowed to 0600 on the next read."""
     path = os.path.join(data_dir, SECRETS_FILE)
     os.makedirs(data_dir, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        pass
-    else:
-        with os.fdopen(fd, "w") as f:
-            json.dump({"token": secrets.token_hex(32), "cursor": secrets.token_hex(32)}, f)
-    for _ in range(50):  # a racing worker may see the file before its writer filled it
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(prefix=".secrets-", suffix=".tmp", dir=data_dir)  # mode 0600
         try:
-            with open(path) as f:
-                doc = json.load(f)
-            if doc.get("token") and doc.get("cursor"):
-                return doc
-        except ValueError:
-            pass
-        import time
-
-        time.sleep(0.02)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"token": secrets.token_hex(32), "cursor": secrets.token_hex(32)}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                pass  # another worker won: its file is the one
+        finally:
+            os.unlink(tmp)
+    if os.stat(path).st_mode & 0o077:
+        os.chmod(path, 0o600)
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except ValueError:
+        doc = {}
+    if doc.get("token") and doc.get("cursor"):
+        return doc
     raise ConfigError(f"{path} holds no token and cursor secrets; delete it to have new ones made")
 
 

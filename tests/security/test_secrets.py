@@ -252,3 +252,68 @@ def test_tokens_and_cursors_are_signed(world):
     for bad in (cursors.encode(b"other", "story", [1, 2]), c[:-3] + "AAA", "nope", cursors.encode(b"k" * 32, "x", [1])):
         with pytest.raises(cursors.CursorError):
             cursors.decode(b"k" * 32, "story", bad)
+
+
+# ---- the local secrets file: one writer, 0600 from its first byte, strong tokens -------------------------------
+
+
+def test_newsroom_run_writes_the_secrets_file_0600_with_strong_tokens(tmp_path):
+    """`newsroom run` wrote secrets.json with the process umask (0644: any local user could forge reader tokens)
+    and 16-byte tokens; it now goes through serving.local_secrets like the origin."""
+    from types import SimpleNamespace
+
+    from pipelines import main as run_main
+
+    (tmp_path / "data").mkdir()  # `newsroom run` made it before the origin starts
+    old = os.umask(0o022)
+    cleanups = []
+    try:
+        config = StoreConfig(data_dir=str(tmp_path / "data"))
+        args = SimpleNamespace(port=0)
+        run_main._start_origin(args, config, SimpleNamespace(project="p"), {}, cleanups, print)
+    finally:
+        os.umask(old)
+        for fn in reversed(cleanups):
+            fn()
+    path = tmp_path / "data" / "secrets.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    doc = json.loads(path.read_text())
+    assert len(doc["token"]) >= 64 and len(doc["cursor"]) >= 64  # 32 random bytes, hex
+    assert serving.local_secrets(str(tmp_path / "data")) == doc  # the origin's workers read the same file
+
+
+def test_the_secrets_file_is_never_seen_partly_written_or_widely_readable(tmp_path, monkeypatch):
+    """Written to a 0600 temp file, then linked into place (no clobber): a reader sees no file or the whole one, and
+    racing workers agree on the winner's. A file an older release left world-readable is narrowed to 0600."""
+    import threading
+
+    data_dir = str(tmp_path / "d")
+    os.makedirs(data_dir)
+    opened = []
+    real_open = os.open
+
+    def spy(path, flags, mode=0o777, *a, **kw):
+        if str(path).startswith(data_dir) and flags & os.O_CREAT:
+            opened.append((os.path.basename(str(path)), mode))
+        return real_open(path, flags, mode, *a, **kw)
+
+    monkeypatch.setattr(os, "open", spy)
+    results, barrier = [], threading.Barrier(6)
+
+    def worker():
+        barrier.wait()
+        results.append(serving.local_secrets(data_dir))
+
+    threads = [threading.Thread(target=worker) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r == results[0] for r in results) and len(results) == 6
+    # the final name is never opened for writing: only temp files, each created 0600
+    assert opened and all(name != "secrets.json" and mode == 0o600 for name, mode in opened)
+    assert sorted(os.listdir(data_dir)) == ["secrets.json"]  # no temp file left behind
+    path = Path(data_dir, "secrets.json")
+    os.chmod(path, 0o644)
+    assert serving.local_secrets(data_dir) == results[0]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
