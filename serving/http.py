@@ -56,6 +56,7 @@ PROBLEMS = {
     "bad_signature": "Missing or forged signature",
     "foreign_feed": "Feed does not belong to the publisher",
     "stale_ping": "Stale ping",
+    "replayed_ping": "Replayed ping",
     "method_not_allowed": "Method not allowed",
     "profile_limit": "Profile limit reached",
     "body_too_large": "Request body too large",

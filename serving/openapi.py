@@ -422,6 +422,7 @@ def _ping_path() -> dict:
                     "400": _problem("Body is not {feed_url, at} (invalid_body) or the ping is stale (stale_ping)."),
                     "401": _problem("Unsigned (unauthorized)."),
                     "403": _problem("Bad signature (bad_signature) or foreign feed (foreign_feed)."),
+                    "409": _problem("This ping was accepted before (replayed_ping): sign a new one."),
                     "413": _problem("Body too large (body_too_large)."),
                     "429": _problem(
                         "A poll was triggered less than 30 s ago (rate_limited; the problem also carries "

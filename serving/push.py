@@ -23,7 +23,9 @@ Blueprint ``bp`` (registered by ``serving.create_app``; :func:`init_app` runs fi
   feeds, or a feed-store registry entry of the publisher), matched on its canonical URL (URL variants are one
   feed; an unknown feed is refused and creates nothing). At most one triggered poll per canonical feed per 30 s,
   counted in a token bucket in the feed store (every worker and instance shares it): a second ping inside the
-  window gets 429 with Retry-After and triggers nothing. A body that is not ``{feed_url: str, at: number}`` with a
+  window gets 429 with Retry-After and triggers nothing. An accepted ping sent again while it is still fresh (a
+  captured ping replayed) gets 409 ``replayed_ping``: each accepted ping is kept in the feed's replay ledger in the
+  feed store (shared by every worker and instance) for ``PING_LEDGER_MS``, then deleted. A body that is not ``{feed_url: str, at: number}`` with a
   finite ``at``: 400. Unsigned or forged pings are dead-lettered without their body.
 
 Configuration (``app.config``):
@@ -41,7 +43,7 @@ Configuration (``app.config``):
 
 Errors are RFC 9457 problems like the rest of the API (serving/http.py ``problem``): ``unknown_subscription``,
 ``bad_signature``, ``foreign_feed``, ``stale_ping``, ``invalid_body``, ``invalid_parameter``, ``unauthorized``,
-``body_too_large``, ``rate_limited`` (the ping's 429 also carries ``triggered: false`` and ``retry_after_s``). Only
+``body_too_large``, ``replayed_ping``, ``rate_limited`` (the ping's 429 also carries ``triggered: false`` and ``retry_after_s``). Only
 the answers a hub or publisher acts on stay plain: the echoed challenge (text/plain) and 202s.
 """
 
@@ -64,6 +66,10 @@ log = logging.getLogger(__name__)
 bp = Blueprint("push", __name__)
 
 PING_WINDOW_MS = 30_000
+# How long an accepted ping stays in the feed's replay ledger (stores.feeds record_ping): until it would be refused
+# as stale anyway. A ping may be dated up to PING_MAX_AGE_MS ahead of our clock, so it stays fresh up to twice that
+# after it arrived.
+PING_LEDGER_MS = 2 * websub.PING_MAX_AGE_MS
 PUSH_DEFAULTS = {
     "NEWSROOM_BUS": None,
     "WEBSUB_SUBSCRIPTIONS": None,
@@ -337,10 +343,20 @@ def known_feed(st: PushState, publisher_id: str, feed_url: str) -> str | None:
     return None
 
 
+def _replayed(st, publisher_id: str, feed_url: str):
+    """409 for a ping the ledger holds: counted and dead-lettered without its body (whoever replays a captured
+    ping must not be able to fill the topic), nothing triggered, the feed's token untouched."""
+    st.count("ping_replayed")
+    _dead_letter(st, "replayed_ping", f"{publisher_id} replayed a ping of {feed_url[:300]}", publisher_id, b"")
+    return http.problem(409, "replayed_ping", "this ping was accepted before; sign a new one (a new at)")
+
+
 @bp.post("/v1/ping")
 def ping():
-    """Order: size, signature, body shape and age, feed known and owned, then the feed's shared bucket (one poll
-    per PING_WINDOW_MS per canonical feed, across every worker and instance: stores.feeds take_ping_token)."""
+    """Order: size, signature, body shape and age, feed known and owned, not a replay (the feed's ledger of
+    accepted pings, checked before the bucket so that a replay takes no token), then the feed's shared bucket (one
+    poll per PING_WINDOW_MS per canonical feed, across every worker and instance: stores.feeds take_ping_token);
+    only a ping the bucket let through enters the ledger, so a ping answered 429 may be sent again."""
     st = _state()
     body = _body(st)
     if body is None:
@@ -375,7 +391,12 @@ def ping():
     if canonical is None:
         _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url[:300]}", publisher_id, body)
         return http.problem(403, "foreign_feed", "feed does not belong to publisher")
+    digest = hashlib.sha256(publisher_id.encode() + b"\x1f" + body).hexdigest()[:32]
+    if st.subscriptions.ping_seen(canonical, digest):
+        return _replayed(st, publisher_id, canonical)
     granted, wait = st.subscriptions.take_ping_token(canonical, 1000.0 / PING_WINDOW_MS, 1.0, now)
+    if granted and not st.subscriptions.record_ping(canonical, digest, now, PING_LEDGER_MS):
+        return _replayed(st, publisher_id, canonical)  # the same ping, accepted a moment ago by another worker
     if not granted:
         wait_s = max(1, int(wait + 0.999))
         st.count("ping_throttled")

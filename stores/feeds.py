@@ -7,6 +7,8 @@ in SQLite tables of ``{data_dir}/newsroom.sqlite3``):
                                 s:state   JSON schedule checkpoint (transforms.ingest.schedule.FeedState)
     u#{sha256(claim_key)[:32]}  s:claim   JSON {key, owner, at}: the page was (or is being) fetched by ``owner``
                                 s:ping    JSON token bucket of the origin's publisher pings (stores.base.bucket_step)
+                                s:seen:{digest}  ms: a ping accepted for this feed (the replay ledger; deleted
+                                          once older than the ping age limit)
     w#{sub_id}                  s:sub     JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
                                           requested_at, lease_seconds, lease_expires_ms}
 
@@ -23,9 +25,12 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import re
 import time
 
 from schemas.tables import feed_key
+
+_SEEN = b"seen:"  # qualifier prefix of the ping replay ledger
 
 
 def _h(text: str) -> str:
@@ -58,6 +63,19 @@ class FeedStore(abc.ABC):
         """One token of the feed's ping bucket (shared by every origin worker and instance; see
         stores.base.bucket_step): (granted, seconds to wait when not). Callers pass known feeds only: the bucket is
         a cell of the feed's own row (Bigtable) or one row per feed (SQLite ``rate_buckets``)."""
+
+    # the ping replay ledger: accepted pings of the last ``keep_ms`` per feed ---------------------------------------
+    @abc.abstractmethod
+    def ping_seen(self, url: str, digest: str) -> bool:
+        """True when the ledger holds ping ``digest`` for the feed (whatever its age: expired entries are deleted by
+        :meth:`record_ping`, not hidden)."""
+
+    @abc.abstractmethod
+    def record_ping(self, url: str, digest: str, now_ms: int, keep_ms: int) -> bool:
+        """Add ping ``digest`` to the feed's ledger (create-if-absent) and delete the feed's entries older than
+        ``keep_ms``. False when it was there already (a concurrent duplicate). One entry per accepted ping: with
+        one accepted ping per feed per 30 s and ``keep_ms`` 10 min (serving.push PING_LEDGER_MS), at most 20 per
+        feed."""
 
     @abc.abstractmethod
     def delete_feed(self, url: str) -> None: ...
@@ -107,6 +125,8 @@ CREATE TABLE IF NOT EXISTS feeds_registry (row_key TEXT PRIMARY KEY, url TEXT NO
 CREATE TABLE IF NOT EXISTS feeds_state (row_key TEXT PRIMARY KEY, url TEXT NOT NULL, state TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS feeds_claims (row_key TEXT PRIMARY KEY, claim TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS feeds_subscriptions (sub_id TEXT PRIMARY KEY, sub TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS feeds_pings (row_key TEXT NOT NULL, digest TEXT NOT NULL, at INTEGER NOT NULL,
+    PRIMARY KEY (row_key, digest));
 """
 
 
@@ -138,6 +158,21 @@ class EmbeddedFeedStore(FeedStore):
         from stores.embedded import take_tokens
 
         return take_tokens(self.db, "ping:" + feed_key(url).decode(), rate, burst, now_ms)
+
+    def ping_seen(self, url: str, digest: str) -> bool:
+        row = (
+            self.db.connect()
+            .execute("SELECT 1 FROM feeds_pings WHERE row_key=? AND digest=?", (feed_key(url).decode(), digest))
+            .fetchone()
+        )
+        return row is not None
+
+    def record_ping(self, url: str, digest: str, now_ms: int, keep_ms: int) -> bool:
+        rk = feed_key(url).decode()
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM feeds_pings WHERE row_key=? AND at < ?", (rk, int(now_ms) - int(keep_ms)))
+            cur = conn.execute("INSERT OR IGNORE INTO feeds_pings VALUES (?,?,?)", (rk, digest, int(now_ms)))
+            return cur.rowcount == 1
 
     def delete_feed(self, url: str) -> None:
         with self.db.transaction() as conn:
@@ -232,6 +267,38 @@ class BigtableFeedStore(FeedStore):
         from stores.profiles import bigtable_take
 
         return bigtable_take(self.t.table, feed_key(url), "s", b"ping", rate, burst, now_ms)
+
+    def ping_seen(self, url: str, digest: str) -> bool:
+        from stores import gcp
+
+        return self.t.read_row(feed_key(url), gcp.latest_cell_filter("s", _SEEN + digest.encode())) is not None
+
+    def record_ping(self, url: str, digest: str, now_ms: int, keep_ms: int) -> bool:
+        """One CheckAndMutateRow on the feed's row: the entry is set on the false branch (absent), the expired
+        entries read just before are deleted on both branches."""
+        from google.cloud.bigtable import row_filters
+
+        from stores import gcp
+
+        key, qualifier = feed_key(url), _SEEN + digest.encode()
+        seen = row_filters.RowFilterChain(
+            filters=[
+                row_filters.FamilyNameRegexFilter("s"),
+                row_filters.ColumnQualifierRegexFilter(re.escape(_SEEN) + b".*"),
+                row_filters.CellsColumnLimitFilter(1),
+            ]
+        )
+        row = self.t.read_row(key, seen)
+        cells = row.cells.get("s", {}) if row is not None else {}
+        expired = [q for q, c in cells.items() if q != qualifier and c and int(c[0].value) < now_ms - keep_ms]
+
+        def fill(r):
+            r.set_cell("s", qualifier, str(int(now_ms)).encode(), state=False)
+            for q in expired:
+                r.delete_cell("s", q, state=False)
+                r.delete_cell("s", q, state=True)
+
+        return not self.t.conditional(key, gcp.latest_cell_filter("s", qualifier), fill)
 
     def delete_feed(self, url: str) -> None:
         self.t.write(feed_key(url), lambda row: row.delete_cell("r", b"config"))
