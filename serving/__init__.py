@@ -206,6 +206,9 @@ class Newsroom:
             for kind in ("PAGE", "STORY", "TOPIC")
         )
         self.topic_pages = TopicPages()
+        from serving.editions import configured_pages
+
+        self.configured = configured_pages()  # editions (and sections) that exist before their first page is live
         token_secret, cursor_secret = resolve_secrets(cfg)
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
         self.cursor_secret = cursor_secret.encode()

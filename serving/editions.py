@@ -7,6 +7,8 @@ Reads the in-memory catalog only (:mod:`serving.catalog`); never a store. Writes
   document, and its sections (``top`` first) with their page versions and URLs.
 - ``GET /v1/editions/{edition}/sections/{section}?limit=k``: the page's current version, pre-serialised bytes,
   strong ETag per (version, k), 304 on If-None-Match.
+- An edition or section of the editions file with no live page yet answers 503 ``warming_up`` (Retry-After,
+  never cached), not a 404 the CDN would keep: it exists and its first page is on its way.
 - ``GET /v1/editions/{edition}/version``: a few hundred bytes (cycle, version per section, pool version) that open
   apps poll to show a "new stories" pill; cached like the pages so the pill and the pages move together.
 
@@ -25,6 +27,19 @@ bp.before_request(http.reject_personal_headers)
 bp.after_request(http.shared_cors)
 
 MAX_LIMIT = 100
+
+
+def configured_pages() -> dict[str, frozenset[str]]:
+    """Edition id -> its section ids, from the editions file the editions stage ranks (packaged
+    transforms/editions/editions.json): what will exist, whether or not a page of it is live yet."""
+    from transforms.editions.config import default_config
+
+    return {e.id: frozenset(e.sections) for e in default_config().editions}
+
+
+def is_configured(ext, edition: str, section: str | None = None) -> bool:
+    sections = ext.configured.get(edition)
+    return sections is not None and (section is None or section in sections)
 
 
 @bp.get("/v1/editions")
@@ -47,6 +62,8 @@ def edition_document(edition: str):
 
 
 def _unknown_edition(cat, edition: str):
+    if is_configured(current_app.extensions["newsroom"], edition):
+        return http.warming_up(f"edition {edition}")
     if not cat.ready:
         return http.not_ready()
     return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
@@ -58,6 +75,8 @@ def section_page(edition: str, section: str):
     cat = ext.holder.current
     page = cat.pages.get((edition, section))
     if page is None:
+        if is_configured(ext, edition, section):
+            return http.warming_up(f"page {edition}/{section}")
         if not cat.ready:
             return http.not_ready()
         return http.problem(404, "unknown_page", f"no page {edition}/{section}", cache_control=http.NEGATIVE)

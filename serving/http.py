@@ -10,7 +10,9 @@ Reads request headers; writes nothing. The rules (DESIGN.md section 7):
   rejection would be served to every reader of that URL.
 - Private responses (For you, controls) are ``Cache-Control: private, no-store``.
 - Shared 404s are cached briefly (``public, max-age=0, s-maxage=10``) so a flood on a missing page stays at the
-  edge; every other error is ``no-store``.
+  edge; every other error is ``no-store``. An edition or section the editions file configures is never a 404:
+  until its first page is live the API answers 503 ``warming_up`` (Retry-After, no-store) and the web page a
+  "warming up" page (200, ``public, max-age=0, s-maxage=5``).
 - Every error is an RFC 9457 problem (``Content-Type: application/problem+json``): ``type``
   (``https://newsroom.example/problems/<code>``), ``title`` (fixed per code), ``status``, ``detail`` (this
   occurrence) and ``code``, a stable machine name from :data:`PROBLEMS`; some add members (``carried``,
@@ -30,6 +32,9 @@ from flask import Response, current_app, request
 PRIVATE = "private, no-store"
 NO_STORE = "no-store"
 NEGATIVE = "public, max-age=0, s-maxage=10"
+# A configured edition (or section) that is not live yet: an HTML "warming up" page, 200, that the edge keeps a few
+# seconds at most and never serves stale, so the first real page shows as soon as it is loaded.
+WARMING = "public, max-age=0, s-maxage=5"
 JSON = "application/json"
 PROBLEM_JSON = "application/problem+json"
 PROBLEM_BASE = "https://newsroom.example/problems/"
@@ -62,6 +67,7 @@ PROBLEMS = {
     "body_too_large": "Request body too large",
     "rate_limited": "Too many requests",
     "not_ready": "Pages are not loaded yet",
+    "warming_up": "Edition not live yet",
     "overloaded": "Shedding load",
     "store_unavailable": "Profile store unavailable",
     "story_unavailable": "Story coverage temporarily unavailable",
@@ -162,6 +168,14 @@ def shared_response(body: bytes, etag: str, cache_control: str, status: int = 20
 def not_ready() -> Response:
     retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
     return problem(503, "not_ready", "pages are not loaded yet", headers={"Retry-After": retry})
+
+
+def warming_up(what: str) -> Response:
+    """503 for a configured edition or section that has no live page yet: honest (it exists and will come), never
+    cached (a cached 404 would hide the first page from readers for the edge's negative TTL)."""
+    retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
+    detail = f"{what} is configured and not live yet: its first page has not passed validation"
+    return problem(503, "warming_up", detail, headers={"Retry-After": retry})
 
 
 def parse_limit(raw: str | None, maximum: int) -> int | None:

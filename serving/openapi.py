@@ -81,7 +81,11 @@ def _shared_errors(with_404: bool = True) -> dict:
             "Authorization (personal_headers: shared endpoints reject them).",
             {**NO_STORE, **CORS_OPTIONAL},
         ),
-        "503": _problem("Pages are not loaded yet (not_ready).", {**NO_STORE, **RETRY, **CORS_OPTIONAL}),
+        "503": _problem(
+            "Pages are not loaded yet (not_ready), or the edition or section exists and has no live page yet "
+            "(warming_up; never cached).",
+            {**NO_STORE, **RETRY, **CORS_OPTIONAL},
+        ),
     }
     if with_404:
         out["404"] = _problem(

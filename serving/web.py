@@ -37,6 +37,8 @@ import orjson
 from flask import Blueprint, Response, current_app, render_template, request
 
 from serving import http
+from serving.editions import is_configured
+from serving.messages import messages
 from serving.stories import EDITION, STORY_ID, story_entry, unavailable
 from stores.base import StoreError
 
@@ -100,16 +102,50 @@ def _cached(cat, key, render) -> tuple[bytes, str]:
     return hit
 
 
+def render(template: str, lang: str = "en", **ctx) -> str:
+    """A page in ``lang``: its interface strings come from the message catalogue (``t``, serving/messages.py)."""
+    return render_template(template, lang=lang, t=messages(lang), **ctx)
+
+
 def _page(status: int, template: str, cache_control: str, **ctx) -> Response:
-    resp = Response(render_template(template, **ctx), status=status, content_type=HTML)
+    resp = Response(render(template, **ctx), status=status, content_type=HTML)
     resp.headers["Cache-Control"] = cache_control
     return resp
 
 
 def not_found(message: str, edition: str | None = None) -> Response:
     editions = sorted(current_app.extensions["newsroom"].holder.current.editions)
+    lang = lang_of(edition) if edition else "en"
     return _page(
-        404, "web/error.html", http.NEGATIVE, title="Not found", message=message, edition=edition, editions=editions
+        404,
+        "web/error.html",
+        http.NEGATIVE,
+        lang=lang,
+        title=messages(lang)("not_found"),
+        message=message,
+        edition=edition,
+        editions=editions,
+    )
+
+
+def warming_up(cat, edition: str, section: str = "top") -> Response:
+    """A configured edition (or section) with no live page yet: 200, briefly cached, reloading itself (a meta
+    refresh: no script), listing what of the edition is already live. Never a 404 or a 503 for something that
+    exists: the URL ``newsroom run`` prints answers this from the origin's first second."""
+    lang = lang_of(edition)
+    t = messages(lang)
+    live = sections_of(cat, edition)
+    return _page(
+        200,
+        "web/warming.html",
+        http.WARMING,
+        lang=lang,
+        title=t("warming.title"),
+        message=t("warming.edition" if section == "top" or not live else "warming.section"),
+        edition=edition,
+        section=section,
+        sections=[(s, section_title(s, t)) for s in live],
+        refresh_s=int(current_app.config["NEWSROOM_RETRY_AFTER_S"]) * 2 + 1,
     )
 
 
@@ -128,8 +164,12 @@ def lang_of(edition: str) -> str:
     return f"{language}-{country.upper()}"
 
 
-def section_title(section: str) -> str:
-    return "Top stories" if section == "top" else section.replace("-", " ").replace("_", " ").capitalize()
+def section_title(section: str, t=None) -> str:
+    """The section's name in the page's language (the catalogue's ``section.{id}``), else its id's words."""
+    t = t or messages("en")
+    if t.has(f"section.{section}"):
+        return t(f"section.{section}")
+    return section.replace("-", " ").replace("_", " ").capitalize()
 
 
 def sections_of(cat, edition: str) -> list[str]:
@@ -156,7 +196,7 @@ def _when(ts: str) -> str:
     return ts[:16].replace("T", " ") + " UTC" if len(ts) >= 16 else ts
 
 
-def edition_view(page) -> list[dict]:
+def edition_view(cat, page) -> list[dict]:
     """The page's stories in served order, as the JSON ``GET /v1/editions/{e}/sections/{s}`` has them."""
     body, _ = page.body(None)
     stories = orjson.loads(body)["stories"]
@@ -164,6 +204,19 @@ def edition_view(page) -> list[dict]:
         s["representative"] = _card(s["representative"])
         s["supporting"] = [_card(c) for c in s.get("supporting") or []]
         s["labels"] = list(s.get("labels") or [])
+    return with_counts(cat, stories)
+
+
+def with_counts(cat, stories: list[dict]) -> list[dict]:
+    """The article and publisher counts of each card, from the one source Full Coverage shows: the story coverage
+    version this catalog holds (every story a loaded page or pool references is held, serving/watcher.py). A
+    page's own counts are the ranker's (live publishers only, at its cycle); a topic page has none. Only a
+    story whose coverage is not held keeps the page's figures."""
+    for s in stories:
+        entry = cat.stories.get(s["story_id"])
+        if entry is not None:
+            s["article_count"] = len(entry.current.cards)
+            s["publisher_count"] = entry.current.publisher_count
     return stories
 
 
@@ -208,9 +261,12 @@ def story_view(cat, story) -> dict:
 def home():
     ext = current_app.extensions["newsroom"]
     cat = ext.holder.current
-    if not cat.ready:
+    if DEFAULT_EDITION in cat.editions or is_configured(ext, DEFAULT_EDITION):
+        edition = DEFAULT_EDITION  # configured: its warming-up page until its first pages are live
+    elif cat.ready:
+        edition = sorted(cat.editions)[0]
+    else:
         return not_ready()
-    edition = DEFAULT_EDITION if DEFAULT_EDITION in cat.editions else sorted(cat.editions)[0]
     resp = Response(status=302)
     resp.headers["Location"] = f"/e/{edition}/"
     resp.headers["Cache-Control"] = ext.page_cache_control
@@ -230,30 +286,33 @@ def section_page(edition: str, section: str):
         return not_found("There is no such page.")
     page = cat.pages.get((edition, section))
     if page is None:
+        if is_configured(ext, edition, section):
+            return warming_up(cat, edition, section)
         if not cat.ready:
             return not_ready()
         if edition not in cat.editions:
             return not_found(f"There is no edition {edition}.")
         return not_found(f"The {edition} edition has no section {section}.", edition=edition)
+    t = messages(lang_of(edition))
 
-    def render() -> str:
-        return render_template(
+    def page_html() -> str:
+        return render(
             "web/section.html",
             edition=edition,
             lang=lang_of(edition),
             section=section,
-            title=section_title(section),
-            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+            title=section_title(section, t),
+            sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
             cycle=_when(page.cycle),
-            stories=edition_view(page),
+            stories=edition_view(cat, page),
             topics=topic_links(cat, edition) if section == "top" else [],
         )
 
-    body, etag = _cached(cat, ("section", edition, section), render)
+    body, etag = _cached(cat, ("section", edition, section), page_html)
     return _shared(body, etag, ext.page_cache_control)
 
 
-def topic_title(topic_id: str) -> tuple[str, str]:
+def topic_title(topic_id: str, t=None) -> tuple[str, str]:
     """(display name, what it is) of a topic id: the alias table's canonical name for an entity or place it holds
     (``entity:org:isro`` -> ISRO, an organisation), a section's title, else the id's words."""
     from serving.catalog import place_entity
@@ -261,7 +320,7 @@ def topic_title(topic_id: str) -> tuple[str, str]:
 
     kind, _, value = topic_id.partition(":")
     if kind == "topic":
-        return section_title(value), "Section"
+        return section_title(value, t), "Section"
     found = default_aliases().entity(place_entity(value) if kind == "place" else value)
     if found is not None:
         return found[2], TOPIC_KINDS.get(found[1], "Topic")
@@ -286,32 +345,36 @@ def topic_page(edition: str, topic_id: str):
         return not_found("There is no such page.")
     pool = cat.pools.get(edition)
     if pool is None:
+        if is_configured(ext, edition):
+            return warming_up(cat, edition, "topics")
         return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
     found = topics.lookup(ext, cat, pool, edition, topic_id, topics.MAX_LIMIT)
     if found is None:
         return not_found(f"No live story in this edition is about {topic_title(topic_id)[0]}.", edition=edition)
     body, json_etag = found
 
-    def render() -> str:
+    t = messages(lang_of(edition))
+
+    def page_html() -> str:
         doc = orjson.loads(body)
         for s in doc["stories"]:
             s["representative"] = _card(s["representative"])
             s["labels"] = list(s.get("labels") or [])
-        title, kind_name = topic_title(topic_id)
-        return render_template(
+        title, kind_name = topic_title(topic_id, t)
+        return render(
             "web/topic.html",
             edition=edition,
             lang=lang_of(edition),
             title=title,
-            kind_name=kind_name,
+            kind_name=t(f"kind.{kind_name}") if t.has(f"kind.{kind_name}") else kind_name,
             story_count=doc["story_count"],
             cycle=_when(doc["cycle"]),
-            stories=doc["stories"],
-            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+            stories=with_counts(cat, doc["stories"]),
+            sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
             json_url=f"/v1/topics/{topic_id}?edition={edition}",
         )
 
-    page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), render)
+    page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), page_html)
     return _shared(page, etag, ext.topic_cache_control)
 
 
@@ -321,20 +384,21 @@ def for_you_page(edition: str):
     cat = ext.holder.current
     if not EDITION.match(edition):
         return not_found("There is no such page.")
-    if edition not in cat.editions:
+    if edition not in cat.editions and not is_configured(ext, edition):
         return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+    t = messages(lang_of(edition))
 
-    def render() -> str:
-        return render_template(
+    def page_html() -> str:
+        return render(
             "web/foryou.html",
             edition=edition,
             lang=lang_of(edition),
             section="for-you",
-            title="For you",
-            sections=[(s, section_title(s)) for s in sections_of(cat, edition)],
+            title=t("nav.for_you"),
+            sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
         )
 
-    body, etag = _cached(cat, ("foryou", edition), render)
+    body, etag = _cached(cat, ("foryou", edition), page_html)
     return _shared(body, etag, ext.page_cache_control)
 
 
@@ -358,12 +422,12 @@ def story_page(story_id: str):
         return not_ready() if not cat.ready else not_found("There is no such story (or it has expired).")
     story = entry.current
 
-    def render() -> str:
-        return render_template(
+    def page_html() -> str:
+        return render(
             "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=sorted(cat.editions)
         )
 
-    body, etag = _cached(cat, ("story", story_id), render)
+    body, etag = _cached(cat, ("story", story_id), page_html)
     return _shared(body, etag, ext.story_cache_control)
 
 

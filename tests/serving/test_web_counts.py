@@ -1,0 +1,123 @@
+"""Cards, Full Coverage and topic pages agree on a story's counts (one source: the story coverage version the
+origin holds), say them in grammatical singular and plural, and every interface string comes from the message
+catalogue in the edition's language (serving/messages.py)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from devtools import samples
+from serving.messages import catalogue, messages, plural_form
+from tests.serving.helpers import EDITION, STORY, publish
+
+
+def _card_coverage(html: str, story_id: str) -> str:
+    block = html.split(f'data-story-id="{story_id}"', 1)[1].split("</li>", 1)[0]
+    return re.search(r'<p class="coverage">([^·<]+)·', block).group(1).strip()
+
+
+def test_a_card_and_its_full_coverage_count_the_same_story_version(client):
+    story = client.get(f"/stories/{STORY}").data.decode()
+    full = re.search(r'<p class="coverage">Full Coverage: (.+? publishers?)[ .]', story).group(1)
+    doc = client.get(f"/v1/stories/{STORY}").get_json()
+    assert full == f"{doc['article_count']} articles from {doc['publisher_count']} publishers"
+    card = _card_coverage(client.get(f"/e/{EDITION}/").data.decode(), STORY)
+    assert card == full  # on main the card said the ranker's "N articles from 5 publishers"
+
+
+def test_topic_page_cards_carry_the_same_counts(app, world, client):
+    from tests.serving.test_topics import prebuild
+
+    prebuild(app, world, {"entity:org:who": 3})
+    pool = app.extensions["newsroom"].holder.current.pools[EDITION]
+    sid = next(s for s in pool.story_ids if s == STORY or s == samples.story_id(1))
+    topic = next(t for t in ("entity:org:who", "place:pune", "topic:tech") if sid in _topic_ids(client, t))
+    html = client.get(f"/e/{EDITION}/topics/{topic}").data.decode()
+    cov = client.get(f"/v1/stories/{sid}").get_json()
+    assert _card_coverage(html, sid) == f"{cov['article_count']} articles from {cov['publisher_count']} publishers"
+
+
+def _topic_ids(client, topic: str) -> list[str]:
+    r = client.get(f"/v1/topics/{topic}?edition={EDITION}&limit=100")
+    return [s["story_id"] for s in r.get_json()["stories"]] if r.status_code == 200 else []
+
+
+def test_a_single_source_story_reads_in_the_singular(app, world, client):
+    sid = samples.story_id(700)
+    publish(world, samples.edition_page(EDITION, "health", 1, n_stories=1, first_story=700))
+    publish(world, samples.story_coverage(sid, 1, samples.coverage_articles(sid, 1)))
+    app.extensions["newsroom"].watcher.poll_once()
+    card = _card_coverage(client.get(f"/e/{EDITION}/health").data.decode(), sid)
+    assert card == "1 article from 1 publisher"
+    story = client.get(f"/stories/{sid}").data.decode()
+    assert "Full Coverage: 1 article from 1 publisher." in story
+    assert "1 articles" not in story and "1 publishers" not in story
+
+
+@pytest.mark.parametrize(
+    "edition, top, coverage",
+    [
+        ("es-es", "Titulares", "Cobertura completa"),
+        ("de-de", "Schlagzeilen", "Alle Berichte"),
+        ("fr-fr", "À la une", "Couverture complète"),
+        ("us-en", "Top stories", "Full Coverage"),
+    ],
+)
+def test_pages_speak_the_editions_language(app, world, client, edition, top, coverage):
+    first = 800 + 10 * ["es-es", "de-de", "fr-fr", "us-en"].index(edition)
+    publish(world, samples.edition_page(edition, "top", 2, n_stories=2, first_story=first))
+    publish(world, samples.edition_page(edition, "world", 1, n_stories=2, first_story=first))
+    app.extensions["newsroom"].watcher.poll_once()
+    html = client.get(f"/e/{edition}/").data.decode()
+    t = messages(edition.split("-")[1])
+    assert f"<h1>{top}</h1>" in html and coverage in html
+    assert f">{t('section.world')}</a>" in html and f">{t('nav.for_you')}</a>" in html
+    assert f">{t('skip')}</a>" in html and t("footer.page_json") in html
+
+
+def test_full_coverage_of_a_spanish_story_is_in_spanish(app, world, client):
+    sid = samples.story_id(750)
+    cov = samples.story_coverage(sid, 1, samples.coverage_articles(sid, 2))
+    cov["language"] = "es"
+    publish(world, cov)
+    app.extensions["newsroom"].watcher.poll_once()
+    html = client.get(f"/stories/{sid}").data.decode()
+    assert ">Cronología</h2>" in html and ">Medios</h2>" in html and "Timeline" not in html
+    assert re.search(r"Cobertura completa: 2 artículos de \d medios?\.", html)
+
+
+def test_every_language_of_the_catalogue_has_every_english_string():
+    cat = catalogue()
+    assert {"en", "es", "de", "fr"} <= set(cat)
+    for language, strings in cat.items():
+        assert set(strings) == set(cat["en"]), (language, set(cat["en"]) ^ set(strings))
+        for key, value in strings.items():
+            assert isinstance(value, str) or set(value) == {"one", "other"}, (language, key)
+
+
+@pytest.mark.parametrize(
+    "language, n, form",
+    [
+        ("en", 0, "other"),
+        ("en", 1, "one"),
+        ("en", 2, "other"),
+        ("es", 1, "one"),
+        ("de", 0, "other"),
+        ("fr", 0, "one"),
+        ("fr", 1, "one"),
+        ("fr", 2, "other"),
+    ],
+)
+def test_plural_rules(language, n, form):
+    assert plural_form(language, n) == form
+
+
+def test_coverage_phrases():
+    assert messages("en").coverage(1, 1) == "1 article from 1 publisher"
+    assert messages("en").coverage(12, 7) == "12 articles from 7 publishers"
+    assert messages("es").coverage(1, 3) == "1 artículo de 3 medios"
+    assert messages("de").coverage(2, 1) == "2 Artikel aus 1 Medium"
+    assert messages("fr").coverage(0, 1) == "0 article de 1 média"
+    assert messages("it").coverage(2, 2) == "2 articles from 2 publishers"  # not in the catalogue: English
