@@ -161,9 +161,53 @@ def streaming_config(request, tmp_path):
     )
 
 
-# Runs before the other streaming tests of this file on purpose: after them, on the session's shared emulators, its
-# two stories were never linked within 450 s (2026-12-02, twice, also with the job in its own process), while
-# alone it passes in ~48 s. The interaction is not understood yet; see the issue 11 note.
+@pytest.mark.emulator
+def test_the_streaming_job_on_the_emulators(streaming_config):
+    """Pub/Sub -> the streaming job on BundleBasedDirectRunner -> pages in the snapshot store (GCS, or files with
+    --bus=pubsub) and pointers moving (Bigtable, or SQLite)."""
+    from pipelines.stories import run
+    from stores.beam_io import HEARTBEAT_ATTRIBUTE
+
+    config = streaming_config
+    stores = open_stores(config)
+    stores.bus.ensure_subscription("items-raw", "stories-items-raw")
+    stores.bus.ensure_subscription("fetch-requests", "test-fetch")
+    now = int(time.time() * 1000)
+    items = world_items(now - int(1600 / SPEED * 1000))  # every article released by now, the last ~10 s ago
+    stores.bus.publish_many("items-raw", [(codec.encode("RawItem", i), codec.attributes("RawItem")) for i in items])
+
+    stop = threading.Event()
+
+    def heartbeat():  # Pub/Sub's watermark follows the wall clock only while messages flow (LOCAL_STACK.md)
+        while not stop.wait(1.0):
+            stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
+
+    beat = threading.Thread(target=heartbeat, daemon=True)
+    beat.start()
+    result = run(store_argv(config) + ["--embedder=hash", "--editions_only=us-en"], wait=False)
+    try:
+        deadline = time.time() + 300
+        history = {}
+        while time.time() < deadline:
+            if stores.pointers.get("us-en/top") is not None:
+                history = pages(stores, "us-en/top")
+                if quake_first_breaking(history) is not None and stores.pointers.get("pool/us-en"):
+                    break
+            time.sleep(5)
+        assert history, "no us-en/top page was published within 5 minutes"
+        assert quake_first_breaking(history) is not None
+        v = stores.pointers.get("us-en/top")
+        assert stores.snapshots.exists(f"pages/us-en/top/v{v}.json")  # the object the pointer names is in GCS
+        assert [h["version"] for h in stores.pointers.history("us-en/top")] == sorted(history)
+        assert stores.pointers.names("story/")  # story coverage objects and their pointers
+        fetch = [stores.bus.decode("fetch-requests", m) for m in stores.bus.pull("test-fetch", 500, timeout=2)]
+        assert fetch and {f["kind"] for f in fetch} == {"BURST"}
+    finally:
+        stop.set()
+        beat.join(timeout=5)
+        result.cancel()
+
+
 TRANSLATED_PAIR = ("port-almera-solar-desalination-plant", "port-almera-desaladora-solar")
 
 
@@ -254,50 +298,3 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
         assert client.get(f"/v1/stories/{b}").get_json()["links"] == [a]
     finally:
         app.extensions["newsroom"].close()
-
-
-@pytest.mark.emulator
-def test_the_streaming_job_on_the_emulators(streaming_config):
-    """Pub/Sub -> the streaming job on BundleBasedDirectRunner -> pages in the snapshot store (GCS, or files with
-    --bus=pubsub) and pointers moving (Bigtable, or SQLite)."""
-    from pipelines.stories import run
-    from stores.beam_io import HEARTBEAT_ATTRIBUTE
-
-    config = streaming_config
-    stores = open_stores(config)
-    stores.bus.ensure_subscription("items-raw", "stories-items-raw")
-    stores.bus.ensure_subscription("fetch-requests", "test-fetch")
-    now = int(time.time() * 1000)
-    items = world_items(now - int(1600 / SPEED * 1000))  # every article released by now, the last ~10 s ago
-    stores.bus.publish_many("items-raw", [(codec.encode("RawItem", i), codec.attributes("RawItem")) for i in items])
-
-    stop = threading.Event()
-
-    def heartbeat():  # Pub/Sub's watermark follows the wall clock only while messages flow (LOCAL_STACK.md)
-        while not stop.wait(1.0):
-            stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
-
-    beat = threading.Thread(target=heartbeat, daemon=True)
-    beat.start()
-    result = run(store_argv(config) + ["--embedder=hash", "--editions_only=us-en"], wait=False)
-    try:
-        deadline = time.time() + 300
-        history = {}
-        while time.time() < deadline:
-            if stores.pointers.get("us-en/top") is not None:
-                history = pages(stores, "us-en/top")
-                if quake_first_breaking(history) is not None and stores.pointers.get("pool/us-en"):
-                    break
-            time.sleep(5)
-        assert history, "no us-en/top page was published within 5 minutes"
-        assert quake_first_breaking(history) is not None
-        v = stores.pointers.get("us-en/top")
-        assert stores.snapshots.exists(f"pages/us-en/top/v{v}.json")  # the object the pointer names is in GCS
-        assert [h["version"] for h in stores.pointers.history("us-en/top")] == sorted(history)
-        assert stores.pointers.names("story/")  # story coverage objects and their pointers
-        fetch = [stores.bus.decode("fetch-requests", m) for m in stores.bus.pull("test-fetch", 500, timeout=2)]
-        assert fetch and {f["kind"] for f in fetch} == {"BURST"}
-    finally:
-        stop.set()
-        beat.join(timeout=5)
-        result.cancel()

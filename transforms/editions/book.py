@@ -20,7 +20,8 @@ that was built incrementally, and backfill equals streaming:
   minute (``at // 60 s + 1``) among its structural events (merged into it, split from or into it, linked, lost a
   member) and, for each current member, the latest event that placed or changed that article. It is recomputed
   from the final membership, so an article that passed through a story in one order and not in another leaves
-  no trace on it.
+  no trace on it. An event the ranker folded late carries its versioning time (``version_at``, kept in the event
+  log; :mod:`transforms.editions.rank` says why): it counts at that time instead of its event time.
 
 Copies (``is_copy`` or ``copy_of``) join their story but are never originals: they add nothing to coverage,
 velocity, freshness or the publisher count, and cannot make a story rankable on their own.
@@ -186,6 +187,7 @@ class StoryBook:
         self.applied: set[str] = set()
         self.dirty: set[int] = set()
         self.bad_events = 0
+        self._version_at = 0  # the versioning time of the event being folded when it came late (see apply)
 
     # ------------------------------------------------------------------ rows
     def publisher(self, publisher_id: str) -> int:
@@ -233,6 +235,9 @@ class StoryBook:
         if eid in self.applied:
             return False
         self.applied.add(eid)
+        # A late event (transforms/editions/rank.py) versions the stories it changes at its ``version_at``, the
+        # cycle that folded it, so that their pages are published again; its event time keeps every other meaning.
+        self._version_at = int(event.get("version_at") or 0)
         try:
             if event["type"] == "pulse":
                 self._apply_pulse(event)
@@ -241,18 +246,20 @@ class StoryBook:
         except (KeyError, TypeError, ValueError):
             self.bad_events += 1
             return False
+        finally:
+            self._version_at = 0
         return True
 
     def _version(self, row: int, at: int) -> None:
-        """A structural event of the story at ``at``."""
-        minute = at // MINUTE_MS + 1
+        """A structural event of the story at ``at`` (a late event: at its ``version_at``, see ``apply``)."""
+        minute = max(at, self._version_at) // MINUTE_MS + 1
         if minute > self.stories.structural_minute[row]:
             self.stories.structural_minute[row] = minute
         if minute > self.stories.version[row]:
             self.stories.version[row] = minute
 
     def _article_event(self, a: int, at: int) -> None:
-        minute = at // MINUTE_MS + 1
+        minute = max(at, self._version_at) // MINUTE_MS + 1
         if minute > self.articles.event_minute[a]:
             self.articles.event_minute[a] = minute
 
@@ -353,7 +360,7 @@ class StoryBook:
         for sid, linked in ((self.resolve(a), b), (self.resolve(b), a)):
             row = self.stories.row_of.get(sid)
             if row is None:
-                self.pending_links.setdefault(sid, []).append((linked, at))
+                self.pending_links.setdefault(sid, []).append((linked, max(at, self._version_at)))
             elif linked not in self.stories.links[row]:
                 self.stories.links[row].add(linked)
                 self._version(row, at)

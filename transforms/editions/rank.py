@@ -15,6 +15,14 @@ article's first-seen time; a pulse's is its window end - 1 ms). The timer fires 
 streaming and backfill (where the watermark jumps to the end and the timers fire in order) rank the same events at
 every T and publish the same pages. Events that arrive for a later minute wait in the inbox.
 
+Late events (event time < a cycle already ranked: the linker's LINK is timestamped at its tick, one timer hop
+after the changes it links, and a tick inside the minute of the story's latest article can reach the ranker after
+that minute was ranked) are folded at the next cycle like the others, but their versioning time is that cycle's
+(``version_at`` = T - 1 ms, kept on the event in LOG so that a rebuilt book versions them the same): a story page's
+version is its latest event minute, which a late event of an already-published minute would not raise, so the
+page would never be re-published with it. Without late events (a backfill, a run whose watermark holds) nothing
+changes.
+
 State (per edition key):
     INBOX     bag of events not yet folded (and, between compactions, some already folded: skipped by id)
     LOG       bag of folded events: the book is rebuilt from it after a worker restart
@@ -153,6 +161,8 @@ class EditionRanker:
         bad_before = cached.book.bad_events
         for e in due:
             del cached.pending[e["id"]]
+            if e["at"] < cached.last_cycle and "version_at" not in e:
+                e = {**e, "version_at": now - 1}  # late (see the module docstring), recorded so in LOG
             if cached.book.apply(e):
                 folded.append(e)
                 if e["type"] == "change":  # activity is story changes; pulses are derived from them

@@ -147,3 +147,38 @@ def test_the_hourly_log_compaction_drops_dead_stories_and_ranks_the_same(world, 
         ]
         assert pages == [expected], t
     assert any(t > T for t, _ in out)
+
+
+def coverage(items, story_id: str) -> list[tuple[int, list]]:
+    return [
+        (it["version"], list(it["doc"]["links"]))
+        for it in items
+        if it["kind"] == "story_coverage" and it["doc"]["story_id"] == story_id
+    ]
+
+
+def test_a_link_that_arrives_after_its_minute_was_ranked_republishes_the_story_page(world):
+    """The linker's LINK comes one timer hop after the writer's changes; its ``at`` (the link tick) can fall in the
+    minute of the story's latest article, which the ranker may already have ranked. Folded late, it must still
+    reach the story page: with a version above the one already published (the publisher keeps a pointer's
+    versions increasing), and the same after a restart rebuilds the book from the log."""
+    T, MIN = world.T0, world.MIN
+    world.story(1, ["daily-herald"], T + 10_000)
+    link = world.link(1, 77, T + 30_000)  # the link tick: the same minute as the article
+    st, fn = State(), new_fn()
+    feed(fn, st, compact_change(world.changes[0]))
+    first = coverage(fire(fn, st, T + MIN), "1")
+    assert first and first[-1][1] == []
+    feed(fn, st, compact_change(link))  # late: its minute was ranked
+    linked = coverage(fire(fn, st, T + 2 * MIN), "1")
+    assert linked and linked[-1][1] == ["77"] and linked[-1][0] > first[-1][0]
+    fn = new_fn()  # a restarted worker rebuilds the book from the log: nothing new to publish, the same version
+    assert coverage(fire(fn, st, T + 3 * MIN), "1") == []
+    world2 = type(world)()
+    world2.story(1, ["daily-herald"], T + 10_000)
+    world2.link(1, 77, T + 30_000)
+    st2, fn2 = State(), new_fn()
+    for c in world2.changes:  # on time (a backfill): one version, with the link
+        feed(fn2, st2, compact_change(c))
+    on_time = coverage(fire(fn2, st2, T + MIN), "1")
+    assert on_time[-1][1] == ["77"]
