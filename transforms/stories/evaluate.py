@@ -12,6 +12,13 @@ Cross-language links count as the same story: by default the predicted cluster o
 per-language ``story_id`` instead. Per-language figures always use pairs inside that language. Articles missing from
 the predictions are counted as singletons (and reported).
 
+Misuse is refused, never scored: gold and predictions whose article ids barely overlap (fewer than ``--min-overlap``
+of the gold articles, default half, have a prediction: two different data sets, or a backfill of another file)
+exit with status 2 and the overlap in the message, since the scores would be meaningless (a set scored against
+nothing but singletons reads as perfect precision). A missing file, a folder given for a file, or a line that is not
+a JSON object with the fields the file needs is one line on stderr (file and line number) and status 2, never a
+traceback (:class:`InputError`).
+
 No heavy imports: this module is loaded by the ``newsroom`` command at start-up.
 """
 
@@ -43,6 +50,45 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--html-top", type=int, default=10, help="split and mixed stories listed per language in the HTML (default 10)"
     )
+    parser.add_argument(
+        "--min-overlap",
+        type=float,
+        default=0.5,
+        help="refuse (exit 2) when fewer than this share of the gold articles have a prediction: gold and "
+        "predictions from different data sets (default 0.5; 0 scores whatever overlaps)",
+    )
+
+
+class InputError(ValueError):
+    """A user error in the command's inputs (missing file, folder, malformed line, no overlap): one line, exit 2."""
+
+
+def read_jsonl(path: str, fields: tuple[str, ...], what: str):
+    """Yield the JSON objects of a JSON lines file, each holding ``fields``; raises :class:`InputError` naming the
+    file (and line) for a missing file, a folder, unreadable text, or a line that is not such an object."""
+    if os.path.isdir(path):
+        raise InputError(f"{what} {path}: is a folder, not a file")
+    if not os.path.exists(path):
+        raise InputError(f"{what} {path}: no such file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                except ValueError as exc:
+                    raise InputError(f"{what} {path}:{n}: not a JSON object ({exc})") from None
+                if not isinstance(r, dict):
+                    raise InputError(f"{what} {path}:{n}: not a JSON object")
+                absent = [k for k in fields if r.get(k) is None]
+                if absent:
+                    raise InputError(f"{what} {path}:{n}: no {', '.join(absent)} (needs {', '.join(fields)})")
+                yield r
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path}: {exc.strerror or exc}") from None
 
 
 def _pairs(n: int) -> int:
@@ -94,29 +140,36 @@ def _f1(p: float, r: float) -> float:
 
 def load_gold(path: str) -> tuple[dict[str, str], dict[str, str]]:
     gold, lang = {}, {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                gold[str(r["id"])] = str(r["story_id"])
-                lang[str(r["id"])] = r.get("language") or "und"
+    for r in read_jsonl(path, ("id", "story_id"), "--gold"):
+        gold[str(r["id"])] = str(r["story_id"])
+        lang[str(r["id"])] = r.get("language") or "und"
     return gold, lang
 
 
 def load_pred(path: str, links: bool = True) -> dict[str, object]:
     pred = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                key = r.get("group_id") if links and r.get("group_id") is not None else r["story_id"]
-                pred[str(r["article_id"])] = key
+    for r in read_jsonl(path, ("article_id", "story_id"), "--pred"):
+        key = r.get("group_id") if links and r.get("group_id") is not None else r["story_id"]
+        pred[str(r["article_id"])] = key
     return pred
 
 
-def report(gold_path: str, pred_path: str, links: bool = True) -> dict:
+def check_overlap(gold: dict, pred: dict, min_overlap: float) -> None:
+    """Raise :class:`InputError` when fewer than ``min_overlap`` of the gold articles have a prediction."""
+    if not gold:
+        raise InputError("--gold: the file holds no article")
+    shared = sum(1 for a in gold if a in pred)
+    if shared < min_overlap * len(gold):
+        raise InputError(
+            f"only {shared} of {len(gold)} gold articles ({shared / len(gold):.1%}) have a prediction "
+            f"(--min-overlap {min_overlap:g}): are --gold and --pred of the same data set?"
+        )
+
+
+def report(gold_path: str, pred_path: str, links: bool = True, min_overlap: float = 0.0) -> dict:
     gold, lang = load_gold(gold_path)
     pred = load_pred(pred_path, links)
+    check_overlap(gold, pred, min_overlap)
     by_lang = defaultdict(dict)
     for a, g in gold.items():
         by_lang[lang[a]][a] = g
@@ -153,7 +206,11 @@ def format_report(r: dict) -> str:
 
 
 def main(args) -> int:
-    r = report(args.gold, args.pred, links=args.links)
+    try:
+        r = report(args.gold, args.pred, links=args.links, min_overlap=getattr(args, "min_overlap", 0.5))
+    except InputError as exc:
+        print(f"newsroom evaluate: error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         json.dump(r, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")
@@ -163,6 +220,10 @@ def main(args) -> int:
         from transforms.stories.evaluate_html import write_html
 
         path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
-        write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10))
+        try:
+            write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10))
+        except OSError as exc:
+            print(f"newsroom evaluate: error: --html {path}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"HTML report: {path}", file=sys.stderr)
     return 0

@@ -5,14 +5,14 @@ Reads the gold file (``id``, ``story_id``, ``language``, ``title``) and the pred
 analyst opens in a browser. Per set and per language (and across languages with links, when the set has several):
 the scores, then the worst *split* gold stories (one event spread over several predicted stories: the articles
 outside its largest fragment are recall lost) and the worst *mixed* predicted stories (several events in one story:
-the articles outside its main event are precision lost), each with the headlines of every fragment. Every text from
-the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
+the articles outside its main event are precision lost), each with the headlines of every fragment, and beside each
+headline its publisher and date (``publisher``, ``published_at``: whether a split is days apart or one outlet's
+habit is what an analyst asks first). Every text from the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
 """
 
 from __future__ import annotations
 
 import html
-import json
 from collections import defaultdict
 
 SCORE_COLUMNS = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
@@ -25,19 +25,33 @@ details { margin: 0.3em 0 0.6em 1em; }
 .part h4 { margin: 0.3em 0 0.1em 0; font-weight: 600; font-size: 0.95em; }
 .part ul { margin: 0.1em 0; }
 .muted { color: #777; }
+.byline { color: #555; font-size: 0.9em; }
 """
 
 
 def load_titles(path: str) -> dict[str, str]:
     """Article id -> headline (``title``, else the start of ``text``) of a labelled JSONL file."""
+    return {a: title for a, (title, _, _) in load_articles(path).items()}
+
+
+def load_articles(path: str) -> dict[str, tuple[str, str, str]]:
+    """Article id -> (headline, publisher, date) of a labelled JSONL file; the date is the ``published_at`` day
+    (YYYY-MM-DD, as written), "" when the file has none."""
+    from transforms.stories.evaluate import read_jsonl
+
     out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                title = (r.get("title") or "").strip() or (r.get("text") or "").strip()[:120]
-                out[str(r["id"])] = title
+    for r in read_jsonl(path, ("id",), "--gold"):
+        title = str(r.get("title") or "").strip() or str(r.get("text") or "").strip()[:120]
+        publisher = str(r.get("publisher") or r.get("publisher_id") or "").strip()
+        out[str(r["id"])] = (title, publisher, str(r.get("published_at") or "")[:10])
     return out
+
+
+def _byline(meta: tuple[str, str, str] | None) -> str:
+    """``publisher, date`` of a headline (the parts the file has), escaped; "" when neither."""
+    _, publisher, date = meta or ("", "", "")
+    parts = ", ".join(x for x in (publisher, date) if x)
+    return f' <span class="byline">({html.escape(parts)})</span>' if parts else ""
 
 
 def worst_split(gold: dict[str, str], pred: dict[str, object], top: int) -> list[dict]:
@@ -83,8 +97,11 @@ def render(
     titles: dict[str, str],
     top: int = 10,
     headlines: int = 12,
+    articles: dict[str, tuple[str, str, str]] | None = None,
 ) -> str:
-    """The report page. ``report`` is :func:`transforms.stories.evaluate.report`'s dict for the same files."""
+    """The report page. ``report`` is :func:`transforms.stories.evaluate.report`'s dict for the same files;
+    ``articles`` (:func:`load_articles`) adds each headline's publisher and date."""
+    articles = articles or {}
     e = html.escape
     out = [
         "<!DOCTYPE html>",
@@ -121,7 +138,9 @@ def render(
                 for key, aids in it["parts"]:
                     out.append(f'<div class="part"><h4>{what} {e(_label(key))} ({len(aids)})</h4><ul>')
                     for a in aids[:headlines]:
-                        out.append(f'<li>{e(titles.get(a, ""))} <span class="muted">[{e(a)}]</span></li>')
+                        out.append(
+                            f'<li>{e(titles.get(a, ""))}{_byline(articles.get(a))} <span class="muted">[{e(a)}]</span></li>'
+                        )
                     if len(aids) > headlines:
                         out.append(f'<li class="muted">and {len(aids) - headlines} more</li>')
                     out.append("</ul></div>")
@@ -150,14 +169,16 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
     from transforms.stories.evaluate import load_gold, load_pred
 
     gold, lang = load_gold(gold_path)
+    articles = load_articles(gold_path)
     page = render(
         report,
         gold,
         lang,
         load_pred(pred_path, links=report["links"]),
         load_pred(pred_path, links=False),
-        load_titles(gold_path),
+        {a: title for a, (title, _, _) in articles.items()},
         top=top,
+        articles=articles,
     )
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(page)
