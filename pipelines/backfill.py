@@ -127,6 +127,16 @@ _FLAGS: list[tuple[tuple, dict]] = [
         ),
     ),
     (
+        ("--overwrite",),
+        dict(
+            action="store_true",
+            default=False,
+            help="Replace what an earlier backfill left in --output (every file of it, so no stale "
+            "evaluate.html or dead letters stay beside the new ones). Default: off (an --output that is not empty "
+            "is refused; --resume continues the run it holds).",
+        ),
+    ),
+    (
         ("--snapshots",),
         dict(
             nargs="?",
@@ -210,18 +220,77 @@ def _parse_bound(value: str | None, flag: str) -> int | None:
     return t
 
 
+def input_patterns(pattern: str) -> list[str]:
+    """The comma-separated paths/globs of ``--input``, unexpanded (what a dry run translates: it reads nothing)."""
+    return [x.strip() for x in pattern.split(",") if x.strip()]
+
+
 def expand_inputs(pattern: str) -> list[str]:
-    """Sorted, de-duplicated file paths of a comma-separated list of paths/globs. Raises ValueError if none."""
+    """Sorted, de-duplicated file paths of a comma-separated list of paths/globs. Raises ValueError if none, or
+    when a local path names a folder (a folder is not an input file: the run would fail reading it)."""
     from apache_beam.io.filesystems import FileSystems
 
     paths = []
-    for p in [x.strip() for x in pattern.split(",") if x.strip()]:
+    for p in input_patterns(pattern):
+        if "://" not in p and os.path.isdir(p):
+            raise ValueError(f"--input {p}: is a folder; give its files, e.g. --input '{os.path.join(p, '*.jsonl')}'")
         found = FileSystems.match([p])[0].metadata_list
         paths.extend(m.path for m in found)
     paths = sorted(set(paths))
     if not paths:
         raise ValueError(f"--input: no file matches {pattern!r}")
     return paths
+
+
+# What a backfill writes into --output (and --overwrite may therefore remove); anything else there is not ours.
+OUTPUT_FILES = frozenset(
+    {"assignments.jsonl", "stories.jsonl", "dead_letters.jsonl", "manifest.json", "summary.json", "evaluate.html"}
+)
+OUTPUT_DIRS = frozenset({"store", "snapshots"})
+
+
+def prepare_output(output: str, overwrite: bool = False, resume: bool = False) -> None:
+    """Check ``--output`` before anything runs. A folder that is not empty holds an earlier run: refused (ValueError
+    naming what is there) unless ``--resume`` continues it or ``--overwrite`` replaces it. ``--overwrite`` removes
+    the earlier run's files (with ``--resume``: all but its ``store``), and refuses a folder holding anything a
+    backfill does not write: a mistyped ``--output $HOME`` is never emptied. A file given for the folder is refused.
+    gs:// outputs: objects under the prefix, the same rules."""
+    if "://" in output:
+        return _prepare_remote_output(output, overwrite, resume)
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise ValueError(f"--output {output}: is a file, not a folder")
+    held = sorted(os.listdir(output)) if os.path.isdir(output) else []
+    if held and not overwrite:
+        if resume:
+            return
+        raise ValueError(
+            f"--output {output}: not empty ({', '.join(held[:5])}{', ...' if len(held) > 5 else ''}); "
+            "--overwrite replaces the earlier run, --resume continues it"
+        )
+    foreign = [x for x in held if x not in OUTPUT_FILES | OUTPUT_DIRS]
+    if foreign:
+        raise ValueError(
+            f"--output {output}: holds files a backfill does not write ({', '.join(foreign[:5])}); "
+            "--overwrite only replaces a backfill's output: choose an empty folder"
+        )
+    import shutil
+
+    for name in held:
+        if resume and name == "store":
+            continue
+        path = os.path.join(output, name)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+    os.makedirs(output, exist_ok=True)
+
+
+def _prepare_remote_output(output: str, overwrite: bool, resume: bool) -> None:
+    from apache_beam.io.filesystems import FileSystems
+
+    held = [m.path for m in FileSystems.match([output.rstrip("/") + "/**"])[0].metadata_list]
+    if held and not overwrite and not resume:
+        raise ValueError(f"--output {output}: not empty ({len(held)} objects); --overwrite replaces them")
+    if held and overwrite:
+        FileSystems.delete(held)
 
 
 def is_dry_run(options) -> bool:
@@ -260,7 +329,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     from transforms.stories import readers
 
     o = options.view_as(_options_class())
-    files = files or expand_inputs(o.input)
+    files = files or (input_patterns(o.input) if is_dry_run(options) else expand_inputs(o.input))
     cfg = store_config(options)
     run_claim = run_claim or claim_namespace(options)
     languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
@@ -278,12 +347,14 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
         | "DistinctLanguages" >> beam.Distinct()
         | "CountLanguages" >> beam.combiners.Count.Globally()
     )
+    n_articles = articles | "CountArticles" >> beam.combiners.Count.Globally()  # the progress lines' total
     links = {"auto": "auto", "on": True, "off": False}[o.links]
     embedded = (
         articles
         | "EmbedArticles"
         >> sb.EmbedArticles(o.embedder, links=links, link_languages=n_languages, batch_size=o.batch_size)
-        | "ReportEmbedded" >> beam.ParDo(sb.ReportProgressFn("articles embedded"))
+        | "ReportEmbedded"
+        >> beam.ParDo(sb.ReportProgressFn("articles embedded"), total=beam.pvalue.AsSingleton(n_articles))
     )
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg, exact_index=o.exact_index, bounded=True)
     outputs = clustered.outputs
@@ -366,20 +437,24 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
 
 
 def _prepare(options) -> list[str]:
-    """Check the required flags, default the namespace and the embedded store's root; returns the input files."""
+    """Check the required flags and ``--output`` (:func:`prepare_output`), default the namespace and the embedded
+    store's root; returns the input files. A dry run reads and writes nothing: its inputs are the ``--input``
+    patterns as given (a gs:// glob is not listed: offline that is minutes of credential retries, then a failure)."""
     from pipelines.options import StoreOptions
 
     o = options.view_as(_options_class())
     if not o.input or not o.output:
         raise ValueError("--input and --output are required")
     so = options.view_as(StoreOptions)
-    if "://" not in o.output:
-        os.makedirs(o.output, exist_ok=True)
+    dry = is_dry_run(options)
+    files = input_patterns(o.input) if dry else expand_inputs(o.input)  # before anything is removed
+    if not dry:
+        prepare_output(o.output, overwrite=o.overwrite, resume=o.resume)
     if not so.namespace:
         so.namespace = f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
     if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
         so.data_dir = os.path.join(o.output, "store")
-    return expand_inputs(o.input)
+    return files
 
 
 def _runner(options):
