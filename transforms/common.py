@@ -1,4 +1,5 @@
-"""What every stage shares: time units, the dead-letter tag and record, and the story-change kinds.
+"""What every stage shares: time units, the dead-letter tag and record, the story-change kinds, and the progress
+line of a long command (backfill, extract: done of total, rate, time left).
 
 Plain Python (no Beam). One definition of each, so that a stage never spells a kind or a unit on its own:
 the layering test keeps this module below every stage, and ``tests/transforms/test_common.py`` pins that no
@@ -79,3 +80,22 @@ def dead_letter_json(record: dict) -> dict:
     payload = record.get("payload") or b""
     record["payload"] = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload)
     return record
+
+
+def progress_line(what: str, n: int, total: int | None, elapsed_s: float) -> str:
+    """``what: n of total (pct, rate/s, ~eta left)``; the estimate is the rest at the rate so far."""
+    rate = n / max(elapsed_s, 1e-9)
+    if not total:
+        return f"{what}: {n} ({rate:.0f}/s)"
+    left = max(total - n, 0) / rate if rate > 0 else 0.0
+    return f"{what}: {n} of {total} ({n / total:.0%}, {rate:.0f}/s, ~{format_duration(left)} left)"
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``2h07m``: the time left in the unit an analyst plans with."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"

@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from transforms.common import progress_line
+
 SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 
 
@@ -105,6 +107,31 @@ def read_manifest(path: str | None) -> dict[str, str]:
         if len(parts) >= 2:
             out[parts[0]] = parts[-1]
     return out
+
+
+def check_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict | None]:
+    """The manifest and the ground truth read, and ``--out`` checked, before any page is: ValueError with one line
+    naming the flag and the file (missing, a folder, not JSON) instead of a traceback minutes into a run."""
+    for flag, path in (("--manifest", args.manifest), ("--score", args.score)):
+        if path and Path(path).is_dir():
+            raise ValueError(f"{flag} {path}: is a folder, not a file")
+        if path and not Path(path).exists():
+            raise ValueError(f"{flag} {path}: no such file")
+    if Path(args.out).is_dir():
+        raise ValueError(f"--out {args.out}: is a folder; give the JSON lines file to write")
+    try:
+        manifest = read_manifest(args.manifest)
+    except (ValueError, AttributeError) as exc:
+        raise ValueError(f"--manifest {args.manifest}: not a manifest of URLs ({exc})") from None
+    truth = None
+    if args.score:
+        try:
+            truth = json.loads(Path(args.score).read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ValueError(f"--score {args.score}: not JSON ({exc})") from None
+        if not isinstance(truth, dict) or not all(isinstance(v, dict) for v in truth.values()):
+            raise ValueError(f"--score {args.score}: not a ground truth {{id: {{articleBody, url}}}}")
+    return manifest, truth
 
 
 _NORMALIZER = None
@@ -193,10 +220,14 @@ def main(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         print(f"--pages: {folder} is not a folder", file=sys.stderr)
         return 2
+    try:  # every input is checked before the first page is read: a typo costs no extraction run
+        manifest, truth = check_inputs(args)
+    except ValueError as exc:
+        print(f"newsroom extract: error: {exc}", file=sys.stderr)
+        return 2
     pages = list_pages(folder, args.recursive)
     if args.limit:
         pages = pages[: args.limit]
-    manifest = read_manifest(args.manifest)
     jobs = [(page_id(p), str(p), manifest.get(page_id(p))) for p in pages]
     started = time.perf_counter()
     records: list[dict] = []
@@ -239,8 +270,8 @@ def main(args: argparse.Namespace) -> int:
                 records.append(rec)
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 if i % 25 == 0 or i == len(jobs):
-                    rate = i / max(1e-9, time.perf_counter() - started)
-                    print(f"extract: {i}/{len(jobs)} pages ({rate:.1f}/s)", file=sys.stderr, flush=True)
+                    line = progress_line("pages", i, len(jobs), time.perf_counter() - started)
+                    print(f"extract: {line}", file=sys.stderr, flush=True)
         finally:
             if budget > 0:
                 pool.shutdown(wait=True)
@@ -251,8 +282,7 @@ def main(args: argparse.Namespace) -> int:
                 pool.join()
     rejected = sum(1 for r in records if r.get("rejected"))
     print(f"extract: wrote {len(records)} lines to {out_path} ({rejected} rejected)", file=sys.stderr)
-    if args.score:
-        truth = json.loads(Path(args.score).read_text(encoding="utf-8"))
+    if truth is not None:
         s = score(records, truth)
         print(f"pages: {s['pages']} (missing: {s['missing']})")
         print(f"mean token F1 (body vs articleBody): {s['mean_f1']:.4f}")

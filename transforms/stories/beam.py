@@ -55,7 +55,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
 from stores.beam_io import write_lines, write_text
-from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT
+from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, progress_line
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
 from transforms.stories import readers
@@ -572,7 +572,9 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
 
 
 class ReportProgressFn(beam.DoFn):
-    """Prints ``what: n (rate/s)`` on stderr at most every ``every_s`` seconds per worker thread; passes through."""
+    """Prints ``what: n of total (pct, rate/s, ~eta left)`` on stderr at most every ``every_s`` seconds per worker
+    thread, and once at the last element; passes through. ``total`` (a side input: the count of what will pass)
+    gives the share and the time left at the rate so far; without it only ``n (rate/s)``."""
 
     def __init__(self, what: str, every_s: float = 5.0):
         self.what = what
@@ -583,13 +585,12 @@ class ReportProgressFn(beam.DoFn):
         self._t0 = None
         self._last = 0.0
 
-    def process(self, element):
+    def process(self, element, total=None):
         self._n += 1
         now = time.time()
         if self._t0 is None:
             self._t0 = self._last = now
-        if now - self._last >= self.every_s:
+        if now - self._last >= self.every_s or (total and self._n == total):
             self._last = now
-            rate = self._n / max(now - self._t0, 1e-9)
-            print(f"[backfill] {self.what}: {self._n} ({rate:.0f}/s)", file=sys.stderr, flush=True)
+            print(f"[backfill] {progress_line(self.what, self._n, total, now - self._t0)}", file=sys.stderr, flush=True)
         yield element
