@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from transforms.common import progress_line
+from transforms.common import format_duration
 
 SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
 
@@ -270,8 +270,9 @@ def main(args: argparse.Namespace) -> int:
                 records.append(rec)
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
                 if i % 25 == 0 or i == len(jobs):
-                    line = progress_line("pages", i, len(jobs), time.perf_counter() - started)
-                    print(f"extract: {line}", file=sys.stderr, flush=True)
+                    rate = i / max(1e-9, time.perf_counter() - started)
+                    left = format_duration((len(jobs) - i) / rate)
+                    print(f"extract: {i}/{len(jobs)} pages ({rate:.1f}/s, ~{left} left)", file=sys.stderr, flush=True)
         finally:
             if budget > 0:
                 pool.shutdown(wait=True)
