@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 import sys
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -39,6 +40,8 @@ from datetime import UTC, datetime
 from stores.controls import KINDS, LABELS, MAX_EXPIRY_MS, Control
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
+_DECIMAL = re.compile(r"[0-9]{1,19}")  # ASCII digits only: str.isdigit() also takes other scripts' digits
+MAX_ID = 2**63 - 1  # story ids and page versions: signed 64-bit in every store (SQLite INTEGER, Avro long)
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
@@ -195,15 +198,35 @@ def _story(args, stores) -> str:
         raise CommandError(
             f"--story is required for {args.action if args.action != 'clear' else '--kind ' + args.kind}"
         )
-    if not args.story.isdigit():
-        raise CommandError(f"--story: {args.story!r} is not a decimal story id")
-    sid = int(args.story)
+    sid = decimal_id(args.story, "--story")
     survivor = stores.stories.resolve(sid)
     if stores.stories.get_story(survivor) is None:
         raise CommandError(f"no story {sid} in the story store", 1)
     if survivor != sid:
         print(f"story {sid} was merged into {survivor}: the control applies to {survivor}")
     return str(survivor)
+
+
+def decimal_id(text: str | None, flag: str) -> int:
+    """A story id or a page version given on the command line: 1..MAX_ID in ASCII decimal; CommandError (status
+    2) otherwise, before any store sees it (a larger int overflowed SQLite with a traceback)."""
+    value = (text or "").strip()
+    if not _DECIMAL.fullmatch(value) or not 0 < int(value) <= MAX_ID:
+        raise CommandError(f"{flag}: {text!r} is not a decimal id from 1 to {MAX_ID}")
+    return int(value)
+
+
+def shown(text) -> str:
+    """Operator-given text (``--who``, ``--reason``, URLs) made safe to print on one terminal line: control and
+    format characters, line and paragraph separators and the backslash itself are written as Python escapes
+    (``\\n``, ``\\x1b``, ``\\u2028``), so a value can neither forge a listing line nor drive the terminal."""
+    out = []
+    for ch in str(text):
+        if ch == "\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 def refused(run: Callable[[], int]) -> int:
@@ -262,7 +285,7 @@ def _set(args, store_config, edition: str, section: str) -> int:
     pointer = f"{edition}/{section}"
     if args.action == "hold":
         current = stores.pointers.get(pointer)
-        version = args.version if args.version is not None else current
+        version = decimal_id(str(args.version), "--version") if args.version is not None else current
         if version is None:
             raise CommandError(f"{pointer}: no pointer (nothing was ever published there); nothing held", 1)
         control = set_hold(stores, controls, audit, pointer, version, expires_at, args.reason, args.who)
@@ -332,4 +355,4 @@ def describe(c: Control) -> str:
         "label": lambda: f"label story {c.story_id} {c.label}",
         "hold": lambda: f"hold at v{c.version}",
     }[c.kind]()
-    return f"{what} until {_when(c.expires_at)} by {c.who}: {c.why}"
+    return f"{what} until {_when(c.expires_at)} by {shown(c.who)}: {shown(c.why)}"

@@ -8,12 +8,14 @@ the live version publishes again and moves the pointer forward: a rollback is a 
 version until the hold expires (an editorial hold, stores/controls.py: the publisher does not move a held pointer;
 ``newsroom control clear --kind hold`` ends it early).
 
-Every rollback of a page is audited (stores/audit.py: action ``rollback``, who = ``--who``, why = ``--reason``),
-then the hold (``control-hold``), and the CDN is asked to purge the page (stores/cdn.py).
+Every rollback needs ``--reason`` (status 2 without one, nothing moved: like every operator action, it is kept in
+the audit trail) and is audited (stores/audit.py: action ``rollback``, who = ``--who``, why = ``--reason``), then
+the hold (``control-hold``), and the CDN is asked to purge the page (stores/cdn.py). ``--to-version`` is a decimal
+from 1 to 2^63 - 1 (status 2 otherwise).
 
-    newsroom rollback --edition us-en --section top                    # to the version live before this one
-    newsroom rollback --edition us-en --section top --to-version 28488241
-    newsroom rollback --edition us-en --pool                           # the For you candidate pool
+    newsroom rollback --edition us-en --section top --reason "..."     # to the version live before this one
+    newsroom rollback --edition us-en --section top --to-version 28488241 --reason "..."
+    newsroom rollback --edition us-en --pool --reason "..."            # the For you candidate pool
     newsroom rollback --edition us-en --section top --list             # history only
     newsroom rollback --edition us-en --section top --hold 2h --reason "bad ranking after deploy"
 
@@ -49,7 +51,7 @@ def add_arguments(parser) -> None:
     )
     from transforms.editions.control_command import add_operator_arguments
 
-    add_operator_arguments(parser, "Why (audit trail). Required with --hold.")
+    add_operator_arguments(parser, "Why (audit trail). Required, except with --list.")
 
 
 def _when(ms) -> str:
@@ -62,6 +64,7 @@ def main(args) -> int:
     from schemas.pages import page_path, pool_path
     from stores import NotFound, config_from_args, open_stores
     from transforms.editions.config import load_config
+    from transforms.editions.control_command import CommandError, decimal_id, require_reason, shown
 
     config = load_config(args.editions)
     try:
@@ -89,8 +92,12 @@ def main(args) -> int:
 
     try:
         store_config = config_from_args(args)
+        if not args.list:
+            require_reason(args)
+            if args.to_version is not None:
+                decimal_id(str(args.to_version), "--to-version")
         hold_until = _hold_until(args)
-    except ValueError as exc:
+    except (ValueError, CommandError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
     stores = open_stores(store_config)
@@ -100,7 +107,7 @@ def main(args) -> int:
         if current is None:
             print(f"{pointer}: no pointer (nothing was ever published there)", file=sys.stderr)
         for h in history:
-            print(f"{_when(h['at'])}  v{h['version']}  from v{h['previous']}  {h['reason']}")
+            print(f"{_when(h['at'])}  v{h['version']}  from v{h['previous']}  {shown(h['reason'])}")
         return 0 if current is not None else 1
     target = args.to_version
     if target is None:  # the version live before the current one (what PointerStore.rollback picks)
@@ -122,7 +129,7 @@ def main(args) -> int:
 
 
 def _hold_until(args) -> int | None:
-    """``--hold``'s end (ms), None without it; ValueError (status 2) for a bad --hold or a missing --reason."""
+    """``--hold``'s end (ms), None without it; ValueError (status 2) for a bad --hold (main checked --reason)."""
     import time
 
     from transforms.editions.control_command import CommandError, parse_expires
@@ -131,8 +138,6 @@ def _hold_until(args) -> int | None:
         return None
     if args.pool:
         raise ValueError("--hold: a hold freezes a page; the pool cannot be held")
-    if not args.reason or not args.reason.strip():
-        raise ValueError("--reason: say why the page is held (it is kept in the audit trail)")
     try:
         return parse_expires(args.hold, int(time.time() * 1000))
     except CommandError as exc:
@@ -145,7 +150,7 @@ def _after_rollback(args, store_config, stores, pointer: str, previous: int, now
     from stores.controls import open_control_store
     from transforms.editions.control_command import CommandError, describe, purge, set_hold
 
-    why = (args.reason or "").strip() or "rollback (no --reason given)"
+    why = args.reason.strip()
     audit = open_audit_log(store_config)
     target = f"page:{pointer}" if not args.pool else pointer
     audit.record("rollback", target, why, who=args.who, detail={"from": previous, "to": now})

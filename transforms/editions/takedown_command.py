@@ -4,7 +4,7 @@
     newsroom takedown --url https://www.example-news.com/world/2026/01/01/x --reason "publisher request"
     newsroom takedown --story 7300000000000000000 --reason "defamation claim"
     newsroom takedown --article ID --undo --reason "order lifted"
-    newsroom takedown --list
+    newsroom takedown --list          # who and why shown with control characters escaped (\\n, \\x1b)
 
 What happens, in this order (a refused command writes nothing and says why; status 2 for a bad flag, 1 for
 something the stores refuse):
@@ -13,6 +13,8 @@ something the stores refuse):
    transforms/articles/urls.py: tracking parameters, fragment, AMP and redirect wrappers removed) and hashed to
    the article id; ``--story`` follows a merge to its survivor. An unknown id is refused: an article must be in
    the article store or on a live page, a story in the story store or have a story pointer;
+   Ids are ASCII decimal or hex within their range (a story id fits 63 bits), else status 2 before any store is
+   read;
 2. the tombstone is written (stores/takedowns.py). From then on the origin filters the article or story out of
    every page it holds on its next poll (serving/watcher.py, a few seconds), the editions stage omits it from
    the next snapshots (transforms/editions/takedowns.py) and the backfill skips the article;
@@ -37,7 +39,15 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from transforms.editions.control_command import CommandError, add_operator_arguments, purge, refused, require_reason
+from transforms.editions.control_command import (
+    CommandError,
+    add_operator_arguments,
+    decimal_id,
+    purge,
+    refused,
+    require_reason,
+    shown,
+)
 
 _ARTICLE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
@@ -66,9 +76,7 @@ def target(args) -> tuple[str, str, str]:
         if not _ARTICLE_ID.fullmatch(aid):
             raise CommandError(f"--article: {args.article!r} is not an article id (e.g. 32 hex digits)")
         return "article", aid, ""
-    if not args.story.strip().isdigit():
-        raise CommandError(f"--story: {args.story!r} is not a decimal story id")
-    return "story", str(int(args.story)), ""
+    return "story", str(decimal_id(args.story, "--story")), ""
 
 
 def live_documents(stores):
@@ -175,7 +183,7 @@ def _run(args, store_config, kind: str, id_: str, url: str) -> int:
         action = "takedown"
     audit.record(action, record.target, reason, who=args.who, detail=dict(asdict(record), pointers=pointers))
     verb = "taken down" if action == "takedown" else "served again"
-    print(f"{record.target}: {verb} ({reason}); pages: {' '.join(pointers) or 'none live'}")
+    print(f"{record.target}: {verb} ({shown(reason)}); pages: {' '.join(pointers) or 'none live'}")
     if pointers:
         purge(store_config, args.cdn, pointers, f"{action} {record.target}: {reason}", url_map=args.cdn_url_map)
     return 0
@@ -186,5 +194,5 @@ def _list(store_config) -> int:
 
     for t in open_takedown_store(store_config).all():
         when = datetime.fromtimestamp(t.at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-        print(f"{t.target}  {when} by {t.who}: {t.reason}{'  ' + t.url if t.url else ''}")
+        print(f"{shown(t.target)}  {when} by {shown(t.who)}: {shown(t.reason)}{'  ' + shown(t.url) if t.url else ''}")
     return 0

@@ -132,7 +132,7 @@ def test_cdn_flags_reach_the_purger(published, monkeypatch, command):
     monkeypatch.setattr(stores.cdn, "open_purger", fake_open_purger)
     flags = ["--cdn", "gcp", "--cdn_url_map", "newsroom-origin-urls"]
     if command == "rollback":
-        status = newsroom(["rollback", *page("--to-version", str(v1), *flags), *store_flags(config)])
+        status = newsroom(["rollback", *page("--to-version", str(v1), "--reason", "r", *flags), *store_flags(config)])
     else:
         status = control(config, "hold", *page("--version", str(v1), "--expires", "1h", "--reason", "r", *flags))
     assert status == 0 and opened == [("gcp", "newsroom-origin-urls")]

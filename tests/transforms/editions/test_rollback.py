@@ -52,7 +52,7 @@ def test_rollback_to_the_previous_and_to_a_named_version(published, capsys):
     config, (v1, v2, v3) = published
     stores = open_stores(config)
     assert stores.pointers.get("us-en/top") == v3
-    flags = store_flags(config)
+    flags = [*store_flags(config), "--reason", "bad ranking"]
     assert newsroom(["rollback", "--edition", "us-en", "--section", "top", *flags]) == 0
     assert stores.pointers.get("us-en/top") == v2
     assert f"us-en/top: v{v3} -> v{v2}" in capsys.readouterr().out
@@ -70,7 +70,7 @@ def test_rollback_to_the_previous_and_to_a_named_version(published, capsys):
 def test_rollback_refuses_what_cannot_be_served(published, capsys):
     config, (v1, v2, v3) = published
     stores = open_stores(config)
-    flags = store_flags(config)
+    flags = [*store_flags(config), "--reason", "bad ranking"]
     assert newsroom(["rollback", "--edition", "us-en", "--section", "top", "--to-version", str(v3 + 7), *flags]) == 1
     assert newsroom(["rollback", "--edition", "us-en", "--section", "health", *flags]) == 1  # nothing published
     assert newsroom(["rollback", "--edition", "xx-yy", "--section", "top", *flags]) == 2
