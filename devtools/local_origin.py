@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import unquote
 
 TEMPLATE = Path(__file__).with_name("edge_nginx.conf")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -214,8 +215,11 @@ def _cache_key(path: Path) -> str | None:
 
 
 def _matches(key: str, path: str) -> bool:
+    """``path`` is percent-encoded (stores.cdn.public_paths), the key holds nginx's decoded ``$uri``: a trailing
+    ``*`` (never encoded) is the wildcard, the rest is compared decoded."""
     if path.endswith("*"):
-        return key.startswith(path[:-1])
+        return key.startswith(unquote(path[:-1]))
+    path = unquote(path)
     return key == path or key.startswith(path + "?")
 
 

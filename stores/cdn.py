@@ -13,7 +13,9 @@ Backends, chosen like the other stores by :func:`open_purger`:
 - Cloud CDN (gcp): ``urlMaps.invalidateCache`` on the origin's URL map (see :mod:`stores.gcp`).
 - :class:`NullPurger`: no CDN in front (records nothing; the page TTLs alone bound staleness).
 
-Paths are query-less: Cloud CDN invalidation of a path covers every query string of it, and the local edge
+Paths are percent-encoded as a reader's request line carries them (:func:`segment`: a topic id's spaces, ``?``,
+``#``, ``%`` and non-ASCII letters; a ``*`` in an id is encoded too, so only a trailing ``/*`` is a wildcard) and
+query-less: Cloud CDN invalidation of a path covers every query string of it, and the local edge
 deletes every cached variant of the path. Purges are bounded by a rate (:class:`TokenBucket`, one token per path:
 embedded, a bucket row in the SQLite file shared by every producer; gcp, a bucket per process, since Cloud CDN
 itself rate-limits invalidations per project and the producers are few: the stories job's workers and the
@@ -39,9 +41,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import quote
 
+# What a path segment keeps as is: RFC 3986 pchar (unreserved, sub-delims, ":" and "@"), except "*", which marks a
+# wildcard purge. Everything else (space, "?", "#", "%", "/", non-ASCII) is percent-encoded from its UTF-8 bytes.
+_SEGMENT_SAFE = "!$&'()+,;=:@"
+
+
+def segment(text: str) -> str:
+    """One path segment (an edition, section, story or topic id) percent-encoded as a browser sends it."""
+    return quote(str(text), safe=_SEGMENT_SAFE)
+
 
 def public_paths(pointer: str) -> list[str]:
-    """The URL paths (no query string) whose responses are built from ``pointer``'s snapshot.
+    """The URL paths (no query string) whose responses are built from ``pointer``'s snapshot, percent-encoded (the
+    form of a request line, so a topic id holding ``?``, ``#`` or ``%`` is one path, not a path and a query).
 
     ``{edition}/{section}`` -> the section's API and web pages (``top`` is also the edition's web front page);
     ``story/{id}`` -> the story's API and web pages; ``topic/{edition}/{id}`` -> the topic's API and web pages; ``pool/{edition}``
@@ -50,14 +62,16 @@ def public_paths(pointer: str) -> list[str]:
     if pointer.startswith("pool/") or pointer == "aliases":
         return []
     if pointer.startswith("story/"):
-        sid = pointer.split("/", 1)[1]
+        sid = segment(pointer.split("/", 1)[1])
         return [f"/v1/stories/{sid}", f"/stories/{sid}"]
     if pointer.startswith("topic/"):
         _, edition, topic = pointer.split("/", 2)
+        edition, topic = segment(edition), segment(topic)
         return [f"/v1/topics/{topic}", f"/e/{edition}/topics/{topic}"]
     edition, _, section = pointer.partition("/")
     if not edition or not section:
         raise ValueError(f"no public page for pointer {pointer!r}")
+    edition, section = segment(edition), segment(section)
     paths = [f"/v1/editions/{edition}/sections/{section}", f"/e/{edition}/{section}"]
     if section == "top":
         paths.append(f"/e/{edition}/")
@@ -131,8 +145,8 @@ class Purger(abc.ABC):
         Over the rate, the request is widened (:func:`widen`) and sent anyway."""
         unique = tuple(dict.fromkeys(p for p in paths if p))
         for p in unique:
-            if not p.startswith("/") or "?" in p or "#" in p:
-                raise ValueError(f"purge path must be an absolute path without query: {p!r}")
+            if not p.startswith("/") or "?" in p or "#" in p or not p.isascii() or not p.isprintable() or " " in p:
+                raise ValueError(f"purge path must be an absolute, percent-encoded path without query: {p!r}")
         if not unique:
             return None
         if not reason:
@@ -224,9 +238,8 @@ class CloudCdnPurger(Purger):
 
         url = f"{self.endpoint}/compute/v1/projects/{self.project}/global/urlMaps/{self.url_map}/invalidateCache"
         for path in request.paths:
-            # paths are kept decoded (the local edge matches nginx's decoded $uri); the request line a reader
-            # sends, which Cloud CDN invalidates, has a topic id's spaces and non-ASCII letters percent-encoded
-            r = self.session.post(url, json={"path": quote(path, safe="/:*~-._")}, timeout=30)
+            # percent-encoded already (public_paths): the request path a reader sends, which Cloud CDN invalidates
+            r = self.session.post(url, json={"path": path}, timeout=30)
             if r.status_code >= 300:
                 raise StoreError(f"invalidateCache {path} on {self.url_map}: HTTP {r.status_code} {r.text[:300]}")
 
