@@ -71,8 +71,6 @@ DEFAULTS = {
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
     "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
-    "NEWSROOM_STALE_WHILE_REVALIDATE": 60,
-    "NEWSROOM_STALE_IF_ERROR": 3600,
     "NEWSROOM_RETRY_AFTER_S": 2,
     # secrets (set both in production; every origin process behind the CDN needs the same ones)
     "NEWSROOM_TOKEN_SECRET": None,
@@ -200,10 +198,7 @@ class Newsroom:
         cfg = app.config
         self.app = app
         self.page_cache_control, self.story_cache_control, self.topic_cache_control = (
-            http.shared_cache_control(
-                cfg[f"NEWSROOM_{kind}_S_MAXAGE"], cfg["NEWSROOM_STALE_WHILE_REVALIDATE"], cfg["NEWSROOM_STALE_IF_ERROR"]
-            )
-            for kind in ("PAGE", "STORY", "TOPIC")
+            http.shared_cache_control(cfg[f"NEWSROOM_{kind}_S_MAXAGE"]) for kind in ("PAGE", "STORY", "TOPIC")
         )
         self.topic_pages = TopicPages()
         from serving.editions import configured_pages

@@ -2,9 +2,15 @@
 
 Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 
-- Shared responses are identical for every reader: ``Cache-Control: public, s-maxage=60, stale-while-revalidate=60,
-  stale-if-error=3600`` (story and topic pages ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a
-  request header; compression is the CDN's), never ``Set-Cookie``.
+- Shared responses are identical for every reader: ``Cache-Control: public, s-maxage=60`` (story and topic pages
+  ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a request header; compression is the
+  CDN's), never ``Set-Cookie``. No ``stale-while-revalidate`` and no ``stale-if-error``, on purpose: Cloud CDN
+  ignores ``stale-if-error`` and applies its own serve-while-stale policy (terraform/modules/origin: an hour, for
+  asynchronous revalidation and for an origin that fails) only to responses *without* ``stale-while-revalidate``; a
+  directive here would cut the hour down to its value. Browsers get no stale directive either, so a returning reader
+  revalidates (ETag, 304) instead of being shown an old page.
+- Content-versioned web assets (``/assets/{hash}/{name}`` whose hash is the bytes') are ``public,
+  max-age=31536000, immutable``: a new version is a new URL.
 - A request to a shared endpoint carrying ``Cookie`` or ``Authorization`` is rejected with 400 and
   ``Cache-Control: no-store``. Rejections must never be cached: the CDN's cache key ignores cookies, so a cached
   rejection would be served to every reader of that URL.
@@ -90,8 +96,12 @@ SHARED_REJECT_MESSAGE = (
 )
 
 
-def shared_cache_control(s_maxage: int, swr: int = 60, sie: int = 3600) -> str:
-    return f"public, s-maxage={s_maxage}, stale-while-revalidate={swr}, stale-if-error={sie}"
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+def shared_cache_control(s_maxage: int) -> str:
+    """A shared page's Cache-Control: the edge TTL only; the stale policy is the CDN's (module docstring)."""
+    return f"public, s-maxage={int(s_maxage)}"
 
 
 def problem(

@@ -56,7 +56,7 @@ CORS = {
 }
 SHARED_HEADERS = {
     "Cache-Control": _header(
-        "public, s-maxage=60 (30 for stories and topics), stale-while-revalidate=60, stale-if-error=3600"
+        "public, s-maxage=60 (30 for stories and topics); the CDN serves a stale copy up to an hour"
     ),
     "ETag": _header("Strong validator of this page version and limit."),
     **CORS,

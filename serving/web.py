@@ -15,7 +15,8 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
   browser's localStorage (a form to paste it) and calls ``GET /v1/feed/for-you`` with ``Authorization: Bearer``.
   The token is never in a page, a URL or a cookie, so the shell is shared like every other page.
-- ``GET /assets/{name}``: the CSS and JS of ``serving/web_static/``.
+- ``GET /assets/{version}/{name}``: the CSS and JS of ``serving/web_static/`` at their content version, immutable for
+  a year (``/assets/{name}``: the current bytes with a page TTL).
 
 Every page is shared: the JSON pages' ``Cache-Control`` (story pages the story one), a strong ETag of the bytes
 (304 on If-None-Match), a strict ``Content-Security-Policy`` (no inline script or style, ``script-src 'self'``),
@@ -445,9 +446,16 @@ def _load_assets() -> dict[str, tuple[bytes, str, str]]:
     return _assets
 
 
+def asset_version(name: str) -> str:
+    """The content version of a web asset: 10 hex digits of its bytes' hash."""
+    return _load_assets()[name][1][2:12]
+
+
 def asset_url(name: str) -> str:
-    """``/assets/{name}?v={hash}``: the query changes with the bytes, so a deploy never serves a stale asset."""
-    return f"/assets/{name}?v={_load_assets()[name][1][2:12]}"
+    """``/assets/{version}/{name}``: the version is in the path, not a query string, because the CDN's cache key
+    keeps only the API's query strings (terraform/modules/origin ``cache_query_strings``): a ``?v=`` would share one
+    edge copy between versions. A deploy that changes a file changes its URL, so the URL may be immutable."""
+    return f"/assets/{asset_version(name)}/{name}"
 
 
 @bp.app_template_global("asset")
@@ -457,8 +465,23 @@ def _asset_global(name: str) -> str:
 
 @bp.get("/assets/<name>")
 def asset(name: str):
+    """An unversioned asset URL: the current bytes with a page's TTL."""
     found = _load_assets().get(name)
     if found is None:
         return not_found("There is no such file.")
     data, etag, content_type = found
     return _shared(data, etag, current_app.extensions["newsroom"].page_cache_control, content_type)
+
+
+@bp.get("/assets/<version>/<name>")
+def versioned_asset(version: str, name: str):
+    """The asset at its content version: immutable for a year (``http.IMMUTABLE``). Another version (a page
+    rendered before a deploy asking the new origin) gets the current bytes with a page's TTL, never pinned for a
+    year under a URL that names other bytes."""
+    found = _load_assets().get(name)
+    if found is None:
+        return not_found("There is no such file.")
+    data, etag, content_type = found
+    current = version == asset_version(name)
+    cache_control = http.IMMUTABLE if current else current_app.extensions["newsroom"].page_cache_control
+    return _shared(data, etag, cache_control, content_type)

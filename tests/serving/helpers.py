@@ -13,8 +13,10 @@ EDITION = "us-en"
 STORY = samples.story_id(0)
 MERGED = samples.story_id(900)
 MERGED_CHAIN = samples.story_id(901)
-PAGE_CC = "public, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600"
-STORY_CC = "public, s-maxage=30, stale-while-revalidate=60, stale-if-error=3600"
+# No stale directive: Cloud CDN's serve-while-stale policy (an hour) applies only to responses without one
+# (serving/http.py, terraform/modules/origin).
+PAGE_CC = "public, s-maxage=60"
+STORY_CC = "public, s-maxage=30"
 
 
 def publish(stores, doc):

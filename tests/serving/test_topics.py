@@ -11,7 +11,7 @@ import pytest
 from serving import openapi, topics
 from tests.serving.helpers import EDITION, publish_topic_pages
 
-TOPIC_CC = "public, s-maxage=30, stale-while-revalidate=60, stale-if-error=3600"
+TOPIC_CC = "public, s-maxage=30"
 PROBLEM = "application/problem+json"
 
 

@@ -188,7 +188,7 @@ def test_for_you_shell_keeps_the_token_client_side(client):
     html = r.data.decode()
     assert f'data-edition="{EDITION}"' in html
     scripts = re.findall(r'<script src="([^"]+)"', html)
-    assert len(scripts) == 1 and scripts[0].startswith("/assets/foryou.js?v=")
+    assert len(scripts) == 1 and re.fullmatch(r"/assets/[0-9a-f]{10}/foryou\.js", scripts[0])
     js = client.get(scripts[0]).data.decode()
     assert "localStorage" in js and "Authorization" in js and "/v1/feed/for-you" in js
     assert 'credentials: "omit"' in js and "document.cookie" not in js and "innerHTML" not in js
@@ -203,6 +203,24 @@ def test_assets_are_shared_and_typed(client):
     for r in (css, js):
         assert r.status_code == 200 and r.headers["Cache-Control"] == PAGE_CC and r.headers["ETag"]
         assert client.get(r.request.path, headers={"If-None-Match": r.headers["ETag"]}).status_code == 304
+
+
+def test_versioned_assets_are_immutable_for_a_year_and_only_at_their_own_version(client):
+    """Every asset a page links has its content version in the path (the CDN's cache key drops unknown query
+    strings, so ``?v=`` would share one edge copy across deploys) and is immutable for a year there; the same name
+    under another version (a page rendered before a deploy) is served with a page TTL, never pinned."""
+    html = client.get(f"/e/{EDITION}/for-you").data.decode() + client.get(f"/e/{EDITION}/").data.decode()
+    linked = set(re.findall(r'(?:src|href)="(/assets/[^"]+)"', html))
+    assert any(u.endswith("/web.css") for u in linked) and any(u.endswith("/foryou.js") for u in linked)
+    for url in linked:
+        assert "?" not in url, url
+        r = client.get(url)
+        assert r.status_code == 200 and r.headers["Cache-Control"] == "public, max-age=31536000, immutable", url
+        name = url.rsplit("/", 1)[1]
+        assert r.data == client.get(f"/assets/{name}").data
+        other = client.get(f"/assets/0000000000/{name}")
+        assert other.status_code == 200 and other.headers["Cache-Control"] == PAGE_CC
+    assert client.get("/assets/0000000000/nope.js").status_code == 404
 
 
 EVIL = '<script>alert("x")</script><img src=x onerror=alert(1)>'
