@@ -28,6 +28,10 @@ from pathlib import Path
 from urllib.parse import unquote
 
 TEMPLATE = Path(__file__).with_name("edge_nginx.conf")
+# Cloud CDN's serve-while-stale of the shared pages' backend (terraform/modules/origin `serve_while_stale_sec`;
+# tests/deploy/test_edge_policy.py checks they agree): how long past expiry the stand-in, like Cloud CDN, serves a
+# stale page, while revalidating and while the origin fails.
+SERVE_WHILE_STALE_S = 3600
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -147,7 +151,12 @@ def nginx_binary() -> str | None:
 
 
 def write_nginx_conf(
-    prefix: Path, port: int, origin_port: int, static_dir: Path | None = None, access_log: bool = True
+    prefix: Path,
+    port: int,
+    origin_port: int,
+    static_dir: Path | None = None,
+    access_log: bool = True,
+    serve_while_stale: int = SERVE_WHILE_STALE_S,
 ) -> Path:
     prefix.mkdir(parents=True, exist_ok=True)
     for sub in ("tmp/body", "tmp/proxy", "tmp/fastcgi", "tmp/uwsgi", "tmp/scgi", "cache", "static"):
@@ -159,6 +168,7 @@ def write_nginx_conf(
         "PREFIX": str(prefix),
         "PORT": str(port),
         "ORIGIN_PORT": str(origin_port),
+        "SERVE_WHILE_STALE": str(int(serve_while_stale)),
         "STATIC_DIR": str(static_dir or prefix / "static"),
         "ACCESS_LOG": f"{prefix}/access.log edge" if access_log else "off",
     }.items():
@@ -175,12 +185,13 @@ def start_nginx(
     port: int | None = None,
     access_log: bool = True,
     timeout: float = 15.0,
+    serve_while_stale: int = SERVE_WHILE_STALE_S,
 ) -> tuple[subprocess.Popen, int]:
     binary = nginx_binary()
     if binary is None:
         raise FileNotFoundError("nginx is not installed (Debian: apt-get install -y nginx)")
     port = port or free_port()
-    conf = write_nginx_conf(prefix, port, origin_port, static_dir, access_log)
+    conf = write_nginx_conf(prefix, port, origin_port, static_dir, access_log, serve_while_stale)
     log = prefix / "stderr.log"
     proc = _spawn([binary, "-p", str(prefix), "-c", str(conf)], log)
     deadline = time.monotonic() + timeout

@@ -494,6 +494,8 @@ def nginx_locations(text: str) -> list[dict]:
     inherits the server's."""
     text = re.sub(r"#[^\n]*", "", text)
     server = text[text.index("server {") :]
+    # only the reader-facing server: the one after it is the stand-in's CDN policy hop, which readers never reach
+    server = server[: server.find("server {", 1)] if server.find("server {", 1) > 0 else server
     head = server[: server.index("location")]
     inherited = {m.lower() for m in re.findall(r'proxy_set_header\s+(\S+)\s+""\s*;', head)}
     out = []

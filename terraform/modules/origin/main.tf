@@ -3,12 +3,30 @@
 #
 # Two backend services point at the same serverless NEG:
 #   cdn     shared pages (editions, sections, stories, version). Cloud CDN honours the origin's Cache-Control
-#           (public, s-maxage=60, stale-while-revalidate=60, stale-if-error=3600). The cache key is host + path +
+#           (`public, s-maxage=60`, stories and topics 30; content-versioned assets `public, max-age=31536000,
+#           immutable`). The cache key is host + path +
 #           only the query strings the API reads (limit, cursor, edition): no cookie, no header, no other query
 #           string, so tracking parameters cannot split the cache and no personal value can enter a key. The URL
 #           map removes Cookie and Authorization from these requests before the cache and the origin (the origin
-#           answers 400 to a shared request that carries either). Stale content is served while revalidating and when the origin errors; concurrent misses
-#           are coalesced into one origin request; 404/410/301 are cached briefly (negative caching).
+#           answers 400 to a shared request that carries either). Concurrent misses are coalesced into one origin
+#           request; 404/410/301 are cached briefly (negative caching).
+#           Stale content (the design: the last good page stays at the edge for an hour when the origin fails, and
+#           revalidation is asynchronous otherwise). What Cloud CDN documents ("Serve stale content",
+#           https://cloud.google.com/cdn/docs/serving-stale-content; "Caching overview", cache modes; "Using TTL
+#           overrides", https://cloud.google.com/cdn/docs/using-ttl-overrides):
+#             - it does not support stale-if-error;
+#             - a response's own stale-while-revalidate=N wins: stale for N s, for revalidation and for errors;
+#             - without that directive the backend's serveWhileStale applies: after expiry the edge answers the
+#               stale copy and revalidates asynchronously, for at most that long; past it, it revalidates
+#               synchronously and an origin error is the reader's answer;
+#             - default/max/client TTL are used only by FORCE_CACHE_ALL and CACHE_ALL_STATIC.
+#           The choice: cache_mode USE_ORIGIN_HEADERS (the origin says which responses are shared: For you and
+#           errors are private or no-store, and the TTL per kind is the origin's s-maxage), so no TTL override is
+#           set (it would be ignored); the origin sends no stale-while-revalidate and no stale-if-error
+#           (serving/http.py), so serve_while_stale = var.serve_while_stale_sec (3600) is the whole stale policy.
+#           Not FORCE_CACHE_ALL: it would cache private answers and ignores stale-while-revalidate. Not the origin
+#           sending stale-while-revalidate=3600: browsers honour it too and would show a returning reader an hour-old
+#           page. tests/deploy/test_edge_policy.py pins this; devtools/edge_nginx.conf emulates the same policy.
 #   direct  no CDN: For you (/v1/feed/*, personal, Cache-Control private), reader controls (/v1/me/*), events, and the
 #           WebSub and ping endpoints (their query strings and bodies are per request).
 # Cloud Armor: rate limits per client IP on the WebSub and ping endpoints, the Log4j (cve-canary) rule, and
@@ -217,6 +235,7 @@ resource "google_compute_backend_service" "cdn" {
   enable_cdn = true
 
   cdn_policy {
+    # The origin's headers decide what is cached and for how long; the stale policy is this backend's (header).
     cache_mode        = "USE_ORIGIN_HEADERS"
     serve_while_stale = var.serve_while_stale_sec
     # One request to the origin per cache key however many readers miss at once.

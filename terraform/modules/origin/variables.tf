@@ -218,12 +218,12 @@ variable "ping_rate_limit" {
 
 variable "serve_while_stale_sec" {
   type        = number
-  description = "How long the CDN may serve a stale page while revalidating or when the origin errors. Example: 86400."
-  default     = 86400
+  description = "How long past expiry the CDN serves a stale shared page, revalidating asynchronously, and keeps serving it while the origin fails (the origin sends no stale-while-revalidate, so this policy applies; main.tf). Example: 3600."
+  default     = 3600
 
   validation {
-    condition     = var.serve_while_stale_sec >= 60 && var.serve_while_stale_sec <= 604800
-    error_message = "serve_while_stale_sec is between 60 and 604800 (Cloud CDN's maximum)."
+    condition     = var.serve_while_stale_sec >= 3600 && var.serve_while_stale_sec <= 604800
+    error_message = "serve_while_stale_sec is between 3600 (the design's hour of last good page) and 604800 (Cloud CDN's maximum)."
   }
 }
 
