@@ -415,7 +415,7 @@ resource "google_monitoring_alert_policy" "origin_5xx" {
 
   documentation {
     mime_type = "text/markdown"
-    content   = "The origin answers errors. Cloud CDN keeps serving cached shared pages (stale-if-error), so readers first lose For you. Check the origin's logs, /readyz, memory, and the snapshot bucket; README \"Operations\" / Alerts."
+    content   = "The origin answers errors. Cloud CDN keeps serving cached shared pages (serve-while-stale, an hour), so readers first lose For you. Check the origin's logs, /readyz, memory, and the snapshot bucket; README \"Operations\" / Alerts."
   }
 }
 
