@@ -116,6 +116,8 @@ class LocalIngest:
             self._count("not_modified")
         self._count("new_items", out.new_items)
         self._count("updates", out.updates)
+        if out.deferred:
+            self._count("discoveries_deferred", out.deferred)
         for dl in out.dead_letters:
             self._dead(dl)
         for d in out.discoveries:

@@ -123,6 +123,7 @@ class ScheduleFeedFn(beam.DoFn):
         self.polls = Metrics.counter("ingest", "feed_polls")
         self.not_modified = Metrics.counter("ingest", "feed_not_modified")
         self.new_items = Metrics.counter("ingest", "new_items")
+        self.deferred = Metrics.counter("ingest", "discoveries_deferred")  # poller.MAX_DISCOVERIES_PER_POLL
         self.feed_errors = Metrics.counter("ingest", "feed_errors")
 
     def setup(self):
@@ -157,6 +158,7 @@ class ScheduleFeedFn(beam.DoFn):
         if out.status == 304:
             self.not_modified.inc()
         self.new_items.inc(out.new_items)
+        self.deferred.inc(out.deferred)
         for d in out.discoveries:
             yield ((urlsplit(d.url).hostname or "").lower(), d.to_dict())
         for dl in out.dead_letters:

@@ -33,6 +33,14 @@ from transforms.ingest.fetcher import Fetcher
 
 STAGE = "ingest"
 PAGE_RETRIES = 2
+# Most discoveries one poll of one feed yields. A feed listing more new items than this (a flood: one feed once
+# listed 20,000) yields the oldest MAX_DISCOVERIES_PER_POLL; the rest stay unknown to the guid memory and come out
+# of the next polls, which are planned at the feed's floor interval and sent without validators (a 304 must not
+# hide them) until the backlog is drained. Nothing is lost, nothing is found twice (the memory holds at least the
+# whole feed meanwhile, see poll_feed), and one feed cannot flood the page fetchers and items-raw in one go. 200
+# is about what one host's politeness delay lets us fetch before the next poll at the authoritative floor, and
+# far more than a real feed adds between two polls.
+MAX_DISCOVERIES_PER_POLL = 200
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,7 @@ class PollOutcome:
     subscribe: SubscribeAction | None = None
     new_items: int = 0
     updates: int = 0
+    deferred: int = 0  # new items or corrections left for the next poll (MAX_DISCOVERIES_PER_POLL)
 
 
 def item_id(url: str) -> str:
@@ -105,14 +114,21 @@ def _source(trigger: str | None, feed_kind: str) -> str:
     return "SITEMAP" if feed_kind == "sitemap" else "FEED"
 
 
-def _diff_entry(e, config: FeedConfig, state: sch.FeedState, source: str, now_ms: int, out: PollOutcome) -> None:
-    """One feed entry against the guids ``state`` remembers: a new item or a correction becomes a Discovery."""
+def _diff_entry(
+    e, config: FeedConfig, state: sch.FeedState, source: str, now_ms: int, out: PollOutcome, keep: int
+) -> None:
+    """One feed entry against the guids ``state`` remembers (``keep`` of them): a new item or a correction becomes
+    a Discovery, or, once the poll has MAX_DISCOVERIES_PER_POLL of them, is deferred (not remembered, so the next
+    poll finds it)."""
     fp = e.fingerprint
     known = state.guids.get(e.guid)
     if known is None and e.link in state.guids:
         known = state.guids[e.link]
     if known == fp:
-        state.remember(e.guid, fp)  # refresh its place in the memory
+        state.remember(e.guid, fp, keep)  # refresh its place in the memory
+        return
+    if len(out.discoveries) >= MAX_DISCOVERIES_PER_POLL:
+        out.deferred += 1
         return
     is_update = known is not None
     claim_key = f"{e.link}#{fp}" if is_update else e.link
@@ -134,7 +150,7 @@ def _diff_entry(e, config: FeedConfig, state: sch.FeedState, source: str, now_ms
         out.updates += 1
     else:
         out.new_items += 1
-    state.remember(e.guid, fp)
+    state.remember(e.guid, fp, keep)
 
 
 def poll_feed(
@@ -168,16 +184,20 @@ def poll_feed(
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
     source = _source(trigger, parsed.kind)
-    # Oldest first, so that a burst is fetched in publication order.
+    # The memory holds at least the whole feed: an entry still listed is never forgotten and found again (a feed
+    # longer than GUID_MEMORY, or one drained over several polls). The body limit bounds the feed, so the memory.
+    keep = max(sch.GUID_MEMORY, len(parsed.entries))
+    # Oldest first, so that a burst is fetched in publication order (and a deferred rest is the newest).
     for e in sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid)):
-        _diff_entry(e, config, state, source, now_ms, out)
+        _diff_entry(e, config, state, source, now_ms, out, keep)
     first_sight = state.recent_at_ms is None
+    backlog = out.deferred > 0  # no validators kept: the next poll must get the feed, not a 304
     sch.record_response(
         state,
         now_ms,
         200,
-        res.headers.get("etag"),
-        res.headers.get("last-modified"),
+        None if backlog else res.headers.get("etag"),
+        None if backlog else res.headers.get("last-modified"),
         out.new_items,
         parsed.digest,
         policy.scale,
@@ -190,6 +210,8 @@ def poll_feed(
         if websub_enabled and websub.needs_renewal(state.lease_expires_ms, None, now_ms):
             out.subscribe = SubscribeAction(config.url, state.self_url, parsed.hub)
     sch.plan_next_poll(state, config.tier, policy, now_ms, out.new_items)
+    if backlog:  # the rest of the feed soon, whatever the rate estimate or a WebSub lease say
+        state.next_poll_ms = min(state.next_poll_ms, now_ms + policy.floor_ms(config.tier))
     return out
 
 

@@ -77,6 +77,7 @@ class FeedState:
     etag: str | None = None  # the server's strings, echoed back verbatim
     last_modified: str | None = None
     guids: dict = field(default_factory=dict)  # guid -> fingerprint, insertion-ordered, last GUID_MEMORY kept
+    # (or the whole feed, when it lists more: poller.poll_feed)
     recent_items: float = 0.0  # decayed item count (tau RECENT_TAU_MS)
     recent_hours: float = 0.0  # decayed exposure in hours
     recent_at_ms: int | None = None
@@ -108,10 +109,12 @@ class FeedState:
         return st
 
     # -- guid memory --------------------------------------------------------------------------------------
-    def remember(self, guid: str, fingerprint: str) -> None:
+    def remember(self, guid: str, fingerprint: str, keep: int = GUID_MEMORY) -> None:
+        """Remember ``guid`` as the newest, keeping the last ``keep`` (the poller passes at least the feed's
+        length)."""
         self.guids.pop(guid, None)
         self.guids[guid] = fingerprint
-        while len(self.guids) > GUID_MEMORY:
+        while len(self.guids) > max(1, keep):
             self.guids.pop(next(iter(self.guids)))
 
 
