@@ -393,6 +393,7 @@ def create_app(test_config: dict | None = None) -> Flask:
                 raise AssertionError("Set-Cookie on an origin response")
         return resp
 
+    app.after_request(http.tag_shared)  # Cache-Tag on shared answers: purges by tag (stores/cdn.py)
     app.register_error_handler(HTTPException, _http_problem)
 
     if app.config["NEWSROOM_FAST_PATH"]:

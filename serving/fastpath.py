@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from serving.http import CORS_HEADERS, JSON, etag_matches
+from stores.cdn import cache_tag
 
 PAGE = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/sections/([a-z][a-z0-9_-]{0,31})$")
 VERSION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/version$")
@@ -56,10 +57,16 @@ class FastSharedPages:
         if found is None:
             return None
         body, etag = found
-        cc = self.ext.page_cache_control
+        cc, tag = self.ext.page_cache_control, ("Cache-Tag", cache_tag(path))  # as serving.http.tag_shared
         if if_none_match and etag_matches(if_none_match, etag):
-            return "304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), *TAIL], b""
-        headers = [("Content-Type", JSON), ("Content-Length", str(len(body))), ("ETag", etag), ("Cache-Control", cc)]
+            return "304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), tag, *TAIL], b""
+        headers = [
+            ("Content-Type", JSON),
+            ("Content-Length", str(len(body))),
+            ("ETag", etag),
+            ("Cache-Control", cc),
+            tag,
+        ]
         return "200 OK", [*headers, *TAIL], body
 
     def _find(self, path: str, qs: str) -> tuple[bytes, str] | None:
