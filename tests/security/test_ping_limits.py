@@ -53,9 +53,13 @@ def env(tmp_path):
         w.extensions["newsroom"].close()
 
 
-def ping(app, feed, at):
+def _signed(feed, at):
     body = json.dumps({"feed_url": feed, "at": at}).encode()
-    headers = {websub.PING_PUBLISHER_HEADER: "agencia-sur", websub.PING_SIGNATURE_HEADER: websub.sign("k", body)}
+    return body, {websub.PING_PUBLISHER_HEADER: "agencia-sur", websub.PING_SIGNATURE_HEADER: websub.sign("k", body)}
+
+
+def ping(app, feed, at):
+    body, headers = _signed(feed, at)
     return app.test_client().post("/v1/ping", data=body, headers=headers)
 
 
@@ -122,11 +126,6 @@ def test_a_feed_registered_in_the_feed_store_can_be_pinged(env):
     feeds.put_feed({"url": url, "publisher_id": "agencia-sur", "tier": 2, "kind": "rss", "enabled": True})
     assert ping(env.workers[1], url + "?utm_campaign=z", T0).status_code == 202
     assert [r["feed_url"] for r in requests(env)] == [url]
-
-
-def _signed(feed, at):
-    body = json.dumps({"feed_url": feed, "at": at}).encode()
-    return body, {websub.PING_PUBLISHER_HEADER: "agencia-sur", websub.PING_SIGNATURE_HEADER: websub.sign("k", body)}
 
 
 def test_a_captured_ping_replayed_after_the_window_is_refused(env):
