@@ -236,22 +236,43 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
     ]
     world = overrides = None
     if args.feeds is None:
-        from devtools.world.server import start_world
-
-        world = start_world(speed=args.speed, ping_url=origin + "/v1/ping", ping_keys=ping_keys)
+        world = _start_world(args, config.data_dir, origin, ping_keys, say)
         cleanups.append(world.stop)
         overrides = world.host_overrides
         # the world's clock runs `speed` times faster than the wall clock: so does every schedule duration
         ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
-        say(
-            f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at x{args.speed:g}"
-        )
     else:
         ingest_args += [f"--feeds={args.feeds}"]
     ingest = LocalIngest(IngestOptions(ingest_args), host_overrides=overrides)
     ingest.start()
     cleanups.append(ingest.stop)
     return world, ingest
+
+
+WORLD_STATE = "world.json"
+WORLD_SEED = 1
+
+
+def _start_world(args, data_dir: str, origin: str, ping_keys: dict, say):
+    """The sample world, endless (generated news after the scripted articles) and resumed from
+    ``{data_dir}/world.json``: a rerun continues the clock of the first run, so every item keeps its dates and
+    nothing is fetched twice. A resumed world keeps its own speed (``args.speed`` follows it)."""
+    from devtools.world.server import start_world
+
+    state_path = Path(data_dir, WORLD_STATE)
+    resumed = state_path.exists()
+    world = start_world(
+        speed=args.speed, seed=WORLD_SEED, state_path=state_path, ping_url=origin + "/v1/ping", ping_keys=ping_keys
+    )
+    if resumed and world.clock.speed != args.speed:
+        say(f"sample world: resuming at x{world.clock.speed:g}, its speed in {state_path} (not x{args.speed:g})")
+    args.speed = world.clock.speed
+    age = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(world.clock.start_s))
+    say(
+        f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at "
+        f"x{args.speed:g}, " + (f"resumed (started {age})" if resumed else "new")
+    )
+    return world
 
 
 def _start_heartbeat(stores, stopping, cleanups) -> None:

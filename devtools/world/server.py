@@ -18,9 +18,17 @@ A clock releases articles over time: virtual time runs ``speed`` times faster th
 an article with ``at`` = t virtual seconds is public from ``start + t / speed`` (wall) on, and its stated
 publication time is that instant. The server only ever sends traffic to loopback callbacks (hub deliveries, pings).
 
+Given a ``seed``, the world never runs dry: after the scripted articles it releases generated events, follow-ups
+and corrections for as long as it runs (devtools/world/generated.py, a function of the seed). Given a
+``state_path`` (``newsroom run``: ``{data_dir}/world.json``), its start time, speed and seed are kept there and a
+restarted world resumes that clock instead of starting a new one: every item it had released keeps its dates, so
+the feeds list the same items with the same fingerprints and the ingest job fetches none of them again (a new
+clock re-dated every item, which ingest rightly took for corrections and fetched again).
+
 API for the main job and tests::
 
     world = start_world(speed=10.0)          # started, on a free port
+    world = start_world(speed=10.0, seed=1, state_path="world.json")  # endless news, resumable clock
     world.base_url                           # "http://127.0.0.1:PORT"
     world.host_overrides                     # {"dailyherald.test": "127.0.0.1:PORT", ...} for the fetcher
     world.feeds()                            # feed registry entries [{url, publisher_id, tier, kind}]
@@ -44,6 +52,7 @@ import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from devtools.world import generated
 from devtools.world.content import ARTICLES, OLD_SITEMAP_ENTRY
 from transforms.ingest import websub
 from transforms.publishers import PublisherRegistry
@@ -97,6 +106,7 @@ class SampleWorld:
         host: str = "127.0.0.1",
         port: int = 0,
         articles: list[dict] | None = None,
+        seed: int | None = None,
     ):
         if ipaddress.ip_address(host).is_loopback is False:
             raise ValueError("the sample world only listens on loopback")
@@ -104,6 +114,11 @@ class SampleWorld:
         self.registry = registry or PublisherRegistry.load()
         self.ping_url, self.ping_keys = ping_url, dict(ping_keys or {})
         self.articles = self._prepare(articles or ARTICLES)
+        # generated news (None: the scripted articles only); the dict is replaced whole when it grows, so readers
+        # iterating the previous one are never disturbed
+        self.seed = seed
+        self._generated_until = -1.0  # virtual s: events starting up to here are in self.articles (they start >= 0)
+        self._gen_lock = threading.Lock()
         self.by_host = {}
         for p in self.registry:
             for h in p.hosts:
@@ -138,6 +153,22 @@ class SampleWorld:
             a["url"] = f"{base}/members/{a['id']}" if a.get("members") else f"{base}/news/{a['id']}"
         return by_id
 
+    def _extend(self, now_ms: int | None = None) -> None:
+        """Add the generated events that start before ``now`` (+ a minute of virtual time)."""
+        if self.seed is None:
+            return
+        now_ms = self.clock.now_ms() if now_ms is None else now_ms
+        until = (now_ms / 1000 - self.clock.start_s) * self.clock.speed + 60
+        if until <= self._generated_until:
+            return
+        with self._gen_lock:
+            if until <= self._generated_until:
+                return
+            new = generated.articles_between(self.seed, self._generated_until, until)
+            if new:
+                self.articles = {**self.articles, **self._prepare(new)}
+            self._generated_until = until
+
     def released_ms(self, a: dict) -> int:
         return self.clock.release_ms(a["at"])
 
@@ -163,6 +194,7 @@ class SampleWorld:
         return link
 
     def public_items(self, publisher_id: str, now_ms: int) -> list[dict]:
+        self._extend(now_ms)
         items = [a for a in self.articles.values() if a["pub"] == publisher_id and self.is_public(a, now_ms)]
         items.sort(key=lambda a: (self.released_ms(a), a["id"]), reverse=True)
         return items[:FEED_ITEMS]
@@ -180,6 +212,7 @@ class SampleWorld:
 
     def release_times(self, now_ms: int | None = None) -> dict:
         now_ms = self.clock.now_ms() if now_ms is None else now_ms
+        self._extend(now_ms)
         return {a["url"]: self.released_ms(a) for a in self.articles.values() if self.is_public(a, now_ms)}
 
     def virtual_now_s(self) -> float:
@@ -200,6 +233,7 @@ class SampleWorld:
     def article_by_url(self, url: str) -> dict | None:
         path = urllib.parse.urlsplit(url).path.rstrip("/")
         slug = path.rsplit("/", 1)[-1]
+        self._extend()
         return self.articles.get(slug)
 
     # -- rendering -----------------------------------------------------------------------------------------------
@@ -457,6 +491,7 @@ class SampleWorld:
 
     def _route(self, h, method, host, path, query) -> int:
         now = self.clock.now_ms()
+        self._extend(now)
         pub = self.by_host.get(host)
         if pub is None:
             self._send(h, 404, b"unknown host", method=method)
@@ -609,6 +644,7 @@ class SampleWorld:
         """Pushes (WebSub) and pings when a publisher releases items."""
         while not self._stop.is_set():
             now = self.clock.now_ms()
+            self._extend(now)
             fresh = [a for a in self.articles.values() if self.is_public(a, now) and a["id"] not in self._announced]
             pubs = set()
             for a in fresh:
@@ -626,6 +662,7 @@ class SampleWorld:
     def start(self) -> SampleWorld:
         # What is public at start is not announced (it was announced before we were watching).
         now = self.clock.now_ms()
+        self._extend(now)
         self._announced = {a["id"] for a in self.articles.values() if self.is_public(a, now)}
         for target in (self._server.serve_forever, self._announcer):
             t = threading.Thread(target=target, daemon=True, name=f"world-{target.__name__}")
@@ -668,6 +705,32 @@ def make_ping_keys(publishers=PING_PUBLISHERS) -> dict:
     return {p: secrets.token_hex(16) for p in publishers}
 
 
-def start_world(speed: float = 10.0, **kwargs) -> SampleWorld:
-    """Start the sample world on a free loopback port and return it (``.base_url``, ``.stop()``)."""
-    return SampleWorld(speed=speed, **kwargs).start()
+def start_world(speed: float = 10.0, state_path=None, seed: int | None = None, **kwargs) -> SampleWorld:
+    """Start the sample world on a free loopback port and return it (``.base_url``, ``.stop()``). With
+    ``state_path``, the clock (start, speed) and seed of the world that ran there before are resumed
+    (:func:`world_state`); ``speed`` and ``seed`` only apply to a new one."""
+    if state_path is not None:
+        state = world_state(state_path, speed, seed)
+        kwargs["start_s"], speed, seed = state["start_s"], state["speed"], state["seed"]
+    return SampleWorld(speed=speed, seed=seed, **kwargs).start()
+
+
+def world_state(path, speed: float, seed: int | None) -> dict:
+    """``{"start_s", "speed", "seed"}`` kept in ``path``: read when it exists (a rerun continues that world),
+    else a new world starting now, written there first. A file that is not such a document is an error naming it
+    (deleting it starts a new world, whose items ingest would fetch again as corrections)."""
+    from pathlib import Path
+
+    p = Path(path)
+    if p.exists():
+        try:
+            doc = json.loads(p.read_text(encoding="utf-8"))
+            return {"start_s": float(doc["start_s"]), "speed": float(doc["speed"]), "seed": doc.get("seed")}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{p}: not a sample world state ({exc}); delete it to start a new world") from None
+    doc = {"start_s": time.time(), "speed": float(speed), "seed": seed}
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(p.name + ".tmp")
+    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    tmp.replace(p)
+    return doc
