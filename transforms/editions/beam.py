@@ -36,7 +36,7 @@ from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions.beam_bursts import AnnounceBreaking, DetectBursts
 from transforms.editions.book import compact_change
-from transforms.editions.breaking import BREAKING, candidates
+from transforms.editions.breaking import BREAKING, candidates, hot_candidate
 from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
 from transforms.editions.config import default_config, subset
 from transforms.editions.controls import ControlReader
@@ -288,7 +288,8 @@ class PublishSnapshotFn(beam.DoFn):
     def process(self, item):
         result = self.publisher.publish(item)
         yield result
-        for kv in candidates(item, result):  # Breaking stories of a page just published (tag "breaking")
+        # Breaking stories of a page just published, and a top page's hottest stories (tag "breaking")
+        for kv in candidates(item, result) + hot_candidate(item, result):
             yield beam.pvalue.TaggedOutput(BREAKING, kv)
 
     def finish_bundle(self):
@@ -297,7 +298,7 @@ class PublishSnapshotFn(beam.DoFn):
 
 class PublishSnapshots(beam.PTransform):
     """Snapshot items -> stored objects and moved pointers: ``.results`` (one per item) and ``["breaking"]``
-    (``(edition, candidate)`` of :func:`~.breaking.candidates`).
+    (``(edition, candidate)`` of :func:`~.breaking.candidates` and :func:`~.breaking.hot_candidate`).
 
     Args:
         store_config: where the snapshot and pointer stores live (the job passes ``store_config(options)``).

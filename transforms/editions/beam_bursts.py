@@ -27,7 +27,7 @@ from apache_beam.typehints import KV
 from stores import StoreConfig
 from transforms.authority import AuthorityWatcher
 from transforms.editions import bursts
-from transforms.editions.breaking import KEEP_MS, Ledger, purge_failed_event, purge_reason
+from transforms.editions.breaking import HOT, KEEP_MS, Ledger, purge_failed_event, purge_reason
 from transforms.editions.config import default_config
 from transforms.editions.params import BurstParams
 from transforms.publishers import default_registry
@@ -219,7 +219,9 @@ class DetectBursts(beam.PTransform):
 
 class AnnounceBreakingFn(beam.DoFn):
     """KV(edition, candidate) -> Breaking records, once per story and edition (state LEDGER: the edition's
-    :class:`~transforms.editions.breaking.Ledger`); purges each section page the first time it shows the story
+    :class:`~transforms.editions.breaking.Ledger`); purges the story pages of hot stories whose headline or labels
+    changed (hot candidates, :func:`~transforms.editions.breaking.hot_candidate`, emit no record); purges each
+    section page the first time it shows the story
     (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``). A purge that
     fails is logged (``newsroom.cdn_purge_failed``, :func:`~transforms.editions.breaking.purge_failed_event`) and
     raised: the ledger is not written, so the bundle's retry purges (and announces) again."""
@@ -232,6 +234,7 @@ class AnnounceBreakingFn(beam.DoFn):
         self.store_config, self.cdn, self.url_map, self.keep_ms = store_config, cdn, url_map, keep_ms
         self.announced = Metrics.counter("breaking", "announced")
         self.purged = Metrics.counter("breaking", "pages_purged")
+        self.hot_purged = Metrics.counter("breaking", "hot_stories_purged")
 
     def setup(self):
         self.purger = None
@@ -240,17 +243,28 @@ class AnnounceBreakingFn(beam.DoFn):
 
             self.purger = open_purger(self.store_config, cdn=self.cdn, url_map=self.url_map)
 
+    def _purge(self, edition: str, pointer: str, section: str, story_id: int, kind: str) -> None:
+        try:
+            self.purger.purge_pointers([pointer], purge_reason(edition, story_id, kind))
+        except Exception as exc:  # logged for the purge-failure alert, then raised: the bundle retries as before
+            log.warning("%s", purge_failed_event(edition, section, story_id, exc))
+            raise
+        self.purged.inc()
+
     def process(self, element, ledger=beam.DoFn.StateParam(LEDGER)):
         edition, cand = element
         led = ledger.read() or Ledger()
+        if cand.get("kind") == HOT:  # the top page's hottest stories: purge those whose headline or labels changed
+            changed = led.hot_changes(cand)
+            if self.purger is not None:
+                for sid in changed:
+                    self._purge(edition, f"story/{sid}", "top", sid, HOT)
+            self.hot_purged.inc(len(changed))
+            ledger.write(led)
+            return
         record, purge = led.see(edition, cand, self.keep_ms)
         if purge and self.purger is not None:
-            try:
-                self.purger.purge_pointers([f"{edition}/{cand['section']}"], purge_reason(edition, cand["story_id"]))
-            except Exception as exc:  # logged for the purge-failure alert, then raised: the bundle retries as before
-                log.warning("%s", purge_failed_event(edition, cand["section"], cand["story_id"], exc))
-                raise
-            self.purged.inc()
+            self._purge(edition, f"{edition}/{cand['section']}", cand["section"], cand["story_id"], "breaking")
         ledger.write(led)
         if record is not None:
             self.announced.inc()

@@ -19,6 +19,15 @@ afresh (not updated: Beam state lost) may announce a story again while it is sti
 Purges: the first time a Breaking story appears on a section page of an edition (announcement or later), that
 page's public paths are purged (stores.cdn ``purge_pointers``, reason ``breaking <story> <edition>``): the edge
 then serves the page with the story now, not after ``s-maxage``.
+
+Hot stories (the design: purge the 50 hottest stories on a headline or label change): the first
+:data:`HOT_STORIES` stories of an edition's published top page, in the ranker's order, are its hottest
+(:func:`hot_candidate`). The ledger remembers each one's headline and labels as last published
+(:meth:`Ledger.hot_changes`); when a later top page shows one of them with another headline (its representative's
+title) or other labels, the story's pages (``story/{id}``: API and web) are purged, reason
+``hot <story> <edition>``: a reader opening Full Coverage from the new card sees the new headline in seconds, not
+after the story page's TTL. A story new to the hot list is not purged (its old page was not hot), nor one that left
+it. Purges go through the purger's token bucket like every other (stores/cdn.py: over the rate they widen).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from transforms.common import MINUTE_MS
 
 BREAKING = "breaking"
 KEEP_MS = 24 * 3600 * 1000
+HOT_STORIES = 50
+HOT = "hot"  # the kind of a hot-stories candidate (a ``candidate["kind"]``; Breaking candidates have none)
 
 
 def breaking_id(edition: str, story_id: int) -> str:
@@ -75,6 +86,21 @@ def candidates(item: dict, result: dict) -> list[tuple[str, dict]]:
     return out
 
 
+def hot_candidate(item: dict, result: dict, n: int = HOT_STORIES) -> list[tuple[str, dict]]:
+    """``[(edition, {"kind": "hot", "cycle", "stories": {story id: (headline, labels)}})]`` for a published top
+    page (its first ``n`` stories); [] for anything else."""
+    if item.get("kind") != "edition_page" or result.get("outcome") != "published":
+        return []
+    edition, section = item["pointer"].split("/", 1)
+    if section != "top":
+        return []
+    stories = {}
+    for entry in list(item["doc"].get("stories", ()))[:n]:
+        title = (entry.get("representative") or {}).get("title") or ""
+        stories[int(entry["story_id"])] = (title, tuple(entry.get("labels") or ()))
+    return [(edition, {"kind": HOT, "cycle": int(item["version"]) * MINUTE_MS, "stories": stories})]
+
+
 @dataclass
 class Ledger:
     """One edition's announced stories: story id -> (cycle first seen, sections purged). Kept in Beam state."""
@@ -106,14 +132,25 @@ class Ledger:
         }
         return record, True
 
+    def hot_changes(self, cand: dict) -> list[int]:
+        """The stories of a hot candidate (:func:`hot_candidate`) whose headline or labels differ from the last
+        top page's; remembers this page's. A candidate older than the remembered one changes nothing (a replay)."""
+        hot = self.__dict__.setdefault("hot", (-1, {}))  # absent from ledgers pickled before hot stories
+        cycle, last = hot
+        if cand["cycle"] <= cycle:
+            return []
+        now = {int(s): (title, tuple(labels)) for s, (title, labels) in cand["stories"].items()}
+        self.hot = (cand["cycle"], now)
+        return [s for s, seen in now.items() if s in last and last[s] != seen]
+
     def _forget(self, before: int) -> None:
         old = [sid for sid, (first, _) in self.announced.items() if first < before]
         for sid in old:
             del self.announced[sid]
 
 
-def purge_reason(edition: str, story_id: int) -> str:
-    return f"breaking {int(story_id)} {edition}"
+def purge_reason(edition: str, story_id: int, kind: str = BREAKING) -> str:
+    return f"{kind} {int(story_id)} {edition}"
 
 
 PURGE_FAILED = "cdn_purge_failed"

@@ -18,7 +18,7 @@ from stores.cdn import CloudCdnPurger, open_purger
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
 from transforms.editions.beam_bursts import AnnounceBreakingFn
-from transforms.editions.breaking import Ledger, candidates
+from transforms.editions.breaking import HOT_STORIES, Ledger, candidates, hot_candidate
 
 IDLE = 8
 
@@ -173,9 +173,12 @@ def test_one_breaking_record_per_story_and_edition_across_cycles_and_none_on_a_r
     queued = open_purger(store).pending()
     reasons = [r.reason for _, r in queued]
     assert "breaking 7 us-en" in reasons
-    paths = [path for _, r in queued for path in r.paths]
+    paths = [path for _, r in queued if r.reason.startswith("breaking ") for path in r.paths]
     assert "/v1/editions/us-en/sections/top" in paths and "/e/us-en/" in paths
     assert len(paths) == len(set(paths))  # each section page of each edition purged once
+    # hot stories whose headline or labels changed on a later top page: their story pages, one request each time
+    hot = [r for _, r in queued if r.reason.startswith("hot ")]
+    assert all(len(r.paths) == 2 and r.paths[0].startswith("/v1/stories/") for r in hot)
 
     # The same input again (a replay on the same stores): every page is stale or unchanged, nothing announced.
     p2, out2 = _run(changes, world.MIN, store, ["us-en", "gb-en"])
@@ -220,3 +223,62 @@ def test_breaking_records_reach_the_breaking_topic_once_per_story_and_edition(wo
     assert record["representative"]["title"] == "Dam bursts upstream of the city"
     if cdn == "queue":
         assert "breaking 7 us-en" in [r.reason for _, r in open_purger(config).pending()]
+
+
+# ------------------------------------------------------------------------------------------------ hot stories
+def _top(version, stories, pointer="us-en/top"):
+    """A published top page of ``stories``: [(story id, headline, labels)] in rank order."""
+    entries = [
+        {"story_id": str(sid), "labels": list(labels), "representative": {"title": title}}
+        for sid, title, labels in stories
+    ]
+    return {"kind": "edition_page", "pointer": pointer, "version": version, "doc": {"stories": entries}}
+
+
+def test_the_hot_stories_are_the_first_fifty_of_a_published_top_page():
+    published = {"outcome": "published"}
+    page = _top(1000, [(i, f"headline {i}", ()) for i in range(80)])
+    [(edition, cand)] = hot_candidate(page, published)
+    assert edition == "us-en" and cand["kind"] == "hot" and cand["cycle"] == 60_000_000
+    assert list(cand["stories"]) == list(range(HOT_STORIES)) and HOT_STORIES == 50
+    assert hot_candidate(page, {"outcome": "unchanged"}) == []
+    assert hot_candidate(_top(1000, [(1, "x", ())], pointer="us-en/world"), published) == []
+
+
+def test_a_hot_story_is_purged_when_its_headline_or_labels_change_and_only_then():
+    led = Ledger()
+    first = [(7, "Dam bursts", ()), (8, "Storm", ()), (9, "Vote", ())]
+    assert led.hot_changes(hot_candidate(_top(1000, first), {"outcome": "published"})[0][1]) == []
+    later = [(7, "Dam bursts upstream", ()), (8, "Storm", ("developing",)), (9, "Vote", ()), (10, "New", ())]
+    cand = hot_candidate(_top(1001, later), {"outcome": "published"})[0][1]
+    assert led.hot_changes(cand) == [7, 8]  # headline, labels; 9 unchanged, 10 new to the list
+    assert led.hot_changes(cand) == []  # the same cycle again (a replay)
+    assert led.hot_changes(hot_candidate(_top(999, first), {"outcome": "published"})[0][1]) == []  # older
+    old = Ledger()
+    del old.__dict__["announced"]  # a ledger pickled before hot stories has no "hot" either
+    old.announced = {}
+    assert old.hot_changes(cand) == []
+
+
+def test_hot_story_purges_go_through_the_rate_limited_purger(tmp_path):
+    """AnnounceBreakingFn purges the changed hot stories' pages (reason ``hot <story> <edition>``) through the
+    purger and its token bucket: over the rate the request widens (stores/cdn.py), never dropped; no record."""
+    from stores.cdn import QueuedPurger, TokenBucket
+    from stores.embedded import Database
+
+    fn = AnnounceBreakingFn(StoreConfig(), cdn="none")
+    db = Database(str(tmp_path / "purges.db"))
+    fn.purger = QueuedPurger(db, TokenBucket(rate=0.001, burst=2, db=db))
+    state = _LedgerState()
+    pages = [
+        _top(1000, [(7, "Dam bursts", ()), (8, "Storm", ())]),
+        _top(1001, [(7, "Dam bursts upstream", ()), (8, "Storm", ())]),
+        _top(1002, [(7, "Dam bursts upstream", ()), (8, "Storm hits", ())]),
+    ]
+    for page in pages:
+        for kv in hot_candidate(page, {"outcome": "published"}):
+            assert list(fn.process(kv, ledger=state)) == []  # purges only, no Breaking record
+    sent = [r for _, r in fn.purger.pending()]
+    assert [r.reason for r in sent] == ["hot 7 us-en", "hot 8 us-en"]
+    assert sent[0].paths == ("/v1/stories/7", "/stories/7") and not sent[0].widened
+    assert sent[1].paths == ("/v1/stories/*", "/stories/*")  # the bucket was empty: widened, still sent
