@@ -16,6 +16,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.stories.config import ClusterConfig
+from transforms.stories.evidence import disagree, evidence
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.lexical import LexicalStats, dot
 from transforms.stories.state import Member, Story, recompute_centroid
@@ -67,7 +68,19 @@ class Scorer:
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
             return between - self.penalty(known, gap) - c.merge_headline_average
+        if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
+            return -math.inf  # their headlines name different things (transforms/stories/evidence.py)
         return self.score_stories(a, b) - self.merge_bar(a, b)
+
+    def evidence(self, s: Story, cache: dict) -> tuple:
+        """A story's headline and text keys (:func:`transforms.stories.evidence.evidence`), once per merge pass."""
+        key = ("evidence", s.story_id)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        out = evidence(s.originals)
+        cache[key] = (s, out)
+        return out
 
     def linkage_sums(self, s: Story, cache: dict) -> tuple:
         """(sum of dense vectors, sum of TF-IDF unit vectors, sum of entity unit vectors, n) over the originals.

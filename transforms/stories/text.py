@@ -197,3 +197,16 @@ def entities(title: str, body: str, language: str, max_body_chars: int = 3000) -
             keys.add(tok)
     out = {k.strip(".-'").removesuffix("'s") for k in keys}
     return {k for k in out if len(k) > 1 and k not in CALENDAR}
+
+
+def title_keys(title: str, keys) -> set[str]:
+    """The entity keys (of :func:`entities`) that the title itself states: its names and numbers."""
+    have = set(keys)
+    out = set()
+    for m in _WORD.finditer(title or ""):
+        raw = m.group(0)
+        k = _norm_number(raw) if _NUM.search(raw) else _fold(raw)
+        k = (k or "").strip(".-'").removesuffix("'s")
+        if k in have:
+            out.add(k)
+    return out
