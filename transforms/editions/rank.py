@@ -54,7 +54,7 @@ from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 from transforms.editions.takedowns import apply_takedowns
-from transforms.editions.topics import add_cities, city_codes, topic_items
+from transforms.editions.topics import add_cities, add_page_sections, city_codes, topic_items
 
 log = logging.getLogger(__name__)
 
@@ -190,6 +190,7 @@ class EditionRanker:
         cached.last_cycle = now
         self._count("cycles")
         add_cities(out.pool, self.cities)
+        add_page_sections(out.pool, out.pages)
         topic_pages = topic_items(out.pool, self.followed()) if self.followed is not None else []
         self._count("topic_pages", len(topic_pages))
         items = snapshot_items(out, self.config, topic_pages)

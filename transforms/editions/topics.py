@@ -106,6 +106,23 @@ def add_cities(pool: dict, cities: dict[str, str]) -> None:
             entry["places"] = tuple(dict.fromkeys([*(entry.get("places") or ()), *extra]))
 
 
+def add_page_sections(pool: dict, pages: dict) -> None:
+    """A story on a section's page is about that section: add the section to its pool entry's ``topics``, so the
+    topic page ``topic:{section}`` (and a reader's follow of it) holds every pool story the section page shows.
+    The label share alone missed what the sections that pick by relevance (world, nation, local) chose: the World
+    topic page showed 1 story where the World section showed 3. Entries are per-cycle copies (the ranker's cache
+    keeps its own)."""
+    on: dict[str, list[str]] = {}
+    for section, page in pages.items():
+        if section != "top":
+            for s in page["stories"]:
+                on.setdefault(s["story_id"], []).append(section)
+    for entry in pool["stories"]:
+        extra = on.get(entry["story_id"])
+        if extra:
+            entry["topics"] = tuple(dict.fromkeys([*(entry.get("topics") or ()), *sorted(extra)]))
+
+
 def topic_ids_of(entry: dict) -> list[str]:
     """The topic ids a pool entry is about (deduplicated, in a fixed order)."""
     key = (tuple(entry.get("entities") or ()), tuple(entry.get("places") or ()), tuple(entry.get("topics") or ()))
