@@ -25,7 +25,7 @@ def _published(world) -> list[dict]:
         for e in by_minute.get(minute, []):
             feed(fn, st, e)
         while st.timer.at is not None and st.timer.at <= (minute + 1) * MIN:
-            items = fire(fn, st, st.timer.at)
+            items = [it for it in fire(fn, st, st.timer.at) if isinstance(it, dict)]  # not the tagged purges
             if any(it["pointer"].startswith("pool/") for it in items):
                 last = items
         minute += 1
