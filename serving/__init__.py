@@ -71,6 +71,8 @@ DEFAULTS = {
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
     "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
+    # top pages showing a Breaking story: a short TTL under the purge, which may take minutes (stores/cdn.py)
+    "NEWSROOM_BREAKING_S_MAXAGE": 10,
     "NEWSROOM_RETRY_AFTER_S": 2,
     # secrets (set both in production; every origin process behind the CDN needs the same ones)
     "NEWSROOM_TOKEN_SECRET": None,
@@ -186,6 +188,10 @@ class Newsroom:
         if app is not None:
             self.init_app(app)
 
+    def section_cache_control(self, page) -> str:
+        """A section page's Cache-Control: the short Breaking TTL while a top page shows a Breaking story."""
+        return self.breaking_cache_control if page.breaking else self.page_cache_control
+
     def init_app(self, app: Flask) -> None:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
@@ -200,6 +206,7 @@ class Newsroom:
         self.page_cache_control, self.story_cache_control, self.topic_cache_control = (
             http.shared_cache_control(cfg[f"NEWSROOM_{kind}_S_MAXAGE"]) for kind in ("PAGE", "STORY", "TOPIC")
         )
+        self.breaking_cache_control = http.shared_cache_control(cfg["NEWSROOM_BREAKING_S_MAXAGE"])
         self.topic_pages = TopicPages()
         from serving.editions import configured_pages
 

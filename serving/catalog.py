@@ -75,6 +75,7 @@ class PreparedPage:
     etag_base: str
     joined: Mapping[int, bytes]  # k -> body, for COMMON_LIMITS and len(entries)
     story_ids: tuple[str, ...] = ()  # the stories the page links to (they stay in memory, see serving/watcher.py)
+    breaking: bool = False  # a top page showing a Breaking story: served with the short Breaking TTL
 
     @classmethod
     def build(cls, doc: dict) -> PreparedPage:
@@ -99,6 +100,7 @@ class PreparedPage:
             etag_base=_etag_base(full),
             joined=MappingProxyType(joined),
             story_ids=tuple(s["story_id"] for s in doc["stories"]),
+            breaking=doc["section"] == "top" and any("breaking" in (s.get("labels") or ()) for s in doc["stories"]),
         )
 
     def body(self, limit: int | None) -> tuple[bytes, str]:

@@ -85,7 +85,7 @@ def section_page(edition: str, section: str):
     except ValueError as exc:
         return http.problem(400, "invalid_limit", str(exc))
     body, etag = page.body(limit)
-    return http.shared_response(body, etag, ext.page_cache_control)
+    return http.shared_response(body, etag, ext.section_cache_control(page))
 
 
 @bp.get("/v1/editions/<edition>/version")

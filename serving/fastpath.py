@@ -56,8 +56,8 @@ class FastSharedPages:
         found = self._find(path, qs)
         if found is None:
             return None
-        body, etag = found
-        cc, tag = self.ext.page_cache_control, ("Cache-Tag", cache_tag(path))  # as serving.http.tag_shared
+        body, etag, cc = found
+        tag = ("Cache-Tag", cache_tag(path))  # as serving.http.tag_shared
         if if_none_match and etag_matches(if_none_match, etag):
             return "304 NOT MODIFIED", [("ETag", etag), ("Cache-Control", cc), tag, *TAIL], b""
         headers = [
@@ -69,8 +69,8 @@ class FastSharedPages:
         ]
         return "200 OK", [*headers, *TAIL], body
 
-    def _find(self, path: str, qs: str) -> tuple[bytes, str] | None:
-        """(body, ETag) of a loaded page or edition document this layer answers; None: Flask answers."""
+    def _find(self, path: str, qs: str) -> tuple[bytes, str, str] | None:
+        """(body, ETag, Cache-Control) of a loaded page or edition document this layer answers; None: Flask."""
         cat = self.ext.holder.current
         m = PAGE.match(path)
         if m is not None:
@@ -81,15 +81,16 @@ class FastSharedPages:
                     return None
                 limit = int(raw)
             page = cat.pages.get((m.group(1), m.group(2)))
-            return None if page is None else page.body(limit)
+            return None if page is None else (*page.body(limit), self.ext.section_cache_control(page))
         if qs:
             return None
+        cc = self.ext.page_cache_control
         if path == INDEX:
-            return (cat.index.body, cat.index.etag) if cat.ready else None
+            return (cat.index.body, cat.index.etag, cc) if cat.ready else None
         m = VERSION.match(path)
         if m is not None:
             info = cat.editions.get(m.group(1))
-            return None if info is None else (info.body, info.etag)
+            return None if info is None else (info.body, info.etag, cc)
         m = EDITION.match(path)
         info = cat.editions.get(m.group(1)) if m is not None else None
-        return None if info is None else (info.doc_body, info.doc_etag)
+        return None if info is None else (info.doc_body, info.doc_etag, cc)

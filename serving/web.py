@@ -310,7 +310,7 @@ def section_page(edition: str, section: str):
         )
 
     body, etag = _cached(cat, ("section", edition, section), page_html)
-    return _shared(body, etag, ext.page_cache_control)
+    return _shared(body, etag, ext.section_cache_control(page))
 
 
 def topic_title(topic_id: str, t=None) -> tuple[str, str]:

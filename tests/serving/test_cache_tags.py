@@ -50,3 +50,28 @@ def test_private_answers_carry_no_tag(client):
 def test_tags_are_one_per_path_and_agree_encoded_or_not():
     assert cache_tag("/v1/topics/entity:calder%20bay") == cache_tag("/v1/topics/entity:calder bay")
     assert len({cache_tag(p) for p in public_paths(f"{EDITION}/top") + public_paths(f"story/{STORY}")}) == 5
+
+
+def test_a_top_page_showing_a_breaking_story_gets_the_short_breaking_ttl(tmp_path):
+    """A safety net under the purge: while an edition's top page shows a Breaking story its top-stories pages (API
+    and web; the fast path too) carry ``NEWSROOM_BREAKING_S_MAXAGE`` (10 s) instead of 60 s, so a Breaking
+    update reaches readers in seconds even where the purge goes by path (minutes: a project without cache tags).
+    Other sections, and top pages without Breaking, keep the page TTL."""
+    from devtools import samples
+    from stores import StoreConfig, open_stores
+    from tests.serving.helpers import PAGE_CC, publish
+
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    publish_world(stores)
+    top = samples.edition_page(EDITION, "top", 2, n_stories=30)
+    top["stories"][3]["labels"] = ["breaking"]
+    publish(stores, top)
+    app = make_app(stores, None)
+    client = app.test_client()
+    short = "public, s-maxage=10"
+    for path in public_paths(f"{EDITION}/top"):
+        for query in ("", "?limit=5", "?limit=5&utm=x"):  # fast path and Flask
+            assert client.get(path + query).headers["Cache-Control"] == short, path + query
+    for path in public_paths(f"{EDITION}/tech") + public_paths("gb-en/top"):
+        assert client.get(path).headers["Cache-Control"] == PAGE_CC, path
+    app.extensions["newsroom"].close()
