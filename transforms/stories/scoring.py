@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from transforms.common import HOUR_MS
+from transforms.stories import pairscore
 from transforms.stories.config import ClusterConfig
 from transforms.stories.evidence import disagree, evidence
 from transforms.stories.features import ArticleFeatures
@@ -66,6 +67,8 @@ class Scorer:
         if c.merge_headline_average is not None and not (a.has_body or b.has_body) and a.n and b.n:
             known = a.time_known and b.time_known
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+            if c.merge_headline_learned:
+                return self.learned_margin(self.linkage_sums(a, cache), self.linkage_sums(b, cache), known, gap)
             between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
             return between - self.penalty(known, gap) - c.merge_headline_average
         if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
@@ -81,6 +84,22 @@ class Scorer:
         out = evidence(s.originals)
         cache[key] = (s, out)
         return out
+
+    def learned_margin(self, a: tuple, b: tuple, known: bool, gap_ms: int) -> float:
+        """The learned pair score's average logit between two stories' articles (from their linkage sums) minus its
+        headline bar. The features are linear in the articles' vectors, so the average logit is the logit of the
+        average cosines; the time term uses the stories' gap (0, neutral, when either time is unknown). The bar is the
+        model's headline bar plus the calibration's MERGE_HEADLINE_LEARNED_MARGIN."""
+        model = pairscore.load()
+        (dv, ts, es, n), (dv2, ts2, es2, n2) = a, b
+        nn = float(n * n2)
+        time = 0.0
+        if known:
+            hours = min(max(gap_ms, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
+            time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
+        x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time])
+        bar = float(model.thresholds["headline"]) + self.config.merge_headline_learned_margin
+        return float(model.logit(x)) - bar
 
     def linkage_sums(self, s: Story, cache: dict) -> tuple:
         """(sum of dense vectors, sum of TF-IDF unit vectors, sum of entity unit vectors, n) over the originals.

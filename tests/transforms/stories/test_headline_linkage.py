@@ -8,6 +8,7 @@ import numpy as np
 
 from transforms.stories.cluster import ClusterConfig, StoryClusterer
 from transforms.stories.features import ArticleFeatures
+from transforms.stories.lexical import dot
 from transforms.stories.repair import merge_pass
 from transforms.stories.scoring import linkage_mean
 
@@ -114,3 +115,31 @@ def test_stories_with_a_body_keep_the_profile_criterion():
     w, (a, b, _) = _writer_with(ClusterConfig(), frags)
     sa, sb = w.stories[a], w.stories[b]
     assert w.scorer.merge_margin(sa, sb, {}) == w.score_stories(sa, sb) - w.scorer.merge_bar(sa, sb)
+
+
+def test_headline_merges_use_the_learned_pair_score_averaged_over_article_pairs():
+    """The margin of two headline-only stories is the average logit of the learned pair score over their article
+    pairs (brute force here, from the writer's own TF-IDF vectors) minus its headline bar and the writer's margin."""
+    from transforms.stories import pairscore
+
+    frags = _fragments(n=5)
+    w, (a, b, x) = _writer_with(ClusterConfig(), frags)
+    model = pairscore.load()
+    for s, o in ((a, b), (a, x)):
+        ms, mo = (sorted(w.stories[k].originals, key=lambda m: m.article_id) for k in (s, o))
+        logits = []
+        for m in ms:
+            tm, em = w.lex.member_vectors(m)
+            for n in mo:
+                tn, en = w.lex.member_vectors(n)
+                x_ = [float(np.dot(m.vector.astype(np.float64), n.vector)), dot(em, en), dot(tm, tn), 0.0]
+                logits.append(float(model.logit(np.array(x_))))
+        bar = model.thresholds["headline"] + w.config.merge_headline_learned_margin
+        got = w.scorer.merge_margin(w.stories[s], w.stories[o], {})
+        assert abs(got - (float(np.mean(logits)) - bar)) < 1e-9
+    old = dataclasses.replace(ClusterConfig(), merge_headline_learned=False)
+    w.set_config(old)
+    sa, sb = w.stories[a], w.stories[b]
+    between = linkage_mean(w.scorer.linkage_sums(sa, {}), w.scorer.linkage_sums(sb, {}), old)
+    want = between - old.unknown_time_penalty - old.merge_headline_average
+    assert w.scorer.merge_margin(sa, sb, {}) == want  # the hand-weighted rule stays selectable
