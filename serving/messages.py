@@ -65,6 +65,15 @@ class Messages:
         form = plural_form(self.language, int(n)) if self.language in catalogue() else plural_form(FALLBACK, int(n))
         return entry.get(form, entry["other"]).format(n=n, **values)
 
+    def forms(self, key: str) -> tuple[str, str]:
+        """The raw ("one", "other") forms of a plural entry, placeholders kept (for a page's script to fill)."""
+        entry = self._entry(key)
+        return entry["one"], entry["other"]
+
+    @property
+    def zero_is_one(self) -> bool:
+        return self.language in ZERO_IS_ONE
+
     def coverage(self, articles: int, publishers: int) -> str:
         """ "12 articles from 7 publishers", "1 article from 1 publisher" in the page's language."""
         return self(

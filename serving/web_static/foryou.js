@@ -16,6 +16,18 @@
   var more = document.getElementById("feed-more");
   var cursor = null;
 
+  // The page's strings in its language (serving/messages.json, as data-msg-* attributes); English if absent.
+  function msg(name, fallback, values) {
+    var text = root.getAttribute("data-msg-" + name) || fallback;
+    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(String(values[k])); });
+    return text;
+  }
+
+  function countText(n) {
+    var one = n === 1 || (n === 0 && root.getAttribute("data-zero-is-one") === "1");
+    return one ? msg("count-one", "{n} story for you.", { n: n }) : msg("count-other", "{n} stories for you.", { n: n });
+  }
+
   function token() {
     try { return window.localStorage.getItem(KEY); } catch (e) { return null; }
   }
@@ -50,13 +62,13 @@
     var url = safeUrl(rep.url);
     if (url) {
       var p = el("p", null, "coverage");
-      var out = el("a", "Read at " + (rep.publisher_name || rep.publisher_id));
+      var out = el("a", msg("read-at", "Read at {publisher}", { publisher: rep.publisher_name || rep.publisher_id }));
       out.href = url;
       out.rel = "noopener noreferrer";
       p.appendChild(out);
       li.appendChild(p);
     }
-    if (it.reason) li.appendChild(el("p", "Why: " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
+    if (it.reason) li.appendChild(el("p", msg("why", "Why:") + " " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
     return li;
   }
 
@@ -64,13 +76,13 @@
     var tok = token();
     forget.hidden = !tok;
     if (!tok) {
-      status.textContent = "Paste your reader token above to see your stories.";
+      status.textContent = msg("paste", "Paste your reader token above to see your stories.");
       list.textContent = "";
       more.hidden = true;
       return;
     }
     if (reset) { cursor = null; list.textContent = ""; }
-    status.textContent = "Loading your stories…";
+    status.textContent = msg("loading", "Loading your stories…");
     var url = "/v1/feed/for-you?edition=" + encodeURIComponent(edition) + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
     fetch(url, { headers: { "Authorization": "Bearer " + tok, "Accept": "application/json" }, credentials: "omit", cache: "no-store" })
       .then(function (r) {
@@ -79,17 +91,17 @@
       .then(function (res) {
         if (!res.ok) {
           status.textContent = res.status === 401
-            ? "Your token was not accepted (" + (res.body && res.body.detail || "unauthorised") + "). Paste a new one."
-            : "For you is unavailable right now (" + res.status + "). Try again shortly.";
+            ? msg("rejected", "Your token was not accepted ({detail}). Paste a new one.", { detail: res.body && res.body.detail || "unauthorised" })
+            : msg("unavailable", "For you is unavailable right now ({status}). Try again shortly.", { status: res.status });
           more.hidden = true;
           return;
         }
         (res.body.items || []).forEach(function (it) { list.appendChild(item(it)); });
         cursor = res.body.next_cursor;
         more.hidden = !cursor;
-        status.textContent = list.children.length + " stories for you.";
+        status.textContent = countText(list.children.length);
       })
-      .catch(function () { status.textContent = "For you could not be reached. Try again shortly."; });
+      .catch(function () { status.textContent = msg("unreachable", "For you could not be reached. Try again shortly."); });
   }
 
   form.addEventListener("submit", function (ev) {
@@ -97,7 +109,7 @@
     var value = input.value.trim();
     input.value = "";
     if (!value) return;
-    try { window.localStorage.setItem(KEY, value); } catch (e) { status.textContent = "This browser cannot keep the token."; return; }
+    try { window.localStorage.setItem(KEY, value); } catch (e) { status.textContent = msg("cannot-keep", "This browser cannot keep the token."); return; }
     load(true);
   });
   forget.addEventListener("click", function () {

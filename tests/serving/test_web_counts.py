@@ -121,3 +121,19 @@ def test_coverage_phrases():
     assert messages("de").coverage(2, 1) == "2 Artikel aus 1 Medium"
     assert messages("fr").coverage(0, 1) == "0 article de 1 média"
     assert messages("it").coverage(2, 2) == "2 articles from 2 publishers"  # not in the catalogue: English
+
+
+@pytest.mark.parametrize("edition", ["es-es", "de-de", "fr-fr", "us-en"])
+def test_the_for_you_shell_and_its_script_speak_the_editions_language(client, edition):
+    from pathlib import Path
+
+    html = client.get(f"/e/{edition}/for-you").data.decode()
+    t = messages(edition.split("-")[1])
+    assert f"<h1>{t('nav.for_you')}</h1>" in html and t("foryou.token_heading") in html
+    js = (Path(__file__).resolve().parents[2] / "serving" / "web_static" / "foryou.js").read_text()
+    used = set(re.findall(r'msg\("([a-z-]+)"', js)) | {"count-one", "count-other"}
+    given = set(re.findall(r'data-msg-([a-z-]+)="', html))
+    assert used <= given, used - given  # every string the script shows comes from the page's language
+    one, other = t.forms("foryou.count")
+    assert f'data-msg-count-one="{one}"' in html and f'data-msg-count-other="{other}"' in html
+    assert ('data-zero-is-one="1"' in html) == (edition == "fr-fr")
