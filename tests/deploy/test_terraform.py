@@ -1224,7 +1224,7 @@ EXPECTED_ALERTS = {
         "rejected_snapshots_per_15_minutes",
         "threshold",
     ),
-    "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/pages_published", "stuck_pointer_minutes", "absent"),
+    "stuck_pointers": (LOG_METRIC_PREFIX + "newsroom/edition_heartbeats", "stuck_pointer_minutes", "absent"),
     "origin_5xx": ("run.googleapis.com/request_count", "origin_5xx_ratio", "threshold"),
     "origin_latency": ("run.googleapis.com/request_latencies", "origin_latency_p99_ms", "threshold"),
     "origin_catalog_age": (
@@ -1249,6 +1249,7 @@ EXPECTED_ALERTS = {
 LOG_CONTRACT = {
     "page_published": ("stories_job", ["edition", "section", "version", "release_to_page_s"]),
     "snapshot_rejected": ("stories_job", ["edition", "section", "version", "reason"]),
+    "edition_heartbeat": ("stories_job", ["edition", "section", "version", "outcome"]),
     "item_discovered": ("ingest_job", ["tier", "via", "discovery_s"]),
     "cdn_purge_failed": ("stories_job", ["edition", "section", "story", "error"]),
 }

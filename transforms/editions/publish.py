@@ -48,6 +48,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 
 from schemas.pages import aliases_path, page_path, pool_path, story_path, topic_path
 from stores import AlreadyExists, NotFound
@@ -67,6 +68,30 @@ def ops_event(event: str, pointer: str, version: int, **fields) -> str:
     parts = [f"newsroom.{event}", f"edition={edition}", f"section={section}", f"version={int(version)}"]
     parts += [f"{k}={str(v).replace(' ', '_')}" for k, v in fields.items()]
     return " ".join(parts)
+
+
+def _cards_of(doc: dict) -> dict[str, str]:
+    """article_id -> first_seen_at (ISO text) of every card on a page: representatives and supporting articles."""
+    cards: dict[str, str] = {}
+    for story in doc.get("stories", ()):
+        for card in [story.get("representative") or {}, *story.get("supporting", ())]:
+            if card.get("article_id") and card.get("first_seen_at"):
+                cards[card["article_id"]] = card["first_seen_at"]
+    return cards
+
+
+def release_to_page_s(new_doc: dict, live_cards: dict[str, str] | None, now_s: float) -> float | None:
+    """Seconds from the first-seen time of the newest article that is on ``new_doc`` and was not on the live
+    version (``live_cards``, from :func:`_cards_of`) to ``now_s`` (the pointer move). None when there is no live
+    version to compare with (a first publish, or a live object that could not be read: every card would count as
+    new and report its age, not a delay) or no article is new (a re-ranking only)."""
+    if live_cards is None:
+        return None
+    fresh = [seen for aid, seen in _cards_of(new_doc).items() if aid not in live_cards]
+    if not fresh:
+        return None
+    newest = max(datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() for s in fresh)
+    return round(max(0.0, now_s - newest), 1)
 
 
 def path_of(kind: str, pointer: str, version: int) -> str:
@@ -133,6 +158,8 @@ class SnapshotPublisher:
         self.clock = clock
         self._next_retire = clock() + retire_every_s
         self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
+        self._cards: dict[str, tuple[int, dict]] = {}  # edition page pointer -> (live version, its cards)
+        self._beat: dict[str, int] = {}  # edition -> the cycle version its heartbeat was logged for
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -148,6 +175,8 @@ class SnapshotPublisher:
         try:
             doc = json.loads(self.stores.snapshots.get(path_of(kind, pointer, current)))
             summary = (current, len(doc.get("stories", [])) if "stories" in doc else None, docs.content_digest(doc))
+            if kind == "edition_page":
+                self._cards[pointer] = (current, _cards_of(doc))
         except (NotFound, ValueError):
             self._count("live_version_unreadable")
             summary = (current, None, None)
@@ -173,6 +202,8 @@ class SnapshotPublisher:
         if kind != "story_coverage" and live_digest is not None and digest == live_digest:
             self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
             result["outcome"] = "unchanged"
+            if kind == "edition_page":
+                self._heartbeat(pointer, version, "unchanged")
             return result
         data = docs.canonical_bytes(doc)
         try:
@@ -210,7 +241,7 @@ class SnapshotPublisher:
                 if kind == "story_coverage":
                     self.retention.moved(pointer, version, self.clock())
                 if kind == "edition_page":
-                    log.info("%s", ops_event("page_published", pointer, version))
+                    self._page_published(pointer, current, version, doc)
                 result["outcome"] = "published"
                 return result
             current = self.stores.pointers.get(pointer)
@@ -219,6 +250,27 @@ class SnapshotPublisher:
         self._count("stale")
         result["outcome"] = "stale"
         return result
+
+    def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
+        """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the
+        edition's heartbeat; remember the page's cards for the next version's delay."""
+        live = self._cards.get(pointer)
+        delay = release_to_page_s(doc, live[1] if live and live[0] == previous else None, self.clock())
+        extra = {} if delay is None else {"release_to_page_s": delay}
+        log.info("%s", ops_event("page_published", pointer, version, **extra))
+        self._cards[pointer] = (version, _cards_of(doc))
+        self._heartbeat(pointer, version, "published")
+
+    def _heartbeat(self, pointer: str, version: int, outcome: str) -> None:
+        """``newsroom.edition_heartbeat``, once per edition and cycle version, when one of its pages is current at
+        that cycle (published, or unchanged and so deliberately not rewritten). The stuck-pointer alert reads its
+        absence: a quiet edition whose pages are all unchanged keeps beating, a stalled ranker or publisher (or
+        an edition whose every page is rejected) does not."""
+        edition = pointer.split("/", 1)[0]
+        if self._beat.get(edition, -1) >= version:
+            return
+        self._beat[edition] = version
+        log.info("%s", ops_event("edition_heartbeat", pointer, version, outcome=outcome))
 
     def _hold(self, pointer: str, version: int):
         """The hold on ``pointer`` active at cycle ``version`` (one read of the edition's controls per version)."""

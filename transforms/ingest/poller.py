@@ -22,6 +22,7 @@ at once.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -30,6 +31,8 @@ from transforms.ingest import schedule as sch
 from transforms.ingest import websub
 from transforms.ingest.feeds import FeedError, parse_feed
 from transforms.ingest.fetcher import Fetcher
+
+log = logging.getLogger(__name__)
 
 STAGE = "ingest"
 PAGE_RETRIES = 2
@@ -70,6 +73,8 @@ class Discovery:
     owner: str
     entry: dict | None = None
     is_update: bool = False
+    tier: str = "long_tail"  # the feed's tier (FeedConfig.tier): the discovery-delay metric's label
+    published_ms: int | None = None  # the entry's stated publish time, if the feed gave one
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -144,6 +149,8 @@ def _diff_entry(
             owner=owner,
             entry=e.to_feed_entry(),
             is_update=is_update,
+            tier=config.tier,
+            published_ms=e.published_ms,
         )
     )
     if is_update:
@@ -270,7 +277,24 @@ def fetch_page(
         "first_seen_at": discovery.first_seen_at,
         "entry": discovery.entry,
     }
+    if not discovery.is_update:
+        log.info("%s", discovered_event(discovery, res.fetched_at_ms))
     return record, None
+
+
+_VIA = {"FEED": "poll", "SITEMAP": "poll", "WEBSUB": "websub", "PING": "ping"}
+
+
+def discovered_event(discovery: Discovery, fetched_at_ms: int) -> str:
+    """The operations log line of a new item about to be published on items-raw (terraform/modules/monitoring's
+    discovery-latency metric reads it): ``newsroom.item_discovered tier=<tier> via=<poll|websub|ping>
+    [discovery_s=<s>]``. ``discovery_s`` runs from the publisher's stated publish time to the fetch; it is left out
+    when the feed stated none (a delay from an unknown start is no figure) and is 0 for a date in the future (a
+    publisher's clock or zone error). Corrections are not logged: their delay is not a discovery's."""
+    parts = ["newsroom.item_discovered", f"tier={discovery.tier}", f"via={_VIA.get(discovery.source, 'poll')}"]
+    if discovery.published_ms is not None:
+        parts.append(f"discovery_s={max(0, fetched_at_ms - discovery.published_ms) / 1000:.1f}")
+    return " ".join(parts)
 
 
 def subscribe(

@@ -7,9 +7,12 @@
 #     handler unchanged (it keeps only the message):
 #       newsroom.page_published edition=<edition> section=<section> version=<n> [release_to_page_s=<seconds>]
 #       newsroom.snapshot_rejected edition=<edition> section=<section> version=<n> reason=<reason>
-#       newsroom.item_discovered tier=<authoritative|long_tail> via=<poll|websub|ping> discovery_s=<seconds>
+#       newsroom.edition_heartbeat edition=<edition> section=<section> version=<n> outcome=<published|unchanged>
+#       newsroom.item_discovered tier=<authoritative|long_tail> via=<poll|websub|ping> [discovery_s=<seconds>]
 #       newsroom.cdn_purge_failed edition=<edition> section=<section> story=<id> error=<text>
-#     (the exact contract is in local.log_events; tests/deploy/test_terraform.py pins it);
+#     (the exact contract is in local.log_events; tests/deploy/test_terraform.py pins it, and
+#     tests/deploy/test_signal_contract.py runs the code paths that write each line and matches every filter and
+#     extractor here against what they logged);
 #   - a log-based metric over platform logs: the daily authority job's Cloud Scheduler attempts that failed and
 #     the ERROR job messages of its Dataflow runs (local.authority_failure_filter);
 #   - Dataflow user counters of the stories job (dashboard only): breaking/announced_<edition>, takedowns_applied.
@@ -20,6 +23,7 @@ locals {
   log_events = {
     page_published    = { job = var.stories_job, fields = ["edition", "section", "version", "release_to_page_s"] }
     snapshot_rejected = { job = var.stories_job, fields = ["edition", "section", "version", "reason"] }
+    edition_heartbeat = { job = var.stories_job, fields = ["edition", "section", "version", "outcome"] }
     item_discovered   = { job = var.ingest_job, fields = ["tier", "via", "discovery_s"] }
     cdn_purge_failed  = { job = var.stories_job, fields = ["edition", "section", "story", "error"] }
   }
@@ -55,6 +59,29 @@ resource "google_logging_metric" "pages_published" {
   name        = "newsroom/pages_published"
   description = "Snapshot pages whose latest pointer moved (newsroom.page_published), by edition."
   filter      = local.event_filter["page_published"]
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+    labels {
+      key        = "edition"
+      value_type = "STRING"
+    }
+  }
+
+  label_extractors = {
+    edition = "REGEXP_EXTRACT(jsonPayload.message, \"edition=([A-Za-z0-9_-]+)\")"
+  }
+}
+
+# One line per edition and cycle in which one of its pages is current (published, or unchanged and so not
+# rewritten): the stuck-pointer alert reads its absence, so a quiet edition is not taken for a stuck one.
+resource "google_logging_metric" "edition_heartbeats" {
+  project     = var.project_id
+  name        = "newsroom/edition_heartbeats"
+  description = "Cycles in which an edition had a current page (newsroom.edition_heartbeat: published or unchanged), by edition."
+  filter      = local.event_filter["edition_heartbeat"]
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -132,7 +159,7 @@ resource "google_logging_metric" "discovery_latency" {
   project     = var.project_id
   name        = "newsroom/discovery_latency"
   description = "Seconds from a publisher's stated publish time of an item to its publish on items-raw (discovery_s of newsroom.item_discovered), by feed tier and discovery path."
-  filter      = local.event_filter["item_discovered"]
+  filter      = "${local.event_filter["item_discovered"]} AND jsonPayload.message=~\" discovery_s=\""
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -357,16 +384,16 @@ resource "google_monitoring_alert_policy" "rejected_snapshots" {
 
 resource "google_monitoring_alert_policy" "stuck_pointers" {
   project               = var.project_id
-  display_name          = "Newsroom: no page published for ${var.stuck_pointer_minutes} min (stuck pointers)"
+  display_name          = "Newsroom: no edition heartbeat for ${var.stuck_pointer_minutes} min (stuck pointers)"
   combiner              = "OR"
   severity              = "CRITICAL"
   notification_channels = var.notification_channels
   user_labels           = var.labels
 
   conditions {
-    display_name = "no pointer move per edition"
+    display_name = "no heartbeat (no page published or confirmed unchanged) per edition"
     condition_absent {
-      filter   = "metric.type=\"${local.metric_prefix}${google_logging_metric.pages_published.name}\""
+      filter   = "metric.type=\"${local.metric_prefix}${google_logging_metric.edition_heartbeats.name}\""
       duration = "${var.stuck_pointer_minutes * 60}s"
       aggregations {
         alignment_period     = "300s"
@@ -379,7 +406,7 @@ resource "google_monitoring_alert_policy" "stuck_pointers" {
 
   documentation {
     mime_type = "text/markdown"
-    content   = "An edition's pages have stopped moving: readers see an ageing page. Check the stories job is running and its watermark, then rejected snapshots and Bigtable errors; README \"Operations\" / Alerts."
+    content   = "An edition's pages are neither published nor confirmed unchanged by the publisher (a quiet edition keeps its heartbeat): readers see an ageing page. Check the stories job is running and its watermark, then rejected snapshots and Bigtable errors; README \"Operations\" / Alerts."
   }
 }
 
@@ -582,6 +609,7 @@ resource "google_monitoring_dashboard" "newsroom" {
     release_to_page_metric            = google_logging_metric.release_to_page.name
     discovery_metric                  = google_logging_metric.discovery_latency.name
     pages_published_metric            = google_logging_metric.pages_published.name
+    edition_heartbeats_metric         = google_logging_metric.edition_heartbeats.name
     snapshots_rejected_metric         = google_logging_metric.snapshots_rejected.name
     cdn_purge_failures_metric         = google_logging_metric.cdn_purge_failures.name
     authority_failures_metric         = google_logging_metric.authority_failures.name

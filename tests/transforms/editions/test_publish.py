@@ -242,8 +242,47 @@ def test_published_and_rejected_pages_log_the_operations_events(tmp_path, cycle_
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("newsroom.")]
     assert lines == [
         f"newsroom.page_published edition=us-en section=top version={v}",
+        f"newsroom.edition_heartbeat edition=us-en section=top version={v} outcome=published",
         f"newsroom.snapshot_rejected edition=us-en section=top version={v + 1} reason=too_few_stories",
     ]
     # the Terraform filters: jsonPayload.message=~"^newsroom[.]<event> " and label values [A-Za-z0-9_-]+
     for line in lines:
         assert re.fullmatch(r"newsroom[.][a-z_]+( [a-z_]+=[A-Za-z0-9_.-]+)+", line)
+
+
+def test_a_page_with_a_new_article_logs_its_release_to_page_delay_and_quiet_cycles_keep_the_heartbeat(
+    tmp_path, cycle_output, caplog
+):
+    """release_to_page_s: from the first-seen time of the newest article new on the page to the pointer move (the
+    freshness alert's metric); a cycle whose page is unchanged is not republished but still beats, once per
+    edition and cycle, so the stuck-pointer alert tells a quiet edition from a stalled one."""
+    import logging
+    from datetime import UTC, datetime
+
+    from transforms.editions.publish import SnapshotPublisher
+
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    top = stored(cycle_output.pages["top"])
+    v = top["version"]
+    now = [datetime(2026, 1, 1, 12, 0, tzinfo=UTC).timestamp()]
+    pub = SnapshotPublisher(stores, languages=("en",), clock=lambda: now[0])
+    fresh = copy.deepcopy(top)
+    fresh["version"] = v + 1
+    card = fresh["stories"][0]["representative"]
+    card["article_id"], card["first_seen_at"] = "brand-new", "2026-01-01T11:59:18Z"  # 42 s before the move
+    with caplog.at_level(logging.INFO):
+        assert pub.publish(page_item(top))["outcome"] == "published"
+        assert pub.publish(page_item(fresh))["outcome"] == "published"
+        assert pub.publish(page_item(with_version(fresh, v + 2)))["outcome"] == "unchanged"
+        other = with_version(fresh, v + 2)
+        other["section"] = "world"
+        pub.publish(page_item(other))  # a second page of the same edition and cycle: no second heartbeat
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("newsroom.")]
+    assert lines[:5] == [
+        f"newsroom.page_published edition=us-en section=top version={v}",  # first publish: nothing to compare
+        f"newsroom.edition_heartbeat edition=us-en section=top version={v} outcome=published",
+        f"newsroom.page_published edition=us-en section=top version={v + 1} release_to_page_s=42.0",
+        f"newsroom.edition_heartbeat edition=us-en section=top version={v + 1} outcome=published",
+        f"newsroom.edition_heartbeat edition=us-en section=top version={v + 2} outcome=unchanged",
+    ]
+    assert sum("edition_heartbeat" in line for line in lines) == 3

@@ -186,3 +186,24 @@ def test_requests_other_than_polls(world):
     assert st.lease_expires_ms == lease_end
     assert poller.apply_request(st, {"kind": "BURST", "priority": 3, "expires_at": now_ms() + 60_000}, POLICY, now_ms())
     assert st.burst_until_ms
+
+
+def test_each_new_item_fetched_logs_its_discovery_delay_by_tier_and_path(world, fetcher, store, caplog):
+    """newsroom.item_discovered (the discovery-latency alert's log metric): one line per new item handed to
+    items-raw, with the feed's tier, the discovery path and the seconds since the entry's stated publish time."""
+    import logging
+    import re
+
+    cfg = config(world, "http://dailyherald.test/rss.xml")
+    out = poller.poll_feed(fetcher, cfg, sch.FeedState(feed_url=cfg.url), POLICY, now_ms())
+    assert all(d.published_ms for d in out.discoveries) and {d.tier for d in out.discoveries} == {cfg.tier}
+    with caplog.at_level(logging.INFO, logger="transforms.ingest.poller"):
+        items, _ = fetch_all(fetcher, out, store)
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("newsroom.item_discovered ")]
+    assert len(lines) == len(items) == 4
+    for d, raw, line in zip(out.discoveries, items, lines, strict=True):
+        m = re.fullmatch(rf"newsroom[.]item_discovered tier={cfg.tier} via=poll discovery_s=([0-9]+[.][0-9])", line)
+        assert m, line
+        assert float(m.group(1)) == round(max(0, raw["fetched_at"] - d.published_ms) / 1000, 1)
+    pushed = poller.Discovery.from_dict({**out.discoveries[0].to_dict(), "source": "WEBSUB", "published_ms": None})
+    assert poller.discovered_event(pushed, 1) == f"newsroom.item_discovered tier={cfg.tier} via=websub"
