@@ -43,7 +43,8 @@ def run_stage(world, config, at_ms) -> list[dict]:
         )
     )
     for it in items:
-        outcome = [r["outcome"] for r in pub.process(it)]
+        # the publisher also yields tagged Breaking / hot-story candidates beside each result: only results here
+        outcome = [r["outcome"] for r in pub.process(it) if isinstance(r, dict)]
         if it["kind"] in ("topic_page", "candidate_pool"):  # (small sections are rejected: too few stories)
             assert outcome == ["published"], it["pointer"]
     return items
