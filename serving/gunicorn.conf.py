@@ -40,7 +40,20 @@ keepalive = 75  # longer than the CDN's / nginx's idle upstream connection timeo
 timeout = 30
 graceful_timeout = 10
 backlog = 2048
-worker_connections = 1000
+worker_connections = 1000  # per worker; when full, a new one evicts the one waiting longest (serving/gworker.py)
+sendfile = False  # responses are written by the worker's poller from memory, never by a thread to the socket
+
+# HTTP limits, the same on the poller's fast path and on the thread path (serving/gworker.py, serving/framing.py):
+limit_request_line = 4094  # bytes of request line: longer is answered 414 (gunicorn's parser)
+limit_request_fields = 100  # header lines: more is answered 431
+limit_request_field_size = 8190  # bytes of one header line: longer is answered 431
+# NEWSROOM_HEADER_TIMEOUT_S (default 10): a request must arrive within this of the connection opening, of its first
+# byte after keep-alive, or of the previous response when pipelined; else the connection is closed.
+# NEWSROOM_WRITE_TIMEOUT_S (default 30): a client must take its response within this; else it is closed.
+# serving/framing.py HEAD_MAX (64 KiB): the most the poller reads of a head before gunicorn's parser judges it (431).
+# serving/framing.py BODY_MAX (1 MiB + 64 KiB): the most it reads of a body; a longer one is answered 413 unread,
+# and the connection closed at once. Bare LF and malformed framing (several Content-Lengths, a coding other than
+# chunked, a bad chunk) are handed to gunicorn's parser at once (400 / 501) and the connection closed.
 accesslog = None
 errorlog = "-"
 loglevel = "info"

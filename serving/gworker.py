@@ -1,35 +1,40 @@
-"""gunicorn worker of the origin: gthread, but a request reaches a thread only once it has fully arrived.
+"""gunicorn worker of the origin: gthread whose threads never touch a socket.
 
-Why (issue 12, class 9): gunicorn's gthread worker hands a connection to a thread as soon as its first byte
-arrives, and the thread then blocks until the request head (and body) is complete. 24 clients each sending a byte
-of header every second held all 2 x 8 threads, and shared pages stopped answering. Here the worker's poller (its
-main thread, non-blocking sockets) reads the request head, and the body when its length is known (Content-Length
-up to :data:`BODY_PREREAD_MAX`, or a chunked body up to its terminating chunk), into a buffer; only then is the
-connection queued to the thread pool, whose parser reads the buffered bytes first. So a slow client costs a
-buffer and a poller entry, never a thread.
+Why (issue 12, class 9, and an outside probe since): gunicorn's gthread worker hands a connection to a thread as
+soon as its first byte arrives, and the thread then blocks on the socket until the request has arrived and until
+its response has been taken. Slow or hostile clients (trickled headers, a body that never ends, pipelined requests
+whose responses are never read) held every thread and shared pages stopped answering. Here the worker's poller (its
+main thread, non-blocking sockets) does every read and write:
 
-Limits (all per connection):
+1. it reads until :func:`serving.framing.frame` says the buffer holds one whole request (or all it will read of a
+   request that breaks a limit), under the header timeout;
+2. a hot shared GET the poller understands completely (:func:`simple_get`) is answered from the app's fast layer
+   (:meth:`serving.fastpath.FastSharedPages.answer`, the same code that answers it under WSGI); anything else goes
+   to a thread, which runs gunicorn's own parser and gthread's ``handle_request`` over those bytes in memory
+   (:class:`MemorySocket`: the end of the bytes is the end of input, and the response is collected);
+3. the poller writes the response under the write timeout, then serves the next pipelined request in its buffer
+   (with a fresh header deadline) or keeps the connection alive.
 
-- ``NEWSROOM_HEADER_TIMEOUT_S`` (default 10): the whole request (head and buffered body) must arrive within this
-  many seconds of the connection opening or of its first byte on a kept-alive connection; otherwise it is closed.
-- :data:`HEAD_MAX` (64 KiB): a head larger than this is answered 431 and closed.
-- Bodies larger than :data:`BODY_PREREAD_MAX` are handed over after the head: the origin answers 413 for them
-  without reading (serving.create_app's MAX_CONTENT_LENGTH), so no thread waits on their bytes either.
+So the fast path is a cache in front of gunicorn's HTTP handling, never a second parser with fewer limits: every
+request it does not answer reaches gunicorn's parser with gunicorn's limits; :func:`simple_get` accepts only
+requests that parser accepts with the same meaning (tests/security/test_http_fuzz.py compares them). A slow client
+costs a buffer and a poller entry, never a thread. Limits (each named in serving/gunicorn.conf.py):
 
-The number of connections per worker stays bounded by gunicorn's ``worker_connections``; idle kept-alive
-connections by ``keepalive``. Everything else (keep-alive, graceful shutdown, the thread pool) is gthread's own.
+- ``NEWSROOM_HEADER_TIMEOUT_S`` (default 10): a request (head and body) must arrive within this many seconds of
+  the connection opening, of its first byte on a kept-alive connection, or of the previous response on a
+  pipelined one; otherwise the connection is closed.
+- ``NEWSROOM_WRITE_TIMEOUT_S`` (default 30): a response must be taken by the client within this many seconds.
+- serving/framing.py: heads over 64 KiB, bodies over ~1 MiB, bare LF, malformed framing: handed to gunicorn's
+  parser as they stand, answered by it (or by the app: 413) and the connection closed at once.
+- gunicorn's ``limit_request_line``, ``limit_request_fields``, ``limit_request_field_size``: its parser, and
+  :func:`simple_get` (stricter or equal).
+- ``worker_connections``: when full, a new connection evicts the connection that has waited longest for its
+  request (then the oldest idle kept-alive one), so idle sockets cannot lock new clients out; ``keepalive`` bounds
+  idle kept-alive connections as in gthread.
 
-Hot shared GETs never reach a thread either. Once the poller holds a whole request that is a plain
-``GET /v1/editions...`` (HTTP/1.1, no body, no Cookie, no Authorization, exactly one request in the buffer, every
-header line well formed) it asks the app's fast layer (:meth:`serving.fastpath.FastSharedPages.answer`, the same
-code that answers them under WSGI) and, when that answers, writes the response itself (non-blocking; a response
-the socket does not take at once is finished when it becomes writable, within the header timeout). Why: behind
-the CDN most origin requests are these pages, and handing each to a thread cost a queue hop, a context switch
-and gunicorn's Python HTTP parser and response writer, several times the ~6 us the fast layer needs
-(benchmarks/serve_bench.py: origin vs nginx). Anything else, and every request when an access log is configured
-(gunicorn's access log needs its request and response objects), takes the thread path unchanged. Headers are the
-thread path's: the app's, plus ``Server``, ``Date`` and ``Connection`` as gunicorn writes them
-(tests/serving/test_poller_fastpath.py compares both paths on a real gunicorn).
+Not supported: HTTP/2 (gunicorn's h2c settings; the origin speaks HTTP/1.1 to the CDN) and TLS (Cloud Run ends TLS).
+Every request takes the thread path when an access log is configured (gunicorn's access log needs its request and
+response objects).
 """
 
 from __future__ import annotations
@@ -39,37 +44,41 @@ import os
 import re
 import selectors
 import time
-from collections import deque
 from email.utils import formatdate
 from functools import partial
 
+from gunicorn import http, util
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
-HEAD_MAX = 64 * 1024
-BODY_PREREAD_MAX = 1024 * 1024 + 64 * 1024  # the largest body the origin takes (push: 1 MiB) plus slack
+from serving import framing
+
 HEADER_TIMEOUT_S = float(os.environ.get("NEWSROOM_HEADER_TIMEOUT_S", "10"))
-_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]{1,15})[ \t]*(?:\r\n|$)")
-_CHUNKED = re.compile(rb"\r\ntransfer-encoding:[^\r\n]*chunked")
-_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+WRITE_TIMEOUT_S = float(os.environ.get("NEWSROOM_WRITE_TIMEOUT_S", "30"))
+# gunicorn's defaults for limit_request_line, limit_request_fields, limit_request_field_size
+GUNICORN_LIMITS = (4094, 100, 8190)
 # A header line the poller may read itself: RFC 9110 token, colon, value without control characters (no obs-fold).
 _HEADER_LINE = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[^\x00-\x08\x0a-\x1f\x7f]*$")
 _TARGET = re.compile(rb"^/v1/editions[A-Za-z0-9/_.~-]*(?:\?[A-Za-z0-9=&_.~-]*)?$")
 
 
-def simple_get(buf: bytes | bytearray) -> tuple[str, str, str | None, bool] | None:
+def simple_get(buf: bytes | bytearray, limits: tuple[int, int, int] = GUNICORN_LIMITS):
     """``(path, query, if_none_match, close)`` when ``buf`` is exactly one plain HTTP/1.1 GET of a
-    ``/v1/editions`` path with no body, Cookie or Authorization and only well-formed header lines; else None (the
-    thread path, with gunicorn's full parser, answers it)."""
+    ``/v1/editions`` path with no body, Cookie or Authorization, only well-formed header lines and within gunicorn's
+    ``limits`` (request line, header count, header line size); else None (the thread path, with gunicorn's full
+    parser, answers it)."""
     end = buf.find(b"\r\n\r\n")
     if end < 0 or end + 4 != len(buf):
         return None
+    line_max, fields_max, field_max = limits
     lines = bytes(buf[:end]).split(b"\r\n")
     parts = lines[0].split(b" ")
+    if len(lines[0]) > line_max or len(lines) - 1 > fields_max:
+        return None
     if len(parts) != 3 or parts[0] != b"GET" or parts[2] != b"HTTP/1.1" or not _TARGET.match(parts[1]):
         return None
     inm, close = None, False
     for line in lines[1:]:
-        if not _HEADER_LINE.match(line):
+        if len(line) + 2 > field_max or not _HEADER_LINE.match(line):
             return None
         name, _, value = line.partition(b":")
         name = name.lower()
@@ -97,31 +106,68 @@ def http_response(status: str, headers: list, body: bytes, close: bool, date: st
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-def request_complete(buf: bytes | bytearray) -> bool | None:
-    """True when ``buf`` holds a whole request (or as much as we pre-read of it), False when more must come, None
-    when the head is too large to accept."""
-    end = buf.find(b"\r\n\r\n")
-    if end < 0:
-        return None if len(buf) > HEAD_MAX else False
-    if end > HEAD_MAX:
+class MemorySocket:
+    """What a thread's gunicorn parser and response writer see instead of the client's socket: the request bytes
+    the poller read (then end of input), and a buffer the response is written into."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos, self.out = data, 0, bytearray()
+
+    def recv(self, n: int) -> bytes:
+        chunk = self.data[self.pos : self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+    def unread(self) -> int:
+        return len(self.data) - self.pos
+
+    def sendall(self, data) -> None:
+        self.out += data
+
+    def send(self, data) -> int:
+        self.out += data
+        return len(data)
+
+    def sendfile(self, file, offset: int = 0, count: int | None = None) -> int:
+        file.seek(offset)
+        data = file.read() if count is None else file.read(count)
+        self.out += data
+        return len(data)
+
+    def gettimeout(self):
         return None
-    head = bytes(buf[:end]).lower()
-    body = len(buf) - (end + 4)
-    m = _CONTENT_LENGTH.search(head)
-    if m is not None:
-        length = int(m.group(1))
-        return length > BODY_PREREAD_MAX or body >= length
-    if _CHUNKED.search(head):
-        return body > BODY_PREREAD_MAX or bytes(buf[-5:]) == b"0\r\n\r\n"
-    return True
+
+    def settimeout(self, _value) -> None:
+        pass
+
+    def setblocking(self, _flag) -> None:
+        pass
+
+    def shutdown(self, _how) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _Job:
+    """The connection as gthread's ``handle_request`` sees it on a thread."""
+
+    def __init__(self, sock: MemorySocket, conn):
+        self.sock, self.client, self.server = sock, conn.client, conn.server
 
 
 class BufferingThreadWorker(ThreadWorker):
-    """gthread with the request read by the poller (see the module docstring)."""
+    """gthread with every socket read and write done by the poller (see the module docstring)."""
 
     def init_process(self):
-        self.reading: deque = deque()
+        self.reading: dict = {}  # connections waiting for (the rest of) a request, oldest first
+        self.writing: dict = {}  # connections whose response the client has not taken yet, oldest first
         super().init_process()
+
+    def set_accept_enabled(self, enabled):
+        """A full worker keeps accepting while alive: :meth:`accept` evicts the longest-waiting connection."""
+        super().set_accept_enabled(enabled or self.alive)
 
     def accept(self, listener):
         try:
@@ -130,61 +176,89 @@ class BufferingThreadWorker(ThreadWorker):
             if e.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                 raise
             return
+        if self.nr_conns >= self.worker_connections and not self._evict_one():
+            util.close(client_sock)  # every connection is being served: the client retries
+            return
         self.nr_conns += 1
         conn = TConn(self.cfg, client_sock, client_addr, listener.getsockname())  # non-blocking
-        self._start_reading(conn)
+        conn.inbuf, conn.closed = bytearray(), False
+        self._read(conn)
+
+    def _evict_one(self) -> bool:
+        """Close the connection that has waited longest for its request, else the oldest kept-alive one."""
+        if self.reading:
+            self._close(next(iter(self.reading)))
+            return True
+        if self.keepalived_conns:
+            conn = self.keepalived_conns.popleft()
+            self._unregister(conn)
+            self.nr_conns -= 1
+            conn.close()
+            return True
+        return False
 
     def on_client_socket_readable(self, conn, client):
-        """A kept-alive connection has a new request coming: read it in the poller too."""
+        """A kept-alive connection has a new request coming: read it in the poller."""
         self.poller.unregister(client)
         self.keepalived_conns.remove(conn)
-        self._start_reading(conn)
+        self._read(conn)
+        self._on_readable(conn, client)
 
-    def _start_reading(self, conn) -> None:
-        conn.prebuf = bytearray()
-        conn.head_deadline = time.monotonic() + HEADER_TIMEOUT_S
-        self.reading.append(conn)
+    def _read(self, conn) -> None:
+        conn.deadline = time.monotonic() + HEADER_TIMEOUT_S
+        self.reading[conn] = None
         self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
 
-    def _stop_reading(self, conn) -> None:
+    def _unregister(self, conn) -> None:
         try:
             self.poller.unregister(conn.sock)
         except (OSError, KeyError, ValueError):
             pass
-        try:
-            self.reading.remove(conn)
-        except ValueError:
-            pass
 
-    def _drop(self, conn, reply: bytes = b"") -> None:
-        self._stop_reading(conn)
-        if reply:
-            try:
-                conn.sock.send(reply)
-            except OSError:
-                pass
+    def _close(self, conn) -> None:
+        if conn.closed:
+            return
+        conn.closed = True
+        self.reading.pop(conn, None)
+        self.writing.pop(conn, None)
+        self._unregister(conn)
         self.nr_conns -= 1
         conn.close()
 
     def _on_readable(self, conn, _sock) -> None:
         try:
-            data = conn.sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
+            try:
+                data = conn.sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                self._close(conn)
+                return
+            conn.inbuf += data
+            self._advance(conn)
+        except Exception:  # nothing may escape the poller: it would end the worker and every connection on it
+            self.log.exception("Error reading a request")
+            self._close(conn)
+
+    def _advance(self, conn) -> None:
+        """Serve the next request in the connection's buffer once it is all there; read more otherwise."""
+        found = framing.frame(conn.inbuf, self.cfg.limit_request_line)
+        if found is None:
+            if conn not in self.reading:
+                self._read(conn)
             return
-        except OSError:
-            data = b""
-        if not data:
-            self._drop(conn)
+        n, whole = found
+        raw = bytes(conn.inbuf[:n])
+        del conn.inbuf[:n]
+        if conn in self.reading:
+            del self.reading[conn]
+            self._unregister(conn)  # pipelined bytes wait in the socket until this response is written
+        if whole and self._answer_in_poller(conn, raw):
             return
-        conn.prebuf += data
-        done = request_complete(conn.prebuf)
-        if done is None:
-            self._drop(conn, _TOO_LARGE)
-        elif done:
-            self._stop_reading(conn)
-            if not self._answer_in_poller(conn):
-                conn.data_ready = True
-                self.enqueue_req(conn)
+        fs = self.tpool.submit(self._serve, conn, raw, not whole)
+        fs.add_done_callback(lambda fut: self.method_queue.defer(self._served, conn, fut))
 
     def _fast_layer(self):
         """The app's :class:`serving.fastpath.FastSharedPages`, or None (fast path off, or access logging on)."""
@@ -197,63 +271,109 @@ class BufferingThreadWorker(ThreadWorker):
             self._fast = fast
         return fast
 
-    def _answer_in_poller(self, conn) -> bool:
+    def _answer_in_poller(self, conn, raw: bytes) -> bool:
         fast = self._fast_layer()
-        req = simple_get(conn.prebuf) if fast is not None else None
-        found = fast.answer(req[0], req[1], req[2]) if req is not None else None
+        cfg = self.cfg
+        req = simple_get(raw, (cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size))
+        if fast is None or req is None:
+            return False
+        try:
+            found = fast.answer(req[0], req[1], req[2])
+        except Exception:  # the thread path (Flask) answers what the fast layer could not
+            self.log.exception("Fast layer failed on %r", req[:2])
+            return False
         if found is None:
             return False
         self.nr += 1
         if self.nr >= self.max_requests and self.alive:
             self.log.info("Autorestarting worker after current request.")
             self.alive = False
-        close = req[3] or not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
+        close = req[3] or not self.alive or not cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
         now = int(time.time())
         if getattr(self, "_date_at", None) != now:
             self._date_at, self._date = now, formatdate(now, usegmt=True)
-        conn.prebuf = None
-        self._write(conn, memoryview(http_response(*found, close, self._date)), close)
+        self._send(conn, memoryview(http_response(*found, close, self._date)), close)
         return True
 
-    def _write(self, conn, data: memoryview, close: bool, _sock=None) -> None:
-        """Send what the socket takes now; finish when it is writable again (bounded by the header deadline)."""
+    def _serve(self, conn, raw: bytes, close: bool) -> tuple[bool, bytearray]:
+        """On a thread: gunicorn's parser and gthread's request handling over ``raw``; (keep alive, response)."""
+        sock = MemorySocket(raw)
+        parser = http.get_parser(self.cfg, sock, conn.client)
+        req = None
         try:
-            sent = conn.sock.send(data)
+            req = next(parser)
+            if close:
+                req.must_close = True  # the poller read only part of it: nothing after it is a request
+            keep = self.handle_request(req, _Job(sock, conn))
+        except (http.errors.NoMoreData, StopIteration):
+            return False, sock.out
+        except Exception as e:
+            self.handle_error(req, sock, conn.client, e)
+            return False, sock.out
+        try:
+            drained = parser.finish_body()
+        except Exception:
+            drained = False
+        return bool(keep and drained and not sock.unread() and not parser.unreader.buf.getvalue()), sock.out
+
+    def _served(self, conn, fut) -> None:
+        try:
+            keep, out = fut.result()
+        except Exception:
+            keep, out = False, b""
+        try:
+            self._send(conn, memoryview(out), not keep)
+        except Exception:
+            self.log.exception("Error writing a response")
+            self._close(conn)
+
+    def _send(self, conn, data: memoryview, close: bool) -> None:
+        """Send what the socket takes now; the rest when it is writable again, within the write timeout."""
+        try:
+            sent = conn.sock.send(data) if data else 0
         except (BlockingIOError, InterruptedError):
             sent = 0
         except OSError:
-            self._drop(conn)
+            self._close(conn)
             return
-        rest = data[sent:]
-        first = _sock is None
-        if rest:
-            if first:
-                self.reading.append(conn)  # its head deadline now bounds the write
-                self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._write, conn, rest, close))
-            else:
-                self.poller.modify(conn.sock, selectors.EVENT_WRITE, partial(self._write, conn, rest, close))
+        if sent < len(data):
+            conn.deadline = time.monotonic() + WRITE_TIMEOUT_S
+            self.writing[conn] = None
+            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn, data[sent:], close))
             return
-        if not first:
-            self._stop_reading(conn)
-        if close:
-            self.nr_conns -= 1
-            conn.close()
+        self._sent(conn, close)
+
+    def _on_writable(self, conn, data: memoryview, close: bool, _sock) -> None:
+        try:
+            sent = conn.sock.send(data)
+        except (BlockingIOError, InterruptedError):
             return
-        conn.set_timeout()  # kept alive exactly as gthread's finish_request does
-        self.keepalived_conns.append(conn)
-        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+        except OSError:
+            self._close(conn)
+            return
+        if sent < len(data):
+            self.poller.modify(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn, data[sent:], close))
+            return
+        del self.writing[conn]
+        self._unregister(conn)
+        self._sent(conn, close)
+
+    def _sent(self, conn, close: bool) -> None:
+        """After a response: close, serve the next pipelined request, or keep the connection alive."""
+        if close or not self.alive:
+            self._close(conn)
+        elif conn.inbuf:
+            self._advance(conn)
+        elif len(self.keepalived_conns) >= self.max_keepalived:
+            self._close(conn)
+        else:
+            conn.set_timeout()  # kept alive exactly as gthread's finish_request does
+            self.keepalived_conns.append(conn)
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
     def murder_pending(self):
         super().murder_pending()
         now = time.monotonic()
-        while self.reading and self.reading[0].head_deadline <= now:
-            self._drop(self.reading[0])
-
-    def handle(self, conn):
-        buf = getattr(conn, "prebuf", None)
-        if buf:
-            conn.prebuf = None
-            conn.sock.setblocking(True)
-            conn.init()
-            conn.parser.unreader.unread(bytes(buf))
-        return super().handle(conn)
+        for waiting in (self.reading, self.writing):
+            while waiting and next(iter(waiting)).deadline <= now:
+                self._close(next(iter(waiting)))

@@ -203,6 +203,7 @@ def parse_limit(raw: str | None, maximum: int) -> int | None:
     """None when absent; raises ValueError with a message when invalid."""
     if raw is None:
         return None
-    if not raw.isdigit() or not 1 <= int(raw) <= maximum:
+    # length first: int() of a long digit string is slow, and over 4,300 digits raises
+    if not raw.isdigit() or len(raw) > len(str(maximum)) or not 1 <= int(raw) <= maximum:
         raise ValueError(f"limit must be an integer from 1 to {maximum}, got {raw!r}")
     return int(raw)

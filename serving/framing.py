@@ -1,0 +1,106 @@
+"""Where one HTTP/1.1 request ends in a connection's buffer, for the origin's gunicorn poller (serving/gworker.py).
+
+This is not a parser: it decides only when the bytes received so far are enough to hand to gunicorn's own parser
+(which then judges them, with every limit gunicorn has), so that the parser never has to wait for the socket.
+:func:`frame` answers one of:
+
+- ``NEED_MORE``: the request may still be arriving (the poller keeps reading, under its header timeout);
+- ``(n, True)``: the first ``n`` bytes are one whole request (head, and its body when it has one);
+- ``(n, False)``: the first ``n`` bytes are all the poller will read of this request: the head breaks a limit or the
+  framing rules (over :data:`HEAD_MAX`, a bare LF, a request line over gunicorn's ``limit_request_line``, a
+  Content-Length that is not one plain number, a transfer coding other than chunked, a malformed chunk), or its body
+  is longer than :data:`BODY_MAX`. gunicorn's parser sees those bytes and then the end of input: it answers the error
+  it finds (400, 413, 414, 431, 501), or the app answers (413 for a long body, read never), and the connection
+  closes after that answer, so nothing after these bytes can be misread as the next request.
+
+Chunked bodies are followed chunk by chunk (size line, data, CRLF, up to the last chunk and its trailer section), so a
+chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end of the body.
+"""
+
+from __future__ import annotations
+
+NEED_MORE = None
+HEAD_MAX = 64 * 1024  # a longer head is handed over as it stands (gunicorn answers 431): stricter than its own cap
+BODY_MAX = 1024 * 1024 + 64 * 1024  # the largest body the origin takes (push: 1 MiB) plus slack
+CHUNK_LINE_MAX = 1024  # a chunk-size line (size and extensions) longer than this is malformed
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+
+
+def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool] | None:
+    """See the module docstring. ``request_line_max``: gunicorn's ``limit_request_line``."""
+    line_end = buf.find(b"\r\n", 0, request_line_max + 4)
+    if line_end < 0:
+        if len(buf) > request_line_max + 1 or b"\n" in buf:
+            return len(buf), False
+        return NEED_MORE
+    end = buf.find(b"\r\n\r\n", 0, HEAD_MAX + 4)
+    scanned = buf[: (end if end >= 0 else HEAD_MAX) + 4]
+    if scanned.count(b"\n") != scanned.count(b"\r\n") or line_end > request_line_max:
+        return len(scanned), False  # a bare LF, or a request line too long: gunicorn's parser answers 400 / 414
+    if end < 0:
+        return (len(scanned), False) if len(buf) > HEAD_MAX else NEED_MORE
+    head_len = end + 4
+    coding = _body_coding(bytes(buf[line_end:end]))
+    if coding is None:
+        return head_len, True
+    if coding is False:
+        return head_len, False
+    if coding == "chunked":
+        return _chunked_end(buf, head_len)
+    if coding > BODY_MAX:
+        return head_len, False
+    return (head_len + coding, True) if len(buf) >= head_len + coding else NEED_MORE
+
+
+def _body_coding(headers: bytes) -> int | str | bool | None:
+    """The body of a head: None (no body), its Content-Length, "chunked", or False (framing gunicorn refuses or
+    the poller does not follow: both headers, several lengths, a length that is not digits, another coding)."""
+    length = chunked = None
+    for line in headers.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        name = name.strip().lower()
+        if name == b"content-length":
+            value = value.strip(b" \t")
+            if length is not None or not value.isdigit() or len(value) > 15:
+                return False
+            length = int(value)
+        elif name == b"transfer-encoding":
+            if chunked is not None or value.strip(b" \t").lower() != b"chunked":
+                return False
+            chunked = True
+    if chunked and length is not None:
+        return False
+    return "chunked" if chunked else length
+
+
+def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool] | None:
+    """Where the chunked body starting at ``pos`` ends (see :func:`frame`)."""
+    start = pos
+    while True:
+        eol = buf.find(b"\r\n", pos, pos + CHUNK_LINE_MAX + 2)
+        if eol < 0:
+            return NEED_MORE if len(buf) - pos <= CHUNK_LINE_MAX else (len(buf), False)
+        size = bytes(buf[pos:eol]).split(b";", 1)[0].strip(b" \t")
+        if not size or len(size) > 8 or not _HEX.issuperset(size):
+            return eol + 2, False
+        n = int(size, 16)
+        if n == 0:
+            return _trailer_end(buf, eol + 2)
+        pos = eol + 2 + n
+        if pos - start > BODY_MAX:
+            return min(len(buf), pos), False
+        if len(buf) < pos + 2:
+            return NEED_MORE
+        if buf[pos : pos + 2] != b"\r\n":
+            return pos + 2, False
+        pos += 2
+
+
+def _trailer_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool] | None:
+    """End of the trailer section (header lines, then an empty line) after the last chunk."""
+    if buf[pos : pos + 2] == b"\r\n":
+        return pos + 2, True
+    end = buf.find(b"\r\n\r\n", pos, pos + HEAD_MAX)
+    if end < 0:
+        return NEED_MORE if len(buf) - pos <= HEAD_MAX else (len(buf), False)
+    return end + 4, True
