@@ -28,44 +28,44 @@ _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool] | None:
     """See the module docstring. ``request_line_max``: gunicorn's ``limit_request_line``."""
-    line_end = buf.find(b"\r\n", 0, request_line_max + 4)
-    if line_end < 0:
-        if len(buf) > request_line_max + 1 or b"\n" in buf:
-            return len(buf), False
-        return NEED_MORE
     end = buf.find(b"\r\n\r\n", 0, HEAD_MAX + 4)
-    scanned = buf[: (end if end >= 0 else HEAD_MAX) + 4]
-    if scanned.count(b"\n") != scanned.count(b"\r\n") or line_end > request_line_max:
-        return len(scanned), False  # a bare LF, or a request line too long: gunicorn's parser answers 400 / 414
+    stop = end + 4 if end >= 0 else min(len(buf), HEAD_MAX + 4)
+    line_end = buf.find(b"\r\n", 0, min(stop, request_line_max + 2))
+    if buf.count(b"\n", 0, stop) != buf.count(b"\r\n", 0, stop):
+        return stop, False  # a bare LF: gunicorn's parser answers 400
+    if line_end < 0:
+        return (stop, False) if stop > request_line_max + 1 else NEED_MORE  # too long: gunicorn answers 414
     if end < 0:
-        return (len(scanned), False) if len(buf) > HEAD_MAX else NEED_MORE
-    head_len = end + 4
-    coding = _body_coding(bytes(buf[line_end:end]))
+        return (stop, False) if len(buf) > HEAD_MAX else NEED_MORE
+    coding = _body_coding(buf[line_end:end].lower())
     if coding is None:
-        return head_len, True
+        return stop, True
     if coding is False:
-        return head_len, False
+        return stop, False
     if coding == "chunked":
-        return _chunked_end(buf, head_len)
+        return _chunked_end(buf, stop)
     if coding > BODY_MAX:
-        return head_len, False
-    return (head_len + coding, True) if len(buf) >= head_len + coding else NEED_MORE
+        return stop, False
+    return (stop + coding, True) if len(buf) >= stop + coding else NEED_MORE
 
 
 def _body_coding(headers: bytes) -> int | str | bool | None:
     """The body of a head: None (no body), its Content-Length, "chunked", or False (framing gunicorn refuses or
-    the poller does not follow: both headers, several lengths, a length that is not digits, another coding)."""
+    the poller does not follow: both headers, several lengths, a length that is not digits, another coding).
+    ``headers`` (lower-cased) starts with the CRLF that ends the request line, so every header line follows one."""
+    if b"\r\ncontent-length" not in headers and b"\r\ntransfer-encoding" not in headers:
+        return None  # most requests: a GET (a name with space before its colon is gunicorn's 400, not a length)
     length = chunked = None
-    for line in headers.split(b"\r\n")[1:]:
+    for line in bytes(headers).split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
-        name = name.strip().lower()
+        name = name.strip()
         if name == b"content-length":
             value = value.strip(b" \t")
             if length is not None or not value.isdigit() or len(value) > 15:
                 return False
             length = int(value)
         elif name == b"transfer-encoding":
-            if chunked is not None or value.strip(b" \t").lower() != b"chunked":
+            if chunked is not None or value.strip(b" \t") != b"chunked":
                 return False
             chunked = True
     if chunked and length is not None:
