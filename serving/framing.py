@@ -11,7 +11,10 @@ This is not a parser: it decides only when the bytes received so far are enough 
   Content-Length that is not one plain number, a transfer coding other than chunked, a malformed chunk), or its body
   is longer than :data:`BODY_MAX`. gunicorn's parser sees those bytes and then the end of input: it answers the error
   it finds (400, 413, 414, 431, 501), or the app answers (413 for a long body, read never), and the connection
-  closes after that answer, so nothing after these bytes can be misread as the next request.
+  closes after that answer, so nothing after these bytes can be misread as the next request;
+- ``(n, 400)`` / ``(n, 413)`` / ``(n, 431)``: a chunked body that is malformed, longer than :data:`BODY_MAX`, or
+  whose trailer section is over :data:`HEAD_MAX`. The poller answers
+  this status itself and closes: handed on, the app would meet the error only while reading the body (a 500).
 
 Chunked bodies are followed chunk by chunk (size line, data, CRLF, up to the last chunk and its trailer section), so a
 chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end of the body.
@@ -26,7 +29,7 @@ CHUNK_LINE_MAX = 1024  # a chunk-size line (size and extensions) longer than thi
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
-def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool] | None:
+def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool | int] | None:
     """See the module docstring. ``request_line_max``: gunicorn's ``limit_request_line``."""
     end = buf.find(b"\r\n\r\n", 0, HEAD_MAX + 4)
     stop = end + 4 if end >= 0 else min(len(buf), HEAD_MAX + 4)
@@ -73,34 +76,34 @@ def _body_coding(headers: bytes) -> int | str | bool | None:
     return "chunked" if chunked else length
 
 
-def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool] | None:
+def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int] | None:
     """Where the chunked body starting at ``pos`` ends (see :func:`frame`)."""
     start = pos
     while True:
         eol = buf.find(b"\r\n", pos, pos + CHUNK_LINE_MAX + 2)
         if eol < 0:
-            return NEED_MORE if len(buf) - pos <= CHUNK_LINE_MAX else (len(buf), False)
+            return NEED_MORE if len(buf) - pos <= CHUNK_LINE_MAX else (len(buf), 400)
         size = bytes(buf[pos:eol]).split(b";", 1)[0].strip(b" \t")
         if not size or len(size) > 8 or not _HEX.issuperset(size):
-            return eol + 2, False
+            return eol + 2, 400
         n = int(size, 16)
         if n == 0:
             return _trailer_end(buf, eol + 2)
         pos = eol + 2 + n
         if pos - start > BODY_MAX:
-            return min(len(buf), pos), False
+            return min(len(buf), pos), 413
         if len(buf) < pos + 2:
             return NEED_MORE
         if buf[pos : pos + 2] != b"\r\n":
-            return pos + 2, False
+            return pos + 2, 400
         pos += 2
 
 
-def _trailer_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool] | None:
+def _trailer_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int] | None:
     """End of the trailer section (header lines, then an empty line) after the last chunk."""
     if buf[pos : pos + 2] == b"\r\n":
         return pos + 2, True
     end = buf.find(b"\r\n\r\n", pos, pos + HEAD_MAX)
     if end < 0:
-        return NEED_MORE if len(buf) - pos <= HEAD_MAX else (len(buf), False)
+        return NEED_MORE if len(buf) - pos <= HEAD_MAX else (len(buf), 431)
     return end + 4, True

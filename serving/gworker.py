@@ -43,6 +43,7 @@ import errno
 import os
 import re
 import selectors
+import socket
 import time
 from email.utils import formatdate
 from functools import partial
@@ -54,10 +55,15 @@ from serving import framing
 
 HEADER_TIMEOUT_S = float(os.environ.get("NEWSROOM_HEADER_TIMEOUT_S", "10"))
 WRITE_TIMEOUT_S = float(os.environ.get("NEWSROOM_WRITE_TIMEOUT_S", "30"))
+# After a last response: half-close, then discard what the client still sends for at most this long / this much,
+# so a client still sending a refused body reads the answer instead of a reset (gunicorn's close_graceful, bounded).
+LINGER_S = 2.0
+LINGER_MAX = 4 * 1024 * 1024
 # gunicorn's defaults for limit_request_line, limit_request_fields, limit_request_field_size
 GUNICORN_LIMITS = (4094, 100, 8190)
 # A header line the poller may read itself: RFC 9110 token, colon, value without control characters (no obs-fold).
 _HEADER_LINE = re.compile(rb"^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*[^\x00-\x08\x0a-\x1f\x7f]*$")
+REASONS = {400: "Bad Request", 413: "Content Too Large", 431: "Request Header Fields Too Large"}
 _TARGET = re.compile(rb"^/v1/editions[A-Za-z0-9/_.~-]*(?:\?[A-Za-z0-9=&_.~-]*)?$")
 
 
@@ -104,6 +110,14 @@ def http_response(status: str, headers: list, body: bytes, close: bool, date: st
     ]
     head += [f"{k}: {v}" for k, v in headers]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+def refusal(status: int) -> bytes:
+    """The poller's own answer to a request body it refuses; the connection closes after it."""
+    body = f"{status} {REASONS[status]}: malformed or oversized chunked body\n".encode()
+    head = f"HTTP/1.1 {status} {REASONS[status]}\r\nServer: gunicorn\r\nConnection: close\r\n"
+    head += f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n"
+    return head.encode() + body
 
 
 class MemorySocket:
@@ -163,6 +177,7 @@ class BufferingThreadWorker(ThreadWorker):
     def init_process(self):
         self.reading: dict = {}  # connections waiting for (the rest of) a request, oldest first
         self.writing: dict = {}  # connections whose response the client has not taken yet, oldest first
+        self.lingering: dict = {}  # connections answered for the last time, closing (see LINGER_S)
         super().init_process()
 
     def set_accept_enabled(self, enabled):
@@ -185,10 +200,12 @@ class BufferingThreadWorker(ThreadWorker):
         self._read(conn)
 
     def _evict_one(self) -> bool:
-        """Close the connection that has waited longest for its request, else the oldest kept-alive one."""
-        if self.reading:
-            self._close(next(iter(self.reading)))
-            return True
+        """Close a closing connection, else the one that has waited longest for its request, else the oldest
+        kept-alive one."""
+        for waiting in (self.lingering, self.reading):
+            if waiting:
+                self._close(next(iter(waiting)))
+                return True
         if self.keepalived_conns:
             conn = self.keepalived_conns.popleft()
             self._unregister(conn)
@@ -221,6 +238,7 @@ class BufferingThreadWorker(ThreadWorker):
         conn.closed = True
         self.reading.pop(conn, None)
         self.writing.pop(conn, None)
+        self.lingering.pop(conn, None)
         self._unregister(conn)
         self.nr_conns -= 1
         conn.close()
@@ -255,6 +273,9 @@ class BufferingThreadWorker(ThreadWorker):
         if conn in self.reading:
             del self.reading[conn]
             self._unregister(conn)  # pipelined bytes wait in the socket until this response is written
+        if whole is not True and whole is not False:  # a body the poller refuses itself (serving/framing.py)
+            self._send(conn, memoryview(refusal(whole)), True)
+            return
         if whole and self._answer_in_poller(conn, raw):
             return
         fs = self.tpool.submit(self._serve, conn, raw, not whole)
@@ -361,7 +382,7 @@ class BufferingThreadWorker(ThreadWorker):
     def _sent(self, conn, close: bool) -> None:
         """After a response: close, serve the next pipelined request, or keep the connection alive."""
         if close or not self.alive:
-            self._close(conn)
+            self._linger(conn)
         elif conn.inbuf:
             self._advance(conn)
         elif len(self.keepalived_conns) >= self.max_keepalived:
@@ -371,9 +392,30 @@ class BufferingThreadWorker(ThreadWorker):
             self.keepalived_conns.append(conn)
             self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
+    def _linger(self, conn) -> None:
+        try:
+            conn.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            self._close(conn)
+            return
+        conn.deadline, conn.drained = time.monotonic() + LINGER_S, 0
+        self.lingering[conn] = None
+        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_linger, conn))
+
+    def _on_linger(self, conn, _sock) -> None:
+        try:
+            data = conn.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        conn.drained += len(data)
+        if not data or conn.drained > LINGER_MAX:
+            self._close(conn)
+
     def murder_pending(self):
         super().murder_pending()
         now = time.monotonic()
-        for waiting in (self.reading, self.writing):
+        for waiting in (self.reading, self.writing, self.lingering):
             while waiting and next(iter(waiting)).deadline <= now:
                 self._close(next(iter(waiting)))

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from stores import StoreConfig, open_stores
-from tests.serving.helpers import EDITION, http_get, publish_world, running_origin
+from tests.serving.helpers import EDITION, STORY, http_get, publish_world, running_origin
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = 24
@@ -96,3 +96,41 @@ def test_bodies_and_keep_alive_pass_through_the_buffering_worker(origin):
     r = conn.getresponse()
     assert r.status in (401, 413)  # no token: refused before any parsing; never a hang or a 500
     conn.close()
+
+
+def _hostile(port: int, kind: int) -> socket.socket:
+    """One hostile connection of five kinds: idle, a trickled head, a request then half of one (pipelined), a
+    chunked body that never ends, and pipelined requests whose responses are never read."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    story = f"GET /v1/stories/{STORY} HTTP/1.1\r\nHost: x\r\n\r\n".encode()
+    if kind == 1:
+        s.send(b"GET /healthz HTTP/1.1\r\nHo")
+    elif kind == 2:
+        s.send(story + b"GET /healthz HTTP/1.1\r\nHost: x")
+    elif kind == 3:
+        s.send(b"POST /v1/ping HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n0\r\n\r\n")
+    elif kind == 4:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.setblocking(False)
+        try:
+            s.send(story * 2000)
+        except BlockingIOError:
+            pass
+    return s
+
+
+def test_healthz_and_story_pages_stay_answered_under_100_hostile_connections(origin):
+    hostile = [_hostile(origin, i % 5) for i in range(100)]
+    try:
+        time.sleep(1.0)  # every hostile connection has sent what it will: plain gthread has given them its threads
+        paths = ["/healthz", f"/v1/stories/{STORY}", PAGE] * 3
+        answers = []
+        for path in paths:
+            try:
+                answers.append(http_get(origin, path, timeout=4)[0])
+            except OSError as exc:
+                answers.append(repr(exc))
+        assert answers == [200] * len(paths)
+    finally:
+        for s in hostile:
+            s.close()

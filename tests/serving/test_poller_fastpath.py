@@ -61,6 +61,7 @@ def _worker(app) -> BufferingThreadWorker:
     w.wsgi, w.log, w.alive, w.nr, w.nr_conns = app, _Log(), True, 0, 1
     w.max_requests, w.max_keepalived = 10**9, 100
     w.poller, w.reading, w.writing, w.keepalived_conns = selectors.DefaultSelector(), {}, {}, deque()
+    w.lingering = {}
     w.worker_connections = 1000
     w.enqueued = []
     w.tpool = _Pool(w.enqueued)
@@ -144,12 +145,13 @@ def test_a_response_larger_than_the_socket_takes_is_finished_when_writable(app):
                 got.extend(chunk)
         except BlockingIOError:
             return False
-        return True  # closed by the worker after the last byte
+        return True  # half-closed by the worker after the last byte
 
     _pump(w, drained, rounds=2000)
     assert got.endswith(body) and b"Connection: close" in got
-    assert w.nr_conns == 0 and conn not in w.writing and w.enqueued == []
-    client.close()
+    assert conn in w.lingering and conn not in w.writing and w.enqueued == []
+    client.close()  # the worker closes its side once the client has
+    _pump(w, lambda: w.nr_conns == 0 and not w.lingering)
 
 
 def test_answers_of_both_paths_are_the_same_on_a_real_gunicorn(tmp_path):
