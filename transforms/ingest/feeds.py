@@ -8,6 +8,12 @@ News sitemaps (https://www.google.com/schemas/sitemap-news/0.9): only entries of
 dates in W3C format. RSS and Atom entries older than ``max_age_ms`` (2 days by default) are dropped too: a feed
 polled for the first time must not flood the pipeline with last month's archive.
 
+Schedule hints (read here, applied by :mod:`transforms.ingest.schedule`): RSS ``<ttl>`` (minutes), ``<skipHours>``
+(hours 0-23, GMT) and ``<skipDays>`` (English day names, GMT), and a sitemap's ``<changefreq>`` (the most frequent
+value its entries give, as minutes). feedparser exposes ``ttl`` but flattens ``skipHours``/``skipDays`` to their
+last child, so those two are read with a defusedxml parse of the channel, only when the bytes contain them. A
+malformed or out-of-range hint is ignored (a hint is never worth a dead letter).
+
 Identity of an item: RSS guid / Atom id, else its link. The *fingerprint* (title + updated date) tells a corrected
 entry (same guid, new headline) from an unchanged one: a corrected headline is a new version of the same article.
 """
@@ -30,6 +36,11 @@ from transforms.common import DAY_MS
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 MAX_SITEMAP_ENTRIES = 1000
+DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# <changefreq> as minutes; "always" and "never" give no hint ("always" asks for no slowing at all; "never" is
+# about archived pages, not about the sitemap listing new ones).
+CHANGEFREQ_MIN = {"hourly": 60, "daily": 1440, "weekly": 10080, "monthly": 43200, "yearly": 525600}
+MAX_TTL_MIN = 7 * 1440
 DEFAULT_MAX_AGE_MS = 2 * DAY_MS
 
 
@@ -78,6 +89,9 @@ class ParsedFeed:
     self_url: str | None = None
     language: str | None = None
     dropped_old: int = 0
+    ttl_min: int | None = None  # RSS <ttl>, or the sitemap's most frequent <changefreq>, in minutes
+    skip_hours: tuple = ()  # RSS <skipHours>: GMT hours 0-23, sorted
+    skip_days: tuple = ()  # RSS <skipDays>: 0 = Monday .. 6 = Sunday, sorted
 
     @property
     def digest(self) -> str:
@@ -214,7 +228,52 @@ def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> Parsed
                 categories=[t.get("term") for t in e.get("tags", []) or [] if t.get("term")],
             )
         )
-    return ParsedFeed(kind=kind, entries=entries, hub=hub, self_url=self_url, language=feed_lang, dropped_old=dropped)
+    skip_hours, skip_days = _skip_hints(body)
+    return ParsedFeed(
+        kind=kind,
+        entries=entries,
+        hub=hub,
+        self_url=self_url,
+        language=feed_lang,
+        dropped_old=dropped,
+        ttl_min=_ttl_minutes(d.feed.get("ttl")) if kind == "rss" else None,
+        skip_hours=skip_hours,
+        skip_days=skip_days,
+    )
+
+
+def _ttl_minutes(text) -> int | None:
+    """``<ttl>`` as a positive whole number of minutes (at most a week), else None."""
+    try:
+        ttl = int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+    return min(ttl, MAX_TTL_MIN) if ttl > 0 else None
+
+
+def _skip_hints(body: bytes) -> tuple[tuple, tuple]:
+    """RSS ``<skipHours>`` / ``<skipDays>`` of the channel: (hours, days), each sorted and deduplicated; values out
+    of range or unknown are dropped. Parsed only when the bytes name them; unparseable XML gives no hints."""
+    low = body.lower()
+    if b"<skiphours" not in low and b"<skipdays" not in low:
+        return (), ()
+    try:
+        root = SafeET.fromstring(body, forbid_dtd=True)
+    except (SafeET.ParseError, DefusedXmlException, ValueError):
+        return (), ()
+    channel = root.find("channel")
+    if channel is None:
+        return (), ()
+    hours, days = set(), set()
+    for h in channel.findall("skipHours/hour"):
+        text = (h.text or "").strip()
+        if text.isdigit() and 0 <= int(text) <= 24:
+            hours.add(int(text) % 24)  # some feeds write 1-24 (24 = midnight)
+    for d in channel.findall("skipDays/day"):
+        name = (d.text or "").strip().lower()
+        if name in DAYS:
+            days.add(DAYS.index(name))
+    return tuple(sorted(hours)), tuple(sorted(days))
 
 
 def _parse_sitemap(body: bytes, url: str, now_ms: int, max_age_ms: int) -> ParsedFeed:
@@ -226,8 +285,10 @@ def _parse_sitemap(body: bytes, url: str, now_ms: int, max_age_ms: int) -> Parse
         raise FeedError("not_a_news_sitemap", root.tag[:100])
     dated = []
     dropped = 0
+    freqs = set()
     for u in root.findall(f"{{{SITEMAP_NS}}}url"):
         loc = (u.findtext(f"{{{SITEMAP_NS}}}loc") or "").strip()
+        freqs.add((u.findtext(f"{{{SITEMAP_NS}}}changefreq") or "").strip().lower())
         news = u.find(f"{{{NEWS_NS}}}news")
         if not loc or news is None:
             continue
@@ -252,4 +313,15 @@ def _parse_sitemap(body: bytes, url: str, now_ms: int, max_age_ms: int) -> Parse
         )
     dated.sort(key=lambda e: e.published_ms or 0, reverse=True)
     dropped += max(0, len(dated) - MAX_SITEMAP_ENTRIES)
-    return ParsedFeed(kind="sitemap", entries=dated[:MAX_SITEMAP_ENTRIES], dropped_old=dropped)
+    return ParsedFeed(
+        kind="sitemap", entries=dated[:MAX_SITEMAP_ENTRIES], dropped_old=dropped, ttl_min=_changefreq_minutes(freqs)
+    )
+
+
+def _changefreq_minutes(freqs: set) -> int | None:
+    """The most frequent ``<changefreq>`` the entries give, in minutes; None when none is given or one says
+    "always" (a sitemap whose pages change on every access asks not to be slowed)."""
+    if "always" in freqs:
+        return None
+    known = [CHANGEFREQ_MIN[f] for f in freqs if f in CHANGEFREQ_MIN]
+    return min(known, default=None)

@@ -198,6 +198,9 @@ def poll_feed(
     for e in sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid)):
         _diff_entry(e, config, state, source, now_ms, out, keep)
     first_sight = state.recent_at_ms is None
+    state.hint_ttl_min = parsed.ttl_min  # as the feed serves them now: a hint it dropped is forgotten
+    state.hint_skip_hours = list(parsed.skip_hours)
+    state.hint_skip_days = list(parsed.skip_days)
     backlog = out.deferred > 0  # no validators kept: the next poll must get the feed, not a 304
     sch.record_response(
         state,

@@ -22,6 +22,15 @@ Design choices (DESIGN.md section 1):
 - Triggered polls (PUSH, PING, BURST) happen at most once per 30 s per feed; a request inside that window moves
   the next poll to the end of the window instead of being lost.
 - Errors back off exponentially (floor * 2^errors, capped at 60 min).
+- Feed hints (RSS ``ttl``, ``skipHours``, ``skipDays``; a sitemap's ``changefreq`` as a ttl; read by
+  transforms/ingest/feeds.py, kept in the state as ``hint_*``) shape the *long tail* only, and only while the
+  measured rate agrees with them: a hint holds while the expected items in the hinted interval (the ttl, at most
+  the 60-min ceiling; the ceiling for skip hints alone) are at most one. A feed that publishes more often than
+  that contradicts its hints and follows its rate; an authoritative feed never reads them. While a hint holds the
+  interval is at least min(ttl, ceiling) (also right after new items: a feed slower than its ttl has no
+  clusters), and a next poll inside a skipped GMT hour or day moves to the first hour that is not skipped, at most
+  24 h later (wrong hints cost at most a day; skipping all 24 hours or all 7 days is read as no hint). A BURST
+  request and a pending backlog override both. Skipped hours are clock hours (not scaled).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ PRIOR_HOURS = 0.25  # weight of that prior, in hours of observation (weak: 15 mi
 HOW_MIN_EXPOSURE_H = 2.0
 GUID_MEMORY = 200
 CHURN_LIMIT = 3
+HINT_MAX_SKIP_MS = 24 * HOUR_MS
 TRIGGER_MIN_GAP_MS = 30 * SECOND_MS
 
 
@@ -90,6 +100,9 @@ class FeedState:
     last_digest: str | None = None  # digest of the entry list at the last 200
     last_triggered_ms: int | None = None
     burst_until_ms: int | None = None
+    hint_ttl_min: int | None = None  # the feed's <ttl> (or sitemap <changefreq>) in minutes, as last served
+    hint_skip_hours: list = field(default_factory=list)  # <skipHours>: GMT hours 0-23
+    hint_skip_days: list = field(default_factory=list)  # <skipDays>: 0 = Monday .. 6 = Sunday (GMT)
     errors: int = 0
     polls: int = 0
     not_modified: int = 0
@@ -187,20 +200,59 @@ def lease_active(state: FeedState, now_ms: int) -> bool:
     return state.lease_expires_ms is not None and state.lease_expires_ms > now_ms
 
 
+def _skip_sets(state: FeedState) -> tuple[set, set]:
+    hours = {int(h) % 24 for h in state.hint_skip_hours or ()}
+    days = {int(d) % 7 for d in state.hint_skip_days or ()}
+    return (hours if len(hours) < 24 else set()), (days if len(days) < 7 else set())
+
+
+def hints_hold(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: int) -> bool:
+    """True when the feed's hints apply: a long-tail feed with a hint whose measured rate expects fewer than one
+    item in the hinted interval (min(ttl, ceiling), or the ceiling for skip hints alone). A new feed's prior
+    (1 item/h) is no measurement and does not contradict a ttl of an hour or more."""
+    hours, days = _skip_sets(state)
+    if tier == "authoritative" or not (state.hint_ttl_min or hours or days):
+        return False
+    horizon_ms = policy.max_ms
+    if state.hint_ttl_min:
+        horizon_ms = min(horizon_ms, int(state.hint_ttl_min * MINUTE_MS * policy.scale))
+    return expected_rate(state, now_ms, policy.scale) * horizon_ms / (HOUR_MS * policy.scale) <= 1.0
+
+
+def skip_past(state: FeedState, t_ms: int, policy: SchedulePolicy) -> int:
+    """The first time >= ``t_ms`` outside the feed's skipped GMT hours and days, at most HINT_MAX_SKIP_MS
+    (scaled) later."""
+    hours, days = _skip_sets(state)
+    limit = t_ms + int(HINT_MAX_SKIP_MS * policy.scale)
+    t = t_ms
+    while t < limit:
+        how = hour_of_week(t)
+        if how // 24 not in days and how % 24 not in hours:
+            return t
+        t = (t // HOUR_MS + 1) * HOUR_MS
+    return limit
+
+
 def plan_next_poll(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: int, new_items: int = 0) -> int:
     """Set and return ``state.next_poll_ms`` after a poll at ``now_ms`` that found ``new_items``."""
     floor = policy.floor_ms(tier, state.validators_useless)
+    bursting = bool(state.burst_until_ms and state.burst_until_ms > now_ms)
+    hinted = not bursting and hints_hold(state, tier, policy, now_ms)
     if state.errors:
         interval = min(policy.max_ms, floor * (2 ** min(state.errors, 10)))
     else:
         interval = base_interval_ms(state, tier, policy, now_ms)
         if new_items and not state.validators_useless:
             interval = max(floor, interval // 2)
-        if state.burst_until_ms and state.burst_until_ms > now_ms:
+        if hinted and state.hint_ttl_min:
+            interval = max(interval, min(int(state.hint_ttl_min * MINUTE_MS * policy.scale), policy.max_ms))
+        if bursting:
             interval = floor
         elif lease_active(state, now_ms):
             interval = max(interval, policy.backstop_ms)
     state.next_poll_ms = now_ms + int(interval)
+    if hinted:
+        state.next_poll_ms = skip_past(state, state.next_poll_ms, policy)
     return state.next_poll_ms
 
 

@@ -146,3 +146,38 @@ def test_real_feeds_from_shared_data(shared_data):
         except FeedError:
             pass
     assert parsed >= len(files) * 0.7
+
+
+HINTED = b"""<?xml version="1.0"?>
+<rss version="2.0"><channel><title>H</title><link>http://h.test/</link><ttl>180</ttl>
+<skipHours><hour>0</hour><hour>1</hour><hour>2</hour><hour>24</hour><hour>x</hour><hour>30</hour></skipHours>
+<skipDays><day>Sunday</day><day>Saturday</day><day>Caturday</day></skipDays>
+<item><title>One</title><link>http://h.test/a</link><pubDate>Wed, 10 Jun 2026 11:00:00 GMT</pubDate></item>
+</channel></rss>"""
+
+
+def test_rss_schedule_hints_ttl_skip_hours_and_days():
+    p = parse_feed(HINTED, "http://h.test/rss", NOW)
+    assert p.ttl_min == 180
+    assert p.skip_hours == (0, 1, 2)  # 24 is midnight; junk and out-of-range hours are dropped
+    assert p.skip_days == (5, 6)  # Saturday, Sunday (0 = Monday)
+    plain = parse_feed(RSS, "http://t.test/rss", NOW)
+    assert (plain.ttl_min, plain.skip_hours, plain.skip_days) == (None, (), ())
+    assert parse_feed(HINTED.replace(b"180", b"soon"), "http://h.test/rss", NOW).ttl_min is None
+    assert parse_feed(HINTED.replace(b"180", b"-5"), "http://h.test/rss", NOW).ttl_min is None
+
+
+def test_ttl_of_a_real_feed(shared_data):
+    body = (shared_data / "feeds" / "rss-parser" / "input" / "narro.rss").read_bytes()
+    assert parse_feed(body, "http://narro.test/rss", NOW, max_age_ms=10**13).ttl_min == 20
+
+
+def test_sitemap_changefreq_is_a_ttl_hint():
+    base = sitemap([("http://s.test/a", "2026-06-10T11:00:00Z", "A"), ("http://s.test/b", "2026-06-10T10:00:00Z", "B")])
+    assert parse_feed(base, "http://s.test/sitemap.xml", NOW).ttl_min is None
+    daily = base.replace(b"</loc>", b"</loc><changefreq>daily</changefreq>", 1)
+    assert parse_feed(daily, "http://s.test/sitemap.xml", NOW).ttl_min == 1440
+    both = daily.replace(b"</loc><news", b"</loc><changefreq>hourly</changefreq><news", 1)
+    assert parse_feed(both, "http://s.test/sitemap.xml", NOW).ttl_min == 60  # the most frequent wins
+    always = daily.replace(b"daily", b"always")
+    assert parse_feed(always, "http://s.test/sitemap.xml", NOW).ttl_min is None

@@ -207,3 +207,41 @@ def test_each_new_item_fetched_logs_its_discovery_delay_by_tier_and_path(world, 
         assert float(m.group(1)) == round(max(0, raw["fetched_at"] - d.published_ms) / 1000, 1)
     pushed = poller.Discovery.from_dict({**out.discoveries[0].to_dict(), "source": "WEBSUB", "published_ms": None})
     assert poller.discovered_event(pushed, 1) == f"newsroom.item_discovered tier={cfg.tier} via=websub"
+
+
+def test_the_feeds_hints_are_kept_in_its_state_and_shape_its_next_poll():
+    """ttl / skipHours / skipDays as the feed serves them now go into the state row (a 304 keeps them, a 200
+    without them forgets them) and the schedule applies them to a quiet long-tail feed."""
+    from transforms.ingest.fetcher import FetchResult
+
+    t0 = 1_780_000_000_000
+    hinted = (
+        b'<?xml version="1.0"?><rss version="2.0"><channel><title>Q</title><link>http://quiet.test/</link>'
+        b"<ttl>180</ttl><skipDays><day>Monday</day></skipDays><skipHours><hour>3</hour></skipHours>"
+        b"</channel></rss>"
+    )
+    bodies = [hinted, None, hinted.replace(b"<ttl>180</ttl>", b"")]
+
+    class Server:
+        def fetch(self, url, headers=None, check_robots=True, **kw):
+            body = bodies.pop(0)
+            if body is None:
+                return FetchResult(url=url, final_url=url, status=304, fetched_at_ms=t0)
+            return FetchResult(
+                url=url,
+                final_url=url,
+                status=200,
+                headers={"etag": '"q"', "content-type": "application/rss+xml"},
+                body=body,
+            )
+
+    cfg = poller.FeedConfig(url="http://quiet.test/rss", tier="long_tail", kind="rss")
+    st = sch.FeedState(feed_url=cfg.url)
+    poller.poll_feed(Server(), cfg, st, POLICY, t0)
+    assert (st.hint_ttl_min, st.hint_skip_hours, st.hint_skip_days) == (180, [3], [0])
+    assert st.next_poll_ms - t0 >= 60 * sch.MINUTE_MS  # a new feed's prior alone would poll in 30 min
+    restored = sch.FeedState.from_dict(st.to_dict())
+    poller.poll_feed(Server(), cfg, restored, POLICY, t0 + sch.HOUR_MS)
+    assert restored.hint_ttl_min == 180
+    poller.poll_feed(Server(), cfg, restored, POLICY, t0 + 2 * sch.HOUR_MS)
+    assert (restored.hint_ttl_min, restored.hint_skip_hours) == (None, [3])

@@ -173,3 +173,60 @@ def test_seed_rate_from_entry_dates():
     st = sch.FeedState()
     sch.seed_rate(st, T0, [T0 - i * 5 * MIN for i in range(1, 13)])  # 12 items over the last hour
     assert 9 <= sch.expected_rate(st, T0) <= 13
+
+
+def run_feed(st, gap_ms, t0, hours, tier="long_tail", policy=POLICY):
+    """Poll ``st`` as planned while an item appears every ``gap_ms``; returns the poll times."""
+    next_item, now, times = t0 + gap_ms, t0, []
+    while now < t0 + hours * sch.HOUR_MS:
+        new = 0
+        while next_item <= now:
+            new, next_item = new + 1, next_item + gap_ms
+        sch.record_response(st, now, 200 if new else 304, '"e"', None, new, None)
+        times.append(now)
+        now = sch.plan_next_poll(st, tier, policy, now, new)
+    return times
+
+
+def test_a_quiet_feed_with_a_long_ttl_is_polled_at_the_ceiling_not_faster():
+    gap = int(1.4 * sch.HOUR_MS)  # ~0.7 items/h: the rate alone polls every ~40 min
+    plain = run_feed(sch.FeedState(), gap, T0, 24)
+    hinted = run_feed(sch.FeedState(hint_ttl_min=180), gap, T0, 24)
+    assert min(b - a for a, b in zip(plain[-10:], plain[-9:])) < 50 * MIN  # what the rate model does alone
+    steps = [b - a for a, b in zip(hinted[5:], hinted[6:])]
+    assert min(steps) == 60 * MIN and max(steps) == 60 * MIN  # the ttl, held to the 60-min ceiling
+    assert len(hinted) < len(plain)
+
+
+def test_skip_hours_and_days_move_the_next_poll_past_them():
+    monday = T0 - T0 % sch.WEEK_MS - 72 * sch.HOUR_MS + sch.WEEK_MS  # a Monday 00:00 UTC
+    assert sch.hour_of_week(monday) == 0
+    st = sch.FeedState(hint_skip_hours=[22, 23, 0, 1, 2, 3, 4, 5])
+    st.recent_items, st.recent_hours, st.recent_at_ms = 0.2, 3.0, monday + 21 * sch.HOUR_MS + 50 * MIN
+    nxt = sch.plan_next_poll(st, "long_tail", POLICY, monday + 21 * sch.HOUR_MS + 50 * MIN)
+    assert nxt == monday + 30 * sch.HOUR_MS  # Tuesday 06:00 GMT, not 22:50 Monday
+    st = sch.FeedState(hint_skip_days=[5, 6])
+    friday_late = monday + 4 * 24 * sch.HOUR_MS + 23 * sch.HOUR_MS + 30 * MIN
+    st.recent_items, st.recent_hours, st.recent_at_ms = 0.2, 3.0, friday_late
+    nxt = sch.plan_next_poll(st, "long_tail", POLICY, friday_late)
+    assert nxt == friday_late + 60 * MIN + sch.HINT_MAX_SKIP_MS  # past Saturday; at most a day of skipping
+    again = sch.plan_next_poll(st, "long_tail", POLICY, nxt)
+    assert again == monday + sch.WEEK_MS  # past Sunday: Monday 00:00
+    # Every hour skipped reads as no hint; an authoritative feed never skips.
+    assert sch.plan_next_poll(sch.FeedState(hint_skip_hours=list(range(24))), "long_tail", POLICY, monday) < (
+        monday + sch.HOUR_MS + 1
+    )
+    st = sch.FeedState(hint_skip_hours=[0, 1])
+    st.recent_items, st.recent_hours, st.recent_at_ms = 0.2, 3.0, monday
+    assert sch.plan_next_poll(st, "authoritative", POLICY, monday) == monday + sch.HOUR_MS  # hour 1, skipped
+
+
+def test_a_feed_publishing_every_few_minutes_despite_ttl_60_follows_its_rate():
+    st = sch.FeedState(hint_ttl_min=60, hint_skip_hours=list(range(0, 12)))
+    quiet = run_feed(st, 3 * sch.HOUR_MS, T0, 48)
+    assert all(sch.hour_of_week(t) % 24 >= 12 for t in quiet[1:])  # the hints hold while it is quiet
+    busy = run_feed(st, 3 * MIN, quiet[-1], 36)  # now an item every 3 min, skipped hours included
+    steps = [b - a for a, b in zip(busy[10:], busy[11:])]
+    assert steps == [POLICY.floor_ms("long_tail")] * len(steps)  # its rate, at the long-tail floor
+    assert any(sch.hour_of_week(t) % 24 < 12 for t in busy[10:])
+    assert not sch.hints_hold(st, "long_tail", POLICY, busy[-1])
