@@ -4,17 +4,22 @@ This is not a parser: it decides only when the bytes received so far are enough 
 (which then judges them, with every limit gunicorn has), so that the parser never has to wait for the socket.
 :func:`frame` answers one of:
 
-- ``NEED_MORE``: the request may still be arriving (the poller keeps reading, under its header timeout);
+- ``(want, None)``: the request may still be arriving (the poller keeps reading, under its header timeout); the
+  answer cannot change before the buffer holds ``want`` bytes or a new LF arrives, so the poller does not look
+  again before then (a client trickling bytes costs no rescans of its buffer);
 - ``(n, True)``: the first ``n`` bytes are one whole request (head, and its body when it has one);
 - ``(n, False)``: the first ``n`` bytes are all the poller will read of this request: the head breaks a limit or the
   framing rules (over :data:`HEAD_MAX`, a bare LF, a request line over gunicorn's ``limit_request_line``, a
-  Content-Length that is not one plain number, a transfer coding other than chunked, a malformed chunk), or its body
-  is longer than :data:`BODY_MAX`. gunicorn's parser sees those bytes and then the end of input: it answers the error
+  Content-Length that is not one plain number, a transfer coding other than chunked), or its Content-Length is over
+  :data:`BODY_MAX`. gunicorn's parser sees those bytes and then the end of input: it answers the error
   it finds (400, 413, 414, 431, 501), or the app answers (413 for a long body, read never), and the connection
   closes after that answer, so nothing after these bytes can be misread as the next request;
 - ``(n, 400)`` / ``(n, 413)`` / ``(n, 431)``: a chunked body that is malformed, longer than :data:`BODY_MAX`, or
-  whose trailer section is over :data:`HEAD_MAX`. The poller answers
-  this status itself and closes: handed on, the app would meet the error only while reading the body (a 500).
+  whose trailer section is over :data:`HEAD_MAX`. The poller answers this status itself and closes: handed on, the
+  app would meet the error only while reading the body (a 500).
+
+Rescans are bounded too: a head with more line breaks than gunicorn's ``limit_request_fields`` allows (+2) is handed
+over (431) before it ends, and a chunked body of more than :data:`CHUNKS_MAX` chunks is refused (413).
 
 Chunked bodies are followed chunk by chunk (size line, data, CRLF, up to the last chunk and its trailer section), so a
 chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end of the body.
@@ -22,24 +27,28 @@ chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end o
 
 from __future__ import annotations
 
-NEED_MORE = None
 HEAD_MAX = 64 * 1024  # a longer head is handed over as it stands (gunicorn answers 431): stricter than its own cap
 BODY_MAX = 1024 * 1024 + 64 * 1024  # the largest body the origin takes (push: 1 MiB) plus slack
 CHUNK_LINE_MAX = 1024  # a chunk-size line (size and extensions) longer than this is malformed
+CHUNKS_MAX = 256  # chunks in one body: more is refused (413)
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 
 
-def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool | int] | None:
-    """See the module docstring. ``request_line_max``: gunicorn's ``limit_request_line``."""
+def frame(buf: bytes | bytearray, request_line_max: int, fields_max: int = 100) -> tuple[int, bool | int | None]:
+    """See the module docstring. ``request_line_max``, ``fields_max``: gunicorn's ``limit_request_line`` and
+    ``limit_request_fields``."""
     end = buf.find(b"\r\n\r\n", 0, HEAD_MAX + 4)
     stop = end + 4 if end >= 0 else min(len(buf), HEAD_MAX + 4)
     line_end = buf.find(b"\r\n", 0, min(stop, request_line_max + 2))
-    if buf.count(b"\n", 0, stop) != buf.count(b"\r\n", 0, stop):
+    lines = buf.count(b"\n", 0, stop)
+    if lines != buf.count(b"\r\n", 0, stop):
         return stop, False  # a bare LF: gunicorn's parser answers 400
+    if end < 0 and lines > fields_max + 2:
+        return stop, False  # more header lines than gunicorn takes: it answers 431
     if line_end < 0:
-        return (stop, False) if stop > request_line_max + 1 else NEED_MORE  # too long: gunicorn answers 414
+        return (stop, False) if stop > request_line_max + 1 else (request_line_max + 2, None)  # over: 414
     if end < 0:
-        return (stop, False) if len(buf) > HEAD_MAX else NEED_MORE
+        return (stop, False) if len(buf) > HEAD_MAX else (HEAD_MAX + 1, None)
     coding = _body_coding(buf[line_end:end].lower())
     if coding is None:
         return stop, True
@@ -49,7 +58,7 @@ def frame(buf: bytes | bytearray, request_line_max: int) -> tuple[int, bool | in
         return _chunked_end(buf, stop)
     if coding > BODY_MAX:
         return stop, False
-    return (stop + coding, True) if len(buf) >= stop + coding else NEED_MORE
+    return (stop + coding, True if len(buf) >= stop + coding else None)
 
 
 def _body_coding(headers: bytes) -> int | str | bool | None:
@@ -76,13 +85,13 @@ def _body_coding(headers: bytes) -> int | str | bool | None:
     return "chunked" if chunked else length
 
 
-def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int] | None:
+def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int | None]:
     """Where the chunked body starting at ``pos`` ends (see :func:`frame`)."""
     start = pos
-    while True:
+    for _ in range(CHUNKS_MAX):
         eol = buf.find(b"\r\n", pos, pos + CHUNK_LINE_MAX + 2)
         if eol < 0:
-            return NEED_MORE if len(buf) - pos <= CHUNK_LINE_MAX else (len(buf), 400)
+            return (pos + CHUNK_LINE_MAX + 1, None) if len(buf) - pos <= CHUNK_LINE_MAX else (len(buf), 400)
         size = bytes(buf[pos:eol]).split(b";", 1)[0].strip(b" \t")
         if not size or len(size) > 8 or not _HEX.issuperset(size):
             return eol + 2, 400
@@ -93,17 +102,18 @@ def _chunked_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int] | N
         if pos - start > BODY_MAX:
             return min(len(buf), pos), 413
         if len(buf) < pos + 2:
-            return NEED_MORE
+            return pos + 2, None
         if buf[pos : pos + 2] != b"\r\n":
             return pos + 2, 400
         pos += 2
+    return min(len(buf), pos), 413
 
 
-def _trailer_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int] | None:
+def _trailer_end(buf: bytes | bytearray, pos: int) -> tuple[int, bool | int | None]:
     """End of the trailer section (header lines, then an empty line) after the last chunk."""
     if buf[pos : pos + 2] == b"\r\n":
         return pos + 2, True
     end = buf.find(b"\r\n\r\n", pos, pos + HEAD_MAX)
     if end < 0:
-        return NEED_MORE if len(buf) - pos <= HEAD_MAX else (len(buf), 431)
+        return (pos + HEAD_MAX + 1, None) if len(buf) - pos <= HEAD_MAX else (len(buf), 431)
     return end + 4, True

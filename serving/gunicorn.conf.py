@@ -23,16 +23,22 @@ edition page; For you with -c4), on a 2-core machine shared with other jobs (loa
   edition versions and discovery documents itself through serving/fastpath.py (serving/gworker.py). Back to back
   (2026-12-02, load average ~2.8): origin / nginx static file 34.2 % (36,399 req/s) with this worker vs 7.9 %
   (8,342 req/s) with plain gthread 2x8, where gunicorn's thread hop and Python HTTP handling dominated.
-- Slow clients: plain gthread gives a thread to a connection at its first byte, so 24 clients trickling headers
-  held every thread (issue 12); serving/gworker.py reads the request in the poller first (header timeout
-  NEWSROOM_HEADER_TIMEOUT_S, default 10 s), tests/security/test_slow_clients.py pins it on a real gunicorn.
+- Slow clients: plain gthread gives a thread to a connection at its first byte and lets it block on the socket, so
+  24 clients trickling headers held every thread (issue 12), and later pipelined partial requests, chunks that
+  looked final and clients that never read their responses did the same. serving/gworker.py does every socket read
+  and write in the poller: a thread runs gunicorn's parser and the app over bytes already read and returns the
+  response bytes, so no client holds a thread (tests/security/test_slow_clients.py, test_http_limits.py on a real
+  gunicorn). Running gunicorn's parser in the poller instead (one parser for both paths) was measured and refused:
+  ~300 us per request against ~30 us for the poller's own strict pre-check (load average ~6), which would cap the
+  poller well below the 25 % of nginx bar; so the fast path takes only requests that parser accepts with the same
+  meaning (tests/security/test_http_fuzz.py checks it) and everything else goes to that parser.
 - gevent is not installed (and would need monkey-patching grpc for the Bigtable profile store).
 """
 
 import multiprocessing
 import os
 
-# gthread whose poller reads each request before a thread takes it (serving/gworker.py): slow clients cost no thread
+# gthread whose poller does every socket read and write (serving/gworker.py): slow clients cost no thread
 worker_class = "serving.gworker.BufferingThreadWorker"
 workers = int(os.environ.get("NEWSROOM_WORKERS", min(2, multiprocessing.cpu_count()) or 1))
 threads = int(os.environ.get("NEWSROOM_THREADS", 8))

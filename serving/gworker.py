@@ -24,8 +24,13 @@ costs a buffer and a poller entry, never a thread. Limits (each named in serving
   the connection opening, of its first byte on a kept-alive connection, or of the previous response on a
   pipelined one; otherwise the connection is closed.
 - ``NEWSROOM_WRITE_TIMEOUT_S`` (default 30): a response must be taken by the client within this many seconds.
-- serving/framing.py: heads over 64 KiB, bodies over ~1 MiB, bare LF, malformed framing: handed to gunicorn's
-  parser as they stand, answered by it (or by the app: 413) and the connection closed at once.
+- serving/framing.py: heads over 64 KiB, a Content-Length over ~1 MiB, bare LF, malformed head framing: handed to
+  gunicorn's parser as they stand, answered by it (or by the app: 413) and the connection closed at once; a
+  malformed or oversized chunked body is answered by the poller itself (:func:`refusal`: 400 / 413), since the app
+  would meet the error only while reading the body.
+- A connection closed after its last response is half-closed and what the client still sends is discarded for at
+  most :data:`LINGER_S` / :data:`LINGER_MAX` (gunicorn's graceful close, in the poller), so the client reads the
+  answer rather than a reset.
 - gunicorn's ``limit_request_line``, ``limit_request_fields``, ``limit_request_field_size``: its parser, and
   :func:`simple_get` (stricter or equal).
 - ``worker_connections``: when full, a new connection evicts the connection that has waited longest for its
@@ -178,6 +183,9 @@ class BufferingThreadWorker(ThreadWorker):
         self.reading: dict = {}  # connections waiting for (the rest of) a request, oldest first
         self.writing: dict = {}  # connections whose response the client has not taken yet, oldest first
         self.lingering: dict = {}  # connections answered for the last time, closing (see LINGER_S)
+        cfg = self.cfg  # read once: every gunicorn setting read is a lookup through its Config object
+        self.limits = (cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size)
+        self.keepalive_on = bool(cfg.keepalive)
         super().init_process()
 
     def set_accept_enabled(self, enabled):
@@ -196,7 +204,7 @@ class BufferingThreadWorker(ThreadWorker):
             return
         self.nr_conns += 1
         conn = TConn(self.cfg, client_sock, client_addr, listener.getsockname())  # non-blocking
-        conn.inbuf, conn.closed = bytearray(), False
+        conn.inbuf, conn.closed, conn.want, conn.watched = bytearray(), False, 0, False
         self._read(conn)
 
     def _evict_one(self) -> bool:
@@ -216,7 +224,6 @@ class BufferingThreadWorker(ThreadWorker):
 
     def on_client_socket_readable(self, conn, client):
         """A kept-alive connection has a new request coming: read it in the poller."""
-        self.poller.unregister(client)
         self.keepalived_conns.remove(conn)
         self._read(conn)
         self._on_readable(conn, client)
@@ -224,9 +231,21 @@ class BufferingThreadWorker(ThreadWorker):
     def _read(self, conn) -> None:
         conn.deadline = time.monotonic() + HEADER_TIMEOUT_S
         self.reading[conn] = None
-        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_readable, conn))
+        self._watch(conn, selectors.EVENT_READ, partial(self._on_readable, conn))
+
+    def _watch(self, conn, events: int, callback) -> None:
+        """Register the socket, or change its registration: from read to read that costs no system call (selectors
+        only swap the callback), so a kept-alive connection answered in the poller costs no epoll_ctl at all."""
+        if conn.watched:
+            self.poller.modify(conn.sock, events, callback)
+        else:
+            self.poller.register(conn.sock, events, callback)
+            conn.watched = True
 
     def _unregister(self, conn) -> None:
+        if not conn.watched:
+            return
+        conn.watched = False
         try:
             self.poller.unregister(conn.sock)
         except (OSError, KeyError, ValueError):
@@ -255,6 +274,8 @@ class BufferingThreadWorker(ThreadWorker):
                 self._close(conn)
                 return
             conn.inbuf += data
+            if len(conn.inbuf) < conn.want and b"\n" not in data:
+                return  # nothing serving/framing.py decides on has arrived
             self._advance(conn)
         except Exception:  # nothing may escape the poller: it would end the worker and every connection on it
             self.log.exception("Error reading a request")
@@ -262,22 +283,22 @@ class BufferingThreadWorker(ThreadWorker):
 
     def _advance(self, conn) -> None:
         """Serve the next request in the connection's buffer once it is all there; read more otherwise."""
-        found = framing.frame(conn.inbuf, self.cfg.limit_request_line)
-        if found is None:
+        n, whole = framing.frame(conn.inbuf, self.limits[0], self.limits[1])
+        if whole is None:
+            conn.want = n
             if conn not in self.reading:
                 self._read(conn)
             return
-        n, whole = found
+        conn.want = 0
         raw = bytes(conn.inbuf[:n])
         del conn.inbuf[:n]
-        if conn in self.reading:
-            del self.reading[conn]
-            self._unregister(conn)  # pipelined bytes wait in the socket until this response is written
+        self.reading.pop(conn, None)
         if whole is not True and whole is not False:  # a body the poller refuses itself (serving/framing.py)
             self._send(conn, memoryview(refusal(whole)), True)
             return
         if whole and self._answer_in_poller(conn, raw):
             return
+        self._unregister(conn)  # pipelined bytes wait in the socket until this response is written
         fs = self.tpool.submit(self._serve, conn, raw, not whole)
         fs.add_done_callback(lambda fut: self.method_queue.defer(self._served, conn, fut))
 
@@ -294,9 +315,8 @@ class BufferingThreadWorker(ThreadWorker):
 
     def _answer_in_poller(self, conn, raw: bytes) -> bool:
         fast = self._fast_layer()
-        cfg = self.cfg
-        req = simple_get(raw, (cfg.limit_request_line, cfg.limit_request_fields, cfg.limit_request_field_size))
-        if fast is None or req is None:
+        req = simple_get(raw, self.limits) if fast is not None else None
+        if req is None:
             return False
         try:
             found = fast.answer(req[0], req[1], req[2])
@@ -309,7 +329,7 @@ class BufferingThreadWorker(ThreadWorker):
         if self.nr >= self.max_requests and self.alive:
             self.log.info("Autorestarting worker after current request.")
             self.alive = False
-        close = req[3] or not self.alive or not cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived
+        close = req[3] or not self.alive or not self.keepalive_on or len(self.keepalived_conns) >= self.max_keepalived
         now = int(time.time())
         if getattr(self, "_date_at", None) != now:
             self._date_at, self._date = now, formatdate(now, usegmt=True)
@@ -360,7 +380,7 @@ class BufferingThreadWorker(ThreadWorker):
         if sent < len(data):
             conn.deadline = time.monotonic() + WRITE_TIMEOUT_S
             self.writing[conn] = None
-            self.poller.register(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn, data[sent:], close))
+            self._watch(conn, selectors.EVENT_WRITE, partial(self._on_writable, conn, data[sent:], close))
             return
         self._sent(conn, close)
 
@@ -376,7 +396,6 @@ class BufferingThreadWorker(ThreadWorker):
             self.poller.modify(conn.sock, selectors.EVENT_WRITE, partial(self._on_writable, conn, data[sent:], close))
             return
         del self.writing[conn]
-        self._unregister(conn)
         self._sent(conn, close)
 
     def _sent(self, conn, close: bool) -> None:
@@ -390,7 +409,7 @@ class BufferingThreadWorker(ThreadWorker):
         else:
             conn.set_timeout()  # kept alive exactly as gthread's finish_request does
             self.keepalived_conns.append(conn)
-            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+            self._watch(conn, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
 
     def _linger(self, conn) -> None:
         try:
@@ -400,7 +419,7 @@ class BufferingThreadWorker(ThreadWorker):
             return
         conn.deadline, conn.drained = time.monotonic() + LINGER_S, 0
         self.lingering[conn] = None
-        self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._on_linger, conn))
+        self._watch(conn, selectors.EVENT_READ, partial(self._on_linger, conn))
 
     def _on_linger(self, conn, _sock) -> None:
         try:

@@ -22,7 +22,7 @@ import pytest
 from gunicorn.config import Config
 from gunicorn.http.parser import RequestParser
 
-from serving.framing import frame
+from serving.framing import CHUNKS_MAX, frame
 from serving.gworker import MemorySocket, simple_get
 from stores import StoreConfig, open_stores
 from tests.serving.helpers import EDITION, STORY, publish_world, running_origin
@@ -117,8 +117,8 @@ def gunicorn_parse(raw: bytes):
 def test_the_poller_takes_only_what_gunicorn_accepts_and_frames_where_it_ends():
     for raw in cases(seed=21, n=800):
         for cut in (len(raw), len(raw) // 2):
-            found = frame(raw[:cut], 4094)  # never raises, never claims more than it has
-            assert found is None or 0 < found[0] <= cut
+            n, verdict = frame(raw[:cut], 4094)  # never raises, never claims more than it has
+            assert verdict is None or 0 < n <= cut
         got = simple_get(raw)
         parsed = gunicorn_parse(raw)
         if got is not None:
@@ -127,9 +127,9 @@ def test_the_poller_takes_only_what_gunicorn_accepts_and_frames_where_it_ends():
             inm = next((v for k, v in req.headers if k == "IF-NONE-MATCH"), None)
             assert (req.method, req.path, req.query, inm) == ("GET", got[0], got[1], got[2]), raw
             assert used == len(raw)
-        found = frame(raw, 4094)
-        if parsed is not None and found is not None and found[1] is True:
-            assert found[0] == parsed[1], raw  # a whole request ends where gunicorn's parser ends it
+        n, verdict = frame(raw, 4094)
+        if parsed is not None and verdict is True:
+            assert n == parsed[1], raw  # a whole request ends where gunicorn's parser ends it
 
 
 def _exchange(port: int, raw: bytes) -> list[int]:
@@ -174,3 +174,18 @@ def test_malformed_and_pipelined_requests_get_4xx_or_correct_answers_and_the_wor
         keep.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")  # the same worker still holds this connection
         assert keep.recv(65536).startswith(b"HTTP/1.1 200")
         keep.close()
+
+
+def test_the_poller_does_not_rescan_what_cannot_change_its_answer():
+    """A partial head names the length before which (without a new LF) the answer stays the same; a head with more
+    lines than gunicorn takes, or a body of more chunks than CHUNKS_MAX, is decided before it ends: a trickling
+    client cannot make the poller rescan its buffer without bound."""
+    head = b"GET / HTTP/1.1\r\nHost: x\r\nX-A: " + b"a" * 100
+    want, verdict = frame(head, 4094)
+    assert verdict is None and want > len(head)
+    many = b"GET / HTTP/1.1\r\n" + b"X: v\r\n" * 103
+    assert frame(many, 4094)[1] is False
+    post = b"POST /v1/ping HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    assert frame(post + b"1\r\na\r\n" * (CHUNKS_MAX + 1), 4094)[1] == 413
+    assert frame(post + b"1\r\na\r\n" * 10 + b"0\r\n\r\n", 4094) == (len(post) + 60 + 5, True)
+    assert frame(post + b"5\r\n0\r\n\r\n", 4094)[1] is None  # a chunk whose data looks like the last chunk

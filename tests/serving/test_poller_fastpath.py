@@ -62,6 +62,7 @@ def _worker(app) -> BufferingThreadWorker:
     w.max_requests, w.max_keepalived = 10**9, 100
     w.poller, w.reading, w.writing, w.keepalived_conns = selectors.DefaultSelector(), {}, {}, deque()
     w.lingering = {}
+    w.limits, w.keepalive_on = (4094, 100, 8190), True
     w.worker_connections = 1000
     w.enqueued = []
     w.tpool = _Pool(w.enqueued)
@@ -86,7 +87,7 @@ class _Future:
 
 def _conn(w, server):
     conn = TConn(w.cfg, server, ("127.0.0.1", 1), ("127.0.0.1", 2))
-    conn.inbuf, conn.closed = bytearray(), False
+    conn.inbuf, conn.closed, conn.want, conn.watched = bytearray(), False, 0, False
     return conn
 
 
