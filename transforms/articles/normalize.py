@@ -501,11 +501,16 @@ class Normalizer:
         }
 
     def _canonical(self, url: str | None, pm, art_ld: dict) -> tuple[str | None, str]:
-        """The canonical URL and where it came from (rel=canonical, og:url, JSON-LD, self-references)."""
+        """The canonical URL and where it came from (rel=canonical, og:url, JSON-LD, twitter:url, self-references)."""
         ld_url = _first_string(art_ld.get("url"), art_ld.get("mainEntityOfPage"))
         return urls.canonical(
             url,
-            [("rel_canonical", pm.links.get("canonical")), ("og_url", pm.meta.get("og:url")), ("json_ld", ld_url)],
+            [
+                ("rel_canonical", pm.links.get("canonical")),
+                ("og_url", pm.meta.get("og:url")),
+                ("json_ld", ld_url),
+                ("twitter_url", pm.meta.get("twitter:url")),
+            ],
             self.registry,
             fallbacks=[("self_reference", u) for u in pm.self_refs[:3]],
         )

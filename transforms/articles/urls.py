@@ -1,10 +1,11 @@
 """Canonical URLs: which URL names an article, and how we know.
 
 Reads: the fetched (final) URL, the page's own claims (``<link rel=canonical>``, ``og:url``, JSON-LD ``url`` /
-``mainEntityOfPage`` of the main article object), and the publisher registry. Writes: ``(canonical_url,
+``mainEntityOfPage`` of the main article object, the Twitter card's ``twitter:url``), and the publisher registry. Writes: ``(canonical_url,
 canonical_source)``; ``article_id = sha256(canonical_url)[:32]``.
 
-Order of evidence: rel=canonical, then og:url, then JSON-LD, then the fetched URL cleaned. Each candidate is
+Order of evidence: rel=canonical, then og:url, then JSON-LD, then twitter:url (the weakest claim a page makes
+about itself, but a claim: some CMSs fill only the Twitter card), then the fetched URL cleaned. Each candidate is
 resolved against the fetched URL, unwrapped from redirect wrappers (google.com/url?q=, l.facebook.com/l.php?u=
 ...), mapped from AMP to the main URL, stripped of tracking parameters (courlan's tracker rules plus the common
 publisher-specific ones below) and of its fragment, and its host lower-cased.
@@ -19,7 +20,7 @@ A candidate is refused when it
   whose pages always name their origin. Every refusal is recorded in ``canonical_source`` as
   ``<chosen source>;cross_host_rejected:<host>`` (or ``homepage_rejected``), so the decision can be audited.
 
-``canonical_source`` values: rel_canonical, og_url, json_ld, amp_mapped, fetched_url_cleaned, self_reference (a
+``canonical_source`` values: rel_canonical, og_url, json_ld, twitter_url, amp_mapped, fetched_url_cleaned, self_reference (a
 share widget's URL, only for saved pages without a fetched URL), none (no URL at all),
 optionally followed by ``;cross_host_rejected:<host>``, ``;homepage_rejected`` or ``;cross_host_same_publisher``.
 """

@@ -193,3 +193,24 @@ def test_concurrent_threads_give_the_same_articles(kit):
     serial = [run(r) for r in raws]
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(run, raws)) == serial
+
+
+def test_a_saved_page_naming_itself_only_in_its_twitter_card_gets_that_url(normalizer, kit):
+    """twitter:url is the weakest claim a page makes about itself, after rel=canonical, og:url and JSON-LD, but a
+    claim: without a fetched URL it names the article (some CMSs fill only the Twitter card)."""
+    card = "<meta name='twitter:url' content='http://ultimas.test/local/noticia-1.html'>"
+    html = kit.make_html("Sólo la tarjeta", kit.WIRE_REPORT, head_extra=card)
+    art = normalizer.extract(html, url=None, now_ms=kit.T0)
+    assert (art["canonical_url"], art["canonical_source"]) == (
+        "http://ultimas.test/local/noticia-1.html",
+        "twitter_url",
+    )
+    both = kit.make_html("Both", kit.WIRE_REPORT, og_url="http://ultimas.test/local/og-1.html", head_extra=card)
+    assert normalizer.extract(both, url=None, now_ms=kit.T0)["canonical_source"] == "og_url"
+    fetched = normalizer.extract(html, url="http://ultimas.test/local/noticia-1.html?utm_source=x", now_ms=kit.T0)
+    assert fetched["canonical_url"] == "http://ultimas.test/local/noticia-1.html"
+    home = card.replace("local/noticia-1.html", "")
+    deep = normalizer.extract(
+        kit.make_html("Home card", kit.WIRE_REPORT, head_extra=home), url="http://ultimas.test/a/b.html", now_ms=kit.T0
+    )
+    assert deep["canonical_url"] == "http://ultimas.test/a/b.html"  # a card naming the home page is refused
