@@ -52,7 +52,9 @@ feeds     (stores.feeds.BigtableFeedStore: the ingest job's registry, schedule c
     f#{sha256(feed_url)[:32]}    r:config   JSON registry entry {url, publisher_id, tier, kind, enabled}
                                  s:state    JSON schedule checkpoint (transforms.ingest.schedule.FeedState.to_dict:
                                             next/last poll, etag and last_modified as the server sent them, guids,
-                                            decayed rates per hour of the week, WebSub lease and hub, counters)
+                                            decayed rates per hour of the week, WebSub lease and hub, the
+                                            feed's hints hint_ttl_min / hint_skip_hours / hint_skip_days,
+                                            counters)
     u#{sha256(claim_key)[:32]}   s:claim    JSON {key, owner, at}: the page was (or is being) fetched by owner
                                             (create-if-absent; the same owner is granted it again on a replay)
     w#{sub_id}                   s:sub      JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,

@@ -209,7 +209,7 @@ def test_each_new_item_fetched_logs_its_discovery_delay_by_tier_and_path(world, 
     assert poller.discovered_event(pushed, 1) == f"newsroom.item_discovered tier={cfg.tier} via=websub"
 
 
-def test_the_feeds_hints_are_kept_in_its_state_and_shape_its_next_poll():
+def test_the_feeds_hints_are_kept_in_its_state_and_shape_its_next_poll(store):
     """ttl / skipHours / skipDays as the feed serves them now go into the state row (a 304 keeps them, a 200
     without them forgets them) and the schedule applies them to a quiet long-tail feed."""
     from transforms.ingest.fetcher import FetchResult
@@ -240,7 +240,9 @@ def test_the_feeds_hints_are_kept_in_its_state_and_shape_its_next_poll():
     poller.poll_feed(Server(), cfg, st, POLICY, t0)
     assert (st.hint_ttl_min, st.hint_skip_hours, st.hint_skip_days) == (180, [3], [0])
     assert st.next_poll_ms - t0 >= 60 * sch.MINUTE_MS  # a new feed's prior alone would poll in 30 min
-    restored = sch.FeedState.from_dict(st.to_dict())
+    store.put_state(cfg.url, st.to_dict())  # the s:state checkpoint (embedded backend; Bigtable stores the same JSON)
+    restored = sch.FeedState.from_dict(store.get_state(cfg.url), cfg.url)
+    assert (restored.hint_ttl_min, restored.hint_skip_hours, restored.hint_skip_days) == (180, [3], [0])
     poller.poll_feed(Server(), cfg, restored, POLICY, t0 + sch.HOUR_MS)
     assert restored.hint_ttl_min == 180
     poller.poll_feed(Server(), cfg, restored, POLICY, t0 + 2 * sch.HOUR_MS)
