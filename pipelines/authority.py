@@ -118,12 +118,13 @@ def _progress_to_stderr() -> None:
 def run(argv: list[str] | None = None, wait: bool = True):
     """``python -m pipelines.authority ARGS`` and ``newsroom authority ARGS``: build, run and (by default) wait.
     Returns the PipelineResult."""
-    from pipelines.options import default_runner
+    from pipelines.options import default_runner, refuse_non_production_graph
 
     _progress_to_stderr()
     options = PipelineOptions(argv)
     store_config(options)  # fail fast naming the flag
     params(options)
+    refuse_non_production_graph(options, "authority")
     runner = default_runner(options, streaming=False)
     p = beam.Pipeline(runner=runner, options=options)
     build_pipeline(p, options)

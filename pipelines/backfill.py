@@ -414,10 +414,12 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
     stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
+    from pipelines.options import refuse_non_production_graph
     from stores.runs import NamespaceTaken
 
     started = time.time()
     options = PipelineOptions(argv)
+    refuse_non_production_graph(options, "backfill")
     files = _prepare(options)
     runner = _runner(options)
     try:

@@ -22,7 +22,7 @@ import sys
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import StoreOptions, default_runner, store_config
+from pipelines.options import StoreOptions, default_runner, refuse_non_production_graph, store_config
 
 log = logging.getLogger("newsroom.covisit")
 
@@ -126,6 +126,7 @@ def run(argv: list[str] | None = None, wait: bool = True):
     std = options.view_as(StandardOptions)
     cfg = store_config(options)  # fail fast naming the flag
     params(options)
+    refuse_non_production_graph(options, "covisit")
     if streaming(options):
         std.streaming = True
     runner = default_runner(options, streaming(options))

@@ -36,7 +36,7 @@ import typing
 
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import StoreOptions, store_config
+from pipelines.options import StoreOptions, refuse_non_production_graph, store_config
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig
 from transforms.ingest.guard import parse_overrides
@@ -323,6 +323,7 @@ def run(argv: list[str] | None = None) -> int:
     """``python -m pipelines.ingest [flags]``: Dataflow when ``--runner=DataflowRunner``, else the local driver."""
     options = PipelineOptions(argv)
     validate(options)
+    refuse_non_production_graph(options, "ingest")
     runner = options.view_as(StandardOptions).runner
     if runner not in LOCAL_RUNNERS:
         import apache_beam as beam

@@ -40,3 +40,30 @@ def default_runner(options: PipelineOptions, streaming: bool):
     from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
     return FnApiRunner()
+
+
+def refuse_non_production_graph(options: PipelineOptions, job: str, file_input: str | None = None) -> None:
+    """Under ``--runner=DataflowRunner`` (a dry run too), refuse a job whose graph would differ from the one
+    production runs, with a ValueError naming the flag (``newsroom`` exits 2 with it). Otherwise such a job is
+    translated and even submitted without complaint: the stores default to the embedded backend, so the streaming
+    jobs would read the SQLite queue of a worker's disk instead of Pub/Sub (a bounded batch job that ends at once)
+    and every job would write its results to that disk, lost with the worker. ``file_input``: the flag (and its
+    value) of a job that can read files instead of Pub/Sub (the stories job's ``--input``), refused on Dataflow
+    for the same reason. Local runners are not checked: the embedded stack is what they are for."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    runner = options.view_as(StandardOptions).runner
+    if not (isinstance(runner, str) and runner.endswith("DataflowRunner")):
+        return
+    backend = store_config(options).backend
+    if backend != "gcp":
+        raise ValueError(
+            f"--runner=DataflowRunner needs --backend=gcp (with --bigtable_instance and --snapshot_bucket): with "
+            f"--backend={backend} the {job} job would read and write an embedded store on a Dataflow worker's disk "
+            "instead of Pub/Sub, Bigtable and GCS, a graph production never runs (README: Preflight)"
+        )
+    if file_input:
+        raise ValueError(
+            f"--runner=DataflowRunner runs the {job} job on Pub/Sub: {file_input} would read files instead, a graph "
+            "production never runs (for a bounded run over files use `newsroom backfill`)"
+        )

@@ -33,7 +33,7 @@ import sys
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.options import StoreOptions, default_runner, store_config
+from pipelines.options import StoreOptions, default_runner, refuse_non_production_graph, store_config
 from transforms.common import DEAD_LETTER, dead_letter
 
 log = logging.getLogger("newsroom.stories")
@@ -261,6 +261,8 @@ def run(argv: list[str] | None = None, wait: bool = True):
     options = PipelineOptions(argv)
     std = options.view_as(StandardOptions)
     store_config(options)  # fail fast naming the flag
+    given = options.view_as(StoriesOptions).input
+    refuse_non_production_graph(options, "stories", f"--input={given}" if given else None)
     if streaming(options):
         std.streaming = True
     runner = default_runner(options, streaming(options))
