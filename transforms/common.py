@@ -9,6 +9,8 @@ stage redefines these names.
 from __future__ import annotations
 
 import json
+import random
+from collections.abc import Callable
 
 from schemas import codec
 
@@ -99,3 +101,12 @@ def format_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def backoff_s(attempt: int, base_s: float, cap_s: float, rand: Callable[[], float] = random.random) -> float:
+    """The pause before retry ``attempt`` (0 for the first retry) of an external call: exponential, capped, with
+    "equal jitter" (half the step fixed, half drawn from ``rand()`` in [0, 1)), so callers that failed together (the
+    workers of a job whose publisher hiccupped) do not retry in lockstep, while every retry still waits at least half
+    its step. ``rand`` is injectable for deterministic tests."""
+    step = min(cap_s, base_s * (2 ** max(0, attempt)))
+    return step / 2 + rand() * step / 2

@@ -3,6 +3,8 @@
 import ast
 import pathlib
 
+import pytest
+
 from schemas import codec
 from transforms import common
 
@@ -61,3 +63,31 @@ def test_a_dead_letter_record_is_valid_and_bounded():
     odd = common.dead_letter("ingest", "weird", payload=object())
     assert odd["payload"].startswith(b"<object") and odd["key"] is None
     assert common.dead_letter_json(rec)["payload"] == '{"a": 1}'
+
+
+def test_backoff_grows_is_capped_and_jittered_by_the_injected_random_source():
+    from transforms.common import backoff_s
+
+    assert [backoff_s(a, 0.5, 4.0, lambda: 0.0) for a in range(6)] == [0.25, 0.5, 1.0, 2.0, 2.0, 2.0]
+    assert [backoff_s(a, 0.5, 4.0, lambda: 1.0) for a in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+    draws = iter([0.1, 0.9])
+    assert backoff_s(1, 0.5, 4.0, lambda: next(draws)) == pytest.approx(0.55)
+    assert backoff_s(1, 0.5, 4.0, lambda: next(draws)) == pytest.approx(0.95)  # two callers, two pauses
+
+
+def test_a_transient_page_fetch_retries_after_jittered_pauses():
+    from transforms.ingest import poller
+    from transforms.ingest.fetcher import FetchResult
+
+    class Flaky:
+        calls = 0
+
+        def fetch(self, url):
+            Flaky.calls += 1
+            status = 503 if Flaky.calls < 3 else 200
+            return FetchResult(url, url, status, {}, b"<p>", fetched_at_ms=1)
+
+    d = poller.Discovery("https://p.example/a", None, None, "FEED", 1, "k", "o")
+    slept = []
+    raw, _ = poller.fetch_page(Flaky(), d, None, 1, sleep=slept.append, rand=lambda: 0.5)
+    assert raw is not None and slept == [0.375, 0.75]

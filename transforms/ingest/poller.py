@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import random
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -246,7 +247,7 @@ def apply_request(state: sch.FeedState, request: dict, policy: sch.SchedulePolic
 
 
 def fetch_page(
-    fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep, gone=None
+    fetcher: Fetcher, discovery: Discovery, store, now_ms: int, sleep=time.sleep, gone=None, rand=random.random
 ) -> tuple[dict | None, dict | None]:
     """Fetch one discovered page. Returns (RawItem, None), (None, DeadLetter), or (None, None) for a duplicate.
     ``gone(url, status)``: called when a re-fetch (``discovery.is_update``) answers 404 or 410, before the dead
@@ -259,7 +260,7 @@ def fetch_page(
         if not res.transient:
             break
         if attempt < PAGE_RETRIES:
-            sleep(0.5 * (attempt + 1))
+            sleep(common.backoff_s(attempt, 0.5, 4.0, rand))  # jittered: a host's failing pages do not retry in step
     if res.error or not (200 <= res.status < 300):
         reason = res.error or f"http_{res.status}"
         if gone is not None and discovery.is_update and not res.error and res.status in (404, 410):
