@@ -206,3 +206,40 @@ def test_make_articles_is_deterministic():
     a, _ = make_articles(seed=3)
     b, _ = make_articles(seed=3)
     assert [x.to_dict() for x in a] == [x.to_dict() for x in b]
+
+
+def _linked(en_kw: dict, es_kw: dict) -> list:
+    """Links between one English and one Spanish story whose multilingual vectors are identical (mutual best)."""
+    outputs = []
+    for lang, kw in (("en", en_kw), ("es", es_kw)):
+        a = article(
+            f"{lang}0",
+            np.ones(DIM),
+            kw.get("at", T0),
+            language=lang,
+            link_vector=np.ones(DIM),
+            time_known=kw.get("time_known", True),
+            **kw["art"],
+        )
+        outputs += [
+            o.to_dict()
+            for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run([a], until=a.first_seen_at + 5000)
+        ]
+    linker = StoryLinker()
+    for o in outputs:
+        linker.observe(o)
+    rebuilt = StoryLinker()  # the streaming linker's state between ticks: its snapshot
+    for o in linker.snapshot():
+        rebuilt.observe(o)
+    assert rebuilt.propose() == linker.propose()
+    return linker.propose()
+
+
+def test_a_link_needs_a_shared_entity_and_times_that_overlap():
+    """Mutual best is only the best of what is live: without one shared name or number, or more than a week apart, two
+    stories are not one event however close their vectors. Unknown times are neutral."""
+    same = {"art": {"entities": ("ryanair", "737")}}
+    assert len(_linked(same, same)) == 1
+    assert _linked(same, {"art": {"entities": ("airbus", "qatar")}}) == []
+    assert _linked(same, {**same, "at": T0 + 9 * 24 * 3_600_000}) == []
+    assert len(_linked(same, {**same, "at": T0 + 9 * 24 * 3_600_000, "time_known": False})) == 1
