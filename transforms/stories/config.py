@@ -19,7 +19,9 @@ class ClusterConfig:
     w_lexical: float = 0.5
     join: float = 0.8  # article with a body
     join_headline: float = 0.45  # headline-only article
-    merge: float = 0.7  # repair merge bar between story profiles, before the size term
+    # Repair merge bar between story profiles, before the size term: below JOIN for two single articles, above it
+    # from two members on (a best-first merge is not an arrival-time join; measured in docs/stories.md).
+    merge: float = 0.7
     merge_headline: float = 0.45
     merge_size_slope: float = 0.2  # the merge bar rises by this per doubling of the smaller story's size
     # Repair merge bar between two headline-only stories on their average article-pair score (average linkage, no

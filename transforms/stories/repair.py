@@ -5,7 +5,8 @@ REPAIR_WINDOW (6 h), the stories of that window that were not repaired in the la
 (1) split when a spectral bisection of their members gives two halves with >= MIN_SPLIT_SOURCES distinct sources
 each whose profiles score below the merge bar by SPLIT_MARGIN (the half holding the representative keeps the id),
 then (2) re-clustered by greedy best-first agglomeration on the score between story profiles (average article-pair
-score for headline-only stories), with a merge bar stricter than the join bar. A group merges into its oldest story
+score for headline-only stories), with a merge bar that grows with the smaller story's size (below the join bar for
+two single articles, above it from two members on: docs/stories.md says why). A group merges into its oldest story
 (smallest id: ids are time ordered); the others become aliases; the survivor's counters and centroid are recomputed
 from its members. Every choice is a function of the stories and the tick only, so a restored writer repairs the same.
 
