@@ -90,6 +90,8 @@ def slim_output(out: dict) -> dict:
             "entities": m.get("entities", []),
             "is_copy": m.get("is_copy", False),
             "title": m.get("title", ""),
+            "at": m.get("at"),  # the linker's time condition (transforms/stories/links.py)
+            "time_known": m.get("time_known", False),
         }
     meta = out.get("story_meta") or {}
     return {"change": slim, "members": members, "model": meta.get("model")}

@@ -243,3 +243,17 @@ def test_a_link_needs_a_shared_entity_and_times_that_overlap():
     assert _linked(same, {"art": {"entities": ("airbus", "qatar")}}) == []
     assert _linked(same, {**same, "at": T0 + 9 * 24 * 3_600_000}) == []
     assert len(_linked(same, {**same, "at": T0 + 9 * 24 * 3_600_000, "time_known": False})) == 1
+
+
+def test_the_backfill_links_its_slim_outputs_as_the_full_ones():
+    """The backfill folds slimmed writer outputs (transforms/stories/readers.py): they keep what the linker reads,
+    member times included, so a backfill links what the in-process run links."""
+    from transforms.stories.local import link_outputs
+    from transforms.stories.readers import slim_output
+
+    outputs = []
+    for lang, at in (("en", T0), ("es", T0 + 9 * 24 * 3_600_000)):
+        a = article(f"{lang}0", np.ones(DIM), at, language=lang, entities=("ryanair",), link_vector=np.ones(DIM))
+        outputs += [o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run([a], at + 1)]
+    assert link_outputs(outputs) == []
+    assert link_outputs([slim_output(o) for o in outputs]) == []
