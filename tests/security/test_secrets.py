@@ -204,14 +204,19 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     conf = runpy.run_path(str(ROOT / "serving" / "gunicorn.conf.py"))
     assert (conf["workers"], conf["threads"]) == (3, 5)
     out = subprocess.run(
-        [sys.executable, "-c", "import serving.gworker as g; print(g.HEADER_TIMEOUT_S)"],
+        [sys.executable, "-c", "import serving.gworker as g; print(g.HEADER_TIMEOUT_S, g.WRITE_TIMEOUT_S)"],
         cwd=ROOT,
-        env={**os.environ, "NEWSROOM_HEADER_TIMEOUT_S": "3.5", "PYTHONPATH": str(ROOT)},
+        env={
+            **os.environ,
+            "NEWSROOM_HEADER_TIMEOUT_S": "3.5",
+            "NEWSROOM_WRITE_TIMEOUT_S": "7",
+            "PYTHONPATH": str(ROOT),
+        },
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert out.stdout.strip() == "3.5", out.stderr
+    assert out.stdout.strip() == "3.5 7.0", out.stderr
     from serving import telemetry
 
     monkeypatch.setenv("NEWSROOM_LOG_FORMAT", "json")
