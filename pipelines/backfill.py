@@ -476,7 +476,8 @@ def _say_start(options, files: list[str], run_claim, runner) -> None:
 
     o, so = options.view_as(_options_class()), options.view_as(StoreOptions)
     print(
-        f"[backfill] {len(files)} input file(s), namespace {so.namespace} (run epoch {run_claim.epoch}), "
+        f"[backfill] {len(files)} {'input pattern(s), not listed (dry run)' if is_dry_run(options) else 'input file(s)'}"
+        f", namespace {so.namespace} (run epoch {run_claim.epoch}), "
         f"output {o.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
         file=sys.stderr,
     )

@@ -224,6 +224,7 @@ def test_backfill_dry_run_never_reads_its_gs_input(tmp_path, monkeypatch, capsys
     assert listed == []
     out = capsys.readouterr()
     assert "newsroom dry run: " in out.out and "ReadArticles" in out.out, out.err[-2000:]
+    assert "1 input pattern(s), not listed (dry run)" in out.err
 
 
 def test_backfill_progress_shows_the_total_and_the_time_left(tmp_path):
