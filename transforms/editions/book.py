@@ -38,6 +38,7 @@ import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
+from transforms.editions.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
@@ -45,7 +46,6 @@ TITLE_DIM = 32  # hashed title-token vector: centrality of an article in its sto
 ENTITIES_PER_STORY = 5  # main entity ids of a pool story (follows, topic pages)
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
-_CLICKBAIT = ("you won't believe", "you wont believe", "here's why", "this is why", "what happened next", "shocking")
 
 # Article fields the ranker keeps (the body is dropped before events are keyed by edition).
 ARTICLE_FIELDS = (
@@ -115,32 +115,6 @@ def title_vector(title: str, dim: int = TITLE_DIM) -> np.ndarray:
         v[h % dim] += 1.0 if (h >> 16) & 1 else -1.0
     n = float(np.linalg.norm(v))
     return v / n if n > 0 else v
-
-
-def headline_quality(title: str) -> float:
-    """0..1: a plain, informative headline of 40-110 characters scores 1; shouting, questions, exclamation marks,
-    clickbait phrases and listicle openings cost points."""
-    t = (title or "").strip()
-    n = len(t)
-    if n == 0:
-        return 0.0
-    if n < 40:
-        q = max(0.2, n / 40)
-    elif n <= 110:
-        q = 1.0
-    else:
-        q = max(0.4, 1.0 - (n - 110) / 200)
-    letters = [c for c in t if c.isalpha()]
-    if letters and sum(c.isupper() for c in letters) / len(letters) > 0.5 and len(letters) > 8:
-        q -= 0.3
-    if t.endswith("?") or "!" in t:
-        q -= 0.2
-    low = t.lower()
-    if any(p in low for p in _CLICKBAIT):
-        q -= 0.3
-    if t[:1].isdigit():
-        q -= 0.1
-    return float(min(1.0, max(0.0, q)))
 
 
 def article_key(article_id: str) -> int:
@@ -409,7 +383,8 @@ class StoryBook:
         self.articles.section[a] = sec
         title = art.get("title") or ""
         self.articles.title_vector[a] = title_vector(title)
-        self.articles.headline_quality[a] = headline_quality(title)
+        head = assess(title, art.get("language") or self.language)
+        self.articles.headline_quality[a], self.articles.clickbait[a] = head.quality, head.clickbait
         self.articles.is_opinion[a] = bool(art.get("is_opinion"))
         self.articles.is_fact_check[a] = bool(art.get("is_fact_check"))
         places: dict[int, bool] = {}

@@ -25,6 +25,7 @@ from transforms.editions import documents as docs
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
+from transforms.editions.headlines import demote, demoted_ids
 from transforms.editions.params import RankParams
 from transforms.editions.representatives import (
     Representatives,
@@ -173,13 +174,8 @@ def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache
     coverage = coverage_documents(book, p, ranked.f.prim, page_rows | set(pool_rows.tolist()), memory)
     memory.last_cycle = now
     clock.lap("coverage")
-    stats = {
-        "candidates": int(ranked.cand.rows.size),
-        "live": int(ranked.f.live.sum()),
-        "pinned": len(facts.pinned_ids),
-        "near_ties": int((ranked.reps.near > 1).sum()),
-        "capped_publishers": len(ranked.capped),
-    }
+    stats = dict(candidates=int(ranked.cand.rows.size), live=int(ranked.f.live.sum()), pinned=len(facts.pinned_ids))
+    stats.update(near_ties=int((ranked.reps.near > 1).sum()), capped_publishers=len(ranked.capped))
     return CycleOutput(edition.id, now, pages, pool, coverage, stats)
 
 
@@ -247,7 +243,7 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
     """Order (hysteresis), slots (pins, diversity) and supporting links of every section page."""
     cand, reps, smoothed = ranked.cand, ranked.reps, ranked.smoothed
     rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
-    pub_ids = book.publishers.id
+    pub_ids, flagged = book.publishers.id, demoted_ids(book, ranked, p.clickbait_authority)
 
     def alternative(sid: int, blocked: set[str]):
         i = id_pos[sid]
@@ -277,6 +273,7 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
             if rep_l[i] >= 0:
                 scores[ids_l[i]] = float(smoothed[i]) * fit
         order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
+        order = demote(order, flagged, section.match == "all")  # clickbait of low-authority sources
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         rules = DiversityRules(mixed_sections=section.match != "label", **rules_base)
         slots = assemble(

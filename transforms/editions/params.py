@@ -20,7 +20,7 @@ class RepresentativeParams:
     w_centrality: float = 1.0
     w_authority: float = 1.0
     w_freshness: float = 0.5
-    w_headline: float = 0.5
+    w_headline: float = 1.0
     first_report_boost: float = 0.15
     local_boost: float = 0.2
     copy_penalty: float = 0.3
@@ -65,6 +65,7 @@ class RankParams:
     local_share_min: float = 0.25
     world_share_max: float = 0.3
     idle_cycles: int = 30
+    clickbait_authority: float = 0.3  # clickbait stories of publishers all below it leave top stories (headlines.py)
     representative: RepresentativeParams = field(default_factory=RepresentativeParams)
     supporting: SupportingParams = field(default_factory=SupportingParams)
 

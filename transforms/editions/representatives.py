@@ -7,7 +7,7 @@ article is scored (weights in editions.json ``ranking.representative``):
                 its headline is of the story; articles carry no embedding of their own in StoryChange)
     authority   the publisher's topic authority for the story's primary section
     freshness   0.5 ** ((story's newest original - article first seen) / 4 h), relative so it is cycle-independent
-    headline    :func:`~transforms.editions.book.headline_quality`
+    headline    quality of the headline, :func:`~transforms.editions.headlines.assess` (length x (1 - clickbait))
     + first-report boost (the story's earliest original), + local boost (publisher of the edition's region),
     - copy penalty (a syndicated copy rarely represents), - opinion penalty (news represents, opinion is labelled)
 

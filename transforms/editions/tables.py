@@ -141,7 +141,8 @@ class ArticleTable(Table):
         "is_copy": (bool, False, 0),
         "section": (np.int16, -1, 0),  # section index of its label, -1: none
         "title_vector": (np.float32, 0.0, "title_dim"),
-        "headline_quality": (np.float32, 0.0, 0),
+        "headline_quality": (np.float32, 0.0, 0),  # transforms/editions/headlines.py
+        "clickbait": (np.float32, 0.0, 0),
         "is_opinion": (bool, False, 0),
         "is_fact_check": (bool, False, 0),
         "key": (np.int64, 0, 0),  # article_key(id): tie-breaks
@@ -159,6 +160,7 @@ class ArticleTable(Table):
     section: np.ndarray
     title_vector: np.ndarray
     headline_quality: np.ndarray
+    clickbait: np.ndarray
     is_opinion: np.ndarray
     is_fact_check: np.ndarray
     key: np.ndarray
