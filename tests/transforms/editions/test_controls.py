@@ -163,10 +163,12 @@ class Stage:
                 timer=self.timer,
             )
         )
+        items = [it for it in items if isinstance(it, dict)]  # not the tagged purge requests
         results = {}
         for it in items:
             for res in self.pub.process(it):
-                results[res["pointer"]] = res["outcome"]
+                if isinstance(res, dict):  # not the tagged Breaking / hot-story candidates
+                    results[res["pointer"]] = res["outcome"]
         top = next(it["doc"] for it in items if it["pointer"] == "us-en/top")
         return top, results
 
