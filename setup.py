@@ -94,6 +94,7 @@ TEST = [
     "cryptography>=42",
     "threadpoolctl>=3.1",
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
+    "scipy>=1.11",  # benchmarks/stories_reference.py: the offline average-linkage reference (scipy.cluster)
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 
