@@ -422,7 +422,3 @@ def _side_store(cfg, stores, key: str, open_store):
 
         found = open_store(getattr(stores, "config", None) or config_from_mapping(cfg))
     return None if found == "off" else found
-
-
-def new_secret() -> str:
-    return secrets.token_urlsafe(32)

@@ -156,10 +156,6 @@ def choose_representatives(
     return Representatives(rows, rep, start, length, ordered, sscore, near_k)
 
 
-def is_wire_copy(book: StoryBook, a: int) -> bool:
-    return bool(book.articles.is_copy[a]) or bool(book.publishers.is_wire[book.articles.publisher[a]])
-
-
 def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
     """Up to ``p.count`` supporting article rows for candidate ``i`` by MMR (one per publisher, one wire copy)."""
     s, n = int(reps.start[i]), int(reps.length[i])
@@ -229,7 +225,3 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
     first = ~copy & (st >= 0) & (book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)])
     code |= first.astype(np.int64) << 4
     return [_LABELS[c] for c in code.tolist()]
-
-
-def card_labels(book: StoryBook, a: int, region: str | None) -> tuple[str, ...]:
-    return labels_for(book, np.array([a]), region)[0]

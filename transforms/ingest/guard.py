@@ -122,9 +122,6 @@ class AddressGuard:
         self.overrides = parse_overrides(overrides)
         self.resolver = resolver or system_resolver
 
-    def is_overridden(self, host: str) -> bool:
-        return (host or "").lower().rstrip(".") in self.overrides
-
     def resolve(self, host: str, port: int, timeout: float | None = None) -> Target:
         """Vet ``host`` and return the address to connect to. Raises BlockedAddress (reason ``timeout`` when the
         name does not resolve within ``timeout`` seconds; None: no bound of ours)."""

@@ -294,6 +294,3 @@ class EmbedderRouting:
         if self.spec == "auto":
             return "minilm" if language == "en" else MULTILINGUAL
         return self.spec
-
-    def describe(self) -> dict:
-        return {"embedder": self.spec, "link_embedder": self.link_spec}
