@@ -13,6 +13,11 @@ from importlib import resources
 import jsonschema
 from referencing import Registry, Resource
 
+# The most items one page of the public API returns (the ``limit`` query parameter's maximum on edition, story and
+# topic pages, and the maximum the OpenAPI document states): the origin's routes, its fast path and the document
+# read this one value, and pre-built topic pages keep this many stories so any allowed limit can be served.
+MAX_LIMIT = 100
+
 PAGES = {
     "edition_page": "edition_page.schema.json",
     "story_page": "story_page.schema.json",

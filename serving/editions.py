@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, request
 
+from schemas.pages import MAX_LIMIT
 from serving import http
 
 bp = Blueprint("editions", __name__)
 bp.before_request(http.shared_preflight)
 bp.before_request(http.reject_personal_headers)
 bp.after_request(http.shared_cors)
-
-MAX_LIMIT = 100
 
 
 def configured_pages() -> dict[str, frozenset[str]]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from schemas.pages import MAX_LIMIT
 from serving.http import CORS_HEADERS, JSON, etag_matches
 from stores.cdn import cache_tag
 
@@ -21,7 +22,6 @@ PAGE = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/sections/([a-z][a-z0-9_-
 VERSION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})/version$")
 EDITION = re.compile(r"^/v1/editions/([a-z]{2}-[a-z]{2,3})$")
 INDEX = "/v1/editions"
-MAX_LIMIT = 100
 LIMIT_DIGITS = len(str(MAX_LIMIT))
 NOSNIFF = ("X-Content-Type-Options", "nosniff")  # same header serving.create_app adds to every Flask response
 # Same headers as serving.http.shared_cors adds to the shared blueprints' answers.

@@ -13,6 +13,7 @@ import functools
 import orjson
 from flask import Blueprint, Response
 
+from schemas.pages import MAX_LIMIT
 from serving import http
 from serving.foryou import NOT_BLANK_CLASS
 from serving.openapi_schemas import STORY_ID, ref, schemas
@@ -173,7 +174,7 @@ LIMIT_100 = {
     "name": "limit",
     "in": "query",
     "required": False,
-    "schema": {"type": "integer", "minimum": 1, "maximum": 100},
+    "schema": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT},
 }
 
 

@@ -29,6 +29,7 @@ from urllib.parse import urlencode
 import orjson
 from flask import Blueprint, Response, current_app, request
 
+from schemas.pages import MAX_LIMIT
 from serving import cursor as cursors
 from serving import http
 from serving.catalog import STORY_PAGE_SIZE, Catalog, StoryEntry
@@ -42,7 +43,6 @@ bp.after_request(http.shared_cors)
 
 STORY_ID = re.compile(r"^[0-9]{1,20}$")
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
-MAX_LIMIT = 100
 
 
 def story_entry(ext, cat: Catalog, story_id: str) -> StoryEntry | None:

@@ -33,6 +33,7 @@ import numpy as np
 import orjson
 from flask import Blueprint, current_app, request
 
+from schemas.pages import MAX_LIMIT
 from serving import http
 from serving.catalog import place_entity
 
@@ -48,7 +49,6 @@ TOPIC_ID = re.compile(TOPIC_ID_PATTERN)
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")
 PAGE_SCHEMA = "newsroom.topic_page/v1"
 DEFAULT_LIMIT = 20
-MAX_LIMIT = 100
 CACHE_ENTRIES = 1024
 CACHE_BYTES = 16 * 1024 * 1024  # a 100-story page is ~50 KB: the bytes bound the cache before the entry count does
 

@@ -278,3 +278,22 @@ def test_push_errors_are_problems(client):
     r = client.post("/v1/ping", data=b"{}")
     assert_problem(r, 401, "unauthorized")
     assert r.headers["Cache-Control"] == "no-store"
+
+
+def test_one_page_size_cap_for_every_route_and_the_document(client):
+    """``schemas.pages.MAX_LIMIT`` is the one cap: the document states it and both the Flask routes and the fast
+    path accept it and refuse one more (a second definition drifting would fail here)."""
+    from schemas.pages import MAX_LIMIT
+
+    shared = ("/v1/editions/", "/v1/stories/", "/v1/topics/")  # the personal feed has its own, smaller cap
+    limits = [
+        p
+        for _, path, op in _operations()
+        if path.startswith(shared)
+        for p in op.get("parameters", [])
+        if p.get("name") == "limit"
+    ]
+    assert limits and {p["schema"]["maximum"] for p in limits} == {MAX_LIMIT}
+    for url in (f"/v1/editions/{EDITION}/sections/top", f"/v1/stories/{STORY}"):
+        assert client.get(f"{url}?limit={MAX_LIMIT}").status_code == 200, url
+        assert_problem(client.get(f"{url}?limit={MAX_LIMIT + 1}"), 400, "invalid_limit")

@@ -42,14 +42,14 @@ import re
 import time
 from collections.abc import Callable
 
-from schemas.pages import topic_path
+from schemas.pages import MAX_LIMIT, topic_path
 
 log = logging.getLogger(__name__)
 
 TOPIC_SCHEMA = "newsroom.topic_page/v1"
 MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
 TRENDING_MIN_STORIES = 3
-MAX_STORIES = 100  # stories kept on a pre-built page (serving/topics.py MAX_LIMIT)
+MAX_STORIES = MAX_LIMIT  # stories kept on a pre-built page: the most GET /v1/topics/{id} may ask for
 FOLLOWED_READ = 2000  # most-followed ids read from the profile store
 MIN_FOLLOWERS = 10  # fewer followers: not pre-built as followed, so a shared page never reveals one reader (below)
 # The ids GET /v1/topics/{id} accepts (serving/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
