@@ -72,7 +72,9 @@ class StoreConfig:
     @property
     def gcs_bucket(self) -> str:
         if not self.bucket:
-            raise ValueError("the gcp backend needs --bucket for snapshots")
+            raise ValueError(
+                "the gcp backend needs --snapshot_bucket (NEWSROOM_SNAPSHOT_BUCKET for the origin) for snapshots"
+            )
         return self.bucket
 
     @property

@@ -29,6 +29,9 @@ def test_the_bus_follows_the_backend_unless_chosen():
 def test_gcp_without_a_bucket_names_the_flag():
     with pytest.raises(ValueError, match="--snapshot_bucket"):
         config_from_args(_parse(["--backend=gcp"]))
+    # a config built without the flags (the origin's NEWSROOM_* keys, a test) names the real flag and key too
+    with pytest.raises(ValueError, match="--snapshot_bucket .*NEWSROOM_SNAPSHOT_BUCKET"):
+        _ = StoreConfig(backend="gcp").gcs_bucket
 
 
 def test_namespaces_get_their_own_embedded_file(tmp_path):
