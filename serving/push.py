@@ -59,6 +59,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from serving import http
+from transforms import common
 from transforms.ingest import websub
 
 log = logging.getLogger(__name__)
@@ -198,18 +199,10 @@ def _dead_letter(st: PushState, reason: str, detail: str, key: str | None, paylo
     st.count(reason)
     log.warning("push rejected: %s (%s)", reason, key)
     try:
-        st.bus.publish_record(
-            st.topic("NEWSROOM_PUSH_DEAD_LETTER_TOPIC"),
-            {
-                "schema_version": 1,
-                "stage": "push",
-                "reason": reason,
-                "detail": detail[:500],
-                "key": key,
-                "payload": payload[:65536],
-                "at": st.now_ms(),
-            },
-        )
+        # detail cut to 500 characters (push dead letters always were; the helper's own cap is 1,000) and the body
+        # to the helper's 64 KiB, which it does not cut for bytes
+        record = common.dead_letter("push", reason, detail[:500], key, payload[: common.MAX_PAYLOAD], st.now_ms())
+        st.bus.publish_record(st.topic("NEWSROOM_PUSH_DEAD_LETTER_TOPIC"), record)
     except Exception:  # the rejection stands even if the dead-letter topic is unreachable
         log.exception("could not dead-letter a rejected push")
 

@@ -1,4 +1,5 @@
-"""transforms/common.py is the one definition of time units, the dead-letter tag and record, and change kinds."""
+"""transforms/common.py is the one definition of time units, the dead-letter tag and record, and change kinds (no
+other product module builds a DeadLetter dict by hand)."""
 
 import ast
 import pathlib
@@ -11,6 +12,7 @@ from transforms import common
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = {"SECOND_MS", "MINUTE_MS", "HOUR_MS", "DAY_MS", "WEEK_MS", "DEAD_LETTER", "CHANGE_KINDS", "PLACEMENTS"}
 SHARED_FUNCTIONS = {"dead_letter_json", "dead_letter_record"}
+DEAD_LETTER_FIELDS = {"stage", "reason", "detail", "key", "payload"}  # a dict with these is a DeadLetter record
 
 
 def redefinitions(source: str) -> set[str]:
@@ -23,6 +25,10 @@ def redefinitions(source: str) -> set[str]:
             found.add(node.target.id)
         elif isinstance(node, ast.FunctionDef) and node.name in SHARED_FUNCTIONS:
             found.add(node.name)
+    for node in ast.walk(ast.parse(source)):  # a DeadLetter record built by hand, at any depth
+        keys = {k.value for k in getattr(node, "keys", ()) if isinstance(k, ast.Constant)}
+        if isinstance(node, ast.Dict) and keys >= DEAD_LETTER_FIELDS:
+            found.add("dead_letter record")
     return found
 
 
@@ -33,6 +39,8 @@ def test_the_checker_finds_a_planted_copy():
         "dead_letter_json",
     }
     assert redefinitions("from transforms.common import MINUTE_MS\n") == set()
+    planted = "def f(r):\n    return {'stage': 'x', 'reason': r, 'detail': '', 'key': None, 'payload': b''}\n"
+    assert redefinitions(planted) == {"dead_letter record"}
 
 
 def test_no_production_module_redefines_a_shared_name():
