@@ -26,14 +26,27 @@ class OutOfOrder(RuntimeError):
     """A change arrived before the change it follows (its seq is more than writer_seq + 1)."""
 
 
+REPLAY, NEXT, AHEAD = "replay", "next", "ahead"
+
+
+def sequence_step(seq: int, current: int) -> str:
+    """Where change ``seq`` stands against a store whose ``writer_seq`` is ``current``: REPLAY (at or below it:
+    skipped), NEXT (exactly one above: applied) or AHEAD (a gap before it: refused here, held by the Beam applier).
+    The one statement of the rule, for :func:`apply_output` and the Beam applier's buffer."""
+    if seq <= current:
+        return REPLAY
+    return NEXT if seq == current + 1 else AHEAD
+
+
 def apply_output(store: StoryStore, out: dict, strict: bool = False) -> bool:
     """Apply one writer output. True if applied, False if it was a replay (or, unless ``strict``, out of order)."""
     ch = out["change"]
     lang, seq = ch["language"], int(ch["seq"])
     current = store.writer_seq(lang)
-    if seq <= current:
+    step = sequence_step(seq, current)
+    if step == REPLAY:
         return False
-    if seq != current + 1:
+    if step == AHEAD:
         if strict:
             raise OutOfOrder(f"{lang}: change seq {seq} arrived with the store at {current}")
         return False

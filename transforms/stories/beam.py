@@ -59,7 +59,7 @@ from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPL
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
 from transforms.stories import readers
-from transforms.stories.apply import apply_output
+from transforms.stories.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.links import StoryLinker
@@ -348,11 +348,11 @@ class ApplyStoryChangesFn(beam.DoFn):
         language, out = element
         store = self._stories
         seq = int(out["change"]["seq"])
-        current = store.writer_seq(language)
-        if seq <= current:
+        step = sequence_step(seq, store.writer_seq(language))
+        if step == REPLAY:
             self.replayed.inc()
             return
-        if seq > current + 1:
+        if step == AHEAD:
             pending.add(out)
             count.write((count.read() or 0) + 1)
             self.held.inc()
@@ -365,11 +365,10 @@ class ApplyStoryChangesFn(beam.DoFn):
             pending.clear()
             kept = 0
             for o in rest:
-                s = int(o["change"]["seq"])
-                cur = store.writer_seq(language)
-                if s <= cur:
+                step = sequence_step(int(o["change"]["seq"]), store.writer_seq(language))
+                if step == REPLAY:
                     continue
-                if s == cur + 1:
+                if step == NEXT:
                     apply_output(store, o, strict=True)
                     self.applied.inc()
                     yield o["change"]

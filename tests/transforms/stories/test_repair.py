@@ -245,3 +245,12 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
     assert split_due(quiet, due[0], w.config)
     quiet.last_at = due[0] - 6 * c.repair_every_ms  # not changed since its previous turn: not checked
     assert not split_due(quiet, due[0], w.config)
+
+
+def test_the_sequence_rule_is_replay_next_or_ahead():
+    """One rule for the applier and the Beam buffer: at or below the store's writer_seq is a replay, exactly one
+    above is the next change to apply, more than one above waits for the gap to fill."""
+    from transforms.stories.apply import AHEAD, NEXT, REPLAY, sequence_step
+
+    assert [sequence_step(s, 4) for s in (0, 3, 4, 5, 6, 90)] == [REPLAY, REPLAY, REPLAY, NEXT, AHEAD, AHEAD]
+    assert sequence_step(1, 0) == NEXT and len({REPLAY, NEXT, AHEAD}) == 3
