@@ -325,8 +325,8 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     from pipelines.options import store_config
     from stores.beam_io import CheckRunClaimFn, write_lines
     from transforms.common import DEAD_LETTER, dead_letter_json
+    from transforms.stories import backfill_files
     from transforms.stories import beam as sb
-    from transforms.stories import readers
 
     o = options.view_as(_options_class())
     files = files or (input_patterns(o.input) if is_dry_run(options) else expand_inputs(o.input))
@@ -363,7 +363,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     applied = claimed | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
     results = (
         outputs
-        | "SlimOutputs" >> beam.Map(readers.slim_output)
+        | "SlimOutputs" >> beam.Map(backfill_files.slim_output)
         | "AllOutputs" >> beam.combiners.ToList()
         | "WriteResults"
         >> beam.Map(

@@ -57,8 +57,8 @@ from apache_beam.utils import shared
 from stores.beam_io import write_lines, write_text
 from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, progress_line
 from transforms.common import dead_letter as dead_letter_record
+from transforms.stories import backfill_files
 from transforms.stories import embed as embmod
-from transforms.stories import readers
 from transforms.stories.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.features import ArticleFeatures
@@ -486,7 +486,7 @@ class LinkStories(beam.PTransform):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# A backfill's files: articles in, results out (the plain parsing and folding: transforms/stories/readers.py)
+# A backfill's files: articles in, results out (the plain parsing and folding: transforms/stories/backfill_files.py)
 
 ORDER = "order"
 
@@ -518,14 +518,14 @@ class ReadArticleFileFn(beam.DoFn):
             if path.endswith(".avro"):
                 import fastavro
 
-                parsed = readers.avro_features(fastavro.reader(raw))
+                parsed = backfill_files.avro_features(fastavro.reader(raw))
             else:
-                parsed = readers.labelled_features(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+                parsed = backfill_files.labelled_features(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
             for line, f, bad in parsed:
                 if bad is not None:
                     self.bad.inc()
-                    yield beam.pvalue.TaggedOutput(DEAD_LETTER, readers.bad_input(path, line, *bad))
-                elif not readers.keep(f, self.languages, self.since, self.until):
+                    yield beam.pvalue.TaggedOutput(DEAD_LETTER, backfill_files.bad_input(path, line, *bad))
+                elif not backfill_files.keep(f, self.languages, self.since, self.until):
                     self.skipped.inc()
                 elif f.article_id in self.taken:
                     self.taken_down.inc()
@@ -557,9 +557,9 @@ class ReadArticles(beam.PTransform):
 
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
-    """Fold the run's outputs (:func:`~transforms.stories.readers.fold_results`); write assignments.jsonl,
+    """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
     stories.jsonl and the summary (summary.json); return the summary."""
-    rows, story_rows, summary = readers.fold_results(outputs, order, n_languages, links)
+    rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
     write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
     write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
     write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))

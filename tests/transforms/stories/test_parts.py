@@ -246,10 +246,10 @@ def test_a_link_needs_a_shared_entity_and_times_that_overlap():
 
 
 def test_the_backfill_links_its_slim_outputs_as_the_full_ones():
-    """The backfill folds slimmed writer outputs (transforms/stories/readers.py): they keep what the linker reads,
-    member times included, so a backfill links what the in-process run links."""
+    """The backfill folds slimmed writer outputs (transforms/stories/backfill_files.py): they keep what the linker
+    reads, member times included, so a backfill links what the in-process run links."""
+    from transforms.stories.backfill_files import slim_output
     from transforms.stories.local import link_outputs
-    from transforms.stories.readers import slim_output
 
     outputs = []
     for lang, at in (("en", T0), ("es", T0 + 9 * 24 * 3_600_000)):

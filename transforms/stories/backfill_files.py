@@ -8,6 +8,8 @@ line (:func:`bad_input`). At the end of a backfill, :func:`fold_results` folds t
 The Beam side -- ReadArticles over Beam's FileSystems (local paths and gs://), which timestamps ArticleFeatures dicts
 at their first-seen time and emits the input order ``(file index, line, article_id)``, and the result writers -- is
 in :mod:`transforms.stories.beam`.
+
+Named for the files it parses and folds; "readers" is the origin's word for people (serving/readers.py).
 """
 
 from __future__ import annotations
