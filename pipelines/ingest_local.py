@@ -3,7 +3,7 @@
 Calls the same on_input / on_timer / fetch_page functions (transforms/ingest/poller.py) as the Beam graph, with the
 state in a dict, timers in a heap and the embedded bus (why not BundleBasedDirectRunner: pipelines/ingest.py).
 Checkpoints in outbox order: a feed's state is written only once every item its polls discovered is published (or
-dead-lettered); a failed publish is retried with backoff (issue 12, class 8; tests/security/test_ingest_outbox.py).
+dead-lettered); a failed publish is retried with backoff (tests/security/test_ingest_outbox.py).
 
 :func:`run_local` is ``python -m pipelines.ingest`` with a local runner: optionally the sample world in-process
 (``--world``), the driver until Ctrl-C or ``--max_run_s``, then the stats as JSON (with the world: release-to-
@@ -163,7 +163,7 @@ class LocalIngest:
         """Loop thread: collect finished fetches, re-queue those whose publishing failed (a store error: the bus
         did not take the item; the retry keeps the discovery's claim), then checkpoint every feed that has no
         item in flight. Why this order: the checkpoint remembers the feed's guids, so written before the items
-        are out, a crash in between lost them for good (issue 12, class 8); written after, a crash only means the
+        are out, a crash in between lost them for good; written after, a crash only means the
         restarted run polls from the previous checkpoint and publishes them again (the stories job dedupes)."""
         running = []
         for url, d, attempt, fut in self._pending:

@@ -93,7 +93,7 @@ DEFAULTS = {
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
     "NEWSROOM_EVENTS_BATCH": 500,
     "NEWSROOM_EVENTS_QUEUE_MAX": 10_000,
-    # request limits (issue 12): bodies above MAX_BODY_BYTES answer 413 before anything parses them
+    # request limits (hostile clients): bodies above MAX_BODY_BYTES answer 413 before anything parses them
     "NEWSROOM_MAX_BODY_BYTES": 64 * 1024,
     "NEWSROOM_MAX_JSON_DEPTH": 16,
     # per-reader budget of private writes (events, controls), a token bucket held in the profile store so every

@@ -24,7 +24,7 @@ edition page; For you with -c4), on a 2-core machine shared with other jobs (loa
   (2026-12-02, load average ~2.8): origin / nginx static file 34.2 % (36,399 req/s) with this worker vs 7.9 %
   (8,342 req/s) with plain gthread 2x8, where gunicorn's thread hop and Python HTTP handling dominated.
 - Slow clients: plain gthread gives a thread to a connection at its first byte and lets it block on the socket, so
-  24 clients trickling headers held every thread (issue 12), and later pipelined partial requests, chunks that
+  24 clients trickling headers held every thread (a slow-client probe), and later pipelined partial requests, chunks that
   looked final and clients that never read their responses did the same. serving/gworker.py does every socket read
   and write in the poller: a thread runs gunicorn's parser and the app over bytes already read and returns the
   response bytes, so no client holds a thread (tests/security/test_slow_clients.py, test_http_limits.py on a real

@@ -1,6 +1,6 @@
 """gunicorn worker of the origin: gthread whose threads never touch a socket.
 
-Why (issue 12, class 9, and an outside probe since): gunicorn's gthread worker hands a connection to a thread as
+Why (tests/security/test_slow_clients.py): gunicorn's gthread worker hands a connection to a thread as
 soon as its first byte arrives, and the thread then blocks on the socket until the request has arrived and until
 its response has been taken. Slow or hostile clients (trickled headers, a body that never ends, pipelined requests
 whose responses are never read) held every thread and shared pages stopped answering. Here the worker's poller (its

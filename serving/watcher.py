@@ -24,7 +24,8 @@ Behaviour:
   producer retires story pointers (``PointerStore.retire``, :func:`stores.retention.expired_story_pointers`) to
   keep it flat; only objects whose pointer moved are fetched.
 
-Memory (issue 16 item 5): a story whose pointer is retired (vanishes from the listing) leaves memory. And whatever
+Memory (bounded however long it runs): a story whose pointer is retired (vanishes from the listing) leaves memory.
+And whatever
 the producer does, a story that no loaded edition page or pool references and whose document was not updated for
 ``story_retain_s`` (default 48 h, ``NEWSROOM_STORY_RETAIN_S``; compared with the story's ``updated_at`` on the wall
 clock) is not held: its pointer version stays in ``Catalog.loaded`` (so it is not fetched again each poll) and
@@ -33,7 +34,7 @@ clock) is not held: its pointer version stays in ``Catalog.loaded`` (so it is no
 pool references again is loaded back into memory on the next poll. Stories are loaded after pages and pools, so
 an old unreferenced story is never held even on the first poll of a process.
 
-Takedowns (issue 16 item 2): with a takedown store (stores/takedowns.py), every poll also reads its generation (one
+Takedowns: with a takedown store (stores/takedowns.py), every poll also reads its generation (one
 row / one SELECT) and, only when it moved, the whole tombstone set. Every object loaded is filtered with the set
 held (:meth:`stores.takedowns.TakedownSet.filter`: taken-down stories leave pages, pools and memory, taken-down
 articles leave cards and coverage, a taken-down representative is replaced by the next card) before it is
@@ -243,7 +244,7 @@ class PointerWatcher:
 
     def _retain_after_ms(self) -> int:
         """Stories updated before this wall-clock time (ms) are held only while a page or pool references them
-        (an infinite ``story_retain_s`` holds every story, the behaviour before issue 16)."""
+        (an infinite ``story_retain_s`` holds every story, the behaviour before retirement)."""
         if math.isinf(self.story_retain_s):
             return -(1 << 62)
         return int((self.wall_clock() - self.story_retain_s) * 1000)

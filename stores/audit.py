@@ -1,4 +1,4 @@
-"""The operators' audit trail: who changed what the public sees, when, and why (issue 16 items 2 and 3).
+"""The operators' audit trail: who changed what the public sees, when, and why (takedowns and editorial controls).
 
 Every takedown, editorial control (pin, demote, label, hold), rollback and their removals append one entry here,
 written by the command that made the change, before it reports success. Entries are never updated or deleted by

@@ -308,7 +308,8 @@ def message_type(topic: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Token buckets shared by every worker and instance (issue 12): the state lives in a store row, and each backend
+# Token buckets shared by every worker and instance (a per-process bucket multiplies the limit by the number of
+# workers): the state lives in a store row, and each backend
 # applies :func:`bucket_step` atomically (SQLite: one BEGIN IMMEDIATE transaction; Bigtable: compare-and-set on the
 # exact previous value). Used by the origin for the per-reader write budget (stores.profiles) and the per-feed
 # ping window (stores.feeds).

@@ -134,7 +134,8 @@ class PublishToBusFn(beam.DoFn):
 
     The one bus-publishing DoFn of every job. Records are validated and encoded as they come (``message``: the Avro
     type, by default the topic's, as ``MessageBus.publish_record`` picks it), with the ``ordering_key`` attribute
-    when ``ordering_key(record)`` returns one (RawItems: a per-URL key, issue 12). The buffered batch is handed to
+    when ``ordering_key(record)`` returns one (RawItems: a per-URL key, so an older fetch never
+    overtakes a newer one). The buffered batch is handed to
     the bus's ``publish_many`` (Pub/Sub: every message queued in the client, which packs them into few requests,
     then every future awaited; embedded: one transaction); a bus without one gets one ``publish`` per record, all
     done before the flush returns. A batch is flushed early at ``max_records`` records or ``max_bytes`` bytes (raw

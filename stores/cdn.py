@@ -1,4 +1,4 @@
-"""CDN purges: ask the edge to drop its cached copies of pages that changed out of cycle (issue 16 item 4).
+"""CDN purges: ask the edge to drop its cached copies of pages that changed out of cycle (the three changes below).
 
 A page that changes on the normal cycle needs no purge: its ``s-maxage`` (60 s, stories and topics 30 s) bounds
 how long the edge serves the old copy. Three changes cannot wait for that: a takedown (an article a court or a

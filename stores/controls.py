@@ -1,4 +1,4 @@
-"""Editorial controls: pin, demote, label and hold, per edition page, with expiry (issue 16 item 3).
+"""Editorial controls: pin, demote, label and hold, per edition page, with expiry.
 
 A control is a small record next to the page's pointer (keyed by the pointer name ``{edition}/{section}``) that the
 editions stage reads every cycle:

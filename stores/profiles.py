@@ -16,7 +16,8 @@ Backends behind one interface, like the other stores:
   branch, which is exactly create-if-absent; see LOCAL_STACK.md).
 
 Reads are keyed by (event time in ms, event id): replaying an event rewrites the same cell (idempotent), and two
-different reads of one reader in the same millisecond are both kept (issue 12: 10 accepted -> 10 stored). The
+different reads of one reader in the same millisecond are both kept (keyed by time alone, 10 reads in
+one ms kept 1). The
 embedded table is ``profile_events`` (the older ``profile_reads``, keyed by time alone, is no longer read).
 
 Follower counts (no reader id; topic pages, transforms/editions/topics.py): every change of a reader's follows

@@ -1,4 +1,5 @@
-"""Retiring story pointers (issue 16 item 5): which ``story/{id}`` pointers the snapshot publisher should retire.
+"""Retiring story pointers: which ``story/{id}`` pointers the snapshot publisher should retire (so listings and the
+origin's memory stop growing).
 
 Reads nothing by itself; :func:`retire` writes through :meth:`stores.base.PointerStore.retire` only. Without
 retirement every story pointer ever published stays listed: the origin's poll (``PointerStore.versions``) and the

@@ -1,4 +1,4 @@
-"""Takedowns: tombstones of articles and stories that must not be served (issue 16 item 2).
+"""Takedowns: tombstones of articles and stories that must not be served (legal or editorial removal).
 
 A tombstone says "never show this again": ``kind`` ``article`` (an article id; ``newsroom takedown --url``
 resolves a URL to the id of its cleaned form, ``url`` keeps what was asked) or ``story`` (a decimal story id),

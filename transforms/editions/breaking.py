@@ -1,5 +1,6 @@
 """Breaking announcements: one ``Breaking`` record per story and edition (schemas/avro/breaking.avsc, topic
-``breaking``), and the CDN purge of the pages that newly show a Breaking story (issue 16 item 4).
+``breaking``), and the CDN purge of the pages that newly show a Breaking story (so the edge does not
+hold them for their max-age).
 
 Plain Python; the Beam side is :class:`~transforms.editions.beam_bursts.AnnounceBreaking`.
 

@@ -1,4 +1,4 @@
-"""``newsroom control``: set, clear and list the editorial controls of an edition's pages (issue 16 item 3).
+"""``newsroom control``: set, clear and list the editorial controls of an edition's pages.
 
     newsroom control pin    --edition us-en --section top --story 123 --position 1 --expires 2h --reason "..."
     newsroom control demote --edition us-en --section top --story 123 [--factor 0.5] --expires 2h --reason "..."

@@ -1,4 +1,4 @@
-"""Editorial controls in the ranker: pins, demotes and labels applied to a cycle's pages (issue 16 item 3).
+"""Editorial controls in the ranker: pins, demotes and labels applied to a cycle's pages.
 
 The records are :class:`stores.controls.Control` (stores/controls.py says what each one means and how it is
 stored). :class:`~transforms.editions.rank.EditionRanker` reads the edition's controls once per cycle (one prefix

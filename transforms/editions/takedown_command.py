@@ -1,4 +1,4 @@
-"""``newsroom takedown``: remove an article or a story from everything the public sees, or undo it (issue 16 item 2).
+"""``newsroom takedown``: remove an article or a story from everything the public sees, or undo it.
 
     newsroom takedown --article 3f0c6a1e9b2d4c8f7a6e5d4c3b2a1908 --reason "court order 2026-114" [--who alice]
     newsroom takedown --url https://www.example-news.com/world/2026/01/01/x --reason "publisher request"

@@ -1,5 +1,4 @@
-"""Takedowns in the editions stage: tombstoned articles and stories are omitted from the next snapshots (issue 16
-item 2).
+"""Takedowns in the editions stage: tombstoned articles and stories are omitted from the next snapshots.
 
 :class:`TakedownReader` gives the tombstone set (stores/takedowns.py) once per cycle: it reads the store's
 generation (one row) and the whole set only when that moved. :func:`apply_takedowns` filters a cycle's output

@@ -1,4 +1,4 @@
-"""A publisher's 404/410 on a re-fetch takes the article down (issue 16 item 2).
+"""A publisher's 404/410 on a re-fetch takes the article down (the publisher removed it).
 
 When ingest fetches again a page it had fetched before (a feed entry that changed: ``Discovery.is_update``) and
 the publisher answers 404 Not Found or 410 Gone, the publisher has removed the article: it is tombstoned the way

@@ -1,4 +1,4 @@
-# Alert policies and the dashboard of a Newsroom environment (issue 16; README "Operations" explains each alert and
+# Alert policies and the dashboard of a Newsroom environment (README "Operations" explains each alert and
 # what to do). Signals:
 #   - built-in metrics: Dataflow data watermark age, Pub/Sub dead-letter depth and publish counts, Cloud Run request
 #     counts and latencies of the origin;
