@@ -37,6 +37,10 @@ Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to 
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
 (benchmarks/serve_bench.py) with ONE BLAS thread; OpenBLAS's default thread pool made it ~14 ms median on this
 2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/gunicorn_app.py).
+
+Name kept: this is the only ranking in the origin (the editions' pages arrive ranked by
+transforms/editions/rank.py and scoring.py), and every import says ``serving.ranking``: the package tells the two
+apart, so a rename would churn imports without saying more than the path does.
 """
 
 from __future__ import annotations

@@ -49,6 +49,9 @@ Why these weights:
   prior is ``UNKNOWN_AUTHORITY`` (0.1), so it rises above the Breaking threshold (0.5) only on evidence.
 
 Plain Python: the Beam job (transforms/authority/beam.py) and the tests call the same functions.
+
+Name kept: each stage that scores has its own ``scoring.py`` (transforms/editions/scoring.py ranks stories for
+pages, transforms/stories/scoring.py matches articles to stories), always imported through its package.
 """
 
 from __future__ import annotations

@@ -39,6 +39,10 @@ hour, a data-defined moment) LOG is compacted to the events of stories still liv
 
 The chain of timers stops when the edition has no live story, or after ``idle_cycles`` minutes without a story
 change (the last good pages keep serving); the next event restarts it.
+
+Name kept: ``rank.py`` (the stateful ranker) beside ``scoring.py`` (its maths); serving/ranking.py is the For you
+re-ranker of the origin. The package is part of each name (every import says ``transforms.editions.rank``), so a
+rename would churn the stage's imports without saying more than the path does.
 """
 
 from __future__ import annotations

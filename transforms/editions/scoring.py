@@ -21,6 +21,10 @@ section; only they are smoothed (mean of the last <= 5 raw scores over consecuti
 
 The same maths written as a per-story Python loop (the reference the tests compare with, and the baseline of
 benchmarks/rank_bench.py) is tests/transforms/editions/loop_reference.py.
+
+Name kept: each stage that scores has its own ``scoring.py`` (editions: stories for pages; stories: articles
+against stories; authority: publishers), always read through its package (``transforms.editions.scoring``); the
+stateful ranker that calls this is rank.py beside it, the For you re-ranker serving/ranking.py.
 """
 
 from __future__ import annotations
