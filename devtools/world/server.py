@@ -545,9 +545,16 @@ class SampleWorld:
             links = "".join(f'<li><a href="{_esc(x["url"])}">{_esc(self.headline(x, now)[0])}</a></li>' for x in items)
             name = _esc(pub.name)
             head = f"<!doctype html><html><head><title>{name}</title></head>"
-            body = f"{head}<body><h1>{name}</h1><ul>{links}</ul></body></html>"
-            self._send(h, 200, body.encode("utf-8"), "text/html; charset=utf-8", method=method)
-            return 200
+            # Section-front furniture (a front-page feed must drop it): navigation, a tag page, an author page,
+            # another site's article.
+            nav = (
+                '<nav><a href="/">Home</a> <a href="/world">World</a> <a href="/sport/">Sport</a> '
+                '<a href="/tag/elections">Elections</a> <a href="/author/jane-doe">Jane Doe</a> '
+                '<a href="/about-us">About us</a> <a href="http://elsewhere.test/news/other-site-big-story">x</a></nav>'
+            )
+            body = f"{head}<body>{nav}<h1>{name}</h1><ul>{links}</ul></body></html>"
+            last = max((self.headline(x, now)[1] for x in items), default=None)
+            return self._conditional(h, method, body.encode("utf-8"), "text/html; charset=utf-8", last)
         self._send(h, 404, b"not found", method=method)
         return 404
 

@@ -323,3 +323,29 @@ def test_registry_edits_reach_the_running_job(tmp_path):
         assert len(world.requests_for("torontoledger.test", "/rss.xml")) == settled
     finally:
         world.stop()
+
+
+def test_local_ingest_front_page_feed_fetches_each_article_once(tmp_path):
+    """A front-page feed in the local loop: its article links are fetched once over several polls, its navigation
+    never."""
+    from pipelines.ingest import LocalIngest
+
+    world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
+    try:
+        front = {"url": "http://dailyherald.test/", "publisher_id": "daily-herald", "kind": "front"}
+        path = tmp_path / "feeds.json"
+        path.write_text(json.dumps({"feeds": [front]}))
+        opts = ingest_options(tmp_path, f"--feeds={path}", "--schedule_scale=0.002")
+        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        stats = ingest.run(max_run_s=3.0)
+        ingest.stop()
+        assert len(world.requests_for("dailyherald.test", "/")) >= 2  # re-polled
+        now = world.clock.now_ms()
+        public = {a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, now)}
+        items = topic_records(tmp_path / "data", "items-raw", "RawItem")
+        assert sorted(i["fetched_url"] for i in items) == sorted(public)
+        assert stats["pages_fetched"] == len(public)
+        for nav in ("/world", "/sport/", "/tag/elections", "/author/jane-doe", "/about-us"):
+            assert not world.requests_for("dailyherald.test", nav)
+    finally:
+        world.stop()

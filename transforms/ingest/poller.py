@@ -6,6 +6,10 @@ Reads feeds and pages through a :class:`transforms.ingest.fetcher.Fetcher`; read
 records (schemas/avro/dead_letter.avsc, stage ``ingest``). Used by the Beam DoFns of
 :mod:`transforms.ingest.beam` and by the local driver of :mod:`pipelines.ingest` alike.
 
+Front pages (``kind: "front"``, :mod:`transforms.ingest.fronts`): polled like a feed (same schedule, conditional
+GET, guid memory keyed by link), but the fetch obeys robots.txt (a front is a page) and the body's article-shaped
+links are the entries; their discoveries carry source ``FEED`` (RawItem's source enum has no FRONT).
+
 Item identity: RSS guid / Atom id / link (see :mod:`transforms.ingest.feeds`). An entry whose guid is new is a new
 item; an entry whose guid is known but whose fingerprint (title + updated) changed is a *correction*: its page is
 fetched again once, as a new version of the same article (claim key ``url#fingerprint``). Each page fetch first
@@ -32,6 +36,7 @@ from transforms.ingest import schedule as sch
 from transforms.ingest import websub
 from transforms.ingest.feeds import FeedError, parse_feed
 from transforms.ingest.fetcher import Fetcher
+from transforms.ingest.fronts import parse_front
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +57,7 @@ class FeedConfig:
     url: str
     publisher_id: str | None = None
     tier: str = "long_tail"  # authoritative | long_tail
-    kind: str = "auto"  # rss | atom | sitemap | auto
+    kind: str = "auto"  # rss | atom | sitemap | front | auto
     enabled: bool = True
 
     @classmethod
@@ -172,7 +177,8 @@ def poll_feed(
 ) -> PollOutcome:
     """One conditional GET of ``config.url``; updates ``state`` (validators, guids, rates, next poll)."""
     out = PollOutcome()
-    res = fetcher.fetch(config.url, headers=sch.conditional_headers(state), check_robots=False)
+    front = config.kind == "front"  # a section front is a page, not a feed: robots.txt rules it (fronts.py)
+    res = fetcher.fetch(config.url, headers=sch.conditional_headers(state), check_robots=front)
     out.status = res.status
     if res.error or res.status not in (200, 304):
         reason = res.error or f"http_{res.status}"
@@ -185,7 +191,12 @@ def poll_feed(
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
     try:
-        parsed = parse_feed(res.body, config.url, now_ms, res.headers, None if config.kind == "auto" else config.kind)
+        if front:
+            parsed = parse_front(res.body, res.final_url or config.url)
+        else:
+            parsed = parse_feed(
+                res.body, config.url, now_ms, res.headers, None if config.kind == "auto" else config.kind
+            )
     except FeedError as exc:
         sch.record_error(state, now_ms)
         out.dead_letters.append(dead_letter(exc.reason, exc.detail, config.url, res.body[:65536], now_ms))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from transforms.publishers import PublisherRegistry, default_registry
 
-KINDS = ("rss", "atom", "sitemap", "auto")
+KINDS = ("rss", "atom", "sitemap", "front", "auto")  # front: an HTML section front (transforms.ingest.fronts)
 
 
 def read_local(path: str) -> str:
