@@ -20,10 +20,16 @@ unrelated to their rate (publishers keep their CMS's default), and 10 % declare 
 compare the schedule before and after; the arrivals are drawn from one generator in poll order, so the two runs
 see different draws of the same processes.
 
+Front-page lane (``--fronts``, share of the regular and long-tail feeds, 2 % by default): publishers without a
+feed, polled through a section front (transforms/ingest/fronts.py) on the same schedule. A front changes with
+anything on it (teasers, "most read", ads), so half of them answer 200 on every poll like ETag-churning feeds and
+the other half 304 until a new article appears. They are counted apart in the output (polls/s, 304s, delays).
+
 The scheduler starts in steady state: each feed's recent-rate estimator is seeded as if it had watched the feed
 for a few hours (no hour-of-week history), then a warm-up period is simulated and not measured.
 
 Usage: python benchmarks/poll_sim.py [--feeds 200000] [--warmup_h 1] [--hours 4] [--seed 7] [--hints off|on|both]
+       [--fronts 0.02]
 Bounded: ~5 simulated hours of 200 k feeds take about a minute or two on one core.
 """
 
@@ -68,6 +74,7 @@ class Feed:
         "next_arrival",
         "pending",
         "etag_n",
+        "front",
     )
 
     def __init__(self, i, tier, sched_tier, rate, tz, churn, websub):
@@ -77,6 +84,7 @@ class Feed:
         self.pending: list[float] = []
         self.next_arrival = 0.0
         self.etag_n = 0
+        self.front = False
 
     def max_rate(self) -> float:
         return self.rate * 1.8 / 0.886 / 3600.0  # per second, upper bound of diurnal()
@@ -120,6 +128,15 @@ def build_population(n: int, rng: random.Random) -> list[Feed]:
 TTL_CHOICES_MIN = (15, 30, 60, 60, 120, 180, 1440)
 
 
+def assign_fronts(feeds: list[Feed], share: float, seed: int) -> None:
+    """Make ``share`` of the regular and long-tail feeds front pages; half of those change on every request."""
+    rng = random.Random(seed + 2)
+    for f in feeds:
+        if f.tier in ("regular", "long_tail") and rng.random() < share:
+            f.front = True
+            f.churn = rng.random() < 0.5
+
+
 def assign_hints(feeds: list[Feed], seed: int) -> None:
     """Give the feeds their declared hints (a generator of their own: the population is the same either way)."""
     rng = random.Random(seed + 1)
@@ -138,13 +155,14 @@ def percentile(values: list[float], q: float) -> float:
     return values[k]
 
 
-def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = False) -> dict:
+def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = False, fronts: float = 0.02) -> dict:
     rng = random.Random(seed)
     policy = sch.SchedulePolicy()
     t0 = 1_780_000_000.0 - (1_780_000_000.0 % (7 * 24 * HOUR_S))  # a Thursday 00:00 UTC
     start_measure = t0 + warmup_h * HOUR_S
     end = start_measure + hours * HOUR_S
     feeds = build_population(n_feeds, rng)
+    assign_fronts(feeds, fronts, seed)
     if hints:
         assign_hints(feeds, seed)
     heap: list[tuple[float, int, int]] = []  # (time s, kind 0=poll 1=push, feed index)
@@ -168,6 +186,7 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
     delays: dict[str, list[float]] = {t: [] for t in TIERS}
     items_by_tier = dict.fromkeys(TIERS, 0)
     pushes = churn_200 = 0
+    front = {"polls": 0, "304": 0, "delays": []}  # the front-page lane, also counted in its tier
     wall = time.perf_counter()
     last_report = wall
     while heap:
@@ -197,6 +216,8 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
         if new:
             if measuring:
                 delays[f.tier].extend(t - a for a in f.pending)
+                if f.front:
+                    front["delays"].extend(t - a for a in f.pending)
                 items_by_tier[f.tier] += new
             if f.websub:
                 pass
@@ -223,6 +244,9 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
             polls_by_tier[f.tier] += 1
             polls_304 += status == 304
             churn_200 += status == 200 and not new
+            if f.front:
+                front["polls"] += 1
+                front["304"] += status == 304
         now_wall = time.perf_counter()
         if now_wall - last_report > 15:
             last_report = now_wall
@@ -241,6 +265,10 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
         "items_per_day": sum(items_by_tier.values()) / hours * 24,
         "delay_s": {k: (percentile(v, 50), percentile(v, 90), percentile(v, 99), len(v)) for k, v in delays.items()},
         "pushes": pushes,
+        "front_feeds": sum(f.front for f in feeds),
+        "front_polls_per_s": front["polls"] / seconds,
+        "front_share_304": front["304"] / max(1, front["polls"]),
+        "front_delay_s": (percentile(front["delays"], 50), percentile(front["delays"], 90), len(front["delays"])),
         "useless_validators": sum(f.state.validators_useless for f in feeds),
         "churn_feeds": sum(f.churn for f in feeds),
         "wall_s": time.perf_counter() - wall,
@@ -267,6 +295,11 @@ def report(r: dict, warmup_h: float) -> None:
     for tier in TIERS:
         p50, p90, p99, n = r["delay_s"][tier]
         print(f"{tier:<10} {r['polls_per_s_by_tier'][tier]:>8.1f} {n:>9,} {p50:>9.0f}s {p90:>9.0f}s {p99:>9.0f}s")
+    p50, p90, n = r["front_delay_s"]
+    print(
+        f"front-page lane (in the tiers above too): {r['front_feeds']:,} fronts, {r['front_polls_per_s']:.1f} polls/s, "
+        f"{100 * r['front_share_304']:.1f} % 304, {n:,} items, delay p50 {p50:.0f} s p90 {p90:.0f} s"
+    )
     p90_busiest = r["delay_s"]["busiest"][1]
     print(f"p90 discovery delay, busiest tier: {p90_busiest:.0f} s   (target <= 120 s)")
 
@@ -278,11 +311,14 @@ def main(argv=None) -> int:
     ap.add_argument("--hours", type=float, default=4.0, help="measured simulated hours")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--hints", choices=("off", "on", "both"), default="both", help="apply the feeds' ttl/skipHours")
+    ap.add_argument("--fronts", type=float, default=0.02, help="share of regular/long-tail feeds that are fronts")
     a = ap.parse_args(argv)
+    if not 0 <= a.fronts <= 1:
+        ap.error("--fronts must be a share between 0 and 1")
     modes = {"off": [False], "on": [True], "both": [False, True]}[a.hints]
     results = []
     for hints in modes:
-        r = run(a.feeds, a.warmup_h, a.hours, a.seed, hints)
+        r = run(a.feeds, a.warmup_h, a.hours, a.seed, hints, a.fronts)
         report(r, a.warmup_h)
         print()
         results.append(r)
