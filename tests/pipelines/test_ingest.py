@@ -349,3 +349,52 @@ def test_local_ingest_front_page_feed_fetches_each_article_once(tmp_path):
             assert not world.requests_for("dailyherald.test", nav)
     finally:
         world.stop()
+
+
+def test_front_page_feed_under_teststream_yields_each_article_once(tmp_path):
+    """The Beam poller graph with a front-page feed: first poll and timer re-polls, each article fetched once."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.testing.test_stream import TestStream
+    from apache_beam.testing.util import assert_that, equal_to
+    from apache_beam.transforms import trigger, window
+
+    from pipelines.ingest import context_from_options
+    from transforms.ingest.beam import IngestFeeds
+
+    world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
+    try:
+        url = "http://dailyherald.test/"
+        front = {"url": url, "publisher_id": "daily-herald", "tier": "authoritative", "kind": "front"}
+        ctx = context_from_options(
+            ingest_options(tmp_path, "--schedule_scale=0.01"), host_overrides=world.host_overrides
+        )
+        stream = (
+            TestStream()
+            .add_elements([(url, {"config": front})])
+            .advance_processing_time(40)
+            .advance_processing_time(40)
+            .advance_watermark_to_infinity()
+        )
+        p = beam.Pipeline(runner="BundleBasedDirectRunner", options=PipelineOptions(["--streaming"]))
+        out = p | stream | IngestFeeds(ctx, clock=lambda: 0, sleep=lambda s: None)
+        fetched = (
+            out["items"]
+            | beam.WindowInto(
+                window.GlobalWindows(),
+                trigger=trigger.AfterWatermark(),
+                accumulation_mode=trigger.AccumulationMode.DISCARDING,
+            )
+            | beam.Map(lambda r: r["fetched_url"])
+        )
+        now = world.clock.now_ms()
+        public = sorted(
+            a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, now)
+        )
+        assert_that(fetched, equal_to(public), label="EachArticleOnce")
+        p.run().wait_until_finish()
+        assert len(world.requests_for("dailyherald.test", "/")) >= 2  # re-polled by the timer
+        for nav in ("/world", "/sport/", "/tag/elections", "/author/jane-doe", "/about-us"):
+            assert not world.requests_for("dailyherald.test", nav)
+    finally:
+        world.stop()
