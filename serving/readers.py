@@ -291,7 +291,9 @@ class EventFolder:
         from schemas import codec
 
         try:
-            attrs = codec.attributes("ReadEvent")
+            # received_at: our clock, not the client's ``at`` (accepted up to 30 days back), so the covisit job judges
+            # abnormal readers and caps a reader's pairs by arrival (transforms/covisit/counts.py)
+            attrs = {**codec.attributes("ReadEvent"), "received_at": str(int(time.time() * 1000))}
             self.bus.publish_many(self.topic, [(codec.encode("ReadEvent", e), attrs) for e in events])
             self.published += len(events)
         except Exception as exc:  # the bus down: co-visitation misses these reads; the profiles have them

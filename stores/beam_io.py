@@ -66,11 +66,23 @@ class DecodeBusFn(beam.DoFn):
 
     Args: ``namespace`` and ``counter`` name the metrics (``{counter}``, ``{counter}_undecodable``, ``heartbeats``);
     ``dead_letter`` is the caller's record builder (a picklable callable, e.g. a ``functools.partial`` of
-    ``transforms.common.dead_letter`` with the stage and reason); ``clock`` (ms) for tests.
+    ``transforms.common.dead_letter`` with the stage and reason); ``clock`` (ms) for tests; ``stamp``: the name of
+    an integer attribute copied onto the decoded record when the message carries it (the covisit job's
+    ``received_at``, the origin's receive time: attributes are outside the Avro contract, so the wire format stays).
     """
 
-    def __init__(self, message: str, namespace: str, counter: str, dead_letter: Callable, bad_tag: str, clock=None):
+    def __init__(
+        self,
+        message: str,
+        namespace: str,
+        counter: str,
+        dead_letter: Callable,
+        bad_tag: str,
+        clock=None,
+        stamp: str | None = None,
+    ):
         self.message = message
+        self.stamp = stamp
         self.dead_letter = dead_letter
         self.bad_tag = bad_tag
         self.clock = clock
@@ -91,6 +103,9 @@ class DecodeBusFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(self.bad_tag, self.dead_letter(str(exc), payload=bytes(data), at_ms=now))
             return
         self.decoded.inc()
+        value = (attributes or {}).get(self.stamp) if self.stamp else None
+        if value is not None and str(value).isdigit():
+            record[self.stamp] = int(value)
         yield record
 
 

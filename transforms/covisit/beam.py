@@ -8,9 +8,11 @@ messages to the ``dead_letter`` output (counted).
 
 ReaderPairsFn (keyed by reader_id)
 - State ``READER``: the reader's :class:`~transforms.covisit.counts.ReaderState` (recent reads within the window,
-  event ids seen, the abnormal-rate mark). Each event goes through :func:`~transforms.covisit.counts.reader_step`;
+  event ids seen, recent arrivals, pairs added in the last window of arrival, the abnormal-rate mark). The rate
+  check and the per-reader pair cap go by arrival: the event's ``received_at`` (DecodeReadEventFn copies the
+  origin's message attribute onto it), else the element timestamp (Pub/Sub publish time), else ``at``. Each event goes through :func:`~transforms.covisit.counts.reader_step`;
   its pair increments go out keyed by story (both directions). Counters: one per outcome (paired, duplicate,
-  late, reread, abnormal, not_a_read).
+  late, reread, abnormal, capped, not_a_read).
 - Timer ``EXPIRE`` (event time): re-armed at each event to its timestamp + the window; when the watermark passes it
   no read of the reader is recent any more, so the state is cleared (a firing twice clears twice: harmless).
 
@@ -24,7 +26,7 @@ StoryNeighboursFn (keyed by story_id)
 
 Runners: BundleBasedDirectRunner (streaming: Pub/Sub, TestStream) and FnApiRunner (bounded: the embedded bus;
 timers fire when the input ends). Element timestamps are what the source gives (Pub/Sub publish time, TestStream's);
-every count uses the events' own ``at``.
+pairs and their decay use the events' own ``at``; who is abnormal and how often a reader adds a pair, the arrival.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ from transforms.covisit.counts import Increment, Neighbours, Params, ReaderState
 from transforms.timers import arm, at, to_ms
 
 STAGE = "covisit"
-OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "not_a_read")
+OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "capped", "not_a_read")
+RECEIVED_AT = "received_at"  # message attribute: the origin's receive time (serving/readers.py)
 FLUSH_MS = 10 * SECOND_MS
 
 
@@ -53,7 +56,15 @@ def DecodeReadEventFn() -> beam.DoFn:  # noqa: N802 - reads as the DoFn it retur
     from stores.beam_io import DecodeBusFn
 
     bad = functools.partial(dead_letter_record, STAGE, "undecodable_read_event")
-    return DecodeBusFn("ReadEvent", STAGE, "read_events", bad, DEAD_LETTER)
+    return DecodeBusFn("ReadEvent", STAGE, "read_events", bad, DEAD_LETTER, stamp=RECEIVED_AT)
+
+
+def _arrival_ms(ts) -> int | None:
+    """The element timestamp as the fallback arrival time (Pub/Sub publish time); None for the embedded bus's
+    bounded read, whose elements all carry the Impulse's minimum timestamp."""
+    from apache_beam.utils.timestamp import MIN_TIMESTAMP
+
+    return None if ts is None or ts <= MIN_TIMESTAMP else to_ms(ts)
 
 
 class ReaderPairsFn(beam.DoFn):
@@ -75,7 +86,7 @@ class ReaderPairsFn(beam.DoFn):
     ):
         _, event = element
         state = reader.read() or ReaderState()
-        increments, outcome = reader_step(state, event, self.params)
+        increments, outcome = reader_step(state, event, self.params, arrived=_arrival_ms(ts))
         self.outcomes[outcome].inc()
         if outcome == "not_a_read":
             return

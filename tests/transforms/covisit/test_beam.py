@@ -104,3 +104,21 @@ def test_bounded_run_writes_the_same_lists(tmp_path, copies):
             | CovisitNeighbours(cfg)
         )
     assert stored(cfg) == expected(evs)
+
+
+def test_decode_copies_the_origins_receive_time_and_backdated_bursts_are_flagged(tmp_path):
+    """The ``received_at`` attribute (the origin's clock) becomes the arrival the rate check goes by: 600 reads
+    backdated a day apart... by the client's clock, arriving within a minute, pair only the first 120."""
+    from schemas import codec
+    from transforms.covisit.beam import DecodeReadEventFn
+
+    now = T0 + 30 * 24 * HOUR_MS
+    evs = [read("bot", 1000 + i, now - (600 - i) * HOUR_MS) for i in range(600)]
+    msgs = [(codec.encode("ReadEvent", e), {"received_at": str(now + i * 100)}) for i, e in enumerate(evs)]
+    decoded = list(DecodeReadEventFn().process(msgs[0]))
+    assert decoded[0]["received_at"] == now
+    cfg = StoreConfig(data_dir=str(tmp_path / "burst"))
+    with TestPipeline(runner=FnApiRunner(), options=PipelineOptions([])) as p:
+        _ = p | beam.Create(msgs) | beam.ParDo(DecodeReadEventFn()) | CovisitNeighbours(cfg)
+    got = open_covisit_store(cfg).get_many(range(1000, 1600))
+    assert got and max(got) < 1000 + 120  # nothing after the bar paired

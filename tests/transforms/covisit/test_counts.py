@@ -122,3 +122,58 @@ def test_a_reader_above_the_rate_bar_is_ignored():
 def test_params_are_checked():
     with pytest.raises(ValueError, match="window_ms"):
         Params(window_ms=0)
+
+
+def arrived(event, at):
+    """The event as the covisit job sees it: stamped with the origin's receive time (the ``received_at`` attribute)."""
+    return {**event, "received_at": at}
+
+
+def test_backdated_reads_are_judged_by_arrival_and_flagged():
+    """30,000 reads backdated over the 30 days the origin accepts, all arriving within 10 minutes: by the client's
+    ``at`` they are one read every 86 s (never over the bar); by arrival they are 3,000 a minute."""
+    now = T0 + 30 * 24 * HOUR_MS
+    state, outcomes, pairs = ReaderState(), [], 0
+    for i in range(30_000):
+        e = arrived(read("bot", 10_000 + i, now - 30 * 24 * HOUR_MS + i * 86_400), now + i * 20)
+        incs, outcome = reader_step(state, e)
+        outcomes.append(outcome)
+        pairs += len(incs)
+    assert outcomes[:120] == ["paired"] * 120
+    assert outcomes[120:] == ["abnormal"] * (30_000 - 120)
+    assert pairs <= 2 * 120 * 20  # what it paired before crossing the bar, bounded by MAX_PAIRS per read
+    assert len(state.arrivals) <= 121  # the rate check's state stays bounded
+
+
+def score(events, story=1, neighbour=2, now=None):
+    state, n = ReaderState(), Neighbours()
+    for e in events:
+        for inc in reader_step(state, e)[0]:
+            if inc.story == story:
+                n.add(inc)
+    return decayed(dict(n.top()).get(neighbour, 0.0), n.ref_at, now)
+
+
+def test_a_reader_walking_a_pair_through_windows_scores_no_more_than_a_normal_reader():
+    """One reader posts the pair (1, 2) with ``at`` stepped 6 h + 1 ms apart (each step a new window by the client's
+    clock), 30 h back to now, all within a minute of arrival: once per reader and window *of arrival*."""
+    now = T0 + 30 * 24 * HOUR_MS
+    normal = score([arrived(read("n", 1, now - 60_000), now - 60_000), arrived(read("n", 2, now), now)], now=now)
+    walk = []
+    for w in range(6):
+        at = now - 5 * (6 * HOUR_MS + 1) + w * (6 * HOUR_MS + 1)
+        walk += [arrived(read("w", 1, at - 1), now + w * 1000), arrived(read("w", 2, at), now + w * 1000 + 500)]
+    assert normal == pytest.approx(1.0, abs=1e-3)
+    assert score(walk, now=now) <= normal
+
+
+def test_a_pair_reread_after_a_window_of_arrival_counts_again():
+    """The cap is per window of arrival: a reader who really comes back to the pair the next day counts again."""
+    day = 24 * HOUR_MS
+    events = [
+        arrived(read("r", 1, T0), T0),
+        arrived(read("r", 2, T0 + 60_000), T0 + 60_000),
+        arrived(read("r", 1, T0 + day), T0 + day),
+        arrived(read("r", 2, T0 + day + 60_000), T0 + day + 60_000),
+    ]
+    assert score(events, now=T0 + day + 60_000) == pytest.approx(1.5, abs=1e-2)
