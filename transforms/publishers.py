@@ -32,7 +32,7 @@ class Publisher:
     topic_authority: dict = field(default_factory=dict)  # section -> 0..1 overrides
     is_wire: bool = False
     tier: str = "long_tail"  # "authoritative" (1 min poll floor) or "long_tail" (5 min)
-    feeds: tuple[dict, ...] = ()  # {"url", "kind": rss|atom|sitemap}
+    feeds: tuple[dict, ...] = ()  # {"url", "kind": rss|atom|sitemap|front|auto}
     known: bool = True
     owner: str = ""  # ownership group id: outlets of one owner count as one voice (authority job); "" = itself
 
