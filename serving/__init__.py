@@ -1,10 +1,10 @@
 """The origin: a Flask app that serves shared pages from memory and the private For you feed.
 
-``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by
-:class:`Newsroom` ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``): the catalog holder,
-the pointer watcher thread, the profile store and its cache, the event folder thread, the load shedder, the token
-verifier. Blueprints, one per resource: editions, stories, topics, foryou (feed, controls, events), health, openapi,
-and ``serving.push`` (WebSub callbacks and publisher pings).
+``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by :class:`Newsroom`
+``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``, read through
+:func:`serving.context.services`): the catalog holder, the pointer watcher thread, the profile store and its cache, the
+event folder thread, the load shedder, the token verifier. Blueprints, one per resource: editions, stories, topics,
+foryou (feed, controls, events), health, openapi, and ``serving.push`` (WebSub callbacks and publisher pings).
 
 Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:

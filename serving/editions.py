@@ -17,10 +17,11 @@ Every answer here is shared (serving/http.py): the page Cache-Control, a strong 
 
 from __future__ import annotations
 
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from schemas.pages import MAX_LIMIT
 from serving import http
+from serving.context import services
 
 bp = Blueprint("editions", __name__)
 bp.before_request(http.shared_preflight)
@@ -43,7 +44,7 @@ def is_configured(ext, edition: str, section: str | None = None) -> bool:
 
 @bp.get("/v1/editions")
 def editions_index():
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not cat.ready:
         return http.not_ready()
@@ -52,7 +53,7 @@ def editions_index():
 
 @bp.get("/v1/editions/<edition>")
 def edition_document(edition: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     info = cat.editions.get(edition)
     if info is None:
@@ -61,7 +62,7 @@ def edition_document(edition: str):
 
 
 def _unknown_edition(cat, edition: str):
-    if is_configured(current_app.extensions["newsroom"], edition):
+    if is_configured(services(), edition):
         return http.warming_up(f"edition {edition}")
     if not cat.ready:
         return http.not_ready()
@@ -70,7 +71,7 @@ def _unknown_edition(cat, edition: str):
 
 @bp.get("/v1/editions/<edition>/sections/<section>")
 def section_page(edition: str, section: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     page = cat.pages.get((edition, section))
     if page is None:
@@ -89,7 +90,7 @@ def section_page(edition: str, section: str):
 
 @bp.get("/v1/editions/<edition>/version")
 def edition_version(edition: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     info = cat.editions.get(edition)
     if info is None:

@@ -32,6 +32,7 @@ from flask import Blueprint, Response, current_app, request
 from schemas import codec
 from serving import auth, feed, http
 from serving import cursor as cursors
+from serving.context import services
 from serving.ranking import FEWER_KEPT, ProfileView, RankTimeout, rank, recency_fallback
 from serving.readers import vector_of
 from serving.shedding import Overloaded
@@ -88,7 +89,7 @@ def _rate_limited(ext, reader: str) -> Response | None:
 def private(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        ext = current_app.extensions["newsroom"]
+        ext = services()
         try:
             reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
         except auth.AuthError as exc:
@@ -175,7 +176,7 @@ def _ok(doc, status: int = 200) -> Response:
 @bp.get("/v1/feed/for-you")
 @private
 def for_you(reader: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     edition = request.args.get("edition")
     if not edition or not EDITION.match(edition):
@@ -247,7 +248,7 @@ def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
 
 
 def _update(reader: str, fn) -> Response:
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     doc = ext.profiles.update(reader, fn)
     ext.profile_cache.write_through(reader, doc)
     cached = ext.profile_cache.doc(reader) or {}
@@ -257,7 +258,7 @@ def _update(reader: str, fn) -> Response:
 @bp.get("/v1/me/profile")
 @private
 def profile(reader: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     doc = ext.profiles.get(reader)
     return _ok(summary(reader, doc))
 
@@ -359,7 +360,7 @@ def unhide_source(reader: str):
 @bp.post("/v1/me/fewer-like-this")
 @private
 def fewer_like_this(reader: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     try:
         data = _json_body()
         story_id = _value(data, "story_id")
@@ -386,7 +387,7 @@ def fewer_like_this(reader: str):
 def delete_profile(reader: str):
     """Forget the reader: the stored profile, every read, the interest vector and the rate bucket, then the cached
     copy in this process (other processes hold it at most NEWSROOM_PROFILE_TTL_S)."""
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     ext.profiles.delete(reader)
     ext.profile_cache.invalidate(reader)
     return Response(status=204)
@@ -395,7 +396,7 @@ def delete_profile(reader: str):
 @bp.delete("/v1/me/history")
 @private
 def delete_history(reader: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     ext.profiles.delete_history(reader)
 
     def apply(doc):
@@ -457,7 +458,7 @@ def _event(raw, reader: str, now_ms: int) -> dict:
 @bp.post("/v1/events")
 @private
 def events(reader: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     try:
         data = _json_body()
         raw = data.get("events")

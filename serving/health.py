@@ -12,9 +12,10 @@ from __future__ import annotations
 import time
 
 import orjson
-from flask import Blueprint, Response, current_app
+from flask import Blueprint, Response
 
 from serving import http
+from serving.context import services
 
 bp = Blueprint("health", __name__)
 
@@ -32,7 +33,7 @@ def healthz():
 
 @bp.get("/readyz")
 def readyz():
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     holder = ext.holder
     cat = holder.current
     last = holder.last_success

@@ -33,6 +33,7 @@ from schemas.pages import MAX_LIMIT
 from serving import cursor as cursors
 from serving import http
 from serving.catalog import STORY_PAGE_SIZE, Catalog, StoryEntry
+from serving.context import services
 from stores.base import StoreError
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def unavailable(story_id: str, exc: Exception):
 
 @bp.get("/v1/stories/<story_id>")
 def story_page(story_id: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not STORY_ID.match(story_id):
         return http.problem(

@@ -31,11 +31,12 @@ from collections import OrderedDict
 
 import numpy as np
 import orjson
-from flask import Blueprint, current_app, request
+from flask import Blueprint, request
 
 from schemas.pages import MAX_LIMIT
 from serving import http
 from serving.catalog import place_entity
+from serving.context import services
 
 bp = Blueprint("topics", __name__)
 bp.before_request(http.shared_preflight)
@@ -146,7 +147,7 @@ def lookup(ext, cat, pool, edition: str, topic_id: str, limit: int) -> tuple[byt
 
 @bp.get("/v1/topics/<topic_id>")
 def topic_page(topic_id: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not TOPIC_ID.match(topic_id):
         return http.problem(

@@ -38,6 +38,7 @@ import orjson
 from flask import Blueprint, Response, current_app, render_template, request
 
 from serving import http
+from serving.context import services
 from serving.editions import is_configured
 from serving.messages import messages
 from serving.stories import EDITION, STORY_ID, story_entry, unavailable
@@ -115,7 +116,7 @@ def _page(status: int, template: str, cache_control: str, **ctx) -> Response:
 
 
 def not_found(message: str, edition: str | None = None) -> Response:
-    editions = sorted(current_app.extensions["newsroom"].holder.current.editions)
+    editions = sorted(services().holder.current.editions)
     lang = lang_of(edition) if edition else "en"
     return _page(
         404,
@@ -260,7 +261,7 @@ def story_view(cat, story) -> dict:
 
 @bp.get("/")
 def home():
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if DEFAULT_EDITION in cat.editions or is_configured(ext, DEFAULT_EDITION):
         edition = DEFAULT_EDITION  # configured: its warming-up page until its first pages are live
@@ -281,7 +282,7 @@ def edition_page(edition: str):
 
 @bp.get("/e/<edition>/<section>")
 def section_page(edition: str, section: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not EDITION.match(edition) or not SECTION.match(section):
         return not_found("There is no such page.")
@@ -340,7 +341,7 @@ def topic_links(cat, edition: str) -> list[tuple[str, str]]:
 def topic_page(edition: str, topic_id: str):
     from serving import topics
 
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not EDITION.match(edition) or not topics.TOPIC_ID.match(topic_id):
         return not_found("There is no such page.")
@@ -381,7 +382,7 @@ def topic_page(edition: str, topic_id: str):
 
 @bp.get("/e/<edition>/for-you")
 def for_you_page(edition: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not EDITION.match(edition):
         return not_found("There is no such page.")
@@ -405,7 +406,7 @@ def for_you_page(edition: str):
 
 @bp.get("/stories/<story_id>")
 def story_page(story_id: str):
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not STORY_ID.match(story_id):
         return not_found("There is no such story.")
@@ -470,7 +471,7 @@ def asset(name: str):
     if found is None:
         return not_found("There is no such file.")
     data, etag, content_type = found
-    return _shared(data, etag, current_app.extensions["newsroom"].page_cache_control, content_type)
+    return _shared(data, etag, services().page_cache_control, content_type)
 
 
 @bp.get("/assets/<version>/<name>")
@@ -483,5 +484,5 @@ def versioned_asset(version: str, name: str):
         return not_found("There is no such file.")
     data, etag, content_type = found
     current = version == asset_version(name)
-    cache_control = http.IMMUTABLE if current else current_app.extensions["newsroom"].page_cache_control
+    cache_control = http.IMMUTABLE if current else services().page_cache_control
     return _shared(data, etag, cache_control, content_type)
