@@ -59,6 +59,13 @@ def poisson_tail(k: int, lam: float) -> float:
     return min(1.0, total)
 
 
+def is_strong(authority, floor: float):
+    """A strong publisher: authority above ``floor`` (``bursts.strong_authority``, 0.5). Works on a number or a
+    numpy array: the Breaking rule counts strong publishers per window, the ranker's corroboration gate
+    (transforms/editions/trust.py) per candidate story."""
+    return authority > floor
+
+
 def judge_breaking(originals: int, strong_publishers: int, topic: str | None, p: BurstParams) -> tuple[bool, float]:
     pv = poisson_tail(originals, p.baseline(topic, p.window_min))
     ok = originals >= p.min_originals and strong_publishers >= p.min_strong_publishers and pv < p.max_p_value
@@ -117,7 +124,7 @@ def add_original(acc: dict, obs: dict, strong_authority: float) -> dict:
         return acc
     acc["articles"].add(obs["article_id"])
     acc["publishers"].add(obs["publisher_id"])
-    if obs["authority"] > strong_authority:
+    if is_strong(obs["authority"], strong_authority):
         acc["strong"].add(obs["publisher_id"])
     if obs["section"]:
         acc["sections"][obs["section"]] += 1

@@ -6,6 +6,11 @@
     newsroom control hold   --edition us-en --section top [--version 28488241] --expires 2h --reason "..."
     newsroom control clear  --edition us-en --section top --kind pin --story 123 --reason "..."
     newsroom control list   --edition us-en [--section top] [--all]
+    newsroom control held   --edition us-en
+
+``held`` lists the stories the ranker's trust gates hold out of the edition's top stories (growing fast with only
+low-trust sources; transforms/editions/trust.py), as the live candidate pool (pointer ``pool/{edition}``) records
+them: read-only, nothing audited. To let one through, pin it (``pin --section top``).
 
 What each control does, and when: stores/controls.py (records, expiry) and transforms/editions/controls.py (how
 the ranker applies pins, demotes and labels from its next cycle); holds: transforms/editions/publish.py.
@@ -78,10 +83,10 @@ def parse_expires(text: str, now_ms: int) -> int:
 def add_arguments(parser) -> None:
     parser.add_argument(
         "action",
-        choices=("pin", "demote", "label", "hold", "clear", "list"),
+        choices=("pin", "demote", "label", "hold", "clear", "list", "held"),
         help="pin: a story at --position; demote: a story down (--factor, else to the bottom); label: a story "
         "with --label; hold: freeze the page at --version; clear: remove one control (--kind, --story); list: "
-        "the edition's controls.",
+        "the edition's controls; held: the stories the trust gates hold out of top stories (live pool).",
     )
     parser.add_argument("--edition", required=True, help="Edition id, e.g. us-en (editions.json).")
     parser.add_argument("--section", help="Section id, e.g. top (editions.json). Required except for list.")
@@ -183,7 +188,7 @@ def _page(args, config) -> tuple[str, str | None]:
     except KeyError:
         raise CommandError(f"--edition: unknown edition {args.edition!r} (see editions.json)") from None
     if args.section is None:
-        if args.action != "list":
+        if args.action not in ("list", "held"):
             raise CommandError("--section is required")
         return edition.id, None
     if args.section not in edition.sections:
@@ -260,6 +265,8 @@ def _main(args) -> int:
     store_config = config_from_args(args)
     if args.action == "list":
         return _list(args, store_config, edition, section)
+    if args.action == "held":
+        return _held(store_config, edition)
     require_reason(args)
     if args.action == "clear":
         return _clear(args, store_config, edition, section)
@@ -340,6 +347,26 @@ def _list(args, store_config, edition: str, section: str | None) -> int:
         if expired and not args.all:
             continue
         print(f"{c.pointer}  {describe(c)}{'  (expired)' if expired else ''}")
+    return 0
+
+
+def _held(store_config, edition: str) -> int:
+    """Print the held stories of ``edition``'s live candidate pool, one a line; status 1 when none is published."""
+    import json
+
+    from schemas.pages import pool_path
+    from stores import open_stores
+
+    stores = open_stores(store_config)
+    version = stores.pointers.get(f"pool/{edition}")
+    if version is None:
+        raise CommandError(f"pool/{edition}: no pool published yet; nothing to list", 1)
+    doc = json.loads(stores.snapshots.get(pool_path(edition, version)))
+    for h in doc.get("held", ()):
+        print(
+            f"story {h['story_id']}  {h['reason']}: {h['originals_30m']} originals in 30 min, velocity "
+            f"x{h['velocity']}, {h['publishers']} publishers, best authority {h['top_authority']} (pool v{version})"
+        )
     return 0
 
 

@@ -22,10 +22,11 @@ import numpy as np
 
 from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
+from transforms.editions import trust
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
-from transforms.editions.headlines import demote, demoted_ids
+from transforms.editions.headlines import demoted_ids
 from transforms.editions.params import RankParams
 from transforms.editions.representatives import (
     Representatives,
@@ -35,8 +36,6 @@ from transforms.editions.representatives import (
     supporting,
 )
 from transforms.editions.scoring import Candidates, Features, Smoothing, features, select_candidates
-
-DEVELOPING_MS = 30 * MINUTE_MS
 
 
 class _Clock:
@@ -158,16 +157,17 @@ def hour_capped_publishers(memory: EditionMemory, now: int, p: RankParams) -> se
 
 def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache: CycleCache, clock) -> CycleOutput:
     """Pages, pool and coverage documents of a ranked cycle; updates ``memory`` (pages, impressions, coverage)."""
-    facts = page_facts(book, p, ranked)
+    facts, gates = page_facts(book, p, ranked), trust.gates(book, p, memory, now, ranked)
     clock.lap("page_facts")
-    page_slots = choose_page_slots(book, edition, config, p, memory, ranked, facts, cache)
+    page_slots = choose_page_slots(book, edition, config, p, memory, ranked, facts, cache, gates)
     clock.lap("page_slots")
     pool_pos = pool_positions(ranked, facts, p)
     cards = Cards(book, edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
-    labels = StoryLabels(book, ranked, now, cards)
+    labels = StoryLabels(book, ranked, gates, cards)
     pages, page_rows = page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now)
     clock.lap("pages")
     pool = pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cache, now, clock)
+    pool.update({"held": gates.held_entries} if gates.held_entries else {})  # for an editor: control held
     cache.support, cache.cards = page_slots.support, cards.new
     clock.lap("pool")
     pool_rows = ranked.cand.rows[pool_pos]
@@ -175,7 +175,9 @@ def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache
     memory.last_cycle = now
     clock.lap("coverage")
     stats = dict(candidates=int(ranked.cand.rows.size), live=int(ranked.f.live.sum()), pinned=len(facts.pinned_ids))
-    stats.update(near_ties=int((ranked.reps.near > 1).sum()), capped_publishers=len(ranked.capped))
+    stats.update(
+        near_ties=int((ranked.reps.near > 1).sum()), capped_publishers=len(ranked.capped), held=len(gates.held)
+    )
     return CycleOutput(edition.id, now, pages, pool, coverage, stats)
 
 
@@ -239,8 +241,8 @@ class PageSlots:
     support: dict  # the supporting-link cache for the next cycle
 
 
-def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: PageFacts, cache) -> PageSlots:
-    """Order (hysteresis), slots (pins, diversity) and supporting links of every section page."""
+def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: PageFacts, cache, gates) -> PageSlots:
+    """Order (hysteresis, trust gates), slots (pins, diversity) and supporting links of every section page."""
     cand, reps, smoothed = ranked.cand, ranked.reps, ranked.smoothed
     rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
     pub_ids, flagged = book.publishers.id, demoted_ids(book, ranked, p.clickbait_authority)
@@ -273,7 +275,7 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
             if rep_l[i] >= 0:
                 scores[ids_l[i]] = float(smoothed[i]) * fit
         order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
-        order = demote(order, flagged, section.match == "all")  # clickbait of low-authority sources
+        order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         rules = DiversityRules(mixed_sections=section.match != "label", **rules_base)
         slots = assemble(
@@ -345,10 +347,9 @@ class Cards:
 class StoryLabels:
     """A story's labels on a page or in the pool: breaking (pinned) or developing, opinion, fact_check."""
 
-    def __init__(self, book: StoryBook, ranked: Ranked, now: int, cards: Cards):
+    def __init__(self, book: StoryBook, ranked: Ranked, gates: trust.Gates, cards: Cards):
         rows = ranked.cand.rows
-        dev_last = book.stories.developing_last[rows]
-        self.developing_l = ((dev_last > 0) & (now - dev_last < DEVELOPING_MS)).tolist()
+        self.developing_l = gates.developing_l  # key facts changed within the hour (trust.py)
         self.fact_l = (book.stories.n_fact_checks[rows] > 0).tolist()
         self.label_of = cards.label_of
 

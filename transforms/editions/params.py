@@ -14,6 +14,10 @@ from dataclasses import dataclass, field, fields
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.config import EditionsConfig
 
+# A "strong" publisher's authority floor: the Breaking rule's (bursts.is_strong) and the top-stories corroboration's
+# (trust.py) -- one number, so both rules mean the same by "an authoritative source".
+STRONG_AUTHORITY = 0.5
+
 
 @dataclass(frozen=True)
 class RepresentativeParams:
@@ -66,6 +70,14 @@ class RankParams:
     world_share_max: float = 0.3
     idle_cycles: int = 30
     clickbait_authority: float = 0.3  # clickbait stories of publishers all below it leave top stories (headlines.py)
+    # trust gates (trust.py): top stories need 2 independent strong voices; fast stories of only low-trust sources
+    # (>= 5 originals in 30 min, velocity >= 1.5, every authority < 0.3) are held; developing = facts changed < 1 h
+    corroboration_publishers: int = 2
+    corroboration_authority: float = STRONG_AUTHORITY
+    hold_min_originals: int = 5
+    hold_velocity: float = 1.5
+    low_trust_authority: float = 0.3
+    developing_window_min: float = 60
     representative: RepresentativeParams = field(default_factory=RepresentativeParams)
     supporting: SupportingParams = field(default_factory=SupportingParams)
 
@@ -104,7 +116,7 @@ class BurstParams:
     period_min: int = 1
     min_originals: int = 10
     min_strong_publishers: int = 5
-    strong_authority: float = 0.5
+    strong_authority: float = STRONG_AUTHORITY
     max_p_value: float = 1e-6
     baseline_per_5min: dict = field(default_factory=lambda: {"default": 0.8})
     velocity_window_min: int = 30
