@@ -65,6 +65,7 @@ class EditionMemory:
     capped: tuple = ()  # publishers capped for the current hour
     capped_hour: int = -1
     coverage_versions: dict = field(default_factory=dict)  # story id -> coverage version last emitted
+    facts: dict = field(default_factory=dict)  # story id -> (headline key facts, last change): trust.developing
     last_event_at: int = 0
 
 

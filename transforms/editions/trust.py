@@ -128,7 +128,7 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
 def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool]:
     """Per candidate: its representative headline's key facts changed within ``developing_window_min``; updates
     the facts kept in ``memory`` (story id -> (facts, time of their last change; 0: never changed))."""
-    old = memory.__dict__.get("facts") or {}  # absent from memories pickled before the trust gates
+    old = getattr(memory, "facts", None) or {}  # absent from memories pickled before the trust gates
     new, out = {}, []
     window = p.developing_window_min * MINUTE_MS
     cards = book.articles.card
