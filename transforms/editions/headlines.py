@@ -36,7 +36,8 @@ whose sources are all low-authority (the highest topic authority of its publishe
 clickbait_authority``, 0.3: the content farms and unknown hosts the registry gives 0.1) is left out of the top
 page (top stories) and placed after every other story on section pages. A clickbait headline from an
 authoritative newsroom is not demoted (its reporting stands; the representative choice shows its plainest
-headline), nor is a plain headline from a small site.
+headline), nor is a plain headline from a small site. The page orders are rewritten with the trust gates' in one
+place, :func:`transforms.editions.trust.page_order`.
 """
 
 from __future__ import annotations
@@ -193,11 +194,3 @@ def demoted_ids(book, ranked, max_authority: float) -> set[int]:
     """Story ids of a cycle's :class:`~transforms.editions.cycle.Ranked` candidates that :func:`demoted` flags."""
     flagged = np.flatnonzero(demoted(book, ranked.reps, ranked.f.prim, max_authority))
     return set(book.stories.id[ranked.cand.rows[flagged]].tolist()) if flagged.size else set()
-
-
-def demote(order: list[int], flagged: set[int], leave_out: bool) -> list[int]:
-    """A page's story order with the ``flagged`` stories left out (``leave_out``: the top page) or moved last."""
-    if not flagged:
-        return order
-    kept = [s for s in order if s not in flagged]
-    return kept if leave_out else kept + [s for s in order if s in flagged]
