@@ -10,6 +10,14 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
   stories about it, the same items in the same order as ``GET /v1/topics/{topic_id}?edition=`` (its bytes,
   decoded), named by the alias table's canonical name; the edition's top page links the topics pre-built this
   cycle (followed and trending).
+- ``GET /e/{edition}/topics``: the edition's topics index: every topic page its pool serves (sections, places,
+  organisations, people), with live story counts; linked from every edition page's navigation. Each card carries
+  up to ``CHIPS_PER_CARD`` topic chips from the same pool, so a chip always leads to a page holding that story.
+- Cards: the representative's image with ``alt`` = its headline, ``loading="lazy"``, and ``width``/``height`` only
+  when the card states both (``image_width``/``image_height``, schemas/json/edition_page); labels of the story
+  (breaking, developing, opinion, fact-check) and of the card (opinion, fact-check, paid, ...). Times are absolute
+  ``<time datetime data-relative>`` text; ``/assets/reltime.js`` words them relatively ("5 min ago") in the
+  reader's browser, so the shared bytes stay the same for every reader (see ``_when``).
 - ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
   merged ids answer 301 to the survivor's page.
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
@@ -187,6 +195,9 @@ def _card(card: dict) -> dict:
     out = dict(card)
     out["url"] = safe_url(card.get("url"))
     out["image_url"] = safe_url(card.get("image_url"))
+    w, h = card.get("image_width"), card.get("image_height")
+    known = all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (w, h))
+    out["image_width"], out["image_height"] = (w, h) if known else (None, None)  # never a made-up aspect ratio
     out["labels"] = list(card.get("labels") or [])
     out["publisher"] = card.get("publisher_name") or card.get("publisher_id")
     out["when"] = _when(card.get("published_at", ""))
@@ -194,7 +205,10 @@ def _card(card: dict) -> dict:
 
 
 def _when(ts: str) -> str:
-    """``2025-03-01T11:50:00Z`` -> ``2025-03-01 11:50 UTC`` (absolute: a shared page cannot say "5 min ago")."""
+    """``2025-03-01T11:50:00Z`` -> ``2025-03-01 11:50 UTC``. Absolute on purpose: a shared page is the same bytes
+    for every reader for its whole TTL (and in the CDN), so it cannot say "5 min ago"; ``reltime.js`` rewords each
+    ``<time datetime data-relative>`` in the reader's browser, at the reader's clock. Without script the absolute
+    time stays, which is still true."""
     return ts[:16].replace("T", " ") + " UTC" if len(ts) >= 16 else ts
 
 
@@ -206,7 +220,7 @@ def edition_view(cat, page) -> list[dict]:
         s["representative"] = _card(s["representative"])
         s["supporting"] = [_card(c) for c in s.get("supporting") or []]
         s["labels"] = list(s.get("labels") or [])
-    return with_counts(cat, stories)
+    return with_chips(cat, page.edition, with_counts(cat, stories))
 
 
 def with_counts(cat, stories: list[dict]) -> list[dict]:
@@ -219,6 +233,28 @@ def with_counts(cat, stories: list[dict]) -> list[dict]:
         if entry is not None:
             s["article_count"] = len(entry.current.cards)
             s["publisher_count"] = entry.current.publisher_count
+    return stories
+
+
+CHIPS_PER_CARD = 3  # topic chips on one card: its entities and places first, then its section (a phone row)
+
+
+def pool_topic_ids(pool, i: int) -> list[str]:
+    """The topic page ids of candidate ``i`` of the pool (the ids ``/e/{edition}/topics/{id}`` serves from it):
+    entities (a place entity as its place), places, then sections; each once."""
+    ids = [f"place:{e[6:]}" if e.startswith("place:") else f"entity:{e}" for e in pool.entities[i]]
+    ids += [f"place:{p}" for p in pool.places[i]] + [f"topic:{t}" for t in pool.topics[i]]
+    return list(dict.fromkeys(ids))
+
+
+def with_chips(cat, edition: str, stories: list[dict]) -> list[dict]:
+    """Topic chips of each card: the topic pages of the edition's pool that list the story (the same pool the
+    topic pages are built from, so every chip leads to a page holding it). A story not in the pool has none."""
+    pool = cat.pools.get(edition)
+    for s in stories:
+        i = pool.index.get(s["story_id"]) if pool is not None else None
+        ids = pool_topic_ids(pool, i)[:CHIPS_PER_CARD] if i is not None else []
+        s["chips"] = [(tid, topic_title(tid)[0]) for tid in ids]
     return stories
 
 
@@ -337,6 +373,52 @@ def topic_links(cat, edition: str) -> list[tuple[str, str]]:
     return sorted(((t, topic_title(t)[0]) for t in ids), key=lambda x: (x[1].casefold(), x[0]))
 
 
+def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
+    """(kind, [(id, name, live stories)]) of every topic page the pool serves, kinds in a fixed order, names A-Z."""
+    counts: Counter = Counter()
+    for i in range(len(pool.story_ids)):
+        counts.update(pool_topic_ids(pool, i))
+    groups: dict[str, list[tuple[str, str, int]]] = {}
+    for tid, n in counts.items():
+        name, kind = topic_title(tid)
+        groups.setdefault(kind, []).append((tid, name, n))
+    order = ["Section", "Place", "Organisation", "Person", "Topic"]
+    return [
+        (k, sorted(groups[k], key=lambda x: (x[1].casefold(), x[0])))
+        for k in sorted(groups, key=lambda k: (order.index(k) if k in order else len(order), k))
+    ]
+
+
+@bp.get("/e/<edition>/topics")
+def topics_page(edition: str):
+    """The edition's topics index: every topic page its pool serves, grouped by kind, with live story counts."""
+    ext = current_app.extensions["newsroom"]
+    cat = ext.holder.current
+    if not EDITION.match(edition):
+        return not_found("There is no such page.")
+    pool = cat.pools.get(edition)
+    if pool is None:
+        if is_configured(ext, edition):
+            return warming_up(cat, edition, "topics")
+        return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+    t = messages(lang_of(edition))
+
+    def page_html() -> str:
+        groups = [(t(f"kind.{k}") if t.has(f"kind.{k}") else k, items) for k, items in topics_index(pool)]
+        return render(
+            "web/topics.html",
+            edition=edition,
+            lang=lang_of(edition),
+            section="topics",
+            title=t("nav.topics"),
+            groups=groups,
+            sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
+        )
+
+    body, etag = _cached(cat, ("topics", edition, pool.version, pool.fingerprint), page_html)
+    return _shared(body, etag, ext.topic_cache_control)
+
+
 @bp.get("/e/<edition>/topics/<topic_id>")
 def topic_page(edition: str, topic_id: str):
     from serving import topics
@@ -371,7 +453,7 @@ def topic_page(edition: str, topic_id: str):
             kind_name=t(f"kind.{kind_name}") if t.has(f"kind.{kind_name}") else kind_name,
             story_count=doc["story_count"],
             cycle=_when(doc["cycle"]),
-            stories=with_counts(cat, doc["stories"]),
+            stories=with_chips(cat, edition, with_counts(cat, doc["stories"])),
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
             json_url=f"/v1/topics/{topic_id}?edition={edition}",
         )
