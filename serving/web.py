@@ -392,7 +392,7 @@ def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
 @bp.get("/e/<edition>/topics")
 def topics_page(edition: str):
     """The edition's topics index: every topic page its pool serves, grouped by kind, with live story counts."""
-    ext = current_app.extensions["newsroom"]
+    ext = services()
     cat = ext.holder.current
     if not EDITION.match(edition):
         return not_found("There is no such page.")
