@@ -47,6 +47,8 @@ import sys
 import time
 import uuid
 
+from transforms.stories.embedder_specs import embedder_arg
+
 # Flags shared by the CLI parser (no Beam import) and BackfillOptions (a PipelineOptions subclass).
 _FLAGS: list[tuple[tuple, dict]] = [
     (
@@ -83,6 +85,7 @@ _FLAGS: list[tuple[tuple, dict]] = [
         ("--embedder",),
         dict(
             default="auto",
+            type=embedder_arg,
             help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
             "USE v3), minilm, minilm-fp32 (the fp32 reference, half the speed), use, "
             "st:/path/to/model, hash (tests). "

@@ -42,6 +42,8 @@ import threading
 import time
 from pathlib import Path
 
+from transforms.stories.embedder_specs import embedder_arg
+
 log = logging.getLogger("newsroom.run")
 
 TOPICS = ("items-raw", "fetch-requests", "dead-letter", "read-events")  # the bus topics of the jobs and the origin
@@ -63,6 +65,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--embedder",
         default=None,
+        type=embedder_arg,
         help="The stories job's --embedder (e.g. minilm, use, hash). Default: the job's own default.",
     )
     parser.add_argument(

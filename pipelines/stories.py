@@ -35,6 +35,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipelines.options import StoreOptions, default_runner, refuse_non_production_graph, store_config
 from transforms.common import DEAD_LETTER, dead_letter
+from transforms.stories.embedder_specs import embedder_arg
 
 log = logging.getLogger("newsroom.stories")
 
@@ -85,6 +86,7 @@ class StoriesOptions(StoreOptions):
         parser.add_argument(
             "--embedder",
             default="auto",
+            type=embedder_arg,
             help="Embedder spec (transforms/stories/embed.py): auto (English: all-MiniLM-L6-v2, others: "
             "multilingual USE v3), minilm, minilm-fp32, use, st:/path/to/model, hash (tests). Default: auto.",
         )

@@ -188,6 +188,15 @@ def test_backfill_path_errors_are_one_line(tmp_path, case):
     assert_one_line_error(res, *needles[case])
 
 
+@pytest.mark.parametrize("command", ["backfill", "stories", "run"])
+def test_an_unknown_embedder_is_refused_when_the_command_parses_it(command):
+    """A typo in --embedder used to surface in a worker's setup(), after the job had started; argparse refuses it
+    before anything runs, naming the flag and the valid specs."""
+    res = newsroom(command, "--embedder=minilmm")
+    assert res.returncode == 2
+    assert_one_line_error(res, "argument --embedder", "'minilmm'", "minilm-fp32", "st:PATH")
+
+
 def test_backfill_dry_run_never_reads_its_gs_input(tmp_path, monkeypatch, capsys):
     """The README's Dataflow form: a gs:// glob is translated as given, never listed (offline, listing it is ~2.5 min
     of credential retries and a BeamIOError), and nothing is written."""

@@ -40,10 +40,11 @@ import zlib
 
 import numpy as np
 
+from transforms.stories.embedder_specs import check_embedder
+
 DEFAULT_MAX_SEQ_LENGTH = 128
 DEFAULT_BLOCK_TOKENS = 64  # word pieces per block: products big enough for the BLAS, little filler per length
 MULTILINGUAL = "use"
-
 log = logging.getLogger("newsroom.stories.embed")
 
 
@@ -243,7 +244,7 @@ _CACHE_LOCK = threading.Lock()
 
 
 def create_embedder(spec: str) -> Embedder:
-    spec = spec or "minilm"
+    spec = check_embedder(spec or "minilm")
     if spec == "minilm":
         return SentenceTransformerEmbedder(quantize="auto")
     if spec == "minilm-int8":
@@ -257,7 +258,7 @@ def create_embedder(spec: str) -> Embedder:
     if spec.startswith("hash"):
         _, _, dim = spec.partition(":")
         return HashEmbedder(int(dim) if dim else 64)
-    raise ValueError(f"--embedder: unknown embedder {spec!r} (minilm, minilm-fp32, use, st:PATH, hash)")
+    raise ValueError(f"--embedder: {spec!r} is not a backend (auto is a routing: EmbedderRouting)")
 
 
 def get_embedder(spec: str) -> Embedder:
@@ -286,9 +287,10 @@ class EmbedderRouting:
         self.spec = spec or "auto"
         self.link_spec = link_spec
         if self.spec != "auto":
-            create_check = self.spec.split(":")[0]
-            if create_check not in ("minilm", "minilm-fp32", "minilm-int8", "st", "use", "hash"):
-                raise ValueError(f"--embedder: unknown embedder {self.spec!r}")
+            try:
+                check_embedder(self.spec)
+            except ValueError as e:
+                raise ValueError(f"--embedder: {e}") from None
 
     def for_language(self, language: str) -> str:
         if self.spec == "auto":
