@@ -223,6 +223,7 @@ SPECS = {
                 True,
                 " Without it a launch into a namespace that already holds a run fails (stores/runs.py).",
             ),
+            "overwrite": ("Replace an earlier backfill's output", B, "false", True, ""),
             "snapshots": (
                 "Publish edition snapshots",
                 B,
@@ -273,7 +274,8 @@ def options_of(module) -> dict[str, argparse.Action]:
     return actions
 
 
-def write(job: str) -> Path:
+def metadata(job: str) -> dict:
+    """The Flex Template metadata of ``job``, built from its options and SPECS (what ``write`` puts on disk)."""
     module_name, streaming = JOBS[job]
     spec = SPECS[job]
     options = options_of(importlib.import_module(module_name))
@@ -298,6 +300,11 @@ def write(job: str) -> Path:
     if streaming:
         meta["supportsAtLeastOnce"] = False
         meta["supportsExactlyOnce"] = True
+    return meta
+
+
+def write(job: str) -> Path:
+    meta = metadata(job)
     path = ROOT / "templates" / job / "metadata.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n")

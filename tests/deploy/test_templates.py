@@ -76,6 +76,20 @@ def test_every_option_is_a_parameter_and_every_parameter_an_option(job):
 
 
 @pytest.mark.parametrize("job", list(JOBS))
+def test_metadata_is_what_write_metadata_generates(job):
+    """metadata.json is generated (templates/write_metadata.py): a help text edited in the job, or a parameter added
+    by hand, must be regenerated, so what a template launch shows is what the job's --help says."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("write_metadata", REPO_ROOT / "templates" / "write_metadata.py")
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert load_metadata(job) == generator.metadata(job), (
+        f"templates/{job}/metadata.json differs from its generator: run python templates/write_metadata.py {job}"
+    )
+
+
+@pytest.mark.parametrize("job", list(JOBS))
 def test_regexes_accept_defaults_examples_and_choices(job):
     module = import_job(job)
     options = options_of(module)
