@@ -4,13 +4,23 @@ Reads the in-memory candidate pools and the reader's profile (through :class:`se
 controls write the profile store; events go to the background folder. Every response here is
 ``Cache-Control: private, no-store`` and needs ``Authorization: Bearer <token>`` (:mod:`serving.auth`).
 
-Every handler runs inside the process's private-request slots (:mod:`serving.shedding`): under overload these
-answer 503 with Retry-After first, while the shared blueprints, which take no slot, keep answering.
+Every handler runs inside the process's private-request slots (:mod:`serving.shedding`): under overload the
+controls and events answer 503 with Retry-After first, while the shared blueprints, which take no slot, keep
+answering. For you never answers 503 for overload: without a slot it steps down a ladder (:func:`_shed`), each
+rung recorded in ``degraded`` and the ``Newsroom-Degraded`` header:
+
+1. full re-rank (a slot): every source, co-visitation included; ``degraded`` null (or as below).
+2. ``cached_candidates`` (no slot, the reader's profile in the origin's cache, even past its TTL): the same
+   in-memory re-rank of the pool without collaborative sources (no co-visitation, no store read at all); hidden
+   sources and "fewer like this" still apply. About the CPU of rung 1 (0.5 ms median), no I/O, no wait.
+3. ``edition_list`` (no slot and no cached profile): the edition's own order (the shared page's), what the
+   cursor already served left out, reason ``edition``; no profile is read, so nothing personal applies.
 
 - ``GET  /v1/feed/for-you?edition=&cursor=&limit=``  the edition's pool re-ranked for the reader, each item with a
   reason; the signed cursor carries what the reader was already shown (serving/feed.py: no item twice, none
   skipped while the pool moves). ``degraded`` is null, or why the page is not the personal ranking:
-  ``profile_unavailable`` (privacy unknown: non-personal page) or ``rank_timeout`` (recency fallback).
+  ``profile_unavailable`` (privacy unknown: non-personal page), ``rank_timeout`` (recency fallback), or a rung of
+  the load ladder above (``cached_candidates``, ``edition_list``).
 - ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind
   topic|source|place|entity, value: a section id, publisher id, region code or entity id such as ``org:isro``);
   ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
@@ -86,7 +96,10 @@ def _rate_limited(ext, reader: str) -> Response | None:
     )
 
 
-def private(fn):
+def private(fn, slotted: bool = True):
+    """Token check, the per-reader write budget, then the handler in a private slot (``slotted``; For you takes
+    its own and falls down its ladder instead of a 503) with overload, body and store errors as problems."""
+
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         ext = services()
@@ -105,6 +118,8 @@ def private(fn):
             if limited is not None:
                 return limited
         try:
+            if not slotted:
+                return fn(reader, *args, **kwargs)
             with ext.shedder.slot():
                 return fn(reader, *args, **kwargs)
         except TooLarge as exc:
@@ -174,7 +189,7 @@ def _ok(doc, status: int = 200) -> Response:
 
 
 @bp.get("/v1/feed/for-you")
-@private
+@functools.partial(private, slotted=False)
 def for_you(reader: str):
     ext = services()
     cat = ext.holder.current
@@ -196,8 +211,11 @@ def for_you(reader: str):
     except cursors.CursorError as exc:
         return http.problem(400, "invalid_cursor", f"invalid cursor: {exc}")
     limit = min(limit, feed.MAX_DEPTH - pos.depth)
-    view = ext.profile_cache.view(reader)
-    ranked, degraded = _ranked(ext, pool, view, pos, limit)
+    try:
+        with ext.shedder.slot():
+            ranked, degraded = _ranked(ext, pool, ext.profile_cache.view(reader), pos, limit)
+    except Overloaded:
+        ranked, degraded = _shed(ext, pool, reader, pos, limit)
     parts = []
     for n, (i, reason) in enumerate(ranked, start=pos.depth + 1):
         parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % n + orjson.dumps(reason) + b"}")
@@ -209,7 +227,33 @@ def for_you(reader: str):
     resp = Response(body, content_type=http.JSON)
     if pos.rebased is not None:
         resp.headers["Newsroom-Cursor-Rebased"] = f"v{pos.rebased}"
+    if degraded is not None:
+        resp.headers["Newsroom-Degraded"] = degraded
     return resp
+
+
+def _shed(ext, pool, reader: str, pos, limit: int) -> tuple[list[tuple[int, str]], str]:
+    """For you without a private slot (see the module docstring): rung 2 with a cached profile, else rung 3."""
+    view = ext.profile_cache.cached(reader)
+    if view is not None and view.known:
+        try:
+            deadline = time.monotonic() + ext.rank_budget_s
+            return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline), "cached_candidates"
+        except Exception:  # RankTimeout or a bug: the next rung, never a 503
+            log.warning("For you under load: cached re-rank failed, edition list", exc_info=True)
+    return edition_list(pool, limit, pos.served), "edition_list"
+
+
+def edition_list(pool, limit: int, served) -> list[tuple[int, str]]:
+    """The last rung: the pool in the edition's own order (index order), served items left out, reason ``edition``."""
+    out = []
+    for i in range(len(pool.story_ids)):
+        if served is not None and served[i]:
+            continue
+        out.append((i, "edition"))
+        if len(out) == limit:
+            break
+    return out
 
 
 def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], str | None]:

@@ -70,6 +70,14 @@ PRIVATE = {"Cache-Control": _header("private, no-store", pattern="^private, no-s
 NO_STORE_TEXT = {
     "Cache-Control": {"description": "no-store", "required": True, "schema": {"type": "string", "pattern": "no-store"}}
 }
+DEGRADED = {
+    "Newsroom-Degraded": _header(
+        "Present when the page is degraded: the same value as the body's degraded (under load: cached_candidates, "
+        "then edition_list; For you never answers 503 for overload).",
+        required=False,
+        enum=["profile_unavailable", "rank_timeout", "cached_candidates", "edition_list"],
+    )
+}
 RETRY = {"Retry-After": _header("Seconds to wait before retrying.", pattern="^[0-9]+$")}
 
 
@@ -105,7 +113,7 @@ def _private_errors() -> dict:
             {**PRIVATE, "WWW-Authenticate": _header("Bearer realm")},
         ),
         "503": _problem(
-            "Shedding load (overloaded: For you is shed first), profile store unavailable (store_unavailable) or "
+            "Shedding load (overloaded: the controls and events; For you steps down its ladder instead), profile store unavailable (store_unavailable) or "
             "event queue full (queue_full).",
             {**PRIVATE, **RETRY},
         ),
@@ -282,7 +290,7 @@ def _private_paths() -> dict:
         "/v1/feed/for-you": {
             "get": _private_op(
                 "The edition's candidate pool re-ranked for the reader, each item with its reason.",
-                {"200": _json("ForYouFeed", "A page of the reader's feed.", PRIVATE)},
+                {"200": _json("ForYouFeed", "A page of the reader's feed.", {**PRIVATE, **DEGRADED})},
                 params=[
                     {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"},
                     CURSOR,

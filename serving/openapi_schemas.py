@@ -143,7 +143,7 @@ def _feed_schemas() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|recent|follows:(topic|source|entity)/.+|local:.+"
+                    "pattern": "^(top_story|popular|interest|recent|edition|follows:(topic|source|entity)/.+|local:.+"
                     "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
                 },
             },
@@ -157,9 +157,12 @@ def _feed_schemas() -> dict:
                 "edition": {"type": "string"},
                 "pool_version": {"type": "integer"},
                 "degraded": {
-                    "enum": [None, "profile_unavailable", "rank_timeout"],
+                    "enum": [None, "profile_unavailable", "rank_timeout", "cached_candidates", "edition_list"],
                     "description": "Null, or why this page is not the personal ranking: the profile could not be "
-                    "read (a non-personal page) or the re-rank ran past its budget (newest first).",
+                    "read (a non-personal page), the re-rank ran past its budget (newest first), or the origin is "
+                    "under load: re-ranked from the cached profile without collaborative sources "
+                    "(cached_candidates), or the edition's own order (edition_list, reason edition). Also sent as "
+                    "the Newsroom-Degraded header.",
                 },
                 "items": {"type": "array", "items": ref("ForYouItem")},
                 "next_cursor": {"type": ["string", "null"]},

@@ -78,6 +78,12 @@ class ProfileCache:
             return hit[1] if hit is not None else ProfileView(reader_id=reader_id, known=False)
         return self._put(reader_id, doc)
 
+    def cached(self, reader_id: str) -> ProfileView | None:
+        """The cached view, even past its TTL, without touching the store (For you under load); None if none."""
+        with self._lock:
+            hit = self._entries.get(reader_id)
+        return hit[1] if hit is not None else None
+
     def doc(self, reader_id: str) -> dict | None:
         """The full cached document (reads included), loading it if needed."""
         self.view(reader_id)
