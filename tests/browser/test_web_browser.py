@@ -8,6 +8,7 @@ and never in a cookie, and the pages work by following their links."""
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 
 try:
@@ -45,7 +46,8 @@ def test_edition_section_story(origin, page, shots):
     assert page.locator("h1").inner_text() == "Tech"
     tech = _json(f"{origin}/v1/editions/{EDITION}/sections/tech")
     assert _story_ids(page) == [s["story_id"] for s in tech["stories"]]
-    assert page.get_by_role("link", name="Tech", exact=True).get_attribute("aria-current") == "page"
+    nav = page.get_by_role("navigation", name="Sections")  # a card's "Tech" topic chip is a link too
+    assert nav.get_by_role("link", name="Tech", exact=True).get_attribute("aria-current") == "page"
     shots(page, "2-section")
 
     page.locator(f'li.story[data-story-id="{TECH_STORY}"] h2 a').click()
@@ -121,3 +123,15 @@ def test_a_bad_token_is_explained(origin, page):
     assert page.locator("#feed li.story").count() == 0
     # the 401 from the API is a console error of the fetch, nothing else (no CSP violation)
     assert all("401" in p for p in page.problems), page.problems
+
+
+def test_card_times_are_worded_relatively_in_the_browser(origin, page):
+    """reltime.js runs under the CSP and rewords the shared page's absolute times at the reader's clock (set
+    here to the sample world's last cycle, 2025-03-01 12:01 UTC); the absolute time moves to the title."""
+    page.clock.set_fixed_time("2025-03-01T12:01:30Z")
+    page.goto(f"{origin}/e/{EDITION}/")
+    first = page.locator("li.story time[data-relative]").first
+    expect(first).not_to_have_text(re.compile(r"UTC$"))
+    assert re.search(r"ago|now|minute", first.inner_text()), first.inner_text()
+    assert first.get_attribute("title").endswith(" UTC")
+    assert first.get_attribute("title") == first.get_attribute("data-absolute")
