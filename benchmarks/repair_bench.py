@@ -1,0 +1,126 @@
+"""Repair-tick cost benchmark: CPU time of one repair tick at two live-set sizes with the same number of changed stories.
+
+A repair tick (transforms/stories/repair.py) must cost O(changed stories), never O(live stories): the stories it
+looks at are those active in the repair window plus their reach-back candidates from the writer's own index. This
+builds a real writer (:class:`transforms.stories.cluster.StoryClusterer`, ANN index when available) whose live set
+holds ``--sizes`` stories of one article each, almost all of them quiet (last article 12 h ago: live, outside the 6 h
+window), and ``--changed`` stories that got an article in the last minutes (half of them near a quiet story of the
+same event, so reach-back and merges have work), then times ``repair_tick`` (CPU seconds of this process, median of
+``--ticks`` ticks, each on a freshly built writer). Reads nothing, writes only to stdout, asserts nothing.
+
+    .venv/bin/python benchmarks/repair_bench.py                        # 25,000 and 250,000 live stories
+    .venv/bin/python benchmarks/repair_bench.py --sizes 5000,50000     # quick check
+
+Vectors are synthetic unit vectors (``--dim``, default 64 to keep 250,000 stories' members and sums in memory on a
+shared machine; the tick's cost per changed story grows with dim, the ratio between sizes is what this shows).
+One core: BLAS threads are pinned to 1 before numpy loads.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from transforms.stories.cluster import StoryClusterer  # noqa: E402
+from transforms.stories.repair import repair_tick  # noqa: E402
+from transforms.stories.state import Member, Story, recompute_centroid  # noqa: E402
+
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+MIN = 60_000
+HOUR = 60 * MIN
+
+
+def unit_rows(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def member(aid: str, vector: np.ndarray, at: int, rng) -> Member:
+    words = [f"w{int(i)}" for i in sorted(set(rng.integers(0, 5000, 8)))]
+    return Member(
+        article_id=aid,
+        at=at,
+        source=f"pub{int(rng.integers(0, 300))}",
+        vector=vector,
+        terms=tuple(words),
+        term_tf=tuple(1 for _ in words),
+        entities=(f"e{int(rng.integers(0, 2000))}",),
+        title=f"t {aid}",
+    )
+
+
+def add_story(w: StoryClusterer, sid: int, m: Member) -> None:
+    s = Story(sid, w.language, *recompute_centroid([m], w.config.half_life_ms))
+    w.stories[sid] = s
+    w.add_member(s, m)
+
+
+def build(live: int, changed: int, dim: int, seed: int, tick: int) -> StoryClusterer:
+    """A writer with ``live`` quiet stories and ``changed`` stories active in the last repair interval."""
+    rng = np.random.default_rng(seed)
+    w = StoryClusterer("en", model="bench", dim=dim)
+    quiet = unit_rows(rng.standard_normal((live, dim)))
+    for i in range(live):
+        add_story(w, 1000 + i, member(f"q{i}", quiet[i], tick - 12 * HOUR - int(rng.integers(0, 6 * HOUR)), rng))
+    w.index.bulk_upsert(sorted(w.stories), np.stack([w.stories[s].centroid() for s in sorted(w.stories)]))
+    near = rng.integers(0, live, changed // 2)
+    fresh = unit_rows(rng.standard_normal((changed, dim)))
+    fresh[: len(near)] = unit_rows(quiet[near] + 0.3 * rng.standard_normal((len(near), dim)))
+    for j in range(changed):
+        sid = 1000 + live + j
+        add_story(w, sid, member(f"c{j}", fresh[j], tick - int(rng.integers(1, 9 * MIN)), rng))
+        w.index.upsert(sid, w.stories[sid].centroid().astype(np.float32))
+    w.last_minted = 1000 + live + changed
+    return w
+
+
+def time_ticks(live: int, changed: int, dim: int, ticks: int, seed: int) -> tuple[float, float, int]:
+    """(median CPU s per tick, build wall s, changes of the median tick); each tick on a freshly built writer (a
+    tick repairs what it looks at, so a second tick on the same writer would have nothing to do)."""
+    tick = T0 + 100 * HOUR
+    times, changes, built = [], [], 0.0
+    for k in range(ticks):
+        t0 = time.time()
+        w = build(live, changed, dim, seed + k, tick)
+        built = time.time() - t0
+        c0 = time.process_time()
+        out = repair_tick(w, tick)
+        times.append(time.process_time() - c0)
+        changes.append(len(out))
+    return statistics.median(times), built, int(statistics.median(changes))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="25000,250000", help="live-set sizes, comma-separated")
+    parser.add_argument("--changed", type=int, default=200, help="stories active in the last interval (200)")
+    parser.add_argument("--dim", type=int, default=64)
+    parser.add_argument("--ticks", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    print(f"repair tick, {args.changed} changed stories, dim {args.dim}, median of {args.ticks} ticks (CPU s)")
+    rows = []
+    for n in sizes:
+        cpu, built, changes = time_ticks(n, args.changed, args.dim, args.ticks, args.seed)
+        rows.append((n, cpu))
+        print(f"  live {n:>8,}: {cpu * 1000:8.1f} ms/tick ({changes} changes; built in {built:.0f} s)", flush=True)
+    base = rows[0]
+    for n, cpu in rows[1:]:
+        print(f"  {n / base[0]:.0f}x the live set -> {cpu / base[1]:.2f}x the tick time (O(changed): ~1x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
