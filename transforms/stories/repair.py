@@ -32,9 +32,8 @@ def repair_tick(w, tick: int) -> list[WriterOutput]:
     c = w.config
     window = [
         s
-        for sid, s in sorted(w.stories.items())
-        if s.last_at > tick - c.repair_window_ms
-        and (s.last_repair_at is None or s.last_repair_at <= tick - c.repair_cooldown_ms)
+        for s in (w.stories[sid] for sid in w.window_stories(tick - c.repair_window_ms))
+        if s.last_repair_at is None or s.last_repair_at <= tick - c.repair_cooldown_ms
     ]
     if not window:
         return []

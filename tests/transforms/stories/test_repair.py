@@ -254,3 +254,24 @@ def test_the_sequence_rule_is_replay_next_or_ahead():
 
     assert [sequence_step(s, 4) for s in (0, 3, 4, 5, 6, 90)] == [REPLAY, REPLAY, REPLAY, NEXT, AHEAD, AHEAD]
     assert sequence_step(1, 0) == NEXT and len({REPLAY, NEXT, AHEAD}) == 3
+
+
+def test_the_repair_window_is_found_without_scanning_the_live_set():
+    """The writer keeps the stories with an article in the repair window in a time heap (a tick must cost O(changed
+    stories), not O(live stories): benchmarks/repair_bench.py); at every tick of a day-long stream, and after splits
+    and merges, it names exactly the live stories whose last article is inside the window."""
+    from tests.transforms.stories.synth import make_articles
+
+    arts, _ = make_articles(n_events=12, per_event=10, seed=3, spread_ms=8 * HOUR, gap_ms=2 * HOUR)
+    w = StoryClusterer("en", config=NEVER_JOIN, exact_index=True)  # every article a story: the repair merges
+    for a in arts:
+        w.add(a)
+    window = w.config.repair_window_ms
+    checked = 0
+    for t in range(T0, max(a.first_seen_at for a in arts) + 12 * HOUR, 10 * MIN):
+        w.advance(t)
+        since = t - window
+        want = sorted(sid for sid, s in w.stories.items() if s.last_at > since)
+        assert w.window_stories(since) == want
+        checked += bool(want)
+    assert checked > 50 and w.stats["merge"] + w.stats["split"] > 0
