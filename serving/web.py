@@ -389,6 +389,17 @@ def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
     ]
 
 
+def _topics_pool(ext, cat, edition: str):
+    """(the edition's candidate pool, None), or (None, the answer when it has none yet): a configured edition
+    warms up (200, short TTL), an unknown one is 404, and before the first catalogue 503."""
+    pool = cat.pools.get(edition)
+    if pool is not None:
+        return pool, None
+    if is_configured(ext, edition):
+        return None, warming_up(cat, edition, "topics")
+    return None, (not_ready() if not cat.ready else not_found(f"There is no edition {edition}."))
+
+
 @bp.get("/e/<edition>/topics")
 def topics_page(edition: str):
     """The edition's topics index: every topic page its pool serves, grouped by kind, with live story counts."""
@@ -396,11 +407,9 @@ def topics_page(edition: str):
     cat = ext.holder.current
     if not EDITION.match(edition):
         return not_found("There is no such page.")
-    pool = cat.pools.get(edition)
-    if pool is None:
-        if is_configured(ext, edition):
-            return warming_up(cat, edition, "topics")
-        return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+    pool, missing = _topics_pool(ext, cat, edition)
+    if missing is not None:
+        return missing
     t = messages(lang_of(edition))
 
     def page_html() -> str:
@@ -427,11 +436,9 @@ def topic_page(edition: str, topic_id: str):
     cat = ext.holder.current
     if not EDITION.match(edition) or not topics.TOPIC_ID.match(topic_id):
         return not_found("There is no such page.")
-    pool = cat.pools.get(edition)
-    if pool is None:
-        if is_configured(ext, edition):
-            return warming_up(cat, edition, "topics")
-        return not_ready() if not cat.ready else not_found(f"There is no edition {edition}.")
+    pool, missing = _topics_pool(ext, cat, edition)
+    if missing is not None:
+        return missing
     found = topics.lookup(ext, cat, pool, edition, topic_id, topics.MAX_LIMIT)
     if found is None:
         return not_found(f"No live story in this edition is about {topic_title(topic_id)[0]}.", edition=edition)
