@@ -192,6 +192,23 @@ class Stores:
     config: StoreConfig
 
 
+def open_store(config, embedded_store, bigtable_store, *tables: str, wrapped: bool = False):
+    """The one backend switch of the stores that keep their rows in tables: ``embedded_store(db)`` on the
+    embedded SQLite database of ``config`` (embedded by default), else ``bigtable_store(*tables)`` on the Bigtable
+    tables named ``tables`` in ``config``'s namespace: raw data-plane handles, or with ``wrapped`` the
+    :class:`stores.gcp.bigtable.Table` row helpers (the feed store's layout)."""
+    config = config or StoreConfig()
+    if config.backend == "embedded":
+        from stores import embedded
+
+        return embedded_store(embedded.Database(config.embedded_db))
+    if wrapped:
+        from stores.gcp.bigtable import table as open_table
+    else:
+        from stores.gcp.clients import bigtable_table as open_table
+    return bigtable_store(*(open_table(config, t) for t in tables))
+
+
 def open_stores(config: StoreConfig | None = None) -> Stores:
     config = config or StoreConfig()
     if config.backend == "embedded":

@@ -152,13 +152,6 @@ class BigtableAuditLog(AuditLog):
 
 def open_audit_log(config=None) -> AuditLog:
     """The audit log a :class:`stores.StoreConfig` describes (embedded by default)."""
-    from stores import StoreConfig
+    from stores import open_store
 
-    config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        return EmbeddedAuditLog(embedded.Database(config.embedded_db))
-    from stores.gcp.clients import bigtable_table
-
-    return BigtableAuditLog(bigtable_table(config, "audit"))
+    return open_store(config, EmbeddedAuditLog, BigtableAuditLog, "audit")

@@ -244,13 +244,6 @@ class BigtableControlStore(ControlStore):
 
 def open_control_store(config=None) -> ControlStore:
     """The control store a :class:`stores.StoreConfig` describes (embedded by default)."""
-    from stores import StoreConfig
+    from stores import open_store
 
-    config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        return EmbeddedControlStore(embedded.Database(config.embedded_db))
-    from stores.gcp.clients import bigtable_table
-
-    return BigtableControlStore(bigtable_table(config, "controls"))
+    return open_store(config, EmbeddedControlStore, BigtableControlStore, "controls")

@@ -148,13 +148,6 @@ class BigtableCovisitStore(CovisitStore):
 
 def open_covisit_store(config=None) -> CovisitStore:
     """The co-visitation store a :class:`stores.StoreConfig` describes (embedded by default)."""
-    from stores import StoreConfig
+    from stores import open_store
 
-    config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        return EmbeddedCovisitStore(embedded.Database(config.embedded_db))
-    from stores.gcp.clients import bigtable_table
-
-    return BigtableCovisitStore(bigtable_table(config, "covisit"))
+    return open_store(config, EmbeddedCovisitStore, BigtableCovisitStore, "covisit")

@@ -340,10 +340,6 @@ class BigtableFeedStore(FeedStore):
 
 def open_feed_store(config) -> FeedStore:
     """The feed store of a :class:`stores.StoreConfig`."""
-    if config.backend == "embedded":
-        from stores import embedded
+    from stores import open_store
 
-        return EmbeddedFeedStore(embedded.Database(config.embedded_db))
-    from stores import gcp
-
-    return BigtableFeedStore(gcp.table(config, "feeds"))
+    return open_store(config, EmbeddedFeedStore, BigtableFeedStore, "feeds", wrapped=True)

@@ -476,13 +476,6 @@ class BigtableProfileStore(ProfileStore):
 
 def open_profile_store(config=None) -> ProfileStore:
     """The profile store a :class:`stores.StoreConfig` describes (embedded by default)."""
-    from stores import StoreConfig
+    from stores import open_store
 
-    config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        return EmbeddedProfileStore(embedded.Database(config.embedded_db))
-    from stores.gcp.clients import bigtable_table
-
-    return BigtableProfileStore(bigtable_table(config, "profiles"), bigtable_table(config, "follows"))
+    return open_store(config, EmbeddedProfileStore, BigtableProfileStore, "profiles", "follows")

@@ -311,13 +311,6 @@ class BigtableTakedownStore(TakedownStore):
 
 def open_takedown_store(config=None) -> TakedownStore:
     """The takedown store a :class:`stores.StoreConfig` describes (embedded by default)."""
-    from stores import StoreConfig
+    from stores import open_store
 
-    config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        return EmbeddedTakedownStore(embedded.Database(config.embedded_db))
-    from stores.gcp.clients import bigtable_table
-
-    return BigtableTakedownStore(bigtable_table(config, "takedowns"))
+    return open_store(config, EmbeddedTakedownStore, BigtableTakedownStore, "takedowns")
