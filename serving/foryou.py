@@ -10,7 +10,7 @@ answering. For you never answers 503 for overload: without a slot it steps down 
 rung recorded in ``degraded`` and the ``Newsroom-Degraded`` header:
 
 1. full re-rank (a slot): every source, co-visitation included; ``degraded`` null (or as below).
-2. ``cached_candidates`` (no slot, the reader's profile in the origin's cache, even past its TTL): the same
+2. ``cached_candidates`` (no slot, the reader's profile in the origin's cache within its TTL): the same
    in-memory re-rank of the pool without collaborative sources (no co-visitation, no store read at all); hidden
    sources and "fewer like this" still apply. About the CPU of rung 1 (0.5 ms median), no I/O, no wait.
 3. ``edition_list`` (no slot and no cached profile): the edition's own order (the shared page's), what the

@@ -79,10 +79,13 @@ class ProfileCache:
         return self._put(reader_id, doc)
 
     def cached(self, reader_id: str) -> ProfileView | None:
-        """The cached view, even past its TTL, without touching the store (For you under load); None if none."""
+        """The cached view while it is within its TTL, without touching the store (For you under load); None if
+        there is none or it expired. Never past the TTL: a reader who deleted the profile through another process
+        is promised that no process applies it longer than NEWSROOM_PROFILE_TTL_S (foryou.delete_profile)."""
+        now = self.clock()
         with self._lock:
             hit = self._entries.get(reader_id)
-        return hit[1] if hit is not None else None
+        return hit[1] if hit is not None and hit[0] > now else None
 
     def doc(self, reader_id: str) -> dict | None:
         """The full cached document (reads included), loading it if needed."""

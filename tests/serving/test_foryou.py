@@ -322,6 +322,24 @@ def test_ladder_rung_2_reranks_the_cached_profile_without_collaborative_sources(
     assert not any(i["reason"].startswith("also_read") for i in r.json["items"])
 
 
+def test_the_ladder_never_applies_a_cached_profile_past_its_ttl():
+    """Rung 2 reads the cache without the store, but never an entry past its TTL: a profile deleted through another
+    process must stop applying within NEWSROOM_PROFILE_TTL_S, load or not."""
+    from serving.readers import ProfileCache
+
+    class Store:
+        def get(self, reader_id):
+            return {"reader_id": reader_id, "follows": []}
+
+    now = [100.0]
+    cache = ProfileCache(Store(), ttl_s=30.0, clock=lambda: now[0])
+    assert cache.cached("ann") is None
+    cache.view("ann")
+    assert cache.cached("ann") is not None
+    now[0] += 31.0
+    assert cache.cached("ann") is None
+
+
 def test_ladder_rung_3_is_the_edition_list_when_no_profile_is_cached(world, profiles, auth):
     app = overloaded_app(world, profiles)
     client, ext, p = app.test_client(), app.extensions["newsroom"], pool(app)
