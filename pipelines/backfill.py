@@ -87,7 +87,8 @@ _FLAGS: list[tuple[tuple, dict]] = [
             default="auto",
             type=embedder_arg,
             help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
-            "USE v3), minilm, minilm-fp32 (the fp32 reference, half the speed), use, "
+            "USE v3), minilm (int8 where the CPU measures it faster), minilm-int8 / minilm-fp32 (forced; fp32 "
+            "is the reference, half the speed), use, "
             "st:/path/to/model, hash (tests). "
             "Default: auto.",
         ),

@@ -88,7 +88,8 @@ class StoriesOptions(StoreOptions):
             default="auto",
             type=embedder_arg,
             help="Embedder spec (transforms/stories/embed.py): auto (English: all-MiniLM-L6-v2, others: "
-            "multilingual USE v3), minilm, minilm-fp32, use, st:/path/to/model, hash (tests). Default: auto.",
+            "multilingual USE v3), minilm, minilm-int8, minilm-fp32, use, st:/path/to/model, hash (tests). "
+            "Default: auto.",
         )
         parser.add_argument(
             "--links",
