@@ -11,8 +11,9 @@ nothing. Per page, in this order (DESIGN.md section 5):
    the cycle their burst is detected, for at most 2 h; the pin bypasses smoothing and hysteresis.
 3. Diversity. Walk the order; never take a story whose centroid cosine with an already placed story exceeds 0.85
    (the lower-ranked near-duplicate leaves the page). In the top 10 take at most 2 representatives of one
-   publisher -- a story blocked by its representative's publisher first tries its best article from another
-   publisher (the caller's ``alternative``), else it waits below the top 10 (and is left out if the top 10 never
+   publisher -- an ownership group (publishers.json ``owner``): the caller's ``publisher_of`` gives the group, so
+   sister sites share the limit -- a story blocked by its representative's group first tries its best article
+   from another group (the caller's ``alternative``), else it waits below the top 10 (and is left out if the top 10 never
    fills: the publisher limit is an invariant). On pages that mix sections take at most 3 stories of one topical
    section in the top 10; this one is best effort: if only stories of full sections are left, they fill the top
    10 rather than leave it short. Pinned stories count toward the limits.

@@ -549,6 +549,30 @@ class StoryBook:
         """Per story, its primary section (argmax of its labelled articles, lowest index on ties; -1: none)."""
         return self.stories.primary_section[: self.stories.size]
 
+    def publisher_groups(self) -> np.ndarray:
+        """Per publisher row, an ownership group index (``Publisher.group``: sister sites share one). Cached for
+        this registry object and table size: a new registry (or a new publisher row) recomputes it, so an
+        ``owner`` edited in publishers.json applies from the registry reload, not from the next new publisher."""
+        return self._group_table()[0]
+
+    def publisher_group_names(self) -> list[str]:
+        """Per publisher row, its ownership group id (the owner, else the publisher id)."""
+        return self._group_table()[1]
+
+    def _group_table(self) -> tuple[np.ndarray, list[str]]:
+        ids = self.publishers.id
+        hit = self.__dict__.get("_groups")
+        if hit is not None and hit[0] is self.registry and len(hit[2]) == len(ids):
+            return hit[1], hit[2]
+        names = []
+        for pid in ids:
+            pub = self.registry.get(pid)
+            names.append(pub.group if pub is not None else pid)
+        index: dict[str, int] = {}
+        out = np.array([index.setdefault(g, len(index)) for g in names], np.int64)
+        self.__dict__["_groups"] = (self.registry, out, names)
+        return out, names
+
     def live_story_ids(self, now: int, live_window_ms: int) -> set[int]:
         return set(self.stories.id[: self.stories.size][self.live_mask(now, live_window_ms)].tolist())
 

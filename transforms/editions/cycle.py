@@ -192,7 +192,7 @@ class PageFacts:
     rep_l: list
     pos_of: dict  # story row -> position
     id_pos: dict  # story id -> position
-    pub_of_story: dict  # story id -> its representative's publisher id
+    pub_of_story: dict  # story id -> its representative's ownership group (the top-10 publisher limit's key)
     section_of: dict  # story id -> section shown on its card
     topic_of: dict  # story id -> the topical section the 3-per-section rule counts (labelled only)
     vec_index: dict  # story id -> row of vec_matrix (stories with a centroid)
@@ -204,9 +204,9 @@ def page_facts(book: StoryBook, p: RankParams, ranked: Ranked) -> PageFacts:
     cand, reps = ranked.cand, ranked.reps
     rows_l, ids_l, rep_l = cand.rows.tolist(), book.stories.id[cand.rows].tolist(), reps.rep.tolist()
     pos_of = dict(zip(rows_l, range(len(rows_l))))
-    pub_ids = book.publishers.id
+    group_of = book.publisher_group_names()  # sister sites share the limit
     rep_pub_l = book.articles.publisher[np.maximum(reps.rep, 0)].tolist()
-    pub_of_story = {sid: pub_ids[pb] for sid, a, pb in zip(ids_l, rep_l, rep_pub_l) if a >= 0}
+    pub_of_story = {sid: group_of[pb] for sid, a, pb in zip(ids_l, rep_l, rep_pub_l) if a >= 0}
     section_of, topic_of = {}, {}
     for sid, j, dom in zip(ids_l, ranked.f.prim[cand.rows].tolist(), cand.domestic.tolist()):
         section_of[sid] = book.section_ids[j] if j >= 0 else ("nation" if dom >= p.nation_share_min else "world")
@@ -246,15 +246,15 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
     """Order (hysteresis, trust gates), slots (pins, diversity) and supporting links of every section page."""
     cand, reps, smoothed = ranked.cand, ranked.reps, ranked.smoothed
     rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
-    pub_ids, flagged = book.publishers.id, demoted_ids(book, ranked, p.clickbait_authority)
+    group_ids, flagged = book.publisher_group_names(), demoted_ids(book, ranked, p.clickbait_authority)
 
     def alternative(sid: int, blocked: set[str]):
         i = id_pos[sid]
         st, n = int(reps.start[i]), int(reps.length[i])
         grp = reps.ordered[st : st + n]
         for a, pb in zip(grp.tolist(), book.articles.publisher[grp].tolist()):
-            if pub_ids[pb] not in blocked:
-                return a, pub_ids[pb]
+            if group_ids[pb] not in blocked:
+                return a, group_ids[pb]
         return None
 
     rules_base = dict(

@@ -18,8 +18,8 @@ edition exceeds the cap (10 %, once the edition has served a minimum number) is 
 another publisher's article. The capped set is decided at the start of each hour (cards must not flicker).
 
 Supporting links: maximal marginal relevance (lambda 0.7) over the story's best article per publisher, similarity
-= title-vector cosine, at most one per publisher (never the representative's), at most one wire copy (a copy, or
-an article of a wire service).
+= title-vector cosine, at most one per ownership group (publishers.json ``owner``: sister sites are one voice; never
+the representative's group), at most one wire copy (a copy, or an article of a wire service).
 
 :func:`choose_representatives` is vectorised over all candidate stories; its per-story twin (tests, benchmark) is in
 tests/transforms/editions/loop_reference.py.
@@ -157,13 +157,15 @@ def choose_representatives(
 
 
 def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
-    """Up to ``p.count`` supporting article rows for candidate ``i`` by MMR (one per publisher, one wire copy)."""
+    """Up to ``p.count`` supporting article rows for candidate ``i`` by MMR (one per ownership group, one wire
+    copy)."""
     s, n = int(reps.start[i]), int(reps.length[i])
     if s < 0 or p.count <= 0 or n <= 1:
         return []
     grp = reps.ordered[s : s + n]
-    grp_l, pubs_l, sc_l = grp.tolist(), book.articles.publisher[grp].tolist(), reps.scores[s : s + n].tolist()
-    seen_pub = {int(book.articles.publisher[rep])}
+    groups = book.publisher_groups()  # one link per ownership group: sister sites are one voice
+    grp_l, pubs_l, sc_l = grp.tolist(), groups[book.articles.publisher[grp]].tolist(), reps.scores[s : s + n].tolist()
+    seen_pub = {int(groups[book.articles.publisher[rep]])}
     cands, rel = [], []
     for a, pub, sc in zip(grp_l, pubs_l, sc_l):
         if a == rep or pub in seen_pub:

@@ -3,10 +3,12 @@
 Reads a :class:`~transforms.editions.book.StoryBook` and the cycle time; writes nothing. For cycle ``now`` (a
 minute boundary, event time), per story (DESIGN.md section 5):
 
-- coverage  = log(1 + sum of authority over distinct publishers with an original in the last 6 h)
+- coverage  = log(1 + sum of authority over distinct voices with an original in the last 6 h)
               + 0.1 * log(1 + the same over all its originals) -- the small tail lets a quiet edition (or a
               quiet night) still fill its pages with the freshest older stories instead of failing validation.
               Authority is the publisher's topic authority for the story's primary section. Copies add nothing.
+              A voice is an ownership group (publishers.json ``owner``): sister sites count once, at the highest
+              authority among them (:func:`one_voice`); the card's ``publisher_count`` counts voices too.
 - velocity  = 1 + 0.25 * log2((n30 + 1) / (r30 + 1)), clipped to [0.75, 2.5]: n30 = originals first seen in the
               last 30 min, r30 = the story's own rate before that, per 30 min (0 for a story younger than 30 min).
 - freshness = 0.5 ** (age of the newest original's FIRST-SEEN time / 4 h): a re-dated article cannot look fresh.
@@ -84,14 +86,17 @@ def features(book: StoryBook, now: int, p: RankParams) -> Features:
     prim = book.primary_sections()
     ns = book.pairs.size
     sp_story = book.pairs.story[:ns]
+    sp_pub = book.pairs.publisher[:ns]
     sp_ok = book.pairs.live[:ns] & live[sp_story]
-    auth = book.publishers.authority[book.pairs.publisher[:ns], prim[sp_story] + 1]
-    sp_w = np.where(sp_ok, auth, 0.0)
+    auth = book.publishers.authority[sp_pub, prim[sp_story] + 1]
+    voice = one_voice(book, sp_story, sp_pub, sp_ok, auth)
+    sp_w = np.where(voice, auth, 0.0)
     recent = sp_ok & (book.pairs.latest_first_seen[:ns] >= now - p.coverage_window_ms)
+    recent = one_voice(book, sp_story, sp_pub, recent, auth)
     auth_recent = np.bincount(sp_story, weights=np.where(recent, auth, 0.0), minlength=n)
     auth_all = np.bincount(sp_story, weights=sp_w, minlength=n)
     coverage = np.log1p(auth_recent) + p.coverage_tail_weight * np.log1p(auth_all)
-    pub_count = np.bincount(sp_story[sp_ok], minlength=n)
+    pub_count = np.bincount(sp_story[voice], minlength=n)
 
     na = book.articles.size
     recent_a = np.flatnonzero(book.articles.first_seen[:na] >= now - p.velocity_window_ms)  # few: select by time first
@@ -107,6 +112,26 @@ def features(book: StoryBook, now: int, p: RankParams) -> Features:
     freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
     base = np.where(live, coverage * velocity * freshness, 0.0)
     return Features(now, live, prim, coverage, velocity, freshness, base, n30, auth_all, pub_count, {}, sp_ok, sp_w)
+
+
+def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``ok`` (per story x publisher pair) without the pairs that repeat an ownership group in their story: sister
+    sites are one voice, the one of highest ``weight`` (lowest publisher row on ties). Only pairs of publishers
+    with a sister are looked at: without ``owner`` in the registry this is a copy of ``ok``."""
+    groups = book.publisher_groups()
+    if not groups.size:
+        return ok
+    shared = np.bincount(groups)[groups] > 1
+    sel = np.flatnonzero(ok & shared[pub])
+    if sel.size < 2:
+        return ok
+    g, st = groups[pub[sel]], story[sel]
+    order = np.lexsort((pub[sel], -weight[sel], g, st))
+    s_o, g_o = st[order], g[order]
+    dup = np.r_[False, (s_o[1:] == s_o[:-1]) & (g_o[1:] == g_o[:-1])]
+    out = ok.copy()
+    out[sel[order[dup]]] = False
+    return out
 
 
 def section_share(book: StoryBook, f: Features, j: int) -> np.ndarray:

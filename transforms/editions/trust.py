@@ -69,21 +69,6 @@ def key_facts(title: str) -> tuple[str, ...]:
     return tuple(sorted(facts))
 
 
-def publisher_groups(book) -> np.ndarray:
-    """Per publisher row of ``book``, an ownership group index (sister sites share one); cached per table size."""
-    ids = book.publishers.id
-    hit = book.__dict__.get("_trust_groups")
-    if hit is not None and hit.size == len(ids):
-        return hit
-    index: dict[str, int] = {}
-    out = np.empty(len(ids), np.int64)
-    for k, pid in enumerate(ids):
-        pub = book.registry.get(pid)
-        out[k] = index.setdefault(pub.group if pub is not None else pid, len(index))
-    book.__dict__["_trust_groups"] = out
-    return out
-
-
 def gates(book, p, memory, now: int, ranked) -> Gates:
     """Corroboration, holds and developing labels of a cycle's candidates (module docstring)."""
     f, rows = ranked.f, ranked.cand.rows
@@ -96,7 +81,7 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
     sel = np.flatnonzero((g >= 0) & f.sp_ok)
     gs, w = g[sel], f.sp_w[sel]
     strong = is_strong(w, p.corroboration_authority)
-    groups = publisher_groups(book)[book.pairs.publisher[sel[strong]]]
+    groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
     span = int(groups.max()) + 1 if groups.size else 1
     keys = np.unique(gs[strong] * span + groups)
     voices = np.bincount(keys // span, minlength=k)

@@ -117,6 +117,7 @@ class LoopView:
         self.sec = book.stories.section_counts[:n].tolist()
         self.pub_auth = book.publishers.authority.tolist()
         self.pub_region = book.publishers.region.tolist()
+        self.group = book.publisher_groups().tolist()  # ownership group per publisher row: one voice
         ns = book.pairs.size
         sp_story, sp_pub = book.pairs.story[:ns].tolist(), book.pairs.publisher[:ns].tolist()
         sp_latest, sp_live = book.pairs.latest_first_seen[:ns].tolist(), book.pairs.live[:ns].tolist()
@@ -170,12 +171,18 @@ def rank_maths_loop(
                 if c > best:
                     best, prim = c, j
         a_recent = a_all = a_local = a_intl = 0.0
+        voices, recent = {}, {}  # ownership group -> (authority, -publisher row) of its best pair
         for pub, latest in view.sp[i]:
-            a = view.pub_auth[pub][prim + 1]
+            g, key = view.group[pub], (view.pub_auth[pub][prim + 1], -pub)
+            if g not in voices or key > voices[g]:
+                voices[g] = key
+            if latest >= cov_from and (g not in recent or key > recent[g]):
+                recent[g] = key
+        for a, _ in recent.values():
+            a_recent += a
+        for a, neg_pub in voices.values():
             a_all += a
-            if latest >= cov_from:
-                a_recent += a
-            reg = view.pub_region[pub]
+            reg = view.pub_region[-neg_pub]
             if reg == r:
                 a_local += a
             elif reg == -1:
