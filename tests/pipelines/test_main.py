@@ -1,41 +1,98 @@
 """`newsroom run` end to end: the sample world, ingest, the streaming stories job and the origin on this machine.
 
-Runs the README's main command (bounded with --minutes) twice on one data directory: the first run must put the
-world's breaking earthquake on top of us-en, labelled, and link the world's translated pair across languages on the
-served story pages; the second (a resume, the world going on with new news) must not store or assign anything
-twice. Figures (latency) are
+Runs the README's main command twice on one data directory: the first run must put the world's breaking earthquake
+on top of us-en, labelled, and link the world's translated pair across languages on the served story pages; the
+second (a resume, the world going on with new news) must not store or assign anything twice. Figures (latency) are
 printed, not asserted: this machine is shared.
+
+The first run is stopped the way a user stops it (Ctrl-C, which still writes --report) as soon as what it must show
+is there, with a deadline of FIRST_RUN_DEADLINE_MIN: the invariant is "eventually on top and linked", not a latency.
+A fixed --minutes bound made the test fail on a loaded CI machine (the earthquake not yet corroborated when the
+bound hit) and cost the full bound on a quiet one.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 from devtools import emulators
 from stores import StoreConfig, open_stores
 
+FIRST_RUN_DEADLINE_MIN = 8.0  # at normal load the first run shows everything in ~2 min; a loaded 2-core CI needs more
+
+
+def _run_cmd(data_dir, report, minutes=None) -> list[str]:
+    cmd = [sys.executable, "-m", "pipelines.cli", "run", f"--data_dir={data_dir}", "--port=0"]
+    if minutes is not None:
+        cmd.append(f"--minutes={minutes}")
+    return cmd + ["--progress_s=10", f"--report={report}"]
+
 
 def _newsroom_run(data_dir, report, minutes):
-    cmd = [
-        sys.executable,
-        "-m",
-        "pipelines.cli",
-        "run",
-        f"--data_dir={data_dir}",
-        "--port=0",
-        f"--minutes={minutes}",
-        "--progress_s=15",
-        f"--report={report}",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=minutes * 60 + 240)
+    proc = subprocess.run(
+        _run_cmd(data_dir, report, minutes), capture_output=True, text=True, timeout=minutes * 60 + 240
+    )
     print(proc.stdout[-4000:])
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(report.read_text()), proc.stdout
+
+
+_BREAKING_QUAKE = re.compile(r"BREAKING on top: .*us-en: [^;|]*earthquake", re.IGNORECASE)
+
+
+def _newsroom_run_until_shown(data_dir, report, deadline_min: float):
+    """``newsroom run`` until the earthquake is Breaking on top of us-en and the translated pairs are linked on their
+    served story pages (checked on the run's stores while it runs), then Ctrl-C; at the deadline, Ctrl-C anyway and
+    let the caller's assertions say what was missing."""
+    proc = subprocess.Popen(
+        _run_cmd(data_dir, report), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+    lines: list[str] = []
+    errors: list[str] = []
+    readers = [
+        threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True),
+        threading.Thread(target=lambda: errors.extend(iter(proc.stderr.readline, "")), daemon=True),
+    ]
+    for t in readers:
+        t.start()
+    deadline = time.time() + deadline_min * 60
+    try:
+        while time.time() < deadline and proc.poll() is None:
+            time.sleep(10)
+            if any(_BREAKING_QUAKE.search(line) for line in list(lines)) and _pairs_linked(data_dir):
+                break
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=240)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for t in readers:
+            t.join(timeout=10)
+    out = "".join(lines)
+    print(out[-4000:])
+    assert proc.returncode == 0, "".join(errors)[-4000:]
+    return json.loads(report.read_text()), out
+
+
+def _pairs_linked(data_dir) -> bool:
+    """Whether every translated pair is linked both ways on its served story pages now (False while not yet known)."""
+    try:
+        return all(
+            b in links_a and a in links_b for a, b, links_a, links_b in _served_links_of_translated_pairs(data_dir)
+        )
+    except (AssertionError, sqlite3.Error, OSError, KeyError, ValueError):  # not yet published, or a busy database
+        return False
 
 
 def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, list]]:
@@ -72,14 +129,14 @@ def _served_links_of_translated_pairs(data_dir) -> list[tuple[str, str, list, li
 
 
 @pytest.mark.emulator
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1260)
 def test_the_main_job_serves_the_breaking_story_links_a_translation_and_resumes_without_duplicates(tmp_path):
     try:
         emulators.find_binaries()
     except emulators.MissingBinaries as exc:
         pytest.skip(str(exc))
     data = tmp_path / "run"
-    first, out = _newsroom_run(data, tmp_path / "first.json", 3.5)
+    first, out = _newsroom_run_until_shown(data, tmp_path / "first.json", FIRST_RUN_DEADLINE_MIN)
     assert "/v1/editions/us-en/sections/top" in out  # says where to look
     assert first["live_pages"] > 0 and first["stories"] > 0
     assert "earthquake" in first["breaking_on_top"].get("us-en", "").lower(), first
