@@ -11,6 +11,8 @@ resolved against the fetched URL, unwrapped from redirect wrappers (google.com/u
 publisher-specific ones below) and of its fragment, and its host lower-cased.
 
 A candidate is refused when it
+- is a bare relative reference (``href="8003098"``: neither a URL nor a path from the site's root), which
+  resolved against the fetched URL names a page that does not exist (``relative_rejected``), or
 - points to the site's home page while the page itself is deeper (a common CMS default that would merge every
   article of the site into one), or
 - points to another publisher (``cross-host``): a syndicated copy often names the wire's URL as canonical. Taking it
@@ -22,7 +24,8 @@ A candidate is refused when it
 
 ``canonical_source`` values: rel_canonical, og_url, json_ld, twitter_url, amp_mapped, fetched_url_cleaned, self_reference (a
 share widget's URL, only for saved pages without a fetched URL), none (no URL at all),
-optionally followed by ``;cross_host_rejected:<host>``, ``;homepage_rejected`` or ``;cross_host_same_publisher``.
+optionally followed by ``;cross_host_rejected:<host>``, ``;homepage_rejected``, ``;relative_rejected`` or
+``;cross_host_same_publisher``.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ _REDIRECTOR_HOSTS = re.compile(
     r"flipboard\.com|cdn\.ampproject\.org|ampproject\.net|google\.com)$",
     re.I,
 )
+# A page's claim about its own URL is an absolute URL (og:url must be; RFC 6596 asks it of rel=canonical), a
+# scheme-relative one or a root-relative path. A bare reference (``href="8003098"``, a CMS id) is not resolved
+# against the fetched URL: it would name a sibling that does not exist (cleveland.com's article pages).
+_ABSOLUTE_OR_ROOTED = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|/)", re.I)
 _SECOND_LEVEL = {"co", "com", "org", "net", "gov", "ac", "edu", "ne", "or", "go", "gob", "nic", "mil"}
 
 
@@ -240,6 +247,9 @@ def canonical(
         if not raw or not isinstance(raw, str):
             continue
         raw = raw.strip()
+        if not _ABSOLUTE_OR_ROOTED.match(raw):
+            notes.append("relative_rejected")
+            continue
         if page_url:
             try:
                 raw = urljoin(page_url, raw)

@@ -152,3 +152,15 @@ def test_canonical_urls_from_markup_alone_miss_only_what_the_markup_does_not_nam
     assert n >= 100
     assert not classes.get("named_not_chosen"), classes.get("named_not_chosen")
     assert len(classes["hit"]) / n >= 0.875, {k: len(v) for k, v in classes.items()}
+
+
+def test_a_bare_relative_canonical_is_not_resolved_against_the_fetched_url(shared_data, normalizer):
+    """cleveland.com's page says ``<link rel="canonical" href="8003098">`` (a CMS id, not a reference) next to a
+    full og:url. Resolved against the fetched URL it named a sibling that does not exist
+    (``.../2014/12/8003098``), so every fetch of the page got a wrong article_id; og:url is the page's URL."""
+    truth = "http://www.cleveland.com/food/index.ssf/2014/12/let_me_google_that_for_you_201.html"
+    for fixtures in ("head", "old160"):
+        html = shared_data / "pages" / "newspaper4k-fixtures" / fixtures / "html" / "cleveland.com1.html"
+        art = normalizer.extract(html.read_bytes(), url=truth + "#comments", now_ms=NOW)
+        assert art["canonical_url"] == truth, fixtures
+        assert art["canonical_source"] == "og_url;relative_rejected", fixtures
