@@ -151,3 +151,14 @@ def test_same_url_ignores_scheme_www_and_trailing_slash():
     assert urls.same_url("http://www.herald.test/a/", "https://herald.test/a")
     assert not urls.same_url("https://herald.test/a", "https://herald.test/b")
     assert not urls.same_url(None, "https://herald.test/a")
+
+
+def test_a_bare_relative_canonical_is_refused_but_a_rooted_path_is_resolved():
+    """``href="8003098"`` (a CMS id) resolved against the fetched URL names a page that does not exist; a path from
+    the site's root and a scheme-relative URL are references the page meant."""
+    page = "https://herald.test/food/2014/12/story.html"
+    cands = [("rel_canonical", "8003098"), ("og_url", "https://herald.test/food/2014/12/story.html")]
+    assert urls.canonical(page, cands) == (page, "og_url;relative_rejected")
+    assert urls.canonical(page, [("rel_canonical", "story.html")]) == (page, "fetched_url_cleaned;relative_rejected")
+    assert urls.canonical(page, [("rel_canonical", "/s/1")]) == ("https://herald.test/s/1", "rel_canonical")
+    assert urls.canonical(page, [("rel_canonical", "//herald.test/s/1")])[1] == "rel_canonical"
