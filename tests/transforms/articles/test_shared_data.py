@@ -130,10 +130,7 @@ def test_extraction_benchmark_without_fetched_urls(shared_data, tmp_path, capsys
     assert float(printed.split("canonical_url == ground-truth url: ")[1].split("%")[0]) >= 85.0
 
 
-def test_canonical_urls_from_markup_alone_miss_only_what_the_markup_does_not_name(shared_data):
-    """benchmarks/canonical_bench.py over the labelled pages without a manifest: every page that names its true URL
-    in rel=canonical, og:url, JSON-LD, twitter:url or a share widget gets it; the misses left are pages naming
-    another URL (moved sites, portals, truths with listing or tracking parameters) or none (see its docstring)."""
+def _canonical_bench():
     import importlib.util
     from pathlib import Path
 
@@ -141,17 +138,52 @@ def test_canonical_urls_from_markup_alone_miss_only_what_the_markup_does_not_nam
     spec = importlib.util.spec_from_file_location("canonical_bench", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+@pytest.fixture(scope="module")
+def canonical_misses(shared_data):
+    """{set: [classes]} and {page id: (class, why)} of benchmarks/canonical_bench.py without a manifest."""
     from transforms.articles.normalize import Normalizer
 
-    normalizer = Normalizer(clock=lambda: NOW)
-    classes: dict[str, list] = {}
+    bench, normalizer = _canonical_bench(), Normalizer(clock=lambda: NOW)
+    pages: dict[str, list] = {}
+    misses: dict[str, tuple] = {}
     for name, pid, body, truth in bench.cases(shared_data / "pages"):
-        cls, _, _ = bench.judge(normalizer, body, truth)
-        classes.setdefault(cls, []).append(f"{name}/{pid[:16]}")
-    n = sum(len(v) for v in classes.values())
-    assert n >= 100
-    assert not classes.get("named_not_chosen"), classes.get("named_not_chosen")
-    assert len(classes["hit"]) / n >= 0.875, {k: len(v) for k, v in classes.items()}
+        cls, chosen, _ = bench.judge(normalizer, body, truth)
+        pages.setdefault(name, []).append(cls)
+        if cls != "hit":
+            misses[pid[:16]] = (cls, bench.why(chosen, truth, body))
+    return pages, misses
+
+
+def test_canonical_urls_from_markup_alone_miss_only_what_the_markup_does_not_name(canonical_misses):
+    """benchmarks/canonical_bench.py over the labelled pages without a manifest: every page that names its true URL
+    in rel=canonical, og:url, JSON-LD, twitter:url or a share widget gets it; the misses left are pages naming
+    another URL (moved sites, portals, truths with listing or tracking parameters) or none (see its docstring).
+    old160's 145 pages (newspaper's own naming of its URL list) are a third set of the same kind."""
+    pages, misses = canonical_misses
+    first = pages["extraction-benchmark"] + pages["newspaper4k-head"]
+    assert len(first) >= 100 and len(pages["newspaper4k-old160"]) >= 140
+    assert {cls for cls, _ in misses.values()} <= {"names_other", "names_none"}, misses
+    assert first.count("hit") / len(first) >= 0.875, misses
+    assert pages["newspaper4k-old160"].count("hit") / len(pages["newspaper4k-old160"]) >= 0.92, misses
+
+
+def test_each_canonical_miss_says_how_the_truth_differs_and_where_it_appears(canonical_misses):
+    """The reasons the benchmark gives, pinned on real pages: a portal's copy spelling ``Health`` where the truth
+    has ``health``; the feed's ``?srcref=rss`` seen only inside analytics beacons; the listing's ``?section=``; an
+    edition host (edition.cnn.com, named only by hreflang and a widget) against the page's www.cnn.com claims; a
+    city's old domain; a page naming no URL of itself."""
+    _, misses = canonical_misses
+    assert misses["9eef8162bbb67b0b"] == ("names_other", "case")
+    assert misses["abd9d6291b6bfae0"] == ("names_other", "query (srcref); only percent-encoded")
+    assert misses["yna_co_kr"] == ("names_other", "query (section)")
+    assert misses["cnn_test_nlp"] == ("names_other", "host; elsewhere in the page")
+    assert misses["f6ac15a4d9851139"] == ("names_other", "domain")
+    assert misses["57d46c9d751e3fd3"] == ("names_other", "path")
+    assert misses["5ae11e580afc12d3"] == ("names_none", "no URL")
+    assert misses["teenvogue.com1"][1].startswith("query (slide)")
 
 
 def test_a_bare_relative_canonical_is_not_resolved_against_the_fetched_url(shared_data, normalizer):
