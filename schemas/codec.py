@@ -51,14 +51,51 @@ def schema_text(name: str) -> str:
     return resources.files("schemas").joinpath("avro", MESSAGES[name]).read_text(encoding="utf-8")
 
 
+def _at_revision(node: Any, revision: int) -> Any:
+    """A schema as of ``revision``: without the record fields whose ``since`` is later (see :data:`REVISION`)."""
+    if isinstance(node, list):
+        return [_at_revision(v, revision) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _at_revision(v, revision) for k, v in node.items() if k != "since"}
+    if node.get("type") == "record" and "fields" in node:
+        out["fields"] = [_at_revision(f, revision) for f in node["fields"] if f.get("since", 1) <= revision]
+    return out
+
+
+def _latest_revision() -> int:
+    def since(node: Any) -> int:
+        if isinstance(node, dict):
+            return max([int(node.get("since", 1))] + [since(v) for v in node.values()])
+        if isinstance(node, list):
+            return max([since(v) for v in node], default=1)
+        return 1
+
+    return max(since(json.loads(schema_text(name))) for name in MESSAGES)
+
+
+# Schema evolution. The codec is schemaless (Pub/Sub's binary Avro: no writer schema travels with the bytes), so a
+# reader must know which revision wrote a record. A field may only be *appended* to a record, with a default and
+# ``"since": N`` (the revision that added it; absent = 1). Decoding tries the newest revision, then each older one
+# (the same .avsc without the later fields), and the first that reads the bytes exactly wins; the missing fields
+# take their defaults. So records written before a field existed (stores, replays, the log) stay readable. The
+# other direction is a deploy order, not a codec feature: a reader of revision N-1 rejects revision N bytes
+# (trailing bytes -> dead letter), so readers (and the Pub/Sub schema) are updated before the writers.
+REVISION = _latest_revision()
+
+
 @functools.cache
-def _parsed() -> dict[str, Any]:
+def _parsed_revision(revision: int) -> dict[str, Any]:
     named: dict[str, Any] = {}
     out = {}
     for name in MESSAGES:
-        raw = _strip_logical(json.loads(schema_text(name)))
+        raw = _at_revision(_strip_logical(json.loads(schema_text(name))), revision)
         out[name] = fastavro.parse_schema(raw, named_schemas=named)
     return out
+
+
+def _parsed() -> dict[str, Any]:
+    return _parsed_revision(REVISION)
 
 
 def parsed_schema(name: str) -> Any:
@@ -232,25 +269,42 @@ def decode(name: str, data: bytes) -> dict:
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise CodecError(f"{name}: expected bytes, got {type(data).__name__}")
     data = bytes(data)
+    record, failure = _read(data, parsed_schema(name))
+    for revision in range(REVISION - 1, 0, -1):  # written before a field was appended (see REVISION)
+        if record is not None:
+            break
+        record, _ = _read(data, _parsed_revision(revision)[name])
+    if record is None:
+        raise _decode_error(name, data, failure)
+    return check(name, record)
+
+
+def _read(data: bytes, schema: Any) -> tuple[dict | None, Exception | int | None]:
+    """The record ``schema`` reads from exactly ``data``; else None and the exception, or the trailing byte count."""
     buf = io.BytesIO(data)
     try:
-        record = fastavro.schemaless_reader(buf, parsed_schema(name), None)
-    except CodecError:
-        raise
+        record = fastavro.schemaless_reader(buf, schema, None)
     except Exception as exc:  # fastavro raises EOFError, UnicodeDecodeError, IndexError, ... on garbage
-        where = _field_at_fault(name, data)
-        where = f"{name}.{where}" if where else name
-        raise CodecError(
-            f"{where}: cannot decode (input of {len(data)} bytes is truncated or not a valid {name}): "
-            f"{type(exc).__name__}: {exc}"
-        ) from None
+        return None, exc
     if buf.tell() != len(data):
+        return None, len(data) - buf.tell()
+    return record, None
+
+
+def _decode_error(name: str, data: bytes, failure: Exception | int) -> CodecError:
+    """The error of bytes no revision reads, naming the field at fault (error path only: it re-reads prefixes)."""
+    if isinstance(failure, int):
         last = _parsed_json_fields(name)[-1]
-        raise CodecError(
-            f"{name}: {len(data) - buf.tell()} trailing bytes after the last field {name}.{last} "
+        return CodecError(
+            f"{name}: {failure} trailing bytes after the last field {name}.{last} "
             f"(not a valid {name}, or written with another schema)"
         )
-    return check(name, record)
+    where = _field_at_fault(name, data)
+    where = f"{name}.{where}" if where else name
+    return CodecError(
+        f"{where}: cannot decode (input of {len(data)} bytes is truncated or not a valid {name}): "
+        f"{type(failure).__name__}: {failure}"
+    )
 
 
 @functools.cache

@@ -143,6 +143,8 @@ _ARTICLE = {
     "content_hash": "5d41402abc4b2a76b9719d911017c592a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5",
     "copy_of": None,
     "syndication_group": None,
+    "stated_published_at": None,  # revision 2 (schemas/codec.py REVISION), at its defaults: the revision-1
+    "accessible_for_free": True,  # bytes of tests/schemas/data/revision1.json decode to this sample
 }
 
 SAMPLES: dict[str, dict] = {

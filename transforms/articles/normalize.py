@@ -492,6 +492,8 @@ class Normalizer:
             "content_hash": content_hash(title, body_text),
             "copy_of": None,
             "syndication_group": None,
+            "stated_published_at": published.stated_ms,
+            "accessible_for_free": structured.accessible_for_free(pm),
             "_stated_ms": published.stated_ms,
             "_diagnostics": {
                 "published_source": published.source,

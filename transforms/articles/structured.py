@@ -232,3 +232,22 @@ def as_list(value) -> list[str]:
             out.extend(as_list(v) if not isinstance(v, str) else [v.strip()] if v.strip() else [])
         return out
     return []
+
+
+_NOT_FREE = {"false", "no", "0", "https://schema.org/false", "http://schema.org/false"}
+
+
+def accessible_for_free(pm: PageMeta) -> bool:
+    """schema.org ``isAccessibleForFree`` (Google's paywall markup): the main article's, else any JSON-LD object's
+    (publishers often put it on the WebPage), else a ``<meta>`` of that name. False only when stated false (a
+    boolean or the text "false"); unstated means free, schema.org's reading and what readers find on most pages."""
+    objects = [pm.article] + [o for o in pm.jsonld if o is not pm.article]
+    for obj in objects:
+        value = obj.get("isAccessibleForFree") if isinstance(obj, dict) else None
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            return value
+        return str(value).strip().lower() not in _NOT_FREE
+    meta = pm.meta.get("isaccessibleforfree")
+    return meta is None or str(meta).strip().lower() not in _NOT_FREE

@@ -65,6 +65,7 @@ ARTICLE_FIELDS = (
     "is_opinion",
     "is_fact_check",
     "copy_of",
+    "accessible_for_free",  # absent from events logged before it (None): free
 )
 
 
@@ -387,6 +388,7 @@ class StoryBook:
         self.articles.headline_quality[a], self.articles.clickbait[a] = head.quality, head.clickbait
         self.articles.is_opinion[a] = bool(art.get("is_opinion"))
         self.articles.is_fact_check[a] = bool(art.get("is_fact_check"))
+        self.articles.is_paid[a] = art.get("accessible_for_free") is False
         places: dict[int, bool] = {}
         for name, pid in art.get("places") or ():
             for key in (str(name).lower(), str(pid).lower()):

@@ -13,7 +13,9 @@ article is scored (weights in editions.json ``ranking.representative``):
 
 The best article wins, but articles within 5 % of it are near-ties: the choice among them rotates with
 ``hash(story, edition, hour)`` (splitmix64), so every reader sees the same card for an hour, and cards rotate
-between hours rather than per request. A publisher whose share of today's representative impressions in the
+between hours rather than per request. Paywalled articles (``accessible_for_free`` false, labelled paid) lose a
+near-tie to a free one: when the near-ties mix both, the rotation chooses among the free ones only (a paywalled
+article more than 5 % better still represents). A publisher whose share of today's representative impressions in the
 edition exceeds the cap (10 %, once the edition has served a minimum number) is passed over whenever the story has
 another publisher's article. The capped set is decided at the start of each hour (cards must not flicker).
 
@@ -151,9 +153,25 @@ def choose_representatives(
         gstory = sst[starts]
         h = rotation_hash(book.stories.id[gstory], edition_id, hour)
         pick = starts + (h % kk.astype(np.uint64)).astype(np.int64)
+        pick, kk = _free_wins_near_ties(near & ~book.articles.is_paid[ordered], starts, kk, h, pick)
         pos = np.searchsorted(rows, gstory)
         rep[pos], start[pos], length[pos], near_k[pos] = ordered[pick], starts, lens, kk
     return Representatives(rows, rep, start, length, ordered, sscore, near_k)
+
+
+def _free_wins_near_ties(near_free: np.ndarray, starts: np.ndarray, kk: np.ndarray, h: np.ndarray, pick: np.ndarray):
+    """Where a story's near-ties mix free and paywalled articles, the rotation chooses among the free ones only:
+    a reader of the shared page should be able to read the card they are shown. Returns (pick, near-tie counts)."""
+    kf = np.add.reduceat(near_free.astype(np.int64), starts)
+    mixed = np.flatnonzero((kf > 0) & (kf < kk))
+    if not mixed.size:
+        return pick, kk
+    free_pos = np.flatnonzero(near_free)
+    first_free = np.cumsum(np.r_[0, kf[:-1]])  # index into free_pos of each group's first free near-tie
+    pick, kk = pick.copy(), kk.copy()
+    pick[mixed] = free_pos[first_free[mixed] + (h[mixed] % kf[mixed].astype(np.uint64)).astype(np.int64)]
+    kk[mixed] = kf[mixed]
+    return pick, kk
 
 
 def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
@@ -207,10 +225,10 @@ def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: Supp
     return [cands[j] for j in chosen]
 
 
-# Card labels in schema order, by bit: opinion 1, fact_check 2, wire 4, local 8, first_report 16.
-_LABEL_NAMES = ("opinion", "fact_check", "wire", "local", "first_report")
+# Card labels in schema order, by bit: opinion 1, fact_check 2, wire 4, local 8, first_report 16, paid 32.
+_LABEL_NAMES = ("opinion", "fact_check", "wire", "local", "first_report", "paid")
 # Tuples, not lists: cached cards made only of atomic values and tuples are untracked by CPython's cyclic GC.
-_LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(32)]
+_LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(64)]
 
 
 def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
@@ -226,4 +244,5 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
         code |= (book.publishers.region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
     first = ~copy & (st >= 0) & (book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)])
     code |= first.astype(np.int64) << 4
+    code |= book.articles.is_paid[arts].astype(np.int64) << 5
     return [_LABELS[c] for c in code.tolist()]

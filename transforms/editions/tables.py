@@ -145,6 +145,7 @@ class ArticleTable(Table):
         "clickbait": (np.float32, 0.0, 0),
         "is_opinion": (bool, False, 0),
         "is_fact_check": (bool, False, 0),
+        "is_paid": (bool, False, 0),  # paywalled: Article.accessible_for_free false (label paid; near-ties: free)
         "key": (np.int64, 0, 0),  # article_key(id): tie-breaks
         "event_minute": (np.int64, 0, 0),  # minute of the latest event that placed or changed the article
     }
@@ -163,6 +164,7 @@ class ArticleTable(Table):
     clickbait: np.ndarray
     is_opinion: np.ndarray
     is_fact_check: np.ndarray
+    is_paid: np.ndarray
     key: np.ndarray
     event_minute: np.ndarray
     id: list[str]

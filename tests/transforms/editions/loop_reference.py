@@ -305,11 +305,14 @@ def choose_representatives_loop(
             continue
         scored.sort(key=lambda t: (-t[0], t[1]))
         best = scored[0][0]
-        k = sum(1 for s, _, _ in scored if s >= best - p.near_tie * abs(best))
+        near = [t for t in scored if t[0] >= best - p.near_tie * abs(best)]
+        free = [t for t in near if not book.articles.is_paid[t[2]]]
+        near = free if free else near  # a free article wins a near-tie
+        k = len(near)
         h = rotation_hash_one(int(book.stories.id[row]), edition_id, hour)
         out_start.append(len(ordered_all))
         out_len.append(len(scored))
-        out_rep.append(scored[h % k][2])
+        out_rep.append(near[h % k][2])
         out_near.append(k)
         ordered_all.extend(a for _, _, a in scored)
         scores_all.extend(s for s, _, _ in scored)
