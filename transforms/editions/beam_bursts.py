@@ -26,9 +26,11 @@ from apache_beam.typehints import KV
 
 from stores import StoreConfig
 from transforms.authority import AuthorityWatcher
+from transforms.common import MINUTE_MS
 from transforms.editions import bursts
 from transforms.editions.breaking import HOT, KEEP_MS, Ledger, purge_failed_event, purge_reason
 from transforms.editions.config import default_config
+from transforms.editions.coverage import CoverageMemory, coverage_events, original_event
 from transforms.editions.params import BurstParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, to_ms
@@ -98,15 +100,24 @@ class JudgeWindowFn(beam.DoFn):
 
 
 class RequestPollsFn(beam.DoFn):
-    """Keyed by story: turn its earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests.
+    """One key (the whole burst stage): fold originals, LINK and MERGE changes into the coverage memory, and turn
+    each story's earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests for the
+    publishers the memory and the registry pull (:mod:`.coverage`: the rule and its bounds).
 
-    Pulses wait in PULSES until the watermark passes their window end (CYCLE, event time), then are taken in
+    Why one key: "covered this entity before" and "covered the linked story" cross stories and languages, so the
+    memory cannot be split by story or language. Its cost per original is a bag append; the memory (bounded, 5-10
+    MB at its caps) is read, folded and written once per timer firing, at most once a minute.
+
+    Events and pulses wait in EVENTS and PULSES until the watermark passes the next minute boundary after them (or
+    the pulse's window end: CYCLE, event time); a firing folds every waiting event, then takes the due pulses in
     window order: streaming and batch (where windows arrive in any order) request the same polls.
-    State: PULSES (bag), LAST_REQUEST (window end of the last pulse that asked for polls), NEXT (timer time).
+    State: EVENTS, PULSES (bags), MEMORY (the CoverageMemory and, per story, the window end of its last ask; pickled),
+    NEXT (timer time).
     """
 
+    EVENTS = BagStateSpec("events", PickleCoder())
     PULSES = BagStateSpec("pulses", PickleCoder())
-    LAST_REQUEST = ReadModifyWriteStateSpec("last_request", VarIntCoder())
+    MEMORY = ReadModifyWriteStateSpec("memory", PickleCoder())
     NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
@@ -121,30 +132,38 @@ class RequestPollsFn(beam.DoFn):
     def process(
         self,
         element,
+        events=beam.DoFn.StateParam(EVENTS),
         pulses=beam.DoFn.StateParam(PULSES),
         nxt=beam.DoFn.StateParam(NEXT),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        _, pulse = element
-        pulses.add(pulse)
-        arm_earliest(timer, nxt, int(pulse["window_end"]))
+        _, (kind, value) = element
+        if kind == "pulse":
+            pulses.add(value)
+            arm_earliest(timer, nxt, int(value["window_end"]))
+        else:
+            events.add(value)
+            arm_earliest(timer, nxt, (int(value[-1]) // MINUTE_MS + 1) * MINUTE_MS)
 
     @on_timer(CYCLE)
     def on_cycle(
         self,
         ts=beam.DoFn.TimestampParam,
+        events=beam.DoFn.StateParam(EVENTS),
         pulses=beam.DoFn.StateParam(PULSES),
-        last=beam.DoFn.StateParam(LAST_REQUEST),
+        memory=beam.DoFn.StateParam(MEMORY),
         nxt=beam.DoFn.StateParam(NEXT),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        requests, prev, later = bursts.due_polls(
-            list(pulses.read()), to_ms(ts), last.read(), self.registry, self.params
-        )
+        mem, last = memory.read() or (CoverageMemory(), {})
+        waiting = list(events.read())
+        if waiting:
+            mem.fold(sorted(waiting, key=lambda ev: (ev[-1], repr(ev))))
+            events.clear()
+        requests, last, later = bursts.due_polls(list(pulses.read()), to_ms(ts), last, self.registry, self.params, mem)
+        memory.write((mem, last))
         self.requests.inc(len(requests))
         yield from requests
-        if prev is not None:
-            last.write(prev)
         pulses.clear()
         for pl in later:
             pulses.add(pl)
@@ -206,9 +225,17 @@ class DetectBursts(beam.PTransform):
         breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
         developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
         pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
+        # The coverage memory's inputs (originals, links, merges) and the breaking pulses, on one key.
+        memory_events = (
+            originals
+            | "OriginalsToCoverage" >> beam.MapTuple(lambda sid, obs: ("", ("event", original_event(sid, obs)))),
+            changes | "LinksToCoverage" >> beam.FlatMap(lambda ch: [("", ("event", e)) for e in coverage_events(ch)]),
+        ) | "FlattenCoverageEvents" >> beam.Flatten()
+        pulse_inputs = breaking | "KeyPulses" >> beam.Map(lambda pl: ("", ("pulse", pl)))
         fetch_requests = (
-            breaking
-            | "KeyPulseByStory" >> beam.Map(lambda pl: (pl["story_id"], pl)).with_output_types(KV[int, Any])
+            (memory_events | "CoverageToGlobalWindow" >> beam.WindowInto(window.GlobalWindows()), pulse_inputs)
+            | "FlattenPullInputs" >> beam.Flatten()
+            | "OneBurstKey" >> beam.Map(lambda kv: kv).with_output_types(KV[str, Any])
             | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
         )
         return {"pulses": pulses, "fetch_requests": fetch_requests}

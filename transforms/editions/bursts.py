@@ -25,9 +25,12 @@ completed by late originals is still detected (a pulse id is per story, kind and
 panes are idempotent downstream). The window result carries the window's end - 1 us as its timestamp, so it
 reaches RankEditions before the watermark passes the minute boundary: the cycle of that minute pins the story.
 
-Burst polls: the earliest breaking window of a story (then at most one every ``fetch_repeat_min``) asks the ingest
-job to poll, at raised priority, the feeds of the publishers that match the story: same language and either
-authoritative tier, an international wire, or a region among the bursting publishers' regions.
+Burst polls: the earliest breaking window of a story (then at most one every ``fetch_repeat_min``, 30 min) asks the
+ingest job to poll, at the 1-minute floor for ``fetch_ttl_min`` (60 min), the feeds of at most
+``fetch_max_publishers`` (50) publishers, chosen by :func:`transforms.editions.coverage.pull_publishers`: those
+covering the story or a linked one, those of its region, those that covered its entities before, then the
+authoritative ones and wires, in the story's language or a linked story's (the rule and its bounds:
+:mod:`transforms.editions.coverage`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import math
 from collections import Counter
 
 from transforms.common import MINUTE_MS, PLACEMENTS
+from transforms.editions.coverage import ARTICLE_ENTITIES, REASONS, pull_publishers
 from transforms.editions.params import BurstParams
 from transforms.publishers import UNKNOWN_AUTHORITY
 
@@ -102,6 +106,8 @@ def originals_of(change: dict, registry, label_map: dict):
         "region": region,
         "section": section,
         "language": change["language"],
+        "entities": [e.get("id") for e in (art.get("entities") or ())[:ARTICLE_ENTITIES] if e.get("id")],
+        "first_seen_at": fs,
     }
     yield int(change["story_id"]), obs, fs
 
@@ -184,21 +190,14 @@ def judge_window(kind: str, story_id, c: dict, window_end: int, p: BurstParams) 
 
 
 # ------------------------------------------------------------------------------------------------ burst polls
-def matching_sources(registry, language: str, regions: list[str], publishers: list[str]) -> list[str]:
-    out = []
-    for pub in registry:
-        if pub.language != language:
-            continue
-        if pub.tier == "authoritative" or pub.is_wire or pub.region in regions or pub.publisher_id in publishers:
-            out.append(pub.publisher_id)
-    return sorted(out)
-
-
-def burst_fetch_requests(pulse: dict, registry, p: BurstParams) -> list[dict]:
-    """FetchRequest records (kind BURST) for a breaking pulse; ids are deterministic (replays dedupe)."""
+def burst_fetch_requests(pulse: dict, registry, p: BurstParams, memory=None) -> list[dict]:
+    """FetchRequest records (kind BURST, one per publisher) for a breaking pulse: the publishers of
+    :func:`~transforms.editions.coverage.pull_publishers` (at most ``fetch_max_publishers``, best first), each
+    asked to poll at the 1-minute floor until ``fetch_ttl_min`` after the window end. Ids are deterministic
+    (replays dedupe)."""
     out = []
     end = pulse["window_end"]
-    for pub in matching_sources(registry, pulse["language"], pulse["regions"], pulse["publishers"]):
+    for pub, why in pull_publishers(pulse, memory, registry, p.fetch_max_publishers):
         rid = hashlib.sha256(f"burst|{pulse['story_id']}|{end}|{pub}".encode()).hexdigest()[:32]
         out.append(
             {
@@ -206,7 +205,8 @@ def burst_fetch_requests(pulse: dict, registry, p: BurstParams) -> list[dict]:
                 "kind": "BURST",
                 "publisher_id": pub,
                 "priority": p.fetch_priority,
-                "reason": f"burst story {pulse['story_id']}: {pulse['originals']} originals in {p.window_min} min",
+                "reason": f"burst story {pulse['story_id']}: {pulse['originals']} originals in {p.window_min} min"
+                f" ({REASONS[why]})",
                 "requested_at": end,
                 "expires_at": end + p.fetch_ttl_min * MINUTE_MS,
             }
@@ -214,16 +214,18 @@ def burst_fetch_requests(pulse: dict, registry, p: BurstParams) -> list[dict]:
     return out
 
 
-def due_polls(waiting: list[dict], now: int, prev: int | None, registry, p: BurstParams):
-    """One story's waiting breaking pulses at event time ``now`` -> (fetch requests of the due ones, in window
-    order, at most one pulse per ``fetch_repeat_min``; window end of the last pulse that asked; pulses still to wait).
-    """
+def due_polls(waiting: list[dict], now: int, prev: dict, registry, p: BurstParams, memory=None):
+    """Waiting breaking pulses at event time ``now`` -> (fetch requests of the due ones, in window order, at most
+    one pulse per story per ``fetch_repeat_min``; ``prev`` updated: story -> window end of the last pulse that
+    asked; pulses still to wait). ``prev`` forgets stories whose last ask is older than ``fetch_repeat_min``."""
     waiting = sorted(waiting, key=lambda pl: (pl["window_end"], pl["id"]))
     requests = []
     for pulse in (pl for pl in waiting if pl["window_end"] <= now):
-        end = pulse["window_end"]
-        if prev is not None and end - prev < p.fetch_repeat_min * MINUTE_MS:
+        end, sid = pulse["window_end"], int(pulse["story_id"])
+        if sid in prev and end - prev[sid] < p.fetch_repeat_min * MINUTE_MS:
             continue
-        prev = end
-        requests += burst_fetch_requests(pulse, registry, p)
+        prev[sid] = end
+        requests += burst_fetch_requests(pulse, registry, p, memory)
+    for sid in [s for s, end in prev.items() if now - end >= p.fetch_repeat_min * MINUTE_MS]:
+        del prev[sid]
     return requests, prev, [pl for pl in waiting if pl["window_end"] > now]

@@ -124,8 +124,9 @@ class BurstParams:
     developing_max_p_value: float = 1e-3
     allowed_lateness_s: int = 600
     fetch_priority: int = 2
-    fetch_ttl_min: int = 30
-    fetch_repeat_min: int = 30
+    fetch_ttl_min: int = 60  # a pulled feed polls at the 1-minute floor this long after the window end
+    fetch_repeat_min: int = 30  # a story asks again at most this often (each ask extends the hour)
+    fetch_max_publishers: int = 50  # publishers pulled per pulse (transforms/editions/coverage.py: the order)
 
     def baseline(self, section: str | None, minutes: float = 5.0) -> float:
         """Expected originals of a new story of that topic in ``minutes``."""
