@@ -307,7 +307,10 @@ def build_pipeline(p, options, registry_ticks=None):
     decoded = (
         p
         | "ReadFetchRequests" >> ReadBus(cfg, o.fetch_request_topic, o.fetch_request_subscription)
-        | "DecodeFetchRequests" >> beam.ParDo(DecodeFetchRequestFn()).with_outputs(DEAD_LETTER, main="requests")
+        | "DecodeFetchRequests"
+        >> beam.ParDo(DecodeFetchRequestFn(feeds=o.feeds, ctx=ctx, reload_s=o.registry_reload_s)).with_outputs(
+            DEAD_LETTER, main="requests"
+        )
     )
     requests = decoded.requests | "TypeRequests" >> beam.Map(lambda x: x).with_output_types(kv)
     out = (configs, requests) | "MergeFeedInputs" >> beam.Flatten() | "IngestFeeds" >> IngestFeeds(ctx)

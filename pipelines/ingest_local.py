@@ -26,6 +26,7 @@ from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher
 from transforms.ingest.guard import AddressGuard
 from transforms.ingest.ordering import raw_item_key
+from transforms.ingest.registry import feeds_by_publisher, request_targets
 
 log = logging.getLogger("newsroom.ingest")
 
@@ -66,6 +67,7 @@ class LocalIngest:
             self.bus.ensure_topic(t)
         self.bus.ensure_subscription(self.request_topic, self.request_sub)
         self.configs: dict[str, poller.FeedConfig] = {}
+        self.by_publisher: dict[str, list[str]] = {}  # publisher -> its enabled feeds (BURST requests)
         self.states: dict[str, sch.FeedState] = {}
         self.timers: list[tuple[int, str]] = []
         self.pool = ThreadPoolExecutor(max(1, self.o.fetch_workers), thread_name_prefix="ingest-fetch")
@@ -206,6 +208,7 @@ class LocalIngest:
                 self.handle_input(url, {"config": dict(cfg.to_dict(), enabled=False)})
         for entry in entries:
             self.handle_input(entry["url"], {"config": entry})
+        self.by_publisher = feeds_by_publisher(entries)
 
     def handle_input(self, url: str, item: dict) -> None:
         step = poller.on_input(
@@ -228,14 +231,13 @@ class LocalIngest:
                 self._dead(poller.dead_letter("bad_fetch_request", repr(exc), m.message_id, m.data, self.clock()))
                 continue
             self._count("requests:" + req["kind"])
-            if not req.get("feed_url"):
-                self._dead(
-                    poller.dead_letter(
-                        "no_feed", "fetch requests must name a feed", req.get("url"), m.data, self.clock()
-                    )
-                )
+            targets = request_targets(req, self.by_publisher)
+            if not targets:
+                detail = "fetch requests must name a feed, or a publisher with an enabled feed"
+                self._dead(poller.dead_letter("no_feed", detail, req.get("url"), m.data, self.clock()))
                 continue
-            self.handle_input(req["feed_url"], {"request": req})
+            for url, r in targets:  # a BURST names a publisher: each of its feeds (registry.request_targets)
+                self.handle_input(url, {"request": r})
         self.bus.ack(self.request_sub, [m.ack_id for m in msgs])
         return len(msgs)
 

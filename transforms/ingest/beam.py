@@ -353,20 +353,45 @@ class LoadFeedRegistryFn(beam.DoFn):
 class DecodeFetchRequestFn(beam.DoFn):
     """Bus messages ``(data, attributes)`` of the fetch-requests topic -> ``(feed_url, {"request": FetchRequest})``.
 
-    Messages carrying the heartbeat attribute are dropped (they only move a test's Pub/Sub watermark). Undecodable
-    messages and requests without a feed are dead-lettered (tag ``dead_letter``) with the message as payload. The
-    read itself (stores.beam_io.ReadBus: ReadFromPubSub on Pub/Sub) acknowledges a message only once the runner has
-    committed it, so a failure downstream retries the request instead of losing it.
+    A request naming only a publisher (kind BURST, from the stories job's burst pull) goes to each of that
+    publisher's enabled feeds in the feed registry ``feeds`` (at most BURST_FEEDS_PER_PUBLISHER:
+    :func:`transforms.ingest.registry.request_targets`), re-read every ``reload_s`` as the registry ticks are. Messages
+    carrying the heartbeat attribute are dropped (they only move a test's Pub/Sub watermark). Undecodable
+    messages and requests without a feed (no feed_url, and no publisher with an enabled feed) are dead-lettered
+    (tag ``dead_letter``) with the message as payload. The read itself (stores.beam_io.ReadBus: ReadFromPubSub on
+    Pub/Sub) acknowledges a message only once the runner has committed it, so a failure downstream retries the
+    request instead of losing it.
     """
 
-    def __init__(self, clock=wall_clock_ms):
+    def __init__(self, clock=wall_clock_ms, feeds: str | None = None, ctx: IngestContext | None = None, reload_s=60.0):
         self.clock = clock
+        self.feeds, self.ctx, self.reload_s = feeds, ctx, float(reload_s)
         self.decoded = Metrics.counter("ingest", "fetch_requests")
         self.bad = Metrics.counter("ingest", "fetch_requests_bad")
+
+    def setup(self):
+        self._index, self._loaded = {}, None
+
+    def _by_publisher(self) -> dict:
+        """The publisher -> feeds index, re-read at most every ``reload_s`` (wall clock); {} without a registry."""
+        if self.feeds is None:
+            return {}
+        now = time.monotonic()
+        if self._loaded is None or now - self._loaded >= self.reload_s:
+            from transforms.ingest.registry import feeds_by_publisher
+
+            store = shared_feed_store(self.ctx) if self.feeds == "table" and self.ctx else None
+            self._loaded = now
+            try:
+                self._index = feeds_by_publisher(load_feeds(self.feeds, store, read=read_beam_file))
+            except Exception as exc:  # keep the previous index, as the local driver keeps its previous registry
+                log.error("feed registry %s unreadable: %s (keeping the previous one)", self.feeds, exc)
+        return self._index
 
     def process(self, message):
         from schemas import codec
         from stores.beam_io import HEARTBEAT_ATTRIBUTE
+        from transforms.ingest.registry import request_targets
 
         data, attributes = message
         if HEARTBEAT_ATTRIBUTE in (attributes or {}):
@@ -379,14 +404,14 @@ class DecodeFetchRequestFn(beam.DoFn):
                 DEAD_LETTER, poller.dead_letter("bad_fetch_request", repr(exc), None, bytes(data), self.clock())
             )
             return
-        if not req.get("feed_url"):
+        targets = request_targets(req, {} if req.get("feed_url") else self._by_publisher())
+        if not targets:
             self.bad.inc()
+            detail = "fetch requests must name a feed, or a publisher with an enabled feed"
             yield beam.pvalue.TaggedOutput(
-                DEAD_LETTER,
-                poller.dead_letter(
-                    "no_feed", "fetch requests must name a feed", req.get("url"), bytes(data), self.clock()
-                ),
+                DEAD_LETTER, poller.dead_letter("no_feed", detail, req.get("url"), bytes(data), self.clock())
             )
             return
         self.decoded.inc()
-        yield req["feed_url"], {"request": req}
+        for url, r in targets:
+            yield url, {"request": r}

@@ -85,3 +85,30 @@ def load_feeds(
             raise ValueError("--feeds=table needs a feed store")
         return [normalise(e, registry) for e in store.list_feeds()]
     return entries_from_document(json.loads(read(source)), registry)
+
+
+# A BURST request names a publisher (the stories job knows publishers, not the ingest job's feeds): it reaches at
+# most this many of the publisher's enabled feeds, the first by url. With bursts.fetch_max_publishers (50) that
+# bounds one burst pulse to 200 feeds in the 1-minute lane (transforms/editions/coverage.py).
+BURST_FEEDS_PER_PUBLISHER = 4
+
+
+def feeds_by_publisher(entries) -> dict[str, list[str]]:
+    """publisher id -> the urls of its enabled feeds, sorted: the index :func:`request_targets` reads. ``entries``:
+    normalised registry entries (dicts) or FeedConfig-like objects."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        d = e if isinstance(e, dict) else e.to_dict()
+        if d.get("enabled", True) and d.get("publisher_id"):
+            out.setdefault(d["publisher_id"], []).append(d["url"])
+    return {p: sorted(set(urls)) for p, urls in out.items()}
+
+
+def request_targets(request: dict, index: dict[str, list[str]]) -> list[tuple[str, dict]]:
+    """The ``(feed url, request)`` inputs of one FetchRequest: the feed it names; else, for a request naming only a
+    publisher (BURST), one copy per feed of that publisher (at most BURST_FEEDS_PER_PUBLISHER, each with its
+    ``feed_url`` set); else none (the caller dead-letters it as ``no_feed``)."""
+    if request.get("feed_url"):
+        return [(request["feed_url"], request)]
+    urls = index.get(request.get("publisher_id") or "", [])[:BURST_FEEDS_PER_PUBLISHER]
+    return [(u, dict(request, feed_url=u)) for u in urls]

@@ -14,7 +14,11 @@ Design choices (DESIGN.md section 1):
   authoritative publishers and 5 min for the long tail. Half the gap keeps the mean discovery delay at about a
   quarter of the gap while >= ~60 % of polls still find nothing (answered 304).
 - Right after new items, the next poll comes at max(floor, interval / 2): news comes in clusters.
-- A BURST fetch request (burst detection upstream) pins the interval to the floor until it expires.
+- A BURST fetch request (burst detection upstream: transforms/editions/coverage.py says which feeds) moves the feed
+  to the 1-minute lane until the request's ``expires_at`` (an hour after the burst's window, editions.json
+  ``bursts.fetch_ttl_min``; 60 min when a request gives none): the interval is ``burst_floor_ms`` (1 min) whatever
+  the feed's tier, rate, hints or WebSub lease, then returns to the rate model. A feed whose validators proved
+  useless (every poll a full 200) keeps the long-tail floor even then.
 - A changed ETag is never trusted alone: only guid-new items count. A feed whose ETag changes on every request
   while its items do not (3 times running) is flagged ``validators_useless``: we stop sending If-None-Match /
   If-Modified-Since (the server would never answer 304) and it never polls faster than the long-tail floor.
@@ -49,6 +53,7 @@ GUID_MEMORY = 200
 CHURN_LIMIT = 3
 HINT_MAX_SKIP_MS = 24 * HOUR_MS
 TRIGGER_MIN_GAP_MS = 30 * SECOND_MS
+BURST_DEFAULT_MS = 60 * MINUTE_MS  # a BURST request without expires_at holds the 1-minute lane this long
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class SchedulePolicy:
 
     floor_authoritative_ms: int = 1 * MINUTE_MS
     floor_long_tail_ms: int = 5 * MINUTE_MS
+    burst_floor_ms: int = 1 * MINUTE_MS  # the lane of a feed pulled by a burst, every tier
     max_interval_ms: int = 60 * MINUTE_MS
     websub_backstop_ms: int = 15 * MINUTE_MS
     trigger_min_gap_ms: int = TRIGGER_MIN_GAP_MS
@@ -66,6 +72,10 @@ class SchedulePolicy:
         base = self.floor_authoritative_ms if tier == "authoritative" else self.floor_long_tail_ms
         if validators_useless:
             base = max(base, self.floor_long_tail_ms)
+        return int(base * self.scale)
+
+    def burst_ms(self, validators_useless: bool = False) -> int:
+        base = max(self.burst_floor_ms, self.floor_long_tail_ms) if validators_useless else self.burst_floor_ms
         return int(base * self.scale)
 
     @property
@@ -247,7 +257,7 @@ def plan_next_poll(state: FeedState, tier: str, policy: SchedulePolicy, now_ms: 
         if hinted and state.hint_ttl_min:
             interval = max(interval, min(int(state.hint_ttl_min * MINUTE_MS * policy.scale), policy.max_ms))
         if bursting:
-            interval = floor
+            interval = policy.burst_ms(state.validators_useless)
         elif lease_active(state, now_ms):
             interval = max(interval, policy.backstop_ms)
     state.next_poll_ms = now_ms + int(interval)
@@ -328,7 +338,7 @@ def request_poll(
     At most one triggered poll per feed per 30 s: a PING inside the window is dropped; a PUSH or BURST inside it
     moves the next poll to the end of the window, unless a poll is already due by then."""
     if kind == "BURST" or priority > 0:
-        until = expires_at_ms or (now_ms + 30 * MINUTE_MS)
+        until = expires_at_ms or (now_ms + BURST_DEFAULT_MS)
         state.burst_until_ms = max(state.burst_until_ms or 0, until)
     earliest = now_ms
     if state.last_triggered_ms is not None:

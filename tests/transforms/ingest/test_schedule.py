@@ -57,12 +57,18 @@ def test_shortened_right_after_new_items():
     assert after_new >= POLICY.floor_ms("authoritative")
 
 
-def test_burst_request_pins_interval_to_floor_until_it_expires():
+def test_burst_request_moves_any_feed_to_the_one_minute_lane_until_it_expires():
     st = sch.FeedState(next_poll_ms=T0 + 40 * MIN)
     poll_at = sch.request_poll(st, "BURST", T0, POLICY, priority=5, expires_at_ms=T0 + 20 * MIN)
     assert poll_at == T0
-    assert sch.plan_next_poll(st, "long_tail", POLICY, T0) == T0 + 5 * MIN
+    assert sch.plan_next_poll(st, "long_tail", POLICY, T0) == T0 + 1 * MIN  # below the long-tail floor
     assert sch.plan_next_poll(st, "long_tail", POLICY, T0 + 25 * MIN) > T0 + 25 * MIN + 5 * MIN
+    useless = sch.FeedState(validators_useless=True)  # every poll a full 200: never faster than the long-tail floor
+    sch.request_poll(useless, "BURST", T0, POLICY, expires_at_ms=T0 + 20 * MIN)
+    assert sch.plan_next_poll(useless, "authoritative", POLICY, T0) == T0 + 5 * MIN
+    default = sch.FeedState()  # a BURST without expires_at holds the lane for an hour
+    sch.request_poll(default, "BURST", T0, POLICY)
+    assert default.burst_until_ms == T0 + 60 * MIN
 
 
 def test_websub_lease_relaxes_to_backstop():
