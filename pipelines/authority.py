@@ -3,7 +3,8 @@
 Reads every stored story (StoryStore.story_ids, then get_story) and its members' article records (ArticleStore) of
 the stores ``--backend`` names (embedded by default, Bigtable + GCS with ``--backend=gcp``), counts per publisher
 and section the original reporting share, first reports, originals picked up by other ownership groups and
-correction notices, shrinks them toward the hand-set registry (``--publishers``, default the packaged file) and
+correction notices, and the abuse that cuts authority (repeated re-dating, copies of itself under other URLs),
+shrinks them toward the hand-set registry (``--publishers``, default the packaged file) and
 writes the result as ``authority/v{n}.json`` in the snapshot store, moving the ``authority`` pointer
 (transforms/authority). The editions stage (stories job, backfill ``--snapshots``) overlays it on the hand-set
 registry when its workers start; without it, the hand-set file alone. The formula and the reasons for its

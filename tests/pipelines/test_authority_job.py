@@ -79,7 +79,8 @@ def test_the_job_computes_publishes_and_the_book_loads_it(store_config, sample_r
     doc = au.load(stores)
     assert doc["version"] == 1 and doc["stories"] == N
     new, copier = doc["publishers"][NEW], doc["publishers"][COPIER]
-    assert new["evidence"] == {"articles": N, "originals": N, "stories": N, "first": N, "picked_up": N, "corrected": 0}
+    assert new["evidence"] == {"articles": N, "originals": N, "stories": N, "first": N, "picked_up": N, "corrected": 0,
+                               "redated": 0, "self_copies": 0}  # fmt: skip
     # First on every story, always picked up: evidence 1.0, shrunk toward 0.1 with 20 pseudo-articles.
     want_new = (20 * UNKNOWN_AUTHORITY + N * 1.0) / (20 + N)
     assert new["authority"] == pytest.approx(want_new, abs=1e-6) and want_new > 0.5  # now a strong publisher

@@ -4,7 +4,7 @@ Input: one *story fact* per stored story (:func:`story_fact` builds it from the 
 store's records)::
 
     {"story_id": int, "section": "business" | None,
-     "members": [{"article_id", "publisher_id", "at" (ms), "is_copy", "copy_of", "corrected"}, ...]}
+     "members": [{"article_id", "publisher_id", "at" (ms), "is_copy", "copy_of", "corrected", "redated"}, ...]}
 
 Per story, :func:`story_evidence` counts for each publisher (and ownership group, ``Publisher.group``: outlets of
 one owner are one voice):
@@ -19,6 +19,13 @@ one owner are one voice):
 - ``picked_up``  its originals copied (``copy_of``) by a publisher of another group in the story (a copy inside
                  the group is not "picked up by others");
 - ``corrected``  its articles whose latest version carries a correction notice (:func:`has_correction`).
+- ``redated``    its articles whose stated publication time (``stated_published_at``, the latest version's) is
+                 more than ``REDATE_MS`` (24 h) after we first saw the article: the page re-dated an old story to
+                 look new. 24 h is beyond any time-zone slip (a zone-less time read in the wrong zone is off by
+                 at most 14 h); a developing story's update changes ``dateModified``, not ``datePublished``.
+- ``self_copies`` its copies of its *own* articles in the story (``copy_of`` names an article of the same
+                 publisher: the same text under another URL, near-duplicate flooding). A sister outlet's copy
+                 is syndication inside the group: skipped as before, not counted here.
 
 The counts are summed per (publisher, "") and, when the story has a section (the argmax of its articles' section
 labels, earliest section of the editions file on ties: the same primary section the ranker uses), per
@@ -42,6 +49,16 @@ Why these weights:
 - Corrections are a penalty of 2 per corrected article share: a normal rate (1-2 %) costs 0.02-0.04, one
   article in ten corrected costs 0.2. Only published correction notices count: a new version of an article
   (an update of a developing story) is normal and not penalised.
+- Abuse (re-dating, flooding) is a behaviour, not a reporting record, so it is not shrunk toward the prior: a
+  hand-set 0.9 must not shield a publisher gaming the page. After the shrinkage, :func:`abuse_cut`::
+
+      cut = 3.0 * redated / articles            (only when redated >= 3: a single CMS slip costs nothing)
+          + 2.0 * self_copies / (articles + self_copies)      (only when self_copies >= 3)
+      authority *= 1 - min(cut, 0.9)            (general and every section; 0.9: never below a tenth)
+
+  One article in ten re-dated costs 30 %; a publisher posting every story twice (half its output copies) hits
+  the 0.9 cap. The thresholds are ``AuthorityParams`` (``abuse_min``, ``w_redate``, ``w_flood``,
+  ``max_abuse_cut``); the document lists each publisher's ``abuse_cut`` beside its evidence.
 - Shrinkage: ``articles`` is the evidence count, ``K`` a pseudo-count of prior articles; a publisher with 5
   articles stays within 10 % of its prior, one with 500 is ~90 % evidence. The prior is the hand-set
   ``authority`` (``topic_authority[section]`` for a section when the file sets it, else the publisher's
@@ -69,7 +86,13 @@ W_CORRECTION = 2.0
 PRIOR_WEIGHT = 50.0
 GENERAL = ""  # the section key of the general authority
 
-COUNT_FIELDS = ("articles", "originals", "stories", "first", "picked_up", "corrected")
+REDATE_MS = 24 * 3_600_000  # stated publication time this far after first seen: re-dated
+ABUSE_MIN = 3  # re-dated articles / self-copies before either counts ("repeatedly")
+W_REDATE = 3.0
+W_FLOOD = 2.0
+MAX_ABUSE_CUT = 0.9
+
+COUNT_FIELDS = ("articles", "originals", "stories", "first", "picked_up", "corrected", "redated", "self_copies")
 
 # Correction notices as publishers print them (en, es, fr, de), in the title, lede or body of the latest version.
 _CORRECTION = re.compile(
@@ -85,6 +108,14 @@ def has_correction(article: dict | None) -> bool:
         return False
     text = " ".join(str(article.get(k) or "") for k in ("title", "lede", "body"))
     return bool(_CORRECTION.search(text))
+
+
+def is_redated(article: dict | None) -> bool:
+    """The article's stated publication time is more than ``REDATE_MS`` after its first-seen time (a record
+    written before ``stated_published_at`` existed states none: not re-dated)."""
+    stated = (article or {}).get("stated_published_at")
+    seen = (article or {}).get("first_seen_at")
+    return stated is not None and seen is not None and int(stated) - int(seen) > REDATE_MS
 
 
 def article_section(article: dict | None, label_map: dict[str, str]) -> str | None:
@@ -115,6 +146,7 @@ def story_fact(story: dict, articles: dict[str, dict | None], label_map: dict, s
                 "is_copy": bool(m.get("is_copy")),
                 "copy_of": m.get("copy_of") or (art or {}).get("copy_of"),
                 "corrected": has_correction(art),
+                "redated": is_redated(art),
             }
         )
     rank = {s: i for i, s in enumerate(section_order)}
@@ -137,9 +169,12 @@ def story_evidence(fact: dict, group_of: Callable[[str], str]) -> dict[tuple[str
         source = by_id.get(m["copy_of"]) if m["copy_of"] else None
         is_copy = m["is_copy"] or bool(m["copy_of"])
         if is_copy and source is not None and group_of(source["publisher_id"]) == group_of(pid):
+            if source["publisher_id"] == pid:
+                c(pid)["self_copies"] += 1  # its own text under another URL: flooding evidence
             continue  # a sister outlet's copy: one voice, counted at the source
         c(pid)["articles"] += 1
         c(pid)["corrected"] += int(bool(m["corrected"]))
+        c(pid)["redated"] += int(bool(m.get("redated")))
         if not is_copy:
             c(pid)["originals"] += 1
             originals.append(m)
@@ -180,6 +215,10 @@ class AuthorityParams:
     w_picked_up: float = W_PICKED_UP
     w_correction: float = W_CORRECTION
     prior_weight: float = PRIOR_WEIGHT
+    abuse_min: int = ABUSE_MIN
+    w_redate: float = W_REDATE
+    w_flood: float = W_FLOOD
+    max_abuse_cut: float = MAX_ABUSE_CUT
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -209,6 +248,17 @@ def authority(cnt: dict, prior: float, p: AuthorityParams = AuthorityParams()) -
     return (k * prior + n * evidence_score(cnt, p)) / (k + n)
 
 
+def abuse_cut(cnt: dict, p: AuthorityParams = AuthorityParams()) -> float:
+    """The share of authority that re-dating and self-copies cost (module docstring), 0..``max_abuse_cut``."""
+    n, redated, copies = cnt.get("articles", 0), cnt.get("redated", 0), cnt.get("self_copies", 0)
+    cut = 0.0
+    if redated >= p.abuse_min and n > 0:
+        cut += p.w_redate * redated / n
+    if copies >= p.abuse_min:
+        cut += p.w_flood * copies / (n + copies)
+    return min(p.max_abuse_cut, cut)
+
+
 def compute(
     totals: dict[tuple[str, str], dict], registry: PublisherRegistry, p: AuthorityParams = AuthorityParams()
 ) -> dict[str, dict]:
@@ -221,13 +271,19 @@ def compute(
         prior = pub.authority if pub else UNKNOWN_AUTHORITY
         general = totals.get((pid, GENERAL), dict.fromkeys(COUNT_FIELDS, 0))
         a = authority(general, prior, p)
+        keep = 1.0 - abuse_cut(general, p)  # the publisher's behaviour: its general and every section rating
         topics = {}
         for (q, sec), cnt in sorted(totals.items()):
             if q != pid or sec == GENERAL:
                 continue
             sec_prior = float(pub.topic_authority[sec]) if pub and sec in pub.topic_authority else a
-            topics[sec] = round(authority(cnt, sec_prior, p), 6)
-        out[pid] = {"authority": round(a, 6), "topic_authority": topics, "evidence": dict(general)}
+            topics[sec] = round(authority(cnt, sec_prior, p) * keep, 6)
+        out[pid] = {
+            "authority": round(a * keep, 6),
+            "topic_authority": topics,
+            "evidence": dict(general),
+            "abuse_cut": round(1.0 - keep, 6),
+        }
     return out
 
 

@@ -66,7 +66,7 @@ def test_pickup_counts_other_groups_only():
     assert ("herald-west", "") not in e
     # A copy from another group lowers the copier's original share.
     assert e[("gazette", "")] == {"articles": 1, "originals": 0, "stories": 0, "first": 0, "picked_up": 0,
-                                  "corrected": 0}  # fmt: skip
+                                  "corrected": 0, "redated": 0, "self_copies": 0}  # fmt: skip
     assert e[("herald", "")]["articles"] == 2 and e[("herald", "")]["originals"] == 1
 
 
@@ -102,7 +102,12 @@ def test_unknown_publishers_start_at_the_default_and_rise_on_evidence():
     assert out["newsite.test"]["authority"] == pytest.approx((50 * UNKNOWN_AUTHORITY + 200) / 250, abs=1e-6)
     assert out["newsite.test"]["authority"] > 0.5  # can now count as a strong publisher for Breaking
     assert out["gazette"]["authority"] == pytest.approx(50 * 0.4 / 250, abs=1e-6)  # only copies: evidence 0
-    assert out["wire"] == {"authority": 0.9, "topic_authority": {}, "evidence": dict.fromkeys(sc.COUNT_FIELDS, 0)}
+    assert out["wire"] == {
+        "authority": 0.9,
+        "topic_authority": {},
+        "evidence": dict.fromkeys(sc.COUNT_FIELDS, 0),
+        "abuse_cut": 0.0,
+    }
 
 
 def test_section_prior_is_the_hand_set_topic_else_the_computed_general():
