@@ -22,7 +22,7 @@ import numpy as np
 
 from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
-from transforms.editions import trust
+from transforms.editions import fairness, trust
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
@@ -60,8 +60,8 @@ class EditionMemory:
     smoothing: Smoothing = field(default_factory=Smoothing)
     prev_pages: dict = field(default_factory=dict)  # section -> story ids in page order
     share_day: int = -1
-    share_counts: dict = field(default_factory=dict)  # publisher id -> representative impressions today
-    share_total: int = 0
+    share_counts: dict = field(default_factory=dict)  # ownership group -> position-weighted impressions today
+    share_total: float = 0.0
     capped: tuple = ()  # publishers capped for the current hour
     capped_hour: int = -1
     coverage_versions: dict = field(default_factory=dict)  # story id -> coverage version last emitted
@@ -165,10 +165,10 @@ def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache
     pool_pos = pool_positions(ranked, facts, p)
     cards = Cards(book, edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
     labels = StoryLabels(book, ranked, gates, cards)
-    pages, page_rows = page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now)
+    pages, page_rows, conc = page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now)
     clock.lap("pages")
     pool = pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cache, now, clock)
-    pool.update({"held": gates.held_entries} if gates.held_entries else {})  # for an editor: control held
+    pool.update({"held": gates.held_entries} if gates.held_entries else {}, concentration=conc)  # fairness.py
     cache.support, cache.cards = page_slots.support, cards.new
     clock.lap("pool")
     pool_rows = ranked.cand.rows[pool_pos]
@@ -369,15 +369,15 @@ class StoryLabels:
 
 # ------------------------------------------------------------------------------------------------ documents
 def page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now) -> tuple[dict, set]:
-    """Every section page, and the rows of the stories on them; counts the representatives' impressions."""
+    """Every section page, the rows of the stories on them and the pages' concentration; counts the
+    representatives' position-weighted impressions for the share cap (fairness.py)."""
     cycle_iso = docs.iso(now)
-    pages, impressions, page_story_rows = {}, {}, set()
+    pages, shown, page_story_rows = {}, [], set()
     for sec_id, chosen in page_slots.by_section.items():
         entries = []
         for rank, (slot, i, rep, sup, score) in enumerate(chosen, start=1):
             r = facts.rows_l[i]
-            pub = book.articles.card[rep]["publisher_id"]
-            impressions[pub] = impressions.get(pub, 0) + 1
+            shown.append((rank, rep))
             page_story_rows.add(r)
             entries.append(
                 {
@@ -402,10 +402,7 @@ def page_documents(book, edition, ranked, facts, page_slots, cards, labels, memo
             "generated_at": cycle_iso,
             "stories": entries,
         }
-    for pub, c in impressions.items():
-        memory.share_counts[pub] = memory.share_counts.get(pub, 0) + c
-        memory.share_total += c
-    return pages, page_story_rows
+    return pages, page_story_rows, fairness.count_impressions(book, memory, shown)
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:

@@ -15,9 +15,10 @@ The best article wins, but articles within 5 % of it are near-ties: the choice a
 ``hash(story, edition, hour)`` (splitmix64), so every reader sees the same card for an hour, and cards rotate
 between hours rather than per request. Paywalled articles (``accessible_for_free`` false, labelled paid) lose a
 near-tie to a free one: when the near-ties mix both, the rotation chooses among the free ones only (a paywalled
-article more than 5 % better still represents). A publisher whose share of today's representative impressions in the
-edition exceeds the cap (10 %, once the edition has served a minimum number) is passed over whenever the story has
-another publisher's article. The capped set is decided at the start of each hour (cards must not flicker).
+article more than 5 % better still represents). A publisher -- an ownership group -- whose share of today's
+representative impressions in the edition (position-weighted: fairness.py) exceeds the cap (10 %, once the edition
+has counted a minimum) is passed over whenever the story has another group's article. The capped set is decided
+at the start of each hour (cards must not flicker).
 
 Supporting links: maximal marginal relevance (lambda 0.7) over the story's best article per publisher, similarity
 = title-vector cosine, at most one per ownership group (publishers.json ``owner``: sister sites are one voice; never
@@ -113,9 +114,10 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
         - p.copy_penalty * copy
         - p.opinion_penalty * book.articles.is_opinion[arts]
     )
-    if capped:
-        cap_idx = [book.publishers.row_of[c] for c in capped if c in book.publishers.row_of]
-        score = score - 10.0 * np.isin(pubs, cap_idx)
+    if capped:  # ownership groups (fairness.py counts the share per group)
+        names, groups = book.publisher_group_names(), book.publisher_groups()
+        cap_idx = np.unique(groups[[k for k, g in enumerate(names) if g in capped]])
+        score = score - 10.0 * np.isin(groups[pubs], cap_idx)
     return score
 
 

@@ -297,7 +297,7 @@ def choose_representatives_loop(
                 - p.copy_penalty * copy
                 - p.opinion_penalty * bool(book.articles.is_opinion[a])
             )
-            if book.publishers.id[pub] in capped:
+            if book.publisher_group_names()[pub] in capped:  # the cap is per ownership group
                 s -= 10.0
             scored.append((s, int(book.articles.key[a]), a))
         if not scored:

@@ -1,0 +1,69 @@
+"""Fairness of an edition's pages (issue 26 item 3): representative impressions estimated from page position, the
+counts the publisher share cap reads, and the concentration index of a cycle's pages.
+
+Position curve: a card at rank ``r`` of a page is worth ``1 / log2(r + 1)`` of the lead card's impressions (the
+discount of DCG, the standard curve of ranked-list evaluation): rank 1 = 1.0, 2 = 0.63, 3 = 0.5, 10 = 0.29,
+30 = 0.20. Readers scan a page from the top, so a slot's exposure falls with its rank, steeply at first and
+slowly further down; counting every slot alike (the earlier rule) let a publisher holding the leads of every page
+look as small as one holding the bottoms. Every page of an edition uses the same curve (the ranker sees no
+per-page traffic, so the top page and a section page count alike).
+
+Cap counts: per cycle, the representative of each slot of each page adds its weight to its *ownership group*
+(publishers.json ``owner``; a publisher without one is its own group: sister sites share one cap), summed per
+edition and UTC day in ``EditionMemory.share_counts`` / ``share_total``. The cap (representatives.py): a group
+above ``publisher_share_cap`` (10 %) of the day's weight, once the edition has counted
+``share_cap_min_impressions`` (200, in these weighted units: ~2 cycles of a full edition), is passed over for the
+next hour wherever the story has another group's article.
+
+Concentration: the pool document (the edition's manifest of the cycle) carries ``concentration``: ``index``, the
+Herfindahl-Hirschman index over the publishers' shares of this cycle's position-weighted impressions (sum of
+squared shares: 1/n for n equal publishers, 1.0 for one publisher on every slot; antitrust practice reads above
+0.25 as highly concentrated), ``groups_index`` the same over ownership groups, ``day_groups_index`` over the
+day's cap counts so far, and ``publishers`` the number of publishers with an impression.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def position_weight(rank: int) -> float:
+    """Estimated impressions of a card at ``rank`` (1 = the lead) relative to the lead's."""
+    return 1.0 / math.log2(rank + 1)
+
+
+_WEIGHTS = [0.0] + [position_weight(r) for r in range(1, 257)]
+
+
+def _weight(rank: int) -> float:
+    return _WEIGHTS[rank] if rank < len(_WEIGHTS) else position_weight(rank)
+
+
+def herfindahl(counts: dict) -> float:
+    """Sum of squared shares (0 when nothing was counted)."""
+    total = sum(counts.values())
+    return sum((c / total) ** 2 for c in counts.values()) if total > 0 else 0.0
+
+
+def count_impressions(book, memory, shown: list) -> dict:
+    """Adds the position weights of ``shown`` (``(rank, representative article row)`` of every slot of every page
+    of the cycle) to the day's cap counts per ownership group; returns the cycle's ``concentration``."""
+    groups = book.publisher_group_names()
+    pub_ids = book.publishers.id
+    pubs = book.articles.publisher
+    by_pub: dict[str, float] = {}
+    by_group: dict[str, float] = {}
+    for rank, rep in shown:
+        w, pb = _weight(rank), int(pubs[rep])
+        by_pub[pub_ids[pb]] = by_pub.get(pub_ids[pb], 0.0) + w
+        by_group[groups[pb]] = by_group.get(groups[pb], 0.0) + w
+    counts = memory.share_counts
+    for g, w in by_group.items():
+        counts[g] = counts.get(g, 0.0) + w
+        memory.share_total += w
+    return {
+        "index": round(herfindahl(by_pub), 6),
+        "groups_index": round(herfindahl(by_group), 6),
+        "day_groups_index": round(herfindahl(counts), 6),
+        "publishers": len(by_pub),
+    }
