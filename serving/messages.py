@@ -18,6 +18,22 @@ from importlib import resources
 
 FALLBACK = "en"
 ZERO_IS_ONE = frozenset({"fr"})  # CLDR plural rule "one": i = 0,1
+# Each edition language under its own name (the edition switcher groups by it): a reader looks for the name of the
+# language they read, not its English one. Every language of transforms/editions/editions.json is here (a test
+# checks it); an unknown code shows as itself.
+LANGUAGE_NAMES = {
+    "ar": "العربية", "bg": "Български", "bn": "বাংলা", "cs": "Čeština", "da": "Dansk", "de": "Deutsch",
+    "el": "Ελληνικά", "en": "English", "es": "Español", "fi": "Suomi", "fr": "Français", "he": "עברית",
+    "hi": "हिन्दी", "hu": "Magyar", "id": "Bahasa Indonesia", "it": "Italiano", "ja": "日本語", "ko": "한국어",
+    "lt": "Lietuvių", "lv": "Latviešu", "ml": "മലയാളം", "mr": "मराठी", "nl": "Nederlands", "no": "Norsk",
+    "pl": "Polski", "pt": "Português", "ro": "Română", "ru": "Русский", "sk": "Slovenčina", "sl": "Slovenščina",
+    "sr": "Српски", "sv": "Svenska", "ta": "தமிழ்", "te": "తెలుగు", "th": "ไทย", "tr": "Türkçe",
+    "uk": "Українська", "vi": "Tiếng Việt", "zh": "中文",
+}  # fmt: skip
+
+
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code, code)
 
 
 @functools.cache

@@ -48,7 +48,7 @@ from flask import Blueprint, Response, current_app, render_template, request
 from serving import http
 from serving.context import services
 from serving.editions import is_configured
-from serving.messages import messages
+from serving.messages import language_name, messages
 from serving.stories import EDITION, STORY_ID, story_entry, unavailable
 from stores.base import StoreError
 
@@ -123,8 +123,19 @@ def _page(status: int, template: str, cache_control: str, **ctx) -> Response:
     return resp
 
 
+def live_editions(cat) -> list[tuple[str, str, list[str]]]:
+    """The edition switcher: (language code, its own name, editions) for every edition whose top page is live,
+    grouped by language (codes in order, editions by id). An edition with only some sections published is not
+    offered: its address would answer "no top stories"."""
+    groups: dict[str, list[str]] = {}
+    for edition, section in sorted(cat.pages):
+        if section == "top":
+            groups.setdefault(edition.partition("-")[2], []).append(edition)
+    return [(lang, language_name(lang), groups[lang]) for lang in sorted(groups)]
+
+
 def not_found(message: str, edition: str | None = None) -> Response:
-    editions = sorted(services().holder.current.editions)
+    editions = live_editions(services().holder.current)
     lang = lang_of(edition) if edition else "en"
     return _page(
         404,
@@ -515,7 +526,7 @@ def story_page(story_id: str):
 
     def page_html() -> str:
         return render(
-            "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=sorted(cat.editions)
+            "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=live_editions(cat)
         )
 
     body, etag = _cached(cat, ("story", story_id), page_html)

@@ -297,3 +297,31 @@ def test_unknown_or_malformed_topics_are_html_404(client, url):
     r = client.get(url)
     assert r.status_code == 404 and r.headers["Content-Type"] == "text/html; charset=utf-8"
     assert r.headers["Cache-Control"] == NEGATIVE
+
+
+def test_the_edition_switcher_lists_only_live_editions_grouped_by_language(world, profiles):
+    """An edition is live when its top page is: one with only a World page (its top not yet published) is not
+    offered. The switcher groups editions by language under the language's own name, folded in one <details> so it
+    takes one row on a phone."""
+    publish(world, samples.edition_page("es-es", "top", 1, n_stories=5, first_story=300))
+    publish(world, samples.edition_page("ar-es", "world", 1, n_stories=5, first_story=400))
+    app = make_app(world, profiles)
+    try:
+        html = app.test_client().get(f"/stories/{STORY}").data.decode()
+    finally:
+        app.extensions["newsroom"].close()
+    nav = html[
+        html.index('<nav aria-label="Editions"') : html.index("</nav>", html.index('<nav aria-label="Editions"'))
+    ]
+    assert "<details" in nav and "<summary" in nav
+    assert re.findall(r'href="/e/([a-z-]+)/"', nav) == ["gb-en", "us-en", "es-es"]
+    assert "ar-es" not in nav
+    groups = re.findall(r'<li lang="([a-z]+)"><span>([^<]+)</span>', nav)
+    assert groups == [("en", "English"), ("es", "Español")]
+
+
+def test_every_edition_language_has_its_own_name_in_the_switcher():
+    from serving.messages import LANGUAGE_NAMES
+    from transforms.editions.config import load_config
+
+    assert {e.language for e in load_config().editions} <= set(LANGUAGE_NAMES)

@@ -63,9 +63,25 @@ from transforms.editions.topics import add_cities, add_page_sections, city_codes
 log = logging.getLogger(__name__)
 
 
+def page_minimum(section, pool_size: int) -> int:
+    """The fewest stories a page of ``section`` may go live with, given the edition's pool size.
+
+    Top stories (``match: all``) draw from the whole pool, so their minimum is the section's (5) or half the pool,
+    rounded up, whichever is smaller: a small or young edition (the es, de and fr editions of a local run, a new
+    language in production) is an edition with few stories, not a broken page. Half, not all, because a top page
+    may rightly leave some pool stories out (held for corroboration, capped, taken down); fewer than half of a small
+    pool is still refused as a defect. Topical sections keep their own minimum (3): a one-story "Sports" page reads
+    as broken, and the edition's navigation lists only the sections that are live.
+    """
+    if section.match == "all":
+        return max(1, min(section.min_stories, (pool_size + 1) // 2))
+    return section.min_stories
+
+
 def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> list[dict]:
     """The snapshot items of one edition's cycle, pages first, then topic pages (deterministic order)."""
     items = []
+    pool_size = len(out.pool["stories"])
     for sec_id, doc in out.pages.items():
         items.append(
             {
@@ -74,7 +90,7 @@ def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> li
                 "pointer": f"{out.edition}/{sec_id}",
                 "version": doc["version"],
                 "doc": doc,
-                "min_stories": config.section(sec_id).min_stories,
+                "min_stories": page_minimum(config.section(sec_id), pool_size),
             }
         )
     items.extend(topic_pages)  # before the pool that lists them (transforms/editions/topics.py)

@@ -286,3 +286,24 @@ def test_a_page_with_a_new_article_logs_its_release_to_page_delay_and_quiet_cycl
         f"newsroom.edition_heartbeat edition=us-en section=top version={v + 2} outcome=unchanged",
     ]
     assert sum("edition_heartbeat" in line for line in lines) == 3
+
+
+def test_a_small_edition_publishes_its_top_page_with_every_story_it_has(world, make_ranker, tmp_path):
+    """An edition whose pool holds fewer stories than top's minimum (5) still gets a top page (a young or
+    small-language edition is not broken): the minimum is half the pool, rounded up; its topical sections keep their
+    own minimum, and a top page under that minimum is still refused."""
+    from transforms.editions.config import load_config
+
+    T, MIN = world.T0, world.MIN
+    for s in range(3):
+        world.story(s + 1, [f"paper-{s}", "capital-post"], T - (s + 1) * 5 * MIN)
+    out = make_ranker(world).cycle(T)
+    assert len(out.pool["stories"]) == 3
+    items = {it["pointer"]: it for it in snapshot_items(out, load_config())}
+    top = items["us-en/top"]
+    assert top["min_stories"] == 2 and len(top["doc"]["stories"]) == 3
+    docs.validate("edition_page", top["doc"], None, top["min_stories"])  # goes live
+    others = [it for p, it in items.items() if it["kind"] == "edition_page" and p != "us-en/top"]
+    assert others and all(it["min_stories"] == load_config().section(it["doc"]["section"]).min_stories for it in others)
+    with pytest.raises(docs.SnapshotRejected):
+        docs.validate("edition_page", with_version(top["doc"], top["version"], stories=1), None, top["min_stories"])
