@@ -25,11 +25,17 @@ feed, polled through a section front (transforms/ingest/fronts.py) on the same s
 anything on it (teasers, "most read", ads), so half of them answer 200 on every poll like ETag-churning feeds and
 the other half 304 until a new article appears. They are counted apart in the output (polls/s, 304s, delays).
 
+Burst pulls (``--bursts``): ``--burst_rate`` breaking pulses per measured hour (2 by default), each sending BURST
+requests (schedule.request_poll, expiring an hour later: editions.json ``bursts.fetch_ttl_min``) to
+``--burst_feeds`` feeds (200: the cap of one pulse, transforms/editions/coverage.py) drawn from the regular and
+long-tail feeds, which then poll every minute for the hour. The feeds' own rates do not change (the cost of the
+lane, not what it finds). ``--bursts both`` runs the population without and then with them.
+
 The scheduler starts in steady state: each feed's recent-rate estimator is seeded as if it had watched the feed
 for a few hours (no hour-of-week history), then a warm-up period is simulated and not measured.
 
 Usage: python benchmarks/poll_sim.py [--feeds 200000] [--warmup_h 1] [--hours 4] [--seed 7] [--hints off|on|both]
-       [--fronts 0.02]
+       [--fronts 0.02] [--bursts off|on|both] [--burst_rate 2] [--burst_feeds 200]
 Bounded: ~5 simulated hours of 200 k feeds take about a minute or two on one core.
 """
 
@@ -155,7 +161,21 @@ def percentile(values: list[float], q: float) -> float:
     return values[k]
 
 
-def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = False, fronts: float = 0.02) -> dict:
+def burst_times(start_s: float, hours: float, rate: float) -> list[float]:
+    """Evenly spaced pulse times over the measured hours (``rate`` per hour)."""
+    n = int(hours * rate)
+    return [start_s + (k + 0.5) * hours * HOUR_S / n for k in range(n)] if n else []
+
+
+def run(
+    n_feeds: int,
+    warmup_h: float,
+    hours: float,
+    seed: int,
+    hints: bool = False,
+    fronts: float = 0.02,
+    bursts: tuple[float, int] | None = None,
+) -> dict:
     rng = random.Random(seed)
     policy = sch.SchedulePolicy()
     t0 = 1_780_000_000.0 - (1_780_000_000.0 % (7 * 24 * HOUR_S))  # a Thursday 00:00 UTC
@@ -165,7 +185,13 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
     assign_fronts(feeds, fronts, seed)
     if hints:
         assign_hints(feeds, seed)
-    heap: list[tuple[float, int, int]] = []  # (time s, kind 0=poll 1=push, feed index)
+    heap: list[tuple[float, int, int]] = []  # (time s, kind 0=poll 1=push 2=burst pulse, feed or pulse index)
+    pullable = [f.i for f in feeds if f.tier in ("regular", "long_tail") and not f.front]
+    pulses = burst_times(start_measure, hours, bursts[0]) if bursts else []
+    for k, t in enumerate(pulses):
+        heapq.heappush(heap, (t, 2, k))
+    burst_rng = random.Random(seed + 3)
+    burst = {"pulses": 0, "requests": 0, "polls": 0, "304": 0}
     for f in feeds:
         now_ms = int(t0 * 1000)
         # Steady state: the estimator has watched the feed for a few hours (its true mean rate, with noise).
@@ -193,9 +219,18 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
         t, kind, idx = heapq.heappop(heap)
         if t > end:
             break
+        now_ms = int(t * 1000)
+        if kind == 2:  # a breaking pulse: its feeds to the 1-minute lane for the hour
+            burst["pulses"] += 1
+            for j in burst_rng.sample(pullable, min(bursts[1], len(pullable))):
+                g = feeds[j]
+                burst["requests"] += 1
+                if sch.request_poll(g.state, "BURST", now_ms, policy, 2, now_ms + 60 * 60_000) is not None:
+                    g.state.next_poll_ms = now_ms  # poll now (the trigger)
+                heapq.heappush(heap, (g.state.next_poll_ms / 1000, 0, j))
+            continue
         f = feeds[idx]
         st = f.state
-        now_ms = int(t * 1000)
         if kind == 1:  # a WebSub push for an arrival: may trigger a poll now (30 s window)
             if sch.request_poll(st, "PUSH", now_ms, policy) is None:
                 if st.next_poll_ms is not None and st.next_poll_ms < t * 1000 + 1:
@@ -247,6 +282,9 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
             if f.front:
                 front["polls"] += 1
                 front["304"] += status == 304
+            if st.burst_until_ms and st.burst_until_ms > now_ms:
+                burst["polls"] += 1
+                burst["304"] += status == 304
         now_wall = time.perf_counter()
         if now_wall - last_report > 15:
             last_report = now_wall
@@ -269,6 +307,11 @@ def run(n_feeds: int, warmup_h: float, hours: float, seed: int, hints: bool = Fa
         "front_polls_per_s": front["polls"] / seconds,
         "front_share_304": front["304"] / max(1, front["polls"]),
         "front_delay_s": (percentile(front["delays"], 50), percentile(front["delays"], 90), len(front["delays"])),
+        "bursts": bool(bursts),
+        "burst_pulses": burst["pulses"],
+        "burst_requests": burst["requests"],
+        "burst_polls_per_s": burst["polls"] / seconds,
+        "burst_share_304": burst["304"] / max(1, burst["polls"]),
         "useless_validators": sum(f.state.validators_useless for f in feeds),
         "churn_feeds": sum(f.churn for f in feeds),
         "wall_s": time.perf_counter() - wall,
@@ -300,6 +343,11 @@ def report(r: dict, warmup_h: float) -> None:
         f"front-page lane (in the tiers above too): {r['front_feeds']:,} fronts, {r['front_polls_per_s']:.1f} polls/s, "
         f"{100 * r['front_share_304']:.1f} % 304, {n:,} items, delay p50 {p50:.0f} s p90 {p90:.0f} s"
     )
+    if r["bursts"]:
+        print(
+            f"burst lane (in the tiers above too): {r['burst_pulses']} pulses, {r['burst_requests']:,} feeds pulled, "
+            f"{r['burst_polls_per_s']:.1f} polls/s in the lane, {100 * r['burst_share_304']:.1f} % 304"
+        )
     p90_busiest = r["delay_s"]["busiest"][1]
     print(f"p90 discovery delay, busiest tier: {p90_busiest:.0f} s   (target <= 120 s)")
 
@@ -312,20 +360,35 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--hints", choices=("off", "on", "both"), default="both", help="apply the feeds' ttl/skipHours")
     ap.add_argument("--fronts", type=float, default=0.02, help="share of regular/long-tail feeds that are fronts")
+    ap.add_argument("--bursts", choices=("off", "on", "both"), default="off", help="breaking pulses pull feeds")
+    ap.add_argument("--burst_rate", type=float, default=2.0, help="breaking pulses per measured hour")
+    ap.add_argument("--burst_feeds", type=int, default=200, help="feeds one pulse pulls (the pull's cap: 200)")
     a = ap.parse_args(argv)
     if not 0 <= a.fronts <= 1:
         ap.error("--fronts must be a share between 0 and 1")
-    modes = {"off": [False], "on": [True], "both": [False, True]}[a.hints]
+    if a.burst_rate < 0 or a.burst_feeds < 0:
+        ap.error("--burst_rate and --burst_feeds must be >= 0")
+    onoff = {"off": [False], "on": [True], "both": [False, True]}
+    modes = [(h, b) for h in onoff[a.hints] for b in onoff[a.bursts]]
     results = []
-    for hints in modes:
-        r = run(a.feeds, a.warmup_h, a.hours, a.seed, hints, a.fronts)
+    for hints, with_bursts in modes:
+        r = run(
+            a.feeds,
+            a.warmup_h,
+            a.hours,
+            a.seed,
+            hints,
+            a.fronts,
+            (a.burst_rate, a.burst_feeds) if with_bursts else None,
+        )
         report(r, a.warmup_h)
         print()
         results.append(r)
     if len(results) == 2:
         before, after = results
+        what = "bursts pulled vs none" if a.bursts == "both" else "hints applied vs ignored"
         print(
-            f"hints applied vs ignored: polls/s {after['polls_per_s']:.1f} / {before['polls_per_s']:.1f} = "
+            f"{what}: polls/s {after['polls_per_s']:.1f} / {before['polls_per_s']:.1f} = "
             f"{after['polls_per_s'] / before['polls_per_s']:.3f}x; share of 304s {100 * after['share_304']:.1f} % "
             f"vs {100 * before['share_304']:.1f} %; long-tail p50 delay "
             f"{after['delay_s']['long_tail'][0]:.0f} s vs {before['delay_s']['long_tail'][0]:.0f} s"
