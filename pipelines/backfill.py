@@ -409,7 +409,7 @@ def add_snapshots(outputs, options, replay: bool = True) -> dict:
     else:
         config = store_config(options)
     changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
-    return changes | "PublishEditions" >> PublishEditions(config, replay=replay)
+    return changes | "PublishEditions" >> PublishEditions(config, replay=replay, burst_polls=False)
 
 
 def run(argv: list[str] | None = None, run_claim=None) -> int:

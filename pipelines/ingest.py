@@ -3,7 +3,8 @@ item's page once, politely and through the address guard.
 
 Reads the feed registry (``--feeds``: the packaged publishers' feeds, a JSON file, or the ``feeds`` table, re-read
 every ``--registry_reload_s``), FetchRequests from the ``fetch-requests`` topic (WebSub deliveries and pings via
-serving/push.py, burst requests from ranking), publishers' feeds and pages over HTTP. Writes RawItem messages to
+serving/push.py, burst requests from the stories job's burst pull, which name a publisher and reach up to 4 of its
+enabled feeds: transforms/ingest/registry.py), publishers' feeds and pages over HTTP. Writes RawItem messages to
 ``items-raw``, DeadLetter messages to ``dead-letter-ingest``, schedule checkpoints, seen-URL claims and WebSub
 subscriptions to the feed store (stores/feeds.py).
 

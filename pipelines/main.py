@@ -425,6 +425,8 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
         "release_to_page_p50_s": round(_pct(latencies, 50), 1) if latencies else None,
         "release_to_page_p95_s": round(_pct(latencies, 95), 1) if latencies else None,
         "breaking_on_top": dict(watcher.breaking_on_top),
+        "burst_requests": st.get("requests:BURST", 0),  # the stories job's burst pulls that reached ingest
+        "fetch_requests_without_feed": st.get("dead_letter:no_feed", 0),
     }
     lat = (
         f"release->page p50 {figures['release_to_page_p50_s']}s p95 {figures['release_to_page_p95_s']}s "

@@ -120,6 +120,9 @@ def test_the_streaming_stories_graph_links_stories_and_the_links_reach_the_ranke
     assert g.reaches("ClusterStories/", "LinkStories/ProposeLinks")
     assert g.reaches("LinkStories/", "ApplyLinks/")  # LINK changes into the story store
     assert g.reaches("LinkStories/", "PublishEditions/RankEditions/")  # ... and to the ranker: pages and coverage
+    # ... and to the burst pull (a linked story's publishers are pulled too), whose requests go to ingest
+    assert g.reaches("LinkStories/", "PublishEditions/DetectBursts/RequestBurstPolls")
+    assert g.reaches("PublishEditions/DetectBursts/RequestBurstPolls", "PublishFetchRequests")
     # Breaking is announced (and its pages purged) from what was published, never from unpublished items
     assert g.reaches("PublishEditions/PublishSnapshots/", "PublishEditions/AnnounceBreaking/")
     assert g.reaches("PublishEditions/AnnounceBreaking/", "PublishBreaking")
@@ -165,6 +168,7 @@ def test_backfill_graph(tmp_path, snapshots):
     assert not g.missing(BACKFILL_STEPS), g.missing(BACKFILL_STEPS)
     assert g.reaches("ClusterStories/", "WriteResults")
     assert g.has("PublishEditions/RankEditions") == snapshots
+    assert not g.has("PublishEditions/DetectBursts/RequestBurstPolls")  # a backfill pulls no feeds
     if snapshots:
         assert g.reaches("ClusterStories/", "PublishEditions/RankEditions/")
 

@@ -141,6 +141,7 @@ def test_the_main_job_serves_the_breaking_story_links_a_translation_and_resumes_
     assert first["live_pages"] > 0 and first["stories"] > 0
     assert "earthquake" in first["breaking_on_top"].get("us-en", "").lower(), first
     assert first["release_to_page_n"] > 0
+    assert first["fetch_requests_without_feed"] == 0, first  # burst pulls name publishers: each reaches its feeds
     for original, translation, links_of_original, links_of_translation in _served_links_of_translated_pairs(data):
         assert original != translation
         assert translation in links_of_original and original in links_of_translation, (

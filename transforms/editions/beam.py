@@ -398,6 +398,7 @@ class PublishEditions(beam.PTransform):
         confirm_shrink_cycles: see :class:`PublishSnapshots`.
         replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
         cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_bursts.AnnounceBreaking`); default "none".
+        burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
     """
 
     def __init__(
@@ -412,9 +413,11 @@ class PublishEditions(beam.PTransform):
         replay: bool = False,
         cdn: str | None = "none",
         cdn_url_map: str | None = None,
+        burst_polls: bool = True,
     ):
         super().__init__()
         self.store_config, self.cdn, self.cdn_url_map = store_config, cdn, cdn_url_map
+        self.burst_polls = burst_polls
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.editions_only = editions_only
@@ -425,7 +428,7 @@ class PublishEditions(beam.PTransform):
 
     def expand(self, changes):
         bursts_out = changes | "DetectBursts" >> DetectBursts(
-            self.editions_path, self.publishers_path, self.burst_params, self.store_config
+            self.editions_path, self.publishers_path, self.burst_params, self.store_config, self.burst_polls
         )
         ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
             self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config

@@ -178,6 +178,8 @@ class DetectBursts(beam.PTransform):
         publishers_path: publisher registry (default: the packaged one) -- authority, region, language.
         params: override the file's burst parameters (tests).
         store_config: stores whose computed authority (transforms/authority) overlays the registry's; None: file.
+        polls: False: no burst pull (a backfill sends no fetch requests, and its whole input would wait in the
+            pull's one key): ``fetch_requests`` is empty.
     """
 
     def __init__(
@@ -186,8 +188,10 @@ class DetectBursts(beam.PTransform):
         publishers_path: str | None = None,
         params=None,
         store_config: StoreConfig | None = None,
+        polls: bool = True,
     ):
         super().__init__()
+        self.polls = polls
         self.editions_path = editions_path
         self.publishers_path = publishers_path
         self.params = params
@@ -225,6 +229,8 @@ class DetectBursts(beam.PTransform):
         breaking = breaking | "BreakingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
         developing = developing | "DevelopingToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
         pulses = (breaking, developing) | "FlattenPulses" >> beam.Flatten()
+        if not self.polls:
+            return {"pulses": pulses, "fetch_requests": breaking | "NoBurstPolls" >> beam.FlatMap(lambda pl: [])}
         # The coverage memory's inputs (originals, links, merges) and the breaking pulses, on one key.
         memory_events = (
             originals
