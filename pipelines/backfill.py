@@ -9,6 +9,9 @@ on FnApiRunner and writes, under ``--output`` DIR:
 - ``assignments.jsonl``: one ``{"article_id", "story_id", "language", "group_id"}`` per input article, in input
   order; ``story_id`` after repair and alias resolution; ``group_id`` the cross-language link component.
 - ``stories.jsonl``: one row per final story (id, language, first/last time, size, articles, links, group_id).
+- ``explanations.jsonl``: why each article is where it is (transforms/stories/explanations.py): the candidate
+  stories of its arrival with their features and scores, and the splits and merges that moved it since;
+  ``newsroom explain --output DIR --story ID`` (or ``--article ID``) prints it.
 - ``dead_letters.jsonl``: unreadable input lines with the reason.
 - ``manifest.json``: options, models, counts, duration and throughput.
 
@@ -248,7 +251,8 @@ def expand_inputs(pattern: str) -> list[str]:
 
 # What a backfill writes into --output (and --overwrite may therefore remove); anything else there is not ours.
 OUTPUT_FILES = frozenset(
-    {"assignments.jsonl", "stories.jsonl", "dead_letters.jsonl", "manifest.json", "summary.json", "evaluate.html"}
+    {"assignments.jsonl", "stories.jsonl", "explanations.jsonl", "dead_letters.jsonl", "manifest.json", "summary.json"}
+    | {"evaluate.html"}
 )
 OUTPUT_DIRS = frozenset({"store", "snapshots"})
 
@@ -360,7 +364,9 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
         | "ReportEmbedded"
         >> beam.ParDo(sb.ReportProgressFn("articles embedded"), total=beam.pvalue.AsSingleton(n_articles))
     )
-    clustered = embedded | "ClusterStories" >> sb.ClusterStories(cfg, exact_index=o.exact_index, bounded=True)
+    clustered = embedded | "ClusterStories" >> sb.ClusterStories(
+        cfg, exact_index=o.exact_index, bounded=True, explain=True
+    )
     outputs = clustered.outputs
     # The fence: no change reaches the stores once a later run has claimed the namespace.
     claimed = outputs | "CheckRunClaim" >> beam.ParDo(CheckRunClaimFn(cfg, run_claim))

@@ -9,7 +9,7 @@ row and checks that ``newsroom serve`` does not import Beam.
 
 Two kinds of subcommand:
 
-- Commands (``stack``, ``run``, ``evaluate``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
+- Commands (``stack``, ``run``, ``evaluate``, ``explain``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
 - Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``, ``authority``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
@@ -38,6 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "covisit": ("pipelines.covisit", "the co-visitation job: read events to 'also read' neighbours (Beam job)"),
     "authority": ("pipelines.authority", "compute publisher authority per section from the stores (batch Beam job)"),
     "evaluate": ("transforms.stories.evaluate", "score story assignments against gold labels"),
+    "explain": (
+        "transforms.stories.explain_command",
+        "why a backfill put an article in its story (--story, --article)",
+    ),
     "extract": ("transforms.articles.extract", "normalise a folder of saved article pages to JSON lines"),
     "serve": ("serving.gunicorn_app", "run the origin (Flask under gunicorn)"),
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),

@@ -96,7 +96,16 @@ def slim_output(out: dict) -> dict:
             "time_known": m.get("time_known", False),
         }
     meta = out.get("story_meta") or {}
-    return {"change": slim, "members": members, "model": meta.get("model")}
+    slim_out = {"change": slim, "members": members, "model": meta.get("model")}
+    if out.get("explain") is not None:
+        slim_out["explain"] = out["explain"]
+    return slim_out
+
+
+def explanation_rows(outputs: list[dict]) -> list[dict]:
+    """The rows of ``explanations.jsonl`` (transforms/stories/explanations.py), in (language, seq) order."""
+    rows = [o["explain"] for o in outputs if o.get("explain") is not None]
+    return sorted(rows, key=lambda r: (r["language"], int(r["seq"])))
 
 
 def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> tuple[list, list, dict]:

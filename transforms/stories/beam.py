@@ -162,6 +162,7 @@ class ClusterStoriesFn(beam.DoFn):
         store_config: stores.StoreConfig of the story store the writer restores from.
         config: optional ClusterConfig (default: the model's calibration).
         exact_index: exact nearest-centroid search instead of the ANN index.
+        explain: the writer attaches the explanation of each decision (transforms/stories/explanations.py).
     Yields:
         writer output dicts (main output); DeadLetter records on ``dead_letter``.
     """
@@ -172,13 +173,12 @@ class ClusterStoriesFn(beam.DoFn):
     NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
     TICK = TimerSpec("tick", TimeDomain.WATERMARK)
 
-    def __init__(
-        self, store_config, config=None, exact_index: bool = False, run_id: str | None = None, bounded: bool = False
-    ):
+    def __init__(self, store_config, config=None, exact_index=False, run_id=None, bounded=False, explain=False):
         self.store_config = store_config
         self.config = config
         self.exact_index = exact_index
         self.bounded = bounded
+        self.explain = explain  # each output carries the explanation of its decision (the backfill writes them)
         self.run_id = run_id or uuid.uuid4().hex
         self.articles = Metrics.counter(STAGE, "articles")
         self.duplicates = Metrics.counter(STAGE, "duplicate")
@@ -210,6 +210,7 @@ class ClusterStoriesFn(beam.DoFn):
                 if w.until is None or f.first_seen_at > w.until:
                     w.add(f)
             self.restores.inc()
+        w.explain = self.explain
         with _WRITERS_LOCK:
             _WRITERS[key] = w
         return w
@@ -297,20 +298,15 @@ class ClusterStoriesFn(beam.DoFn):
 
 
 class ClusterStories(beam.PTransform):
-    """ArticleFeatures dicts with vectors -> writer outputs (keyed internally by language).
+    """ArticleFeatures dicts with vectors -> writer outputs (keyed internally by language); ``options`` are
+    ClusterStoriesFn's (``exact_index``, ``bounded``, ``explain``). Dead letters: ``result[DEAD_LETTER]``."""
 
-    The dead-letter output is available as ``result[DEAD_LETTER]`` via :meth:`with_dead_letters`.
-    """
-
-    def __init__(self, store_config, config=None, exact_index: bool = False, bounded: bool = False):
+    def __init__(self, store_config, config=None, **options):
         super().__init__()
-        self.store_config = store_config
-        self.config = config
-        self.exact_index = exact_index
-        self.bounded = bounded
+        self.store_config, self.config, self.options = store_config, config, options
 
     def expand(self, pcoll):
-        fn = ClusterStoriesFn(self.store_config, self.config, self.exact_index, bounded=self.bounded)
+        fn = ClusterStoriesFn(self.store_config, self.config, **self.options)
         return (
             pcoll
             | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(tuple[str, typing.Any])
@@ -562,6 +558,7 @@ def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: s
     rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
     write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
     write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
+    write_lines(backfill_files.explanation_rows(outputs), os.path.join(out_dir, "explanations.jsonl"))
     write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
     return summary
 

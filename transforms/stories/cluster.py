@@ -35,6 +35,7 @@ from collections import Counter
 import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, NEW_STORY
+from transforms.stories import explanations
 from transforms.stories import ids as idmod
 from transforms.stories.config import ClusterConfig, calibration
 from transforms.stories.features import ArticleFeatures
@@ -71,6 +72,8 @@ class StoryClusterer:
         config: explicit calibration (default: :func:`calibration` of model and language).
         dim: vector dimension (inferred from the first vector when None).
         exact_index: use exact search even when the ANN index is available.
+        explain: attach to each output the explanation of its decision (transforms/stories/explanations.py);
+            off in the streaming job (nothing reads them there), on in the backfill.
     """
 
     def __init__(
@@ -80,8 +83,10 @@ class StoryClusterer:
         config: ClusterConfig | None = None,
         dim: int | None = None,
         exact_index: bool = False,
+        explain: bool = False,
     ):
         self.language = language
+        self.explain = explain
         self.model = model
         self._explicit_config = config is not None
         self.dim = dim
@@ -237,22 +242,35 @@ class StoryClusterer:
         self.ensure_index(len(f.vector))
         if not self.model and f.model:
             self.adopt_model(f.model)
+        cands: list[dict] | None = [] if self.explain else None
         if f.copy_of and f.copy_of in self.article_story:
             self.stats["copy"] += 1
-            return [self._join(self.stories[self.article_story[f.copy_of]], f, None, is_copy=True)]
+            out = self._join(self.stories[self.article_story[f.copy_of]], f, None, is_copy=True)
+            return [self._explained(out, f, "copy", None, cands)]
         best = None
         if len(self.index):
             art_vecs = self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
             for sid, _ in self.index.search(np.asarray(f.vector, dtype=np.float32), k=self.config.candidates):
-                sc = self.scorer.score_article(f, self.stories[sid], art_vecs)
+                s = self.stories[sid]
+                sc = self.scorer.score_article(f, s, art_vecs)
+                if cands is not None:
+                    cands.append(explanations.candidate(self.scorer, sid, sc, f, s))
                 if best is None or (sc[0], -sid) > (best[0][0], -best[1]):
                     best = (sc, sid)
         bar = self.config.join if f.has_body else self.config.join_headline
         if best is not None and best[0][0] >= bar:
             self.stats["join"] += 1
-            return [self._join(self.stories[best[1]], f, best[0][0], is_copy=False)]
+            out = self._join(self.stories[best[1]], f, best[0][0], is_copy=False)
+            return [self._explained(out, f, "join", bar, cands)]
         self.stats["new"] += 1
-        return [self._new_story(f, best[0][0] if best else None)]
+        return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
+
+    def _explained(self, out: WriterOutput, f: ArticleFeatures, kind: str, bar, cands) -> WriterOutput:
+        """``out`` with the explanation of its decision attached (when ``explain`` is on: ``cands`` is a list)."""
+        if cands is not None:
+            ch = out.change
+            out.explain = explanations.decision(self, f, kind, int(ch["story_id"]), int(ch["seq"]), bar, cands)
+        return out
 
     def _new_story(self, f: ArticleFeatures, score: float | None) -> WriterOutput:
         seq = self.next_seq()

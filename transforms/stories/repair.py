@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from transforms.common import MERGE, SPLIT
+from transforms.stories import explanations
 from transforms.stories.config import ClusterConfig
 from transforms.stories.scoring import Scorer
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
@@ -119,7 +120,10 @@ def try_split(w, s: Story, tick: int, repaired: set[int]) -> list[WriterOutput]:
         return []
     rep = s.representative()
     keep, move = (best[1], best[2]) if any(m.article_id == rep for m in best[1]) else (best[2], best[1])
-    return [apply_split(w, s, keep, move, tick, best[0], repaired)]
+    out = apply_split(w, s, keep, move, tick, best[0], repaired)
+    if w.explain:
+        out.explain = explanations.split(w, out.change, best[0], bar, len(keep))
+    return [out]
 
 
 def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
@@ -223,6 +227,7 @@ def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[
     version = dict.fromkeys(ids, 0)
     heap: list[tuple[float, int, int, int, int]] = []
     linkage: dict = {}  # average-linkage sums of this pass (the IDF does not move during a merge pass)
+    why: dict[int, tuple] | None = {} if w.explain else None  # absorbed -> (group it joined, criterion detail)
 
     def push(a: int) -> None:
         dense = C @ C[row[a]]
@@ -246,6 +251,10 @@ def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[
         _, x, y, vx, vy = heapq.heappop(heap)
         if not (alive[row[x]] and alive[row[y]]) or version[x] != vx or version[y] != vy:
             continue
+        if why is not None:
+            detail: dict = {}
+            w.scorer.merge_margin(shadows[x], shadows[y], linkage, detail)
+            why[y] = (x, detail)
         groups[x] = groups.get(x, list(shadows[x].members.values())) + groups.get(y, list(shadows[y].members.values()))
         groups.pop(y, None)
         absorbed[x] = absorbed[x] + [y] + absorbed[y]
@@ -259,7 +268,10 @@ def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[
         if not alive[row[survivor]]:
             continue
         for gone in sorted(absorbed[survivor]):
+            moved = len(w.stories[gone].members)
             out.append(apply_merge(w, survivor, gone, tick, repaired))
+            if why is not None:
+                out[-1].explain = explanations.merge(w, out[-1].change, moved, why.get(gone))
     return out
 
 

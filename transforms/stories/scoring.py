@@ -44,6 +44,11 @@ class Scorer:
     def combine(self, dense: float, lex: float, ent: float) -> float:
         return dense + self.config.w_entity * ent + self.config.w_lexical * lex
 
+    def article_score(self, dense: float, lex: float, ent: float, known: bool, gap_ms: int) -> float:
+        """The join score from its features: what :meth:`score_article` returns, and what an explanation
+        (transforms/stories/explanations.py) is re-scored with."""
+        return self.combine(dense, lex, ent) - self.penalty(known, gap_ms)
+
     def score_article(self, f: ArticleFeatures, s: Story, art_vecs=None) -> tuple[float, float, float, float]:
         """(score, dense, lexical, entities) of a not-yet-counted article against a live story."""
         tv, ev = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
@@ -51,32 +56,46 @@ class Scorer:
         dense = float(np.dot(np.asarray(f.vector, dtype=np.float64), s.centroid()))
         lex = dot(tv, st)
         ent = dot(ev, se)
-        known = f.time_known and s.time_known
-        score = self.combine(dense, lex, ent) - self.penalty(known, f.first_seen_at - s.last_at)
+        score = self.article_score(dense, lex, ent, f.time_known and s.time_known, f.first_seen_at - s.last_at)
         return score, dense, lex, ent
 
-    def score_stories(self, a: Story, b: Story) -> float:
-        """Score between two stories' profiles (the repair's merge and split criterion)."""
+    def score_stories(self, a: Story, b: Story, detail: dict | None = None) -> float:
+        """Score between two stories' profiles (the repair's merge and split criterion). ``detail``, when given,
+        receives the features (an explanation: transforms/stories/explanations.py)."""
         at, ae = self.lex.profile(a)
         bt, be = self.lex.profile(b)
         dense = float(np.dot(a.centroid(), b.centroid()))
         known = a.time_known and b.time_known
         gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
-        return self.combine(dense, dot(at, bt), dot(ae, be)) - self.penalty(known, gap)
+        lex, ent = dot(at, bt), dot(ae, be)
+        score = self.article_score(dense, lex, ent, known, gap)
+        if detail is not None:
+            detail.update(
+                criterion="profiles", dense=dense, lexical=lex, entities=ent, time_known=known, gap_ms=int(gap)
+            )
+        return score
 
-    def merge_margin(self, a: Story, b: Story, cache: dict) -> float:
-        """How far two stories are above the repair's merge criterion (>= 0: they may merge)."""
+    def merge_margin(self, a: Story, b: Story, cache: dict, detail: dict | None = None) -> float:
+        """How far two stories are above the repair's merge criterion (>= 0: they may merge). ``detail``, when
+        given, receives the criterion, its features, score and bar (score - bar is the margin)."""
         c = self.config
         if c.merge_headline_average is not None and not (a.has_body or b.has_body) and a.n and b.n:
             known = a.time_known and b.time_known
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             if c.merge_headline_learned:
-                return self.learned_margin(self.linkage_sums(a, cache), self.linkage_sums(b, cache), known, gap)
+                sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
+                return self.learned_margin(*sums, known, gap, detail)
             between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
+            if detail is not None:
+                detail.update(criterion="average pair score", score=between - self.penalty(known, gap))
+                detail.update(bar=c.merge_headline_average, time_known=known, gap_ms=int(gap))
             return between - self.penalty(known, gap) - c.merge_headline_average
         if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
             return -math.inf  # their headlines name different things (transforms/stories/evidence.py)
-        return self.score_stories(a, b) - self.merge_bar(a, b)
+        score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
+        if detail is not None:
+            detail.update(score=score, bar=bar)
+        return score - bar
 
     def evidence(self, s: Story, cache: dict) -> tuple:
         """A story's headline and text keys (:func:`transforms.stories.evidence.evidence`), once per merge pass."""
@@ -88,7 +107,7 @@ class Scorer:
         cache[key] = (s, out)
         return out
 
-    def learned_margin(self, a: tuple, b: tuple, known: bool, gap_ms: int) -> float:
+    def learned_margin(self, a: tuple, b: tuple, known: bool, gap_ms: int, detail: dict | None = None) -> float:
         """The learned pair score's average logit between two stories' articles (from their linkage sums) minus its
         headline bar. The features are linear in the articles' vectors, so the average logit is the logit of the
         average cosines; the time term uses the stories' gap (0, neutral, when either time is unknown). The bar is the
@@ -102,6 +121,9 @@ class Scorer:
             time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
         x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time])
         bar = float(model.thresholds["headline"]) + self.config.merge_headline_learned_margin
+        if detail is not None:
+            detail.update(criterion="learned pair score", score=float(model.logit(x)), bar=bar)
+            detail.update(features={k: float(v) for k, v in zip(pairscore.FEATURES, x)})
         return float(model.logit(x)) - bar
 
     def linkage_sums(self, s: Story, cache: dict) -> tuple:

@@ -221,9 +221,11 @@ class WriterOutput:
     other_meta: dict | None = None  # SPLIT: meta of the new story; MERGE: meta of the absorbed (alias) story
     other_centroid: list[float] | None = None  # SPLIT: the new story's centroid
     other_members: dict[str, dict] = field(default_factory=dict)  # SPLIT: rows moved to the new story
+    # Why (a writer with ``explain`` on: the backfill): transforms/stories/explanations.py. Never read by the store.
+    explain: dict | None = None
 
     def to_dict(self) -> dict:
-        return {
+        d = {
             "change": self.change,
             "story_meta": self.story_meta,
             "members": self.members,
@@ -231,6 +233,9 @@ class WriterOutput:
             "other_centroid": self.other_centroid,
             "other_members": self.other_members,
         }
+        if self.explain is not None:
+            d["explain"] = self.explain
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> WriterOutput:
