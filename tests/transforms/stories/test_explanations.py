@@ -125,3 +125,19 @@ def test_a_new_story_names_the_best_candidate_below_the_bar():
     assert second["decision"] == "new" and second["candidates"][0]["score"] < second["bar"] == 5.0
     line = explain_article(records, second["article_id"])[1]
     assert f"best candidate story {second['candidates'][0]['story_id']} scored" in line and "< join bar 5.000" in line
+
+
+def test_a_headline_merge_records_the_learned_pair_score_it_merged_on():
+    from tests.transforms.stories.test_headline_linkage import _fragments, _writer_with
+    from transforms.stories.cluster import ClusterConfig
+    from transforms.stories.repair import merge_pass
+
+    w, (a, b, x) = _writer_with(ClusterConfig(), _fragments())
+    w.explain = True
+    stories = [w.stories[s] for s in (a, b, x)]
+    margin = w.scorer.merge_margin(w.stories[a], w.stories[b], {})  # before the merge changes the stories
+    (merge,) = [o.explain for o in merge_pass(w, stories, max(s.last_at for s in stories) + 1, set())]
+    assert merge["detail"]["criterion"] == "learned pair score" and merge["moved"] == 16
+    assert (merge["story_id"], merge["merged_story_id"], merge["with_story_id"]) == (min(a, b), max(a, b), min(a, b))
+    check_merge(merge, Scorer(w.config, None, "en"))
+    assert merge["detail"]["score"] - merge["detail"]["bar"] == pytest.approx(margin)
