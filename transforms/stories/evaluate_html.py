@@ -7,12 +7,16 @@ the scores, then the worst *split* gold stories (one event spread over several p
 outside its largest fragment are recall lost) and the worst *mixed* predicted stories (several events in one story:
 the articles outside its main event are precision lost), each with the headlines of every fragment, and beside each
 headline its publisher and date (``publisher``, ``published_at``: whether a split is days apart or one outlet's
-habit is what an analyst asks first). Every text from the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
+habit is what an analyst asks first). Beside a backfill's ``explanations.jsonl``, each predicted story of a split or
+mixed entry names the ``newsroom explain --output DIR --story ID`` command that says why its articles are there
+(transforms/stories/explain_command.py). Every text from the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
 """
 
 from __future__ import annotations
 
 import html
+import os
+import shlex
 from collections import defaultdict
 
 SCORE_COLUMNS = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
@@ -26,6 +30,7 @@ details { margin: 0.3em 0 0.6em 1em; }
 .part ul { margin: 0.1em 0; }
 .muted { color: #777; }
 .byline { color: #555; font-size: 0.9em; }
+.explain { margin: 0.1em 0 0.3em 1.2em; color: #555; font-size: 0.9em; }
 """
 
 
@@ -98,9 +103,11 @@ def render(
     top: int = 10,
     headlines: int = 12,
     articles: dict[str, tuple[str, str, str]] | None = None,
+    explain_dir: str | None = None,
 ) -> str:
     """The report page. ``report`` is :func:`transforms.stories.evaluate.report`'s dict for the same files;
-    ``articles`` (:func:`load_articles`) adds each headline's publisher and date."""
+    ``articles`` (:func:`load_articles`) adds each headline's publisher and date; ``explain_dir`` (a backfill output
+    holding explanations.jsonl) adds to each predicted story the ``newsroom explain`` command that says why."""
     articles = articles or {}
     e = html.escape
     out = [
@@ -135,8 +142,11 @@ def render(
                     f"{it['lost']} outside the largest"
                     "</summary>"
                 )
+                if what == "event":
+                    out.append(_explain_line(explain_dir, it["key"]))
                 for key, aids in it["parts"]:
-                    out.append(f'<div class="part"><h4>{what} {e(_label(key))} ({len(aids)})</h4><ul>')
+                    why = _explain_line(explain_dir, key) if what == "story" else ""
+                    out.append(f'<div class="part"><h4>{what} {e(_label(key))} ({len(aids)})</h4>{why}<ul>')
                     for a in aids[:headlines]:
                         out.append(
                             f'<li>{e(titles.get(a, ""))}{_byline(articles.get(a))} <span class="muted">[{e(a)}]</span></li>'
@@ -147,6 +157,14 @@ def render(
                 out.append("</details>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _explain_line(explain_dir: str | None, key: object) -> str:
+    """``why: newsroom explain --output DIR --story ID`` for a predicted story, "" without explanations."""
+    if explain_dir is None or isinstance(key, tuple):
+        return ""
+    command = f"newsroom explain --output {shlex.quote(explain_dir)} --story {key}"
+    return f'<p class="explain">why: <code>{html.escape(command)}</code></p>'
 
 
 def _label(key: object) -> str:
@@ -168,6 +186,8 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
     """Render the report of ``gold_path`` / ``pred_path`` to ``out_path``; returns the path."""
     from transforms.stories.evaluate import load_gold, load_pred
 
+    folder = os.path.dirname(os.path.abspath(pred_path))
+    explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None
     gold, lang = load_gold(gold_path)
     articles = load_articles(gold_path)
     page = render(
@@ -179,6 +199,7 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
         {a: title for a, (title, _, _) in articles.items()},
         top=top,
         articles=articles,
+        explain_dir=explain_dir,
     )
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(page)

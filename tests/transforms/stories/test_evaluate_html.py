@@ -81,3 +81,19 @@ def test_no_html_writes_nothing(tmp_path):
     assert cli_main(["evaluate", "--gold", str(gold), "--pred", str(pred), "--no-html"]) == 0
     assert not (pred.parent / "evaluate.html").exists()
     assert ev.report(str(gold), str(pred))["overall"]["articles"] == 11
+
+
+def test_each_split_and_mixed_story_links_to_its_explanation(tmp_path):
+    """Beside a backfill's explanations.jsonl, every predicted story of a split event and every mixed story names the
+    `newsroom explain` command that says why its articles are there; without the file, no such line."""
+    gold, pred = _write(tmp_path, *_rows())
+    assert cli_main(["evaluate", "--gold", str(gold), "--pred", str(pred)]) == 0
+    assert "newsroom explain" not in (pred.parent / "evaluate.html").read_text(encoding="utf-8")
+    (pred.parent / "explanations.jsonl").write_text("", encoding="utf-8")
+    assert cli_main(["evaluate", "--gold", str(gold), "--pred", str(pred)]) == 0
+    page = (pred.parent / "evaluate.html").read_text(encoding="utf-8")
+    en = page[page.index("<h2>language en</h2>") : page.index("<h2>language es</h2>")]
+    split, mixed = en.split("Worst mixed")
+    command = f"newsroom explain --output {pred.parent} --story"
+    assert f"{command} 1</code>" in split and f"{command} 2</code>" in split and f"{command} 3<" not in split
+    assert f"{command} 3</code>" in mixed and f"{command} 1<" not in mixed
