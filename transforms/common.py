@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import time
 from collections.abc import Callable
 
 from schemas import codec
@@ -91,6 +93,26 @@ def progress_line(what: str, n: int, total: int | None, elapsed_s: float) -> str
         return f"{what}: {n} ({rate:.0f}/s)"
     left = max(total - n, 0) / rate if rate > 0 else 0.0
     return f"{what}: {n} of {total} ({n / total:.0%}, {rate:.0f}/s, ~{format_duration(left)} left)"
+
+
+class Progress:
+    """The progress lines of one counted phase (:func:`progress_line`): call it with the count done so far; it
+    emits at most one line every ``every_s`` seconds, and one when the count reaches ``total``. The first call
+    starts the clock. ``emit`` defaults to stderr; ``clock`` is injectable for tests."""
+
+    def __init__(self, what: str, total: int | None, every_s: float = 5.0, emit=None, clock=time.monotonic):
+        self.what, self.total, self.every_s, self.clock = what, total, every_s, clock
+        self.emit = emit or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.t0: float | None = None
+        self.last = 0.0
+
+    def __call__(self, n: int) -> None:
+        now = self.clock()
+        if self.t0 is None:
+            self.t0 = self.last = now
+        if now - self.last >= self.every_s or (self.total and n == self.total):
+            self.last = now
+            self.emit(progress_line(self.what, n, self.total, now - self.t0))
 
 
 def format_duration(seconds: float) -> str:

@@ -99,3 +99,31 @@ def test_a_transient_page_fetch_retries_after_jittered_pauses():
     slept = []
     raw, _ = poller.fetch_page(Flaky(), d, None, 1, sleep=slept.append, rand=lambda: 0.5)
     assert raw is not None and slept == [0.375, 0.75]
+
+
+def test_progress_prints_at_most_every_interval_and_at_the_total():
+    from transforms.common import Progress
+
+    lines, now = [], [100.0]
+    p = Progress("decided", 4, every_s=5.0, emit=lines.append, clock=lambda: now[0])
+    p(1)  # the first call starts the clock: nothing to report yet
+    now[0] = 102.0
+    p(2)
+    now[0] = 106.0
+    p(3)
+    now[0] = 107.0
+    p(4)
+    assert lines == ["decided: 3 of 4 (75%, 0/s, ~2s left)", "decided: 4 of 4 (100%, 1/s, ~0s left)"]
+
+
+def test_the_writer_reports_each_decided_article_to_its_progress():
+    from tests.transforms.stories.synth import TEST_CONFIG, make_articles
+    from transforms.stories.cluster import StoryClusterer
+
+    arts, _ = make_articles(n_events=2, per_event=3)
+    w = StoryClusterer("en", model="test", config=TEST_CONFIG, exact_index=True)
+    for a in arts:
+        w.add(a)
+    seen: list[int] = []
+    w.advance(2**62, progress=seen.append)
+    assert seen == list(range(1, 7))

@@ -55,7 +55,7 @@ from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
 from stores.beam_io import write_lines, write_text
-from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, progress_line
+from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, Progress, progress_line
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import backfill_files
 from transforms.stories import embed as embmod
@@ -277,7 +277,8 @@ class ClusterStoriesFn(beam.DoFn):
     ):
         now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
-        outs = w.advance(now)
+        progress = Progress(f"[backfill] articles decided ({key})", len(w.pending)) if self.bounded else None
+        outs = w.advance(now, progress)
         token_state.write(w.state_token())
         for o in outs:
             self.decisions[o.change["kind"]].inc()

@@ -139,9 +139,12 @@ class StoryClusterer:
             times.append(r)
         return min(times) if times else None
 
-    def advance(self, until: int) -> list[WriterOutput]:
-        """Process every event with time <= ``until`` in (time, kind, id) order; returns the decisions."""
+    def advance(self, until: int, progress=None) -> list[WriterOutput]:
+        """Process every event with time <= ``until`` in (time, kind, id) order; returns the decisions.
+        ``progress``: called with the number of articles decided so far in this call, after each (the backfill's
+        one firing decides a whole language: transforms.common.Progress prints its share and time left)."""
         out: list[WriterOutput] = []
+        decided = 0
         self.until = until if self.until is None else max(self.until, until)
         while True:
             nxt = self._next_event(until)
@@ -154,6 +157,9 @@ class StoryClusterer:
                 heapq.heappop(self.pending)
                 self._pending_ids.discard(payload.article_id)
                 out.extend(self._decide(payload))
+                decided += 1
+                if progress is not None:
+                    progress(decided)
             else:
                 out.extend(repair_tick(self, t))
                 self.last_repair_tick = t
