@@ -457,6 +457,7 @@ def _prepare(options) -> list[str]:
     o = options.view_as(_options_class())
     if not o.input or not o.output:
         raise ValueError("--input and --output are required")
+    _parse_bound(o.from_date, "--from"), _parse_bound(o.to_date, "--to")  # refused before anything is written
     so = options.view_as(StoreOptions)
     dry = is_dry_run(options)
     files = input_patterns(o.input) if dry else expand_inputs(o.input)  # before anything is removed

@@ -167,8 +167,10 @@ def test_backfill_overwrite_never_empties_a_folder_it_did_not_write(tmp_path):
     assert (home / "thesis.tex").read_text() == "years of work"
 
 
-@pytest.mark.parametrize("case", ["input is a folder", "output is a file", "no input matches"])
+@pytest.mark.parametrize("case", ["input is a folder", "output is a file", "no input matches", "unreadable --from"])
 def test_backfill_path_errors_are_one_line(tmp_path, case):
+    """Refused before anything runs: nothing is written, so the corrected command is not then refused for the
+    output a failed one left (a namespace claimed under OUTPUT/store)."""
     inp = tmp_path / "in.jsonl"
     labelled_file(inp, bad_line=False)
     out = tmp_path / "o"
@@ -176,16 +178,21 @@ def test_backfill_path_errors_are_one_line(tmp_path, case):
         "input is a folder": ("is a folder",),
         "output is a file": ("is a file",),
         "no input matches": ("no file matches",),
+        "unreadable --from": ("--from", "'yesterday'", "ISO 8601"),
     }
+    extra = []
     if case == "input is a folder":
         inp = tmp_path
     elif case == "output is a file":
         out.write_text("x")
-    else:
+    elif case == "no input matches":
         inp = tmp_path / "typo*.jsonl"
-    res = newsroom("backfill", "--input", inp, "--output", out, "--embedder", "hash")
+    else:
+        extra = ["--from", "yesterday"]
+    res = newsroom("backfill", "--input", inp, "--output", out, "--embedder", "hash", *extra)
     assert res.returncode == 2
     assert_one_line_error(res, *needles[case])
+    assert out.is_file() if case == "output is a file" else not out.exists()
 
 
 @pytest.mark.parametrize("command", ["backfill", "stories", "run"])
