@@ -82,6 +82,16 @@ covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole
                                             (decimal id); at most stores.covisit.MAX_NEIGHBOURS cells, the largest.
                                             A write deletes family n and sets the new cells in one MutateRow
 
+userclusters (stores.userclusters.BigtableUserClusterStore: MinHash user clusters, For you's "readers like you")
+    u#{reader_id}           u:clusters      the reader's cluster ids (decimal, comma-separated), replaced by each
+                                            daily run of the user-cluster job; deleted with the reader's profile
+                            u:at            ms (decimal) of the run that wrote them; the origin ignores older than
+                                            stores.userclusters.MEMBERSHIP_MAX_AGE_MS
+    k#{cluster_id:016x}     m:at, m:total   ms the counts are as of; the cluster's decayed total of clicks
+                            n:{story_id}    decayed clicks of the cluster's members on one story (at most
+                                            stores.userclusters.MAX_STORIES, the largest), written whole by the
+                                            co-visitation job (no reader id in these rows)
+
 audit     (stores.audit.BigtableAuditLog: the operators' append-only trail; no GC by age, nothing deletes it)
     a#{at:013d}#{nonce}     m:entry         JSON {at, action, target, who, why, detail} of one operator action
                                             (takedown, control, rollback); key order is time order
@@ -125,6 +135,7 @@ TABLES: dict[str, dict[str, int]] = {
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
     "covisit": {"m": 1, "n": 1},
+    "userclusters": {"u": 1, "m": 1, "n": 1},
     "audit": {"m": 1},
     "controls": {"c": 1},
     "takedowns": {"t": 1},
@@ -136,6 +147,7 @@ TABLES: dict[str, dict[str, int]] = {
 MAX_AGE_DAYS: dict[str, dict[str, int]] = {
     "profiles": {"e": 30},
     "controls": {"c": 30},
+    "userclusters": {"u": 3, "m": 7, "n": 7},  # memberships are rewritten daily; a cluster idle a week fades
 }
 
 VERSION_WIDTH = 10
@@ -189,6 +201,14 @@ def profile_key(reader_id: str) -> bytes:
 
 def covisit_key(story_id: int) -> bytes:
     return f"v#{story_id:016x}".encode()
+
+
+def membership_key(reader_id: str) -> bytes:
+    return f"u#{reader_id}".encode()
+
+
+def cluster_key(cluster_id: int) -> bytes:
+    return f"k#{cluster_id:016x}".encode()
 
 
 def audit_key(at_ms: int, nonce: str) -> bytes:

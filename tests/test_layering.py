@@ -41,6 +41,7 @@ BEAM_MODULES = {
     "transforms/ingest/beam.py",
     "transforms/stories/beam.py",
     "transforms/covisit/beam.py",
+    "transforms/userclusters/beam.py",
     "transforms/authority/beam.py",
     "transforms/editions/beam.py",
     "transforms/editions/beam_bursts.py",
