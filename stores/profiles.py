@@ -40,7 +40,7 @@ import copy
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from stores.base import StoreError, bucket_step
 
@@ -119,6 +119,11 @@ class ProfileStore(abc.ABC):
     @abc.abstractmethod
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         """Take one token of the reader's write budget: (granted, seconds to wait when not)."""
+
+    @abc.abstractmethod
+    def scan_reads(self, since_ms: int = 0) -> Iterator[tuple[str, list[str]]]:
+        """Every reader with stored reads at or after ``since_ms``: ``(reader_id, story ids)``, one reader at a time
+        in reader-id order; paused readers are left out (the daily user-cluster job, pipelines/userclusters.py)."""
 
     def followed_topics(self, limit: int = 1000) -> dict[str, int]:
         """The ``limit`` most-followed topic ids with their follower counts (> 0): aggregated, no reader id."""
@@ -218,6 +223,26 @@ class EmbeddedProfileStore(ProfileStore):
                 "(SELECT at, rkey FROM profile_events WHERE reader_id=? ORDER BY at DESC, rkey DESC LIMIT ?)",
                 (reader_id, reader_id, keep),
             )
+
+    def scan_reads(self, since_ms: int = 0):
+        conn = self.db.connect()
+        paused = {
+            r for r, doc in conn.execute("SELECT reader_id, profile FROM profiles") if json.loads(doc).get("paused")
+        }
+        reader, stories = None, []
+        rows = conn.execute(
+            "SELECT reader_id, event FROM profile_events WHERE at >= ? ORDER BY reader_id, at", (int(since_ms),)
+        )
+        for rid, event in rows:
+            if rid != reader:
+                if stories and reader not in paused:
+                    yield reader, stories
+                reader, stories = rid, []
+            sid = json.loads(event).get("story_id")
+            if sid is not None:
+                stories.append(str(sid))
+        if stories and reader not in paused:
+            yield reader, stories
 
     def delete_history(self, reader_id: str) -> None:
         with self.db.transaction() as conn:
@@ -444,6 +469,20 @@ class BigtableProfileStore(ProfileStore):
             raise StoreError(f"profiles: cannot read follower counts: {exc}") from exc
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: int(limit)]
         return dict(top)
+
+    def scan_reads(self, since_ms: int = 0):
+        try:
+            for row in self.table.read_rows(start_key=b"r#", end_key=b"r$", filter_=self._latest()):
+                cells = row.cells
+                raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
+                if raw and json.loads(raw[0].value).get("paused"):
+                    continue
+                reads = [json.loads(c[0].value) for _, c in sorted(cells.get(FAMILY_READS, {}).items())]
+                stories = [str(r["story_id"]) for r in reads if r.get("story_id") is not None and r["at"] >= since_ms]
+                if stories:
+                    yield row.row_key[2:].decode("utf-8"), stories
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot scan reads: {exc}") from exc
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         from schemas.tables import profile_key

@@ -154,3 +154,19 @@ def test_follower_counts_survive_concurrent_follows(profiles):
     for t in threads:
         t.join()
     assert profiles.followed_topics() == {"topic:science": 8, "topic:t0": 4, "topic:t1": 4}
+
+
+def test_scan_reads_lists_every_reader_with_recent_reads_except_paused_ones(profiles):
+    def read(n, at):
+        return {"event_id": f"e{n}", "story_id": str(100 + n), "article_id": None, "at": at, "kind": "READ"}
+
+    profiles.append_reads("b", [read(1, 1000), read(2, 5000)])
+    profiles.append_reads("a", [read(3, 6000), {**read(4, 7000), "story_id": None}])
+    profiles.append_reads("old", [read(5, 10)])
+    profiles.append_reads("quiet", [read(6, 9000)])
+    profiles.update("quiet", lambda d: {**d, "paused": True})
+    profiles.update("nobody-read", lambda d: d)
+    assert list(profiles.scan_reads()) == [("a", ["103"]), ("b", ["101", "102"]), ("old", ["105"])]
+    assert list(profiles.scan_reads(since_ms=2000)) == [("a", ["103"]), ("b", ["102"])]
+    profiles.delete("b")
+    assert [r for r, _ in profiles.scan_reads(since_ms=2000)] == ["a"]
