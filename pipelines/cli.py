@@ -11,7 +11,7 @@ Two kinds of subcommand:
 
 - Commands (``stack``, ``run``, ``evaluate``, ``explain``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
-- Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``, ``authority``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
+- Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``, ``authority``, ``userclusters``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
   PipelineOptions, so every flag the job does not define is Beam's (``--runner``, ``--project``, ``--region``,
   ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...). The job's own flags are checked first
@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ingest": ("pipelines.ingest", "the ingest job: feeds, pushes and fetches to raw items (Beam job)"),
     "covisit": ("pipelines.covisit", "the co-visitation job: read events to 'also read' neighbours (Beam job)"),
     "authority": ("pipelines.authority", "compute publisher authority per section from the stores (batch Beam job)"),
+    "userclusters": ("pipelines.userclusters", "the daily MinHash user clusters of For you (batch Beam job)"),
     "evaluate": ("transforms.stories.evaluate", "score story assignments against gold labels"),
     "explain": (
         "transforms.stories.explain_command",
@@ -50,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.
-BEAM_JOBS = ("backfill", "stories", "ingest", "covisit", "authority")
+BEAM_JOBS = ("backfill", "stories", "ingest", "covisit", "authority", "userclusters")
 
 BEAM_EPILOG = (
     "Any other flag goes to Beam's PipelineOptions unchanged (e.g. --runner=DataflowRunner --project=P "

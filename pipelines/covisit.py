@@ -3,10 +3,13 @@
 Reads ReadEvent messages (schemas/avro/read_event.avsc) from the ``read-events`` topic through a subscription
 (``--input_subscription``; Pub/Sub with ``--backend=gcp`` or ``--bus=pubsub``, the embedded bus otherwise) and
 writes each story's neighbour list to the co-visitation store (stores/covisit.py: embedded SQLite or Bigtable table
-``covisit``), which the origin reads for For you (reason ``also_read:{story_id}``). Undecodable messages go to
-``--dead_letter_topic``. The logic is transforms/covisit/counts.py; the Beam stage transforms/covisit/beam.py.
+``covisit``), which the origin reads for For you (reason ``also_read:{story_id}``). The same accepted reads also
+update, online, the decayed click counts per story of each user cluster the reader belongs to (memberships written
+daily by pipelines/userclusters.py; counts in stores/userclusters.py; For you's ``readers_like_you``; off with
+``--no_cluster_counts``). Undecodable messages go to ``--dead_letter_topic``. The logic is transforms/covisit/counts.py; the Beam stage transforms/covisit/beam.py.
 
-    ReadReadEvents -> DecodeReadEvents -> CovisitNeighbours (KeyByReader -> PairsPerReader -> NeighboursPerStory)
+    ReadReadEvents -> DecodeReadEvents -> CovisitNeighbours (KeyByReader -> PairsPerReader -> NeighboursPerStory,
+                                                             accepted reads -> ClusterCounts)
     dead letters -> PublishDeadLetters
 
 Runners as the stories job: reading Pub/Sub is a streaming job (DataflowRunner in production, BundleBasedDirectRunner
@@ -72,6 +75,13 @@ class CovisitOptions(StoreOptions):
             help="Event-time seconds between a story's first new pair and the write of its list (one write per "
             "story per interval). Default: 10.",
         )
+        parser.add_argument(
+            "--no_cluster_counts",
+            action="store_true",
+            default=False,
+            help="Do not keep the per-cluster click counts of the user clusters (For you's 'readers like you'; "
+            "the memberships come from the daily `newsroom userclusters` job). Default: keep them.",
+        )
 
 
 def params(options: PipelineOptions):
@@ -106,9 +116,11 @@ def build_pipeline(p, options) -> dict:
     cfg = store_config(options)
     messages = p | "ReadReadEvents" >> ReadBus(cfg, TOPIC, o.input_subscription)
     decoded = messages | "DecodeReadEvents" >> beam.ParDo(DecodeReadEventFn()).with_outputs(DEAD_LETTER, main="events")
-    written = decoded.events | "CovisitNeighbours" >> CovisitNeighbours(cfg, params(options), int(o.flush_s * 1000))
+    covisit = CovisitNeighbours(cfg, params(options), int(o.flush_s * 1000), clusters=not o.no_cluster_counts)
+    out = decoded.events | "CovisitNeighbours" >> covisit
+    written, clusters = (out, None) if o.no_cluster_counts else (out["written"], out["clusters"])
     decoded[DEAD_LETTER] | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic))
-    return {"events": decoded.events, "written": written, "dead_letter": decoded[DEAD_LETTER]}
+    return {"events": decoded.events, "written": written, "clusters": clusters, "dead_letter": decoded[DEAD_LETTER]}
 
 
 def streaming(options: PipelineOptions) -> bool:

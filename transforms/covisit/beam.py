@@ -47,6 +47,8 @@ from transforms.timers import arm, at, to_ms
 
 STAGE = "covisit"
 OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "capped", "not_a_read")
+ACCEPTED = ("paired", "capped")  # a new read of the story by a normal reader: a click of its user clusters
+CLICKS = "clicks"
 RECEIVED_AT = "received_at"  # message attribute: the origin's receive time (serving/readers.py)
 FLUSH_MS = 10 * SECOND_MS
 
@@ -73,8 +75,8 @@ class ReaderPairsFn(beam.DoFn):
     READER = ReadModifyWriteStateSpec("reader", PickleCoder())
     EXPIRE = TimerSpec("expire", TimeDomain.WATERMARK)
 
-    def __init__(self, params: Params):
-        self.params = params
+    def __init__(self, params: Params, clicks: bool = False):
+        self.params, self.clicks = params, clicks
         self.outcomes = {o: Metrics.counter(STAGE, f"events_{o}") for o in OUTCOMES}
 
     def process(
@@ -92,6 +94,8 @@ class ReaderPairsFn(beam.DoFn):
             return
         reader.write(state)
         expire.set(at(to_ms(ts) + self.params.window_ms))
+        if self.clicks and outcome in ACCEPTED:
+            yield beam.pvalue.TaggedOutput(CLICKS, (str(event["reader_id"]), int(event["story_id"]), int(event["at"])))
         for inc in increments:
             yield inc.story, (inc.neighbour, inc.at, inc.weight)
 
@@ -157,16 +161,31 @@ class StoryNeighboursFn(beam.DoFn):
 
 
 class CovisitNeighbours(beam.PTransform):
-    """ReadEvent dicts -> ``(story_id, [(neighbour, count)], at)`` for every neighbour list written to the store."""
+    """ReadEvent dicts -> ``(story_id, [(neighbour, count)], at)`` for every neighbour list written to the store.
 
-    def __init__(self, store_config, params: Params | None = None, flush_ms: int = FLUSH_MS):
+    With ``clusters``, also the per-cluster click counts of the user clusters (transforms/userclusters/beam.py
+    ClusterCountsOnline, same decay and flush): the result is then ``{"written": ..., "clusters": ...}``."""
+
+    def __init__(self, store_config, params: Params | None = None, flush_ms: int = FLUSH_MS, clusters: bool = False):
         super().__init__()
         self.store_config, self.params, self.flush_ms = store_config, params or Params(), flush_ms
+        self.clusters = clusters
 
     def expand(self, events):
-        return (
-            events
-            | "KeyByReader" >> beam.Map(lambda e: (str(e["reader_id"]), e)).with_output_types(tuple[str, typing.Any])
-            | "PairsPerReader" >> beam.ParDo(ReaderPairsFn(self.params)).with_output_types(tuple[int, typing.Any])
-            | "NeighboursPerStory" >> beam.ParDo(StoryNeighboursFn(self.store_config, self.params, self.flush_ms))
+        keyed = events | "KeyByReader" >> beam.Map(lambda e: (str(e["reader_id"]), e)).with_output_types(
+            tuple[str, typing.Any]
         )
+        pairs_fn = ReaderPairsFn(self.params, clicks=self.clusters)
+        if not self.clusters:
+            pairs = keyed | "PairsPerReader" >> beam.ParDo(pairs_fn).with_output_types(tuple[int, typing.Any])
+            return pairs | "NeighboursPerStory" >> beam.ParDo(
+                StoryNeighboursFn(self.store_config, self.params, self.flush_ms)
+            )
+        from transforms.userclusters.beam import ClusterCountsOnline
+
+        out = keyed | "PairsPerReader" >> beam.ParDo(pairs_fn).with_outputs(CLICKS, main="pairs")
+        written = out.pairs | "NeighboursPerStory" >> beam.ParDo(
+            StoryNeighboursFn(self.store_config, self.params, self.flush_ms)
+        )
+        clusters = out[CLICKS] | "ClusterCounts" >> ClusterCountsOnline(self.store_config, self.params, self.flush_ms)
+        return {"written": written, "clusters": clusters}

@@ -1,0 +1,122 @@
+"""``newsroom userclusters``: the daily MinHash user clusters of For you's "readers like you" (batch Beam job).
+
+Reads every reader's recent reads from the profile store (``ProfileStore.scan_reads``: the reads the origin folds
+from the same read events it publishes to the co-visitation job; the last ``--lookback_days``, paused readers left
+out), puts each reader into ``--clusters_per_reader`` (q) clusters of ``--hashes_per_cluster`` (p) MinHash values
+concatenated (Das et al. 2007; the choice of
+p = 3, q = 10 and the other thresholds: transforms/userclusters/minhash.py), drops clusters under
+``--min_members`` members, and replaces every scanned reader's memberships in the user-cluster store
+(stores/userclusters.py: embedded SQLite or the Bigtable table ``userclusters``). The co-visitation job keeps the
+clusters' click counts online from then on; the origin reads both (serving/clusters.py).
+
+    Start -> ScanReads -> SpreadReaders -> ClustersOfReader -> MembersPerCluster -> KeepLargeClusters
+          -> ClustersPerReader -> WriteMemberships           (transforms/userclusters/beam.py DailyClusters)
+
+Runner: without ``--runner`` the bounded job runs on FnApiRunner in this process; ``--runner=DataflowRunner``
+submits it (templates/userclusters, launched daily by Cloud Scheduler, terraform/modules/stack). A run takes its
+start time as the memberships' time; the origin ignores memberships older than two days, so a day's missed run
+costs nothing and a stopped schedule fades the source out instead of serving week-old clusters.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipelines.options import StoreOptions, store_config
+
+log = logging.getLogger("newsroom.userclusters")
+
+
+class UserClusterOptions(StoreOptions):
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        parser.add_argument(
+            "--hashes_per_cluster",
+            type=int,
+            default=3,
+            help="p: MinHash values concatenated into one cluster id; two readers at Jaccard similarity J share "
+            "it with probability J^p. Default: 3.",
+        )
+        parser.add_argument(
+            "--clusters_per_reader",
+            type=int,
+            default=10,
+            help="q: clusters per reader (independent repetitions of p hashes). Default: 10.",
+        )
+        parser.add_argument(
+            "--min_stories",
+            type=int,
+            default=3,
+            help="Readers with fewer distinct stories read are not clustered. Default: 3.",
+        )
+        parser.add_argument(
+            "--min_members",
+            type=int,
+            default=5,
+            help="Clusters with fewer readers are dropped (no reader's clicks can be read off a cluster's "
+            "counts). Default: 5.",
+        )
+        parser.add_argument(
+            "--lookback_days",
+            type=float,
+            default=30.0,
+            help="Only reads of the last this many days count (the profile store keeps 30 days). Default: 30.",
+        )
+
+
+def params(options: PipelineOptions):
+    """The clustering parameters of the flags (ValueError naming the flag when one is out of range)."""
+    from transforms.userclusters.minhash import Params
+
+    o = options.view_as(UserClusterOptions)
+    for flag in ("hashes_per_cluster", "clusters_per_reader", "min_stories", "min_members", "lookback_days"):
+        if not getattr(o, flag) > 0:
+            raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
+    p, q = int(o.hashes_per_cluster), int(o.clusters_per_reader)
+    if p * q > 1024:
+        raise ValueError(f"--hashes_per_cluster x --clusters_per_reader must be at most 1024, got {p * q}")
+    return Params(
+        p=p,
+        q=q,
+        min_stories=int(o.min_stories),
+        min_members=int(o.min_members),
+        lookback_ms=int(o.lookback_days * 86_400_000),
+    )
+
+
+def build_pipeline(p, options, now_ms: int | None = None) -> dict:
+    """Adds the job to pipeline ``p``; returns its main PCollections (for tests). ``now_ms``: the run's time."""
+    from transforms.userclusters.beam import DailyClusters
+
+    at = int(time.time() * 1000) if now_ms is None else int(now_ms)
+    written = p | "DailyClusters" >> DailyClusters(store_config(options), params(options), at)
+    return {"written": written}
+
+
+def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = None):
+    """``python -m pipelines.userclusters ARGS`` and ``newsroom userclusters ARGS``: build, run and (by default)
+    wait. Returns the PipelineResult."""
+    from pipelines.options import default_runner, refuse_non_production_graph
+
+    options = PipelineOptions(argv)
+    store_config(options)  # fail fast naming the flag
+    params(options)
+    refuse_non_production_graph(options, "userclusters")
+    runner = default_runner(options, streaming=False)
+    p = beam.Pipeline(runner=runner, options=options)
+    build_pipeline(p, options, now_ms)
+    log.info("[userclusters] running on %s", runner if isinstance(runner, str) else type(runner).__name__)
+    result = p.run()
+    if wait:
+        result.wait_until_finish()
+    return result
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO)
+    run(sys.argv[1:])

@@ -1,0 +1,66 @@
+"""The daily user-cluster job end to end: reads in the profile store -> `newsroom userclusters` -> memberships in
+the user-cluster store, on the embedded backend and on the Bigtable emulator (``store_config``: both)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stores.profiles import open_profile_store
+from stores.userclusters import open_user_cluster_store
+from tests.pipelines.test_stories_job import store_argv
+from transforms.userclusters.minhash import clusters_of
+
+NOW = 1_767_225_600_000
+DAY = 86_400_000
+SAME = [7_394_201_113_445_597_184 + n for n in range(6)]
+
+
+def add_reads(profiles, reader: str, stories, at: int) -> None:
+    profiles.append_reads(
+        reader,
+        [
+            {"event_id": f"{reader}-{i}", "story_id": str(s), "article_id": None, "at": at + i, "kind": "READ"}
+            for i, s in enumerate(stories)
+        ],
+    )
+
+
+def test_the_job_writes_every_readers_clusters(store_config):
+    from pipelines.userclusters import run
+
+    profiles, clusters = open_profile_store(store_config), open_user_cluster_store(store_config)
+    for r in range(5):
+        add_reads(profiles, f"fan{r}", SAME, NOW - DAY)  # five readers of the same stories: one group
+    add_reads(profiles, "loner", range(100, 106), NOW - DAY)  # nobody like it: no cluster of five
+    add_reads(profiles, "few", SAME[:2], NOW - DAY)  # two stories: not clustered
+    add_reads(profiles, "stale", SAME, NOW - 40 * DAY)  # reads past the 30-day lookback do not count
+    add_reads(profiles, "quiet", SAME, NOW - DAY)
+    profiles.update("quiet", lambda d: {**d, "paused": True})  # paused: its reads are not clustered
+    clusters.put_membership("loner", [123], NOW - DAY)  # yesterday's clusters of a reader who now has none
+    run(store_argv(store_config), now_ms=NOW)
+    want = sorted(clusters_of(SAME))
+    assert all(clusters.membership(f"fan{r}", NOW) == want for r in range(5))
+    assert clusters.membership("loner", NOW) == []  # replaced by an empty list, not left as yesterday's
+    assert clusters.membership("few", NOW) == [] and clusters.membership("stale", NOW) == []
+    assert clusters.membership("quiet", NOW) == []
+
+
+def test_a_fifth_member_is_needed(embedded_store_config):
+    from pipelines.userclusters import run
+
+    profiles, clusters = open_profile_store(embedded_store_config), open_user_cluster_store(embedded_store_config)
+    for r in range(4):
+        add_reads(profiles, f"fan{r}", SAME, NOW - DAY)
+    run(store_argv(embedded_store_config), now_ms=NOW)
+    assert clusters.membership("fan0", NOW) == []
+    run(store_argv(embedded_store_config) + ["--min_members=4"], now_ms=NOW)
+    assert len(clusters.membership("fan0", NOW)) == 10
+
+
+def test_bad_flags_are_refused_naming_the_flag(embedded_store_config):
+    from pipelines.userclusters import run
+
+    with pytest.raises(ValueError, match="--hashes_per_cluster"):
+        run(store_argv(embedded_store_config) + ["--hashes_per_cluster=0"])
+    with pytest.raises(ValueError, match="at most 1024"):
+        run(store_argv(embedded_store_config) + ["--hashes_per_cluster=100", "--clusters_per_reader=20"])

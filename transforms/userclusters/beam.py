@@ -1,0 +1,229 @@
+"""Beam stages of the user clusters (the logic is transforms/userclusters/minhash.py; this module keys and writes).
+
+DailyClusters (the batch user-cluster job, pipelines/userclusters.py):
+
+    Start -> ScanReads (every reader's recent story ids, ProfileStore.scan_reads) -> SpreadReaders (Reshuffle)
+          -> ClustersOfReader (q MinHash cluster ids) -> MembersPerCluster (GroupByKey) -> KeepLargeClusters
+          -> with every scanned reader (an empty list too) -> ClustersPerReader (GroupByKey) -> WriteMemberships
+
+  Every scanned reader is written, an empty list included (deleting yesterday's row), so a reader whose clusters
+  all fell under ``min_members`` is not left in yesterday's. Readers no longer scanned (profile deleted: the origin
+  deletes the row then; every read aged out) keep no membership past MEMBERSHIP_MAX_AGE_MS. A write replaces the
+  reader's row, so a retried bundle writes the same row again. Counters: readers, clustered, written.
+
+ClusterCountsOnline (in the co-visitation job, transforms/covisit/beam.py's accepted reads):
+
+- ClusterClicksFn: (reader_id, story_id, at) of every read the co-visitation reader check accepted -> one
+  (cluster_id, (story_id, at)) per cluster of the reader (the membership, cached per reader for ``member_ttl_s``,
+  600 s: memberships change once a day). A reader without clusters emits nothing.
+- ClusterCountsFn (keyed by cluster): state ``COUNTS`` (:class:`ClusterCounts`) and ``NEXT``; timer ``FLUSH``
+  (event time, ``flush_ms`` after the first click since the last write) replaces the cluster's row in the store
+  (one write per cluster per flush interval), as StoryNeighboursFn writes a story's neighbours.
+"""
+
+from __future__ import annotations
+
+import time
+import typing
+from collections import OrderedDict
+
+import apache_beam as beam
+from apache_beam.coders import PickleCoder
+from apache_beam.metrics import Metrics
+from apache_beam.transforms.timeutil import TimeDomain
+from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
+
+from transforms.covisit.counts import Params as CovisitParams
+from transforms.timers import arm, to_ms
+from transforms.userclusters.minhash import ClusterCounts, Params, clusters_of
+
+STAGE = "userclusters"
+
+
+class ScanReadsFn(beam.DoFn):
+    """One impulse -> ``(reader_id, [story_id])`` of every reader with reads since ``since_ms`` (one store scan)."""
+
+    def __init__(self, store_config, since_ms: int):
+        self.store_config, self.since_ms = store_config, int(since_ms)
+        self.readers = Metrics.counter(STAGE, "readers")
+
+    def process(self, _):
+        from stores.profiles import open_profile_store
+
+        store = open_profile_store(self.store_config)
+        try:
+            for reader, stories in store.scan_reads(self.since_ms):
+                self.readers.inc()
+                yield reader, stories
+        finally:
+            store.close()
+
+
+class WriteMembershipsFn(beam.DoFn):
+    """(reader_id, [cluster ids, None...]) -> the reader's row replaced; yields (reader_id, clusters)."""
+
+    def __init__(self, store_config, at_ms: int):
+        self.store_config, self.at_ms = store_config, int(at_ms)
+        self.written = Metrics.counter(STAGE, "memberships_written")
+        self.clustered = Metrics.counter(STAGE, "readers_clustered")
+
+    def setup(self):
+        from stores.userclusters import open_user_cluster_store
+
+        self.store = open_user_cluster_store(self.store_config)
+
+    def teardown(self):
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+
+    def process(self, element):
+        reader, values = element
+        clusters = sorted({int(c) for c in values if c is not None})
+        self.store.put_membership(reader, clusters, self.at_ms)
+        self.written.inc()
+        if clusters:
+            self.clustered.inc()
+        yield reader, clusters
+
+
+def _keep_large(element, min_members: int):
+    cluster, readers = element
+    readers = list(readers)
+    if len(readers) >= min_members:
+        for r in readers:
+            yield r, cluster
+
+
+class DailyClusters(beam.PTransform):
+    """PBegin -> ``(reader_id, clusters)`` of every scanned reader, written to the user-cluster store."""
+
+    def __init__(self, store_config, params: Params, at_ms: int):
+        super().__init__()
+        self.store_config, self.params, self.at_ms = store_config, params, int(at_ms)
+
+    def expand(self, pbegin):
+        params = self.params
+        readers = (
+            pbegin
+            | "Start" >> beam.Create([None])
+            | "ScanReads" >> beam.ParDo(ScanReadsFn(self.store_config, self.at_ms - params.lookback_ms))
+            | "SpreadReaders" >> beam.Reshuffle()
+            | "ClustersOfReader" >> beam.Map(lambda rs: (rs[0], clusters_of(rs[1], params)))
+        )
+        kept = (
+            readers
+            | "ByCluster" >> beam.FlatMap(lambda rc: ((c, rc[0]) for c in rc[1])).with_output_types(tuple[int, str])
+            | "MembersPerCluster" >> beam.GroupByKey()
+            | "KeepLargeClusters" >> beam.FlatMap(_keep_large, params.min_members)
+        )
+        everyone = readers | "EveryReader" >> beam.Map(lambda rc: (rc[0], None))
+        return (
+            (kept, everyone)
+            | "Together" >> beam.Flatten()
+            | "ClustersPerReader" >> beam.GroupByKey()
+            | "WriteMemberships" >> beam.ParDo(WriteMembershipsFn(self.store_config, self.at_ms))
+        )
+
+
+class ClusterClicksFn(beam.DoFn):
+    """(reader_id, story_id, at) -> (cluster_id, (story_id, at)) for each of the reader's clusters."""
+
+    def __init__(self, store_config, member_ttl_s: float = 600.0, max_readers: int = 100_000):
+        self.store_config, self.ttl_s, self.max_readers = store_config, float(member_ttl_s), int(max_readers)
+        self.clicks = Metrics.counter(STAGE, "cluster_clicks")
+
+    def setup(self):
+        from stores.userclusters import open_user_cluster_store
+
+        self.store = open_user_cluster_store(self.store_config)
+        self.cache: OrderedDict[str, tuple[float, list[int]]] = OrderedDict()
+
+    def teardown(self):
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+
+    def _clusters(self, reader: str) -> list[int]:
+        now = time.monotonic()
+        hit = self.cache.get(reader)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        clusters = self.store.membership(reader, int(time.time() * 1000))
+        self.cache[reader] = (now + self.ttl_s, clusters)
+        self.cache.move_to_end(reader)
+        while len(self.cache) > self.max_readers:
+            self.cache.popitem(last=False)
+        return clusters
+
+    def process(self, element):
+        reader, story, at = element
+        for c in self._clusters(str(reader)):
+            self.clicks.inc()
+            yield int(c), (int(story), int(at))
+
+
+class ClusterCountsFn(beam.DoFn):
+    """(cluster_id, (story_id, at)) -> the cluster's counts written every ``flush_ms``; yields (cluster, list,
+    total, at) per write."""
+
+    COUNTS = ReadModifyWriteStateSpec("counts", PickleCoder())
+    NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
+    FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
+
+    def __init__(self, store_config, params: CovisitParams, flush_ms: int):
+        self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
+        self.writes = Metrics.counter(STAGE, "cluster_counts_written")
+
+    def setup(self):
+        from stores.userclusters import open_user_cluster_store
+
+        self.store = open_user_cluster_store(self.store_config)
+
+    def teardown(self):
+        store = getattr(self, "store", None)
+        if store is not None:
+            store.close()
+
+    def process(
+        self,
+        element,
+        ts=beam.DoFn.TimestampParam,
+        counts=beam.DoFn.StateParam(COUNTS),
+        nxt=beam.DoFn.StateParam(NEXT),
+        flush=beam.DoFn.TimerParam(FLUSH),
+    ):
+        _, (story, at) = element
+        c = counts.read() or ClusterCounts()
+        c.click(story, at, self.params)
+        counts.write(c)
+        if nxt.read() is None:
+            arm(flush, nxt, to_ms(ts) + self.flush_ms)
+
+    @on_timer(FLUSH)
+    def on_flush(self, key=beam.DoFn.KeyParam, counts=beam.DoFn.StateParam(COUNTS), nxt=beam.DoFn.StateParam(NEXT)):
+        nxt.clear()
+        c = counts.read()
+        if c is None:
+            return
+        top = c.top(self.params)
+        counts.write(c)
+        self.store.put_counts(int(key), top, round(c.total, 6), c.ref_at)
+        self.writes.inc()
+        yield int(key), top, round(c.total, 6), c.ref_at
+
+
+class ClusterCountsOnline(beam.PTransform):
+    """(reader_id, story_id, at) accepted reads -> ``(cluster_id, [(story, count)], total, at)`` per write."""
+
+    def __init__(self, store_config, params: CovisitParams, flush_ms: int):
+        super().__init__()
+        self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
+
+    def expand(self, clicks):
+        return (
+            clicks
+            | "ClicksPerCluster"
+            >> beam.ParDo(ClusterClicksFn(self.store_config)).with_output_types(tuple[int, typing.Any])
+            | "CountsPerCluster" >> beam.ParDo(ClusterCountsFn(self.store_config, self.params, self.flush_ms))
+        )
