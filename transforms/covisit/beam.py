@@ -183,7 +183,9 @@ class CovisitNeighbours(beam.PTransform):
             )
         from transforms.userclusters.beam import ClusterCountsOnline
 
-        out = keyed | "PairsPerReader" >> beam.ParDo(pairs_fn).with_outputs(CLICKS, main="pairs")
+        out = keyed | "PairsPerReader" >> beam.ParDo(pairs_fn).with_output_types(tuple[int, typing.Any]).with_outputs(
+            CLICKS, main="pairs"
+        )
         written = out.pairs | "NeighboursPerStory" >> beam.ParDo(
             StoryNeighboursFn(self.store_config, self.params, self.flush_ms)
         )

@@ -221,8 +221,13 @@ class ClusterCountsOnline(beam.PTransform):
         self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
 
     def expand(self, clicks):
+        # The Reshuffle ends the fused stage of the reader check: on FnApiRunner (the embedded bounded run), when
+        # one fused stage feeds two stateful DoFns with event-time timers (the story neighbours and these counts),
+        # only one of them saw its timers fire at the end of input (Beam 2.77, reproduced here); on Dataflow the
+        # re-key to clusters shuffles anyway.
         return (
             clicks
+            | "SpreadClicks" >> beam.Reshuffle()
             | "ClicksPerCluster"
             >> beam.ParDo(ClusterClicksFn(self.store_config)).with_output_types(tuple[int, typing.Any])
             | "CountsPerCluster" >> beam.ParDo(ClusterCountsFn(self.store_config, self.params, self.flush_ms))
