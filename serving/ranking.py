@@ -18,6 +18,13 @@ story the reader asked to see less of):
   + W_COVISIT * s_i / (s_i + COVISIT_SCALE)            co-visitation: s_i = sum over the reader's COVISIT_READS
                                                        newest reads X of X's decayed "read together" count with i
                                                        (stores/covisit.py, via serving.readers.CovisitCache)
+  + W_CLUSTERS * u_i / (u_i + CLUSTER_SCALE)           readers like you: u_i = sum over the reader's MinHash
+                                                       clusters of the share of the cluster's clicks on i
+                                                       (serving/clusters.py, Das et al. 2007)
+  + W_TREND * (I - 1) / (I + 1)                        trend blending (Liu et al. 2010): I, the reader's genuine
+                                                       interest in i's topic, its read share over the edition's
+                                                       current trend, smoothed with 10 virtual clicks
+                                                       (serving/clusters.py trend_term; in [-0.3, 0.3])
   - W_FEWER  * ramp(max_k cos(v_i, v_fewer_k))         "fewer like this"
   - W_READ   * [already read]                          pushed down, not removed (a reader may want it again)
 
@@ -30,7 +37,8 @@ Top stories: the first TOP_SLOTS positions of the feed (0, 4, 9) hold the editio
 
 Reasons: the largest personal term names the reason (``follows:entity/{id}``, ``follows:topic/{t}``,
 ``follows:source/{p}``, ``local:{p}``, ``also_read:{story_id}`` "readers of that story also read this", the read
-contributing most to s_i; ``similar_to:{story_id}``); an interest-only match is explained by the closest recent
+contributing most to s_i; ``readers_like_you``, the reader's clusters (no cluster named); ``similar_to:{story_id}``;
+the trend term never names a reason, it orders); an interest-only match is explained by the closest recent
 read when there is one (``similar_to``), else ``interest``; with no personal signal ``popular``.
 
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
@@ -52,6 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serving.catalog import place_entity
+from serving.clusters import Clusters, trend_term
 from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
 
 W_BASE = 1.0
@@ -218,7 +227,9 @@ class _Scored:
     covisit: Covisit | None = None
 
 
-def _score(pool, view: ProfileView, deadline: float | None, covisit: Covisit | None = None) -> _Scored:
+def _score(
+    pool, view: ProfileView, deadline: float | None, covisit: Covisit | None = None, clusters: Clusters | None = None
+) -> _Scored:
     """Every candidate's personal score (module docstring); -inf for hidden sources and "fewer like this"."""
     n = len(pool.story_ids)
     vectors = pool.vectors
@@ -245,10 +256,13 @@ def _score(pool, view: ProfileView, deadline: float | None, covisit: Covisit | N
         sims = vectors @ vectors[recent].T
         nearest = sims.argmax(axis=1)
         terms["similar"] = _ramp(sims[np.arange(n), nearest]) * np.float32(W_SIMILAR)
-    if covisit is not None:
-        t = covisit.term(pool)
+    for name, source in (("covisit", covisit), ("clusters", clusters)):
+        t = source.term(pool) if source is not None else None
         if t is not None:
-            terms["covisit"] = t
+            terms[name] = t
+    trend = trend_term(pool, read_idx)
+    if trend is not None:
+        score = score + trend  # not in terms: it orders, it names no reason
     _check(deadline)
     for arr in terms.values():
         score = score + arr
@@ -329,6 +343,7 @@ def rank(
     served: np.ndarray | None = None,
     deadline: float | None = None,
     covisit: Covisit | None = None,
+    clusters: Clusters | None = None,
 ) -> list[tuple[int, str]]:
     """Candidate indices for feed positions [offset, offset + limit) with their reasons.
 
@@ -336,11 +351,12 @@ def rank(
     absolute, so the top-story slots and the caps of the first CAP_DEPTH positions count the served pages.
     ``deadline`` (time.monotonic()): past it, :class:`RankTimeout`.
     ``covisit``: the reader's co-visitation candidates (serving.readers.CovisitCache.boost), or None.
+    ``clusters``: the reader's "readers like you" candidates (serving.clusters.ClusterCache.boost), or None.
     """
     n = len(pool.story_ids)
     if n == 0 or limit <= 0:
         return []
-    sc = _score(pool, view, deadline, covisit)
+    sc = _score(pool, view, deadline, covisit, clusters)
     allowed = np.isfinite(sc.score)
     if served is not None:
         allowed &= ~served
@@ -402,7 +418,7 @@ def recency_fallback(pool, view: ProfileView, limit: int, served: np.ndarray | N
 def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
     terms, recent, nearest = sc.terms, sc.recent, sc.nearest
     best, name = MIN_REASON, None
-    for key in ("entity", "topic", "source", "place", "covisit", "similar", "interest"):
+    for key in ("entity", "topic", "source", "place", "covisit", "clusters", "similar", "interest"):
         arr = terms.get(key)
         if arr is not None and float(arr[i]) > best:
             best, name = float(arr[i]), key
@@ -423,6 +439,8 @@ def _reason(pool, view: ProfileView, i: int, sc: _Scored) -> str:
         return "local:" + hit
     if name == "covisit":
         return "also_read:" + sc.covisit.source[pool.story_ids[i]]
+    if name == "clusters":
+        return "readers_like_you"
     if name in ("similar", "interest") and nearest is not None:
         return "similar_to:" + pool.story_ids[recent[int(nearest[i])]]
     if name == "interest":
