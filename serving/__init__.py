@@ -55,6 +55,7 @@ DEFAULTS = {
     "NEWSROOM_STORES": None,
     "NEWSROOM_PROFILE_STORE": None,
     "NEWSROOM_COVISIT_STORE": None,
+    "NEWSROOM_CLUSTER_STORE": None,  # stores.userclusters.UserClusterStore; None: opened like the stores ("off": none)
     "NEWSROOM_TAKEDOWN_STORE": None,
     "NEWSROOM_PUBLISH_READS": True,  # publish folded read events to the read-events topic (the co-visitation job)  # stores.covisit.CovisitStore; None: opened like the stores ("off": none)
     # pointer watcher
@@ -107,6 +108,7 @@ OBJECT_SETTINGS = {
     "NEWSROOM_STORES",
     "NEWSROOM_PROFILE_STORE",
     "NEWSROOM_COVISIT_STORE",
+    "NEWSROOM_CLUSTER_STORE",
     "NEWSROOM_TAKEDOWN_STORE",
     "NEWSROOM_TOKEN_VERIFIER",
 }
@@ -246,6 +248,13 @@ class Newsroom:
         covisit = _side_store(cfg, stores, "NEWSROOM_COVISIT_STORE", open_covisit_store)
         self.covisit_cache = (
             None if covisit is None else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
+        )
+        from serving.clusters import ClusterCache
+        from stores.userclusters import open_user_cluster_store
+
+        clusters = _side_store(cfg, stores, "NEWSROOM_CLUSTER_STORE", open_user_cluster_store)
+        self.cluster_cache = (
+            None if clusters is None else ClusterCache(clusters, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
         )
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
         self.watcher.on_swap.append(self.pool_history.on_swap)

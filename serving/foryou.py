@@ -9,9 +9,11 @@ controls and events answer 503 with Retry-After first, while the shared blueprin
 answering. For you never answers 503 for overload: without a slot it steps down a ladder (:func:`_shed`), each
 rung recorded in ``degraded`` and the ``Newsroom-Degraded`` header:
 
-1. full re-rank (a slot): every source, co-visitation included; ``degraded`` null (or as below).
+1. full re-rank (a slot): every source, co-visitation and "readers like you" (MinHash user clusters,
+   serving/clusters.py) included, trend blended; ``degraded`` null (or as below).
 2. ``cached_candidates`` (no slot, the reader's profile in the origin's cache within its TTL): the same
-   in-memory re-rank of the pool without collaborative sources (no co-visitation, no store read at all); hidden
+   in-memory re-rank of the pool without collaborative sources (no co-visitation, no user clusters, no store read
+   at all; the trend blend stays, it is in memory); hidden
    sources and "fewer like this" still apply. About the CPU of rung 1 (0.5 ms median), no I/O, no wait.
 3. ``edition_list`` (no slot and no cached profile): the edition's own order (the shared page's), what the
    cursor already served left out, reason ``edition``; no profile is read, so nothing personal applies.
@@ -269,7 +271,9 @@ def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], st
     try:
         deadline = time.monotonic() + ext.rank_budget_s
         covisit = ext.covisit_cache.boost(view) if ext.covisit_cache is not None else None
-        return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline, covisit=covisit), None
+        clusters = ext.cluster_cache.boost(view) if ext.cluster_cache is not None else None
+        ranked = rank(pool, view, pos.depth, limit, pos.served, deadline=deadline, covisit=covisit, clusters=clusters)
+        return ranked, None
     except RankTimeout:
         log.warning("For you re-rank over its %.0f ms budget: recency fallback", ext.rank_budget_s * 1000)
     except Exception:  # a ranking bug must not cost the reader the page
@@ -429,9 +433,12 @@ def fewer_like_this(reader: str):
 @bp.delete("/v1/me/profile")
 @private
 def delete_profile(reader: str):
-    """Forget the reader: the stored profile, every read, the interest vector and the rate bucket, then the cached
-    copy in this process (other processes hold it at most NEWSROOM_PROFILE_TTL_S)."""
+    """Forget the reader: its user-cluster memberships first (a failure answers 503 before anything is gone, so a
+    retry completes it), the stored profile, every read, the interest vector and the rate bucket, then the cached
+    copies in this process (other processes hold them at most NEWSROOM_PROFILE_TTL_S)."""
     ext = services()
+    if ext.cluster_cache is not None:
+        ext.cluster_cache.forget(reader)
     ext.profiles.delete(reader)
     ext.profile_cache.invalidate(reader)
     return Response(status=204)
@@ -441,6 +448,8 @@ def delete_profile(reader: str):
 @private
 def delete_history(reader: str):
     ext = services()
+    if ext.cluster_cache is not None:  # the clusters were computed from the history being deleted
+        ext.cluster_cache.forget(reader)
     ext.profiles.delete_history(reader)
 
     def apply(doc):

@@ -143,7 +143,7 @@ def _feed_schemas() -> dict:
                 "rank": {"type": "integer", "minimum": 1},
                 "reason": {
                     "type": "string",
-                    "pattern": "^(top_story|popular|interest|recent|edition|follows:(topic|source|entity)/.+|local:.+"
+                    "pattern": "^(top_story|popular|interest|recent|edition|readers_like_you|follows:(topic|source|entity)/.+|local:.+"
                     "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
                 },
             },

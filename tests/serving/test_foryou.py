@@ -18,7 +18,7 @@ from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
 
 FEED = f"/v1/feed/for-you?edition={EDITION}"
 REASON = re.compile(
-    r"^(top_story|popular|interest|recent|edition|follows:(topic|source|entity)/.+|local:.+|similar_to:[0-9]+|also_read:[0-9]+)$"
+    r"^(top_story|popular|interest|recent|edition|readers_like_you|follows:(topic|source|entity)/.+|local:.+|similar_to:[0-9]+|also_read:[0-9]+)$"
 )
 
 
