@@ -10,7 +10,7 @@ p = 3, q = 10 and the other thresholds: transforms/userclusters/minhash.py), dro
 clusters' click counts online from then on; the origin reads both (serving/clusters.py).
 
     Start -> ScanReads -> SpreadReaders -> ClustersOfReader -> MembersPerCluster -> KeepLargeClusters
-          -> ClustersPerReader -> WriteMemberships           (transforms/userclusters/beam.py DailyClusters)
+          -> ClustersPerReader -> WriteMemberships      (transforms/userclusters/beam.py add_daily_clusters)
 
 Runner: without ``--runner`` the bounded job runs on FnApiRunner in this process; ``--runner=DataflowRunner``
 submits it (templates/userclusters, launched daily by Cloud Scheduler, terraform/modules/stack). A run takes its
@@ -91,11 +91,10 @@ def params(options: PipelineOptions):
 
 def build_pipeline(p, options, now_ms: int | None = None) -> dict:
     """Adds the job to pipeline ``p``; returns its main PCollections (for tests). ``now_ms``: the run's time."""
-    from transforms.userclusters.beam import DailyClusters
+    from transforms.userclusters.beam import add_daily_clusters
 
     at = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    written = p | "DailyClusters" >> DailyClusters(store_config(options), params(options), at)
-    return {"written": written}
+    return {"written": add_daily_clusters(p, store_config(options), params(options), at)}
 
 
 def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = None):

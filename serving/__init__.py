@@ -198,7 +198,7 @@ class Newsroom:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
         from serving.feed import PoolHistory
-        from serving.readers import CovisitCache, EventFolder, ProfileCache
+        from serving.readers import EventFolder, ProfileCache
         from serving.shedding import Shedder
         from serving.topics import TopicPages
         from serving.watcher import PointerWatcher
@@ -228,7 +228,6 @@ class Newsroom:
             profiles = profiles or open_profile_store(config)
         self.stores = stores
         self.profiles = profiles
-        from stores.covisit import open_covisit_store
         from stores.takedowns import open_takedown_store
 
         self.holder = CatalogHolder()
@@ -245,17 +244,7 @@ class Newsroom:
             takedowns=_side_store(cfg, stores, "NEWSROOM_TAKEDOWN_STORE", open_takedown_store),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
-        covisit = _side_store(cfg, stores, "NEWSROOM_COVISIT_STORE", open_covisit_store)
-        self.covisit_cache = (
-            None if covisit is None else CovisitCache(covisit, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
-        )
-        from serving.clusters import ClusterCache
-        from stores.userclusters import open_user_cluster_store
-
-        clusters = _side_store(cfg, stores, "NEWSROOM_CLUSTER_STORE", open_user_cluster_store)
-        self.cluster_cache = (
-            None if clusters is None else ClusterCache(clusters, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
-        )
+        self.covisit_cache, self.cluster_cache = _collaborative_caches(cfg, stores)
         self.pool_history = PoolHistory(grace_s=float(cfg["NEWSROOM_FEED_CURSOR_GRACE_S"]))
         self.watcher.on_swap.append(self.pool_history.on_swap)
         self.rank_budget_s = float(cfg["NEWSROOM_FORYOU_BUDGET_MS"]) / 1000.0
@@ -420,6 +409,22 @@ def create_app(test_config: dict | None = None) -> Flask:
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
     return app
+
+
+def _collaborative_caches(cfg, stores):
+    """For you's collaborative sources: the co-visitation and the user-cluster caches (each None when "off")."""
+    from serving.clusters import ClusterCache
+    from serving.readers import CovisitCache
+    from stores.covisit import open_covisit_store
+    from stores.userclusters import open_user_cluster_store
+
+    ttl_s = float(cfg["NEWSROOM_PROFILE_TTL_S"])
+    covisit = _side_store(cfg, stores, "NEWSROOM_COVISIT_STORE", open_covisit_store)
+    clusters = _side_store(cfg, stores, "NEWSROOM_CLUSTER_STORE", open_user_cluster_store)
+    return (
+        None if covisit is None else CovisitCache(covisit, ttl_s=ttl_s),
+        None if clusters is None else ClusterCache(clusters, ttl_s=ttl_s),
+    )
 
 
 def _side_store(cfg, stores, key: str, open_store):

@@ -1,6 +1,6 @@
 """Flex Template entry point: build the Newsroom job named by ``$NEWSROOM_JOB`` and submit it, without waiting.
 
-Reads: ``NEWSROOM_JOB`` (ingest, stories, backfill, covisit or authority; set by the JOB build-arg of templates/Dockerfile) and the
+Reads: ``NEWSROOM_JOB`` (ingest, stories, backfill, covisit, authority or userclusters; set by the JOB build-arg of templates/Dockerfile) and the
 arguments the Flex Template launcher passes (``--name=value`` for each parameter of templates/<job>/metadata.json,
 plus Dataflow's own options: runner, project, region, temp location, worker image ...).
 Writes: nothing itself; ``pipelines.<job>.build_pipeline(p, options)`` builds the graph and ``p.run()`` submits it.
@@ -30,7 +30,7 @@ import importlib
 import os
 import sys
 
-JOBS = ("ingest", "stories", "backfill", "covisit", "authority")
+JOBS = ("ingest", "stories", "backfill", "covisit", "authority", "userclusters")
 STREAMING_JOBS = frozenset({"ingest", "stories", "covisit"})
 TRUE = frozenset({"true", "1", "yes", "y", "on"})
 FALSE = frozenset({"false", "0", "no", "n", "off", ""})

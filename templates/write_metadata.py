@@ -32,6 +32,7 @@ JOBS = {
     "backfill": ("pipelines.backfill", False),
     "covisit": ("pipelines.covisit", True),
     "authority": ("pipelines.authority", False),
+    "userclusters": ("pipelines.userclusters", False),
 }
 
 F = r"^[0-9]+(\.[0-9]+)?$"  # non-negative number
@@ -178,6 +179,22 @@ SPECS = {
             "top_k": ("Neighbours kept per story", r"^([1-9]|[1-4][0-9]|50)$", "50", True, ""),
             "max_reads_per_hour": ("Abnormal reader bar (reads per hour)", r"^[1-9][0-9]*$", "120", True, ""),
             "flush_s": ("Seconds between a story's list writes", F, "10", True, ""),
+            "no_cluster_counts": ("Do not keep per-cluster click counts", B, "false", True, ""),
+        },
+    },
+    "userclusters": {
+        "name": "Newsroom user clusters",
+        "description": "Batch, daily: scans every reader's recent reads (Bigtable profiles), puts each reader in "
+        "--clusters_per_reader MinHash clusters of --hashes_per_cluster concatenated hash values (Das et al. 2007), "
+        "drops clusters under --min_members readers and replaces every reader's memberships in the Bigtable table "
+        "userclusters; the co-visitation job keeps the clusters' click counts and the origin serves them as For "
+        "you's 'readers_like_you'.",
+        "parameters": {
+            "hashes_per_cluster": ("p: hash values per cluster id", r"^[1-9][0-9]*$", "3", True, ""),
+            "clusters_per_reader": ("q: clusters per reader", r"^[1-9][0-9]*$", "10", True, ""),
+            "min_stories": ("Fewest stories read to be clustered", r"^[1-9][0-9]*$", "3", True, ""),
+            "min_members": ("Fewest readers in a kept cluster", r"^[1-9][0-9]*$", "5", True, ""),
+            "lookback_days": ("Reads of the last days", F, "30", True, ""),
         },
     },
     "authority": {

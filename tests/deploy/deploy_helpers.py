@@ -26,6 +26,7 @@ JOBS: dict[str, tuple[str, bool]] = {
     "backfill": ("pipelines.backfill", False),
     "covisit": ("pipelines.covisit", True),
     "authority": ("pipelines.authority", False),
+    "userclusters": ("pipelines.userclusters", False),
 }
 
 # Packages whose PipelineOptions classes count as the project's own (a job's options may mix one in).

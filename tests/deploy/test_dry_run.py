@@ -1,7 +1,7 @@
 """A Dataflow dry run of every job, offline: the exact entry point of the Flex Templates (templates/launch.py, with
 its cloud defaults and flag rewriting) builds the job's graph with the gcp backend options and DataflowRunner
 translates the whole of it for the Dataflow service (``--dry_run=True --no_auth``, LOCAL_STACK.md), without
-submitting it. Streaming for ingest, stories and covisit, batch for backfill and authority.
+submitting it. Streaming for ingest, stories and covisit, batch for backfill, authority and userclusters.
 
 Each job gets the parameters Terraform (terraform/environments/*/main.tf ``<job>_parameters`` and the dataflow
 module's store parameters) or the README's `gcloud dataflow flex-template run` passes, and every one of them must
@@ -62,6 +62,7 @@ JOB_ARGS: dict[str, list[str]] = {
     ],
     "covisit": ["--input_subscription=covisit-read-events", "--dead_letter_topic=dead-letter-covisit"],
     "authority": ["--window_days=90", "--prior_weight=50"],
+    "userclusters": ["--hashes_per_cluster=3", "--clusters_per_reader=10", "--min_members=5"],
 }
 
 # Top-level steps that must be in each translated graph (the stages of the job's docstring).
@@ -106,6 +107,15 @@ STAGES: dict[str, set[str]] = {
         "StoryEvidence",
         "SumCounts",
         "PublishAuthority",
+    },
+    "userclusters": {
+        "ScanReads",
+        "SpreadReaders",
+        "ClustersOfReader",
+        "MembersPerCluster",
+        "KeepLargeClusters",
+        "ClustersPerReader",
+        "WriteMemberships",
     },
 }
 
@@ -212,6 +222,7 @@ COMMAND_ARGS: dict[str, list[str]] = {
     "backfill": [a for a in JOB_ARGS["backfill"] if not a.startswith("--snapshots")] + ["--snapshots"],
     "covisit": JOB_ARGS["covisit"],
     "authority": JOB_ARGS["authority"],
+    "userclusters": JOB_ARGS["userclusters"],
 }
 
 
@@ -265,8 +276,8 @@ def test_dataflow_dry_run_through_the_newsroom_command(job, inputs, tmp_path):
         assert summary["pubsub_subscriptions"] == [f"projects/{PROJECT}/subscriptions/stories-items-raw"]
     if job == "covisit":
         assert summary["pubsub_subscriptions"] == [f"projects/{PROJECT}/subscriptions/covisit-read-events"]
-    if job == "authority":
-        assert summary["pubsub_subscriptions"] == [], "the authority job reads the stores, never a subscription"
+    if job in ("authority", "userclusters"):
+        assert summary["pubsub_subscriptions"] == [], f"the {job} job reads the stores, never a subscription"
         assert not any(cwd.iterdir()), "a dry run writes nothing"
     if job == "backfill":
         assert "CheckRunClaim" in summary["steps"], "the backfill's namespace fence must be in the graph"

@@ -1,6 +1,6 @@
 """Beam stages of the user clusters (the logic is transforms/userclusters/minhash.py; this module keys and writes).
 
-DailyClusters (the batch user-cluster job, pipelines/userclusters.py):
+add_daily_clusters (the batch user-cluster job, pipelines/userclusters.py):
 
     Start -> ScanReads (every reader's recent story ids, ProfileStore.scan_reads) -> SpreadReaders (Reshuffle)
           -> ClustersOfReader (q MinHash cluster ids) -> MembersPerCluster (GroupByKey) -> KeepLargeClusters
@@ -95,35 +95,29 @@ def _keep_large(element, min_members: int):
             yield r, cluster
 
 
-class DailyClusters(beam.PTransform):
-    """PBegin -> ``(reader_id, clusters)`` of every scanned reader, written to the user-cluster store."""
-
-    def __init__(self, store_config, params: Params, at_ms: int):
-        super().__init__()
-        self.store_config, self.params, self.at_ms = store_config, params, int(at_ms)
-
-    def expand(self, pbegin):
-        params = self.params
-        readers = (
-            pbegin
-            | "Start" >> beam.Create([None])
-            | "ScanReads" >> beam.ParDo(ScanReadsFn(self.store_config, self.at_ms - params.lookback_ms))
-            | "SpreadReaders" >> beam.Reshuffle()
-            | "ClustersOfReader" >> beam.Map(lambda rs: (rs[0], clusters_of(rs[1], params)))
-        )
-        kept = (
-            readers
-            | "ByCluster" >> beam.FlatMap(lambda rc: ((c, rc[0]) for c in rc[1])).with_output_types(tuple[int, str])
-            | "MembersPerCluster" >> beam.GroupByKey()
-            | "KeepLargeClusters" >> beam.FlatMap(_keep_large, params.min_members)
-        )
-        everyone = readers | "EveryReader" >> beam.Map(lambda rc: (rc[0], None))
-        return (
-            (kept, everyone)
-            | "Together" >> beam.Flatten()
-            | "ClustersPerReader" >> beam.GroupByKey()
-            | "WriteMemberships" >> beam.ParDo(WriteMembershipsFn(self.store_config, self.at_ms))
-        )
+def add_daily_clusters(p, store_config, params: Params, at_ms: int):
+    """Adds the daily job's stages to pipeline ``p`` (top-level steps, as the job's graph shows them); returns the
+    ``(reader_id, clusters)`` of every scanned reader, written to the user-cluster store."""
+    readers = (
+        p
+        | "Start" >> beam.Create([None])
+        | "ScanReads" >> beam.ParDo(ScanReadsFn(store_config, int(at_ms) - params.lookback_ms))
+        | "SpreadReaders" >> beam.Reshuffle()
+        | "ClustersOfReader" >> beam.Map(lambda rs: (rs[0], clusters_of(rs[1], params)))
+    )
+    kept = (
+        readers
+        | "ByCluster" >> beam.FlatMap(lambda rc: ((c, rc[0]) for c in rc[1])).with_output_types(tuple[int, str])
+        | "MembersPerCluster" >> beam.GroupByKey()
+        | "KeepLargeClusters" >> beam.FlatMap(_keep_large, params.min_members)
+    )
+    everyone = readers | "EveryReader" >> beam.Map(lambda rc: (rc[0], None))
+    return (
+        (kept, everyone)
+        | "Together" >> beam.Flatten()
+        | "ClustersPerReader" >> beam.GroupByKey()
+        | "WriteMemberships" >> beam.ParDo(WriteMembershipsFn(store_config, at_ms))
+    )
 
 
 class ClusterClicksFn(beam.DoFn):

@@ -1,5 +1,6 @@
 # Service accounts and least-privilege IAM for Newsroom: one account per Dataflow job (ingest, stories,
-# backfill, covisit, authority), one for the origin and one for the scheduler that launches the authority job.
+# backfill, covisit, authority, userclusters), one for the origin and one for the scheduler that launches the
+# daily batch jobs (authority, userclusters).
 # Every grant is written below as data, resource by resource (a topic, a subscription, a table, a bucket, another
 # account), never a primitive role (owner/editor/viewer) and project-level only for what Dataflow workers and
 # Cloud Run need to run and report (worker, logs, metrics) and for the scheduler to create Dataflow jobs.
@@ -19,16 +20,20 @@
 #             predefined role grants it without also granting edits of the load balancer).
 #   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only),
 #             writes only its own namespace tables (<namespace>-<table>) and the backfill bucket.
-#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters.
+#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters; reads
+#             the readers' cluster memberships and writes the clusters' click counts (userclusters).
+#   userclusters the daily user-cluster job: reads the reader profiles' reads (profiles, read-only) and replaces
+#             the readers' cluster memberships (userclusters).
 #   authority the batch authority job: reads the story and article tables (read-only), creates its document
 #             objects (authority/v{n}.json: objectCreator, write-once like the pages) and reads them back, and
 #             moves the `authority` pointer (pointers: bigtable.user, the compare-and-set; table-level IAM cannot
 #             narrow it to one row).
-#   scheduler not a job: Cloud Scheduler's identity launching the authority job daily (modules/schedule):
-#             creates Dataflow jobs, reads the template specs, acts as the authority account only.
+#   scheduler not a job: Cloud Scheduler's identity launching the authority and userclusters jobs daily
+#             (modules/schedule): creates Dataflow jobs, reads the template specs, acts as those two accounts only.
 #   origin    reads pointers, snapshots (pages in memory) and tombstones (takedowns, filtered at once), records
 #             WebSub subscription states in feeds (the hub's verification GET activates or denies them), keeps
-#             reader profiles, reads co-visitation neighbours (covisit, read-only), publishes read events,
+#             reader profiles, reads co-visitation neighbours (covisit, read-only), reads user clusters and deletes a
+#             reader's memberships with the profile (userclusters), publishes read events,
 #             fetch requests (WebSub deliveries, pings) and the rejected pushes (dead-letter-push), reads its secrets
 #             (token and cursor keys) from Secret Manager.
 # Custom roles (`custom`, by key of local.custom_roles) are project-level: Compute has no IAM on a single URL map.
@@ -50,7 +55,7 @@ locals {
   # What an account that does not run a Dataflow job is for (its description).
   purposes = {
     origin    = "Runs the Newsroom origin Cloud Run service"
-    scheduler = "Launches the daily Newsroom authority job from Cloud Scheduler"
+    scheduler = "Launches the daily Newsroom authority and userclusters jobs from Cloud Scheduler"
   }
 
   grants = {
@@ -112,7 +117,7 @@ locals {
       project          = local.dataflow_project_roles
       topics           = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
       subscriptions    = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables           = { covisit = ["roles/bigtable.user"] }
+      tables           = { covisit = ["roles/bigtable.user"], userclusters = ["roles/bigtable.user"] }
       namespaced       = []
       buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
       registry         = ["roles/artifactregistry.reader"]
@@ -136,6 +141,18 @@ locals {
       custom           = []
       service_accounts = {}
     }
+    userclusters = {
+      project          = local.dataflow_project_roles
+      topics           = {}
+      subscriptions    = {}
+      tables           = { profiles = ["roles/bigtable.reader"], userclusters = ["roles/bigtable.user"] }
+      namespaced       = []
+      buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      registry         = ["roles/artifactregistry.reader"]
+      secrets          = []
+      custom           = []
+      service_accounts = {}
+    }
     # Not a job: Cloud Scheduler's identity for the daily authority launch (terraform/modules/schedule). It may
     # create Dataflow jobs (dataflow.developer: project-level, Dataflow has no per-job IAM), read the Flex Template
     # specs (the launch request reads gs://<templates>/authority-<tag>.json as the caller) and act as the authority
@@ -151,13 +168,13 @@ locals {
       registry         = []
       secrets          = []
       custom           = []
-      service_accounts = { authority = ["roles/iam.serviceAccountUser"] }
+      service_accounts = { authority = ["roles/iam.serviceAccountUser"], userclusters = ["roles/iam.serviceAccountUser"] }
     }
     origin = {
       project          = ["roles/logging.logWriter", "roles/monitoring.metricWriter"]
       topics           = { "read-events" = ["roles/pubsub.publisher"], "fetch-requests" = ["roles/pubsub.publisher"], "dead-letter-push" = ["roles/pubsub.publisher"] }
       subscriptions    = {}
-      tables           = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], follows = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], takedowns = ["roles/bigtable.reader"] }
+      tables           = { pointers = ["roles/bigtable.reader"], feeds = ["roles/bigtable.user"], profiles = ["roles/bigtable.user"], follows = ["roles/bigtable.user"], covisit = ["roles/bigtable.reader"], userclusters = ["roles/bigtable.user"], takedowns = ["roles/bigtable.reader"] }
       namespaced       = []
       buckets          = { snapshots = ["roles/storage.objectViewer"] }
       registry         = ["roles/artifactregistry.reader"]

@@ -12,7 +12,7 @@ locals {
 
   # Names of the streaming jobs and of the origin service (the monitoring module watches them by name), and of the
   # scheduled authority job (its scheduler job and every run it launches).
-  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin", authority = "newsroom-authority" }
+  names = { ingest = "newsroom-ingest", stories = "newsroom-stories", covisit = "newsroom-covisit", origin = "newsroom-origin", authority = "newsroom-authority", userclusters = "newsroom-userclusters" }
 
   # schemas/tables.py TOPICS (topic -> message type), as topic -> Avro schema file stem (schemas/avro/<stem>.avsc).
   # tests/deploy/test_terraform.py checks this map against TOPICS and the schemas' record names.
@@ -29,16 +29,17 @@ locals {
   # schemas/tables.py TABLES (table -> family -> max versions) and the ages its docstring gives.
   # tests/deploy/test_terraform.py checks this map against TABLES.
   tables = {
-    articles  = { m = { max_versions = 1 }, d = { max_versions = 1 }, v = { max_versions = 1 } }
-    stories   = { m = { max_versions = 1 }, mem = { max_versions = 1 }, lnk = { max_versions = 1 } }
-    pointers  = { p = { max_versions = 1 }, h = { max_versions = 1 } }
-    feeds     = { r = { max_versions = 1 }, s = { max_versions = 1 } }
-    profiles  = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
-    covisit   = { m = { max_versions = 1 }, n = { max_versions = 1 } }
-    audit     = { m = { max_versions = 1 } }
-    controls  = { c = { max_versions = 1, max_age = "720h" } }
-    takedowns = { t = { max_versions = 1 } }
-    follows   = { c = { max_versions = 1 } }
+    articles     = { m = { max_versions = 1 }, d = { max_versions = 1 }, v = { max_versions = 1 } }
+    stories      = { m = { max_versions = 1 }, mem = { max_versions = 1 }, lnk = { max_versions = 1 } }
+    pointers     = { p = { max_versions = 1 }, h = { max_versions = 1 } }
+    feeds        = { r = { max_versions = 1 }, s = { max_versions = 1 } }
+    profiles     = { p = { max_versions = 1 }, e = { max_versions = 1, max_age = "720h" } }
+    covisit      = { m = { max_versions = 1 }, n = { max_versions = 1 } }
+    audit        = { m = { max_versions = 1 } }
+    controls     = { c = { max_versions = 1, max_age = "720h" } }
+    takedowns    = { t = { max_versions = 1 } }
+    follows      = { c = { max_versions = 1 } }
+    userclusters = { u = { max_versions = 1, max_age = "72h" }, m = { max_versions = 1, max_age = "168h" }, n = { max_versions = 1, max_age = "168h" } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).
@@ -106,6 +107,13 @@ locals {
     bigtable_instance = module.bigtable.instance_id
     snapshot_bucket   = module.storage.snapshots_bucket
     window_days       = "90"
+  }
+
+  # The daily user-cluster job's parameters (templates/userclusters/metadata.json; p, q and the thresholds keep the
+  # template's defaults, transforms/userclusters/minhash.py says why).
+  userclusters_parameters = {
+    bigtable_instance = module.bigtable.instance_id
+    snapshot_bucket   = module.storage.snapshots_bucket
   }
 
   image  = var.image_tag == null ? null : "${module.storage.image_repository_url}/newsroom:${var.image_tag}"
@@ -259,6 +267,33 @@ module "authority_schedule" {
   subnetwork                     = module.network.subnetwork
   staging_bucket                 = module.storage.staging_bucket
   max_workers                    = var.authority_max_workers
+  machine_type                   = var.authority_machine_type
+  labels                         = local.labels
+
+  depends_on = [google_project_service.api]
+}
+
+# The batch user-cluster job (For you's "readers like you"), launched daily like the authority job, from its Flex
+# Template of this tag (userclusters-<tag>.json), as the userclusters account. The origin ignores memberships older
+# than two days, so a missed run costs nothing and a paused schedule fades the source out.
+module "userclusters_schedule" {
+  source = "../schedule"
+  count  = local.deploy ? 1 : 0
+
+  project_id                     = var.project_id
+  region                         = var.region
+  name                           = local.names.userclusters
+  schedule                       = var.userclusters_schedule
+  time_zone                      = var.authority_time_zone
+  enabled                        = var.userclusters_schedule_enabled
+  launcher_service_account_email = module.iam.emails["scheduler"]
+  container_spec_gcs_path        = "gs://${module.storage.templates_bucket}/userclusters-${var.image_tag}.json"
+  image                          = local.image
+  parameters                     = merge(local.userclusters_parameters, var.userclusters_parameters)
+  service_account_email          = module.iam.emails["userclusters"]
+  subnetwork                     = module.network.subnetwork
+  staging_bucket                 = module.storage.staging_bucket
+  max_workers                    = var.userclusters_max_workers
   machine_type                   = var.authority_machine_type
   labels                         = local.labels
 

@@ -283,3 +283,32 @@ variable "notification_channels" {
     error_message = "Notification channels are full ids: projects/<project>/notificationChannels/<number>."
   }
 }
+
+variable "userclusters_schedule" {
+  type        = string
+  description = "When Cloud Scheduler launches the daily user-cluster job, unix-cron in authority_time_zone (validated by the schedule module). Example: 30 4 * * *."
+  default     = "30 4 * * *"
+}
+
+variable "userclusters_schedule_enabled" {
+  type        = bool
+  description = "False pauses the daily user-cluster launch (For you's readers_like_you fades out within two days). Example: true."
+  default     = true
+}
+
+variable "userclusters_max_workers" {
+  type        = number
+  description = "Autoscaling ceiling of each user-cluster run. Example: 3."
+  default     = 3
+
+  validation {
+    condition     = var.userclusters_max_workers >= 1 && var.userclusters_max_workers <= 1000 && floor(var.userclusters_max_workers) == var.userclusters_max_workers
+    error_message = "userclusters_max_workers is a whole number between 1 and 1000 (Dataflow's limit)."
+  }
+}
+
+variable "userclusters_parameters" {
+  type        = map(string)
+  description = "Extra or overriding template parameters of the scheduled user-cluster job (templates/userclusters/metadata.json). Example: { min_members = \"10\" }."
+  default     = {}
+}
