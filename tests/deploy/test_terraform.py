@@ -119,7 +119,8 @@ EXPECTED_GRANTS = {
         "project": DATAFLOW,
         "topics": {"dead-letter-covisit": PUBLISH},
         "subscriptions": {"covisit-read-events": READ_SUBSCRIPTION},
-        "tables": {"covisit": ["roles/bigtable.user"]},
+        # the neighbours; the readers' cluster memberships read and the clusters' click counts written
+        "tables": {"covisit": ["roles/bigtable.user"], "userclusters": ["roles/bigtable.user"]},
         "namespaced": [],
         "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
         "registry": ["roles/artifactregistry.reader"],
@@ -147,7 +148,19 @@ EXPECTED_GRANTS = {
         "custom": [],
         "service_accounts": {},
     },
-    "scheduler": {  # not a job: Cloud Scheduler's identity launching the authority job (terraform/modules/schedule)
+    "userclusters": {  # the daily user-cluster job: reads the profiles' reads, replaces the memberships
+        "project": DATAFLOW,
+        "topics": {},
+        "subscriptions": {},
+        "tables": {"profiles": ["roles/bigtable.reader"], "userclusters": ["roles/bigtable.user"]},
+        "namespaced": [],
+        "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
+        "registry": ["roles/artifactregistry.reader"],
+        "secrets": [],
+        "custom": [],
+        "service_accounts": {},
+    },
+    "scheduler": {  # not a job: Cloud Scheduler's identity launching the daily jobs (terraform/modules/schedule)
         "project": ["roles/dataflow.developer"],  # create Dataflow jobs (no per-job IAM in Dataflow)
         "topics": {},
         "subscriptions": {},
@@ -157,7 +170,11 @@ EXPECTED_GRANTS = {
         "registry": [],
         "secrets": [],
         "custom": [],
-        "service_accounts": {"authority": ["roles/iam.serviceAccountUser"]},  # act as the authority account only
+        # act as the two daily jobs' accounts only
+        "service_accounts": {
+            "authority": ["roles/iam.serviceAccountUser"],
+            "userclusters": ["roles/iam.serviceAccountUser"],
+        },
     },
     "origin": {
         "project": ["roles/logging.logWriter", "roles/monitoring.metricWriter"],
@@ -169,6 +186,7 @@ EXPECTED_GRANTS = {
             "profiles": ["roles/bigtable.user"],
             "follows": ["roles/bigtable.user"],
             "covisit": ["roles/bigtable.reader"],
+            "userclusters": ["roles/bigtable.user"],  # reads clusters; deletes a reader's with the profile
             "takedowns": ["roles/bigtable.reader"],  # tombstoned articles and stories leave loaded pages at once
         },
         "namespaced": [],
@@ -1586,8 +1604,9 @@ def check_schedule(stack: Module, schedule: Module, iam: Module) -> None:
         assert env.get(key) == want, f"schedule: launch environment {key} = {env.get(key)!r}, expected {want!r}"
 
     grants = iam.locals["grants"]["scheduler"]
-    assert grants["service_accounts"] == {"authority": ["roles/iam.serviceAccountUser"]}, (
-        f"scheduler acts as {grants['service_accounts']}: it may act as the authority account only"
+    daily = {"authority": ["roles/iam.serviceAccountUser"], "userclusters": ["roles/iam.serviceAccountUser"]}
+    assert grants["service_accounts"] == daily, (
+        f"scheduler acts as {grants['service_accounts']}: it may act as the daily jobs' accounts only"
     )
     binding = iam.of_type("google_service_account_iam_member").get("service_account", {})
     assert binding.get("for_each") == "${local.service_account_bindings}", "no binding on the authority account"
@@ -1609,6 +1628,25 @@ def test_authority_job_is_launched_daily_by_cloud_scheduler(modules):
         call = modules[f"env-{env}"].modules["stack"]
         for key in ("authority_schedule", "authority_time_zone", "authority_schedule_enabled"):
             assert call.get(key) == f"${{var.{key}}}", f"{env}: {key} is not the operator's"
+
+
+def test_userclusters_job_is_launched_daily_like_authority(modules):
+    """The daily user-cluster job: its own template and account, the store parameters, a schedule of its own."""
+    stack = modules["stack"]
+    call = stack.modules.get("userclusters_schedule")
+    assert call, "the stack does not schedule the user-cluster job (module userclusters_schedule)"
+    assert call.get("source") == "../schedule" and call.get("name") == "${local.names.userclusters}"
+    assert call.get("service_account_email") == '${module.iam.emails["userclusters"]}'
+    assert call.get("launcher_service_account_email") == '${module.iam.emails["scheduler"]}'
+    assert call.get("container_spec_gcs_path", "").endswith("/userclusters-${var.image_tag}.json")
+    assert stack.locals["names"]["userclusters"] == "newsroom-userclusters"
+    assert stack.variables["userclusters_schedule"].get("default") == "30 4 * * *"
+    params = stack.locals["userclusters_parameters"]
+    assert params["bigtable_instance"] == "${module.bigtable.instance_id}"
+    declared = {
+        p["name"] for p in json.loads((REPO_ROOT / "templates/userclusters/metadata.json").read_text())["parameters"]
+    }
+    assert set(params) <= declared
 
 
 SCHEDULE_MUTATIONS = {
@@ -1673,8 +1711,8 @@ SCHEDULE_MUTATIONS = {
         "iam",
         "main.tf",
         lambda t: t.replace(
-            'service_accounts = { authority = ["roles/iam.serviceAccountUser"] }',
-            'service_accounts = { authority = ["roles/iam.serviceAccountUser"], stories = ["roles/iam.serviceAccountUser"] }',
+            'service_accounts = { authority = ["roles/iam.serviceAccountUser"], userclusters = ["roles/iam.serviceAccountUser"] }',
+            'service_accounts = { authority = ["roles/iam.serviceAccountUser"], userclusters = ["roles/iam.serviceAccountUser"], stories = ["roles/iam.serviceAccountUser"] }',
         ),
     ),
 }
@@ -1706,8 +1744,8 @@ SCHEDULER_GRANT_MUTATIONS = {
         'project          = ["roles/editor"]',
     ),
     "serviceAccountTokenCreator on authority": (
-        'service_accounts = { authority = ["roles/iam.serviceAccountUser"] }',
-        'service_accounts = { authority = ["roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator"] }',
+        'service_accounts = { authority = ["roles/iam.serviceAccountUser"], userclusters = ["roles/iam.serviceAccountUser"] }',
+        'service_accounts = { authority = ["roles/iam.serviceAccountUser", "roles/iam.serviceAccountTokenCreator"], userclusters = ["roles/iam.serviceAccountUser"] }',
     ),
     "the whole staging bucket": (
         'buckets          = { templates = ["roles/storage.objectViewer"] }',
