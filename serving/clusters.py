@@ -48,7 +48,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -66,11 +66,21 @@ TREND_FLOOR = 0.05
 
 @dataclass(frozen=True, eq=False)
 class Clusters:
-    """One reader's "readers like you" candidates: ``strength[story_id]``, the paper's score."""
+    """One reader's "readers like you" candidates: ``strength[story_id]``, the paper's score. The term is computed
+    once per pool and kept on the object (the cache keeps the object per reader for its TTL), so a reader's
+    next pages cost one array add."""
 
     strength: dict
+    _terms: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary, repr=False)
 
     def term(self, pool) -> np.ndarray | None:
+        if pool in self._terms:
+            return self._terms[pool]
+        got = self._term(pool)
+        self._terms[pool] = got
+        return got
+
+    def _term(self, pool) -> np.ndarray | None:
         index = pool.index
         hits = [(index[sid], s) for sid, s in self.strength.items() if sid in index]
         if not hits:
@@ -90,6 +100,7 @@ class ClusterCache:
         self._lock = threading.Lock()
         self._members: OrderedDict[str, tuple[float, tuple]] = OrderedDict()
         self._counts: OrderedDict[int, tuple[float, tuple | None]] = OrderedDict()
+        self._boosts: OrderedDict[str, tuple[float, Clusters | None]] = OrderedDict()
         self.store_errors = 0
 
     @staticmethod
@@ -142,17 +153,24 @@ class ClusterCache:
         return out
 
     def boost(self, view) -> Clusters | None:
-        """The reader's "readers like you" candidates (None: no clusters, no counts, or the store is down)."""
+        """The reader's "readers like you" candidates (None: no clusters, no counts, or the store is down), kept
+        per reader for ``ttl_s`` (so the counts a reader sees are at most two TTLs old)."""
+        now = time.monotonic()
+        with self._lock:
+            hit = self._boosts.get(view.reader_id)
+        if hit is not None and hit[0] > now:
+            return hit[1]
         try:
             members = self.memberships(view.reader_id)
         except Exception as exc:
             self.store_errors += 1
             log.warning("user-cluster store unreachable for a For you request: %s", exc)
             return None
-        if not members:
-            return None
-        strength = score(self.lists(members))
-        return Clusters(strength) if strength else None
+        strength = score(self.lists(members)) if members else {}
+        got = Clusters(strength) if strength else None
+        with self._lock:
+            self._put(self._boosts, view.reader_id, (now + self.ttl_s, got), self.max_readers)
+        return got
 
     def forget(self, reader_id: str) -> None:
         """Delete the reader's memberships (StoreError when the store cannot: the caller answers 503 and the
@@ -165,6 +183,7 @@ class ClusterCache:
             raise StoreError(f"userclusters: cannot delete the clusters of {reader_id!r}: {exc}") from exc
         with self._lock:
             self._members.pop(reader_id, None)
+            self._boosts.pop(reader_id, None)
 
 
 _TRENDS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
