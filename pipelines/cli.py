@@ -48,6 +48,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rollback": ("transforms.editions.rollback", "move a page's latest pointer back to an earlier version"),
     "control": ("transforms.editions.control_command", "pin, demote, label or hold an edition page, with expiry"),
     "takedown": ("transforms.editions.takedown_command", "take an article or a story down everywhere, or undo it"),
+    "fairness": (
+        "transforms.editions.fairness_command",
+        "per-publisher fairness report of an edition's day (JSON, HTML)",
+    ),
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.

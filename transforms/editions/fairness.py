@@ -19,12 +19,15 @@ Concentration: the pool document (the edition's manifest of the cycle) carries `
 Herfindahl-Hirschman index over the publishers' shares of this cycle's position-weighted impressions (sum of
 squared shares: 1/n for n equal publishers, 1.0 for one publisher on every slot; antitrust practice reads above
 0.25 as highly concentrated), ``groups_index`` the same over ownership groups, ``day_groups_index`` over the
-day's cap counts so far, and ``publishers`` the number of publishers with an impression.
+day's cap counts so far, ``publishers`` the number of publishers with an impression and ``capped`` the groups
+the cap passes over this hour (``newsroom fairness`` reads it to say a close call was lost to the cap).
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 
 def position_weight(rank: int) -> float:
@@ -32,11 +35,7 @@ def position_weight(rank: int) -> float:
     return 1.0 / math.log2(rank + 1)
 
 
-_WEIGHTS = [0.0] + [position_weight(r) for r in range(1, 257)]
-
-
-def _weight(rank: int) -> float:
-    return _WEIGHTS[rank] if rank < len(_WEIGHTS) else position_weight(rank)
+_WEIGHTS = np.array([0.0] + [position_weight(r) for r in range(1, 1025)])  # ranks past 1,024 weigh as 1,024
 
 
 def herfindahl(counts: dict) -> float:
@@ -48,15 +47,17 @@ def herfindahl(counts: dict) -> float:
 def count_impressions(book, memory, shown: list) -> dict:
     """Adds the position weights of ``shown`` (``(rank, representative article row)`` of every slot of every page
     of the cycle) to the day's cap counts per ownership group; returns the cycle's ``concentration``."""
-    groups = book.publisher_group_names()
-    pub_ids = book.publishers.id
-    pubs = book.articles.publisher
     by_pub: dict[str, float] = {}
     by_group: dict[str, float] = {}
-    for rank, rep in shown:
-        w, pb = _weight(rank), int(pubs[rep])
-        by_pub[pub_ids[pb]] = by_pub.get(pub_ids[pb], 0.0) + w
-        by_group[groups[pb]] = by_group.get(groups[pb], 0.0) + w
+    if shown:
+        ranks, reps = np.array(shown, np.int64).T
+        per_row = np.bincount(
+            book.articles.publisher[reps], weights=_WEIGHTS[np.minimum(ranks, _WEIGHTS.size - 1)]
+        )  # one pass per cycle, not per slot
+        groups, pub_ids = book.publisher_group_names(), book.publishers.id
+        for r, w in zip(np.flatnonzero(per_row).tolist(), per_row[per_row > 0].tolist()):
+            by_pub[pub_ids[r]] = w
+            by_group[groups[r]] = by_group.get(groups[r], 0.0) + w
     counts = memory.share_counts
     for g, w in by_group.items():
         counts[g] = counts.get(g, 0.0) + w
@@ -66,4 +67,5 @@ def count_impressions(book, memory, shown: list) -> dict:
         "groups_index": round(herfindahl(by_group), 6),
         "day_groups_index": round(herfindahl(counts), 6),
         "publishers": len(by_pub),
+        "capped": tuple(memory.capped),  # the groups the share cap passes over this hour (newsroom fairness)
     }
