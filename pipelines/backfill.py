@@ -50,6 +50,7 @@ import sys
 import time
 import uuid
 
+from pipelines.backfill_snapshots import add_snapshots
 from transforms.stories.embedder_specs import embedder_arg
 
 # Flags shared by the CLI parser (no Beam import) and BackfillOptions (a PipelineOptions subclass).
@@ -154,6 +155,14 @@ _FLAGS: list[tuple[tuple, dict]] = [
             "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
             "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
             "(transforms/editions). Default: off.",
+        ),
+    ),
+    (
+        ("--snapshots_every_minute",),
+        dict(
+            action="store_true",
+            help="With --snapshots: build every minute, not only "
+            "those where a page can change (same bytes, slower: the tests' and benchmark's baseline). Default: off.",
         ),
     ),
 ]
@@ -394,28 +403,6 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     if o.snapshots:
         add_snapshots(claimed, options)
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
-
-
-def add_snapshots(outputs, options, replay: bool = True) -> dict:
-    """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
-    over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
-    transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
-    an embedded store rooted at DIR for ``--snapshots DIR``. Versions are cycle minutes and documents carry no
-    wall-clock time, so the same input gives byte-identical objects every run.
-
-    ``replay``: each edition's minute chain runs to its end in one timer firing (the input is bounded and complete);
-    False runs one timer round per minute as streaming does (tests compare the two)."""
-    from pipelines.options import store_config
-    from stores import StoreConfig
-    from transforms.editions.beam import ChangesOfOutputs, PublishEditions
-
-    target = options.view_as(_options_class()).snapshots  # True (the flag alone) or DIR
-    if isinstance(target, str) and target not in ("", "True"):
-        config = StoreConfig(backend="embedded", data_dir=target)
-    else:
-        config = store_config(options)
-    changes = outputs | "ChangesForEditions" >> ChangesOfOutputs()
-    return changes | "PublishEditions" >> PublishEditions(config, replay=replay, burst_polls=False)
 
 
 def run(argv: list[str] | None = None, run_claim=None) -> int:

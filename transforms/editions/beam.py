@@ -121,6 +121,7 @@ class RankEditionsFn(beam.DoFn):
         overrides=None,
         replay=False,
         store_config: StoreConfig | None = None,
+        change_only=False,
     ):
         self.editions_path = editions_path
         self.publishers_path = publishers_path
@@ -128,6 +129,7 @@ class RankEditionsFn(beam.DoFn):
         self.overrides = overrides or {}
         self.replay = replay
         self.store_config = store_config
+        self.change_only = change_only
         self.metrics = _Metrics("editions")
 
     def setup(self):
@@ -142,14 +144,22 @@ class RankEditionsFn(beam.DoFn):
             )
             followed = FollowedTopics(open_profile_store(self.store_config))  # topic pages (follower counts)
         self.authority = AuthorityWatcher(self.publishers_path, self.store_config)  # computed, else the file
+        self.tally = {"cycles": 0, "cycles_steady": 0}  # this worker's minutes, for the replay's log line
+
+        def count(name: str, n: int = 1) -> None:
+            self.metrics(name, n)
+            if name in self.tally:
+                self.tally[name] += n
+
         self.ranker = EditionRanker(
             self.config,
             self.authority.registry,
             self.params,
-            self.metrics,
+            count,
             controls=controls,
             takedowns=takedowns,
             followed=followed,
+            change_only=self.change_only,
         )
 
     def process(
@@ -202,6 +212,7 @@ class RankEditionsFn(beam.DoFn):
             self.ranker.set_registry(self.authority.registry)
         cached = self.ranker.book(key, mem, inbox, event_log, received.read() or 0)
         nxt_cycle = now
+        before = dict(self.tally)
         while True:
             items, nxt_cycle = self.ranker.cycle(key, edition, cached, mem, nxt_cycle, inbox, event_log)
             yield from items
@@ -211,6 +222,9 @@ class RankEditionsFn(beam.DoFn):
                 break
         memory.write(mem)
         arm(timer, nxt, nxt_cycle)
+        if self.replay:
+            ranked, steady = (self.tally[k] - before[k] for k in ("cycles", "cycles_steady"))
+            log.info("edition %s: %d minutes ranked, %d steady (built nothing)", key, ranked, steady)
 
 
 class RankEditions(beam.PTransform):
@@ -225,6 +239,9 @@ class RankEditions(beam.PTransform):
             timer firing instead of one timer round per minute. Default False (streaming: a firing cannot know
             events that have not arrived yet).
         store_config: where the editorial controls (stores/controls.py) are read every cycle; None: none applied.
+        change_only: a minute whose pages cannot differ from the last built builds no documents
+            (:mod:`.steady`; the snapshots stay byte-identical). Default False: every minute built (streaming, and
+            the baseline the replay is compared with).
     """
 
     def __init__(
@@ -235,6 +252,7 @@ class RankEditions(beam.PTransform):
         overrides=None,
         replay=False,
         store_config: StoreConfig | None = None,
+        change_only=False,
     ):
         super().__init__()
         self.editions_path = editions_path
@@ -243,6 +261,7 @@ class RankEditions(beam.PTransform):
         self.overrides = overrides
         self.replay = replay
         self.store_config = store_config
+        self.change_only = change_only
 
     def expand(self, inputs):
         config = subset(default_config(self.editions_path), self.editions_only)
@@ -257,7 +276,13 @@ class RankEditions(beam.PTransform):
                 | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config).with_output_types(KV[str, Any])
             )
         fn = RankEditionsFn(
-            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config
+            self.editions_path,
+            self.publishers_path,
+            self.editions_only,
+            self.overrides,
+            self.replay,
+            self.store_config,
+            self.change_only,
         )
         items = (
             parts
@@ -397,6 +422,7 @@ class PublishEditions(beam.PTransform):
         burst_params: a BurstParams replacing the file's (tests).
         confirm_shrink_cycles: see :class:`PublishSnapshots`.
         replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
+        change_only: steady minutes build nothing (:class:`RankEditions`, :mod:`.steady`). Default False.
         cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_bursts.AnnounceBreaking`); default "none".
         burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
     """
@@ -414,8 +440,10 @@ class PublishEditions(beam.PTransform):
         cdn: str | None = "none",
         cdn_url_map: str | None = None,
         burst_polls: bool = True,
+        change_only: bool = False,
     ):
         super().__init__()
+        self.change_only = change_only
         self.store_config, self.cdn, self.cdn_url_map = store_config, cdn, cdn_url_map
         self.burst_polls = burst_polls
         self.editions_path = editions_path
@@ -431,7 +459,13 @@ class PublishEditions(beam.PTransform):
             self.editions_path, self.publishers_path, self.burst_params, self.store_config, self.burst_polls
         )
         ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
-            self.editions_path, self.publishers_path, self.editions_only, self.overrides, self.replay, self.store_config
+            self.editions_path,
+            self.publishers_path,
+            self.editions_only,
+            self.overrides,
+            self.replay,
+            self.store_config,
+            self.change_only,
         )
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()

@@ -28,6 +28,7 @@ from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
 from transforms.editions.headlines import demoted_ids
 from transforms.editions.params import RankParams
+from transforms.editions.pool_features import pool_features as _pool_features
 from transforms.editions.representatives import (
     Representatives,
     capped_publishers,
@@ -67,6 +68,7 @@ class EditionMemory:
     coverage_versions: dict = field(default_factory=dict)  # story id -> coverage version last emitted
     facts: dict = field(default_factory=dict)  # story id -> (headline key facts, last change): trust.developing
     last_event_at: int = 0
+    page_max: dict = field(default_factory=dict)  # section -> most stories any page of it had (steady.py)
 
 
 @dataclass
@@ -118,8 +120,11 @@ def run_cycle(
     now: int,
     cache: CycleCache | None = None,
     timings: dict | None = None,
-) -> CycleOutput:
-    """Rank ``edition`` at ``now`` (a minute boundary) and update ``memory``; ``timings`` gets CPU seconds per phase."""
+    steady=None,
+) -> CycleOutput | None:
+    """Rank ``edition`` at ``now`` (a minute boundary) and update ``memory``; ``timings`` gets CPU seconds per phase.
+    ``steady(book, ranked, facts, gates, page_slots) -> bool``, asked once the page slots are decided: True ends
+    the cycle there (None returned; transforms/editions/steady.py, the change-only replay)."""
     clock = _Clock(timings)
     book.flush()
     f = features(book, now, p)
@@ -132,7 +137,7 @@ def run_cycle(
     reps = choose_representatives(book, cand.rows, edition.id, edition.region, hour, capped, p.representative, f.prim)
     clock.lap("representatives")
     ranked = Ranked(f, forced, cand, smoothed, reps, capped)
-    return cycle_documents(book, edition, config, p, memory, now, ranked, cache or CycleCache(), clock)
+    return cycle_documents(book, edition, config, p, memory, now, ranked, cache or CycleCache(), clock, steady)
 
 
 def rank_candidates(book, f, forced, edition, config, p, memory, now) -> tuple[Candidates, np.ndarray]:
@@ -156,12 +161,15 @@ def hour_capped_publishers(memory: EditionMemory, now: int, p: RankParams) -> se
     return set(memory.capped)
 
 
-def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache: CycleCache, clock) -> CycleOutput:
-    """Pages, pool and coverage documents of a ranked cycle; updates ``memory`` (pages, impressions, coverage)."""
+def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache, clock, steady=None):
+    """Pages, pool and coverage documents of a ranked cycle; updates ``memory`` (pages, impressions, coverage).
+    None, after the decisions only, when ``steady`` says so (see :func:`run_cycle`)."""
     facts, gates = page_facts(book, p, ranked), trust.gates(book, p, memory, now, ranked)
     clock.lap("page_facts")
     page_slots = choose_page_slots(book, edition, config, p, memory, ranked, facts, cache, gates)
     clock.lap("page_slots")
+    if steady is not None and steady(book, ranked, facts, gates, page_slots):
+        return None
     pool_pos = pool_positions(ranked, facts, p)
     cards = Cards(book, edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
     labels = StoryLabels(book, ranked, gates, cards)
@@ -505,46 +513,6 @@ def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: s
         emitted[sid] = last
     memory.coverage_versions = emitted
     return coverage
-
-
-def _groups(keys: np.ndarray, k: int, order: np.ndarray, limit: int, values: list) -> list[list]:
-    """Split ``values`` (already ordered by ``order``) into ``k`` lists by group key, at most ``limit`` each."""
-    out: list[list] = [[] for _ in range(k)]
-    for g, v in zip(keys[order].tolist(), values):
-        lst = out[g]
-        if len(lst) < limit:
-            lst.append(v)
-    return out
-
-
-def _pool_features(book: StoryBook, pool_rows: np.ndarray, p: RankParams):
-    """Per pool story: its sections (topics), up to 10 publishers by authority, up to 5 places (region codes)."""
-    k = pool_rows.size
-    if k == 0:
-        return [], [], []
-    slot = np.full(book.stories.size + 1, -1, np.int64)
-    slot[pool_rows] = np.arange(k)
-    sec = book.stories.section_counts[pool_rows]
-    tot = np.maximum(sec.sum(axis=1, keepdims=True), 1)
-    mask = (sec > 0) & (sec >= tot * p.section_share_min)
-    topics: list[list[str]] = [[] for _ in range(k)]
-    for r, c in zip(*(x.tolist() for x in np.nonzero(mask))):
-        topics[r].append(book.section_ids[c])
-    pairs, mentions = book.pairs, book.mentions
-    ns = pairs.size
-    g = slot[pairs.story[:ns]]
-    sel = np.flatnonzero((g >= 0) & pairs.live[:ns])
-    pubs = pairs.publisher[sel]
-    names = np.array(book.publishers.id, dtype=object)[pubs] if sel.size else np.zeros(0, object)
-    order = np.lexsort((names.astype(str), -book.publishers.authority[pubs, 0], g[sel])) if sel.size else sel
-    publishers = _groups(g[sel], k, order, 10, names[order].tolist())
-    nr = mentions.size
-    g2 = slot[mentions.story[:nr]]
-    sel2 = np.flatnonzero((g2 >= 0) & mentions.live[:nr])
-    codes = np.array(book.regions, dtype=object)[mentions.region[sel2]] if sel2.size else np.zeros(0, object)
-    order2 = np.lexsort((codes.astype(str), -mentions.count[sel2], g2[sel2])) if sel2.size else sel2
-    places = _groups(g2[sel2], k, order2, 5, codes[order2].tolist())
-    return topics, publishers, places
 
 
 def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:

@@ -57,6 +57,7 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
+from transforms.editions.steady import SteadyWatch
 from transforms.editions.takedowns import apply_takedowns
 from transforms.editions.topics import add_cities, add_page_sections, city_codes, topic_items
 
@@ -126,6 +127,7 @@ class _Cached:
     last_cycle: int
     inbox_size: int = 0
     cycle_cache: CycleCache = field(default_factory=CycleCache)  # cards and links reused between cycles
+    steady: SteadyWatch = field(default_factory=SteadyWatch)  # the last full minute (change-only replay)
 
 
 class EditionRanker:
@@ -140,7 +142,9 @@ class EditionRanker:
     (:func:`~transforms.editions.takedowns.apply_takedowns`, counted ``takedowns_applied``); None: nothing omitted.
     ``followed``: ``followed() -> {topic id: followers}`` (:class:`~transforms.editions.topics.FollowedTopics`):
     each cycle also builds the edition's followed and trending topic pages (:mod:`transforms.editions.topics`);
-    None: no topic pages (the origin builds every one on demand).
+    None: no topic pages (the origin builds every one on demand). ``change_only``: a minute whose pages cannot
+    differ from the last ones built builds no documents (:mod:`transforms.editions.steady`, counted
+    ``cycles_steady``); the snapshots are byte-identical to building every minute. Default False (streaming).
     """
 
     def __init__(
@@ -152,8 +156,10 @@ class EditionRanker:
         controls=None,
         takedowns=None,
         followed: Callable[[], dict] | None = None,
+        change_only: bool = False,
     ):
         self.config = config
+        self.change_only = change_only  # steady minutes build nothing (transforms/editions/steady.py): a replay
         self.registry = registry
         self.params = params
         self._counter = count
@@ -198,22 +204,20 @@ class EditionRanker:
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        out = run_cycle(cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache)
-        if self.controls is not None:  # pins, demotes, labels: an overlay the memory never sees
-            applied = apply_controls(out, self.controls(key, now), cached.book, now, self.params.page_size)
-            for kind, n in applied.items():
-                self._count(f"controls_{kind}", n)
-        if self.takedowns is not None:  # tombstoned articles and stories: never in a snapshot
-            omitted = apply_takedowns(out, self.takedowns())
-            if omitted:
-                self._count("takedowns_applied", omitted)
+        controls = self.controls(key, now) if self.controls is not None else None
+        context = (controls, self.takedowns() if self.takedowns is not None else None)
+        context += (self.followed() if self.followed is not None else None,)
+        steady = cached.steady.checker(mem, now, self.params, context) if self.change_only else None
+        out = run_cycle(
+            cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache, steady=steady
+        )
         cached.last_cycle = now
         self._count("cycles")
-        add_cities(out.pool, self.cities)
-        add_page_sections(out.pool, out.pages)
-        topic_pages = topic_items(out.pool, self.followed()) if self.followed is not None else []
-        self._count("topic_pages", len(topic_pages))
-        items = snapshot_items(out, self.config, topic_pages)
+        if out is None:  # a steady minute (transforms/editions/steady.py): nothing a reader sees can differ
+            self._count("cycles_steady")
+            items = []
+        else:
+            items = self._items(out, cached, mem, now, context)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
@@ -226,6 +230,25 @@ class EditionRanker:
             nxt_cycle = max(now + MINUTE_MS, first_due)
         self._count("cycle_ms", int((time.perf_counter() - t0) * 1000))
         return items, nxt_cycle
+
+    def _items(self, out, cached: _Cached, mem: EditionMemory, now: int, context: tuple) -> list[dict]:
+        """The snapshot items of a minute built in full: controls and takedowns applied, topic pages added."""
+        controls, taken, followed = context
+        if controls is not None:  # pins, demotes, labels: an overlay the memory never sees
+            applied = apply_controls(out, controls, cached.book, now, self.params.page_size)
+            for kind, n in applied.items():
+                self._count(f"controls_{kind}", n)
+        if taken is not None:  # tombstoned articles and stories: never in a snapshot
+            omitted = apply_takedowns(out, taken)
+            if omitted:
+                self._count("takedowns_applied", omitted)
+        if self.change_only:
+            cached.steady.record(out, mem)
+        add_cities(out.pool, self.cities)
+        add_page_sections(out.pool, out.pages)
+        topic_pages = topic_items(out.pool, followed) if followed is not None else []
+        self._count("topic_pages", len(topic_pages))
+        return snapshot_items(out, self.config, topic_pages)
 
     def book(self, key, mem: EditionMemory, inbox, event_log, n_received: int) -> _Cached:
         """The edition's book: the cached one when it saw cycle ``mem.last_cycle``, else rebuilt from LOG; with
