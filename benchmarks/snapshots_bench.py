@@ -1,8 +1,10 @@
 """What ``newsroom backfill --snapshots`` costs over the same backfill without it, on a months-long input.
 
-Runs the real command twice on the same input in this one invocation, each in its own process (start-up included,
-as an analyst pays it): once plain, once with ``--snapshots DIR``, and prints both wall times, the ratio
-(the target: <= 2x) and the page versions the replay published (all pages, and the busiest page's).
+Runs the real command three times on the same input in this one invocation, each in its own process (start-up
+included, as an analyst pays it): plain, with ``--snapshots DIR --snapshots_every_minute`` (the every-minute
+replay, the baseline) and with ``--snapshots DIR`` (the change-only replay, transforms/editions/steady.py), and
+prints the wall times, the ratios to the plain run (the target: <= 2x), whether the two replays stored the same
+bytes, and the page versions published (all pages, and the busiest page's).
 Default input: BASIL's dev set (150 articles, three reports per event) re-timed as a months-long stream: in its
 order of publication, evenly spread over ``--span_days`` (30) from 2024-01-01. Its own dates lie years apart,
 where no edition page ever holds the five live stories it needs, so the replay would publish nothing.
@@ -10,6 +12,7 @@ where no edition page ever holds the five live stories it needs, so the replay w
 
     .venv/bin/python benchmarks/snapshots_bench.py                       # basil-dev over 30 days
     .venv/bin/python benchmarks/snapshots_bench.py --input FILE --embedder hash --span_days 0
+    .venv/bin/python benchmarks/snapshots_bench.py --limit 50        # the first 50 articles (a loaded machine)
 
 Prints, never asserts; the machine is shared, so read the ratio (both runs in one command), not the seconds.
 """
@@ -42,16 +45,26 @@ def backfill(inp: str, out: Path, embedder: str, *extra: str) -> float:
     return took
 
 
-def retimed(src: str, dst: Path, span_days: float) -> None:
-    """``src``'s records in publication order (undated ones last, file order among equals), evenly spread over
-    ``span_days`` from 2024-01-01 UTC."""
+def retimed(src: str, dst: Path, span_days: float, limit: int = 0) -> None:
+    """``src``'s records in publication order (undated ones last, file order among equals), the first ``limit``
+    (0: all), evenly spread over ``span_days`` from 2024-01-01 UTC."""
     rows = [json.loads(x) for x in open(src, encoding="utf-8") if x.strip()]
     rows = [r for _, r in sorted(enumerate(rows), key=lambda kv: (kv[1].get("published_at") or "~", kv[0]))]
+    rows = rows[:limit] if limit > 0 else rows
     start, step = dt.datetime(2024, 1, 1, tzinfo=dt.UTC), dt.timedelta(days=span_days) / max(len(rows), 1)
     with open(dst, "w", encoding="utf-8") as f:
         for i, r in enumerate(rows):
             r["published_at"] = (start + i * step).strftime("%Y-%m-%dT%H:%M:%SZ")
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+def same_bytes(a: Path, b: Path) -> bool:
+    """Whether two snapshot trees hold the same objects with the same bytes."""
+
+    def tree(root: Path) -> dict:
+        return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*.json")}
+
+    return tree(a) == tree(b)
 
 
 def page_versions(root: Path) -> tuple[int, int]:
@@ -69,23 +82,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--input", default=str(DATA / "basil-dev.jsonl"), help="Labelled JSONL. Default: basil-dev.")
     ap.add_argument("--embedder", default="auto", help="Backfill --embedder. Default: auto.")
     ap.add_argument("--span_days", type=float, default=30, help="Re-time the input over N days (0: keep). Default: 30.")
+    ap.add_argument("--limit", type=int, default=0, help="Only the first N articles (re-timed). Default: 0 (all).")
     args = ap.parse_args(argv)
     if not Path(args.input).exists():
         sys.exit(f"--input {args.input}: no such file (STORIES_DATA points at the dev sets)")
     with tempfile.TemporaryDirectory(prefix="snapshots-bench-") as tmp:
         inp = args.input
-        if args.span_days > 0:
+        if args.span_days > 0 or args.limit > 0:
             inp = str(Path(tmp) / "input.jsonl")
-            retimed(args.input, Path(inp), args.span_days)
+            retimed(args.input, Path(inp), args.span_days, args.limit)
         plain = backfill(inp, Path(tmp) / "plain", args.embedder)
-        snaps = Path(tmp) / "snapshots"
-        with_snapshots = backfill(inp, Path(tmp) / "with", args.embedder, f"--snapshots={snaps}")
-        pages, busiest = page_versions(snaps)
+        every_dir, change_dir = Path(tmp) / "every", Path(tmp) / "change"
+        every = backfill(
+            inp, Path(tmp) / "with-every", args.embedder, f"--snapshots={every_dir}", "--snapshots_every_minute"
+        )
+        change = backfill(inp, Path(tmp) / "with-change", args.embedder, f"--snapshots={change_dir}")
+        pages, busiest = page_versions(change_dir)
+        same = same_bytes(every_dir / "snapshots", change_dir / "snapshots")
     span = f"re-timed over {args.span_days:g} days" if args.span_days > 0 else "its own times"
-    print(f"input {args.input}, {span} (embedder {args.embedder})")
-    print(f"backfill without snapshots: {plain:8.1f} s")
-    print(f"backfill with snapshots:    {with_snapshots:8.1f} s  ({pages} page versions, busiest page {busiest})")
-    print(f"ratio with/without: {with_snapshots / plain:.1f}x (target <= 2x)")
+    limit = f", first {args.limit} articles" if args.limit > 0 else ""
+    print(f"input {args.input}{limit}, {span} (embedder {args.embedder})")
+    print(f"backfill without snapshots:           {plain:8.1f} s")
+    print(f"with snapshots, every minute (before): {every:8.1f} s  ratio {every / plain:.1f}x")
+    print(f"with snapshots, change-only (now):     {change:8.1f} s  ratio {change / plain:.1f}x (target <= 2x)")
+    print(
+        f"change-only vs every minute: {change / every:.2f}x; same bytes: {same}; {pages} page versions, busiest {busiest}"
+    )
     return 0
 
 
