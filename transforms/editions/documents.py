@@ -62,7 +62,9 @@ def canonical_bytes(doc: dict) -> bytes:
     return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
 
-_VOLATILE = ("version", "cycle", "generated_at", "pool_version")  # document level (pool_version: topic pages)
+# document level (pool_version: topic pages; concentration: the pool's monitoring figures, which move every minute
+# as the day's impression counts grow -- not what a reader sees, so alone they do not make a new pool version)
+_VOLATILE = ("version", "cycle", "generated_at", "pool_version", "concentration")
 _VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
 
 

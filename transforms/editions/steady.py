@@ -31,7 +31,9 @@ readers see *without* scores, version and cycle (documents.content_digest). A st
 the last full minute's digests, so each would have been ``unchanged`` (or rejected again for the same reason, or
 held again), which stores and moves nothing. The memory a full minute would also update is updated here: the
 representatives' impressions (the same pages, so the same counts, which the next hour's publisher cap reads) and
-the last cycle; the coverage versions stay (same stories, same versions). Conservative by construction: any
+the last cycle; the coverage versions stay (same stories, same versions). The pool's ``concentration`` (fairness.py)
+moves every minute with the day's counts; it is monitoring, not reader-visible content, so the publisher's digest
+leaves it out (documents._VOLATILE) and a pool that changed only there is not a new version in either replay. Conservative by construction: any
 difference, even one that would not change a byte (a score-only swap below the pages, a fold that changes
 nothing), builds the minute in full, which is always right.
 
@@ -43,6 +45,7 @@ tests/pipelines/test_backfill_change_only.py compares the two byte for byte.
 
 from __future__ import annotations
 
+from transforms.editions import fairness
 from transforms.editions.cycle import pool_positions
 
 
@@ -109,13 +112,9 @@ class SteadyWatch:
 
 
 def count_impressions(book, page_slots, memory) -> None:
-    """The representatives' impressions of a steady minute, counted as page_documents counts a built one."""
-    impressions: dict = {}
-    for chosen in page_slots.by_section.values():
-        for _, _, rep, _, _ in chosen:
-            pub = book.articles.card[rep]["publisher_id"]
-            impressions[pub] = impressions.get(pub, 0) + 1
-    for pub, c in impressions.items():
-        memory.share_counts[pub] = memory.share_counts.get(pub, 0) + c
-        memory.share_total += c
-
+    """The representatives' position-weighted impressions of a steady minute, counted as page_documents counts a
+    built one (:func:`transforms.editions.fairness.count_impressions`, the same slots in the same order)."""
+    shown = [
+        (rank, rep) for chosen in page_slots.by_section.values() for rank, (_, _, rep, _, _) in enumerate(chosen, 1)
+    ]
+    fairness.count_impressions(book, memory, shown)
