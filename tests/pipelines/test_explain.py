@@ -87,5 +87,37 @@ def test_explain_errors_are_one_line(tmp_path):
     assert_one_line_error(res, "no explanations.jsonl")
     (tmp_path / "explanations.jsonl").write_text('{"kind": "decision"}\n')
     assert_one_line_error(newsroom("explain", "--output", tmp_path, "--story", "1"), "explanations.jsonl:1:")
+    (tmp_path / "explanations.jsonl").write_text('{"kind": "decision", "seq": 1, "language": "en"}\n')
+    assert_one_line_error(newsroom("explain", "--output", tmp_path, "--story", "1"), "lacks 'article_id'")
     (tmp_path / "explanations.jsonl").write_text("")
     assert_one_line_error(newsroom("explain", "--output", tmp_path, "--story", "7"), "--story 7: no such story")
+
+
+def test_explain_into_a_pipe_closed_early_is_no_traceback(tmp_path):
+    """`newsroom explain --story ID | head`: the reader stops early; the command ends quietly (a large story's
+    listing is longer than the pipe holds)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.pipelines.test_command_errors import ROOT
+
+    rows = [
+        {"kind": "decision", "language": "en", "seq": i + 1, "at": i, "article_id": f"a{i}", "title": "t" * 100}
+        | {"source": "s", "story_id": 7, "decision": "new", "copy_of": None, "has_body": True, "bar": 0.8}
+        | {"weights": {"entities": 1.0, "lexical": 0.5}, "considered": 0, "candidates": []}
+        for i in range(3000)
+    ]
+    (tmp_path / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "explain", "--output", str(tmp_path), "--story", "7"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert proc.stdout.readline().startswith("story 7 (en): 3000 articles")
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0 and "Traceback" not in err, err

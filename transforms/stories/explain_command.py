@@ -137,7 +137,7 @@ def repair_summary(r: dict) -> str:
     with_id = r.get("with_story_id")
     via = f", its group joining story {with_id}'s" if with_id not in (None, r["story_id"]) else ""
     return (
-        f"{when(r['at'])}: story {r['merged_story_id']} ({r['moved']} articles) merged into story "
+        f"{when(r['at'])}: story {r['merged_story_id']} ({r['moved']} article{'s' * (r['moved'] != 1)}) merged into story "
         f"{r['story_id']}: {crit}{via}"
     )
 
@@ -205,5 +205,16 @@ def main(args) -> int:
     except ExplainError as exc:
         print(f"newsroom explain: error: {exc}", file=sys.stderr)
         return 2
-    print("\n".join(lines))
+    except (KeyError, TypeError, IndexError) as exc:  # a record this version cannot read
+        where = os.path.join(args.output, FILE)
+        print(
+            f"newsroom explain: error: {where}: a record lacks {exc} (another version's? rerun the backfill)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        print("\n".join(lines))
+        sys.stdout.flush()
+    except BrokenPipeError:  # `newsroom explain ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
