@@ -121,3 +121,20 @@ def test_explain_into_a_pipe_closed_early_is_no_traceback(tmp_path):
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == 0 and "Traceback" not in err, err
+
+
+def test_explain_story_names_the_stories_it_is_linked_with(tmp_path, capsys):
+    """The evaluate report's 'all languages' section keys stories by link group: the story view says which stories
+    of other languages it is linked with (stories.jsonl), so each can be explained in turn."""
+    rows = [
+        {"kind": "decision", "language": lang, "seq": 1, "at": 0, "article_id": aid, "title": "t", "source": "s"}
+        | {"story_id": sid, "decision": "new", "copy_of": None, "has_body": True, "bar": 0.8, "candidates": []}
+        | {"weights": {"entities": 1.0, "lexical": 0.5}, "considered": 0}
+        for lang, aid, sid in (("en", "a", 7), ("es", "b", 9))
+    ]
+    (tmp_path / "explanations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    stories = [{"story_id": 7, "links": [9], "group_id": 7}, {"story_id": 9, "links": [7], "group_id": 7}]
+    (tmp_path / "stories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in stories))
+    assert cli_main(["explain", "--output", str(tmp_path), "--story", "9"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[:2] == ["story 9 (es): 1 articles", "  linked across languages (group 7) with story 7"]

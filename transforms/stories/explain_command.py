@@ -4,7 +4,7 @@ Reads ``explanations.jsonl`` (the writer's records, transforms/stories/explanati
 folder; prints, for ``--article ID``, the arrival decision (every candidate story kept, with its features and score
 against the join bar) and each repair that moved the article since, then the story it ends in; for ``--story ID``,
 the story's articles with how each got there (founded it, joined at which score, moved by which merge or split) and
-the repairs of the story. ``--story`` takes a final story id (``assignments.jsonl``, ``stories.jsonl``, the evaluate
+the repairs of the story, and the stories of other languages it is linked with (``stories.jsonl``). ``--story`` takes a final story id (``assignments.jsonl``, ``stories.jsonl``, the evaluate
 report) or one a merge absorbed (then its survivor is shown).
 
 A missing folder, a folder without explanations, a malformed line or an unknown id is one line on stderr and exit
@@ -163,7 +163,7 @@ def explain_article(records: list[dict], article_id: str) -> list[str]:
     return lines
 
 
-def explain_story(records: list[dict], story_id: str) -> list[str]:
+def explain_story(records: list[dict], story_id: str, links: dict[int, tuple] | None = None) -> list[str]:
     try:
         sid = int(story_id)
     except ValueError:
@@ -178,6 +178,9 @@ def explain_story(records: list[dict], story_id: str) -> list[str]:
         raise ExplainError(f"--story {story_id}: no such story in this backfill (its ids: stories.jsonl)")
     lang = history[members[0]][0]["language"]
     lines.append(f"story {sid} ({lang}): {len(members)} articles")
+    if sid in (links or {}):
+        group, linked = links[sid]
+        lines.append(f"  linked across languages (group {group}) with {', '.join(f'story {x}' for x in linked)}")
     for a in members:
         first = history[a][0]
         lines.append(f"  {a} {first['title']!r} ({first.get('source') or '?'}, {when(first['at'])})")
@@ -198,10 +201,24 @@ def explain_story(records: list[dict], story_id: str) -> list[str]:
     return lines
 
 
+def load_links(output: str) -> dict[int, tuple]:
+    """story -> (link group, linked stories of other languages) from the backfill's ``stories.jsonl`` ({} when
+    absent): the evaluate report's "all languages" section keys stories by their link group."""
+    path = os.path.join(output, "stories.jsonl")
+    if not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(x) for x in f if x.strip()]
+    return {int(r["story_id"]): (r.get("group_id"), r["links"]) for r in rows if r.get("links")}
+
+
 def main(args) -> int:
     try:
         records = load(args.output)
-        lines = explain_article(records, args.article) if args.article else explain_story(records, args.story)
+        if args.article:
+            lines = explain_article(records, args.article)
+        else:
+            lines = explain_story(records, args.story, load_links(args.output))
     except ExplainError as exc:
         print(f"newsroom explain: error: {exc}", file=sys.stderr)
         return 2
