@@ -7,6 +7,13 @@ relevance) and ingest (feeds, politeness tier).
 
 Unknown hosts get a provisional publisher (id = registrable host, authority 0.1): an article is never dropped for
 coming from a publisher we do not know, but it cannot weigh much in coverage until someone rates it.
+
+Local publishers: ``city`` is the code of a sub-national place of the publisher's region in the editions file's
+gazetteer (editions.json ``local_places``, the name with hyphens for spaces: ``springfield``, ``new-york``). A
+story that a local publisher covers is local to its city (transforms/editions/cycle.py adds the code to the pool
+entry's ``places``, beside the cities its entities name), so it is on that city's page ``place:{city}``. Loading
+checks every city against the gazetteer (:func:`check_cities`) and fails naming the entry: a misspelt city would
+otherwise be a page nobody can reach.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ class Publisher:
     feeds: tuple[dict, ...] = ()  # {"url", "kind": rss|atom|sitemap|front|auto}
     known: bool = True
     owner: str = ""  # ownership group id: outlets of one owner count as one voice (authority job); "" = itself
+    city: str = ""  # gazetteer city code of a local publisher (module docstring); "" = not local to one city
 
     @property
     def group(self) -> str:
@@ -66,13 +74,16 @@ class PublisherRegistry:
                 self._by_host[_normalise_host(h)] = p
 
     @classmethod
-    def from_dicts(cls, rows: list[dict]) -> PublisherRegistry:
+    def from_dicts(cls, rows: list[dict], gazetteer: dict[str, set[str]] | None = None) -> PublisherRegistry:
+        """``gazetteer``: region -> city codes the ``city`` fields are checked against (default: the packaged
+        editions file's ``local_places``, :func:`gazetteer_cities`)."""
         pubs = []
         for r in rows:
             r = dict(r)
             r["hosts"] = tuple(r.get("hosts", ()))
             r["feeds"] = tuple(r.get("feeds", ()))
             pubs.append(Publisher(**r))
+        check_cities(pubs, gazetteer_cities() if gazetteer is None else gazetteer)
         return cls(pubs)
 
     @classmethod
@@ -110,6 +121,35 @@ class PublisherRegistry:
             authority=UNKNOWN_AUTHORITY,
             known=False,
         )
+
+
+def city_code(name: str) -> str:
+    """The code of a gazetteer place name: lower case, hyphens for spaces (``los angeles`` -> ``los-angeles``)."""
+    return "-".join(name.lower().split())
+
+
+@functools.lru_cache(maxsize=1)
+def gazetteer_cities() -> dict[str, frozenset[str]]:
+    """Region -> the city codes of its ``local_places`` in the packaged editions file."""
+    from transforms.editions.config import load_config  # the editions package imports this module
+
+    regions = load_config().regions
+    return {code: frozenset(city_code(n) for n in r.local_places) for code, r in regions.items()}
+
+
+def check_cities(publishers: list[Publisher], gazetteer: dict) -> None:
+    """Every ``city`` names a gazetteer city of the publisher's own region; ValueError naming the entry."""
+    for p in publishers:
+        if not p.city:
+            continue
+        if not p.region:
+            raise ValueError(f"publisher {p.publisher_id!r}: city {p.city!r} but no region (a city is regional)")
+        known = gazetteer.get(p.region, frozenset())
+        if p.city not in known:
+            raise ValueError(
+                f"publisher {p.publisher_id!r}: city {p.city!r} is not a local place of region {p.region!r} "
+                f"(editions.json local_places, as codes: {', '.join(sorted(known)) or 'none'})"
+            )
 
 
 @functools.lru_cache(maxsize=4)

@@ -575,6 +575,18 @@ class StoryBook:
         self.__dict__["_groups"] = (self.registry, out, names)
         return out, names
 
+    def publisher_cities(self) -> np.ndarray:
+        """Per publisher row, its gazetteer city code (``Publisher.city``: a local publisher), "" if none. Cached
+        like the group table: for this registry object and table size."""
+        ids = self.publishers.id
+        hit = self.__dict__.get("_cities")
+        if hit is not None and hit[0] is self.registry and len(hit[1]) == len(ids):
+            return hit[1]
+        cities = np.array([getattr(self.registry.get(pid), "city", "") for pid in ids] or [""], dtype=object)
+        cities = cities[: len(ids)]
+        self.__dict__["_cities"] = (self.registry, cities)
+        return cities
+
     def live_story_ids(self, now: int, live_window_ms: int) -> set[int]:
         return set(self.stories.id[: self.stories.size][self.live_mask(now, live_window_ms)].tolist())
 

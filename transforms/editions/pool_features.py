@@ -22,7 +22,8 @@ def _groups(keys: np.ndarray, k: int, order: np.ndarray, limit: int, values: lis
 
 
 def pool_features(book: StoryBook, pool_rows: np.ndarray, p: RankParams):
-    """Per pool story: its sections (topics), up to 10 publishers by authority, up to 5 places (region codes)."""
+    """Per pool story: its sections (topics), up to 10 publishers by authority, up to 5 places (region codes) and
+    the cities of its local publishers (:func:`add_publisher_cities`)."""
     k = pool_rows.size
     if k == 0:
         return [], [], []
@@ -48,4 +49,17 @@ def pool_features(book: StoryBook, pool_rows: np.ndarray, p: RankParams):
     codes = np.array(book.regions, dtype=object)[mentions.region[sel2]] if sel2.size else np.zeros(0, object)
     order2 = np.lexsort((codes.astype(str), -mentions.count[sel2], g2[sel2])) if sel2.size else sel2
     places = _groups(g2[sel2], k, order2, 5, codes[order2].tolist())
+    add_publisher_cities(places, g[sel], book.publisher_cities()[pubs])
     return topics, publishers, places
+
+
+def add_publisher_cities(places: list[list], slots: np.ndarray, cities: np.ndarray) -> None:
+    """A story is local to the city of every local publisher covering it (``Publisher.city``), whether or not it
+    is among the entry's 10 strongest publishers. ``slots[j]`` is the pool story (index into ``places``) of live
+    pair j, ``cities[j]`` its publisher's city ("" if none). The codes go after the region codes, in code order;
+    the cities the entities name are added later (transforms/editions/topics.py ``add_cities``). Vectorised: only
+    the local pairs are looped over."""
+    local = np.flatnonzero(cities != "") if len(cities) else ()
+    for r, city in sorted(set(zip(slots[local].tolist(), cities[local].tolist()))):
+        if city not in places[r]:
+            places[r].append(city)

@@ -9,7 +9,10 @@ cities, and some states). :func:`add_cities` adds their codes (the name with hyp
 to the ``places`` of every pool entry whose main entities name one (by the alias table's id ``place:los-angeles``
 or by the unlinked surface form ``los angeles``), next to the region codes. So a city is followable (For you
 lifts its stories as ``local:{code}``) and has its own page, ``place:{code}``, pre-built when followed or trending,
-on demand otherwise: local pages for cities, not only the edition's whole-region Local section.
+on demand otherwise: local pages for cities, not only the edition's whole-region Local section. A story is also
+local to the city of every local publisher covering it (publishers.json ``city``, transforms/publishers.py):
+:func:`transforms.editions.pool_features.add_publisher_cities`, where all the story's publishers are known, puts
+those codes after the region codes. So the rule is: a story is local to a city when a local publisher of that city covers it or its main entities name the city.
 
 Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool document only:
 

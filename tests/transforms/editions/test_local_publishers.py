@@ -1,0 +1,60 @@
+"""Local publishers (issue 24 item 7): a publisher may carry a ``city`` of its region's gazetteer (editions.json
+``local_places``), and a story is local to a city when a local publisher of that city covers it or its entities
+name the city: the pool entry's ``places`` then hold the city code, so ``place:{city}`` lists it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from transforms.editions.book import StoryBook
+from transforms.publishers import PublisherRegistry, default_registry
+
+
+def row(**extra) -> dict:
+    return {"publisher_id": "x-news", "name": "X", "hosts": ["x.test"], "region": "us", "language": "en", **extra}
+
+
+def test_the_packaged_registry_has_local_publishers_with_gazetteer_cities():
+    reg = default_registry()
+    assert reg.get("springfield-gazette").city == "springfield"
+    assert reg.get("gazette-de-lyon").city == "lyon"
+    assert reg.get("toronto-ledger").city == "toronto"
+    assert reg.get("daily-herald").city == ""  # a national paper: no city
+
+
+def test_a_city_is_a_gazetteer_code_of_the_publishers_own_region():
+    assert PublisherRegistry.from_dicts([row(city="new-york")]).get("x-news").city == "new-york"
+    with pytest.raises(ValueError, match=r"x-news.*'gotham'.*region 'us'"):
+        PublisherRegistry.from_dicts([row(city="gotham")])
+    with pytest.raises(ValueError, match=r"x-news.*'london'.*region 'us'"):  # a city of another region
+        PublisherRegistry.from_dicts([row(city="london")])
+    with pytest.raises(ValueError, match=r"x-news.*no region"):
+        PublisherRegistry.from_dicts([row(region="", city="springfield")])
+
+
+def test_a_story_covered_by_a_local_publisher_is_local_to_its_city(world, make_ranker):
+    T, MIN = world.T0, world.MIN
+    world.story(1, ["daily-herald", "springfield-gazette"], T - 10 * MIN)  # no entity names Springfield
+    world.story(2, ["daily-herald", "capital-post"], T - 11 * MIN)
+    world.story(3, ["daily-herald", "capital-post"], T - 12 * MIN, places=("place:boston",))
+    places = {s["story_id"]: s["places"] for s in make_ranker(world).cycle(T).pool["stories"]}
+    assert "springfield" in places["1"]
+    assert not {"springfield", "boston"} & set(places["2"])
+    # entity-named cities are added later by topics.add_cities; the publisher city does not need an entity
+    assert "springfield" not in places["3"]
+
+
+def test_a_local_publisher_beyond_the_ten_strongest_still_makes_the_story_local(world, make_ranker):
+    """The entry lists at most 10 publishers (by authority); the city comes from every covering publisher."""
+    T, MIN = world.T0, world.MIN
+    world.story(
+        1, [f"paper-{i}" for i in range(12)] + ["daily-herald", "springfield-gazette"], T - 10 * MIN, step=20_000
+    )
+    r = make_ranker(world)
+    weak = dataclasses.replace(r.registry.get("springfield-gazette"), authority=0.01)
+    r.registry = PublisherRegistry([weak if p.publisher_id == weak.publisher_id else p for p in r.registry])
+    r.book = StoryBook(r.config, r.registry, r.edition.language)
+    entry = next(s for s in r.cycle(T).pool["stories"] if s["story_id"] == "1")
+    assert "springfield-gazette" not in entry["publishers"] and "springfield" in entry["places"]
