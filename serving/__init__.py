@@ -72,6 +72,8 @@ DEFAULTS = {
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
     "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
+    # city pages (place:{city} of the edition's gazetteer): the design's 5 minutes, rendered at most once a minute
+    "NEWSROOM_LOCAL_S_MAXAGE": 300,
     # top pages showing a Breaking story: a short TTL under the purge, which may take minutes (stores/cdn.py)
     "NEWSROOM_BREAKING_S_MAXAGE": 10,
     "NEWSROOM_RETRY_AFTER_S": 2,
@@ -209,9 +211,11 @@ class Newsroom:
             http.shared_cache_control(cfg[f"NEWSROOM_{kind}_S_MAXAGE"]) for kind in ("PAGE", "STORY", "TOPIC")
         )
         self.breaking_cache_control = http.shared_cache_control(cfg["NEWSROOM_BREAKING_S_MAXAGE"])
-        self.topic_pages = TopicPages()
-        from serving.editions import configured_pages
+        self.local_cache_control = http.shared_cache_control(cfg["NEWSROOM_LOCAL_S_MAXAGE"])
+        from serving.editions import configured_pages, local_cities
 
+        self.local_cities = local_cities()  # edition -> its region's gazetteer city codes (local pages)
+        self.topic_pages = TopicPages(cities=self.local_cities)
         self.configured = configured_pages()  # editions (and sections) that exist before their first page is live
         token_secret, cursor_secret = resolve_secrets(cfg)
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)

@@ -37,6 +37,20 @@ def configured_pages() -> dict[str, frozenset[str]]:
     return {e.id: frozenset(e.sections) for e in default_config().editions}
 
 
+def local_cities() -> dict[str, frozenset[str]]:
+    """Edition id -> the city codes of its region's gazetteer (editions.json ``local_places``, hyphens for spaces):
+    the ``place:{code}`` pages that are local pages (serving/topics.py: 5 minutes at the edge)."""
+    from transforms.editions.config import default_config
+    from transforms.publishers import city_code
+
+    config = default_config()
+    regions = config.regions
+    return {
+        e.id: frozenset(city_code(n) for n in (regions[e.region].local_places if e.region in regions else ()))
+        for e in config.editions
+    }
+
+
 def is_configured(ext, edition: str, section: str | None = None) -> bool:
     sections = ext.configured.get(edition)
     return sections is not None and (section is None or section in sections)

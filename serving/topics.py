@@ -19,6 +19,16 @@ strong ETag with 304, CORS for any origin; the edge TTL is shorter (``NEWSROOM_T
 section's because most topic pages are built on demand and none is purged on every cycle. A rendered body is
 built at most once per (edition, pool version, topic id, limit, snapshot version) and kept in a bounded LRU
 (:class:`TopicPages`).
+
+Local pages (the design: local sections built on demand at most once a minute, cached 5 minutes at the edge): a
+city page is ``place:{city}`` whose value is a gazetteer city of the edition's region (editions.json
+``local_places`` as codes, serving/editions.py ``local_cities``). Its edge TTL is ``NEWSROOM_LOCAL_S_MAXAGE``
+(300 s), and it is rendered at most once per :data:`LOCAL_RENDER_S` (60 s) per (edition, city, limit): pool
+versions published within that minute (one a minute normally, several when the stage catches up) reuse the body,
+which says the pool version it was built from. Why it may lag a minute: a city's stories change slowly, and one
+body a minute keeps its ETag (and the edge's copy) stable. Takedowns are not made to wait: a reused body is checked
+against the current pool when the pool changed (every story it lists still there with the same item bytes), and
+rebuilt at once when one is not.
 404 ``unknown_topic`` when no live story is about the id; 400 ``invalid_topic`` for a malformed id.
 """
 
@@ -27,7 +37,9 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import orjson
@@ -52,6 +64,17 @@ PAGE_SCHEMA = "newsroom.topic_page/v1"
 DEFAULT_LIMIT = 20
 CACHE_ENTRIES = 1024
 CACHE_BYTES = 16 * 1024 * 1024  # a 100-story page is ~50 KB: the bytes bound the cache before the entry count does
+LOCAL_RENDER_S = 60.0  # a city page is rendered at most this often (module docstring); its edge TTL is 300 s
+
+
+def is_city(cities: Mapping[str, frozenset], edition: str, topic_id: str) -> bool:
+    """A local page: ``place:{code}`` with ``code`` a gazetteer city of the edition's region."""
+    return topic_id.startswith("place:") and topic_id[6:] in cities.get(edition, ())
+
+
+def cache_control(ext, edition: str, topic_id: str) -> str:
+    """The topic page's Cache-Control: the local TTL for a city page, else the topic TTL."""
+    return ext.local_cache_control if is_city(ext.local_cities, edition, topic_id) else ext.topic_cache_control
 
 
 def stories_about(pool, kind: str, value: str) -> np.ndarray:
@@ -97,14 +120,25 @@ def render(pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
 
 class TopicPages:
     """Rendered topic pages by (edition, pool version, cycle, topic id, limit), least recently used evicted past
-    ``size`` entries or ``max_bytes`` of bodies. Built under the lock, so each key is rendered at most once while it stays cached (a render is a join
-    of at most MAX_LIMIT ready item slices). A new pool version makes new keys; old ones age out."""
+    ``size`` entries or ``max_bytes`` of bodies. Built under the lock, so each key is rendered at most once while
+    it stays cached (a render is a join of at most MAX_LIMIT ready item slices). A new pool version makes new keys;
+    old ones age out. City pages (``cities``: edition -> city codes, :func:`is_city`) are keyed by (edition, topic
+    id, limit) instead and rebuilt after :data:`LOCAL_RENDER_S` of ``clock`` or when :meth:`_still_valid` fails."""
 
-    def __init__(self, size: int = CACHE_ENTRIES, max_bytes: int = CACHE_BYTES):
+    def __init__(
+        self,
+        size: int = CACHE_ENTRIES,
+        max_bytes: int = CACHE_BYTES,
+        cities: Mapping[str, frozenset] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.size = size
         self.max_bytes = max_bytes
+        self.cities = cities or {}
+        self.clock = clock
         self.bytes = 0
         self._items: OrderedDict[tuple, tuple[bytes, str] | None] = OrderedDict()
+        self._local: dict[tuple, tuple] = {}  # city page key -> (built at, (pool version, fingerprint), listed)
         self._lock = threading.Lock()
         self.builds = 0
         self.prebuilt = 0  # bodies taken from a pre-built snapshot (the rest were rendered from the pool)
@@ -113,28 +147,62 @@ class TopicPages:
         """The page of ``topic_id``: from ``prebuilt`` (a PreparedTopic) when given, else rendered from ``pool``.
         The key holds the pool's fingerprint: a pool re-filtered after a takedown keeps its version, not its items,
         and its pre-built topic pages are re-filtered in the same poll (serving/watcher.py)."""
-        key = (
-            pool.edition,
-            pool.version,
-            pool.cycle,
-            getattr(pool, "fingerprint", ""),
-            topic_id,
-            limit,
-            prebuilt.version if prebuilt else None,
-        )
+        fingerprint = getattr(pool, "fingerprint", "")
+        local = is_city(self.cities, pool.edition, topic_id)
+        if local:
+            key = (pool.edition, topic_id, limit)
+        else:
+            key = (
+                pool.edition,
+                pool.version,
+                pool.cycle,
+                fingerprint,
+                topic_id,
+                limit,
+                getattr(prebuilt, "version", None),
+            )
         with self._lock:
-            if key in self._items:
+            if key in self._items and (not local or self._still_valid(key, pool)):
                 self._items.move_to_end(key)
                 return self._items[key]
             page = render_prebuilt(prebuilt, limit) if prebuilt is not None else render(pool, topic_id, limit)
             self.builds += 1
             self.prebuilt += prebuilt is not None
+            stale = self._items.pop(key, None)  # a city page rebuilt under its key
+            self.bytes -= len(stale[0]) if stale else 0
             self._items[key] = page
             self.bytes += len(page[0]) if page else 0
+            if local:
+                self._local[key] = (self.clock(), (pool.version, fingerprint), _listed(page))
             while len(self._items) > self.size or (self.bytes > self.max_bytes and len(self._items) > 1):
-                _, old = self._items.popitem(last=False)
+                old_key, old = self._items.popitem(last=False)
                 self.bytes -= len(old[0]) if old else 0
+                self._local.pop(old_key, None)
             return page
+
+    def _still_valid(self, key: tuple, pool) -> bool:
+        """A cached city page may be served: built less than LOCAL_RENDER_S ago, and, when the pool changed since
+        it was last checked, every story it lists is in the pool with the same item (a taken-down story or card
+        fails this). Checked once per pool change: O(listed stories)."""
+        built, seen, listed = self._local[key]
+        if self.clock() - built >= LOCAL_RENDER_S:
+            return False
+        now_seen = (pool.version, getattr(pool, "fingerprint", ""))
+        if now_seen == seen:
+            return True
+        for story_id, item in listed:
+            i = pool.index.get(story_id)
+            if i is None or pool.item_bytes[i] != item:
+                return False
+        self._local[key] = (built, now_seen, listed)
+        return True
+
+
+def _listed(page: tuple[bytes, str] | None) -> tuple[tuple[str, bytes], ...]:
+    """(story id, item bytes without the closing brace) of each story a rendered page lists."""
+    if page is None:
+        return ()
+    return tuple((s["story_id"], orjson.dumps(s)[:-1]) for s in orjson.loads(page[0])["stories"])
 
 
 def lookup(ext, cat, pool, edition: str, topic_id: str, limit: int) -> tuple[bytes, str] | None:
@@ -173,4 +241,4 @@ def topic_page(topic_id: str):
             404, "unknown_topic", f"no live story about {topic_id} in {edition}", cache_control=http.NEGATIVE
         )
     body, etag = page
-    return http.shared_response(body, etag, ext.topic_cache_control)
+    return http.shared_response(body, etag, cache_control(ext, edition, topic_id))

@@ -477,7 +477,7 @@ def topic_page(edition: str, topic_id: str):
         )
 
     page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), page_html)
-    return _shared(page, etag, ext.topic_cache_control)
+    return _shared(page, etag, topics.cache_control(ext, edition, topic_id))
 
 
 @bp.get("/e/<edition>/for-you")

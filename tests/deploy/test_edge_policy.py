@@ -8,7 +8,11 @@ Cloud CDN ignores ``stale-if-error`` and applies the backend's ``serve_while_sta
 - every CDN backend: cache_mode USE_ORIGIN_HEADERS, serve_while_stale at least 3600 s, no TTL override;
 - the origin's shared answers (pages, stories, topics, web pages, assets) carry no stale directive, an s-maxage
   (or, for content-versioned assets, ``public, max-age=31536000, immutable``);
-- the nginx stand-in emulates the same policy (same seconds, no stale case of its own).
+- the nginx stand-in emulates the same policy (same seconds, no stale case of its own);
+- a city page's 5 minutes (``NEWSROOM_LOCAL_S_MAXAGE``, serving/topics.py) reach the edge as the origin says them:
+  no TTL override caps it in Terraform (max_ttl would be ignored anyway in USE_ORIGIN_HEADERS mode) and the
+  stand-in neither replaces the origin's TTL (``proxy_cache_valid``, ``proxy_ignore_headers``) nor drops an
+  entry unused for less than that (``inactive=``).
 
 Each check raises AssertionError; the mutation tests apply it to edited copies of the real files.
 """
@@ -25,6 +29,8 @@ from tests.deploy.test_terraform import MODULES, REPO_ROOT, Module
 from tests.serving.helpers import EDITION, STORY, make_app, publish_world
 
 HOUR = 3600
+LOCAL_TTL = 300  # the design's 5 minutes for local pages (serving/__init__.py NEWSROOM_LOCAL_S_MAXAGE)
+CITY_URLS = (f"/v1/topics/place:new-york?edition={EDITION}", f"/e/{EDITION}/topics/place:new-york")
 TTL_OVERRIDES = ("default_ttl", "max_ttl", "client_ttl")
 
 
@@ -75,6 +81,18 @@ def check_stand_in(nginx_conf: str, stand_in_seconds: int, terraform_seconds: in
     assert "proxy_pass http://cdn_policy;" in body, "shared pages do not go through the stand-in's policy"
 
 
+def check_stand_in_ttl(nginx_conf: str, ttl: int) -> None:
+    """The stand-in keeps an answer as long as its own s-maxage says, here ``ttl`` s: no override, no earlier drop."""
+    body = re.sub(r"#[^\n]*", "", nginx_conf)
+    assert "proxy_cache_valid" not in body, "proxy_cache_valid replaces the origin's s-maxage (Cloud CDN keeps it)"
+    ignored = re.findall(r"proxy_ignore_headers([^;]*);", body)
+    assert not any(re.search(r"cache-control|expires", i, re.I) for i in ignored), f"ignores the TTL: {ignored}"
+    inactive = re.search(r"proxy_cache_path[^;]*inactive=(\d+)([smhd]?)", body)
+    assert inactive, "no inactive= on the cache: nginx drops entries unused for 10 minutes"
+    seconds = int(inactive.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[inactive.group(2)]
+    assert seconds >= ttl, f"inactive={seconds} s drops a {ttl} s page before it expires"
+
+
 @pytest.fixture(scope="module")
 def origin_headers(tmp_path_factory):
     """(url, Cache-Control) of every kind of shared answer, from the real app over a published world."""
@@ -91,6 +109,7 @@ def origin_headers(tmp_path_factory):
         f"/e/{EDITION}/",
         f"/stories/{STORY}",
         "/assets/web.css",
+        *CITY_URLS,
     ]
     html = client.get(f"/e/{EDITION}/").data.decode()
     urls += sorted(set(re.findall(r'href="(/assets/[^"]+)"', html)))
@@ -150,3 +169,26 @@ def test_stand_in_check_fails_when_nginx_is_better_than_cloud_cdn():
     broken = conf.replace(old, old + "\n            proxy_cache_use_stale error timeout http_502;")
     with pytest.raises(AssertionError):
         check_stand_in(broken, HOUR, HOUR)
+
+
+def test_a_city_page_s_five_minutes_reach_the_edge_as_the_origin_says_them(origin_headers):
+    headers = dict(origin_headers)
+    for url in CITY_URLS:
+        assert headers[url] == f"public, s-maxage={LOCAL_TTL}", url
+    check_stale_policy(Module.load(MODULES / "origin"))  # no TTL override on any CDN backend
+    check_stand_in_ttl((REPO_ROOT / "devtools" / "edge_nginx.conf").read_text(), LOCAL_TTL)
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("proxy_cache_lock on;", "proxy_cache_lock on;\n            proxy_cache_valid 200 30s;"),
+        ("proxy_cache_lock on;", "proxy_cache_lock on;\n            proxy_ignore_headers Cache-Control;"),
+        ("inactive=2h", "inactive=1m"),
+    ],
+)
+def test_stand_in_ttl_check_fails_when_nginx_caps_the_origin_s_ttl(old, new):
+    conf = (REPO_ROOT / "devtools" / "edge_nginx.conf").read_text()
+    assert old in conf
+    with pytest.raises(AssertionError):
+        check_stand_in_ttl(conf.replace(old, new), LOCAL_TTL)

@@ -576,16 +576,12 @@ class StoryBook:
         return out, names
 
     def publisher_cities(self) -> np.ndarray:
-        """Per publisher row, its gazetteer city code (``Publisher.city``: a local publisher), "" if none. Cached
-        like the group table: for this registry object and table size."""
-        ids = self.publishers.id
-        hit = self.__dict__.get("_cities")
-        if hit is not None and hit[0] is self.registry and len(hit[1]) == len(ids):
-            return hit[1]
-        cities = np.array([getattr(self.registry.get(pid), "city", "") for pid in ids] or [""], dtype=object)
-        cities = cities[: len(ids)]
-        self.__dict__["_cities"] = (self.registry, cities)
-        return cities
+        """Per publisher row, its city (``Publisher.city``: a local publisher), "" if none; cached like the groups."""
+        ids, hit = self.publishers.id, self.__dict__.get("_cities")
+        if hit is None or hit[0] is not self.registry or len(hit[1]) != len(ids):
+            cities = np.array([getattr(self.registry.get(pid), "city", "") for pid in ids] + [""], dtype=object)
+            hit = self.__dict__["_cities"] = (self.registry, cities[: len(ids)])
+        return hit[1]
 
     def live_story_ids(self, now: int, live_window_ms: int) -> set[int]:
         return set(self.stories.id[: self.stories.size][self.live_mask(now, live_window_ms)].tolist())
