@@ -6,7 +6,8 @@ columns (one book per language, as RankEditionsFn keeps one per edition; edition
 book object here only to save memory -- every edition still computes all its own features, exactly as the DoFn
 does). Language shares follow DESIGN.md (English ~40 %); per story 1 + Geometric(0.25) articles (15 % syndicated
 copies), newest original uniformly within the 48 h live window, 384-d centroids, a synthetic registry of ~3,000
-publishers. What is timed, per edition, is transforms.editions.cycle.run_cycle: features and scores, candidates,
+publishers (a quarter of each edition's local to a gazetteer city). What is timed, per edition, is
+transforms.editions.cycle.run_cycle: features and scores, candidates,
 smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supporting links, page/pool documents
 and coverage documents. Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
 next minute's ~1,400 articles are folded in (timed separately), and cycle 2 is the steady state.
@@ -88,6 +89,7 @@ class LazyColumn:
 def make_registry(config, rng) -> PublisherRegistry:
     rows = []
     for e in config.editions:
+        cities = ["-".join(n.split()) for n in config.regions[e.region].local_places]  # local publishers: k >= 30
         for k in range(40):
             auth = float(np.clip(rng.beta(2, 3) + (0.35 if k < 4 else 0.0), 0.05, 0.98))
             rows.append(
@@ -98,6 +100,7 @@ def make_registry(config, rng) -> PublisherRegistry:
                     "region": e.region,
                     "language": e.language,
                     "authority": round(auth, 3),
+                    **({"city": cities[k % len(cities)]} if k >= 30 and cities else {}),
                 }
             )
     for lang in sorted({e.language for e in config.editions}):
