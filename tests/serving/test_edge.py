@@ -119,6 +119,19 @@ def test_expired_page_burst_reaches_the_origin_once(edge):
     assert wait_for_log(edge, path, 2) == 2  # one revalidation for 200 readers
 
 
+def test_a_city_page_stays_fresh_at_the_edge_for_its_own_five_minutes(edge):
+    """The stand-in takes each answer's s-maxage as it is, like Cloud CDN in USE_ORIGIN_HEADERS mode: a city page
+    (300 s) is still a HIT when a topic page of the same path prefix (TTL s) has expired; no per-path cap."""
+    city, other = f"/v1/topics/place:new-york?edition={EDITION}", f"/v1/topics/place:lagos?edition={EDITION}"
+    for path in (city, other):
+        assert edge.get(path)[0] == 200
+    assert edge.get(city)[1]["Cache-Control"] == "public, s-maxage=300"
+    time.sleep(EXPIRED)
+    assert edge.get(city)[1]["X-Edge-Cache"] == "HIT"
+    assert edge.get(other)[1]["X-Edge-Cache"] != "HIT"
+    assert wait_for_log(edge, city, 1) == 1
+
+
 def test_for_you_is_never_cached(edge):
     path = f"/v1/feed/for-you?edition={EDITION}&limit=5"
     before = edge.origin_hits(path)
@@ -217,16 +230,3 @@ def test_past_serve_while_stale_an_origin_error_reaches_the_reader(tmp_path):
         assert status in (502, 504), (status, headers.get("X-Edge-Cache"))
     finally:
         edge.close()
-
-
-def test_a_city_page_stays_fresh_at_the_edge_for_its_own_five_minutes(edge):
-    """The stand-in takes each answer's s-maxage as it is, like Cloud CDN in USE_ORIGIN_HEADERS mode: a city page
-    (300 s) is still a HIT when a topic page of the same path prefix (TTL s) has expired; no per-path cap."""
-    city, other = f"/v1/topics/place:new-york?edition={EDITION}", f"/v1/topics/place:lagos?edition={EDITION}"
-    for path in (city, other):
-        assert edge.get(path)[0] == 200
-    assert edge.get(city)[1]["Cache-Control"] == "public, s-maxage=300"
-    time.sleep(EXPIRED)
-    assert edge.get(city)[1]["X-Edge-Cache"] == "HIT"
-    assert edge.get(other)[1]["X-Edge-Cache"] != "HIT"
-    assert wait_for_log(edge, city, 1) == 1
