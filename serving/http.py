@@ -3,7 +3,7 @@
 Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 
 - Shared responses are identical for every reader: ``Cache-Control: public, s-maxage=60`` (story and topic pages
-  ``s-maxage=30``), a strong ETag, no ``Vary`` (the origin never varies on a request header; compression is the
+  ``s-maxage=30``, city pages 300: serving/topics.py), a strong ETag, no ``Vary`` (the origin never varies on a request header; compression is the
   CDN's), never ``Set-Cookie``. No ``stale-while-revalidate`` and no ``stale-if-error``, on purpose: Cloud CDN
   ignores ``stale-if-error`` and applies its own serve-while-stale policy (terraform/modules/origin: an hour, for
   asynchronous revalidation and for an origin that fails) only to responses *without* ``stale-while-revalidate``; a

@@ -276,7 +276,7 @@ def _topic_path() -> dict:
         "/v1/topics/{topic_id}": {
             "get": {
                 "summary": "The edition's live stories about an entity, place or topic, by the edition's own score "
-                "(shared, s-maxage=30; pre-built every cycle for followed and trending topics, on demand otherwise).",
+                "(shared, s-maxage=30, a city page of the edition's region 300; pre-built every cycle for followed and trending topics, on demand otherwise).",
                 "parameters": [topic_id, edition, LIMIT_100, IF_NONE_MATCH],
                 "responses": {"200": _json("TopicPage", "The topic page.", SHARED_HEADERS), **_shared_errors()},
             }
