@@ -28,6 +28,18 @@ on FnApiRunner in this process (the local default); ``--runner=DataflowRunner`` 
 ``--input``/``--output``, ``--backend=gcp``) and waits for it; ``--dry_run=True`` translates it without submitting
 (no namespace claim, no output written).
 
+Embedding and the writer (:func:`overlaps`): on every runner but Dataflow the one writer of each language embeds its
+own articles, batch by batch (``--batch_size``) in decision order, and decides each batch as soon as it is embedded
+(transforms/stories/overlap.py); before, all articles were embedded in one stage and then decided in the next, one
+after the other. The worker model: the encoder runs in one process of its own (transforms/stories/embed_process.py,
+started by the first article so that its start-up overlaps the input), with its own threads on every core, fed by
+one thread of the writer's process; the writer, plain Python, runs beside it. Not threads in the writer's process:
+the writer holds the GIL the encoder's forward pass needs (one busy Python thread halved the encoder here). Not a
+pool: the encoder already uses every core, and one process loads the model once. The files are byte-identical either
+way (tests/pipelines/test_backfill_overlap.py); ``manifest.json`` says which ran (``embedding``: ``overlapped`` or
+``stage``). Dataflow keeps the embedding stage: there it spreads over the workers ahead of the single writer. Input
+with links (``--links``, or auto on more than one language) also keeps it: link vectors come from that stage.
+
 Input order and time: articles are decided in (first_seen_at, article_id) order, first_seen_at being
 ``published_at``; an article without a time gets the previous article's time in its file plus one second
 (transforms/stories/features.py), so untimed files are decided in file order, deterministically.
@@ -50,6 +62,7 @@ import sys
 import time
 import uuid
 
+from pipelines.backfill_paths import expand_inputs, input_patterns, prepare_output
 from pipelines.backfill_snapshots import add_snapshots
 from transforms.stories.embedder_specs import embedder_arg
 
@@ -236,80 +249,6 @@ def _parse_bound(value: str | None, flag: str) -> int | None:
     return t
 
 
-def input_patterns(pattern: str) -> list[str]:
-    """The comma-separated paths/globs of ``--input``, unexpanded (what a dry run translates: it reads nothing)."""
-    return [x.strip() for x in pattern.split(",") if x.strip()]
-
-
-def expand_inputs(pattern: str) -> list[str]:
-    """Sorted, de-duplicated file paths of a comma-separated list of paths/globs. Raises ValueError if none, or
-    when a local path names a folder (a folder is not an input file: the run would fail reading it)."""
-    from apache_beam.io.filesystems import FileSystems
-
-    paths = []
-    for p in input_patterns(pattern):
-        if "://" not in p and os.path.isdir(p):
-            raise ValueError(f"--input {p}: is a folder; give its files, e.g. --input '{os.path.join(p, '*.jsonl')}'")
-        found = FileSystems.match([p])[0].metadata_list
-        paths.extend(m.path for m in found)
-    paths = sorted(set(paths))
-    if not paths:
-        raise ValueError(f"--input: no file matches {pattern!r}")
-    return paths
-
-
-# What a backfill writes into --output (and --overwrite may therefore remove); anything else there is not ours.
-OUTPUT_FILES = frozenset(
-    {"assignments.jsonl", "stories.jsonl", "explanations.jsonl", "dead_letters.jsonl", "manifest.json", "summary.json"}
-    | {"evaluate.html"}
-)
-OUTPUT_DIRS = frozenset({"store", "snapshots"})
-
-
-def prepare_output(output: str, overwrite: bool = False, resume: bool = False) -> None:
-    """Check ``--output`` before anything runs. A folder that is not empty holds an earlier run: refused (ValueError
-    naming what is there) unless ``--resume`` continues it or ``--overwrite`` replaces it. ``--overwrite`` removes
-    the earlier run's files (with ``--resume``: all but its ``store``), and refuses a folder holding anything a
-    backfill does not write: a mistyped ``--output $HOME`` is never emptied. A file given for the folder is refused.
-    gs:// outputs: objects under the prefix, the same rules."""
-    if "://" in output:
-        return _prepare_remote_output(output, overwrite, resume)
-    if os.path.exists(output) and not os.path.isdir(output):
-        raise ValueError(f"--output {output}: is a file, not a folder")
-    held = sorted(os.listdir(output)) if os.path.isdir(output) else []
-    if held and not overwrite:
-        if resume:
-            return
-        raise ValueError(
-            f"--output {output}: not empty ({', '.join(held[:5])}{', ...' if len(held) > 5 else ''}); "
-            "--overwrite replaces the earlier run, --resume continues it"
-        )
-    foreign = [x for x in held if x not in OUTPUT_FILES | OUTPUT_DIRS]
-    if foreign:
-        raise ValueError(
-            f"--output {output}: holds files a backfill does not write ({', '.join(foreign[:5])}); "
-            "--overwrite only replaces a backfill's output: choose an empty folder"
-        )
-    import shutil
-
-    for name in held:
-        if resume and name == "store":
-            continue
-        path = os.path.join(output, name)
-        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
-    os.makedirs(output, exist_ok=True)
-
-
-def _prepare_remote_output(output: str, overwrite: bool, resume: bool) -> None:
-    from apache_beam.io.filesystems import FileSystems
-
-    held = [m.path for m in FileSystems.match([output.rstrip("/") + "/**"])[0].metadata_list]
-    if held and not overwrite and not resume:
-        raise ValueError(f"--output {output}: not empty ({len(held)} objects); --overwrite replaces them")
-    if held and overwrite:
-        FileSystems.delete(held)
-
-
 def is_dry_run(options) -> bool:
     """``--runner=DataflowRunner --dry_run=True``: the graph is translated, nothing runs, nothing is written.
     (Beam's DataflowRunner treats any ``--dry_run`` value as true; other runners ignore the flag and run.)"""
@@ -332,11 +271,24 @@ def claim_namespace(options):
     return claim(open_stores(cfg).pointers, cfg.namespace, resume=options.view_as(_options_class()).resume)
 
 
-def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
+def overlaps(options, overlap: bool | None = None) -> bool:
+    """Whether the writer embeds its articles itself, overlapped with its decisions (``overlap`` None: on every
+    runner but Dataflow). Locally the two stages otherwise run one after the other on the same cores; on Dataflow
+    the embedding stage spreads over the workers ahead of the one writer per language, which is faster there."""
+    from apache_beam.options.pipeline_options import StandardOptions
+
+    if overlap is not None:
+        return bool(overlap)
+    runner = options.view_as(StandardOptions).runner
+    return not (isinstance(runner, str) and runner.endswith("DataflowRunner"))
+
+
+def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, overlap: bool | None = None):
     """Adds the backfill graph to pipeline ``p``. Returns a dict of the main PCollections (for tests).
 
     ``run_claim``: the namespace claim of this run (:func:`claim_namespace`); claimed here when not given (a Flex
-    Template launch builds the graph directly: templates/launch.py). Raises NamespaceTaken when refused."""
+    Template launch builds the graph directly: templates/launch.py). Raises NamespaceTaken when refused.
+    ``overlap``: :func:`overlaps` (the same graph either way; only where the vectors are computed differs)."""
     import apache_beam as beam
 
     from pipelines.options import store_config
@@ -344,13 +296,14 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     from transforms.common import DEAD_LETTER, dead_letter_json
     from transforms.stories import backfill_files
     from transforms.stories import beam as sb
+    from transforms.stories import beam_backfill as bb
 
     o = options.view_as(_options_class())
     files = files or (input_patterns(o.input) if is_dry_run(options) else expand_inputs(o.input))
     cfg = store_config(options)
     run_claim = run_claim or claim_namespace(options)
     languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
-    read = p | "ReadArticles" >> sb.ReadArticles(
+    read = p | "ReadArticles" >> bb.ReadArticles(
         files,
         languages=languages,
         since=_parse_bound(o.from_date, "--from"),
@@ -366,15 +319,20 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     )
     n_articles = articles | "CountArticles" >> beam.combiners.Count.Globally()  # the progress lines' total
     links = {"auto": "auto", "on": True, "off": False}[o.links]
+    defer = overlaps(options, overlap)
     embedded = (
         articles
         | "EmbedArticles"
-        >> sb.EmbedArticles(o.embedder, links=links, link_languages=n_languages, batch_size=o.batch_size)
+        >> sb.EmbedArticles(o.embedder, links, link_languages=n_languages, batch_size=o.batch_size, defer=defer)
         | "ReportEmbedded"
-        >> beam.ParDo(sb.ReportProgressFn("articles embedded"), total=beam.pvalue.AsSingleton(n_articles))
+        >> beam.ParDo(
+            bb.ReportProgressFn("articles read" if defer else "articles embedded"),
+            total=beam.pvalue.AsSingleton(n_articles),
+        )
     )
+    embed = (o.embedder, o.batch_size) if defer else None  # the writer embeds what EmbedArticles deferred
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(
-        cfg, exact_index=o.exact_index, bounded=True, explain=True
+        cfg, exact_index=o.exact_index, bounded=True, explain=True, embed=embed
     )
     outputs = clustered.outputs
     # The fence: no change reaches the stores once a later run has claimed the namespace.
@@ -386,7 +344,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
         | "AllOutputs" >> beam.combiners.ToList()
         | "WriteResults"
         >> beam.Map(
-            sb.write_results,
+            bb.write_results,
             order=beam.pvalue.AsList(read["order"]),
             n_languages=beam.pvalue.AsSingleton(n_languages),
             out_dir=o.output,
@@ -405,10 +363,11 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None):
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
-def run(argv: list[str] | None = None, run_claim=None) -> int:
+def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = None) -> int:
     """``python -m pipelines.backfill ARGS`` and ``newsroom backfill ARGS``: build the graph, run it, write the
     manifest. Returns 0, or 2 when the namespace is refused, 1 when a later run superseded this one (the message on
-    stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given."""
+    stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given.
+    ``overlap``: :func:`overlaps` (tests compare the two ways)."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from pipelines.options import refuse_non_production_graph
@@ -425,13 +384,13 @@ def run(argv: list[str] | None = None, run_claim=None) -> int:
         print(f"[backfill] refused: {exc}", file=sys.stderr)
         return 2
     _say_start(options, files, run_claim, runner)
-    status = _execute(options, files, run_claim, runner)
+    status = _execute(options, files, run_claim, runner, overlap)
     if status is not None:
         return status
     if is_dry_run(options):
         print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
         return 0
-    _write_manifest(options, argv, files, run_claim, started)
+    _write_manifest(options, argv, files, run_claim, started, "overlapped" if overlaps(options, overlap) else "stage")
     return 0
 
 
@@ -481,7 +440,7 @@ def _say_start(options, files: list[str], run_claim, runner) -> None:
     )
 
 
-def _execute(options, files: list[str], run_claim, runner) -> int | None:
+def _execute(options, files: list[str], run_claim, runner, overlap=None) -> int | None:
     """Run the graph; None when it ran (or was translated), 1 when a later run superseded this one (the fence of
     stores/runs.py, checked again after the last write). Other errors are raised."""
     import apache_beam as beam
@@ -492,7 +451,7 @@ def _execute(options, files: list[str], run_claim, runner) -> int | None:
     pointers = None if is_dry_run(options) else _pointers(store_config(options))
     try:
         with beam.Pipeline(runner=runner, options=options) as p:
-            build_pipeline(p, options, files, run_claim=run_claim)
+            build_pipeline(p, options, files, run_claim=run_claim, overlap=overlap)
         if pointers is not None:
             run_claim.check(pointers)  # superseded after its last write: its outputs may miss the later run's
     except Exception as exc:
@@ -519,7 +478,7 @@ def _read_back(path: str) -> str | None:
         return f.read().decode("utf-8")
 
 
-def _write_manifest(options, argv, files: list[str], run_claim, started: float) -> None:
+def _write_manifest(options, argv, files: list[str], run_claim, started: float, embedding: str) -> None:
     """manifest.json: options, store, inputs, models and embedder paths, counts, duration, throughput (the run's
     summary.json, written by the graph, is folded in and removed)."""
     import apache_beam as beam
@@ -561,6 +520,7 @@ def _write_manifest(options, argv, files: list[str], run_claim, started: float) 
         "inputs": files,
         "models": summary.get("models", {}),
         "embedder_paths": embedder_paths,
+        "embedding": embedding,  # "overlapped" (the writer embeds: overlaps()) or "stage"
         "calibration": summary.get("calibration", {}),
         "counts": counts,
         "started_at": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(),

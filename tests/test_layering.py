@@ -40,6 +40,7 @@ BEAM_MODULES = {
     "transforms/articles/beam.py",
     "transforms/ingest/beam.py",
     "transforms/stories/beam.py",
+    "transforms/stories/beam_backfill.py",
     "transforms/covisit/beam.py",
     "transforms/userclusters/beam.py",
     "transforms/authority/beam.py",

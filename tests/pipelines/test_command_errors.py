@@ -248,7 +248,9 @@ def test_backfill_progress_shows_the_total_and_the_time_left(tmp_path):
     labelled_file(inp, bad_line=False)
     res = newsroom("backfill", "--input", inp, "--output", tmp_path / "o", "--embedder", "hash")
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "[backfill] articles embedded: 13 of 13 (100%, " in res.stderr, res.stderr[-3000:]
+    # locally each language's writer embeds its own articles (pipelines/backfill.py "Embedding and the writer"):
+    # the line after the embedding stage counts the articles read, the writers' lines what they embed and decide
+    assert "[backfill] articles read: 13 of 13 (100%, " in res.stderr, res.stderr[-3000:]
     # the writer's phase too (one firing decides every article of a language: on a long input, minutes)
     assert "[backfill] articles decided (en): 12 of 12 (100%, " in res.stderr, res.stderr[-3000:]
     assert "[backfill] articles decided (es): 1 of 1 (100%, " in res.stderr

@@ -1,5 +1,6 @@
-"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges (+ LinkStories), and
-the backfill's ReadArticles and result writer (its files written through stores/beam_io.py). The one module of the stage that imports Beam.
+"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges, and LinkStories (the
+streaming cross-language linker). The backfill's file reading, result writer and progress lines are
+transforms/stories/beam_backfill.py.
 
 Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
 outputs (``{"change": StoryChange, ...}``, transforms/stories/cluster.py), applies them to the story store
@@ -28,6 +29,11 @@ ClusterStoriesFn (keyed by language: the single writer of its language)
   advances through every event in one firing. The decisions are the same (the writer processes the same ordered
   event sequence); the reason is cost: FnApiRunner runs each timer firing as a round of its own (tens of ms), so
   one firing per distinct event time made a 3,000-article backfill spend minutes in timer rounds.
+- ``embed`` (the local backfill, pipelines/backfill.py): EmbedArticles passes articles on unembedded when no link
+  vectors are wanted, and that one firing has them embedded in decision order (by an embedder process of its own
+  for the sentence-transformers models, transforms/stories/embed_process.py) while the writer decides the batches
+  already embedded (transforms/stories/overlap.py): embedding and deciding overlap instead of running as two stages
+  one after the other, and the articles cross the shuffle and the state without vectors.
 
 ApplyStoryChangesFn (keyed by language): applies outputs in seq order (transforms/stories/apply.py), buffering
 out-of-order ones, skipping replays. It is the only writer of the story store for its language.
@@ -35,11 +41,7 @@ out-of-order ones, skipping replays. It is the only writer of the story store fo
 
 from __future__ import annotations
 
-import io
-import json
 import logging
-import os
-import sys
 import threading
 import time
 import typing
@@ -47,17 +49,14 @@ import uuid
 
 import apache_beam as beam
 from apache_beam.coders import PickleCoder
-from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.transforms.window import GlobalWindow
 from apache_beam.utils import shared
 
-from stores.beam_io import write_lines, write_text
-from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, Progress, progress_line
+from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, Progress
 from transforms.common import dead_letter as dead_letter_record
-from transforms.stories import backfill_files
 from transforms.stories import embed as embmod
 from transforms.stories.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
 from transforms.stories.cluster import StoryClusterer
@@ -80,10 +79,9 @@ _WRITERS_LOCK = threading.Lock()
 class EmbedBatchFn(beam.DoFn):
     """Adds vectors to a batch of ArticleFeatures dicts (one model per process and spec, shared by threads)."""
 
-    def __init__(self, routing: str = "auto", link_spec: str | None = embmod.MULTILINGUAL, links="auto"):
-        self.routing = routing
-        self.link_spec = link_spec
-        self.links = links
+    def __init__(self, routing: str = "auto", link_spec: str | None = embmod.MULTILINGUAL, links="auto", defer=False):
+        self.routing, self.link_spec, self.links = routing, link_spec, links
+        self.defer = defer  # no links wanted: pass the batch on unembedded, the writer embeds it (ClusterStoriesFn)
         self._shared = shared.Shared()
         self.embedded = Metrics.counter(STAGE, "embedded")
 
@@ -99,6 +97,9 @@ class EmbedBatchFn(beam.DoFn):
 
     def process(self, batch, link_languages=0):
         want_links = self.links is True or (self.links == "auto" and (link_languages or 0) > 1)
+        if self.defer and not want_links:
+            yield from batch
+            return
         feats = [ArticleFeatures.from_dict(d) for d in batch]
         by_spec: dict[str, list[int]] = {}
         for i, f in enumerate(feats):
@@ -132,12 +133,10 @@ class EmbedArticles(beam.PTransform):
         link_languages: optional singleton side input (number of input languages) for ``auto``.
     """
 
-    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 128):
+    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 128, defer=False):
         super().__init__()
-        self.routing = routing
-        self.links = links
-        self.link_languages = link_languages
-        self.batch_size = batch_size
+        self.routing, self.links, self.link_languages = routing, links, link_languages
+        self.batch_size, self.defer = batch_size, defer  # defer: see EmbedBatchFn and ClusterStoriesFn's ``embed``
 
     def expand(self, pcoll):
         side = {} if self.link_languages is None else {"link_languages": beam.pvalue.AsSingleton(self.link_languages)}
@@ -146,7 +145,7 @@ class EmbedArticles(beam.PTransform):
             # fixed-size calls: the embedder groups each call's texts by token length (no padding), so larger calls
             # fill its groups better (texts/s on 2 cores: ~255 at 128, ~430 at 1,024)
             | "BatchArticles" >> beam.BatchElements(min_batch_size=self.batch_size, max_batch_size=self.batch_size)
-            | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links), **side)
+            | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links, defer=self.defer), **side)
             | "StampFirstSeen" >> beam.Map(lambda d: beam.window.TimestampedValue(d, d["first_seen_at"] / 1000.0))
         )
 
@@ -163,6 +162,8 @@ class ClusterStoriesFn(beam.DoFn):
         config: optional ClusterConfig (default: the model's calibration).
         exact_index: exact nearest-centroid search instead of the ANN index.
         explain: the writer attaches the explanation of each decision (transforms/stories/explanations.py).
+        embed: ``(routing, batch_size)``: articles may come without vectors (EmbedArticles ``defer``); the bounded
+            tick embeds them in decision order while the writer decides (transforms/stories/overlap.py).
     Yields:
         writer output dicts (main output); DeadLetter records on ``dead_letter``.
     """
@@ -173,11 +174,11 @@ class ClusterStoriesFn(beam.DoFn):
     NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
     TICK = TimerSpec("tick", TimeDomain.WATERMARK)
 
-    def __init__(self, store_config, config=None, exact_index=False, run_id=None, bounded=False, explain=False):
-        self.store_config = store_config
-        self.config = config
-        self.exact_index = exact_index
-        self.bounded = bounded
+    def __init__(
+        self, store_config, config=None, exact_index=False, run_id=None, bounded=False, explain=False, embed=None
+    ):
+        self.store_config, self.config, self.exact_index = store_config, config, exact_index
+        self.bounded, self.embed = bounded, embed
         self.explain = explain  # each output carries the explanation of its decision (the backfill writes them)
         self.run_id = run_id or uuid.uuid4().hex
         self.articles = Metrics.counter(STAGE, "articles")
@@ -185,10 +186,12 @@ class ClusterStoriesFn(beam.DoFn):
         self.late = Metrics.counter(STAGE, "late")
         self.restores = Metrics.counter(STAGE, "writer_restored")
         self.bad = Metrics.counter(STAGE, "bad_article")
+        self.embedded = Metrics.counter(STAGE, "embedded")  # what EmbedArticles left to this writer (``embed``)
         self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in (NEW_STORY, ASSIGN, MERGE, SPLIT, EXPIRE)}
 
     def setup(self):
         self._stores = None
+        self._started: set[str] = set()
 
     def _store(self):
         if self._stores is None:
@@ -227,7 +230,7 @@ class ClusterStoriesFn(beam.DoFn):
         language, d = element
         try:
             f = ArticleFeatures.from_dict(d)
-            if f.vector is None:
+            if f.vector is None and self.embed is None:
                 raise ValueError("article has no vector")
         except Exception as exc:  # malformed input is dead-lettered, never raised
             self.bad.inc()
@@ -253,6 +256,9 @@ class ClusterStoriesFn(beam.DoFn):
         if w.until is not None and f.first_seen_at <= w.until:
             self.late.inc()
             f.first_seen_at = w.until + 1
+        if f.vector is None and self.embed is not None and language not in self._started:
+            self._started.add(language)
+            self._encoder(language, wait=False)  # start the embedder while the input still arrives
         self.articles.inc()
         buffer.add(f.to_dict())
         buffered.write((buffered.read() or 0) + 1)
@@ -278,7 +284,7 @@ class ClusterStoriesFn(beam.DoFn):
         now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
         progress = Progress(f"[backfill] articles decided ({key})", len(w.pending)) if self.bounded else None
-        outs = w.advance(now, progress)
+        outs = w.advance(now, progress) if self.embed is None else self._embed_and_advance(key, w, now, progress)
         token_state.write(w.state_token())
         for o in outs:
             self.decisions[o.change["kind"]].inc()
@@ -286,6 +292,45 @@ class ClusterStoriesFn(beam.DoFn):
         self._compact(w, buffer, buffered)
         upcoming = w.next_event_time()
         arm(tick, nxt, None if upcoming is None or self.bounded else max(upcoming, now + 1))
+
+    def _encoder(self, language: str, wait: bool = True):
+        """(encode, model name) of the language's embedder for the ``embed`` tick: a process of its own for the
+        sentence-transformers specs (transforms/stories/embed_process.py: the writer would hold the GIL the encoder
+        needs), else the process's embedder. ``wait=False`` only starts it: the first article does, so that its
+        start-up overlaps the input."""
+        from transforms.stories import embed_process
+
+        spec = embmod.EmbedderRouting(self.embed[0]).for_language(language)
+        if not embed_process.wants_process(spec):
+            model = embmod.get_embedder(spec)
+            return model.encode, model.name
+        proc = embed_process.shared_process(spec)
+        if not wait:
+            return None
+        name, _, info = proc.ready()
+        embmod.record_path(spec, {**info, "process": "own (overlapped with the writer)"})
+        return proc.encode, name
+
+    def _embed_and_advance(self, language: str, w: StoryClusterer, now: int, decided) -> list:
+        from transforms.stories.overlap import advance_overlapped
+
+        encode, name = self._encoder(language)
+
+        def embed(batch):  # on the embedding thread
+            for f, v in zip(batch, encode([f.embed_text for f in batch])):
+                f.vector, f.model = v, name
+
+        report = Progress(f"[backfill] articles embedded ({language})", None)
+        report(0)  # the clock of its rate starts with the tick
+        counted = [None]
+
+        def progress(done, total):  # on the writer's thread, where Beam's counters count
+            self.embedded.inc(done - (done if counted[0] is None else counted[0]))
+            counted[0] = done
+            report.total = total
+            report(done)
+
+        return advance_overlapped(w, now, embed, self.embed[1], progress=progress, decided=decided)
 
     @staticmethod
     def _compact(w: StoryClusterer, buffer, buffered) -> None:
@@ -480,114 +525,3 @@ class LinkStories(beam.PTransform):
             | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(tuple[str, typing.Any])
             | "ProposeLinks" >> beam.ParDo(LinkStoriesFn(every_ms=self.every_ms))
         )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# A backfill's files: articles in, results out (the plain parsing and folding: transforms/stories/backfill_files.py)
-
-ORDER = "order"
-
-
-class ReadArticleFileFn(beam.DoFn):
-    """One input file (local or gs://) -> ArticleFeatures dicts timestamped at their first-seen time (main),
-    ``(file index, line, article_id)`` on ``order``, DeadLetter records of unreadable lines on ``dead_letter``.
-    With ``takedowns`` (a StoreConfig: the production one, whose tombstones a backfill honours), articles taken
-    down (stores/takedowns.py, read once per worker) are skipped like filtered ones (``articles_taken_down``)."""
-
-    def __init__(self, languages=None, since: int | None = None, until: int | None = None, takedowns=None):
-        self.languages, self.since, self.until = languages, since, until
-        self.takedowns = takedowns
-        self.taken: frozenset = frozenset()
-        self.read = Metrics.counter(STAGE, "articles_read")
-        self.skipped = Metrics.counter(STAGE, "articles_filtered")
-        self.taken_down = Metrics.counter(STAGE, "articles_taken_down")
-        self.bad = Metrics.counter(STAGE, "bad_input")
-
-    def setup(self):
-        if self.takedowns is not None:  # a store error fails the run: a backfill must not bring back a takedown
-            from stores.takedowns import open_takedown_store
-
-            self.taken = open_takedown_store(self.takedowns).taken_down().articles
-
-    def process(self, element):
-        file_index, path = element
-        with FileSystems.open(path) as raw:
-            if path.endswith(".avro"):
-                import fastavro
-
-                parsed = backfill_files.avro_features(fastavro.reader(raw))
-            else:
-                parsed = backfill_files.labelled_features(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
-            for line, f, bad in parsed:
-                if bad is not None:
-                    self.bad.inc()
-                    yield beam.pvalue.TaggedOutput(DEAD_LETTER, backfill_files.bad_input(path, line, *bad))
-                elif not backfill_files.keep(f, self.languages, self.since, self.until):
-                    self.skipped.inc()
-                elif f.article_id in self.taken:
-                    self.taken_down.inc()
-                else:
-                    self.read.inc()
-                    yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
-                    yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
-
-
-class ReadArticles(beam.PTransform):
-    """File paths -> ``{"articles", "order", "dead_letter"}`` PCollections (files read in order, one per worker)."""
-
-    def __init__(self, files: list[str], languages=None, since=None, until=None, takedowns=None):
-        super().__init__()
-        self.files = list(files)
-        self.languages, self.since, self.until = languages, since, until
-        self.takedowns = takedowns  # a StoreConfig whose tombstoned articles are skipped (ReadArticleFileFn)
-
-    def expand(self, p):
-        res = (
-            p
-            | "ListFiles" >> beam.Create(list(enumerate(self.files)))
-            | "ReadFiles"
-            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until, self.takedowns)).with_outputs(
-                ORDER, DEAD_LETTER, main="articles"
-            )
-        )
-        return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
-
-
-def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
-    """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
-    stories.jsonl and the summary (summary.json); return the summary."""
-    rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
-    write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
-    write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
-    write_lines(backfill_files.explanation_rows(outputs), os.path.join(out_dir, "explanations.jsonl"))
-    write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
-    return summary
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Progress
-
-
-class ReportProgressFn(beam.DoFn):
-    """Prints ``what: n of total (pct, rate/s, ~eta left)`` on stderr at most every ``every_s`` seconds per worker
-    thread, and once at the last element; passes through. ``total`` (a side input: the count of what will pass)
-    gives the share and the time left at the rate so far; without it only ``n (rate/s)``."""
-
-    def __init__(self, what: str, every_s: float = 5.0):
-        self.what = what
-        self.every_s = every_s
-
-    def setup(self):
-        self._n = 0
-        self._t0 = None
-        self._last = 0.0
-
-    def process(self, element, total=None):
-        self._n += 1
-        now = time.time()
-        if self._t0 is None:
-            self._t0 = self._last = now
-        if now - self._last >= self.every_s or (total and self._n == total):
-            self._last = now
-            print(f"[backfill] {progress_line(self.what, self._n, total, now - self._t0)}", file=sys.stderr, flush=True)
-        yield element

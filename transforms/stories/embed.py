@@ -270,10 +270,21 @@ def get_embedder(spec: str) -> Embedder:
         return emb
 
 
-def loaded_paths() -> dict[str, dict]:
-    """Spec -> the arithmetic, workers and reason of each embedder this process has created (for manifests)."""
+_ELSEWHERE: dict[str, dict] = {}  # spec -> path_info of an embedder another process runs for this one
+
+
+def record_path(spec: str, info: dict) -> None:
+    """Record the path of an embedder running in a child process (transforms/stories/embed_process.py)."""
     with _CACHE_LOCK:
-        return {spec: dict(getattr(e, "path_info", {"path": "n/a", "model": e.name})) for spec, e in _CACHE.items()}
+        _ELSEWHERE[spec] = dict(info)
+
+
+def loaded_paths() -> dict[str, dict]:
+    """Spec -> the arithmetic, workers and reason of each embedder this process has created or had a child process
+    run for it (:func:`record_path`; for manifests)."""
+    with _CACHE_LOCK:
+        mine = {spec: dict(getattr(e, "path_info", {"path": "n/a", "model": e.name})) for spec, e in _CACHE.items()}
+        return {**mine, **{k: dict(v) for k, v in _ELSEWHERE.items()}}  # what ran: the child's, where one did
 
 
 class EmbedderRouting:

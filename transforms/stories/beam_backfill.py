@@ -1,0 +1,132 @@
+"""The backfill's Beam side of its files: ReadArticles (input files -> ArticleFeatures dicts and the input order),
+the result writer (assignments.jsonl, stories.jsonl, explanations.jsonl, summary.json) and the progress lines.
+
+Reads local or gs:// files through Beam's FileSystems; the plain parsing and folding are
+transforms/stories/backfill_files.py, the stories transforms themselves transforms/stories/beam.py (split from it so
+that each module stays one subject and under the size rule).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+
+import apache_beam as beam
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+
+from stores.beam_io import write_lines, write_text
+from transforms.common import DEAD_LETTER, progress_line
+from transforms.stories import backfill_files
+
+STAGE = "stories"  # the Beam counters' namespace, as transforms/stories/beam.py counts them
+
+ORDER = "order"
+
+
+class ReadArticleFileFn(beam.DoFn):
+    """One input file (local or gs://) -> ArticleFeatures dicts timestamped at their first-seen time (main),
+    ``(file index, line, article_id)`` on ``order``, DeadLetter records of unreadable lines on ``dead_letter``.
+    With ``takedowns`` (a StoreConfig: the production one, whose tombstones a backfill honours), articles taken
+    down (stores/takedowns.py, read once per worker) are skipped like filtered ones (``articles_taken_down``)."""
+
+    def __init__(self, languages=None, since: int | None = None, until: int | None = None, takedowns=None):
+        self.languages, self.since, self.until = languages, since, until
+        self.takedowns = takedowns
+        self.taken: frozenset = frozenset()
+        self.read = Metrics.counter(STAGE, "articles_read")
+        self.skipped = Metrics.counter(STAGE, "articles_filtered")
+        self.taken_down = Metrics.counter(STAGE, "articles_taken_down")
+        self.bad = Metrics.counter(STAGE, "bad_input")
+
+    def setup(self):
+        if self.takedowns is not None:  # a store error fails the run: a backfill must not bring back a takedown
+            from stores.takedowns import open_takedown_store
+
+            self.taken = open_takedown_store(self.takedowns).taken_down().articles
+
+    def process(self, element):
+        file_index, path = element
+        with FileSystems.open(path) as raw:
+            if path.endswith(".avro"):
+                import fastavro
+
+                parsed = backfill_files.avro_features(fastavro.reader(raw))
+            else:
+                parsed = backfill_files.labelled_features(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+            for line, f, bad in parsed:
+                if bad is not None:
+                    self.bad.inc()
+                    yield beam.pvalue.TaggedOutput(DEAD_LETTER, backfill_files.bad_input(path, line, *bad))
+                elif not backfill_files.keep(f, self.languages, self.since, self.until):
+                    self.skipped.inc()
+                elif f.article_id in self.taken:
+                    self.taken_down.inc()
+                else:
+                    self.read.inc()
+                    yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
+                    yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
+
+
+class ReadArticles(beam.PTransform):
+    """File paths -> ``{"articles", "order", "dead_letter"}`` PCollections (files read in order, one per worker)."""
+
+    def __init__(self, files: list[str], languages=None, since=None, until=None, takedowns=None):
+        super().__init__()
+        self.files = list(files)
+        self.languages, self.since, self.until = languages, since, until
+        self.takedowns = takedowns  # a StoreConfig whose tombstoned articles are skipped (ReadArticleFileFn)
+
+    def expand(self, p):
+        res = (
+            p
+            | "ListFiles" >> beam.Create(list(enumerate(self.files)))
+            | "ReadFiles"
+            >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until, self.takedowns)).with_outputs(
+                ORDER, DEAD_LETTER, main="articles"
+            )
+        )
+        return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
+
+
+def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
+    """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
+    stories.jsonl and the summary (summary.json); return the summary."""
+    rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
+    write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
+    write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
+    write_lines(backfill_files.explanation_rows(outputs), os.path.join(out_dir, "explanations.jsonl"))
+    write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Progress
+
+
+class ReportProgressFn(beam.DoFn):
+    """Prints ``what: n of total (pct, rate/s, ~eta left)`` on stderr at most every ``every_s`` seconds per worker
+    thread, and once at the last element; passes through. ``total`` (a side input: the count of what will pass)
+    gives the share and the time left at the rate so far; without it only ``n (rate/s)``."""
+
+    def __init__(self, what: str, every_s: float = 5.0):
+        self.what = what
+        self.every_s = every_s
+
+    def setup(self):
+        self._n = 0
+        self._t0 = None
+        self._last = 0.0
+
+    def process(self, element, total=None):
+        self._n += 1
+        now = time.time()
+        if self._t0 is None:
+            self._t0 = self._last = now
+        if now - self._last >= self.every_s or (total and self._n == total):
+            self._last = now
+            print(f"[backfill] {progress_line(self.what, self._n, total, now - self._t0)}", file=sys.stderr, flush=True)
+        yield element
