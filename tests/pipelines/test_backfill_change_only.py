@@ -51,6 +51,7 @@ def test_change_only_replay_publishes_the_every_minute_replays_bytes(tmp_path, c
     s1, s2 = (open_stores(StoreConfig(data_dir=str(roots[m]))) for m in ("every", "change"))
     names = s1.pointers.names()
     assert names == s2.pointers.names()
+
     def moves(s):  # "at" is the wall clock of the move: everything else must match
         return {n: [(h["version"], h["previous"], h["reason"]) for h in s.pointers.history(n)] for n in names}
 
