@@ -81,15 +81,22 @@ class Clusters:
         return got
 
     def _term(self, pool) -> np.ndarray | None:
-        index = pool.index
-        hits = [(index[sid], s) for sid, s in self.strength.items() if sid in index]
-        if not hits:
-            return None
-        idx, vals = zip(*hits)
-        v = np.fromiter(vals, dtype=np.float32, count=len(vals))
-        out = np.zeros(len(pool.story_ids), dtype=np.float32)
-        out[list(idx)] = v / (v + np.float32(CLUSTER_SCALE)) * np.float32(W_CLUSTERS)
-        return out
+        return saturating_term(pool, self.strength, CLUSTER_SCALE, W_CLUSTERS)
+
+
+def saturating_term(pool, strength: dict, scale: float, weight: float) -> np.ndarray | None:
+    """Per pool candidate, ``weight * s / (s + scale)`` of its strength ``s`` (0 for a story without one), or None
+    when no story of ``strength`` is in the pool: the shape of the collaborative terms (readers like you here,
+    co-visitation in serving/ranking.py), bounded by ``weight`` however strong the evidence."""
+    index = pool.index
+    hits = [(index[sid], s) for sid, s in strength.items() if sid in index]
+    if not hits:
+        return None
+    idx, vals = zip(*hits)
+    v = np.fromiter(vals, dtype=np.float32, count=len(vals))
+    out = np.zeros(len(pool.story_ids), dtype=np.float32)
+    out[list(idx)] = v / (v + np.float32(scale)) * np.float32(weight)
+    return out
 
 
 class ClusterCache:

@@ -60,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from serving.catalog import place_entity
-from serving.clusters import Clusters, trend_term
+from serving.clusters import Clusters, saturating_term, trend_term
 from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
 
 W_BASE = 1.0
@@ -197,15 +197,7 @@ class Covisit:
         return cls(strength, source) if strength else None
 
     def term(self, pool) -> np.ndarray | None:
-        index = pool.index
-        hits = [(index[sid], s) for sid, s in self.strength.items() if sid in index]
-        if not hits:
-            return None
-        idx, vals = zip(*hits)
-        v = np.fromiter(vals, dtype=np.float32, count=len(vals))
-        out = np.zeros(len(pool.story_ids), dtype=np.float32)
-        out[list(idx)] = v / (v + np.float32(COVISIT_SCALE)) * np.float32(W_COVISIT)
-        return out
+        return saturating_term(pool, self.strength, COVISIT_SCALE, W_COVISIT)
 
 
 class RankTimeout(Exception):
