@@ -19,6 +19,7 @@ import os
 import sys
 
 from transforms.common import HOUR_MS
+from transforms.stories.evaluate import InputError, read_jsonl
 
 FILE = "explanations.jsonl"
 
@@ -46,18 +47,10 @@ def load(output: str) -> list[dict]:
         raise ExplainError(
             f"--output {output}: no {FILE} (not a backfill's output, or one written before explanations: rerun it)"
         )
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                r = json.loads(line)
-            except ValueError as exc:
-                raise ExplainError(f"{path}:{n}: not a JSON object ({exc})") from None
-            if not isinstance(r, dict) or "kind" not in r or "seq" not in r:
-                raise ExplainError(f"{path}:{n}: not an explanation record")
-            records.append(r)
+    try:
+        records = list(read_jsonl(path, ("kind", "seq", "language"), "explanations"))
+    except InputError as exc:
+        raise ExplainError(str(exc)) from None
     return sorted(records, key=lambda r: (r["language"], int(r["seq"])))
 
 
