@@ -41,6 +41,7 @@ from transforms.stories.config import ClusterConfig, calibration
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.index import make_index
 from transforms.stories.lexical import LexicalStats
+from transforms.stories.recluster import recluster_tick
 from transforms.stories.records import change_record, story_meta
 from transforms.stories.repair import repair_tick
 from transforms.stories.restore import restore_writer
@@ -94,6 +95,8 @@ class StoryClusterer:
         self.index = make_index(dim, exact=exact_index) if dim else None
         self.stories: dict[int, Story] = {}
         self.article_story: dict[str, int] = {}  # members of live stories -> story
+        # entity key -> {live story: originals holding it}: the re-clustering repair's entity postings
+        self.postings: dict[str, dict[int, int]] = {}
         self.lex = LexicalStats(ClusterConfig())
         self.scorer = Scorer(ClusterConfig(), self.lex, language)
         self.set_config(config or calibration(model, language))
@@ -161,7 +164,7 @@ class StoryClusterer:
                 if progress is not None:
                     progress(decided)
             else:
-                out.extend(repair_tick(self, t))
+                out.extend((recluster_tick if self.config.repair_mode == "recluster" else repair_tick)(self, t))
                 self.last_repair_tick = t
             self.clock = max(self.clock, t)
         return out
@@ -344,6 +347,10 @@ class StoryClusterer:
         self.article_story[m.article_id] = s.story_id
         if count:
             self.lex.count(m, +1)
+        if not m.is_copy:
+            for e in m.entities:
+                held = self.postings.setdefault(e, {})
+                held[s.story_id] = held.get(s.story_id, 0) + 1
         heapq.heappush(self._expiry, (s.last_at, s.story_id))
         heapq.heappush(self._activity, (m.at, s.story_id))
         self._max_activity = max(self._max_activity, m.at)
@@ -373,6 +380,7 @@ class StoryClusterer:
             if recount:
                 self.lex.count(m, -1)
             self.article_story.pop(m.article_id, None)
+            self._unpost(s.story_id, m)
         version = s.version
         fresh = Story(s.story_id, s.language, *recompute_centroid(members, self.config.half_life_ms))
         fresh.version = version
@@ -387,8 +395,20 @@ class StoryClusterer:
             if uncount:
                 self.lex.count(m, -1)
             self.article_story.pop(m.article_id, None)
+            self._unpost(s.story_id, m)
         self.stories.pop(s.story_id, None)
         self.index.remove(s.story_id)
+
+    def _unpost(self, sid: int, m: Member) -> None:
+        if m.is_copy:
+            return
+        for e in m.entities:
+            held = self.postings[e]
+            held[sid] -= 1
+            if held[sid] <= 0:
+                del held[sid]
+                if not held:
+                    del self.postings[e]
 
     def meta(self, s: Story) -> dict:
         return story_meta(s, self.language, self.model, self.last_minted)

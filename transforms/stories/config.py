@@ -35,6 +35,15 @@ class ClusterConfig:
     # hand-weighted score) that batch average linkage never makes, so at the model's own bar it mixes more (uci-dev
     # pairwise P 0.893 vs the reference's 0.905); docs/stories.md has the measurements.
     merge_headline_learned_margin: float = 0.35
+    # How a repair tick repairs: "merge" (split of a story's two cohesive halves, then best-first merges of whole
+    # stories on the profile score) or "recluster" (transforms/stories/recluster.py: average linkage over the learned
+    # article-pair score of the changed stories and their candidates, ids reconciled by majority of articles).
+    # docs/stories.md has both measured on the dev files; the default is the better one there.
+    repair_mode: str = "merge"
+    recluster_max_articles: int = 400  # originals of one re-clustered component (the cost bound of a tick)
+    recluster_stay_bonus: float = 2.0  # logit added to a pair that shares a story now (online joins are good)
+    recluster_margin_body: float = 0.0  # on the model's body bar (logit)
+    recluster_margin_headline: float = 0.35  # on the model's headline bar (as merge_headline_learned_margin)
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
     unknown_time_penalty: float = 0.55
     time_weight: float = 0.3

@@ -1,0 +1,268 @@
+"""The re-clustering repair (REPAIR_MODE "recluster", DESIGN.md section 4): average linkage over article pairs, then
+the new clusters reconciled with the old story ids.
+
+At a repair tick (every REPAIR_EVERY while some live story had an article in the REPAIR_WINDOW):
+
+1. Seeds: the window's stories that changed since the previous tick (:func:`transforms.stories.repair.active`) and
+   are out of their REPAIR_COOLDOWN. Candidates of a seed: its nearest live centroids in the writer's ANN index
+   (MERGE_CANDIDATES + MERGE_REACH of them, dense >= MERGE_FLOOR: the reach-back beyond the window of issue 13) and
+   the stories that share one of its rarer entity keys (the writer's entity postings, keys held by at most
+   POSTING_LIMIT stories). Stories in their cool-down are never candidates. Seeds and candidates form components
+   (union-find over seed-candidate edges) of at most RECLUSTER_MAX_ARTICLES originals: an edge that would grow a
+   component past the bound is dropped, so a tick costs O(changed stories x candidates), never O(live stories),
+   and never an all-pairs pass over the live set.
+2. The originals of each component are re-clustered by average linkage over the learned pair score
+   (:mod:`transforms.stories.pairscore`: dense, entity and TF-IDF cosines under the writer's live IDF and the time
+   term), plus RECLUSTER_STAY_BONUS (logit) for two articles that share a story now: the online joins were made on
+   the profile score, which beats batch average linkage on text with bodies (docs/stories.md), and the bonus keeps
+   them unless the pair score is clearly against them. The cut is the model's bar of the component's text kind plus
+   RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE.
+3. Ids (:func:`reconcile`): an old story's heir is the cluster holding more than half of its originals, else (no
+   majority: a split into halves or parts) the cluster holding its representative. A cluster heir to old stories
+   keeps the oldest (smallest) of their ids and the others become its aliases (one hop: the store re-points older
+   aliases); a cluster heir to none is a new group and gets a new id. The changes: SPLIT to a new id for each new
+   group (from the old story it takes most from), SPLIT into an existing story for every other move (``other_story_id``
+   names a live story then), MERGE for every absorbed story (by then holding only its heir's articles). Copies move
+   with their originals. Every changed story gets ``last_repair_at`` = the tick: the cool-down keeps pages from
+   flapping.
+
+Every choice is a function of the live stories, the index, the IDF statistics and the tick (members in article-id
+order, ties by the first index), so a restored writer re-clusters exactly as the uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.common import SPLIT
+from transforms.stories import pairscore
+from transforms.stories.repair import active, apply_merge
+from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
+
+POSTING_LIMIT = 50  # an entity key held by more live stories than this names a topic, not an event
+
+
+def recluster_tick(w, tick: int) -> list[WriterOutput]:
+    """The re-clustering repair of one tick (module docstring); returns its SPLIT and MERGE outputs."""
+    c = w.config
+    cool = tick - c.repair_cooldown_ms
+
+    def free(s: Story | None) -> bool:
+        return s is not None and s.n > 0 and (s.last_repair_at is None or s.last_repair_at <= cool)
+
+    seeds = [
+        w.stories[sid]
+        for sid in w.window_stories(tick - c.repair_window_ms)
+        if free(w.stories[sid]) and active(w.stories[sid], tick, c)
+    ]
+    if not seeds:
+        return []
+    out: list[WriterOutput] = []
+    for comp in components(w, seeds, free):
+        w.stats["recluster_largest"] = max(w.stats["recluster_largest"], sum(s.n for s in comp))
+        if len(comp) == 1 and comp[0].n < 2:
+            continue
+        out.extend(recluster(w, comp, tick))
+    w.stats["repair_ticks"] += 1
+    return out
+
+
+def candidates(w, s: Story, free) -> list[int]:
+    """Ids of the live stories a seed may exchange articles with: its ANN neighbours and entity-posting partners."""
+    c = w.config
+    found = set()
+    for sid, dense in w.index.search(s.centroid().astype(np.float32), k=c.merge_candidates + c.merge_reach + 1):
+        if sid != s.story_id and dense >= c.merge_floor and free(w.stories.get(sid)):
+            found.add(sid)
+    for e in sorted(s.ent):
+        holders = w.postings.get(e)
+        if holders is None or len(holders) > POSTING_LIMIT:
+            continue
+        found.update(sid for sid in holders if sid != s.story_id and free(w.stories.get(sid)))
+    return sorted(found)
+
+
+def components(w, seeds: list[Story], free) -> list[list[Story]]:
+    """Seeds and their candidates joined by union-find, each component at most RECLUSTER_MAX_ARTICLES originals."""
+    limit = w.config.recluster_max_articles
+    parent: dict[int, int] = {}
+    size: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def node(sid: int) -> None:
+        if sid not in parent:
+            parent[sid], size[sid] = sid, w.stories[sid].n
+
+    for s in sorted(seeds, key=lambda s: s.story_id):
+        node(s.story_id)
+        for o in candidates(w, s, free):
+            node(o)
+            a, b = find(s.story_id), find(o)
+            if a != b and size[a] + size[b] <= limit:
+                parent[max(a, b)], size[min(a, b)] = min(a, b), size[a] + size[b]
+    groups: dict[int, list[Story]] = {}
+    for sid in sorted(parent):
+        groups.setdefault(find(sid), []).append(w.stories[sid])
+    return [groups[k] for k in sorted(groups)]
+
+
+def pair_logits(w, ms: list[Member]) -> np.ndarray:
+    """The learned pair score's logits between members (IDF: the writer's live statistics)."""
+    V = np.stack([m.vector.astype(np.float64) for m in ms])
+    vecs = [w.lex.member_vectors(m) for m in ms]
+    mats = []
+    for j in (1, 0):  # entities, then TF-IDF (the order of pairscore.FEATURES)
+        keys = sorted({k for v in vecs for k in v[j]})
+        col = {k: i for i, k in enumerate(keys)}
+        M = np.zeros((len(ms), max(len(keys), 1)))
+        for i, v in enumerate(vecs):
+            for k, x in v[j].items():
+                M[i, col[k]] = x
+        mats.append(M @ M.T)
+    known = np.array([m.time_known for m in ms])
+    at = np.array([m.at for m in ms], dtype=np.int64)
+    X = np.stack([V @ V.T, mats[0], mats[1], pairscore.time_feature(known, at)], axis=-1)
+    return pairscore.load().logit(X)
+
+
+def average_linkage(L: np.ndarray, bar: float) -> list[int]:
+    """Labels (index of each cluster's first member) of average linkage over ``L``, merging while the best average
+    is >= ``bar``. Exact: the pair with the largest average merges first, ties by the smallest indices."""
+    n = len(L)
+    S = L.astype(np.float64).copy()
+    size = np.ones(n)
+    alive = np.ones(n, dtype=bool)
+    label = list(range(n))
+    A = S / np.outer(size, size)
+    A[np.tril_indices(n)] = -np.inf
+    while True:
+        k = int(np.argmax(A))
+        i, j = divmod(k, n)
+        if not A[i, j] >= bar:
+            break
+        S[i, :] += S[j, :]
+        S[:, i] += S[:, j]
+        size[i] += size[j]
+        alive[j] = False
+        label = [i if x == j else x for x in label]
+        row = S[i] / (size[i] * size)
+        row[~alive] = -np.inf
+        A[i, i + 1 :] = row[i + 1 :]
+        A[:i, i] = np.where(alive[:i], row[:i], -np.inf)
+        A[j, :] = -np.inf
+        A[:, j] = -np.inf
+    return label
+
+
+def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[list[str]]):
+    """(id of each cluster, None for a new group; old story id -> index of its heir cluster).
+
+    An old story's heir is the cluster holding more than half of its articles, else the one holding its
+    representative; a cluster heir to several old stories keeps the smallest (oldest) id."""
+    where = {a: k for k, cl in enumerate(clusters) for a in cl}
+    heirs: dict[int, int] = {}
+    for sid in sorted(old):
+        counts: dict[int, int] = {}
+        for a in old[sid]:
+            counts[where[a]] = counts.get(where[a], 0) + 1
+        top = min(counts, key=lambda k: (-counts[k], k))
+        heirs[sid] = top if 2 * counts[top] > len(old[sid]) else where[reps[sid]]
+    ids: list[int | None] = [None] * len(clusters)
+    for sid in sorted(old, reverse=True):
+        ids[heirs[sid]] = sid
+    return ids, heirs
+
+
+def recluster(w, comp: list[Story], tick: int) -> list[WriterOutput]:
+    """Re-cluster one component's originals and turn the difference into SPLIT and MERGE changes."""
+    c = w.config
+    ms = sorted((m for s in comp for m in s.originals), key=lambda m: m.article_id)
+    of = {m.article_id: w.article_story[m.article_id] for m in ms}
+    L = pair_logits(w, ms)
+    story = np.array([of[m.article_id] for m in ms])
+    L = L + c.recluster_stay_bonus * (story[:, None] == story[None, :])
+    body = 2 * sum(m.has_body for m in ms) >= len(ms)
+    model = pairscore.load()
+    bar = float(model.thresholds["body" if body else "headline"])
+    bar += c.recluster_margin_body if body else c.recluster_margin_headline
+    labels = average_linkage(L, bar)
+    by_label: dict[int, list[str]] = {}
+    for m, k in zip(ms, labels):
+        by_label.setdefault(k, []).append(m.article_id)
+    clusters = [by_label[k] for k in sorted(by_label)]
+    old = {s.story_id: sorted(m.article_id for m in s.originals) for s in comp}
+    if sorted(map(tuple, clusters)) == sorted(tuple(v) for v in old.values()):
+        return []  # nothing moves
+    ids, heirs = reconcile(old, {s.story_id: s.representative() for s in comp}, clusters)
+    return execute(w, comp, clusters, ids, heirs, tick)
+
+
+def execute(w, comp: list[Story], clusters, ids, heirs, tick: int) -> list[WriterOutput]:
+    """The changes that turn the component's stories into ``clusters`` under ``ids`` (see the module docstring)."""
+    where = {a: k for k, cl in enumerate(clusters) for a in cl}
+    out: list[WriterOutput] = []
+    repaired: set[int] = set()
+    target = list(ids)
+    old_ids = [s.story_id for s in comp]
+
+    def portion(sid: int, k: int) -> list[Member]:
+        s = w.stories[sid]
+        keys = {a for a in s.members if not s.members[a].is_copy and where.get(a) == k}
+        return [m for a, m in sorted(s.members.items()) if a in keys or (m.is_copy and m.copy_of in keys)]
+
+    for k in range(len(clusters)):  # new groups, from the old story they take most from (ties: the older)
+        if target[k] is None:
+            src = min(old_ids, key=lambda sid: (-len(portion(sid, k)), sid))
+            out.append(move(w, src, None, portion(src, k), tick))
+            target[k] = out[-1].change["other_story_id"]
+            repaired.update((src, target[k]))
+    for sid in old_ids:  # every other move, into the story that holds the cluster's id
+        for k in sorted({where[m.article_id] for m in w.stories[sid].originals} - {heirs[sid]}):
+            out.append(move(w, sid, target[k], portion(sid, k), tick))
+            repaired.update((sid, target[k]))
+    for sid in old_ids:  # absorbed stories: by now they hold only their heir's articles
+        if target[heirs[sid]] != sid:
+            out.append(apply_merge(w, target[heirs[sid]], sid, tick, repaired))
+    for sid in repaired:
+        if sid in w.stories:
+            w.stories[sid].last_repair_at = tick
+    w.stats["recluster_moves"] += sum(1 for o in out if o.change["kind"] == SPLIT)
+    return out
+
+
+def move(w, src: int, dst: int | None, moving: list[Member], tick: int) -> WriterOutput:
+    """Move ``moving`` (originals and their copies) from story ``src`` to story ``dst`` (None: a new story) as one
+    SPLIT change: ``other_story_id`` is the receiving story, new or existing."""
+    c = w.config
+    seq = w.next_seq()
+    s = w.stories[src]
+    ids = {m.article_id for m in moving}
+    w.reset_story(s, [m for m in s.members.values() if m.article_id not in ids], recount=False)
+    kept = w.stories[src]
+    kept.last_repair_at = tick
+    if dst is None:
+        dst = w.mint(tick)
+        ns = Story(dst, w.language, *recompute_centroid(moving, c.half_life_ms))
+        w.stories[dst] = ns
+        for m in sorted(moving, key=lambda m: m.article_id):
+            w.add_member(ns, m, count=False)  # still live: counted since it arrived
+        w.index.upsert(dst, ns.centroid().astype(np.float32))
+        w.stats["split"] += 1
+    else:
+        w.reset_story(w.stories[dst], list(w.stories[dst].members.values()) + moving, recount=False)
+    ns = w.stories[dst]
+    ns.last_repair_at = tick
+    ch = w.change(seq, SPLIT, src, other=dst, at=tick, centroid=kept.centroid(), article_ids=sorted(ids))
+    return WriterOutput(
+        ch,
+        w.meta(kept),
+        {},
+        other_meta=w.meta(ns),
+        other_centroid=[float(x) for x in ns.centroid()],
+        other_members={m.article_id: m.to_record() for m in sorted(moving, key=lambda m: m.article_id)},
+    )
