@@ -6,10 +6,13 @@ builds a real writer (:class:`transforms.stories.cluster.StoryClusterer`, ANN in
 holds ``--sizes`` stories of one article each, almost all of them quiet (last article 12 h ago: live, outside the 6 h
 window), and ``--changed`` stories that got an article in the last minutes (half of them near a quiet story of the
 same event, so reach-back and merges have work), then times ``repair_tick`` (CPU seconds of this process, median of
-``--ticks`` ticks, each on a freshly built writer). Reads nothing, writes only to stdout, asserts nothing.
+``--ticks`` ticks, each on a freshly built writer), for each ``--modes`` (the writer's REPAIR_MODE: "merge", the
+split + best-first merge repair, and "recluster", transforms/stories/recluster.py). Reads nothing, writes only to
+stdout, asserts nothing.
 
     .venv/bin/python benchmarks/repair_bench.py                        # 25,000 and 250,000 live stories
     .venv/bin/python benchmarks/repair_bench.py --sizes 5000,50000     # quick check
+    .venv/bin/python benchmarks/repair_bench.py --modes recluster      # the re-clustering repair only
 
 Vectors are synthetic unit vectors (``--dim``, default 64 to keep 250,000 stories' members and sums in memory on a
 shared machine; the tick's cost per changed story grows with dim, the ratio between sizes is what this shows).
@@ -33,7 +36,10 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import dataclasses  # noqa: E402
+
 from transforms.stories.cluster import StoryClusterer  # noqa: E402
+from transforms.stories.recluster import recluster_tick  # noqa: E402
 from transforms.stories.repair import repair_tick  # noqa: E402
 from transforms.stories.state import Member, Story, recompute_centroid  # noqa: E402
 
@@ -85,7 +91,7 @@ def build(live: int, changed: int, dim: int, seed: int, tick: int) -> StoryClust
     return w
 
 
-def time_ticks(live: int, changed: int, dim: int, ticks: int, seed: int) -> tuple[float, float, int]:
+def time_ticks(live: int, changed: int, dim: int, ticks: int, seed: int, mode: str) -> tuple[float, float, int]:
     """(median CPU s per tick, build wall s, changes of the median tick); each tick on a freshly built writer (a
     tick repairs what it looks at, so a second tick on the same writer would have nothing to do)."""
     tick = T0 + 100 * HOUR
@@ -93,9 +99,10 @@ def time_ticks(live: int, changed: int, dim: int, ticks: int, seed: int) -> tupl
     for k in range(ticks):
         t0 = time.time()
         w = build(live, changed, dim, seed + k, tick)
+        w.set_config(dataclasses.replace(w.config, repair_mode=mode))
         built = time.time() - t0
         c0 = time.process_time()
-        out = repair_tick(w, tick)
+        out = (recluster_tick if mode == "recluster" else repair_tick)(w, tick)
         times.append(time.process_time() - c0)
         changes.append(len(out))
     return statistics.median(times), built, int(statistics.median(changes))
@@ -108,17 +115,24 @@ def main(argv=None) -> int:
     parser.add_argument("--dim", type=int, default=64)
     parser.add_argument("--ticks", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--modes", default="merge,recluster", help="repair modes to time, comma-separated")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
     print(f"repair tick, {args.changed} changed stories, dim {args.dim}, median of {args.ticks} ticks (CPU s)")
-    rows = []
-    for n in sizes:
-        cpu, built, changes = time_ticks(n, args.changed, args.dim, args.ticks, args.seed)
-        rows.append((n, cpu))
-        print(f"  live {n:>8,}: {cpu * 1000:8.1f} ms/tick ({changes} changes; built in {built:.0f} s)", flush=True)
-    base = rows[0]
-    for n, cpu in rows[1:]:
-        print(f"  {n / base[0]:.0f}x the live set -> {cpu / base[1]:.2f}x the tick time (O(changed): ~1x)")
+    for mode in args.modes.split(","):
+        rows = []
+        for n in sizes:
+            cpu, built, changes = time_ticks(n, args.changed, args.dim, args.ticks, args.seed, mode)
+            rows.append((n, cpu))
+            print(
+                f"  {mode:9s} live {n:>8,}: {cpu * 1000:8.1f} ms/tick ({changes} changes; built in {built:.0f} s)",
+                flush=True,
+            )
+        base = rows[0]
+        for n, cpu in rows[1:]:
+            print(
+                f"  {mode:9s} {n / base[0]:.0f}x the live set -> {cpu / base[1]:.2f}x the tick time (O(changed): ~1x)"
+            )
     return 0
 
 

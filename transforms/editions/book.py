@@ -303,11 +303,12 @@ class StoryBook:
         self._version(srow, at)
 
     def _fold_split(self, ch: dict, seq: float, at: int) -> None:
-        """The listed articles move to the new story, which starts from the kept story's centroid."""
+        """The listed articles move to the receiving story. A new one starts from the kept story's centroid until its
+        own comes; an existing one (the re-clustering repair moves articles into live stories) keeps its own."""
         keep = self.resolve(int(ch["story_id"]))
         new = int(ch["other_story_id"])
         krow, nrow = self._story(keep), self._story(new)
-        if self.stories.centroid_seq[krow] >= 0 and self.stories.centroid_seq[nrow] < seq - 0.5:
+        if self.stories.centroid_seq[krow] >= 0 and self.stories.centroid_seq[nrow] < 0:
             self._set_centroid(nrow, self.stories.centroid[krow].tolist(), seq - 0.5)  # until its own centroid comes
         self._set_centroid(krow, ch.get("centroid"), seq)
         self.stories.last_seq[nrow] = max(self.stories.last_seq[nrow], seq)

@@ -3,7 +3,8 @@
 Reads StoryChange records (any order; folded per language in ``seq`` order) and the cross-language LINK changes;
 writes ``{"article_id", "story_id", "language", "group_id"}`` rows and story summary dicts. ``story_id`` is the id
 after repair and alias resolution (MERGE: the absorbed id resolves to the survivor, one hop by construction since
-merges always name the current survivor; SPLIT: moved articles carry the new id). ``group_id`` is the smallest story
+merges always name the current survivor; SPLIT: moved articles carry the receiving story's id, a new
+story or, from the re-clustering repair, a live one). ``group_id`` is the smallest story
 id of the story's cross-language link component (the story itself when it has no links): the "same story across
 languages" view used by ``newsroom evaluate``.
 """
@@ -57,7 +58,8 @@ def fold(changes) -> tuple[dict[str, int], dict[int, dict], dict[int, int]]:
                 held[assign[a]].discard(a)
                 assign[a] = new
                 held[new].add(a)
-            stories[new] = {"story_id": new, "language": ch["language"], "first_at": ch["at"], "split_from": sid}
+            if new not in stories:  # else a live story receiving moved articles (the re-clustering repair)
+                stories[new] = {"story_id": new, "language": ch["language"], "first_at": ch["at"], "split_from": sid}
         elif kind == EXPIRE:
             if sid in stories:
                 stories[sid]["expired_at"] = ch["at"]

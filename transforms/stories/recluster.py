@@ -16,7 +16,8 @@ At a repair tick (every REPAIR_EVERY while some live story had an article in the
    term), plus RECLUSTER_STAY_BONUS (logit) for two articles that share a story now: the online joins were made on
    the profile score, which beats batch average linkage on text with bodies (docs/stories.md), and the bonus keeps
    them unless the pair score is clearly against them. The cut is the model's bar of the component's text kind plus
-   RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE.
+   RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE (None: that text kind is not re-clustered). Two stories with
+   bodies whose headlines name different things (:mod:`transforms.stories.evidence`) never share a cluster.
 3. Ids (:func:`reconcile`): an old story's heir is the cluster holding more than half of its originals, else (no
    majority: a split into halves or parts) the cluster holding its representative. A cluster heir to old stories
    keeps the oldest (smallest) of their ids and the others become its aliases (one hop: the store re-points older
@@ -36,7 +37,8 @@ import numpy as np
 
 from transforms.common import SPLIT
 from transforms.stories import pairscore
-from transforms.stories.repair import active, apply_merge
+from transforms.stories.evidence import disagree
+from transforms.stories.repair import active, apply_merge, repair_tick
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
 
 POSTING_LIMIT = 50  # an entity key held by more live stories than this names a topic, not an event
@@ -58,11 +60,14 @@ def recluster_tick(w, tick: int) -> list[WriterOutput]:
     if not seeds:
         return []
     out: list[WriterOutput] = []
+    repaired: set[int] = set()
     for comp in components(w, seeds, free):
         w.stats["recluster_largest"] = max(w.stats["recluster_largest"], sum(s.n for s in comp))
         if len(comp) == 1 and comp[0].n < 2:
             continue
-        out.extend(recluster(w, comp, tick))
+        out.extend(recluster(w, comp, tick, repaired))
+    if c.recluster_then_merge:  # the stories changed above are in their cool-down now: it leaves them alone
+        return out + repair_tick(w, tick)
     w.stats["repair_ticks"] += 1
     return out
 
@@ -159,6 +164,23 @@ def average_linkage(L: np.ndarray, bar: float) -> list[int]:
     return label
 
 
+def veto(w, comp: list[Story], story: np.ndarray, L: np.ndarray, bar: float) -> None:
+    """Never put together articles of two stories with bodies whose headlines name different things (the merge
+    veto of :mod:`transforms.stories.evidence`, story against story as in the merge pass): their pairs get -inf, so
+    no cluster that holds both can reach the bar. Checked only for story pairs with a pair at the bar."""
+    rows = {s.story_id: np.flatnonzero(story == s.story_id) for s in comp if s.has_body}
+    cache: dict = {}
+    ids = sorted(rows)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1 :]:
+            block = np.ix_(rows[a], rows[b])
+            if L[block].max() < bar:
+                continue
+            if disagree(w.scorer.evidence(w.stories[a], cache), w.scorer.evidence(w.stories[b], cache)):
+                L[block] = -np.inf
+                L[np.ix_(rows[b], rows[a])] = -np.inf
+
+
 def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[list[str]]):
     """(id of each cluster, None for a new group; old story id -> index of its heir cluster).
 
@@ -178,18 +200,20 @@ def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[li
     return ids, heirs
 
 
-def recluster(w, comp: list[Story], tick: int) -> list[WriterOutput]:
+def recluster(w, comp: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
     """Re-cluster one component's originals and turn the difference into SPLIT and MERGE changes."""
     c = w.config
     ms = sorted((m for s in comp for m in s.originals), key=lambda m: m.article_id)
     of = {m.article_id: w.article_story[m.article_id] for m in ms}
+    body = 2 * sum(m.has_body for m in ms) >= len(ms)
+    margin = c.recluster_margin_body if body else c.recluster_margin_headline
+    if margin is None:
+        return []  # this text kind is left to the merge pass
+    bar = float(pairscore.load().thresholds["body" if body else "headline"]) + margin
     L = pair_logits(w, ms)
     story = np.array([of[m.article_id] for m in ms])
     L = L + c.recluster_stay_bonus * (story[:, None] == story[None, :])
-    body = 2 * sum(m.has_body for m in ms) >= len(ms)
-    model = pairscore.load()
-    bar = float(model.thresholds["body" if body else "headline"])
-    bar += c.recluster_margin_body if body else c.recluster_margin_headline
+    veto(w, comp, story, L, bar)
     labels = average_linkage(L, bar)
     by_label: dict[int, list[str]] = {}
     for m, k in zip(ms, labels):
@@ -199,14 +223,14 @@ def recluster(w, comp: list[Story], tick: int) -> list[WriterOutput]:
     if sorted(map(tuple, clusters)) == sorted(tuple(v) for v in old.values()):
         return []  # nothing moves
     ids, heirs = reconcile(old, {s.story_id: s.representative() for s in comp}, clusters)
-    return execute(w, comp, clusters, ids, heirs, tick)
+    return execute(w, comp, clusters, ids, heirs, tick, repaired)
 
 
-def execute(w, comp: list[Story], clusters, ids, heirs, tick: int) -> list[WriterOutput]:
-    """The changes that turn the component's stories into ``clusters`` under ``ids`` (see the module docstring)."""
+def execute(w, comp: list[Story], clusters, ids, heirs, tick: int, repaired: set[int]) -> list[WriterOutput]:
+    """The changes that turn the component's stories into ``clusters`` under ``ids`` (see the module docstring);
+    the ids of the stories it changed are added to ``repaired``."""
     where = {a: k for k, cl in enumerate(clusters) for a in cl}
     out: list[WriterOutput] = []
-    repaired: set[int] = set()
     target = list(ids)
     old_ids = [s.story_id for s in comp]
 

@@ -87,6 +87,22 @@ def test_split_moves_the_listed_members_to_the_new_story(world):
     assert s[9][2] == 2 and s[1][2] == 2
 
 
+def test_a_split_into_an_existing_story_keeps_that_storys_own_centroid(world):
+    """The re-clustering repair moves articles into a live story with a SPLIT naming it: only a new story starts
+    from the kept story's centroid; an existing one keeps its own."""
+    import numpy as np
+
+    T, MIN = world.T0, world.MIN
+    arts = world.story(1, ["daily-herald", "capital-post", "pacific-times"], T - 30 * MIN)
+    world.story(2, ["london-chronicle"], T - 25 * MIN)
+    world.split(1, 2, [arts[2]["article_id"]], T - 10 * MIN)
+    book = fold(world.changes)
+    s = summary(book, T)
+    assert arts[2]["article_id"] in s[2][6] and arts[2]["article_id"] not in s[1][6]
+    row = book.stories.row_of[2]
+    assert np.allclose(book.stories.centroid[row], world.centroids[2], atol=1e-6)
+
+
 def test_expire_hides_a_story_until_a_later_placement(world):
     T, MIN = world.T0, world.MIN
     world.story(1, ["daily-herald"], T - 30 * MIN)

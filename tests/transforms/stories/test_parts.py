@@ -257,3 +257,22 @@ def test_the_backfill_links_its_slim_outputs_as_the_full_ones():
         outputs += [o.to_dict() for o in StoryClusterer(lang, config=TEST_CONFIG, exact_index=True).run([a], at + 1)]
     assert link_outputs(outputs) == []
     assert link_outputs([slim_output(o) for o in outputs]) == []
+
+
+def test_fold_keeps_an_existing_story_that_a_split_moves_articles_into():
+    """A SPLIT may name a live story as the receiver (the re-clustering repair): its summary is not reset."""
+    from transforms.stories.assignments import fold as fold_changes
+
+    def ch(seq, kind, sid, **kw):
+        return {"language": "en", "seq": seq, "kind": kind, "story_id": sid, "at": 1000 * seq, **kw}
+
+    changes = [
+        ch(1, "NEW_STORY", 10, article_id="a"),
+        ch(2, "ASSIGN", 10, article_id="b"),
+        ch(3, "NEW_STORY", 20, article_id="c"),
+        ch(4, "SPLIT", 10, other_story_id=20, article_ids=["b"]),
+    ]
+    assign, stories, _ = fold_changes(changes)
+    assert assign == {"a": 10, "b": 20, "c": 20}
+    assert stories[20]["first_at"] == 3000 and "split_from" not in stories[20]
+    assert stories[20]["articles"] == ["b", "c"]

@@ -1,5 +1,6 @@
-"""Repair: merges (older survives, alias, one-hop resolution, counters from members), splits (the representative's half
-keeps the id) and the 30-minute limit, with the store applied in sequence."""
+"""Repair (REPAIR_MODE "merge", also the second step of "recluster"): merges (older survives, alias, one-hop
+resolution, counters from members), splits (the representative's half keeps the id) and the 30-minute limit, with
+the store applied in sequence. The re-clustering repair: test_recluster.py."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from transforms.stories.assignments import fold
 from transforms.stories.cluster import StoryClusterer, recompute_centroid
 from transforms.stories.repair import halves_bound, split_due
 
-NEVER_JOIN = dataclasses.replace(TEST_CONFIG, join=5.0, join_headline=5.0)
-ALWAYS_JOIN = dataclasses.replace(TEST_CONFIG, join=-5.0, join_headline=-5.0)
+MERGE_MODE = dataclasses.replace(TEST_CONFIG, repair_mode="merge")
+NEVER_JOIN = dataclasses.replace(MERGE_MODE, join=5.0, join_headline=5.0)
+ALWAYS_JOIN = dataclasses.replace(MERGE_MODE, join=-5.0, join_headline=-5.0)
 
 
 def event(prefix, n, at, rng, base, ents, step=MIN, copy_of=None):
