@@ -57,8 +57,6 @@ def recluster_tick(w, tick: int) -> list[WriterOutput]:
         for sid in w.window_stories(tick - c.repair_window_ms)
         if free(w.stories[sid]) and active(w.stories[sid], tick, c)
     ]
-    if not seeds:
-        return []
     out: list[WriterOutput] = []
     repaired: set[int] = set()
     for comp in components(w, seeds, free):
