@@ -47,7 +47,7 @@ class ClusterConfig:
     recluster_stay_bonus: float = 6.0
     # Cut of the average linkage over the model's bar of the text kind (logit); None: that kind is not re-clustered
     # (headline-only stories: every margin tried lost uci-dev B-cubed F1 or pairwise P against the merge pass).
-    recluster_margin_body: float | None = 0.5
+    recluster_margin_body: float | None = 1.0
     recluster_margin_headline: float | None = None
     # After the re-clustering, the "merge" repair (splits, best-first merges of whole stories on the profile score)
     # over the window's stories the re-clustering did not change: it beats article-pair average linkage on bodies.
