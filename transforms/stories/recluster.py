@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.common import SPLIT
-from transforms.stories import pairscore
+from transforms.stories import explanations, pairscore
 from transforms.stories.evidence import disagree
 from transforms.stories.repair import active, apply_merge, repair_tick
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
@@ -229,7 +229,35 @@ def recluster(w, comp: list[Story], tick: int, repaired: set[int]) -> list[Write
     if sorted(map(tuple, clusters)) == sorted(tuple(v) for v in old.values()):
         return []  # nothing moves
     ids, heirs = reconcile(old, {s.story_id: s.representative() for s in comp}, clusters)
-    return execute(w, comp, clusters, ids, heirs, tick, repaired)
+    out = execute(w, comp, clusters, ids, heirs, tick, repaired)
+    if w.explain:
+        row = {m.article_id: i for i, m in enumerate(ms)}
+        for o in out:
+            ch = o.change
+            if ch["kind"] == SPLIT:  # between the moved originals and what their old story keeps (< bar)
+                moved = [row[a] for a in ch["article_ids"] if a in row]
+                kept = [row[a] for a in clusters[heirs[int(ch["story_id"])]]]
+                score = float(L[np.ix_(moved, kept)].mean())
+            else:  # the receiving cluster's average pair logit
+                idx = [row[a] for a in clusters[heirs[int(ch["other_story_id"])]]]
+                score = float(L[np.ix_(idx, idx)][np.triu_indices(len(idx), 1)].mean())
+            o.explain = explain(w, o, score, bar)
+    return out
+
+
+def explain(w, o: WriterOutput, score: float, bar: float) -> dict:
+    """The explanation record of a re-clustering change (transforms/stories/explanations.py's split and merge
+    records, ``rule`` "recluster"; logits with the stay bonus): a MERGE's ``score`` is its cluster's average pair
+    logit (a weighted mean of the cluster's average-linkage merge heights, so >= ``bar``, the cut); a SPLIT's, the
+    average between the moved originals and what their old story keeps."""
+    ch = o.change
+    if ch["kind"] == SPLIT:
+        rec = explanations.split(w, ch, score, bar, int(o.story_meta.get("originals") or 0))
+    else:
+        detail = {"criterion": "recluster average linkage (learned pair score)", "score": score, "bar": float(bar)}
+        rec = explanations.merge(w, ch, len(o.members), (int(ch["story_id"]), detail))
+    rec["rule"] = "recluster"
+    return rec
 
 
 def execute(w, comp: list[Story], clusters, ids, heirs, tick: int, repaired: set[int]) -> list[WriterOutput]:

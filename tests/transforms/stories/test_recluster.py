@@ -191,3 +191,23 @@ def test_a_restored_writer_reclusters_as_the_uninterrupted_one(tmp_path):
         fresh.add(a)
     rest = [o.to_dict() for o in fresh.advance(2**62)]
     assert [o["change"] for o in first + rest] == whole
+
+
+def test_the_backfills_explanations_cover_the_reclustering_changes():
+    rng = np.random.default_rng(1)
+    e1, e2 = np.eye(DIM)[0] * 3, np.eye(DIM)[1] * 3
+    xs = event("x", 4, T0, rng, e1, ("lima", "peru"))
+    ys = event("y", 4, T0 + 4 * MIN, rng, e2, ("oslo", "norway"))
+    w = StoryClusterer("en", config=ALWAYS_JOIN, exact_index=True, explain=True)
+    for a in xs + ys[:1]:
+        w.add(a)
+    w.advance(T0 + 4 * MIN)
+    w.set_config(NEVER_JOIN)
+    for a in ys[1:]:
+        w.add(a)
+    w.advance(T0 + 9 * MIN)
+    w.set_config(RECLUSTER)
+    repairs = [o for o in w.advance(T0 + 11 * MIN) if o.change["kind"] in ("SPLIT", "MERGE")]
+    assert repairs and all(o.explain and o.explain["rule"] == "recluster" for o in repairs)
+    (move,) = [o.explain for o in repairs if o.change["kind"] == "SPLIT"]
+    assert move["moved"] == ["y0"] and move["new_story_id"] != move["story_id"]
