@@ -1,4 +1,4 @@
-"""README "Preflight": the copy-paste dry runs of the five jobs, run exactly as written (one ``bash -eu`` script of
+"""README "Preflight": the copy-paste dry runs of the six jobs, run exactly as written (one ``bash -eu`` script of
 the block, the installed ``newsroom`` command first on PATH), each printing its translated graph. Only
 ``BACKFILL_INPUT`` is set, to local files: listing a gs:// glob offline is a GCS call (test_dry_run.py explains)."""
 
@@ -13,11 +13,11 @@ from pathlib import Path
 
 from deploy_helpers import REPO_ROOT
 
-JOBS = ["ingest", "stories", "backfill", "covisit", "authority"]
+JOBS = ["ingest", "stories", "backfill", "covisit", "authority", "userclusters"]
 
 
 def preflight_block(readme: str) -> str:
-    section = readme.split("### Preflight: dry runs of the five jobs", 1)
+    section = readme.split("### Preflight: dry runs of the six jobs", 1)
     assert len(section) == 2, "README has no Preflight section"
     m = re.search(r"```sh\n(.*?)```", section[1], re.S)
     assert m, "README Preflight has no ```sh block"
@@ -49,5 +49,5 @@ def test_readme_preflight_runs_as_written(tmp_path):
         json.loads(ln.split(": ", 1)[1]) for ln in proc.stdout.splitlines() if ln.startswith("newsroom dry run: ")
     ]
     assert len(summaries) == len(JOBS), proc.stdout[-2000:]
-    assert [s["streaming"] for s in summaries] == [True, True, False, True, False]
+    assert [s["streaming"] for s in summaries] == [True, True, False, True, False, False]
     assert not any(cwd.iterdir()), "a dry run writes nothing"
