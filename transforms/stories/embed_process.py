@@ -17,6 +17,12 @@ process), where a pool would load it once per worker.
 Arithmetic: for ``minilm`` (int8 or fp32 by the CPU, transforms/stories/cpu.py) the parent makes the choice and the
 child uses it, so a backfill makes one choice, the one its manifest records, not one per process.
 
+Limit: the child is started with multiprocessing's ``spawn``, which imports the parent's main script again: a script
+that runs a backfill at import time (``pipelines.backfill.run`` outside ``if __name__ == "__main__":``) fails with
+multiprocessing's "bootstrapping phase" error and the embedder process exits (a clear RuntimeError in the parent).
+``newsroom backfill``, ``python -m pipelines.backfill``, ``python -c`` and the tests are not affected. Starting the
+child as ``python -m`` of its own module would lift this.
+
 Which specs: the sentence-transformers ones (``minilm``, ``minilm-int8``, ``minilm-fp32``, ``st:PATH``), whose forward
 pass is GIL-bound; ``hash`` and ``use`` (numpy) run in the caller's process (:func:`wants_process`).
 """
