@@ -249,6 +249,7 @@ SPECS = {
                 " As a template parameter only true or false: true publishes into the run's namespace"
                 " (the DIR form is for local runs).",
             ),
+            "snapshots_every_minute": ("Build snapshots every minute (baseline)", B, "false", True, ""),
         },
         # A template launch builds the graph directly (templates/launch.py), so the backfill's run() never picks its
         # default namespace: an empty one would aim the run at the production tables. The template requires one,
