@@ -239,20 +239,6 @@ SAMPLES: dict[str, dict] = {
         },
         "emitted_at": T0 + 61_500,
     },
-    "StorylineChange": {
-        "schema_version": 1,
-        "change_id": "sl-00000000000000000001-ATTACH",
-        "seq": 1,
-        "kind": "ATTACH",
-        "storyline_id": 7_394_201_113_445_597_000,
-        "other_storyline_id": None,
-        "story_id": 7_394_201_113_445_597_184,
-        "story_ids": [],
-        "language": "en",
-        "entities": ["flood", "thames"],
-        "score": 1.23,
-        "at": T0 + 60_000,
-    },
 }
 
 
