@@ -31,7 +31,6 @@ MESSAGES = {
     "ReadEvent": "read_event.avsc",
     "DeadLetter": "dead_letter.avsc",
     "Breaking": "breaking.avsc",
-    "StorylineChange": "storyline_change.avsc",
 }
 
 
