@@ -12,8 +12,11 @@ order 2026-114", "detail": {...}}``. ``who`` is the caller's identity (the ``--w
 Backends behind one interface, like the other stores:
 
 - :class:`EmbeddedAuditLog`: table ``audit`` in the embedded SQLite file.
-- :class:`BigtableAuditLog`: table ``audit``, one row per entry, key ``a#{at:013d}#{random}`` (time order, no
-  hot-spotting concern at operator rates), cell ``m:entry`` = the JSON entry.
+- :class:`BigtableAuditLog`: table ``audit``, one row per entry, key ``a#{at:013d}#{sub-ms:06d}{random}`` (time
+  order, no hot-spotting concern at operator rates), cell ``m:entry`` = the JSON entry. The key carries the
+  nanoseconds within the millisecond, taken from a clock that never goes backwards in the process, so two entries
+  one script writes in the same millisecond (a takedown and its lift) read back in the order written; a random
+  key part alone ordered them by chance.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import getpass
 import json
 import os
 import socket
+import threading
 import time
 import uuid
 
@@ -43,6 +47,18 @@ def operator(who: str | None = None) -> str:
     return f"{user}@{socket.gethostname()}"
 
 
+_clock_lock = threading.Lock()
+_last_ns = 0
+
+
+def _entry_ns() -> int:
+    """Wall-clock nanoseconds, strictly increasing within this process (entries keep their write order)."""
+    global _last_ns
+    with _clock_lock:
+        _last_ns = max(time.time_ns(), _last_ns + 1)
+        return _last_ns
+
+
 class AuditLog(abc.ABC):
     """Append-only log of operator actions."""
 
@@ -52,19 +68,21 @@ class AuditLog(abc.ABC):
             raise ValueError("an audit entry needs an action and a target")
         if not why or not why.strip():
             raise ValueError("an audit entry needs a reason (--reason)")
+        ns = _entry_ns()
         entry = {
-            "at": int(time.time() * 1000),
+            "at": ns // 1_000_000,
             "action": action,
             "target": target,
             "who": operator(who),
             "why": why.strip(),
             "detail": detail or {},
         }
-        self._append(entry)
+        self._append(entry, ns % 1_000_000)
         return entry
 
     @abc.abstractmethod
-    def _append(self, entry: dict) -> None: ...
+    def _append(self, entry: dict, sub_ms_ns: int) -> None:
+        """Store ``entry``; ``sub_ms_ns`` (0-999,999) orders entries of the same ``at`` millisecond."""
 
     @abc.abstractmethod
     def entries(self, target_prefix: str = "", since_ms: int = 0, limit: int = 1000) -> list[dict]:
@@ -85,7 +103,8 @@ class EmbeddedAuditLog(AuditLog):
         self.db = db
         self.db.connect().executescript(_DDL)
 
-    def _append(self, entry: dict) -> None:
+    def _append(self, entry: dict, sub_ms_ns: int) -> None:
+        # the AUTOINCREMENT id already keeps the write order of one file
         with self.db.transaction() as conn:
             conn.execute(
                 "INSERT INTO audit (at, target, entry) VALUES (?, ?, ?)",
@@ -114,10 +133,10 @@ class BigtableAuditLog(AuditLog):
     def __init__(self, table):
         self.table = table
 
-    def _append(self, entry: dict) -> None:
+    def _append(self, entry: dict, sub_ms_ns: int) -> None:
         from schemas.tables import audit_key
 
-        row = self.table.direct_row(audit_key(entry["at"], uuid.uuid4().hex[:12]))
+        row = self.table.direct_row(audit_key(entry["at"], f"{sub_ms_ns:06d}{uuid.uuid4().hex[:8]}"))
         row.set_cell(FAMILY, COLUMN, json.dumps(entry, sort_keys=True).encode())
         try:
             row.commit()

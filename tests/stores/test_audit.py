@@ -24,6 +24,16 @@ def test_entries_are_kept_in_order_with_who_and_why_and_filtered_by_target(audit
     assert len(audit.entries(limit=2)) == 2
 
 
+def test_entries_written_within_one_millisecond_keep_their_order(audit):
+    """The trail is append-only and ordered: entries recorded in the same millisecond (a takedown and its lift by a
+    script) come back in the order they were written, on every backend, and each ``at`` never goes backwards."""
+    for i in range(40):
+        audit.record("hold" if i % 2 else "takedown", f"article:a{i}", why=f"step {i}")
+    got = audit.entries()
+    assert [e["why"] for e in got] == [f"step {i}" for i in range(40)]
+    assert [e["at"] for e in got] == sorted(e["at"] for e in got)
+
+
 def test_an_entry_without_a_reason_or_target_is_refused(audit):
     with pytest.raises(ValueError):
         audit.record("takedown", "article:a1", why="  ")
