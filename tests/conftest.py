@@ -145,6 +145,8 @@ _ARTICLE = {
     "syndication_group": None,
     "stated_published_at": None,  # revision 2 (schemas/codec.py REVISION), at its defaults: the revision-1
     "accessible_for_free": True,  # bytes of tests/schemas/data/revision1.json decode to this sample
+    "image_width": None,
+    "image_height": None,
 }
 
 SAMPLES: dict[str, dict] = {

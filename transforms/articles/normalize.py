@@ -357,6 +357,7 @@ class _Labels:
     categories: list
     keywords: list
     image: str | None
+    image_size: tuple  # (width, height) the page states for ``image`` (structured.image_size), else (None, None)
 
 
 def _title_and_description(pm, art_ld: dict, entry: dict, publisher_name: str, url: str | None) -> tuple[str, str]:
@@ -480,6 +481,8 @@ class Normalizer:
             "lede": lede,
             "body": body_text,
             "image_url": labels.image,
+            "image_width": labels.image_size[0],
+            "image_height": labels.image_size[1],
             "published_at": None,
             "first_seen_at": None,
             "modified_at": published.modified_ms,
@@ -540,6 +543,7 @@ class Normalizer:
             categories=categories,
             keywords=self._keywords(pm, art_ld),
             image=image,
+            image_size=structured.image_size(pm, image, lambda u: _https(u, url or canonical)),
         )
 
     def _publisher(self, url: str | None, canonical: str | None, feed_publisher_id: str | None):

@@ -251,3 +251,58 @@ def accessible_for_free(pm: PageMeta) -> bool:
         return str(value).strip().lower() not in _NOT_FREE
     meta = pm.meta.get("isaccessibleforfree")
     return meta is None or str(meta).strip().lower() not in _NOT_FREE
+
+
+MAX_IMAGE_SIDE = 20_000  # the edition page schema's bound (schemas/json/edition_page image_width/height)
+_PIXELS = re.compile(r"^\s*(\d{1,6})(?:\s*px)?\s*$", re.IGNORECASE)
+
+
+def _pixels(value) -> int | None:
+    """A stated pixel size: an int, a numeric string ("1200", "1200px") or a QuantitativeValue's ``value``."""
+    if isinstance(value, dict):
+        value = value.get("value")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        m = _PIXELS.match(value)
+        value = int(m.group(1)) if m else None
+    return value if isinstance(value, int) and 0 < value <= MAX_IMAGE_SIDE else None
+
+
+def _image_objects(pm: PageMeta) -> list[dict]:
+    """The ImageObjects the main article names (``image``, ``primaryImageOfPage``, ``thumbnail``), an ``{"@id"}``
+    reference resolved against the page's other JSON-LD objects (the @graph style of common CMS plugins)."""
+    by_id = {o["@id"]: o for o in pm.jsonld if isinstance(o.get("@id"), str)}
+    found = []
+    for key in ("image", "primaryImageOfPage", "thumbnail"):
+        value = pm.article.get(key)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, dict) and set(v) <= {"@id"} and v.get("@id") in by_id:
+                v = by_id[v["@id"]]
+            if isinstance(v, dict):
+                found.append(v)
+    return found
+
+
+def image_size(pm: PageMeta, image_url: str | None, resolve) -> tuple[int | None, int | None]:
+    """(width, height) in pixels of the card image ``image_url`` as the page states them, or (None, None).
+
+    From the main article's ImageObject whose ``url``/``contentUrl`` (resolved by ``resolve``, as the card's URL
+    was) is that image, else ``og:image:width``/``og:image:height`` when ``og:image`` is that image. Both or
+    neither: a page stating one side gives no aspect ratio, and a card never invents one (a wrong box shifts the
+    layout as much as none). Sizes outside 1..MAX_IMAGE_SIDE are not believed."""
+    if not image_url:
+        return None, None
+    for obj in _image_objects(pm):
+        urls = {resolve(obj.get(k)) for k in ("url", "contentUrl") if isinstance(obj.get(k), str)}
+        if image_url in urls:
+            w, h = _pixels(obj.get("width")), _pixels(obj.get("height"))
+            if w and h:
+                return w, h
+    if resolve(pm.meta.get("og:image")) == image_url:
+        w, h = _pixels(pm.meta.get("og:image:width")), _pixels(pm.meta.get("og:image:height"))
+        if w and h:
+            return w, h
+    return None, None

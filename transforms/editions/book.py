@@ -7,8 +7,7 @@ and ``book.mentions`` (story x region place mentions); the ranking maths (:mod:`
 :mod:`transforms.editions.representatives`, :mod:`transforms.editions.cycle`) reads their numpy columns directly
 (``book.stories.newest_seen[: book.stories.size]``).
 
-The fold is order-independent, so a book rebuilt from the event log after a worker restart equals the book
-that was built incrementally, and backfill equals streaming:
+The fold is order-independent (a book rebuilt from the event log equals the incremental one; backfill == streaming):
 - An article's story is decided by the placement with the highest writer sequence number (ASSIGN, NEW_STORY, a
   SPLIT that moves it, a MERGE that absorbs its story). An older decision that arrives late changes nothing.
 - A merged story is an alias of its survivor (one hop: chains are re-pointed when a merge lands); placements into
@@ -16,12 +15,12 @@ that was built incrementally, and backfill equals streaming:
 - A centroid is the one of the change with the highest sequence number for that story.
 - EXPIRE hides a story until a later placement revives it (max sequence wins).
 - Burst pulses keep the earliest breaking window per story and the latest developing window.
-- A story's ``version`` (the coverage object's version) is data-defined, not arrival-defined: the largest event
-  minute (``at // 60 s + 1``) among its structural events (merged into it, split from or into it, linked, lost a
-  member) and, for each current member, the latest event that placed or changed that article. It is recomputed
-  from the final membership, so an article that passed through a story in one order and not in another leaves
-  no trace on it. An event the ranker folded late carries its versioning time (``version_at``, kept in the event
-  log; :mod:`transforms.editions.rank` says why): it counts at that time instead of its event time.
+- A story's ``version`` (the coverage object's version) is data-defined, not arrival-defined: the largest event minute
+  (``at // 60 s + 1``) among its structural events (merged into it, split from or into it, linked, lost a member) and,
+  for each current member, the latest event that placed or changed that article. It is recomputed from the final
+  membership, so an article that passed through a story in one order and not in another leaves no trace on it. An
+  event the ranker folded late carries its versioning time (``version_at``, kept in the event log;
+  :mod:`transforms.editions.rank` says why): it counts at that time instead of its event time.
 
 Copies (``is_copy`` or ``copy_of``) join their story but are never originals: they add nothing to coverage,
 velocity, freshness or the publisher count, and cannot make a story rankable on their own.
@@ -58,6 +57,8 @@ ARTICLE_FIELDS = (
     "title",
     "lede",
     "image_url",
+    "image_width",  # absent from events logged before them (None): no stated size
+    "image_height",
     "published_at",
     "first_seen_at",
     "section",
@@ -407,6 +408,7 @@ class StoryBook:
             "publisher_id": self.publishers.id[self.articles.publisher[a]],
             "publisher_name": art.get("publisher_name") or self.publishers.name[self.articles.publisher[a]],
             "image_url": art.get("image_url"),
+            "image_size": (art.get("image_width"), art.get("image_height")),  # stated pixels (cycle.with_image_size)
             "published_at": int(self.articles.published_at[a]),
             "language": art.get("language") or self.language,
         }

@@ -39,6 +39,18 @@ from transforms.editions.representatives import (
 from transforms.editions.scoring import Candidates, Features, Smoothing, features, select_candidates
 
 
+def with_image_size(card: dict, base: dict) -> dict:
+    """``card`` with ``image_width``/``image_height`` when the article states both for its image (Article fields,
+    from its ImageObject or og:image size). Optional fields of the edition page schema: a card without them is the
+    same bytes as before they existed, and the web card then sets no box rather than a guessed one."""
+    w, h = base.get("image_size") or (None, None)
+    if base.get("image_url") and all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 20_000 for v in (w, h)
+    ):
+        card["image_width"], card["image_height"] = w, h
+    return card
+
+
 class _Clock:
     """Accumulates CPU seconds per phase into ``timings`` (benchmarks); free when ``timings`` is None."""
 
@@ -347,6 +359,7 @@ class Cards:
             "language": base["language"],
             "labels": self.label_of[a],
         }
+        with_image_size(c, base)
         if with_lede and base["lede"]:
             c["lede"] = base["lede"][:300]
         self.new[key] = (check, c)
@@ -550,6 +563,7 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
             "language": base["language"],
             "labels": labels[k],
         }
+        with_image_size(card, base)
         cards.append((-int(base["published_at"]), base["article_id"], card))
     cards.sort(key=lambda t: (t[0], t[1]))
     return {
