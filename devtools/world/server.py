@@ -4,7 +4,7 @@ Reads devtools/world/content.py (articles) and transforms/data/publishers.json (
 serves, by virtual host (the Host header: ``dailyherald.test`` ...), on one port:
 
 - article pages ``/news/{id}`` (rel=canonical, Open Graph, JSON-LD NewsArticle with datePublished, dateModified,
-  author, articleSection), AMP copies ``/amp/news/{id}``, redirect wrappers ``/go/{id}`` (301), members pages
+  author, articleSection; the publishers of content.PAYWALLED state ``isAccessibleForFree`` false), AMP copies ``/amp/news/{id}``, redirect wrappers ``/go/{id}`` (301), members pages
   ``/members/{id}`` (disallowed by robots.txt), ``/robots.txt``, a home page;
 - the feeds of publishers.json: RSS 2.0, Atom 1.0 and news sitemaps, the newest 30 released items each;
 - real conditional GET: strong ETags (hash of the bytes), Last-Modified (newest release), If-None-Match before
@@ -53,7 +53,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from devtools.world import generated
-from devtools.world.content import ARTICLES, OLD_SITEMAP_ENTRY
+from devtools.world.content import ARTICLES, OLD_SITEMAP_ENTRY, PAYWALLED
 from transforms.ingest import websub
 from transforms.publishers import PublisherRegistry
 
@@ -334,8 +334,15 @@ class SampleWorld:
             "publisher": {"@type": "Organization", "name": pub.name},
             "description": a["paras"][0],
         }
+        paid = a["pub"] in PAYWALLED
+        if paid:
+            ld["isAccessibleForFree"] = False
+            ld["hasPart"] = {"@type": "WebPageElement", "isAccessibleForFree": False, "cssSelector": ".paywall"}
         credit = f'<p class="credit">By {_esc(a["author"])} ({_esc(a["credit"])})</p>' if a.get("credit") else ""
-        paras = "".join(f"<p>{_esc(p)}</p>" for p in a["paras"])
+        paras = [f"<p>{_esc(p)}</p>" for p in a["paras"]]
+        if paid:  # metered: the text is in the page, the part after the lede marked as the markup's .paywall
+            paras = [paras[0], '<div class="paywall">', *paras[1:], "</div>"]
+        paras = "".join(paras)
         others = [o for o in self.public_items(a["pub"], now_ms) if o["id"] != a["id"]][:4]
         related = "".join(
             f'<li><a href="{_esc(o["url"])}">{_esc(self.headline(o, now_ms)[0])}</a></li>' for o in others

@@ -19,44 +19,46 @@ from stores import StoreConfig, open_stores
 SPEED = 10.0
 
 
+def raw_item(world, a: dict) -> dict:
+    """The RawItem ingest would have produced for the world's article ``a``: fetched 1.5 s after its release."""
+    from devtools.world.server import _rfc822
+
+    rel = world.released_ms(a)
+    return codec.check(
+        "RawItem",
+        {
+            "item_id": hashlib.sha256(a["url"].encode()).hexdigest()[:32],
+            "source": "FEED",
+            "feed_url": None,
+            "publisher_id": a["pub"],
+            "fetched_url": a["url"],
+            "final_url": a["url"],
+            "http_status": 200,
+            "headers": {"content-type": "text/html; charset=utf-8"},
+            "body": world.render_article(a, rel + 1000),
+            "fetched_at": rel + 1500,
+            "first_seen_at": rel,
+            "entry": {
+                "guid": a["url"],
+                "title": a["headline"],
+                "link": a["url"],
+                "published": _rfc822(rel),
+                "summary": None,
+                "language": a["lang"],
+                "categories": [a.get("section") or ""],
+            },
+        },
+    )
+
+
 def world_items(start_ms: int) -> list[dict]:
     """RawItem records of the sample world's public articles, released from ``start_ms`` on."""
-    from devtools.world.server import SampleWorld, _rfc822
+    from devtools.world.server import SampleWorld
 
     world = SampleWorld(speed=SPEED, start_s=start_ms / 1000.0)
     try:
-        items = []
-        for a in world.articles.values():
-            if a.get("members"):  # robots-disallowed: the ingest job never fetches it
-                continue
-            rel = world.released_ms(a)
-            items.append(
-                codec.check(
-                    "RawItem",
-                    {
-                        "item_id": hashlib.sha256(a["url"].encode()).hexdigest()[:32],
-                        "source": "FEED",
-                        "feed_url": None,
-                        "publisher_id": a["pub"],
-                        "fetched_url": a["url"],
-                        "final_url": a["url"],
-                        "http_status": 200,
-                        "headers": {"content-type": "text/html; charset=utf-8"},
-                        "body": world.render_article(a, rel + 1000),
-                        "fetched_at": rel + 1500,
-                        "first_seen_at": rel,
-                        "entry": {
-                            "guid": a["url"],
-                            "title": a["headline"],
-                            "link": a["url"],
-                            "published": _rfc822(rel),
-                            "summary": None,
-                            "language": a["lang"],
-                            "categories": [a.get("section") or ""],
-                        },
-                    },
-                )
-            )
+        # robots-disallowed members pages: the ingest job never fetches them
+        items = [raw_item(world, a) for a in world.articles.values() if not a.get("members")]
         return sorted(items, key=lambda i: i["first_seen_at"])
     finally:
         world._server.server_close()
