@@ -1261,6 +1261,11 @@ EXPECTED_ALERTS = {
         "authority_failures_tolerated",
         "threshold",
     ),
+    "userclusters_failed": (
+        LOG_METRIC_PREFIX + "newsroom/userclusters_failures",
+        "userclusters_failures_tolerated",
+        "threshold",
+    ),
 }
 # What the jobs must log for the log-based metrics (the code side's contract; /work/notes/infra.md repeats it):
 # event -> (the job variable naming the job that logs it, its key=value fields).
@@ -1272,14 +1277,24 @@ LOG_CONTRACT = {
     "cdn_purge_failed": ("stories_job", ["edition", "section", "story", "error"]),
 }
 # Log metrics over platform logs, not the jobs' own lines: metric -> (the local holding its filter, what it must
-# match). The authority job's failed launches (Cloud Scheduler logs each failed attempt at ERROR) and its runs' ERROR
-# job messages, both by the job's name.
+# match). The daily batch jobs' (authority, userclusters) failed launches (Cloud Scheduler logs each failed attempt at
+# ERROR) and their runs' ERROR job messages, both by the job's name: the scheduler job's id and the Dataflow job's
+# name are that name (check_schedule pins both in modules/schedule; the stack passes the scheduled names to
+# monitoring, test_alert_policies_and_dashboard).
 PLATFORM_LOG_METRICS = {
     "authority_failures": (
         "authority_failure_filter",
         [
             'resource.type=\\"cloud_scheduler_job\\" AND resource.labels.job_id=\\"${var.authority_job}\\" AND severity>=ERROR',
             'resource.type=\\"dataflow_step\\" AND resource.labels.job_name=\\"${var.authority_job}\\"',
+            'log_id(\\"dataflow.googleapis.com/job-message\\") AND severity>=ERROR',
+        ],
+    ),
+    "userclusters_failures": (
+        "userclusters_failure_filter",
+        [
+            'resource.type=\\"cloud_scheduler_job\\" AND resource.labels.job_id=\\"${var.userclusters_job}\\" AND severity>=ERROR',
+            'resource.type=\\"dataflow_step\\" AND resource.labels.job_name=\\"${var.userclusters_job}\\"',
             'log_id(\\"dataflow.googleapis.com/job-message\\") AND severity>=ERROR',
         ],
     ),
@@ -1413,6 +1428,9 @@ def test_alert_policies_and_dashboard(modules):
     assert call["authority_job"] == "${local.names.authority}" == stack.modules["authority_schedule"]["name"], (
         "monitoring does not watch the scheduled authority job"
     )
+    assert (
+        call["userclusters_job"] == "${local.names.userclusters}" == stack.modules["userclusters_schedule"]["name"]
+    ), "monitoring does not watch the scheduled user-cluster job"
 
 
 def _cut_block(text: str, header: str) -> str:
@@ -1447,6 +1465,18 @@ MONITORING_MUTATIONS = {
     "authority launch failures not counted": lambda t: t.replace('resource.type=\\"cloud_scheduler_job\\"', "", 1),
     "authority run failures not counted": lambda t: t.replace(
         'log_id(\\"dataflow.googleapis.com/job-message\\")', "", 1
+    ),
+    "user-cluster alert removed": lambda t: _cut_block(
+        t, 'resource "google_monitoring_alert_policy" "userclusters_failed" {'
+    ),
+    "user-cluster metric removed": lambda t: _cut_block(
+        t, 'resource "google_logging_metric" "userclusters_failures" {'
+    ),
+    "user-cluster alert watches the authority metric": lambda t: t.replace(
+        "google_logging_metric.userclusters_failures.name}", "google_logging_metric.authority_failures.name}", 1
+    ),
+    "user-cluster launch failures not counted": lambda t: t.replace(
+        'resource.labels.job_id=\\"${var.userclusters_job}\\"', 'resource.labels.job_id=\\"${var.authority_job}\\"', 1
     ),
     "purge alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "cdn_purge_failures" {'),
     "purge metric removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "cdn_purge_failures" {'),
@@ -1485,6 +1515,7 @@ def test_monitoring_check_fails_when_a_threshold_default_is_removed_or_a_chart_i
         ("data_watermark_age", "elapsed_time"),  # each chart removed in turn: the check names it
         ("${cdn_purge_failures_metric}", "${snapshots_rejected_metric}"),
         ("${authority_failures_metric}", "${pages_published_metric}"),
+        ("${userclusters_failures_metric}", "${pages_published_metric}"),
         ("announced_.+", "pages_purged"),
         ('\\"takedowns_applied\\"', '\\"cycles\\"'),
     ):
@@ -1503,6 +1534,7 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         "stories_job": "newsroom-stories",
         "covisit_job": "newsroom-covisit",
         "authority_job": "newsroom-authority",
+        "userclusters_job": "newsroom-userclusters",
         "origin_service": "newsroom-origin",
     }
     ok = terraform_validate_variables(
@@ -1517,6 +1549,7 @@ def test_monitoring_variables_validate(terraform_bin, tmp_path):
         {"stuck_pointer_minutes": 1},
         {"notification_channels": ["alice@example.com"]},
         {"authority_failure_window_hours": 26},  # longer than an alert's alignment period may be
+        {"userclusters_failure_window_hours": 0},
         {"cdn_purge_failures_per_15_minutes": -1},
     ):
         result = terraform_validate_variables(terraform_bin, variables, {**base, **bad}, tmp_path)
@@ -1581,6 +1614,7 @@ def check_schedule(stack: Module, schedule: Module, iam: Module) -> None:
     jobs = schedule.of_type("google_cloud_scheduler_job")
     assert set(jobs) == {"launch"}, f"schedule: scheduler jobs {sorted(jobs)}"
     job = jobs["launch"]
+    assert job.get("name") == "${var.name}", "the scheduler job's id is not the name monitoring filters its logs by"
     assert job.get("schedule") == "${var.schedule}" and job.get("time_zone") == "${var.time_zone}"
     assert schedule.variables["schedule"].get("default") == "0 3 * * *"
     assert job.get("paused") == "${!var.enabled}", "the enable flag does not pause the job"

@@ -13,8 +13,9 @@
 #     (the exact contract is in local.log_events; tests/deploy/test_terraform.py pins it, and
 #     tests/deploy/test_signal_contract.py runs the code paths that write each line and matches every filter and
 #     extractor here against what they logged);
-#   - a log-based metric over platform logs: the daily authority job's Cloud Scheduler attempts that failed and
-#     the ERROR job messages of its Dataflow runs (local.authority_failure_filter);
+#   - log-based metrics over platform logs: the daily batch jobs' (authority, userclusters) Cloud Scheduler attempts
+#     that failed and the ERROR job messages of their Dataflow runs (local.authority_failure_filter,
+#     local.userclusters_failure_filter);
 #   - Dataflow user counters of the stories job (dashboard only): breaking/announced_<edition>, takedowns_applied.
 # Every policy notifies var.notification_channels and carries its runbook in `documentation`.
 
@@ -49,6 +50,13 @@ locals {
   authority_failure_filter = join(" OR ", [
     "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${var.authority_job}\" AND severity>=ERROR)",
     "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${var.authority_job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
+  ])
+
+  # The daily user-cluster job (For you's "readers like you"), launched by the same schedule module: the same two
+  # signals by its own name.
+  userclusters_failure_filter = join(" OR ", [
+    "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${var.userclusters_job}\" AND severity>=ERROR)",
+    "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${var.userclusters_job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
   ])
 }
 
@@ -216,6 +224,27 @@ resource "google_logging_metric" "authority_failures" {
   name        = "newsroom/authority_failures"
   description = "Failed launch attempts of the daily authority job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
   filter      = local.authority_failure_filter
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+    labels {
+      key        = "source"
+      value_type = "STRING"
+    }
+  }
+
+  label_extractors = {
+    source = "EXTRACT(resource.type)"
+  }
+}
+
+resource "google_logging_metric" "userclusters_failures" {
+  project     = var.project_id
+  name        = "newsroom/userclusters_failures"
+  description = "Failed launch attempts of the daily user-cluster job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
+  filter      = local.userclusters_failure_filter
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -596,6 +625,36 @@ resource "google_monitoring_alert_policy" "authority_failed" {
   }
 }
 
+resource "google_monitoring_alert_policy" "userclusters_failed" {
+  project               = var.project_id
+  display_name          = "Newsroom: user-cluster launch or run failed in the last ${var.userclusters_failure_window_hours} h"
+  combiner              = "OR"
+  severity              = "WARNING"
+  notification_channels = var.notification_channels
+  user_labels           = var.labels
+
+  conditions {
+    display_name = "failed launch attempts and run errors of the daily user-cluster job"
+    condition_threshold {
+      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.userclusters_failures.name}\""
+      comparison      = "COMPARISON_GT"
+      threshold_value = var.userclusters_failures_tolerated
+      duration        = "0s"
+      aggregations {
+        alignment_period     = "${var.userclusters_failure_window_hours * 3600}s"
+        per_series_aligner   = "ALIGN_SUM"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["metric.label.source"]
+      }
+    }
+  }
+
+  documentation {
+    mime_type = "text/markdown"
+    content   = "The daily user-cluster job (For you's readers like you) did not launch or its run failed; readers keep yesterday's clusters, the origin ignores memberships older than two days, so one missed day costs nothing and a second fades the source out (For you keeps its other sources). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template userclusters-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages (a store error names the table). Rerun with `gcloud scheduler jobs run newsroom-userclusters`; README \"Operations\" / Alerts."
+  }
+}
+
 # --- dashboard ----------------------------------------------------------------------------------------------
 
 resource "google_monitoring_dashboard" "newsroom" {
@@ -614,6 +673,8 @@ resource "google_monitoring_dashboard" "newsroom" {
     cdn_purge_failures_metric         = google_logging_metric.cdn_purge_failures.name
     authority_failures_metric         = google_logging_metric.authority_failures.name
     authority_job                     = var.authority_job
+    userclusters_failures_metric      = google_logging_metric.userclusters_failures.name
+    userclusters_job                  = var.userclusters_job
     dead_letter_topic_regex           = local.dead_letter_topic_regex
     dead_letter_subscription_regex    = local.dead_letter_subscription_regex
     release_to_page_p90_seconds       = var.release_to_page_p90_seconds

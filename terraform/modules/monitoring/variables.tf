@@ -59,6 +59,16 @@ variable "authority_job" {
   }
 }
 
+variable "userclusters_job" {
+  type        = string
+  description = "Name of the daily user-cluster job: its Cloud Scheduler job and every Dataflow run it launches (modules/schedule). Example: newsroom-userclusters."
+
+  validation {
+    condition     = can(regex("^[a-z]([-a-z0-9]{0,62}[a-z0-9])?$", var.userclusters_job))
+    error_message = "A Dataflow job name: lowercase letters, digits and dashes."
+  }
+}
+
 variable "origin_service" {
   type        = string
   description = "Cloud Run service name of the origin. Example: newsroom-origin."
@@ -209,6 +219,28 @@ variable "authority_failure_window_hours" {
   validation {
     condition     = var.authority_failure_window_hours >= 1 && var.authority_failure_window_hours <= 25 && floor(var.authority_failure_window_hours) == var.authority_failure_window_hours
     error_message = "authority_failure_window_hours is a whole number between 1 and 25."
+  }
+}
+
+variable "userclusters_failures_tolerated" {
+  type        = number
+  description = "Alert when the daily user-cluster job has more than this many failed launch attempts (Cloud Scheduler, each retry counts) and run errors (ERROR job messages) within userclusters_failure_window_hours. 0: any failure alerts. Example: 0."
+  default     = 0
+
+  validation {
+    condition     = var.userclusters_failures_tolerated >= 0
+    error_message = "userclusters_failures_tolerated must not be negative."
+  }
+}
+
+variable "userclusters_failure_window_hours" {
+  type        = number
+  description = "How many hours back the user-cluster alert counts failures (and so how long it stays open after one): a daily job, so a day plus slack; at most 25 (Cloud Monitoring's longest alignment period in an alert). Example: 25."
+  default     = 25
+
+  validation {
+    condition     = var.userclusters_failure_window_hours >= 1 && var.userclusters_failure_window_hours <= 25 && floor(var.userclusters_failure_window_hours) == var.userclusters_failure_window_hours
+    error_message = "userclusters_failure_window_hours is a whole number between 1 and 25."
   }
 }
 

@@ -347,6 +347,7 @@ module "monitoring" {
   stories_job           = local.names.stories
   covisit_job           = local.names.covisit
   authority_job         = local.names.authority
+  userclusters_job      = local.names.userclusters
   origin_service        = local.names.origin
   labels                = local.labels
 
