@@ -13,7 +13,13 @@ Starts, in order:
    bursts, minute ranking, snapshots and pointers;
 6. the co-visitation job (``pipelines/covisit.py``, streaming in a child process too): the origin publishes each
    reader's reads to the read-events topic, the job turns them into "read together" neighbours per story, which
-   For you shows as "also read" (:func:`job_plan` lists both jobs' command lines).
+   For you shows as "also read" (:func:`job_plan` lists both jobs' command lines);
+7. the user-cluster job (``pipelines/userclusters.py``, batch, a child process per run) for For you's "readers like
+   you": Cloud Scheduler runs it daily; here :class:`UserClusterSchedule` runs it as soon as the profile store
+   holds reads (at start on a resumed run, else once the first reader has read something), then every
+   ``--userclusters_every_min`` wall minutes (10) while reads exist. Local readers are few and read in bursts, so a
+   day would leave a demo without the source; a run takes a few CPU seconds (FnApiRunner). Its clusters keep the
+   job's privacy floor (5 members), so the source shows once five local readers share reading.
 
 Every table lives in ``{data_dir}/newsroom.sqlite3`` and every snapshot under ``{data_dir}/snapshots/`` (the
 embedded backends). The one thing that is not embedded is the bus: Beam 2.77's Python local runner can host no
@@ -72,6 +78,13 @@ def add_arguments(parser) -> None:
         "--minutes", type=float, default=None, help="Stop by itself after this many minutes. Default: run until Ctrl-C."
     )
     parser.add_argument("--progress_s", type=float, default=10.0, help="Seconds between progress lines. Default: 10")
+    parser.add_argument(
+        "--userclusters_every_min",
+        type=float,
+        default=10.0,
+        help="Wall minutes between runs of the user-cluster job (For you's 'readers like you'); the first runs as "
+        "soon as reads exist; 0 = never. Default: 10",
+    )
     parser.add_argument(
         "--report", default=None, help="Write the final figures (counts, latencies) as JSON to this file."
     )
@@ -181,6 +194,8 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     world, ingest = _start_ingest(args, config, state, origin, ping_keys, cleanups, say)
     _start_heartbeat(stores, stopping, cleanups)
     jobs = {name: _start_job(name, argv, logs, cleanups) for name, argv in job_plan(args, config, state.project, world)}
+    if args.userclusters_every_min > 0:
+        UserClusterSchedule(config, args.userclusters_every_min * 60, logs).start(stopping, cleanups)
     job = jobs["stories"]
     cleanups.append(lambda: _drain(ingest, job, config))
     _say_where_to_look(args, origin, logs, say)
@@ -306,6 +321,80 @@ def job_plan(args, config, project: str, world) -> list[tuple[str, list[str]]]:
     return [("stories", stories), ("covisit", covisit)]
 
 
+class UserClusterSchedule:
+    """``newsroom run``'s stand-in for the daily Cloud Scheduler launch of the user-cluster job: every
+    ``check_s`` it looks whether the profile store holds reads; the first time it does, and then every ``every_s``,
+    it runs ``python -m pipelines.userclusters`` on the run's stores in a child process (output appended to
+    ``logs/userclusters-job.log``). One run at a time: a tick while a run is going starts nothing."""
+
+    LOOKBACK_MS = 30 * 86_400_000  # the job's --lookback_days default: reads it would not cluster do not count
+
+    def __init__(self, config, every_s: float, logs, check_s: float = 15.0):
+        self.config, self.every_s, self.logs, self.check_s = config, float(every_s), Path(logs), float(check_s)
+        self.last_start: float | None = None
+        self.runs = 0
+        self.proc: subprocess.Popen | None = None
+        self.stopped = threading.Event()
+        self.lock = threading.Lock()  # a spawn and stop() never interleave: nothing starts after stop()
+
+    def argv(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "pipelines.userclusters",
+            "--backend=embedded",
+            f"--data_dir={self.config.data_dir}",
+        ]
+
+    def has_reads(self, now_s: float) -> bool:
+        from stores.profiles import open_profile_store
+
+        store = open_profile_store(self.config)
+        try:
+            return next(iter(store.scan_reads(int(now_s * 1000) - self.LOOKBACK_MS)), None) is not None
+        finally:
+            store.close()
+
+    def tick(self, now_s: float | None = None) -> subprocess.Popen | None:
+        """Start a run when one is due (reads exist; none yet, or the last started ``every_s`` ago); returns it."""
+        now_s = time.time() if now_s is None else now_s
+        if self.stopped.is_set() or (self.proc is not None and self.proc.poll() is None):
+            return None
+        if self.last_start is not None and now_s - self.last_start < self.every_s:
+            return None
+        if not self.has_reads(now_s):
+            return None
+        with self.lock, open(self.logs / "userclusters-job.log", "ab") as out:
+            if self.stopped.is_set():
+                return None
+            self.last_start, self.runs = now_s, self.runs + 1
+            self.proc = subprocess.Popen(self.argv(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        return self.proc
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped.set()
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+
+    def start(self, stopping: threading.Event, cleanups) -> None:
+        def loop() -> None:
+            while not (stopping.is_set() or self.stopped.is_set()):
+                try:
+                    self.tick()
+                except Exception as exc:  # a locked store or a failed spawn: try again next tick
+                    log.warning("user-cluster schedule: %s", exc)
+                stopping.wait(self.check_s)
+
+        threading.Thread(target=loop, name="userclusters-schedule", daemon=True).start()
+        cleanups.append(self.stop)
+
+
 def _start_job(name: str, argv: list[str], logs, cleanups) -> subprocess.Popen:
     """One streaming job in a child process (its own session), its output in logs/{name}-job.log."""
     job_log = open(logs / f"{name}-job.log", "ab")  # noqa: SIM115 - the child writes it until stop()
@@ -341,6 +430,11 @@ def _drain(ingest, job, config) -> None:
 def _say_where_to_look(args, origin: str, logs, say) -> None:
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
     say(f"co-visitation job (For you's 'also read'): streaming, log {logs / 'covisit-job.log'}")
+    if args.userclusters_every_min > 0:
+        say(
+            f"user-cluster job (For you's 'readers like you'): once reads exist, then every "
+            f"{args.userclusters_every_min:g} min, log {logs / 'userclusters-job.log'}"
+        )
     say("open:")
     say(f"  {origin}/e/us-en/                             the reader pages ('warming up' until the first are live)")
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")

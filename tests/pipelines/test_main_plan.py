@@ -31,3 +31,37 @@ def test_run_creates_the_read_events_topic_the_origin_publishes_reads_to():
     from pipelines import covisit
 
     assert covisit.TOPIC in main.TOPICS
+
+
+def test_the_local_run_computes_user_clusters_once_reads_exist_then_on_its_schedule(tmp_path):
+    """`newsroom run`'s user-cluster schedule: nothing while the profile store has no reads; the first tick after
+    reads appear runs the real job (a child process) and five readers of the same stories share clusters the
+    origin's "readers like you" reads; the next run waits ``every_s``."""
+    import time
+
+    from stores.profiles import open_profile_store
+    from stores.userclusters import open_user_cluster_store
+    from tests.pipelines.test_userclusters_job import SAME, add_reads
+    from transforms.userclusters.minhash import clusters_of
+
+    config = StoreConfig(backend="embedded", data_dir=str(tmp_path))
+    schedule = main.UserClusterSchedule(config, every_s=600, logs=tmp_path)
+    assert schedule.tick() is None and schedule.runs == 0  # no reads yet: nothing to cluster
+    now_ms = int(time.time() * 1000)
+    profiles = open_profile_store(config)
+    for r in range(5):
+        add_reads(profiles, f"fan{r}", SAME, now_ms - 60_000)
+    run = schedule.tick()
+    assert run is not None and run.wait(timeout=300) == 0, (tmp_path / "userclusters-job.log").read_text()[-2000:]
+    clusters = open_user_cluster_store(config)
+    assert clusters.membership("fan0", now_ms + 1) == sorted(clusters_of(SAME))
+    assert schedule.tick() is None and schedule.runs == 1  # not due again before every_s
+    assert schedule.tick(now_s=time.time() + 601) is not None and schedule.runs == 2
+    schedule.stop()
+    assert schedule.proc.poll() is not None and schedule.tick(now_s=time.time() + 1300) is None
+
+
+def test_the_run_schedules_the_user_cluster_job_by_default():
+    args = _args()
+    assert args.userclusters_every_min == 10.0
+    assert _args(userclusters_every_min=0).userclusters_every_min == 0
