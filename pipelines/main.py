@@ -437,6 +437,7 @@ def _say_where_to_look(args, origin: str, logs, say) -> None:
         )
     say("open:")
     say(f"  {origin}/e/us-en/                             the reader pages ('warming up' until the first are live)")
+    say(f"  {origin}/sign-in                              sign this browser in (follow, hide, For you on the top page)")
     say(f"  {origin}/v1/editions/us-en/sections/top      the US English front page (also gb-en, es-es, de-de ...)")
     say(f"  {origin}/v1/editions/us-en/version            the version endpoint behind the 'new stories' pill")
     say(f"  {origin}/openapi.json                         the API; story pages at /v1/stories/{{id}}")

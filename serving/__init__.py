@@ -77,6 +77,10 @@ DEFAULTS = {
     # top pages showing a Breaking story: a short TTL under the purge, which may take minutes (stores/cdn.py)
     "NEWSROOM_BREAKING_S_MAXAGE": 10,
     "NEWSROOM_RETRY_AFTER_S": 2,
+    # the reader pages' script polls /v1/editions/{e}/version this often for the "new stories" pill (web.py)
+    "NEWSROOM_VERSION_POLL_S": 60,
+    # local sign-in page (serving/signin.py): "auto" = only with the generated local secrets, true, false
+    "NEWSROOM_LOCAL_SIGN_IN": "auto",
     # secrets (set both in production; every origin process behind the CDN needs the same ones)
     "NEWSROOM_TOKEN_SECRET": None,
     "NEWSROOM_TOKEN_VERIFIER": None,
@@ -218,6 +222,11 @@ class Newsroom:
         self.topic_pages = TopicPages(cities=self.local_cities)
         self.configured = configured_pages()  # editions (and sections) that exist before their first page is live
         token_secret, cursor_secret = resolve_secrets(cfg)
+        from serving import signin
+
+        self.token_secret = token_secret  # signs local sign-in tokens (serving/signin.py) when that is on
+        self.local_sign_in = signin.enabled(cfg)
+        self.version_poll_s = max(1, int(cfg["NEWSROOM_VERSION_POLL_S"]))
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
         self.cursor_secret = cursor_secret.encode()
 
@@ -380,7 +389,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, stories, topics, web
+    from serving import editions, foryou, health, openapi, push, signin, stories, topics, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
@@ -389,6 +398,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
     app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
+    app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
     push.init_app(app)  # WebSub callbacks and publisher pings
     app.register_blueprint(push.bp)
 

@@ -73,6 +73,7 @@ PROBLEMS = {
     "method_not_allowed": "Method not allowed",
     "profile_limit": "Profile limit reached",
     "body_too_large": "Request body too large",
+    "unsupported_media_type": "Unsupported media type",
     "rate_limited": "Too many requests",
     "not_ready": "Pages are not loaded yet",
     "warming_up": "Edition not live yet",

@@ -21,8 +21,11 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
 - ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
   merged ids answer 301 to the survivor's page.
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
-  browser's localStorage (a form to paste it) and calls ``GET /v1/feed/for-you`` with ``Authorization: Bearer``.
-  The token is never in a page, a URL or a cookie, so the shell is shared like every other page.
+  browser's localStorage (a form to paste it, or local sign-in: serving/signin.py) and calls
+  ``GET /v1/feed/for-you`` with ``Authorization: Bearer``. The token is never in a page, a URL or a cookie, so the
+  shell is shared like every other page. Every page also loads ``/assets/reader.js``: the signed-in reader's
+  controls, read beacon, the top page's For you slice and the "new stories" pill, all in the browser after load
+  (the page only carries what is the same for every reader: publisher ids on cards, the page version).
 - ``GET /assets/{version}/{name}``: the CSS and JS of ``serving/web_static/`` at their content version, immutable for
   a year (``/assets/{name}``: the current bytes with a page TTL).
 
@@ -49,6 +52,7 @@ from serving import http
 from serving.context import services
 from serving.editions import is_configured
 from serving.messages import language_name, messages
+from serving.signin import follow_target
 from serving.stories import EDITION, STORY_ID, story_entry, unavailable
 from stores.base import StoreError
 
@@ -114,6 +118,8 @@ def _cached(cat, key, render) -> tuple[bytes, str]:
 
 def render(template: str, lang: str = "en", **ctx) -> str:
     """A page in ``lang``: its interface strings come from the message catalogue (``t``, serving/messages.py)."""
+    ext = services()  # the reader bar's settings: the same for every reader (serving/signin.py, reader.js)
+    ctx = {"reader_signin": ext.local_sign_in, "version_poll_s": ext.version_poll_s, **ctx}
     return render_template(template, lang=lang, t=messages(lang), **ctx)
 
 
@@ -355,6 +361,8 @@ def section_page(edition: str, section: str):
             cycle=_when(page.cycle),
             stories=edition_view(cat, page),
             topics=topic_links(cat, edition) if section == "top" else [],
+            pill_version=page.version,
+            follow=None if section == "top" else ("topic", section, section_title(section, t)),
         )
 
     body, etag = _cached(cat, ("section", edition, section), page_html)
@@ -474,6 +482,7 @@ def topic_page(edition: str, topic_id: str):
             stories=with_chips(cat, edition, with_counts(cat, doc["stories"])),
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
             json_url=f"/v1/topics/{topic_id}?edition={edition}",
+            follow=follow_target(topic_id, title),
         )
 
     page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), page_html)

@@ -188,10 +188,13 @@ def test_for_you_shell_keeps_the_token_client_side(client):
     html = r.data.decode()
     assert f'data-edition="{EDITION}"' in html
     scripts = re.findall(r'<script src="([^"]+)"', html)
-    assert len(scripts) == 1 and re.fullmatch(r"/assets/[0-9a-f]{10}/foryou\.js", scripts[0])
-    js = client.get(scripts[0]).data.decode()
-    assert "localStorage" in js and "Authorization" in js and "/v1/feed/for-you" in js
-    assert 'credentials: "omit"' in js and "document.cookie" not in js and "innerHTML" not in js
+    # the shell's own script, and reader.js (the controls every page has)
+    assert len(scripts) == 2 and re.fullmatch(r"/assets/[0-9a-f]{10}/foryou\.js", scripts[0])
+    assert re.fullmatch(r"/assets/[0-9a-f]{10}/reader\.js", scripts[1])
+    for url in scripts:
+        js = client.get(url).data.decode()
+        assert "localStorage" in js and "Authorization" in js and "/v1/feed/for-you" in js
+        assert 'credentials: "omit"' in js and "document.cookie" not in js and "innerHTML" not in js
 
 
 def test_assets_are_shared_and_typed(client):

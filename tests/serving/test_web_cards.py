@@ -22,7 +22,9 @@ def _publish_page(app, world, section: str, mutate) -> str:
 
 
 def _li(html: str, story_id: str) -> str:
-    m = re.search(rf'<li class="story" data-story-id="{story_id}">(.*?)</li>\s*(?=<li class="story"|</ol>)', html, re.S)
+    m = re.search(
+        rf'<li class="story" data-story-id="{story_id}"[^>]*>(.*?)</li>\s*(?=<li class="story"|</ol>)', html, re.S
+    )
     assert m, story_id
     return m.group(1)
 
