@@ -9,6 +9,9 @@ on FnApiRunner and writes, under ``--output`` DIR:
 - ``assignments.jsonl``: one ``{"article_id", "story_id", "language", "group_id"}`` per input article, in input
   order; ``story_id`` after repair and alias resolution; ``group_id`` the cross-language link component.
 - ``stories.jsonl``: one row per final story (id, language, first/last time, size, articles, links, group_id).
+- ``storylines.jsonl``: one ``{"storyline_id", "stories"}`` per storyline (stories of one subject over weeks,
+  transforms/stories/storyline.py), the stage run tick by tick over the writers' outputs as the streaming job runs
+  it; ``storyline_changes.jsonl`` its StorylineChange records (schemas/avro/storyline_change.avsc), in seq order.
 - ``explanations.jsonl``: why each article is where it is (transforms/stories/explanations.py): the candidate
   stories of its arrival with their features and scores, and the splits and merges that moved it since;
   ``newsroom explain --output DIR --story ID`` (or ``--article ID``) prints it.

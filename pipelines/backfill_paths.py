@@ -33,7 +33,16 @@ def expand_inputs(pattern: str) -> list[str]:
 
 # What a backfill writes into --output (and --overwrite may therefore remove); anything else there is not ours.
 OUTPUT_FILES = frozenset(
-    {"assignments.jsonl", "stories.jsonl", "explanations.jsonl", "dead_letters.jsonl", "manifest.json", "summary.json"}
+    {
+        "assignments.jsonl",
+        "stories.jsonl",
+        "storylines.jsonl",
+        "storyline_changes.jsonl",
+        "explanations.jsonl",
+        "dead_letters.jsonl",
+        "manifest.json",
+        "summary.json",
+    }
     | {"evaluate.html"}
 )
 OUTPUT_DIRS = frozenset({"store", "snapshots"})

@@ -31,6 +31,7 @@ MESSAGES = {
     "ReadEvent": "read_event.avsc",
     "DeadLetter": "dead_letter.avsc",
     "Breaking": "breaking.avsc",
+    "StorylineChange": "storyline_change.avsc",
 }
 
 

@@ -241,6 +241,20 @@ SAMPLES: dict[str, dict] = {
         },
         "emitted_at": T0 + 61_500,
     },
+    "StorylineChange": {
+        "schema_version": 1,
+        "change_id": "storyline-000000000001-ATTACH-5e0c3a1b",
+        "seq": 1,
+        "kind": "ATTACH",
+        "storyline_id": 7_394_201_113_445_597_011,
+        "other_storyline_id": None,
+        "story_id": 7_394_201_113_445_597_184,
+        "story_ids": [],
+        "language": "en",
+        "entities": ["flood", "thames"],
+        "score": 1.23,
+        "at": T0 + 60_000,
+    },
 }
 
 

@@ -78,6 +78,11 @@ def test_backfill_writes_assignments_stories_manifest_and_dead_letters(tmp_path)
     stories = read(out / "stories.jsonl")
     assert sum(s["size"] for s in stories) == len(rows)
     assert {a["story_id"] for a in assignments} == {s["story_id"] for s in stories}
+    storylines = read(out / "storylines.jsonl")  # every final story in exactly one storyline
+    assert sorted(s for row in storylines for s in row["stories"]) == sorted(s["story_id"] for s in stories)
+    assert [c["seq"] for c in read(out / "storyline_changes.jsonl")] == list(
+        range(1, 1 + len(read(out / "storyline_changes.jsonl")))
+    )
     dead = read(out / "dead_letters.jsonl")
     assert len(dead) == 1 and dead[0]["reason"] == "bad_json_line" and dead[0]["key"].endswith(":4")
     manifest = json.loads((out / "manifest.json").read_text())
@@ -104,7 +109,8 @@ def test_backfill_never_reads_labels_and_is_deterministic(tmp_path):
     first = (tmp_path / "outa" / "assignments.jsonl").read_text()
     assert first == (tmp_path / "outb" / "assignments.jsonl").read_text()
     assert first == (tmp_path / "outa2" / "assignments.jsonl").read_text()  # two runs: identical story ids
-    assert (tmp_path / "outa" / "stories.jsonl").read_text() == (tmp_path / "outa2" / "stories.jsonl").read_text()
+    for name in ("stories.jsonl", "storylines.jsonl", "storyline_changes.jsonl"):
+        assert (tmp_path / "outa" / name).read_text() == (tmp_path / "outa2" / name).read_text()
 
 
 def test_backfill_language_filter_and_glob(tmp_path):

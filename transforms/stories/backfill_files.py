@@ -3,7 +3,8 @@
 Reads labelled JSONL lines (labels stripped on read) and Article Avro records into ArticleFeatures
 (:func:`labelled_features`, :func:`avro_features`, :func:`keep`) and builds the DeadLetter record of an unreadable
 line (:func:`bad_input`). At the end of a backfill, :func:`fold_results` folds the writer outputs into the rows of
-``assignments.jsonl`` / ``stories.jsonl`` and a summary the driver turns into ``manifest.json``.
+``assignments.jsonl`` / ``stories.jsonl`` and a summary, and :func:`storyline_rows` runs the storyline stage over
+them (``storylines.jsonl``), the driver turns into ``manifest.json``.
 
 The Beam side -- ReadArticles over Beam's FileSystems (local paths and gs://), which timestamps ArticleFeatures dicts
 at their first-seen time and emits the input order ``(file index, line, article_id)``, and the result writers -- is
@@ -20,6 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from transforms import common
 from transforms.stories import features as F
+from transforms.stories import storyline
 from transforms.stories.assignments import assignment_rows
 from transforms.stories.local import link_outputs
 
@@ -96,10 +98,22 @@ def slim_output(out: dict) -> dict:
             "time_known": m.get("time_known", False),
         }
     meta = out.get("story_meta") or {}
-    slim_out = {"change": slim, "members": members, "model": meta.get("model")}
+    slim_out = {"change": slim, "members": members, "model": meta.get("model"), "storyline": storyline.compact(out)}
     if out.get("explain") is not None:
         slim_out["explain"] = out["explain"]
     return slim_out
+
+
+def storyline_rows(outputs: list[dict], links, n_languages: int) -> tuple[list[dict], list[dict]]:
+    """(``storylines.jsonl`` rows, the StorylineChange records): the storyline stage over the run's outputs, tick by
+    tick as the streaming stage decides them (transforms/stories/storyline.py). The cross-language links of a backfill
+    are made over its final stories (:func:`link_outputs`), so they reach the storyline stage at its last tick."""
+    want_links = links is True or (links == "auto" and n_languages > 1)
+    compacts = [o["storyline"] for o in outputs if o.get("storyline")]
+    if want_links:
+        compacts += [storyline.compact({"change": ch, "members": {}}) for ch in link_outputs(outputs)]
+    changes, writer = storyline.storyline_changes(compacts)
+    return writer.storylines(), changes
 
 
 def explanation_rows(outputs: list[dict]) -> list[dict]:

@@ -1,5 +1,5 @@
 """The backfill's Beam side of its files: ReadArticles (input files -> ArticleFeatures dicts and the input order),
-the result writer (assignments.jsonl, stories.jsonl, explanations.jsonl, summary.json) and the progress lines.
+the result writer (assignments.jsonl, stories.jsonl, storylines.jsonl, explanations.jsonl, summary.json) and the progress lines.
 
 Reads local or gs:// files through Beam's FileSystems; the plain parsing and folding are
 transforms/stories/backfill_files.py, the stories transforms themselves transforms/stories/beam.py (split from it so
@@ -94,11 +94,16 @@ class ReadArticles(beam.PTransform):
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
     """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
-    stories.jsonl and the summary (summary.json); return the summary."""
+    stories.jsonl, storylines.jsonl, storyline_changes.jsonl and the summary (summary.json); return the summary."""
     rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
     write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
     write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))
     write_lines(backfill_files.explanation_rows(outputs), os.path.join(out_dir, "explanations.jsonl"))
+    storylines, storyline_changes = backfill_files.storyline_rows(outputs, links, n_languages)
+    write_lines(storylines, os.path.join(out_dir, "storylines.jsonl"))
+    write_lines(storyline_changes, os.path.join(out_dir, "storyline_changes.jsonl"))
+    summary["counts"]["storylines"] = len(storylines)
+    summary["counts"]["storylines_of_several"] = sum(1 for s in storylines if len(s["stories"]) > 1)
     write_text(os.path.join(out_dir, "summary.json"), json.dumps(summary, sort_keys=True))
     return summary
 
