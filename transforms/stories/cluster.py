@@ -37,6 +37,7 @@ import numpy as np
 from transforms.common import ASSIGN, EXPIRE, NEW_STORY
 from transforms.stories import explanations
 from transforms.stories import ids as idmod
+from transforms.stories.blas import one_blas_thread
 from transforms.stories.config import ClusterConfig, calibration
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.index import make_index
@@ -146,9 +147,13 @@ class StoryClusterer:
         """Process every event with time <= ``until`` in (time, kind, id) order; returns the decisions.
         ``progress``: called with the number of articles decided so far in this call, after each (the backfill's
         one firing decides a whole language: transforms.common.Progress prints its share and time left)."""
+        self.until = until if self.until is None else max(self.until, until)
+        with one_blas_thread():  # small matrices: a second BLAS thread only spins (transforms/stories/blas.py)
+            return self._advance(until, progress)
+
+    def _advance(self, until: int, progress) -> list[WriterOutput]:
         out: list[WriterOutput] = []
         decided = 0
-        self.until = until if self.until is None else max(self.until, until)
         while True:
             nxt = self._next_event(until)
             if nxt is None:
