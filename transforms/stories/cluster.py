@@ -15,7 +15,9 @@ Decisions (DESIGN.md section 4; the calibration and its reasons: docs/stories.md
   (:mod:`transforms.stories.scoring`: dense + entity + TF-IDF cosines - a time penalty) and the best one is joined
   when its score reaches the join bar of the article's kind (with a body / headline only); else a new story starts.
 - Centroids are recency weighted: ``sum = sum * 2^(-dt / HALF_LIFE) + v`` at each join, normalised for search.
-- Stories leave the live set EXPIRE_HOURS (48 h) after their last article (EXPIRE change, at last + 48 h).
+- Stories leave the live set EXPIRE_HOURS (48 h) after their last article (EXPIRE change, at last + 48 h), counted
+  from the end of the day when that time is a date without a time of day (:meth:`StoryClusterer.expires_at`).
+- Two texts whose bodies print different days as their datelines never join (:mod:`transforms.stories.evidence`).
 - Every REPAIR_EVERY of event time, the recently active stories are split and merged (:mod:`transforms.stories.repair`).
 - Everything is ordered: events (arrivals, expiries, repair ticks) are processed in event-time order by
   :meth:`StoryClusterer.advance`; ties break by (time, kind, id); sets are iterated sorted. Float reductions are
@@ -38,7 +40,8 @@ from transforms.common import ASSIGN, EXPIRE, NEW_STORY
 from transforms.stories import explanations
 from transforms.stories import ids as idmod
 from transforms.stories.blas import one_blas_thread
-from transforms.stories.config import ClusterConfig, calibration
+from transforms.stories.config import DAY_MS, ClusterConfig, calibration, date_only
+from transforms.stories.evidence import dates_disagree, printed_days
 from transforms.stories.features import ArticleFeatures
 from transforms.stories.index import make_index
 from transforms.stories.lexical import LexicalStats
@@ -108,7 +111,7 @@ class StoryClusterer:
         self.until: int | None = None  # the last bound :meth:`advance` was called with (Beam: the fired timer)
         self.pending: list = []
         self._pending_ids: set[str] = set()
-        self._expiry: list[tuple[int, int]] = []  # heap of (last_at, story_id), lazily cleaned
+        self._expiry: list[tuple[int, int]] = []  # heap of (expires_at, story_id), lazily cleaned
         self._activity: list[tuple[int, int]] = []  # heap of (member at, story_id): the repair window's stories
         self._max_activity = -(2**62)
         self.stats: Counter = Counter()
@@ -212,13 +215,18 @@ class StoryClusterer:
     # -- event scheduling -------------------------------------------------------------------------------------
     def _next_expiry(self) -> tuple[int, int] | None:
         while self._expiry:
-            last_at, sid = self._expiry[0]
+            at, sid = self._expiry[0]
             s = self.stories.get(sid)
-            if s is None or s.last_at != last_at:
+            if s is None or self.expires_at(s.last_at) != at:
                 heapq.heappop(self._expiry)  # stale entry
                 continue
-            return last_at + self.config.expire_ms, sid
+            return at, sid
         return None
+
+    def expires_at(self, last_at: int) -> int:
+        """When a story whose last article is at ``last_at`` leaves the live set: EXPIRE_HOURS later, counted from
+        the end of its day when the time is known only to the day (:func:`transforms.stories.config.date_only`)."""
+        return last_at + self.config.expire_ms + (self.config.day_slack_ms if date_only(last_at) else 0)
 
     def _next_repair_tick(self) -> int | None:
         if not self.stories:
@@ -264,8 +272,11 @@ class StoryClusterer:
         best = None
         if len(self.index):
             art_vecs = self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
+            day = frozenset({f.first_seen_at // DAY_MS}) if f.dated_by_text else frozenset()
             for sid, _ in self.index.search(np.asarray(f.vector, dtype=np.float32), k=self.config.candidates):
                 s = self.stories[sid]
+                if day and dates_disagree(day, printed_days(s.originals)):
+                    continue  # the two texts print different days (transforms/stories/evidence.py)
                 sc = self.scorer.score_article(f, s, art_vecs)
                 if cands is not None:
                     cands.append(explanations.candidate(self.scorer, sid, sc, f, s))
@@ -356,7 +367,7 @@ class StoryClusterer:
             for e in m.entities:
                 held = self.postings.setdefault(e, {})
                 held[s.story_id] = held.get(s.story_id, 0) + 1
-        heapq.heappush(self._expiry, (s.last_at, s.story_id))
+        heapq.heappush(self._expiry, (self.expires_at(s.last_at), s.story_id))
         heapq.heappush(self._activity, (m.at, s.story_id))
         self._max_activity = max(self._max_activity, m.at)
 

@@ -60,6 +60,10 @@ class ClusterConfig:
     merge_reach: int = 10  # nearest live stories outside the repair window that a changed story may merge with
     merge_floor: float = 0.35  # dense similarity below which two stories are never merge candidates
     expire_hours: float = 48.0
+    # A time known only to the day (exactly 00:00 UTC: a date without a time of day) hides up to a day of the real
+    # gap, so such a story's live span counts from the end of its day (docs/stories.md: BASIL's reports dated two
+    # calendar days apart); False: from the time as given.
+    date_only_slack: bool = True
     half_life_hours: float = 6.0
     repair_every_min: float = 10.0
     repair_window_hours: float = 6.0
@@ -76,6 +80,11 @@ class ClusterConfig:
         return int(self.expire_hours * HOUR_MS)
 
     @property
+    def day_slack_ms(self) -> int:
+        """Added to the live span of a story whose last time is date-only (:func:`date_only`)."""
+        return DAY_MS - 1 if self.date_only_slack else 0
+
+    @property
     def half_life_ms(self) -> float:
         return self.half_life_hours * HOUR_MS
 
@@ -90,6 +99,15 @@ class ClusterConfig:
     @property
     def repair_cooldown_ms(self) -> int:
         return int(self.repair_cooldown_min * MINUTE_MS)
+
+
+DAY_MS = 24 * HOUR_MS
+
+
+def date_only(at: int) -> bool:
+    """Whether a time is exactly midnight UTC: what a date without a time of day parses to (a publication date,
+    a printed dateline). A crawl time lands there once in 86.4 million milliseconds, and then only lives a day more."""
+    return at % DAY_MS == 0
 
 
 def calibration(model: str, language: str) -> ClusterConfig:

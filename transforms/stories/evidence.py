@@ -21,15 +21,23 @@ condition: 26 of 148 and 213 of 2,728, for 92 % and 98 %). docs/stories.md has t
 word is a key and the text *is* the headline, so the rule would compare headlines with headlines (on UCI it vetoed
 37 of 115 right merges). Joins are not vetoed: a single report's headline often names other things than the
 first report's (BASIL's Fox, NYT and HuffPost headlines of one event), and the same rule on joins cost BASIL-dev
-B-cubed F1 0.956 -> 0.911 (0.947 when any shared key saves a join) for MEANTIME's one remaining wrong join. Dates: an article's time (its published time, else its dateline) already costs a merge
-through the time penalty and the 48-h live span; years mentioned in the bodies disagree between reports of one event
-(background years: 9 right merges and no wrong one on ECB+ and BASIL), so they are not evidence here.
+B-cubed F1 0.956 -> 0.911 (0.947 when any shared key saves a join) for MEANTIME's one remaining wrong join.
+
+Dates: two texts whose bodies *print* different days as their datelines (:func:`printed_days`; the time of a record
+without ``published_at`` is its dateline, ``ArticleFeatures.dated_by_text``) disagree, and that vetoes both a merge
+(:func:`disagree`) and a join (:func:`dates_disagree`, in the writer's candidate loop). MEANTIME's "First Airbus A380
+delivered" (15 Oct 2007) and "First A380 enters commercial service" (17 Oct 2007) score as one event on every
+similarity (docs/stories.md, "Dates known only to the day"); their printed dates are what tells them apart. A date
+in metadata is no printed dateline: BASIL's reports of one event are published on different days. Years mentioned
+in the bodies disagree between reports of one event (background years: 9 right merges and no wrong one on ECB+ and
+BASIL), so they are not evidence here.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+from transforms.stories.config import DAY_MS
 from transforms.stories.state import Member
 from transforms.stories.text import title_keys
 
@@ -51,19 +59,32 @@ def text_keys(members: list[Member]) -> frozenset[str]:
     return frozenset(k for m in members for k in m.entities)
 
 
-def evidence(members: list[Member]) -> tuple[frozenset[str], frozenset[str]]:
-    """(headline keys, text keys) of a story's originals, sorted by article id for a deterministic count."""
+def printed_days(members: list[Member]) -> frozenset[int]:
+    """The days (UTC, days since the epoch) that ``members``' bodies print as their datelines."""
+    return frozenset(m.at // DAY_MS for m in members if m.dated_by_text)
+
+
+def dates_disagree(a: frozenset[int], b: frozenset[int]) -> bool:
+    """Whether two sets of printed dateline days (:func:`printed_days`) disagree: both print one, none in common."""
+    return bool(a) and bool(b) and not (a & b)
+
+
+def evidence(members: list[Member]) -> tuple[frozenset[str], frozenset[str], frozenset[int]]:
+    """(headline keys, text keys, printed days) of a story's originals, sorted by article id for a deterministic
+    count."""
     ms = sorted(members, key=lambda m: m.article_id)
-    return headline_keys(ms), text_keys(ms)
+    return headline_keys(ms), text_keys(ms), printed_days(ms)
 
 
 def covered(head: frozenset[str], text: frozenset[str]) -> bool:
     return len(head & text) >= COVERED_SHARE * len(head)
 
 
-def disagree(a: tuple[frozenset[str], frozenset[str]], b: tuple[frozenset[str], frozenset[str]]) -> bool:
+def disagree(a: tuple, b: tuple) -> bool:
     """Whether the evidence of two stories (:func:`evidence`) vetoes their merge (the rule of the module docstring)."""
-    (ha, ta), (hb, tb) = a, b
+    (ha, ta, da), (hb, tb, db) = a, b
+    if dates_disagree(da, db):
+        return True
     if not ha or not hb:
         return False
     if covered(ha, tb) or covered(hb, ta):

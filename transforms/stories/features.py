@@ -42,6 +42,9 @@ class ArticleFeatures:
     language: str
     first_seen_at: int  # ms; the decision order is (first_seen_at, article_id)
     time_known: bool = True
+    # The time is the dateline the body prints (:func:`dateline_time`), a date the text itself states: two texts
+    # that state different days disagree on dates (a veto on joining them, transforms/stories/evidence.py).
+    dated_by_text: bool = False
     title: str = ""
     lede: str = ""
     source: str = ""  # publisher id, else URL host, else the article id (one source per article)
@@ -69,6 +72,7 @@ class ArticleFeatures:
             "language": self.language,
             "first_seen_at": int(self.first_seen_at),
             "time_known": bool(self.time_known),
+            "dated_by_text": bool(self.dated_by_text),
             "title": self.title,
             "lede": self.lede,
             "source": self.source,
@@ -92,6 +96,7 @@ class ArticleFeatures:
             language=d["language"],
             first_seen_at=int(d["first_seen_at"]),
             time_known=bool(d.get("time_known", True)),
+            dated_by_text=bool(d.get("dated_by_text", False)),
             title=d.get("title", ""),
             lede=d.get("lede", ""),
             source=d.get("source", ""),
@@ -242,6 +247,7 @@ def from_labelled(record: dict, first_seen_at: int, time_known: bool) -> Article
         language=language,
         first_seen_at=int(first_seen_at),
         time_known=time_known,
+        dated_by_text=time_known and parse_time(r.get("published_at")) is None,
         title=title,
         lede=lede,
         source=_source(r.get("publisher"), r.get("url"), aid),

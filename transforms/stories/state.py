@@ -31,6 +31,7 @@ class Member:
     is_copy: bool = False
     time_known: bool = True
     has_body: bool = True
+    dated_by_text: bool = False  # its time is the dateline its body prints (ArticleFeatures.dated_by_text)
     link_vector: np.ndarray | None = None
     title: str = ""
     seq: int = 0  # the writer seq of the change that placed it (audit)
@@ -48,6 +49,7 @@ class Member:
             "is_copy": bool(self.is_copy),
             "time_known": bool(self.time_known),
             "has_body": bool(self.has_body),
+            "dated_by_text": bool(self.dated_by_text),
             "link_vector": encode_vector(self.link_vector),
             "title": self.title,
             "seq": int(self.seq),
@@ -66,6 +68,7 @@ class Member:
             is_copy=bool(r.get("is_copy", False)),
             time_known=bool(r.get("time_known", True)),
             has_body=bool(r.get("has_body", True)),
+            dated_by_text=bool(r.get("dated_by_text", False)),
             link_vector=decode_vector(r.get("link_vector")),
             title=r.get("title", ""),
             seq=int(r.get("seq", 0)),
@@ -85,6 +88,7 @@ class Member:
             is_copy=is_copy,
             time_known=f.time_known,
             has_body=f.has_body,
+            dated_by_text=f.dated_by_text,
             link_vector=None if f.link_vector is None else np.asarray(f.link_vector, dtype=np.float32),
             title=f.title,
             seq=seq,
