@@ -68,6 +68,13 @@ Determinism
   exact at 250k, same best candidate for ~99 % of queries). Below ``ann_min_size`` (unit tests, small backfills)
   results are exact and therefore history-independent; ``CentroidIndex(dim, ann_min_size=None)`` forces exact search.
 
+CPU instruction sets: the scann 1.4.2 wheel is built with its CPU detection compiled out (``port::TestCPUFeature``
+returns false; its exported ``flags_internal::should_use_avx2/avx512`` read False on an AVX-512 CPU), so ScaNN runs
+its SSE4/AVX baseline kernels on every x86 CPU and its results do not depend on the machine. Measured with
+benchmarks/ann_bench.py's index on an AMD EPYC: forcing those flags on made raw search 1.19x faster (AVX2) but
+returned different candidates and a different decision sequence, so the baseline is kept on purpose; a newer wheel
+that enables the dispatch must be re-checked for cross-machine determinism.
+
 Threads: ScaNN search and build run on one thread (``threads=1``), as the clusterer is one writer per key on a
 worker core; numpy's BLAS threads are the caller's business (benchmarks pin them to one).
 """
