@@ -5,6 +5,11 @@ included, as an analyst pays it): plain, with ``--snapshots DIR --snapshots_ever
 replay, the baseline) and with ``--snapshots DIR`` (the change-only replay, transforms/editions/steady.py), and
 prints the wall times, the ratios to the plain run (the target: <= 2x), whether the two replays stored the same
 bytes, and the page versions published (all pages, and the busiest page's).
+Each run's CPU seconds (user + system of the backfill process and the processes it waited for: its embedder
+process included) are printed beside its wall time: on a shared machine the wall time of one run swings with the
+other tenants' load (a run waits for a core), its CPU time far less. ``--repeat N`` runs the plain and the
+change-only backfills N times, interleaved (plain, change-only, plain, ...; the every-minute baseline once, first),
+and prints the median of each, so both see the same minutes of load.
 Default input: BASIL's dev set (150 articles, three reports per event) re-timed as a months-long stream: in its
 order of publication, evenly spread over ``--span_days`` (30) from 2024-01-01. Its own dates lie years apart,
 where no edition page ever holds the five live stories it needs, so the replay would publish nothing.
@@ -23,6 +28,8 @@ import argparse
 import datetime as dt
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,16 +40,17 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("STORIES_DATA") or ROOT.parent / "shared" / "data" / "stories")
 
 
-def backfill(inp: str, out: Path, embedder: str, *extra: str) -> float:
+def backfill(inp: str, out: Path, embedder: str, *extra: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the backfill and the processes it reaped) of one run of the real command."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     argv = [sys.executable, "-m", "pipelines.cli", "backfill", f"--input={inp}", f"--output={out}"]
     argv += [f"--embedder={embedder}", *extra]
-    t0 = time.perf_counter()
+    r0, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     res = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
-    took = time.perf_counter() - t0
+    took, r1 = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != 0:
         sys.exit(f"backfill {' '.join(extra) or '(plain)'} failed:\n{res.stderr[-3000:]}")
-    return took
+    return took, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def retimed(src: str, dst: Path, span_days: float, limit: int = 0) -> None:
@@ -77,13 +85,37 @@ def page_versions(root: Path) -> tuple[int, int]:
     return sum(per_page.values()), max(per_page.values(), default=0)
 
 
+def _report(plains: list, everys: list, changes: list) -> None:
+    """Median wall and CPU seconds of each mode and their ratios to the plain backfill's."""
+
+    def med(runs: list, i: int) -> float:
+        return statistics.median(run[i] for run in runs)
+
+    pw, pc = med(plains, 0), med(plains, 1)
+    for name, runs, note in (
+        ("backfill without snapshots:           ", plains, ""),
+        ("with snapshots, every minute (before):", everys, ""),
+        ("with snapshots, change-only (now):    ", changes, " (target <= 2x)"),
+    ):
+        w, c = med(runs, 0), med(runs, 1)
+        print(f"{name} wall {w:7.1f} s ratio {w / pw:4.2f}x | CPU {c:7.1f} s ratio {c / pc:4.2f}x{note}")
+    print(f"runs (wall s, CPU s): plain {_fmt(plains)}; every minute {_fmt(everys)}; change-only {_fmt(changes)}")
+
+
+def _fmt(runs: list) -> str:
+    return ", ".join(f"({w:.1f}, {c:.1f})" for w, c in runs)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--input", default=str(DATA / "basil-dev.jsonl"), help="Labelled JSONL. Default: basil-dev.")
     ap.add_argument("--embedder", default="auto", help="Backfill --embedder. Default: auto.")
     ap.add_argument("--span_days", type=float, default=30, help="Re-time the input over N days (0: keep). Default: 30.")
     ap.add_argument("--limit", type=int, default=0, help="Only the first N articles (re-timed). Default: 0 (all).")
+    ap.add_argument("--repeat", type=int, default=1, help="Interleaved plain/change-only rounds (medians). Default: 1.")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
     if not Path(args.input).exists():
         sys.exit(f"--input {args.input}: no such file (STORIES_DATA points at the dev sets)")
     with tempfile.TemporaryDirectory(prefix="snapshots-bench-") as tmp:
@@ -91,23 +123,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.span_days > 0 or args.limit > 0:
             inp = str(Path(tmp) / "input.jsonl")
             retimed(args.input, Path(inp), args.span_days, args.limit)
-        plain = backfill(inp, Path(tmp) / "plain", args.embedder)
-        every_dir, change_dir = Path(tmp) / "every", Path(tmp) / "change"
+        every_dir = Path(tmp) / "every"
         every = backfill(
             inp, Path(tmp) / "with-every", args.embedder, f"--snapshots={every_dir}", "--snapshots_every_minute"
         )
-        change = backfill(inp, Path(tmp) / "with-change", args.embedder, f"--snapshots={change_dir}")
+        plains, changes, same = [], [], True
+        for r in range(args.repeat):  # interleaved: both modes see the same stretch of the machine's load
+            plains.append(backfill(inp, Path(tmp) / f"plain{r}", args.embedder))
+            change_dir = Path(tmp) / f"change{r}"
+            changes.append(backfill(inp, Path(tmp) / f"with-change{r}", args.embedder, f"--snapshots={change_dir}"))
+            same = same and same_bytes(every_dir / "snapshots", change_dir / "snapshots")
         pages, busiest = page_versions(change_dir)
-        same = same_bytes(every_dir / "snapshots", change_dir / "snapshots")
     span = f"re-timed over {args.span_days:g} days" if args.span_days > 0 else "its own times"
     limit = f", first {args.limit} articles" if args.limit > 0 else ""
-    print(f"input {args.input}{limit}, {span} (embedder {args.embedder})")
-    print(f"backfill without snapshots:           {plain:8.1f} s")
-    print(f"with snapshots, every minute (before): {every:8.1f} s  ratio {every / plain:.1f}x")
-    print(f"with snapshots, change-only (now):     {change:8.1f} s  ratio {change / plain:.1f}x (target <= 2x)")
-    print(
-        f"change-only vs every minute: {change / every:.2f}x; same bytes: {same}; {pages} page versions, busiest {busiest}"
-    )
+    print(f"input {args.input}{limit}, {span} (embedder {args.embedder}), {args.repeat} interleaved round(s)")
+    _report(plains, [every], changes)
+    print(f"same bytes (every change-only run vs every minute): {same}; {pages} page versions, busiest {busiest}")
     return 0
 
 
