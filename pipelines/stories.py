@@ -12,6 +12,8 @@ The graph, one labelled step per stage (the same transforms as the backfill and 
       -> ArticleFeatures -> EmbedArticles -> ClusterStories -> ApplyStoryChanges (transforms/stories)
       -> PublishEditions (DetectBursts, RankEditions, TrackAliases, PublishSnapshots; transforms/editions)
     streaming (--links auto|on): ClusterStories -> LinkStories -> ApplyLinks, and LINK changes -> PublishEditions
+    streaming: writer outputs and links -> Storylines -> PublishEditions/RankEditions (one story per storyline in
+      each edition's top 5)
     dead letters of every stage -> PublishDeadLetters;  burst polls -> PublishFetchRequests
 
 Runners: reading Pub/Sub (``--backend=gcp`` or ``--bus=pubsub``) is a streaming job: DataflowRunner in production
@@ -105,7 +107,8 @@ class StoriesOptions(StoreOptions):
             type=float,
             default=600.0,
             help="Event-time seconds between two link ticks (each links the live stories across languages; LINK "
-            "changes reach story pages and Full Coverage at the next ranking cycle). `newsroom run` divides it by "
+            "changes reach story pages and Full Coverage at the next ranking cycle), and between two storyline "
+            "ticks of a streaming job. `newsroom run` divides it by "
             "the sample world's --speed. Default: 600.",
         )
 
@@ -170,6 +173,7 @@ def build_pipeline(p, options) -> dict:
     from transforms.articles.beam import ARTICLES, ProcessArticles
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.stories import beam as sb
+    from transforms.stories.beam_storylines import Storylines
     from transforms.stories.features import from_article
 
     o = options.view_as(StoriesOptions)
@@ -197,11 +201,15 @@ def build_pipeline(p, options) -> dict:
         link_outputs | "ApplyLinks" >> sb.ApplyStoryChanges(cfg)
         story_changes = (clustered.outputs, link_outputs) | "WithLinks" >> beam.Flatten()
     editions_only = [e.strip() for e in o.editions_only.split(",") if e.strip()] if o.editions_only else None
-    editions = (
-        story_changes
-        | "ChangesOfOutputs" >> ChangesOfOutputs()
-        | "PublishEditions"
-        >> PublishEditions(cfg, o.editions, o.publishers, editions_only, cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map)
+    to_rank = story_changes | "ChangesOfOutputs" >> ChangesOfOutputs()
+    storylines = None
+    if storylining(options):
+        # The storyline stage (transforms/stories/beam_storylines.py) reads every writer output and link; its
+        # StorylineChanges go to the ranker (one story per storyline in each edition's top 5).
+        storylines = story_changes | "Storylines" >> Storylines(every_ms=int(o.link_interval_s * 1000))
+        to_rank = {"changes": to_rank, "storylines": storylines}
+    editions = to_rank | "PublishEditions" >> PublishEditions(
+        cfg, o.editions, o.publishers, editions_only, cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map
     )
     editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
     editions["breaking"] | "PublishBreaking" >> beam.ParDo(PublishToBusFn(cfg, o.breaking_topic))
@@ -217,6 +225,7 @@ def build_pipeline(p, options) -> dict:
         "outputs": clustered.outputs,
         "applied": applied,
         "links": link_outputs,
+        "storylines": storylines,
         "results": editions["results"],
         "fetch_requests": editions["fetch_requests"],
         "breaking": editions["breaking"],
@@ -247,6 +256,13 @@ def linking(options: PipelineOptions) -> bool:
     if o.links == "on" and not streams:
         raise ValueError("--links=on needs a streaming run (Pub/Sub); a bounded run cannot link (see --links help)")
     return streams if o.links == "auto" else o.links == "on"
+
+
+def storylining(options: PipelineOptions) -> bool:
+    """Whether the job runs the storyline stage: when it streams. A bounded run does not, for the reason --links
+    gives (FnApiRunner can drop the story writer's timer output when a second timer stage reads it); the backfill
+    runs the same stage over its outputs (storylines.jsonl)."""
+    return streaming(options) or bool(options.view_as(StandardOptions).streaming)
 
 
 def streaming(options: PipelineOptions) -> bool:

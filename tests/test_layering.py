@@ -41,6 +41,7 @@ BEAM_MODULES = {
     "transforms/ingest/beam.py",
     "transforms/stories/beam.py",
     "transforms/stories/beam_backfill.py",
+    "transforms/stories/beam_storylines.py",
     "transforms/covisit/beam.py",
     "transforms/userclusters/beam.py",
     "transforms/authority/beam.py",

@@ -130,10 +130,21 @@ def test_the_streaming_stories_graph_links_stories_and_the_links_reach_the_ranke
     assert not off.missing(STORIES_STEPS) and not any(n.startswith("LinkStories") for n in off.names)
 
 
+def test_the_streaming_stories_graph_sends_storylines_to_the_ranker_only(tmp_path):
+    g = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test")
+    assert g.reaches("ClusterStories/", "Storylines/DecideStorylines")
+    assert g.reaches("LinkStories/", "Storylines/DecideStorylines")  # linked languages share a storyline
+    assert g.reaches("Storylines/", "PublishEditions/RankEditions/RankEachEdition")
+    assert not g.reaches("Storylines/", "PublishEditions/TrackAliases/")  # a storyline MERGE is not a story alias
+    assert not g.reaches("Storylines/", "PublishEditions/DetectBursts/")
+    off = _stories_graph(tmp_path, "--bus=pubsub", "--project=newsroom-test", "--links=off")
+    assert off.reaches("Storylines/", "PublishEditions/RankEditions/RankEachEdition")
+
+
 def test_a_bounded_stories_graph_does_not_link(tmp_path):
     g = _stories_graph(tmp_path)  # the embedded bus: bounded (FnApiRunner), --links auto = off (see 09f2266)
     assert not g.missing(STORIES_STEPS), g.missing(STORIES_STEPS)
-    assert not any(n.startswith(("LinkStories", "ApplyLinks")) for n in g.names)
+    assert not any(n.startswith(("LinkStories", "ApplyLinks", "Storylines")) for n in g.names)
     with pytest.raises(ValueError, match="--links=on needs a streaming run"):
         _stories_graph(tmp_path, "--links=on")
     with pytest.raises(ValueError, match="--link_interval_s"):

@@ -71,6 +71,9 @@ class DiversityRules:
     max_cosine: float = 0.85
     page_size: int = 30
     mixed_sections: bool = True
+    # At most one story per storyline in the first ``storyline_top`` slots (the top page: ``storyline_of`` given);
+    # the others wait and come right after them, still in their order.
+    storyline_top: int = 5
 
 
 def assemble(
@@ -82,8 +85,12 @@ def assemble(
     vec_matrix: np.ndarray | None,
     rules: DiversityRules,
     alternative=None,
+    storyline_of: dict[int, int] | None = None,
 ) -> list[Slot]:
     """The page's slots.
+
+    ``storyline_of`` (story -> storyline; the top page only): an unpinned story whose storyline already has a
+    story in the page's first ``rules.storyline_top`` slots waits until those are filled (:func:`_one_per_storyline`).
 
     ``vec_index`` maps a story to its row of unit centroids in ``vec_matrix`` (stories without one are never
     near-duplicates); ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
@@ -120,6 +127,8 @@ def assemble(
     pinned = set(pins)
     queue = [Slot(s, pinned=True) for s in pins] + [Slot(s) for s in order if s not in pinned]
     section_waiting: list[Slot] = []  # may still fill the top 10 if nothing else is left
+    if storyline_of:
+        queue = _one_per_storyline(queue, placed, storyline_of, rules.storyline_top)
     for slot in queue:
         if len(placed) >= rules.page_size:
             break
@@ -144,7 +153,16 @@ def assemble(
         place(slot, publisher_of.get(sid))
     if len(placed) < rules.top_n and section_waiting:
         _fill_top_from_section_waiting(
-            section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
+            section_waiting,
+            waiting,
+            placed,
+            rules,
+            near_duplicate,
+            place,
+            publisher_of,
+            pub_count,
+            alternative,
+            storyline_of,
         )
     # Stories still waiting when the page has fewer than top_n stories are left out: the publisher limit is an
     # invariant of every top 10, and a short page is better than a page one publisher dominates.
@@ -165,14 +183,14 @@ def _publisher_ok(slot: Slot, publisher_of, pub_count, rules: DiversityRules, al
 
 
 def _fill_top_from_section_waiting(
-    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
+    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative, storyline_of
 ) -> None:
     """Best effort for sections: when every story left is from a section already at its limit, the top 10 is still
     filled (in order) rather than left short. The publisher limit is never relaxed."""
     for slot in section_waiting:
         if len(placed) >= rules.top_n:
             break
-        if near_duplicate(slot.story_id):
+        if near_duplicate(slot.story_id) or _storyline_taken(slot, placed, storyline_of, rules.storyline_top):
             continue
         pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
         if pub is False:
@@ -181,6 +199,29 @@ def _fill_top_from_section_waiting(
         waiting.remove(slot)
     if len(placed) == rules.top_n:
         _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+
+
+def _storyline_taken(slot: Slot, placed: list[Slot], storyline_of, top: int) -> bool:
+    """Whether the slot would be a second story of its storyline among the first ``top`` placed (pins exempt)."""
+    if not storyline_of or slot.pinned or len(placed) >= top:
+        return False
+    sl = storyline_of.get(slot.story_id)
+    return sl is not None and any(storyline_of.get(p.story_id) == sl for p in placed)
+
+
+def _one_per_storyline(queue, placed: list[Slot], storyline_of: dict[int, int], top: int):
+    """The queue, holding back a story whose storyline is already in the first ``top`` placed slots; once ``top``
+    slots are placed the held stories come first, in their order. Lazy: it sees ``placed`` grow as it yields."""
+    held = []
+    for slot in queue:
+        if held and len(placed) >= top:
+            yield from held
+            held = []
+        if _storyline_taken(slot, placed, storyline_of, top):
+            held.append(slot)
+            continue
+        yield slot
+    yield from held
 
 
 def _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of) -> None:

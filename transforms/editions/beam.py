@@ -44,6 +44,7 @@ from transforms.editions.cycle import EditionMemory
 from transforms.editions.params import RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
+from transforms.editions.storylines import compact_storyline, is_storyline_change
 from transforms.editions.takedowns import TakedownReader
 from transforms.editions.topics import FollowedTopics
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
@@ -82,7 +83,7 @@ class RouteChangeFn(beam.DoFn):
 
     def process(self, change):
         try:
-            event = compact_change(change)
+            event = compact_storyline(change) if is_storyline_change(change) else compact_change(change)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             self.bad.inc()
             yield beam.pvalue.TaggedOutput(DEAD_LETTER, change_dead_letter(change, exc))
@@ -228,7 +229,8 @@ class RankEditionsFn(beam.DoFn):
 
 
 class RankEditions(beam.PTransform):
-    """``{"changes": StoryChange dicts, "pulses": burst pulses}`` -> ``{"items": snapshot items (pages, pools,
+    """``{"changes": StoryChange dicts, "pulses": burst pulses, "storylines": StorylineChange records (optional: the
+    top page's one-story-per-storyline rule)}`` -> ``{"items": snapshot items (pages, pools,
     coverage), "dead_letter": DeadLetter records of unreadable changes}``.
 
     Args:
@@ -269,7 +271,13 @@ class RankEditions(beam.PTransform):
         routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_output_types(
             KV[str, Any]
         ).with_outputs(DEAD_LETTER, main="events")
-        parts = [routed.events]
+        parts, dead = [routed.events], routed[DEAD_LETTER]
+        if inputs.get("storylines") is not None:
+            routed_sl = inputs["storylines"] | "RouteStorylinesToEditions" >> beam.ParDo(
+                RouteChangeFn(config)
+            ).with_output_types(KV[str, Any]).with_outputs(DEAD_LETTER, main="events")
+            parts.append(routed_sl.events)
+            dead = (dead, routed_sl[DEAD_LETTER]) | "MergeRoutingDeadLetters" >> beam.Flatten()
         if inputs.get("pulses") is not None:
             parts.append(
                 inputs["pulses"]
@@ -290,7 +298,7 @@ class RankEditions(beam.PTransform):
             | "EventsToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
             | "RankEachEdition" >> beam.ParDo(fn)
         )
-        return {"items": items, DEAD_LETTER: routed[DEAD_LETTER]}
+        return {"items": items, DEAD_LETTER: dead}
 
 
 # ------------------------------------------------------------------------------------------------- publishing
@@ -412,7 +420,9 @@ class ChangesOfOutputs(beam.PTransform):
 
 
 class PublishEditions(beam.PTransform):
-    """StoryChange records -> pages, pools, coverage and aliases in the snapshot store, pointers moved.
+    """StoryChange records -> pages, pools, coverage and aliases in the snapshot store, pointers moved. The input is
+    a PCollection of StoryChange dicts, or ``{"changes": ..., "storylines": StorylineChange records}`` (the stories
+    job's storyline stage; only the ranker reads them).
 
     Args:
         store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
@@ -455,10 +465,16 @@ class PublishEditions(beam.PTransform):
         self.replay = replay
 
     def expand(self, changes):
+        storylines = None
+        if isinstance(changes, dict):  # {"changes": StoryChange dicts, "storylines": StorylineChange records}
+            changes, storylines = changes["changes"], changes.get("storylines")
         bursts_out = changes | "DetectBursts" >> DetectBursts(
             self.editions_path, self.publishers_path, self.burst_params, self.store_config, self.burst_polls
         )
-        ranked = {"changes": changes, "pulses": bursts_out["pulses"]} | "RankEditions" >> RankEditions(
+        inputs = {"changes": changes, "pulses": bursts_out["pulses"]}
+        if storylines is not None:
+            inputs["storylines"] = storylines  # to the ranker only: bursts and aliases are about stories
+        ranked = inputs | "RankEditions" >> RankEditions(
             self.editions_path,
             self.publishers_path,
             self.editions_only,

@@ -38,6 +38,7 @@ import numpy as np
 from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
 from transforms.editions.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
+from transforms.editions.storylines import StorylineMap
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
@@ -160,6 +161,7 @@ class StoryBook:
         # merges, idempotency, rebuilds
         self.alias: dict[int, tuple[int, float]] = {}  # absorbed -> (survivor, merge seq)
         self.pending_links: dict[int, list] = {}  # story id not in the book yet -> [(linked story, at)]
+        self.storylines = StorylineMap()  # story -> storyline (transforms/editions/storylines.py): the top-5 rule
         self.applied: set[str] = set()
         self.dirty: set[int] = set()
         self.bad_events = 0
@@ -215,10 +217,9 @@ class StoryBook:
         # cycle that folded it, so that their pages are published again; its event time keeps every other meaning.
         self._version_at = int(event.get("version_at") or 0)
         try:
-            if event["type"] == "pulse":
-                self._apply_pulse(event)
-            else:
-                self._apply_change(event)
+            {"pulse": self._apply_pulse, "storyline": self.storylines.apply}.get(event["type"], self._apply_change)(
+                event
+            )
         except (KeyError, TypeError, ValueError):
             self.bad_events += 1
             return False

@@ -52,9 +52,12 @@ def change_of_output(out: dict) -> dict:
 def editions_of(event: dict, config) -> list:
     """The editions a compact change (transforms/editions/book.py ``compact_change``) or a burst pulse is ranked
     in: those of its language; every edition for a LINK (the link writer's language is "mul": the story may be in
-    any edition)."""
+    any edition); a storyline's MERGE, SPLIT or DETACH to every edition, its NEW_STORYLINE or ATTACH to the story's
+    language's."""
     if event.get("type") == "change" and event.get("kind") == LINK:
         return list(config.editions)
+    if event.get("type") == "storyline" and event.get("kind") not in ("NEW_STORYLINE", "ATTACH"):
+        return list(config.editions)  # a merge, split or detach may touch stories of any language
     return list(config.editions_for_language(event.get("language") or ""))
 
 

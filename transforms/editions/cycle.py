@@ -321,8 +321,17 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
         order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         rules = DiversityRules(mixed_sections=section.match != "label", **rules_base)
+        storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
         slots = assemble(
-            order, pins, facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix, rules, alternative
+            order,
+            pins,
+            facts.pub_of_story,
+            facts.topic_of,
+            facts.vec_index,
+            facts.vec_matrix,
+            rules,
+            alternative,
+            storylines,
         )
         memory.prev_pages[sec_id] = [x.story_id for x in slots]
         chosen = []

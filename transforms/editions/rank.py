@@ -279,6 +279,8 @@ class EditionRanker:
         events = list(event_log.read())
 
         def keep(e):
+            if e.get("type") == "storyline":
+                return book.storylines.holds_live(e, live_ids)
             ids = [e.get("story_id"), e.get("other_story_id")]
             return any(i is not None and book.resolve(int(i)) in live_ids for i in ids)
 

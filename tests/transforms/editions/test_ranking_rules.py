@@ -370,3 +370,62 @@ def test_assemble_puts_pins_first_and_counts_them():
     ids = [s.story_id for s in slots]
     assert ids[0] == 9 and slots[0].pinned
     assert [pub[i] for i in ids[:3]].count("a") <= 2
+
+
+# -------------------------------------------------------------------------------------------------- storylines
+def _storyline_events(groups: dict[int, list[int]], at: int) -> list[dict]:
+    """NEW_STORYLINE + ATTACH events (as the stories job's storyline stage emits them) for storyline -> stories."""
+    from transforms.editions.storylines import compact_storyline
+
+    events, seq = [], 0
+    for sl, stories in sorted(groups.items()):
+        for i, s in enumerate(stories):
+            seq += 1
+            kind = "NEW_STORYLINE" if i == 0 else "ATTACH"
+            change = {"change_id": f"sl-{seq}", "kind": kind, "seq": seq, "at": at, "storyline_id": sl, "story_id": s}
+            events.append(compact_storyline(dict(change, language="en")))
+    return events
+
+
+def test_assemble_keeps_one_story_per_storyline_in_the_top_five():
+    order = list(range(1, 13))
+    storyline_of = {1: 100, 2: 100, 3: 100, 4: 200, 5: 300, 6: 200}
+    slots = assemble(order, [], {}, {}, {}, None, DiversityRules(), storyline_of=storyline_of)
+    # 2, 3 (storyline 100) and 6 (200) wait until five slots are placed, then come first, in order
+    assert [s.story_id for s in slots] == [1, 4, 5, 7, 8, 2, 3, 6, 9, 10, 11, 12]
+    assert [s.story_id for s in assemble(order, [], {}, {}, {}, None, DiversityRules())] == order  # no storylines
+
+
+def test_assemble_exempts_pins_from_the_storyline_rule():
+    slots = assemble([1, 2, 3], [9], {}, {}, {}, None, DiversityRules(), storyline_of={9: 5, 1: 5, 2: 5})
+    assert [s.story_id for s in slots] == [9, 3, 1, 2]  # the pin stays; its storyline's others wait
+
+
+def test_the_top_page_shows_one_story_per_storyline_in_its_top_five(world, make_ranker):
+    T, MIN = world.T0, world.MIN
+    for s in range(1, 11):  # the freshest three are episodes of one storyline; publishers of their own each
+        world.story(s, [f"paper-{s}", f"weekly-{s}"], T - s * 5 * MIN, section=None, title=f"Distinct event {s}")
+    r = make_ranker(world)
+    before = r.ids(r.cycle(T - 1))
+    assert before[:3] == [1, 2, 3]
+    r.pulses += _storyline_events({7: [1, 2, 3], 8: [4]}, T - 30 * MIN)
+    top = r.ids(r.cycle(T))
+    assert top[:5] == [1, 4, 5, 6, 7] and top[5:7] == [2, 3], (before, top)  # still on the page, right after the top 5
+    assert sorted(top) == sorted(before)
+
+
+def test_the_storyline_rule_holds_on_random_worlds(world, make_ranker):
+    T, MIN = world.T0, world.MIN
+    world.randomise(seed=12, stories=120, start=T - 5 * world.HOUR, end=T + 30 * MIN)
+    rng = np.random.default_rng(12)
+    ids = sorted(world.centroids)
+    groups: dict[int, list[int]] = {}
+    for s in ids:
+        groups.setdefault(int(rng.integers(1, 15)), []).append(s)
+    r = make_ranker(world)
+    r.pulses += _storyline_events(groups, T - 5 * world.HOUR)
+    of = {s: sl for sl, ss in groups.items() for s in ss}
+    for m in range(0, 30, 5):
+        top = r.ids(r.cycle(T + m * MIN))
+        assert len(top) > 5
+        assert len({of[s] for s in top[:5]}) == 5, (m, [of[s] for s in top[:5]])
