@@ -74,6 +74,7 @@ class DiversityRules:
     # At most one story per storyline in the first ``storyline_top`` slots (the top page: ``storyline_of`` given);
     # the others wait and come right after them, still in their order.
     storyline_top: int = 5
+    storyline_of: dict | None = None  # story -> storyline (the top page only; None: no storyline rule)
 
 
 def assemble(
@@ -85,12 +86,9 @@ def assemble(
     vec_matrix: np.ndarray | None,
     rules: DiversityRules,
     alternative=None,
-    storyline_of: dict[int, int] | None = None,
 ) -> list[Slot]:
     """The page's slots.
-
-    ``storyline_of`` (story -> storyline; the top page only): an unpinned story whose storyline already has a
-    story in the page's first ``rules.storyline_top`` slots waits until those are filled (:func:`_one_per_storyline`).
+    ``rules.storyline_of``: a story of a storyline already in the first ``storyline_top`` waits (_one_per_storyline).
 
     ``vec_index`` maps a story to its row of unit centroids in ``vec_matrix`` (stories without one are never
     near-duplicates); ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
@@ -127,6 +125,7 @@ def assemble(
     pinned = set(pins)
     queue = [Slot(s, pinned=True) for s in pins] + [Slot(s) for s in order if s not in pinned]
     section_waiting: list[Slot] = []  # may still fill the top 10 if nothing else is left
+    storyline_of = rules.storyline_of
     if storyline_of:
         queue = _one_per_storyline(queue, placed, storyline_of, rules.storyline_top)
     for slot in queue:
@@ -153,16 +152,7 @@ def assemble(
         place(slot, publisher_of.get(sid))
     if len(placed) < rules.top_n and section_waiting:
         _fill_top_from_section_waiting(
-            section_waiting,
-            waiting,
-            placed,
-            rules,
-            near_duplicate,
-            place,
-            publisher_of,
-            pub_count,
-            alternative,
-            storyline_of,
+            section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
         )
     # Stories still waiting when the page has fewer than top_n stories are left out: the publisher limit is an
     # invariant of every top 10, and a short page is better than a page one publisher dominates.
@@ -183,14 +173,14 @@ def _publisher_ok(slot: Slot, publisher_of, pub_count, rules: DiversityRules, al
 
 
 def _fill_top_from_section_waiting(
-    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative, storyline_of
+    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
 ) -> None:
     """Best effort for sections: when every story left is from a section already at its limit, the top 10 is still
     filled (in order) rather than left short. The publisher limit is never relaxed."""
     for slot in section_waiting:
         if len(placed) >= rules.top_n:
             break
-        if near_duplicate(slot.story_id) or _storyline_taken(slot, placed, storyline_of, rules.storyline_top):
+        if near_duplicate(slot.story_id) or _storyline_taken(slot, placed, rules.storyline_of, rules.storyline_top):
             continue
         pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
         if pub is False:

@@ -161,13 +161,12 @@ class StoryBook:
         # merges, idempotency, rebuilds
         self.alias: dict[int, tuple[int, float]] = {}  # absorbed -> (survivor, merge seq)
         self.pending_links: dict[int, list] = {}  # story id not in the book yet -> [(linked story, at)]
-        self.storylines = StorylineMap()  # story -> storyline (transforms/editions/storylines.py): the top-5 rule
+        self.storylines = StorylineMap()  # story -> storyline (editions/storylines.py): the top-5 rule
         self.applied: set[str] = set()
         self.dirty: set[int] = set()
         self.bad_events = 0
         self._version_at = 0  # the versioning time of the event being folded when it came late (see apply)
 
-    # ------------------------------------------------------------------ rows
     def publisher(self, publisher_id: str) -> int:
         i = self.publishers.row_of.get(publisher_id)
         if i is not None:

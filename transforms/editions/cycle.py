@@ -188,8 +188,7 @@ def hour_capped_publishers(memory: EditionMemory, now: int, p: RankParams) -> se
         memory.share_day, memory.share_counts, memory.share_total = day, {}, 0
     hour = now // HOUR_MS
     if memory.capped_hour != hour:
-        # The cap is decided once an hour, like the near-tie rotation: a publisher hovering around 10 % would
-        # otherwise be capped and released every other minute and its cards would flicker.
+        # Decided once an hour, like the near-tie rotation: else a publisher near 10 % would flicker in and out.
         memory.capped = tuple(sorted(capped_publishers(memory.share_counts, memory.share_total, p.representative)))
         memory.capped_hour = hour
     return set(memory.capped)
@@ -320,18 +319,10 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
         order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
         order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
-        rules = DiversityRules(mixed_sections=section.match != "label", **rules_base)
         storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
+        rules = DiversityRules(mixed_sections=section.match != "label", storyline_of=storylines, **rules_base)
         slots = assemble(
-            order,
-            pins,
-            facts.pub_of_story,
-            facts.topic_of,
-            facts.vec_index,
-            facts.vec_matrix,
-            rules,
-            alternative,
-            storylines,
+            order, pins, facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix, rules, alternative
         )
         memory.prev_pages[sec_id] = [x.story_id for x in slots]
         chosen = []

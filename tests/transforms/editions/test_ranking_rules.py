@@ -390,14 +390,14 @@ def _storyline_events(groups: dict[int, list[int]], at: int) -> list[dict]:
 def test_assemble_keeps_one_story_per_storyline_in_the_top_five():
     order = list(range(1, 13))
     storyline_of = {1: 100, 2: 100, 3: 100, 4: 200, 5: 300, 6: 200}
-    slots = assemble(order, [], {}, {}, {}, None, DiversityRules(), storyline_of=storyline_of)
+    slots = assemble(order, [], {}, {}, {}, None, DiversityRules(storyline_of=storyline_of))
     # 2, 3 (storyline 100) and 6 (200) wait until five slots are placed, then come first, in order
     assert [s.story_id for s in slots] == [1, 4, 5, 7, 8, 2, 3, 6, 9, 10, 11, 12]
     assert [s.story_id for s in assemble(order, [], {}, {}, {}, None, DiversityRules())] == order  # no storylines
 
 
 def test_assemble_exempts_pins_from_the_storyline_rule():
-    slots = assemble([1, 2, 3], [9], {}, {}, {}, None, DiversityRules(), storyline_of={9: 5, 1: 5, 2: 5})
+    slots = assemble([1, 2, 3], [9], {}, {}, {}, None, DiversityRules(storyline_of={9: 5, 1: 5, 2: 5}))
     assert [s.story_id for s in slots] == [9, 3, 1, 2]  # the pin stays; its storyline's others wait
 
 
