@@ -15,8 +15,6 @@ never changes a result.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
 from dataclasses import dataclass, field
 
@@ -139,26 +137,6 @@ def run_cycle(
     """Rank ``edition`` at ``now`` (a minute boundary) and update ``memory``; ``timings`` gets CPU seconds per phase.
     ``steady(book, ranked, facts, gates, page_slots) -> bool``, asked once the page slots are decided: True ends
     the cycle there (None returned; transforms/editions/steady.py, the change-only replay)."""
-    with fewer_collections():
-        return _run_cycle(book, edition, config, p, memory, now, cache, timings, steady)
-
-
-# ~10^5 short-lived acyclic containers per edition and cycle set off young and, every cycle or two, full collections
-# at the default thresholds (0.5 s each at 300,000 stories: rank_bench's "cyclic GC"); raised during a cycle only.
-CYCLE_GC_THRESHOLDS = (50_000, 20, 100)
-
-
-@contextlib.contextmanager
-def fewer_collections():
-    before = gc.get_threshold()
-    gc.set_threshold(*CYCLE_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
-def _run_cycle(book, edition, config, p, memory, now, cache, timings, steady) -> CycleOutput | None:
     clock = _Clock(timings)
     book.flush()
     f = features(book, now, p)
