@@ -72,6 +72,8 @@ RUNTIME = [
     "opentelemetry-api>=1.12",
     "opentelemetry-sdk>=1.12",
     "opentelemetry-exporter-gcp-monitoring>=1.15.0a0",  # only pre-releases exist; 1.15.0a0 is the one tested
+    # the story writer's numpy BLAS on one thread (transforms/stories/blas.py)
+    "threadpoolctl>=3.1",
 ]
 
 # Declared although no module imports them by name: another library loads them.
@@ -92,7 +94,6 @@ TEST = [
     "python-hcl2>=4.3",
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
-    "threadpoolctl>=3.1",
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
     "scipy>=1.11",  # benchmarks/stories_reference.py: the offline average-linkage reference (scipy.cluster)
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
