@@ -194,7 +194,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     world, ingest = _start_ingest(args, config, state, origin, ping_keys, cleanups, say)
     _start_heartbeat(stores, stopping, cleanups)
     jobs = {name: _start_job(name, argv, logs, cleanups) for name, argv in job_plan(args, config, state.project, world)}
-    if args.userclusters_every_min > 0:
+    if getattr(args, "userclusters_every_min", 0) > 0:
         UserClusterSchedule(config, args.userclusters_every_min * 60, logs).start(stopping, cleanups)
     job = jobs["stories"]
     cleanups.append(lambda: _drain(ingest, job, config))

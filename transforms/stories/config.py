@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.common import HOUR_MS, MINUTE_MS
+from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 
 
 @dataclass(frozen=True)
@@ -99,9 +99,6 @@ class ClusterConfig:
     @property
     def repair_cooldown_ms(self) -> int:
         return int(self.repair_cooldown_min * MINUTE_MS)
-
-
-DAY_MS = 24 * HOUR_MS
 
 
 def date_only(at: int) -> bool:
