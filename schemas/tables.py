@@ -240,3 +240,9 @@ TOPICS: dict[str, str] = {
     "dead-letter": "DeadLetter",
     "breaking": "Breaking",
 }
+
+# Contracts that never cross a job boundary, so they have no topic: each with where it flows. They keep an Avro
+# schema all the same, because the backfill writes them out (storyline_changes.jsonl) and a replay reads them back.
+IN_JOB_MESSAGES: dict[str, str] = {
+    "StorylineChange": "stories job: the storyline stage to the ranker (pipelines/stories.py)",
+}

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from schemas import codec
-from schemas.tables import TOPICS
+from schemas.tables import IN_JOB_MESSAGES, TOPICS
 from stores import AlreadyExists, MessageBus, NotFound, PointerStore, WriteOutcome, open_stores
 
 
@@ -399,7 +399,9 @@ def test_snapshot_list(stores):
 
 
 def test_topics_cover_every_message_schema():
-    assert sorted(set(TOPICS.values())) == sorted(codec.MESSAGES)
+    """Every contract either has a topic or is declared in-job (with where it flows); never both, never neither."""
+    assert not set(TOPICS.values()) & set(IN_JOB_MESSAGES)
+    assert sorted(set(TOPICS.values()) | set(IN_JOB_MESSAGES)) == sorted(codec.MESSAGES)
 
 
 @pytest.mark.parametrize("topic", sorted(TOPICS))

@@ -18,18 +18,26 @@ in-process encoder (the sequential backfill graph) keeps its threads. Only BLAS 
 from __future__ import annotations
 
 import contextlib
+import sys
 
 _CONTROLLER = None
+_SCANNED_AT = -1  # len(sys.modules) when _CONTROLLER scanned the loaded libraries
 
 
 def one_blas_thread():
-    """A context manager: numpy's BLAS on one thread inside, the previous setting restored after."""
-    global _CONTROLLER
+    """A context manager: every loaded BLAS on one thread inside, the previous setting restored after.
+
+    The scan of loaded libraries (about 1.5 ms) is kept while no module has been imported since: a BLAS loaded later
+    (scipy ships its own OpenBLAS beside numpy's) comes with an import, and a controller made before it would leave
+    that library on its default threads (the clean-venv CI failure of test_blas_threads).
+    """
+    global _CONTROLLER, _SCANNED_AT
     try:
-        if _CONTROLLER is None:
+        if _CONTROLLER is None or len(sys.modules) != _SCANNED_AT:
             from threadpoolctl import ThreadpoolController
 
-            _CONTROLLER = ThreadpoolController()  # finds the loaded BLAS libraries once per process
+            _CONTROLLER = ThreadpoolController()
+            _SCANNED_AT = len(sys.modules)
         return _CONTROLLER.limit(limits=1, user_api="blas")
     except ImportError:  # threadpoolctl is a dependency (setup.py); without it the writer runs unlimited
         return contextlib.nullcontext()
