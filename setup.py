@@ -65,7 +65,7 @@ RUNTIME = [
     "certifi>=2023.7.22",
     # origin
     "flask>=3.0",
-    "werkzeug>=3.0",  # pipelines/main.py serves the origin in-process with werkzeug.serving
+    "werkzeug>=3.0",  # devtools/run.py serves the origin in-process with werkzeug.serving
     "gunicorn>=22",
     "jsonschema-rs>=0.29",  # Registry (0.29.0) and validate_formats; ~2 ms a snapshot (jsonschema: ~0.5 s a pool)
     # origin metrics (serving/telemetry.py): CallbackOptions of observable instruments appear in 1.12

@@ -6,7 +6,7 @@ with the embedded stores in a temporary directory. The world's wire service push
 publishers ping, the rest are polled. Prints, for every article released while it runs: release -> discovery and
 release -> page fetched (p50 / p95 / max), per discovery path, plus poll counts and the share of 304s.
 
-This is also the wiring the main job uses (pipelines/main.py, the lead's): see ``start_stack`` below.
+This is also the wiring the main job uses (devtools/run.py, the lead's): see ``start_stack`` below.
 
 Usage: python benchmarks/ingest_world.py [--speed 10] [--seconds 200]
 """

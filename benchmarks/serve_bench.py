@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 
-# The origin's setting (serving/gunicorn_app.py): one BLAS thread, set before numpy is imported.
+# The origin's setting (pipelines/commands/serve.py): one BLAS thread, set before numpy is imported.
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 from stories_reference import reference  # noqa: E402
 
+from pipelines.commands import evaluate as ev  # noqa: E402
 from transforms.stories import embed as embmod  # noqa: E402
-from transforms.stories import evaluate as ev  # noqa: E402
 from transforms.stories import features as F  # noqa: E402
 from transforms.stories import pairscore  # noqa: E402
 from transforms.stories.assignments import assignment_rows  # noqa: E402

@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 import stories_reference as ref  # noqa: E402
 from stories_calibrate import DEFAULT_CACHE, DEFAULT_DATA, load  # noqa: E402
 
+from pipelines.commands import evaluate as ev  # noqa: E402
 from transforms.stories import embed as embmod  # noqa: E402
-from transforms.stories import evaluate as ev  # noqa: E402
 from transforms.stories import pairscore  # noqa: E402
 
 VERSION = 1

@@ -44,7 +44,7 @@ read when there is one (``similar_to``), else ``interest``; with no personal sig
 Cost: one (n x 64) @ 64 product for interest, one (n x 64) @ (64 x k) for up to RECENT_READS reads, an argsort of
 n floats, and per-item Python only for the page returned: about 0.3 ms for n = 1,000 here
 (benchmarks/serve_bench.py) with ONE BLAS thread; OpenBLAS's default thread pool made it ~14 ms median on this
-2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (serving/gunicorn_app.py).
+2-core machine under load, so ``newsroom serve`` sets OPENBLAS_NUM_THREADS=1 (pipelines/commands/serve.py).
 
 Name kept: this is the only ranking in the origin (the editions' pages arrive ranked by
 transforms/editions/rank.py and scoring.py), and every import says ``serving.ranking``: the package tells the two

@@ -11,7 +11,7 @@ editions stage reads every cycle:
 
 Pins, demotes and labels are applied by :mod:`transforms.editions.controls` in the ranker
 (:class:`transforms.editions.rank.EditionRanker`); holds by :class:`transforms.editions.publish.SnapshotPublisher`.
-Operators set and clear them with ``newsroom control`` (transforms/editions/control_command.py), which also
+Operators set and clear them with ``newsroom control`` (pipelines/commands/control.py), which also
 writes the audit entry (stores/audit.py).
 
 A record is active from ``set_at`` (inclusive) to ``expires_at`` (exclusive), in ms since the epoch, judged against

@@ -1,16 +1,16 @@
-"""The layers point one way: schemas <- stores <- transforms <- pipelines / serving <- devtools, and Beam stays in
-Beam modules.
+"""The layers point one way: schemas <- stores <- transforms <- pipelines / serving <- commands <- devtools, and
+Beam stays in Beam modules.
 
 Walks the product packages and devtools with ``ast`` and flags:
 
 - an import of a higher layer (``transforms`` importing ``pipelines``: a transform reading a job's options is the
-  cycle this test was written against); ``pipelines`` and ``serving`` are both the product's top layer, but the
-  origin never imports a job, and of the jobs only the local launchers (``pipelines/main.py``, ``pipelines/cli.py``)
-  start the origin;
+  cycle this test was written against); ``pipelines`` (the jobs) and ``serving`` (the origin) are peers that never
+  import each other; the commands layer (``pipelines/commands/``: the ``newsroom`` subcommands that are not jobs,
+  operator and analyst commands and ``newsroom serve``) sits above both and nothing below imports it;
 - an import of ``devtools`` (the emulators, the sample world, the test launchers: developer tools, not product code)
   from a product package, except by the few entry modules that start the local world (``DEVTOOLS_LAUNCHERS``);
   ``devtools`` itself may import every product package;
-- an import of ``apache_beam`` outside the jobs (``pipelines/``) and the modules that hold a stage's PTransforms and
+- an import of ``apache_beam`` outside the jobs (``pipelines/``, not its commands) and the modules that hold a stage's PTransforms and
   DoFns (``BEAM_MODULES``): everything else (devtools included) is plain Python that the backfill, the streaming
   job and the origin share and that tests and benchmarks call without a pipeline.
 
@@ -25,14 +25,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3, "devtools": 4}
-# Modules of the top layer allowed to import the other top-layer package (the local main job starts the origin).
-LAUNCHERS = {"pipelines/main.py", "pipelines/cli.py"}
+LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3, "commands": 4, "devtools": 5}
+# The packages walked: every layer but ``commands``, which is the folder pipelines/commands/ (see ``layer_of``).
+PACKAGES = ("schemas", "stores", "transforms", "pipelines", "serving", "devtools")
 # The only product modules allowed to import devtools, each lazily inside the function that needs it:
-# - pipelines/main.py: `newsroom run` starts the Pub/Sub emulator (devtools.emulators) and the sample world;
 # - pipelines/ingest_local.py: `newsroom ingest --world` (local runner only) starts the sample world in-process.
 # (`newsroom stack` reaches devtools.emulators through pipelines/cli.py's COMMANDS table, by module name.)
-DEVTOOLS_LAUNCHERS = {"pipelines/main.py", "pipelines/ingest_local.py"}
+DEVTOOLS_LAUNCHERS = {"pipelines/ingest_local.py"}
 # The modules that may import Beam: each stage's Beam layer, the stores' Beam IO and the one timer helper.
 BEAM_MODULES = {
     "stores/beam_io.py",
@@ -65,12 +64,20 @@ def _imports(source: str) -> list[tuple[int, str]]:
     return found
 
 
+def layer_of(parts: list[str]) -> str:
+    """The layer of a module, from its path or dotted name split into parts: its top-level package, except the
+    commands layer, ``pipelines/commands/``."""
+    if parts[:2] == ["pipelines", "commands"]:
+        return "commands"
+    return parts[0]
+
+
 def violations(source: str, relpath: str) -> list[str]:
     """``path:line: why`` for every import in ``source`` (module at ``relpath``) that breaks the layering."""
-    top = relpath.split("/")[0]
+    top = layer_of(relpath.split("/"))
     found = []
     for line, module in _imports(source):
-        target = module.split(".")[0]
+        target = layer_of(module.split("."))
         if target == "apache_beam" and top != "pipelines" and relpath not in BEAM_MODULES:
             found.append(f"{relpath}:{line}: imports Beam ({module}) in a plain module")
         if target not in LAYER or target == top:
@@ -81,13 +88,13 @@ def violations(source: str, relpath: str) -> list[str]:
             continue
         if LAYER[target] > LAYER[top]:
             found.append(f"{relpath}:{line}: {top} imports the higher layer {module}")
-        elif LAYER[target] == LAYER[top] and not (top == "pipelines" and relpath in LAUNCHERS):
+        elif LAYER[target] == LAYER[top]:
             found.append(f"{relpath}:{line}: {top} imports its peer {module}")
     return found
 
 
 def _product_modules():
-    for top in LAYER:
+    for top in PACKAGES:
         for path in sorted((ROOT / top).rglob("*.py")):
             yield path.relative_to(ROOT).as_posix(), path
 
@@ -128,6 +135,11 @@ def test_every_devtools_launcher_exists_and_imports_devtools():
         ("from transforms.publishers import Registry\n", "schemas/x.py", "higher layer"),
         ("import importlib\nimportlib.import_module('pipelines.stories')\n", "transforms/x.py", "higher layer"),
         ("from pipelines import ingest\n", "serving/x.py", "peer"),
+        ("from serving import create_app\n", "pipelines/main.py", "peer"),
+        ("from pipelines.commands.control import parse_expires\n", "transforms/editions/x.py", "higher layer"),
+        ("from pipelines.commands import evaluate\n", "pipelines/backfill.py", "higher layer"),
+        ("from pipelines.commands.serve import main\n", "serving/x.py", "higher layer"),
+        ("import apache_beam as beam\n", "pipelines/commands/x.py", "Beam"),
         ("import apache_beam as beam\n", "transforms/articles/urls.py", "Beam"),
         ("from apache_beam.metrics import Metrics\n", "serving/x.py", "Beam"),
         ("from devtools import emulators\n", "stores/x.py", "devtools"),
@@ -147,10 +159,13 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
     [
         ("from schemas import codec\nfrom stores import open_stores\n", "transforms/x.py"),
         ("from transforms.articles import normalize\n", "pipelines/stories.py"),
-        ("import serving\n", "pipelines/main.py"),
+        ("import serving\n", "devtools/run.py"),
+        ("from serving import create_app\n", "pipelines/commands/serve.py"),
+        ("from transforms.editions.config import load_config\n", "pipelines/commands/control.py"),
+        ("from pipelines.commands.control import CommandError\n", "pipelines/commands/takedown.py"),
         ("import apache_beam as beam\n", "transforms/stories/beam.py"),
         ("from . import sibling\n", "serving/x.py"),
-        ("from devtools import emulators as stack\n", "pipelines/main.py"),
+        ("from devtools import emulators as stack\n", "devtools/run.py"),
         ("from devtools.world.server import start_world\n", "pipelines/ingest_local.py"),
         ("from serving import create_app\nfrom pipelines import cli\nfrom stores import gcp\n", "devtools/x.py"),
     ],

@@ -12,7 +12,7 @@ in *virtual* seconds after the world starts; <= 0 means already published when i
 - ``correction``: ``{"at": t, "headline": ...}``: the headline is corrected at virtual time t (same URL and guid).
 - ``future_days``: the page states a publication date that many days in the future.
 - ``translation_of``: the article translates another one of the world (another publisher, another language): the
-  stories job must link their two stories across languages (tests/pipelines/test_main.py).
+  stories job must link their two stories across languages (tests/devtools/test_run.py).
 
 Events: E1 the Calder Bay earthquake (the breaking burst: 11 English originals from 7 publishers of authority
 > 0.5 within 4 virtual minutes, wire copies, and Spanish, German and French reports); E2 the Aurora Motors recall

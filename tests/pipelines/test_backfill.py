@@ -163,7 +163,7 @@ FLOORS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_quality_on_the_shared_dev_sets(shared_data, tmp_path, name):
-    from transforms.stories import evaluate as ev
+    from pipelines.commands import evaluate as ev
 
     gold = shared_data / "stories" / name
     out = tmp_path / "out"

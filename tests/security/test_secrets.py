@@ -112,7 +112,7 @@ def test_cursors_hold_across_instances_of_one_serve_configuration(world, monkeyp
     """Two `newsroom serve` processes (say two Cloud Run instances, or a restart) on one configuration must accept
     each other's cursors: main generated a random cursor secret per serve, so a CDN spreading a reader's pages over
     instances broke them."""
-    from serving import gunicorn_app
+    from pipelines.commands import serve as gunicorn_app
 
     stores, _, config = world
     import argparse

@@ -35,7 +35,7 @@ def test_when_local_sign_in_exists(cfg, on, tmp_path):
 def test_newsroom_run_passes_the_local_secret_and_still_has_sign_in(tmp_path):
     from serving import local_secrets
 
-    secret = local_secrets(str(tmp_path))["token"]  # what pipelines/main.py hands its origin
+    secret = local_secrets(str(tmp_path))["token"]  # what devtools/run.py hands its origin
     cfg = {"NEWSROOM_BACKEND": "embedded", "NEWSROOM_DATA_DIR": str(tmp_path), "NEWSROOM_LOCAL_SIGN_IN": "auto"}
     assert signin.enabled({**cfg, "NEWSROOM_TOKEN_SECRET": secret}) is True
     assert signin.enabled({**cfg, "NEWSROOM_TOKEN_SECRET": "another"}) is False

@@ -11,8 +11,8 @@ from pipelines.cli import main as newsroom
 from stores.audit import open_audit_log
 from stores.cdn import open_purger
 from stores.takedowns import open_takedown_store
+from tests.pipelines.commands.test_rollback import store_flags
 from tests.serving.helpers import EDITION, STORY
-from tests.transforms.editions.test_rollback import store_flags
 
 TOP = f"/v1/editions/{EDITION}/sections/top"
 

@@ -7,7 +7,7 @@ all cores) or another job. On the 2-core machine of the figures, a 3,000-headlin
 (benchmarks/backfill_throughput.py's "writer alone") ran at 22-40 articles/s with numpy's default two threads under
 load and at 91/s with one; the outputs were byte-identical (OpenBLAS splits a product's output among its threads,
 never one element's sum, so the thread count does not move a bit here). The local main job already sets
-OPENBLAS_NUM_THREADS=1 for its whole process (pipelines/main.py), so the streaming writer computed on one thread
+OPENBLAS_NUM_THREADS=1 for its whole process (devtools/run.py), so the streaming writer computed on one thread
 before this; now the backfill's writer does too, whatever the environment.
 
 Scoped to the writer's own work (:meth:`transforms.stories.cluster.StoryClusterer.advance`), not the process: an

@@ -3,7 +3,7 @@
 A writer with ``explain`` on (the backfill turns it on: pipelines/backfill.py) attaches one record to each
 :class:`~transforms.stories.state.WriterOutput` that places or moves articles; the backfill writes them, in
 (language, seq) order, to ``explanations.jsonl`` in its ``--output`` and ``newsroom explain``
-(transforms/stories/explain_command.py) prints them. Plain dicts of JSON types; floats are the writer's own values
+(pipelines/commands/explain.py) prints them. Plain dicts of JSON types; floats are the writer's own values
 (JSON keeps a float's every bit), so an explanation can be re-scored exactly with
 :meth:`transforms.stories.scoring.Scorer.article_score` (tests/transforms/stories/test_explanations.py does).
 

@@ -5,7 +5,7 @@
 - every newspaper4k fixture whose expected metadata has a language and a publication time gets a language and a
   UTC time (and the language agrees);
 - the extraction benchmark scores mean token F1 >= 0.965 against articleBody and canonical URL accuracy >= 95 %
-  (fetched URLs given, as in production; see transforms/articles/extract.py for the command that prints both).
+  (fetched URLs given, as in production; see pipelines/commands/extract.py for the command that prints both).
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pipelines.cli import main as newsroom
 from schemas.pages import validate_page
 from stores import open_stores
 from stores.controls import Control, open_control_store
-from tests.transforms.editions.test_rollback import store_flags
+from tests.pipelines.commands.test_rollback import store_flags
 from tests.transforms.fakes import Bag, Timer, Value
 from transforms.editions import documents as docs
 from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn

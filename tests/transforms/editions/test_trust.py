@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from pipelines.cli import main as newsroom
-from tests.transforms.editions.test_rollback import store_flags
+from tests.pipelines.commands.test_rollback import store_flags
 from transforms.editions.beam import PublishSnapshotFn
 from transforms.editions.book import StoryBook
 from transforms.editions.trust import key_facts

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from transforms.stories import evaluate as ev
+from pipelines.commands import evaluate as ev
 from transforms.stories import pairscore
 from transforms.stories.cluster import ClusterConfig, Story, StoryClusterer
 

@@ -10,13 +10,13 @@ import dataclasses
 import numpy as np
 import pytest
 
+from pipelines.commands.explain import ExplainError, explain_article, explain_story, memberships
 from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, make_articles
 from tests.transforms.stories.test_repair import ALWAYS_JOIN, event
 from transforms.common import PLACEMENTS
 from transforms.stories import pairscore
 from transforms.stories.assignments import fold
 from transforms.stories.cluster import StoryClusterer
-from transforms.stories.explain_command import ExplainError, explain_article, explain_story, memberships
 from transforms.stories.explanations import EXPLAIN_TOP
 from transforms.stories.scoring import Scorer
 

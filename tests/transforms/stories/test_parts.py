@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
+from pipelines.commands import evaluate as ev
 from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, make_articles, translated_events
-from transforms.stories import evaluate as ev
 from transforms.stories import features as F
 from transforms.stories import ids as idmod
 from transforms.stories import text as T
@@ -191,7 +191,7 @@ def test_evaluate_module_has_no_heavy_imports():
     import sys
 
     code = (
-        "import sys, transforms.stories.evaluate, pipelines.backfill; "
+        "import sys, pipelines.commands.evaluate, pipelines.backfill; "
         "bad = [m for m in ('apache_beam', 'torch', 'sentence_transformers', 'scann') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -11,8 +11,8 @@ from stores import open_stores
 from stores.audit import open_audit_log
 from stores.cdn import open_purger
 from stores.controls import open_control_store
-from tests.transforms.editions import test_rollback
-from tests.transforms.editions.test_rollback import store_flags
+from tests.pipelines.commands import test_rollback
+from tests.pipelines.commands.test_rollback import store_flags
 
 published = test_rollback.published  # its fixture: three versions of us-en/top published
 
@@ -119,7 +119,7 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(live_stor
 @pytest.mark.parametrize("command", ["rollback", "hold"])
 def test_cdn_flags_reach_the_purger(published, monkeypatch, command):
     """``--cdn gcp --cdn_url_map M`` on an operator command opens the Cloud CDN purger on M (the flags are shared by
-    rollback, control and takedown: transforms/editions/control_command.add_operator_arguments)."""
+    rollback, control and takedown: pipelines/commands/control.add_operator_arguments)."""
     import stores.cdn
 
     config, (v1, _v2, _v3) = published

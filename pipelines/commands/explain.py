@@ -18,8 +18,8 @@ import json
 import os
 import sys
 
+from pipelines.commands.evaluate import InputError, read_jsonl
 from transforms.common import HOUR_MS
-from transforms.stories.evaluate import InputError, read_jsonl
 
 FILE = "explanations.jsonl"
 

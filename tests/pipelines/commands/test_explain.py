@@ -9,11 +9,11 @@ import json
 import pytest
 
 from pipelines.cli import main as cli_main
+from pipelines.commands.explain import memberships
 from tests.pipelines.test_backfill import backfill, read
 from tests.pipelines.test_command_errors import assert_one_line_error, newsroom
 from tests.transforms.stories.test_explanations import check_decision, check_merge
 from transforms.stories.cluster import calibration
-from transforms.stories.explain_command import memberships
 from transforms.stories.scoring import Scorer
 
 

@@ -1,4 +1,4 @@
-"""`newsroom run`'s job plan, cheaply (the end-to-end run is tests/pipelines/test_main.py, ~5 minutes): the
+"""`newsroom run`'s job plan, cheaply (the end-to-end run is tests/devtools/test_run.py, ~5 minutes): the
 streaming jobs it starts on the embedded backends, and that For you's "also read" has its co-visitation job."""
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ import time
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from transforms.editions.control_command import (
+from pipelines.commands.control import (
     CommandError,
     add_operator_arguments,
     decimal_id,

@@ -1,4 +1,4 @@
-"""The origin's gunicorn application: Flask (``serving.create_app``) under gunicorn with serving/gunicorn.conf.py.
+"""``newsroom serve``: the origin, Flask (``serving.create_app``) under gunicorn with serving/gunicorn.conf.py.
 
 Started by ``newsroom serve`` (pipelines/cli.py's COMMANDS table registers this module's ``add_arguments`` and
 ``main``; there is no other entry point: ``python -m pipelines.cli serve ...`` is the same command).
@@ -17,10 +17,12 @@ secret of ``--data_dir``) and exits. Imports nothing heavy at module import time
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
-CONF = Path(__file__).with_name("gunicorn.conf.py")
+# The origin's gunicorn settings ship with the origin (serving/gunicorn.conf.py); found without importing serving.
+CONF = Path(importlib.util.find_spec("serving").origin).with_name("gunicorn.conf.py")
 
 
 def add_arguments(parser) -> None:

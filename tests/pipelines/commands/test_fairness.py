@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from pipelines.cli import main as newsroom
-from tests.transforms.editions.test_rollback import store_flags
+from tests.pipelines.commands.test_rollback import store_flags
 from transforms.editions.beam import PublishSnapshotFn
 from transforms.editions.documents import iso
 from transforms.editions.fairness import position_weight

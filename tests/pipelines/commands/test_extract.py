@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from pipelines import cli
-from transforms.articles import extract
+from pipelines.commands import extract
 
 
 def _folder(tmp_path, kit):
@@ -86,7 +86,7 @@ def test_manifest_formats(tmp_path):
 
 def test_importing_the_subcommand_stays_light():
     code = (
-        "import sys, argparse; import transforms.articles.extract as e; e.add_arguments(argparse.ArgumentParser()); "
+        "import sys, argparse; import pipelines.commands.extract as e; e.add_arguments(argparse.ArgumentParser()); "
         "heavy = [m for m in ('apache_beam', 'trafilatura', 'lxml', 'extruct', 'datasketch', 'torch') "
         "if m in sys.modules]; "
         "print(heavy)"

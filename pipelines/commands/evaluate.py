@@ -2,7 +2,7 @@
 
 Reads a gold file (the labelled JSONL schema: ``id``, ``story_id``, ``language``) and predicted assignments
 (``{"article_id", "story_id"[, "group_id"]}`` per line, as ``newsroom backfill`` writes them); writes a report to
-stdout (text, or JSON with ``--json``) and an HTML page for an analyst (:mod:`transforms.stories.evaluate_html`,
+stdout (text, or JSON with ``--json``) and an HTML page for an analyst (:mod:`pipelines.commands.evaluate_html`,
 ``--html``): B-cubed and pairwise (pair-counting) precision / recall / F1 overall and per
 language, the number of gold stories split over several predicted stories, and the number of predicted stories that
 mix several gold events.
@@ -217,7 +217,7 @@ def main(args) -> int:
     else:
         print(format_report(r))
     if getattr(args, "write_html", True):
-        from transforms.stories.evaluate_html import write_html
+        from pipelines.commands.evaluate_html import write_html
 
         path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
         try:

@@ -49,7 +49,7 @@ def add_arguments(parser) -> None:
         help="Also hold the page at the version rolled back to, for this long (90s, 30m, 2h, 1d or an ISO time; at "
         "most 7 days): the next cycles do not move it. Needs --reason. Pages only.",
     )
-    from transforms.editions.control_command import add_operator_arguments
+    from pipelines.commands.control import add_operator_arguments
 
     add_operator_arguments(parser, "Why (audit trail). Required, except with --list.")
 
@@ -61,10 +61,10 @@ def _when(ms) -> str:
 
 
 def main(args) -> int:
+    from pipelines.commands.control import CommandError, decimal_id, require_reason, shown
     from schemas.pages import page_path, pool_path
     from stores import NotFound, config_from_args, open_stores
     from transforms.editions.config import load_config
-    from transforms.editions.control_command import CommandError, decimal_id, require_reason, shown
 
     config = load_config(args.editions)
     try:
@@ -132,7 +132,7 @@ def _hold_until(args) -> int | None:
     """``--hold``'s end (ms), None without it; ValueError (status 2) for a bad --hold (main checked --reason)."""
     import time
 
-    from transforms.editions.control_command import CommandError, parse_expires
+    from pipelines.commands.control import CommandError, parse_expires
 
     if args.hold is None:
         return None
@@ -146,9 +146,9 @@ def _hold_until(args) -> int | None:
 
 def _after_rollback(args, store_config, stores, pointer: str, previous: int, now: int, hold_until) -> int:
     """Audit the rollback, hold the page when asked, purge it at the CDN."""
+    from pipelines.commands.control import CommandError, describe, purge, set_hold
     from stores.audit import open_audit_log
     from stores.controls import open_control_store
-    from transforms.editions.control_command import CommandError, describe, purge, set_hold
 
     why = args.reason.strip()
     audit = open_audit_log(store_config)

@@ -28,7 +28,7 @@ user@host, why = ``--reason``, detail = the record). A hold at an older version 
 hold change the page on the next cycle, whose normal page TTL bounds the edge's copy. Expired records of the
 edition are deleted by every set.
 
-``newsroom rollback --hold 2h --reason ...`` rolls a page back and holds it (transforms/editions/rollback.py, using
+``newsroom rollback --hold 2h --reason ...`` rolls a page back and holds it (pipelines/commands/rollback.py, using
 :func:`set_hold`). Store flags are the same as pipelines/options.py ``StoreOptions`` plus ``--project``.
 """
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 from pipelines.cli import main as cli_main
-from transforms.stories import evaluate as ev
-from transforms.stories.evaluate_html import worst_mixed, worst_split
+from pipelines.commands import evaluate as ev
+from pipelines.commands.evaluate_html import worst_mixed, worst_split
 
 HOSTILE = '<script>alert("x")</script> & <b>bold</b>'
 

@@ -1,7 +1,7 @@
 """The HTML report of ``newsroom evaluate``: where a set's stories went wrong, with their headlines.
 
 Reads the gold file (``id``, ``story_id``, ``language``, ``title``) and the predicted assignments (the same inputs as
-:mod:`transforms.stories.evaluate`); writes one self-contained HTML page (no scripts, no external resources) that an
+:mod:`pipelines.commands.evaluate`); writes one self-contained HTML page (no scripts, no external resources) that an
 analyst opens in a browser. Per set and per language (and across languages with links, when the set has several):
 the scores, then the worst *split* gold stories (one event spread over several predicted stories: the articles
 outside its largest fragment are recall lost) and the worst *mixed* predicted stories (several events in one story:
@@ -9,7 +9,7 @@ the articles outside its main event are precision lost), each with the headlines
 headline its publisher and date (``publisher``, ``published_at``: whether a split is days apart or one outlet's
 habit is what an analyst asks first). Beside a backfill's ``explanations.jsonl``, each predicted story of a split or
 mixed entry names the ``newsroom explain --output DIR --story ID`` command that says why its articles are there
-(transforms/stories/explain_command.py). Every text from the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
+(pipelines/commands/explain.py). Every text from the files is HTML-escaped. No heavy imports (loaded by the ``newsroom`` command at start-up).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def load_titles(path: str) -> dict[str, str]:
 def load_articles(path: str) -> dict[str, tuple[str, str, str]]:
     """Article id -> (headline, publisher, date) of a labelled JSONL file; the date is the ``published_at`` day
     (YYYY-MM-DD, as written), "" when the file has none."""
-    from transforms.stories.evaluate import read_jsonl
+    from pipelines.commands.evaluate import read_jsonl
 
     out = {}
     for r in read_jsonl(path, ("id",), "--gold"):
@@ -105,7 +105,7 @@ def render(
     articles: dict[str, tuple[str, str, str]] | None = None,
     explain_dir: str | None = None,
 ) -> str:
-    """The report page. ``report`` is :func:`transforms.stories.evaluate.report`'s dict for the same files;
+    """The report page. ``report`` is :func:`pipelines.commands.evaluate.report`'s dict for the same files;
     ``articles`` (:func:`load_articles`) adds each headline's publisher and date; ``explain_dir`` (a backfill output
     holding explanations.jsonl) adds to each predicted story the ``newsroom explain`` command that says why."""
     articles = articles or {}
@@ -184,7 +184,7 @@ def _scores_table(s: dict) -> str:
 
 def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10) -> str:
     """Render the report of ``gold_path`` / ``pred_path`` to ``out_path``; returns the path."""
-    from transforms.stories.evaluate import load_gold, load_pred
+    from pipelines.commands.evaluate import load_gold, load_pred
 
     folder = os.path.dirname(os.path.abspath(pred_path))
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None

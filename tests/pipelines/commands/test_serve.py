@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from serving import gunicorn_app
+from pipelines.commands import serve as gunicorn_app
 from serving.auth import HmacTokenVerifier
 
 
@@ -59,6 +59,6 @@ def test_issue_token_through_the_newsroom_command(monkeypatch):
 
 def test_module_import_is_light():
     heavy = "{'apache_beam', 'torch', 'scann', 'sentence_transformers', 'numpy', 'gunicorn'}"
-    code = f"import sys, serving.gunicorn_app; print(sorted({heavy} & set(sys.modules)))"
+    code = f"import sys, pipelines.commands.serve; print(sorted({heavy} & set(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
