@@ -183,6 +183,34 @@ def story_coverage(sid: str, version: int, articles: list[dict], title: str = "A
     }
 
 
+def storyline(storyline_id: str, version: int, n: int, language: str = "en", start: datetime = BASE_TIME) -> dict:
+    """A storyline document of ``n`` episodes a week apart, newest first (as the publisher writes them); two of
+    them share a first_at, to exercise the story id tie-break of the keyset."""
+    episodes = []
+    for k in range(n):
+        first = start - timedelta(days=7 * (k // 2 * 2 if k % 4 == 1 else k))
+        episodes.append(
+            {
+                "story_id": story_id(5000 + k),
+                "title": f"Episode {k} of the subject",
+                "first_at": iso(first),
+                "last_at": iso(first + timedelta(hours=5)),
+                "article_count": 3 + k,
+                "publisher_count": 2 + k % 3,
+            }
+        )
+    episodes.sort(key=lambda e: (e["first_at"], int(e["story_id"])), reverse=True)
+    return {
+        "schema": "newsroom.storyline/v1",
+        "storyline_id": storyline_id,
+        "language": language,
+        "version": version,
+        "title": episodes[0]["title"] if episodes else "",
+        "updated_at": max((e["last_at"] for e in episodes), default=iso(start)),
+        "episodes": episodes,
+    }
+
+
 def coverage_articles(sid: str, n: int, seed: int = 1, start: datetime = BASE_TIME, prefix: str = "c") -> list[dict]:
     """n cards, some sharing a published_at (to exercise the article_id tie-break)."""
     rng = random.Random(f"cov/{sid}/{seed}/{prefix}")
@@ -216,6 +244,9 @@ def pointer_and_path(doc: dict) -> tuple[str, str, str]:
     if schema == "newsroom.topic_page/v1":
         name = f"topic/{doc['edition']}/{doc['topic']}"
         return "topic_page", name, page_schemas.topic_path(doc["edition"], doc["topic"], v)
+    if schema == "newsroom.storyline/v1":
+        name = f"storyline/{doc['language']}/{doc['storyline_id']}"
+        return "storyline", name, page_schemas.storyline_path(doc["language"], doc["storyline_id"], v)
     raise ValueError(f"unknown snapshot schema {schema!r}")
 
 

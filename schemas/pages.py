@@ -1,4 +1,4 @@
-"""JSON Schemas of what the origin serves: edition pages, story pages and candidate pools.
+"""JSON Schemas of what the origin serves: edition pages, story pages, storyline pages and candidate pools.
 
 Reads ``schemas/json/*.schema.json``. Also names the snapshot objects and their pointers. :func:`validate_page` is used by the snapshot publisher before a pointer
 moves and by the origin's tests; it raises :class:`PageError` with the JSON path of the first problem.
@@ -25,6 +25,8 @@ PAGES = {
     "story_coverage": "story_coverage.schema.json",
     "aliases": "aliases.schema.json",
     "topic_page": "topic_page.schema.json",
+    "storyline": "storyline.schema.json",
+    "storyline_page": "storyline_page.schema.json",
 }
 
 # Snapshot object names and the pointers that make them live (written by the snapshot publisher, read by the origin).
@@ -33,6 +35,7 @@ PAGES = {
 #   stories/{story_id}/v{n}.json          story_coverage   pointer "story/{story_id}"
 #   aliases/v{n}.json                     aliases          pointer "aliases"
 #   topics/{edition}/{topic}/v{n}.json    topic_page       pointer "topic/{edition}/{topic}"
+#   storylines/{language}/{id}/v{n}.json  storyline        pointer "storyline/{language}/{id}"
 
 
 def page_path(edition: str, section: str, version: int) -> str:
@@ -53,6 +56,10 @@ def aliases_path(version: int) -> str:
 
 def topic_path(edition: str, topic: str, version: int) -> str:
     return f"topics/{edition}/{topic}/v{version}.json"
+
+
+def storyline_path(language: str, storyline_id: int | str, version: int) -> str:
+    return f"storylines/{language}/{storyline_id}/v{version}.json"
 
 
 class PageError(ValueError):

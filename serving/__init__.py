@@ -389,11 +389,12 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, signin, stories, topics, web
+    from serving import editions, foryou, health, openapi, push, signin, stories, storylines, topics, web
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
     app.register_blueprint(topics.bp)  # topic pages: shared like /v1/stories
+    app.register_blueprint(storylines.bp)  # storyline pages: shared like /v1/stories, loaded on demand
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)

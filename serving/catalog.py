@@ -124,6 +124,7 @@ class PreparedStory:
     publisher_count: int
     etag_base: str
     updated_ms: int = 0  # the document's updated_at (else its newest article), ms since epoch: 0 when unknown
+    storyline_id: str | None = None  # its storyline, when that has a page (GET /v1/storylines/{language}/{id})
 
     @classmethod
     def build(cls, doc: dict) -> PreparedStory:
@@ -140,6 +141,7 @@ class PreparedStory:
             publisher_count=len({a["publisher_id"] for a in arts}),
             etag_base=_etag_base(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)),
             updated_ms=_updated_ms(doc, keys),
+            storyline_id=doc.get("storyline_id"),
         )
 
     def start_after(self, published_ms: int, article_id: str) -> int:
@@ -158,6 +160,8 @@ class PreparedStory:
             "publisher_count": self.publisher_count,
             "links": list(self.links),
         }
+        if self.storyline_id is not None:
+            head["storyline_id"] = self.storyline_id
         return b"".join(
             (
                 orjson.dumps(head)[:-1],
@@ -168,6 +172,53 @@ class PreparedStory:
                 b"}",
             )
         )
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedStoryline:
+    """A storyline document ready to page: episodes newest first, keyset (-first_ms, -story id) ascending."""
+
+    storyline_id: str
+    language: str
+    version: int
+    title: str
+    updated_at: str
+    merged_into: str | None
+    keys: tuple[tuple[int, int], ...]
+    episodes: tuple[bytes, ...]
+    etag_base: str
+
+    @classmethod
+    def build(cls, doc: dict) -> PreparedStoryline:
+        eps = sorted(doc["episodes"], key=lambda e: (-_ms(e["first_at"]), -int(e["story_id"])))
+        return cls(
+            storyline_id=doc["storyline_id"],
+            language=doc["language"],
+            version=doc["version"],
+            title=doc["title"],
+            updated_at=doc["updated_at"],
+            merged_into=doc.get("merged_into"),
+            keys=tuple((-_ms(e["first_at"]), -int(e["story_id"])) for e in eps),
+            episodes=tuple(orjson.dumps(e) for e in eps),
+            etag_base=_etag_base(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)),
+        )
+
+    def start_after(self, first_ms: int, story_id: int) -> int:
+        """Index of the first episode strictly after the keyset position (first_ms, story_id)."""
+        return bisect.bisect_right(self.keys, (-first_ms, -story_id))
+
+    def render(self, start: int, limit: int, cursor: str | None) -> bytes:
+        head = {
+            "schema": "newsroom.storyline_page/v1",
+            "storyline_id": self.storyline_id,
+            "storyline_version": self.version,
+            "language": self.language,
+            "title": self.title,
+            "updated_at": self.updated_at,
+            "episode_count": len(self.episodes),
+        }
+        body = b",".join(self.episodes[start : start + limit])
+        return orjson.dumps(head)[:-1] + b',"episodes":[' + body + b'],"next_cursor":' + orjson.dumps(cursor) + b"}"
 
 
 def _updated_ms(doc: dict, keys) -> int:
@@ -488,4 +539,6 @@ def prepare(kind: str, doc: dict):
         return _resolve_aliases(doc["aliases"])
     if kind == "topic_page":
         return PreparedTopic.build(doc)
+    if kind == "storyline":
+        return PreparedStoryline.build(doc)
     raise ValueError(kind)

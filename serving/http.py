@@ -63,6 +63,7 @@ PROBLEMS = {
     "unknown_edition": "Unknown edition",
     "unknown_page": "Unknown section page",
     "unknown_story": "Unknown story",
+    "unknown_storyline": "Unknown storyline",
     "invalid_topic": "Invalid topic id",
     "unknown_topic": "No live story about this topic",
     "unknown_subscription": "Unknown or unexpected WebSub subscription",
@@ -80,6 +81,7 @@ PROBLEMS = {
     "overloaded": "Shedding load",
     "store_unavailable": "Profile store unavailable",
     "story_unavailable": "Story coverage temporarily unavailable",
+    "storyline_unavailable": "Storyline temporarily unavailable",
     "queue_full": "Event queue full",
     "internal_error": "Internal server error",
 }

@@ -259,6 +259,36 @@ def _shared_paths() -> dict:
     }
 
 
+def _storyline_path() -> dict:
+    """GET /v1/storylines/{language}/{storyline_id} (serving/storylines.py): shared, loaded on demand."""
+    language = {
+        "name": "language",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z]{2,3}$"},
+    }
+    storyline_id = {"name": "storyline_id", "in": "path", "required": True, "schema": dict(STORY_ID)}
+    moved = {"Location": _header("/v1/storylines/{language}/{survivor}")}
+    return {
+        "/v1/storylines/{language}/{storyline_id}": {
+            "get": {
+                "summary": "One storyline's episodes (stories of one subject, archived ones too), newest first, "
+                "keyset-paged (shared).",
+                "parameters": [language, storyline_id, CURSOR, LIMIT_100, IF_NONE_MATCH],
+                "responses": {
+                    "200": _json("StorylinePage", "One page of the storyline's episodes.", SHARED_HEADERS),
+                    "301": _json(
+                        "Moved",
+                        "The storyline was merged: Location names the survivor.",
+                        {**moved, "Cache-Control": SHARED_HEADERS["Cache-Control"]},
+                    ),
+                    **_shared_errors(),
+                },
+            }
+        }
+    }
+
+
 def _topic_path() -> dict:
     """GET /v1/topics/{topic_id} (serving/topics.py): shared; pre-built by the editions stage for followed and
     trending topics, built on demand from the edition's pool for the others."""
@@ -462,6 +492,7 @@ OPERATION_IDS = {
     ("get", "/v1/editions/{edition}/version"): "getEditionVersion",
     ("get", "/v1/stories/{story_id}"): "getStory",
     ("get", "/v1/topics/{topic_id}"): "getTopicPage",
+    ("get", "/v1/storylines/{language}/{storyline_id}"): "getStorylinePage",
     ("get", "/v1/feed/for-you"): "getForYouFeed",
     ("get", "/v1/me/profile"): "getProfile",
     ("delete", "/v1/me/profile"): "deleteProfile",
@@ -495,6 +526,7 @@ def document() -> dict:
     paths = {
         **_shared_paths(),
         **_topic_path(),
+        **_storyline_path(),
         **_private_paths(),
         **_health_paths(),
         # serving/push.py (ingest helper): hubs and publishers, not readers; routed around the CDN.

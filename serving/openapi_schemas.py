@@ -11,7 +11,7 @@ from schemas.pages import schema as page_schema
 from serving.foryou import NOT_BLANK_CLASS
 from serving.http import PROBLEMS
 
-_REFS = {"card": "Card", "story_entry": "StoryEntry"}
+_REFS = {"card": "Card", "story_entry": "StoryEntry", "episode": "StorylineEpisode"}
 STORY_ID = {"type": "string", "pattern": "^[0-9]{1,20}$"}
 
 
@@ -40,7 +40,7 @@ def _name_value(max_length: int = 200) -> dict:
 
 
 def _page_schemas() -> dict:
-    """Card, StoryEntry, EditionPage and StoryPage: the snapshot contracts."""
+    """Card, StoryEntry, EditionPage, StoryPage, StorylineEpisode and StorylinePage: the snapshot contracts."""
     edition_page = _rewrite(page_schema("edition_page"))
     defs = edition_page.pop("$defs")
     story_page = _rewrite(page_schema("story_page"))
@@ -49,6 +49,8 @@ def _page_schemas() -> dict:
         "StoryEntry": defs["story_entry"],
         "EditionPage": edition_page,
         "StoryPage": story_page,
+        "StorylineEpisode": _rewrite(page_schema("storyline")["$defs"]["episode"]),
+        "StorylinePage": _rewrite(page_schema("storyline_page")),
     }
 
 

@@ -1,7 +1,7 @@
 """The pointer watcher: the only code in the origin that reads the pointer and snapshot stores.
 
 Reads: every latest pointer (PointerStore: ``{edition}/{section}``, ``pool/{edition}``, ``story/{id}``, ``aliases``,
-``topic/{edition}/{topic id}``)
+``topic/{edition}/{topic id}``, ``storyline/{language}/{id}``)
 and, for each pointer that moved, its snapshot object (SnapshotStore, names in schemas/pages.py). Writes: a new
 :class:`serving.catalog.Catalog` into the :class:`CatalogHolder` (one reference assignment).
 
@@ -34,6 +34,10 @@ clock) is not held: its pointer version stays in ``Catalog.loaded`` (so it is no
 pool references again is loaded back into memory on the next poll. Stories are loaded after pages and pools, so
 an old unreferenced story is never held even on the first poll of a process.
 
+Storylines (``storyline/{language}/{id}``) are never fetched by a poll: their archive grows without bound and a
+reader opens few, so a poll only records their versions, and ``GET /v1/storylines/{language}/{id}`` loads the
+listed version on demand into a bounded LRU (:meth:`PointerWatcher.storyline`), as old stories are.
+
 Takedowns: with a takedown store (stores/takedowns.py), every poll also reads its generation (one
 row / one SELECT) and, only when it moved, the whole tombstone set. Every object loaded is filtered with the set
 held (:meth:`stores.takedowns.TakedownSet.filter`: taken-down stories leave pages, pools and memory, taken-down
@@ -65,6 +69,7 @@ from stores.takedowns import TakedownSet
 log = logging.getLogger(__name__)
 
 STORY = "story/"
+STORYLINE = "storyline/"
 RELEASE_EVERY_S = 300.0  # how often the pass releasing old unreferenced stories runs (it visits every story held)
 
 
@@ -73,6 +78,9 @@ def classify(name: str, version: int) -> tuple[str, str] | None:
     if name == "aliases":
         return "aliases", page_schemas.aliases_path(version)
     head, _, rest = name.partition("/")
+    if head == "storyline":  # storyline/{language}/{id}: loaded on demand only (PointerWatcher.storyline)
+        language, _, sid = rest.partition("/")
+        return ("storyline", page_schemas.storyline_path(language, sid, version)) if language and sid else None
     if head == "topic":  # topic/{edition}/{topic id}: a topic page pre-built by the editions stage
         edition, _, topic = rest.partition("/")
         return ("topic_page", page_schemas.topic_path(edition, topic, version)) if edition and topic else None
@@ -110,6 +118,7 @@ class PointerWatcher:
         self.story_retain_s = story_retain_s
         self.wall_clock = wall_clock
         self.story_cache = StoryCache(story_lru)
+        self.storyline_cache = StoryCache(story_lru)  # storyline pages, loaded on demand only
         self._referenced: frozenset[str] = frozenset()  # story ids the current pages and pools link to
         self._released_at = float("-inf")
         self._graced: frozenset[str] = frozenset()  # story ids holding superseded versions (cursor grace)
@@ -150,6 +159,8 @@ class PointerWatcher:
             raise page_schemas.PageError(f"{path}: body is the pool of {doc['edition']}")
         elif kind == "story_coverage" and doc["story_id"] != name.split("/", 1)[1]:
             raise page_schemas.PageError(f"{path}: body is story {doc['story_id']}")
+        elif kind == "storyline" and f"{STORYLINE}{doc['language']}/{doc['storyline_id']}" != name:
+            raise page_schemas.PageError(f"{path}: body is storyline {doc['language']}/{doc['storyline_id']}")
         elif kind == "topic_page" and f"topic/{doc['edition']}/{doc['topic']}" != name:
             raise page_schemas.PageError(f"{path}: body is topic {doc['topic']} of {doc['edition']}")
         taken = self.taken
@@ -230,6 +241,7 @@ class PointerWatcher:
         if not added and not lifted:
             return {}
         self.story_cache = StoryCache(self.story_cache.capacity)  # on-demand stories load filtered again
+        self.storyline_cache = StoryCache(self.storyline_cache.capacity)
         names = {f"{e}/{s}" for e, s in cur.pages} | {f"pool/{e}" for e in cur.pools}
         names |= {f"topic/{e}/{t}" for e, t in cur.topics}
         names |= {n for n, ids in self._filtered.items() if ids & lifted}
@@ -255,7 +267,10 @@ class PointerWatcher:
         or None."""
         transient = None
         for name in sorted(moved):
-            if not name.startswith(STORY):
+            if name.startswith(STORYLINE):  # never fetched by a poll: its version is what an on-demand load reads
+                nxt.loaded[name] = moved[name]
+                nxt.changed = True
+            elif not name.startswith(STORY):
                 transient = self._load_one(nxt, name, moved[name], now) or transient
         if nxt.refs_changed:
             nxt.reference()
@@ -310,6 +325,25 @@ class PointerWatcher:
             return StoryEntry(current=obj) if obj is not None else None  # None: taken down
 
         return self.story_cache.get(story_id, version, load)
+
+    def storyline(self, cat: Catalog, language: str, storyline_id: str):
+        """A storyline's prepared document (:class:`serving.catalog.PreparedStoryline`), from the LRU or loaded now
+        from the snapshot store: storylines are never held by a poll (an archive grows without bound; a reader
+        opens few). None: no such storyline (or its object is bad). A store failure raises (the caller: 503)."""
+        name = f"{STORYLINE}{language}/{storyline_id}"
+        version = cat.loaded.get(name)
+        if version is None or self._bad.get(name) == version:
+            return None
+
+        def load():
+            try:
+                return self._load(name, version)[1]
+            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+                log.error("storyline %s v%s not loadable: %s", name, version, exc)
+                self._bad[name] = version
+                return None
+
+        return self.storyline_cache.get(name, version, load)
 
     # -- background thread ---------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -424,6 +458,8 @@ class _NextCatalog:
                 self.stories.pop(rest, None)
             elif kind == "topic_page":
                 self.topics.pop(tuple(rest.split("/", 1)), None)
+            elif kind == "storyline":
+                pass  # only its version was held
             else:
                 self.aliases, self.aliases_version = {}, None
 

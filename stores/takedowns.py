@@ -142,6 +142,9 @@ class TakedownSet:
             return shown
         if kind == "story_coverage":
             return self.filter_story(doc)
+        if kind == "storyline" and self.stories:  # a taken-down story leaves the storyline's episodes
+            episodes = [e for e in doc["episodes"] if e["story_id"] not in self.stories]
+            return doc if len(episodes) == len(doc["episodes"]) else dict(doc, episodes=episodes)
         return doc
 
 

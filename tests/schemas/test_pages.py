@@ -101,6 +101,34 @@ GOOD = {
         "stories": [{"story_id": "7394201113445597184", "section": "science", "labels": [], "representative": CARD}],
     },
 }
+EPISODE = {
+    "story_id": "7394201113445597184",
+    "title": "Probe lands on the moon",
+    "first_at": "2026-01-20T08:00:00Z",
+    "last_at": "2026-01-20T18:00:00Z",
+    "article_count": 14,
+    "publisher_count": 9,
+}
+GOOD["storyline"] = {
+    "schema": "newsroom.storyline/v1",
+    "storyline_id": "7394201113445590000",
+    "language": "en",
+    "version": 29412000,
+    "title": EPISODE["title"],
+    "updated_at": "2026-01-20T18:00:00Z",
+    "episodes": [EPISODE, dict(EPISODE, story_id="7394201113445500000", first_at="2026-01-02T08:00:00Z")],
+}
+GOOD["storyline_page"] = {
+    "schema": "newsroom.storyline_page/v1",
+    "storyline_id": "7394201113445590000",
+    "storyline_version": 29412000,
+    "language": "en",
+    "title": EPISODE["title"],
+    "updated_at": "2026-01-20T18:00:00Z",
+    "episode_count": 2,
+    "episodes": [EPISODE],
+    "next_cursor": "abc.def",
+}
 
 
 def test_every_page_kind_has_a_good_example():
@@ -141,6 +169,9 @@ BAD = [
     ("story_coverage", ["articles", 1, "first_seen_at"], "2026-13-45T99:00:00Z", "articles/1/first_seen_at"),
     ("aliases", ["aliases", "101"], 105, "aliases/101"),
     ("aliases", ["schema"], "newsroom.aliases/v2", "schema"),
+    ("storyline", ["episodes", 0, "publisher_count"], -1, "episodes/0/publisher_count"),
+    ("storyline", ["reader_id"], "r-1", "(root)"),
+    ("storyline_page", ["episodes", 0, "first_at"], "yesterday", "episodes/0/first_at"),
 ]
 
 

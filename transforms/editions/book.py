@@ -38,7 +38,7 @@ import numpy as np
 from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
 from transforms.editions.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
-from transforms.editions.storylines import StorylineMap
+from transforms.editions.storylines import StorylineMap, fold_storyline
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
@@ -216,9 +216,8 @@ class StoryBook:
         # cycle that folded it, so that their pages are published again; its event time keeps every other meaning.
         self._version_at = int(event.get("version_at") or 0)
         try:
-            {"pulse": self._apply_pulse, "storyline": self.storylines.apply}.get(event["type"], self._apply_change)(
-                event
-            )
+            fold = {"pulse": self._apply_pulse, "storyline": lambda ev: fold_storyline(self, ev)}
+            fold.get(event["type"], self._apply_change)(event)
         except (KeyError, TypeError, ValueError):
             self.bad_events += 1
             return False

@@ -574,5 +574,6 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
         "title": book.articles.card[best]["title"] if best is not None else "",
         "updated_at": docs.iso(book.stories.newest_seen[row]),
         "links": tuple(str(x) for x in sorted(book.stories.links[row])),
+        **book.storylines.page_field(int(book.stories.id[row])),  # its storyline, when that has a page
         "articles": [c for _, _, c in cards],
     }

@@ -16,6 +16,11 @@ Object names and pointers (schemas/pages.py):
     stories/{story_id}/v{n}.json          pointer "story/{story_id}"
     aliases/v{n}.json                     pointer "aliases"
     topics/{edition}/{topic}/v{n}.json    pointer "topic/{edition}/{topic}"  (transforms/editions/topics.py)
+    storylines/{language}/{id}/v{n}.json  pointer "storyline/{language}/{id}"  (transforms/editions/storyline_pages.py)
+
+A storyline item is completed before step 2 with the live version it follows (storyline_pages.merged_document:
+the archive of episodes that left the live set is the previous version); if its pointer moves meanwhile the
+compare-and-set fails and a StoreError is raised, so the bundle is retried and merges again.
 
 Per item, in order:
 1. stale   -- the pointer is already at this version or later (a replay, a timer that fired twice): nothing.
@@ -50,12 +55,13 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from schemas.pages import aliases_path, page_path, pool_path, story_path, topic_path
-from stores import AlreadyExists, NotFound
+from schemas.pages import aliases_path, page_path, pool_path, story_path, storyline_path, topic_path
+from stores import AlreadyExists, NotFound, StoreError
 from stores.retention import StoryRetention, retire
 from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
+from transforms.editions.storyline_pages import merged_document
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +113,9 @@ def path_of(kind: str, pointer: str, version: int) -> str:
     if kind == "topic_page":
         _, edition, topic = pointer.split("/", 2)
         return topic_path(edition, topic, version)
+    if kind == "storyline":
+        _, language, storyline_id = pointer.split("/", 2)
+        return storyline_path(language, storyline_id, version)
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 
@@ -197,6 +206,11 @@ class SnapshotPublisher:
             self._count("stale")
             result["outcome"] = "stale"
             return result
+        if kind == "storyline":
+            doc = merged_document(item, self._read_live)
+            if doc is None:
+                result["outcome"] = "unchanged"
+                return result
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
         digest = docs.content_digest(doc)
         if kind != "story_coverage" and live_digest is not None and digest == live_digest:
@@ -244,12 +258,21 @@ class SnapshotPublisher:
                     self._page_published(pointer, current, version, doc)
                 result["outcome"] = "published"
                 return result
+            if kind == "storyline":  # merged with the version that was live: merge again with the new one
+                raise StoreError(f"{pointer} moved while v{version} was merged; retrying")
             current = self.stores.pointers.get(pointer)
             if current is not None and current >= version:
                 break
         self._count("stale")
         result["outcome"] = "stale"
         return result
+
+    def _read_live(self, pointer: str) -> dict | None:
+        """The live document of a storyline pointer (None: no pointer). A store error propagates (retried)."""
+        current = self.stores.pointers.get(pointer)
+        if current is None:
+            return None
+        return json.loads(self.stores.snapshots.get(path_of("storyline", pointer, current)))
 
     def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
         """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the

@@ -7,7 +7,8 @@ Plain Python: the stateful DoFn that holds the state below and fires the minute 
 Reads StoryChange records (decoded dicts, schemas/avro/story_change.avsc) and burst pulses
 (:class:`~transforms.editions.beam_bursts.DetectBursts`); writes snapshot items (``{"kind", "path", "pointer",
 "version", "doc", "min_stories"}``) for every page (edition x section), the edition's candidate pool and the
-coverage of page/pool stories whose coverage changed. :class:`~transforms.editions.beam.PublishSnapshots`
+coverage of page/pool stories whose coverage changed, and the storylines that changed
+(:mod:`transforms.editions.storyline_pages`). :class:`~transforms.editions.beam.PublishSnapshots`
 validates and stores them.
 
 Why a minute timer in event time: cycle T ranks exactly the events with event time < T (a change's ``at`` is its
@@ -58,6 +59,7 @@ from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.controls import apply_controls
 from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
 from transforms.editions.steady import SteadyWatch
+from transforms.editions.storyline_pages import storyline_items
 from transforms.editions.takedowns import apply_takedowns
 from transforms.editions.topics import add_cities, add_page_sections, city_codes, topic_items
 
@@ -248,7 +250,9 @@ class EditionRanker:
         add_page_sections(out.pool, out.pages)
         topic_pages = topic_items(out.pool, followed) if followed is not None else []
         self._count("topic_pages", len(topic_pages))
-        return snapshot_items(out, self.config, topic_pages)
+        storylines = storyline_items(cached.book, out, self.params, now, taken)  # after the coverage they name
+        self._count("storyline_pages", len(storylines))
+        return snapshot_items(out, self.config, topic_pages) + storylines
 
     def book(self, key, mem: EditionMemory, inbox, event_log, n_received: int) -> _Cached:
         """The edition's book: the cached one when it saw cycle ``mem.last_cycle``, else rebuilt from LOG; with

@@ -1,0 +1,107 @@
+"""Storyline pages: on-demand load, keyset cursor newest first across versions, shared cache headers, 301 for a
+merged storyline, 404 without a store read for an unknown one."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import orjson
+
+from devtools import samples
+from schemas.pages import validate_page
+from serving import cursor as cursors
+from tests.serving.helpers import CURSOR_SECRET, STORY_CC, make_app, publish
+
+SL = samples.story_id(7000)
+URL = f"/v1/storylines/en/{SL}"
+
+
+def walk(client, url, limit):
+    docs = []
+    r = client.get(f"{url}?limit={limit}")
+    while True:
+        assert r.status_code == 200, r.data
+        assert r.headers["Cache-Control"] == STORY_CC
+        doc = orjson.loads(r.data)
+        validate_page("storyline_page", doc)
+        docs.append(doc)
+        if doc["next_cursor"] is None:
+            return docs
+        r = client.get(f"{url}?limit={limit}&cursor={doc['next_cursor']}")
+
+
+def order(episodes):
+    return [(e["first_at"], int(e["story_id"])) for e in episodes]
+
+
+def test_storyline_pages_list_every_episode_once_newest_first(world, profiles):
+    publish(world, samples.storyline(SL, 3, 9))
+    app = make_app(world, profiles)
+    try:
+        client = app.test_client()
+        docs = walk(client, URL, 4)
+        episodes = [e for d in docs for e in d["episodes"]]
+        assert len(docs) == 3 and docs[0]["episode_count"] == 9
+        assert len({e["story_id"] for e in episodes}) == 9
+        assert order(episodes) == sorted(order(episodes), reverse=True)
+        first = client.get(f"{URL}?limit=4")
+        assert client.get(f"{URL}?limit=4").data == first.data  # the same bytes for every reader
+        assert client.get(f"{URL}?limit=4", headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
+        assert client.get(URL, headers={"Authorization": "Bearer x"}).status_code == 400  # no personal header
+    finally:
+        app.extensions["newsroom"].close()
+
+
+def test_the_poll_does_not_fetch_storylines_and_an_unknown_one_reads_no_store(world, profiles):
+    publish(world, samples.storyline(SL, 3, 2))
+    app = make_app(world, profiles)
+    try:
+        ext = app.extensions["newsroom"]
+        assert ext.watcher.storyline_cache.loads == 0
+        client = app.test_client()
+        gets = []
+        real = world.snapshots.get
+        world.snapshots.get = lambda path: gets.append(path) or real(path)
+        assert client.get(f"/v1/storylines/en/{samples.story_id(7001)}").status_code == 404
+        assert client.get("/v1/storylines/english/1").status_code == 404
+        assert gets == []
+        assert client.get(URL).status_code == 200 and len(gets) == 1
+        assert client.get(URL).status_code == 200 and len(gets) == 1  # the LRU holds it
+    finally:
+        app.extensions["newsroom"].close()
+
+
+def test_the_cursor_continues_on_a_newer_version_without_repeats(world, profiles):
+    publish(world, samples.storyline(SL, 3, 6))
+    app = make_app(world, profiles)
+    try:
+        ext = app.extensions["newsroom"]
+        client = app.test_client()
+        page1 = orjson.loads(client.get(f"{URL}?limit=3").data)
+        newer = samples.storyline(SL, 4, 6)
+        newer["episodes"].insert(0, dict(newer["episodes"][0], story_id=samples.story_id(6000)))
+        newer["episodes"][0]["first_at"] = samples.iso(samples.BASE_TIME + timedelta(days=3))
+        publish(world, newer)
+        ext.watcher.poll_once()
+        page2 = orjson.loads(client.get(f"{URL}?limit=3&cursor={page1['next_cursor']}").data)
+        assert page2["storyline_version"] == 4
+        seen = [e["story_id"] for e in page1["episodes"] + page2["episodes"]]
+        assert len(seen) == len(set(seen)) == 6
+        other = cursors.encode(CURSOR_SECRET.encode(), "storyline", ["en", "1", 0, 1])
+        assert client.get(f"{URL}?cursor={other}").status_code == 400
+        assert client.get(f"{URL}?cursor=forged.cursor").status_code == 400
+    finally:
+        ext.close()
+
+
+def test_a_merged_storyline_redirects_to_its_survivor(world, profiles):
+    absorbed = samples.storyline(samples.story_id(7002), 5, 2)
+    absorbed["merged_into"] = SL
+    publish(world, absorbed)
+    app = make_app(world, profiles)
+    try:
+        r = app.test_client().get(f"/v1/storylines/en/{absorbed['storyline_id']}?limit=5")
+        assert r.status_code == 301 and r.headers["Location"] == f"{URL}?limit=5"
+        assert r.headers["Cache-Control"] == STORY_CC
+    finally:
+        app.extensions["newsroom"].close()

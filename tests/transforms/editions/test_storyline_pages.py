@@ -1,0 +1,109 @@
+"""Storyline pages written by the ranker and completed by the publisher: a storyline's archive keeps the episodes
+that left the ranker's book (the live set), merges and splits move episodes, a story page names its storyline."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from schemas.pages import storyline_path, validate_page
+from stores import StoreConfig, open_stores
+from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.storyline_pages import merged_document, storyline_items
+from transforms.editions.storylines import compact_storyline
+
+DAY = 24 * 60 * 60 * 1000
+
+
+def sl_event(seq, kind, at, storyline_id, story_id=None, other=None, story_ids=()):
+    change = {"change_id": f"sl-{seq}", "kind": kind, "seq": seq, "at": at, "storyline_id": storyline_id}
+    change.update(story_id=story_id, other_storyline_id=other, story_ids=list(story_ids), language="en")
+    return compact_storyline(change)
+
+
+@pytest.fixture
+def stores(tmp_path):
+    return open_stores(StoreConfig(data_dir=str(tmp_path / "data")))
+
+
+def run(ranker, now, publisher):
+    """One ranker cycle, its storyline items published; returns (cycle output, items)."""
+    out = ranker.cycle(now)
+    items = storyline_items(ranker.book, out, ranker.params, now)
+    for it in items:
+        assert publisher.publish(it)["outcome"] in ("published", "unchanged", "stale"), it["pointer"]
+    return out, items
+
+
+def live(stores, language, storyline_id):
+    pointer = f"storyline/{language}/{storyline_id}"
+    version = stores.pointers.get(pointer)
+    if version is None:
+        return None
+    doc = json.loads(stores.snapshots.get(storyline_path(language, storyline_id, version)))
+    validate_page("storyline", doc)
+    return doc
+
+
+def test_a_storyline_page_keeps_episodes_long_out_of_the_live_set(stores, make_ranker):
+    from tests.transforms.editions.conftest import World
+
+    publisher = SnapshotPublisher(stores, languages=("en",))
+    T, MIN = World.T0, World.MIN
+    launch = World()
+    launch.story(1, ["paper-a", "paper-b", "paper-c"], T - 20 * DAY, title="Probe launched toward the moon")
+    r1 = make_ranker(launch)
+    r1.pulses.append(sl_event(1, "NEW_STORYLINE", T - 20 * DAY + 10 * MIN, 70, story_id=1))
+    out, items = run(r1, T - 20 * DAY + 30 * MIN, publisher)
+    assert [it["pointer"] for it in items] == ["storyline/en/70"]
+    assert "storyline_id" not in next(c for c in out.coverage if c["story_id"] == "1")  # one episode: no link
+    first = live(stores, "en", 70)
+    assert [e["story_id"] for e in first["episodes"]] == ["1"]
+
+    # Weeks later: a new book (the launch story left the live set and the compacted log); a landing story joins.
+    landing = World()
+    landing.story(2, ["paper-a", "paper-d"], T, title="Probe lands on the moon")
+    r2 = make_ranker(landing)
+    r2.pulses.append(sl_event(2, "ATTACH", T + 10 * MIN, 70, story_id=2))
+    out, _ = run(r2, T + 30 * MIN, publisher)
+    doc = live(stores, "en", 70)
+    assert [e["story_id"] for e in doc["episodes"]] == ["2", "1"]  # newest first, the archived one kept
+    assert doc["title"] == "Probe lands on the moon"
+    ep1 = doc["episodes"][1]
+    assert (ep1["title"], ep1["article_count"], ep1["publisher_count"]) == ("Probe launched toward the moon", 3, 3)
+    assert next(c for c in out.coverage if c["story_id"] == "2")["storyline_id"] == "70"
+
+
+def test_merge_and_split_move_archived_episodes(stores):
+    def read(docs):
+        return lambda pointer: docs.get(pointer)
+
+    def ep(sid, day):
+        t = f"2026-01-{day:02d}T00:00:00Z"
+        return {
+            "story_id": sid,
+            "title": f"t{sid}",
+            "first_at": t,
+            "last_at": t,
+            "article_count": 1,
+            "publisher_count": 1,
+        }
+
+    def doc(sl, eps, **kw):
+        return {"schema": "newsroom.storyline/v1", "storyline_id": sl, "language": "en", "version": 9, "title": "",
+                "updated_at": "2026-01-01T00:00:00Z", "episodes": eps, **kw}  # fmt: skip
+
+    held = {"storyline/en/1": doc("1", [ep("10", 1), ep("11", 2)]), "storyline/en/2": doc("2", [ep("20", 3)])}
+    # MERGE 2 into 1: the survivor takes all of 2's archive; 2 keeps its episodes and points to 1
+    merged = merged_document({"pointer": "storyline/en/1", "doc": doc("1", [ep("12", 5)]), "sources": [[2, None]]},
+                             read(held))  # fmt: skip
+    assert [e["story_id"] for e in merged["episodes"]] == ["12", "20", "11", "10"]
+    redirect = merged_document({"pointer": "storyline/en/2", "doc": doc("2", [], merged_into="1")}, read(held))
+    assert redirect["merged_into"] == "1" and len(redirect["episodes"]) == 1
+    assert merged_document({"pointer": "storyline/en/3", "doc": doc("3", [], merged_into="1")}, read(held)) is None
+    # SPLIT: story 10 (archived) moves from 1 to 4
+    new = merged_document({"pointer": "storyline/en/4", "doc": doc("4", []), "sources": [[1, [10]]]}, read(held))
+    kept = merged_document({"pointer": "storyline/en/1", "doc": doc("1", []), "left": [10]}, read(held))
+    assert [e["story_id"] for e in new["episodes"]] == ["10"]
+    assert [e["story_id"] for e in kept["episodes"]] == ["11"]

@@ -1,0 +1,131 @@
+"""Storyline pages: every episode of one storyline in one language, the archive a reader walks back through.
+
+Who writes what. The ranker (:class:`~transforms.editions.rank.EditionRanker`) folds StorylineChange events into
+its book's :class:`~transforms.editions.storylines.StorylineMap`; in every cycle that builds documents,
+:func:`storyline_items` makes one ``storyline`` snapshot item per storyline that changed: its membership changed
+(a story joined, left, a merge or a split), or one of its stories' coverage document was emitted this cycle (new
+articles: new counts, maybe a new title). The item holds the episodes the ranker knows (the stories of the
+storyline in its book) and what the archive must forget or take over:
+
+- ``left``: stories that left the storyline since the last cycle (moved by a SPLIT or MERGE, absorbed by a story
+  MERGE, taken down);
+- ``sources``: ``[source storyline, story ids or None = all]`` whose archived episodes move here (a MERGE takes
+  all of the absorbed storyline's, a SPLIT the ones it moved).
+
+The ranker's book holds only live stories (its event log is compacted to them), so it cannot list an episode that
+left the live set weeks ago. The snapshot store can: :class:`~transforms.editions.publish.SnapshotPublisher`
+completes each item with :func:`merged_document`, the live version's episodes (without ``left``) plus the
+sources' plus the ranker's (which win: they are newer). So version n is version n-1 plus what changed, and a
+storyline page lists its stories "long out of the live set" for as long as the object store keeps objects, with no
+state in the ranker. Cost per cycle: O(stories of the changed storylines), never a pass over all storylines.
+
+An absorbed storyline (MERGE) gets a last version with ``merged_into`` (the survivor) and its episodes kept, so
+the survivor takes them over whichever of the two is published first; the origin answers 301 for it.
+
+Every storyline gets a document, a one-story one too: when a second story joins weeks later the first has left
+the ranker's book, and this document is the only place its episode is kept. A story page links its storyline only
+once it has more than one episode (:meth:`StorylineMap.has_page`). Known cost: one pointer per storyline and
+language that is never retired (the archive is the point), so the origin's pointer listing grows with them. Pointer ``storyline/{language}/{id}``: a storyline spans languages (linked stories share one) but a
+page lists the stories of one language, as each edition's book does; editions of one language build the same
+document at the same cycle (it depends on the language's stories only), so the second is a stale no-op.
+
+Version: the cycle minute (``now // MINUTE_MS``). Episodes are ordered newest first by (first_at, story_id), the
+keyset of the origin's cursor (serving/storylines.py). Plain Python.
+"""
+
+from __future__ import annotations
+
+from schemas.pages import storyline_path
+from transforms.common import MINUTE_MS
+from transforms.editions import documents as docs
+
+STORYLINE_SCHEMA = "newsroom.storyline/v1"
+
+
+def pointer_of(language: str, storyline_id: int | str) -> str:
+    return f"storyline/{language}/{storyline_id}"
+
+
+def episode_of(coverage: dict, first_seen_ms: int) -> dict:
+    """One episode from a story's coverage document (the title its story page shows)."""
+    arts = coverage["articles"]
+    return {
+        "story_id": coverage["story_id"],
+        "title": coverage["title"],
+        "first_at": docs.iso(first_seen_ms),
+        "last_at": coverage.get("updated_at") or docs.iso(first_seen_ms),
+        "article_count": len(arts),
+        "publisher_count": len({a["publisher_id"] for a in arts}),
+    }
+
+
+def finish(doc: dict, episodes) -> dict:
+    """``doc`` with ``episodes`` ordered newest first, its title (the newest episode's) and ``updated_at``."""
+    eps = sorted(episodes, key=lambda e: (e["first_at"], int(e["story_id"])), reverse=True)
+    newest = max((e["last_at"] for e in eps), default=doc.get("updated_at") or docs.iso(0))
+    return dict(doc, episodes=eps, title=eps[0]["title"] if eps else doc.get("title", ""), updated_at=newest)
+
+
+def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
+    """The snapshot items of the storylines changed since the last built cycle (module docstring)."""
+    from transforms.editions.cycle import coverage_document  # cycle imports the book, which imports storylines
+
+    smap = book.storylines
+    touched, left, sources, merged = smap.take()
+    covered = {int(d["story_id"]): d for d in out.coverage}
+    touched |= {smap.of[s] for s in covered if s in smap.of}
+    version, language = now // MINUTE_MS, book.language
+    items = []
+    for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
+        doc = {"schema": STORYLINE_SCHEMA, "storyline_id": str(sl), "language": language, "version": version}
+        gone = set(left.get(sl, ()))
+        if sl in merged:
+            doc["merged_into"] = str(smap.resolve(sl))
+            episodes = []
+        else:
+            episodes = []
+            for sid in sorted(smap.members.get(sl, ())):
+                row = book.stories.row_of.get(sid)
+                if row is None or book.stories.is_alias[row] or not book.stories.n_articles[row]:
+                    continue
+                cov = covered.get(sid) or coverage_document(book, row, params, int(book.stories.primary_section[row]))
+                cov = taken.filter_story(cov) if taken else cov
+                if cov is None:
+                    gone.add(sid)
+                    continue
+                episodes.append(episode_of(cov, int(book.stories.first_seen[row])))
+            if not episodes and not gone and sl not in sources:
+                continue
+        item = {
+            "kind": "storyline",
+            "path": storyline_path(language, sl, version),
+            "pointer": pointer_of(language, sl),
+            "version": version,
+            "doc": finish(doc, episodes),
+            "min_stories": 0,
+            "left": sorted(gone),
+            "sources": [
+                [src, None if ids is None else sorted(ids)] for src, ids in sorted(sources.get(sl, {}).items())
+            ],
+        }
+        items.append(item)
+    return items
+
+
+def merged_document(item: dict, read_live) -> dict | None:
+    """The document to publish for a storyline item: the live version (``read_live(pointer) -> doc or None``)
+    without the stories that left, plus the sources' episodes, plus the item's. None: nothing to publish (a merge
+    redirect for a storyline that never had a page)."""
+    doc = item["doc"]
+    live = read_live(item["pointer"])
+    if doc.get("merged_into") is not None:
+        return None if live is None else finish(doc, live["episodes"])
+    gone = {str(s) for s in item.get("left") or ()}
+    episodes = {e["story_id"]: e for e in (live or {}).get("episodes", ()) if e["story_id"] not in gone}
+    for src, ids in item.get("sources") or ():
+        wanted = None if ids is None else {str(s) for s in ids}
+        for e in (read_live(pointer_of(doc["language"], src)) or {}).get("episodes", ()):
+            if wanted is None or e["story_id"] in wanted:
+                episodes.setdefault(e["story_id"], e)
+    episodes.update({e["story_id"]: e for e in doc["episodes"]})
+    return finish(doc, episodes.values())
