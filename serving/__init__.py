@@ -29,6 +29,7 @@ story the origin no longer holds in memory is loaded from the snapshot store on 
 from __future__ import annotations
 
 import atexit
+import importlib
 import json
 import logging
 import os
@@ -398,6 +399,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
+    importlib.import_module("serving.web_storylines")  # its route joins web.bp before registration
     app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
     app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
     push.init_app(app)  # WebSub callbacks and publisher pings

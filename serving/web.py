@@ -304,6 +304,7 @@ def story_view(cat, story) -> dict:
         "timeline": timeline,
         "publishers": sorted(publishers.items(), key=lambda kv: (-kv[1], kv[0])),
         "links": links,
+        "storyline_url": f"/storylines/{story.language}/{story.storyline_id}" if story.storyline_id else None,
         "opinion": [a for a in articles if "opinion" in a["labels"]],
         "fact_checks": [a for a in articles if "fact_check" in a["labels"]],
     }

@@ -1,0 +1,77 @@
+"""The storyline page of the web front end: episodes with dates, headlines and source counts; a story page links
+its storyline, a topic page the storylines of its stories; shared, accessible HTML like the other pages."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from devtools import samples
+from tests.serving.helpers import EDITION, STORY, STORY_CC, make_app, publish
+from tests.serving.test_web import outline
+
+SL = samples.story_id(7000)
+
+
+def topic_story() -> tuple[str, str]:
+    """A pool story of the sample world about an entity, and that entity."""
+    for i in range(1, 300):
+        sid = samples.story_id(i)
+        if samples._entities(sid):
+            return sid, samples._entities(sid)[0]
+    raise AssertionError("no pool story with an entity")
+
+
+@pytest.fixture
+def sl_app(world, profiles):
+    doc = samples.storyline(SL, 3, 4)
+    doc["episodes"][0] = dict(doc["episodes"][0], story_id=STORY, title="The latest episode <b>now</b>")
+    publish(world, doc)
+    cov = samples.story_coverage(STORY, 2, samples.coverage_articles(STORY, 5))
+    publish(world, dict(cov, storyline_id=SL))
+    sid, _ = topic_story()
+    publish(world, dict(samples.story_coverage(sid, 1, samples.coverage_articles(sid, 2)), storyline_id=SL))
+    app = make_app(world, profiles)
+    yield app
+    app.extensions["newsroom"].close()
+
+
+def test_the_storyline_page_shows_each_episode_with_date_headline_and_sources(sl_app):
+    client = sl_app.test_client()
+    r = client.get(f"/storylines/en/{SL}")
+    assert r.status_code == 200 and r.headers["Cache-Control"] == STORY_CC
+    html = r.data.decode()
+    doc = orjson.loads(client.get(f"/v1/storylines/en/{SL}").data)
+    positions = []
+    for e in doc["episodes"]:
+        href = f'href="/stories/{e["story_id"]}"'
+        assert href in html
+        positions.append(html.index(href))
+        assert f'<time datetime="{e["first_at"]}">{e["first_at"][:10]}</time>' in html
+        n, p = e["article_count"], e["publisher_count"]
+        assert f"{n} article{'s' if n != 1 else ''} from {p} publisher{'s' if p != 1 else ''}" in html
+    assert positions == sorted(positions)  # newest first, as the JSON
+    assert "&lt;b&gt;now&lt;/b&gt;" in html and "<b>now" not in html
+    o = outline(r.data)
+    assert o.headings[0] == 1 and o.headings.count(1) == 1
+    assert all(text.strip() for _, text in o.links) and not o.inline
+    assert client.get(f"/storylines/en/{samples.story_id(7001)}").status_code == 404
+    plain = client.get(f"/storylines/en/{SL}")
+    noisy = sl_app.test_client().get(f"/storylines/en/{SL}", headers={"Cookie": "sid=1", "Authorization": "Bearer x"})
+    assert noisy.data == plain.data and noisy.headers == plain.headers  # the same bytes for every reader
+
+
+def test_a_story_page_links_its_storyline(sl_app, world):
+    client = sl_app.test_client()
+    links = dict(outline(client.get(f"/stories/{STORY}").data).links)
+    assert f"/storylines/en/{SL}" in links and links[f"/storylines/en/{SL}"].strip()
+    other = samples.story_id(1)
+    assert not any(h.startswith("/storylines/") for h, _ in outline(client.get(f"/stories/{other}").data).links)
+
+
+def test_a_topic_page_links_the_storylines_of_its_entity(sl_app):
+    sid, entity = topic_story()
+    html = sl_app.test_client().get(f"/e/{EDITION}/topics/entity:{entity}")
+    assert html.status_code == 200
+    links = [h for h, _ in outline(html.data).links]
+    assert f"/storylines/en/{SL}" in links
