@@ -48,6 +48,7 @@ from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noq
 from transforms.editions.config import load_config  # noqa: E402
 from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle  # noqa: E402
 from transforms.editions.params import RankParams  # noqa: E402
+from transforms.editions.storyline_pages import storyline_items  # noqa: E402
 from transforms.editions.topics import add_cities, city_codes, topic_items  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
 
@@ -377,11 +378,24 @@ def topic_work(out, cities: dict) -> tuple[float, list]:
     return time.process_time() - t, items
 
 
+def group_storylines(books, size: int = 3) -> None:
+    """Every story of each book in a storyline of ``size`` consecutive stories (untimed setup), so a cycle's
+    storyline pages cost what a cycle with storylines costs: each story whose coverage is emitted rebuilds its
+    storyline's episodes (transforms/editions/storyline_pages.py)."""
+    for book in books.values():
+        smap = book.storylines
+        for sid in book.stories.id[: book.stories.size].tolist():
+            smap._put(int(sid), (1 << 50) + int(sid) // size)
+            smap.grown.add((1 << 50) + int(sid) // size)
+        smap.take()
+
+
 def run_all(editions, books, config, params, memories, now, caches, loop=False, views=None, timings=None, publish=None):
     """Run every edition's cycle (``loop``: the per-story reference); per-edition CPU seconds of this process (the
-    machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
-    the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book. The vectorised cycle
-    includes the topic pages (``timings["topic pages"]``), the loop does not (it is the reference for run_cycle)."""
+        machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
+        the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book. The vectorised cycle
+        includes the topic pages (``timings["topic pages"]``) and the storyline pages (``timings["storyline pages"]``:
+    every story in a storyline of three, :func:`group_storylines`), the loop does not (it is the reference for run_cycle)."""
     per = {}
     outs = {}
     cities = city_codes(config)
@@ -398,6 +412,11 @@ def run_all(editions, books, config, params, memories, now, caches, loop=False, 
             if timings is not None:
                 timings["topic pages"] = timings.get("topic pages", 0.0) + spent
                 timings["topic pages built"] = timings.get("topic pages built", 0) + len(topics)
+            ts = time.process_time()
+            n_sl = len(storyline_items(book, out, params, now))
+            if timings is not None:
+                timings["storyline pages"] = timings.get("storyline pages", 0.0) + time.process_time() - ts
+                timings["storyline pages built"] = timings.get("storyline pages built", 0) + n_sl
         per[e.id] = time.process_time() - t
         out.topic_docs = [item["doc"] for item in topics]
         if publish is not None:
@@ -447,6 +466,7 @@ def main(argv=None) -> int:
         f"story-edition pairs scored per cycle: {sum(books[e.language].stories.size for e in editions):,}"
     )
 
+    group_storylines(books)
     # The world is static for the run: move it out of the cyclic GC's scans (a DoFn would do the same after a
     # book rebuild); per-cycle garbage is still collected as usual.
     gc.collect()
