@@ -1,7 +1,7 @@
 """Clusterer-alone benchmark: assignments/s of a centroid search+update loop on one core, ANN vs exact.
 
 Reads nothing (the vectors are synthetic, see below) and writes only to stdout. Prints figures; asserts nothing
-about time (targets from issue 4: >= 2,000 assignments/s on one core with 250,000 live stories, recall@10 >= 0.95).
+about time (targets: >= 2,000 assignments/s on one core with 250,000 live stories, recall@10 >= 0.95).
 
     .venv/bin/python benchmarks/ann_bench.py                    # 250k live stories, 384-d (a few minutes)
     .venv/bin/python benchmarks/ann_bench.py --stories 20000    # quick check

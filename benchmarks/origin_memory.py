@@ -1,4 +1,4 @@
-"""The origin's memory over a simulated week of news, story retirement on vs off (issue 16 item 5).
+"""The origin's memory over a simulated week of news, story retirement on vs off.
 
 Drives the real :class:`serving.watcher.PointerWatcher` (and so the real catalog, preparation and release logic)
 against in-memory fakes of the stores, on a simulated clock, one poll per simulated minute:
@@ -31,7 +31,7 @@ wall time so far; then the off/on ratios and the spread of the on-curve from day
 Usage: python benchmarks/origin_memory.py [--days 7] [--cycles-per-day 720] [--stories-per-day 2000] [--live-h 8]
        [--updates 3] [--sections 4] [--retain-h 48] [--retire-every 15] [--modes off,on] [--tracemalloc]
 Default run (7 days, a poll every 2 simulated minutes, off and on): about 2-3 minutes on this 2-core machine when
-other work shares it (~40 s of CPU per mode). The full run the issue describes, a poll every simulated minute and all
+other work shares it (~40 s of CPU per mode). The full run, a poll every simulated minute and all
 three modes: ``--cycles-per-day 1440 --modes off,origin,on`` (about 6.5 minutes wall on a loaded 2-core machine).
 """
 

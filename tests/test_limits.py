@@ -1,4 +1,4 @@
-"""The size limits issue 14 set for the product code, over every package (not only the editions stage, whose
+"""The size limits of the product code, over every package (not only the editions stage, whose
 tests/transforms/editions/test_shape.py pins its own): no file over 600 lines and no function over 80 in
 pipelines/, transforms/, serving/, schemas/ and stores/. Merges of parallel branches pushed three places past them
 before this test covered the whole tree."""

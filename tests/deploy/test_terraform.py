@@ -20,9 +20,9 @@ relies on, read from the parsed HCL (python-hcl2):
 - Schedule: Cloud Scheduler POSTs the authority job's Flex Template launch (its template of the deployed tag, its
   own account, the worker subnet without public IPs) to the Dataflow API daily, with the OAuth token of the
   scheduler account, which may create jobs and act as the authority account only.
-- Monitoring: every alert of issue 16 exists, watches its metric with its threshold variable, notifies the
-  channels and carries a runbook; the log-based metrics read only the documented log events; the dashboard charts
-  every alerted metric.
+- Monitoring: every alert of the README's alert table exists, watches its metric with its threshold variable,
+  notifies the channels and carries a runbook; the log-based metrics read only the documented log events; the
+  dashboard charts every alerted metric.
 
 Each check is a function that raises AssertionError; the mutation tests apply it to edited copies of the real .tf
 files (a removed cookie exclusion, roles/owner granted ...) to show that it fails when the property is broken.
@@ -1188,7 +1188,7 @@ def test_origin_environment_names_the_topics_terraform_creates(modules):
 
 def check_ordering(stack: Module, pubsub: Module) -> None:
     """items-raw is published with an ordering key per canonical URL; the stories job's subscription must deliver
-    them in order (issue 12), so a newer version of an article is not overtaken by an older fetch of it."""
+    them in order, so a newer version of an article is not overtaken by an older fetch of it."""
     sub = stack.locals["subscriptions"]["stories-items-raw"]
     assert sub["topic"] == "items-raw"
     assert sub.get("enable_message_ordering") is True, "stories-items-raw must enable message ordering"
@@ -1220,7 +1220,7 @@ def test_ordering_check_fails_when_ordering_is_off(modules, folder, old, new):
         check_ordering(stack, pubsub)
 
 
-# --- monitoring: alert policies, log-based metrics, dashboard (issue 16) ------------------------------------
+# --- monitoring: alert policies, log-based metrics, dashboard ---------------------------------------------------
 
 LOG_METRIC_PREFIX = "logging.googleapis.com/user/"
 # alert policy -> (metric type it watches, the variable holding its threshold, condition kind)

@@ -1,7 +1,7 @@
 """Schema revisions of the schemaless codec: a field appended with ``"since": N`` and a default keeps every record
 written before it readable (a reader of revision N decodes revision N-1 bytes with the defaults), while new bytes
 carry the field. The revision-1 bytes are pinned in tests/schemas/data/revision1.json, written by main's codec
-before the first appended field (issue 26: paywall and stated publication time)."""
+before the first appended field (paywall and stated publication time)."""
 
 from __future__ import annotations
 

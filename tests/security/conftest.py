@@ -1,1 +1,1 @@
-"""tests/security/: hostile input, abuse and ordering faults (issue 12), one module per class."""
+"""tests/security/: hostile input, abuse and ordering faults, one module per class."""

@@ -1,4 +1,4 @@
-"""Class 8 (ordering) of issue 12: when a newer fetch of an article is processed before an older one, the older one
+"""Ordering: when a newer fetch of an article is processed before an older one, the older one
 must not overwrite the corrected headline. On 60feb56 items-raw had no ordering key and the store judged STALE only
 for texts it already knew, so the late older fetch became the next version."""
 

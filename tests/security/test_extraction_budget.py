@@ -1,4 +1,4 @@
-"""Class 2 of issue 12: a page under the size cap that keeps extraction busy for minutes (3.6 MB of ~450k
+"""Extraction budget: a page under the size cap that keeps extraction busy for minutes (3.6 MB of ~450k
 paragraphs: > 180 s of trafilatura on 60feb56) is dead-lettered ``extraction_budget_exceeded`` once the per-page
 budget is spent, and the next pages go on. The budget is enforced in a child process that is killed (real
 processes, real trafilatura; the budget is set low here so the test is quick)."""

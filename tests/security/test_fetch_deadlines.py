@@ -1,4 +1,4 @@
-"""Class 1 of issue 12: a server that trickles its headers or body one byte at a time cannot hold a fetch past the
+"""Fetch deadlines: a server that trickles its headers or body one byte at a time cannot hold a fetch past the
 fetcher's total deadline (on 60feb56 such fetches took 117 s, 124 s and 540 s through a redirect, with a 20 s
 limit).
 

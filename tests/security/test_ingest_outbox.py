@@ -1,4 +1,4 @@
-"""Issue 12, class 8 (ordering): the local ingest checkpoints a feed's state only after the items that poll
+"""Ordering: the local ingest checkpoints a feed's state only after the items that poll
 discovered are durably published (outbox order), so a crash between the poll and the publishing loses nothing.
 
 The crash is real: the first ingest runs in a child process whose page fetches hang after the poll, and the test

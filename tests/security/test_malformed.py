@@ -1,4 +1,4 @@
-"""Issue 12, class 5 (malformed input): 400, never 500, and /openapi.json tells the truth about it."""
+"""Malformed input: 400, never 500, and /openapi.json tells the truth about it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 12, class 8 (namespaces): two backfills into one namespace, one after the other or at the same time,
+"""Namespaces: two backfills into one namespace, one after the other or at the same time,
 minted the same story ids, merged unrelated events into one story, and both exited 0.
 
 Now (stores/runs.py, pipelines/backfill.py): a namespace that holds a run is refused (exit 2, the message says

@@ -1,4 +1,4 @@
-"""Class 7 of issue 12: hostile page bytes. On 60feb56 an entity declaration after a long leading comment or after
+"""Hostile page bytes. On 60feb56 an entity declaration after a long leading comment or after
 the first element passed the XML-bomb check, Latin-1 declared as UTF-8 became silent mojibake, and a declared UTF-7
 was honoured (encoded markup became a script element)."""
 

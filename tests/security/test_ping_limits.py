@@ -1,4 +1,4 @@
-"""Issue 12, class 6 (publisher pings): one triggered poll per canonical feed per 30 s across every worker (the
+"""Publisher pings: one triggered poll per canonical feed per 30 s across every worker (the
 window is a token bucket in the feed store, not process memory), URL variants are one feed, and unknown feeds
 neither trigger a poll nor create state."""
 

@@ -1,4 +1,4 @@
-"""Issue 12, class 4 (private POST bodies): size limits answered 413 before parsing, a per-reader write budget held
+"""Private POST bodies: size limits answered 413 before parsing, a per-reader write budget held
 in the store (every worker sees it), bounded ids, and reads with one timestamp all kept."""
 
 from __future__ import annotations

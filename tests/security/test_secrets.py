@@ -1,4 +1,4 @@
-"""Issue 11.5 / 12 class 9 (secrets and settings): the origin never signs with a secret from the source, refuses to
+"""Secrets and settings: the origin never signs with a secret from the source, refuses to
 start in production without its secrets, reads every documented NEWSROOM_* setting from its environment, and its
 cursors hold across instances. Plus the defences that held (token and cursor signatures) pinned here."""
 

@@ -1,4 +1,4 @@
-"""Issue 12, class 3 (WebSub): a verification is accepted only on the unguessable callback of a subscription this
+"""WebSub: a verification is accepted only on the unguessable callback of a subscription this
 system requested and that is pending; leases are clamped; deliveries for unknown, unauthenticated or expired
 subscriptions store nothing (no body in the dead-letter topic). Through the real origin app and embedded bus."""
 

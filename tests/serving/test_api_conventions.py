@@ -1,4 +1,4 @@
-"""API conventions (issue 15 item 4): discovery of the loaded editions, RFC 9457 problem+json errors everywhere,
+"""API conventions: discovery of the loaded editions, RFC 9457 problem+json errors everywhere,
 CORS on the shared GETs only, and an OpenAPI document whose operations carry stable unique operationIds."""
 
 from __future__ import annotations

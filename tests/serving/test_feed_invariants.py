@@ -1,4 +1,4 @@
-"""The For you feed invariants (DESIGN.md section 7; issue 15 item 3), each pinned on the embedded stores:
+"""The For you feed invariants (DESIGN.md section 7), each pinned on the embedded stores:
 
 - pages never repeat an item and never skip one, across pages while the edition's pool moves underneath;
 - privacy is re-checked at read time, and unknown means closed: with the profile store down and nothing cached the

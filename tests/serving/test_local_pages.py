@@ -1,4 +1,4 @@
-"""Local pages (issue 24 item 7): a city page -- ``place:{city}`` whose value is a gazetteer city of the edition's
+"""Local pages: a city page -- ``place:{city}`` whose value is a gazetteer city of the edition's
 region (editions.json ``local_places``) -- is cached 5 minutes at the edge (``NEWSROOM_LOCAL_S_MAXAGE``, 300 s) and
 rendered at most once a minute per (edition, city, limit), whatever the number of pool versions published in that
 minute; a takedown still reaches it at once. Other topic pages keep the topic TTL and their per-version cache."""

@@ -122,7 +122,7 @@ def test_document_is_served(api_app):
     assert r.status_code == 200 and orjson.loads(r.data)["openapi"] == "3.1.0"
 
 
-# Negative data (issue 12, class 5): schemathesis generates requests that break the document's own rules (wrong
+# Negative data (malformed input): schemathesis generates requests that break the document's own rules (wrong
 # types, lists where strings belong, out-of-range numbers, missing required fields) for every operation. The answer
 # must never be a 500 (not_a_server_error) and must be a documented status (status_code_conformance); headers,
 # content type and body schema are checked as above. Bounded for CI: 25 derandomized examples per operation.

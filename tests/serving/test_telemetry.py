@@ -1,4 +1,4 @@
-"""Structured logs and origin metrics (serving/telemetry.py; issue 16 item 1)."""
+"""Structured logs and origin metrics (serving/telemetry.py)."""
 
 from __future__ import annotations
 

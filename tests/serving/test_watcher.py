@@ -161,7 +161,7 @@ def test_pointer_names_map_to_snapshot_paths(name, expected):
     assert classify(name, 3) == expected
 
 
-# ------------------------------------------------------------------------------------ story memory (issue 16 item 5)
+# ------------------------------------------------------------------------------------------------------- story memory
 
 OLD = samples.story_id(600)  # no page or pool links to ids from 300 up: unreferenced
 HOUR_S = 3600.0

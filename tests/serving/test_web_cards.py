@@ -1,4 +1,4 @@
-"""Cards a reader expects on the shared web pages (serving/web.py, issue 24 deliverable 4): the representative's
+"""Cards a reader expects on the shared web pages (serving/web.py): the representative's
 image with its own dimensions, lazy loading and alt text (none when there is none), times as ``<time datetime>``
 that the page's script words relatively, the story and article labels (Breaking, opinion, fact-check, paid), topic
 chips linking to topic pages, and a topics index per edition."""

@@ -65,7 +65,7 @@ HOUR = 3_600_000
 
 @pytest.mark.parametrize("stated", [True, False], ids=["modified-stated", "fetch-time-only"])
 def test_article_newer_first_then_older_is_stale_and_the_newest_stays(stores, sample_record, stated):
-    """Issue 12 class 8: the newer fetch is processed first; the older one arrives late and must not overwrite it,
+    """Ordering: the newer fetch is processed first; the older one arrives late and must not overwrite it,
     although dedupe gives it the next version number (the store knows nothing of its text)."""
     arts = stores.articles
     aid = ("b" if stated else "c") * 32
@@ -318,7 +318,7 @@ def test_pointer_versions_of_many_pointers(stores):
 
 
 def test_pointer_retire_is_a_conditional_delete_with_a_tombstone(stores):
-    """Issue 16 item 5: story pointers are retired, so listings and the origin's memory stop growing. History stays;
+    """Story pointers are retired, so listings and the origin's memory stop growing. History stays;
     a late writer replaying an old version cannot bring the pointer back; a genuinely newer version can."""
     p = stores.pointers
     name = "story/77"
@@ -477,7 +477,7 @@ def test_bus_publish_many(stores, sample_record, impl):
 
 
 def test_bus_publish_with_ordering_key(stores, sample_record):
-    """items-raw is published with an ordering key per URL (issue 12 class 8): every message is delivered, in
+    """items-raw is published with an ordering key per URL (ordering): every message is delivered, in
     publish order on the embedded bus (which keeps the key as an attribute)."""
     bus = stores.bus
     bus.ensure_subscription("items-raw", "ordered-raw")

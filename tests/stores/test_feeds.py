@@ -67,7 +67,7 @@ def test_websub_subscriptions(store_config):
 
 
 def test_ping_buckets_are_per_feed_and_shared(store_config):
-    """The origin's ping window (issue 12): one token per 30 s per feed, the same bucket for every handle."""
+    """The origin's ping window: one token per 30 s per feed, the same bucket for every handle."""
     a, b = open_feed_store(store_config), open_feed_store(store_config)
     url = "http://agenciasur.test/rss/ultima-hora.xml"
     a.put_feed({"url": url, "publisher_id": "agencia-sur", "tier": 1, "kind": "rss", "enabled": True})

@@ -94,7 +94,7 @@ def test_empty_profile_shape():
 
 
 def test_reads_in_one_millisecond_are_all_kept(profiles):
-    """Issue 12: reads were keyed by time alone, so 10 reads in one ms kept one (on the probe: 10 accepted, 6
+    """Reads were keyed by time alone, so 10 reads in one ms kept one (on the probe: 10 accepted, 6
     stored). Keyed by (time, event id) now; a replay still rewrites the same cell."""
     reads = [{"event_id": f"same-{i}", "story_id": str(i), "at": 5_000_000, "kind": "READ"} for i in range(10)]
     profiles.append_reads("eve", reads)

@@ -1,4 +1,4 @@
-"""Fairness of an edition's pages (issue 26 item 3): representative impressions estimated from page position, the
+"""Fairness of an edition's pages: representative impressions estimated from page position, the
 counts the publisher share cap reads, and the concentration index of a cycle's pages.
 
 Position curve: a card at rank ``r`` of a page is worth ``1 / log2(r + 1)`` of the lead card's impressions (the

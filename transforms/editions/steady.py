@@ -4,7 +4,7 @@ built is decided, not built.
 Why: a replay over months ranked every minute of every edition's chain (a story change keeps it going for
 ``idle_cycles`` minutes, 30) and built, itemised and published some 900 documents a minute, almost all of them
 the same as the minute before; the publisher then found them unchanged. With snapshots a backfill cost ~27-44x
-the backfill without (issue 25).
+the backfill without.
 
 The rule. Every chain minute still runs the decisions that carry the edition's memory forward, exactly as the
 every-minute replay does: scores and their smoothing, the hourly publisher cap, representatives, trust gates

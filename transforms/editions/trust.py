@@ -1,4 +1,4 @@
-"""Trust gates of a ranking cycle (issue 26 item 1): corroboration for top stories, holds of fast low-trust
+"""Trust gates of a ranking cycle: corroboration for top stories, holds of fast low-trust
 stories for an editor, and the "developing" label as "key facts changed".
 
 Plain Python + numpy, called by :func:`transforms.editions.cycle.cycle_documents` once per cycle over the cycle's

@@ -172,7 +172,8 @@ def _parse_syndication(body: bytes, url: str, now_ms: int, headers: dict, max_ag
     if headers.get("content-type"):
         response_headers["content-type"] = headers["content-type"]
     with warnings.catch_warnings():
-        # feedparser warns on every access to an entry's missing "updated" (issue 310 fallback); we read both.
+        # feedparser warns on every access to an entry's missing "updated" (it falls back to "published" and says the
+        # fallback will go); we read both ourselves, so the warning says nothing to us.
         warnings.simplefilter("ignore", DeprecationWarning)
         return _syndication_entries(
             feedparser.parse(body, response_headers=response_headers, sanitize_html=False), body, now_ms, max_age_ms

@@ -5,7 +5,7 @@ At a repair tick (every REPAIR_EVERY while some live story had an article in the
 
 1. Seeds: the window's stories that changed since the previous tick (:func:`transforms.stories.repair.active`) and
    are out of their REPAIR_COOLDOWN. Candidates of a seed: its nearest live centroids in the writer's ANN index
-   (MERGE_CANDIDATES + MERGE_REACH of them, dense >= MERGE_FLOOR: the reach-back beyond the window of issue 13) and
+   (MERGE_CANDIDATES + MERGE_REACH of them, dense >= MERGE_FLOOR: MERGE_REACH reaches stories older than the window) and
    up to POSTING_TAKE stories that share one of its rarer entity keys (the writer's entity postings, rarest keys
    first, keys held by at most POSTING_LIMIT stories). Stories in their cool-down are never candidates. Seeds and candidates form components
    (union-find over seed-candidate edges) of at most RECLUSTER_MAX_ARTICLES originals: an edge that would grow a

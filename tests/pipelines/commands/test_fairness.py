@@ -1,4 +1,4 @@
-"""``newsroom fairness`` (issue 26 item 3): a day of an edition's snapshots, published through PublishSnapshotFn
+"""``newsroom fairness``: a day of an edition's snapshots, published through PublishSnapshotFn
 into the embedded store's local files, gives a per-publisher report in JSON and HTML: impressions by position and
 minutes live, headline wins, and the close calls lost with their reason (a copy, older, paywalled, less central)."""
 

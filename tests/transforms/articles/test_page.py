@@ -104,7 +104,7 @@ def test_content_encoding_gzip_is_undone_and_bounded():
 
 
 def test_entity_text_anywhere_is_refused():
-    """Issue 12: declarations are refused anywhere (an unescaped quote of one in a page is the accepted price)."""
+    """Entity declarations are refused anywhere (an unescaped quote of one in a page is the accepted price)."""
     body = (
         b"<!DOCTYPE html><html><head><title>XML tips</title></head><body><article>"
         b'<pre><code><!ENTITY lol "lol"></code></pre><p>Never expand entities from untrusted input.</p>'

@@ -1,4 +1,4 @@
-"""The normaliser reads what a page says about access and its own date (issue 26): schema.org
+"""The normaliser reads what a page says about access and its own date: schema.org
 ``isAccessibleForFree`` into ``accessible_for_free``, and the stated publication time, unclamped, into
 ``stated_published_at`` (the authority job's re-dating evidence; ``published_at`` stays min(stated, first seen))."""
 

@@ -1,4 +1,4 @@
-"""Abuse lowers authority (issue 26 item 2): repeated re-dating (a stated publication time far after first seen)
+"""Abuse lowers authority: repeated re-dating (a stated publication time far after first seen)
 and near-duplicate flooding (copies of oneself under other URLs) cut a publisher's computed authority, whatever
 its hand-set prior; a single slip costs nothing. Thresholds: transforms/authority/scoring.py."""
 

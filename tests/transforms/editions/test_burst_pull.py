@@ -1,4 +1,4 @@
-"""Burst pull (issue 27, deliverable 3): a breaking pulse moves the feeds of the publishers in the story's region,
+"""Burst pull: a breaking pulse moves the feeds of the publishers in the story's region,
 covering it or a linked story, or that covered its entities before, to the 1-minute lane for an hour, bounded in
 count; from the Breaking rule's pulse to the feed's poll schedule."""
 

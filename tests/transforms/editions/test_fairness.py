@@ -1,4 +1,4 @@
-"""Fairness you can show (issue 26 item 3): the publisher share cap counts representative impressions estimated
+"""Fairness you can show: the publisher share cap counts representative impressions estimated
 from page position (transforms/editions/fairness.py's curve), per ownership group, edition and day; each cycle's
 pool (the edition's manifest of the snapshot) carries the concentration index (Herfindahl) of its pages."""
 

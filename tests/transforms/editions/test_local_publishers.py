@@ -1,4 +1,4 @@
-"""Local publishers (issue 24 item 7): a publisher may carry a ``city`` of its region's gazetteer (editions.json
+"""Local publishers: a publisher may carry a ``city`` of its region's gazetteer (editions.json
 ``local_places``), and a story is local to a city when a local publisher of that city covers it or its entities
 name the city: the pool entry's ``places`` then hold the city code, so ``place:{city}`` lists it."""
 

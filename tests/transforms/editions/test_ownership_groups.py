@@ -1,4 +1,4 @@
-"""Ownership groups (publishers.json ``owner``) count as one voice in the ranker (issue 26 item 2): in a story's
+"""Ownership groups (publishers.json ``owner``) count as one voice in the ranker: in a story's
 coverage and publisher count, in the top-10 publisher limit and in supporting links; and the group table follows
 the book's registry, not only its size."""
 

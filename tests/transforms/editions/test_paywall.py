@@ -1,4 +1,4 @@
-"""Paywalled articles on the shared page (issue 26 item 3): the card is labelled ``paid`` and a free article wins
+"""Paywalled articles on the shared page: the card is labelled ``paid`` and a free article wins
 a near-tie for representative; a paywalled article clearly better than every free one still represents."""
 
 from __future__ import annotations

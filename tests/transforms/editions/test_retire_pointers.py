@@ -1,4 +1,4 @@
-"""The snapshot publisher retires story pointers of stories that left every live set long ago (issue 16 item 5),
+"""The snapshot publisher retires story pointers of stories that left every live set long ago,
 so the pointer listing every origin polls stays bounded; live or recently moved stories keep theirs."""
 
 from __future__ import annotations

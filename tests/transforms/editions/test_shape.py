@@ -1,4 +1,4 @@
-"""The editions stage keeps the shape issue 14 asked for: small files and functions, no reference loop in production
+"""The editions stage keeps its shape: small files and functions, no reference loop in production
 code, and no import of a job (pipelines/) from the transform."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The trust gates of transforms/editions/trust.py (issue 26 item 1), on hand-built worlds: corroboration by
+"""The trust gates of transforms/editions/trust.py, on hand-built worlds: corroboration by
 independent strong voices for top stories, holds of fast low-trust stories listed for an editor (the pool's
 ``held`` and ``newsroom control held``), and "developing" as "the headline's key facts changed within the hour"."""
 
