@@ -1,9 +1,9 @@
 """Comments and docstrings say their reason, not an issue number a reader of the repository cannot open.
 
-"(issue 12, class 8)" meant something to the session that wrote it; to the next engineer it is a pointer into a
-tracker that is not in the clone. The scan covers every tracked source file (code, tests, benchmarks, terraform,
-scripts); prose documents (Markdown) and data files are left out: the README and docs/ may name the work they
-report on. The checker is tested on planted lines, so this test can fail.
+A parenthesis "(issue N, class M)" meant something to the session that wrote it; to the next engineer it is a
+pointer into a tracker that is not in the clone. The scan covers every tracked source file (code, tests,
+benchmarks, terraform, scripts); prose documents (Markdown) and data files are left out: the README and docs/ may
+name the work they report on. The checker is tested on planted lines, so this test can fail.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Prose and data: they may report figures "for issue N" (the README's measurements), and CSS colours look like "#12".
+# Prose and data: they may report figures "for issue N" (the README's measurements), and CSS colours look like "#N".
 SKIP = re.compile(r"\.(md|json|jsonl|csv|txt|avsc|lock|css|svg|png|gz|npz|npy|parquet)$")
-# "issue 12", "Issues 4 and 5", "issue #12", "#12" standing alone (not an HTML entity "&#39;" nor a colour "#1b1b1b;").
+# "issue N", "Issues N and M", "issue #N", or "#N" standing alone, N a number (not an HTML entity "&#39;" nor a
+# colour "#1b1b1b;").
 CITATION = re.compile(r"(?i)\bissues?\s+#?\d|(?<![&\w])#\d{1,4}(?![\w;])")
 
 
