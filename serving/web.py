@@ -23,9 +23,10 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
   browser's localStorage (a form to paste it, or local sign-in: serving/signin.py) and calls
   ``GET /v1/feed/for-you`` with ``Authorization: Bearer``. The token is never in a page, a URL or a cookie, so the
-  shell is shared like every other page. Every page also loads ``/assets/reader.js``: the signed-in reader's
-  controls, read beacon, the top page's For you slice and the "new stories" pill, all in the browser after load
-  (the page only carries what is the same for every reader: publisher ids on cards, the page version).
+  shell is shared like every other page. Every page also loads ``/assets/reader.js`` (after ``common.js``, the helpers
+  the scripts share): the signed-in reader's controls, read beacon, the top page's For you slice and the "new stories"
+  pill, all in the browser after load (the page only carries what is the same for every reader: publisher ids on
+  cards, the page version).
 - ``GET /assets/{version}/{name}``: the CSS and JS of ``serving/web_static/`` at their content version, immutable for
   a year (``/assets/{name}``: the current bytes with a page TTL).
 

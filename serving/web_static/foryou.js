@@ -4,7 +4,6 @@
 // ever parsed as HTML. No inline script anywhere: the page's Content-Security-Policy is script-src 'self'.
 (function () {
   "use strict";
-  var KEY = "newsroom.readerToken";
   var root = document.getElementById("foryou");
   if (!root) return;
   var edition = root.getAttribute("data-edition");
@@ -16,60 +15,40 @@
   var more = document.getElementById("feed-more");
   var cursor = null;
 
+  var common = window.newsroom; // common.js: the token, string and card helpers reader.js shares
+  var KEY = common.TOKEN_KEY;
+  var token = common.token;
+  var el = common.el;
   // The page's strings in its language (serving/messages.json, as data-msg-* attributes); English if absent.
-  function msg(name, fallback, values) {
-    var text = root.getAttribute("data-msg-" + name) || fallback;
-    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(String(values[k])); });
-    return text;
-  }
+  var msg = common.messages(root);
 
   function countText(n) {
     var one = n === 1 || (n === 0 && root.getAttribute("data-zero-is-one") === "1");
     return one ? msg("count-one", "{n} story for you.", { n: n }) : msg("count-other", "{n} stories for you.", { n: n });
   }
 
-  function token() {
-    try { return window.localStorage.getItem(KEY); } catch (e) { return null; }
-  }
-
   function safeUrl(url) {
     return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
   }
 
-  function el(tag, text, cls) {
-    var node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (cls) node.className = cls;
-    return node;
-  }
-
   function item(it) {
     var rep = it.representative || {};
-    var li = el("li", null, "story");
-    li.setAttribute("data-story-id", it.story_id);
-    var h = el("h3");
-    var a = el("a", rep.title);
-    a.href = "/stories/" + encodeURIComponent(it.story_id);
-    h.appendChild(a);
-    li.appendChild(h);
     var meta = el("p", null, "meta");
     meta.appendChild(el("span", rep.publisher_name || rep.publisher_id, "publisher"));
     meta.appendChild(document.createTextNode(" · "));
     var t = el("time", (rep.published_at || "").slice(0, 16).replace("T", " ") + " UTC");
     t.setAttribute("datetime", rep.published_at || "");
     meta.appendChild(t);
-    li.appendChild(meta);
     var url = safeUrl(rep.url);
+    var p = null;
     if (url) {
-      var p = el("p", null, "coverage");
+      p = el("p", null, "coverage");
       var out = el("a", msg("read-at", "Read at {publisher}", { publisher: rep.publisher_name || rep.publisher_id }));
       out.href = url;
       out.rel = "noopener noreferrer";
       p.appendChild(out);
-      li.appendChild(p);
     }
-    if (it.reason) li.appendChild(el("p", msg("why", "Why:") + " " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
-    return li;
+    return common.storyItem(it, msg("why", "Why:"), [meta, p]);
   }
 
   function load(reset) {

@@ -15,7 +15,6 @@
 // sent or set). Text from the API is set with textContent, never parsed as markup.
 (function () {
   "use strict";
-  var KEY = "newsroom.readerToken";
   var QUEUE = "newsroom.events";
   var QUEUE_MAX = 500;
   var BATCH = 100;
@@ -26,18 +25,11 @@
   var flushTimer = null;
   var sending = false;
 
-  function msg(name, fallback, values) {
-    var text = root.getAttribute("data-msg-" + name) || fallback;
-    Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(String(values[k])); });
-    return text;
-  }
-
-  function el(tag, text, cls) {
-    var node = document.createElement(tag);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    if (cls) node.className = cls;
-    return node;
-  }
+  var common = window.newsroom; // common.js: the token, string and card helpers foryou.js shares
+  var KEY = common.TOKEN_KEY;
+  var token = common.token;
+  var el = common.el;
+  var msg = common.messages(root);
 
   function store(name, value) {
     try {
@@ -46,8 +38,6 @@
     } catch (e) { return null; }
     return null;
   }
-
-  function token() { return store(KEY); }
 
   function readerName(tok) {
     try {
@@ -273,16 +263,8 @@
       var list = box.querySelector("ol");
       (doc.items || []).forEach(function (it) {
         var rep = it.representative || {};
-        var li = el("li", null, "story");
-        li.setAttribute("data-story-id", it.story_id);
-        var h = el("h3");
-        var a = el("a", rep.title);
-        a.href = "/stories/" + encodeURIComponent(it.story_id);
-        h.appendChild(a);
-        li.appendChild(h);
-        li.appendChild(el("p", rep.publisher_name || rep.publisher_id, "meta"));
-        if (it.reason) li.appendChild(el("p", msg("why", "Why:") + " " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
-        list.appendChild(li);
+        var publisher = el("p", rep.publisher_name || rep.publisher_id, "meta");
+        list.appendChild(common.storyItem(it, msg("why", "Why:"), [publisher]));
       });
       box.hidden = !list.children.length;
     }, function () { /* no slice: the shared page is complete without it */ });

@@ -1,9 +1,9 @@
 // Local sign-in (/sign-in, serving/signin.py): post the reader name as JSON, keep the token in this browser's
-// localStorage (the key For you and reader.js read), go back to the page the reader came from. No cookie: the
+// localStorage (common.js's key, the one For you and reader.js read), go back to the page the reader came from. No cookie: the
 // token travels only in the Authorization header reader.js adds to the private API.
 (function () {
   "use strict";
-  var KEY = "newsroom.readerToken";
+  var KEY = window.newsroom.TOKEN_KEY; // common.js
   var form = document.getElementById("signin-form");
   if (!form) return;
   var status = document.getElementById("signin-status");

@@ -188,13 +188,16 @@ def test_for_you_shell_keeps_the_token_client_side(client):
     html = r.data.decode()
     assert f'data-edition="{EDITION}"' in html
     scripts = re.findall(r'<script src="([^"]+)"', html)
-    # the shell's own script, and reader.js (the controls every page has)
-    assert len(scripts) == 2 and re.fullmatch(r"/assets/[0-9a-f]{10}/foryou\.js", scripts[0])
-    assert re.fullmatch(r"/assets/[0-9a-f]{10}/reader\.js", scripts[1])
+    # the helpers every page's scripts share, the shell's own script, and reader.js (the controls every page has)
+    names = ["common", "foryou", "reader"]
+    assert [re.fullmatch(r"/assets/[0-9a-f]{10}/(\w+)\.js", u).group(1) for u in scripts] == names
     for url in scripts:
         js = client.get(url).data.decode()
-        assert "localStorage" in js and "Authorization" in js and "/v1/feed/for-you" in js
-        assert 'credentials: "omit"' in js and "document.cookie" not in js and "innerHTML" not in js
+        assert "document.cookie" not in js and "innerHTML" not in js
+        if "common.js" in url:
+            assert "localStorage" in js  # the token is read from this browser's storage, nowhere else
+        else:
+            assert "Authorization" in js and "/v1/feed/for-you" in js and 'credentials: "omit"' in js
 
 
 def test_assets_are_shared_and_typed(client):

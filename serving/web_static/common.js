@@ -1,0 +1,49 @@
+// What the origin's page scripts share (window.newsroom): the reader token's localStorage key and its reading
+// (sign-in, For you and the reader's controls), the page's strings, and the story card that the For you feed
+// (foryou.js) and the For you slice of the top page (reader.js) build from a JSON feed item. Cards are built with
+// DOM APIs and textContent only: nothing from an article is ever parsed as markup. base.html loads this file before
+// every other script (deferred scripts run in document order), so they find window.newsroom when they run.
+(function () {
+  "use strict";
+  // The token lives in this browser's localStorage only: sent in an Authorization header, never in a URL or cookie.
+  var TOKEN_KEY = "newsroom.readerToken";
+
+  function token() {
+    try { return window.localStorage.getItem(TOKEN_KEY); } catch (e) { return null; }
+  }
+
+  function el(tag, text, cls) {
+    var node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  // The strings of the page's language, given by the server as data-msg-{name} attributes of ``root``; the
+  // fallback (English) if absent. ``{k}`` in a string is replaced by values[k].
+  function messages(root) {
+    return function msg(name, fallback, values) {
+      var text = root.getAttribute("data-msg-" + name) || fallback;
+      Object.keys(values || {}).forEach(function (k) { text = text.split("{" + k + "}").join(String(values[k])); });
+      return text;
+    };
+  }
+
+  // One feed item as <li class="story" data-story-id>: the representative's headline linking to the story page,
+  // then the caller's ``extras`` (nodes; a null one is skipped), then "{why} {reason}" when the item has a reason.
+  function storyItem(it, why, extras) {
+    var rep = it.representative || {};
+    var li = el("li", null, "story");
+    li.setAttribute("data-story-id", it.story_id);
+    var h = el("h3");
+    var a = el("a", rep.title);
+    a.href = "/stories/" + encodeURIComponent(it.story_id);
+    h.appendChild(a);
+    li.appendChild(h);
+    (extras || []).forEach(function (node) { if (node) li.appendChild(node); });
+    if (it.reason) li.appendChild(el("p", why + " " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
+    return li;
+  }
+
+  window.newsroom = { TOKEN_KEY: TOKEN_KEY, token: token, el: el, messages: messages, storyItem: storyItem };
+})();
