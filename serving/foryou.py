@@ -303,6 +303,38 @@ def _update(reader: str, fn) -> Response:
     return _ok(summary(reader, doc, reads=len(cached.get("reads") or [])))
 
 
+def _add_to(reader: str, pick, value: str, what: str) -> Response:
+    """Add ``value`` to the list ``pick(doc)`` of the reader's profile (follows of a kind, hidden sources), at most
+    MAX_FOLLOWS of them (409 profile_limit past it, naming ``what``); adding what is there already writes nothing."""
+
+    def apply(doc):
+        items = pick(doc)
+        if value in items:
+            return None
+        if len(items) >= MAX_FOLLOWS:
+            raise ValueError(f"at most {MAX_FOLLOWS} {what}")
+        items.append(value)
+        return doc
+
+    try:
+        return _update(reader, apply)
+    except ValueError as exc:
+        return http.problem(409, "profile_limit", str(exc))
+
+
+def _remove_from(reader: str, pick, value: str) -> Response:
+    """Remove ``value`` from the list ``pick(doc)`` of the reader's profile; removing what is absent writes nothing."""
+
+    def apply(doc):
+        items = pick(doc)
+        if value not in items:
+            return None
+        items.remove(value)
+        return doc
+
+    return _update(reader, apply)
+
+
 @bp.get("/v1/me/profile")
 @private
 def profile(reader: str):
@@ -334,19 +366,7 @@ def follow(reader: str):
     except ValueError as exc:
         return http.problem(400, "invalid_body", str(exc))
 
-    def apply(doc):
-        items = doc["follows"][field]
-        if value in items:
-            return None
-        if len(items) >= MAX_FOLLOWS:
-            raise ValueError(f"at most {MAX_FOLLOWS} follows per kind")
-        items.append(value)
-        return doc
-
-    try:
-        return _update(reader, apply)
-    except ValueError as exc:
-        return http.problem(409, "profile_limit", str(exc))
+    return _add_to(reader, lambda doc: doc["follows"][field], value, "follows per kind")
 
 
 @bp.delete("/v1/me/follows")
@@ -357,13 +377,7 @@ def unfollow(reader: str):
     except ValueError as exc:
         return http.problem(400, "invalid_parameter", str(exc))
 
-    def apply(doc):
-        if value not in doc["follows"][field]:
-            return None
-        doc["follows"][field].remove(value)
-        return doc
-
-    return _update(reader, apply)
+    return _remove_from(reader, lambda doc: doc["follows"][field], value)
 
 
 @bp.post("/v1/me/hidden-sources")
@@ -374,18 +388,7 @@ def hide_source(reader: str):
     except ValueError as exc:
         return http.problem(400, "invalid_body", str(exc))
 
-    def apply(doc):
-        if source in doc["hidden_sources"]:
-            return None
-        if len(doc["hidden_sources"]) >= MAX_FOLLOWS:
-            raise ValueError(f"at most {MAX_FOLLOWS} hidden sources")
-        doc["hidden_sources"].append(source)
-        return doc
-
-    try:
-        return _update(reader, apply)
-    except ValueError as exc:
-        return http.problem(409, "profile_limit", str(exc))
+    return _add_to(reader, lambda doc: doc["hidden_sources"], source, "hidden sources")
 
 
 @bp.delete("/v1/me/hidden-sources")
@@ -396,13 +399,7 @@ def unhide_source(reader: str):
     except ValueError as exc:
         return http.problem(400, "invalid_parameter", str(exc))
 
-    def apply(doc):
-        if source not in doc["hidden_sources"]:
-            return None
-        doc["hidden_sources"].remove(source)
-        return doc
-
-    return _update(reader, apply)
+    return _remove_from(reader, lambda doc: doc["hidden_sources"], source)
 
 
 @bp.post("/v1/me/fewer-like-this")

@@ -423,3 +423,40 @@ def test_folded_reads_are_published_to_the_read_events_topic(app, client, auth, 
     assert ext.folder.published == 3 and ext.folder.publish_failed == 0
     # the origin's receive time rides along (the covisit job judges readers by it, not by the client's ``at``)
     assert all(before - 60_000 <= int(m.attributes["received_at"]) <= before for m in msgs)
+
+
+@pytest.mark.parametrize(
+    "add, remove, field, what",
+    [
+        (("/v1/me/follows", "kind", "topic"), "/v1/me/follows?kind=topic&value=", "topics", "follows per kind"),
+        (("/v1/me/hidden-sources", None, None), "/v1/me/hidden-sources?source=", "hidden_sources", "hidden sources"),
+    ],
+    ids=["follows", "hidden-sources"],
+)
+def test_profile_lists_are_bounded_and_idempotent(client, auth, monkeypatch, add, remove, field, what):
+    """Follows of a kind and hidden sources share one rule: at most MAX_FOLLOWS (409 profile_limit past it, naming
+    the list), adding a value already there and removing an absent one write nothing (the revision stays)."""
+    from serving import foryou
+
+    monkeypatch.setattr(foryou, "MAX_FOLLOWS", 2)
+    path, kind_key, kind = add
+
+    def post(value):
+        body = {kind_key: kind, "value": value} if kind_key else {"source": value}
+        return client.post(path, json=body, headers=auth("erin"))
+
+    def listed(r):
+        return r.json["follows"][field] if field != "hidden_sources" else r.json[field]
+
+    assert listed(post("a")) == ["a"]
+    r = post("b")
+    assert listed(r) == ["a", "b"]
+    assert post("b").json["revision"] == r.json["revision"]  # already there: nothing written
+    full = post("c")
+    assert full.status_code == 409 and full.json["code"] == "profile_limit", full.json
+    assert f"at most 2 {what}" in full.json["detail"]
+    gone = client.delete(remove + "a", headers=auth("erin"))
+    assert gone.status_code == 200 and listed(gone) == ["b"]
+    again = client.delete(remove + "a", headers=auth("erin"))
+    assert again.status_code == 200 and again.json["revision"] == gone.json["revision"]
+    assert listed(post("c")) == ["b", "c"]  # room again after the removal
