@@ -41,6 +41,7 @@ from flask.sessions import SessionInterface
 from werkzeug.exceptions import HTTPException
 
 from serving import http
+from serving.context import EXTENSION
 
 log = logging.getLogger("serving")
 
@@ -277,7 +278,7 @@ class Newsroom:
             float(cfg["NEWSROOM_FORYOU_WAIT_S"]),
         )
         self._started = False
-        app.extensions["newsroom"] = self
+        app.extensions[EXTENSION] = self
         from serving import telemetry
 
         self.metrics = telemetry.init_app(app, self)

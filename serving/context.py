@@ -1,9 +1,9 @@
 """The one accessor of the origin's process-wide resources, like flaskr's ``get_db()``.
 
 :class:`serving.Newsroom` ``.init_app(app)`` stores itself in ``app.extensions["newsroom"]``; request handlers reach
-it through :func:`services` only, so the key is spelled in two places (here and ``init_app``) and a handler reads
-as ``services().holder`` rather than repeating the dictionary lookup. ``serving.push`` keeps its own
-``app.extensions.get("newsroom")``: it runs on an app it holds (not ``current_app``) and must tolerate an origin
+it through :func:`services` only, so the key is spelled once (``EXTENSION``, which ``init_app`` also uses) and a
+handler reads as ``services().holder`` rather than repeating the dictionary lookup. ``serving.push`` keeps its own
+``app.extensions.get(EXTENSION)``: it runs on an app it holds (not ``current_app``) and must tolerate an origin
 without the extension.
 """
 

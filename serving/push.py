@@ -59,6 +59,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint, Response, current_app, jsonify, request
 
 from serving import http
+from serving.context import EXTENSION
 from transforms import common
 from transforms.ingest import websub
 
@@ -105,7 +106,7 @@ class PushState:
     def bus(self):
         c = self.app.config
         if c.get("NEWSROOM_BUS") is None:
-            ext = self.app.extensions.get("newsroom")
+            ext = self.app.extensions.get(EXTENSION)
             stores = getattr(ext, "stores", None)
             bus = getattr(stores, "bus", None)
             if bus is None:

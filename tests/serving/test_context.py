@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -27,6 +28,31 @@ def test_no_serving_module_repeats_the_lookup():
         if LOOKUP.search(line)
     ]
     assert offenders == [], f"use serving.context.services() instead: {offenders}"
+
+
+def key_literals(source: str) -> list[int]:
+    """Lines of ``source`` that name the extension by the literal "newsroom" (``x.extensions["newsroom"]`` or
+    ``x.extensions.get("newsroom")``) rather than by serving.context.EXTENSION."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Subscript):
+            target, key = node.value, node.slice
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            target, key = node.func.value, (node.args or [None])[0]
+        else:
+            continue
+        named = isinstance(target, ast.Attribute) and target.attr == "extensions"
+        if named and isinstance(key, ast.Constant) and key.value == "newsroom":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_key_is_spelled_once_in_serving():
+    """init_app stores the extension under serving.context.EXTENSION, the key services() and push read."""
+    spelled = {p.name: key_literals(p.read_text()) for p in sorted(SERVING.glob("*.py"))}
+    assert {k: v for k, v in spelled.items() if v} == {}
+    assert key_literals('app.extensions["newsroom"] = self\next = app.extensions.get("newsroom")') == [1, 2]
+    assert key_literals("app.extensions[EXTENSION] = self\nd.get('newsroom')") == []
 
 
 def test_the_scan_sees_a_lookup():
