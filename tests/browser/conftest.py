@@ -1,6 +1,7 @@
 """Fixtures of the browser tests: Debian's chromium driven by Playwright against a live origin on a free port.
 
-- ``origin``: module-scoped; the sample world of tests/serving (plus a covered story in the tech section) served by
+- ``origin``: module-scoped; the sample world of tests/serving (plus a covered story in the tech section, with a
+  storyline of six episodes) served by
   ``serving.create_app`` with werkzeug in a thread on 127.0.0.1:<free port>; yields the base URL.
 - ``browser``: module-scoped; ``/usr/bin/chromium`` (``NEWSROOM_CHROMIUM`` overrides) launched headless by
   Playwright with no sandbox, GPU, background networking, updates or sync. Playwright's own browser downloads are
@@ -36,6 +37,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 TECH_STORY = samples.story_id(100)  # the first story of the sample world's us-en tech section
+STORYLINE = samples.story_id(7000)  # a storyline of the sample world, linked from TECH_STORY's page
 TOPIC = "entity:org:who"  # an alias-table entity of the sample pool: its page is titled by its canonical name
 
 
@@ -72,7 +74,11 @@ def origin(tmp_path_factory):
     articles[1]["labels"] = ["opinion"]
     coverage = samples.story_coverage(TECH_STORY, 1, articles, title="Tech story with full coverage")
     coverage["links"] = [STORY]
+    coverage["storyline_id"] = STORYLINE  # its storyline page: this story and five earlier episodes
     publish(stores, coverage)
+    storyline = samples.storyline(STORYLINE, 1, 6)
+    storyline["episodes"][0] = dict(storyline["episodes"][0], story_id=TECH_STORY, title=coverage["title"])
+    publish(stores, storyline)
     publish_topic_pages(stores, {TOPIC: 3})  # the top page links it (followed: pre-built by the editions stage)
     app = make_app(stores, open_profile_store(config))
     server = make_server("127.0.0.1", 0, app, threaded=True)

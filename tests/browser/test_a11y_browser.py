@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import TECH_STORY
+from tests.browser.conftest import STORYLINE, TECH_STORY
 from tests.serving.helpers import EDITION
 
 VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
@@ -27,6 +27,7 @@ PAGES = {
     "edition": f"/e/{EDITION}/",
     "section": f"/e/{EDITION}/tech",
     "story": f"/stories/{TECH_STORY}",
+    "storyline": f"/storylines/en/{STORYLINE}",
     "topics": f"/e/{EDITION}/topics",
     "topic": None,  # the first topic the top page links (its id is the editions stage's, not ours)
     "for-you": f"/e/{EDITION}/for-you",

@@ -11,13 +11,15 @@ import json
 import re
 import urllib.request
 
+import pytest
+
 try:
     from playwright.sync_api import expect
 except ImportError:  # the browser fixture skips (fails under CI=true) with the reason
     expect = None
 
 from serving.auth import issue_token
-from tests.browser.conftest import TECH_STORY, TOPIC
+from tests.browser.conftest import STORYLINE, TECH_STORY, TOPIC
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET
 
 
@@ -64,6 +66,34 @@ def test_edition_section_story(origin, page, shots):
     page.wait_for_url(f"{origin}/stories/{STORY}")
     assert page.context.cookies() == []
     assert page.problems == [], page.problems
+
+
+@pytest.mark.parametrize("size", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_a_story_page_leads_to_its_storyline(origin, browser, shots, size):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+    try:
+        page.goto(f"{origin}/stories/{TECH_STORY}")
+        page.get_by_role("link", name=re.compile("storyline")).click()
+        page.wait_for_url(f"{origin}/storylines/en/{STORYLINE}")
+        doc = _json(f"{origin}/v1/storylines/en/{STORYLINE}")
+        assert page.locator("h1").inner_text() == doc["title"]
+        items = page.locator("ol.storyline > li")
+        assert items.count() == len(doc["episodes"]) == 6
+        for i, e in enumerate(doc["episodes"]):  # newest first: date, headline (a link to it), sources
+            item = items.nth(i)
+            assert item.locator("time").get_attribute("datetime") == e["first_at"]
+            assert item.get_by_role("link").inner_text() == e["title"]
+            assert f"from {e['publisher_count']} publisher" in item.locator(".sources").inner_text()
+        assert page.evaluate("document.documentElement.scrollWidth") <= size[0]  # no sideways scroll on a phone
+        shots(page, f"storyline-{size[0]}")
+        items.nth(1).get_by_role("link").click()
+        assert page.url.startswith(f"{origin}/stories/")
+        assert problems == [] and context.cookies() == []
+    finally:
+        context.close()
 
 
 def test_a_topic_page_from_the_top_page(origin, page, shots):
