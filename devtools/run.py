@@ -105,12 +105,15 @@ class PageWatcher:
         self.before_run: set[str] = set()  # on a page when this run started (a resumed run): not timed
         self.pages = 0
         self.breaking_on_top: dict[str, str] = {}  # edition -> title of a Breaking story ranked 1 on top
+        self.merged: dict[str, str] = {}  # merged story id -> survivor, as the origin serves them (aliases pointer)
+        self.announced: set[str] = set()  # merged ids already printed
 
     def poll(self) -> None:
         from schemas.pages import page_path, story_path
 
         now = int(time.time() * 1000)
         versions = self.stores.pointers.versions("")
+        self._read_aliases(versions.get("aliases"))
         pages = {n: v for n, v in versions.items() if n.count("/") == 1 and not n.startswith(("pool/", "story/"))}
         self.pages = len(pages)
         on_page: set[str] = set()
@@ -136,6 +139,23 @@ class PageWatcher:
                 continue
             for card in cov.get("articles", []):
                 self.first_on_page.setdefault(card["url"], now)
+
+    def _read_aliases(self, version: int | None) -> None:
+        """The aliases map the origin serves (merged id -> survivor, one hop): what a reader can try a 301 on."""
+        from schemas.pages import aliases_path
+
+        if version is None:
+            return
+        try:
+            self.merged = dict(json.loads(self.stores.snapshots.get(aliases_path(version)))["aliases"])
+        except Exception:  # being written: next poll
+            pass
+
+    def new_merges(self) -> list[tuple[str, str]]:
+        """(merged id, survivor) of the merges not printed yet, oldest merged id first; marks them printed."""
+        fresh = sorted((k for k in self.merged if k not in self.announced), key=int)
+        self.announced.update(fresh)
+        return [(k, self.merged[k]) for k in fresh]
 
 
 def main(args) -> int:
@@ -199,7 +219,7 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     job = jobs["stories"]
     cleanups.append(lambda: _drain(ingest, job, config))
     _say_where_to_look(args, origin, logs, say)
-    return _watch(args, job, world, ingest, watcher, config, logs, say)
+    return _watch(args, job, world, ingest, watcher, config, logs, say, origin)
 
 
 def _ping_keys(args) -> dict:
@@ -444,7 +464,7 @@ def _say_where_to_look(args, origin: str, logs, say) -> None:
     say(f"progress every {args.progress_s:g}s; Ctrl-C to stop (a later run resumes)")
 
 
-def _watch(args, job, world, ingest, watcher, config, logs, say) -> int:
+def _watch(args, job, world, ingest, watcher, config, logs, say, origin: str = "") -> int:
     """Print progress until Ctrl-C, ``--minutes`` or the job's exit; write ``--report``. Returns the exit status."""
     started = time.time()
     interrupted = threading.Event()
@@ -465,6 +485,8 @@ def _watch(args, job, world, ingest, watcher, config, logs, say) -> int:
                 log.warning("page watcher: %s", exc)
             figures = _progress(world, ingest, watcher, config, started)
             say(figures["line"])
+            for gone, survivor in watcher.new_merges():  # the repair merged two stories: try the 301
+                say(f"merged story {gone} into {survivor}: {origin}/stories/{gone} answers 301 to /stories/{survivor}")
     finally:
         signal.signal(signal.SIGINT, previous)
     if args.report:
@@ -522,6 +544,7 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
         "breaking_on_top": dict(watcher.breaking_on_top),
         "burst_requests": st.get("requests:BURST", 0),  # the stories job's burst pulls that reached ingest
         "fetch_requests_without_feed": st.get("dead_letter:no_feed", 0),
+        "merged": dict(watcher.merged),  # merged story id -> survivor (the origin answers 301 from one to the other)
     }
     lat = (
         f"release->page p50 {figures['release_to_page_p50_s']}s p95 {figures['release_to_page_p95_s']}s "
@@ -533,6 +556,7 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
     figures["line"] = (
         f"released {released} | polls {polls} ({n304} x 304) fetched {figures['pages_fetched']} | "
         f"articles {figures['articles']} stories {figures['stories']} live pages {watcher.pages} | {lat}"
+        + (f" | merged stories {len(watcher.merged)}" if watcher.merged else "")
         + (f" | BREAKING on top: {brk}" if brk else "")
     )
     return figures

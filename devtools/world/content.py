@@ -21,7 +21,8 @@ Events: E1 the Calder Bay earthquake (the breaking burst: 11 English originals f
 whose headline is corrected; E6 a cup final (es/de/en); E7 an air-traffic strike (fr); E8 a northern rail strike
 (en, gb); E9 Berlin housing (de); E10 a content farm (future date, a feed whose ETag changes on every request);
 E11 Mumbai's monsoon (news sitemap); E12 the Port Almera desalination plant (an English report and its Spanish
-translation, released early in a run: the translated pair the cross-language links must join).
+translation, released early in a run: the translated pair the cross-language links must join); E13 a ferry
+aground off Gull Island (two reports the writer keeps apart and the next repair tick merges: :data:`MERGED_PAIR`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ QUAKE = "Calder Bay"
 # shows the ``paid`` card label and a free article winning a near-tie for representative (README "Editions").
 # Daily Herald's near-ties with Pacific Times (0.85 / 0.8 authority, both us-en) are the ones to watch.
 PAYWALLED = frozenset({"daily-herald", "london-chronicle"})
+
+# E13's two reports: (first, second). The second scores between the repair's merge bar and the writer's join bar
+# against the first, so the writer starts a story for it and the next repair tick (every 10 minutes of event time)
+# merges it into the first's story: the merged id a local run's reader can try (its 301 to the survivor).
+MERGED_PAIR = ("ferry-aground-gull-island", "stranded-ferry-passengers-ashore")
 
 ARTICLES: list[dict] = [
     # ---------------------------------------------------------------- E2 Aurora Motors recall (business, backlog)
@@ -690,6 +696,47 @@ ARTICLES: list[dict] = [
             "La alcaldesa Helena Vargas afirmó que la planta pondrá fin a los cortes de agua que sufre la ciudad "
             "cada verano desde hace seis años. Aqualux asegura que el agua costará un 30 % menos que la traída en "
             "camiones desde el interior.",
+        ],
+    },
+    # ---------------------------------------------------------------- E13 one event, two stories, one repair merge
+    # MERGED_PAIR: the second report opens on a passenger's night, not on the grounding, and names other people, so
+    # it scores 0.76 against the first when it arrives (join bar 0.8) and 0.73-0.74 at the next repair tick (merge
+    # bar 0.7 for two single-article stories; transforms/stories/config.py), measured with all-MiniLM-L6-v2 over
+    # the world's English news; tests/pipelines/test_world_merge.py runs it through the stories job and the origin.
+    {
+        "id": "ferry-aground-gull-island",
+        "pub": "wirepress",
+        "at": 1000,
+        "section": "nation",
+        "lang": "en",
+        "author": "Dana Whitfield",
+        "headline": "Ferry with 240 passengers runs aground off Gull Island",
+        "paras": [
+            "The Northern Star, a passenger ferry operated by Lakeshore Ferries, ran aground on rocks off Gull Island "
+            "on Thursday evening with 240 passengers and 18 crew aboard, the coast guard said.",
+            "No injuries were reported. The ferry was listing slightly but was not taking on water, and passengers "
+            "were asked to stay inside while rescue boats were on their way.",
+            "Lakeshore Ferries said the vessel had left Port Halden on its regular evening crossing and that the cause "
+            "of the grounding was not yet known.",
+        ],
+    },
+    {
+        "id": "stranded-ferry-passengers-ashore",
+        "pub": "capital-post",
+        "at": 1150,
+        "section": "nation",
+        "lang": "en",
+        "author": "Marcus Webb",
+        "headline": "Stranded ferry passengers recall their night on the rocks off Gull Island",
+        "paras": [
+            "Maria Keller was pouring tea for her two children when the ferry ran aground and the lights went out. "
+            '"A crunch, then silence," the teacher from Riverton said on Friday, after a lifeboat landed her family.',
+            "Commander Owen Blake of the coast guard said the last of the passengers reached the mainland before dawn; "
+            "eleven were checked at St Brendan's Hospital for cold and bruises and sent home.",
+            "Passengers described a loud scraping noise and a sudden stop. Several said they waited for hours in the "
+            "lounge with blankets and hot drinks handed out by the crew.",
+            "Investigators from the transport safety board will examine the ferry's route and whether the captain "
+            "changed course because of fog.",
         ],
     },
     # ---------------------------------------------------------------- later, ordinary news
