@@ -18,7 +18,7 @@ from tests.pipelines.test_stories_job import store_argv, world_items
 
 
 def test_the_world_pair_is_merged_by_the_repair_and_the_old_id_answers_301(tmp_path):
-    from pipelines.main import PageWatcher
+    from devtools.run import PageWatcher
     from pipelines.stories import run
     from schemas.pages import story_path
     from stores.profiles import open_profile_store
