@@ -226,6 +226,7 @@ def check_log_metric(name: str, flt: str, metric: dict, lines_by_job: dict[str, 
 
 
 def check_contract(module: Module, folder: Path, lines_by_job, workload: set[str], counters: set[str]) -> None:
+    module = module.instances()  # the daily jobs' metrics and alerts, one per for_each key
     metrics = module.of_type("google_logging_metric")
     for name, metric in metrics.items():
         if name in PLATFORM_LOG_METRICS:

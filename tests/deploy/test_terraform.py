@@ -227,6 +227,29 @@ def parse(text: str):
     return copy.deepcopy(_parse(text))
 
 
+def _each(value, key: str, entry: dict):
+    """``value`` with ``each.key`` / ``each.value.F`` of one for_each entry substituted (see Module)."""
+    if isinstance(value, dict):
+        return {k: _each(v, key, entry) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_each(v, key, entry) for v in value]
+    if not isinstance(value, str):
+        return value
+    whole = re.fullmatch(r"\$\{each\.value\.(\w+)\}", value)
+    if whole:
+        return entry[whole.group(1)]
+
+    def inner(field: str) -> str:  # a field inside an expression: its expression, or its quoted literal
+        v = entry[field]
+        m = re.fullmatch(r"\$\{(.*)\}", v) if isinstance(v, str) else None
+        return m.group(1) if m else json.dumps(v)
+
+    value = re.sub(r"\$\{each\.value\.(\w+)\}", lambda m: str(entry[m.group(1)]), value)
+    value = value.replace("${each.key}", key)
+    value = re.sub(r"\beach\.value\.(\w+)", lambda m: inner(m.group(1)), value)
+    return value.replace("each.key", json.dumps(key))
+
+
 class Module:
     """The .tf files of one folder, merged: resources by (type, name), locals, variables, module calls."""
 
@@ -248,6 +271,28 @@ class Module:
                 self.variables.update(block)
             for block in doc.get("module", []):
                 self.modules.update(block)
+
+    def instances(self) -> Module:
+        """This module with its for_each resources written out (see :meth:`_expand_for_each`): what the monitoring
+        checks read; the other checks read a for_each as written."""
+        out = copy.copy(self)
+        out.resources = dict(self.resources)
+        out._expand_for_each()
+        return out
+
+    def _expand_for_each(self) -> None:
+        """A resource with ``for_each = local.X`` (X a map in locals) becomes one instance per key, named
+        ``name["key"]`` as Terraform addresses it, with ``each.key`` and ``each.value.F`` replaced by the key and
+        the entry's field (a ``${var.v}`` field reads ``${var.v}``), so the checks read each instance as if it were
+        written out."""
+        for (rtype, name), body in list(self.resources.items()):
+            m = re.fullmatch(r"\$\{local\.(\w+)\}", str(body.get("for_each", "")))
+            if not m or not isinstance(self.locals.get(m.group(1)), dict):
+                continue
+            del self.resources[(rtype, name)]
+            for key, entry in self.locals[m.group(1)].items():
+                instance = {k: v for k, v in body.items() if k != "for_each"}
+                self.resources[(rtype, f'{name}["{key}"]')] = _each(instance, key, entry)
 
     @classmethod
     def load(cls, folder: Path, edits: dict[str, tuple[str, str]] | None = None) -> Module:
@@ -1256,12 +1301,12 @@ EXPECTED_ALERTS = {
         "cdn_purge_failures_per_15_minutes",
         "threshold",
     ),
-    "authority_failed": (
+    'daily_job_failed["authority"]': (
         LOG_METRIC_PREFIX + "newsroom/authority_failures",
         "authority_failures_tolerated",
         "threshold",
     ),
-    "userclusters_failed": (
+    'daily_job_failed["userclusters"]': (
         LOG_METRIC_PREFIX + "newsroom/userclusters_failures",
         "userclusters_failures_tolerated",
         "threshold",
@@ -1276,22 +1321,20 @@ LOG_CONTRACT = {
     "item_discovered": ("ingest_job", ["tier", "via", "discovery_s"]),
     "cdn_purge_failed": ("stories_job", ["edition", "section", "story", "error"]),
 }
-# Log metrics over platform logs, not the jobs' own lines: metric -> (the local holding its filter, what it must
-# match). The daily batch jobs' (authority, userclusters) failed launches (Cloud Scheduler logs each failed attempt at
+# Log metrics over platform logs, not the jobs' own lines: metric (an instance of the for_each over
+# local.daily_jobs) -> (what its filter must match,). The daily batch jobs' (authority, userclusters) failed launches (Cloud Scheduler logs each failed attempt at
 # ERROR) and their runs' ERROR job messages, both by the job's name: the scheduler job's id and the Dataflow job's
 # name are that name (check_schedule pins both in modules/schedule; the stack passes the scheduled names to
 # monitoring, test_alert_policies_and_dashboard).
 PLATFORM_LOG_METRICS = {
-    "authority_failures": (
-        "authority_failure_filter",
+    'daily_job_failures["authority"]': (
         [
             'resource.type=\\"cloud_scheduler_job\\" AND resource.labels.job_id=\\"${var.authority_job}\\" AND severity>=ERROR',
             'resource.type=\\"dataflow_step\\" AND resource.labels.job_name=\\"${var.authority_job}\\"',
             'log_id(\\"dataflow.googleapis.com/job-message\\") AND severity>=ERROR',
         ],
     ),
-    "userclusters_failures": (
-        "userclusters_failure_filter",
+    'daily_job_failures["userclusters"]': (
         [
             'resource.type=\\"cloud_scheduler_job\\" AND resource.labels.job_id=\\"${var.userclusters_job}\\" AND severity>=ERROR',
             'resource.type=\\"dataflow_step\\" AND resource.labels.job_name=\\"${var.userclusters_job}\\"',
@@ -1313,7 +1356,7 @@ def _expand(module: Module, text: str) -> str:
     metrics = module.of_type("google_logging_metric")
     # a metric that is not defined stays unexpanded (the filter then watches no metric type the check expects)
     return re.sub(
-        r"\$\{google_logging_metric\.(\w+)\.name\}",
+        r'\$\{google_logging_metric\.(\w+(?:\["\w+"\])?)\.name\}',
         lambda m: metrics[m.group(1)]["name"] if m.group(1) in metrics else m.group(0),
         text,
     )
@@ -1330,7 +1373,7 @@ def render_dashboard(module: Module, folder: Path) -> dict:
     assert names <= given, f"the dashboard template uses {sorted(names - given)}, not given by templatefile()"
     samples = {"metric_prefix": module.locals["metric_prefix"]}
     for name, value in re.findall(r"(\w+)\s*=\s*([^\n,]+)", m.group(2)):
-        ref = re.fullmatch(r"google_logging_metric\.(\w+)\.name", value.strip())
+        ref = re.fullmatch(r'google_logging_metric\.(\w+(?:\["\w+"\])?)\.name', value.strip())
         local = re.fullmatch(r"local\.(\w+)", value.strip())
         var = re.fullmatch(r"var\.(\w+)", value.strip())
         if ref:
@@ -1343,6 +1386,7 @@ def render_dashboard(module: Module, folder: Path) -> dict:
 
 
 def check_monitoring(module: Module, folder: Path) -> None:
+    module = module.instances()
     policies = module.of_type("google_monitoring_alert_policy")
     metrics = module.of_type("google_logging_metric")
     missing = set(EXPECTED_ALERTS) - set(policies)
@@ -1382,10 +1426,10 @@ def check_monitoring(module: Module, folder: Path) -> None:
     assert set(events) == set(LOG_CONTRACT), f"log events {sorted(events)} != {sorted(LOG_CONTRACT)}"
     for event, (job_var, fields) in LOG_CONTRACT.items():
         assert events[event] == {"job": f"${{var.{job_var}}}", "fields": fields}, f"{event}: {events[event]}"
-    for mname, (local, parts) in PLATFORM_LOG_METRICS.items():
-        assert mname in metrics and metrics[mname]["filter"] == f"${{local.{local}}}", f"log metric {mname} missing"
+    for mname, (parts,) in PLATFORM_LOG_METRICS.items():
+        assert mname in metrics, f"log metric {mname} missing"
         for part in parts:
-            assert part in str(module.locals.get(local)), f"log metric {mname} does not match {part}"
+            assert part in str(metrics[mname]["filter"]), f"log metric {mname} does not match {part}"
     for mname, m in metrics.items():
         if mname in PLATFORM_LOG_METRICS:
             continue
@@ -1416,8 +1460,11 @@ def test_alert_policies_and_dashboard(modules):
     check_monitoring(modules["monitoring"], MODULES / "monitoring")
     monitoring = modules["monitoring"]
     outputs = {k: v for block in monitoring.docs["outputs.tf"].get("output", []) for k, v in block.items()}
-    listed = re.findall(r"google_monitoring_alert_policy\.(\w+)\.name", str(outputs["alert_policies"]["value"]))
-    assert sorted(listed) == sorted(monitoring.of_type("google_monitoring_alert_policy")), "alert_policies output"
+    listed = re.findall(
+        r'google_monitoring_alert_policy\.(\w+(?:\["\w+"\])?)\.name', str(outputs["alert_policies"]["value"])
+    )
+    policies = monitoring.instances().of_type("google_monitoring_alert_policy")
+    assert sorted(listed) == sorted(policies), "alert_policies output"
     stack = modules["stack"]
     call = stack.modules["monitoring"]
     assert call["notification_channels"] == "${var.notification_channels}"
@@ -1439,6 +1486,14 @@ def _cut_block(text: str, header: str) -> str:
     return text[:start] + text[end:]
 
 
+def _cut_entry(text: str, header: str) -> str:
+    """Remove one entry ``name = { ... }`` of a locals map (its closing brace at the header's indentation)."""
+    start = text.index(header)
+    indent = header[: len(header) - len(header.lstrip())]
+    end = text.index("\n" + indent + "}\n", start) + len(indent) + 3
+    return text[:start] + text[end:]
+
+
 MONITORING_MUTATIONS = {
     "watermark alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "watermark_lag" {'),
     "stuck pointer alert removed": lambda t: _cut_block(
@@ -1455,28 +1510,30 @@ MONITORING_MUTATIONS = {
         "notification_channels = var.notification_channels\n", "notification_channels = []\n", 1
     ),
     "a log metric reads an undocumented field": lambda t: t.replace("discovery_s=([0-9]", "latency_s=([0-9]", 1),
-    "authority alert removed": lambda t: _cut_block(
-        t, 'resource "google_monitoring_alert_policy" "authority_failed" {'
+    "authority job dropped from the daily jobs": lambda t: _cut_entry(t, "    authority = {"),
+    "daily-job alerts removed": lambda t: _cut_block(
+        t, 'resource "google_monitoring_alert_policy" "daily_job_failed" {'
     ),
-    "authority metric removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "authority_failures" {'),
-    "authority threshold gone": lambda t: t.replace(
-        "      threshold_value = var.authority_failures_tolerated\n", "", 1
+    "daily-job metrics removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "daily_job_failures" {'),
+    "daily-job threshold gone": lambda t: t.replace("      threshold_value = each.value.tolerated\n", "", 1),
+    "authority threshold hard-coded": lambda t: t.replace(
+        "tolerated    = var.authority_failures_tolerated", "tolerated    = 3", 1
     ),
-    "authority launch failures not counted": lambda t: t.replace('resource.type=\\"cloud_scheduler_job\\"', "", 1),
-    "authority run failures not counted": lambda t: t.replace(
+    "daily-job launch failures not counted": lambda t: t.replace('resource.type=\\"cloud_scheduler_job\\"', "", 1),
+    "daily-job run failures not counted": lambda t: t.replace(
         'log_id(\\"dataflow.googleapis.com/job-message\\")', "", 1
     ),
-    "user-cluster alert removed": lambda t: _cut_block(
-        t, 'resource "google_monitoring_alert_policy" "userclusters_failed" {'
-    ),
-    "user-cluster metric removed": lambda t: _cut_block(
-        t, 'resource "google_logging_metric" "userclusters_failures" {'
-    ),
+    "user-cluster job dropped from the daily jobs": lambda t: _cut_entry(t, "    userclusters = {"),
     "user-cluster alert watches the authority metric": lambda t: t.replace(
-        "google_logging_metric.userclusters_failures.name}", "google_logging_metric.authority_failures.name}", 1
+        "google_logging_metric.daily_job_failures[each.key].name}",
+        'google_logging_metric.daily_job_failures["authority"].name}',
+        1,
+    ),
+    "user-cluster threshold is the authority one": lambda t: t.replace(
+        "tolerated    = var.userclusters_failures_tolerated", "tolerated    = var.authority_failures_tolerated", 1
     ),
     "user-cluster launch failures not counted": lambda t: t.replace(
-        'resource.labels.job_id=\\"${var.userclusters_job}\\"', 'resource.labels.job_id=\\"${var.authority_job}\\"', 1
+        "job          = var.userclusters_job", "job          = var.authority_job", 1
     ),
     "purge alert removed": lambda t: _cut_block(t, 'resource "google_monitoring_alert_policy" "cdn_purge_failures" {'),
     "purge metric removed": lambda t: _cut_block(t, 'resource "google_logging_metric" "cdn_purge_failures" {'),

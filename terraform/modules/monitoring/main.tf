@@ -14,8 +14,7 @@
 #     tests/deploy/test_signal_contract.py runs the code paths that write each line and matches every filter and
 #     extractor here against what they logged);
 #   - log-based metrics over platform logs: the daily batch jobs' (authority, userclusters) Cloud Scheduler attempts
-#     that failed and the ERROR job messages of their Dataflow runs (local.authority_failure_filter,
-#     local.userclusters_failure_filter);
+#     that failed and the ERROR job messages of their Dataflow runs (one per entry of local.daily_jobs);
 #   - Dataflow user counters of the stories job (dashboard only): breaking/announced_<edition>, takedowns_applied.
 # Every policy notifies var.notification_channels and carries its runbook in `documentation`.
 
@@ -44,20 +43,30 @@ locals {
 
   metric_prefix = "logging.googleapis.com/user/"
 
-  # The daily authority job (modules/schedule): a launch attempt Cloud Scheduler logs as failed (severity ERROR:
-  # the Dataflow launch API answered an error or timed out; each retry is logged again), or an ERROR job message
-  # of a run (a work item that failed, "Workflow failed"). Both are named after var.authority_job.
-  authority_failure_filter = join(" OR ", [
-    "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${var.authority_job}\" AND severity>=ERROR)",
-    "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${var.authority_job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
-  ])
-
-  # The daily user-cluster job (For you's "readers like you"), launched by the same schedule module: the same two
-  # signals by its own name.
-  userclusters_failure_filter = join(" OR ", [
-    "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${var.userclusters_job}\" AND severity>=ERROR)",
-    "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${var.userclusters_job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
-  ])
+  # The daily batch jobs modules/schedule launches, watched alike (one log metric and one alert each, by for_each):
+  # a launch attempt Cloud Scheduler logs as failed (severity ERROR: the Dataflow launch API answered an error or
+  # timed out; each retry is logged again), or an ERROR job message of a run (a work item that failed, "Workflow
+  # failed"), both found by the job's name. Per job: that name, its words in titles, the alert's severity, threshold,
+  # window and runbook. The authority job alerts at ERROR (authority ages by the day); the user-cluster job at
+  # WARNING (the origin ignores memberships older than two days, so one missed day costs nothing).
+  daily_jobs = {
+    authority = {
+      job          = var.authority_job
+      what         = "authority"
+      severity     = "ERROR"
+      tolerated    = var.authority_failures_tolerated
+      window_hours = var.authority_failure_window_hours
+      runbook      = "The daily authority job did not launch or its run failed; publisher authority keeps yesterday's values (nothing breaks, it ages). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template authority-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages. Rerun with `gcloud scheduler jobs run`; README \"Operations\" / Alerts."
+    }
+    userclusters = {
+      job          = var.userclusters_job
+      what         = "user-cluster"
+      severity     = "WARNING"
+      tolerated    = var.userclusters_failures_tolerated
+      window_hours = var.userclusters_failure_window_hours
+      runbook      = "The daily user-cluster job (For you's readers like you) did not launch or its run failed; readers keep yesterday's clusters, the origin ignores memberships older than two days, so one missed day costs nothing and a second fades the source out (For you keeps its other sources). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template userclusters-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages (a store error names the table). Rerun with `gcloud scheduler jobs run newsroom-userclusters`; README \"Operations\" / Alerts."
+    }
+  }
 }
 
 # --- log-based metrics --------------------------------------------------------------------------------------
@@ -219,11 +228,17 @@ resource "google_logging_metric" "cdn_purge_failures" {
   }
 }
 
-resource "google_logging_metric" "authority_failures" {
+
+
+resource "google_logging_metric" "daily_job_failures" {
+  for_each    = local.daily_jobs
   project     = var.project_id
-  name        = "newsroom/authority_failures"
-  description = "Failed launch attempts of the daily authority job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
-  filter      = local.authority_failure_filter
+  name        = "newsroom/${each.key}_failures"
+  description = "Failed launch attempts of the daily ${each.value.what} job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
+  filter = join(" OR ", [
+    "(resource.type=\"cloud_scheduler_job\" AND resource.labels.job_id=\"${each.value.job}\" AND severity>=ERROR)",
+    "(resource.type=\"dataflow_step\" AND resource.labels.job_name=\"${each.value.job}\" AND log_id(\"dataflow.googleapis.com/job-message\") AND severity>=ERROR)",
+  ])
 
   metric_descriptor {
     metric_kind = "DELTA"
@@ -240,25 +255,15 @@ resource "google_logging_metric" "authority_failures" {
   }
 }
 
-resource "google_logging_metric" "userclusters_failures" {
-  project     = var.project_id
-  name        = "newsroom/userclusters_failures"
-  description = "Failed launch attempts of the daily user-cluster job (Cloud Scheduler) and ERROR job messages of its Dataflow runs, by source (cloud_scheduler_job: launch, dataflow_step: run)."
-  filter      = local.userclusters_failure_filter
+# The metrics and alerts of the daily jobs were one resource each before local.daily_jobs: their state moves.
+moved {
+  from = google_logging_metric.authority_failures
+  to   = google_logging_metric.daily_job_failures["authority"]
+}
 
-  metric_descriptor {
-    metric_kind = "DELTA"
-    value_type  = "INT64"
-    unit        = "1"
-    labels {
-      key        = "source"
-      value_type = "STRING"
-    }
-  }
-
-  label_extractors = {
-    source = "EXTRACT(resource.type)"
-  }
+moved {
+  from = google_logging_metric.userclusters_failures
+  to   = google_logging_metric.daily_job_failures["userclusters"]
 }
 
 # --- alert policies -----------------------------------------------------------------------------------------
@@ -595,23 +600,26 @@ resource "google_monitoring_alert_policy" "cdn_purge_failures" {
   }
 }
 
-resource "google_monitoring_alert_policy" "authority_failed" {
+
+
+resource "google_monitoring_alert_policy" "daily_job_failed" {
+  for_each              = local.daily_jobs
   project               = var.project_id
-  display_name          = "Newsroom: authority launch or run failed in the last ${var.authority_failure_window_hours} h"
+  display_name          = "Newsroom: ${each.value.what} launch or run failed in the last ${each.value.window_hours} h"
   combiner              = "OR"
-  severity              = "ERROR"
+  severity              = each.value.severity
   notification_channels = var.notification_channels
   user_labels           = var.labels
 
   conditions {
-    display_name = "failed launch attempts and run errors of the daily authority job"
+    display_name = "failed launch attempts and run errors of the daily ${each.value.what} job"
     condition_threshold {
-      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.authority_failures.name}\""
+      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.daily_job_failures[each.key].name}\""
       comparison      = "COMPARISON_GT"
-      threshold_value = var.authority_failures_tolerated
+      threshold_value = each.value.tolerated
       duration        = "0s"
       aggregations {
-        alignment_period     = "${var.authority_failure_window_hours * 3600}s"
+        alignment_period     = "${each.value.window_hours * 3600}s"
         per_series_aligner   = "ALIGN_SUM"
         cross_series_reducer = "REDUCE_SUM"
         group_by_fields      = ["metric.label.source"]
@@ -621,38 +629,18 @@ resource "google_monitoring_alert_policy" "authority_failed" {
 
   documentation {
     mime_type = "text/markdown"
-    content   = "The daily authority job did not launch or its run failed; publisher authority keeps yesterday's values (nothing breaks, it ages). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template authority-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages. Rerun with `gcloud scheduler jobs run`; README \"Operations\" / Alerts."
+    content   = each.value.runbook
   }
 }
 
-resource "google_monitoring_alert_policy" "userclusters_failed" {
-  project               = var.project_id
-  display_name          = "Newsroom: user-cluster launch or run failed in the last ${var.userclusters_failure_window_hours} h"
-  combiner              = "OR"
-  severity              = "WARNING"
-  notification_channels = var.notification_channels
-  user_labels           = var.labels
+moved {
+  from = google_monitoring_alert_policy.authority_failed
+  to   = google_monitoring_alert_policy.daily_job_failed["authority"]
+}
 
-  conditions {
-    display_name = "failed launch attempts and run errors of the daily user-cluster job"
-    condition_threshold {
-      filter          = "metric.type=\"${local.metric_prefix}${google_logging_metric.userclusters_failures.name}\""
-      comparison      = "COMPARISON_GT"
-      threshold_value = var.userclusters_failures_tolerated
-      duration        = "0s"
-      aggregations {
-        alignment_period     = "${var.userclusters_failure_window_hours * 3600}s"
-        per_series_aligner   = "ALIGN_SUM"
-        cross_series_reducer = "REDUCE_SUM"
-        group_by_fields      = ["metric.label.source"]
-      }
-    }
-  }
-
-  documentation {
-    mime_type = "text/markdown"
-    content   = "The daily user-cluster job (For you's readers like you) did not launch or its run failed; readers keep yesterday's clusters, the origin ignores memberships older than two days, so one missed day costs nothing and a second fades the source out (For you keeps its other sources). source=cloud_scheduler_job: read the attempt's status in the scheduler logs (403: the scheduler account's grants; 404: the template userclusters-<tag>.json is missing; 409: the previous run still running). source=dataflow_step: read the job's messages (a store error names the table). Rerun with `gcloud scheduler jobs run newsroom-userclusters`; README \"Operations\" / Alerts."
-  }
+moved {
+  from = google_monitoring_alert_policy.userclusters_failed
+  to   = google_monitoring_alert_policy.daily_job_failed["userclusters"]
 }
 
 # --- dashboard ----------------------------------------------------------------------------------------------
@@ -671,9 +659,9 @@ resource "google_monitoring_dashboard" "newsroom" {
     edition_heartbeats_metric         = google_logging_metric.edition_heartbeats.name
     snapshots_rejected_metric         = google_logging_metric.snapshots_rejected.name
     cdn_purge_failures_metric         = google_logging_metric.cdn_purge_failures.name
-    authority_failures_metric         = google_logging_metric.authority_failures.name
+    authority_failures_metric         = google_logging_metric.daily_job_failures["authority"].name
     authority_job                     = var.authority_job
-    userclusters_failures_metric      = google_logging_metric.userclusters_failures.name
+    userclusters_failures_metric      = google_logging_metric.daily_job_failures["userclusters"].name
     userclusters_job                  = var.userclusters_job
     dead_letter_topic_regex           = local.dead_letter_topic_regex
     dead_letter_subscription_regex    = local.dead_letter_subscription_regex

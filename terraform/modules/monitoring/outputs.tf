@@ -12,8 +12,8 @@ output "alert_policies" {
     origin_catalog_age  = google_monitoring_alert_policy.origin_catalog_age.name
     watermark_lag       = google_monitoring_alert_policy.watermark_lag.name
     cdn_purge_failures  = google_monitoring_alert_policy.cdn_purge_failures.name
-    authority_failed    = google_monitoring_alert_policy.authority_failed.name
-    userclusters_failed = google_monitoring_alert_policy.userclusters_failed.name
+    authority_failed    = google_monitoring_alert_policy.daily_job_failed["authority"].name
+    userclusters_failed = google_monitoring_alert_policy.daily_job_failed["userclusters"].name
   }
 }
 
@@ -30,7 +30,7 @@ output "log_metrics" {
     google_logging_metric.snapshots_rejected,
     google_logging_metric.discovery_latency,
     google_logging_metric.cdn_purge_failures,
-    google_logging_metric.authority_failures,
-    google_logging_metric.userclusters_failures,
+    google_logging_metric.daily_job_failures["authority"],
+    google_logging_metric.daily_job_failures["userclusters"],
   ] : "${local.metric_prefix}${m.name}"]
 }
