@@ -115,7 +115,7 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
 def merged_document(item: dict, read_live) -> dict | None:
     """The document to publish for a storyline item: the live version (``read_live(pointer) -> doc or None``)
     without the stories that left, plus the sources' episodes, plus the item's. None: nothing to publish (a merge
-    redirect for a storyline that never had a page)."""
+    redirect for a storyline that never had a document, or no episode in this language and no live version)."""
     doc = item["doc"]
     live = read_live(item["pointer"])
     if doc.get("merged_into") is not None:
@@ -128,4 +128,6 @@ def merged_document(item: dict, read_live) -> dict | None:
             if wanted is None or e["story_id"] in wanted:
                 episodes.setdefault(e["story_id"], e)
     episodes.update({e["story_id"]: e for e in doc["episodes"]})
+    if not episodes and live is None:
+        return None  # nothing of this storyline in this language (a merge or split routed to every edition)
     return finish(doc, episodes.values())

@@ -102,6 +102,8 @@ def test_merge_and_split_move_archived_episodes(stores):
     redirect = merged_document({"pointer": "storyline/en/2", "doc": doc("2", [], merged_into="1")}, read(held))
     assert redirect["merged_into"] == "1" and len(redirect["episodes"]) == 1
     assert merged_document({"pointer": "storyline/en/3", "doc": doc("3", [], merged_into="1")}, read(held)) is None
+    # a merge routed to an edition of another language: no episode there, nothing written
+    assert merged_document({"pointer": "storyline/pl/1", "doc": doc("1", []), "sources": [[2, None]]}, read({})) is None
     # SPLIT: story 10 (archived) moves from 1 to 4
     new = merged_document({"pointer": "storyline/en/4", "doc": doc("4", []), "sources": [[1, [10]]]}, read(held))
     kept = merged_document({"pointer": "storyline/en/1", "doc": doc("1", []), "left": [10]}, read(held))
