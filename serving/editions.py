@@ -67,12 +67,18 @@ def editions_index():
 
 @bp.get("/v1/editions/<edition>")
 def edition_document(edition: str):
+    return _edition_answer(edition, lambda info: (info.doc_body, info.doc_etag))
+
+
+def _edition_answer(edition: str, pick):
+    """One of the edition's shared bodies, ``pick(info) -> (body, etag)``; an edition not held is explained."""
     ext = services()
     cat = ext.holder.current
     info = cat.editions.get(edition)
     if info is None:
         return _unknown_edition(cat, edition)
-    return http.shared_response(info.doc_body, info.doc_etag, ext.page_cache_control)
+    body, etag = pick(info)
+    return http.shared_response(body, etag, ext.page_cache_control)
 
 
 def _unknown_edition(cat, edition: str):
@@ -104,9 +110,4 @@ def section_page(edition: str, section: str):
 
 @bp.get("/v1/editions/<edition>/version")
 def edition_version(edition: str):
-    ext = services()
-    cat = ext.holder.current
-    info = cat.editions.get(edition)
-    if info is None:
-        return _unknown_edition(cat, edition)
-    return http.shared_response(info.body, info.etag, ext.page_cache_control)
+    return _edition_answer(edition, lambda info: (info.body, info.etag))

@@ -125,6 +125,17 @@ def refusal(status: int) -> bytes:
     return head.encode() + body
 
 
+def _recv(conn) -> bytes | None:
+    """What the poller reads from a ready client socket: its bytes, b"" when the client is gone (end of input or a
+    socket error: both close it), or None when nothing is there after all (a spurious wake-up: wait again)."""
+    try:
+        return conn.sock.recv(65536)
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        return b""
+
+
 class MemorySocket:
     """What a thread's gunicorn parser and response writer see instead of the client's socket: the request bytes
     the poller read (then end of input), and a buffer the response is written into."""
@@ -264,12 +275,9 @@ class BufferingThreadWorker(ThreadWorker):
 
     def _on_readable(self, conn, _sock) -> None:
         try:
-            try:
-                data = conn.sock.recv(65536)
-            except (BlockingIOError, InterruptedError):
+            data = _recv(conn)
+            if data is None:
                 return
-            except OSError:
-                data = b""
             if not data:
                 self._close(conn)
                 return
@@ -422,12 +430,9 @@ class BufferingThreadWorker(ThreadWorker):
         self._watch(conn, selectors.EVENT_READ, partial(self._on_linger, conn))
 
     def _on_linger(self, conn, _sock) -> None:
-        try:
-            data = conn.sock.recv(65536)
-        except (BlockingIOError, InterruptedError):
+        data = _recv(conn)
+        if data is None:
             return
-        except OSError:
-            data = b""
         conn.drained += len(data)
         if not data or conn.drained > LINGER_MAX:
             self._close(conn)
