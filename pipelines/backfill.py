@@ -341,18 +341,13 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, o
     # The fence: no change reaches the stores once a later run has claimed the namespace.
     claimed = outputs | "CheckRunClaim" >> beam.ParDo(CheckRunClaimFn(cfg, run_claim))
     applied = claimed | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
-    results = (
-        outputs
-        | "SlimOutputs" >> beam.Map(backfill_files.slim_output)
-        | "AllOutputs" >> beam.combiners.ToList()
-        | "WriteResults"
-        >> beam.Map(
-            bb.write_results,
-            order=beam.pvalue.AsList(read["order"]),
-            n_languages=beam.pvalue.AsSingleton(n_languages),
-            out_dir=o.output,
-            links=links,
-        )
+    slim = outputs | "SlimOutputs" >> beam.Map(backfill_files.slim_output) | "AllOutputs" >> beam.combiners.ToList()
+    results = slim | "WriteResults" >> beam.Map(
+        bb.write_results,
+        order=beam.pvalue.AsList(read["order"]),
+        n_languages=beam.pvalue.AsSingleton(n_languages),
+        out_dir=o.output,
+        links=links,
     )
     dead = (read[DEAD_LETTER], clustered[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
     (
@@ -361,8 +356,11 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, o
         | "AllDeadLetters" >> beam.combiners.ToList()
         | "WriteDeadLetters" >> beam.Map(write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
     )
-    if o.snapshots:
-        add_snapshots(claimed, options)
+    if o.snapshots:  # the ranker gets the run's StorylineChanges, as streaming's does (one story per storyline)
+        storylines = slim | "StorylineChanges" >> beam.FlatMap(
+            bb.storyline_changes, n_languages=beam.pvalue.AsSingleton(n_languages), links=links
+        )
+        add_snapshots(claimed, options, storylines=storylines)
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 

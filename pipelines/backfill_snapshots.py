@@ -7,12 +7,16 @@ size limit.
 from __future__ import annotations
 
 
-def add_snapshots(outputs, options, replay: bool = True) -> dict:
+def add_snapshots(outputs, options, replay: bool = True, storylines=None) -> dict:
     """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
     over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
     transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
     an embedded store rooted at DIR for ``--snapshots DIR``. Versions are cycle minutes and documents carry no
     wall-clock time, so the same input gives byte-identical objects every run.
+
+    ``storylines``: the run's StorylineChange records (storyline_changes.jsonl), fed to the ranker as the streaming
+    job's storyline stage feeds it, so the top page keeps one story per storyline in its first five as streaming's
+    does; None: no storyline rule.
 
     ``replay``: each edition's minute chain runs to its end in one firing (a bounded, complete input); False: one
     timer round per minute as streaming (tests compare the two). Only minutes where a page can change are built
@@ -26,6 +30,8 @@ def add_snapshots(outputs, options, replay: bool = True) -> dict:
     own = isinstance(o.snapshots, str) and o.snapshots not in ("", "True")  # True (the flag alone) or DIR
     config = StoreConfig(backend="embedded", data_dir=o.snapshots) if own else store_config(options)
     changes, change_only = outputs | "ChangesForEditions" >> ChangesOfOutputs(), not o.snapshots_every_minute
+    if storylines is not None:
+        changes = {"changes": changes, "storylines": storylines}
     return changes | "PublishEditions" >> PublishEditions(
         config, replay=replay, burst_polls=False, change_only=change_only
     )

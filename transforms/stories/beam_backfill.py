@@ -92,6 +92,11 @@ class ReadArticles(beam.PTransform):
         return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
 
 
+def storyline_changes(outputs: list[dict], n_languages: int, links) -> list[dict]:
+    """The run's StorylineChange records (what storyline_changes.jsonl holds), for ``--snapshots``' ranker."""
+    return backfill_files.storyline_rows(outputs, links, n_languages)[1]
+
+
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
     """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
     stories.jsonl, storylines.jsonl, storyline_changes.jsonl and the summary (summary.json); return the summary."""
