@@ -25,8 +25,9 @@ The rule, for a story S that was born or grew:
 - S joins the oldest storyline among its links (storyline ids are time-ordered); the others merge into it
   (MERGE: the older survives, the younger becomes a one-hop alias, chains rewritten on merge). No link and no
   storyline yet: S founds one (NEW_STORYLINE). Every story has exactly one storyline.
-- Repair: when S's decision drops an edge, or a story leaves (absorbed by a story MERGE: DETACH), its storyline's
-  link graph is checked; each connected component without the storyline's oldest story leaves as a new storyline
+- Repair: a story absorbed by a story MERGE hands the edges of the later stories linked to it to its survivor
+  (which now holds its articles; their storylines merge if they differ), then leaves (DETACH). When S's decision
+  drops an edge, or a story leaves, its storyline's link graph is checked; each connected component without the storyline's oldest story leaves as a new storyline
   (SPLIT, the oldest story's component keeps the id).
 
 Cost per tick: O(changed stories x (SALIENT x POSTING_CAP + CANDIDATES x dims)) plus, for a storyline that lost an
@@ -158,7 +159,7 @@ class StorylineWriter:
         self.postings: dict[str, list[int]] = {}
         self.df: Counter = Counter()  # entity key -> stories holding it among their salient keys
         self.dirty: set[int] = set()
-        self.absorbed: list[int] = []  # stories gone in a story MERGE since the last tick
+        self.absorbed: list[tuple[int, int]] = []  # (absorbed, survivor) of the story MERGEs since the last tick
         self.pending_links: list[tuple[int, int]] = []
         self.archived: list[tuple[int, int]] = []  # heap of (last article time, story) of expired stories
         self.seq = 0
@@ -188,7 +189,7 @@ class StorylineWriter:
                 st.members.update(gone.members)
                 st.times.update(gone.times)
                 st.span()
-                self.absorbed.append(gone.story_id)
+                self.absorbed.append((gone.story_id, sid))
         elif kind == SPLIT:
             self._split_story(st, c)
         elif kind == EXPIRE:
@@ -220,8 +221,9 @@ class StorylineWriter:
         """Decide what changed since the last tick; return the StorylineChange records, in seq order."""
         self.changes = []
         check: set[int] = set()
-        for sid in sorted(set(self.absorbed)):
-            self._detach(sid, at, check)
+        for gone, into in sorted(set(self.absorbed)):
+            self._inherit(gone, into, at)
+            self._detach(gone, at, check)
         self.absorbed = []
         # Earliest first: a story's candidates (first seen before it) are decided before it in the same tick.
         for sid in sorted((s for s in self.dirty if s in self.stories), key=lambda s: (self.stories[s].first_at, s)):
@@ -264,6 +266,22 @@ class StorylineWriter:
         self._emit(DETACH, sl, at, story_id=sid)
         if self.members_of[sl]:
             check.add(sl)
+
+    def _inherit(self, gone: int, into: int, at: int) -> None:
+        """A story MERGE: the later stories linked to the absorbed story link to its survivor, which now holds its
+        articles (the survivor's own links are decided again: it is dirty); their storylines merge if they differ."""
+        if into not in self.stories or into == gone:
+            return
+        for src in sorted(self.in_edges.get(gone, ())):
+            if src == into:
+                continue
+            edges = dict(self.out_edges.get(src, {}))
+            score = edges.pop(gone, 0.0)
+            edges[into] = max(edges.get(into, 0.0), score)
+            self._set_edges(src, edges)
+            a, b = self.storyline_of.get(src), self.storyline_of.get(into)
+            if a is not None and b is not None and a != b:
+                self._merge(min(a, b), max(a, b), at, story_id=src)
 
     def _decide(self, st: _Story, at: int, check: set[int]) -> None:
         self._index(st)

@@ -239,3 +239,20 @@ def test_the_backfill_fold_runs_the_stage_over_slim_outputs():
     assert changes == sl.storyline_changes([sl.compact(o) for o in outs])[0]
     stories = sorted({o["change"]["story_id"] for o in outs if o["change"]["kind"] == "NEW_STORY"})
     assert rows == [{"storyline_id": changes[0]["storyline_id"], "stories": stories}]
+
+
+def test_a_story_merge_within_the_storyline_keeps_it_whole():
+    """Repair like stories: a story absorbed by a story of its own subject hands its storyline edges to the survivor
+    (which now holds its articles), so the later stories that linked to it stay in the storyline."""
+    rng = np.random.default_rng(4)
+    base = rng.normal(size=DIM)
+    f = Feed()
+    a = f.story(10, T0, ("alpha", "beta"), _subject(rng, base, 0.2))
+    bridge = f.story(20, T0 + DAY_MS, ("alpha", "beta", "gamma", "delta"), _subject(rng, base, 0.2))
+    c = f.story(30, T0 + 2 * DAY_MS, ("gamma", "delta"), _subject(rng, base, 0.2))
+    f.kind("MERGE", a, T0 + 3 * DAY_MS, other=bridge, centroid=_subject(rng, base, 0.2))  # a later tick
+    changes, w = sl.storyline_changes(f.outs)
+    of, _ = _storyline_of(changes)
+    assert bridge not in of and of[a] == of[c]
+    assert sl.SL_SPLIT not in [ch["kind"] for ch in changes]
+    assert w.out_edges[c] and set(w.out_edges[c]) == {a}
