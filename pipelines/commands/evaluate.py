@@ -39,6 +39,13 @@ def add_arguments(parser) -> None:
         action="store_false",
         help="score the per-language story ids, ignoring cross-language links (default: links count as same story)",
     )
+    parser.add_argument(
+        "--storyline-label",
+        default="topic",
+        help="gold field holding the storyline label: storylines are scored when every gold row has it and "
+        "storylines.jsonl is beside --pred (pipelines/commands/evaluate_storylines.py; default topic)",
+    )
+    parser.add_argument("--storylines", default=None, help="storylines.jsonl (default: beside --pred)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument(
         "--html",
@@ -202,12 +209,24 @@ def format_report(r: dict) -> str:
         lines.append(row(lg, s))
     if r["overall"].get("missing"):
         lines.append(f"warning: {r['overall']['missing']} gold articles have no prediction (scored as singletons)")
+    from pipelines.commands.evaluate_storylines import format_storylines
+
+    lines += format_storylines(r.get("storylines"))
     return "\n".join(lines)
+
+
+def add_storylines(r: dict, args) -> None:
+    """The storyline scores (:mod:`pipelines.commands.evaluate_storylines`) when the gold has a storyline label."""
+    from pipelines.commands.evaluate_storylines import storyline_report
+
+    label = getattr(args, "storyline_label", "topic")
+    r["storylines"] = storyline_report(args.gold, args.pred, label, getattr(args, "storylines", None))
 
 
 def main(args) -> int:
     try:
         r = report(args.gold, args.pred, links=args.links, min_overlap=getattr(args, "min_overlap", 0.5))
+        add_storylines(r, args)
     except InputError as exc:
         print(f"newsroom evaluate: error: {exc}", file=sys.stderr)
         return 2
