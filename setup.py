@@ -23,8 +23,10 @@ from setuptools import find_namespace_packages, setup
 BEAM_VERSION = "2.77.0"  # keep equal to ARG BEAM_VERSION in templates/Dockerfile
 TORCH_VERSION = "2.13.0"  # CPU build, installed first (Makefile, templates/Dockerfile): a plain resolve pulls CUDA
 
-# devtools: the local stack, sample world and test launchers (`newsroom stack`, `newsroom run`); not product code.
-PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores", "devtools")
+# Not devtools/ (the local stack, sample world and test launchers behind `newsroom stack` and `newsroom run`): it
+# is not product code, so neither the wheel nor the image carries it; a clone runs it (pipelines/cli.py), and
+# tests/deploy/test_wheel.py checks the wheel holds none of it.
+PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores")
 
 # Non-Python files that ship inside the packages, by package (folders without __init__.py are packages here too).
 DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml", "*.css", "*.js", "*.svg"]

@@ -450,7 +450,7 @@ def _drain(ingest, job, config) -> None:
 def _say_where_to_look(args, origin: str, logs, say) -> None:
     say(f"stories job: streaming on BundleBasedDirectRunner, log {logs / 'stories-job.log'}")
     say(f"co-visitation job (For you's 'also read'): streaming, log {logs / 'covisit-job.log'}")
-    if args.userclusters_every_min > 0:
+    if getattr(args, "userclusters_every_min", 0) > 0:
         say(
             f"user-cluster job (For you's 'readers like you'): once reads exist, then every "
             f"{args.userclusters_every_min:g} min, log {logs / 'userclusters-job.log'}"

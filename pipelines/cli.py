@@ -7,6 +7,11 @@ the origin); the Beam jobs keep ``python -m pipelines.JOB``, which calls the sam
 (``stack``: devtools/emulators.py) are rows like the others. tests/pipelines/test_cli.py parses ``--help`` of every
 row and checks that ``newsroom serve`` does not import Beam.
 
+Where the modules live: the Beam jobs in pipelines/ (``pipelines.JOB``), every other product command in the commands
+layer (pipelines/commands/), and the developer tools (``stack``, ``run``) in devtools/, which is not installed with
+the package: from a clone they are found beside the installed packages (:func:`clone_root`); from a wheel install
+the command says where to run them instead of failing with a traceback (tests/deploy/test_wheel.py).
+
 Two kinds of subcommand:
 
 - Commands (``stack``, ``run``, ``evaluate``, ``explain``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
@@ -26,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import json
 import sys
+from pathlib import Path
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("devtools.emulators", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
@@ -130,6 +137,37 @@ def _report_dry_runs() -> None:
     DataflowRunner._newsroom_reports = True
 
 
+def clone_root() -> Path | None:
+    """The repository checkout this package runs from, when it runs from one: the folder holding ``pipelines/``
+    that also holds ``devtools/``. An editable install from a clone (``make``) has one; a wheel install has none
+    (its packages sit in site-packages, where no devtools is installed)."""
+    spec = importlib.util.find_spec("pipelines")
+    if spec is None or not spec.origin:
+        return None
+    root = Path(spec.origin).resolve().parent.parent
+    return root if (root / "devtools" / "__init__.py").is_file() else None
+
+
+def _import_command(module: str):
+    """Import a command's module; a developer tool (``devtools.*``) is found in the clone this package runs from,
+    since devtools is not installed with the package (setup.py)."""
+    if module.split(".")[0] == "devtools" and importlib.util.find_spec("devtools") is None:
+        root = clone_root()
+        if root is not None:
+            sys.path.append(str(root))  # appended: the installed packages keep precedence
+    return importlib.import_module(module)
+
+
+def _missing_message(name: str, module: str) -> str:
+    if module.split(".")[0] == "devtools":
+        return (
+            f"`newsroom {name}` is a developer tool: it needs devtools/ (the sample world and the local emulators), "
+            "which ships with a clone of the repository, not with the installed package. Run it from a clone: "
+            f"`make run`, or `.venv/bin/newsroom {name}` after `make setup`."
+        )
+    return f"`newsroom {name}` is not built yet ({module} is missing)"
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand; the module of a subcommand is imported only for ``only`` (or for all when
     ``only`` is None), so ``newsroom serve`` does not import Beam."""
@@ -148,10 +186,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if only is not None and name != only:
             continue
         try:
-            mod = importlib.import_module(module)
+            mod = _import_command(module)
         except ModuleNotFoundError as exc:
             if exc.name and module.startswith(exc.name):
-                p.set_defaults(_missing=f"`newsroom {name}` is not built yet ({module} is missing)")
+                p.set_defaults(_missing=_missing_message(name, module))
                 continue
             raise
         if beam_job:
@@ -165,15 +203,14 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(only=name)
-    if name in BEAM_JOBS:
-        args, _beam_flags = parser.parse_known_args(argv)  # checks the job's own flags; the rest is Beam's
-    else:
-        args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)  # a job's own flags are checked; the rest is Beam's
     missing = getattr(args, "_missing", None)
-    if missing:
+    if missing:  # before any flag check: the command's flags are unknown when its module is absent
         print(missing, file=sys.stderr)
         return 2
-    module = importlib.import_module(args._module)
+    if rest and name not in BEAM_JOBS:
+        args = parser.parse_args(argv)  # argparse refuses the unknown flags, with its usage line
+    module = _import_command(args._module)
     if not args._beam_job:
         return int(module.main(args) or 0)
     if any(a.startswith("--dry_run") for a in argv):

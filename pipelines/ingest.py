@@ -135,7 +135,7 @@ def _schedule_flags(a) -> None:
         "--schedule_scale",
         type=float,
         default=1.0,
-        help="Multiplies every schedule duration above (0.1 with the sample world at --world_speed=10). Default: 1.",
+        help="Multiplies every schedule duration above (0.1 for the sample world at 10x speed). Default: 1.",
     )
     a(
         "--websub_callback_base",
@@ -169,26 +169,13 @@ def _bus_flags(a) -> None:
 
 
 def _local_flags(a) -> None:
-    """The local runner only (LocalIngest, the sample world)."""
+    """The local runner only (LocalIngest)."""
     a("--fetch_workers", type=int, default=4, help="Local runner only: page-fetch threads. Default: 4.")
     a(
         "--max_run_s",
         type=float,
         default=0.0,
         help="Local runner only: stop after this many seconds (0: run until Ctrl-C). Default: 0.",
-    )
-    a(
-        "--world",
-        action="store_true",
-        default=False,
-        help="Local runner only: start the sample publisher world in-process and ingest it (sets the host "
-        "overrides). Default: off.",
-    )
-    a(
-        "--world_speed",
-        type=float,
-        default=10.0,
-        help="With --world: virtual seconds per wall second of the world's release clock. Default: 10.",
     )
 
 

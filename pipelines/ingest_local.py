@@ -5,9 +5,8 @@ state in a dict, timers in a heap and the embedded bus (why not BundleBasedDirec
 Checkpoints in outbox order: a feed's state is written only once every item its polls discovered is published (or
 dead-lettered); a failed publish is retried with backoff (tests/security/test_ingest_outbox.py).
 
-:func:`run_local` is ``python -m pipelines.ingest`` with a local runner: optionally the sample world in-process
-(``--world``), the driver until Ctrl-C or ``--max_run_s``, then the stats as JSON (with the world: release-to-
-discovery and release-to-fetch delays of the items released during the run).
+:func:`run_local` is ``python -m pipelines.ingest`` with a local runner: the driver until Ctrl-C or ``--max_run_s``,
+then the stats as JSON. The sample world and its discovery delays: ``benchmarks/ingest_world.py``.
 """
 
 from __future__ import annotations
@@ -304,57 +303,19 @@ class LocalIngest:
         self.fetcher.close()
 
 
-def _percentiles(values: list[int]) -> list[float]:
-    """p50, p95 and max of millisecond delays, in seconds."""
-    v = sorted(values)
-
-    def pct(q):
-        return v[min(len(v) - 1, int(q / 100 * (len(v) - 1) + 0.5))] / 1000
-
-    return [pct(50), pct(95), v[-1] / 1000]
-
-
-def _start_world(o, delays: list[tuple[int, int]]):
-    """The sample world in-process, and an on_item callback recording (release -> first seen, release -> fetched)
-    delays in ms of the items released after the start."""
-    from devtools.world.server import start_world
-
-    world = start_world(speed=o.world_speed)
-    started_ms = int(time.time() * 1000)
-    print(f"sample world on {world.base_url} ({len(world.feeds())} feeds, speed x{o.world_speed})", flush=True)
-
-    def on_item(raw):
-        a = world.article_by_url(raw["fetched_url"])
-        if a is not None and world.released_ms(a) >= started_ms:
-            released = world.released_ms(a)
-            fix = a.get("correction")
-            if fix and (raw.get("entry") or {}).get("title") == fix["headline"]:
-                released = world.clock.release_ms(fix["at"])  # a corrected headline: its own release
-            delays.append((raw["first_seen_at"] - released, raw["fetched_at"] - released))
-
-    return world, on_item
-
-
 def run_local(options) -> int:
-    """The local runner of ``python -m pipelines.ingest``: prints the stats as JSON when it stops."""
-    o = _view(options)
+    """The local runner of ``python -m pipelines.ingest``: prints the stats as JSON when it stops.
+
+    The sample world is not started here: a job never imports the developer tools. To ingest the world with its
+    release-to-discovery delays, ``benchmarks/ingest_world.py`` starts world, origin and this driver together.
+    """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    world, on_item = None, None
-    delays: list[tuple[int, int]] = []  # (release -> first seen, release -> fetched) ms, items released after start
-    if o.world:
-        world, on_item = _start_world(o, delays)
-    ingest = LocalIngest(options, host_overrides=world.host_overrides if world else {}, on_item=on_item)
+    ingest = LocalIngest(options)
     try:
         stats = ingest.run()
     except KeyboardInterrupt:
         stats = ingest.stats()
     finally:
         ingest.stop()
-        if world is not None:
-            world.stop()
-    if delays:
-        stats["world_items_released_during_run"] = len(delays)
-        stats["release_to_discovery_s_p50_p95_max"] = _percentiles([d[0] for d in delays])
-        stats["release_to_fetch_s_p50_p95_max"] = _percentiles([d[1] for d in delays])
     print(json.dumps(stats, sort_keys=True), flush=True)
     return 0

@@ -115,8 +115,6 @@ SPECS = {
             "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-ingest", True, ""),
             "fetch_workers": ("Fetch threads (local runner only)", I, "4", True, ""),
             "max_run_s": ("Stop after (s, local runner only)", F, "0", True, ""),
-            "world": ("Sample world (local runner only)", B, "false", True, ""),
-            "world_speed": ("Sample world speed (local runner only)", F, "10", True, ""),
         },
     },
     "stories": {

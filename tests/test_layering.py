@@ -7,9 +7,10 @@ Walks the product packages and devtools with ``ast`` and flags:
   cycle this test was written against); ``pipelines`` (the jobs) and ``serving`` (the origin) are peers that never
   import each other; the commands layer (``pipelines/commands/``: the ``newsroom`` subcommands that are not jobs,
   operator and analyst commands and ``newsroom serve``) sits above both and nothing below imports it;
-- an import of ``devtools`` (the emulators, the sample world, the test launchers: developer tools, not product code)
-  from a product package, except by the few entry modules that start the local world (``DEVTOOLS_LAUNCHERS``);
-  ``devtools`` itself may import every product package;
+- an import of ``devtools`` (the emulators, the sample world, the local whole-system run: developer tools, not
+  product code, and neither in the wheel nor in the image) from any product module, commands included: no
+  exception; ``devtools`` itself may import every product package (``newsroom stack`` and ``newsroom run`` reach it
+  by module name through pipelines/cli.py's table, from a clone);
 - an import of ``apache_beam`` outside the jobs (``pipelines/``, not its commands) and the modules that hold a stage's PTransforms and
   DoFns (``BEAM_MODULES``): everything else (devtools included) is plain Python that the backfill, the streaming
   job and the origin share and that tests and benchmarks call without a pipeline.
@@ -28,10 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 LAYER = {"schemas": 0, "stores": 1, "transforms": 2, "pipelines": 3, "serving": 3, "commands": 4, "devtools": 5}
 # The packages walked: every layer but ``commands``, which is the folder pipelines/commands/ (see ``layer_of``).
 PACKAGES = ("schemas", "stores", "transforms", "pipelines", "serving", "devtools")
-# The only product modules allowed to import devtools, each lazily inside the function that needs it:
-# - pipelines/ingest_local.py: `newsroom ingest --world` (local runner only) starts the sample world in-process.
-# (`newsroom stack` reaches devtools.emulators through pipelines/cli.py's COMMANDS table, by module name.)
-DEVTOOLS_LAUNCHERS = {"pipelines/ingest_local.py"}
 # The modules that may import Beam: each stage's Beam layer, the stores' Beam IO and the one timer helper.
 BEAM_MODULES = {
     "stores/beam_io.py",
@@ -83,8 +80,7 @@ def violations(source: str, relpath: str) -> list[str]:
         if target not in LAYER or target == top:
             continue
         if target == "devtools":
-            if relpath not in DEVTOOLS_LAUNCHERS:
-                found.append(f"{relpath}:{line}: {top} imports devtools ({module}), developer tools, not product code")
+            found.append(f"{relpath}:{line}: {top} imports devtools ({module}), developer tools, not product code")
             continue
         if LAYER[target] > LAYER[top]:
             found.append(f"{relpath}:{line}: {top} imports the higher layer {module}")
@@ -116,17 +112,6 @@ def test_every_listed_beam_module_exists_and_uses_beam():
     assert not missing and not beam_free, f"stale BEAM_MODULES entries: missing {missing}, Beam-free {beam_free}"
 
 
-def test_every_devtools_launcher_exists_and_imports_devtools():
-    # The exception list stays minimal: an entry that no longer imports devtools goes.
-    stale = sorted(
-        m
-        for m in DEVTOOLS_LAUNCHERS
-        if not (ROOT / m).exists()
-        or not any(mod.split(".")[0] == "devtools" for _, mod in _imports((ROOT / m).read_text()))
-    )
-    assert not stale, f"stale DEVTOOLS_LAUNCHERS entries (missing, or no devtools import): {stale}"
-
-
 @pytest.mark.parametrize(
     "source, relpath, expected",
     [
@@ -144,6 +129,9 @@ def test_every_devtools_launcher_exists_and_imports_devtools():
         ("from apache_beam.metrics import Metrics\n", "serving/x.py", "Beam"),
         ("from devtools import emulators\n", "stores/x.py", "devtools"),
         ("from devtools.world.server import start_world\n", "pipelines/stories.py", "devtools"),
+        ("from devtools.world.server import start_world\n", "pipelines/ingest_local.py", "devtools"),
+        ("from devtools import emulators as stack\n", "pipelines/main.py", "devtools"),
+        ("from devtools import run\n", "pipelines/commands/x.py", "devtools"),
         ("import importlib\nimportlib.import_module('devtools.samples')\n", "serving/x.py", "devtools"),
         ("import devtools.local_origin\n", "transforms/x.py", "devtools"),
         ("import apache_beam as beam\n", "devtools/world/server.py", "Beam"),
@@ -166,7 +154,6 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
         ("import apache_beam as beam\n", "transforms/stories/beam.py"),
         ("from . import sibling\n", "serving/x.py"),
         ("from devtools import emulators as stack\n", "devtools/run.py"),
-        ("from devtools.world.server import start_world\n", "pipelines/ingest_local.py"),
         ("from serving import create_app\nfrom pipelines import cli\nfrom stores import gcp\n", "devtools/x.py"),
     ],
 )

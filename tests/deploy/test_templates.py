@@ -200,6 +200,15 @@ def test_dockerfile_copies_every_package_setup_py_ships():
         assert f"!{pkg}/" in ignore, f"templates/Dockerfile.dockerignore excludes {pkg}/"
 
 
+def test_the_image_carries_no_developer_tools():
+    """The image runs the jobs and the origin: it copies exactly the packages setup.py ships, and devtools/ (the
+    sample world, the emulators, the local run) is neither copied nor let into the build context."""
+    copied = set(re.findall(r"^COPY (\w+) \1$", dockerfile(), re.M))
+    assert copied == set(setup_constant("PACKAGES")) and "devtools" not in copied, copied
+    ignore = (TEMPLATES / "Dockerfile.dockerignore").read_text()
+    assert not re.search(r"^!\s*devtools", ignore, re.M), "templates/Dockerfile.dockerignore lets devtools/ in"
+
+
 def test_every_install_uses_the_lock_file():
     """One lock file (constraints.txt, pip-compile) for the Makefile, the image and CI: each pip install of
     Newsroom's dependencies is constrained by it (torch's CPU wheel comes from its own index, pinned)."""

@@ -150,6 +150,33 @@ def test_the_wheel_carries_every_data_file(wheel):
     assert "schemas/avro/article.avsc" in names and "transforms/data/publishers.json" in names
 
 
+def test_the_wheel_holds_no_developer_tools(wheel):
+    """devtools/ (the sample world, the emulator launchers, the local whole-system run) is not product code: no
+    module of it, and no package outside setup.py's PACKAGES, is in the wheel."""
+    import zipfile
+
+    tops = {n.split("/")[0] for n in zipfile.ZipFile(wheel).namelist() if not n.split("/")[0].endswith(".dist-info")}
+    assert "devtools" not in tops, "the wheel carries devtools/: drop it from setup.py PACKAGES"
+    assert tops == set(PACKAGES), f"the wheel's top-level folders {sorted(tops)} are not setup.py's {PACKAGES}"
+
+
+def test_newsroom_run_from_the_wheel_names_what_is_missing(venv, elsewhere):
+    """``newsroom run`` and ``newsroom stack`` need devtools/, which only a clone has: from the installed wheel they
+    exit 2 with one message saying so, not a traceback."""
+    for name, flags in (("run", ["--minutes", "1"]), ("stack", ["status"])):
+        proc = subprocess.run(
+            [str(venv / "bin" / "newsroom"), name, *flags],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=elsewhere,
+            env=command_env(venv),
+        )
+        assert proc.returncode == 2, (proc.returncode, proc.stdout[-1000:], proc.stderr[-2000:])
+        assert f"`newsroom {name}` is a developer tool" in proc.stderr and "clone" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+
+
 LOAD_EVERYTHING = r"""
 import importlib, importlib.resources, json, sys
 files = json.loads(sys.argv[1])
@@ -356,7 +383,7 @@ def declared() -> tuple[set[str], set[str], set[str]]:
 
 def third_party_imports(folders) -> dict[str, set[str]]:
     """Dotted module -> files, for every absolute import of a non-stdlib, non-project module."""
-    own = set(PACKAGES) | {"tests", "deploy_helpers", "fakes", "helpers", "conftest"}
+    own = set(PACKAGES) | {"devtools", "tests", "deploy_helpers", "fakes", "helpers", "conftest"}
     found: dict[str, set[str]] = {}
     for folder in folders:
         for path in (ROOT / folder).rglob("*.py"):
@@ -434,7 +461,7 @@ def test_every_imported_module_is_declared_and_every_declaration_imported():
 def test_every_module_the_tests_import_is_declared():
     runtime, test, plugins = declared()
     missing = {}
-    for mod, files in third_party_imports(["tests", "benchmarks"]).items():
+    for mod, files in third_party_imports(["tests", "benchmarks", "devtools"]).items():
         if mod.split(".")[0] == "google" and mod.count(".") < 2:
             continue
         dist = distribution_of(mod)

@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines import main
+from devtools import run
 from stores import StoreConfig
 
 
 def _args(**kw):
     parser = argparse.ArgumentParser()
-    main.add_arguments(parser)
+    run.add_arguments(parser)
     return parser.parse_args([f"--{k}={v}" for k, v in kw.items()])
 
 
 def test_run_starts_the_stories_and_the_covisitation_jobs_on_the_same_stores_and_bus(tmp_path):
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path), bus="pubsub", project="demo")
-    plan = dict(main.job_plan(_args(speed=20, embedder="hash"), config, "demo", world=object()))
+    plan = dict(run.job_plan(_args(speed=20, embedder="hash"), config, "demo", world=object()))
     assert list(plan) == ["stories", "covisit"]
     for name, argv in plan.items():
         assert argv[1:3] == ["-m", f"pipelines.{name}"]
@@ -27,10 +27,10 @@ def test_run_starts_the_stories_and_the_covisitation_jobs_on_the_same_stores_and
 
 
 def test_run_creates_the_read_events_topic_the_origin_publishes_reads_to():
-    assert "read-events" in main.TOPICS
+    assert "read-events" in run.TOPICS
     from pipelines import covisit
 
-    assert covisit.TOPIC in main.TOPICS
+    assert covisit.TOPIC in run.TOPICS
 
 
 def test_the_local_run_computes_user_clusters_once_reads_exist_then_on_its_schedule(tmp_path):
@@ -45,14 +45,14 @@ def test_the_local_run_computes_user_clusters_once_reads_exist_then_on_its_sched
     from transforms.userclusters.minhash import clusters_of
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path))
-    schedule = main.UserClusterSchedule(config, every_s=600, logs=tmp_path)
+    schedule = run.UserClusterSchedule(config, every_s=600, logs=tmp_path)
     assert schedule.tick() is None and schedule.runs == 0  # no reads yet: nothing to cluster
     now_ms = int(time.time() * 1000)
     profiles = open_profile_store(config)
     for r in range(5):
         add_reads(profiles, f"fan{r}", SAME, now_ms - 60_000)
-    run = schedule.tick()
-    assert run is not None and run.wait(timeout=300) == 0, (tmp_path / "userclusters-job.log").read_text()[-2000:]
+    job = schedule.tick()
+    assert job is not None and job.wait(timeout=300) == 0, (tmp_path / "userclusters-job.log").read_text()[-2000:]
     clusters = open_user_cluster_store(config)
     assert clusters.membership("fan0", now_ms + 1) == sorted(clusters_of(SAME))
     assert schedule.tick() is None and schedule.runs == 1  # not due again before every_s

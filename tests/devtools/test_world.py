@@ -43,7 +43,7 @@ def _ingest(tmp_path, world, seconds: float) -> tuple[dict, set[str]]:
 def test_a_rerun_of_newsroom_runs_world_fetches_nothing_twice(tmp_path):
     """On main a second run started a new clock: every released item was re-dated, so ingest took each one for a
     correction and fetched its page again (6 in 8 s here, 17 in a full `make run`)."""
-    from pipelines import main as run
+    from devtools import run
 
     args = types.SimpleNamespace(speed=10.0)
     said: list[str] = []

@@ -39,6 +39,74 @@ def test_every_command_module_has_the_entry_points_the_table_calls(name):
         assert callable(module.add_arguments) and callable(module.main)
 
 
+def test_every_command_lives_in_the_commands_layer_a_job_or_the_developer_tools():
+    """Where an entry point may live: a Beam job is its own module in pipelines/, every other product command is
+    in pipelines/commands/, and the developer tools' commands are in devtools/ (not installed with the wheel).
+    Never in a stage, a store or the origin."""
+    misplaced = {
+        name: module
+        for name, (module, _) in cli.COMMANDS.items()
+        if not (
+            (name in cli.BEAM_JOBS and module == f"pipelines.{name}")
+            or module.startswith("pipelines.commands.")
+            or module.startswith("devtools.")
+        )
+    }
+    assert not misplaced, f"move these commands to pipelines/commands/: {misplaced}"
+
+
+def exposes_a_command(source: str) -> bool:
+    """Whether a module defines the pair the table calls (``add_arguments`` and ``main`` at module level)."""
+    names = {n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    return {"add_arguments", "main"} <= names
+
+
+def test_no_stage_store_origin_or_job_module_is_a_command():
+    outside = [
+        path.relative_to(ROOT).as_posix()
+        for top in ("schemas", "stores", "transforms", "serving", "pipelines")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if not path.relative_to(ROOT).as_posix().startswith("pipelines/commands/")
+        and exposes_a_command(path.read_text(encoding="utf-8"))
+    ]
+    assert outside == [], f"commands outside pipelines/commands/: {outside}"
+
+
+def test_the_command_checker_on_planted_snippets():
+    assert exposes_a_command("def add_arguments(parser):\n    pass\n\n\ndef main(args):\n    return 0\n")
+    assert not exposes_a_command("def main(args):\n    return 0\n")
+
+
+def test_a_developer_tool_absent_from_the_install_is_named_not_a_traceback(monkeypatch, capsys):
+    """As in a wheel install: devtools neither importable nor beside the package. The command exits 2 with one
+    message saying to run it from a clone, whatever flags follow (tests/deploy/test_wheel.py runs the real one)."""
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(cli, "clone_root", lambda: None)
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.split(".")[0] == "devtools" else real_find_spec(name, *a),
+    )
+    for name in sorted(sys.modules):
+        if name.split(".")[0] == "devtools":
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(sys, "meta_path", [_NoDevtools(), *sys.meta_path])
+    assert cli.main(["run", "--minutes", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "`newsroom run` is a developer tool" in err and "clone" in err and "Traceback" not in err
+
+
+class _NoDevtools:
+    """A meta path finder that hides devtools, as a wheel install does."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "devtools":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
 def test_top_level_help_lists_every_command(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])

@@ -267,7 +267,7 @@ def test_newsroom_run_writes_the_secrets_file_0600_with_strong_tokens(tmp_path):
     and 16-byte tokens; it now goes through serving.local_secrets like the origin."""
     from types import SimpleNamespace
 
-    from pipelines import main as run_main
+    from devtools import run as run_main
 
     (tmp_path / "data").mkdir()  # `newsroom run` made it before the origin starts
     old = os.umask(0o022)

@@ -87,7 +87,7 @@ def _get(url: str) -> tuple[int, str]:
 def test_the_printed_url_never_answers_404_or_503_through_start_up(tmp_path):
     """The origin as ``newsroom run`` starts it (devtools/run.py), over empty stores; the URL it prints is polled
     from the moment the origin listens while another edition and then us-en go live."""
-    from pipelines import main as run
+    from devtools import run
     from stores import StoreConfig, open_stores
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "data"))
