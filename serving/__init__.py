@@ -318,7 +318,7 @@ EXTRA_ENV_SETTINGS = (
     "NEWSROOM_THREADS",
     "NEWSROOM_HEADER_TIMEOUT_S",
     "NEWSROOM_WRITE_TIMEOUT_S",  # serving/gworker.py, with the header timeout
-    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when gunicorn_app configures logging in each worker
+    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when newsroom serve configures logging in each worker
     "NEWSROOM_JAVA",
     "NEWSROOM_PUBSUB_EMULATOR_JAR",
     "NEWSROOM_BIGTABLE_EMULATOR",
