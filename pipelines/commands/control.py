@@ -39,7 +39,7 @@ import sys
 import time
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from stores.controls import KINDS, LABELS, MAX_EXPIRY_MS, Control
@@ -155,22 +155,35 @@ def purge(store_config, cdn: str | None, pointers: list[str], reason: str, url_m
         print(f"purge requested: {' '.join(request.paths)}")
 
 
-def set_hold(
-    stores, controls, audit, pointer: str, version: int, expires_at: int, why: str, who: str | None
-) -> Control:
-    """Hold ``pointer`` at ``version`` until ``expires_at``: the record first (so no cycle moves the pointer
-    after), then the pointer moved back if it is elsewhere, then the audit entry. Raises CommandError (status 1)
-    when the version cannot be served, with nothing left written."""
+@dataclass(frozen=True)
+class Hold:
+    """What an operator asks to hold: ``pointer`` (``{edition}/{section}``) at ``version`` until ``expires_at``
+    (ms), with the reason and who asked (None: $NEWSROOM_OPERATOR, else user@host)."""
+
+    pointer: str
+    version: int
+    expires_at: int
+    why: str
+    who: str | None
+
+
+def set_hold(stores, controls, audit, hold: Hold) -> Control:
+    """Hold ``hold.pointer`` at ``hold.version`` until ``hold.expires_at``: the record first (so no cycle moves the
+    pointer after), then the pointer moved back if it is elsewhere, then the audit entry. Raises CommandError
+    (status 1) when the version cannot be served, with nothing left written."""
     from schemas.pages import page_path
     from stores import NotFound
     from stores.audit import operator
 
+    pointer, version = hold.pointer, hold.version
     edition, section = pointer.split("/", 1)
     if not stores.snapshots.exists(page_path(edition, section, version)):
         raise CommandError(f"{pointer}: {page_path(edition, section, version)} does not exist; nothing held", 1)
     current = stores.pointers.get(pointer)
     now = int(time.time() * 1000)
-    control = Control("hold", edition, section, now, expires_at, operator(who), why.strip(), version=int(version))
+    control = Control(
+        "hold", edition, section, now, hold.expires_at, operator(hold.who), hold.why.strip(), version=int(version)
+    )
     controls.set(control)
     if current != version:
         try:
@@ -178,7 +191,7 @@ def set_hold(
         except (NotFound, ValueError) as exc:
             controls.clear(edition, section, "hold")
             raise CommandError(f"{pointer}: {exc}; nothing held", 1) from None
-    audit.record("control-hold", f"page:{pointer}", why, who=who, detail=asdict(control))
+    audit.record("control-hold", f"page:{pointer}", hold.why, who=hold.who, detail=asdict(control))
     return control
 
 
@@ -295,7 +308,7 @@ def _set(args, store_config, edition: str, section: str) -> int:
         version = decimal_id(str(args.version), "--version") if args.version is not None else current
         if version is None:
             raise CommandError(f"{pointer}: no pointer (nothing was ever published there); nothing held", 1)
-        control = set_hold(stores, controls, audit, pointer, version, expires_at, args.reason, args.who)
+        control = set_hold(stores, controls, audit, Hold(pointer, version, expires_at, args.reason, args.who))
         if current != version:
             print(f"{pointer}: v{current} -> v{version}")
             purge(

@@ -18,6 +18,7 @@ import html
 import os
 import shlex
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 SCORE_COLUMNS = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
 STYLE = """
@@ -93,22 +94,28 @@ def _ordered(groups: dict) -> list[tuple[object, list[str]]]:
     return sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
 
 
+@dataclass(frozen=True)
+class ReportInputs:
+    """What the page shows beside the scores, read from the gold and predicted files: the gold story and language
+    of each article, its predicted story with cross-language links (``pred_linked``) and without (``pred_own``),
+    its headline (``titles``) and, when given (:func:`load_articles`), its publisher and date (``articles``)."""
+
+    gold: dict[str, str]
+    lang: dict[str, str]
+    pred_linked: dict[str, object]
+    pred_own: dict[str, object]
+    titles: dict[str, str]
+    articles: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+
+
 def render(
-    report: dict,
-    gold: dict[str, str],
-    lang: dict[str, str],
-    pred_linked: dict[str, object],
-    pred_own: dict[str, object],
-    titles: dict[str, str],
-    top: int = 10,
-    headlines: int = 12,
-    articles: dict[str, tuple[str, str, str]] | None = None,
-    explain_dir: str | None = None,
+    report: dict, inputs: ReportInputs, top: int = 10, headlines: int = 12, explain_dir: str | None = None
 ) -> str:
     """The report page. ``report`` is :func:`pipelines.commands.evaluate.report`'s dict for the same files;
-    ``articles`` (:func:`load_articles`) adds each headline's publisher and date; ``explain_dir`` (a backfill output
-    holding explanations.jsonl) adds to each predicted story the ``newsroom explain`` command that says why."""
-    articles = articles or {}
+    ``inputs.articles`` adds each headline's publisher and date; ``explain_dir`` (a backfill output holding
+    explanations.jsonl) adds to each predicted story the ``newsroom explain`` command that says why."""
+    gold, lang, titles, articles = inputs.gold, inputs.lang, inputs.titles, inputs.articles
+    pred_linked, pred_own = inputs.pred_linked, inputs.pred_own
     e = html.escape
     out = [
         "<!DOCTYPE html>",
@@ -190,17 +197,15 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None
     gold, lang = load_gold(gold_path)
     articles = load_articles(gold_path)
-    page = render(
-        report,
+    inputs = ReportInputs(
         gold,
         lang,
         load_pred(pred_path, links=report["links"]),
         load_pred(pred_path, links=False),
         {a: title for a, (title, _, _) in articles.items()},
-        top=top,
-        articles=articles,
-        explain_dir=explain_dir,
+        articles,
     )
+    page = render(report, inputs, top=top, explain_dir=explain_dir)
     with open(out_path, "w", encoding="utf-8") as f:
         f.write(page)
     return out_path

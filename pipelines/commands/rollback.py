@@ -146,7 +146,7 @@ def _hold_until(args) -> int | None:
 
 def _after_rollback(args, store_config, stores, pointer: str, previous: int, now: int, hold_until) -> int:
     """Audit the rollback, hold the page when asked, purge it at the CDN."""
-    from pipelines.commands.control import CommandError, describe, purge, set_hold
+    from pipelines.commands.control import CommandError, Hold, describe, purge, set_hold
     from stores.audit import open_audit_log
     from stores.controls import open_control_store
 
@@ -157,7 +157,8 @@ def _after_rollback(args, store_config, stores, pointer: str, previous: int, now
     status = 0
     if hold_until is not None:
         try:
-            control = set_hold(stores, open_control_store(store_config), audit, pointer, now, hold_until, why, args.who)
+            hold = Hold(pointer, now, hold_until, why, args.who)
+            control = set_hold(stores, open_control_store(store_config), audit, hold)
             print(f"{pointer}: {describe(control)}")
         except CommandError as exc:
             print(str(exc), file=sys.stderr)
