@@ -264,9 +264,9 @@ def run(
             status, etag = (200, f'"e{st.items_found + new}"') if new else (304, None)
         digest = f"d{st.items_found + new}"
         if status == 304:
-            sch.record_response(st, now_ms, 304, None, None, 0, None)
+            sch.record_response(st, now_ms, sch.PollResponse(304))
         else:
-            sch.record_response(st, now_ms, 200, etag, None, new, digest)
+            sch.record_response(st, now_ms, sch.PollResponse(200, etag, new_items=new, digest=digest))
         nxt = sch.plan_next_poll(st, f.sched_tier, policy, now_ms, new) / 1000
         heapq.heappush(heap, (nxt, 0, idx))
         if f.websub:

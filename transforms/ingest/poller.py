@@ -187,7 +187,7 @@ def poll_feed(
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
     if res.status == 304:
-        sch.record_response(state, now_ms, 304, None, None, 0, None, policy.scale)
+        sch.record_response(state, now_ms, sch.PollResponse(304), policy.scale)
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
     try:
@@ -214,16 +214,14 @@ def poll_feed(
     state.hint_skip_hours = list(parsed.skip_hours)
     state.hint_skip_days = list(parsed.skip_days)
     backlog = out.deferred > 0  # no validators kept: the next poll must get the feed, not a 304
-    sch.record_response(
-        state,
-        now_ms,
+    response = sch.PollResponse(
         200,
         None if backlog else res.headers.get("etag"),
         None if backlog else res.headers.get("last-modified"),
         out.new_items,
         parsed.digest,
-        policy.scale,
     )
+    sch.record_response(state, now_ms, response, policy.scale)
     if first_sight:
         sch.seed_rate(state, now_ms, [e.published_ms for e in parsed.entries], policy.scale)
     if parsed.hub:

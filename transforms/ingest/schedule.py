@@ -278,21 +278,25 @@ def conditional_headers(state: FeedState) -> dict:
     return headers
 
 
-def record_response(
-    state: FeedState,
-    now_ms: int,
-    status: int,
-    etag: str | None,
-    last_modified: str | None,
-    new_items: int,
-    digest: str | None,
-    scale: float = 1.0,
-) -> None:
+@dataclass(frozen=True)
+class PollResponse:
+    """A successful poll's answer: ``status`` 200 or 304, the validators the server sent (None: keep none), the
+    guid-new items it listed and the digest of its item list (None: not computed). A 304 needs the status only."""
+
+    status: int
+    etag: str | None = None
+    last_modified: str | None = None
+    new_items: int = 0
+    digest: str | None = None
+
+
+def record_response(state: FeedState, now_ms: int, response: PollResponse, scale: float = 1.0) -> None:
     """Update counters, validators and the churn detector after a successful poll (200 or 304)."""
+    etag, new_items, digest = response.etag, response.new_items, response.digest
     sent_validators = bool(conditional_headers(state))
     state.polls += 1
     state.errors = 0
-    if status == 304:
+    if response.status == 304:
         state.not_modified += 1
         # A 304 changes nothing else: validators and guids stay as they were.
     else:
@@ -311,7 +315,7 @@ def record_response(
         elif new_items or digest != state.last_digest:
             state.etag_churn = 0
         state.etag = etag
-        state.last_modified = last_modified
+        state.last_modified = response.last_modified
         state.last_digest = digest
     state.items_found += new_items
     record_observation(state, now_ms, new_items, scale)

@@ -94,7 +94,7 @@ def test_a_breaking_pulse_moves_entity_and_linked_coverage_feeds_to_the_one_minu
     assert poller.apply_request(st, feed_req, policy, end)  # poll now
     now, intervals = end, []
     while now < end + 2 * HOUR:
-        sch.record_response(st, now, 304, '"e"', None, 0, None)
+        sch.record_response(st, now, sch.PollResponse(304, '"e"'))
         nxt = sch.plan_next_poll(st, "long_tail", policy, now, 0)
         intervals.append((now, nxt - now))
         now = nxt

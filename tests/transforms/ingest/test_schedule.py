@@ -22,7 +22,7 @@ def simulate(rate_per_hour: float, hours: float, tier="authoritative", policy=PO
         while next_item <= now:
             new += 1
             next_item += gap
-        sch.record_response(st, now, 200 if new else 304, '"e"', None, new, None)
+        sch.record_response(st, now, sch.PollResponse(200 if new else 304, '"e"', new_items=new))
         nxt = sch.plan_next_poll(st, tier, policy, now, new)
         intervals.append(nxt - now)
         now = nxt
@@ -49,7 +49,7 @@ def test_clamped_to_floor_and_ceiling():
 
 def test_shortened_right_after_new_items():
     st = sch.FeedState()
-    sch.record_response(st, T0, 200, None, None, 0, None)
+    sch.record_response(st, T0, sch.PollResponse(200))
     st.recent_items, st.recent_hours, st.recent_at_ms = 2.0, 1.0, T0  # ~2 items/h -> 15 min interval
     plain = sch.plan_next_poll(st, "authoritative", POLICY, T0, new_items=0) - T0
     after_new = sch.plan_next_poll(st, "authoritative", POLICY, T0, new_items=3) - T0
@@ -84,7 +84,7 @@ def test_etag_changing_every_time_makes_validators_useless_and_never_speeds_up()
     now = T0
     for i in range(sch.CHURN_LIMIT):
         assert sch.conditional_headers(st) == {"If-None-Match": st.etag}
-        sch.record_response(st, now, 200, f'"churn{i}"', None, 0, "same-items")
+        sch.record_response(st, now, sch.PollResponse(200, f'"churn{i}"', digest="same-items"))
         st.last_digest = "same-items"
         now += MIN
     assert st.validators_useless
@@ -97,13 +97,13 @@ def test_etag_changing_every_time_makes_validators_useless_and_never_speeds_up()
 def test_changed_etag_with_new_items_is_not_churn():
     st = sch.FeedState(etag='"a"', last_digest="d0")
     for i in range(5):
-        sch.record_response(st, T0 + i * MIN, 200, f'"e{i}"', None, 1, f"d{i + 1}")
+        sch.record_response(st, T0 + i * MIN, sch.PollResponse(200, f'"e{i}"', new_items=1, digest=f"d{i + 1}"))
     assert not st.validators_useless and st.etag_churn == 0
 
 
 def test_304_changes_nothing_but_counters():
     st = sch.FeedState(etag='"a"', last_modified="Mon, 01 Jun 2026 10:00:00 GMT", guids={"g": "f"})
-    sch.record_response(st, T0, 304, None, None, 0, None)
+    sch.record_response(st, T0, sch.PollResponse(304))
     assert (st.etag, st.last_modified, st.guids) == ('"a"', "Mon, 01 Jun 2026 10:00:00 GMT", {"g": "f"})
     assert st.not_modified == 1
 
@@ -151,7 +151,7 @@ def test_rate_per_hour_of_week_learns_a_weekly_pattern():
     h0 = sch.hour_of_week(now)
     for _ in range(4 * 7 * 24 * 6):
         busy = sch.hour_of_week(now) == h0
-        sch.record_response(st, now, 200, None, None, 1 if busy else 0, None)
+        sch.record_response(st, now, sch.PollResponse(200, new_items=1 if busy else 0))
         now += 10 * MIN
     busy_t = now - (now - T0) % sch.WEEK_MS  # same phase as h0
     while sch.hour_of_week(busy_t) != h0:
@@ -170,7 +170,7 @@ def test_state_round_trips_through_json():
 def test_scale_compresses_every_duration():
     fast = sch.SchedulePolicy(scale=0.1)
     st = sch.FeedState()
-    sch.record_response(st, T0, 200, None, None, 0, None, scale=0.1)
+    sch.record_response(st, T0, sch.PollResponse(200), scale=0.1)
     assert sch.plan_next_poll(st, "authoritative", fast, T0) - T0 == 3 * MIN  # 30 min * 0.1 for an unknown feed
     assert fast.floor_ms("authoritative") == 6_000 and fast.backstop_ms == 90_000
 
@@ -188,7 +188,7 @@ def run_feed(st, gap_ms, t0, hours, tier="long_tail", policy=POLICY):
         new = 0
         while next_item <= now:
             new, next_item = new + 1, next_item + gap_ms
-        sch.record_response(st, now, 200 if new else 304, '"e"', None, new, None)
+        sch.record_response(st, now, sch.PollResponse(200 if new else 304, '"e"', new_items=new))
         times.append(now)
         now = sch.plan_next_poll(st, tier, policy, now, new)
     return times
