@@ -57,7 +57,7 @@ import orjson  # noqa: E402
 
 from devtools import samples  # noqa: E402
 from serving.catalog import CatalogHolder  # noqa: E402
-from serving.watcher import PointerWatcher  # noqa: E402
+from serving.watcher import PointerWatcher, WatchSettings  # noqa: E402
 from stores.base import NotFound, PointerStore  # noqa: E402
 from stores.retention import StoryRetention, retire  # noqa: E402
 
@@ -255,10 +255,9 @@ def run_mode(mode: str, args) -> None:
         CatalogHolder(),
         pointers,
         world,
-        validate=False,
+        WatchSettings(validate=False, story_retain_s=float("inf") if mode == "off" else args.retain_h * 3600),
         clock=lambda: now[0],
         wall_clock=lambda: T0.timestamp() + now[0],
-        story_retain_s=float("inf") if mode == "off" else args.retain_h * 3600,
     )
     producer = Producer(mode, args, world, pointers)
     started = time.perf_counter()

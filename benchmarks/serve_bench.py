@@ -65,7 +65,7 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
 
     from serving.catalog import PreparedPool
     from serving.clusters import Clusters
-    from serving.ranking import COVISIT_READS, Covisit, ProfileView, rank
+    from serving.ranking import COVISIT_READS, Covisit, FeedSlice, ProfileView, rank
     from transforms.userclusters.minhash import score as cluster_score
 
     pool = PreparedPool.build(samples.candidate_pool(EDITION, 1, n=1000))
@@ -121,8 +121,8 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
 
     def rerank(covisit=True):
         if not covisit:
-            return rank(pool, view, 0, 20)
-        return rank(pool, view, 0, 20, covisit=Covisit.from_lists(recent, lists, now), clusters=clusters)
+            return rank(pool, view, FeedSlice(0, 20))
+        return rank(pool, view, FeedSlice(0, 20), covisit=Covisit.from_lists(recent, lists, now), clusters=clusters)
 
     covisit_terms = int(np.count_nonzero(Covisit.from_lists(recent, lists, now).term(pool)))
     cluster_terms = int(np.count_nonzero(Clusters(cluster_score(cluster_lists)).term(pool)))
@@ -144,11 +144,11 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
     cpu.sort()
     # the second page of a feed session: the first page's 20 items served (a cursor), positions 20..39
     served = np.zeros(len(pool.story_ids), dtype=bool)
-    served[[i for i, _ in rank(pool, view, 0, 20)]] = True
+    served[[i for i, _ in rank(pool, view, FeedSlice(0, 20))]] = True
     page2 = []
     for _ in range(iterations):
         t0 = time.perf_counter()
-        rank(pool, view, 20, 20, served)
+        rank(pool, view, FeedSlice(20, 20, served))
         page2.append(time.perf_counter() - t0)
     page2.sort()
     return {

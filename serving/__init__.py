@@ -206,10 +206,10 @@ class Newsroom:
         from serving.auth import HmacTokenVerifier
         from serving.catalog import CatalogHolder
         from serving.feed import PoolHistory
-        from serving.readers import EventFolder, ProfileCache
+        from serving.readers import EventFolder, FoldSettings, ProfileCache
         from serving.shedding import Shedder
         from serving.topics import TopicPages
-        from serving.watcher import PointerWatcher
+        from serving.watcher import PointerWatcher, WatchSettings
 
         cfg = app.config
         self.app = app
@@ -250,11 +250,7 @@ class Newsroom:
             self.holder,
             stores.pointers,
             stores.snapshots,
-            interval_s=float(cfg["NEWSROOM_WATCH_INTERVAL_S"]),
-            story_grace_s=float(cfg["NEWSROOM_STORY_GRACE_S"]),
-            validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
-            story_retain_s=float(cfg["NEWSROOM_STORY_RETAIN_S"]),
-            story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
+            WatchSettings.from_config(cfg),
             # tombstones: the watcher filters loaded pages at once (serving/watcher.py)
             takedowns=_side_store(cfg, stores, "NEWSROOM_TAKEDOWN_STORE", open_takedown_store),
         )
@@ -267,9 +263,7 @@ class Newsroom:
             profiles,
             self.holder,
             self.profile_cache,
-            batch=int(cfg["NEWSROOM_EVENTS_BATCH"]),
-            flush_s=float(cfg["NEWSROOM_EVENTS_FLUSH_S"]),
-            queue_max=int(cfg["NEWSROOM_EVENTS_QUEUE_MAX"]),
+            FoldSettings.from_config(cfg),
             bus=getattr(stores, "bus", None) if bool(cfg["NEWSROOM_PUBLISH_READS"]) else None,
         )
         self.shedder = Shedder(

@@ -45,7 +45,7 @@ from schemas import codec
 from serving import auth, feed, http
 from serving import cursor as cursors
 from serving.context import services
-from serving.ranking import FEWER_KEPT, ProfileView, RankTimeout, rank, recency_fallback
+from serving.ranking import FEWER_KEPT, FeedSlice, ProfileView, RankTimeout, rank, recency_fallback
 from serving.readers import vector_of
 from serving.shedding import Overloaded
 from stores.base import StoreError
@@ -240,7 +240,7 @@ def _shed(ext, pool, reader: str, pos, limit: int) -> tuple[list[tuple[int, str]
     if view is not None and view.known:
         try:
             deadline = time.monotonic() + ext.rank_budget_s
-            return rank(pool, view, pos.depth, limit, pos.served, deadline=deadline), "cached_candidates"
+            return rank(pool, view, FeedSlice(pos.depth, limit, pos.served), deadline=deadline), "cached_candidates"
         except Exception:  # RankTimeout or a bug: the next rung, never a 503
             log.warning("For you under load: cached re-rank failed, edition list", exc_info=True)
     return edition_list(pool, limit, pos.served), "edition_list"
@@ -266,13 +266,14 @@ def _ranked(ext, pool, view, pos, limit: int) -> tuple[list[tuple[int, str]], st
     newest reads) is one more term of the personal ranking; its store failing only drops the term (fail-open). A re-rank past its budget, or one that fails:
     the recency fallback, flagged ``rank_timeout``; hidden sources still apply to it.
     """
+    page = FeedSlice(pos.depth, limit, pos.served)
     if not view.known:
-        return rank(pool, ProfileView(reader_id=view.reader_id), pos.depth, limit, pos.served), "profile_unavailable"
+        return rank(pool, ProfileView(reader_id=view.reader_id), page), "profile_unavailable"
     try:
         deadline = time.monotonic() + ext.rank_budget_s
         covisit = ext.covisit_cache.boost(view) if ext.covisit_cache is not None else None
         clusters = ext.cluster_cache.boost(view) if ext.cluster_cache is not None else None
-        ranked = rank(pool, view, pos.depth, limit, pos.served, deadline=deadline, covisit=covisit, clusters=clusters)
+        ranked = rank(pool, view, page, deadline=deadline, covisit=covisit, clusters=clusters)
         return ranked, None
     except RankTimeout:
         log.warning("For you re-rank over its %.0f ms budget: recency fallback", ext.rank_budget_s * 1000)

@@ -327,24 +327,33 @@ def _take(source, used: set, caps: _Caps | None, deferred: list) -> int | None:
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class FeedSlice:
+    """The feed positions asked for, [offset, offset + limit), and ``served`` (bool per candidate, or None): the
+    candidates already on the reader's earlier pages."""
+
+    offset: int = 0
+    limit: int = 20
+    served: np.ndarray | None = None
+
+
 def rank(
     pool,
     view: ProfileView,
-    offset: int = 0,
-    limit: int = 20,
-    served: np.ndarray | None = None,
+    page: FeedSlice = FeedSlice(),
     deadline: float | None = None,
     covisit: Covisit | None = None,
     clusters: Clusters | None = None,
 ) -> list[tuple[int, str]]:
-    """Candidate indices for feed positions [offset, offset + limit) with their reasons.
+    """Candidate indices for feed positions [page.offset, page.offset + page.limit) with their reasons.
 
-    ``served`` (bool per candidate): already on the reader's earlier pages, never picked again; positions are
-    absolute, so the top-story slots and the caps of the first CAP_DEPTH positions count the served pages.
+    ``page.served``: never picked again; positions are absolute, so the top-story slots and the caps of the first
+    CAP_DEPTH positions count the served pages.
     ``deadline`` (time.monotonic()): past it, :class:`RankTimeout`.
     ``covisit``: the reader's co-visitation candidates (serving.readers.CovisitCache.boost), or None.
     ``clusters``: the reader's "readers like you" candidates (serving.clusters.ClusterCache.boost), or None.
     """
+    offset, limit, served = page.offset, page.limit, page.served
     n = len(pool.story_ids)
     if n == 0 or limit <= 0:
         return []

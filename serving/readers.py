@@ -35,6 +35,7 @@ import queue
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 
 from serving.ranking import COVISIT_READS, Covisit, ProfileView, fold_interest, read_weight
 from stores.base import StoreError
@@ -174,15 +175,31 @@ def vector_of(catalog, edition: str, story_id: str):
     return None
 
 
+@dataclass(frozen=True)
+class FoldSettings:
+    """How the folder batches: at most ``batch`` events per fold, a fold at least every ``flush_s`` seconds, at most
+    ``queue_max`` events waiting (then POST /v1/events answers 503)."""
+
+    batch: int = 500
+    flush_s: float = 1.0
+    queue_max: int = 10_000
+
+    @classmethod
+    def from_config(cls, cfg) -> FoldSettings:
+        return cls(
+            batch=int(cfg["NEWSROOM_EVENTS_BATCH"]),
+            flush_s=float(cfg["NEWSROOM_EVENTS_FLUSH_S"]),
+            queue_max=int(cfg["NEWSROOM_EVENTS_QUEUE_MAX"]),
+        )
+
+
 class EventFolder:
     def __init__(
         self,
         store,
         holder,
         cache: ProfileCache | None = None,
-        batch: int = 500,
-        flush_s: float = 1.0,
-        queue_max: int = 10_000,
+        settings: FoldSettings = FoldSettings(),
         bus=None,
         topic: str = "read-events",
     ):
@@ -193,9 +210,9 @@ class EventFolder:
         self.publish_failed = 0
         self.holder = holder
         self.cache = cache
-        self.batch = batch
-        self.flush_s = flush_s
-        self.queue: queue.Queue = queue.Queue(maxsize=queue_max)
+        self.batch = settings.batch
+        self.flush_s = settings.flush_s
+        self.queue: queue.Queue = queue.Queue(maxsize=settings.queue_max)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.folded = 0

@@ -57,6 +57,7 @@ import logging
 import math
 import threading
 import time
+from dataclasses import dataclass
 
 import orjson
 
@@ -93,32 +94,48 @@ def classify(name: str, version: int) -> tuple[str, str] | None:
     return "edition_page", page_schemas.page_path(head, rest, version)
 
 
+@dataclass(frozen=True)
+class WatchSettings:
+    """How the watcher polls and what it holds (module docstring): the poll interval, how long superseded story
+    versions stay reachable, whether objects are validated against their schema, how long an unreferenced story
+    stays in memory (inf: always), and the size of the on-demand story and storyline LRUs."""
+
+    interval_s: float = 2.0
+    story_grace_s: float = 600.0
+    validate: bool = True
+    story_retain_s: float = 48 * 3600.0
+    story_lru: int = 2000
+
+    @classmethod
+    def from_config(cls, cfg) -> WatchSettings:
+        return cls(
+            interval_s=float(cfg["NEWSROOM_WATCH_INTERVAL_S"]),
+            story_grace_s=float(cfg["NEWSROOM_STORY_GRACE_S"]),
+            validate=bool(cfg["NEWSROOM_VALIDATE_PAGES"]),
+            story_retain_s=float(cfg["NEWSROOM_STORY_RETAIN_S"]),
+            story_lru=int(cfg["NEWSROOM_STORY_LRU"]),
+        )
+
+
 class PointerWatcher:
     def __init__(
         self,
         holder: CatalogHolder,
         pointers,
         snapshots,
-        interval_s: float = 2.0,
-        story_grace_s: float = 600.0,
-        validate: bool = True,
-        clock=time.monotonic,
-        story_retain_s: float = 48 * 3600.0,
-        story_lru: int = 2000,
-        wall_clock=time.time,
+        settings: WatchSettings = WatchSettings(),
         takedowns=None,
+        clock=time.monotonic,
+        wall_clock=time.time,
     ):
         self.holder = holder
         self.pointers = pointers
         self.snapshots = snapshots
-        self.interval_s = interval_s
-        self.story_grace_s = story_grace_s
-        self.validate = validate
+        self.settings = settings
         self.clock = clock
-        self.story_retain_s = story_retain_s
         self.wall_clock = wall_clock
-        self.story_cache = StoryCache(story_lru)
-        self.storyline_cache = StoryCache(story_lru)  # storyline pages, loaded on demand only
+        self.story_cache = StoryCache(settings.story_lru)
+        self.storyline_cache = StoryCache(settings.story_lru)  # storyline pages, loaded on demand only
         self._referenced: frozenset[str] = frozenset()  # story ids the current pages and pools link to
         self._released_at = float("-inf")
         self._graced: frozenset[str] = frozenset()  # story ids holding superseded versions (cursor grace)
@@ -147,7 +164,7 @@ class PointerWatcher:
         kind, path = classify(name, version)
         data = self.snapshots.get(path)
         doc = orjson.loads(data)
-        if self.validate:
+        if self.settings.validate:
             validate(kind, doc)
         if doc.get("version") != version:
             raise page_schemas.PageError(f"{path}: body says version {doc.get('version')}, pointer says {version}")
@@ -199,13 +216,13 @@ class PointerWatcher:
                     nxt.changed = True
             now = self.clock()
             transient = self._load_moved(nxt, moved, now)
-            nxt.expire_stories(now, self.story_grace_s)
+            nxt.expire_stories(now, self.settings.story_grace_s)
             nxt.drop_vanished(vanished)  # only known because the listing succeeded
             for name in [n for n in self._bad if n not in listed]:
                 del self._bad[name]  # retired or vanished: forget it
             for name in [n for n in self._filtered if n not in listed]:
                 del self._filtered[name]
-            if now - self._released_at >= RELEASE_EVERY_S and not math.isinf(self.story_retain_s):
+            if now - self._released_at >= RELEASE_EVERY_S and not math.isinf(self.settings.story_retain_s):
                 if nxt.refs_changed:
                     nxt.reference()
                 nxt.release_stories(self._retain_after_ms())
@@ -257,9 +274,9 @@ class PointerWatcher:
     def _retain_after_ms(self) -> int:
         """Stories updated before this wall-clock time (ms) are held only while a page or pool references them
         (an infinite ``story_retain_s`` holds every story, the behaviour before retirement)."""
-        if math.isinf(self.story_retain_s):
+        if math.isinf(self.settings.story_retain_s):
             return -(1 << 62)
-        return int((self.wall_clock() - self.story_retain_s) * 1000)
+        return int((self.wall_clock() - self.settings.story_retain_s) * 1000)
 
     def _load_moved(self, nxt: _NextCatalog, moved: dict[str, int], now: float) -> str | None:
         """Fetch and add every object whose pointer moved, pages, pools and aliases first, then stories (so which
@@ -353,7 +370,7 @@ class PointerWatcher:
         self._thread.start()
 
     def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
+        while not self._stop.wait(self.settings.interval_s):
             try:
                 self.poll_once()
             except Exception:  # never let the thread die: the origin would silently freeze its pages

@@ -297,7 +297,7 @@ def test_ladder_rung_1_is_the_full_rerank_with_no_degraded_header(world, profile
 
 
 def test_ladder_rung_2_reranks_the_cached_profile_without_collaborative_sources(world, profiles, auth):
-    from serving.ranking import rank
+    from serving.ranking import FeedSlice, rank
     from stores.covisit import open_covisit_store
 
     app = overloaded_app(world, profiles)
@@ -317,7 +317,7 @@ def test_ladder_rung_2_reranks_the_cached_profile_without_collaborative_sources(
     assert r.status_code == 200 and r.json["degraded"] == "cached_candidates"
     assert r.headers["Newsroom-Degraded"] == "cached_candidates"
     item_validator().validate(r.json)
-    want = [p.story_ids[i] for i, _ in rank(p, view, 0, 20)]
+    want = [p.story_ids[i] for i, _ in rank(p, view, FeedSlice(0, 20))]
     assert [i["story_id"] for i in r.json["items"]] == want
     assert not any(i["reason"].startswith("also_read") for i in r.json["items"])
 

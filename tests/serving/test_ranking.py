@@ -15,6 +15,7 @@ from serving.ranking import (
     MAX_PER_PUBLISHER,
     MAX_PER_TOPIC,
     TOP_SLOTS,
+    FeedSlice,
     ProfileView,
     fold_interest,
     rank,
@@ -27,7 +28,7 @@ def pool():
 
 
 def test_neutral_profile_follows_the_edition_order_with_top_slots_and_caps(pool):
-    ranked = rank(pool, ProfileView(reader_id="x"), 0, 30)
+    ranked = rank(pool, ProfileView(reader_id="x"), FeedSlice(0, 30))
     order = [i for i, _ in ranked]
     # Nothing personal: the top-story slots hold the edition's best stories, in its order...
     assert [p for p, (_, r) in enumerate(ranked) if r == "top_story"] == list(TOP_SLOTS)
@@ -49,11 +50,11 @@ def test_neutral_profile_follows_the_edition_order_with_top_slots_and_caps(pool)
 
 def test_paging_with_served_items_is_a_partition_of_the_full_ranking(pool):
     view = ProfileView.from_profile("x", {"follows": {"topics": ["film"], "sources": [], "places": ["rome"]}})
-    full = rank(pool, view, 0, 400)
+    full = rank(pool, view, FeedSlice(0, 400))
     served = np.zeros(len(pool.story_ids), dtype=bool)
     paged = []
     for off in range(0, 400, 37):
-        page = rank(pool, view, off, min(37, 400 - off), served)
+        page = rank(pool, view, FeedSlice(off, min(37, 400 - off), served))
         served[[i for i, _ in page]] = True
         paged += page
     assert paged == full and len({i for i, _ in full}) == 400
@@ -67,7 +68,7 @@ def test_hidden_and_fewer_are_excluded_and_read_is_pushed_down(pool):
         "fewer": [{"story_id": fewer, "vector": pool.vectors[3].tolist()}],
         "reads": [{"story_id": pool.story_ids[1], "at": 1}],
     }
-    ranked = rank(pool, ProfileView.from_profile("x", doc), 0, 400)
+    ranked = rank(pool, ProfileView.from_profile("x", doc), FeedSlice(0, 400))
     ids = [i for i, _ in ranked]
     assert not any(pool.rep_publisher[i] == hidden for i in ids)
     assert 3 not in ids and 1 in ids and ids.index(1) > 200
@@ -80,7 +81,7 @@ def test_interest_only_reasons_name_a_read_story(pool):
     for r in reads:
         interest = fold_interest(interest, pool.vectors[pool.index[r["story_id"]]], 1000, 1.0)
     view = ProfileView.from_profile("x", {"reads": reads, "interest": interest})
-    ranked = rank(pool, view, 0, 30)
+    ranked = rank(pool, view, FeedSlice(0, 30))
     read_ids = {r["story_id"] for r in reads}
     # in the capped head, the stories of the read topic (at most MAX_PER_TOPIC); past it, every personal pick
     head = [(i, r) for i, r in ranked[:CAP_DEPTH] if topic in pool.topics[i] and r != "top_story"]
@@ -124,8 +125,8 @@ def test_co_visitation_lifts_neighbours_with_the_also_read_reason(pool):
     also = [pool.story_ids[i] for i in (300, 320, 340)]
     view = ProfileView.from_profile("x", {"reads": [{"story_id": read, "at": 1}]})
     cov = Covisit(dict.fromkeys(also, 50.0), dict.fromkeys(also, read))
-    plain = {i: n for n, (i, _) in enumerate(rank(pool, view, 0, 400))}
-    ranked = rank(pool, view, 0, 400, covisit=cov)
+    plain = {i: n for n, (i, _) in enumerate(rank(pool, view, FeedSlice(0, 400)))}
+    ranked = rank(pool, view, FeedSlice(0, 400), covisit=cov)
     pos = {i: (n, why) for n, (i, why) in enumerate(ranked)}
     for sid in also:
         i = pool.index[sid]
