@@ -35,6 +35,7 @@ import hashlib
 import resource
 import sys
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -46,10 +47,11 @@ from transforms.common import HOUR_MS, MINUTE_MS  # noqa: E402
 from transforms.editions import documents as docs  # noqa: E402
 from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
 from transforms.editions.config import load_config  # noqa: E402
-from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle  # noqa: E402
+from transforms.editions.context import Clock, CycleCache, CycleContext  # noqa: E402
+from transforms.editions.cycle import EditionMemory, run_cycle  # noqa: E402
+from transforms.editions.overlays import Overlays  # noqa: E402
 from transforms.editions.params import RankParams  # noqa: E402
-from transforms.editions.storyline_pages import storyline_items  # noqa: E402
-from transforms.editions.topics import add_cities, city_codes, topic_items  # noqa: E402
+from transforms.editions.topics import city_codes  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
 
 NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z
@@ -369,15 +371,6 @@ def publish_work(out) -> float:
     return time.process_time() - t
 
 
-def topic_work(out, cities: dict) -> tuple[float, list]:
-    """CPU seconds of what EditionRanker adds after run_cycle: city codes on pool entries and the cycle's topic
-    pages (transforms/editions/topics.py; trending only here: no reader follows in a synthetic world)."""
-    t = time.process_time()
-    add_cities(out.pool, cities)
-    items = topic_items(out.pool, {})
-    return time.process_time() - t, items
-
-
 def group_storylines(books, size: int = 3) -> None:
     """Every story of each book in a storyline of ``size`` consecutive stories (untimed setup), so a cycle's
     storyline pages cost what a cycle with storylines costs: each story whose coverage is emitted rebuilds its
@@ -390,35 +383,44 @@ def group_storylines(books, size: int = 3) -> None:
         smap.take()
 
 
-def run_all(editions, books, config, params, memories, now, caches, loop=False, views=None, timings=None, publish=None):
+@dataclass(frozen=True)
+class Run:
+    """One minute of the benchmark over some editions: what every edition's cycle context is built from."""
+
+    books: dict  # language -> StoryBook
+    config: object
+    params: RankParams
+    memories: dict  # edition id -> EditionMemory (LoopMemory for the loop)
+    caches: dict  # edition id -> CycleCache (a DoFn keeps one next to its book)
+    cities: dict = field(default_factory=dict)
+
+
+def run_all(editions, run: Run, now: int, loop: bool = False, views=None, timings=None, publish=None):
     """Run every edition's cycle (``loop``: the per-story reference); per-edition CPU seconds of this process (the
-        machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
-        the cycle). ``caches``: per edition, the CycleCache a DoFn keeps next to its book. The vectorised cycle
-        includes the topic pages (``timings["topic pages"]``) and the storyline pages (``timings["storyline pages"]``:
-    every story in a storyline of three, :func:`group_storylines`), the loop does not (it is the reference for run_cycle)."""
+    machine is shared: wall time includes other processes' turns on the cores, CPU time is what one core spent on
+    the cycle). The vectorised cycle includes its overlays, as EditionRanker runs it: cities, the topic pages
+    (``timings["topic pages"]``; trending only, no reader follows in a synthetic world) and the storyline pages
+    (``timings["storyline pages"]``: every story in a storyline of three, :func:`group_storylines`); the loop has
+    none (it is the reference for the ranking)."""
     per = {}
     outs = {}
-    cities = city_codes(config)
     for e in editions:
-        book, cache = books[e.language], caches.setdefault(e.id, CycleCache())
+        cache = run.caches.setdefault(e.id, CycleCache())
+        book, memory = run.books[e.language], run.memories[e.id]
         t = time.process_time()
-        topics = []
         if loop:
-            view = (views or {}).get(e.language)
-            out = run_cycle_loop(book, e, config, params, memories[e.id], now, view, cache, timings)
+            ctx = CycleContext(book, e, run.config, run.params, memory, now, cache, Clock(timings))
+            out = run_cycle_loop(ctx, (views or {}).get(e.language))
         else:
-            out = run_cycle(book, e, config, params, memories[e.id], now, cache, timings)
-            spent, topics = topic_work(out, cities)
+            overlays = Overlays(followed={}, cities=run.cities)
+            out = run_cycle(
+                CycleContext(book, e, run.config, run.params, memory, now, cache, Clock(timings), None, overlays)
+            )
             if timings is not None:
-                timings["topic pages"] = timings.get("topic pages", 0.0) + spent
-                timings["topic pages built"] = timings.get("topic pages built", 0) + len(topics)
-            ts = time.process_time()
-            n_sl = len(storyline_items(book, out, params, now))
-            if timings is not None:
-                timings["storyline pages"] = timings.get("storyline pages", 0.0) + time.process_time() - ts
-                timings["storyline pages built"] = timings.get("storyline pages built", 0) + n_sl
+                timings["topic pages built"] = timings.get("topic pages built", 0) + len(out.topic_pages)
+                timings["storyline pages built"] = timings.get("storyline pages built", 0) + len(out.storylines)
         per[e.id] = time.process_time() - t
-        out.topic_docs = [item["doc"] for item in topics]
+        out.topic_docs = [item["doc"] for item in out.topic_pages]
         if publish is not None:
             publish[e.id] = publish_work(out)  # outside the cycle's timing
         outs[e.id] = summarise(out)
@@ -474,9 +476,10 @@ def main(argv=None) -> int:
     meter = GcMeter()
     memories = {e.id: EditionMemory() for e in editions}
     caches: dict = {}
+    run = Run(books, config, params, memories, caches, city_codes(config))
     timings1: dict = {}
     t, w = time.process_time(), time.perf_counter()
-    per1, outs1 = run_all(editions, books, config, params, memories, NOW, caches, timings=timings1)
+    per1, outs1 = run_all(editions, run, NOW, timings=timings1)
     c1, w1 = time.process_time() - t, time.perf_counter() - w
     cov1 = sum(o["coverage"] for o in outs1.values())
     del outs1
@@ -493,7 +496,7 @@ def main(argv=None) -> int:
     timings2: dict = {}
     meter.reset()
     t, w = time.process_time(), time.perf_counter()
-    per2, outs2 = run_all(editions, books, config, params, memories, NOW + MINUTE_MS, caches, timings=timings2)
+    per2, outs2 = run_all(editions, run, NOW + MINUTE_MS, timings=timings2)
     c2, w2 = time.process_time() - t, time.perf_counter() - w
     gc2, full2 = meter.seconds, meter.full
     cov2 = sum(o["coverage"] for o in outs2.values())
@@ -518,7 +521,7 @@ def main(argv=None) -> int:
         # entries validated before are not validated again); the cycles' own time is not counted here.
         for k in (2, 3):
             publish: dict = {}
-            run_all(editions, books, config, params, memories, NOW + k * MINUTE_MS, caches, publish=publish)
+            run_all(editions, run, NOW + k * MINUTE_MS, publish=publish)
             print(
                 f"  publishing work, cycle {k + 1} (digest + canonical JSON + schema validation of every document, no "
                 f"I/O; PublishSnapshots, parallel across workers): {sum(publish.values()):.2f} s CPU"
@@ -542,8 +545,8 @@ def main(argv=None) -> int:
     mem_v = {e.id: copy.deepcopy(memories[e.id]) for e in sample}
     mem_l = {e.id: loop_memory(memories[e.id]) for e in sample}
     t_cmp = NOW + (4 if args.publish_cost else 2) * MINUTE_MS  # the minute after the last cycle run above
-    per_v, out_v = run_all(sample, books, config, params, mem_v, t_cmp, caches)
-    per_l, out_l = run_all(sample, books, config, params, mem_l, t_cmp, caches, loop=True, views=views)
+    per_v, out_v = run_all(sample, replace(run, memories=mem_v), t_cmp)
+    per_l, out_l = run_all(sample, replace(run, memories=mem_l), t_cmp, loop=True, views=views)
     sv, sl = sum(per_v.values()), sum(per_l.values())
     same = all(out_v[e.id]["ids"] == out_l[e.id]["ids"] for e in sample)
     ratio = sl / sv if sv else float("nan")

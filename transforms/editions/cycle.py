@@ -6,26 +6,29 @@ updates the memory and returns a :class:`CycleOutput` with every page (edition x
 the coverage documents of page/pool stories whose coverage changed. Plain Python + numpy: RankEditionsFn calls it
 on its minute timer, benchmarks/rank_bench.py calls it directly.
 
-:func:`run_cycle` is the cycle, one function per phase: the maths (:func:`rank_candidates`, the hourly publisher
-cap, representatives) gives a :class:`Ranked`; :func:`cycle_documents` turns it into documents (page facts, page
-slots, cards, pages, pool, coverage). A :class:`CycleCache` kept by the caller next to the book (in-process only: a
-rebuilt book starts with an empty one) lets cards, supporting links and pool entries be reused between cycles; it
-never changes a result.
+:func:`run_cycle` is the cycle: it takes one frozen :class:`~transforms.editions.context.CycleContext` (book,
+edition, config, params, memory, now, cache, clock, the steady test and the overlays) and every phase is a function
+of it. The maths (:func:`rank`: features, :func:`rank_candidates`, the hourly publisher cap, representatives) gives
+a :class:`Ranked`; :func:`cycle_documents` turns it into documents (page facts, page slots, cards, pages, pool,
+coverage); the overlays (:mod:`transforms.editions.overlays`: controls, takedowns, cities, topic and storyline
+pages) are its last phases. A :class:`~transforms.editions.context.CycleCache` kept by the caller next to the book
+(in-process only: a rebuilt book starts with an empty one) lets cards, supporting links and pool entries be reused
+between cycles; it never changes a result. :class:`EditionMemory` stays defined here: Beam state pickles it by
+this module's name.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
-from transforms.editions import fairness, trust
+from transforms.editions import fairness, overlays, trust
 from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
-from transforms.editions.config import Edition, EditionsConfig
+from transforms.editions.context import CycleCache, CycleContext
 from transforms.editions.headlines import demoted_ids
 from transforms.editions.params import RankParams
 from transforms.editions.pool_features import pool_features as _pool_features
@@ -51,20 +54,6 @@ def with_image_size(card: dict, base: dict) -> dict:
     return card
 
 
-class _Clock:
-    """Accumulates CPU seconds per phase into ``timings`` (benchmarks); free when ``timings`` is None."""
-
-    def __init__(self, timings: dict | None):
-        self.timings = timings
-        self.t = time.process_time() if timings is not None else 0.0
-
-    def lap(self, name: str) -> None:
-        if self.timings is not None:
-            now = time.process_time()
-            self.timings[name] = self.timings.get(name, 0.0) + now - self.t
-            self.t = now
-
-
 @dataclass
 class EditionMemory:
     """What an edition remembers between cycles (kept in Beam state; small: ~2,000 stories)."""
@@ -84,18 +73,6 @@ class EditionMemory:
 
 
 @dataclass
-class CycleCache:
-    """Per edition, reused between its cycles (in-process; never changes a result). A supporting set is reused
-    while the story's coverage version, the representative and the capped publishers are unchanged; a card while
-    its article's label bits, first-seen time and version are; a pool entry while its story's coverage version,
-    centroid, representative, labels and section are."""
-
-    support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
-    cards: dict = field(default_factory=dict)  # (article row, with lede) -> (check, card)
-    pool: dict = field(default_factory=dict)  # story id -> (key, entry without score)
-
-
-@dataclass
 class CycleOutput:
     edition: str
     cycle: int
@@ -103,6 +80,8 @@ class CycleOutput:
     pool: dict  # candidate_pool document
     coverage: list  # story_coverage documents
     stats: dict = field(default_factory=dict)
+    topic_pages: list = field(default_factory=list)  # topic page snapshot items (overlays.py)
+    storylines: list = field(default_factory=list)  # storyline snapshot items (overlays.py)
 
 
 @dataclass
@@ -123,40 +102,39 @@ def breaking_rows(book: StoryBook, live: np.ndarray, now: int, p: RankParams) ->
     return np.flatnonzero(live & (start > 0) & (now - start < p.breaking_pin_ms) & (start <= now))
 
 
-def run_cycle(
-    book: StoryBook,
-    edition: Edition,
-    config: EditionsConfig,
-    p: RankParams,
-    memory: EditionMemory,
-    now: int,
-    cache: CycleCache | None = None,
-    timings: dict | None = None,
-    steady=None,
-) -> CycleOutput | None:
-    """Rank ``edition`` at ``now`` (a minute boundary) and update ``memory``; ``timings`` gets CPU seconds per phase.
-    ``steady(book, ranked, facts, gates, page_slots) -> bool``, asked once the page slots are decided: True ends
-    the cycle there (None returned; transforms/editions/steady.py, the change-only replay)."""
-    clock = _Clock(timings)
-    book.flush()
+def run_cycle(ctx: CycleContext) -> CycleOutput | None:
+    """Rank ``ctx.edition`` at ``ctx.now`` (a minute boundary) and update its memory: the maths, the documents,
+    then the overlays (:mod:`.overlays`) when the context has them. None when ``ctx.steady`` ends the cycle once
+    the page slots are decided (transforms/editions/steady.py, the change-only replay)."""
+    ctx.clock.start()
+    ctx.book.flush()
+    out = cycle_documents(ctx, rank(ctx))
+    if out is not None and ctx.overlays is not None:
+        for phase in overlays.PHASES:
+            phase(ctx, out)
+    return out
+
+
+def rank(ctx: CycleContext) -> Ranked:
+    """The maths of the cycle: features, Breaking rows, smoothed scores, the hourly publisher cap, representatives."""
+    book, p, now = ctx.book, ctx.params, ctx.now
     f = features(book, now, p)
     forced = breaking_rows(book, f.live, now, p)
-    clock.lap("features")
-    cand, smoothed = rank_candidates(book, f, forced, edition, config, p, memory, now)
-    clock.lap("scores")
-    capped = hour_capped_publishers(memory, now, p)
-    hour = now // HOUR_MS
-    reps = choose_representatives(book, cand.rows, edition.id, edition.region, hour, capped, p.representative, f.prim)
-    clock.lap("representatives")
-    ranked = Ranked(f, forced, cand, smoothed, reps, capped)
-    return cycle_documents(book, edition, config, p, memory, now, ranked, cache or CycleCache(), clock, steady)
+    ctx.clock.lap("features")
+    cand, smoothed = rank_candidates(ctx, f, forced)
+    ctx.clock.lap("scores")
+    capped = hour_capped_publishers(ctx.memory, now, p)
+    reps = choose_representatives(book, cand.rows, ctx.edition, now // HOUR_MS, capped, p.representative, f.prim)
+    ctx.clock.lap("representatives")
+    return Ranked(f, forced, cand, smoothed, reps, capped)
 
 
-def rank_candidates(book, f, forced, edition, config, p, memory, now) -> tuple[Candidates, np.ndarray]:
+def rank_candidates(ctx: CycleContext, f: Features, forced: np.ndarray) -> tuple[Candidates, np.ndarray]:
     """The edition's candidates with raw scores, and their scores smoothed over consecutive cycles."""
-    cand, _ = select_candidates(book, f, edition, config, p, forced)
+    book, p = ctx.book, ctx.params
+    cand, _ = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
     ids = book.stories.id[cand.rows]
-    return cand, memory.smoothing.smooth(ids, cand.raw, now, MINUTE_MS, p.smoothing_cycles)
+    return cand, ctx.memory.smoothing.smooth(ids, cand.raw, ctx.now, MINUTE_MS, p.smoothing_cycles)
 
 
 def hour_capped_publishers(memory: EditionMemory, now: int, p: RankParams) -> set[str]:
@@ -172,21 +150,23 @@ def hour_capped_publishers(memory: EditionMemory, now: int, p: RankParams) -> se
     return set(memory.capped)
 
 
-def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache, clock, steady=None):
-    """Pages, pool and coverage documents of a ranked cycle; updates ``memory`` (pages, impressions, coverage).
-    None, after the decisions only, when ``steady`` says so (see :func:`run_cycle`)."""
-    facts, gates = page_facts(book, p, ranked), trust.gates(book, p, memory, now, ranked)
+def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
+    """Pages, pool and coverage documents of a ranked cycle; updates the memory (pages, impressions, coverage).
+    None, after the decisions only, when ``ctx.steady`` says so (see :func:`run_cycle`)."""
+    book, p, memory, now, cache, clock = ctx.book, ctx.params, ctx.memory, ctx.now, ctx.cache, ctx.clock
+    facts, gates = page_facts(ctx, ranked), trust.gates(book, p, memory, now, ranked)
     clock.lap("page_facts")
-    page_slots = choose_page_slots(book, edition, config, p, memory, ranked, facts, cache, gates)
+    page_slots = choose_page_slots(ctx, ranked, facts, gates)
     clock.lap("page_slots")
-    if steady is not None and steady(book, ranked, facts, gates, page_slots):
+    if ctx.steady is not None and ctx.steady(book, ranked, facts, gates, page_slots):
         return None
     pool_pos = pool_positions(ranked, facts, p)
-    cards = Cards(book, edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
+    cards = Cards(book, ctx.edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
     labels = StoryLabels(book, ranked, gates, cards)
-    pages, page_rows, conc = page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now)
+    shown = Shown(ranked, facts, cards, labels)
+    pages, page_rows, conc = page_documents(ctx, shown, page_slots)
     clock.lap("pages")
-    pool = pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cache, now, clock)
+    pool = pool_document(ctx, shown, pool_pos)
     pool.update({"held": gates.held_entries} if gates.held_entries else {}, concentration=conc)  # fairness.py
     cache.support, cache.cards = page_slots.support, cards.new
     clock.lap("pool")
@@ -198,7 +178,7 @@ def cycle_documents(book, edition, config, p, memory, now, ranked: Ranked, cache
     stats.update(
         near_ties=int((ranked.reps.near > 1).sum()), capped_publishers=len(ranked.capped), held=len(gates.held)
     )
-    return CycleOutput(edition.id, now, pages, pool, coverage, stats)
+    return CycleOutput(ctx.edition.id, now, pages, pool, coverage, stats)
 
 
 # ------------------------------------------------------------------------------------------------ page facts
@@ -219,7 +199,8 @@ class PageFacts:
     pinned_ids: list  # Breaking stories pinned, newest window first
 
 
-def page_facts(book: StoryBook, p: RankParams, ranked: Ranked) -> PageFacts:
+def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
+    book, p = ctx.book, ctx.params
     cand, reps = ranked.cand, ranked.reps
     rows_l, ids_l, rep_l = cand.rows.tolist(), book.stories.id[cand.rows].tolist(), reps.rep.tolist()
     pos_of = dict(zip(rows_l, range(len(rows_l))))
@@ -261,8 +242,9 @@ class PageSlots:
     support: dict  # the supporting-link cache for the next cycle
 
 
-def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: PageFacts, cache, gates) -> PageSlots:
+def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates: trust.Gates) -> PageSlots:
     """Order (hysteresis, trust gates), slots (pins, diversity) and supporting links of every section page."""
+    book, p, memory = ctx.book, ctx.params, ctx.memory
     cand, reps, smoothed = ranked.cand, ranked.reps, ranked.smoothed
     rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
     group_ids, flagged = book.publisher_group_names(), demoted_ids(book, ranked, p.clickbait_authority)
@@ -283,11 +265,11 @@ def choose_page_slots(book, edition, config, p, memory, ranked: Ranked, facts: P
         max_cosine=p.max_centroid_cosine,
         page_size=p.page_size,
     )
-    old_support, new_support = cache.support, {}
+    old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
     by_section = {}
-    for sec_id in edition.sections:
-        section = config.section(sec_id)
+    for sec_id in ctx.edition.sections:
+        section = ctx.config.section(sec_id)
         rows_s, fit_s = cand.sections[sec_id]
         scores = {}
         for r, fit in zip(rows_s.tolist(), fit_s.tolist()):
@@ -388,17 +370,28 @@ class StoryLabels:
         return tuple(out)
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What the page and pool documents show of the candidates: the ranking, the page facts, cards and labels."""
+
+    ranked: Ranked
+    facts: PageFacts
+    cards: Cards
+    labels: StoryLabels
+
+
 # ------------------------------------------------------------------------------------------------ documents
-def page_documents(book, edition, ranked, facts, page_slots, cards, labels, memory, now) -> tuple[dict, set]:
+def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict]:
     """Every section page, the rows of the stories on them and the pages' concentration; counts the
     representatives' position-weighted impressions for the share cap (fairness.py)."""
+    book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
-    pages, shown, page_story_rows = {}, [], set()
+    pages, shown_reps, page_story_rows = {}, [], set()
     for sec_id, chosen in page_slots.by_section.items():
         entries = []
         for rank, (slot, i, rep, sup, score) in enumerate(chosen, start=1):
             r = facts.rows_l[i]
-            shown.append((rank, rep))
+            shown_reps.append((rank, rep))
             page_story_rows.add(r)
             entries.append(
                 {
@@ -416,14 +409,14 @@ def page_documents(book, edition, ranked, facts, page_slots, cards, labels, memo
             )
         pages[sec_id] = {
             "schema": docs.PAGE_SCHEMA,
-            "edition": edition.id,
+            "edition": ctx.edition.id,
             "section": sec_id,
             "version": now // MINUTE_MS,
             "cycle": cycle_iso,
             "generated_at": cycle_iso,
             "stories": entries,
         }
-    return pages, page_story_rows, fairness.count_impressions(book, memory, shown)
+    return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps)
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:
@@ -436,14 +429,15 @@ def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarra
     return pool_pos
 
 
-def pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cache, now, clock) -> dict:
+def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict:
     """The candidate pool with what For you re-ranks on. Entries are rebuilt only for stories whose entry could
     differ (coverage version, centroid, representative, labels); the others are reused with the new score."""
+    book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     ids_l, rep_l, section_of = facts.ids_l, facts.rep_l, facts.section_of
     pinned_set = set(facts.pinned_ids)
     pool_rows = ranked.cand.rows[pool_pos]
     pool_pos_l = pool_pos.tolist()
-    old_pool, new_pool = cache.pool, {}
+    old_pool, new_pool = ctx.cache.pool, {}
     keys, misses = [], []
     cseq_l = book.stories.centroid_seq[pool_rows].tolist()
     vers_l = book.stories.version[pool_rows].tolist()
@@ -462,8 +456,8 @@ def pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cach
         hit = old_pool.get(sid)
         if hit is None or hit[0] != key:
             misses.append(k)
-    fresh = _fresh_pool_entries(book, p, pool_rows, pool_pos_l, misses, keys, facts, cards)
-    clock.lap("pool_features")
+    fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
+    ctx.clock.lap("pool_features")
     pool_stories = []
     for k, i in enumerate(pool_pos_l):
         sid = ids_l[i]
@@ -478,20 +472,22 @@ def pool_document(book, edition, p, ranked, facts, pool_pos, cards, labels, cach
         entry = dict(static)
         entry["score"] = docs.round_sig(ranked.smoothed[i])
         pool_stories.append(entry)
-    cache.pool = new_pool
+    ctx.cache.pool = new_pool
     return {
         "schema": docs.POOL_SCHEMA,
-        "edition": edition.id,
+        "edition": ctx.edition.id,
         "version": now // MINUTE_MS,
         "cycle": docs.iso(now),
         "stories": pool_stories,
     }
 
 
-def _fresh_pool_entries(book, p, pool_rows, pool_pos_l, misses, keys, facts, cards) -> dict:
+def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list, keys: list) -> dict:
     """Pool entries (without score) of the pool positions ``misses``, by position."""
+    book, facts, cards = ctx.book, shown.facts, shown.cards
+    pool_rows, pool_pos_l = shown.ranked.cand.rows[pool_pos], pool_pos.tolist()
     miss = np.array(misses, np.int64)
-    topics, publishers, places = _pool_features(book, pool_rows[miss], p)
+    topics, publishers, places = _pool_features(book, pool_rows[miss], ctx.params)
     vecs = docs.project(book.stories.centroid[pool_rows[miss]]).tolist() if book.dim and miss.size else None
     fresh = {}
     for m, k in enumerate(misses):

@@ -56,12 +56,11 @@ from dataclasses import dataclass, field
 from schemas.pages import page_path, pool_path, story_path
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
-from transforms.editions.controls import apply_controls
-from transforms.editions.cycle import CycleCache, CycleOutput, EditionMemory, run_cycle
+from transforms.editions.context import CycleCache, CycleContext
+from transforms.editions.cycle import CycleOutput, EditionMemory, run_cycle
+from transforms.editions.overlays import Overlays
 from transforms.editions.steady import SteadyWatch
-from transforms.editions.storyline_pages import storyline_items
-from transforms.editions.takedowns import apply_takedowns
-from transforms.editions.topics import add_cities, add_page_sections, city_codes, topic_items
+from transforms.editions.topics import city_codes
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +80,9 @@ def page_minimum(section, pool_size: int) -> int:
     return section.min_stories
 
 
-def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> list[dict]:
-    """The snapshot items of one edition's cycle, pages first, then topic pages (deterministic order)."""
+def snapshot_items(out: CycleOutput, config) -> list[dict]:
+    """The snapshot items of one edition's cycle, in a deterministic order: pages, topic pages, the pool, coverage,
+    then the storylines (after the coverage they name)."""
     items = []
     pool_size = len(out.pool["stories"])
     for sec_id, doc in out.pages.items():
@@ -96,7 +96,7 @@ def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> li
                 "min_stories": page_minimum(config.section(sec_id), pool_size),
             }
         )
-    items.extend(topic_pages)  # before the pool that lists them (transforms/editions/topics.py)
+    items.extend(out.topic_pages)  # before the pool that lists them (transforms/editions/topics.py)
     items.append(
         {
             "kind": "candidate_pool",
@@ -118,7 +118,7 @@ def snapshot_items(out: CycleOutput, config, topic_pages: list[dict] = ()) -> li
                 "min_stories": 0,
             }
         )
-    return items
+    return items + out.storylines
 
 
 @dataclass
@@ -206,20 +206,14 @@ class EditionRanker:
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        controls = self.controls(key, now) if self.controls is not None else None
-        context = (controls, self.takedowns() if self.takedowns is not None else None)
-        context += (self.followed() if self.followed is not None else None,)
-        steady = cached.steady.checker(mem, now, self.params, context) if self.change_only else None
-        out = run_cycle(
-            cached.book, edition, self.config, self.params, mem, now, cache=cached.cycle_cache, steady=steady
-        )
+        out = run_cycle(self.context(key, edition, cached, mem, now))
         cached.last_cycle = now
         self._count("cycles")
         if out is None:  # a steady minute (transforms/editions/steady.py): nothing a reader sees can differ
             self._count("cycles_steady")
             items = []
         else:
-            items = self._items(out, cached, mem, now, context)
+            items = snapshot_items(out, self.config)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
@@ -233,26 +227,28 @@ class EditionRanker:
         self._count("cycle_ms", int((time.perf_counter() - t0) * 1000))
         return items, nxt_cycle
 
-    def _items(self, out, cached: _Cached, mem: EditionMemory, now: int, context: tuple) -> list[dict]:
-        """The snapshot items of a minute built in full: controls and takedowns applied, topic pages added."""
-        controls, taken, followed = context
-        if controls is not None:  # pins, demotes, labels: an overlay the memory never sees
-            applied = apply_controls(out, controls, cached.book, now, self.params.page_size)
-            for kind, n in applied.items():
-                self._count(f"controls_{kind}", n)
-        if taken is not None:  # tombstoned articles and stories: never in a snapshot
-            omitted = apply_takedowns(out, taken)
-            if omitted:
-                self._count("takedowns_applied", omitted)
-        if self.change_only:
-            cached.steady.record(out, mem)
-        add_cities(out.pool, self.cities)
-        add_page_sections(out.pool, out.pages)
-        topic_pages = topic_items(out.pool, followed) if followed is not None else []
-        self._count("topic_pages", len(topic_pages))
-        storylines = storyline_items(cached.book, out, self.params, now, taken)  # after the coverage they name
-        self._count("storyline_pages", len(storylines))
-        return snapshot_items(out, self.config, topic_pages) + storylines
+    def context(self, key, edition, cached: _Cached, mem: EditionMemory, now: int) -> CycleContext:
+        """The cycle's context: the overlay inputs read once for the minute (controls, takedowns, followed
+        counts), the steady test of the change-only replay, the edition's cache and this ranker's counters."""
+        overlays = Overlays(
+            controls=self.controls(key, now) if self.controls is not None else None,
+            takedowns=self.takedowns() if self.takedowns is not None else None,
+            followed=self.followed() if self.followed is not None else None,
+            cities=self.cities,
+        )
+        steady = cached.steady.checker(mem, now, self.params, overlays) if self.change_only else None
+        return CycleContext(
+            cached.book,
+            edition,
+            self.config,
+            self.params,
+            mem,
+            now,
+            cache=cached.cycle_cache,
+            steady=steady,
+            overlays=overlays,
+            count=self._count,
+        )
 
     def book(self, key, mem: EditionMemory, inbox, event_log, n_received: int) -> _Cached:
         """The edition's book: the cached one when it saw cycle ``mem.last_cycle``, else rebuilt from LOG; with

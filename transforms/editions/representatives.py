@@ -37,6 +37,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book import StoryBook
+from transforms.editions.config import Edition
 from transforms.editions.params import RepresentativeParams, SupportingParams
 
 _M64 = (1 << 64) - 1
@@ -124,13 +125,15 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
 def choose_representatives(
     book: StoryBook,
     rows: np.ndarray,
-    edition_id: str,
-    region: str,
+    edition: Edition,
     hour: int,
     capped: set[str],
     p: RepresentativeParams,
     prim: np.ndarray | None = None,
 ) -> Representatives:
+    """The representative of each story of ``rows`` for ``edition`` (its id seeds the near-tie rotation, its region
+    the local boost) in ``hour``."""
+    edition_id, region = edition.id, edition.region
     n, na = book.stories.size, book.articles.size
     in_c = np.zeros(n + 1, bool)
     in_c[rows] = True

@@ -57,27 +57,17 @@ class SteadyWatch:
         self.last_key = None
         self.counts: dict = {}  # section -> stories on the last full minute's emitted page
 
-    def checker(self, memory, now: int, params, context: tuple):
-        """``steady`` for :func:`~transforms.editions.cycle.run_cycle`: True (after the steady memory updates)
-        when the minute builds nothing. ``context``: (controls, takedown set, followed counts) read this minute;
-        None when no minute of the edition may be steady now (an active pin, demote or label)."""
-        controls, taken, followed = context
+    def checker(self, memory, now: int, params, overlays) -> SteadyCheck | None:
+        """``ctx.steady`` for :func:`~transforms.editions.cycle.run_cycle`: asks whether the minute builds nothing.
+        ``overlays``: the :class:`~transforms.editions.overlays.Overlays` read this minute (controls, takedown set,
+        followed counts). None when no minute of the edition may be steady now (an active pin, demote or label)."""
+        controls, taken, followed = overlays.controls, overlays.takedowns, overlays.followed
         if any(c.kind != "hold" and c.active(now) for c in controls or ()):
             self.last_key = None  # an active overlay: every minute in full
             return None
         holds = tuple(sorted((c.pointer, c.version, now < c.expires_at) for c in controls or () if c.kind == "hold"))
         extra = (taken, tuple(sorted((followed or {}).items())), holds)
-
-        def steady(book, ranked, facts, gates, page_slots) -> bool:
-            key = self.key(book, ranked, facts, gates, page_slots, params, extra)
-            if key == self.last_key and self._no_shrink(memory):
-                count_impressions(book, page_slots, memory)
-                memory.last_cycle = now
-                return True
-            self.last_key = key  # a full minute follows: its documents are what this key describes
-            return False
-
-        return steady
+        return SteadyCheck(self, memory, now, params, extra)
 
     def _no_shrink(self, memory) -> bool:
         page_max = getattr(memory, "page_max", {})
@@ -109,6 +99,28 @@ class SteadyWatch:
         pool = tuple(story(i, facts.rep_l[i]) for i in pool_positions(ranked, facts, params).tolist())
         held = tuple(tuple(sorted(e.items())) for e in gates.held_entries)
         return (id(book), len(book.applied), book.bad_events, pages, pool, held, extra)
+
+
+class SteadyCheck:
+    """One minute's steady test (called by the cycle once its page slots are decided) and, when the minute is built
+    in full, the record of its pages (the overlays' ``record_steady`` phase, after controls and takedowns)."""
+
+    def __init__(self, watch: SteadyWatch, memory, now: int, params, extra: tuple):
+        self.watch, self.memory, self.now, self.params, self.extra = watch, memory, now, params, extra
+
+    def __call__(self, book, ranked, facts, gates, page_slots) -> bool:
+        """True (after the steady memory updates) when the minute builds nothing."""
+        watch = self.watch
+        key = watch.key(book, ranked, facts, gates, page_slots, self.params, self.extra)
+        if key == watch.last_key and watch._no_shrink(self.memory):
+            count_impressions(book, page_slots, self.memory)
+            self.memory.last_cycle = self.now
+            return True
+        watch.last_key = key  # a full minute follows: its documents are what this key describes
+        return False
+
+    def record(self, out) -> None:
+        self.watch.record(out, self.memory)
 
 
 def count_impressions(book, page_slots, memory) -> None:

@@ -17,7 +17,8 @@ from schemas import codec
 from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 from transforms.editions.book import StoryBook, compact_change, event_sort_key
 from transforms.editions.config import load_config
-from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
+from transforms.editions.context import CycleCache, CycleContext
+from transforms.editions.cycle import EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.publishers import default_registry
 
@@ -221,9 +222,8 @@ class Ranker:
         events = [compact_change(c) for c in self.world.changes] + self.pulses
         for e in sorted((e for e in events if e["at"] < now), key=event_sort_key):
             self.book.apply(e)
-        if self.mode == "loop":
-            return run_cycle_loop(self.book, self.edition, self.config, self.params, self.memory, now, cache=self.cache)
-        return run_cycle(self.book, self.edition, self.config, self.params, self.memory, now, cache=self.cache)
+        ctx = CycleContext(self.book, self.edition, self.config, self.params, self.memory, now, cache=self.cache)
+        return run_cycle_loop(ctx) if self.mode == "loop" else run_cycle(ctx)
 
 
 @pytest.fixture

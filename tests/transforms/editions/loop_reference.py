@@ -19,12 +19,11 @@ import numpy as np
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook
 from transforms.editions.config import Edition, EditionsConfig
+from transforms.editions.context import CycleContext
 from transforms.editions.cycle import (
-    CycleCache,
     CycleOutput,
     EditionMemory,
     Ranked,
-    _Clock,
     breaking_rows,
     cycle_documents,
     hour_capped_publishers,
@@ -52,25 +51,17 @@ def loop_memory(memory: EditionMemory) -> LoopMemory:
     return m
 
 
-def run_cycle_loop(
-    book: StoryBook,
-    edition: Edition,
-    config: EditionsConfig,
-    p: RankParams,
-    memory: LoopMemory,
-    now: int,
-    view: LoopView | None = None,
-    cache: CycleCache | None = None,
-    timings: dict | None = None,
-) -> CycleOutput:
-    """:func:`transforms.editions.cycle.run_cycle` with the per-story maths."""
-    clock = _Clock(timings)
+def run_cycle_loop(ctx: CycleContext, view: LoopView | None = None) -> CycleOutput:
+    """:func:`transforms.editions.cycle.run_cycle` with the per-story maths (``ctx.memory`` a :class:`LoopMemory`;
+    no overlays: it is the reference for the ranking)."""
+    book, edition, p, memory, now, clock = ctx.book, ctx.edition, ctx.params, ctx.memory, ctx.now, ctx.clock
+    clock.start()
     book.flush()
     f = features(book, now, p)
     forced = breaking_rows(book, f.live, now, p)
     clock.lap("features")
     view = view or LoopView(book)
-    cand, _ = rank_maths_loop(view, edition, config, p, now, forced)
+    cand, _ = rank_maths_loop(view, edition, ctx.config, p, now, forced)
     ids = book.stories.id[cand.rows]
     smoothed = np.array(
         smoothing_loop(memory.smoothing_loop, ids.tolist(), cand.raw.tolist(), now, MINUTE_MS, p.smoothing_cycles)
@@ -83,7 +74,7 @@ def run_cycle_loop(
     )
     clock.lap("representatives")
     ranked = Ranked(f, forced, cand, smoothed, reps, capped)
-    return cycle_documents(book, edition, config, p, memory, now, ranked, cache or CycleCache(), clock)
+    return cycle_documents(ctx, ranked)
 
 
 def smoothing_loop(memory: dict, ids: list[int], raw: list[float], now: int, period_ms: int, n: int) -> list[float]:

@@ -8,7 +8,8 @@ import pytest
 from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
 from transforms.editions.book import StoryBook, compact_change, event_sort_key, headline_quality
 from transforms.editions.config import load_config
-from transforms.editions.cycle import CycleCache, EditionMemory, run_cycle
+from transforms.editions.context import CycleCache, CycleContext
+from transforms.editions.cycle import EditionMemory, run_cycle
 from transforms.editions.params import RankParams
 from transforms.editions.scoring import features
 from transforms.publishers import default_registry
@@ -195,7 +196,7 @@ def test_vectorised_cycle_equals_the_per_story_loop(world, seed):
                     if e["at"] < now:
                         book.apply(e)
                 cycle = run_cycle_loop if mode == "loop" else run_cycle
-                outs[mode] = cycle(book, ed, config, p, mems[mode], now, cache=caches[mode, edition])
+                outs[mode] = cycle(CycleContext(book, ed, config, p, mems[mode], now, cache=caches[mode, edition]))
             for sec in ed.sections:
                 v, lp = outs["vector"].pages[sec]["stories"], outs["loop"].pages[sec]["stories"]
                 assert [s["story_id"] for s in v] == [s["story_id"] for s in lp], (edition, m, sec)
