@@ -16,6 +16,8 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
   message goes to the caller's dead-letter output, built by the caller's builder (the stories and covisit jobs).
 - :func:`write_text`, :func:`write_lines` -- result files of batch jobs, locally or on any Beam filesystem
   (``gs://`` on Dataflow).
+- :class:`StoreDoFn` -- the base of a DoFn that holds one store client: opened in ``setup()``, closed in
+  ``teardown()``.
 - :class:`CheckRunClaimFn` -- the run-claim fence of stores/runs.py inside a graph (before a job's writes).
 - :class:`PublishToBusFn` -- the one publishing DoFn: records of a topic's message type, validated and
   Avro-encoded, published a bundle at a time (``MessageBus.publish_many``), every message out before the bundle
@@ -211,6 +213,27 @@ class PublishToBusFn(beam.DoFn):
         self.published.inc(len(self._batch))
         self.batches.inc()
         self._batch, self._bytes = [], 0
+
+
+class StoreDoFn(beam.DoFn):
+    """A DoFn holding one store client as ``self.store``: :meth:`open_store` (the subclass names which store of
+    ``store_config``) in ``setup()``, so each worker opens its own; closed in ``teardown()``, where a worker whose
+    setup never ran has nothing to close."""
+
+    store = None
+
+    def __init__(self, store_config: StoreConfig):
+        self.store_config = store_config
+
+    def open_store(self):
+        raise NotImplementedError
+
+    def setup(self):
+        self.store = self.open_store()
+
+    def teardown(self):
+        if self.store is not None:
+            self.store.close()
 
 
 class CheckRunClaimFn(beam.DoFn):

@@ -40,6 +40,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 
+from stores.beam_io import StoreDoFn
 from transforms.common import DEAD_LETTER, SECOND_MS
 from transforms.common import dead_letter as dead_letter_record
 from transforms.covisit.counts import Increment, Neighbours, Params, ReaderState, reader_step
@@ -104,7 +105,7 @@ class ReaderPairsFn(beam.DoFn):
         reader.clear()
 
 
-class StoryNeighboursFn(beam.DoFn):
+class StoryNeighboursFn(StoreDoFn):
     """(story_id, increment) -> store writes of the story's bounded list, yielded as (story_id, list, at)."""
 
     NEIGHBOURS = ReadModifyWriteStateSpec("neighbours", PickleCoder())
@@ -112,19 +113,15 @@ class StoryNeighboursFn(beam.DoFn):
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
     def __init__(self, store_config, params: Params, flush_ms: int = FLUSH_MS):
-        self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
+        super().__init__(store_config)
+        self.params, self.flush_ms = params, int(flush_ms)
         self.increments = Metrics.counter(STAGE, "pair_increments")
         self.writes = Metrics.counter(STAGE, "neighbour_lists_written")
 
-    def setup(self):
+    def open_store(self):
         from stores.covisit import open_covisit_store
 
-        self.store = open_covisit_store(self.store_config)
-
-    def teardown(self):
-        store = getattr(self, "store", None)
-        if store is not None:
-            store.close()
+        return open_covisit_store(self.store_config)
 
     def process(
         self,

@@ -33,6 +33,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 
+from stores.beam_io import StoreDoFn
 from transforms.covisit.counts import Params as CovisitParams
 from transforms.timers import arm, to_ms
 from transforms.userclusters.minhash import ClusterCounts, Params, clusters_of
@@ -59,23 +60,23 @@ class ScanReadsFn(beam.DoFn):
             store.close()
 
 
-class WriteMembershipsFn(beam.DoFn):
+class UserClusterStoreFn(StoreDoFn):
+    """A DoFn holding a user-cluster store client (stores/userclusters.py)."""
+
+    def open_store(self):
+        from stores.userclusters import open_user_cluster_store
+
+        return open_user_cluster_store(self.store_config)
+
+
+class WriteMembershipsFn(UserClusterStoreFn):
     """(reader_id, [cluster ids, None...]) -> the reader's row replaced; yields (reader_id, clusters)."""
 
     def __init__(self, store_config, at_ms: int):
-        self.store_config, self.at_ms = store_config, int(at_ms)
+        super().__init__(store_config)
+        self.at_ms = int(at_ms)
         self.written = Metrics.counter(STAGE, "memberships_written")
         self.clustered = Metrics.counter(STAGE, "readers_clustered")
-
-    def setup(self):
-        from stores.userclusters import open_user_cluster_store
-
-        self.store = open_user_cluster_store(self.store_config)
-
-    def teardown(self):
-        store = getattr(self, "store", None)
-        if store is not None:
-            store.close()
 
     def process(self, element):
         reader, values = element
@@ -120,23 +121,17 @@ def add_daily_clusters(p, store_config, params: Params, at_ms: int):
     )
 
 
-class ClusterClicksFn(beam.DoFn):
+class ClusterClicksFn(UserClusterStoreFn):
     """(reader_id, story_id, at) -> (cluster_id, (story_id, at)) for each of the reader's clusters."""
 
     def __init__(self, store_config, member_ttl_s: float = 600.0, max_readers: int = 100_000):
-        self.store_config, self.ttl_s, self.max_readers = store_config, float(member_ttl_s), int(max_readers)
+        super().__init__(store_config)
+        self.ttl_s, self.max_readers = float(member_ttl_s), int(max_readers)
         self.clicks = Metrics.counter(STAGE, "cluster_clicks")
 
     def setup(self):
-        from stores.userclusters import open_user_cluster_store
-
-        self.store = open_user_cluster_store(self.store_config)
+        super().setup()
         self.cache: OrderedDict[str, tuple[float, list[int]]] = OrderedDict()
-
-    def teardown(self):
-        store = getattr(self, "store", None)
-        if store is not None:
-            store.close()
 
     def _clusters(self, reader: str) -> list[int]:
         now = time.monotonic()
@@ -157,7 +152,7 @@ class ClusterClicksFn(beam.DoFn):
             yield int(c), (int(story), int(at))
 
 
-class ClusterCountsFn(beam.DoFn):
+class ClusterCountsFn(UserClusterStoreFn):
     """(cluster_id, (story_id, at)) -> the cluster's counts written every ``flush_ms``; yields (cluster, list,
     total, at) per write."""
 
@@ -166,18 +161,9 @@ class ClusterCountsFn(beam.DoFn):
     FLUSH = TimerSpec("flush", TimeDomain.WATERMARK)
 
     def __init__(self, store_config, params: CovisitParams, flush_ms: int):
-        self.store_config, self.params, self.flush_ms = store_config, params, int(flush_ms)
+        super().__init__(store_config)
+        self.params, self.flush_ms = params, int(flush_ms)
         self.writes = Metrics.counter(STAGE, "cluster_counts_written")
-
-    def setup(self):
-        from stores.userclusters import open_user_cluster_store
-
-        self.store = open_user_cluster_store(self.store_config)
-
-    def teardown(self):
-        store = getattr(self, "store", None)
-        if store is not None:
-            store.close()
 
     def process(
         self,
