@@ -127,20 +127,12 @@ def private(fn, slotted: bool = True):
         except TooLarge as exc:
             return http.problem(413, "body_too_large", str(exc), cache_control=http.PRIVATE)
         except Overloaded:
-            return http.problem(
-                503,
-                "overloaded",
-                "For you is shedding load; shared pages are unaffected",
-                cache_control=http.PRIVATE,
-                headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
+            return http.retry_later(
+                "overloaded", "For you is shedding load; shared pages are unaffected", cache_control=http.PRIVATE
             )
         except StoreError as exc:
-            return http.problem(
-                503,
-                "store_unavailable",
-                f"profile store unavailable: {exc}",
-                cache_control=http.PRIVATE,
-                headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
+            return http.retry_later(
+                "store_unavailable", f"profile store unavailable: {exc}", cache_control=http.PRIVATE
             )
 
     return wrapper
@@ -527,11 +519,5 @@ def events(reader: str):
     if not ok:
         return http.problem(400, "no_valid_event", "no valid event in the batch", rejected=rejected)
     if not ext.folder.submit(ok):
-        return http.problem(
-            503,
-            "queue_full",
-            "event queue is full",
-            cache_control=http.PRIVATE,
-            headers={"Retry-After": str(current_app.config["NEWSROOM_RETRY_AFTER_S"])},
-        )
+        return http.retry_later("queue_full", "event queue is full", cache_control=http.PRIVATE)
     return _ok({"accepted": len(ok), "rejected": rejected}, status=202)

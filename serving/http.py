@@ -189,17 +189,20 @@ def shared_response(body: bytes, etag: str, cache_control: str, status: int = 20
     return resp
 
 
-def not_ready() -> Response:
+def retry_later(code: str, detail: str, cache_control: str = NO_STORE) -> Response:
+    """A 503 problem with the origin's Retry-After (``NEWSROOM_RETRY_AFTER_S``): the answer will come, soon."""
     retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-    return problem(503, "not_ready", "pages are not loaded yet", headers={"Retry-After": retry})
+    return problem(503, code, detail, cache_control=cache_control, headers={"Retry-After": retry})
+
+
+def not_ready() -> Response:
+    return retry_later("not_ready", "pages are not loaded yet")
 
 
 def warming_up(what: str) -> Response:
     """503 for a configured edition or section that has no live page yet: honest (it exists and will come), never
     cached (a cached 404 would hide the first page from readers for the edge's negative TTL)."""
-    retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-    detail = f"{what} is configured and not live yet: its first page has not passed validation"
-    return problem(503, "warming_up", detail, headers={"Retry-After": retry})
+    return retry_later("warming_up", f"{what} is configured and not live yet: its first page has not passed validation")
 
 
 def parse_limit(raw: str | None, maximum: int) -> int | None:

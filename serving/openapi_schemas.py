@@ -119,6 +119,19 @@ def _discovery_schemas() -> dict:
     return {"EditionSection": section, "EditionDocument": edition, "EditionIndex": index}
 
 
+def _pool_item(**more: dict) -> dict:
+    """A candidate pool's story item as the API sends it, every property required; For you adds its rank and
+    reason (``more``)."""
+    properties = {
+        "story_id": dict(STORY_ID),
+        "section": {"type": "string"},
+        "labels": {"type": "array", "items": {"type": "string"}},
+        "representative": ref("Card"),
+        **more,
+    }
+    return {"type": "object", "required": list(properties), "additionalProperties": False, "properties": properties}
+
+
 def _feed_schemas() -> dict:
     """EditionVersion (shared) and the For you feed."""
     return {
@@ -133,23 +146,14 @@ def _feed_schemas() -> dict:
                 "pool_version": {"type": ["integer", "null"]},
             },
         },
-        "ForYouItem": {
-            "type": "object",
-            "required": ["story_id", "section", "labels", "representative", "rank", "reason"],
-            "additionalProperties": False,
-            "properties": {
-                "story_id": dict(STORY_ID),
-                "section": {"type": "string"},
-                "labels": {"type": "array", "items": {"type": "string"}},
-                "representative": ref("Card"),
-                "rank": {"type": "integer", "minimum": 1},
-                "reason": {
-                    "type": "string",
-                    "pattern": "^(top_story|popular|interest|recent|edition|readers_like_you|follows:(topic|source|entity)/.+|local:.+"
-                    "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
-                },
+        "ForYouItem": _pool_item(
+            rank={"type": "integer", "minimum": 1},
+            reason={
+                "type": "string",
+                "pattern": "^(top_story|popular|interest|recent|edition|readers_like_you|follows:(topic|source|entity)/.+|local:.+"
+                "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
             },
-        },
+        ),
         "ForYouFeed": {
             "type": "object",
             "required": ["schema", "edition", "pool_version", "degraded", "items", "next_cursor"],
@@ -175,17 +179,7 @@ def _feed_schemas() -> dict:
 
 def _topic_schemas() -> dict:
     """GET /v1/topics/{topic_id} (serving/topics.py): the pool's story items, by the edition's own score."""
-    item = {
-        "type": "object",
-        "required": ["story_id", "section", "labels", "representative"],
-        "additionalProperties": False,
-        "properties": {
-            "story_id": dict(STORY_ID),
-            "section": {"type": "string"},
-            "labels": {"type": "array", "items": {"type": "string"}},
-            "representative": ref("Card"),
-        },
-    }
+    item = _pool_item()
     page = {
         "type": "object",
         "required": ["schema", "topic", "kind", "value", "edition", "pool_version", "cycle", "story_count", "stories"],

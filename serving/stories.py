@@ -27,7 +27,7 @@ import re
 from urllib.parse import urlencode
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, request
 
 from schemas.pages import MAX_LIMIT
 from serving import cursor as cursors
@@ -57,9 +57,7 @@ def story_entry(ext, cat: Catalog, story_id: str) -> StoryEntry | None:
 def unavailable(story_id: str, exc: Exception):
     """503 for a story that exists but could not be loaded from the snapshot store just now."""
     log.warning("story %s not loadable on demand: %s", story_id, exc)
-    retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-    detail = f"story {story_id} is temporarily unavailable"
-    return http.problem(503, "story_unavailable", detail, headers={"Retry-After": retry})
+    return http.retry_later("story_unavailable", f"story {story_id} is temporarily unavailable")
 
 
 @bp.get("/v1/stories/<story_id>")

@@ -21,7 +21,7 @@ import logging
 import re
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, request
 
 from schemas.pages import MAX_LIMIT
 from serving import cursor as cursors
@@ -61,9 +61,7 @@ def storyline_page(language: str, storyline_id: str):
         sl = storyline_doc(ext, cat, language, storyline_id)
     except StoreError as exc:
         log.warning("storyline %s/%s not loadable on demand: %s", language, storyline_id, exc)
-        retry = str(current_app.config["NEWSROOM_RETRY_AFTER_S"])
-        detail = f"storyline {storyline_id} is temporarily unavailable"
-        return http.problem(503, "storyline_unavailable", detail, headers={"Retry-After": retry})
+        return http.retry_later("storyline_unavailable", f"storyline {storyline_id} is temporarily unavailable")
     if sl is None:
         if not cat.ready:
             return http.not_ready()
