@@ -62,30 +62,28 @@ def _byline(meta: tuple[str, str, str] | None) -> str:
 
 def worst_split(gold: dict[str, str], pred: dict[str, object], top: int) -> list[dict]:
     """Gold stories spread over several predicted stories, most articles outside their largest fragment first."""
-    parts: dict[str, dict] = defaultdict(lambda: defaultdict(list))
-    for a in sorted(gold):
-        parts[gold[a]][pred.get(a, ("missing", a))].append(a)
-    out = []
-    for g, by_pred in parts.items():
-        if len(by_pred) < 2:
-            continue
-        sizes = sorted((len(v) for v in by_pred.values()), reverse=True)
-        out.append({"key": g, "lost": sum(sizes[1:]), "size": sum(sizes), "parts": _ordered(by_pred)})
-    out.sort(key=lambda d: (-d["lost"], -d["size"], str(d["key"])))
-    return out[:top]
+    return _worst(gold, pred, top, by_gold=True)
 
 
 def worst_mixed(gold: dict[str, str], pred: dict[str, object], top: int) -> list[dict]:
     """Predicted stories holding several gold events, most articles outside their main event first."""
+    return _worst(gold, pred, top, by_gold=False)
+
+
+def _worst(gold: dict[str, str], pred: dict[str, object], top: int, by_gold: bool) -> list[dict]:
+    """The ``top`` stories (gold ones when ``by_gold``, else predicted ones) whose articles fall into several
+    stories of the other side, most articles outside the largest of those first (ties: larger, then key)."""
     parts: dict[object, dict] = defaultdict(lambda: defaultdict(list))
     for a in sorted(gold):
-        parts[pred.get(a, ("missing", a))][gold[a]].append(a)
+        g, p = gold[a], pred.get(a, ("missing", a))
+        outer, inner = (g, p) if by_gold else (p, g)
+        parts[outer][inner].append(a)
     out = []
-    for p, by_gold in parts.items():
-        if len(by_gold) < 2:
+    for key, groups in parts.items():
+        if len(groups) < 2:
             continue
-        sizes = sorted((len(v) for v in by_gold.values()), reverse=True)
-        out.append({"key": p, "lost": sum(sizes[1:]), "size": sum(sizes), "parts": _ordered(by_gold)})
+        sizes = sorted((len(v) for v in groups.values()), reverse=True)
+        out.append({"key": key, "lost": sum(sizes[1:]), "size": sum(sizes), "parts": _ordered(groups)})
     out.sort(key=lambda d: (-d["lost"], -d["size"], str(d["key"])))
     return out[:top]
 
