@@ -22,7 +22,9 @@ whose headline is corrected; E6 a cup final (es/de/en); E7 an air-traffic strike
 (en, gb); E9 Berlin housing (de); E10 a content farm (future date, a feed whose ETag changes on every request);
 E11 Mumbai's monsoon (news sitemap); E12 the Port Almera desalination plant (an English report and its Spanish
 translation, released early in a run: the translated pair the cross-language links must join); E13 a ferry
-aground off Gull Island (two reports the writer keeps apart and the next repair tick merges: :data:`MERGED_PAIR`).
+aground off Gull Island (two reports the writer keeps apart and the next repair tick merges: :data:`MERGED_PAIR`);
+E14 Port Almera's mayor re-elected over the plant's water bills (a second episode of E12's subject, a storyline:
+:data:`STORYLINE_EPISODES`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ PAYWALLED = frozenset({"daily-herald", "london-chronicle"})
 # against the first, so the writer starts a story for it and the next repair tick (every 10 minutes of event time)
 # merges it into the first's story: the merged id a local run's reader can try (its 301 to the survivor).
 MERGED_PAIR = ("ferry-aground-gull-island", "stranded-ferry-passengers-ashore")
+
+# E12's English report and E14's two: two stories (a plant opens; its city's mayor is re-elected over its water
+# bills) that share the city, the firm and the mayor, so the storyline stage links them: a storyline of two episodes.
+STORYLINE_EPISODES = (
+    ("port-almera-solar-desalination-plant",),
+    ("port-almera-mayor-reelected", "vargas-victory-port-almera-council"),
+)
 
 ARTICLES: list[dict] = [
     # ---------------------------------------------------------------- E2 Aurora Motors recall (business, backlog)
@@ -737,6 +746,53 @@ ARTICLES: list[dict] = [
             "lounge with blankets and hot drinks handed out by the crew.",
             "Investigators from the transport safety board will examine the ferry's route and whether the captain "
             "changed course because of fog.",
+        ],
+    },
+    # ---------------------------------------------------------------- E14 Port Almera again: a new event, one subject
+    # STORYLINE_EPISODES: the mayor of E12's city is re-elected after a campaign about the plant's water bills. A
+    # different event (an election, not a plant opening): its first report scores 0.76 against E12's story when it
+    # arrives (join bar 0.8), so the writer starts a story for it, which the second report joins, and the repair
+    # leaves the two apart (profiles below the merge bar 0.7). The election story names E12's city, firm and mayor
+    # (salient keys almera, aqualux, vargas) and its centroid is 0.42 from E12's, so the storyline stage links it
+    # (score 0.52, bar 0.5): a storyline of two episodes. Measured with the default embedder over the world's
+    # English news; many single names in each report keep the writer's entity similarity low without touching the
+    # salient keys. tests/pipelines/test_world_storyline.py runs it through the stories transforms and the origin.
+    {
+        "id": "port-almera-mayor-reelected",
+        "pub": "wirepress",
+        "at": 1300,
+        "section": "politics",
+        "lang": "en",
+        "author": "Dana Whitfield",
+        "headline": "Port Almera re-elects Mayor Vargas after a campaign fought over water bills",
+        "paras": [
+            "Voters in Port Almera re-elected Mayor Vargas on Sunday after a campaign fought over the price of water "
+            "from the city's new desalination plant. She won 58 percent; Tobias Renn of the Civic Union took "
+            "39 percent, according to the election office in Oldtown.",
+            "Results from the Quayside, Hilltop, Redfern and Marlow wards came in after 11 p.m.; turnout was 61 "
+            "percent. Supporters gathered in Liberty Square, where Vargas thanked volunteers and "
+            "promised a tram line to Eastmoor and Saltgate and lower fares for students.",
+            "Renn, a former police chief, had campaigned against the price of drinking water from the new solar "
+            "desalination plant that Aqualux runs for the city, calling the contract a blank cheque. He conceded "
+            "shortly before midnight at the Grand Hotel Meridian.",
+        ],
+    },
+    {
+        "id": "vargas-victory-port-almera-council",
+        "pub": "pacific-times",
+        "at": 1360,
+        "section": "politics",
+        "lang": "en",
+        "author": "Priya Raman",
+        "headline": "Vargas keeps Port Almera town hall as Civic Union gains council seats",
+        "paras": [
+            "Mayor Vargas held on to the town hall of Port Almera in Sunday's election, fought over water bills, but "
+            "the opposition won five more seats on the 31-member council, leaving her without a majority.",
+            "Vargas, a former schoolteacher, will need the votes of the Greens to pass her budget. Their leader, "
+            "Ines Kolb, said talks would start on Tuesday. Councillors Mara Lind, Pieter Quist and Joao Sardinha "
+            "lost their seats in Greyfield, Dunmore and Ashcombe.",
+            "The campaign turned on the cost of water: her rival promised to renegotiate the Aqualux deal for the "
+            "desalination plant, which he says doubled bills in Northbank and Westcliff.",
         ],
     },
     # ---------------------------------------------------------------- later, ordinary news
