@@ -247,6 +247,9 @@ def pointer_and_path(doc: dict) -> tuple[str, str, str]:
     if schema == "newsroom.storyline/v1":
         name = f"storyline/{doc['language']}/{doc['storyline_id']}"
         return "storyline", name, page_schemas.storyline_path(doc["language"], doc["storyline_id"], v)
+    if schema == "newsroom.storyline_index/v1":
+        name = f"storyline_index/{doc['language']}/{doc['shard']}"
+        return "storyline_index", name, page_schemas.storyline_index_path(doc["language"], doc["shard"], v)
     raise ValueError(f"unknown snapshot schema {schema!r}")
 
 

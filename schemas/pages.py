@@ -7,6 +7,7 @@ moves and by the origin's tests; it raises :class:`PageError` with the JSON path
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 from importlib import resources
 
@@ -27,6 +28,7 @@ PAGES = {
     "topic_page": "topic_page.schema.json",
     "storyline": "storyline.schema.json",
     "storyline_page": "storyline_page.schema.json",
+    "storyline_index": "storyline_index.schema.json",
 }
 
 # Snapshot object names and the pointers that make them live (written by the snapshot publisher, read by the origin).
@@ -36,6 +38,7 @@ PAGES = {
 #   aliases/v{n}.json                     aliases          pointer "aliases"
 #   topics/{edition}/{topic}/v{n}.json    topic_page       pointer "topic/{edition}/{topic}"
 #   storylines/{language}/{id}/v{n}.json  storyline        pointer "storyline/{language}/{id}"
+#   storyline_index/{language}/{shard}/v{n}.json  storyline_index  pointer "storyline_index/{language}/{shard}"
 
 
 def page_path(edition: str, section: str, version: int) -> str:
@@ -60,6 +63,19 @@ def topic_path(edition: str, topic: str, version: int) -> str:
 
 def storyline_path(language: str, storyline_id: int | str, version: int) -> str:
     return f"storylines/{language}/{storyline_id}/v{version}.json"
+
+
+def storyline_index_path(language: str, shard: int | str, version: int) -> str:
+    return f"storyline_index/{language}/{shard}/v{version}.json"
+
+
+STORYLINE_INDEX_SHARDS = 64  # per language: the pointers the storyline index adds to the origin's listing
+
+
+def storyline_index_shard(entity_id: str) -> int:
+    """The shard of the storyline index holding an entity: a stable hash (not Python's per-process ``hash``), the
+    same for the publisher that writes it and the origin that reads it."""
+    return int(hashlib.sha1(entity_id.encode("utf-8")).hexdigest()[:8], 16) % STORYLINE_INDEX_SHARDS
 
 
 class PageError(ValueError):

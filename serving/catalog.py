@@ -541,4 +541,6 @@ def prepare(kind: str, doc: dict):
         return PreparedTopic.build(doc)
     if kind == "storyline":
         return PreparedStoryline.build(doc)
+    if kind == "storyline_index":
+        return doc["entities"]
     raise ValueError(kind)

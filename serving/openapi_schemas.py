@@ -192,8 +192,28 @@ def _topic_schemas() -> dict:
             "edition": {"type": "string"},
             "pool_version": {"type": "integer"},
             "cycle": {"type": "string", "format": "date-time"},
-            "story_count": {"type": "integer", "minimum": 1, "description": "Live stories about it (all pages)."},
+            "story_count": {
+                "type": "integer",
+                "minimum": 0,
+                "description": "Live stories about it (all pages); 0 when only storylines of its entity are left.",
+            },
             "stories": {"type": "array", "items": ref("TopicItem")},
+            "storylines": {
+                "type": "array",
+                "description": "Storylines of its entity (entity and place topics), newest first, live or long "
+                "out of the live pool: GET /v1/storylines/{language}/{storyline_id}.",
+                "items": {
+                    "type": "object",
+                    "required": ["storyline_id", "language", "title", "updated_at"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "storyline_id": dict(STORY_ID),
+                        "language": {"type": "string"},
+                        "title": {"type": "string"},
+                        "updated_at": {"type": "string", "format": "date-time"},
+                    },
+                },
+            },
         },
     }
     return {"TopicItem": item, "TopicPage": page}

@@ -13,6 +13,10 @@ storyline, or a forged one, is a 400. A merged storyline answers 301 to its surv
 
 Same cache headers as story pages (``NEWSROOM_STORY_S_MAXAGE``), an ETag per (version, start, limit), no personal
 header accepted, the same bytes for every reader.
+
+Topic pages list the storylines of their entity from the storyline index (:func:`topic_storylines`, read by
+serving/topics.py for the JSON page and so by the web page too), including storylines whose stories all left the
+live pool.
 """
 
 from __future__ import annotations
@@ -23,9 +27,10 @@ import re
 import orjson
 from flask import Blueprint, Response, request
 
-from schemas.pages import MAX_LIMIT
+from schemas.pages import MAX_LIMIT, storyline_index_shard
 from serving import cursor as cursors
 from serving import http
+from serving.catalog import place_entity
 from serving.context import services
 from stores.base import StoreError
 
@@ -38,11 +43,34 @@ bp.after_request(http.shared_cors)
 STORYLINE_ID = re.compile(r"^[0-9]{1,20}$")
 LANGUAGE = re.compile(r"^[a-z]{2,3}$")
 PAGE_SIZE = 20
+TOPIC_STORYLINES = 10  # storylines a topic page lists from the storyline index, newest first
 
 
 def storyline_doc(ext, cat, language: str, storyline_id: str):
     """The prepared storyline (None: unknown). Raises StoreError when the snapshot store cannot be read."""
     return ext.watcher.storyline(cat, language, storyline_id)
+
+
+def topic_storylines(ext, cat, edition: str, topic_id: str) -> list[dict]:
+    """The storylines of a topic's entity from the storyline index (transforms/editions/storyline_index.py), live
+    or long out of the live pool, newest first: ``{"storyline_id", "language", "title", "updated_at"}``. An entity
+    or place topic only (a section is no entity). A store failure lists none (the page's live stories still
+    serve); the shard is loaded on demand into the storyline LRU, so a topic page costs no store read once held."""
+    kind, _, value = topic_id.partition(":")
+    if kind not in ("entity", "place"):
+        return []
+    entity = value if kind == "entity" else place_entity(value)
+    language = edition.partition("-")[2]
+    try:
+        shard = ext.watcher.storyline_index(cat, language, storyline_index_shard(entity))
+    except StoreError as exc:
+        log.warning("storyline index of %s (%s) not loadable: %s", entity, language, exc)
+        return []
+    entries = (shard or {}).get(entity, ())[:TOPIC_STORYLINES]
+    return [
+        {"storyline_id": x["storyline_id"], "language": language, "title": x["title"], "updated_at": x["updated_at"]}
+        for x in entries
+    ]
 
 
 @bp.get("/v1/storylines/<language>/<storyline_id>")

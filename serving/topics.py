@@ -29,7 +29,11 @@ which says the pool version it was built from. Why it may lag a minute: a city's
 body a minute keeps its ETag (and the edge's copy) stable. Takedowns are not made to wait: a reused body is checked
 against the current pool when the pool changed (every story it lists still there with the same item bytes), and
 rebuilt at once when one is not.
-404 ``unknown_topic`` when no live story is about the id; 400 ``invalid_topic`` for a malformed id.
+Storylines: an entity or place page also lists the storylines of its entity from the storyline index
+(``storylines``, newest first, serving/storylines.py ``topic_storylines``), including storylines whose stories
+all left the live pool; a topic whose entity has storylines but no live story answers with them and no story.
+404 ``unknown_topic`` when no live story and no storyline is about the id; 400 ``invalid_topic`` for a malformed
+id.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from schemas.pages import MAX_LIMIT
 from serving import http
 from serving.catalog import place_entity
 from serving.context import services
+from serving.storylines import topic_storylines
 
 bp = Blueprint("topics", __name__)
 bp.before_request(http.shared_preflight)
@@ -207,10 +212,37 @@ def _listed(page: tuple[bytes, str] | None) -> tuple[tuple[str, bytes], ...]:
 
 def lookup(ext, cat, pool, edition: str, topic_id: str, limit: int) -> tuple[bytes, str] | None:
     """(body, ETag) of the topic page: the editions stage's snapshot while the pool lists it as pre-built this
-    cycle, else rendered on demand from the pool; None when no live story is about it. The JSON API and the web
-    page (serving/web.py) both answer from this."""
+    cycle, else rendered on demand from the pool, plus the storylines of its entity from the storyline index
+    (:func:`with_storylines`); None when no live story is about it and no storyline either. The JSON API and the
+    web page (serving/web.py) both answer from this."""
     prebuilt = cat.topics.get((edition, topic_id)) if topic_id in pool.topic_pages else None
-    return ext.topic_pages.get(pool, topic_id, limit, prebuilt)
+    page = ext.topic_pages.get(pool, topic_id, limit, prebuilt)
+    storylines = topic_storylines(ext, cat, edition, topic_id)
+    if not storylines:
+        return page
+    return with_storylines(page or archive_only(pool, topic_id), storylines)
+
+
+def archive_only(pool, topic_id: str) -> tuple[bytes, str]:
+    """The page of a topic no live story is about but whose entity has storylines: no story, ``story_count`` 0."""
+    kind, value = topic_id.split(":", 1)
+    head = {
+        "schema": PAGE_SCHEMA,
+        "topic": topic_id,
+        "kind": kind,
+        "value": value,
+        "edition": pool.edition,
+        "pool_version": pool.version,
+        "cycle": pool.cycle,
+        "story_count": 0,
+    }
+    return orjson.dumps(head)[:-1] + b',"stories":[]}', ""
+
+
+def with_storylines(page: tuple[bytes, str], storylines: list[dict]) -> tuple[bytes, str]:
+    """The page with ``storylines`` appended and its ETag over the new bytes (the index moves on its own clock)."""
+    body = page[0][:-1] + b',"storylines":' + orjson.dumps(storylines) + b"}"
+    return body, f'"{hashlib.sha256(body).hexdigest()[:20]}"'
 
 
 @bp.get("/v1/topics/<topic_id>")
@@ -237,8 +269,7 @@ def topic_page(topic_id: str):
         return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
     page = lookup(ext, cat, pool, edition, topic_id, limit)
     if page is None:
-        return http.problem(
-            404, "unknown_topic", f"no live story about {topic_id} in {edition}", cache_control=http.NEGATIVE
-        )
+        detail = f"no live story or storyline about {topic_id} in {edition}"
+        return http.problem(404, "unknown_topic", detail, cache_control=http.NEGATIVE)
     body, etag = page
     return http.shared_response(body, etag, cache_control(ext, edition, topic_id))

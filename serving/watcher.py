@@ -1,7 +1,7 @@
 """The pointer watcher: the only code in the origin that reads the pointer and snapshot stores.
 
 Reads: every latest pointer (PointerStore: ``{edition}/{section}``, ``pool/{edition}``, ``story/{id}``, ``aliases``,
-``topic/{edition}/{topic id}``, ``storyline/{language}/{id}``)
+``topic/{edition}/{topic id}``, ``storyline/{language}/{id}``, ``storyline_index/{language}/{shard}``)
 and, for each pointer that moved, its snapshot object (SnapshotStore, names in schemas/pages.py). Writes: a new
 :class:`serving.catalog.Catalog` into the :class:`CatalogHolder` (one reference assignment).
 
@@ -36,7 +36,9 @@ an old unreferenced story is never held even on the first poll of a process.
 
 Storylines (``storyline/{language}/{id}``) are never fetched by a poll: their archive grows without bound and a
 reader opens few, so a poll only records their versions, and ``GET /v1/storylines/{language}/{id}`` loads the
-listed version on demand into a bounded LRU (:meth:`PointerWatcher.storyline`), as old stories are.
+listed version on demand into a bounded LRU (:meth:`PointerWatcher.storyline`), as old stories are. The shards of
+the storyline index (``storyline_index/{language}/{shard}``) likewise, loaded when a topic page asks for one of
+their entities (:meth:`PointerWatcher.storyline_index`).
 
 Takedowns: with a takedown store (stores/takedowns.py), every poll also reads its generation (one
 row / one SELECT) and, only when it moved, the whole tombstone set. Every object loaded is filtered with the set
@@ -71,6 +73,8 @@ log = logging.getLogger(__name__)
 
 STORY = "story/"
 STORYLINE = "storyline/"
+STORYLINE_INDEX = "storyline_index/"
+ON_DEMAND = (STORYLINE, STORYLINE_INDEX)  # pointers a poll never fetches: only their version is recorded
 RELEASE_EVERY_S = 300.0  # how often the pass releasing old unreferenced stories runs (it visits every story held)
 
 
@@ -82,6 +86,10 @@ def classify(name: str, version: int) -> tuple[str, str] | None:
     if head == "storyline":  # storyline/{language}/{id}: loaded on demand only (PointerWatcher.storyline)
         language, _, sid = rest.partition("/")
         return ("storyline", page_schemas.storyline_path(language, sid, version)) if language and sid else None
+    if head == "storyline_index":  # storyline_index/{language}/{shard}: loaded on demand (a topic page asks)
+        language, _, shard = rest.partition("/")
+        ok = language and shard.isdigit()
+        return ("storyline_index", page_schemas.storyline_index_path(language, shard, version)) if ok else None
     if head == "topic":  # topic/{edition}/{topic id}: a topic page pre-built by the editions stage
         edition, _, topic = rest.partition("/")
         return ("topic_page", page_schemas.topic_path(edition, topic, version)) if edition and topic else None
@@ -178,6 +186,8 @@ class PointerWatcher:
             raise page_schemas.PageError(f"{path}: body is story {doc['story_id']}")
         elif kind == "storyline" and f"{STORYLINE}{doc['language']}/{doc['storyline_id']}" != name:
             raise page_schemas.PageError(f"{path}: body is storyline {doc['language']}/{doc['storyline_id']}")
+        elif kind == "storyline_index" and f"{STORYLINE_INDEX}{doc['language']}/{doc['shard']}" != name:
+            raise page_schemas.PageError(f"{path}: body is storyline index {doc['language']}/{doc['shard']}")
         elif kind == "topic_page" and f"topic/{doc['edition']}/{doc['topic']}" != name:
             raise page_schemas.PageError(f"{path}: body is topic {doc['topic']} of {doc['edition']}")
         taken = self.taken
@@ -284,7 +294,7 @@ class PointerWatcher:
         or None."""
         transient = None
         for name in sorted(moved):
-            if name.startswith(STORYLINE):  # never fetched by a poll: its version is what an on-demand load reads
+            if name.startswith(ON_DEMAND):  # never fetched by a poll: its version is what an on-demand load reads
                 nxt.loaded[name] = moved[name]
                 nxt.changed = True
             elif not name.startswith(STORY):
@@ -362,6 +372,25 @@ class PointerWatcher:
 
         return self.storyline_cache.get(name, version, load)
 
+    def storyline_index(self, cat: Catalog, language: str, shard: int) -> dict | None:
+        """One shard of a language's storyline index (transforms/editions/storyline_index.py), from the LRU or
+        loaded now, as storylines are: ``{entity id: [entries newest first]}``, taken-down entries filtered out.
+        None: no such shard (or its object is bad). A store failure raises."""
+        name = f"{STORYLINE_INDEX}{language}/{shard}"
+        version = cat.loaded.get(name)
+        if version is None or self._bad.get(name) == version:
+            return None
+
+        def load():
+            try:
+                return self._load(name, version)[1]
+            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
+                log.error("storyline index %s v%s not loadable: %s", name, version, exc)
+                self._bad[name] = version
+                return None
+
+        return self.storyline_cache.get(name, version, load)
+
     # -- background thread ---------------------------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is not None:
@@ -413,6 +442,8 @@ class _NextCatalog:
         elif kind == "candidate_pool":
             self.pools[obj.edition] = obj
             self.refs_changed = True
+        elif kind in ("storyline", "storyline_index"):
+            return  # re-read after a takedown was lifted: only its version is held (the LRU was emptied)
         elif kind == "topic_page":
             if obj is None:  # every story of it taken down: not held, the origin renders it from the pool (or 404)
                 self.topics.pop(tuple(name.split("/", 2)[1:]), None)
@@ -475,7 +506,7 @@ class _NextCatalog:
                 self.stories.pop(rest, None)
             elif kind == "topic_page":
                 self.topics.pop(tuple(rest.split("/", 1)), None)
-            elif kind == "storyline":
+            elif kind in ("storyline", "storyline_index"):
                 pass  # only its version was held
             else:
                 self.aliases, self.aliases_version = {}, None

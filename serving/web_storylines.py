@@ -61,9 +61,18 @@ def storyline_page(language: str, storyline_id: str):
 
 
 @bp.app_template_global("storylines_of")
-def storylines_of(stories: list[dict]) -> list[dict]:
-    """The storylines of a topic page's stories (``web/topic.html``): :func:`topic_storylines` on the catalog."""
-    return topic_storylines(services().holder.current, stories)
+def storylines_of(stories: list[dict], archive=()) -> list[dict]:
+    """The storylines of a topic page (``web/topic.html``): its stories' (:func:`topic_storylines` on the catalog),
+    then those of its entity from the storyline index that the JSON page lists (``archive``: its ``storylines``,
+    live or long out of the live pool), each once."""
+    out = topic_storylines(services().holder.current, stories)
+    seen = {s["href"] for s in out}
+    for x in archive:
+        href = f"/storylines/{x['language']}/{x['storyline_id']}"
+        if href not in seen:
+            seen.add(href)
+            out.append({"href": href, "title": x["title"]})
+    return out
 
 
 def topic_storylines(cat, stories: list[dict]) -> list[dict]:

@@ -145,6 +145,11 @@ class TakedownSet:
         if kind == "storyline" and self.stories:  # a taken-down story leaves the storyline's episodes
             episodes = [e for e in doc["episodes"] if e["story_id"] not in self.stories]
             return doc if len(episodes) == len(doc["episodes"]) else dict(doc, episodes=episodes)
+        if kind == "storyline_index" and self.stories:  # an entry titled by a taken-down story is not listed
+            entities = {e: [x for x in xs if x["story_id"] not in self.stories] for e, xs in doc["entities"].items()}
+            if all(len(entities[e]) == len(xs) for e, xs in doc["entities"].items()):
+                return doc
+            return dict(doc, entities=entities)
         return doc
 
 

@@ -130,6 +130,23 @@ GOOD["storyline_page"] = {
     "next_cursor": "abc.def",
 }
 
+GOOD["storyline_index"] = {
+    "schema": "newsroom.storyline_index/v1",
+    "language": "en",
+    "shard": 17,
+    "version": 29412000,
+    "entities": {
+        "org:aqualux": [
+            {
+                "storyline_id": "7394201113445590000",
+                "title": "Port Almera re-elects its mayor after a campaign fought over water bills",
+                "story_id": "7394201113445590001",
+                "updated_at": "2026-03-05T09:00:00Z",
+            }
+        ]
+    },
+}
+
 
 def test_every_page_kind_has_a_good_example():
     assert set(GOOD) == set(pages.PAGES)
@@ -172,6 +189,7 @@ BAD = [
     ("storyline", ["episodes", 0, "publisher_count"], -1, "episodes/0/publisher_count"),
     ("storyline", ["reader_id"], "r-1", "(root)"),
     ("storyline_page", ["episodes", 0, "first_at"], "yesterday", "episodes/0/first_at"),
+    ("storyline_index", ["entities", "org:aqualux", 0, "story_id"], "x", "entities/org:aqualux/0/story_id"),
 ]
 
 

@@ -12,7 +12,8 @@ In order, each a function of the cycle's context and its output (:data:`PHASES`,
 4. cities and page sections on the pool entries, then the followed and trending topic pages
    (:mod:`transforms.editions.topics`), counted ``topic_pages``;
 5. the storyline pages of the storylines that changed (:mod:`transforms.editions.storyline_pages`: after the
-   coverage they name, with the takedowns applied), counted ``storyline_pages``.
+   coverage they name, with the takedowns applied), counted ``storyline_pages``, and the shards of the storyline
+   index they touch (:mod:`transforms.editions.storyline_index`).
 
 The overlays' inputs are read by the caller once per cycle (controls, the takedown set, follower counts) and
 handed in as one frozen :class:`Overlays`, so the change-only replay's steady test sees the same values.
@@ -24,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from transforms.common import MINUTE_MS
 from transforms.editions.controls import apply_controls
+from transforms.editions.storyline_index import index_items
 from transforms.editions.storyline_pages import storyline_items
 from transforms.editions.takedowns import apply_takedowns
 from transforms.editions.topics import add_cities, add_page_sections, topic_items
@@ -77,8 +80,10 @@ def topic_pages(ctx: CycleContext, out: CycleOutput) -> None:
 
 
 def storyline_pages(ctx: CycleContext, out: CycleOutput) -> None:
-    out.storylines = storyline_items(ctx.book, out, ctx.params, ctx.now, ctx.overlays.takedowns)
-    ctx.tally("storyline_pages", len(out.storylines))
+    pages = storyline_items(ctx.book, out, ctx.params, ctx.now, ctx.overlays.takedowns)
+    ctx.tally("storyline_pages", len(pages))
+    # their entries in the storyline index, so topic pages list them beyond the live pool
+    out.storylines = pages + index_items(pages, ctx.book.language, ctx.now // MINUTE_MS)
     ctx.clock.lap("storyline pages")
 
 

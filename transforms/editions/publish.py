@@ -17,9 +17,11 @@ Object names and pointers (schemas/pages.py):
     aliases/v{n}.json                     pointer "aliases"
     topics/{edition}/{topic}/v{n}.json    pointer "topic/{edition}/{topic}"  (transforms/editions/topics.py)
     storylines/{language}/{id}/v{n}.json  pointer "storyline/{language}/{id}"  (transforms/editions/storyline_pages.py)
+    storyline_index/{language}/{shard}/v{n}.json  pointer "storyline_index/{language}/{shard}"  (storyline_index.py)
 
 A storyline item is completed before step 2 with the live version it follows (storyline_pages.merged_document:
-the archive of episodes that left the live set is the previous version); if its pointer moves meanwhile the
+the archive of episodes that left the live set is the previous version), a storyline index shard likewise
+(storyline_index.merged_index); if its pointer moves meanwhile the
 compare-and-set fails and a StoreError is raised, so the bundle is retried and merges again.
 
 Per item, in order:
@@ -55,12 +57,21 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from schemas.pages import aliases_path, page_path, pool_path, story_path, storyline_path, topic_path
+from schemas.pages import (
+    aliases_path,
+    page_path,
+    pool_path,
+    story_path,
+    storyline_index_path,
+    storyline_path,
+    topic_path,
+)
 from stores import AlreadyExists, NotFound, StoreError
 from stores.retention import StoryRetention, retire
 from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
+from transforms.editions.storyline_index import merged_index
 from transforms.editions.storyline_pages import merged_document
 
 log = logging.getLogger(__name__)
@@ -116,6 +127,9 @@ def path_of(kind: str, pointer: str, version: int) -> str:
     if kind == "storyline":
         _, language, storyline_id = pointer.split("/", 2)
         return storyline_path(language, storyline_id, version)
+    if kind == "storyline_index":
+        _, language, shard = pointer.split("/", 2)
+        return storyline_index_path(language, shard, version)
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 
@@ -211,6 +225,8 @@ class SnapshotPublisher:
             if doc is None:
                 result["outcome"] = "unchanged"
                 return result
+        elif kind == "storyline_index":
+            doc = merged_index(item, lambda p: self._read_live(p, kind))
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
         digest = docs.content_digest(doc)
         if kind != "story_coverage" and live_digest is not None and digest == live_digest:
@@ -258,7 +274,7 @@ class SnapshotPublisher:
                     self._page_published(pointer, current, version, doc)
                 result["outcome"] = "published"
                 return result
-            if kind == "storyline":  # merged with the version that was live: merge again with the new one
+            if kind in ("storyline", "storyline_index"):  # merged with the live version: merge with the new one
                 raise StoreError(f"{pointer} moved while v{version} was merged; retrying")
             current = self.stores.pointers.get(pointer)
             if current is not None and current >= version:
@@ -267,12 +283,13 @@ class SnapshotPublisher:
         result["outcome"] = "stale"
         return result
 
-    def _read_live(self, pointer: str) -> dict | None:
-        """The live document of a storyline pointer (None: no pointer). A store error propagates (retried)."""
+    def _read_live(self, pointer: str, kind: str = "storyline") -> dict | None:
+        """The live document of a storyline (or storyline index) pointer (None: no pointer). A store error
+        propagates (retried)."""
         current = self.stores.pointers.get(pointer)
         if current is None:
             return None
-        return json.loads(self.stores.snapshots.get(path_of("storyline", pointer, current)))
+        return json.loads(self.stores.snapshots.get(path_of(kind, pointer, current)))
 
     def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
         """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the

@@ -38,6 +38,7 @@ from __future__ import annotations
 from schemas.pages import storyline_path
 from transforms.common import MINUTE_MS
 from transforms.editions import documents as docs
+from transforms.editions.storyline_index import storyline_entities
 
 STORYLINE_SCHEMA = "newsroom.storyline/v1"
 
@@ -79,11 +80,10 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
     for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
         doc = {"schema": STORYLINE_SCHEMA, "storyline_id": str(sl), "language": language, "version": version}
         gone = set(left.get(sl, ()))
+        episodes, rows = [], []
         if sl in merged:
             doc["merged_into"] = str(smap.resolve(sl))
-            episodes = []
         else:
-            episodes = []
             for sid in sorted(smap.members.get(sl, ())):
                 row = book.stories.row_of.get(sid)
                 if row is None or book.stories.is_alias[row] or not book.stories.n_articles[row]:
@@ -94,6 +94,7 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
                     gone.add(sid)
                     continue
                 episodes.append(episode_of(cov, int(book.stories.first_seen[row])))
+                rows.append(row)
             if not episodes and not gone and sl not in sources:
                 continue
         item = {
@@ -107,6 +108,7 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
             "sources": [
                 [src, None if ids is None else sorted(ids)] for src, ids in sorted(sources.get(sl, {}).items())
             ],
+            "entities": storyline_entities(book, rows),  # where the storyline index lists it
         }
         items.append(item)
     return items
