@@ -25,6 +25,7 @@ def add_snapshots(outputs, options, replay: bool = True, storylines=None) -> dic
     from pipelines.options import store_config
     from stores import StoreConfig
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
+    from transforms.editions.settings import RankSettings
 
     o = options.view_as(_options_class())
     own = isinstance(o.snapshots, str) and o.snapshots not in ("", "True")  # True (the flag alone) or DIR
@@ -32,6 +33,5 @@ def add_snapshots(outputs, options, replay: bool = True, storylines=None) -> dic
     changes, change_only = outputs | "ChangesForEditions" >> ChangesOfOutputs(), not o.snapshots_every_minute
     if storylines is not None:
         changes = {"changes": changes, "storylines": storylines}
-    return changes | "PublishEditions" >> PublishEditions(
-        config, replay=replay, burst_polls=False, change_only=change_only
-    )
+    ranking = RankSettings(replay=replay, change_only=change_only)
+    return changes | "PublishEditions" >> PublishEditions(config, ranking, burst_polls=False)

@@ -172,6 +172,7 @@ def build_pipeline(p, options) -> dict:
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.articles.beam import ARTICLES, ProcessArticles
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
+    from transforms.editions.settings import PublishSettings, RankSettings
     from transforms.stories import beam as sb
     from transforms.stories.beam_storylines import Storylines
     from transforms.stories.features import from_article
@@ -208,9 +209,9 @@ def build_pipeline(p, options) -> dict:
         # StorylineChanges go to the ranker (one story per storyline in each edition's top 5).
         storylines = story_changes | "Storylines" >> Storylines(every_ms=int(o.link_interval_s * 1000))
         to_rank = {"changes": to_rank, "storylines": storylines}
-    editions = to_rank | "PublishEditions" >> PublishEditions(
-        cfg, o.editions, o.publishers, editions_only, cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map
-    )
+    ranking = RankSettings(o.editions, o.publishers, editions_only)
+    publishing = PublishSettings(cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map)
+    editions = to_rank | "PublishEditions" >> PublishEditions(cfg, ranking, publishing)
     editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
     editions["breaking"] | "PublishBreaking" >> beam.ParDo(PublishToBusFn(cfg, o.breaking_topic))
     dead = (

@@ -1346,7 +1346,7 @@ PLATFORM_LOG_METRICS = {
 # metric_name label matches it, where the job counts it).
 DASHBOARD_COUNTERS = {
     "announced_.+": "transforms/editions/beam_bursts.py AnnounceBreakingFn: breaking/announced_<edition>",
-    "takedowns_applied": "transforms/editions/rank.py: editions/takedowns_applied",
+    "takedowns_applied": "transforms/editions/overlays.py: editions/takedowns_applied",
 }
 
 

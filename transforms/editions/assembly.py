@@ -21,7 +21,7 @@ nothing. Per page, in this order (DESIGN.md section 5):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -77,51 +77,28 @@ class DiversityRules:
     storyline_of: dict | None = None  # story -> storyline (the top page only; None: no storyline rule)
 
 
+@dataclass(frozen=True)
+class StoryTraits:
+    """What the diversity rules look up per story: its representative's publisher (ownership group), its topical
+    section (labelled stories only), and its row of unit centroids in ``vec_matrix`` (stories without a centroid
+    are never near-duplicates)."""
+
+    publisher_of: dict[int, str] = field(default_factory=dict)
+    section_of: dict[int, str] = field(default_factory=dict)
+    vec_index: dict[int, int] = field(default_factory=dict)
+    vec_matrix: np.ndarray | None = None
+
+
 def assemble(
-    order: list[int],
-    pins: list[int],
-    publisher_of: dict[int, str],
-    section_of: dict[int, str],
-    vec_index: dict[int, int],
-    vec_matrix: np.ndarray | None,
-    rules: DiversityRules,
-    alternative=None,
+    order: list[int], pins: list[int], traits: StoryTraits, rules: DiversityRules, alternative=None
 ) -> list[Slot]:
     """The page's slots.
     ``rules.storyline_of``: a story of a storyline already in the first ``storyline_top`` waits (_one_per_storyline).
-
-    ``vec_index`` maps a story to its row of unit centroids in ``vec_matrix`` (stories without one are never
-    near-duplicates); ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
+    ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
     """
-    placed: list[Slot] = []
-    pub_count: dict[str, int] = {}
-    sec_count: dict[str, int] = {}
+    page = _Page(traits, rules, alternative, list(dict.fromkeys(list(pins) + list(order))))
+    placed, publisher_of, section_of = page.placed, traits.publisher_of, traits.section_of
     waiting: list[Slot] = []
-    everyone = [x for x in dict.fromkeys(list(pins) + list(order)) if x in vec_index]
-    index = {x: i for i, x in enumerate(everyone)}
-    sims = None
-    if everyone and vec_matrix is not None:
-        m = vec_matrix[[vec_index[x] for x in everyone]]
-        sims = m @ m.T  # one small matrix per page
-    # closest[j]: the highest cosine of story j with any placed story, kept up to date as stories are placed
-    closest = [-1.0] * len(everyone)
-
-    def near_duplicate(sid: int) -> bool:
-        j = index.get(sid)
-        return j is not None and closest[j] > rules.max_cosine
-
-    def place(slot: Slot, pub: str | None) -> None:
-        nonlocal closest
-        placed.append(slot)
-        j = index.get(slot.story_id)
-        if j is not None and sims is not None:
-            closest = np.maximum(closest, sims[j]).tolist()
-        if pub is not None:
-            pub_count[pub] = pub_count.get(pub, 0) + 1
-        sec = section_of.get(slot.story_id)
-        if sec is not None:
-            sec_count[sec] = sec_count.get(sec, 0) + 1
-
     pinned = set(pins)
     queue = [Slot(s, pinned=True) for s in pins] + [Slot(s) for s in order if s not in pinned]
     section_waiting: list[Slot] = []  # may still fill the top 10 if nothing else is left
@@ -132,63 +109,102 @@ def assemble(
         if len(placed) >= rules.page_size:
             break
         sid = slot.story_id
-        if near_duplicate(sid):
+        if page.near_duplicate(sid):
             continue
         if len(placed) < rules.top_n and not slot.pinned:
             sec = section_of.get(sid)
-            if rules.mixed_sections and sec is not None and sec_count.get(sec, 0) >= rules.max_per_section:
+            if rules.mixed_sections and sec is not None and page.sec_count.get(sec, 0) >= rules.max_per_section:
                 waiting.append(slot)
                 section_waiting.append(slot)
                 continue
-            pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
+            pub = page.publisher_ok(slot)
             if pub is False:
                 waiting.append(slot)
                 continue
-            place(slot, pub)
+            page.place(slot, pub)
             if len(placed) == rules.top_n:
-                _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+                page.flush_waiting(waiting)
                 waiting, section_waiting = [], []
             continue
-        place(slot, publisher_of.get(sid))
+        page.place(slot, publisher_of.get(sid))
     if len(placed) < rules.top_n and section_waiting:
-        _fill_top_from_section_waiting(
-            section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
-        )
+        page.fill_top_from_section_waiting(section_waiting, waiting)
     # Stories still waiting when the page has fewer than top_n stories are left out: the publisher limit is an
     # invariant of every top 10, and a short page is better than a page one publisher dominates.
     return placed
 
 
-def _publisher_ok(slot: Slot, publisher_of, pub_count, rules: DiversityRules, alternative):
-    """The publisher the slot will show (its representative's, or an alternative's), or False if blocked."""
-    pub = publisher_of.get(slot.story_id)
-    if pub is None or pub_count.get(pub, 0) < rules.max_per_publisher:
+class _Page:
+    """One page being assembled: the placed slots, the per-publisher and per-section counts, and each story's
+    highest cosine with any placed story (kept up to date as stories are placed)."""
+
+    def __init__(self, traits: StoryTraits, rules: DiversityRules, alternative, everyone: list[int]):
+        self.traits, self.rules, self.alternative = traits, rules, alternative
+        self.placed: list[Slot] = []
+        self.pub_count: dict[str, int] = {}
+        self.sec_count: dict[str, int] = {}
+        everyone = [x for x in everyone if x in traits.vec_index]
+        self.index = {x: i for i, x in enumerate(everyone)}
+        self.sims = None
+        if everyone and traits.vec_matrix is not None:
+            m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
+            self.sims = m @ m.T  # one small matrix per page
+        self.closest = [-1.0] * len(everyone)
+
+    def near_duplicate(self, sid: int) -> bool:
+        j = self.index.get(sid)
+        return j is not None and self.closest[j] > self.rules.max_cosine
+
+    def place(self, slot: Slot, pub: str | None) -> None:
+        self.placed.append(slot)
+        j = self.index.get(slot.story_id)
+        if j is not None and self.sims is not None:
+            self.closest = np.maximum(self.closest, self.sims[j]).tolist()
+        if pub is not None:
+            self.pub_count[pub] = self.pub_count.get(pub, 0) + 1
+        sec = self.traits.section_of.get(slot.story_id)
+        if sec is not None:
+            self.sec_count[sec] = self.sec_count.get(sec, 0) + 1
+
+    def publisher_ok(self, slot: Slot):
+        """The publisher the slot will show (its representative's, or an alternative's), or False if blocked."""
+        rules, pub_count = self.rules, self.pub_count
+        pub = self.traits.publisher_of.get(slot.story_id)
+        if pub is None or pub_count.get(pub, 0) < rules.max_per_publisher:
+            return pub
+        blocked = {p for p, c in pub_count.items() if c >= rules.max_per_publisher}
+        alt = self.alternative(slot.story_id, blocked) if self.alternative else None
+        if alt is None:
+            return False
+        slot.alt_rep, pub = alt
         return pub
-    blocked = {p for p, c in pub_count.items() if c >= rules.max_per_publisher}
-    alt = alternative(slot.story_id, blocked) if alternative else None
-    if alt is None:
-        return False
-    slot.alt_rep, pub = alt
-    return pub
 
+    def fill_top_from_section_waiting(self, section_waiting: list[Slot], waiting: list[Slot]) -> None:
+        """Best effort for sections: when every story left is from a section already at its limit, the top 10 is
+        still filled (in order) rather than left short. The publisher limit is never relaxed."""
+        rules, placed = self.rules, self.placed
+        for slot in section_waiting:
+            if len(placed) >= rules.top_n:
+                break
+            if self.near_duplicate(slot.story_id) or _storyline_taken(
+                slot, placed, rules.storyline_of, rules.storyline_top
+            ):
+                continue
+            pub = self.publisher_ok(slot)
+            if pub is False:
+                continue
+            self.place(slot, pub)
+            waiting.remove(slot)
+        if len(placed) == rules.top_n:
+            self.flush_waiting(waiting)
 
-def _fill_top_from_section_waiting(
-    section_waiting, waiting, placed, rules, near_duplicate, place, publisher_of, pub_count, alternative
-) -> None:
-    """Best effort for sections: when every story left is from a section already at its limit, the top 10 is still
-    filled (in order) rather than left short. The publisher limit is never relaxed."""
-    for slot in section_waiting:
-        if len(placed) >= rules.top_n:
-            break
-        if near_duplicate(slot.story_id) or _storyline_taken(slot, placed, rules.storyline_of, rules.storyline_top):
-            continue
-        pub = _publisher_ok(slot, publisher_of, pub_count, rules, alternative)
-        if pub is False:
-            continue
-        place(slot, pub)
-        waiting.remove(slot)
-    if len(placed) == rules.top_n:
-        _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of)
+    def flush_waiting(self, waiting: list[Slot]) -> None:
+        """The top 10 is full: the waiting stories come right after it, in their order."""
+        for w in waiting:
+            if len(self.placed) >= self.rules.page_size:
+                break
+            if not self.near_duplicate(w.story_id):
+                self.place(w, self.traits.publisher_of.get(w.story_id))
 
 
 def _storyline_taken(slot: Slot, placed: list[Slot], storyline_of, top: int) -> bool:
@@ -212,12 +228,3 @@ def _one_per_storyline(queue, placed: list[Slot], storyline_of: dict[int, int], 
             continue
         yield slot
     yield from held
-
-
-def _flush_waiting(waiting, placed, rules, near_duplicate, place, publisher_of) -> None:
-    """The top 10 is full: the waiting stories come right after it, in their order."""
-    for w in waiting:
-        if len(placed) >= rules.page_size:
-            break
-        if not near_duplicate(w.story_id):
-            place(w, publisher_of.get(w.story_id))

@@ -21,7 +21,7 @@ import logging
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.coders import PickleCoder, TupleCoder, VarIntCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
@@ -41,9 +41,11 @@ from transforms.editions.changes import change_dead_letter, change_of_output, ed
 from transforms.editions.config import default_config, subset
 from transforms.editions.controls import ControlReader
 from transforms.editions.cycle import EditionMemory
+from transforms.editions.overlays import OverlayReaders
 from transforms.editions.params import RankParams
 from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
+from transforms.editions.settings import PublishSettings, RankSettings
 from transforms.editions.storylines import compact_storyline, is_storyline_change
 from transforms.editions.takedowns import TakedownReader
 from transforms.editions.topics import FollowedTopics
@@ -100,51 +102,67 @@ def route_pulse(pulse: dict, config):
         yield window.TimestampedValue((e.id, pulse), pulse["at"] / 1000.0)
 
 
+class Chain:
+    """The ranker's RECEIVED and NEXT in one ReadModifyWrite cell, ``(events ever added to INBOX, the cycle the
+    timer is set for or 0)``: every event reads and writes both, and one cell keeps the timer callback within the
+    parameters Beam injects one by one. Reads like NEXT (``read``, ``write``, ``clear``) for transforms/timers.py."""
+
+    def __init__(self, cell):
+        self.cell = cell
+        self.received, nxt = cell.read() or (0, 0)
+        self.next = nxt or None
+
+    def read(self) -> int | None:
+        return self.next
+
+    def write(self, when_ms: int) -> None:
+        self.next = int(when_ms)
+        self.cell.write((self.received, self.next))
+
+    def clear(self) -> None:
+        self.next = None
+        self.cell.write((self.received, 0))
+
+    def count_received(self) -> None:
+        self.received += 1
+        self.cell.write((self.received, self.next or 0))
+
+
 class RankEditionsFn(beam.DoFn):
     """Keyed by edition id: fold events, rank at every minute boundary, emit snapshot items.
 
-    The state (INBOX, LOG, MEMORY, RECEIVED, NEXT, timer CYCLE) and why a minute timer in event time: see
+    The state (INBOX, LOG, MEMORY, CHAIN, timer CYCLE) and why a minute timer in event time: see
     :mod:`transforms.editions.rank`, whose :class:`~transforms.editions.rank.EditionRanker` does the work.
+    ``settings``: which editions and registry, and how the chain runs (:class:`~.settings.RankSettings`);
+    ``store_config``: where the controls, takedowns, follower counts and computed authority are read (None: none).
     """
 
     INBOX = BagStateSpec("inbox", PickleCoder())
     LOG = BagStateSpec("log", PickleCoder())
     MEMORY = ReadModifyWriteStateSpec("memory", PickleCoder())
-    RECEIVED = ReadModifyWriteStateSpec("received", VarIntCoder())
-    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
+    CHAIN = ReadModifyWriteStateSpec("chain", TupleCoder((VarIntCoder(), VarIntCoder())))
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
-    def __init__(
-        self,
-        editions_path=None,
-        publishers_path=None,
-        editions_only=None,
-        overrides=None,
-        replay=False,
-        store_config: StoreConfig | None = None,
-        change_only=False,
-    ):
-        self.editions_path = editions_path
-        self.publishers_path = publishers_path
-        self.editions_only = editions_only
-        self.overrides = overrides or {}
-        self.replay = replay
+    def __init__(self, settings: RankSettings = RankSettings(), store_config: StoreConfig | None = None):
+        self.settings = settings
         self.store_config = store_config
-        self.change_only = change_only
         self.metrics = _Metrics("editions")
 
     def setup(self):
-        self.config = subset(default_config(self.editions_path), self.editions_only)
-        self.params = RankParams.from_config(self.config, **self.overrides)
-        controls = takedowns = followed = None
+        s = self.settings
+        self.config = subset(default_config(s.editions_path), s.editions_only)
+        self.params = RankParams.from_config(self.config, **(s.overrides or {}))
+        readers = OverlayReaders()
         if self.store_config is not None:  # controls, takedowns, follower counts: read every cycle (a replay: 30 s)
-            store = open_control_store(self.store_config)
-            controls = ControlReader(store, refresh_s=30.0 if self.replay else 0.0, count=self.metrics)
-            takedowns = TakedownReader(
-                open_takedown_store(self.store_config), refresh_s=30.0 if self.replay else 0.0, count=self.metrics
+            refresh_s = 30.0 if s.replay else 0.0
+            readers = OverlayReaders(
+                controls=ControlReader(open_control_store(self.store_config), refresh_s=refresh_s, count=self.metrics),
+                takedowns=TakedownReader(
+                    open_takedown_store(self.store_config), refresh_s=refresh_s, count=self.metrics
+                ),
+                followed=FollowedTopics(open_profile_store(self.store_config)),  # topic pages (follower counts)
             )
-            followed = FollowedTopics(open_profile_store(self.store_config))  # topic pages (follower counts)
-        self.authority = AuthorityWatcher(self.publishers_path, self.store_config)  # computed, else the file
+        self.authority = AuthorityWatcher(s.publishers_path, self.store_config)  # computed, else the file
         self.tally = {"cycles": 0, "cycles_steady": 0}  # this worker's minutes, for the replay's log line
 
         def count(name: str, n: int = 1) -> None:
@@ -153,29 +171,22 @@ class RankEditionsFn(beam.DoFn):
                 self.tally[name] += n
 
         self.ranker = EditionRanker(
-            self.config,
-            self.authority.registry,
-            self.params,
-            count,
-            controls=controls,
-            takedowns=takedowns,
-            followed=followed,
-            change_only=self.change_only,
+            self.config, self.authority.registry, self.params, count, readers=readers, change_only=s.change_only
         )
 
     def process(
         self,
         element,
         inbox=beam.DoFn.StateParam(INBOX),
-        received=beam.DoFn.StateParam(RECEIVED),
-        nxt=beam.DoFn.StateParam(NEXT),
+        chain=beam.DoFn.StateParam(CHAIN),
         memory=beam.DoFn.StateParam(MEMORY),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
         _, event = element
         self.metrics("events_received")
         inbox.add(event)
-        received.write((received.read() or 0) + 1)
+        nxt = Chain(chain)
+        nxt.count_received()
         cycle = (int(event["at"]) // MINUTE_MS + 1) * MINUTE_MS
         current = nxt.read()
         if current is None or cycle < current:
@@ -193,11 +204,11 @@ class RankEditionsFn(beam.DoFn):
         inbox=beam.DoFn.StateParam(INBOX),
         event_log=beam.DoFn.StateParam(LOG),
         memory=beam.DoFn.StateParam(MEMORY),
-        received=beam.DoFn.StateParam(RECEIVED),
-        nxt=beam.DoFn.StateParam(NEXT),
+        chain=beam.DoFn.StateParam(CHAIN),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
         now = to_ms(ts)
+        nxt = Chain(chain)
         mem = memory.read() or EditionMemory()
         if now <= mem.last_cycle:
             self.metrics("duplicate_timer_firings")  # set the minute chain's next firing again (transforms/timers.py)
@@ -211,19 +222,20 @@ class RankEditionsFn(beam.DoFn):
             return
         if self.authority.poll():  # new computed authority: the books are rebuilt with it
             self.ranker.set_registry(self.authority.registry)
-        cached = self.ranker.book(key, mem, inbox, event_log, received.read() or 0)
+        cached = self.ranker.book(key, mem, inbox, event_log, nxt.received)
         nxt_cycle = now
         before = dict(self.tally)
+        replay = self.settings.replay
         while True:
             items, nxt_cycle = self.ranker.cycle(key, edition, cached, mem, nxt_cycle, inbox, event_log)
             yield from items
             # A replay runs the minute chain to its end in this firing: the same cycles the timers would run,
             # in the same order, without one timer round per minute (every input is already in INBOX).
-            if not self.replay or nxt_cycle is None:
+            if not replay or nxt_cycle is None:
                 break
         memory.write(mem)
         arm(timer, nxt, nxt_cycle)
-        if self.replay:
+        if replay:
             ranked, steady = (self.tally[k] - before[k] for k in ("cycles", "cycles_steady"))
             log.info("edition %s: %d minutes ranked, %d steady (built nothing)", key, ranked, steady)
 
@@ -234,39 +246,18 @@ class RankEditions(beam.PTransform):
     coverage), "dead_letter": DeadLetter records of unreadable changes}``.
 
     Args:
-        editions_path / publishers_path: the editions file and publisher registry (default: packaged).
-        editions_only: rank only these editions (tests, small local runs); default all.
-        overrides: ranking parameters replacing the file's (tests).
-        replay: the input is bounded and complete (a backfill): each edition's minute chain runs to its end in one
-            timer firing instead of one timer round per minute. Default False (streaming: a firing cannot know
-            events that have not arrived yet).
+        settings: which editions and registry, parameter overrides, replay and change-only
+            (:class:`~.settings.RankSettings`).
         store_config: where the editorial controls (stores/controls.py) are read every cycle; None: none applied.
-        change_only: a minute whose pages cannot differ from the last built builds no documents
-            (:mod:`.steady`; the snapshots stay byte-identical). Default False: every minute built (streaming, and
-            the baseline the replay is compared with).
     """
 
-    def __init__(
-        self,
-        editions_path=None,
-        publishers_path=None,
-        editions_only=None,
-        overrides=None,
-        replay=False,
-        store_config: StoreConfig | None = None,
-        change_only=False,
-    ):
+    def __init__(self, settings: RankSettings = RankSettings(), store_config: StoreConfig | None = None):
         super().__init__()
-        self.editions_path = editions_path
-        self.publishers_path = publishers_path
-        self.editions_only = editions_only
-        self.overrides = overrides
-        self.replay = replay
+        self.settings = settings
         self.store_config = store_config
-        self.change_only = change_only
 
     def expand(self, inputs):
-        config = subset(default_config(self.editions_path), self.editions_only)
+        config = subset(default_config(self.settings.editions_path), self.settings.editions_only)
         # Typed keys: the stateful DoFn's key coder must be deterministic (StrUtf8Coder, not a pickler).
         routed = inputs["changes"] | "RouteChangesToEditions" >> beam.ParDo(RouteChangeFn(config)).with_output_types(
             KV[str, Any]
@@ -283,15 +274,7 @@ class RankEditions(beam.PTransform):
                 inputs["pulses"]
                 | "RoutePulsesToEditions" >> beam.FlatMap(route_pulse, config).with_output_types(KV[str, Any])
             )
-        fn = RankEditionsFn(
-            self.editions_path,
-            self.publishers_path,
-            self.editions_only,
-            self.overrides,
-            self.replay,
-            self.store_config,
-            self.change_only,
-        )
+        fn = RankEditionsFn(self.settings, self.store_config)
         items = (
             parts
             | "FlattenEditionEvents" >> beam.Flatten()
@@ -426,68 +409,42 @@ class PublishEditions(beam.PTransform):
 
     Args:
         store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
-        editions_path / publishers_path: editions file and publisher registry (default: packaged).
-        editions_only: rank only these editions (tests and small local runs).
-        overrides: ranking parameter overrides (tests).
+        ranking: editions, registry, overrides, replay, change-only (:class:`~.settings.RankSettings`); the editions
+            file and registry are also the burst detector's.
+        publishing: shrink confirmation and the Breaking purges' CDN (:class:`~.settings.PublishSettings`).
         burst_params: a BurstParams replacing the file's (tests).
-        confirm_shrink_cycles: see :class:`PublishSnapshots`.
-        replay: the input is bounded and complete (backfill): see :class:`RankEditions`. Default False.
-        change_only: steady minutes build nothing (:class:`RankEditions`, :mod:`.steady`). Default False.
-        cdn / cdn_url_map: where Breaking purges go (:class:`~.beam_bursts.AnnounceBreaking`); default "none".
         burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
     """
 
     def __init__(
         self,
         store_config: StoreConfig,
-        editions_path: str | None = None,
-        publishers_path: str | None = None,
-        editions_only: list[str] | None = None,
-        overrides: dict | None = None,
+        ranking: RankSettings = RankSettings(),
+        publishing: PublishSettings = PublishSettings(),
         burst_params=None,
-        confirm_shrink_cycles: int = 15,
-        replay: bool = False,
-        cdn: str | None = "none",
-        cdn_url_map: str | None = None,
         burst_polls: bool = True,
-        change_only: bool = False,
     ):
         super().__init__()
-        self.change_only = change_only
-        self.store_config, self.cdn, self.cdn_url_map = store_config, cdn, cdn_url_map
-        self.burst_polls = burst_polls
-        self.editions_path = editions_path
-        self.publishers_path = publishers_path
-        self.editions_only = editions_only
-        self.overrides = overrides
-        self.burst_params = burst_params
-        self.confirm_shrink_cycles = confirm_shrink_cycles
-        self.replay = replay
+        self.store_config, self.ranking, self.publishing = store_config, ranking, publishing
+        self.burst_params, self.burst_polls = burst_params, burst_polls
 
     def expand(self, changes):
         storylines = None
         if isinstance(changes, dict):  # {"changes": StoryChange dicts, "storylines": StorylineChange records}
             changes, storylines = changes["changes"], changes.get("storylines")
+        ranking, publishing = self.ranking, self.publishing
         bursts_out = changes | "DetectBursts" >> DetectBursts(
-            self.editions_path, self.publishers_path, self.burst_params, self.store_config, self.burst_polls
+            ranking.editions_path, ranking.publishers_path, self.burst_params, self.store_config, self.burst_polls
         )
         inputs = {"changes": changes, "pulses": bursts_out["pulses"]}
         if storylines is not None:
             inputs["storylines"] = storylines  # to the ranker only: bursts and aliases are about stories
-        ranked = inputs | "RankEditions" >> RankEditions(
-            self.editions_path,
-            self.publishers_path,
-            self.editions_only,
-            self.overrides,
-            self.replay,
-            self.store_config,
-            self.change_only,
-        )
+        ranked = inputs | "RankEditions" >> RankEditions(ranking, self.store_config)
         aliases = changes | "TrackAliases" >> TrackAliases()
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
-        published = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, self.confirm_shrink_cycles)
+        published = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, publishing.confirm_shrink_cycles)
         breaking = published[BREAKING] | "AnnounceBreaking" >> AnnounceBreaking(
-            self.store_config, self.cdn, self.cdn_url_map
+            self.store_config, publishing.cdn, publishing.cdn_url_map
         )
         return {
             "results": published.results,

@@ -26,7 +26,7 @@ import numpy as np
 from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions import fairness, overlays, trust
-from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
+from transforms.editions.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
 from transforms.editions.context import CycleCache, CycleContext
 from transforms.editions.headlines import demoted_ids
@@ -265,6 +265,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         max_cosine=p.max_centroid_cosine,
         page_size=p.page_size,
     )
+    traits = StoryTraits(facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix)
     old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
     by_section = {}
@@ -281,9 +282,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
         rules = DiversityRules(mixed_sections=section.match != "label", storyline_of=storylines, **rules_base)
-        slots = assemble(
-            order, pins, facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix, rules, alternative
-        )
+        slots = assemble(order, pins, traits, rules, alternative)
         memory.prev_pages[sec_id] = [x.story_id for x in slots]
         chosen = []
         for slot in slots:

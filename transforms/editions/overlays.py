@@ -50,6 +50,27 @@ class Overlays:
     cities: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class OverlayReaders:
+    """Where a ranker reads the overlay inputs every cycle. ``controls(edition, now) ->
+    [stores.controls.Control]`` (:class:`~transforms.editions.controls.ControlReader`); ``takedowns() ->
+    stores.takedowns.TakedownSet`` (:class:`~transforms.editions.takedowns.TakedownReader`); ``followed() -> {topic
+    id: followers}`` (:class:`~transforms.editions.topics.FollowedTopics`). None: that overlay is not applied."""
+
+    controls: Callable | None = None
+    takedowns: Callable | None = None
+    followed: Callable | None = None
+
+    def read(self, edition: str, now: int, cities: dict) -> Overlays:
+        """This cycle's :class:`Overlays` (controls, then takedowns, then followed counts)."""
+        return Overlays(
+            controls=self.controls(edition, now) if self.controls is not None else None,
+            takedowns=self.takedowns() if self.takedowns is not None else None,
+            followed=self.followed() if self.followed is not None else None,
+            cities=cities,
+        )
+
+
 def controls(ctx: CycleContext, out: CycleOutput) -> None:
     if ctx.overlays.controls is not None:
         applied = apply_controls(out, ctx.overlays.controls, ctx.book, ctx.now, ctx.params.page_size)

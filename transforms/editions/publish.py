@@ -55,6 +55,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from schemas.pages import (
@@ -133,6 +134,24 @@ def path_of(kind: str, pointer: str, version: int) -> str:
     raise ValueError(f"unknown snapshot kind {kind!r}")
 
 
+@dataclass(frozen=True)
+class PointerRetention:
+    """When the publisher retires pointers, so the pointer listing every origin polls stays bounded.
+
+    ``retain_s``: a story pointer whose story is in no language's live set (StoryStore.live_stories) and that has
+    not moved for this long is retired (PointerStore.retire; stores/retention.py). Checked every
+    ``retire_every_s`` of wall clock; a retire is conditional on the version listed, so several publisher instances
+    doing it at once is harmless. ``topic_keep_s``: a ``topic/{edition}/{id}`` pointer whose topic no cycle chose
+    (no topic page item came through this publisher) for this long is retired with the story pointers, as trending
+    topics come and go (transforms/editions/topics.py). A restarted publisher starts every listed topic's clock at
+    its first check (late, never early).
+    """
+
+    retain_s: float = 48 * 3600.0
+    retire_every_s: float = 600.0
+    topic_keep_s: float = 6 * 3600.0
+
+
 class SnapshotPublisher:
     """Validate -> put -> compare-and-set, one snapshot item at a time (see the module docstring).
 
@@ -141,15 +160,9 @@ class SnapshotPublisher:
         confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
         count: ``count(name, n)`` for the ``snapshots`` counters (the DoFn passes Beam Metrics); default: none.
         languages: whose live stories keep their ``story/{id}`` pointers (default: every edition's language).
-        retain_s: a story pointer whose story is in no language's live set (StoryStore.live_stories) and that has
-            not moved for this long is retired (PointerStore.retire; stores/retention.py), so the pointer listing
-            every origin polls stays bounded. Checked every ``retire_every_s`` of wall clock; a retire is
-            conditional on the version listed, so several publisher instances doing it at once is harmless.
+        retention: when story and topic pointers are retired (:class:`PointerRetention`).
+        clock: wall-clock seconds (tests move it).
         controls: the editorial control store whose holds freeze pages (see the module docstring); None: none.
-        topic_keep_s: a ``topic/{edition}/{id}`` pointer whose topic no cycle chose (no topic page item came
-            through this publisher) for this long is retired with the story pointers, so the pointer listing stays
-            bounded as trending topics come and go (transforms/editions/topics.py). A restarted publisher starts
-            every listed topic's clock at its first check (late, never early).
     """
 
     def __init__(
@@ -158,14 +171,12 @@ class SnapshotPublisher:
         confirm_shrink_cycles: int = 15,
         count: Callable[[str, int], None] | None = None,
         languages: tuple[str, ...] | None = None,
-        retain_s: float = 48 * 3600.0,
-        retire_every_s: float = 600.0,
+        retention: PointerRetention = PointerRetention(),
         clock: Callable[[], float] = time.time,
         controls=None,
-        topic_keep_s: float = 6 * 3600.0,
     ):
         self.stores = stores
-        self.topic_keep_s = topic_keep_s
+        self.topic_keep_s = retention.topic_keep_s
         self._topic_active: dict[str, float] = {}  # topic pointer -> when a cycle last chose it (clock seconds)
         self.controls = controls  # a stores.controls.ControlStore: page holds (None: no holds)
         self._holds: dict[str, tuple[int, dict]] = {}  # edition -> (cycle version read for, pointer -> hold)
@@ -176,10 +187,10 @@ class SnapshotPublisher:
 
             languages = tuple(sorted({e.language for e in default_config().editions}))
         self.languages = languages
-        self.retention = StoryRetention(keep_s=retain_s)
-        self.retire_every_s = retire_every_s
+        self.retention = StoryRetention(keep_s=retention.retain_s)
+        self.retire_every_s = retention.retire_every_s
         self.clock = clock
-        self._next_retire = clock() + retire_every_s
+        self._next_retire = clock() + retention.retire_every_s
         self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
         self._cards: dict[str, tuple[int, dict]] = {}  # edition page pointer -> (live version, its cards)
         self._beat: dict[str, int] = {}  # edition -> the cycle version its heartbeat was logged for

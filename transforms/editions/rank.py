@@ -28,8 +28,8 @@ State (per edition key):
     INBOX     bag of events not yet folded (and, between compactions, some already folded: skipped by id)
     LOG       bag of folded events: the book is rebuilt from it after a worker restart
     MEMORY    EditionMemory (smoothing, last pages, publisher impressions, coverage versions, last cycle)
-    RECEIVED  events ever added to INBOX (lets a timer skip reading INBOX when nothing arrived)
-    NEXT      the cycle the timer is set for
+    CHAIN     (RECEIVED, NEXT) in one cell: events ever added to INBOX (lets a timer skip reading INBOX when
+              nothing arrived) and the cycle the timer is set for (0: none); every event reads and writes both
     CYCLE     the event-time timer
 The book itself lives in a per-instance cache (numpy columns; too big to serialise every minute). The cache is
 trusted only when its last cycle equals MEMORY's; otherwise it is rebuilt from LOG in canonical order, and the fold
@@ -58,7 +58,7 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.book import StoryBook, event_sort_key
 from transforms.editions.context import CycleCache, CycleContext
 from transforms.editions.cycle import CycleOutput, EditionMemory, run_cycle
-from transforms.editions.overlays import Overlays
+from transforms.editions.overlays import OverlayReaders
 from transforms.editions.steady import SteadyWatch
 from transforms.editions.topics import city_codes
 
@@ -138,13 +138,10 @@ class EditionRanker:
     The state objects passed in (INBOX, LOG) are the DoFn's bag states, or anything with ``read``, ``add`` and
     ``clear``. ``count(name, n)`` receives ``events_folded``, ``events_bad``, ``cycles``, ``book_rebuilds``,
     ``controls_<kind>`` (editorial controls that took effect) and ``cycle_ms`` (a duration); default: nothing.
-    ``controls``: ``controls(edition, now) -> [stores.controls.Control]`` read every cycle and applied to its pages
-    (:func:`~transforms.editions.controls.apply_controls`); None: no editorial controls. ``takedowns``: ``() ->
-    stores.takedowns.TakedownSet`` read every cycle; what it names is omitted from the cycle's snapshots
-    (:func:`~transforms.editions.takedowns.apply_takedowns`, counted ``takedowns_applied``); None: nothing omitted.
-    ``followed``: ``followed() -> {topic id: followers}`` (:class:`~transforms.editions.topics.FollowedTopics`):
-    each cycle also builds the edition's followed and trending topic pages (:mod:`transforms.editions.topics`);
-    None: no topic pages (the origin builds every one on demand). ``change_only``: a minute whose pages cannot
+    ``readers`` (:class:`~transforms.editions.overlays.OverlayReaders`): where every cycle reads its editorial
+    controls (applied to its pages), takedowns (what they name is omitted from its snapshots, counted
+    ``takedowns_applied``) and followed topics (the edition's followed and trending topic pages; None: no topic
+    pages, the origin builds every one on demand); default: none of them. ``change_only``: a minute whose pages cannot
     differ from the last ones built builds no documents (:mod:`transforms.editions.steady`, counted
     ``cycles_steady``); the snapshots are byte-identical to building every minute. Default False (streaming).
     """
@@ -155,9 +152,7 @@ class EditionRanker:
         registry,
         params,
         count: Callable[[str, int], None] | None = None,
-        controls=None,
-        takedowns=None,
-        followed: Callable[[], dict] | None = None,
+        readers: OverlayReaders = OverlayReaders(),
         change_only: bool = False,
     ):
         self.config = config
@@ -165,9 +160,7 @@ class EditionRanker:
         self.registry = registry
         self.params = params
         self._counter = count
-        self.controls = controls  # (edition, now) -> editorial controls (transforms/editions/controls.py) or None
-        self.takedowns = takedowns  # () -> stores.takedowns.TakedownSet (transforms/editions/takedowns.py) or None
-        self.followed = followed
+        self.readers = readers  # controls, takedowns, followed topics: read every cycle (overlays.py)
         self.cities = city_codes(config)  # gazetteer cities: followable places with their own pages
         self._cache: dict[str, _Cached] = {}
 
@@ -230,12 +223,7 @@ class EditionRanker:
     def context(self, key, edition, cached: _Cached, mem: EditionMemory, now: int) -> CycleContext:
         """The cycle's context: the overlay inputs read once for the minute (controls, takedowns, followed
         counts), the steady test of the change-only replay, the edition's cache and this ranker's counters."""
-        overlays = Overlays(
-            controls=self.controls(key, now) if self.controls is not None else None,
-            takedowns=self.takedowns() if self.takedowns is not None else None,
-            followed=self.followed() if self.followed is not None else None,
-            cities=self.cities,
-        )
+        overlays = self.readers.read(key, now, self.cities)
         steady = cached.steady.checker(mem, now, self.params, overlays) if self.change_only else None
         return CycleContext(
             cached.book,

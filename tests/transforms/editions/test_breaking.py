@@ -145,8 +145,10 @@ def _run(changes, MIN, store, editions, cdn="queue"):
 
 def PublishEditionsFor(store, editions, cdn):
     from transforms.editions.beam import PublishEditions
+    from transforms.editions.settings import PublishSettings, RankSettings
 
-    return PublishEditions(store, editions_only=editions, overrides={"idle_cycles": IDLE}, cdn=cdn)
+    ranking = RankSettings(editions_only=editions, overrides={"idle_cycles": IDLE})
+    return PublishEditions(store, ranking, PublishSettings(cdn=cdn))
 
 
 def test_one_breaking_record_per_story_and_edition_across_cycles_and_none_on_a_replay(world, tmp_path):

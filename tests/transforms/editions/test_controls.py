@@ -20,6 +20,7 @@ from transforms.editions import documents as docs
 from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.controls import apply_controls
+from transforms.editions.settings import RankSettings
 
 
 def ctl(kind, world, section="top", story="", start=None, end=None, **kw) -> Control:
@@ -124,15 +125,8 @@ class Stage:
 
     def __init__(self, world, config):
         self.world, self.config = world, config
-        self.inbox, self.log, self.memory, self.received, self.next, self.timer = (
-            Bag(),
-            Bag(),
-            Value(),
-            Value(),
-            Value(),
-            Timer(),
-        )
-        self.fn = RankEditionsFn(editions_only=["us-en"], overrides={"idle_cycles": 120}, store_config=config)
+        self.inbox, self.log, self.memory, self.chain, self.timer = Bag(), Bag(), Value(), Value(), Timer()
+        self.fn = RankEditionsFn(RankSettings(editions_only=["us-en"], overrides={"idle_cycles": 120}), config)
         self.fn.setup()
         self.pub = PublishSnapshotFn(config)
         self.pub.setup()
@@ -145,8 +139,7 @@ class Stage:
                 self.fn.process(
                     ("us-en", compact_change(c)),
                     inbox=self.inbox,
-                    received=self.received,
-                    nxt=self.next,
+                    chain=self.chain,
                     memory=self.memory,
                     timer=self.timer,
                 )
@@ -158,8 +151,7 @@ class Stage:
                 inbox=self.inbox,
                 event_log=self.log,
                 memory=self.memory,
-                received=self.received,
-                nxt=self.next,
+                chain=self.chain,
                 timer=self.timer,
             )
         )

@@ -17,6 +17,7 @@ from transforms.editions.beam import PublishEditions
 from transforms.editions.bursts import judge_breaking, poisson_tail
 from transforms.editions.config import load_config
 from transforms.editions.params import BurstParams
+from transforms.editions.settings import RankSettings
 
 QUIET = {"idle_cycles": 15}  # stop the minute timers 15 cycles after the last event (keeps batch runs short)
 
@@ -58,7 +59,9 @@ def burst_world(world):
 def run_batch(changes, data_dir, editions=("us-en",), check_fetch=None):
     config = StoreConfig(data_dir=str(data_dir))
     p = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions())
-    out = p | beam.Create(changes) | PublishEditions(config, editions_only=list(editions), overrides=QUIET)
+    out = (
+        p | beam.Create(changes) | PublishEditions(config, RankSettings(editions_only=list(editions), overrides=QUIET))
+    )
     if check_fetch is not None:
         assert_that(out["fetch_requests"], check_fetch, label="CheckFetchRequests")
     p.run().wait_until_finish()

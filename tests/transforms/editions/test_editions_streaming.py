@@ -17,6 +17,7 @@ from transforms.editions.beam_bursts import DetectBursts
 from transforms.editions.bursts import judge_breaking
 from transforms.editions.config import load_config
 from transforms.editions.params import BurstParams
+from transforms.editions.settings import RankSettings
 from transforms.publishers import default_registry
 
 IDLE = 8
@@ -110,7 +111,7 @@ def test_pages_minute_by_minute_match_the_plain_python_ranker(world, make_ranker
     out = (
         p
         | minute_stream(changes, MIN, tail=30 + 10 + IDLE + 2)  # 30-min windows + 10 min lateness hold it
-        | PublishEditions(store, editions_only=["us-en"], overrides={"idle_cycles": IDLE})
+        | PublishEditions(store, RankSettings(editions_only=["us-en"], overrides={"idle_cycles": IDLE}))
     )
     tops = (
         out["items"]

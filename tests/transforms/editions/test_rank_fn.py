@@ -12,28 +12,22 @@ from transforms.common import DEAD_LETTER
 from transforms.editions.beam import RankEditionsFn, RouteChangeFn
 from transforms.editions.book import compact_change
 from transforms.editions.config import load_config
+from transforms.editions.settings import RankSettings
 
 
 class State:
     def __init__(self):
-        self.inbox, self.log, self.memory, self.received, self.next, self.timer = (
-            Bag(),
-            Bag(),
-            Value(),
-            Value(),
-            Value(),
-            Timer(),
-        )
+        self.inbox, self.log, self.memory, self.chain, self.timer = Bag(), Bag(), Value(), Value(), Timer()
 
 
 def new_fn():
-    fn = RankEditionsFn(editions_only=["us-en"], overrides={"idle_cycles": 5})
+    fn = RankEditionsFn(RankSettings(editions_only=["us-en"], overrides={"idle_cycles": 5}))
     fn.setup()
     return fn
 
 
 def feed(fn, st, event):
-    fn.process(("us-en", event), inbox=st.inbox, received=st.received, nxt=st.next, memory=st.memory, timer=st.timer)
+    fn.process(("us-en", event), inbox=st.inbox, chain=st.chain, memory=st.memory, timer=st.timer)
 
 
 def fire(fn, st, at_ms):
@@ -45,8 +39,7 @@ def fire(fn, st, at_ms):
             inbox=st.inbox,
             event_log=st.log,
             memory=st.memory,
-            received=st.received,
-            nxt=st.next,
+            chain=st.chain,
             timer=st.timer,
         )
     )

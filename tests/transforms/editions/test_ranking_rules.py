@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transforms.editions.assembly import DiversityRules, assemble, hysteresis_order
+from transforms.editions.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
 from transforms.editions.scoring import features
 
 
@@ -358,7 +358,7 @@ def test_opinion_and_fact_check_labels(world, make_ranker):
 def test_assemble_defers_rather_than_breaks_the_publisher_limit():
     order = list(range(1, 16))
     pub = {i: ("herald" if i <= 5 else f"p{i}") for i in order}
-    slots = assemble(order, [], pub, {}, {}, None, DiversityRules())
+    slots = assemble(order, [], StoryTraits(pub), DiversityRules())
     # 3, 4 and 5 wait until the top 10 is full, then come first, in order
     assert [s.story_id for s in slots] == [1, 2, 6, 7, 8, 9, 10, 11, 12, 13, 3, 4, 5, 14, 15]
 
@@ -366,7 +366,7 @@ def test_assemble_defers_rather_than_breaks_the_publisher_limit():
 def test_assemble_puts_pins_first_and_counts_them():
     order = [1, 2, 3, 4]
     pub = {1: "a", 2: "a", 3: "a", 4: "b", 9: "a"}
-    slots = assemble(order, [9], pub, {}, {}, None, DiversityRules(top_n=3, page_size=10))
+    slots = assemble(order, [9], StoryTraits(pub), DiversityRules(top_n=3, page_size=10))
     ids = [s.story_id for s in slots]
     assert ids[0] == 9 and slots[0].pinned
     assert [pub[i] for i in ids[:3]].count("a") <= 2
@@ -390,14 +390,14 @@ def _storyline_events(groups: dict[int, list[int]], at: int) -> list[dict]:
 def test_assemble_keeps_one_story_per_storyline_in_the_top_five():
     order = list(range(1, 13))
     storyline_of = {1: 100, 2: 100, 3: 100, 4: 200, 5: 300, 6: 200}
-    slots = assemble(order, [], {}, {}, {}, None, DiversityRules(storyline_of=storyline_of))
+    slots = assemble(order, [], StoryTraits(), DiversityRules(storyline_of=storyline_of))
     # 2, 3 (storyline 100) and 6 (200) wait until five slots are placed, then come first, in order
     assert [s.story_id for s in slots] == [1, 4, 5, 7, 8, 2, 3, 6, 9, 10, 11, 12]
-    assert [s.story_id for s in assemble(order, [], {}, {}, {}, None, DiversityRules())] == order  # no storylines
+    assert [s.story_id for s in assemble(order, [], StoryTraits(), DiversityRules())] == order  # no storylines
 
 
 def test_assemble_exempts_pins_from_the_storyline_rule():
-    slots = assemble([1, 2, 3], [9], {}, {}, {}, None, DiversityRules(storyline_of={9: 5, 1: 5, 2: 5}))
+    slots = assemble([1, 2, 3], [9], StoryTraits(), DiversityRules(storyline_of={9: 5, 1: 5, 2: 5}))
     assert [s.story_id for s in slots] == [9, 3, 1, 2]  # the pin stays; its storyline's others wait
 
 

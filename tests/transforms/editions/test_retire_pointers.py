@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from devtools import samples
 from stores import StoreConfig, open_stores
-from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.publish import PointerRetention, SnapshotPublisher
 
 HOUR = 3600.0
 
@@ -23,8 +23,7 @@ def test_expired_story_pointers_are_retired_and_live_ones_kept(tmp_path):
         stores,
         count=lambda name, n: counts.__setitem__(name, counts.get(name, 0) + n),
         languages=("en",),
-        retain_s=48 * HOUR,
-        retire_every_s=600,
+        retention=PointerRetention(retain_s=48 * HOUR, retire_every_s=600),
         clock=lambda: now[0],
     )
     old, live, fresh = (samples.story_id(k) for k in (1, 2, 3))
@@ -47,7 +46,9 @@ def test_expired_story_pointers_are_retired_and_live_ones_kept(tmp_path):
 def test_retirement_is_checked_at_most_every_interval(tmp_path):
     stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
     now = [0.0]
-    pub = SnapshotPublisher(stores, languages=("en",), retain_s=1.0, retire_every_s=600, clock=lambda: now[0])
+    pub = SnapshotPublisher(
+        stores, languages=("en",), retention=PointerRetention(retain_s=1.0, retire_every_s=600), clock=lambda: now[0]
+    )
     pub.publish(coverage_item(samples.story_id(7), 1))
     now[0] += 10
     assert pub.maybe_retire() == []  # the first check is one interval after start

@@ -15,6 +15,7 @@ from tests.transforms.fakes import Bag, Timer, Value
 from transforms.editions.beam import RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.settings import RankSettings
 
 
 def _replay(world, root, change_only: bool) -> tuple[dict, dict, dict]:
@@ -24,15 +25,15 @@ def _replay(world, root, change_only: bool) -> tuple[dict, dict, dict]:
     hold = dict(edition="us-en", set_at=T - 60 * MIN, expires_at=T + 40 * MIN, who="t", why="test")
     open_control_store(config).set(Control(kind="hold", section="world", version=1, **hold))
     open_takedown_store(config).set(Tombstone(kind="story", id="1003", reason="test", who="t", at=T))
-    fn = RankEditionsFn(editions_only=["us-en"], replay=True, store_config=config, change_only=change_only)
+    fn = RankEditionsFn(RankSettings(editions_only=["us-en"], replay=True, change_only=change_only), config)
     fn.setup()
     publisher = SnapshotPublisher(stores, controls=open_control_store(config))
-    inbox, log, memory, received, nxt, timer = Bag(), Bag(), Value(), Value(), Value(), Timer()
+    inbox, log, memory, chain, timer = Bag(), Bag(), Value(), Value(), Timer()
     for c in sorted(world.changes, key=lambda c: c["at"]):
-        fn.process(("us-en", compact_change(c)), inbox=inbox, received=received, nxt=nxt, memory=memory, timer=timer)
+        fn.process(("us-en", compact_change(c)), inbox=inbox, chain=chain, memory=memory, timer=timer)
     while timer.at is not None:  # the replay runs the chain to its end per firing; a gap restarts it
         at, timer.at = timer.at, None
-        args = dict(inbox=inbox, event_log=log, memory=memory, received=received, nxt=nxt, timer=timer)
+        args = dict(inbox=inbox, event_log=log, memory=memory, chain=chain, timer=timer)
         for item in fn.on_cycle(key="us-en", ts=Timestamp(micros=at * 1000), **args):
             publisher.publish(item)
     objects = {}

@@ -18,15 +18,16 @@ from transforms.editions import topics
 from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.config import load_config
+from transforms.editions.settings import RankSettings
 
 
 def run_stage(world, config, at_ms) -> list[dict]:
     """One RankEditionsFn cycle of us-en (its stores: controls and follower counts) -> published items."""
-    fn = RankEditionsFn(editions_only=["us-en"], overrides={"idle_cycles": 120}, store_config=config)
+    fn = RankEditionsFn(RankSettings(editions_only=["us-en"], overrides={"idle_cycles": 120}), config)
     fn.setup()
     pub = PublishSnapshotFn(config)
     pub.setup()
-    state = dict(inbox=Bag(), received=Value(), nxt=Value(), memory=Value(), timer=Timer())
+    state = dict(inbox=Bag(), chain=Value(), memory=Value(), timer=Timer())
     for c in world.changes:
         fn.process(("us-en", compact_change(c)), **state)
     state["timer"].at = None
@@ -37,8 +38,7 @@ def run_stage(world, config, at_ms) -> list[dict]:
             inbox=state["inbox"],
             event_log=Bag(),
             memory=state["memory"],
-            received=state["received"],
-            nxt=state["nxt"],
+            chain=state["chain"],
             timer=state["timer"],
         )
     )
@@ -116,11 +116,16 @@ def test_topic_pages_are_bounded_per_cycle_followed_first():
 
 def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_chosen(tmp_path):
     from stores import StoreConfig
-    from transforms.editions.publish import SnapshotPublisher
+    from transforms.editions.publish import PointerRetention, SnapshotPublisher
 
     stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
     now = [1_000_000.0]
-    pub = SnapshotPublisher(stores, languages=("en",), retire_every_s=60, clock=lambda: now[0], topic_keep_s=3600)
+    pub = SnapshotPublisher(
+        stores,
+        languages=("en",),
+        retention=PointerRetention(retire_every_s=60, topic_keep_s=3600),
+        clock=lambda: now[0],
+    )
     pool = {"edition": "us-en", "version": 100, "cycle": "2024-03-01T12:00:00Z", "stories": []}
     for i, e in enumerate(["org:a"] * 3 + ["org:b"] * 3):
         card = {
