@@ -71,7 +71,7 @@ class CycleContext:
     ``clock`` gets CPU seconds per phase (``Clock(timings)``; a default clock records nothing). ``steady``: asked
     once the page slots are decided, True ends the cycle there (None returned; :mod:`transforms.editions.steady`,
     the change-only replay). ``overlays``: the cycle's last phases (:mod:`transforms.editions.overlays`); None: the
-    bare ranking (the equivalence tests and the per-story reference compare that). ``count(name, n)``: the
+    bare ranking (the equivalence tests and the per-story reference compare that). ``counter(name, n)``: the
     overlays' counters (default: nothing).
     """
 
@@ -85,8 +85,8 @@ class CycleContext:
     clock: Clock = field(default_factory=Clock)
     steady: Steady | None = None
     overlays: Overlays | None = None
-    count: Callable[[str, int], None] | None = None
+    counter: Callable[[str, int], None] | None = None
 
-    def tally(self, name: str, n: int = 1) -> None:
-        if self.count is not None:
-            self.count(name, n)
+    def count(self, name: str, n: int = 1) -> None:
+        if self.counter is not None:
+            self.counter(name, n)

@@ -75,14 +75,14 @@ def controls(ctx: CycleContext, out: CycleOutput) -> None:
     if ctx.overlays.controls is not None:
         applied = apply_controls(out, ctx.overlays.controls, ctx.book, ctx.now, ctx.params.page_size)
         for kind, n in applied.items():
-            ctx.tally(f"controls_{kind}", n)
+            ctx.count(f"controls_{kind}", n)
 
 
 def takedowns(ctx: CycleContext, out: CycleOutput) -> None:
     if ctx.overlays.takedowns is not None:
         omitted = apply_takedowns(out, ctx.overlays.takedowns)
         if omitted:
-            ctx.tally("takedowns_applied", omitted)
+            ctx.count("takedowns_applied", omitted)
 
 
 def record_steady(ctx: CycleContext, out: CycleOutput) -> None:
@@ -96,13 +96,13 @@ def topic_pages(ctx: CycleContext, out: CycleOutput) -> None:
     add_cities(out.pool, ctx.overlays.cities)
     followed = ctx.overlays.followed
     out.topic_pages = topic_items(out.pool, followed) if followed is not None else []
-    ctx.tally("topic_pages", len(out.topic_pages))
+    ctx.count("topic_pages", len(out.topic_pages))
     ctx.clock.lap("topic pages")
 
 
 def storyline_pages(ctx: CycleContext, out: CycleOutput) -> None:
     pages = storyline_items(ctx.book, out, ctx.params, ctx.now, ctx.overlays.takedowns)
-    ctx.tally("storyline_pages", len(pages))
+    ctx.count("storyline_pages", len(pages))
     # their entries in the storyline index, so topic pages list them beyond the live pool
     out.storylines = pages + index_items(pages, ctx.book.language, ctx.now // MINUTE_MS)
     ctx.clock.lap("storyline pages")

@@ -235,7 +235,7 @@ class EditionRanker:
             cache=cached.cycle_cache,
             steady=steady,
             overlays=overlays,
-            count=self._count,
+            counter=self._count,
         )
 
     def book(self, key, mem: EditionMemory, inbox, event_log, n_received: int) -> _Cached:
