@@ -73,7 +73,7 @@ from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
 from transforms.editions.storyline_index import merged_index
-from transforms.editions.storyline_pages import merged_document
+from transforms.editions.storyline_pages import expired_single_storylines, merged_document
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +195,8 @@ class SnapshotPublisher:
         self._cards: dict[str, tuple[int, dict]] = {}  # edition page pointer -> (live version, its cards)
         self._beat: dict[str, int] = {}  # edition -> the cycle version its heartbeat was logged for
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
+        self._cycle = 0  # the newest cycle minute written (storylines, pages): the event-time clock of retirement
+        self._kept_storylines: set[str] = set()  # storyline pointers never retired (several episodes, redirects)
 
     def _count(self, name: str, n: int = 1) -> None:
         if self._counter is not None:
@@ -281,6 +283,10 @@ class SnapshotPublisher:
                 self._count(f"published_{kind}")
                 if kind == "story_coverage":
                     self.retention.moved(pointer, version, self.clock())
+                if kind in ("storyline", "edition_page"):  # versions are cycle minutes
+                    self._cycle = max(self._cycle, version)
+                if kind == "storyline" and (len(doc["episodes"]) > 1 or doc.get("merged_into") is not None):
+                    self._kept_storylines.add(pointer)
                 if kind == "edition_page":
                     self._page_published(pointer, current, version, doc)
                 result["outcome"] = "published"
@@ -301,6 +307,9 @@ class SnapshotPublisher:
         if current is None:
             return None
         return json.loads(self.stores.snapshots.get(path_of(kind, pointer, current)))
+
+    def _storyline_doc(self, pointer: str, version: int) -> dict:
+        return json.loads(self.stores.snapshots.get(path_of("storyline", pointer, version)))
 
     def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
         """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the
@@ -348,8 +357,10 @@ class SnapshotPublisher:
         return result
 
     def maybe_retire(self) -> list[str]:
-        """Retire the story pointers whose stories left every live set ``retain_s`` ago (at most every
-        ``retire_every_s``); returns the names retired. A store error is counted and retried next time."""
+        """Retire the story pointers whose stories left every live set ``retain_s`` ago, the topic pointers no cycle
+        chose for ``topic_keep_s`` and the one-episode storylines long past any change
+        (storyline_pages.expired_single_storylines), at most every ``retire_every_s``; returns the names retired. A
+        store error is counted and retried next time."""
         now = self.clock()
         if now < self._next_retire:
             return []
@@ -360,12 +371,16 @@ class SnapshotPublisher:
             expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)
             retired = retire(self.stores.pointers, expired)
             retired += retire(self.stores.pointers, self._expired_topics(now))
+            listed = self.stores.pointers.versions("storyline/")
+            single = expired_single_storylines(listed, self._cycle, self._kept_storylines, self._storyline_doc)
+            retired += retire(self.stores.pointers, single)
         except Exception as exc:  # a store error: the next check retries
             self._count("retire_failed")
             log.warning("story pointer retirement failed, retrying later: %s", exc)
             return []
         self._count("story_retired", sum(1 for n in retired if n.startswith("story/")))
         self._count("topic_retired", sum(1 for n in retired if n.startswith("topic/")))
+        self._count("storyline_retired", sum(1 for n in retired if n.startswith("storyline/")))
         return retired
 
     def _expired_topics(self, now: float) -> dict[str, int]:

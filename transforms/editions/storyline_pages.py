@@ -24,8 +24,10 @@ the survivor takes them over whichever of the two is published first; the origin
 
 Every storyline gets a document, a one-story one too: when a second story joins weeks later the first has left
 the ranker's book, and this document is the only place its episode is kept. A story page links its storyline only
-once it has more than one episode (:meth:`StorylineMap.has_page`). Known cost: one pointer per storyline and
-language that is never retired (the archive is the point), so the origin's pointer listing grows with them. Pointer ``storyline/{language}/{id}``: a storyline spans languages (linked stories share one) but a
+once it has more than one episode (:meth:`StorylineMap.has_page`). Retirement: the pointer of a one-episode
+storyline is retired :data:`RETIRE_SINGLE_MS` after its last version (:func:`expired_single_storylines`, run by
+the publisher with its story pointers); a storyline of several episodes or a merge's redirect is the archive and
+stays, so the origin's pointer listing grows with those only. Pointer ``storyline/{language}/{id}``: a storyline spans languages (linked stories share one) but a
 page lists the stories of one language, as each edition's book does; editions of one language build the same
 document at the same cycle (it depends on the language's stories only), so the second is a stale no-op.
 
@@ -36,11 +38,17 @@ keyset of the origin's cursor (serving/storylines.py). Plain Python.
 from __future__ import annotations
 
 from schemas.pages import storyline_path
-from transforms.common import MINUTE_MS
+from transforms.common import DAY_MS, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.storyline_index import storyline_entities
 
 STORYLINE_SCHEMA = "newsroom.storyline/v1"
+# A one-episode storyline's pointer is retired this long (event time) after its last version: past the storyline
+# stage's horizon (transforms/stories/storyline.py HORIZON_MS, 23 days) no story can join it any more, nothing links
+# it (a story page and the storyline index name storylines with a page only), and its episode is its story's page.
+# A week on top for a late cross-language merge.
+RETIRE_SINGLE_MS = 30 * DAY_MS
+RETIRE_READS = 500  # storyline documents read per retirement pass (unknown ones, once per process)
 
 
 def pointer_of(language: str, storyline_id: int | str) -> str:
@@ -108,7 +116,8 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
             "sources": [
                 [src, None if ids is None else sorted(ids)] for src, ids in sorted(sources.get(sl, {}).items())
             ],
-            "entities": storyline_entities(book, rows),  # where the storyline index lists it
+            # where the storyline index lists it: a storyline with a page only (a one-story one is its story)
+            "entities": storyline_entities(book, rows) if smap.has_page(sl) else [],
         }
         items.append(item)
     return items
@@ -133,3 +142,25 @@ def merged_document(item: dict, read_live) -> dict | None:
     if not episodes and live is None:
         return None  # nothing of this storyline in this language (a merge or split routed to every edition)
     return finish(doc, episodes.values())
+
+
+def expired_single_storylines(listed: dict[str, int], newest_cycle: int, kept: set[str], read) -> dict[str, int]:
+    """``{pointer: version}`` of the one-episode storylines to retire (:data:`RETIRE_SINGLE_MS`): ``listed``, the
+    ``storyline/`` pointers and their versions (cycle minutes); ``newest_cycle``, the newest cycle minute the
+    publisher wrote (event time, so a backfill retires what streaming would); ``kept``, pointers known to stay
+    (more than one episode, or a merge's redirect), grown in place; ``read(pointer, version) -> doc``. At most
+    :data:`RETIRE_READS` documents are read per call, each once while the process lives."""
+    cutoff = newest_cycle - RETIRE_SINGLE_MS // MINUTE_MS
+    out, reads = {}, 0
+    for name, version in sorted(listed.items()):
+        if version >= cutoff or name in kept:
+            continue
+        if reads >= RETIRE_READS:
+            break
+        reads += 1
+        doc = read(name, version)
+        if doc.get("merged_into") is None and len(doc["episodes"]) <= 1:
+            out[name] = int(version)
+        else:
+            kept.add(name)
+    return out

@@ -9,7 +9,7 @@ import pytest
 
 from schemas.pages import storyline_path, validate_page
 from stores import StoreConfig, open_stores
-from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.publish import PointerRetention, SnapshotPublisher
 from transforms.editions.storyline_pages import merged_document, storyline_items
 from transforms.editions.storylines import compact_storyline
 
@@ -109,3 +109,39 @@ def test_merge_and_split_move_archived_episodes(stores):
     kept = merged_document({"pointer": "storyline/en/1", "doc": doc("1", []), "left": [10]}, read(held))
     assert [e["story_id"] for e in new["episodes"]] == ["10"]
     assert [e["story_id"] for e in kept["episodes"]] == ["11"]
+
+
+def test_one_episode_storylines_are_retired_long_after_their_last_version_the_archive_stays(stores):
+    """Every story founds a storyline, so without retirement the pointer listing every origin polls grows by a
+    storyline per story for ever; a one-episode storyline past the storyline stage's horizon can change no more and
+    nothing links it, a storyline of several episodes (the archive) and a merge's redirect stay."""
+    from transforms.editions import storyline_pages as sp
+
+    def doc(sl, n, version, **kw):
+        eps = [{"story_id": str(sl * 10 + k), "title": "t", "first_at": "2026-01-01T00:00:00Z",
+                "last_at": "2026-01-01T00:00:00Z", "article_count": 1, "publisher_count": 1} for k in range(n)]  # fmt: skip
+        return {"schema": "newsroom.storyline/v1", "storyline_id": str(sl), "language": "en", "version": version,
+                "title": "t", "updated_at": "2026-01-01T00:00:00Z", "episodes": eps, **kw}  # fmt: skip
+
+    def item(d):
+        return {"kind": "storyline", "pointer": f"storyline/en/{d['storyline_id']}", "version": d["version"],
+                "path": storyline_path("en", d["storyline_id"], d["version"]), "doc": d, "min_stories": 0}  # fmt: skip
+
+    clock = [1000.0]
+    retention = PointerRetention(retire_every_s=0)
+    publisher = SnapshotPublisher(stores, languages=("en",), clock=lambda: clock[0], retention=retention)
+    v0 = 29_000_000
+    for d in (doc(1, 1, v0), doc(2, 3, v0), doc(3, 0, v0, merged_into="2"), doc(4, 1, v0 + 10)):
+        stores.snapshots.put(item(d)["path"], json.dumps(d).encode())
+        assert stores.pointers.compare_and_set(item(d)["pointer"], None, d["version"])
+    later = v0 + sp.RETIRE_SINGLE_MS // (60 * 1000) + 5  # a storyline written 30 days (and 5 minutes) on
+    assert publisher.publish(item(doc(5, 1, later)))["outcome"] == "published"
+    clock[0] += 1
+    assert publisher.maybe_retire() == ["storyline/en/1"]  # 4 is 10 minutes younger: not yet
+    names = set(stores.pointers.versions("storyline/"))
+    assert names == {"storyline/en/2", "storyline/en/3", "storyline/en/4", "storyline/en/5"}
+    reads = []
+    real = stores.snapshots.get
+    stores.snapshots.get = lambda path: reads.append(path) or real(path)
+    clock[0] += 1
+    assert publisher.maybe_retire() == [] and reads == []  # what stays is read once per process
