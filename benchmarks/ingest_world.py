@@ -1,7 +1,7 @@
 """Ingest the sample publisher world end to end on this machine and print discovery delays.
 
 Starts the sample world (devtools/world), the origin (serving.create_app, for its WebSub callback and ping
-endpoints; served by werkzeug on a free loopback port) and the local ingest driver (pipelines.ingest.LocalIngest)
+endpoints; served by werkzeug on a free loopback port) and the local ingest driver (pipelines.ingest_local.LocalIngest)
 with the embedded stores in a temporary directory. The world's wire service pushes through its WebSub hub, three
 publishers ping, the rest are polled. Prints, for every article released while it runs: release -> discovery and
 release -> page fetched (p50 / p95 / max), per discovery path, plus poll counts and the share of 304s.
@@ -29,7 +29,8 @@ def start_stack(data_dir: str, speed: float, on_item=None):
     from werkzeug.serving import make_server
 
     from devtools.world.server import make_ping_keys, start_world
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
     from serving import create_app
 
     keys = make_ping_keys()
@@ -57,7 +58,7 @@ def start_stack(data_dir: str, speed: float, on_item=None):
             "--request_poll_s=0.2",
         ]
     )
-    ingest = LocalIngest(options, host_overrides=world.host_overrides, on_item=on_item)
+    ingest = LocalIngest.from_options(options, host_overrides=world.host_overrides, on_item=on_item)
     ingest.start()
 
     def stop():

@@ -7,7 +7,7 @@ Starts, in order:
    pings;
 3. the local publisher world (``devtools/world``: 15 publishers in en/es/de/fr releasing articles over time,
    ``--speed`` times faster than the wall clock), unless ``--feeds`` points at a real feed list;
-4. the ingest job (``pipelines.ingest.LocalIngest``) polling the world's feeds and fetching each new page once;
+4. the ingest job (``pipelines.ingest_local.LocalIngest``) polling the world's feeds and fetching each new page once;
 5. the stories job (``pipelines/stories.py``, streaming on BundleBasedDirectRunner in a child process):
    normalise, dedupe, syndication, embed, cluster, cross-language links (every 10 virtual minutes of the world),
    bursts, minute ranking, snapshots and pointers;
@@ -262,7 +262,8 @@ def _start_origin(args, config, state, ping_keys: dict, cleanups, say) -> str:
 
 def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, say):
     """The sample world (unless ``--feeds``) and the local ingest job polling it; returns (world or None, ingest)."""
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
 
     ingest_args = [
         f"--data_dir={config.data_dir}",
@@ -281,7 +282,7 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
         ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
     else:
         ingest_args += [f"--feeds={args.feeds}"]
-    ingest = LocalIngest(IngestOptions(ingest_args), host_overrides=overrides)
+    ingest = LocalIngest.from_options(IngestOptions(ingest_args), host_overrides=overrides)
     ingest.start()
     cleanups.append(ingest.stop)
     return world, ingest

@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import StoreOptions, store_config
+from pipelines.options import JobRun, StoreOptions
+from transforms.authority.scoring import AuthorityParams
 
 log = logging.getLogger("newsroom.authority")
 
@@ -68,41 +70,56 @@ class AuthorityOptions(StoreOptions):
         )
 
 
-def params(options: PipelineOptions):
-    """The scoring parameters of the flags (ValueError naming the flag when one is out of range)."""
-    from transforms.authority.scoring import AuthorityParams
+@dataclass(frozen=True)
+class AuthorityJob:
+    """The authority job's options, resolved once (:func:`resolve`)."""
 
+    run: JobRun
+    params: AuthorityParams
+    publishers: str | None = None
+    editions: str | None = None
+    window_days: float = 90.0
+    page_size: int = 1000
+
+    def since_ms(self, now_s: float | None = None) -> int:
+        """The window's lower bound in ms (0: no bound), fixed when the graph is built."""
+        if not self.window_days:
+            return 0
+        return int(((time.time() if now_s is None else now_s) - self.window_days * 86400) * 1000)
+
+
+def resolve(options: PipelineOptions) -> AuthorityJob:
+    """The job's options, checked once (ValueError naming the flag when one is out of range)."""
     o = options.view_as(AuthorityOptions)
+    run = JobRun.of(options)
     if not o.prior_weight >= 0:
         raise ValueError(f"--prior_weight must be >= 0, got {o.prior_weight}")
     if not o.window_days >= 0:
         raise ValueError(f"--window_days must be >= 0, got {o.window_days}")
     if not o.page_size > 0:
         raise ValueError(f"--page_size must be > 0, got {o.page_size}")
-    return AuthorityParams(prior_weight=float(o.prior_weight))
+    return AuthorityJob(
+        run=run,
+        params=AuthorityParams(prior_weight=float(o.prior_weight)),
+        publishers=o.publishers,
+        editions=o.editions,
+        window_days=o.window_days,
+        page_size=o.page_size,
+    )
 
 
-def since_ms(options: PipelineOptions, now_s: float | None = None) -> int:
-    """The window's lower bound in ms (0: no bound), fixed when the graph is built."""
-    days = options.view_as(AuthorityOptions).window_days
-    if not days:
-        return 0
-    return int(((time.time() if now_s is None else now_s) - days * 86400) * 1000)
-
-
-def build_pipeline(p, options) -> dict:
+def build_pipeline(p, job: AuthorityJob) -> dict:
     """Adds the job to pipeline ``p``; returns its main PCollections (for tests)."""
     from transforms.authority.beam import add_authority
 
-    o = options.view_as(AuthorityOptions)
     return add_authority(
         p,
-        store_config(options),
-        params(options),
-        publishers_path=o.publishers,
-        editions_path=o.editions,
-        since_ms=since_ms(options),
-        page_size=o.page_size,
+        job.run.store,
+        job.params,
+        publishers_path=job.publishers,
+        editions_path=job.editions,
+        since_ms=job.since_ms(),
+        page_size=job.page_size,
     )
 
 
@@ -119,16 +136,13 @@ def _progress_to_stderr() -> None:
 def run(argv: list[str] | None = None, wait: bool = True):
     """``python -m pipelines.authority ARGS`` and ``newsroom authority ARGS``: build, run and (by default) wait.
     Returns the PipelineResult."""
-    from pipelines.options import default_runner, refuse_non_production_graph
-
     _progress_to_stderr()
     options = PipelineOptions(argv)
-    store_config(options)  # fail fast naming the flag
-    params(options)
-    refuse_non_production_graph(options, "authority")
-    runner = default_runner(options, streaming=False)
+    job = resolve(options)
+    job.run.refuse_non_production_graph("authority")
+    runner = job.run.runner_for(streaming=False)
     p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, options)
+    build_pipeline(p, job)
     log.info("[authority] running on %s", runner if isinstance(runner, str) else type(runner).__name__)
     result = p.run()
     if wait:

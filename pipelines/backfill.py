@@ -56,7 +56,6 @@ takedown``) are skipped at read, counted ``articles_taken_down``: a backfill nev
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import datetime as dt
 import json
@@ -64,181 +63,29 @@ import os
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 
+import apache_beam as beam
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from pipelines.backfill_flags import FLAGS, add_arguments  # noqa: F401  (add_arguments: the CLI's parser)
 from pipelines.backfill_paths import expand_inputs, input_patterns, prepare_output
 from pipelines.backfill_snapshots import add_snapshots
-from transforms.stories.embedder_specs import embedder_arg
-
-# Flags shared by the CLI parser (no Beam import) and BackfillOptions (a PipelineOptions subclass).
-_FLAGS: list[tuple[tuple, dict]] = [
-    (
-        ("--input",),
-        dict(
-            required=True,
-            help="JSONL or Avro file(s): a path or glob, several comma-separated (local or gs://). Required.",
-        ),
-    ),
-    (
-        ("--output",),
-        dict(required=True, help="Directory for assignments.jsonl, stories.jsonl, manifest.json. Required."),
-    ),
-    (
-        ("--from",),
-        dict(
-            dest="from_date",
-            default=None,
-            help="Keep articles first seen at or after this UTC date "
-            "or time (ISO 8601). Untimed articles are kept. Default: no bound.",
-        ),
-    ),
-    (
-        ("--to",),
-        dict(
-            dest="to_date",
-            default=None,
-            help="Keep articles first seen before this UTC date or time "
-            "(ISO 8601). Untimed articles are kept. Default: no bound.",
-        ),
-    ),
-    (("--language",), dict(default=None, help="Comma-separated ISO 639-1 codes to keep. Default: all.")),
-    (
-        ("--embedder",),
-        dict(
-            default="auto",
-            type=embedder_arg,
-            help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
-            "USE v3), minilm (int8 where the CPU measures it faster), minilm-int8 / minilm-fp32 (forced; fp32 "
-            "is the reference, half the speed), use, "
-            "st:/path/to/model, hash (tests). "
-            "Default: auto.",
-        ),
-    ),
-    (
-        ("--links",),
-        dict(
-            default="auto",
-            choices=["auto", "on", "off"],
-            help="Cross-language links (multilingual "
-            "vectors): auto = on when the input has more than one language. Default: auto.",
-        ),
-    ),
-    (
-        ("--exact_index",),
-        dict(
-            action="store_true",
-            default=False,
-            help="Exact nearest-centroid search instead of the ANN index. Default: off.",
-        ),
-    ),
-    (
-        ("--batch_size",),
-        dict(
-            type=int,
-            default=1024,
-            help="Articles per embedding call: the embedder runs texts of "
-            "equal token length together, so larger batches fill its groups (texts/s on 2 cores: "
-            "255 at 128, ~430 at 1,024). Default: 1024.",
-        ),
-    ),
-    (
-        ("--resume",),
-        dict(
-            action="store_true",
-            default=False,
-            help="Continue the run the namespace already holds "
-            "(its stories, writer state and ids) instead of refusing it; a run still writing there is "
-            "stopped (it fails with 'superseded'). Default: off (a namespace that holds a run is refused).",
-        ),
-    ),
-    (
-        ("--overwrite",),
-        dict(
-            action="store_true",
-            default=False,
-            help="Replace what an earlier backfill left in --output (every file of it, so no stale "
-            "evaluate.html or dead letters stay beside the new ones). Default: off (an --output that is not empty "
-            "is refused; --resume continues the run it holds).",
-        ),
-    ),
-    (
-        ("--snapshots",),
-        dict(
-            nargs="?",
-            const=True,
-            default=False,
-            metavar="DIR",
-            help="Also publish the edition "
-            "pages, pools, story coverage and aliases a streaming run would have shown, minute by "
-            "minute: into the run's own namespace, or with DIR into an embedded store rooted at DIR "
-            "(transforms/editions). Default: off.",
-        ),
-    ),
-    (
-        ("--snapshots_every_minute",),
-        dict(
-            action="store_true",
-            help="With --snapshots: build every minute, not only "
-            "those where a page can change (same bytes, slower: the tests' and benchmark's baseline). Default: off.",
-        ),
-    ),
-]
-
-_STORE_FLAGS: list[tuple[tuple, dict]] = [
-    (
-        ("--backend",),
-        dict(
-            default="embedded",
-            choices=["embedded", "gcp"],
-            help="Story store backend. Default: embedded (under --data_dir).",
-        ),
-    ),
-    (("--data_dir",), dict(default=None, help="Root of the embedded stores. Default: OUTPUT/store.")),
-    (("--namespace",), dict(default=None, help="The run's own namespace. Default: backfill-<utc time>-<random>.")),
-    (("--bigtable_instance",), dict(default="newsroom", help="Bigtable instance (gcp). Default: newsroom.")),
-    (("--snapshot_bucket",), dict(default=None, help="GCS bucket of snapshots (gcp). Default: none.")),
-]
+from pipelines.options import JobRun, StoreOptions
+from stores import StoreConfig
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The job's own flags, for ``newsroom backfill --help`` and the CLI's early check of them (pipelines/cli.py);
-    any other flag is Beam's and goes to PipelineOptions untouched."""
-    for args, kwargs in _FLAGS + _STORE_FLAGS:
-        parser.add_argument(*args, **kwargs)
+# PipelineOptions is named again so that Beam's get_all_options (which only walks direct subclasses) knows the
+# backfill flags and does not warn that they are unparseable.
+class BackfillOptions(StoreOptions, PipelineOptions):
+    """Options of the backfill job (the store flags come from StoreOptions)."""
 
-
-def _options_class():
-    cached = globals().get("_BACKFILL_OPTIONS")
-    if cached is not None:
-        return cached
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from pipelines.options import StoreOptions
-
-    # PipelineOptions is named again so that Beam's get_all_options (which only walks direct subclasses) knows the
-    # backfill flags and does not warn that they are unparseable.
-    class BackfillOptions(StoreOptions, PipelineOptions):
-        """Options of the backfill job (the store flags come from StoreOptions)."""
-
-        @classmethod
-        def _add_argparse_args(cls, parser):
-            # No required flags here: Beam parses every options class of the process when any pipeline runs
-            # (get_all_options), so a required flag would fail every later pipeline; run() checks them instead.
-            for a, kw in _FLAGS:
-                parser.add_argument(*a, **{k: v for k, v in kw.items() if k != "required"})
-
-    globals()["_BACKFILL_OPTIONS"] = BackfillOptions
-    return BackfillOptions
-
-
-def __getattr__(name):  # PEP 562: BackfillOptions is built on first use, so importing this module stays light
-    if name == "BackfillOptions":
-        cls = _options_class()
-        globals()["BackfillOptions"] = cls
-        return cls
-    raise AttributeError(name)
-
-
-# ---------------------------------------------------------------------------------------------------------------
+    @classmethod
+    def _add_argparse_args(cls, parser):
+        # No required flags here: Beam parses every options class of the process when any pipeline runs
+        # (get_all_options), so a required flag would fail every later pipeline; resolve() checks them instead.
+        for a, kw in FLAGS:
+            parser.add_argument(*a, **{k: v for k, v in kw.items() if k != "required"})
 
 
 def _parse_bound(value: str | None, flag: str) -> int | None:
@@ -252,65 +99,110 @@ def _parse_bound(value: str | None, flag: str) -> int | None:
     return t
 
 
-def is_dry_run(options) -> bool:
-    """``--runner=DataflowRunner --dry_run=True``: the graph is translated, nothing runs, nothing is written.
-    (Beam's DataflowRunner treats any ``--dry_run`` value as true; other runners ignore the flag and run.)"""
-    from apache_beam.options.pipeline_options import StandardOptions, TestOptions
+@dataclass(frozen=True)
+class BackfillJob:
+    """The backfill's options, resolved once (:func:`resolve`): the flags of :data:`FLAGS` as given (the
+    manifest records them), the time bounds read, and the run's stores with its namespace and embedded root
+    chosen."""
 
-    runner = options.view_as(StandardOptions).runner
-    return bool(options.view_as(TestOptions).dry_run) and isinstance(runner, str) and runner.endswith("DataflowRunner")
+    run: JobRun
+    input: str
+    output: str
+    from_date: str | None = None
+    to_date: str | None = None
+    language: str | None = None
+    embedder: str = "auto"
+    links: str = "auto"
+    exact_index: bool = False
+    batch_size: int = 1024
+    resume: bool = False
+    overwrite: bool = False
+    snapshots: bool | str = False
+    snapshots_every_minute: bool = False
+    since: int | None = None  # from_date in ms
+    until: int | None = None  # to_date in ms
+
+    @property
+    def store(self) -> StoreConfig:
+        return self.run.store
+
+    @property
+    def languages(self) -> set[str] | None:
+        return {x.strip().lower() for x in self.language.split(",")} if self.language else None
+
+    def flags(self) -> dict:
+        """The job's own flags by name, as given (the manifest's ``options``)."""
+        return {
+            kw.get("dest") or a[0].lstrip("-"): getattr(self, kw.get("dest") or a[0].lstrip("-")) for a, kw in FLAGS
+        }
 
 
-def claim_namespace(options):
+def resolve(options: PipelineOptions) -> BackfillJob:
+    """The backfill's options, checked and resolved once: ValueError naming the flag when one is missing or
+    unreadable; the namespace defaults to ``backfill-<utc time>-<random>`` and the embedded store's root to
+    ``OUTPUT/store``. Reads nothing from disk (a dry run and a template launch resolve too)."""
+    o = options.view_as(BackfillOptions)
+    if not o.input or not o.output:
+        raise ValueError("--input and --output are required")
+    run = JobRun.of(options)
+    store = run.store
+    if not store.namespace:
+        store = dataclasses.replace(
+            store, namespace=f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
+        )
+    if store.backend == "embedded" and store.data_dir in (None, ".newsroom"):
+        store = dataclasses.replace(store, data_dir=os.path.join(o.output, "store"))
+    own = {dest: getattr(o, dest) for dest in BackfillJob.__dataclass_fields__ if dest not in ("run", "since", "until")}
+    return BackfillJob(
+        run=dataclasses.replace(run, store=store),
+        since=_parse_bound(o.from_date, "--from"),
+        until=_parse_bound(o.to_date, "--to"),
+        **own,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def claim_namespace(job: BackfillJob):
     """Claim the run's namespace (stores/runs.py): refused (NamespaceTaken) when it holds a run and ``--resume`` is
     off. A dry run claims nothing (returns a claim of epoch 0 that is never checked against the stores)."""
-    from pipelines.options import store_config
     from stores import open_stores
     from stores.runs import RunClaim, claim
 
-    cfg = store_config(options)
-    if is_dry_run(options):
-        return RunClaim(cfg.namespace, 0)
-    return claim(open_stores(cfg).pointers, cfg.namespace, resume=options.view_as(_options_class()).resume)
+    if job.run.translate_only:
+        return RunClaim(job.store.namespace, 0)
+    return claim(open_stores(job.store).pointers, job.store.namespace, resume=job.resume)
 
 
-def overlaps(options, overlap: bool | None = None) -> bool:
+def overlaps(job: BackfillJob, overlap: bool | None = None) -> bool:
     """Whether the writer embeds its articles itself, overlapped with its decisions (``overlap`` None: on every
     runner but Dataflow). Locally the two stages otherwise run one after the other on the same cores; on Dataflow
     the embedding stage spreads over the workers ahead of the one writer per language, which is faster there."""
-    from apache_beam.options.pipeline_options import StandardOptions
-
-    if overlap is not None:
-        return bool(overlap)
-    runner = options.view_as(StandardOptions).runner
-    return not (isinstance(runner, str) and runner.endswith("DataflowRunner"))
+    return bool(overlap) if overlap is not None else not job.run.dataflow
 
 
-def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, overlap: bool | None = None):
+def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_claim=None, overlap: bool | None = None):
     """Adds the backfill graph to pipeline ``p``. Returns a dict of the main PCollections (for tests).
 
-    ``run_claim``: the namespace claim of this run (:func:`claim_namespace`); claimed here when not given (a Flex
-    Template launch builds the graph directly: templates/launch.py). Raises NamespaceTaken when refused.
-    ``overlap``: :func:`overlaps` (the same graph either way; only where the vectors are computed differs)."""
-    import apache_beam as beam
-
-    from pipelines.options import store_config
+    ``job``: :func:`resolve` of the options. ``run_claim``: the namespace claim of this run (:func:`claim_namespace`);
+    claimed here when not given (a Flex Template launch builds the graph directly: templates/launch.py). Raises
+    NamespaceTaken when refused. ``overlap``: :func:`overlaps` (the same graph either way; only where the vectors
+    are computed differs)."""
     from stores.beam_io import CheckRunClaimFn, write_lines
     from transforms.common import DEAD_LETTER, dead_letter_json
     from transforms.stories import backfill_files
     from transforms.stories import beam as sb
     from transforms.stories import beam_backfill as bb
 
-    o = options.view_as(_options_class())
-    files = files or (input_patterns(o.input) if is_dry_run(options) else expand_inputs(o.input))
-    cfg = store_config(options)
-    run_claim = run_claim or claim_namespace(options)
-    languages = {x.strip().lower() for x in o.language.split(",")} if o.language else None
+    files = files or (input_patterns(job.input) if job.run.translate_only else expand_inputs(job.input))
+    cfg = job.store
+    run_claim = run_claim or claim_namespace(job)
     read = p | "ReadArticles" >> bb.ReadArticles(
         files,
-        languages=languages,
-        since=_parse_bound(o.from_date, "--from"),
-        until=_parse_bound(o.to_date, "--to"),
+        languages=job.languages,
+        since=job.since,
+        until=job.until,
         takedowns=dataclasses.replace(cfg, namespace=""),  # production's tombstones: taken-down articles skipped
     )
     articles = read["articles"]
@@ -321,21 +213,21 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, o
         | "CountLanguages" >> beam.combiners.Count.Globally()
     )
     n_articles = articles | "CountArticles" >> beam.combiners.Count.Globally()  # the progress lines' total
-    links = {"auto": "auto", "on": True, "off": False}[o.links]
-    defer = overlaps(options, overlap)
+    links = {"auto": "auto", "on": True, "off": False}[job.links]
+    defer = overlaps(job, overlap)
     embedded = (
         articles
         | "EmbedArticles"
-        >> sb.EmbedArticles(o.embedder, links, link_languages=n_languages, batch_size=o.batch_size, defer=defer)
+        >> sb.EmbedArticles(job.embedder, links, link_languages=n_languages, batch_size=job.batch_size, defer=defer)
         | "ReportEmbedded"
         >> beam.ParDo(
             bb.ReportProgressFn("articles read" if defer else "articles embedded"),
             total=beam.pvalue.AsSingleton(n_articles),
         )
     )
-    embed = (o.embedder, o.batch_size) if defer else None  # the writer embeds what EmbedArticles deferred
+    embed = (job.embedder, job.batch_size) if defer else None  # the writer embeds what EmbedArticles deferred
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(
-        cfg, exact_index=o.exact_index, bounded=True, explain=True, embed=embed
+        cfg, exact_index=job.exact_index, bounded=True, explain=True, embed=embed
     )
     outputs = clustered.outputs
     # The fence: no change reaches the stores once a later run has claimed the namespace.
@@ -346,7 +238,7 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, o
         bb.write_results,
         order=beam.pvalue.AsList(read["order"]),
         n_languages=beam.pvalue.AsSingleton(n_languages),
-        out_dir=o.output,
+        out_dir=job.output,
         links=links,
     )
     dead = (read[DEAD_LETTER], clustered[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
@@ -354,13 +246,13 @@ def build_pipeline(p, options, files: list[str] | None = None, run_claim=None, o
         dead
         | "DeadLetterJson" >> beam.Map(dead_letter_json)
         | "AllDeadLetters" >> beam.combiners.ToList()
-        | "WriteDeadLetters" >> beam.Map(write_lines, path=os.path.join(o.output, "dead_letters.jsonl"))
+        | "WriteDeadLetters" >> beam.Map(write_lines, path=os.path.join(job.output, "dead_letters.jsonl"))
     )
-    if o.snapshots:  # the ranker gets the run's StorylineChanges, as streaming's does (one story per storyline)
+    if job.snapshots:  # the ranker gets the run's StorylineChanges, as streaming's does (one story per storyline)
         storylines = slim | "StorylineChanges" >> beam.FlatMap(
             bb.storyline_changes, n_languages=beam.pvalue.AsSingleton(n_languages), links=links
         )
-        add_snapshots(claimed, options, storylines=storylines)
+        add_snapshots(claimed, job, storylines=storylines)
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
@@ -369,90 +261,61 @@ def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = No
     manifest. Returns 0, or 2 when the namespace is refused, 1 when a later run superseded this one (the message on
     stderr says which). ``run_claim``: an existing claim of the namespace (tests); claimed here when not given.
     ``overlap``: :func:`overlaps` (tests compare the two ways)."""
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    from pipelines.options import refuse_non_production_graph
     from stores.runs import NamespaceTaken
 
     started = time.time()
     options = PipelineOptions(argv)
-    refuse_non_production_graph(options, "backfill")
-    files = _prepare(options)
-    runner = _runner(options)
+    job = resolve(options)
+    job.run.refuse_non_production_graph("backfill")
+    files = _prepare(job)
+    runner = job.run.runner_for(streaming=False)
     try:
-        run_claim = run_claim or claim_namespace(options)
+        run_claim = run_claim or claim_namespace(job)
     except NamespaceTaken as exc:
         print(f"[backfill] refused: {exc}", file=sys.stderr)
         return 2
-    _say_start(options, files, run_claim, runner)
-    status = _execute(options, files, run_claim, runner, overlap)
+    _say_start(job, files, run_claim, runner)
+    status = _execute(job, options, files, run_claim, runner, overlap)
     if status is not None:
         return status
-    if is_dry_run(options):
+    if job.run.translate_only:
         print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
         return 0
-    _write_manifest(options, argv, files, run_claim, started, "overlapped" if overlaps(options, overlap) else "stage")
+    _write_manifest(job, argv, files, run_claim, started, "overlapped" if overlaps(job, overlap) else "stage")
     return 0
 
 
-def _prepare(options) -> list[str]:
-    """Check the required flags and ``--output`` (:func:`prepare_output`), default the namespace and the embedded
-    store's root; returns the input files. A dry run reads and writes nothing: its inputs are the ``--input``
-    patterns as given (a gs:// glob is not listed: offline that is minutes of credential retries, then a failure)."""
-    from pipelines.options import StoreOptions
-
-    o = options.view_as(_options_class())
-    if not o.input or not o.output:
-        raise ValueError("--input and --output are required")
-    _parse_bound(o.from_date, "--from"), _parse_bound(o.to_date, "--to")  # refused before anything is written
-    so = options.view_as(StoreOptions)
-    dry = is_dry_run(options)
-    files = input_patterns(o.input) if dry else expand_inputs(o.input)  # before anything is removed
-    if not dry:
-        prepare_output(o.output, overwrite=o.overwrite, resume=o.resume)
-    if not so.namespace:
-        so.namespace = f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
-    if so.data_dir in (None, ".newsroom") and so.backend == "embedded":
-        so.data_dir = os.path.join(o.output, "store")
+def _prepare(job: BackfillJob) -> list[str]:
+    """Check ``--output`` (:func:`prepare_output`); returns the input files. A dry run reads and writes nothing: its
+    inputs are the ``--input`` patterns as given (a gs:// glob is not listed: offline that is minutes of credential
+    retries, then a failure)."""
+    if job.run.translate_only:
+        return input_patterns(job.input)
+    files = expand_inputs(job.input)  # before anything is removed
+    prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)
     return files
 
 
-def _runner(options):
-    """``--runner``, or FnApiRunner in this process (the local default of the bounded job)."""
-    from apache_beam.options.pipeline_options import StandardOptions
-
-    runner = options.view_as(StandardOptions).runner
-    if runner is None:
-        from apache_beam.runners.portability.fn_api_runner import FnApiRunner
-
-        runner = FnApiRunner()
-    return runner
-
-
-def _say_start(options, files: list[str], run_claim, runner) -> None:
-    from pipelines.options import StoreOptions
-
-    o, so = options.view_as(_options_class()), options.view_as(StoreOptions)
+def _say_start(job: BackfillJob, files: list[str], run_claim, runner) -> None:
+    dry = job.run.translate_only
     print(
-        f"[backfill] {len(files)} {'input pattern(s), not listed (dry run)' if is_dry_run(options) else 'input file(s)'}"
-        f", namespace {so.namespace} (run epoch {run_claim.epoch}), "
-        f"output {o.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
+        f"[backfill] {len(files)} {'input pattern(s), not listed (dry run)' if dry else 'input file(s)'}"
+        f", namespace {job.store.namespace} (run epoch {run_claim.epoch}), "
+        f"output {job.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
         file=sys.stderr,
     )
 
 
-def _execute(options, files: list[str], run_claim, runner, overlap=None) -> int | None:
+def _execute(job: BackfillJob, options, files: list[str], run_claim, runner, overlap=None) -> int | None:
     """Run the graph; None when it ran (or was translated), 1 when a later run superseded this one (the fence of
     stores/runs.py, checked again after the last write). Other errors are raised."""
-    import apache_beam as beam
-
-    from pipelines.options import store_config
+    from stores import open_stores
     from stores.runs import RunSuperseded
 
-    pointers = None if is_dry_run(options) else _pointers(store_config(options))
+    pointers = None if job.run.translate_only else open_stores(job.store).pointers
     try:
         with beam.Pipeline(runner=runner, options=options) as p:
-            build_pipeline(p, options, files, run_claim=run_claim, overlap=overlap)
+            build_pipeline(p, job, files, run_claim=run_claim, overlap=overlap)
         if pointers is not None:
             run_claim.check(pointers)  # superseded after its last write: its outputs may miss the later run's
     except Exception as exc:
@@ -479,26 +342,22 @@ def _read_back(path: str) -> str | None:
         return f.read().decode("utf-8")
 
 
-def _write_manifest(options, argv, files: list[str], run_claim, started: float, embedding: str) -> None:
+def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started: float, embedding: str) -> None:
     """manifest.json: options, store, inputs, models and embedder paths, counts, duration, throughput (the run's
     summary.json, written by the graph, is folded in and removed)."""
-    import apache_beam as beam
     from apache_beam.io.filesystems import FileSystems
 
-    from pipelines.options import StoreOptions
     from stores.beam_io import write_text
     from transforms.stories.embed import loaded_paths
 
-    o, so = options.view_as(_options_class()), options.view_as(StoreOptions)
     duration = time.time() - started
-    summary_path = os.path.join(o.output, "summary.json")
+    summary_path = os.path.join(job.output, "summary.json")
     summary = json.loads(_read_back(summary_path) or "{}")
     if FileSystems.exists(summary_path):
         FileSystems.delete([summary_path])
     counts = summary.get("counts", {})
-    dead = _read_back(os.path.join(o.output, "dead_letters.jsonl"))
+    dead = _read_back(os.path.join(job.output, "dead_letters.jsonl"))
     counts["dead_letters"] = len(dead.splitlines()) if dead else 0
-    flags = [kw.get("dest") or a[0].lstrip("-") for a, kw in _FLAGS]
     # the arithmetic each embedder ran (int8 or fp32, chosen per CPU: transforms/stories/cpu.py), its workers and why;
     # read from this process's embedders (FnApiRunner runs the DoFns in process)
     embedder_paths = loaded_paths()
@@ -511,11 +370,11 @@ def _write_manifest(options, argv, files: list[str], run_claim, started: float, 
     manifest = {
         "command": "newsroom backfill",
         "argv": list(argv or []),
-        "options": {k: getattr(o, k) for k in flags},
+        "options": job.flags(),
         "store": {
-            "backend": so.backend,
-            "data_dir": so.data_dir,
-            "namespace": so.namespace,
+            "backend": job.store.backend,
+            "data_dir": job.store.data_dir,
+            "namespace": job.store.namespace,
             "run_epoch": run_claim.epoch,
         },
         "inputs": files,
@@ -529,18 +388,12 @@ def _write_manifest(options, argv, files: list[str], run_claim, started: float, 
         "articles_per_s": round(counts.get("articles", 0) / duration, 2) if duration > 0 else None,
         "beam_version": beam.__version__,
     }
-    write_text(os.path.join(o.output, "manifest.json"), json.dumps(manifest, indent=2, sort_keys=True, default=str))
+    write_text(os.path.join(job.output, "manifest.json"), json.dumps(manifest, indent=2, sort_keys=True, default=str))
     print(
         f"[backfill] {counts.get('articles', 0)} articles -> {counts.get('stories', 0)} stories in {duration:.1f}s "
-        f"({manifest['articles_per_s']}/s); {counts.get('dead_letters', 0)} dead letters; wrote {o.output}",
+        f"({manifest['articles_per_s']}/s); {counts.get('dead_letters', 0)} dead letters; wrote {job.output}",
         file=sys.stderr,
     )
-
-
-def _pointers(config):
-    from stores import open_stores
-
-    return open_stores(config).pointers
 
 
 if __name__ == "__main__":

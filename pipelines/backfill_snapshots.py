@@ -7,7 +7,7 @@ size limit.
 from __future__ import annotations
 
 
-def add_snapshots(outputs, options, replay: bool = True, storylines=None) -> dict:
+def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
     """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
     over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
     transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
@@ -21,16 +21,13 @@ def add_snapshots(outputs, options, replay: bool = True, storylines=None) -> dic
     ``replay``: each edition's minute chain runs to its end in one firing (a bounded, complete input); False: one
     timer round per minute as streaming (tests compare the two). Only minutes where a page can change are built
     (transforms/editions/steady.py), unless ``--snapshots_every_minute`` (the baseline; the same bytes)."""
-    from pipelines.backfill import _options_class
-    from pipelines.options import store_config
     from stores import StoreConfig
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.editions.settings import RankSettings
 
-    o = options.view_as(_options_class())
-    own = isinstance(o.snapshots, str) and o.snapshots not in ("", "True")  # True (the flag alone) or DIR
-    config = StoreConfig(backend="embedded", data_dir=o.snapshots) if own else store_config(options)
-    changes, change_only = outputs | "ChangesForEditions" >> ChangesOfOutputs(), not o.snapshots_every_minute
+    own = isinstance(job.snapshots, str) and job.snapshots not in ("", "True")  # True (the flag alone) or DIR
+    config = StoreConfig(backend="embedded", data_dir=job.snapshots) if own else job.store
+    changes, change_only = outputs | "ChangesForEditions" >> ChangesOfOutputs(), not job.snapshots_every_minute
     if storylines is not None:
         changes = {"changes": changes, "storylines": storylines}
     ranking = RankSettings(replay=replay, change_only=change_only)

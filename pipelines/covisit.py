@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import dataclass
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import StoreOptions, default_runner, refuse_non_production_graph, store_config
+from pipelines.options import JobRun, StoreOptions, beam_options
+from transforms.common import HOUR_MS
+from transforms.covisit.counts import MAX_PAIRS, Params
 
 log = logging.getLogger("newsroom.covisit")
 
@@ -84,16 +87,27 @@ class CovisitOptions(StoreOptions):
         )
 
 
-def params(options: PipelineOptions):
-    """The counts' parameters from the job's flags (ValueError naming the flag when one is out of range)."""
-    from transforms.common import HOUR_MS
-    from transforms.covisit.counts import MAX_PAIRS, Params
+@dataclass(frozen=True)
+class CovisitJob:
+    """The covisit job's options, resolved once (:func:`resolve`)."""
 
-    o = options.view_as(CovisitOptions)
+    run: JobRun
+    params: Params
+    input_subscription: str = "covisit-read-events"
+    dead_letter_topic: str = "dead-letter"
+    flush_ms: int = 10_000
+    cluster_counts: bool = True
+
+    @property
+    def streaming(self) -> bool:
+        """Reading Pub/Sub (the gcp backend or ``--bus=pubsub``) is streaming; the embedded bus is bounded."""
+        return self.run.store.bus_kind == "pubsub"
+
+
+def params(o: CovisitOptions) -> Params:
+    """The counts' parameters from the job's flags (ValueError naming the flag when one is out of range)."""
     if not 0 < o.top_k <= 50:
         raise ValueError(f"--top_k must be 1 to 50 (the store keeps 50), got {o.top_k}")
-    if not o.flush_s > 0:
-        raise ValueError(f"--flush_s must be > 0, got {o.flush_s}")
     for flag in ("window_hours", "half_life_hours", "max_reads_per_hour"):
         if not getattr(o, flag) > 0:
             raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
@@ -106,26 +120,37 @@ def params(options: PipelineOptions):
     )
 
 
-def build_pipeline(p, options) -> dict:
+def resolve(options: PipelineOptions) -> CovisitJob:
+    """The job's options, checked once (ValueError naming the flag when one is out of range)."""
+    o = options.view_as(CovisitOptions)
+    run = JobRun.of(options)
+    counts = params(o)
+    if not o.flush_s > 0:
+        raise ValueError(f"--flush_s must be > 0, got {o.flush_s}")
+    return CovisitJob(
+        run=run,
+        params=counts,
+        input_subscription=o.input_subscription,
+        dead_letter_topic=o.dead_letter_topic,
+        flush_ms=int(o.flush_s * 1000),
+        cluster_counts=not o.no_cluster_counts,
+    )
+
+
+def build_pipeline(p, job: CovisitJob) -> dict:
     """Adds the job to pipeline ``p``; returns its main PCollections (for tests)."""
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.common import DEAD_LETTER
     from transforms.covisit.beam import CovisitNeighbours, DecodeReadEventFn
 
-    o = options.view_as(CovisitOptions)
-    cfg = store_config(options)
-    messages = p | "ReadReadEvents" >> ReadBus(cfg, TOPIC, o.input_subscription)
+    cfg = job.run.store
+    messages = p | "ReadReadEvents" >> ReadBus(cfg, TOPIC, job.input_subscription)
     decoded = messages | "DecodeReadEvents" >> beam.ParDo(DecodeReadEventFn()).with_outputs(DEAD_LETTER, main="events")
-    covisit = CovisitNeighbours(cfg, params(options), int(o.flush_s * 1000), clusters=not o.no_cluster_counts)
+    covisit = CovisitNeighbours(cfg, job.params, job.flush_ms, clusters=job.cluster_counts)
     out = decoded.events | "CovisitNeighbours" >> covisit
-    written, clusters = (out, None) if o.no_cluster_counts else (out["written"], out["clusters"])
-    decoded[DEAD_LETTER] | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, o.dead_letter_topic))
+    written, clusters = (out["written"], out["clusters"]) if job.cluster_counts else (out, None)
+    decoded[DEAD_LETTER] | "PublishDeadLetters" >> beam.ParDo(PublishToBusFn(cfg, job.dead_letter_topic))
     return {"events": decoded.events, "written": written, "clusters": clusters, "dead_letter": decoded[DEAD_LETTER]}
-
-
-def streaming(options: PipelineOptions) -> bool:
-    """Reading Pub/Sub (the gcp backend or ``--bus=pubsub``) is streaming; the embedded bus is bounded."""
-    return store_config(options).bus_kind == "pubsub"
 
 
 def run(argv: list[str] | None = None, wait: bool = True):
@@ -134,21 +159,15 @@ def run(argv: list[str] | None = None, wait: bool = True):
     Default runner: BundleBasedDirectRunner (streaming) when reading Pub/Sub, FnApiRunner otherwise; ``--runner``
     (for example DataflowRunner) overrides it.
     """
-    options = PipelineOptions(argv)
-    std = options.view_as(StandardOptions)
-    cfg = store_config(options)  # fail fast naming the flag
-    params(options)
-    refuse_non_production_graph(options, "covisit")
-    if streaming(options):
-        std.streaming = True
-    runner = default_runner(options, streaming(options))
-    local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
-    if local:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
+    job = resolve(PipelineOptions(argv))
+    job.run.refuse_non_production_graph("covisit")
+    runner = job.run.runner_for(job.streaming)
+    if job.run.local:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
         from stores.beam_io import ensure_subscription
 
-        ensure_subscription(cfg, TOPIC, options.view_as(CovisitOptions).input_subscription)
-    p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, options)
+        ensure_subscription(job.run.store, TOPIC, job.input_subscription)
+    p = beam.Pipeline(runner=runner, options=beam_options(argv, job.streaming))
+    build_pipeline(p, job)
     result = p.run()
     if wait:
         result.wait_until_finish()

@@ -14,9 +14,9 @@ Two ways to run the same logic (transforms/ingest/poller.py + schedule.py):
   registry reload; fetch requests come from Beam's Pub/Sub source (acknowledged when the bundle commits);
   ScheduleFeedFn holds each feed's state with a processing-time timer; FetchPageFn is keyed by host; raw items and
   dead letters are published in batches.
-- On this machine (any other runner, the default): :class:`pipelines.ingest_local.LocalIngest` (also importable
-  from here), a small in-process driver that calls the same on_input / on_timer / fetch_page functions with the
-  state in a dict, timers in a heap, and the embedded bus.
+- On this machine (any other runner, the default): :class:`pipelines.ingest_local.LocalIngest`, a small in-process
+  driver that calls the same on_input / on_timer / fetch_page functions with the state in a dict, timers in a heap,
+  and the embedded bus.
   Why not BundleBasedDirectRunner: in Beam 2.77 the Python direct runner cannot host a live source other than
   Pub/Sub (PeriodicImpulse and other splittable DoFns fail there, and once a bounded root's watermark reaches
   +inf it stops firing processing-time timers). The Beam graph itself is tested under TestStream.
@@ -32,28 +32,21 @@ Beam state is the truth: a feed's state and the discoveries of its poll commit i
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import typing
+from dataclasses import dataclass
 
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import StoreOptions, refuse_non_production_graph, store_config
+from pipelines.options import JobRun, StoreOptions, beam_options
+from stores import StoreConfig
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig
 from transforms.ingest.guard import parse_overrides
 from transforms.ingest.ordering import raw_item_key
 
 log = logging.getLogger("newsroom.ingest")
-
-LOCAL_RUNNERS = (None, "", "DirectRunner", "BundleBasedDirectRunner", "FnApiRunner", "SwitchingDirectRunner", "local")
-
-
-def __getattr__(name):  # PEP 562: ``from pipelines.ingest import LocalIngest`` still works (without an import cycle)
-    if name == "LocalIngest":
-        from pipelines.ingest_local import LocalIngest
-
-        return LocalIngest
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _registry_flags(a) -> None:
@@ -190,13 +183,8 @@ class IngestOptions(StoreOptions):
         _local_flags(a)
 
 
-def _view(options) -> IngestOptions:
-    return options.view_as(IngestOptions)
-
-
-def validate(options) -> None:
+def validate(o: IngestOptions) -> None:
     """Fail fast, naming the flag."""
-    o = _view(options)
     for flag in (
         "registry_reload_s",
         "connect_timeout_s",
@@ -222,8 +210,7 @@ def validate(options) -> None:
         raise ValueError("--websub_callback_base must be an http(s) URL")
 
 
-def policy_from_options(options) -> sch.SchedulePolicy:
-    o = _view(options)
+def policy_of(o: IngestOptions) -> sch.SchedulePolicy:
     return sch.SchedulePolicy(
         floor_authoritative_ms=int(o.poll_floor_authoritative_s * 1000),
         floor_long_tail_ms=int(o.poll_floor_long_tail_s * 1000),
@@ -233,12 +220,10 @@ def policy_from_options(options) -> sch.SchedulePolicy:
     )
 
 
-def context_from_options(options, host_overrides: dict | None = None, resolver=None):
+def _context(o: IngestOptions, store: StoreConfig):
     from transforms.ingest.beam import IngestContext
 
-    o = _view(options)
     overrides = parse_overrides(o.host_overrides)
-    overrides.update(parse_overrides(host_overrides or {}))
     return IngestContext(
         fetcher=FetcherConfig(
             user_agent=o.user_agent,
@@ -250,15 +235,69 @@ def context_from_options(options, host_overrides: dict | None = None, resolver=N
             min_host_delay_s=o.min_host_delay_s,
             robots_ttl_s=o.robots_ttl_s,
         ),
-        host_overrides=tuple(sorted((h, f"{ip}:{port}" if port else ip) for h, (ip, port) in overrides.items())),
-        policy=policy_from_options(options),
-        store_config=store_config(options),
+        host_overrides=_pairs(overrides),
+        policy=policy_of(o),
+        store_config=store,
         websub_callback_base=o.websub_callback_base,
-        resolver=resolver,
     )
 
 
-def build_pipeline(p, options, registry_ticks=None):
+def _pairs(overrides: dict) -> tuple:
+    return tuple(sorted((h, f"{ip}:{port}" if port else ip) for h, (ip, port) in overrides.items()))
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    """The ingest job's options, resolved once (:func:`resolve`); the flags keep their names (see their help).
+
+    context: what a worker builds its fetcher and stores from (transforms/ingest/beam.py IngestContext).
+    """
+
+    run: JobRun
+    context: typing.Any
+    feeds: str | None = None
+    registry_reload_s: float = 300.0
+    fetch_request_topic: str = "fetch-requests"
+    fetch_request_subscription: str = "ingest-fetch-requests"
+    request_poll_s: float = 1.0
+    items_topic: str = "items-raw"
+    dead_letter_topic: str = "dead-letter-ingest"
+    fetch_workers: int = 4
+    max_run_s: float = 0.0
+
+    @property
+    def websub_callback_base(self) -> str | None:
+        return self.context.websub_callback_base
+
+    def local_context(self, host_overrides: dict | None = None, resolver=None):
+        """The context with more allowed hosts (the sample world's) and a fake DNS resolver (tests)."""
+        merged = dict(self.context.host_overrides)
+        merged.update(_pairs(parse_overrides(host_overrides or {})))
+        return dataclasses.replace(self.context, host_overrides=tuple(sorted(merged.items())), resolver=resolver)
+
+
+_AS_GIVEN = (
+    "feeds",
+    "registry_reload_s",
+    "fetch_request_topic",
+    "fetch_request_subscription",
+    "request_poll_s",
+    "items_topic",
+    "dead_letter_topic",
+    "fetch_workers",
+    "max_run_s",
+)
+
+
+def resolve(options: PipelineOptions) -> IngestJob:
+    """The job's options, checked once (ValueError naming the flag)."""
+    o = options.view_as(IngestOptions)
+    run = JobRun.of(options)
+    validate(o)
+    return IngestJob(run=run, context=_context(o, run.store), **{name: getattr(o, name) for name in _AS_GIVEN})
+
+
+def build_pipeline(p, job: IngestJob, registry_ticks=None):
     """The streaming ingest graph (Dataflow). Returns {"items": ..., "dead_letters": ...}.
 
     ::
@@ -282,10 +321,7 @@ def build_pipeline(p, options, registry_ticks=None):
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.ingest.beam import DEAD_LETTER, DecodeFetchRequestFn, IngestFeeds, LoadFeedRegistryFn
 
-    validate(options)
-    o = _view(options)
-    cfg = store_config(options)
-    ctx = context_from_options(options)
+    o, cfg, ctx = job, job.run.store, job.context
     kv = beam.typehints.KV[str, typing.Any]
     if registry_ticks is None:
         from apache_beam.transforms.periodicsequence import PeriodicImpulse
@@ -312,21 +348,18 @@ def build_pipeline(p, options, registry_ticks=None):
 
 def run(argv: list[str] | None = None) -> int:
     """``python -m pipelines.ingest [flags]``: Dataflow when ``--runner=DataflowRunner``, else the local driver."""
-    options = PipelineOptions(argv)
-    validate(options)
-    refuse_non_production_graph(options, "ingest")
-    runner = options.view_as(StandardOptions).runner
-    if runner not in LOCAL_RUNNERS:
+    job = resolve(PipelineOptions(argv))
+    job.run.refuse_non_production_graph("ingest")
+    if not job.run.local:
         import apache_beam as beam
 
-        options.view_as(StandardOptions).streaming = True
-        p = beam.Pipeline(options=options)
-        build_pipeline(p, options)
+        p = beam.Pipeline(options=beam_options(argv, streaming=True))
+        build_pipeline(p, job)
         p.run()
         return 0
     from pipelines.ingest_local import run_local
 
-    return run_local(options)
+    return run_local(job)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ import time
 import typing
 from concurrent.futures import ThreadPoolExecutor
 
-from pipelines.ingest import _view, context_from_options, validate
+from apache_beam.options.pipeline_options import PipelineOptions  # noqa: F401  (the usage above)
+
+from pipelines.ingest import IngestJob, resolve
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher
@@ -35,17 +37,15 @@ class LocalIngest:
 
     Usage (the main job)::
 
-        ingest = LocalIngest.from_options(IngestOptions([...]), host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(PipelineOptions([...]), host_overrides=world.host_overrides)
         ingest.start()          # background thread; or ingest.run(stop_event) in the foreground
         ingest.stats()          # {"polls", "not_modified", "new_items", "pages_fetched", "dead_letters", ...}
         ingest.stop()
     """
 
-    def __init__(self, options, host_overrides: dict | None = None, resolver=None, clock=None, on_item=None):
-        validate(options)
-        self.options = options
-        self.o = _view(options)
-        self.ctx = context_from_options(options, host_overrides, resolver)
+    def __init__(self, job: IngestJob, host_overrides: dict | None = None, resolver=None, clock=None, on_item=None):
+        self.o = job
+        self.ctx = job.local_context(host_overrides, resolver)
         self.cfg = self.ctx.store_config
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.on_item = on_item  # optional callback(raw_item) (progress display)
@@ -84,7 +84,8 @@ class LocalIngest:
 
     @classmethod
     def from_options(cls, options, **kwargs) -> LocalIngest:
-        return cls(options, **kwargs)
+        """The driver of a job's PipelineOptions (resolved here, once: :func:`pipelines.ingest.resolve`)."""
+        return cls(resolve(options), **kwargs)
 
     # -- bookkeeping -----------------------------------------------------------------------------------------------
     def _count(self, name: str, n: int = 1) -> None:
@@ -303,14 +304,14 @@ class LocalIngest:
         self.fetcher.close()
 
 
-def run_local(options) -> int:
+def run_local(job: IngestJob) -> int:
     """The local runner of ``python -m pipelines.ingest``: prints the stats as JSON when it stops.
 
     The sample world is not started here: a job never imports the developer tools. To ingest the world with its
     release-to-discovery delays, ``benchmarks/ingest_world.py`` starts world, origin and this driver together.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    ingest = LocalIngest(options)
+    ingest = LocalIngest(job)
     try:
         stats = ingest.run()
     except KeyboardInterrupt:

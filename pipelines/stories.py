@@ -31,11 +31,12 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+from dataclasses import dataclass
 
 import apache_beam as beam
-from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import StoreOptions, default_runner, refuse_non_production_graph, store_config
+from pipelines.options import JobRun, StoreOptions, beam_options
 from transforms.common import DEAD_LETTER, dead_letter
 from transforms.stories.embedder_specs import embedder_arg
 
@@ -167,7 +168,70 @@ def _read_avro_files(pattern: str):
     return beam.Create(paths) | "ReadAvroRecords" >> beam.ParDo(ReadAvroFn())
 
 
-def build_pipeline(p, options) -> dict:
+@dataclass(frozen=True)
+class StoriesJob:
+    """The stories job's options, resolved once (:func:`resolve`); the flags keep their names (see their help).
+
+    reads_pubsub: the job reads Pub/Sub (the gcp backend or ``--bus=pubsub``, no ``--input``): it streams.
+    links: ``--links`` resolved (:func:`resolve`). storylines: the storyline stage runs (when the job streams; a
+    bounded run does not, for the reason ``--links`` gives; the backfill runs the same stage over its outputs).
+    cdn: ``--cdn`` with auto resolved by backend and ``--cdn_url_map``. editions_only: the ids, or None for all.
+    """
+
+    run: JobRun
+    reads_pubsub: bool
+    links: bool
+    storylines: bool
+    cdn: str
+    link_every_ms: int = 600_000
+    editions_only: tuple[str, ...] | None = None
+    input: str | None = None
+    input_subscription: str = "stories-items-raw"
+    dead_letter_topic: str = "dead-letter"
+    fetch_topic: str = "fetch-requests"
+    breaking_topic: str = "breaking"
+    cdn_url_map: str = ""
+    publishers: str | None = None
+    editions: str | None = None
+    embedder: str = "auto"
+
+
+_AS_GIVEN = ("input", "input_subscription", "dead_letter_topic", "fetch_topic", "breaking_topic", "cdn_url_map")
+
+
+def resolve(options: PipelineOptions) -> StoriesJob:
+    """The job's options, checked once (ValueError naming the flag).
+
+    ``--links``: measured, with LinkStories downstream a bounded FnApiRunner run of this job decided no story at
+    all under some stage orders (PYTHONHASHSEED 1, 2, 3, 5 of 1-6); without it, under every one
+    (tests/pipelines/test_stories_job.py::test_a_bounded_run_decides_stories_whatever_the_hash_seed), so auto
+    links only a streaming run and ``--links=on`` is refused on a bounded one.
+    """
+    o = options.view_as(StoriesOptions)
+    run = JobRun.of(options)
+    if not o.link_interval_s > 0:
+        raise ValueError(f"--link_interval_s must be > 0, got {o.link_interval_s}")
+    reads_pubsub = run.store.bus_kind == "pubsub" and not o.input
+    streams = reads_pubsub or run.streaming
+    if o.links == "on" and not streams:
+        raise ValueError("--links=on needs a streaming run (Pub/Sub); a bounded run cannot link (see --links help)")
+    only = tuple(e.strip() for e in o.editions_only.split(",") if e.strip()) if o.editions_only else None
+    return StoriesJob(
+        run=run,
+        reads_pubsub=reads_pubsub,
+        links=streams if o.links == "auto" else o.links == "on",
+        storylines=streams,
+        cdn=cdn_of(o.cdn, o.cdn_url_map, run.store),
+        link_every_ms=int(o.link_interval_s * 1000),
+        editions_only=only,
+        publishers=o.publishers,
+        editions=o.editions,
+        embedder=o.embedder,
+        **{name: getattr(o, name) for name in _AS_GIVEN},
+    )
+
+
+def build_pipeline(p, job: StoriesJob) -> dict:
     """Adds the stories job to pipeline ``p``; returns its main PCollections (for tests)."""
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.articles.beam import ARTICLES, ProcessArticles
@@ -177,9 +241,7 @@ def build_pipeline(p, options) -> dict:
     from transforms.stories.beam_storylines import Storylines
     from transforms.stories.features import from_article
 
-    o = options.view_as(StoriesOptions)
-    cfg = store_config(options)
-    links = linking(options)
+    o, cfg, links = job, job.run.store, job.links
     if o.input:
         messages = p | "ReadRawItems" >> _read_avro_files(o.input)
     else:
@@ -198,19 +260,18 @@ def build_pipeline(p, options) -> dict:
     if links:
         # LINK outputs of the link writer ("mul"): into the story store like any writer's output, and to the
         # editions stage with the other changes, where the ranker records them on both stories' coverage.
-        link_outputs = clustered.outputs | "LinkStories" >> sb.LinkStories(every_ms=int(o.link_interval_s * 1000))
+        link_outputs = clustered.outputs | "LinkStories" >> sb.LinkStories(every_ms=job.link_every_ms)
         link_outputs | "ApplyLinks" >> sb.ApplyStoryChanges(cfg)
         story_changes = (clustered.outputs, link_outputs) | "WithLinks" >> beam.Flatten()
-    editions_only = [e.strip() for e in o.editions_only.split(",") if e.strip()] if o.editions_only else None
     to_rank = story_changes | "ChangesOfOutputs" >> ChangesOfOutputs()
     storylines = None
-    if storylining(options):
+    if job.storylines:
         # The storyline stage (transforms/stories/beam_storylines.py) reads every writer output and link; its
         # StorylineChanges go to the ranker (one story per storyline in each edition's top 5).
-        storylines = story_changes | "Storylines" >> Storylines(every_ms=int(o.link_interval_s * 1000))
+        storylines = story_changes | "Storylines" >> Storylines(every_ms=job.link_every_ms)
         to_rank = {"changes": to_rank, "storylines": storylines}
-    ranking = RankSettings(o.editions, o.publishers, editions_only)
-    publishing = PublishSettings(cdn=cdn_of(o, cfg), cdn_url_map=o.cdn_url_map)
+    ranking = RankSettings(o.editions, o.publishers, list(job.editions_only) if job.editions_only else None)
+    publishing = PublishSettings(cdn=job.cdn, cdn_url_map=o.cdn_url_map)
     editions = to_rank | "PublishEditions" >> PublishEditions(cfg, ranking, publishing)
     editions["fetch_requests"] | "PublishFetchRequests" >> beam.ParDo(PublishToBusFn(cfg, o.fetch_topic))
     editions["breaking"] | "PublishBreaking" >> beam.ParDo(PublishToBusFn(cfg, o.breaking_topic))
@@ -234,42 +295,13 @@ def build_pipeline(p, options) -> dict:
     }
 
 
-def cdn_of(o, cfg) -> str:
+def cdn_of(cdn: str, url_map: str, cfg) -> str:
     """The purger ``--cdn`` names (see its help): auto resolved by backend and ``--cdn_url_map``."""
-    if o.cdn != "auto":
-        return o.cdn
+    if cdn != "auto":
+        return cdn
     if cfg.backend == "embedded":
         return "queue"
-    return "gcp" if o.cdn_url_map else "none"
-
-
-def linking(options: PipelineOptions) -> bool:
-    """Whether the job links stories across languages (``--links``; see its help for why auto is off in batch).
-
-    Measured: with LinkStories downstream, a bounded FnApiRunner run of this job decided no story at all under some
-    stage orders (PYTHONHASHSEED 1, 2, 3, 5 of 1-6); without it, under every one
-    (tests/pipelines/test_stories_job.py::test_a_bounded_run_decides_stories_whatever_the_hash_seed).
-    """
-    o = options.view_as(StoriesOptions)
-    if not o.link_interval_s > 0:
-        raise ValueError(f"--link_interval_s must be > 0, got {o.link_interval_s}")
-    streams = streaming(options) or bool(options.view_as(StandardOptions).streaming)
-    if o.links == "on" and not streams:
-        raise ValueError("--links=on needs a streaming run (Pub/Sub); a bounded run cannot link (see --links help)")
-    return streams if o.links == "auto" else o.links == "on"
-
-
-def storylining(options: PipelineOptions) -> bool:
-    """Whether the job runs the storyline stage: when it streams. A bounded run does not, for the reason --links
-    gives (FnApiRunner can drop the story writer's timer output when a second timer stage reads it); the backfill
-    runs the same stage over its outputs (storylines.jsonl)."""
-    return streaming(options) or bool(options.view_as(StandardOptions).streaming)
-
-
-def streaming(options: PipelineOptions) -> bool:
-    """Reading Pub/Sub (the gcp backend or ``--bus=pubsub``) is streaming; files and the embedded bus are bounded."""
-    o = options.view_as(StoriesOptions)
-    return store_config(options).bus_kind == "pubsub" and not o.input
+    return "gcp" if url_map else "none"
 
 
 def run(argv: list[str] | None = None, wait: bool = True):
@@ -278,22 +310,15 @@ def run(argv: list[str] | None = None, wait: bool = True):
     Default runner: BundleBasedDirectRunner (streaming) when reading Pub/Sub, FnApiRunner otherwise; ``--runner``
     (for example DataflowRunner) overrides it.
     """
-    options = PipelineOptions(argv)
-    std = options.view_as(StandardOptions)
-    store_config(options)  # fail fast naming the flag
-    given = options.view_as(StoriesOptions).input
-    refuse_non_production_graph(options, "stories", f"--input={given}" if given else None)
-    if streaming(options):
-        std.streaming = True
-    runner = default_runner(options, streaming(options))
-    o = options.view_as(StoriesOptions)
-    local = not isinstance(runner, str) or runner in ("DirectRunner", "BundleBasedDirectRunner", "FnApiRunner")
-    if local and not o.input:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
+    job = resolve(PipelineOptions(argv))
+    job.run.refuse_non_production_graph("stories", f"--input={job.input}" if job.input else None)
+    runner = job.run.runner_for(job.reads_pubsub)
+    if job.run.local and not job.input:  # Dataflow: Terraform provisions subscriptions; nothing is contacted here
         from stores.beam_io import ensure_subscription
 
-        ensure_subscription(store_config(options), "items-raw", o.input_subscription)
-    p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, options)
+        ensure_subscription(job.run.store, "items-raw", job.input_subscription)
+    p = beam.Pipeline(runner=runner, options=beam_options(argv, job.reads_pubsub))
+    build_pipeline(p, job)
     result = p.run()
     if wait:
         result.wait_until_finish()

@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from dataclasses import dataclass
 
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import StoreOptions, store_config
+from pipelines.options import JobRun, StoreOptions
+from transforms.userclusters.minhash import Params
 
 log = logging.getLogger("newsroom.userclusters")
 
@@ -69,46 +71,51 @@ class UserClusterOptions(StoreOptions):
         )
 
 
-def params(options: PipelineOptions):
-    """The clustering parameters of the flags (ValueError naming the flag when one is out of range)."""
-    from transforms.userclusters.minhash import Params
-
+def resolve(options: PipelineOptions) -> UserClustersJob:
+    """The job's options, checked once (ValueError naming the flag when one is out of range)."""
     o = options.view_as(UserClusterOptions)
+    run = JobRun.of(options)
     for flag in ("hashes_per_cluster", "clusters_per_reader", "min_stories", "min_members", "lookback_days"):
         if not getattr(o, flag) > 0:
             raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
     p, q = int(o.hashes_per_cluster), int(o.clusters_per_reader)
     if p * q > 1024:
         raise ValueError(f"--hashes_per_cluster x --clusters_per_reader must be at most 1024, got {p * q}")
-    return Params(
+    params = Params(
         p=p,
         q=q,
         min_stories=int(o.min_stories),
         min_members=int(o.min_members),
         lookback_ms=int(o.lookback_days * 86_400_000),
     )
+    return UserClustersJob(run=run, params=params)
 
 
-def build_pipeline(p, options, now_ms: int | None = None) -> dict:
+@dataclass(frozen=True)
+class UserClustersJob:
+    """The userclusters job's options, resolved once (:func:`resolve`)."""
+
+    run: JobRun
+    params: Params
+
+
+def build_pipeline(p, job: UserClustersJob, now_ms: int | None = None) -> dict:
     """Adds the job to pipeline ``p``; returns its main PCollections (for tests). ``now_ms``: the run's time."""
     from transforms.userclusters.beam import add_daily_clusters
 
     at = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    return {"written": add_daily_clusters(p, store_config(options), params(options), at)}
+    return {"written": add_daily_clusters(p, job.run.store, job.params, at)}
 
 
 def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = None):
     """``python -m pipelines.userclusters ARGS`` and ``newsroom userclusters ARGS``: build, run and (by default)
     wait. Returns the PipelineResult."""
-    from pipelines.options import default_runner, refuse_non_production_graph
-
     options = PipelineOptions(argv)
-    store_config(options)  # fail fast naming the flag
-    params(options)
-    refuse_non_production_graph(options, "userclusters")
-    runner = default_runner(options, streaming=False)
+    job = resolve(options)
+    job.run.refuse_non_production_graph("userclusters")
+    runner = job.run.runner_for(streaming=False)
     p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, options, now_ms)
+    build_pipeline(p, job, now_ms)
     log.info("[userclusters] running on %s", runner if isinstance(runner, str) else type(runner).__name__)
     result = p.run()
     if wait:

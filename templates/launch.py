@@ -3,7 +3,8 @@
 Reads: ``NEWSROOM_JOB`` (ingest, stories, backfill, covisit, authority or userclusters; set by the JOB build-arg of templates/Dockerfile) and the
 arguments the Flex Template launcher passes (``--name=value`` for each parameter of templates/<job>/metadata.json,
 plus Dataflow's own options: runner, project, region, temp location, worker image ...).
-Writes: nothing itself; ``pipelines.<job>.build_pipeline(p, options)`` builds the graph and ``p.run()`` submits it.
+Writes: nothing itself; ``pipelines.<job>.build_pipeline(p, pipelines.<job>.resolve(options))`` builds the graph
+and ``p.run()`` submits it.
 
 Design choices:
 - The launcher must exit once the job is submitted (a Flex Template launcher that waits times out), so this calls
@@ -99,11 +100,8 @@ def template_argv(
 
 
 def load_job(job: str):
-    """Imports ``pipelines.<job>`` and makes sure its options class exists, so that the flag discovery above sees
-    its flags: pipelines/backfill.py defines BackfillOptions on first attribute access (PEP 562), not on import."""
-    module = importlib.import_module(f"pipelines.{job}")
-    getattr(module, job.capitalize() + "Options", None)
-    return module
+    """Imports ``pipelines.<job>``, which defines its options class, so that the flag discovery above sees its flags."""
+    return importlib.import_module(f"pipelines.{job}")
 
 
 def launch(job: str, argv: list[str]):
@@ -114,7 +112,7 @@ def launch(job: str, argv: list[str]):
     module = load_job(job)
     options = PipelineOptions(template_argv(job, argv))
     pipeline = beam.Pipeline(options=options)
-    module.build_pipeline(pipeline, options)
+    module.build_pipeline(pipeline, module.resolve(options))
     return pipeline.run()
 
 

@@ -268,11 +268,8 @@ SPECS = {
 def options_of(module) -> dict[str, argparse.Action]:
     from pipelines.options import StoreOptions
 
-    # pipelines/backfill.py builds BackfillOptions on first attribute access (PEP 562), so ask for <Job>Options too.
-    lazy = getattr(module, module.__name__.rsplit(".", 1)[-1].capitalize() + "Options", None)
-    found = list(vars(module).values()) + [lazy]
+    found = list(vars(module).values())
     own = [c for c in found if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__]
-    own = list(dict.fromkeys(own))
     actions: dict[str, argparse.Action] = {}
     for cls in own:
         for base in cls.__mro__:

@@ -52,14 +52,11 @@ def options_classes(module) -> list[type]:
 
     from pipelines.options import StoreOptions
 
-    # pipelines/backfill.py builds BackfillOptions on first attribute access (PEP 562): ask for <Job>Options by name.
-    lazy = getattr(module, module.__name__.rsplit(".", 1)[-1].capitalize() + "Options", None)
     own = [
         obj
-        for obj in [*vars(module).values(), lazy]
+        for obj in vars(module).values()
         if isinstance(obj, type) and issubclass(obj, StoreOptions) and obj.__module__ == module.__name__
     ]
-    own = list(dict.fromkeys(own))
     if not own:
         pytest.fail(
             f"{module.__name__} defines no PipelineOptions subclass of pipelines.options.StoreOptions", pytrace=False

@@ -275,7 +275,7 @@ def test_launch_rewrites_optional_value_flags(launch):
 
 
 def test_launch_sees_the_backfill_flags_after_loading_the_job(launch):
-    """BackfillOptions is built on first use (PEP 562); launch.load_job builds it so its flags are rewritten."""
+    """Loading the job defines BackfillOptions, so launch sees its flags and rewrites them."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
     launch.load_job("backfill")

@@ -66,13 +66,13 @@ INGEST_STEPS = [
 
 
 def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_path):
-    from pipelines.ingest import build_pipeline
+    from pipelines.ingest import build_pipeline, resolve
     from stores.beam_io import PublishToBusFn
 
     argv = [f"--data_dir={tmp_path}", "--bus=pubsub", "--project=newsroom-test", "--streaming"]
     options = PipelineOptions(argv)
     p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
-    out = build_pipeline(p, options)
+    out = build_pipeline(p, resolve(options))
     g = Graph(p)
     assert not g.missing(INGEST_STEPS), g.missing(INGEST_STEPS)
     assert not any("PullFetchRequests" in n or "RequestTicks" in n for n in g.names)  # no pull-and-ack DoFn
@@ -104,11 +104,11 @@ LINK_STEPS = ["LinkStories", "LinkStories/ProposeLinks", "ApplyLinks"]
 
 
 def _stories_graph(tmp_path, *extra) -> Graph:
-    from pipelines.stories import build_pipeline
+    from pipelines.stories import build_pipeline, resolve
 
     options = PipelineOptions([f"--data_dir={tmp_path}", *extra])
     p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
-    build_pipeline(p, options)
+    build_pipeline(p, resolve(options))
     return Graph(p)
 
 
@@ -165,7 +165,7 @@ BACKFILL_STEPS = [
 
 @pytest.mark.parametrize("snapshots", [False, True])
 def test_backfill_graph(tmp_path, snapshots):
-    from pipelines.backfill import build_pipeline
+    from pipelines.backfill import build_pipeline, resolve
 
     src = tmp_path / "in.jsonl"
     src.write_text("")
@@ -174,7 +174,7 @@ def test_backfill_graph(tmp_path, snapshots):
         argv.append("--snapshots")
     options = PipelineOptions(argv)
     p = beam.Pipeline(runner="FnApiRunner", options=options)
-    build_pipeline(p, options, files=[str(src)])
+    build_pipeline(p, resolve(options), files=[str(src)])
     g = Graph(p)
     assert not g.missing(BACKFILL_STEPS), g.missing(BACKFILL_STEPS)
     assert g.reaches("ClusterStories/", "WriteResults")
@@ -199,11 +199,11 @@ AUTHORITY_STEPS = [
 
 
 def test_authority_graph(tmp_path):
-    from pipelines.authority import build_pipeline
+    from pipelines.authority import build_pipeline, resolve
 
     options = PipelineOptions([f"--data_dir={tmp_path / 'store'}"])
     p = beam.Pipeline(runner="FnApiRunner", options=options)
-    build_pipeline(p, options)
+    build_pipeline(p, resolve(options))
     g = Graph(p)
     assert not g.missing(AUTHORITY_STEPS), g.missing(AUTHORITY_STEPS)
     assert g.reaches("ScanStoryIds", "SpreadStories/")

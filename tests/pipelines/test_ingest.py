@@ -63,11 +63,11 @@ def topic_records(data_dir, topic, message):
     ],
 )
 def test_bad_flags_fail_fast_naming_the_flag(tmp_path, flag):
-    from pipelines.ingest import validate
+    from pipelines.ingest import resolve
 
     name = flag.split("=")[0]
     with pytest.raises(ValueError, match=name.lstrip("-") if name != "--poll_floor_long_tail_s" else "poll_max_s"):
-        validate(ingest_options(tmp_path, flag))
+        resolve(ingest_options(tmp_path, flag))
 
 
 def test_every_flag_documents_its_default():
@@ -94,7 +94,7 @@ def test_ingest_feeds_under_teststream(tmp_path):
     from apache_beam.testing.util import assert_that, equal_to
     from apache_beam.transforms import trigger, window
 
-    from pipelines.ingest import context_from_options
+    from pipelines.ingest import resolve
     from transforms.ingest.beam import IngestFeeds
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
@@ -106,7 +106,7 @@ def test_ingest_feeds_under_teststream(tmp_path):
         ]
         feeds = {f["url"]: f for f in world.feeds() if f["url"] in urls}
         options = ingest_options(tmp_path, "--schedule_scale=0.01")  # floors 0.6 s / 3 s, max 36 s
-        ctx = context_from_options(options, host_overrides=world.host_overrides)
+        ctx = resolve(options).local_context(host_overrides=world.host_overrides)
         ping = {
             "schema_version": 1,
             "request_id": "p1",
@@ -171,11 +171,11 @@ def test_pipeline_translates_for_dataflow(tmp_path):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.ingest import build_pipeline
+    from pipelines.ingest import build_pipeline, resolve
 
     options = PipelineOptions([f"--data_dir={tmp_path}", "--streaming"])
     p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
-    out = build_pipeline(p, options)
+    out = build_pipeline(p, resolve(options))
     labels = {t.full_label for t in p.transforms_stack[0].parts}
     assert {
         "RegistryTicks",
@@ -195,7 +195,7 @@ def test_pipeline_translates_for_dataflow(tmp_path):
 
 
 def test_local_ingest_broken_feed_does_not_stop_the_others_and_resume_fetches_nothing_twice(tmp_path):
-    from pipelines.ingest import LocalIngest
+    from pipelines.ingest_local import LocalIngest
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
@@ -205,7 +205,7 @@ def test_local_ingest_broken_feed_does_not_stop_the_others_and_resume_fetches_no
             "http://lequotidien.test/sitemap-news.xml",
         ]
         opts = ingest_options(tmp_path, f"--feeds={write_feeds(tmp_path, world, urls)}", "--schedule_scale=0.002")
-        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
         stats = ingest.run(max_run_s=3.0)
         ingest.stop()
         assert stats["dead_letter:malformed_feed"] >= 2  # polled again (backing off) and dead-lettered again
@@ -218,7 +218,7 @@ def test_local_ingest_broken_feed_does_not_stop_the_others_and_resume_fetches_no
         }
         page_gets = sum(1 for r in world.requests_for() if r["path"].startswith("/news/"))
 
-        again = LocalIngest(opts, host_overrides=world.host_overrides)  # restart: resumes checkpoints
+        again = LocalIngest.from_options(opts, host_overrides=world.host_overrides)  # restart: resumes checkpoints
         stats2 = again.run(max_run_s=1.5)
         again.stop()
         assert stats2.get("pages_fetched", 0) == 0 and stats2.get("new_items", 0) == 0
@@ -240,7 +240,7 @@ def serve_origin(app):
 def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
     """World hub -> origin callback (verified subscription, signed delivery) and world ping -> origin -> bus ->
     local ingest, plus the regular poll: the new article's page is fetched exactly once."""
-    from pipelines.ingest import LocalIngest
+    from pipelines.ingest_local import LocalIngest
     from stores.feeds import open_feed_store
     from stores.profiles import open_profile_store
     from tests.serving.helpers import make_app
@@ -268,7 +268,7 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
             f"--websub_callback_base={origin}",
             "--request_poll_s=0.05",
         )
-        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
         ingest.run(max_run_s=1.5)  # first poll, hub discovered, subscription requested and verified
         subs = open_feed_store(cfg).list_subscriptions()
         assert [(s["topic"], s["state"]) for s in subs] == [(feed, "active")]
@@ -301,14 +301,14 @@ def test_websub_push_ping_and_poll_fetch_a_new_item_once(tmp_path):
 
 def test_registry_edits_reach_the_running_job(tmp_path):
     """--feeds=table: a feed added while the job runs is polled at the next reload; a removed one stops."""
-    from pipelines.ingest import LocalIngest
+    from pipelines.ingest_local import LocalIngest
     from stores.feeds import open_feed_store
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
         store = open_feed_store(StoreConfig(data_dir=str(tmp_path / "data")))
         opts = ingest_options(tmp_path, "--feeds=table", "--registry_reload_s=0.2", "--schedule_scale=0.002")
-        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
         ingest.run(max_run_s=0.5)
         assert ingest.stats().get("polls", 0) == 0
         store.put_feed({"url": "http://torontoledger.test/rss.xml"})
@@ -328,7 +328,7 @@ def test_registry_edits_reach_the_running_job(tmp_path):
 def test_local_ingest_front_page_feed_fetches_each_article_once(tmp_path):
     """A front-page feed in the local loop: its article links are fetched once over several polls, its navigation
     never."""
-    from pipelines.ingest import LocalIngest
+    from pipelines.ingest_local import LocalIngest
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
@@ -336,7 +336,7 @@ def test_local_ingest_front_page_feed_fetches_each_article_once(tmp_path):
         path = tmp_path / "feeds.json"
         path.write_text(json.dumps({"feeds": [front]}))
         opts = ingest_options(tmp_path, f"--feeds={path}", "--schedule_scale=0.002")
-        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
         stats = ingest.run(max_run_s=3.0)
         ingest.stop()
         assert len(world.requests_for("dailyherald.test", "/")) >= 2  # re-polled
@@ -359,15 +359,15 @@ def test_front_page_feed_under_teststream_yields_each_article_once(tmp_path):
     from apache_beam.testing.util import assert_that, equal_to
     from apache_beam.transforms import trigger, window
 
-    from pipelines.ingest import context_from_options
+    from pipelines.ingest import resolve
     from transforms.ingest.beam import IngestFeeds
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
         url = "http://dailyherald.test/"
         front = {"url": url, "publisher_id": "daily-herald", "tier": "authoritative", "kind": "front"}
-        ctx = context_from_options(
-            ingest_options(tmp_path, "--schedule_scale=0.01"), host_overrides=world.host_overrides
+        ctx = resolve(ingest_options(tmp_path, "--schedule_scale=0.01")).local_context(
+            host_overrides=world.host_overrides
         )
         stream = (
             TestStream()

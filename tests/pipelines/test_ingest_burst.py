@@ -17,12 +17,12 @@ FEEDS = [
 
 
 def test_a_burst_request_naming_a_publisher_polls_its_feeds_now_and_every_minute_for_the_hour(tmp_path):
-    from pipelines.ingest import LocalIngest
+    from pipelines.ingest_local import LocalIngest
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
         opts = ingest_options(tmp_path, f"--feeds={write_feeds(tmp_path, world, FEEDS)}", "--request_poll_s=0.05")
-        ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
         ingest.run(max_run_s=1.0)  # first polls; long-tail feeds next poll minutes away
         before = {u: len(world.requests_for(u.split("/")[2], "/" + u.split("/", 3)[3])) for u in FEEDS}
         now = int(time.time() * 1000)

@@ -70,7 +70,7 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 
-    from pipelines.ingest import IngestOptions, build_pipeline
+    from pipelines.ingest import IngestOptions, build_pipeline, resolve
     from stores.beam_io import HEARTBEAT_ATTRIBUTE, ReadBus, ensure_subscription
     from transforms.ingest import beam as ingest_beam
 
@@ -133,7 +133,7 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
     options = IngestOptions(argv)
     p = beam.Pipeline(runner=BundleBasedDirectRunner(), options=PipelineOptions(argv))
     ticks = p | "TestTicks" >> ReadBus(config, "fetch-requests", "test-ticks")
-    build_pipeline(p, options, registry_ticks=ticks)
+    build_pipeline(p, resolve(options), registry_ticks=ticks)
     result = p.run()
     try:
         now = world.clock.now_ms()

@@ -191,7 +191,7 @@ def test_evaluate_module_has_no_heavy_imports():
     import sys
 
     code = (
-        "import sys, pipelines.commands.evaluate, pipelines.backfill; "
+        "import sys, pipelines.commands.evaluate; "
         "bad = [m for m in ('apache_beam', 'torch', 'sentence_transformers', 'scann') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
