@@ -68,8 +68,8 @@ def member(aid: str, vector: np.ndarray, at: int, rng) -> Member:
 
 def add_story(w: StoryClusterer, sid: int, m: Member) -> None:
     s = Story(sid, w.language, *recompute_centroid([m], w.config.half_life_ms))
-    w.stories[sid] = s
-    w.add_member(s, m)
+    w.state.stories[sid] = s  # indexed in bulk by build(): one upsert per story would dominate its time
+    w.state.add_member(s, m)
 
 
 def build(live: int, changed: int, dim: int, seed: int, tick: int) -> StoryClusterer:
@@ -79,15 +79,15 @@ def build(live: int, changed: int, dim: int, seed: int, tick: int) -> StoryClust
     quiet = unit_rows(rng.standard_normal((live, dim)))
     for i in range(live):
         add_story(w, 1000 + i, member(f"q{i}", quiet[i], tick - 12 * HOUR - int(rng.integers(0, 6 * HOUR)), rng))
-    w.index.bulk_upsert(sorted(w.stories), np.stack([w.stories[s].centroid() for s in sorted(w.stories)]))
+    w.state.index.bulk_upsert(sorted(w.stories), np.stack([w.stories[s].centroid() for s in sorted(w.stories)]))
     near = rng.integers(0, live, changed // 2)
     fresh = unit_rows(rng.standard_normal((changed, dim)))
     fresh[: len(near)] = unit_rows(quiet[near] + 0.3 * rng.standard_normal((len(near), dim)))
     for j in range(changed):
         sid = 1000 + live + j
         add_story(w, sid, member(f"c{j}", fresh[j], tick - int(rng.integers(1, 9 * MIN)), rng))
-        w.index.upsert(sid, w.stories[sid].centroid().astype(np.float32))
-    w.last_minted = 1000 + live + changed
+        w.state.reindex(w.stories[sid])
+    w.state.last_minted = 1000 + live + changed
     return w
 
 
@@ -108,7 +108,7 @@ def time_ticks(live: int, changed: int, dim: int, ticks: int, seed: int, mode: s
         c = w.config
         w.window_stories(tick - c.repair_every_ms - c.repair_window_ms)
         c0 = time.process_time()
-        out = (recluster_tick if mode == "recluster" else repair_tick)(w, tick)
+        out = (recluster_tick if mode == "recluster" else repair_tick)(w.state, tick)
         times.append(time.process_time() - c0)
         changes.append(len(out))
     return statistics.median(times), built, int(statistics.median(changes))

@@ -283,7 +283,7 @@ class ClusterStoriesFn(beam.DoFn):
     ):
         now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
-        progress = Progress(f"[backfill] articles decided ({key})", len(w.pending)) if self.bounded else None
+        progress = Progress(f"[backfill] articles decided ({key})", len(w.state.pending)) if self.bounded else None
         outs = w.advance(now, progress) if self.embed is None else self._embed_and_advance(key, w, now, progress)
         token_state.write(w.state_token())
         for o in outs:

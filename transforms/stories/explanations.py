@@ -28,6 +28,8 @@ membership); a merge lists no ids (its moved articles are the absorbed story's m
 
 from __future__ import annotations
 
+from transforms.stories.writer_state import WriterState
+
 EXPLAIN_TOP = 5  # candidate stories kept per decision (the writer scores ~ClusterConfig.candidates = 10)
 TITLE_CHARS = 160  # a headline is kept to this length: enough to recognise it
 
@@ -49,8 +51,8 @@ def candidate(scorer, story_id: int, sc: tuple, f, s) -> dict:
     }
 
 
-def decision(w, f, kind: str, story_id: int, seq: int, bar: float | None, cands: list[dict]) -> dict:
-    """The record of an arrival decided ``kind`` (join / new / copy) into ``story_id`` by writer ``w``."""
+def decision(w: WriterState, f, kind: str, story_id: int, seq: int, bar: float | None, cands: list[dict]) -> dict:
+    """The record of an arrival decided ``kind`` (join / new / copy) into ``story_id`` by the writer whose state is ``w``."""
     top = sorted(cands, key=lambda c: (-c["score"], c["story_id"]))[:EXPLAIN_TOP]
     return {
         "kind": "decision",
@@ -71,7 +73,7 @@ def decision(w, f, kind: str, story_id: int, seq: int, bar: float | None, cands:
     }
 
 
-def split(w, ch: dict, score: float, bar: float, kept: int) -> dict:
+def split(w: WriterState, ch: dict, score: float, bar: float, kept: int) -> dict:
     """The record of a repair split (``ch``: its SPLIT change)."""
     return {
         "kind": "split",
@@ -87,7 +89,7 @@ def split(w, ch: dict, score: float, bar: float, kept: int) -> dict:
     }
 
 
-def merge(w, ch: dict, moved: int, why: tuple | None) -> dict:
+def merge(w: WriterState, ch: dict, moved: int, why: tuple | None) -> dict:
     """The record of a repair merge (``ch``: its MERGE change); ``why`` = (with_story_id, criterion detail)."""
     with_id, detail = why or (None, {})
     return {

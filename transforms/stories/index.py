@@ -9,7 +9,21 @@ that results are deterministic.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
+
+
+class CentroidSearch(Protocol):
+    """The interface both indexes give the writer (its state's ``index``)."""
+
+    def __len__(self) -> int: ...
+
+    def upsert(self, story_id: int, vector: np.ndarray) -> None: ...
+
+    def remove(self, story_id: int) -> None: ...
+
+    def search(self, vector: np.ndarray, k: int = 10) -> list[tuple[int, float]]: ...
 
 
 class ExactCentroidIndex:
@@ -61,7 +75,7 @@ class ExactCentroidIndex:
         return out
 
 
-def make_index(dim: int, exact: bool = False):
+def make_index(dim: int, exact: bool = False) -> CentroidSearch:
     """The ANN index when available (``transforms.stories.ann``), else the exact one."""
     if not exact:
         try:

@@ -33,19 +33,23 @@ order, ties by the first index), so a restored writer re-clusters exactly as the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from transforms.common import SPLIT
 from transforms.stories import explanations, pairscore
 from transforms.stories.evidence import disagree
+from transforms.stories.records import Change
 from transforms.stories.repair import active, apply_merge, repair_tick
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
+from transforms.stories.writer_state import WriterState
 
 POSTING_LIMIT = 50  # an entity key held by more live stories than this names a topic, not an event
 POSTING_TAKE = 10  # candidates of one seed from its entity postings (rarest keys first): the bound of a tick's work
 
 
-def recluster_tick(w, tick: int) -> list[WriterOutput]:
+def recluster_tick(w: WriterState, tick: int) -> list[WriterOutput]:
     """The re-clustering repair of one tick (module docstring); returns its SPLIT and MERGE outputs."""
     c = w.config
     cool = tick - c.repair_cooldown_ms
@@ -61,17 +65,17 @@ def recluster_tick(w, tick: int) -> list[WriterOutput]:
     out: list[WriterOutput] = []
     repaired: set[int] = set()
     for comp in components(w, seeds, free):
-        w.stats["recluster_largest"] = max(w.stats["recluster_largest"], sum(s.n for s in comp))
+        w.tally_max("recluster_largest", sum(s.n for s in comp))
         if len(comp) == 1 and comp[0].n < 2:
             continue
         out.extend(recluster(w, comp, tick, repaired))
     if c.recluster_then_merge:  # the stories changed above are in their cool-down now: it leaves them alone
         return out + repair_tick(w, tick)
-    w.stats["repair_ticks"] += 1
+    w.tally("repair_ticks")
     return out
 
 
-def candidates(w, s: Story, free) -> list[int]:
+def candidates(w: WriterState, s: Story, free: Callable[[Story | None], bool]) -> list[int]:
     """Ids of the live stories a seed may exchange articles with: its ANN neighbours and entity-posting partners."""
     c = w.config
     found = set()
@@ -90,7 +94,7 @@ def candidates(w, s: Story, free) -> list[int]:
     return sorted(found)
 
 
-def components(w, seeds: list[Story], free) -> list[list[Story]]:
+def components(w: WriterState, seeds: list[Story], free: Callable[[Story | None], bool]) -> list[list[Story]]:
     """Seeds and their candidates joined by union-find, each component at most RECLUSTER_MAX_ARTICLES originals."""
     limit = w.config.recluster_max_articles
     parent: dict[int, int] = {}
@@ -119,7 +123,7 @@ def components(w, seeds: list[Story], free) -> list[list[Story]]:
     return [groups[k] for k in sorted(groups)]
 
 
-def pair_logits(w, ms: list[Member]) -> np.ndarray:
+def pair_logits(w: WriterState, ms: list[Member]) -> np.ndarray:
     """The learned pair score's logits between members (IDF: the writer's live statistics)."""
     V = np.stack([m.vector.astype(np.float64) for m in ms])
     vecs = [w.lex.member_vectors(m) for m in ms]
@@ -167,7 +171,7 @@ def average_linkage(L: np.ndarray, bar: float) -> list[int]:
     return label
 
 
-def veto(w, comp: list[Story], story: np.ndarray, L: np.ndarray, bar: float) -> None:
+def veto(w: WriterState, comp: list[Story], story: np.ndarray, L: np.ndarray, bar: float) -> None:
     """Never put together articles of two stories with bodies whose headlines name different things (the merge
     veto of :mod:`transforms.stories.evidence`, story against story as in the merge pass): their pairs get -inf, so
     no cluster that holds both can reach the bar. Checked only for the story pairs that have an article pair at the
@@ -206,7 +210,7 @@ def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[li
     return ids, heirs
 
 
-def recluster(w, comp: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
+def recluster(w: WriterState, comp: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
     """Re-cluster one component's originals and turn the difference into SPLIT and MERGE changes."""
     c = w.config
     ms = sorted((m for s in comp for m in s.originals), key=lambda m: m.article_id)
@@ -245,7 +249,7 @@ def recluster(w, comp: list[Story], tick: int, repaired: set[int]) -> list[Write
     return out
 
 
-def explain(w, o: WriterOutput, score: float, bar: float) -> dict:
+def explain(w: WriterState, o: WriterOutput, score: float, bar: float) -> dict:
     """The explanation record of a re-clustering change (transforms/stories/explanations.py's split and merge
     records, ``rule`` "recluster"; logits with the stay bonus): a MERGE's ``score`` is its cluster's average pair
     logit (a weighted mean of the cluster's average-linkage merge heights, so >= ``bar``, the cut); a SPLIT's, the
@@ -260,7 +264,15 @@ def explain(w, o: WriterOutput, score: float, bar: float) -> dict:
     return rec
 
 
-def execute(w, comp: list[Story], clusters, ids, heirs, tick: int, repaired: set[int]) -> list[WriterOutput]:
+def execute(
+    w: WriterState,
+    comp: list[Story],
+    clusters: list[list[str]],
+    ids: list[int | None],
+    heirs: dict[int, int],
+    tick: int,
+    repaired: set[int],
+) -> list[WriterOutput]:
     """The changes that turn the component's stories into ``clusters`` under ``ids`` (see the module docstring);
     the ids of the stories it changed are added to ``repaired``."""
     where = {a: k for k, cl in enumerate(clusters) for a in cl}
@@ -289,33 +301,28 @@ def execute(w, comp: list[Story], clusters, ids, heirs, tick: int, repaired: set
     for sid in repaired:
         if sid in w.stories:
             w.stories[sid].last_repair_at = tick
-    w.stats["recluster_moves"] += sum(1 for o in out if o.change["kind"] == SPLIT)
+    w.tally("recluster_moves", sum(1 for o in out if o.change["kind"] == SPLIT))
     return out
 
 
-def move(w, src: int, dst: int | None, moving: list[Member], tick: int) -> WriterOutput:
+def move(w: WriterState, src: int, dst: int | None, moving: list[Member], tick: int) -> WriterOutput:
     """Move ``moving`` (originals and their copies) from story ``src`` to story ``dst`` (None: a new story) as one
     SPLIT change: ``other_story_id`` is the receiving story, new or existing."""
     c = w.config
     seq = w.next_seq()
     s = w.stories[src]
     ids = {m.article_id for m in moving}
-    w.reset_story(s, [m for m in s.members.values() if m.article_id not in ids], recount=False)
-    kept = w.stories[src]
+    kept = w.reset_story(s, [m for m in s.members.values() if m.article_id not in ids], recount=False)
     kept.last_repair_at = tick
     if dst is None:
         dst = w.mint(tick)
         ns = Story(dst, w.language, *recompute_centroid(moving, c.half_life_ms))
-        w.stories[dst] = ns
-        for m in sorted(moving, key=lambda m: m.article_id):
-            w.add_member(ns, m, count=False)  # still live: counted since it arrived
-        w.index.upsert(dst, ns.centroid().astype(np.float32))
-        w.stats["split"] += 1
+        w.put_story(ns, moving, count=False)  # still live: counted since it arrived
+        w.tally("split")
     else:
-        w.reset_story(w.stories[dst], list(w.stories[dst].members.values()) + moving, recount=False)
-    ns = w.stories[dst]
+        ns = w.reset_story(w.stories[dst], list(w.stories[dst].members.values()) + moving, recount=False)
     ns.last_repair_at = tick
-    ch = w.change(seq, SPLIT, src, other=dst, at=tick, centroid=kept.centroid(), article_ids=sorted(ids))
+    ch = w.change(seq, Change(SPLIT, src, at=tick, centroid=kept.centroid(), other=dst, article_ids=sorted(ids)))
     return WriterOutput(
         ch,
         w.meta(kept),

@@ -1,10 +1,13 @@
 """The records the story writer emits: a story's meta row and the ``StoryChange`` of a decision.
 
 Reads a :class:`transforms.stories.state.Story` or a decision's fields; writes dicts of the story store's meta
-(read back by :mod:`transforms.stories.restore`) and of schemas/avro/story_change.avsc.
+(read back by :mod:`transforms.stories.restore`) and of schemas/avro/story_change.avsc (from a :class:`Change`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,33 +36,39 @@ def story_meta(s: Story, language: str, model: str, writer_minted: int) -> dict:
     }
 
 
-def change_record(
-    language: str,
-    seq: int,
-    kind: str,
-    story_id: int,
-    at: int,
-    article: ArticleFeatures | None = None,
-    score: float | None = None,
-    centroid: np.ndarray | None = None,
-    other: int | None = None,
-    is_copy: bool = False,
-    article_ids: list[str] | None = None,
-) -> dict:
-    """A ``StoryChange`` record (kind: NEW_STORY, ASSIGN, SPLIT, MERGE or EXPIRE)."""
+@dataclass(frozen=True)
+class Change:
+    """What one decision did, before the writer numbers it: a ``StoryChange`` less its language and seq, which
+    :func:`change_record` adds (the writer owns both). ``article`` is the arrival (NEW_STORY, ASSIGN); ``other`` the
+    second story of a SPLIT (the receiving one) or a MERGE (the absorbed one); ``article_ids`` what a SPLIT moved."""
+
+    kind: str  # NEW_STORY, ASSIGN, SPLIT, MERGE or EXPIRE
+    story_id: int
+    at: int
+    article: ArticleFeatures | None = None
+    score: float | None = None
+    centroid: np.ndarray | None = None
+    other: int | None = None
+    is_copy: bool = False
+    article_ids: Sequence[str] = ()
+
+
+def change_record(language: str, seq: int, change: Change) -> dict:
+    """The ``StoryChange`` record of ``change``, the writer's change number ``seq`` in ``language``."""
+    c = change
     return {
         "schema_version": 1,
-        "change_id": idmod.change_id(language, seq, kind),
+        "change_id": idmod.change_id(language, seq, c.kind),
         "language": language,
         "seq": seq,
-        "kind": kind,
-        "story_id": int(story_id),
-        "other_story_id": None if other is None else int(other),
-        "article_id": article.article_id if article is not None else None,
-        "article_ids": list(article_ids or []),
-        "is_copy": bool(is_copy),
-        "score": None if score is None else float(score),
-        "at": int(at),
-        "centroid": [float(x) for x in centroid] if centroid is not None else [],
-        "article": article.record if article is not None else None,
+        "kind": c.kind,
+        "story_id": int(c.story_id),
+        "other_story_id": None if c.other is None else int(c.other),
+        "article_id": c.article.article_id if c.article is not None else None,
+        "article_ids": list(c.article_ids),
+        "is_copy": bool(c.is_copy),
+        "score": None if c.score is None else float(c.score),
+        "at": int(c.at),
+        "centroid": [float(x) for x in c.centroid] if c.centroid is not None else [],
+        "article": c.article.record if c.article is not None else None,
     }

@@ -10,7 +10,7 @@ two single articles, above it from two members on: docs/stories.md says why). A 
 (smallest id: ids are time ordered); the others become aliases; the survivor's counters and centroid are recomputed
 from its members. Every choice is a function of the stories and the tick only, so a restored writer repairs the same.
 
-Functions of the writer (:class:`transforms.stories.cluster.StoryClusterer`), which they change through its state
+Functions of the writer's state (:class:`transforms.stories.writer_state.WriterState`), which they change through its
 methods; they return the :class:`WriterOutput` records of the SPLIT and MERGE changes.
 """
 
@@ -24,11 +24,13 @@ import numpy as np
 from transforms.common import MERGE, SPLIT
 from transforms.stories import explanations
 from transforms.stories.config import ClusterConfig
+from transforms.stories.records import Change
 from transforms.stories.scoring import Scorer
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
+from transforms.stories.writer_state import WriterState
 
 
-def repair_tick(w, tick: int) -> list[WriterOutput]:
+def repair_tick(w: WriterState, tick: int) -> list[WriterOutput]:
     """The repair of one tick: splits of the window's stories that are due, then one merge pass over the rest."""
     c = w.config
     window = [
@@ -45,11 +47,11 @@ def repair_tick(w, tick: int) -> list[WriterOutput]:
             out.extend(try_split(w, s, tick, repaired))
     eligible = [w.stories[s.story_id] for s in window if s.story_id not in repaired]
     out.extend(merge_pass(w, eligible + reach_back(w, eligible, tick, repaired), tick, repaired))
-    w.stats["repair_ticks"] += 1
+    w.tally("repair_ticks")
     return out
 
 
-def reach_back(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[Story]:
+def reach_back(w: WriterState, eligible: list[Story], tick: int, repaired: set[int]) -> list[Story]:
     """Live stories outside the repair window that are among the MERGE_REACH nearest centroids of a story that changed
     since the previous tick (not repaired in the cooldown either): merge candidates, not proposers.
 
@@ -107,7 +109,7 @@ def active(s: Story, tick: int, c: ClusterConfig) -> bool:
     return r is not None and tick - c.repair_cooldown_ms - c.repair_every_ms < r <= tick - c.repair_cooldown_ms
 
 
-def try_split(w, s: Story, tick: int, repaired: set[int]) -> list[WriterOutput]:
+def try_split(w: WriterState, s: Story, tick: int, repaired: set[int]) -> list[WriterOutput]:
     c = w.config
     ms = sorted(s.originals, key=lambda m: m.article_id)
     if len(ms) < 2 * c.min_split_sources or len(ms) > c.split_max_members:
@@ -174,7 +176,10 @@ def halves_bound(scorer: Scorer, a: list[Member], b: list[Member]) -> float:
     return dense - scorer.penalty(known, gap) - 1e-9
 
 
-def apply_split(w, s: Story, keep: list[Member], move: list[Member], tick, score, repaired) -> WriterOutput:
+def apply_split(
+    w: WriterState, s: Story, keep: list[Member], move: list[Member], tick: int, score: float, repaired: set[int]
+) -> WriterOutput:
+    """Split ``s``: ``keep`` (with their copies) stays under its id, ``move`` (with theirs) goes to a new story."""
     c = w.config
     seq = w.next_seq()
     new_id = w.mint(tick)
@@ -183,20 +188,15 @@ def apply_split(w, s: Story, keep: list[Member], move: list[Member], tick, score
     moved_copies = [m for m in copies if m.copy_of in move_ids]
     kept_copies = [m for m in copies if m.copy_of not in move_ids]
     moving = move + moved_copies
-    w.reset_story(s, keep + kept_copies, recount=False)
-    kept = w.stories[s.story_id]
+    kept = w.reset_story(s, keep + kept_copies, recount=False)
     kept.last_repair_at = tick
-    ns = Story(new_id, w.language, *recompute_centroid(moving, c.half_life_ms))
-    ns.last_repair_at = tick
-    w.stories[new_id] = ns
-    for m in sorted(moving, key=lambda m: m.article_id):
-        w.add_member(ns, m, count=False)  # still live: counted since it arrived
-    w.index.upsert(new_id, ns.centroid().astype(np.float32))
+    ns = Story(new_id, w.language, *recompute_centroid(moving, c.half_life_ms), last_repair_at=tick)
+    w.put_story(ns, moving, count=False)  # still live: counted since it arrived
     repaired.update((s.story_id, new_id))
-    w.stats["split"] += 1
+    w.tally("split")
     moved = sorted(m.article_id for m in moving)
     ch = w.change(
-        seq, SPLIT, s.story_id, other=new_id, at=tick, score=score, centroid=kept.centroid(), article_ids=moved
+        seq, Change(SPLIT, s.story_id, at=tick, score=score, centroid=kept.centroid(), other=new_id, article_ids=moved)
     )
     return WriterOutput(
         ch,
@@ -208,7 +208,7 @@ def apply_split(w, s: Story, keep: list[Member], move: list[Member], tick, score
     )
 
 
-def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
+def merge_pass(w: WriterState, eligible: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
     """Greedy best-first agglomeration of the eligible stories; each group merges into its oldest story.
 
     Pairs are proposed by the stories that changed since the previous tick (:func:`active`) against every
@@ -275,7 +275,7 @@ def merge_pass(w, eligible: list[Story], tick: int, repaired: set[int]) -> list[
     return out
 
 
-def apply_merge(w, survivor: int, gone: int, tick: int, repaired: set[int]) -> WriterOutput:
+def apply_merge(w: WriterState, survivor: int, gone: int, tick: int, repaired: set[int]) -> WriterOutput:
     seq = w.next_seq()
     s = w.stories[survivor]
     other = w.stories[gone]
@@ -283,10 +283,9 @@ def apply_merge(w, survivor: int, gone: int, tick: int, repaired: set[int]) -> W
     gone_meta = w.meta(other)
     gone_meta["alias_of"] = survivor
     w.drop_story(other, uncount=False)  # its members stay live, in the survivor
-    w.reset_story(s, list(s.members.values()) + list(moved.values()), recount=False)
-    s = w.stories[survivor]
+    s = w.reset_story(s, list(s.members.values()) + list(moved.values()), recount=False)
     s.last_repair_at = tick
     repaired.update((survivor, gone))
-    w.stats["merge"] += 1
-    ch = w.change(seq, MERGE, survivor, other=gone, at=tick, centroid=s.centroid())
+    w.tally("merge")
+    ch = w.change(seq, Change(MERGE, survivor, at=tick, centroid=s.centroid(), other=gone))
     return WriterOutput(ch, w.meta(s), {aid: m.to_record() for aid, m in moved.items()}, other_meta=gone_meta)

@@ -1,7 +1,7 @@
 """Restore of a story writer from the story store: its live stories, their members and meta, bit for bit.
 
 Reads the store's live stories of a language (meta with the centroid's sum and time, member rows) and the token
-Beam keeps (:meth:`transforms.stories.cluster.StoryClusterer.state_token`); writes nothing. A restored writer decides
+Beam keeps (:meth:`transforms.stories.writer_state.WriterState.token`); writes nothing. A restored writer decides
 exactly as the uninterrupted one would: every counter is a function of the live members, added in id order.
 """
 
@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from stores.base import StoryStore
 from transforms.stories.state import Member, StoreBehind, Story
+from transforms.stories.writer_state import WriterState
 
 
-def restore_writer(writer, store, token: dict | None = None):
-    """Fill the fresh writer ``writer`` from ``store`` and ``token``; returns it.
+def restore_state(w: WriterState, store: StoryStore, token: dict | None = None) -> None:
+    """Fill the fresh writer state ``w`` from ``store`` and ``token``.
 
     When the store's ``writer_seq`` is lower than the token's seq, the store has not applied every change yet and
     :class:`StoreBehind` is raised (transient: retry later).
     """
-    w = writer
     token = token or {}
     seq = store.writer_seq(w.language)
     if seq < int(token.get("seq", 0)):
         raise StoreBehind(f"story store at seq {seq} for {w.language!r}, writer at {token['seq']}")
-    w.seq = seq
     minted = 0
     rows = []
     for sid in store.live_stories(w.language):
@@ -40,19 +40,15 @@ def restore_writer(writer, store, token: dict | None = None):
             ct=int(meta["centroid_t"]),
             last_repair_at=meta.get("last_repair_at"),
         )
-        w.stories[sid] = s
-        for aid in sorted(row["members"]):
-            w.add_member(s, Member.from_record(aid, row["members"][aid]))
+        w.put_story(s, [Member.from_record(aid, r) for aid, r in row["members"].items()])
         minted = max(minted, sid, int(meta.get("writer_minted") or 0))
         if not w.model and meta.get("model"):
             w.adopt_model(meta["model"])
-    # Ids of stories no longer live (expired, merged) count too: a resumed namespace never re-mints them.
-    w.last_minted = max(minted, int(store.minted_floor(w.language) or 0))
-    w.clock = int(token.get("clock", max((s.last_at for s in w.stories.values()), default=0)))
-    w.last_repair_tick = int(token.get("last_repair_tick", 0))
-    w.until = token.get("until")
-    if w.stories:
-        w.ensure_index(len(next(iter(w.stories.values())).csum))
-        for sid in sorted(w.stories):
-            w.index.upsert(sid, w.stories[sid].centroid().astype(np.float32))
-    return w
+    w.resume(
+        seq=seq,
+        # Ids of stories no longer live (expired, merged) count too: a resumed namespace never re-mints them.
+        last_minted=max(minted, int(store.minted_floor(w.language) or 0)),
+        clock=int(token.get("clock", max((s.last_at for s in w.stories.values()), default=0))),
+        last_repair_tick=int(token.get("last_repair_tick", 0)),
+        until=token.get("until"),
+    )

@@ -136,7 +136,7 @@ def test_a_headline_merge_records_the_learned_pair_score_it_merged_on():
     w.explain = True
     stories = [w.stories[s] for s in (a, b, x)]
     margin = w.scorer.merge_margin(w.stories[a], w.stories[b], {})  # before the merge changes the stories
-    (merge,) = [o.explain for o in merge_pass(w, stories, max(s.last_at for s in stories) + 1, set())]
+    (merge,) = [o.explain for o in merge_pass(w.state, stories, max(s.last_at for s in stories) + 1, set())]
     assert merge["detail"]["criterion"] == "learned pair score" and merge["moved"] == 16
     assert (merge["story_id"], merge["merged_story_id"], merge["with_story_id"]) == (min(a, b), max(a, b), min(a, b))
     check_merge(merge, Scorer(w.config, None, "en"))

@@ -63,7 +63,7 @@ def _writer_with(config: ClusterConfig, fragments) -> tuple[StoryClusterer, list
     sids = []
     for frag in fragments:
         first = frag[0]
-        w.ensure_index(DIM)
+        w.state.ensure_index(DIM)
         out = w._new_story(first, None)
         sid = out.change["story_id"]
         for f in frag[1:]:
@@ -84,7 +84,7 @@ def test_two_large_fragments_of_one_headline_story_merge_and_another_story_does_
     assert w.score_stories(sa, sb) - w.scorer.merge_bar(sa, sb) < 0
 
     tick = max(s.last_at for s in (sa, sb, sx)) + 1
-    outs = merge_pass(w, [sa, sb, sx], tick, set())
+    outs = merge_pass(w.state, [sa, sb, sx], tick, set())
     merges = [(o.change["story_id"], o.change["other_story_id"]) for o in outs if o.change["kind"] == "MERGE"]
     assert merges == [(min(a, b), max(a, b))]  # the older story survives
     assert len(w.stories[min(a, b)].members) == 32 and x in w.stories
@@ -95,7 +95,7 @@ def test_without_average_linkage_the_size_term_blocks_the_merge():
     w, (a, b, x) = _writer_with(dataclasses.replace(ClusterConfig(), merge_headline_average=None), frags)
     stories = [w.stories[s] for s in (a, b, x)]
     tick = max(s.last_at for s in stories) + 1
-    assert [o for o in merge_pass(w, stories, tick, set()) if o.change["kind"] == "MERGE"] == []
+    assert [o for o in merge_pass(w.state, stories, tick, set()) if o.change["kind"] == "MERGE"] == []
 
 
 def test_linkage_mean_is_the_average_of_the_article_pair_scores():
