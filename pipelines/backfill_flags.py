@@ -120,24 +120,19 @@ FLAGS: list[tuple[tuple, dict]] = [
     ),
 ]
 
-STORE_FLAGS: list[tuple[tuple, dict]] = [
-    (
-        ("--backend",),
-        dict(
-            default="embedded",
-            choices=["embedded", "gcp"],
-            help="Story store backend. Default: embedded (under --data_dir).",
-        ),
-    ),
-    (("--data_dir",), dict(default=None, help="Root of the embedded stores. Default: OUTPUT/store.")),
-    (("--namespace",), dict(default=None, help="The run's own namespace. Default: backfill-<utc time>-<random>.")),
-    (("--bigtable_instance",), dict(default="newsroom", help="Bigtable instance (gcp). Default: newsroom.")),
-    (("--snapshot_bucket",), dict(default=None, help="GCS bucket of snapshots (gcp). Default: none.")),
-]
+# The store flags are every job's (stores.add_store_arguments); the backfill's defaults of two of them differ, and
+# pipelines/backfill.py resolve() applies them.
+STORE_HELP = {
+    "data_dir": "Root of the embedded stores. Default: OUTPUT/store.",
+    "namespace": "The run's own namespace. Letters, digits, dashes. Default: backfill-<utc time>-<random>.",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The job's own flags, for ``newsroom backfill --help`` and the CLI's early check of them (pipelines/cli.py);
     any other flag is Beam's and goes to PipelineOptions untouched."""
-    for args, kwargs in FLAGS + STORE_FLAGS:
+    from stores import add_store_arguments
+
+    for args, kwargs in FLAGS:
         parser.add_argument(*args, **kwargs)
+    add_store_arguments(parser, helps=STORE_HELP)

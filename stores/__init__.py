@@ -96,8 +96,10 @@ class StoreConfig:
         return f"{self.namespace}-{base}" if self.namespace else base
 
 
-def add_store_arguments(parser, with_project: bool = False) -> None:
-    """The store flags of every job and command (Beam jobs get ``--project`` from GoogleCloudOptions)."""
+def add_store_arguments(parser, with_project: bool = False, helps: dict[str, str] | None = None) -> None:
+    """The store flags of every job and command (Beam jobs get ``--project`` from GoogleCloudOptions). ``helps``:
+    help texts by flag name, for a job whose defaults of some flags differ (the backfill's own namespace)."""
+    helps = helps or {}
     parser.add_argument(
         "--backend",
         default="embedded",
@@ -105,7 +107,9 @@ def add_store_arguments(parser, with_project: bool = False) -> None:
         help="Store backend: 'embedded' (SQLite and files under --data_dir, no cloud account) or 'gcp' "
         "(Bigtable, GCS, Pub/Sub). Default: embedded.",
     )
-    parser.add_argument("--data_dir", default=".newsroom", help="Root of the embedded stores. Default: .newsroom")
+    parser.add_argument(
+        "--data_dir", default=".newsroom", help=helps.get("data_dir", "Root of the embedded stores. Default: .newsroom")
+    )
     parser.add_argument(
         "--bigtable_instance", default="newsroom", help="Bigtable instance id for the gcp backend. Default: newsroom."
     )
@@ -126,8 +130,11 @@ def add_store_arguments(parser, with_project: bool = False) -> None:
     parser.add_argument(
         "--namespace",
         default="",
-        help="Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
-        "dashes. Default: '' (production).",
+        help=helps.get(
+            "namespace",
+            "Isolates a run's tables, objects and topics (a backfill writes to its own). Letters, digits, "
+            "dashes. Default: '' (production).",
+        ),
     )
     if with_project:
         parser.add_argument(
@@ -192,21 +199,38 @@ class Stores:
     config: StoreConfig
 
 
-def open_store(config, embedded_store, bigtable_store, *tables: str, wrapped: bool = False):
-    """The one backend switch of the stores that keep their rows in tables: ``embedded_store(db)`` on the
-    embedded SQLite database of ``config`` (embedded by default), else ``bigtable_store(*tables)`` on the Bigtable
-    tables named ``tables`` in ``config``'s namespace: raw data-plane handles, or with ``wrapped`` the
-    :class:`stores.gcp.bigtable.Table` row helpers (the feed store's layout)."""
+# The one table of the stores kept in table rows, outside the core stores of :func:`open_stores`: kind -> (module,
+# embedded class, Bigtable class, Bigtable tables). Each embedded class takes the embedded SQLite database, each
+# Bigtable class the data-plane handles of its tables in the config's namespace, in this order.
+ROW_STORES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "audit": ("stores.audit", "EmbeddedAuditLog", "BigtableAuditLog", ("audit",)),
+    "controls": ("stores.controls", "EmbeddedControlStore", "BigtableControlStore", ("controls",)),
+    "covisit": ("stores.covisit", "EmbeddedCovisitStore", "BigtableCovisitStore", ("covisit",)),
+    "feeds": ("stores.feeds", "EmbeddedFeedStore", "BigtableFeedStore", ("feeds",)),
+    "profiles": ("stores.profiles", "EmbeddedProfileStore", "BigtableProfileStore", ("profiles", "follows")),
+    "takedowns": ("stores.takedowns", "EmbeddedTakedownStore", "BigtableTakedownStore", ("takedowns",)),
+    "userclusters": ("stores.userclusters", "EmbeddedUserClusterStore", "BigtableUserClusterStore", ("userclusters",)),
+}
+
+
+def open_store(kind: str, config: StoreConfig | None = None):
+    """The store of ``kind`` (a key of :data:`ROW_STORES`) that ``config`` describes (embedded by default): the one
+    backend switch of the row stores, on the embedded SQLite database of ``config`` or on its namespaced Bigtable
+    tables. The typed openers (``stores.audit.open_audit_log`` ...) call it."""
+    import importlib
+
+    if kind not in ROW_STORES:
+        raise ValueError(f"unknown store {kind!r} (one of {', '.join(sorted(ROW_STORES))})")
+    module, embedded_class, bigtable_class, tables = ROW_STORES[kind]
+    classes = importlib.import_module(module)
     config = config or StoreConfig()
     if config.backend == "embedded":
         from stores import embedded
 
-        return embedded_store(embedded.Database(config.embedded_db))
-    if wrapped:
-        from stores.gcp.bigtable import table as open_table
-    else:
-        from stores.gcp.clients import bigtable_table as open_table
-    return bigtable_store(*(open_table(config, t) for t in tables))
+        return getattr(classes, embedded_class)(embedded.Database(config.embedded_db))
+    from stores.gcp.clients import bigtable_table
+
+    return getattr(classes, bigtable_class)(*(bigtable_table(config, t) for t in tables))
 
 
 def open_stores(config: StoreConfig | None = None) -> Stores:

@@ -173,4 +173,4 @@ def open_audit_log(config=None) -> AuditLog:
     """The audit log a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedAuditLog, BigtableAuditLog, "audit")
+    return open_store("audit", config)

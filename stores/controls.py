@@ -246,4 +246,4 @@ def open_control_store(config=None) -> ControlStore:
     """The control store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedControlStore, BigtableControlStore, "controls")
+    return open_store("controls", config)

@@ -150,4 +150,4 @@ def open_covisit_store(config=None) -> CovisitStore:
     """The co-visitation store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedCovisitStore, BigtableCovisitStore, "covisit")
+    return open_store("covisit", config)

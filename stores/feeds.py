@@ -233,7 +233,9 @@ class BigtableFeedStore(FeedStore):
     """The ``feeds`` table on Bigtable (or its emulator)."""
 
     def __init__(self, table):
-        self.t = table  # stores.gcp.Table
+        from stores.gcp.bigtable import Table
+
+        self.t = Table(table, table.table_id)  # the data-plane handle with the store's error mapping
 
     def _put(self, key: bytes, family: str, qualifier: bytes, value: dict) -> None:
         data = json.dumps(value, sort_keys=True).encode()
@@ -342,4 +344,4 @@ def open_feed_store(config) -> FeedStore:
     """The feed store of a :class:`stores.StoreConfig`."""
     from stores import open_store
 
-    return open_store(config, EmbeddedFeedStore, BigtableFeedStore, "feeds", wrapped=True)
+    return open_store("feeds", config)

@@ -517,4 +517,4 @@ def open_profile_store(config=None) -> ProfileStore:
     """The profile store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedProfileStore, BigtableProfileStore, "profiles", "follows")
+    return open_store("profiles", config)

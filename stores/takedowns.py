@@ -321,4 +321,4 @@ def open_takedown_store(config=None) -> TakedownStore:
     """The takedown store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedTakedownStore, BigtableTakedownStore, "takedowns")
+    return open_store("takedowns", config)

@@ -231,4 +231,4 @@ def open_user_cluster_store(config=None) -> UserClusterStore:
     """The user-cluster store a :class:`stores.StoreConfig` describes (embedded by default)."""
     from stores import open_store
 
-    return open_store(config, EmbeddedUserClusterStore, BigtableUserClusterStore, "userclusters")
+    return open_store("userclusters", config)

@@ -74,8 +74,7 @@ def client(kind: str, project: str):
 
 def bigtable_table(config, base: str):
     """The data-plane handle of table ``base`` (namespaced by ``config``) on the process-wide Bigtable client: how
-    every Bigtable-backed store outside stores/gcp/bigtable.py (profiles, follows, covisit, audit, controls,
-    takedowns) opens its table."""
+    :func:`stores.open_store` opens the tables of every row store (stores.ROW_STORES)."""
     return client("bigtable", config.gcp_project).instance(config.bigtable_instance).table(config.name(base))
 
 
