@@ -48,7 +48,7 @@ import threading
 import time
 from pathlib import Path
 
-from transforms.stories.embedder_specs import embedder_arg
+from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 log = logging.getLogger("newsroom.run")
 
@@ -72,7 +72,7 @@ def add_arguments(parser) -> None:
         "--embedder",
         default=None,
         type=embedder_arg,
-        help="The stories job's --embedder (e.g. minilm, use, hash). Default: the job's own default.",
+        help=f"The stories job's --embedder, one of {EMBEDDER_CHOICES}. Default: the job's own default.",
     )
     parser.add_argument(
         "--minutes", type=float, default=None, help="Stop by itself after this many minutes. Default: run until Ctrl-C."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from transforms.stories.embedder_specs import embedder_arg
+from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 FLAGS: list[tuple[tuple, dict]] = [
     (
@@ -43,10 +43,9 @@ FLAGS: list[tuple[tuple, dict]] = [
         dict(
             default="auto",
             type=embedder_arg,
-            help="Embedder: auto (English: all-MiniLM-L6-v2 int8, others: multilingual "
-            "USE v3), minilm (int8 where the CPU measures it faster), minilm-int8 / minilm-fp32 (forced; fp32 "
-            "is the reference, half the speed), use, "
-            "st:/path/to/model, hash (tests). "
+            help=f"Embedder, one of {EMBEDDER_CHOICES}: auto = English all-MiniLM-L6-v2 int8, others "
+            "multilingual USE v3; minilm = int8 where the CPU measures it faster; minilm-int8 / minilm-fp32 forced "
+            "(fp32 is the reference, half the speed); st:PATH a sentence-transformers directory; hash for tests. "
             "Default: auto.",
         ),
     ),

@@ -38,7 +38,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.options import JobRun, StoreOptions, beam_options
 from transforms.common import DEAD_LETTER, dead_letter
-from transforms.stories.embedder_specs import embedder_arg
+from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 log = logging.getLogger("newsroom.stories")
 
@@ -90,8 +90,8 @@ class StoriesOptions(StoreOptions):
             "--embedder",
             default="auto",
             type=embedder_arg,
-            help="Embedder spec (transforms/stories/embed.py): auto (English: all-MiniLM-L6-v2, others: "
-            "multilingual USE v3), minilm, minilm-int8, minilm-fp32, use, st:/path/to/model, hash (tests). "
+            help=f"Embedder spec, one of {EMBEDDER_CHOICES} (transforms/stories/embed.py): auto = English "
+            "all-MiniLM-L6-v2, others multilingual USE v3; st:PATH a sentence-transformers directory; hash for tests. "
             "Default: auto.",
         )
         parser.add_argument(

@@ -4,30 +4,28 @@ Every reader follows it: the ``--embedder`` flag of ``newsroom stories``, ``back
 :func:`embedder_arg`, so argparse refuses a typo at parse time, naming the flag and the valid specs, instead of a
 worker's ``setup()`` failing after the job was launched), :func:`transforms.stories.embed.create_embedder`,
 :class:`transforms.stories.embed.EmbedderRouting`, and the templates' ``EMBEDDER`` regex
-(templates/write_metadata.py, checked against this list by tests/transforms/stories/test_embedder_specs.py). Kept apart from
+(templates/write_metadata.py takes :data:`EMBEDDER_PATTERN`, the pattern :func:`check_embedder` matches). Kept apart from
 embed.py so that the commands' parsers import it without numpy. What each spec means: transforms/stories/embed.py.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 
 EMBEDDER_NAMES = ("auto", "minilm", "minilm-int8", "minilm-fp32", "use", "hash")
 EMBEDDER_FORMS = ("hash:DIM", "st:PATH")  # hash with DIM dimensions (digits), a sentence-transformers directory
 EMBEDDER_CHOICES = ", ".join(EMBEDDER_NAMES + EMBEDDER_FORMS)
+# Every valid spec and nothing else: the names, hash:DIM (DIM > 0, no leading zero), st:PATH (no whitespace). The
+# Flex Templates' metadata carries it as the parameter's regex, so the console refuses what the command refuses.
+EMBEDDER_PATTERN = "^(" + "|".join(EMBEDDER_NAMES) + r"|hash:[1-9][0-9]*|st:\S+)$"  # names need no escaping
+_SPEC = re.compile(EMBEDDER_PATTERN)
 
 
 def check_embedder(spec: str) -> str:
     """``spec`` unchanged when it is one of :data:`EMBEDDER_NAMES` / :data:`EMBEDDER_FORMS`, else ValueError naming
     the valid ones: a typo must stop the command that reads it, not a worker's ``setup()`` an hour later."""
-    name, colon, rest = spec.partition(":")
-    if spec in EMBEDDER_NAMES:
-        valid = True
-    elif name == "hash" and colon:
-        valid = rest.isdigit() and int(rest) > 0
-    else:
-        valid = name == "st" and bool(colon) and bool(rest) and not any(c.isspace() for c in rest)
-    if not valid:
+    if not _SPEC.fullmatch(spec):
         raise ValueError(f"unknown embedder {spec!r} (valid: {EMBEDDER_CHOICES})")
     return spec
 

@@ -10,10 +10,24 @@ import pytest
 
 from templates.write_metadata import EMBEDDER
 from transforms.stories.embed import EmbedderRouting, create_embedder
-from transforms.stories.embedder_specs import EMBEDDER_NAMES, check_embedder, embedder_arg
+from transforms.stories.embedder_specs import EMBEDDER_NAMES, EMBEDDER_PATTERN, check_embedder, embedder_arg
 
 GOOD = [*EMBEDDER_NAMES, "hash:16", "hash:512", "st:/models/labse", "st:gs-free/dir"]
-BAD = ["minilmm", "", "MINILM", "hash:", "hash:0", "hash:x", "hashx", "st", "st:", "st:/a b", "auto:1", " use"]
+BAD = [
+    "minilmm",
+    "",
+    "MINILM",
+    "hash:",
+    "hash:0",
+    "hash:01",
+    "hash:x",
+    "hashx",
+    "st",
+    "st:",
+    "st:/a b",
+    "auto:1",
+    " use",
+]
 
 
 @pytest.mark.parametrize("spec", GOOD)
@@ -35,6 +49,10 @@ def test_every_invalid_spec_is_refused_by_all_of_them(spec):
         with pytest.raises(ValueError, match="unknown embedder"):
             create_embedder(spec)
     assert not re.match(EMBEDDER, spec), spec
+
+
+def test_the_template_regex_is_the_pattern_the_check_matches():
+    assert EMBEDDER == EMBEDDER_PATTERN
 
 
 def test_the_names_need_no_escaping_in_the_template_regex():
