@@ -10,7 +10,7 @@ from __future__ import annotations
 def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
     """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
     over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
-    transforms/editions/beam.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
+    transforms/editions/beam/stage.py PublishEditions). Into the run's own stores and namespace for ``--snapshots`` alone,
     an embedded store rooted at DIR for ``--snapshots DIR``. Versions are cycle minutes and documents carry no
     wall-clock time, so the same input gives byte-identical objects every run.
 

@@ -41,8 +41,12 @@ BEAM_MODULES = {
     "transforms/covisit/beam.py",
     "transforms/userclusters/beam.py",
     "transforms/authority/beam.py",
-    "transforms/editions/beam.py",
-    "transforms/editions/beam_bursts.py",
+    "transforms/editions/beam/announce.py",
+    "transforms/editions/beam/counters.py",
+    "transforms/editions/beam/detection.py",
+    "transforms/editions/beam/publishing.py",
+    "transforms/editions/beam/ranking.py",
+    "transforms/editions/beam/stage.py",
 }
 
 

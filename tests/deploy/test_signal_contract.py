@@ -35,7 +35,7 @@ from stores.cdn import CloudCdnPurger
 from tests.deploy.test_terraform import MODULES, PLATFORM_LOG_METRICS, Module, _expand, render_dashboard
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_breaking import _LedgerState, _page
-from transforms.editions.beam_bursts import AnnounceBreakingFn
+from transforms.editions.beam.announce import AnnounceBreakingFn
 from transforms.editions.breaking import candidates
 from transforms.editions.publish import SnapshotPublisher
 from transforms.ingest import poller

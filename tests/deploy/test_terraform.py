@@ -1345,7 +1345,7 @@ PLATFORM_LOG_METRICS = {
 # Dataflow user counters of the stories job the dashboard charts: (namespace-free counter name as Cloud Monitoring's
 # metric_name label matches it, where the job counts it).
 DASHBOARD_COUNTERS = {
-    "announced_.+": "transforms/editions/beam_bursts.py AnnounceBreakingFn: breaking/announced_<edition>",
+    "announced_.+": "transforms/editions/beam/announce.py AnnounceBreakingFn: breaking/announced_<edition>",
     "takedowns_applied": "transforms/editions/overlays.py: editions/takedowns_applied",
 }
 

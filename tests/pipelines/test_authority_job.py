@@ -57,7 +57,7 @@ def book_authority(config, publisher_id: str) -> tuple[float, float]:
 
 def burst_authority(config, sample_record, publisher_id: str) -> float:
     """The authority the editions stage's burst counter stamps on an original of ``publisher_id`` (business)."""
-    from transforms.editions.beam_bursts import ExtractOriginalsFn
+    from transforms.editions.beam.detection import ExtractOriginalsFn
 
     fn = ExtractOriginalsFn(default_registry(), {"business": "business"}, config)
     fn.setup()

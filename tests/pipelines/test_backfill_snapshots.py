@@ -102,7 +102,7 @@ def test_backfill_snapshots_flag_without_dir_publishes_into_the_run_namespace(tm
 
 
 def test_replay_in_one_firing_publishes_the_same_snapshots_as_one_timer_round_per_minute(tmp_path, monkeypatch):
-    """The backfill's replay runs each edition's minute chain in one timer firing (transforms/editions/beam.py
+    """The backfill's replay runs each edition's minute chain in one timer firing (transforms/editions/beam/ranking.py
     RankEditions, ``replay``); the snapshots (objects and pointer histories) must be byte-identical to the every-minute timers'."""
     import functools
 

@@ -8,8 +8,8 @@ its phases functions of the context), :mod:`.overlays` (the cycle's last phases:
 and storyline pages), :mod:`.documents` (pages, pools, coverage,
 validation), :mod:`.bursts` (the Breaking rule, burst polls), :mod:`.rank` (EditionRanker: fold and rank minute by
 minute), :mod:`.publish` (SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters
-out). Beam, in two modules: :mod:`.beam` (RankEditions, PublishSnapshots, TrackAliases and
-PublishEditions: the whole stage, used by pipelines/stories.py and by the backfill's ``--snapshots``) and
-:mod:`.beam_bursts` (DetectBursts, AnnounceBreaking). CLI: :mod:`.rollback`
-(``newsroom rollback``). Benchmark: benchmarks/rank_bench.py.
+out), :mod:`.settings` (what a job tells the stage, as typed values). Beam: the :mod:`.beam` sub-package, one
+module per concern (detection, ranking, publishing, announce; :mod:`.beam.stage` holds PublishEditions, the whole
+stage, used by pipelines/stories.py and by the backfill's ``--snapshots``). The stage's commands (``newsroom
+rollback``, ``control``, ``takedown``) live in pipelines/commands/. Benchmark: benchmarks/rank_bench.py.
 """

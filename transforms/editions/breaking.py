@@ -2,7 +2,7 @@
 ``breaking``), and the CDN purge of the pages that newly show a Breaking story (so the edge does not
 hold them for their max-age).
 
-Plain Python; the Beam side is :class:`~transforms.editions.beam_bursts.AnnounceBreaking`.
+Plain Python; the Beam side is :class:`~transforms.editions.beam.announce.AnnounceBreaking`.
 
 When: after an edition page is *published* (its pointer moved; outcome ``published`` of
 :class:`~transforms.editions.publish.SnapshotPublisher`), every story on it labelled ``breaking`` (the ranker pins

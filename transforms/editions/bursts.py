@@ -1,7 +1,7 @@
 """Bursts: windowed counts of originals and publishers per story, the Breaking rule, and burst poll requests.
 
 Plain Python: the rules and records. The Beam side (windows, CombineFn, the keyed poll timer) is
-:class:`~transforms.editions.beam_bursts.DetectBursts`.
+:class:`~transforms.editions.beam.detection.DetectBursts`.
 
 Reads StoryChange records (NEW_STORY / ASSIGN of an original, i.e. not a copy); writes burst pulses (plain dicts,
 consumed by RankEditions) and FetchRequest records (schemas/avro/fetch_request.avsc, kind BURST, topic

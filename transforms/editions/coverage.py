@@ -1,6 +1,6 @@
 """Burst pull: which publishers' feeds a breaking story moves to the 1-minute lane, and the coverage memory behind it.
 
-Plain Python (the Beam side is :class:`~transforms.editions.beam_bursts.RequestPollsFn`, which keeps one
+Plain Python (the Beam side is :class:`~transforms.editions.beam.detection.RequestPollsFn`, which keeps one
 :class:`CoverageMemory` in its state). Reads originals (the burst stage's observations: story, publisher, entity
 ids, first-seen time), LINK and MERGE story changes, and breaking pulses; writes nothing itself
 (:func:`transforms.editions.bursts.burst_fetch_requests` turns the chosen publishers into FetchRequest records).

@@ -2,10 +2,10 @@
 versioned object, then move its latest pointer by compare-and-set (:class:`SnapshotPublisher`); the merged-story
 aliases map (:func:`aliases_item`).
 
-Plain Python; the Beam side is :class:`~transforms.editions.beam.PublishSnapshots` and
-:class:`~transforms.editions.beam.TrackAliases`.
+Plain Python; the Beam side is :class:`~transforms.editions.beam.publishing.PublishSnapshots` and
+:class:`~transforms.editions.beam.publishing.TrackAliases`.
 
-Reads snapshot items from :class:`~transforms.editions.beam.RankEditions` / ``TrackAliases``
+Reads snapshot items from :class:`~transforms.editions.beam.ranking.RankEditions` / ``TrackAliases``
 (``{"kind", "path", "pointer", "version", "doc", "min_stories"}``); writes through the store interfaces only
 (``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
 ``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.

@@ -2,13 +2,13 @@
 per edition and ranks it at every minute boundary; :func:`snapshot_items` turns a cycle into snapshot items.
 
 Plain Python: the stateful DoFn that holds the state below and fires the minute timer is
-:class:`~transforms.editions.beam.RankEditionsFn` (in :class:`~transforms.editions.beam.RankEditions`).
+:class:`~transforms.editions.beam.ranking.RankEditionsFn` (in :class:`~transforms.editions.beam.ranking.RankEditions`).
 
 Reads StoryChange records (decoded dicts, schemas/avro/story_change.avsc) and burst pulses
-(:class:`~transforms.editions.beam_bursts.DetectBursts`); writes snapshot items (``{"kind", "path", "pointer",
+(:class:`~transforms.editions.beam.detection.DetectBursts`); writes snapshot items (``{"kind", "path", "pointer",
 "version", "doc", "min_stories"}``) for every page (edition x section), the edition's candidate pool and the
 coverage of page/pool stories whose coverage changed, and the storylines that changed
-(:mod:`transforms.editions.storyline_pages`). :class:`~transforms.editions.beam.PublishSnapshots`
+(:mod:`transforms.editions.storyline_pages`). :class:`~transforms.editions.beam.publishing.PublishSnapshots`
 validates and stores them.
 
 Why a minute timer in event time: cycle T ranks exactly the events with event time < T (a change's ``at`` is its

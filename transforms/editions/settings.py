@@ -3,7 +3,7 @@
 :class:`RankSettings` says which editions and registry the ranker reads and how it runs (a replay, change-only);
 :class:`PublishSettings` how snapshots are accepted and where Breaking purges go. The jobs (pipelines/stories.py,
 the backfill's ``--snapshots``) build them once from their options and hand them to
-:class:`~transforms.editions.beam.PublishEditions`; tests build them with the few fields they change.
+:class:`~transforms.editions.beam.stage.PublishEditions`; tests build them with the few fields they change.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ import json
 
 from pipelines.cli import main as newsroom
 from tests.pipelines.commands.test_rollback import store_flags
-from transforms.editions.beam import PublishSnapshotFn
+from transforms.editions.beam.publishing import PublishSnapshotFn
 from transforms.editions.documents import iso
 from transforms.editions.fairness import position_weight
 from transforms.editions.rank import snapshot_items

@@ -10,7 +10,7 @@ import pytest
 from pipelines.cli import main as newsroom
 from schemas.pages import page_path
 from stores import open_stores
-from transforms.editions.beam import PublishSnapshotFn
+from transforms.editions.beam.publishing import PublishSnapshotFn
 from transforms.editions.documents import iso
 
 

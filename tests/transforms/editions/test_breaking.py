@@ -1,4 +1,4 @@
-"""Breaking announcements (transforms/editions/breaking.py, beam_bursts.py): one Breaking record per story and
+"""Breaking announcements (transforms/editions/breaking.py, beam/announce.py): one Breaking record per story and
 edition however many cycles keep the label, the pages newly showing the story purged once each, nothing again on
 a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub emulator's breaking topic."""
 
@@ -17,7 +17,7 @@ from stores import StoreConfig, StoreError, open_stores
 from stores.cdn import CloudCdnPurger, open_purger
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
-from transforms.editions.beam_bursts import AnnounceBreakingFn
+from transforms.editions.beam.announce import AnnounceBreakingFn
 from transforms.editions.breaking import HOT_STORIES, Ledger, candidates, hot_candidate
 
 IDLE = 8
@@ -94,7 +94,7 @@ def test_a_breaking_purge_compute_refuses_is_logged_and_raised_so_the_bundle_ret
     fn = AnnounceBreakingFn(StoreConfig(), cdn="none")
     fn.purger = CloudCdnPurger("proj-1", "newsroom-api", None, _session(), endpoint)
     state, cand = _LedgerState(), candidates(_page(), {"outcome": "published"})[0][1]
-    with caplog.at_level(logging.WARNING, logger="transforms.editions.beam_bursts"), pytest.raises(StoreError):
+    with caplog.at_level(logging.WARNING, logger="transforms.editions.beam.announce"), pytest.raises(StoreError):
         list(fn.process(("us-en", cand), ledger=state))
     [line] = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert line.startswith("newsroom.cdn_purge_failed edition=us-en section=top story=7 error=StoreError:"), line

@@ -14,7 +14,7 @@ from apache_beam.testing.util import assert_that
 from schemas import codec
 from tests.transforms.editions.conftest import AUTHORITATIVE_EN, HOUR, MIN, T0, World
 from transforms.editions import bursts, coverage
-from transforms.editions.beam_bursts import DetectBursts
+from transforms.editions.beam import DetectBursts
 from transforms.editions.config import default_config
 from transforms.editions.params import BurstParams
 from transforms.ingest import poller

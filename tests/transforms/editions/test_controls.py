@@ -17,7 +17,8 @@ from stores.controls import Control, open_control_store
 from tests.pipelines.commands.test_rollback import store_flags
 from tests.transforms.fakes import Bag, Timer, Value
 from transforms.editions import documents as docs
-from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
+from transforms.editions.beam.publishing import PublishSnapshotFn
+from transforms.editions.beam.ranking import RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.controls import apply_controls
 from transforms.editions.settings import RankSettings

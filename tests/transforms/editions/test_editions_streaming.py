@@ -12,8 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
 from stores import StoreConfig, open_stores
-from transforms.editions.beam import PublishEditions
-from transforms.editions.beam_bursts import DetectBursts
+from transforms.editions.beam import DetectBursts, PublishEditions
 from transforms.editions.bursts import judge_breaking
 from transforms.editions.config import load_config
 from transforms.editions.params import BurstParams

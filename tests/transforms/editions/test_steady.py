@@ -12,7 +12,7 @@ from stores import StoreConfig, open_stores
 from stores.controls import Control, open_control_store
 from stores.takedowns import Tombstone, open_takedown_store
 from tests.transforms.fakes import Bag, Timer, Value
-from transforms.editions.beam import RankEditionsFn
+from transforms.editions.beam.ranking import RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.publish import SnapshotPublisher
 from transforms.editions.settings import RankSettings

@@ -15,7 +15,8 @@ from stores.profiles import open_profile_store
 from tests.transforms.fakes import Bag, Timer, Value
 from transforms.editions import documents as docs
 from transforms.editions import topics
-from transforms.editions.beam import PublishSnapshotFn, RankEditionsFn
+from transforms.editions.beam.publishing import PublishSnapshotFn
+from transforms.editions.beam.ranking import RankEditionsFn
 from transforms.editions.book import compact_change
 from transforms.editions.config import load_config
 from transforms.editions.settings import RankSettings

@@ -8,7 +8,7 @@ import dataclasses
 
 from pipelines.cli import main as newsroom
 from tests.pipelines.commands.test_rollback import store_flags
-from transforms.editions.beam import PublishSnapshotFn
+from transforms.editions.beam.publishing import PublishSnapshotFn
 from transforms.editions.book import StoryBook
 from transforms.editions.trust import key_facts
 from transforms.publishers import PublisherRegistry, default_registry

@@ -1,19 +1,9 @@
-"""The Beam layer of Breaking in the editions stage: detect bursts, then announce Breaking stories.
-
-:class:`DetectBursts`: story changes -> originals stamped with their first-seen time -> 5- and 30-minute sliding
-windows per story -> the Breaking and developing rules (plain Python: :mod:`.bursts`) -> pulses for the ranker, and
-burst polls (fetch requests) for ingest. :class:`AnnounceBreaking`: keyed by edition, the first published page
-showing a Breaking story emits its ``Breaking`` record (:mod:`.breaking`), and every section page newly showing it
-is purged at the CDN; applied by :class:`~transforms.editions.beam.PublishEditions` to the breaking candidates of
-:class:`~transforms.editions.beam.PublishSnapshots` (after the pointers moved).
-
-The stage's other PTransforms (ranking, publishing, aliases) are in :mod:`.beam`; the two modules together are the
-editions stage's whole Beam layer (one module would pass the 600-line limit).
-"""
+"""Burst detection in Beam: story changes -> originals stamped with their first-seen time -> 5- and 30-minute
+sliding windows per story -> the Breaking and developing rules (plain Python: :mod:`transforms.editions.bursts`) ->
+pulses for the ranker, and burst polls (fetch requests) for ingest (:class:`DetectBursts`)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import apache_beam as beam
@@ -28,17 +18,13 @@ from stores import StoreConfig
 from transforms.authority import AuthorityWatcher
 from transforms.common import MINUTE_MS
 from transforms.editions import bursts
-from transforms.editions.breaking import HOT, KEEP_MS, Ledger, purge_failed_event, purge_reason
 from transforms.editions.config import default_config
 from transforms.editions.coverage import CoverageMemory, coverage_events, original_event
 from transforms.editions.params import BurstParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, to_ms
 
-log = logging.getLogger(__name__)
 
-
-# ------------------------------------------------------------------------------------------------ detection
 class ExtractOriginalsFn(beam.DoFn):
     """Originals of story changes, stamped with their first-seen time. Unreadable changes are counted and skipped
     here (RankEditions dead-letters them: one dead letter per change, not one per stage)."""
@@ -102,7 +88,7 @@ class JudgeWindowFn(beam.DoFn):
 class RequestPollsFn(beam.DoFn):
     """One key (the whole burst stage): fold originals, LINK and MERGE changes into the coverage memory, and turn
     each story's earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests for the
-    publishers the memory and the registry pull (:mod:`.coverage`: the rule and its bounds).
+    publishers the memory and the registry pull (:mod:`transforms.editions.coverage`: the rule and its bounds).
 
     Why one key: "covered this entity before" and "covered the linked story" cross stories and languages, so the
     memory cannot be split by story or language. Its cost per original is a bag append; the memory (bounded, 5-10
@@ -245,82 +231,3 @@ class DetectBursts(beam.PTransform):
             | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
         )
         return {"pulses": pulses, "fetch_requests": fetch_requests}
-
-
-# ------------------------------------------------------------------------------------------------- announce
-
-
-class AnnounceBreakingFn(beam.DoFn):
-    """KV(edition, candidate) -> Breaking records, once per story and edition (state LEDGER: the edition's
-    :class:`~transforms.editions.breaking.Ledger`); purges the story pages of hot stories whose headline or labels
-    changed (hot candidates, :func:`~transforms.editions.breaking.hot_candidate`, emit no record); purges each
-    section page the first time it shows the story
-    (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``). A purge that
-    fails is logged (``newsroom.cdn_purge_failed``, :func:`~transforms.editions.breaking.purge_failed_event`) and
-    raised: the ledger is not written, so the bundle's retry purges (and announces) again."""
-
-    LEDGER = ReadModifyWriteStateSpec("ledger", PickleCoder())
-
-    def __init__(
-        self, store_config: StoreConfig, cdn: str | None = "none", url_map: str | None = None, keep_ms=KEEP_MS
-    ):
-        self.store_config, self.cdn, self.url_map, self.keep_ms = store_config, cdn, url_map, keep_ms
-        self.announced = Metrics.counter("breaking", "announced")
-        self.purged = Metrics.counter("breaking", "pages_purged")
-        self.hot_purged = Metrics.counter("breaking", "hot_stories_purged")
-
-    def setup(self):
-        self.purger = None
-        if self.cdn != "none":
-            from stores.cdn import open_purger
-
-            self.purger = open_purger(self.store_config, cdn=self.cdn, url_map=self.url_map)
-
-    def _purge(self, edition: str, pointer: str, section: str, story_id: int, kind: str) -> None:
-        try:
-            self.purger.purge_pointers([pointer], purge_reason(edition, story_id, kind))
-        except Exception as exc:  # logged for the purge-failure alert, then raised: the bundle retries as before
-            log.warning("%s", purge_failed_event(edition, section, story_id, exc))
-            raise
-        self.purged.inc()
-
-    def process(self, element, ledger=beam.DoFn.StateParam(LEDGER)):
-        edition, cand = element
-        led = ledger.read() or Ledger()
-        if cand.get("kind") == HOT:  # the top page's hottest stories: purge those whose headline or labels changed
-            changed = led.hot_changes(cand)
-            if self.purger is not None:
-                for sid in changed:
-                    self._purge(edition, f"story/{sid}", "top", sid, HOT)
-            self.hot_purged.inc(len(changed))
-            ledger.write(led)
-            return
-        record, purge = led.see(edition, cand, self.keep_ms)
-        if purge and self.purger is not None:
-            self._purge(edition, f"{edition}/{cand['section']}", cand["section"], cand["story_id"], "breaking")
-        ledger.write(led)
-        if record is not None:
-            self.announced.inc()
-            Metrics.counter("breaking", f"announced_{edition}").inc()  # per edition (the dashboard's Breaking chart)
-            yield record
-
-
-class AnnounceBreaking(beam.PTransform):
-    """Breaking candidates ``(edition, candidate)`` -> Breaking records (schemas/avro/breaking.avsc).
-
-    Args:
-        store_config: the stores (the embedded purge queue lives in its SQLite file).
-        cdn / url_map: the purger (stores.cdn.open_purger); "none" (default): records only, no purge.
-    """
-
-    def __init__(self, store_config: StoreConfig, cdn: str | None = "none", url_map: str | None = None):
-        super().__init__()
-        self.store_config, self.cdn, self.url_map = store_config, cdn, url_map
-
-    def expand(self, candidates):
-        return (
-            candidates
-            | "TypeEditionKeys" >> beam.Map(lambda kv: kv).with_output_types(KV[str, Any])
-            | "CandidatesToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-            | "OncePerStoryAndEdition" >> beam.ParDo(AnnounceBreakingFn(self.store_config, self.cdn, self.url_map))
-        )

@@ -1,19 +1,7 @@
-"""The Beam layer of the editions stage (with :mod:`.beam_bursts`, which holds DetectBursts and AnnounceBreaking).
-
-story changes -> DetectBursts (pulses, burst polls) -> RankEditions (a minute timer per edition) -> snapshot items
--> PublishSnapshots (validate, store, move pointers) -> AnnounceBreaking (one Breaking record per story and
-edition, CDN purges); TrackAliases adds the merged-story map. PublishEditions is
-the whole stage, applied by pipelines/stories.py (streaming) and by the backfill's ``--snapshots``
-(pipelines/backfill.py), which pass it what it needs: a transform never reads a job's options.
-
-The logic is plain Python in the sibling modules, which say why it is so: :mod:`.bursts` (the Breaking rule, burst
-polls), :mod:`.rank` (EditionRanker: the book, the minute cycle, the state layout), :mod:`.publish`
-(SnapshotPublisher, the aliases map), :mod:`.changes` (story changes in, dead letters out).
-
-Outputs of :class:`PublishEditions`: ``{"results": publish results, "breaking": Breaking records (once per story
-and edition, :mod:`.breaking`), "fetch_requests": FetchRequest records,
-"pulses": burst pulses, "items": snapshot items, "dead_letter": DeadLetter records of unreadable story changes}``.
-"""
+"""Ranking in Beam: route story changes, storyline changes and burst pulses to their editions, then one stateful
+DoFn per edition key folds them and ranks at every minute boundary (:class:`RankEditionsFn`, the work done by the
+plain :class:`~transforms.editions.rank.EditionRanker`, whose module docstring gives the state layout and why a
+minute timer in event time)."""
 
 from __future__ import annotations
 
@@ -28,24 +16,22 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.typehints import KV
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig
 from stores.controls import open_control_store
 from stores.profiles import open_profile_store
 from stores.takedowns import open_takedown_store
 from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
-from transforms.editions.beam_bursts import AnnounceBreaking, DetectBursts
+from transforms.editions.beam.counters import Counters
 from transforms.editions.book import compact_change
-from transforms.editions.breaking import BREAKING, candidates, hot_candidate
-from transforms.editions.changes import change_dead_letter, change_of_output, editions_of
+from transforms.editions.changes import change_dead_letter, editions_of
 from transforms.editions.config import default_config, subset
 from transforms.editions.controls import ControlReader
 from transforms.editions.cycle import EditionMemory
 from transforms.editions.overlays import OverlayReaders
 from transforms.editions.params import RankParams
-from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
 from transforms.editions.rank import EditionRanker
-from transforms.editions.settings import PublishSettings, RankSettings
+from transforms.editions.settings import RankSettings
 from transforms.editions.storylines import compact_storyline, is_storyline_change
 from transforms.editions.takedowns import TakedownReader
 from transforms.editions.topics import FollowedTopics
@@ -54,28 +40,8 @@ from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 log = logging.getLogger(__name__)
 
 
-class _Metrics:
-    """``count(name, n)`` over Beam counters of one namespace, made on first use; ``*_ms`` names are
-    distributions."""
-
-    def __init__(self, namespace: str):
-        self.namespace = namespace
-        self._made = {}
-
-    def __call__(self, name: str, n: int = 1) -> None:
-        m = self._made.get(name)
-        if m is None:
-            make = Metrics.distribution if name.endswith("_ms") else Metrics.counter
-            m = self._made[name] = make(self.namespace, name)
-        if name.endswith("_ms"):
-            m.update(n)
-        else:
-            m.inc(n)
-
-
-# ---------------------------------------------------------------------------------------------------- ranking
 class RouteChangeFn(beam.DoFn):
-    """KV(edition, compact event) for every edition of the change (:func:`~.changes.editions_of`), stamped with the
+    """KV(edition, compact event) for every edition of the change (:func:`~transforms.editions.changes.editions_of`), stamped with the
     change's time. A change that cannot be read is counted and dead-lettered (tag ``dead_letter``), never raised."""
 
     def __init__(self, config):
@@ -133,7 +99,7 @@ class RankEditionsFn(beam.DoFn):
 
     The state (INBOX, LOG, MEMORY, CHAIN, timer CYCLE) and why a minute timer in event time: see
     :mod:`transforms.editions.rank`, whose :class:`~transforms.editions.rank.EditionRanker` does the work.
-    ``settings``: which editions and registry, and how the chain runs (:class:`~.settings.RankSettings`);
+    ``settings``: which editions and registry, and how the chain runs (:class:`~transforms.editions.settings.RankSettings`);
     ``store_config``: where the controls, takedowns, follower counts and computed authority are read (None: none).
     """
 
@@ -146,7 +112,7 @@ class RankEditionsFn(beam.DoFn):
     def __init__(self, settings: RankSettings = RankSettings(), store_config: StoreConfig | None = None):
         self.settings = settings
         self.store_config = store_config
-        self.metrics = _Metrics("editions")
+        self.metrics = Counters("editions")
 
     def setup(self):
         s = self.settings
@@ -247,7 +213,7 @@ class RankEditions(beam.PTransform):
 
     Args:
         settings: which editions and registry, parameter overrides, replay and change-only
-            (:class:`~.settings.RankSettings`).
+            (:class:`~transforms.editions.settings.RankSettings`).
         store_config: where the editorial controls (stores/controls.py) are read every cycle; None: none applied.
     """
 
@@ -282,175 +248,3 @@ class RankEditions(beam.PTransform):
             | "RankEachEdition" >> beam.ParDo(fn)
         )
         return {"items": items, DEAD_LETTER: dead}
-
-
-# ------------------------------------------------------------------------------------------------- publishing
-class PublishSnapshotFn(beam.DoFn):
-    """Validate -> put -> compare-and-set, one snapshot item at a time (:class:`~.publish.SnapshotPublisher`)."""
-
-    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
-        self.store_config = store_config
-        self.confirm_shrink_cycles = confirm_shrink_cycles
-
-    def setup(self):
-        self.stores = open_stores(self.store_config)
-        self.publisher = SnapshotPublisher(
-            self.stores,
-            self.confirm_shrink_cycles,
-            _Metrics("snapshots"),
-            controls=open_control_store(self.store_config),
-        )
-
-    def process(self, item):
-        result = self.publisher.publish(item)
-        yield result
-        # Breaking stories of a page just published, and a top page's hottest stories (tag "breaking")
-        for kv in candidates(item, result) + hot_candidate(item, result):
-            yield beam.pvalue.TaggedOutput(BREAKING, kv)
-
-    def finish_bundle(self):
-        self.publisher.maybe_retire()  # story pointers of long-expired stories (stores/retention.py)
-
-
-class PublishSnapshots(beam.PTransform):
-    """Snapshot items -> stored objects and moved pointers: ``.results`` (one per item) and ``["breaking"]``
-    (``(edition, candidate)`` of :func:`~.breaking.candidates` and :func:`~.breaking.hot_candidate`).
-
-    Args:
-        store_config: where the snapshot and pointer stores live (the job passes ``store_config(options)``).
-        confirm_shrink_cycles: cycles a > 50 % shrink must persist before it is published.
-    """
-
-    def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
-        super().__init__()
-        self.store_config = store_config
-        self.confirm_shrink_cycles = confirm_shrink_cycles
-
-    def expand(self, items):
-        fn = PublishSnapshotFn(self.store_config, self.confirm_shrink_cycles)
-        return items | "ValidateStoreAndPoint" >> beam.ParDo(fn).with_outputs(BREAKING, main="results")
-
-
-class TrackAliasesFn(beam.DoFn):
-    """Single key: every MERGE; at the minute boundary after a new merge, emit the whole aliases map.
-
-    State: MERGES (bag of merge events), NEXT (cycle the timer is set for), LAST (last cycle ranked),
-    EMITTED (how many merges the last emitted map held). Timer: CYCLE (event time).
-    """
-
-    MERGES = BagStateSpec("merges", PickleCoder())
-    NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
-    LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
-    EMITTED = ReadModifyWriteStateSpec("emitted", VarIntCoder())
-    CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
-
-    def process(
-        self,
-        element,
-        merges=beam.DoFn.StateParam(MERGES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        last=beam.DoFn.StateParam(LAST),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        _, m = element
-        merges.add(m)
-        arm_earliest(timer, nxt, max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
-
-    @on_timer(CYCLE)
-    def on_cycle(
-        self,
-        ts=beam.DoFn.TimestampParam,
-        merges=beam.DoFn.StateParam(MERGES),
-        nxt=beam.DoFn.StateParam(NEXT),
-        last=beam.DoFn.StateParam(LAST),
-        emitted=beam.DoFn.StateParam(EMITTED),
-        timer=beam.DoFn.TimerParam(CYCLE),
-    ):
-        now = to_ms(ts)
-        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
-            rearm_pending(timer, nxt, now)
-            return
-        item, n_emitted, future = aliases_item(merges.read(), now, emitted.read() or 0)
-        if item is not None:
-            yield item
-            emitted.write(n_emitted)
-        last.write(now)
-        arm(timer, nxt, (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
-
-
-class TrackAliases(beam.PTransform):
-    """StoryChange records -> aliases snapshot items (one per minute with a new merge)."""
-
-    def expand(self, changes):
-        return (
-            changes
-            | "KeepMerges" >> beam.Filter(is_merge)
-            | "KeyMergesTogether"
-            >> beam.Map(
-                lambda c: window.TimestampedValue(("aliases", merge_event(c)), c["at"] / 1000.0)
-            ).with_output_types(KV[str, Any])
-            | "MergesToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
-        )
-
-
-# ---------------------------------------------------------------------------------------------- the whole stage
-class ChangesOfOutputs(beam.PTransform):
-    """Story writer outputs -> StoryChange records for the editions stage (:func:`~.changes.change_of_output`)."""
-
-    def expand(self, outputs):
-        return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
-
-
-class PublishEditions(beam.PTransform):
-    """StoryChange records -> pages, pools, coverage and aliases in the snapshot store, pointers moved. The input is
-    a PCollection of StoryChange dicts, or ``{"changes": ..., "storylines": StorylineChange records}`` (the stories
-    job's storyline stage; only the ranker reads them).
-
-    Args:
-        store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
-        ranking: editions, registry, overrides, replay, change-only (:class:`~.settings.RankSettings`); the editions
-            file and registry are also the burst detector's.
-        publishing: shrink confirmation and the Breaking purges' CDN (:class:`~.settings.PublishSettings`).
-        burst_params: a BurstParams replacing the file's (tests).
-        burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
-    """
-
-    def __init__(
-        self,
-        store_config: StoreConfig,
-        ranking: RankSettings = RankSettings(),
-        publishing: PublishSettings = PublishSettings(),
-        burst_params=None,
-        burst_polls: bool = True,
-    ):
-        super().__init__()
-        self.store_config, self.ranking, self.publishing = store_config, ranking, publishing
-        self.burst_params, self.burst_polls = burst_params, burst_polls
-
-    def expand(self, changes):
-        storylines = None
-        if isinstance(changes, dict):  # {"changes": StoryChange dicts, "storylines": StorylineChange records}
-            changes, storylines = changes["changes"], changes.get("storylines")
-        ranking, publishing = self.ranking, self.publishing
-        bursts_out = changes | "DetectBursts" >> DetectBursts(
-            ranking.editions_path, ranking.publishers_path, self.burst_params, self.store_config, self.burst_polls
-        )
-        inputs = {"changes": changes, "pulses": bursts_out["pulses"]}
-        if storylines is not None:
-            inputs["storylines"] = storylines  # to the ranker only: bursts and aliases are about stories
-        ranked = inputs | "RankEditions" >> RankEditions(ranking, self.store_config)
-        aliases = changes | "TrackAliases" >> TrackAliases()
-        items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
-        published = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, publishing.confirm_shrink_cycles)
-        breaking = published[BREAKING] | "AnnounceBreaking" >> AnnounceBreaking(
-            self.store_config, publishing.cdn, publishing.cdn_url_map
-        )
-        return {
-            "results": published.results,
-            "breaking": breaking,
-            "fetch_requests": bursts_out["fetch_requests"],
-            "pulses": bursts_out["pulses"],
-            "items": items,
-            "dead_letter": ranked[DEAD_LETTER],
-        }
