@@ -1,7 +1,7 @@
-"""The size limits of the product code, over every package (not only the editions stage, whose
-tests/transforms/editions/test_shape.py pins its own): no file over 600 lines and no function over 80 in
-pipelines/, transforms/, serving/, schemas/ and stores/. Merges of parallel branches pushed three places past them
-before this test covered the whole tree."""
+"""The size limits of the product code, over every package: no file over 600 lines, no function over 80 and no
+function taking more than 7 parameters in pipelines/, transforms/, serving/, schemas/ and stores/. Merges of parallel
+branches pushed three places past them before this test covered the whole tree; a longer parameter list is a state
+or a setting that wants a typed value (the ranking cycle's context, the writer's state, a job's resolved options)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores")
 MAX_FILE_LINES = 600
 MAX_FUNCTION_LINES = 80
+MAX_PARAMETERS = 7
+
+
+def parameter_count(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """Parameters a caller passes: positional, keyword-only, ``*args`` and ``**kwargs`` (one each); a method's
+    ``self`` or ``cls`` is not counted."""
+    a = node.args
+    positional = [x.arg for x in a.posonlyargs + a.args]
+    n = len(positional) + len(a.kwonlyargs) + (a.vararg is not None) + (a.kwarg is not None)
+    return n - 1 if positional and positional[0] in ("self", "cls") else n
 
 
 def oversized(root: Path = ROOT) -> list[str]:
@@ -27,10 +37,12 @@ def oversized(root: Path = ROOT) -> list[str]:
                     length = node.end_lineno - node.lineno + 1
                     if length > MAX_FUNCTION_LINES:
                         found.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+                    if parameter_count(node) > MAX_PARAMETERS:
+                        found.append(f"{name}:{node.lineno} {node.name}: {parameter_count(node)} parameters")
     return found
 
 
-def test_no_file_over_600_lines_and_no_function_over_80_in_the_product():
+def test_no_file_over_600_lines_and_no_function_over_80_lines_or_7_parameters_in_the_product():
     assert oversized() == []
 
 
@@ -41,3 +53,19 @@ def test_the_check_sees_a_planted_long_function(tmp_path):
     for package in PACKAGES:
         (tmp_path / package).mkdir(exist_ok=True)
     assert oversized(tmp_path) == ["stores/planted.py:1 planted: 81 lines"]
+
+
+def test_the_check_counts_the_parameters_a_caller_passes(tmp_path):
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "serving" / "planted.py").write_text(
+        "def f(a, b, c, d, e, f, g):\n    pass\n"
+        "class C:\n    def m(self, a, b, c, d, e, f, g):\n        pass\n"
+        "    def n(self, a, b, c, d, e, f, *args, **kwargs):\n        pass\n"
+        "def h(a, /, b, *, c, d, e, f, g, x=1):\n    pass\n",
+        encoding="utf-8",
+    )
+    assert sorted(oversized(tmp_path)) == [
+        "serving/planted.py:6 n: 8 parameters",
+        "serving/planted.py:8 h: 8 parameters",
+    ]
