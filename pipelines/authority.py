@@ -151,4 +151,6 @@ def run(argv: list[str] | None = None, wait: bool = True):
 
 
 if __name__ == "__main__":
-    run(sys.argv[1:])
+    from pipelines.cli import run_job
+
+    sys.exit(run_job("authority", run, sys.argv[1:]))

@@ -397,4 +397,6 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
 
 
 if __name__ == "__main__":
-    sys.exit(run(sys.argv[1:]))
+    from pipelines.cli import run_job
+
+    sys.exit(run_job("backfill", run, sys.argv[1:]))

@@ -215,12 +215,18 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.main(args) or 0)
     if any(a.startswith("--dry_run") for a in argv):
         _report_dry_runs()
+    return run_job(name, module.run, argv[1:])
+
+
+def run_job(name: str, run, argv: list[str]) -> int:
+    """A Beam job's ``run(argv)`` as a command (``newsroom JOB`` and ``python -m pipelines.JOB``): a ValueError, an
+    inconsistent flag named in its message, is one line on stderr and exit status 2, not a traceback."""
     try:
-        result = module.run(argv[1:])
-    except ValueError as exc:  # an inconsistent flag, named in the message
+        result = run(argv)
+    except ValueError as exc:
         print(f"newsroom {name}: error: {exc}", file=sys.stderr)
         return 2
-    return result if isinstance(result, int) else 0  # the stories job returns its PipelineResult
+    return result if isinstance(result, int) else 0  # the streaming jobs return their PipelineResult
 
 
 if __name__ == "__main__":

@@ -365,4 +365,6 @@ def run(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     import sys
 
-    sys.exit(run(sys.argv[1:]))
+    from pipelines.cli import run_job
+
+    sys.exit(run_job("ingest", run, sys.argv[1:]))

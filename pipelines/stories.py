@@ -327,4 +327,6 @@ def run(argv: list[str] | None = None, wait: bool = True):
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    run(sys.argv[1:])
+    from pipelines.cli import run_job
+
+    sys.exit(run_job("stories", run, sys.argv[1:]))

@@ -125,4 +125,6 @@ def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = N
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    run(sys.argv[1:])
+    from pipelines.cli import run_job
+
+    sys.exit(run_job("userclusters", run, sys.argv[1:]))

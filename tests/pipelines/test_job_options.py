@@ -64,3 +64,23 @@ def test_a_bad_flag_is_refused_where_the_options_are_resolved_naming_it(job, arg
     module = importlib.import_module(f"pipelines.{job}")
     with pytest.raises(ValueError, match=flag):
         module.resolve(PipelineOptions(argv))
+
+
+@pytest.mark.parametrize(("job", "flag"), [("covisit", "--top_k=0"), ("userclusters", "--min_members=0")])
+def test_python_m_the_job_refuses_a_bad_flag_in_one_line(job, flag):
+    """``python -m pipelines.JOB`` is ``newsroom JOB``: a bad flag ends in one line naming it and exit status 2, not
+    a traceback."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    res = subprocess.run(
+        [sys.executable, "-m", f"pipelines.{job}", flag], cwd=root, capture_output=True, text=True, env=env, timeout=300
+    )
+    assert res.returncode == 2, res.stderr[-2000:]
+    assert "Traceback" not in res.stderr
+    (line,) = [x for x in res.stderr.splitlines() if "error" in x.lower()]
+    assert line.startswith(f"newsroom {job}: error: {flag.split('=')[0]}")
