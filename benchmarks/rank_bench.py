@@ -8,8 +8,9 @@ does). Language shares follow DESIGN.md (English ~40 %); per story 1 + Geometric
 copies), newest original uniformly within the 48 h live window, 384-d centroids, a synthetic registry of ~3,000
 publishers (a quarter of each edition's local to a gazetteer city). What is timed, per edition, is
 transforms.editions.cycle.run_cycle: features and scores, candidates,
-smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supporting links, page/pool documents
-and coverage documents. Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
+smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supporting links, page/pool documents,
+coverage documents and the cycle's overlays as EditionRanker runs them (page sections and cities on the pool, the
+trending topic pages, the storyline pages and their index; no controls or takedowns). Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
 next minute's ~1,400 articles are folded in (timed separately), and cycle 2 is the steady state.
 
 The loop figure runs tests/transforms/editions/loop_reference.py's ``run_cycle_loop`` (per-story Python for scores,
