@@ -132,9 +132,10 @@ class BackfillJob:
 
     def flags(self) -> dict:
         """The job's own flags by name, as given (the manifest's ``options``)."""
-        return {
-            kw.get("dest") or a[0].lstrip("-"): getattr(self, kw.get("dest") or a[0].lstrip("-")) for a, kw in FLAGS
-        }
+        return {name: getattr(self, name) for name in FLAG_NAMES}
+
+
+FLAG_NAMES = tuple(kw.get("dest") or a[0].lstrip("-") for a, kw in FLAGS)  # BackfillJob's fields of the same names
 
 
 def resolve(options: PipelineOptions) -> BackfillJob:
@@ -152,7 +153,7 @@ def resolve(options: PipelineOptions) -> BackfillJob:
         )
     if store.backend == "embedded" and store.data_dir in (None, ".newsroom"):
         store = dataclasses.replace(store, data_dir=os.path.join(o.output, "store"))
-    own = {dest: getattr(o, dest) for dest in BackfillJob.__dataclass_fields__ if dest not in ("run", "since", "until")}
+    own = {name: getattr(o, name) for name in FLAG_NAMES}
     return BackfillJob(
         run=dataclasses.replace(run, store=store),
         since=_parse_bound(o.from_date, "--from"),

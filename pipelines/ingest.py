@@ -46,6 +46,9 @@ from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig
 from transforms.ingest.guard import parse_overrides
 from transforms.ingest.ordering import raw_item_key
 
+if typing.TYPE_CHECKING:
+    from transforms.ingest.beam import IngestContext
+
 log = logging.getLogger("newsroom.ingest")
 
 
@@ -254,7 +257,7 @@ class IngestJob:
     """
 
     run: JobRun
-    context: typing.Any
+    context: IngestContext
     feeds: str | None = None
     registry_reload_s: float = 300.0
     fetch_request_topic: str = "fetch-requests"

@@ -71,6 +71,14 @@ class UserClusterOptions(StoreOptions):
         )
 
 
+@dataclass(frozen=True)
+class UserClustersJob:
+    """The userclusters job's options, resolved once (:func:`resolve`)."""
+
+    run: JobRun
+    params: Params
+
+
 def resolve(options: PipelineOptions) -> UserClustersJob:
     """The job's options, checked once (ValueError naming the flag when one is out of range)."""
     o = options.view_as(UserClusterOptions)
@@ -89,14 +97,6 @@ def resolve(options: PipelineOptions) -> UserClustersJob:
         lookback_ms=int(o.lookback_days * 86_400_000),
     )
     return UserClustersJob(run=run, params=params)
-
-
-@dataclass(frozen=True)
-class UserClustersJob:
-    """The userclusters job's options, resolved once (:func:`resolve`)."""
-
-    run: JobRun
-    params: Params
 
 
 def build_pipeline(p, job: UserClustersJob, now_ms: int | None = None) -> dict:
