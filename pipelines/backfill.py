@@ -194,7 +194,7 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     from transforms.common import DEAD_LETTER, dead_letter_json
     from transforms.stories import backfill_files
     from transforms.stories import beam as sb
-    from transforms.stories import beam_backfill as bb
+    from transforms.stories.beam import backfill as bb
 
     files = files or (input_patterns(job.input) if job.run.translate_only else expand_inputs(job.input))
     cfg = job.store

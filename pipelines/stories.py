@@ -238,7 +238,7 @@ def build_pipeline(p, job: StoriesJob) -> dict:
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
     from transforms.editions.settings import PublishSettings, RankSettings
     from transforms.stories import beam as sb
-    from transforms.stories.beam_storylines import Storylines
+    from transforms.stories.beam.storylines import Storylines
     from transforms.stories.features import from_article
 
     o, cfg, links = job, job.run.store, job.links
@@ -266,7 +266,7 @@ def build_pipeline(p, job: StoriesJob) -> dict:
     to_rank = story_changes | "ChangesOfOutputs" >> ChangesOfOutputs()
     storylines = None
     if job.storylines:
-        # The storyline stage (transforms/stories/beam_storylines.py) reads every writer output and link; its
+        # The storyline stage (transforms/stories/beam/storylines.py) reads every writer output and link; its
         # StorylineChanges go to the ranker (one story per storyline in each edition's top 5).
         storylines = story_changes | "Storylines" >> Storylines(every_ms=job.link_every_ms)
         to_rank = {"changes": to_rank, "storylines": storylines}

@@ -158,7 +158,7 @@ BACKFILL_STEPS = [
     "EmbedArticles",
     "ClusterStories",
     "ApplyStoryChanges",
-    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/beam.py)
+    "WriteResults",  # assignments, stories and the links of the final stories (transforms/stories/beam/backfill.py)
     "WriteDeadLetters",
 ]
 

@@ -8,7 +8,7 @@ them (``storylines.jsonl``), the driver turns into ``manifest.json``.
 
 The Beam side -- ReadArticles over Beam's FileSystems (local paths and gs://), which timestamps ArticleFeatures dicts
 at their first-seen time and emits the input order ``(file index, line, article_id)``, and the result writers -- is
-in :mod:`transforms.stories.beam_backfill`.
+in :mod:`transforms.stories.beam.backfill`.
 
 Named for the files it parses and folds; "readers" is the origin's word for people (serving/readers.py).
 """
@@ -124,7 +124,7 @@ def explanation_rows(outputs: list[dict]) -> list[dict]:
 
 def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> tuple[list, list, dict]:
     """Fold the run's outputs -> (assignments.jsonl rows, stories.jsonl rows, the summary). The files are written
-    by :func:`transforms.stories.beam_backfill.write_results` (through Beam's filesystems: local or gs://)."""
+    by :func:`transforms.stories.beam.backfill.write_results` (through Beam's filesystems: local or gs://)."""
     import dataclasses
 
     from transforms.stories.cluster import calibration

@@ -1,6 +1,6 @@
 """The per-language story writer: online assignment, repair (merge/split), expiry, story ids and change records.
 
-Plain Python (numpy only). :class:`transforms.stories.beam.ClusterStoriesFn` calls it from a stateful DoFn keyed by
+Plain Python (numpy only). :class:`transforms.stories.beam.writer.ClusterStoriesFn` calls it from a stateful DoFn keyed by
 language; the backfill, the tests and the benchmarks call it directly. Reads :class:`ArticleFeatures` (with vectors)
 in (first_seen_at, article_id) order and the clock of event time; writes :class:`WriterOutput` records: a
 ``StoryChange`` (schemas/avro/story_change.avsc, the public decision) plus the durable effect of that decision on the

@@ -1,7 +1,7 @@
 """Run the story writers and the linker in-process, without Beam (tests, calibration, benchmarks).
 
 Reads :class:`ArticleFeatures` with vectors; writes the writers' outputs (dicts) and the link changes, exactly what
-the Beam path (transforms/stories/beam.py) produces for the same input.
+the Beam path (transforms/stories/beam/) produces for the same input.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ do not depend on the batching (transforms/stories/embed.py: equal-length blocks,
 articles carry the same bits as when the embedding stage ran first.
 
 The worker model: this module runs one producer thread that hands each batch to the encoder and waits; the caller
-chooses where the encoder runs. The backfill (transforms/stories/beam.py ClusterStoriesFn ``embed``) gives it a
+chooses where the encoder runs. The backfill (transforms/stories/beam/writer.py ClusterStoriesFn ``embed``) gives it a
 process of its own for the sentence-transformers models (transforms/stories/embed_process.py: beside a plain-Python
 writer thread the encoder's GIL-bound forward pass would take turns with the writer instead of overlapping it), which
 spreads each call over every core with its own threads and loads the model once; a process pool would load it once

@@ -8,7 +8,7 @@ Reads the writers' outputs (:class:`transforms.stories.state.WriterOutput` dicts
 Ticks. The stage decides at event-time ticks every :data:`EVERY_MS` (10 min, like the cross-language linker): an
 output belongs to the first tick boundary after its ``at``; at a tick the writer folds that tick's outputs in
 (language, seq) order, then decides each story that was born or grew in (story id) order. The streaming stage
-(:class:`transforms.stories.beam_storylines.StorylinesFn`) and the backfill (:func:`storyline_changes`) group the
+(:class:`transforms.stories.beam.storylines.StorylinesFn`) and the backfill (:func:`storyline_changes`) group the
 same outputs into the same ticks, so they make the same decisions (tests/transforms/stories/test_storyline.py).
 
 The rule, for a story S that was born or grew:

@@ -1,4 +1,4 @@
-"""The storyline stage in Beam (transforms/stories/beam_storylines.py): the streaming form decides as the backfill."""
+"""The storyline stage in Beam (transforms/stories/beam/storylines.py): the streaming form decides as the backfill."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_streaming_stage_decides_as_the_backfill():
     from apache_beam.testing.test_stream import TestStream
     from apache_beam.transforms.window import TimestampedValue
 
-    from transforms.stories.beam_storylines import Storylines
+    from transforms.stories.beam.storylines import Storylines
 
     rng = np.random.default_rng(9)
     mission = rng.normal(size=DIM)

@@ -1,11 +1,9 @@
-"""Beam transforms of the stories stage: EmbedArticles -> ClusterStories -> ApplyStoryChanges, and LinkStories (the
-streaming cross-language linker). The backfill's file reading, result writer and progress lines are
-transforms/stories/beam_backfill.py.
+"""ClusterStories: the per-language story writer (transforms/stories/cluster.py) as a stateful DoFn.
 
 Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
-outputs (``{"change": StoryChange, ...}``, transforms/stories/cluster.py), applies them to the story store
-(stores/base.py StoryStore, through the embedded or the Google Cloud backend), and dead-letters what it cannot read
-(``DeadLetter`` records on the ``dead_letter`` tagged output, counted with Metrics).
+outputs (``{"change": StoryChange, ...}``) and dead-letters what it cannot read (``DeadLetter`` records on the
+``dead_letter`` tagged output, counted with Metrics). It restores from the story store, which
+:mod:`transforms.stories.beam.apply` writes.
 
 Runners: FnApiRunner for batch (the backfill), BundleBasedDirectRunner with ``--streaming`` for TestStream; both
 give identical assignments because ClusterStoriesFn decides only in event-time order when the watermark passes.
@@ -34,14 +32,10 @@ ClusterStoriesFn (keyed by language: the single writer of its language)
   for the sentence-transformers models, transforms/stories/embed_process.py) while the writer decides the batches
   already embedded (transforms/stories/overlap.py): embedding and deciding overlap instead of running as two stages
   one after the other, and the articles cross the shuffle and the state without vectors.
-
-ApplyStoryChangesFn (keyed by language): applies outputs in seq order (transforms/stories/apply.py), buffering
-out-of-order ones, skipping replays. It is the only writer of the story store for its language.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 import typing
@@ -53,105 +47,17 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 from apache_beam.transforms.window import GlobalWindow
-from apache_beam.utils import shared
 
 from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, Progress
 from transforms.common import dead_letter as dead_letter_record
 from transforms.stories import embed as embmod
-from transforms.stories.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
+from transforms.stories.beam.common import STAGE
 from transforms.stories.cluster import StoryClusterer
 from transforms.stories.features import ArticleFeatures
-from transforms.stories.links import StoryLinker
 from transforms.timers import arm, arm_earliest, to_ms
-
-log = logging.getLogger("newsroom.stories")
-
-STAGE = "stories"
 
 _WRITERS: dict[tuple[str, str], StoryClusterer] = {}
 _WRITERS_LOCK = threading.Lock()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Embedding
-
-
-class EmbedBatchFn(beam.DoFn):
-    """Adds vectors to a batch of ArticleFeatures dicts (one model per process and spec, shared by threads)."""
-
-    def __init__(self, routing: str = "auto", link_spec: str | None = embmod.MULTILINGUAL, links="auto", defer=False):
-        self.routing, self.link_spec, self.links = routing, link_spec, links
-        self.defer = defer  # no links wanted: pass the batch on unembedded, the writer embeds it (ClusterStoriesFn)
-        self._shared = shared.Shared()
-        self.embedded = Metrics.counter(STAGE, "embedded")
-
-    def setup(self):
-        self._route = embmod.EmbedderRouting(self.routing, self.link_spec)
-        self._models: dict[str, embmod.Embedder] = {}
-
-    def _model(self, spec: str) -> embmod.Embedder:
-        m = self._models.get(spec)
-        if m is None:
-            m = self._models[spec] = self._shared.acquire(lambda: embmod.get_embedder(spec), tag=spec)
-        return m
-
-    def process(self, batch, link_languages=0):
-        want_links = self.links is True or (self.links == "auto" and (link_languages or 0) > 1)
-        if self.defer and not want_links:
-            yield from batch
-            return
-        feats = [ArticleFeatures.from_dict(d) for d in batch]
-        by_spec: dict[str, list[int]] = {}
-        for i, f in enumerate(feats):
-            by_spec.setdefault(self._route.for_language(f.language), []).append(i)
-        for spec in sorted(by_spec):
-            idx = by_spec[spec]
-            model = self._model(spec)
-            vecs = model.encode([feats[i].embed_text for i in idx])
-            for i, v in zip(idx, vecs):
-                feats[i].vector = v
-                feats[i].model = model.name
-                if want_links and spec == self.link_spec:
-                    feats[i].link_vector = v
-        if want_links and self.link_spec:
-            rest = [i for i, f in enumerate(feats) if f.link_vector is None]
-            if rest:
-                vecs = self._model(self.link_spec).encode([feats[i].embed_text for i in rest])
-                for i, v in zip(rest, vecs):
-                    feats[i].link_vector = v
-        self.embedded.inc(len(feats))
-        for f in feats:
-            yield f.to_dict()
-
-
-class EmbedArticles(beam.PTransform):
-    """ArticleFeatures dicts -> the same with ``vector`` (and ``link_vector``), re-timestamped at first-seen.
-
-    Args:
-        routing: embedder spec or ``auto`` (transforms/stories/embed.py).
-        links: True, False, or ``auto`` (link vectors when ``link_languages`` > 1).
-        link_languages: optional singleton side input (number of input languages) for ``auto``.
-    """
-
-    def __init__(self, routing: str = "auto", links="auto", link_languages=None, batch_size: int = 128, defer=False):
-        super().__init__()
-        self.routing, self.links, self.link_languages = routing, links, link_languages
-        self.batch_size, self.defer = batch_size, defer  # defer: see EmbedBatchFn and ClusterStoriesFn's ``embed``
-
-    def expand(self, pcoll):
-        side = {} if self.link_languages is None else {"link_languages": beam.pvalue.AsSingleton(self.link_languages)}
-        return (
-            pcoll
-            # fixed-size calls: the embedder groups each call's texts by token length (no padding), so larger calls
-            # fill its groups better (texts/s on 2 cores: ~255 at 128, ~430 at 1,024)
-            | "BatchArticles" >> beam.BatchElements(min_batch_size=self.batch_size, max_batch_size=self.batch_size)
-            | "EmbedBatch" >> beam.ParDo(EmbedBatchFn(self.routing, links=self.links, defer=self.defer), **side)
-            | "StampFirstSeen" >> beam.Map(lambda d: beam.window.TimestampedValue(d, d["first_seen_at"] / 1000.0))
-        )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Clustering
 
 
 class ClusterStoriesFn(beam.DoFn):
@@ -357,171 +263,4 @@ class ClusterStories(beam.PTransform):
             pcoll
             | "KeyByLanguage" >> beam.Map(lambda d: (d["language"], d)).with_output_types(tuple[str, typing.Any])
             | "DecideInOrder" >> beam.ParDo(fn).with_outputs(DEAD_LETTER, main="outputs")
-        )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Applying to the store
-
-
-class ApplyStoryChangesFn(beam.DoFn):
-    """Applies writer outputs of one language to the story store in seq order; yields the applied StoryChanges."""
-
-    PENDING = BagStateSpec("pending", PickleCoder())
-    PENDING_COUNT = ReadModifyWriteStateSpec("pending_count", PickleCoder())
-
-    def __init__(self, store_config):
-        self.store_config = store_config
-        self.applied = Metrics.counter(STAGE, "changes_applied")
-        self.replayed = Metrics.counter(STAGE, "changes_replayed")
-        self.held = Metrics.counter(STAGE, "changes_held_out_of_order")
-
-    def setup(self):
-        from stores import open_stores
-
-        self._stories = open_stores(self.store_config).stories
-
-    def process(
-        self,
-        element,
-        pending=beam.DoFn.StateParam(PENDING),
-        count=beam.DoFn.StateParam(PENDING_COUNT),
-    ):
-        language, out = element
-        store = self._stories
-        seq = int(out["change"]["seq"])
-        step = sequence_step(seq, store.writer_seq(language))
-        if step == REPLAY:
-            self.replayed.inc()
-            return
-        if step == AHEAD:
-            pending.add(out)
-            count.write((count.read() or 0) + 1)
-            self.held.inc()
-            return
-        apply_output(store, out, strict=True)
-        self.applied.inc()
-        yield out["change"]
-        if count.read():
-            rest = sorted(pending.read(), key=lambda o: int(o["change"]["seq"]))
-            pending.clear()
-            kept = 0
-            for o in rest:
-                step = sequence_step(int(o["change"]["seq"]), store.writer_seq(language))
-                if step == REPLAY:
-                    continue
-                if step == NEXT:
-                    apply_output(store, o, strict=True)
-                    self.applied.inc()
-                    yield o["change"]
-                else:
-                    pending.add(o)
-                    kept += 1
-            count.write(kept)
-
-
-class ApplyStoryChanges(beam.PTransform):
-    """Writer outputs -> the story store (idempotent, in seq order per language); returns the applied changes."""
-
-    def __init__(self, store_config):
-        super().__init__()
-        self.store_config = store_config
-
-    def expand(self, pcoll):
-        return (
-            pcoll
-            | "KeyByWriter"
-            >> beam.Map(lambda o: (o["change"]["language"], o)).with_output_types(tuple[str, typing.Any])
-            | "ApplyInSeqOrder" >> beam.ParDo(ApplyStoryChangesFn(self.store_config))
-        )
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Cross-language links (streaming form; the backfill links its final stories, transforms/stories/local.py)
-
-
-class LinkStoriesFn(beam.DoFn):
-    """Single-key linker over every language's writer outputs; proposes links at each 10-minute event-time tick.
-
-    State: ``SEEN`` (bag of the outputs observed, replayed into a fresh linker at each tick and after a restart;
-    rewritten at each tick as the linker's snapshot, so it holds the live stories only), ``SEQ`` (the link writer's
-    seq), ``LINKED`` (pairs already linked), timer ``TICK``.
-    """
-
-    SEEN = BagStateSpec("seen", PickleCoder())
-    SEQ = ReadModifyWriteStateSpec("seq", PickleCoder())
-    LINKED = ReadModifyWriteStateSpec("linked", PickleCoder())
-    NEXT = ReadModifyWriteStateSpec("next", PickleCoder())
-    TICK = TimerSpec("tick", TimeDomain.WATERMARK)
-    EVERY_MS = 600_000
-
-    def __init__(self, run_id: str | None = None, every_ms: int = EVERY_MS):
-        if every_ms <= 0:
-            raise ValueError(f"link interval must be > 0 ms, got {every_ms}")
-        self.run_id = run_id or uuid.uuid4().hex
-        self.every_ms = int(every_ms)
-        self.links = Metrics.counter(STAGE, "links")
-
-    def process(
-        self,
-        element,
-        seen=beam.DoFn.StateParam(SEEN),
-        nxt=beam.DoFn.StateParam(NEXT),
-        tick=beam.DoFn.TimerParam(TICK),
-    ):
-        _, out = element
-        seen.add(StoryLinker.compact(out))
-        at = int(out["change"]["at"])
-        arm_earliest(tick, nxt, (at // self.every_ms + 1) * self.every_ms)
-
-    @on_timer(TICK)
-    def on_tick(
-        self,
-        fired=beam.DoFn.TimestampParam,
-        seen=beam.DoFn.StateParam(SEEN),
-        seq=beam.DoFn.StateParam(SEQ),
-        linked=beam.DoFn.StateParam(LINKED),
-        nxt=beam.DoFn.StateParam(NEXT),
-    ):
-        now = to_ms(fired)
-        linker = StoryLinker()
-        for o in seen.read():
-            linker.observe(o)
-        linker.linked = set(linked.read() or [])
-        linker.seq = seq.read() or 0
-        changes = linker.link_changes(now)
-        seq.write(linker.seq)
-        live = set(linker.stories)
-        linked.write(
-            sorted(p for p in linker.linked if p[0] in live and p[1] in live)
-        )  # a gone story never links again
-        seen.clear()
-        for o in linker.snapshot():
-            seen.add(o)
-        nxt.clear()
-        self.links.inc(len(changes))
-        for ch in changes:
-            yield {"change": ch, "story_meta": None, "members": {}}
-
-
-class LinkStories(beam.PTransform):
-    """Writer outputs of every language -> LINK outputs of the ``mul`` link writer (apply them like any output).
-
-    Args:
-        every_ms: event-time interval of the link ticks (default 10 minutes; the sample world at --speed x runs
-            ``600_000 / x`` so that its links come as often in its virtual time).
-
-    The outputs are timestamped at their tick: the ranker (transforms/editions) folds a LINK like any story change,
-    so story coverage and story pages list the linked story in the other language from that tick's cycle on.
-    """
-
-    def __init__(self, every_ms: int = LinkStoriesFn.EVERY_MS):
-        super().__init__()
-        self.every_ms = every_ms
-
-    def expand(self, pcoll):
-        return (
-            pcoll
-            | "OneLinker" >> beam.Map(lambda o: ("mul", o)).with_output_types(tuple[str, typing.Any])
-            | "ProposeLinks" >> beam.ParDo(LinkStoriesFn(every_ms=self.every_ms))
         )

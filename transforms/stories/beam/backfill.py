@@ -2,8 +2,7 @@
 the result writer (assignments.jsonl, stories.jsonl, storylines.jsonl, explanations.jsonl, summary.json) and the progress lines.
 
 Reads local or gs:// files through Beam's FileSystems; the plain parsing and folding are
-transforms/stories/backfill_files.py, the stories transforms themselves transforms/stories/beam.py (split from it so
-that each module stays one subject and under the size rule).
+transforms/stories/backfill_files.py, the stage's transforms the other modules of this package.
 """
 
 from __future__ import annotations
@@ -21,8 +20,7 @@ from apache_beam.metrics import Metrics
 from stores.beam_io import write_lines, write_text
 from transforms.common import DEAD_LETTER, progress_line
 from transforms.stories import backfill_files
-
-STAGE = "stories"  # the Beam counters' namespace, as transforms/stories/beam.py counts them
+from transforms.stories.beam.common import STAGE
 
 ORDER = "order"
 
