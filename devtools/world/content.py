@@ -21,7 +21,8 @@ Events: E1 the Calder Bay earthquake (the breaking burst: 11 English originals f
 whose headline is corrected; E6 a cup final (es/de/en); E7 an air-traffic strike (fr); E8 a northern rail strike
 (en, gb); E9 Berlin housing (de); E10 a content farm (future date, a feed whose ETag changes on every request);
 E11 Mumbai's monsoon (news sitemap); E12 the Port Almera desalination plant (an English report and its Spanish
-translation, released early in a run: the translated pair the cross-language links must join); E13 a ferry
+translation, released early in a run: the translated pair the cross-language links must join, and a second English
+report); E13 a ferry
 aground off Gull Island (two reports the writer keeps apart and the next repair tick merges: :data:`MERGED_PAIR`);
 E14 Port Almera's mayor re-elected over the plant's water bills (a second episode of E12's subject, a storyline:
 :data:`STORYLINE_EPISODES`).
@@ -42,10 +43,10 @@ PAYWALLED = frozenset({"daily-herald", "london-chronicle"})
 # merges it into the first's story: the merged id a local run's reader can try (its 301 to the survivor).
 MERGED_PAIR = ("ferry-aground-gull-island", "stranded-ferry-passengers-ashore")
 
-# E12's English report and E14's two: two stories (a plant opens; its city's mayor is re-elected over its water
-# bills) that share the city, the firm and the mayor, so the storyline stage links them: a storyline of two episodes.
+# E12's English reports and E14's: two stories (a plant opens; its city's mayor is re-elected over its water bills)
+# that share the city, the firm and the mayor, so the storyline stage links them: a storyline of two episodes.
 STORYLINE_EPISODES = (
-    ("port-almera-solar-desalination-plant",),
+    ("port-almera-solar-desalination-plant", "aqualux-plant-night-shift-port-almera"),
     ("port-almera-mayor-reelected", "vargas-victory-port-almera-council"),
 )
 
@@ -688,6 +689,23 @@ ARTICLES: list[dict] = [
         ],
     },
     {
+        "id": "aqualux-plant-night-shift-port-almera",
+        "pub": "daily-herald",
+        "at": 420,
+        "section": "technology",
+        "lang": "en",
+        "author": "James Okafor",
+        "headline": "How Aqualux's new desalination plant keeps Port Almera's taps running after dark",
+        "paras": [
+            "The desalination plant that opened in Port Almera on Thursday runs on sunlight by day and on a bank of "
+            "batteries by night, its builder Aqualux said, turning seawater into drinking water around the clock.",
+            "Mayor Helena Vargas, who fought for the project for years, toured the pumping hall with engineers and "
+            "said the city would no longer depend on water trucked in from the hills during the dry months.",
+            "Residents who had lived with rationing every summer welcomed the news, though some asked what the "
+            "water would cost once the first year's fixed price runs out.",
+        ],
+    },
+    {
         "id": "port-almera-desaladora-solar",
         "pub": "el-diario-central",
         "at": 300,
@@ -750,13 +768,14 @@ ARTICLES: list[dict] = [
     },
     # ---------------------------------------------------------------- E14 Port Almera again: a new event, one subject
     # STORYLINE_EPISODES: the mayor of E12's city is re-elected after a campaign about the plant's water bills. A
-    # different event (an election, not a plant opening): its first report scores 0.76 against E12's story when it
-    # arrives (join bar 0.8), so the writer starts a story for it, which the second report joins, and the repair
-    # leaves the two apart (profiles below the merge bar 0.7). The election story names E12's city, firm and mayor
-    # (salient keys almera, aqualux, vargas) and its centroid is 0.42 from E12's, so the storyline stage links it
-    # (score 0.52, bar 0.5): a storyline of two episodes. Measured with the default embedder over the world's
-    # English news; many single names in each report keep the writer's entity similarity low without touching the
-    # salient keys. tests/pipelines/test_world_storyline.py runs it through the stories transforms and the origin.
+    # different event: its first report scores 0.66 against E12's story when it arrives (join bar 0.8), so the
+    # writer starts a story for it; the second report scores 1.17 against that story and 0.85 against E12's, so it
+    # joins the election; the repair leaves the two stories apart (both have two reports, so the merge bar is 0.9).
+    # The election story names E12's city, firm and mayor (salient keys almera, aqualux, vargas) and its centroid is
+    # 0.47 from E12's, so the storyline stage links it (score 0.56, bar 0.5): a storyline of two episodes. Measured
+    # with the default embedders over the world's news; many single names in each report keep the writer's entity
+    # similarity low without touching the salient keys. tests/pipelines/test_world_storyline.py runs it through the
+    # stories transforms and the origin.
     {
         "id": "port-almera-mayor-reelected",
         "pub": "wirepress",
@@ -764,17 +783,15 @@ ARTICLES: list[dict] = [
         "section": "politics",
         "lang": "en",
         "author": "Dana Whitfield",
-        "headline": "Port Almera re-elects Mayor Vargas after a campaign fought over water bills",
+        "headline": "Mayor Vargas wins a second term in Port Almera",
         "paras": [
-            "Voters in Port Almera re-elected Mayor Vargas on Sunday after a campaign fought over the price of water "
-            "from the city's new desalination plant. She won 58 percent; Tobias Renn of the Civic Union took "
-            "39 percent, according to the election office in Oldtown.",
+            "Vargas was re-elected mayor of Port Almera on Sunday with 58 percent of the vote, defeating "
+            "Tobias Renn of the Civic Union, who took 39 percent, according to the election office in Oldtown.",
             "Results from the Quayside, Hilltop, Redfern and Marlow wards came in after 11 p.m.; turnout was 61 "
-            "percent. Supporters gathered in Liberty Square, where Vargas thanked volunteers and "
-            "promised a tram line to Eastmoor and Saltgate and lower fares for students.",
-            "Renn, a former police chief, had campaigned against the price of drinking water from the new solar "
-            "desalination plant that Aqualux runs for the city, calling the contract a blank cheque. He conceded "
-            "shortly before midnight at the Grand Hotel Meridian.",
+            "percent. Supporters gathered in Liberty Square, where Vargas thanked volunteers and promised a tram "
+            "line to Eastmoor and Saltgate and lower fares for students.",
+            "Renn, a former police chief, had called the Aqualux contract a blank cheque. He conceded shortly before "
+            "midnight at the Grand Hotel Meridian.",
         ],
     },
     {
@@ -786,13 +803,11 @@ ARTICLES: list[dict] = [
         "author": "Priya Raman",
         "headline": "Vargas keeps Port Almera town hall as Civic Union gains council seats",
         "paras": [
-            "Mayor Vargas held on to the town hall of Port Almera in Sunday's election, fought over water bills, but "
-            "the opposition won five more seats on the 31-member council, leaving her without a majority.",
-            "Vargas, a former schoolteacher, will need the votes of the Greens to pass her budget. Their leader, "
-            "Ines Kolb, said talks would start on Tuesday. Councillors Mara Lind, Pieter Quist and Joao Sardinha "
-            "lost their seats in Greyfield, Dunmore and Ashcombe.",
-            "The campaign turned on the cost of water: her rival promised to renegotiate the Aqualux deal for the "
-            "desalination plant, which he says doubled bills in Northbank and Westcliff.",
+            "Voters in Port Almera kept Mayor Vargas in office after a campaign fought over the price of "
+            "water from the new desalination plant that Aqualux runs, but Tobias Renn's Civic Union gained.",
+            "The Civic Union won five more seats on the 31-member council, leaving her without a majority. She will "
+            "need the Greens, whose leader Ines Kolb said talks would start on Tuesday. Councillors Mara Lind, "
+            "Pieter Quist and Joao Sardinha lost their seats in Greyfield, Dunmore and Ashcombe.",
         ],
     },
     # ---------------------------------------------------------------- later, ordinary news
