@@ -442,8 +442,6 @@ class _NextCatalog:
         elif kind == "candidate_pool":
             self.pools[obj.edition] = obj
             self.refs_changed = True
-        elif kind in ("storyline", "storyline_index"):
-            return  # re-read after a takedown was lifted: only its version is held (the LRU was emptied)
         elif kind == "topic_page":
             if obj is None:  # every story of it taken down: not held, the origin renders it from the pool (or 404)
                 self.topics.pop(tuple(name.split("/", 2)[1:]), None)
