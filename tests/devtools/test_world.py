@@ -16,7 +16,8 @@ from devtools.world.server import SampleWorld, world_state
 
 
 def _ingest(tmp_path, world, seconds: float) -> tuple[dict, set[str]]:
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
 
     feeds = tmp_path / "feeds.json"
     feeds.write_text(json.dumps({"feeds": world.feeds()}))
@@ -31,7 +32,7 @@ def _ingest(tmp_path, world, seconds: float) -> tuple[dict, set[str]]:
             "--poll_max_s=300",
         ]
     )
-    ingest = LocalIngest(opts, host_overrides=world.host_overrides)
+    ingest = LocalIngest.from_options(opts, host_overrides=world.host_overrides)
     try:
         stats = ingest.run(max_run_s=seconds)
     finally:

@@ -130,12 +130,13 @@ def test_the_beam_schedule_fn_is_bounded_and_keeps_the_rest():
 def test_the_local_ingest_loop_is_bounded_and_keeps_the_rest(tmp_path):
     """LocalIngest (``newsroom run``'s ingest) submits at most the bound per poll, polls again at the floor and
     counts what it deferred."""
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
 
     n = BOUND + 50
     server = FeedServer(n)
     clock = [T0]
-    ingest = LocalIngest(IngestOptions([f"--data_dir={tmp_path / 'data'}"]), clock=lambda: clock[0])
+    ingest = LocalIngest.from_options(IngestOptions([f"--data_dir={tmp_path / 'data'}"]), clock=lambda: clock[0])
     ingest.fetcher = server
     submitted = []
     ingest._submit = lambda url, d, attempt: submitted.append(d.url)  # the page fetches are not under test

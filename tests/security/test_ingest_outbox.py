@@ -30,7 +30,8 @@ CHILD = r"""
 import sys, time
 from pathlib import Path
 from transforms.ingest import poller
-from pipelines.ingest import IngestOptions, LocalIngest
+from pipelines.ingest import IngestOptions
+from pipelines.ingest_local import LocalIngest
 
 marker = Path(sys.argv[1])
 real = poller.fetch_page
@@ -40,7 +41,7 @@ def hang(fetcher, discovery, store, now_ms, **_):
     time.sleep(3600)
 
 poller.fetch_page = hang
-LocalIngest(IngestOptions(sys.argv[2:])).run(max_run_s=120)
+LocalIngest.from_options(IngestOptions(sys.argv[2:])).run(max_run_s=120)
 """
 
 
@@ -53,7 +54,8 @@ def published_urls(data_dir) -> list[str]:
 
 @pytest.mark.timeout(120)
 def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
@@ -90,13 +92,13 @@ def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
             child.wait(timeout=10)
         assert published_urls(data) == []  # nothing got out before the crash
 
-        restarted = LocalIngest(IngestOptions(argv))
+        restarted = LocalIngest.from_options(IngestOptions(argv))
         stats = restarted.run(max_run_s=3.0)
         restarted.stop()
         got = published_urls(data)
         assert sorted(set(got)) == expected, (stats, got)  # every item published after the restart: none lost
 
-        again = LocalIngest(IngestOptions(argv))  # and now that they are out, the checkpoint holds them
+        again = LocalIngest.from_options(IngestOptions(argv))  # and now that they are out, the checkpoint holds them
         again.run(max_run_s=1.5)
         again.stop()
         assert sorted(set(published_urls(data))) == expected and len(published_urls(data)) == len(got)
@@ -106,7 +108,8 @@ def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_a_failed_publish_is_retried_and_the_checkpoint_waits_for_it(tmp_path):
-    from pipelines.ingest import IngestOptions, LocalIngest
+    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_local import LocalIngest
     from stores.base import StoreError
     from stores.feeds import open_feed_store
 
@@ -116,7 +119,7 @@ def test_a_failed_publish_is_retried_and_the_checkpoint_waits_for_it(tmp_path):
         feeds.write_text(json.dumps({"feeds": [f for f in world.feeds() if f["url"] == FEED]}))
         data = tmp_path / "data"
         argv = [f"--data_dir={data}", f"--feeds={feeds}", "--min_host_delay_s=0", "--fetch_workers=1"]
-        ingest = LocalIngest(IngestOptions(argv), host_overrides=world.host_overrides)
+        ingest = LocalIngest.from_options(IngestOptions(argv), host_overrides=world.host_overrides)
         real = ingest.bus.publish_record
         checkpoints_while_failing = []
 
