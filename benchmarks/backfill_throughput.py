@@ -13,8 +13,17 @@ Prints (never asserts), all measured in this one process on the same texts, one 
 - ``ratio``: end to end / encoder alone (target: >= 1.0 on 20,000 articles: no slower than its encoder).
 - ``sequential backfill`` (``--sequential``): the same backfill with the embedding stage first and the writer after
   it (what it ran before the overlap, and what Dataflow runs), and whether its files are byte-identical.
-- ``writer alone``: articles/s of the plain-Python story writer (transforms/stories/local.py ``cluster_features``)
-  on the same articles with the vectors the encoder-alone pass produced: what the writer costs when it does not wait.
+- ``writer alone``: articles/s of the plain-Python story writer as the backfill runs it (one
+  :class:`~transforms.stories.cluster.StoryClusterer`, explanations on) on the same articles with the vectors the
+  encoder-alone pass produced: what the writer costs when it does not wait; printed with its ratio to the encoder and
+  the digest of its outputs (sha256 of their canonical JSON: two runs that print the same digest wrote the same
+  stories, explanations included).
+
+``--writer_only``: the writer alone, without the backfill, on vectors computed once and kept in ``--vectors`` (a
+``.npz`` file, reused when it holds the same stream and embedder); the encoder-alone rate is the one measured when
+the file was written (printed with its date). ``--baseline DIR`` also times the writer of another checkout (e.g. the
+main branch) on the very same features, alternately with this one (``--repeat`` times each), and prints both rates,
+their ratio and whether the digests are equal: a writer speed-up measured in one command.
 
 Stream (:func:`headline_stream`): the uci-dev headlines (``STORIES_DATA``, default ../shared/data/stories beside the
 checkout, else /work/shared/data/stories), title only as UCI News is, repeated with fresh ids (``bt-0000000`` ...)
@@ -23,6 +32,7 @@ deterministic, so two runs read the same bytes.
 
     .venv/bin/python benchmarks/backfill_throughput.py            # 20,000 articles (the acceptance figure)
     .venv/bin/python benchmarks/backfill_throughput.py --n 2000   # a quick run
+    .venv/bin/python benchmarks/backfill_throughput.py --writer_only --baseline ../main   # writer vs main's
 
 The machine is shared: the figures of one command are comparable with each other (same minutes, same load), not
 with another command's; the load average is printed at the start and the end.
@@ -31,8 +41,10 @@ with another command's; the load average is printed at the start and the end.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -99,15 +111,11 @@ def _backfill(run, argv: list[str], overlap) -> tuple[float, dict]:
     return n_done / wall, manifest
 
 
-def measure(n: int, batch_size: int, embedder: str = "auto", sequential: bool = False) -> dict:
-    """The figures of one run (see the module docstring); also printed."""
-    from pipelines.backfill import run
+def _encoder(embedder: str, feats, sequential: bool = False):
+    """(encoder, its model name, load seconds) of the backfill's embedder for English, loaded and warmed up."""
     from transforms.stories import embed as E
     from transforms.stories import embed_process
-    from transforms.stories.local import cluster_features
 
-    records = headline_stream(n)
-    feats = _features(records)
     spec = E.EmbedderRouting(embedder).for_language("en")
     t0 = time.perf_counter()
     if embed_process.wants_process(spec):  # the backfill's own encoder: the process its writer will use
@@ -127,20 +135,52 @@ def measure(n: int, batch_size: int, embedder: str = "auto", sequential: bool = 
         "(paid once per process: in neither rate below)",
         flush=True,
     )
+    return model, name, load_s
+
+
+def _encode(model, feats, batch_size: int):
+    """(vectors, articles/s) of the encoder alone over ``feats``, in batches of ``batch_size``; also printed."""
+    import numpy as np
+
     texts = [f.embed_text for f in feats]
     t0 = time.perf_counter()
     vecs = [model.encode(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
     enc_rate = len(texts) / (time.perf_counter() - t0)
     print(f"encoder alone:       {enc_rate:8.1f} articles/s ({len(texts)} texts, batches of {batch_size})", flush=True)
+    return np.concatenate(vecs), enc_rate
 
-    import numpy as np
 
-    allv = np.concatenate(vecs)
+def output_digest(outputs) -> str:
+    """sha256 (16 hex digits) of the writer's outputs as canonical JSON, in order: equal digests, equal stories."""
+    h = hashlib.sha256()
+    for o in outputs:
+        h.update(json.dumps(o.to_dict(), sort_keys=True).encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def writer_alone(feats, model: str) -> dict:
+    """The backfill's writer (explanations on) alone over ``feats`` (with vectors): rate, digest, changes."""
+    from transforms.stories.cluster import StoryClusterer
+
+    w = StoryClusterer("en", model=model, explain=True)
+    t0 = time.perf_counter()
+    outputs = w.run(feats)
+    rate = len(feats) / (time.perf_counter() - t0)
+    return {"rate": rate, "digest": output_digest(outputs), "changes": len(outputs), "stories": len(w.stories)}
+
+
+def measure(n: int, batch_size: int, embedder: str = "auto", sequential: bool = False) -> dict:
+    """The figures of one run (see the module docstring); also printed."""
+    from pipelines.backfill import run
+
+    records = headline_stream(n)
+    feats = _features(records)
+    model, name, load_s = _encoder(embedder, feats, sequential)
+    allv, enc_rate = _encode(model, feats, batch_size)
     for f, v in zip(feats, allv):
         f.vector, f.model = v, name
-    t0 = time.perf_counter()
-    outputs, _, _ = cluster_features(feats, links=False)
-    writer_rate = len(feats) / (time.perf_counter() - t0)
+    writer = writer_alone(feats, name)
 
     with tempfile.TemporaryDirectory(prefix="backfill-throughput-") as d:
         inp = os.path.join(d, "headlines.jsonl")
@@ -159,9 +199,95 @@ def measure(n: int, batch_size: int, embedder: str = "auto", sequential: bool = 
                 f"sequential {e2e / seq:.2f}x; files {'byte-identical' if same else 'DIFFER'}",
                 flush=True,
             )
-    print(f"writer alone:        {writer_rate:8.1f} articles/s ({len(feats)} articles, {len(outputs)} changes)")
+    _print_writer("writer alone", writer, enc_rate)
     print(f"ratio end to end / encoder alone: {e2e / enc_rate:.2f}x (target >= 1.0)", flush=True)
-    return {"encoder": enc_rate, "end_to_end": e2e, "ratio": e2e / enc_rate, "writer": writer_rate, "load_s": load_s}
+    print(f"ratio end to end / writer alone:  {e2e / writer['rate']:.2f}x", flush=True)
+    return {
+        "encoder": enc_rate,
+        "end_to_end": e2e,
+        "ratio": e2e / enc_rate,
+        "writer": writer["rate"],
+        "digest": writer["digest"],
+        "load_s": load_s,
+    }
+
+
+def _print_writer(label: str, w: dict, enc_rate: float) -> None:
+    print(
+        f"{label + ':':20s} {w['rate']:8.1f} articles/s ({w['changes']} changes, {w['stories']} live stories at the "
+        f"end, digest {w['digest']}); writer / encoder alone {w['rate'] / enc_rate:.2f}x",
+        flush=True,
+    )
+
+
+def cached_vectors(path: str, n: int, batch_size: int, embedder: str) -> dict:
+    """The stream's vectors from ``path`` when it holds this stream and embedder, else encoded now and kept there."""
+    import numpy as np
+
+    ids = [f"bt-{i:07d}" for i in range(n)]
+    if os.path.exists(path):
+        z = np.load(path, allow_pickle=False)
+        if str(z["embedder"]) == embedder and z["ids"][:n].tolist() == ids:  # a longer stream starts the same
+            print(f"vectors: {path} ({z['measured_at']})", flush=True)
+            return {k: z[k] for k in z.files}
+    feats = _features(headline_stream(n))
+    model, name, _ = _encoder(embedder, feats)
+    vecs, enc_rate = _encode(model, feats, batch_size)
+    kept = {
+        "ids": np.array([f.article_id for f in feats]),
+        "vectors": vecs.astype(np.float32),
+        "model": np.array(name),
+        "embedder": np.array(embedder),
+        "encoder_rate": np.array(enc_rate),
+        "measured_at": np.array(time.strftime("encoded %Y-%m-%dT%H:%MZ", time.gmtime())),
+    }
+    with open(path, "wb") as fh:
+        np.savez(fh, **kept)
+    return kept
+
+
+def writer_child(n: int, path: str) -> None:
+    """One writer-alone run on the kept vectors (a fresh process per run); prints its figures as one JSON line."""
+    import numpy as np
+
+    z = np.load(path, allow_pickle=False)
+    feats = _features(headline_stream(n))
+    if [f.article_id for f in feats] != z["ids"][:n].tolist():
+        raise SystemExit(f"{path} does not hold this stream")
+    model = str(z["model"])
+    for f, v in zip(feats, z["vectors"][:n]):
+        f.vector, f.model = v, model
+    import transforms
+
+    print(json.dumps({**writer_alone(feats, model), "code": os.path.dirname(transforms.__file__)}), flush=True)
+
+
+def writer_only(n: int, batch_size: int, embedder: str, path: str, baseline: str | None, repeat: int) -> dict:
+    """The writer alone (this checkout, and ``baseline``'s when given, alternately), each run in a fresh process."""
+    kept = cached_vectors(path, n, batch_size, embedder)
+    enc_rate = float(kept["encoder_rate"])
+    print(f"encoder alone:       {enc_rate:8.1f} articles/s (measured when the vectors were encoded)", flush=True)
+    checkouts = ([("baseline", os.path.abspath(baseline))] if baseline else []) + [("this", str(ROOT))]
+    runs: dict[str, list[dict]] = {label: [] for label, _ in checkouts}
+    for _ in range(repeat):
+        for label, code in checkouts:
+            cmd = [sys.executable, str(Path(__file__).resolve()), f"--n={n}", f"--vectors={path}", "--child"]
+            out = subprocess.run(cmd + [f"--code={code}"], check=True, capture_output=True, text=True).stdout
+            r = json.loads(out.strip().splitlines()[-1])
+            if not r["code"].startswith(code):
+                raise SystemExit(f"the {label} run imported {r['code']}, not {code}")
+            runs[label].append(r)
+            _print_writer(f"writer {label}", r, enc_rate)
+    best = {label: max(rs, key=lambda r: r["rate"]) for label, rs in runs.items()}
+    if baseline:
+        b, t = best["baseline"], best["this"]
+        same = {r["digest"] for rs in runs.values() for r in rs} == {t["digest"]}
+        print(
+            f"writer this / baseline ({baseline}): {t['rate'] / b['rate']:.2f}x (best of {repeat} each: "
+            f"{t['rate']:.1f} vs {b['rate']:.1f} articles/s); digests {'EQUAL' if same else 'DIFFER'}",
+            flush=True,
+        )
+    return best
 
 
 def main(argv=None) -> int:
@@ -174,11 +300,28 @@ def main(argv=None) -> int:
         action="store_true",
         help="also run the sequential graph (embedding stage, then the writer: what Dataflow runs) and compare files",
     )
+    ap.add_argument("--writer_only", action="store_true", help="time the writer alone on kept vectors (no backfill)")
+    ap.add_argument(
+        "--vectors",
+        default=os.path.join(tempfile.gettempdir(), "backfill-throughput-vectors.npz"),
+        help="--writer_only: where the stream's vectors are kept (encoded once; default in the temp folder)",
+    )
+    ap.add_argument("--baseline", default=None, help="--writer_only: also time the writer of this checkout")
+    ap.add_argument("--repeat", type=int, default=1, help="--writer_only: runs of each writer, alternately")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--code", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.n <= 0:
         ap.error("--n must be > 0")
+    if args.child:  # one writer run of the checkout at --code, whose modules come before this one's
+        sys.path.insert(0, args.code)
+        writer_child(args.n, args.vectors)
+        return 0
     print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
-    measure(args.n, args.batch_size, args.embedder, args.sequential)
+    if args.writer_only:
+        writer_only(args.n, args.batch_size, args.embedder, args.vectors, args.baseline, max(args.repeat, 1))
+    else:
+        measure(args.n, args.batch_size, args.embedder, args.sequential)
     print(f"load average at end: {os.getloadavg()[0]:.2f}", flush=True)
     return 0
 
