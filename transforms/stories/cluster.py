@@ -345,7 +345,7 @@ class StoryClusterer:
             if m.at > s.ct:
                 s.csum = s.csum * decay(st.config.half_life_ms, m.at - s.ct)
                 s.ct = m.at
-            s.csum = s.csum + m.vector.astype(np.float64)
+            s.csum = s.csum + m.v64
         st.add_member(s, m)
         if not is_copy:
             st.reindex(s)

@@ -5,6 +5,12 @@ IDF = log((N + IDF_PRIOR) / (df + 1)) over the non-copy members of the live stor
 ~48 h of news: what is frequent *now* is what carries no information now). It is a function of the store's live
 members, hence restorable. Each story profile keeps its PROFILE_TERMS / PROFILE_ENTITIES most frequent keys, which
 bounds the cost of a score. Sparse vectors are dicts reduced with ``math.fsum`` so that no key order changes a bit.
+
+Speed without other bits: the writer's hot paths read the same numbers through cheaper shapes. A counted member's
+unit vectors are kept as ``(keys, values)`` rows (:meth:`LexicalStats.unit_rows`: numpy products and quotients are
+the IEEE operations Python's floats do, the norm is the same ``fsum``), and an article is scored against a story's
+profile without building the profile's dicts (:meth:`LexicalStats.profile_dots`: only the shared keys enter a dot
+product). tests/transforms/stories/test_lexical_rows.py pins both against the plain dict arithmetic.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import math
 import operator
 from collections import Counter
+from itertools import chain
 
 import numpy as np
 
@@ -30,8 +37,10 @@ class LexicalStats:
         self.ledf: dict[str, float] = {}
         self.n_docs = 0
         self.df_version = 0
-        self._vec_cache: dict[str, tuple[dict, dict]] = {}
-        self._vec_cache_version = -1
+        # Unit rows of counted members and the counted IDF of each key, kept while df_version stands still.
+        self._rows: dict[str, tuple] = {}
+        self._idf: tuple[dict, dict] = ({}, {})
+        self._rows_version = -1
 
     def count(self, m: Member, sign: int) -> None:
         if m.is_copy:
@@ -56,15 +65,32 @@ class LexicalStats:
         return _unit(tv), _unit(ev)
 
     def member_vectors(self, m: Member) -> tuple[dict, dict]:
-        """A counted member's TF-IDF unit vectors, cached while the IDF statistics stand still (a repair tick scores
-        the same members in many splits and merges; any article counted or expired clears the cache)."""
-        if self._vec_cache_version != self.df_version:
-            self._vec_cache.clear()
-            self._vec_cache_version = self.df_version
-        vecs = self._vec_cache.get(m.article_id)
-        if vecs is None:
-            vecs = self._vec_cache[m.article_id] = self.article_vectors(m.terms, m.term_tf, m.entities, counted=True)
-        return vecs
+        """A counted member's TF-IDF unit vectors (the dicts of :meth:`unit_rows`)."""
+        return tuple(dict(zip(keys, vals.tolist())) for keys, vals in self.unit_rows(m))
+
+    def unit_rows(self, m: Member) -> tuple[tuple, tuple]:
+        """A counted member's (terms, entities) TF-IDF unit vectors as ``(keys, values)`` rows, bit for bit the
+        values of ``article_vectors(..., counted=True)``; kept while the IDF statistics stand still (a repair tick
+        scores the same members in many splits and merges; any article counted or expired clears them)."""
+        if self._rows_version != self.df_version:
+            self._rows.clear()
+            self._idf = ({}, {})
+            self._rows_version = self.df_version
+        rows = self._rows.get(m.article_id)
+        if rows is None:
+            n = self.n_docs + self.config.idf_prior
+            tw = self._gather(self._idf[0], self.df, m.terms, n) if m.terms else _EMPTY
+            ew = self._gather(self._idf[1], self.edf, m.entities, n) if m.entities else _EMPTY
+            rows = self._rows[m.article_id] = (_unit_row(m.terms, m.term_weights() * tw), _unit_row(m.entities, ew))
+        return rows
+
+    @staticmethod
+    def _gather(idf: dict, df: Counter, keys: tuple, n: float) -> np.ndarray:
+        """``[log(n / (df[k] + 1)) for k in keys]``, each key's logarithm taken once per IDF state."""
+        missing = [k for k in keys if k not in idf]
+        for k in missing:
+            idf[k] = math.log(n / (df.get(k, 0) + 1.0))
+        return np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))
 
     def profile(self, s: Story) -> tuple[dict, dict]:
         """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
@@ -72,6 +98,32 @@ class LexicalStats:
         weight = (count / n) * (log(N + prior) - log(df + 1)): the keys and count / n are cached on the story until
         its members change; the IDF part is read from ``ldf`` at each call (N and df move with every article).
         """
+        log_base = math.log(self.n_docs + self.config.idf_prior)
+        return tuple(
+            _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
+            for (keys, share, pick, _), ldf in zip(self._profile_parts(s), (self.ldf, self.ledf))
+        )
+
+    def profile_dots(self, s: Story, vecs: tuple[dict, dict]) -> tuple[float, float]:
+        """``(dot(vecs[0], profile(s)[0]), dot(vecs[1], profile(s)[1]))``, bit for bit, without the profile's dicts:
+        the norm needs every weight, the dot product only the keys the vector shares with the profile (none: 0.0
+        without the norm). A product is commutative and ``fsum`` is exact, so the order of either changes nothing."""
+        log_base = None
+        out = []
+        for (keys, share, pick, pos), ldf, v in zip(self._profile_parts(s), (self.ldf, self.ledf), vecs):
+            common = [(x, pos[k]) for k, x in v.items() if k in pos]
+            if not common:
+                out.append(0.0)
+                continue
+            if log_base is None:
+                log_base = math.log(self.n_docs + self.config.idf_prior)
+            w = share * (log_base - _lookup(ldf, keys, pick))
+            norm = math.sqrt(math.fsum((w * w).tolist()))
+            out.append(math.fsum(x * float(w[p] / norm) for x, p in common) if norm > 0 else 0.0)
+        return out[0], out[1]
+
+    def _profile_parts(self, s: Story) -> tuple:
+        """Per kind (keys, count / n, their getter, key -> position), cached on the story until its members change."""
         if s._profile is None:
             n = max(s.n, 1)
             out = []
@@ -87,15 +139,50 @@ class LexicalStats:
                 keys = tuple(k for k, _ in top)
                 tops.append(keys)
                 pick = operator.itemgetter(*keys) if len(keys) > 1 else None
-                out.append((keys, np.array([c for _, c in top], dtype=np.float64) / n, pick))
+                share = np.array([c for _, c in top], dtype=np.float64) / n
+                out.append((keys, share, pick, dict(zip(keys, range(len(keys))))))
             s._profile = tuple(out)
             s._top = tuple(tops)
             s._risen = (set(), set())
-        log_base = math.log(self.n_docs + self.config.idf_prior)
-        return tuple(
-            _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
-            for (keys, share, pick), ldf in zip(s._profile, (self.ldf, self.ledf))
-        )
+        return s._profile
+
+
+_EMPTY = np.zeros(0, dtype=np.float64)
+
+
+def _unit_row(keys: tuple, w: np.ndarray) -> tuple[tuple, np.ndarray]:
+    """:func:`_unit` of ``dict(zip(keys, w))`` as a ``(keys, values)`` row (empty when the norm is not > 0)."""
+    if not keys:
+        return (), _EMPTY
+    n = math.sqrt(math.fsum((w * w).tolist()))
+    if n <= 0:
+        return (), _EMPTY
+    return keys, w / n
+
+
+def sum_rows(rows: list) -> dict:
+    """``{key: sum of its values}`` over ``(keys, values)`` rows, added row after row from 0.0 as
+    ``total[k] = total.get(k, 0.0) + x`` does (``np.add.at`` adds in index order), the same bits."""
+    keys = list(dict.fromkeys(chain.from_iterable(k for k, _ in rows)))
+    if not keys:
+        return {}
+    col = dict(zip(keys, range(len(keys))))
+    idx = np.fromiter(map(col.__getitem__, chain.from_iterable(k for k, _ in rows)), np.intp)
+    total = np.zeros(len(keys))
+    np.add.at(total, idx, np.concatenate([v for _, v in rows]))
+    return dict(zip(keys, total.tolist()))
+
+
+def row_matrix(rows: list) -> np.ndarray:
+    """The dense matrix of ``(keys, values)`` rows over their sorted keys (at least one column), as a loop of
+    ``M[i, col[k]] = x`` fills it."""
+    keys = sorted(set(chain.from_iterable(k for k, _ in rows)))
+    col = dict(zip(keys, range(len(keys))))
+    M = np.zeros((len(rows), max(len(keys), 1)))
+    for i, (k, v) in enumerate(rows):
+        if k:
+            M[i, np.fromiter(map(col.__getitem__, k), np.intp, len(k))] = v
+    return M
 
 
 def _unit(v: dict) -> dict:

@@ -40,6 +40,7 @@ import numpy as np
 from transforms.common import SPLIT
 from transforms.stories import explanations, pairscore
 from transforms.stories.evidence import disagree
+from transforms.stories.lexical import row_matrix
 from transforms.stories.records import Change
 from transforms.stories.repair import active, apply_merge, repair_tick
 from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
@@ -125,16 +126,11 @@ def components(w: WriterState, seeds: list[Story], free: Callable[[Story | None]
 
 def pair_logits(w: WriterState, ms: list[Member]) -> np.ndarray:
     """The learned pair score's logits between members (IDF: the writer's live statistics)."""
-    V = np.stack([m.vector.astype(np.float64) for m in ms])
-    vecs = [w.lex.member_vectors(m) for m in ms]
+    V = np.stack([m.v64 for m in ms])
+    rows = [w.lex.unit_rows(m) for m in ms]
     mats = []
     for j in (1, 0):  # entities, then TF-IDF (the order of pairscore.FEATURES)
-        keys = sorted({k for v in vecs for k in v[j]})
-        col = {k: i for i, k in enumerate(keys)}
-        M = np.zeros((len(ms), max(len(keys), 1)))
-        for i, v in enumerate(vecs):
-            for k, x in v[j].items():
-                M[i, col[k]] = x
+        M = row_matrix([r[j] for r in rows])  # columns: the sorted keys
         mats.append(M @ M.T)
     known = np.array([m.time_known for m in ms])
     at = np.array([m.at for m in ms], dtype=np.int64)

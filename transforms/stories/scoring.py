@@ -22,7 +22,7 @@ from transforms.stories import pairscore
 from transforms.stories.config import ClusterConfig
 from transforms.stories.evidence import disagree, evidence
 from transforms.stories.features import ArticleFeatures
-from transforms.stories.lexical import LexicalStats, dot
+from transforms.stories.lexical import LexicalStats, dot, row_matrix, sum_rows
 from transforms.stories.state import Member, Story, recompute_centroid
 
 
@@ -51,11 +51,9 @@ class Scorer:
 
     def score_article(self, f: ArticleFeatures, s: Story, art_vecs=None) -> tuple[float, float, float, float]:
         """(score, dense, lexical, entities) of a not-yet-counted article against a live story."""
-        tv, ev = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
-        st, se = self.lex.profile(s)
+        vecs = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
         dense = float(np.dot(np.asarray(f.vector, dtype=np.float64), s.centroid()))
-        lex = dot(tv, st)
-        ent = dot(ev, se)
+        lex, ent = self.lex.profile_dots(s, vecs)  # dot(vecs[i], profile(s)[i]), bit for bit
         score = self.article_score(dense, lex, ent, f.time_known and s.time_known, f.first_seen_at - s.last_at)
         return score, dense, lex, ent
 
@@ -131,20 +129,15 @@ class Scorer:
 
         The average article-pair score between two stories is the dot product of their sums over na * nb, so a
         story's sums are computed once per merge pass (per shadow: a merged group gets its own), its articles'
-        TF-IDF vectors once per IDF state (:meth:`LexicalStats.member_vectors`).
+        TF-IDF vectors once per IDF state (:meth:`LexicalStats.unit_rows`), its dense sum once per change of its
+        members (:meth:`Story.dense_sum`). Each sum adds the members in article-id order.
         """
         hit = cache.get(s.story_id)
         if hit is not None and hit[0] is s:
             return hit[1]
         ms = sorted(s.originals, key=lambda m: m.article_id)
-        dv = np.sum(np.stack([m.vector.astype(np.float64) for m in ms]), axis=0)
-        tsum: dict = {}
-        esum: dict = {}
-        for m in ms:
-            for total, vec in zip((tsum, esum), self.lex.member_vectors(m)):
-                for k, x in vec.items():
-                    total[k] = total.get(k, 0.0) + x
-        out = (dv, tsum, esum, len(ms))
+        rows = [self.lex.unit_rows(m) for m in ms]
+        out = (s.dense_sum(), sum_rows([r[0] for r in rows]), sum_rows([r[1] for r in rows]), len(ms))
         cache[s.story_id] = (s, out)
         return out
 
@@ -155,20 +148,11 @@ class Scorer:
 
     def pair_matrix(self, ms: list[Member]) -> np.ndarray:
         """Article-level score matrix (dense + entity + lexical cosines) between members."""
-        V = np.stack([m.vector.astype(np.float64) for m in ms])
+        V = np.stack([m.v64 for m in ms])
         dense = V @ V.T
-        tvs, evs = zip(*(self.lex.member_vectors(m) for m in ms))
-        keys_t = sorted({k for v in tvs for k in v})
-        keys_e = sorted({k for v in evs for k in v})
-        it = {k: i for i, k in enumerate(keys_t)}
-        ie = {k: i for i, k in enumerate(keys_e)}
-        T = np.zeros((len(ms), max(len(keys_t), 1)))
-        E = np.zeros((len(ms), max(len(keys_e), 1)))
-        for i, (tv, ev) in enumerate(zip(tvs, evs)):
-            for k, x in tv.items():
-                T[i, it[k]] = x
-            for k, x in ev.items():
-                E[i, ie[k]] = x
+        rows = [self.lex.unit_rows(m) for m in ms]
+        T = row_matrix([r[0] for r in rows])  # columns: the sorted keys
+        E = row_matrix([r[1] for r in rows])
         return dense + self.config.w_entity * (E @ E.T) + self.config.w_lexical * (T @ T.T)
 
     def shadow(self, members: list[Member]) -> Story:

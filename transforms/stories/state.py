@@ -7,6 +7,7 @@ Plain data with the arithmetic that must give the same bits in a restored writer
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -36,6 +37,22 @@ class Member:
     title: str = ""
     seq: int = 0  # the writer seq of the change that placed it (audit)
     copy_of: str | None = None
+    # Derived once per member (its fields never change): its vector as float64 and its TF weights (1 + log tf).
+    _v64: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _tfw: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def v64(self) -> np.ndarray:
+        """``vector`` as float64 (what every sum and dot product of the writer reads), converted once."""
+        if self._v64 is None:
+            self._v64 = self.vector.astype(np.float64)
+        return self._v64
+
+    def term_weights(self) -> np.ndarray:
+        """``[1 + log(tf)]`` of its terms: the IDF-free factor of its TF-IDF weights (math.log, as the dicts')."""
+        if self._tfw is None:
+            self._tfw = np.array([1.0 + math.log(c) for c in self.term_tf], dtype=np.float64)
+        return self._tfw
 
     def to_record(self) -> dict:
         return {
@@ -122,12 +139,25 @@ class Story:
     _rows: list | None = field(default_factory=list)
     _mat: np.ndarray | None = None
     _mat_n: int = 0
+    _mat_original: np.ndarray | None = None  # whether each row of _mat is an original (grown with it)
+    # The originals' float64 vectors summed in article-id order (:meth:`dense_sum`) and the last id in that sum.
+    _dv: np.ndarray | None = None
+    _dv_last: str = ""
+    _centroid: tuple | None = None  # (the csum it was computed from, centroid): csum is replaced, never changed
 
     def add(self, m: Member) -> None:
-        if m.article_id in self.members:
+        replaced = m.article_id in self.members
+        if replaced:
             self._rows = None  # replaced: rebuild the member matrix
         elif self._rows is not None:
             self._rows.append(m)
+        if not m.is_copy:  # the dense sum grows while originals arrive in id order (a sum row after row)
+            if not replaced and self.n == 0:
+                self._dv, self._dv_last = m.v64, m.article_id
+            elif not replaced and self._dv is not None and m.article_id > self._dv_last:
+                self._dv, self._dv_last = self._dv + m.v64, m.article_id
+            else:
+                self._dv = None
         self.members[m.article_id] = m
         self.first_at = min(self.first_at, m.at)
         self.last_at = max(self.last_at, m.at)
@@ -163,8 +193,20 @@ class Story:
         return set(self.source_count)
 
     def centroid(self) -> np.ndarray:
-        n = float(np.linalg.norm(self.csum))
-        return (self.csum / n) if n > 0 else self.csum
+        """``csum`` at unit length (the writer never changes a csum in place, it assigns a new one: kept per csum)."""
+        cached = self._centroid
+        if cached is None or cached[0] is not self.csum:
+            n = float(np.linalg.norm(self.csum))
+            cached = self._centroid = (self.csum, (self.csum / n) if n > 0 else self.csum)
+        return cached[1]
+
+    def dense_sum(self) -> np.ndarray:
+        """Sum of the originals' vectors (float64) in article-id order, as ``np.sum(np.stack(rows), axis=0)`` gives
+        it (numpy adds the rows one after the other): kept while originals arrive in id order, else re-summed."""
+        if self._dv is None:
+            ms = sorted(self.originals, key=lambda m: m.article_id)
+            self._dv, self._dv_last = np.sum(np.stack([m.v64 for m in ms]), axis=0), ms[-1].article_id
+        return self._dv
 
     def representative(self) -> str:
         """The original member closest to the centroid (a copy only if there is no original); ties: smallest id.
@@ -184,9 +226,11 @@ class Story:
                     grown[:have] = self._mat[:have]
                 self._mat = grown
             self._mat[have : len(rows)] = np.stack([m.vector for m in rows[have:]]).astype(np.float64)
+            flags = np.fromiter((not m.is_copy for m in rows[have:]), dtype=bool, count=len(rows) - have)
+            self._mat_original = flags if not have else np.concatenate([self._mat_original[:have], flags])
             self._mat_n = len(rows)
         scores = (self._mat[: len(rows)] * self.centroid()).sum(axis=1)
-        original = np.fromiter((not m.is_copy for m in rows), dtype=bool, count=len(rows))
+        original = self._mat_original[: len(rows)]
         if original.any():
             scores = np.where(original, scores, -np.inf)
         best = scores.max()
@@ -211,7 +255,7 @@ def recompute_centroid(members: list[Member], half_life_ms: float) -> tuple[np.n
         if m.at > ct:
             csum = csum * decay(half_life_ms, m.at - ct)
             ct = m.at
-        csum = csum + m.vector.astype(np.float64)
+        csum = csum + m.v64
     return csum, ct
 
 

@@ -1,0 +1,171 @@
+"""The writer's fast lexical and dense paths give the very bits of the plain arithmetic they replace.
+
+Pinned here: a member's unit rows (:meth:`LexicalStats.unit_rows`) against the TF-IDF dicts of ``article_vectors``;
+an article's dot products with a story profile (:meth:`LexicalStats.profile_dots`) against ``dot`` over
+``profile``; the linkage sums, the pair matrix and the dense sum against loops over dicts and ``np.sum``; and a whole
+writer run (joins, repairs, explanations) against one that uses only the plain arithmetic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+
+from tests.transforms.stories.synth import TEST_CONFIG, make_articles
+from transforms.stories.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.lexical import LexicalStats, _unit, dot
+from transforms.stories.state import Member, Story
+
+
+def _articles(headlines: bool, seed: int = 11, noise: float = 0.35, gap_ms: int = 40 * 60_000):
+    """Synthetic articles with varied term counts (so 1 + log tf is not always 1); ``headlines``: no bodies, and
+    a third of the times unknown (the average-linkage merges of headline-only stories)."""
+    arts, _ = make_articles(n_events=8, per_event=14, seed=seed, spread_ms=3 * 3_600_000, gap_ms=gap_ms, noise=noise)
+    rng = np.random.default_rng(seed)
+    out = []
+    for i, a in enumerate(arts):
+        tf = tuple(int(x) for x in rng.integers(1, 4, len(a.terms)))
+        known = not (headlines and i % 3 == 0)
+        out.append(dataclasses.replace(a, term_tf=tf, has_body=not headlines, time_known=known))
+    return out
+
+
+def _plain_vectors(lex: LexicalStats, m) -> tuple[dict, dict]:
+    """A counted member's TF-IDF unit vectors written out: (1 + log tf) x log(N / (df + 1)), then unit length."""
+    n = lex.n_docs + lex.config.idf_prior
+    tv = {t: (1.0 + math.log(c)) * math.log(n / (lex.df.get(t, 0) + 1.0)) for t, c in zip(m.terms, m.term_tf)}
+    ev = {e: math.log(n / (lex.edf.get(e, 0) + 1.0)) for e in m.entities}
+    return _unit(tv), _unit(ev)
+
+
+class _PlainLex(LexicalStats):
+    """The statistics with the straightforward arithmetic: rows from the dicts, dots over whole profiles."""
+
+    def unit_rows(self, m):
+        return tuple((tuple(v), np.array(list(v.values()), dtype=np.float64)) for v in _plain_vectors(self, m))
+
+    def profile_dots(self, s, vecs):
+        st, se = self.profile(s)
+        return dot(vecs[0], st), dot(vecs[1], se)
+
+
+def _plain_dense_sum(self: Story) -> np.ndarray:
+    ms = sorted(self.originals, key=lambda m: m.article_id)
+    return np.sum(np.stack([m.vector.astype(np.float64) for m in ms]), axis=0)
+
+
+def _plain_centroid(self: Story) -> np.ndarray:
+    n = float(np.linalg.norm(self.csum))
+    return (self.csum / n) if n > 0 else self.csum
+
+
+def _writer(config: ClusterConfig, plain: bool) -> StoryClusterer:
+    w = StoryClusterer("en", model="test", config=config, explain=True)
+    if plain:
+        w.state.lex = w.state.scorer.lex = _PlainLex(config)
+    return w
+
+
+def _live_writer(headlines: bool) -> StoryClusterer:
+    """A writer stopped halfway through its stream (live stories, several members each, repairs done)."""
+    arts = _articles(headlines)
+    config = ClusterConfig() if headlines else TEST_CONFIG
+    w = _writer(config, plain=False)
+    for a in arts:
+        w.add(a)
+    w.advance(sorted(a.first_seen_at for a in arts)[len(arts) // 2])
+    assert sum(s.n >= 3 for s in w.stories.values()) >= 3
+    return w
+
+
+@pytest.mark.parametrize("headlines", [False, True])
+def test_unit_rows_are_the_tfidf_dicts_bit_for_bit(headlines):
+    w = _live_writer(headlines)
+    members = [m for s in w.stories.values() for m in s.originals]
+    assert any(max(m.term_tf) > 1 for m in members)
+    for m in members:
+        rows = w.lex.unit_rows(m)
+        assert tuple(dict(zip(k, v.tolist())) for k, v in rows) == _plain_vectors(w.lex, m)
+        assert w.lex.member_vectors(m) == _plain_vectors(w.lex, m)
+
+
+@pytest.mark.parametrize("headlines", [False, True])
+def test_profile_dots_equal_dots_with_the_whole_profile(headlines):
+    w = _live_writer(headlines)
+    probes = _articles(headlines, seed=12)[:20]
+    checked = 0
+    for f in probes:
+        vecs = w.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
+        for s in w.stories.values():
+            st, se = w.lex.profile(s)
+            got = w.lex.profile_dots(s, vecs)
+            assert got == (dot(vecs[0], st), dot(vecs[1], se))
+            checked += got != (0.0, 0.0)
+    assert checked > 0  # some probes share keys with some profiles
+
+
+@pytest.mark.parametrize("headlines", [False, True])
+def test_linkage_sums_and_pair_matrix_equal_the_loops(headlines):
+    w = _live_writer(headlines)
+    for s in w.stories.values():
+        if s.n < 2:
+            continue
+        ms = sorted(s.originals, key=lambda m: m.article_id)
+        vecs = [_plain_vectors(w.lex, m) for m in ms]
+        tsum: dict = {}
+        esum: dict = {}
+        for tv, ev in vecs:
+            for total, vec in ((tsum, tv), (esum, ev)):
+                for k, x in vec.items():
+                    total[k] = total.get(k, 0.0) + x
+        dv, ts, es, n = w.scorer.linkage_sums(s, {})
+        assert np.array_equal(dv, _plain_dense_sum(s))
+        assert (ts, es, n) == (tsum, esum, len(ms))
+        keys_t = sorted({k for tv, _ in vecs for k in tv})
+        keys_e = sorted({k for _, ev in vecs for k in ev})
+        T = np.zeros((len(ms), max(len(keys_t), 1)))
+        E = np.zeros((len(ms), max(len(keys_e), 1)))
+        for i, (tv, ev) in enumerate(vecs):
+            for k, x in tv.items():
+                T[i, keys_t.index(k)] = x
+            for k, x in ev.items():
+                E[i, keys_e.index(k)] = x
+        V = np.stack([m.vector.astype(np.float64) for m in ms])
+        plain = V @ V.T + w.config.w_entity * (E @ E.T) + w.config.w_lexical * (T @ T.T)
+        assert np.array_equal(w.scorer.pair_matrix(ms), plain)
+
+
+def test_dense_sum_follows_members_in_any_order_of_arrival():
+    arts = _articles(headlines=False)
+    s = Story(1, "en", csum=arts[0].vector.astype(np.float64), ct=arts[0].first_seen_at)
+    rng = np.random.default_rng(3)
+    for a in (arts[i] for i in rng.permutation(len(arts))[:60]):  # ids in every order: the sum re-adds in id order
+        s.add(Member.from_features(a, is_copy=False, seq=0))
+        assert np.array_equal(s.dense_sum(), _plain_dense_sum(s))
+    before = s.centroid()
+    s.csum = s.csum * 0.5
+    assert np.array_equal(s.centroid(), _plain_centroid(s)) and s.centroid() is not before
+
+
+@pytest.mark.parametrize("headlines", [False, True])
+def test_a_writer_decides_as_with_the_plain_arithmetic(headlines, monkeypatch):
+    # Noisy events close in time. Headlines under a high join bar: fragments that average linkage merges. Bodies
+    # under a low one: stories that mix and that the re-clustering splits (bisections are tried on the way).
+    arts = _articles(headlines, seed=21, noise=0.8, gap_ms=5 * 60_000)
+    if headlines:
+        config = dataclasses.replace(ClusterConfig(), join_headline=1.3)
+    else:
+        config = dataclasses.replace(TEST_CONFIG, join=0.3)
+    fast = _writer(config, plain=False)
+    got = [json.dumps(o.to_dict(), sort_keys=True) for o in fast.run(arts)]
+    monkeypatch.setattr(Story, "dense_sum", _plain_dense_sum)
+    monkeypatch.setattr(Story, "centroid", _plain_centroid)
+    plain = _writer(config, plain=True)
+    want = [json.dumps(o.to_dict(), sort_keys=True) for o in plain.run(arts)]
+    assert plain.stats["join"] > 0 and plain.stats["repair_ticks"] > 0
+    assert plain.stats["merge"] + plain.stats["split"] > 0  # the repair paths ran
+    assert got == want
