@@ -159,11 +159,11 @@ _WORKER = {}
 
 
 def _init(store_dir: str):
-    from stores import StoreConfig, open_stores
+    from stores import StoreConfig, open_store
     from transforms.articles.normalize import Normalizer
 
     _WORKER["norm"] = Normalizer(clock=lambda: T0)
-    _WORKER["store"] = open_stores(StoreConfig(backend="embedded", data_dir=store_dir)).articles
+    _WORKER["store"] = open_store("articles", StoreConfig(backend="embedded", data_dir=store_dir))
 
 
 def _normalize_and_dedupe(raw: dict) -> tuple[str, float, float]:
@@ -207,9 +207,9 @@ def _warm(job):
     """Warm a pool worker on a throw-away store, then point it back at the measured one."""
     warm_dir, raw = job
     measured = _WORKER["store"]
-    from stores import StoreConfig, open_stores
+    from stores import StoreConfig, open_store
 
-    _WORKER["store"] = open_stores(StoreConfig(backend="embedded", data_dir=warm_dir)).articles
+    _WORKER["store"] = open_store("articles", StoreConfig(backend="embedded", data_dir=warm_dir))
     try:
         return _normalize_and_dedupe(raw)
     finally:

@@ -168,12 +168,12 @@ def resolve(options: PipelineOptions) -> BackfillJob:
 def claim_namespace(job: BackfillJob):
     """Claim the run's namespace (stores/runs.py): refused (NamespaceTaken) when it holds a run and ``--resume`` is
     off. A dry run claims nothing (returns a claim of epoch 0 that is never checked against the stores)."""
-    from stores import open_stores
+    from stores import open_store
     from stores.runs import RunClaim, claim
 
     if job.run.translate_only:
         return RunClaim(job.store.namespace, 0)
-    return claim(open_stores(job.store).pointers, job.store.namespace, resume=job.resume)
+    return claim(open_store("pointers", job.store), job.store.namespace, resume=job.resume)
 
 
 def overlaps(job: BackfillJob, overlap: bool | None = None) -> bool:
@@ -310,10 +310,10 @@ def _say_start(job: BackfillJob, files: list[str], run_claim, runner) -> None:
 def _execute(job: BackfillJob, options, files: list[str], run_claim, runner, overlap=None) -> int | None:
     """Run the graph; None when it ran (or was translated), 1 when a later run superseded this one (the fence of
     stores/runs.py, checked again after the last write). Other errors are raised."""
-    from stores import open_stores
+    from stores import open_store
     from stores.runs import RunSuperseded
 
-    pointers = None if job.run.translate_only else open_stores(job.store).pointers
+    pointers = None if job.run.translate_only else open_store("pointers", job.store)
     try:
         with beam.Pipeline(runner=runner, options=options) as p:
             build_pipeline(p, job, files, run_claim=run_claim, overlap=overlap)

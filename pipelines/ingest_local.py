@@ -49,10 +49,10 @@ class LocalIngest:
         self.cfg = self.ctx.store_config
         self.clock = clock or (lambda: int(time.time() * 1000))
         self.on_item = on_item  # optional callback(raw_item) (progress display)
-        from stores import open_stores
+        from stores import open_store
         from stores.feeds import open_feed_store
 
-        self.bus = open_stores(self.cfg).bus
+        self.bus = open_store("bus", self.cfg)
         self.store = open_feed_store(self.cfg)
         from transforms.ingest.gone import open_publisher_gone
 

@@ -110,9 +110,9 @@ class PushState:
             stores = getattr(ext, "stores", None)
             bus = getattr(stores, "bus", None)
             if bus is None:
-                from stores import open_stores
+                from stores import open_store
 
-                bus = open_stores(self._store_config()).bus
+                bus = open_store("bus", self._store_config())
             c["NEWSROOM_BUS"] = bus
         return c["NEWSROOM_BUS"]
 

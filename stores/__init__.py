@@ -1,7 +1,7 @@
 """Stores: the only code that talks to Bigtable, GCS and Pub/Sub (or their embedded stand-ins).
 
-:func:`open_stores` picks the backend from a :class:`StoreConfig`, which pipelines and the origin build from
-their options. ``backend="embedded"`` (the default) needs nothing but a directory; ``backend="gcp"`` uses the real
+:func:`open_store` (one store of a kind) and :func:`open_stores` (the core stores together) pick the backend from
+a :class:`StoreConfig`, which pipelines and the origin build from their options. ``backend="embedded"`` (the default) needs nothing but a directory; ``backend="gcp"`` uses the real
 Google Cloud clients, which honour ``BIGTABLE_EMULATOR_HOST`` / ``STORAGE_EMULATOR_HOST`` /
 ``PUBSUB_EMULATOR_HOST`` (see ``newsroom stack up``).
 """
@@ -199,60 +199,102 @@ class Stores:
     config: StoreConfig
 
 
-# The one table of the stores kept in table rows, outside the core stores of :func:`open_stores`: kind -> (module,
-# embedded class, Bigtable class, Bigtable tables). Each embedded class takes the embedded SQLite database, each
-# Bigtable class the data-plane handles of its tables in the config's namespace, in this order.
-ROW_STORES: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
-    "audit": ("stores.audit", "EmbeddedAuditLog", "BigtableAuditLog", ("audit",)),
-    "controls": ("stores.controls", "EmbeddedControlStore", "BigtableControlStore", ("controls",)),
-    "covisit": ("stores.covisit", "EmbeddedCovisitStore", "BigtableCovisitStore", ("covisit",)),
-    "feeds": ("stores.feeds", "EmbeddedFeedStore", "BigtableFeedStore", ("feeds",)),
-    "profiles": ("stores.profiles", "EmbeddedProfileStore", "BigtableProfileStore", ("profiles", "follows")),
-    "takedowns": ("stores.takedowns", "EmbeddedTakedownStore", "BigtableTakedownStore", ("takedowns",)),
-    "userclusters": ("stores.userclusters", "EmbeddedUserClusterStore", "BigtableUserClusterStore", ("userclusters",)),
+# The one table of the stores kept in table rows: kind -> (embedded class, Bigtable class, Bigtable tables), each
+# class as "module:Class" so that neither backend's module is imported until a store of it is opened. Each embedded
+# class takes the embedded SQLite database, each Bigtable class the data-plane handles of its tables in the config's
+# namespace, in this order (a class that maps the client library's errors wraps its handles itself).
+ROW_STORES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "articles": ("stores.embedded:EmbeddedArticleStore", "stores.gcp.bigtable:BigtableArticleStore", ("articles",)),
+    "stories": ("stores.embedded:EmbeddedStoryStore", "stores.gcp.bigtable:BigtableStoryStore", ("stories",)),
+    "pointers": ("stores.embedded:EmbeddedPointerStore", "stores.gcp.bigtable:BigtablePointerStore", ("pointers",)),
+    "audit": ("stores.audit:EmbeddedAuditLog", "stores.audit:BigtableAuditLog", ("audit",)),
+    "controls": ("stores.controls:EmbeddedControlStore", "stores.controls:BigtableControlStore", ("controls",)),
+    "covisit": ("stores.covisit:EmbeddedCovisitStore", "stores.covisit:BigtableCovisitStore", ("covisit",)),
+    "feeds": ("stores.feeds:EmbeddedFeedStore", "stores.feeds:BigtableFeedStore", ("feeds",)),
+    "profiles": (
+        "stores.profiles:EmbeddedProfileStore",
+        "stores.profiles:BigtableProfileStore",
+        ("profiles", "follows"),
+    ),
+    "takedowns": ("stores.takedowns:EmbeddedTakedownStore", "stores.takedowns:BigtableTakedownStore", ("takedowns",)),
+    "userclusters": (
+        "stores.userclusters:EmbeddedUserClusterStore",
+        "stores.userclusters:BigtableUserClusterStore",
+        ("userclusters",),
+    ),
 }
+# Every kind open_store opens: the row stores, the snapshot store (a directory or a GCS bucket) and the bus.
+STORE_KINDS = (*ROW_STORES, "snapshots", "bus")
+
+
+def _class(spec: str):
+    import importlib
+
+    module, name = spec.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def open_store(kind: str, config: StoreConfig | None = None):
-    """The store of ``kind`` (a key of :data:`ROW_STORES`) that ``config`` describes (embedded by default): the one
-    backend switch of the row stores, on the embedded SQLite database of ``config`` or on its namespaced Bigtable
-    tables. The typed openers (``stores.audit.open_audit_log`` ...) call it."""
-    import importlib
-
-    if kind not in ROW_STORES:
-        raise ValueError(f"unknown store {kind!r} (one of {', '.join(sorted(ROW_STORES))})")
-    module, embedded_class, bigtable_class, tables = ROW_STORES[kind]
-    classes = importlib.import_module(module)
+    """The store of ``kind`` (one of :data:`STORE_KINDS`) that ``config`` describes (embedded by default): the one
+    backend switch of every store. The typed openers (``stores.audit.open_audit_log`` ...) and :func:`open_stores`
+    call it."""
+    if kind not in STORE_KINDS:
+        raise ValueError(f"unknown store {kind!r} (one of {', '.join(sorted(STORE_KINDS))})")
     config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
+    return _open(kind, config, _embedded_database(config))
 
-        return getattr(classes, embedded_class)(embedded.Database(config.embedded_db))
+
+def _embedded_database(config: StoreConfig):
+    """The embedded SQLite database of ``config``, opened on first use and then shared (one per open_stores)."""
+    opened = []
+
+    def database():
+        if not opened:
+            from stores import embedded
+
+            opened.append(embedded.Database(config.embedded_db))
+        return opened[0]
+
+    return database
+
+
+def _open(kind: str, config: StoreConfig, database):
+    if kind == "bus":
+        if config.bus_kind == "pubsub":
+            from stores.gcp.pubsub import open_pubsub_bus
+
+            return open_pubsub_bus(config)
+        from stores.embedded import EmbeddedBus
+
+        return EmbeddedBus(database())
+    if kind == "snapshots":
+        if config.backend == "embedded":
+            from stores.embedded import DirectorySnapshotStore
+
+            return DirectorySnapshotStore(os.path.join(config.embedded_root, "snapshots"))
+        from stores.gcp.gcs import open_gcs_snapshot_store
+
+        return open_gcs_snapshot_store(config)
+    embedded_class, bigtable_class, tables = ROW_STORES[kind]
+    if config.backend == "embedded":
+        return _class(embedded_class)(database())
     from stores.gcp.clients import bigtable_table
 
-    return getattr(classes, bigtable_class)(*(bigtable_table(config, t) for t in tables))
+    return _class(bigtable_class)(*(bigtable_table(config, t) for t in tables))
 
 
 def open_stores(config: StoreConfig | None = None) -> Stores:
+    """The core stores of ``config`` together, each opened by :func:`open_store`'s switch, the embedded ones on one
+    SQLite database. The snapshot store is opened first, so a gcp config without a bucket is refused before any
+    Bigtable client is made."""
     config = config or StoreConfig()
-    if config.backend == "embedded":
-        from stores import embedded
-
-        db = embedded.Database(config.embedded_db)
-        if config.bus_kind == "pubsub":
-            from stores import gcp
-
-            bus = gcp.open_pubsub_bus(config)
-        else:
-            bus = embedded.EmbeddedBus(db)
-        return Stores(
-            articles=embedded.EmbeddedArticleStore(db),
-            stories=embedded.EmbeddedStoryStore(db),
-            pointers=embedded.EmbeddedPointerStore(db),
-            snapshots=embedded.DirectorySnapshotStore(os.path.join(config.embedded_root, "snapshots")),
-            bus=bus,
-            config=config,
-        )
-    from stores import gcp
-
-    return gcp.open_gcp_stores(config)
+    database = _embedded_database(config)
+    snapshots = _open("snapshots", config, database)
+    return Stores(
+        articles=_open("articles", config, database),
+        stories=_open("stories", config, database),
+        pointers=_open("pointers", config, database),
+        snapshots=snapshots,
+        bus=_open("bus", config, database),
+        config=config,
+    )

@@ -36,7 +36,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from schemas import codec
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from stores.base import message_type
 from stores.runs import RunClaim
 
@@ -49,7 +49,7 @@ class _DrainBusFn(beam.DoFn):
         self.read = Metrics.counter("bus", "messages_read")
 
     def setup(self):
-        self.bus = open_stores(self.config).bus
+        self.bus = open_store("bus", self.config)
 
     def process(self, _):
         while True:
@@ -143,7 +143,7 @@ class ReadBus(beam.PTransform):
 
 def ensure_subscription(config: StoreConfig, topic: str, subscription: str) -> None:
     """Create the subscription (and topic) if missing: for local runs, before the pipeline starts."""
-    open_stores(config).bus.ensure_subscription(topic, subscription)
+    open_store("bus", config).ensure_subscription(topic, subscription)
 
 
 class PublishToBusFn(beam.DoFn):
@@ -179,7 +179,7 @@ class PublishToBusFn(beam.DoFn):
         self.batches = Metrics.counter("bus", f"batches_{topic}")
 
     def setup(self):
-        self.bus = open_stores(self.config).bus
+        self.bus = open_store("bus", self.config)
         self.bus.ensure_topic(self.topic)
 
     def start_bundle(self):
@@ -247,7 +247,7 @@ class CheckRunClaimFn(beam.DoFn):
         self.store_config, self.claim, self.every_s = store_config, claim, every_s
 
     def setup(self):
-        self._pointers = open_stores(self.store_config).pointers
+        self._pointers = open_store("pointers", self.store_config)
 
     def start_bundle(self):
         self._checked = None

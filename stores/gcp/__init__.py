@@ -3,13 +3,15 @@
 - :mod:`stores.gcp.clients`: the process-wide clients (:func:`client`) and the mapping of client-library failures
   to the store exceptions;
 - :mod:`stores.gcp.bigtable`: the article, story and pointer stores, the Bigtable row helpers the other
-  Bigtable-backed stores (:mod:`stores.profiles`, :mod:`stores.feeds`) share (:func:`table` / :class:`Table`,
+  Bigtable-backed stores (:mod:`stores.profiles`, :mod:`stores.feeds`) share (:class:`Table`,
   :func:`latest_cell_filter`, :func:`cell_value`) and the tables' GC rules (:func:`gc_rule`);
 - :mod:`stores.gcp.gcs`: the snapshot store (objects ``{namespace}/{path}`` in ``config.bucket``);
 - :mod:`stores.gcp.pubsub`: the message bus (topics ``projects/{project}/topics/{config.name(topic)}``).
 
-This module wires them for a :class:`stores.StoreConfig` (:func:`open_gcp_stores`, :func:`open_pubsub_bus`) and
-creates the resources on the emulators or a development project (:func:`provision`).
+:func:`stores.open_store` opens each of them for a :class:`stores.StoreConfig` (the Bigtable stores on the raw
+handles of :func:`stores.gcp.clients.bigtable_table`, the snapshots by :func:`open_gcs_snapshot_store`, the bus by
+:func:`open_pubsub_bus`); this module re-exports them and creates the resources on the emulators or a development
+project (:func:`provision`).
 
 Retry policy (transient = UNAVAILABLE, DEADLINE_EXCEEDED, connection errors; the store raises StoreError for them
 once the client library gives up, and callers retry: in a Beam DoFn, raise and let the bundle retry):
@@ -41,10 +43,9 @@ from stores.gcp.bigtable import (
     gc_rule,
     latest_cell_filter,
     provision_tables,
-    table,
 )
 from stores.gcp.clients import client
-from stores.gcp.gcs import GcsSnapshotStore, provision_bucket, snapshot_prefix
+from stores.gcp.gcs import GcsSnapshotStore, open_gcs_snapshot_store, provision_bucket
 from stores.gcp.pubsub import PubSubBus, open_pubsub_bus
 
 __all__ = [
@@ -58,26 +59,10 @@ __all__ = [
     "client",
     "gc_rule",
     "latest_cell_filter",
-    "open_gcp_stores",
+    "open_gcs_snapshot_store",
     "open_pubsub_bus",
     "provision",
-    "table",
 ]
-
-
-def open_gcp_stores(config):
-    """Stores on Bigtable, GCS and Pub/Sub for ``config`` (tables, bucket and topics must exist: see provision)."""
-    from stores import Stores
-
-    bucket = client("storage", config.gcp_project).bucket(config.gcs_bucket)
-    return Stores(
-        articles=BigtableArticleStore(table(config, "articles")),
-        stories=BigtableStoryStore(table(config, "stories")),
-        pointers=BigtablePointerStore(table(config, "pointers")),
-        snapshots=GcsSnapshotStore(bucket, snapshot_prefix(config)),
-        bus=open_pubsub_bus(config),
-        config=config,
-    )
 
 
 def provision(config, topics: Iterable[str] = TOPICS) -> None:

@@ -18,7 +18,8 @@ Every predicate and every read carries ``CellsColumnLimitFilter(1)`` (latest cel
 versions and production GC is asynchronous) and values inside ValueRegexFilter are ``re.escape``-d.
 
 The helpers that the other Bigtable-backed stores (:mod:`stores.profiles`, :mod:`stores.feeds`) share are public:
-:func:`table` / :class:`Table` (a table with the store's error mapping), :func:`latest_cell_filter` and
+:class:`Table` (a table handle with the store's error mapping, which each store wraps around the raw handles
+:func:`stores.open_store` gives it), :func:`latest_cell_filter` and
 :func:`cell_value` (re-exported by :mod:`stores.gcp`, with :func:`stores.gcp.clients.client`).
 """
 
@@ -171,14 +172,6 @@ class Table:
             raise StoreError(f"write {self.name}/{key!r} failed: code {status.code}: {status.message}")
 
 
-def table(config, base: str) -> Table:
-    """The data-plane handle of table ``base`` (a key of schemas.tables.TABLES) in ``config``'s namespace, on the
-    process-wide Bigtable client."""
-    name = config.name(base)
-    instance = client("bigtable", config.gcp_project).instance(config.bigtable_instance)
-    return Table(instance.table(name), name)
-
-
 # --------------------------------------------------------------------------------------------------------------
 # Articles
 
@@ -186,8 +179,8 @@ def table(config, base: str) -> Table:
 class BigtableArticleStore(ArticleStore):
     """Rows ``a#{article_id}`` (version, content hash, latest record, every version) and ``h#{content_hash}``."""
 
-    def __init__(self, table: Table):
-        self.t = table
+    def __init__(self, table):
+        self.t = Table(table, table.table_id)  # the data-plane handle with the store's error mapping
 
     def _head(self, key: bytes) -> tuple[int, str, bytes | None] | None:
         row = self.t.read_row(key, _family_filter("m"))
@@ -286,8 +279,8 @@ class BigtableStoryStore(StoryStore):
     idempotent and the merged story's own alias is written last.
     """
 
-    def __init__(self, table: Table):
-        self.t = table
+    def __init__(self, table):
+        self.t = Table(table, table.table_id)  # the data-plane handle with the store's error mapping
 
     def put_story(self, story_id: int, meta: dict, centroid: list[float] | None = None) -> None:
         def f(row):
@@ -413,8 +406,8 @@ class BigtablePointerStore(PointerStore):
     POINTER_HISTORY_KEEP moves are kept. A retired row keeps ``p:seq``, ``p:retired`` and its history, so
     :meth:`names` and :meth:`versions` (which read ``p:version`` only) skip it."""
 
-    def __init__(self, table: Table):
-        self.t = table
+    def __init__(self, table):
+        self.t = Table(table, table.table_id)  # the data-plane handle with the store's error mapping
 
     def _head(self, name: str) -> tuple[int | None, int, int | None]:
         p = _cells(self.t.read_row(pointer_key(name), _family_filter("p")), "p")

@@ -69,6 +69,11 @@ def snapshot_prefix(config) -> str:
     return f"{config.namespace}/" if config.namespace else ""
 
 
+def open_gcs_snapshot_store(config) -> GcsSnapshotStore:
+    """The snapshot store of ``config``: its namespace's objects in its bucket, on the process-wide client."""
+    return GcsSnapshotStore(client("storage", config.gcp_project).bucket(config.gcs_bucket), snapshot_prefix(config))
+
+
 def provision_bucket(config) -> None:
     """Create the snapshot bucket of ``config`` unless it exists."""
     storage_client = client("storage", config.gcp_project)

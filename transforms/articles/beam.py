@@ -171,9 +171,9 @@ class DedupeArticleFn(beam.DoFn):
         self.invalid = Metrics.counter(NAMESPACE, "dead_letter_invalid_article")
 
     def setup(self):
-        from stores import open_stores
+        from stores import open_store
 
-        self.store = open_stores(self.store_config).articles
+        self.store = open_store("articles", self.store_config)
 
     def process(self, article):
         from stores.base import StoreError

@@ -18,7 +18,7 @@ import time
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store, open_stores
 from transforms import authority as au
 from transforms.authority import scoring as sc
 from transforms.editions.config import default_config
@@ -35,7 +35,7 @@ class ScanStoryIdsFn(beam.DoFn):
         self.scanned = Metrics.counter("authority", "story_ids_scanned")
 
     def process(self, _):
-        stories = open_stores(self.config).stories
+        stories = open_store("stories", self.config)
         after, total, started = -1, 0, time.monotonic()
         while page := stories.story_ids(after=after, limit=self.page_size):
             total += len(page)

@@ -30,9 +30,9 @@ class ApplyStoryChangesFn(beam.DoFn):
         self.held = Metrics.counter(STAGE, "changes_held_out_of_order")
 
     def setup(self):
-        from stores import open_stores
+        from stores import open_store
 
-        self._stories = open_stores(self.store_config).stories
+        self._stories = open_store("stories", self.store_config)
 
     def process(
         self,
