@@ -105,3 +105,50 @@ def test_a_merged_storyline_redirects_to_its_survivor(world, profiles):
         assert r.headers["Cache-Control"] == STORY_CC
     finally:
         app.extensions["newsroom"].close()
+
+
+def test_archived_episodes_keep_their_story_pages_through_the_publishers_retirement(world, profiles):
+    """A storyline page links every episode; the origin loads a story on demand only while its pointer is listed,
+    so the publisher must not retire the story pointer of an episode of a storyline with several episodes (the
+    archive), also after a restart; a story of no such storyline is retired 48 h after it left the live set."""
+    from transforms.editions.publish import PointerRetention, SnapshotPublisher
+
+    hour = 3600.0
+    clock = [1_000_000.0]
+    retention = PointerRetention(retain_s=48 * hour, retire_every_s=0)
+
+    def publisher():
+        return SnapshotPublisher(world, languages=("en",), retention=retention, clock=lambda: clock[0])
+
+    def item(kind, pointer, doc):
+        return {"kind": kind, "pointer": pointer, "version": doc["version"], "doc": doc, "min_stories": 0}
+
+    pub = publisher()
+    storyline = samples.storyline(SL, 3, 2)
+    episodes = [e["story_id"] for e in storyline["episodes"]]
+    alone = samples.story_id(6000)
+    for sid in (*episodes, alone):
+        cov = samples.story_coverage(sid, 2, samples.coverage_articles(sid, 3))
+        assert pub.publish(item("story_coverage", f"story/{sid}", cov))["outcome"] == "published"
+    pointer = f"storyline/en/{SL}"
+    assert pub.publish(item("storyline", pointer, storyline))["outcome"] == "published"
+    clock[0] += 49 * hour  # every one of them left the live set long ago
+    retired = pub.maybe_retire()
+    assert f"story/{alone}" in retired
+    assert not {f"story/{sid}" for sid in episodes} & set(retired)
+    listed = world.pointers.versions("story/")
+    assert all(f"story/{sid}" in listed for sid in episodes) and f"story/{alone}" not in listed
+    clock[0] += hour
+    restarted = publisher()  # knows nothing it published: it reads the listed storylines back
+    restarted.maybe_retire()
+    clock[0] += 49 * hour
+    assert not {f"story/{sid}" for sid in episodes} & set(restarted.maybe_retire())
+    app = make_app(world, profiles)
+    try:
+        client = app.test_client()
+        for sid in episodes:
+            assert client.get(f"/v1/stories/{sid}").status_code == 200, sid
+            assert client.get(f"/stories/{sid}").status_code == 200, sid
+        assert client.get(f"/v1/stories/{alone}").status_code == 404
+    finally:
+        app.extensions["newsroom"].close()

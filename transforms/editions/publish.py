@@ -73,7 +73,11 @@ from transforms.common import MERGE, MINUTE_MS
 from transforms.editions import documents as docs
 from transforms.editions.book import event_sort_key
 from transforms.editions.storyline_index import merged_index
-from transforms.editions.storyline_pages import expired_single_storylines, merged_document
+from transforms.editions.storyline_pages import (
+    ArchivedEpisodes,
+    expired_single_storylines,
+    merged_document,
+)
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +201,7 @@ class SnapshotPublisher:
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
         self._cycle = 0  # the newest cycle minute written (storylines, pages): the event-time clock of retirement
         self._kept_storylines: set[str] = set()  # storyline pointers never retired (several episodes, redirects)
+        self._episodes = ArchivedEpisodes()  # their episodes' story pointers, never retired either
 
     def _count(self, name: str, n: int = 1) -> None:
         if self._counter is not None:
@@ -285,7 +290,7 @@ class SnapshotPublisher:
                     self.retention.moved(pointer, version, self.clock())
                 if kind in ("storyline", "edition_page"):  # versions are cycle minutes
                     self._cycle = max(self._cycle, version)
-                if kind == "storyline" and (len(doc["episodes"]) > 1 or doc.get("merged_into") is not None):
+                if kind == "storyline" and self._episodes.learn(pointer, version, doc):  # a kept storyline
                     self._kept_storylines.add(pointer)
                 if kind == "edition_page":
                     self._page_published(pointer, current, version, doc)
@@ -357,8 +362,9 @@ class SnapshotPublisher:
         return result
 
     def maybe_retire(self) -> list[str]:
-        """Retire the story pointers whose stories left every live set ``retain_s`` ago, the topic pointers no cycle
-        chose for ``topic_keep_s`` and the one-episode storylines long past any change
+        """Retire the story pointers whose stories left every live set ``retain_s`` ago, except the episodes of a
+        storyline the archive keeps (storyline_pages.ArchivedEpisodes: its page links them), the topic pointers no
+        cycle chose for ``topic_keep_s`` and the one-episode storylines long past any change
         (storyline_pages.expired_single_storylines), at most every ``retire_every_s``; returns the names retired. A
         store error is counted and retried next time."""
         now = self.clock()
@@ -366,13 +372,23 @@ class SnapshotPublisher:
             return []
         self._next_retire = now + self.retire_every_s
         try:
+            listed = self.stores.pointers.versions("storyline/")  # before the stories: episodes known first
+            known, read_now = self._episodes.refresh(listed, self._storyline_doc, self._kept_storylines)
             live = {str(sid) for lang in self.languages for sid in self.stores.stories.live_stories(lang)}
             self.retention.seen(live, now)
             expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)
-            retired = retire(self.stores.pointers, expired)
+            if not known:  # a storyline not read back yet may hold any of them: later, never early
+                self._count("story_retire_deferred")
+                expired = {}
+            archive = self._episodes.story_pointers()
+            retired = retire(self.stores.pointers, {n: v for n, v in expired.items() if n not in archive})
             retired += retire(self.stores.pointers, self._expired_topics(now))
-            listed = self.stores.pointers.versions("storyline/")
-            single = expired_single_storylines(listed, self._cycle, self._kept_storylines, self._storyline_doc)
+
+            def read(name, version):
+                hit = read_now.get((name, version))
+                return hit if hit is not None else self._storyline_doc(name, version)
+
+            single = expired_single_storylines(listed, self._cycle, self._kept_storylines, read)
             retired += retire(self.stores.pointers, single)
         except Exception as exc:  # a store error: the next check retries
             self._count("retire_failed")

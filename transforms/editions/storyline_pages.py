@@ -49,6 +49,10 @@ STORYLINE_SCHEMA = "newsroom.storyline/v1"
 # A week on top for a late cross-language merge.
 RETIRE_SINGLE_MS = 30 * DAY_MS
 RETIRE_READS = 500  # storyline documents read per retirement pass (unknown ones, once per process)
+# Storyline documents read per retirement pass to learn the archive's episodes (each listed version once per
+# process): a restarted publisher reads every listed storyline back before it retires a story pointer again, and
+# 2,000 a pass every 10 minutes reads 576,000 storylines within the 48 h its story ages restart anyway.
+EPISODE_READS = 2000
 
 
 def pointer_of(language: str, storyline_id: int | str) -> str:
@@ -142,6 +146,49 @@ def merged_document(item: dict, read_live) -> dict | None:
     if not episodes and live is None:
         return None  # nothing of this storyline in this language (a merge or split routed to every edition)
     return finish(doc, episodes.values())
+
+
+def is_kept(doc: dict) -> bool:
+    """A storyline the archive keeps for ever: several episodes, or a merge's redirect."""
+    return doc.get("merged_into") is not None or len(doc["episodes"]) > 1
+
+
+class ArchivedEpisodes:
+    """The ``story/{id}`` pointers of the episodes of kept storylines (:func:`is_kept`), which the publisher never
+    retires: a storyline page links each episode's story page, and the origin loads a story on demand only while
+    its pointer is listed. Known per listed storyline version: learnt when the publisher writes one, read back
+    (:meth:`refresh`) when another instance did or the process restarted."""
+
+    def __init__(self):
+        self.known: dict[str, tuple[int, frozenset[str]]] = {}  # storyline pointer -> (version, story pointers)
+
+    def learn(self, pointer: str, version: int, doc: dict) -> bool:
+        """Remember a storyline version's episodes; returns whether the archive keeps it (:func:`is_kept`)."""
+        kept = is_kept(doc)
+        ids = frozenset(f"story/{e['story_id']}" for e in doc["episodes"]) if kept else frozenset()
+        self.known[pointer] = (int(version), ids)
+        return kept
+
+    def refresh(self, listed: dict[str, int], read, kept: set[str], budget: int = EPISODE_READS):
+        """Read the listed storylines whose listed version is not known (at most ``budget``); forget the ones no
+        longer listed; add the kept ones to ``kept``. Returns (every listed version known, ``{(pointer, version):
+        doc}`` read now)."""
+        for name in [n for n in self.known if n not in listed]:
+            del self.known[name]
+        docs_read = {}
+        for name, version in sorted(listed.items()):
+            hit = self.known.get(name)
+            if hit is not None and hit[0] == version:
+                continue
+            if len(docs_read) >= budget:
+                return False, docs_read
+            docs_read[(name, version)] = doc = read(name, version)
+            if self.learn(name, version, doc):
+                kept.add(name)
+        return True, docs_read
+
+    def story_pointers(self) -> set[str]:
+        return set().union(*(ids for _, ids in self.known.values()))
 
 
 def expired_single_storylines(listed: dict[str, int], newest_cycle: int, kept: set[str], read) -> dict[str, int]:

@@ -145,3 +145,27 @@ def test_one_episode_storylines_are_retired_long_after_their_last_version_the_ar
     stores.snapshots.get = lambda path: reads.append(path) or real(path)
     clock[0] += 1
     assert publisher.maybe_retire() == [] and reads == []  # what stays is read once per process
+
+
+def test_archived_episodes_are_read_back_within_a_budget_and_forgotten_with_their_storyline():
+    from transforms.editions.storyline_pages import ArchivedEpisodes
+
+    def doc(n, **kw):
+        eps = [{"story_id": str(k)} for k in range(n)]
+        return {"episodes": eps, **kw}
+
+    held = {"storyline/en/1": doc(2), "storyline/en/2": doc(1), "storyline/en/3": doc(1, merged_into="1")}
+    reads, kept = [], set()
+
+    def read(name, version):
+        reads.append(name)
+        return held[name]
+
+    archive = ArchivedEpisodes()
+    listed = dict.fromkeys(held, 5)
+    known, got = archive.refresh(listed, read, kept, budget=2)
+    assert not known and len(got) == 2  # a third storyline unread: the caller retires no story yet
+    assert archive.refresh(listed, read, kept, budget=2)[0] and len(reads) == 3  # each version read once
+    assert archive.story_pointers() == {"story/0", "story/1"} and kept == {"storyline/en/1", "storyline/en/3"}
+    assert archive.refresh({"storyline/en/2": 5, "storyline/en/3": 5}, read, kept)[0]
+    assert archive.story_pointers() == {"story/0"}  # the redirect's episode; storyline 1 retired or gone
