@@ -316,6 +316,16 @@ class SnapshotPublisher:
     def _storyline_doc(self, pointer: str, version: int) -> dict:
         return json.loads(self.stores.snapshots.get(path_of("storyline", pointer, version)))
 
+    def _readable_storyline(self, pointer: str, version: int) -> dict | None:
+        """The storyline document, or None when its object is missing or not a document (logged and counted); a
+        store failure still raises, so the retirement pass is retried."""
+        try:
+            return self._storyline_doc(pointer, version)
+        except (NotFound, ValueError) as exc:
+            self._count("storyline_unreadable")
+            log.error("storyline %s v%s unreadable, its episodes are not kept: %s", pointer, version, exc)
+            return None
+
     def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
         """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the
         edition's heartbeat; remember the page's cards for the next version's delay."""
@@ -373,7 +383,7 @@ class SnapshotPublisher:
         self._next_retire = now + self.retire_every_s
         try:
             listed = self.stores.pointers.versions("storyline/")  # before the stories: episodes known first
-            known, read_now = self._episodes.refresh(listed, self._storyline_doc, self._kept_storylines)
+            known, read_now = self._episodes.refresh(listed, self._readable_storyline, self._kept_storylines)
             live = {str(sid) for lang in self.languages for sid in self.stores.stories.live_stories(lang)}
             self.retention.seen(live, now)
             expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)

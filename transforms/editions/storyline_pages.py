@@ -171,8 +171,9 @@ class ArchivedEpisodes:
 
     def refresh(self, listed: dict[str, int], read, kept: set[str], budget: int = EPISODE_READS):
         """Read the listed storylines whose listed version is not known (at most ``budget``); forget the ones no
-        longer listed; add the kept ones to ``kept``. Returns (every listed version known, ``{(pointer, version):
-        doc}`` read now)."""
+        longer listed; add the kept ones to ``kept``. ``read`` returns None for an object that cannot be read back
+        (missing or not a document): it holds no episode. Returns (every listed version known, ``{(pointer,
+        version): doc}`` read now)."""
         for name in [n for n in self.known if n not in listed]:
             del self.known[name]
         docs_read = {}
@@ -182,7 +183,11 @@ class ArchivedEpisodes:
                 continue
             if len(docs_read) >= budget:
                 return False, docs_read
-            docs_read[(name, version)] = doc = read(name, version)
+            doc = read(name, version)
+            if doc is None:  # an unreadable object: no page links its episodes, and one bad object must not stop
+                self.known[name] = (int(version), frozenset())  # every retirement; known empty until it moves
+                continue
+            docs_read[(name, version)] = doc
             if self.learn(name, version, doc):
                 kept.add(name)
         return True, docs_read

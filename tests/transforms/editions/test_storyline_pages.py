@@ -169,3 +169,13 @@ def test_archived_episodes_are_read_back_within_a_budget_and_forgotten_with_thei
     assert archive.story_pointers() == {"story/0", "story/1"} and kept == {"storyline/en/1", "storyline/en/3"}
     assert archive.refresh({"storyline/en/2": 5, "storyline/en/3": 5}, read, kept)[0]
     assert archive.story_pointers() == {"story/0"}  # the redirect's episode; storyline 1 retired or gone
+
+
+def test_an_unreadable_storyline_holds_no_episode_and_does_not_stop_the_read_back():
+    from transforms.editions.storyline_pages import ArchivedEpisodes
+
+    held = {"storyline/en/1": None, "storyline/en/2": {"episodes": [{"story_id": "7"}, {"story_id": "8"}]}}
+    archive, kept = ArchivedEpisodes(), set()
+    known, got = archive.refresh(dict.fromkeys(held, 5), lambda name, version: held[name], kept)
+    assert known and list(got) == [("storyline/en/2", 5)]
+    assert archive.story_pointers() == {"story/7", "story/8"} and kept == {"storyline/en/2"}
