@@ -89,6 +89,12 @@ class DictPointers(PointerStore):
         self.tombstones[name] = expected
         return True
 
+    def revive(self, name):
+        if name in self.live or name not in self.tombstones:
+            return None
+        self.live[name] = self.tombstones[name]
+        return self.live[name]
+
     def history(self, name):
         return []
 

@@ -14,7 +14,8 @@ The contract (pinned by ``tests/stores/test_contract.py`` on both backends):
   retirers and movers: exactly one wins. A retired pointer is absent for get/names/versions, its history is kept
   (a last entry with version None, reason "retired") and it leaves a tombstone: compare_and_set from None to a
   version at or below the retired one fails, so a late or replayed writer cannot resurrect it; a higher version
-  (the story genuinely moved on) may bring it back.
+  (the story genuinely moved on) may bring it back. PointerStore.revive(name) puts a retired pointer back at the
+  version it was retired from (its object is kept), only while it is still retired; racing revivers: one wins.
 - SnapshotStore objects are immutable: a second put of the same path raises AlreadyExists.
 - StoryStore.mark_change is create-if-absent, so applying a StoryChange twice is a no-op.
 - PointerStore.versions(prefix) equals ``{n: get(n) for n in names(prefix)}``, in one scan on both backends.
@@ -185,6 +186,13 @@ class PointerStore(abc.ABC):
         """Delete the live pointer ``name`` if it is at ``expected``. True if this call retired it. The history stays
         (plus an entry ``{"version": None, "previous": expected, "reason": "retired"}``) and a tombstone remembers
         ``expected``: afterwards ``compare_and_set(name, None, v)`` fails for every ``v <= expected``."""
+
+    @abc.abstractmethod
+    def revive(self, name: str) -> int | None:
+        """Bring the retired pointer ``name`` back at the version its tombstone holds (the one it was retired from:
+        that snapshot object was never deleted), if it is absent and was retired: a storyline page links its story
+        again. Returns the version now live, or None when nothing was revived (live, never retired, or another
+        caller won). History gains ``{"version": v, "previous": None, "reason": "revived"}``."""
 
     @abc.abstractmethod
     def history(self, name: str) -> list[dict]:

@@ -361,6 +361,17 @@ class EmbeddedPointerStore(PointerStore):
             self._record(conn, name, None, expected, "retired")
             return True
 
+    def revive(self, name: str) -> int | None:
+        with self.db.transaction() as conn:
+            if conn.execute("SELECT 1 FROM pointers WHERE name=?", (name,)).fetchone() is not None:
+                return None
+            dead = conn.execute("SELECT version FROM pointer_tombstones WHERE name=?", (name,)).fetchone()
+            if dead is None:
+                return None
+            conn.execute("INSERT INTO pointers VALUES (?,?)", (name, dead[0]))
+            self._record(conn, name, dead[0], None, "revived")
+            return dead[0]
+
     @staticmethod
     def _record(conn, name: str, version: int | None, previous: int | None, reason: str) -> None:
         seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM pointer_history WHERE name=?", (name,)).fetchone()[0]

@@ -418,14 +418,17 @@ class BigtablePointerStore(PointerStore):
     def get(self, name: str) -> int | None:
         return self._head(name)[0]
 
-    def _move(self, name: str, expected: int | None, new: int | None, reason: str) -> bool:
-        """One conditional move (``new`` None: retire) from ``expected``, predicated on the move counter."""
+    def _move(self, name: str, expected: int | None, new: int | None, reason: str, revive: bool = False) -> bool:
+        """One conditional move (``new`` None: retire) from ``expected``, predicated on the move counter.
+        ``revive``: from retired back to exactly the tombstone's version ``new`` (:meth:`revive`)."""
         key = pointer_key(name)
         for _ in range(CAS_ATTEMPTS):
             current, seq, retired = self._head(name)
             if current != expected or (new is None and current is None):
                 return False
-            if new is not None and current is None and retired is not None and new <= retired:
+            if revive and retired != new:
+                return False  # retired again meanwhile at another version: the caller reads the new tombstone
+            if not revive and new is not None and current is None and retired is not None and new <= retired:
                 return False  # retired at or after this version: a late writer does not resurrect it
             nxt = seq + 1
             entry = {"version": new, "previous": expected, "at": int(time.time() * 1000), "reason": reason}
@@ -455,6 +458,16 @@ class BigtablePointerStore(PointerStore):
 
     def retire(self, name: str, expected: int) -> bool:
         return self._move(name, int(expected), None, "retired")
+
+    def revive(self, name: str) -> int | None:
+        for _ in range(CAS_ATTEMPTS):
+            current, _, retired = self._head(name)
+            if current is not None or retired is None:
+                return None
+            if self._move(name, None, retired, "revived", revive=True):
+                return retired
+            # another caller revived it or it moved meanwhile: re-read (the first check answers None if it is live)
+        raise StoreError(f"pointer {name}: lost {CAS_ATTEMPTS} revivals in a row")
 
     def history(self, name: str) -> list[dict]:
         h = _cells(self.t.read_row(pointer_key(name), _family_filter("h")), "h")

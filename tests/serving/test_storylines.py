@@ -152,3 +152,47 @@ def test_archived_episodes_keep_their_story_pages_through_the_publishers_retirem
         assert client.get(f"/v1/stories/{alone}").status_code == 404
     finally:
         app.extensions["newsroom"].close()
+
+
+def test_an_episode_retired_before_its_storyline_was_kept_gets_its_story_page_back(world, profiles):
+    """A story's pointer retires 48 h after it left the live set, but a later story can join its storyline weeks
+    later: once the publisher writes the storyline with both episodes, the first episode's pointer is brought back
+    to its last version, so the storyline page's link to it answers 200 again."""
+    from transforms.editions.publish import PointerRetention, SnapshotPublisher
+
+    hour = 3600.0
+    clock = [1_000_000.0]
+    retention = PointerRetention(retain_s=48 * hour, retire_every_s=0)
+    pub = SnapshotPublisher(world, languages=("en",), retention=retention, clock=lambda: clock[0])
+
+    def item(kind, pointer, doc):
+        return {"kind": kind, "pointer": pointer, "version": doc["version"], "doc": doc, "min_stories": 0}
+
+    both = samples.storyline(SL, 30, 2)
+    second, first = both["episodes"]  # newest first
+    cov = samples.story_coverage(first["story_id"], 2, samples.coverage_articles(first["story_id"], 3))
+    assert pub.publish(item("story_coverage", f"story/{first['story_id']}", cov))["outcome"] == "published"
+    alone = dict(both, version=3, episodes=[first])
+    pointer = f"storyline/en/{SL}"
+    assert pub.publish(item("storyline", pointer, alone))["outcome"] == "published"
+    clock[0] += 49 * hour
+    assert f"story/{first['story_id']}" in pub.maybe_retire()  # a one-episode storyline keeps no story
+    clock[0] += 14 * 24 * hour  # weeks later a second story joins the storyline
+    cov = samples.story_coverage(second["story_id"], 5, samples.coverage_articles(second["story_id"], 3))
+    assert pub.publish(item("story_coverage", f"story/{second['story_id']}", cov))["outcome"] == "published"
+    joined = {"kind": "storyline", "pointer": pointer, "version": 30, "doc": dict(both, episodes=[second])}
+    joined.update(min_stories=0, left=[], sources=[])
+    assert pub.publish(joined)["outcome"] == "published"  # merged with the live version: both episodes
+    pub.maybe_retire()
+    assert world.pointers.get(f"story/{first['story_id']}") == 2
+    app = make_app(world, profiles)
+    try:
+        client = app.test_client()
+        for sid in (first["story_id"], second["story_id"]):
+            assert client.get(f"/v1/stories/{sid}").status_code == 200, sid
+        assert {e["story_id"] for e in orjson.loads(client.get(URL).data)["episodes"]} == {
+            first["story_id"],
+            second["story_id"],
+        }
+    finally:
+        app.extensions["newsroom"].close()

@@ -350,6 +350,38 @@ def test_pointer_retire_is_a_conditional_delete_with_a_tombstone(stores):
     assert p.retire(name, 2) is True and p.get(name) is None
 
 
+def test_pointer_revive_brings_a_retired_pointer_back_to_its_last_version(stores):
+    """A retired story pointer whose story a storyline page links again is brought back to the version it was
+    retired from (its object is still there), once; a live or never-retired pointer is left alone."""
+    p = stores.pointers
+    name = "story/79"
+    assert p.revive(name) is None  # never existed
+    for expected, new in ((None, 1), (1, 2)):
+        assert p.compare_and_set(name, expected, new)
+    assert p.revive(name) is None and p.get(name) == 2  # live: nothing to revive
+    assert p.retire(name, 2) is True
+    assert p.revive(name) == 2
+    assert p.get(name) == 2 and p.versions("story/") == {name: 2}
+    assert p.revive(name) is None  # live again
+    assert [(h["version"], h["previous"], h["reason"]) for h in p.history(name)][-2:] == [
+        (None, 2, "retired"),
+        (2, None, "revived"),
+    ]
+    assert p.compare_and_set(name, 2, 3) is True  # moves on as usual
+    assert p.retire(name, 3) is True and p.compare_and_set(name, None, 3) is False  # a new tombstone holds
+    assert p.revive(name) == 3
+
+
+def test_race_pointer_revive_against_revive(stores):
+    p = stores.pointers
+    for rnd in range(ROUNDS):
+        assert p.compare_and_set(f"story/v{rnd}", None, 4) and p.retire(f"story/v{rnd}", 4)
+
+    for rnd, results in enumerate(race(lambda i, rnd: p.revive(f"story/v{rnd}"))):
+        assert sorted(results, key=str) == [4, None], results
+        assert p.get(f"story/v{rnd}") == 4
+
+
 def test_race_pointer_retire_against_move(stores):
     """A retirer and a mover racing from the same live version: exactly one wins, and the outcome is consistent."""
     p = stores.pointers

@@ -375,8 +375,9 @@ class SnapshotPublisher:
         """Retire the story pointers whose stories left every live set ``retain_s`` ago, except the episodes of a
         storyline the archive keeps (storyline_pages.ArchivedEpisodes: its page links them), the topic pointers no
         cycle chose for ``topic_keep_s`` and the one-episode storylines long past any change
-        (storyline_pages.expired_single_storylines), at most every ``retire_every_s``; returns the names retired. A
-        store error is counted and retried next time."""
+        (storyline_pages.expired_single_storylines), at most every ``retire_every_s``; returns the names retired.
+        The same pass revives the story pointers of kept storylines' episodes retired before their storyline was
+        kept (ArchivedEpisodes.revive). A store error is counted and retried next time."""
         now = self.clock()
         if now < self._next_retire:
             return []
@@ -386,12 +387,14 @@ class SnapshotPublisher:
             known, read_now = self._episodes.refresh(listed, self._readable_storyline, self._kept_storylines)
             live = {str(sid) for lang in self.languages for sid in self.stores.stories.live_stories(lang)}
             self.retention.seen(live, now)
-            expired = self.retention.expired(self.stores.pointers.versions("story/"), live, now)
+            stories = self.stores.pointers.versions("story/")
+            expired = self.retention.expired(stories, live, now)
             if not known:  # a storyline not read back yet may hold any of them: later, never early
                 self._count("story_retire_deferred")
                 expired = {}
             archive = self._episodes.story_pointers()
             retired = retire(self.stores.pointers, {n: v for n, v in expired.items() if n not in archive})
+            self._count("story_revived", len(self._episodes.revive(stories, self.stores.pointers)))
             retired += retire(self.stores.pointers, self._expired_topics(now))
 
             def read(name, version):

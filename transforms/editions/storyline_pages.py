@@ -27,7 +27,8 @@ the ranker's book, and this document is the only place its episode is kept. A st
 once it has more than one episode (:meth:`StorylineMap.has_page`). Retirement: the pointer of a one-episode
 storyline is retired :data:`RETIRE_SINGLE_MS` after its last version (:func:`expired_single_storylines`, run by
 the publisher with its story pointers); a storyline of several episodes or a merge's redirect is the archive and
-stays, so the origin's pointer listing grows with those only. Pointer ``storyline/{language}/{id}``: a storyline spans languages (linked stories share one) but a
+stays, so the origin's pointer listing grows with those only; an episode's story pointer retired before its
+storyline was kept is revived (:meth:`ArchivedEpisodes.revive`). Pointer ``storyline/{language}/{id}``: a storyline spans languages (linked stories share one) but a
 page lists the stories of one language, as each edition's book does; editions of one language build the same
 document at the same cycle (it depends on the language's stories only), so the second is a stale no-op.
 
@@ -53,6 +54,10 @@ RETIRE_READS = 500  # storyline documents read per retirement pass (unknown ones
 # process): a restarted publisher reads every listed storyline back before it retires a story pointer again, and
 # 2,000 a pass every 10 minutes reads 576,000 storylines within the 48 h its story ages restart anyway.
 EPISODE_READS = 2000
+# Retired story pointers brought back per retirement pass (one conditional write each): an episode whose pointer
+# retired before a later story made its storyline kept (:meth:`ArchivedEpisodes.revive`). Checking the others
+# against the pass's story listing costs no read.
+EPISODE_REVIVES = 2000
 
 
 def pointer_of(language: str, storyline_id: int | str) -> str:
@@ -157,17 +162,39 @@ class ArchivedEpisodes:
     """The ``story/{id}`` pointers of the episodes of kept storylines (:func:`is_kept`), which the publisher never
     retires: a storyline page links each episode's story page, and the origin loads a story on demand only while
     its pointer is listed. Known per listed storyline version: learnt when the publisher writes one, read back
-    (:meth:`refresh`) when another instance did or the process restarted."""
+    (:meth:`refresh`) when another instance did or the process restarted. A story's pointer may have retired before
+    its storyline became kept (a later story joined weeks after it left the live set): every episode newly learnt
+    is checked once by :meth:`revive`, which brings an unlisted one back."""
 
     def __init__(self):
         self.known: dict[str, tuple[int, frozenset[str]]] = {}  # storyline pointer -> (version, story pointers)
+        self.unchecked: set[str] = set()  # story pointers of kept storylines not yet checked against a listing
 
     def learn(self, pointer: str, version: int, doc: dict) -> bool:
         """Remember a storyline version's episodes; returns whether the archive keeps it (:func:`is_kept`)."""
         kept = is_kept(doc)
         ids = frozenset(f"story/{e['story_id']}" for e in doc["episodes"]) if kept else frozenset()
+        before = self.known.get(pointer)
+        self.unchecked |= ids - (before[1] if before else frozenset())
         self.known[pointer] = (int(version), ids)
         return kept
+
+    def revive(self, listed: dict[str, int], pointers, budget: int = EPISODE_REVIVES) -> list[str]:
+        """Bring back (``PointerStore.revive``: the story's last published version) the unchecked episodes' story
+        pointers that ``listed`` (the pass's ``story/`` listing) lacks, at most ``budget`` of them; the rest wait for
+        the next pass. Returns the names revived. A store error propagates with the unrevived ones kept."""
+        archive, revived, calls = self.story_pointers(), [], 0
+        for name in sorted(self.unchecked):
+            if name in listed or name not in archive:  # served already, or no kept storyline links it any more
+                self.unchecked.discard(name)
+                continue
+            if calls >= budget:
+                break
+            calls += 1
+            if pointers.revive(name) is not None:  # None: never published, or revived by another instance
+                revived.append(name)
+            self.unchecked.discard(name)
+        return revived
 
     def refresh(self, listed: dict[str, int], read, kept: set[str], budget: int = EPISODE_READS):
         """Read the listed storylines whose listed version is not known (at most ``budget``); forget the ones no

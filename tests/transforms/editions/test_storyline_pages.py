@@ -179,3 +179,22 @@ def test_an_unreadable_storyline_holds_no_episode_and_does_not_stop_the_read_bac
     known, got = archive.refresh(dict.fromkeys(held, 5), lambda name, version: held[name], kept)
     assert known and list(got) == [("storyline/en/2", 5)]
     assert archive.story_pointers() == {"story/7", "story/8"} and kept == {"storyline/en/2"}
+
+
+def test_retired_episodes_of_a_storyline_read_back_as_kept_are_revived_within_a_budget(stores):
+    """A restarted publisher learns a kept storyline by reading it back; the episodes whose pointers retired
+    before it became kept come back at their last version, at most ``budget`` per pass; listed ones cost nothing."""
+    from transforms.editions.storyline_pages import ArchivedEpisodes
+
+    p = stores.pointers
+    for sid in ("1", "2", "3", "4"):
+        assert p.compare_and_set(f"story/{sid}", None, 7)
+    for sid in ("1", "2", "3"):
+        assert p.retire(f"story/{sid}", 7)
+    held = {"storyline/en/9": {"episodes": [{"story_id": s} for s in ("1", "2", "3", "4", "5")]}}
+    archive = ArchivedEpisodes()
+    assert archive.refresh(dict.fromkeys(held, 5), lambda name, version: held[name], set())[0]
+    assert archive.revive(p.versions("story/"), p, budget=2) == ["story/1", "story/2"]
+    assert archive.revive(p.versions("story/"), p, budget=2) == ["story/3"]  # story/5 never published: None
+    assert p.versions("story/") == dict.fromkeys(["story/1", "story/2", "story/3", "story/4"], 7)
+    assert not archive.unchecked and archive.revive(p.versions("story/"), p) == []  # each checked once
