@@ -12,7 +12,7 @@ import pytest
 
 from devtools.world.server import SampleWorld
 from schemas import codec
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store, open_stores
 
 WORLD_AT = 1000.0
 
@@ -42,7 +42,7 @@ def write_feeds(tmp_path, world, urls) -> str:
 
 
 def topic_records(data_dir, topic, message):
-    bus = open_stores(StoreConfig(data_dir=str(data_dir))).bus
+    bus = open_store("bus", StoreConfig(data_dir=str(data_dir)))
     bus.ensure_subscription(topic, f"test-{topic}-{time.monotonic_ns()}")
     conn = bus.db.connect()
     rows = conn.execute("SELECT data FROM bus_messages WHERE topic=? ORDER BY id", (topic,)).fetchall()

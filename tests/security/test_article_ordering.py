@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from tests.transforms.articles.conftest import HOUR, T0, WIRE_REPORT, make_html, make_raw
 from transforms.articles.dedupe import NEW, STALE, UPDATE, decide
 from transforms.articles.normalize import Normalizer
@@ -24,7 +24,7 @@ def fetch(title: str, at: int, modified: str | None = None) -> dict:
 
 @pytest.fixture
 def store(tmp_path):
-    return open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))).articles
+    return open_store("articles", StoreConfig(backend="embedded", data_dir=str(tmp_path / "store")))
 
 
 @pytest.mark.parametrize("stated", [False, True], ids=["fetch-time", "modified-time"])
@@ -73,7 +73,7 @@ def test_raw_items_are_published_with_their_ordering_key(tmp_path):
     from transforms.ingest.ordering import ordering_key, raw_item_key
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
-    bus = open_stores(config).bus
+    bus = open_store("bus", config)
     bus.ensure_subscription("items-raw", "raw-sub")
     fn = PublishToBusFn(config, "items-raw", "RawItem", ordering_key=raw_item_key)
     fn.setup()

@@ -20,7 +20,7 @@ import pytest
 
 from devtools.world.server import SampleWorld
 from schemas import codec
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 
 WORLD_AT = 1000.0  # articles with at <= WORLD_AT are public; the next release is 10+ s away
 FEED = "http://dailyherald.test/rss.xml"
@@ -46,7 +46,7 @@ LocalIngest.from_options(IngestOptions(sys.argv[2:])).run(max_run_s=120)
 
 
 def published_urls(data_dir) -> list[str]:
-    bus = open_stores(StoreConfig(data_dir=str(data_dir))).bus
+    bus = open_store("bus", StoreConfig(data_dir=str(data_dir)))
     bus.ensure_topic("items-raw")
     rows = bus.db.connect().execute("SELECT data FROM bus_messages WHERE topic='items-raw' ORDER BY id").fetchall()
     return [codec.decode("RawItem", r[0])["fetched_url"] for r in rows]

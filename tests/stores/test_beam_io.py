@@ -5,7 +5,7 @@ bus's publish_many, a bus without one gets a publish per record; the ordering ke
 from __future__ import annotations
 
 from schemas import codec
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from stores.beam_io import PublishToBusFn
 
 
@@ -15,7 +15,7 @@ def _dead(i: int) -> dict:
 
 def _fn(tmp_path, **kw) -> tuple[PublishToBusFn, object]:
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path))
-    bus = open_stores(config).bus
+    bus = open_store("bus", config)
     bus.ensure_subscription("dead-letter-ingest", "sub")
     fn = PublishToBusFn(config, "dead-letter-ingest", **kw)
     fn.setup()

@@ -14,7 +14,7 @@ import pytest
 
 from schemas import codec
 from schemas.tables import IN_JOB_MESSAGES, TOPICS
-from stores import AlreadyExists, MessageBus, NotFound, PointerStore, WriteOutcome, open_stores
+from stores import AlreadyExists, MessageBus, NotFound, PointerStore, WriteOutcome, open_store, open_stores
 
 
 @pytest.fixture
@@ -542,7 +542,7 @@ def test_bus_pull_on_empty_subscription_returns_within_timeout(stores):
 
 def test_bus_redelivers_unacked_messages_after_the_ack_deadline(embedded_store_config):
     # Embedded only: Pub/Sub's minimum ack deadline is 10 s, too slow for the default suite.
-    bus = open_stores(embedded_store_config).bus
+    bus = open_store("bus", embedded_store_config)
     bus.ensure_subscription("fetch-requests", "redeliver", ack_deadline_s=1)
     mid = bus.publish("fetch-requests", b"payload")
     first = bus.pull("redeliver", timeout=1.0)

@@ -16,7 +16,7 @@ from google.cloud.bigtable import column_family
 
 from devtools import emulators
 from schemas.tables import MAX_AGE_DAYS, TABLES, TOPICS
-from stores import AlreadyExists, NotFound, StoreError, gcp, open_stores
+from stores import AlreadyExists, NotFound, StoreError, gcp, open_store, open_stores
 from stores.gcp.clients import bigtable_table
 
 
@@ -350,7 +350,7 @@ def test_provision_is_idempotent_and_follows_the_layout(gcp_store_config):
     reads = admin.table(gcp_store_config.name("profiles")).list_column_families()["e"].gc_rule
     assert isinstance(reads, column_family.GCRuleUnion)  # either rule deletes: old versions or old cells
     assert reads.rules == [column_family.MaxVersionsGCRule(1), column_family.MaxAgeGCRule(datetime.timedelta(days=30))]
-    bus = open_stores(gcp_store_config).bus
+    bus = open_store("bus", gcp_store_config)
     for topic in TOPICS:  # topics exist: publishing needs no ensure_topic
         assert bus.publish(topic, b"x")
 
@@ -406,7 +406,7 @@ def test_pointer_versions_is_one_scan_of_the_latest_version_cells(gcp_store_conf
 
 @pytest.mark.emulator
 def test_ensure_on_the_emulator_creates_once_and_then_only_looks(gcp_store_config):
-    bus = open_stores(gcp_store_config).bus
+    bus = open_store("bus", gcp_store_config)
     created = []
     real_create = bus.publisher.create_topic
 
@@ -456,7 +456,7 @@ def test_bigtable_client_creation_is_quiet_under_warnings_as_errors(emulator_sta
 @pytest.mark.emulator
 def test_store_errors_when_the_emulator_is_unreachable(monkeypatch, gcp_store_config):
     monkeypatch.setenv("PUBSUB_EMULATOR_HOST", f"127.0.0.1:{emulators.free_port()}")  # nothing listens there
-    bus = open_stores(gcp_store_config).bus
+    bus = open_store("bus", gcp_store_config)
     monkeypatch.setattr(gcp.pubsub, "PUBLISH_TIMEOUT_S", 2.0)
     with pytest.raises(StoreError):
         bus.publish("articles", b"x")

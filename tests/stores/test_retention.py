@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from stores.retention import StoryRetention, expired_story_pointers, retire, story_id_of
 
 DAY = 86_400.0
@@ -22,7 +22,7 @@ def test_expired_story_pointers_rule():
 
 
 def test_tracker_and_retire_on_the_store(tmp_path):
-    p = open_stores(StoreConfig(data_dir=str(tmp_path))).pointers
+    p = open_store("pointers", StoreConfig(data_dir=str(tmp_path)))
     for sid in (1, 2, 3):
         assert p.compare_and_set(f"story/{sid}", None, 1)
     assert p.compare_and_set("us-en/top", None, 1)

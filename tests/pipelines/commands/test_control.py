@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipelines.cli import main as newsroom
-from stores import open_stores
+from stores import open_store, open_stores
 from stores.audit import open_audit_log
 from stores.cdn import open_purger
 from stores.controls import open_control_store
@@ -28,7 +28,7 @@ def page(*extra):
 @pytest.fixture
 def live_story(published):
     config, versions = published
-    open_stores(config).stories.put_story(7, {"language": "en", "state": "live"})
+    open_store("stories", config).put_story(7, {"language": "en", "state": "live"})
     return config, versions
 
 
@@ -113,7 +113,7 @@ def test_bad_input_is_refused_with_a_clear_message_and_nothing_written(live_stor
     assert message in capsys.readouterr().err
     assert open_control_store(config).edition_controls("us-en") == []
     assert open_audit_log(config).entries() == []
-    assert open_stores(config).pointers.get("us-en/top") == v3
+    assert open_store("pointers", config).get("us-en/top") == v3
 
 
 @pytest.mark.parametrize("command", ["rollback", "hold"])

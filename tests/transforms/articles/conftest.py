@@ -160,9 +160,9 @@ def make_raw(
 
 @pytest.fixture
 def article_store(tmp_path):
-    from stores import StoreConfig, open_stores
+    from stores import StoreConfig, open_store
 
-    return open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))).articles
+    return open_store("articles", StoreConfig(backend="embedded", data_dir=str(tmp_path / "store")))
 
 
 @pytest.fixture(scope="session")

@@ -97,7 +97,7 @@ def test_malformed_raw_item_is_dead_lettered_not_raised(kit):
 
 
 def test_dedupe_articles_emits_only_new_articles_and_new_versions(kit, tmp_path):
-    from stores import StoreConfig, open_stores
+    from stores import StoreConfig, open_store
 
     config = StoreConfig(backend="embedded", data_dir=str(tmp_path / "store"))
     canonical = "https://dailyherald.test/world/quake"
@@ -133,7 +133,7 @@ def test_dedupe_articles_emits_only_new_articles_and_new_versions(kit, tmp_path)
         out2.articles | beam.Map(lambda a: (a["title"], a["version"])), equal_to([("Quake hits coast, four hurt", 2)])
     )
     p2.run().wait_until_finish()
-    store = open_stores(config).articles
+    store = open_store("articles", config)
     from transforms.articles.urls import article_id
 
     assert store.get(article_id(canonical))["version"] == 2

@@ -146,9 +146,9 @@ def test_racing_writer_of_other_text_makes_us_decide_again(normalizer, article_s
 def test_dedupe_decisions_on_every_backend(normalizer, kit, store_config, pages):
     """The same decisions against the embedded store and against Bigtable (emulator): the conditional write and the
     content claim are the store's; dedupe only reads their answers."""
-    from stores import open_stores
+    from stores import open_store
 
-    store = open_stores(store_config).articles
+    store = open_store("articles", store_config)
     tracked, amp, direct, amp_no_canonical = pages
     outcomes = [decide(store, normalizer.normalize(r)).outcome for r in (tracked, amp, direct, amp_no_canonical)]
     assert outcomes == [NEW, DUPLICATE, DUPLICATE, CONTENT_DUPLICATE]

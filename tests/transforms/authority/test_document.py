@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stores import open_stores
+from stores import open_store, open_stores
 from transforms import authority as au
 from transforms.publishers import UNKNOWN_AUTHORITY, default_registry
 
@@ -53,7 +53,7 @@ def test_current_registry_falls_back_to_the_hand_set_file(embedded_store_config,
     assert au.current_registry(None, embedded_store_config).get("wirepress").authority == 0.4
     assert au.current_registry(None, None).get("wirepress").authority == 0.95
     # An unreadable document: the hand-set file, not a crash of the editions stage.
-    open_stores(embedded_store_config).pointers.compare_and_set(au.POINTER, 1, 9)
+    open_store("pointers", embedded_store_config).compare_and_set(au.POINTER, 1, 9)
     assert au.current_registry(None, embedded_store_config).get("wirepress").authority == 0.95
 
 

@@ -13,7 +13,7 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from schemas import codec
-from stores import StoreConfig, StoreError, open_stores
+from stores import StoreConfig, StoreError, open_store
 from stores.cdn import CloudCdnPurger, open_purger
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
@@ -205,7 +205,7 @@ def test_breaking_records_reach_the_breaking_topic_once_per_story_and_edition(wo
     from stores.beam_io import PublishToBusFn
 
     config, cdn = emulator_config
-    bus = open_stores(config).bus
+    bus = open_store("bus", config)
     bus.ensure_subscription("breaking", "test-breaking")
     changes = _breaking_world(world)
     p, out = _run(changes, world.MIN, config, ["us-en", "gb-en"], cdn=cdn)

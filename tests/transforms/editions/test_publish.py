@@ -13,7 +13,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from schemas.pages import page_path, validate_page
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store, open_stores
 from transforms.editions import documents as docs
 from transforms.editions.beam.publishing import PublishSnapshotFn, PublishSnapshots
 from transforms.editions.publish import aliases_document, resolve_aliases
@@ -142,7 +142,7 @@ def test_rejections_are_counted_as_beam_metrics(tmp_path, cycle_output):
         for c in result.metrics().query(MetricsFilter().with_namespace("snapshots"))["counters"]
     }
     assert counters.get("rejected") == 1 and counters.get("rejected_too_few_stories") == 1
-    assert open_stores(config).pointers.get("us-en/top") == v
+    assert open_store("pointers", config).get("us-en/top") == v
 
 
 def test_coverage_and_pool_are_published_with_their_pointers(tmp_path, cycle_output):

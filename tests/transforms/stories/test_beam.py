@@ -13,7 +13,7 @@ from apache_beam.testing.test_stream import TestStream
 from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms.window import TimestampedValue
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import TEST_CONFIG, make_articles
 from transforms.stories.beam import DEAD_LETTER, ApplyStoryChanges, ClusterStories
 from transforms.stories.cluster import StoryClusterer
@@ -71,7 +71,7 @@ def test_batch_matches_the_plain_writer_and_applies_to_the_store(tmp_path):
         assert_that(outs.outputs | "Decisions" >> beam.Map(decision), equal_to(expected(arts)))
         assert_that(outs[DEAD_LETTER], equal_to([]), label="NoDeadLetters")
         outs.outputs | ApplyStoryChanges(cfg)
-    stories = open_stores(cfg).stories
+    stories = open_store("stories", cfg)
     exp = expected(arts)
     for lang in ("en", "es"):
         assert stories.writer_seq(lang) == max(e[1] for e in exp if e[0] == lang)
@@ -145,7 +145,7 @@ def test_apply_story_changes_is_idempotent_and_order_independent(tmp_path, shuff
     with batch_pipeline() as p:
         applied = p | beam.Create(shuffled + shuffled[:7]) | ApplyStoryChanges(cfg)
         assert_that(applied | beam.Map(lambda c: c["change_id"]), equal_to([o["change"]["change_id"] for o in outputs]))
-    stories = open_stores(cfg).stories
+    stories = open_store("stories", cfg)
     assert stories.writer_seq("en") == max(o["change"]["seq"] for o in outputs if o["change"]["language"] == "en")
     assert not stories.mark_change(outputs[0]["change"]["change_id"])  # already recorded
 

@@ -9,7 +9,7 @@ import dataclasses
 
 import numpy as np
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article, make_articles
 from transforms.stories.apply import apply_in_order
 from transforms.stories.assignments import fold
@@ -89,7 +89,7 @@ def test_a_wrong_online_join_moves_to_its_event_and_no_id_is_minted(tmp_path):
     assert yid != xid and {assign[f"y{i}"] for i in range(4)} == {yid}
     assert yid == min(before - {xid})  # the y stories merge into the oldest of them
     assert minted(outs) == before  # nothing new: every group inherits an id
-    store = open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr"))).stories
+    store = open_store("stories", StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr")))
     apply_in_order(store, outs)
     assert sorted(store.get_story(xid)["members"]) == ["x0", "x1", "x2", "x3"]
     assert sorted(store.get_story(yid)["members"]) == ["y0", "y1", "y2", "y3"]
@@ -147,7 +147,7 @@ def test_aliases_resolve_in_one_hop_and_a_repaired_story_waits_for_its_cool_down
         (T0 + 7 * HOUR + 10 * MIN, aid, bid),
         (T0 + 7 * HOUR + 40 * MIN, zid, aid),
     ]
-    store = open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr"))).stories
+    store = open_store("stories", StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr")))
     apply_in_order(store, outs)
     assert store.get_story(bid)["alias_of"] == zid and store.resolve(bid) == zid  # re-pointed: one hop
     assert sorted(store.get_story(zid)["members"]) == ["a0", "b0", "z0", "z1"]
@@ -178,7 +178,7 @@ def test_a_restored_writer_reclusters_as_the_uninterrupted_one(tmp_path):
     w = StoryClusterer("en", config=cfg, exact_index=True)
     whole = [o.to_dict()["change"] for o in w.run(arts)]
     assert w.stats["recluster_moves"] + w.stats["merge"] > 0
-    store = open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr"))).stories
+    store = open_store("stories", StoreConfig(backend="embedded", data_dir=str(tmp_path / "nr")))
     w = StoryClusterer("en", config=cfg, exact_index=True)
     for a in arts:
         w.add(a)

@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from stores import StoreConfig, open_stores
+from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article
 from transforms.common import HOUR_MS
 from transforms.stories.apply import apply_in_order, apply_output
@@ -53,7 +53,7 @@ def assert_statistics_of_live_members(w: StoryClusterer) -> None:
 
 
 def stores(tmp_path):
-    return open_stores(StoreConfig(backend="embedded", data_dir=str(tmp_path / "newsroom"))).stories
+    return open_store("stories", StoreConfig(backend="embedded", data_dir=str(tmp_path / "newsroom")))
 
 
 def test_merge_keeps_the_older_story_aliases_the_other_and_recomputes_counters(tmp_path):
