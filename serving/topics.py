@@ -108,16 +108,7 @@ def render(pool, topic_id: str, limit: int) -> tuple[bytes, str] | None:
     order = stories_about(pool, kind, value)
     if not order.size:
         return None
-    head = {
-        "schema": PAGE_SCHEMA,
-        "topic": topic_id,
-        "kind": kind,
-        "value": value,
-        "edition": pool.edition,
-        "pool_version": pool.version,
-        "cycle": pool.cycle,
-        "story_count": int(order.size),
-    }
+    head = _head(pool, topic_id, int(order.size))
     items = b",".join(pool.item_bytes[i] + b"}" for i in order[:limit].tolist())
     body = orjson.dumps(head)[:-1] + b',"stories":[' + items + b"]}"
     return body, f'"{hashlib.sha256(body).hexdigest()[:20]}"'
@@ -225,8 +216,13 @@ def lookup(ext, cat, pool, edition: str, topic_id: str, limit: int) -> tuple[byt
 
 def archive_only(pool, topic_id: str) -> tuple[bytes, str]:
     """The page of a topic no live story is about but whose entity has storylines: no story, ``story_count`` 0."""
+    return orjson.dumps(_head(pool, topic_id, 0))[:-1] + b',"stories":[]}', ""
+
+
+def _head(pool, topic_id: str, story_count: int) -> dict:
+    """A topic page's fields before its stories (the same for a live and an archive-only page)."""
     kind, value = topic_id.split(":", 1)
-    head = {
+    return {
         "schema": PAGE_SCHEMA,
         "topic": topic_id,
         "kind": kind,
@@ -234,9 +230,8 @@ def archive_only(pool, topic_id: str) -> tuple[bytes, str]:
         "edition": pool.edition,
         "pool_version": pool.version,
         "cycle": pool.cycle,
-        "story_count": 0,
+        "story_count": story_count,
     }
-    return orjson.dumps(head)[:-1] + b',"stories":[]}', ""
 
 
 def with_storylines(page: tuple[bytes, str], storylines: list[dict]) -> tuple[bytes, str]:

@@ -357,26 +357,17 @@ class PointerWatcher:
         """A storyline's prepared document (:class:`serving.catalog.PreparedStoryline`), from the LRU or loaded now
         from the snapshot store: storylines are never held by a poll (an archive grows without bound; a reader
         opens few). None: no such storyline (or its object is bad). A store failure raises (the caller: 503)."""
-        name = f"{STORYLINE}{language}/{storyline_id}"
-        version = cat.loaded.get(name)
-        if version is None or self._bad.get(name) == version:
-            return None
-
-        def load():
-            try:
-                return self._load(name, version)[1]
-            except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
-                log.error("storyline %s v%s not loadable: %s", name, version, exc)
-                self._bad[name] = version
-                return None
-
-        return self.storyline_cache.get(name, version, load)
+        return self._on_demand(cat, f"{STORYLINE}{language}/{storyline_id}", "storyline")
 
     def storyline_index(self, cat: Catalog, language: str, shard: int) -> dict | None:
         """One shard of a language's storyline index (transforms/editions/storyline_index.py), from the LRU or
         loaded now, as storylines are: ``{entity id: [entries newest first]}``, taken-down entries filtered out.
         None: no such shard (or its object is bad). A store failure raises."""
-        name = f"{STORYLINE_INDEX}{language}/{shard}"
+        return self._on_demand(cat, f"{STORYLINE_INDEX}{language}/{shard}", "storyline index")
+
+    def _on_demand(self, cat: Catalog, name: str, what: str):
+        """A listed object no poll holds (a storyline or an index shard), from the LRU or loaded now; a bad object is
+        remembered as bad at its version (None, and no store read until it moves). A store failure raises."""
         version = cat.loaded.get(name)
         if version is None or self._bad.get(name) == version:
             return None
@@ -385,7 +376,7 @@ class PointerWatcher:
             try:
                 return self._load(name, version)[1]
             except (NotFound, page_schemas.PageError, ValueError, KeyError, TypeError) as exc:
-                log.error("storyline index %s v%s not loadable: %s", name, version, exc)
+                log.error("%s %s v%s not loadable: %s", what, name, version, exc)
                 self._bad[name] = version
                 return None
 
