@@ -72,25 +72,34 @@ class LexicalStats:
         """A counted member's (terms, entities) TF-IDF unit vectors as ``(keys, values)`` rows, bit for bit the
         values of ``article_vectors(..., counted=True)``; kept while the IDF statistics stand still (a repair tick
         scores the same members in many splits and merges; any article counted or expired clears them)."""
+        return self.unit_rows_of([m])[0]
+
+    def unit_rows_of(self, ms: list[Member]) -> list[tuple[tuple, tuple]]:
+        """:meth:`unit_rows` of each member; those not kept yet are computed together, one numpy pass per kind
+        (the same operations element by element; a story's hundreds of members cost one call, not hundreds)."""
         if self._rows_version != self.df_version:
             self._rows.clear()
             self._idf = ({}, {})
             self._rows_version = self.df_version
-        rows = self._rows.get(m.article_id)
-        if rows is None:
+        kept = self._rows
+        todo = list({m.article_id: m for m in ms if m.article_id not in kept}.values())
+        if todo:
             n = self.n_docs + self.config.idf_prior
-            tw = self._gather(self._idf[0], self.df, m.terms, n) if m.terms else _EMPTY
-            ew = self._gather(self._idf[1], self.edf, m.entities, n) if m.entities else _EMPTY
-            rows = self._rows[m.article_id] = (_unit_row(m.terms, m.term_weights() * tw), _unit_row(m.entities, ew))
-        return rows
+            terms = [m.terms for m in todo]
+            ents = [m.entities for m in todo]
+            tw = np.concatenate([m.term_weights() for m in todo]) * self._gather(self._idf[0], self.df, terms, n)
+            ew = self._gather(self._idf[1], self.edf, ents, n)
+            for m, t, e in zip(todo, _unit_batch(terms, tw), _unit_batch(ents, ew)):
+                kept[m.article_id] = (t, e)
+        return [kept[m.article_id] for m in ms]
 
     @staticmethod
-    def _gather(idf: dict, df: Counter, keys: tuple, n: float) -> np.ndarray:
-        """``[log(n / (df[k] + 1)) for k in keys]``, each key's logarithm taken once per IDF state."""
-        missing = [k for k in keys if k not in idf]
-        for k in missing:
+    def _gather(idf: dict, df: Counter, keys: list[tuple], n: float) -> np.ndarray:
+        """``[log(n / (df[k] + 1)) for k in chain(*keys)]``, each key's logarithm taken once per IDF state."""
+        flat = list(chain.from_iterable(keys))
+        for k in set(flat).difference(idf):
             idf[k] = math.log(n / (df.get(k, 0) + 1.0))
-        return np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))
+        return np.fromiter(map(idf.__getitem__, flat), np.float64, len(flat))
 
     def profile(self, s: Story) -> tuple[dict, dict]:
         """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
@@ -130,12 +139,12 @@ class LexicalStats:
             tops = []
             limits = (self.config.profile_terms, self.config.profile_entities)
             for i, (counts, limit) in enumerate(zip((s.tf, s.ent), limits)):
+                # ranked by (-count, key): plain tuples, compared in C (a key function is a Python call per key)
                 if s._top is None:  # every key (a new or rebuilt story)
-                    ranked = sorted(counts.items(), key=_by_count_then_key)[:limit]
+                    ranked = sorted((-c, k) for k, c in counts.items())[:limit]
                 else:  # only the previous top and the keys that rose since can be in the top now
-                    cand = set(s._top[i]) | s._risen[i]
-                    ranked = sorted(((k, counts[k]) for k in cand), key=_by_count_then_key)[:limit]
-                top = sorted(ranked)
+                    ranked = sorted((-counts[k], k) for k in set(s._top[i]) | s._risen[i])[:limit]
+                top = sorted((k, -c) for c, k in ranked)
                 keys = tuple(k for k, _ in top)
                 tops.append(keys)
                 pick = operator.itemgetter(*keys) if len(keys) > 1 else None
@@ -150,14 +159,25 @@ class LexicalStats:
 _EMPTY = np.zeros(0, dtype=np.float64)
 
 
-def _unit_row(keys: tuple, w: np.ndarray) -> tuple[tuple, np.ndarray]:
-    """:func:`_unit` of ``dict(zip(keys, w))`` as a ``(keys, values)`` row (empty when the norm is not > 0)."""
-    if not keys:
-        return (), _EMPTY
-    n = math.sqrt(math.fsum((w * w).tolist()))
-    if n <= 0:
-        return (), _EMPTY
-    return keys, w / n
+def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
+    """:func:`_unit` of each ``dict(zip(keys[i], its weights))`` as a ``(keys, values)`` row (empty when the norm is
+    not > 0), ``w`` holding the rows' weights one after the other: each norm is the ``fsum`` of its row's squares,
+    each value its weight over that norm."""
+    lens = [len(k) for k in keys]
+    squares = (w * w).tolist()
+    norms = []
+    at = 0
+    for size in lens:
+        norms.append(math.sqrt(math.fsum(squares[at : at + size])))
+        at += size
+    with np.errstate(divide="ignore", invalid="ignore"):  # rows whose norm is 0 are dropped below
+        unit = w / np.repeat(np.array(norms, dtype=np.float64), lens)
+    out = []
+    at = 0
+    for k, size, norm in zip(keys, lens, norms):
+        out.append((k, unit[at : at + size]) if size and norm > 0 else ((), _EMPTY))
+        at += size
+    return out
 
 
 def sum_rows(rows: list) -> dict:
@@ -193,10 +213,6 @@ def _unit(v: dict) -> dict:
     if n <= 0:
         return {}
     return {k: x / n for k, x in v.items()}
-
-
-def _by_count_then_key(kv: tuple) -> tuple:
-    return (-kv[1], kv[0])
 
 
 def _lookup(table: dict, keys: tuple, pick) -> np.ndarray:

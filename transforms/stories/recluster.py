@@ -127,7 +127,7 @@ def components(w: WriterState, seeds: list[Story], free: Callable[[Story | None]
 def pair_logits(w: WriterState, ms: list[Member]) -> np.ndarray:
     """The learned pair score's logits between members (IDF: the writer's live statistics)."""
     V = np.stack([m.v64 for m in ms])
-    rows = [w.lex.unit_rows(m) for m in ms]
+    rows = w.lex.unit_rows_of(ms)
     mats = []
     for j in (1, 0):  # entities, then TF-IDF (the order of pairscore.FEATURES)
         M = row_matrix([r[j] for r in rows])  # columns: the sorted keys

@@ -30,7 +30,7 @@ def story_meta(s: Story, language: str, model: str, writer_minted: int) -> dict:
         "representative": rep,
         "title": s.members[rep].title,
         "centroid_t": int(s.ct),
-        "centroid_sum": [float(x) for x in s.csum],
+        "centroid_sum": np.asarray(s.csum, dtype=np.float64).tolist(),  # tolist: the same floats, one C call
         "last_repair_at": s.last_repair_at,
         "writer_minted": int(writer_minted),
     }
@@ -69,6 +69,6 @@ def change_record(language: str, seq: int, change: Change) -> dict:
         "is_copy": bool(c.is_copy),
         "score": None if c.score is None else float(c.score),
         "at": int(c.at),
-        "centroid": [float(x) for x in c.centroid] if c.centroid is not None else [],
+        "centroid": np.asarray(c.centroid, dtype=np.float64).tolist() if c.centroid is not None else [],
         "article": c.article.record if c.article is not None else None,
     }

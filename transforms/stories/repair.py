@@ -26,7 +26,7 @@ from transforms.stories import explanations
 from transforms.stories.config import ClusterConfig
 from transforms.stories.records import Change
 from transforms.stories.scoring import Scorer
-from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid
+from transforms.stories.state import Member, Story, WriterOutput, recompute_centroid, recompute_centroids
 from transforms.stories.writer_state import WriterState
 
 
@@ -151,24 +151,29 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
     lo, hi = c.min_split_sources, len(ms) - c.min_split_sources
     sign_cut = sum(1 for i in order if fiedler[i] < 0)
     cuts = {min(max(sign_cut, lo), hi)} | {lo + (hi - lo) * q // 8 for q in range(9)}
-    best = None
+    halves = []
     for cut in sorted(cuts):
         a = [ms[i] for i in order[:cut]]
         b = [ms[i] for i in order[cut:]]
-        if len({m.source for m in a}) < c.min_split_sources or len({m.source for m in b}) < c.min_split_sources:
+        if len({m.source for m in a}) >= c.min_split_sources and len({m.source for m in b}) >= c.min_split_sources:
+            halves.append((a, b))
+    sums = recompute_centroids([h for pair in halves for h in pair], c.half_life_ms) if halves else []
+    best = None
+    for k, (a, b) in enumerate(halves):
+        if halves_bound(scorer, a, b, sums[2 * k][0], sums[2 * k + 1][0]) >= bar:
             continue
-        if halves_bound(scorer, a, b) >= bar:
-            continue
-        score = scorer.score_stories(scorer.shadow(a), scorer.shadow(b))
+        score = scorer.score_stories(scorer.shadow(a, sums[2 * k]), scorer.shadow(b, sums[2 * k + 1]))
         if best is None or score < best[0]:
             best = (score, a, b)
     return best
 
 
-def halves_bound(scorer: Scorer, a: list[Member], b: list[Member]) -> float:
-    """A lower bound of ``score_stories`` between the shadows of ``a`` and ``b``: dense - time penalty."""
+def halves_bound(scorer: Scorer, a: list[Member], b: list[Member], ca=None, cb=None) -> float:
+    """A lower bound of ``score_stories`` between the shadows of ``a`` and ``b``: dense - time penalty (``ca``,
+    ``cb``: their recency-weighted sums when known)."""
     half_life = scorer.config.half_life_ms
-    ca, cb = recompute_centroid(a, half_life)[0], recompute_centroid(b, half_life)[0]
+    ca = recompute_centroid(a, half_life)[0] if ca is None else ca
+    cb = recompute_centroid(b, half_life)[0] if cb is None else cb
     na, nb = float(np.linalg.norm(ca)), float(np.linalg.norm(cb))
     dense = float(np.dot(ca / na if na > 0 else ca, cb / nb if nb > 0 else cb))
     known = all(m.time_known for m in a) and all(m.time_known for m in b)

@@ -136,7 +136,7 @@ class Scorer:
         if hit is not None and hit[0] is s:
             return hit[1]
         ms = sorted(s.originals, key=lambda m: m.article_id)
-        rows = [self.lex.unit_rows(m) for m in ms]
+        rows = self.lex.unit_rows_of(ms)
         out = (s.dense_sum(), sum_rows([r[0] for r in rows]), sum_rows([r[1] for r in rows]), len(ms))
         cache[s.story_id] = (s, out)
         return out
@@ -150,14 +150,15 @@ class Scorer:
         """Article-level score matrix (dense + entity + lexical cosines) between members."""
         V = np.stack([m.v64 for m in ms])
         dense = V @ V.T
-        rows = [self.lex.unit_rows(m) for m in ms]
+        rows = self.lex.unit_rows_of(ms)
         T = row_matrix([r[0] for r in rows])  # columns: the sorted keys
         E = row_matrix([r[1] for r in rows])
         return dense + self.config.w_entity * (E @ E.T) + self.config.w_lexical * (T @ T.T)
 
-    def shadow(self, members: list[Member]) -> Story:
-        """A throw-away story holding ``members`` (to score a proposed half or group)."""
-        st = Story(0, self.language, *recompute_centroid(members, self.config.half_life_ms))
+    def shadow(self, members: list[Member], centroid_sum: tuple | None = None) -> Story:
+        """A throw-away story holding ``members`` (to score a proposed half or group); ``centroid_sum``: their
+        :func:`recompute_centroid` when already known."""
+        st = Story(0, self.language, *(centroid_sum or recompute_centroid(members, self.config.half_life_ms)))
         for m in sorted(members, key=lambda m: m.article_id):
             st.add(m)
         return st

@@ -251,12 +251,38 @@ def recompute_centroid(members: list[Member], half_life_ms: float) -> tuple[np.n
         ordered = sorted(members, key=lambda m: (m.at, m.article_id))
     csum = np.zeros(len(ordered[0].vector), dtype=np.float64)
     ct = ordered[0].at
-    for m in ordered:
+    for m in ordered:  # in place (csum is this function's own array): the same products and sums, no copies
         if m.at > ct:
-            csum = csum * decay(half_life_ms, m.at - ct)
+            csum *= decay(half_life_ms, m.at - ct)
             ct = m.at
-        csum = csum + m.v64
+        csum += m.v64
     return csum, ct
+
+
+def recompute_centroids(groups: list[list[Member]], half_life_ms: float) -> list[tuple[np.ndarray, int]]:
+    """:func:`recompute_centroid` of each group, bit for bit, in one pass over their members in (at, id) order (the
+    repair's bisection sums both halves of ~9 cuts: one Python step per member instead of one per member and half).
+
+    A member updates the sums of the groups that hold it, each decayed by its own factor, and a group it does not
+    move in time is multiplied by 1.0, which changes no bit: every sum gets the operations of its own loop."""
+    chosen = [[m for m in g if not m.is_copy] or list(g) for g in groups]
+    holders: dict[str, list[int]] = {}
+    members: dict[str, Member] = {}
+    for i, g in enumerate(chosen):
+        for m in g:
+            members[m.article_id] = m
+            holders.setdefault(m.article_id, []).append(i)
+    sums = np.zeros((len(groups), len(chosen[0][0].vector)), dtype=np.float64)
+    times: list[int | None] = [None] * len(groups)
+    for m in sorted(members.values(), key=lambda m: (m.at, m.article_id)):
+        rows = holders[m.article_id]
+        factors = []
+        for i in rows:
+            t = times[i]
+            factors.append(decay(half_life_ms, m.at - t) if t is not None and m.at > t else 1.0)
+            times[i] = m.at if t is None or m.at > t else t
+        sums[rows] = sums[rows] * np.array(factors)[:, None] + m.v64
+    return [(sums[i].copy(), times[i]) for i in range(len(groups))]
 
 
 @dataclass

@@ -18,7 +18,7 @@ import pytest
 from tests.transforms.stories.synth import TEST_CONFIG, make_articles
 from transforms.stories.cluster import ClusterConfig, StoryClusterer
 from transforms.stories.lexical import LexicalStats, _unit, dot
-from transforms.stories.state import Member, Story
+from transforms.stories.state import Member, Story, recompute_centroid, recompute_centroids
 
 
 def _articles(headlines: bool, seed: int = 11, noise: float = 0.35, gap_ms: int = 40 * 60_000):
@@ -47,6 +47,9 @@ class _PlainLex(LexicalStats):
 
     def unit_rows(self, m):
         return tuple((tuple(v), np.array(list(v.values()), dtype=np.float64)) for v in _plain_vectors(self, m))
+
+    def unit_rows_of(self, ms):
+        return [self.unit_rows(m) for m in ms]
 
     def profile_dots(self, s, vecs):
         st, se = self.profile(s)
@@ -87,6 +90,10 @@ def test_unit_rows_are_the_tfidf_dicts_bit_for_bit(headlines):
     w = _live_writer(headlines)
     members = [m for s in w.stories.values() for m in s.originals]
     assert any(max(m.term_tf) > 1 for m in members)
+    w.lex.df_version += 1  # nothing kept: the first call computes every member's rows in one batch
+    for m, rows in zip(members, w.lex.unit_rows_of(members)):
+        assert tuple(dict(zip(k, v.tolist())) for k, v in rows) == _plain_vectors(w.lex, m)
+    w.lex.df_version += 1  # and one by one
     for m in members:
         rows = w.lex.unit_rows(m)
         assert tuple(dict(zip(k, v.tolist())) for k, v in rows) == _plain_vectors(w.lex, m)
@@ -169,3 +176,17 @@ def test_a_writer_decides_as_with_the_plain_arithmetic(headlines, monkeypatch):
     assert plain.stats["join"] > 0 and plain.stats["repair_ticks"] > 0
     assert plain.stats["merge"] + plain.stats["split"] > 0  # the repair paths ran
     assert got == want
+
+
+def test_centroid_sums_of_many_groups_equal_one_at_a_time():
+    arts = _articles(headlines=False)
+    members = [Member.from_features(a, is_copy=i % 7 == 0, seq=0) for i, a in enumerate(arts[:60])]
+    for m in members[::5]:
+        m.at = members[0].at  # ties in time: (at, id) order
+    rng = np.random.default_rng(5)
+    groups = [[m for m in members if rng.random() < 0.4] for _ in range(12)] + [members[:1], members[1:2]]
+    groups = [g for g in groups if g]
+    half_life = TEST_CONFIG.half_life_ms
+    for (got, t), g in zip(recompute_centroids(groups, half_life), groups):
+        want, want_t = recompute_centroid(g, half_life)
+        assert np.array_equal(got, want) and t == want_t
