@@ -25,7 +25,6 @@ import sys
 import time
 from dataclasses import dataclass
 
-import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.options import JobRun, StoreOptions
@@ -137,17 +136,9 @@ def run(argv: list[str] | None = None, wait: bool = True):
     """``python -m pipelines.authority ARGS`` and ``newsroom authority ARGS``: build, run and (by default) wait.
     Returns the PipelineResult."""
     _progress_to_stderr()
-    options = PipelineOptions(argv)
-    job = resolve(options)
+    job = resolve(PipelineOptions(argv))
     job.run.refuse_non_production_graph("authority")
-    runner = job.run.runner_for(streaming=False)
-    p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, job)
-    log.info("[authority] running on %s", runner if isinstance(runner, str) else type(runner).__name__)
-    result = p.run()
-    if wait:
-        result.wait_until_finish()
-    return result
+    return job.run.launch("authority", argv, False, lambda p: build_pipeline(p, job), wait=wait)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import JobRun, StoreOptions, beam_options
+from pipelines.options import JobRun, StoreOptions
 from transforms.common import HOUR_MS
 from transforms.covisit.counts import MAX_PAIRS, Params
 
@@ -161,17 +161,14 @@ def run(argv: list[str] | None = None, wait: bool = True):
     """
     job = resolve(PipelineOptions(argv))
     job.run.refuse_non_production_graph("covisit")
-    runner = job.run.runner_for(job.streaming)
-    if job.run.local:  # Dataflow: Terraform provisions subscriptions; nothing is contacted at build time
-        from stores.beam_io import ensure_subscription
-
-        ensure_subscription(job.run.store, TOPIC, job.input_subscription)
-    p = beam.Pipeline(runner=runner, options=beam_options(argv, job.streaming))
-    build_pipeline(p, job)
-    result = p.run()
-    if wait:
-        result.wait_until_finish()
-    return result
+    return job.run.launch(
+        "covisit",
+        argv,
+        job.streaming,
+        lambda p: build_pipeline(p, job),
+        wait=wait,
+        subscription=(TOPIC, job.input_subscription),
+    )
 
 
 if __name__ == "__main__":

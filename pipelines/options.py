@@ -9,11 +9,15 @@ fail at that resolution, naming the flag (``newsroom`` exits 2 with the message)
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from apache_beam.options.pipeline_options import GoogleCloudOptions, PipelineOptions, StandardOptions, TestOptions
 
 from stores import StoreConfig, add_store_arguments, config_from_args
+
+log = logging.getLogger(__name__)
 
 # The runners that run the job in this process (the embedded stack is what they are for).
 LOCAL_RUNNERS = (None, "", "DirectRunner", "BundleBasedDirectRunner", "FnApiRunner", "SwitchingDirectRunner", "local")
@@ -81,6 +85,26 @@ class JobRun:
         from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
         return FnApiRunner()
+
+    def launch(self, name: str, argv: list[str] | None, streaming: bool, build: Callable, **how):
+        """Build the job's graph on its runner (:meth:`runner_for`) with ``build(pipeline)``, run it and, unless
+        ``wait=False``, wait for it; returns the PipelineResult. ``subscription=(topic, name)``: a local run creates
+        it before the graph starts (on Dataflow, Terraform provisions subscriptions and nothing is contacted here)."""
+        import apache_beam as beam
+
+        runner = self.runner_for(streaming)
+        subscription = how.get("subscription")
+        if subscription and self.local:
+            from stores.beam_io import ensure_subscription
+
+            ensure_subscription(self.store, *subscription)
+        p = beam.Pipeline(runner=runner, options=beam_options(argv, streaming))
+        build(p)
+        log.info("[%s] running on %s", name, runner if isinstance(runner, str) else type(runner).__name__)
+        result = p.run()
+        if how.get("wait", True):
+            result.wait_until_finish()
+        return result
 
     def refuse_non_production_graph(self, job: str, file_input: str | None = None) -> None:
         """Under ``--runner=DataflowRunner`` (a dry run too), refuse a job whose graph would differ from the one

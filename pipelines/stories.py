@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from pipelines.options import JobRun, StoreOptions, beam_options
+from pipelines.options import JobRun, StoreOptions
 from transforms.common import DEAD_LETTER, dead_letter
 from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
@@ -312,17 +312,10 @@ def run(argv: list[str] | None = None, wait: bool = True):
     """
     job = resolve(PipelineOptions(argv))
     job.run.refuse_non_production_graph("stories", f"--input={job.input}" if job.input else None)
-    runner = job.run.runner_for(job.reads_pubsub)
-    if job.run.local and not job.input:  # Dataflow: Terraform provisions subscriptions; nothing is contacted here
-        from stores.beam_io import ensure_subscription
-
-        ensure_subscription(job.run.store, "items-raw", job.input_subscription)
-    p = beam.Pipeline(runner=runner, options=beam_options(argv, job.reads_pubsub))
-    build_pipeline(p, job)
-    result = p.run()
-    if wait:
-        result.wait_until_finish()
-    return result
+    subscription = None if job.input else ("items-raw", job.input_subscription)
+    return job.run.launch(
+        "stories", argv, job.reads_pubsub, lambda p: build_pipeline(p, job), wait=wait, subscription=subscription
+    )
 
 
 if __name__ == "__main__":

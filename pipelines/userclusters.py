@@ -25,7 +25,6 @@ import sys
 import time
 from dataclasses import dataclass
 
-import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.options import JobRun, StoreOptions
@@ -110,17 +109,9 @@ def build_pipeline(p, job: UserClustersJob, now_ms: int | None = None) -> dict:
 def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = None):
     """``python -m pipelines.userclusters ARGS`` and ``newsroom userclusters ARGS``: build, run and (by default)
     wait. Returns the PipelineResult."""
-    options = PipelineOptions(argv)
-    job = resolve(options)
+    job = resolve(PipelineOptions(argv))
     job.run.refuse_non_production_graph("userclusters")
-    runner = job.run.runner_for(streaming=False)
-    p = beam.Pipeline(runner=runner, options=options)
-    build_pipeline(p, job, now_ms)
-    log.info("[userclusters] running on %s", runner if isinstance(runner, str) else type(runner).__name__)
-    result = p.run()
-    if wait:
-        result.wait_until_finish()
-    return result
+    return job.run.launch("userclusters", argv, False, lambda p: build_pipeline(p, job, now_ms), wait=wait)
 
 
 if __name__ == "__main__":
