@@ -617,13 +617,7 @@ class SampleWorld:
             if s["secret"]:
                 headers[websub.SIGNATURE_HEADER] = websub.sign(s["secret"], body)
             req = urllib.request.Request(s["callback"], data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(req, timeout=5) as resp:
-                    status = resp.status
-            except urllib.error.HTTPError as exc:
-                status = exc.code
-            except OSError:
-                status = 0
+            status = _post_status(req)
             with self._lock:
                 self.deliveries.append({"topic": topic, "callback": s["callback"], "status": status, "at": time.time()})
 
@@ -642,13 +636,7 @@ class SampleWorld:
                 websub.PING_SIGNATURE_HEADER: websub.sign(key, body),
             },
         )
-        try:
-            with urllib.request.urlopen(req, timeout=5) as resp:
-                status = resp.status
-        except urllib.error.HTTPError as exc:
-            status = exc.code
-        except OSError:
-            status = 0
+        status = _post_status(req)
         with self._lock:
             self.pings_sent.append(
                 {"publisher_id": pub.publisher_id, "feed_url": feed_url, "status": status, "at": time.time()}
@@ -696,6 +684,17 @@ class SampleWorld:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _post_status(req) -> int:
+    """The HTTP status a WebSub delivery or a ping got (0: no answer): the world records it, never raises."""
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+    except OSError:
+        return 0
 
 
 def _loopback_url(url: str) -> bool:
