@@ -86,14 +86,22 @@ class JobRun:
 
         return FnApiRunner()
 
-    def launch(self, name: str, argv: list[str] | None, streaming: bool, build: Callable, **how):
+    def launch(
+        self,
+        name: str,
+        argv: list[str] | None,
+        streaming: bool,
+        build: Callable,
+        *,
+        wait: bool = True,
+        subscription: tuple[str, str] | None = None,
+    ):
         """Build the job's graph on its runner (:meth:`runner_for`) with ``build(pipeline)``, run it and, unless
         ``wait=False``, wait for it; returns the PipelineResult. ``subscription=(topic, name)``: a local run creates
         it before the graph starts (on Dataflow, Terraform provisions subscriptions and nothing is contacted here)."""
         import apache_beam as beam
 
         runner = self.runner_for(streaming)
-        subscription = how.get("subscription")
         if subscription and self.local:
             from stores.beam_io import ensure_subscription
 
@@ -102,7 +110,7 @@ class JobRun:
         build(p)
         log.info("[%s] running on %s", name, runner if isinstance(runner, str) else type(runner).__name__)
         result = p.run()
-        if how.get("wait", True):
+        if wait:
             result.wait_until_finish()
         return result
 
