@@ -157,7 +157,7 @@ def json_depth_ok(doc, limit: int) -> bool:
     return True
 
 
-def _json_body() -> dict:
+def json_body() -> dict:
     """The request's JSON object. Size first (413 from the declared length or while reading, before any parsing),
     then orjson (no float beyond double: 1e400 is a parse error, as is nesting beyond 1,024), then the depth bound
     NEWSROOM_MAX_JSON_DEPTH (our bodies are 3 levels deep). Every failure is a ValueError (400) or TooLarge (413)."""
@@ -355,7 +355,7 @@ def _follow_args(data: dict) -> tuple[str, str]:
 @private
 def follow(reader: str):
     try:
-        field, value = _follow_args(_json_body())
+        field, value = _follow_args(json_body())
     except ValueError as exc:
         return http.problem(400, "invalid_body", str(exc))
 
@@ -377,7 +377,7 @@ def unfollow(reader: str):
 @private
 def hide_source(reader: str):
     try:
-        source = _value(_json_body(), "source")
+        source = _value(json_body(), "source")
     except ValueError as exc:
         return http.problem(400, "invalid_body", str(exc))
 
@@ -400,7 +400,7 @@ def unhide_source(reader: str):
 def fewer_like_this(reader: str):
     ext = services()
     try:
-        data = _json_body()
+        data = json_body()
         story_id = _value(data, "story_id")
         edition = data.get("edition") or ""
         if not isinstance(edition, str) or (edition and not EDITION.match(edition)):
@@ -503,7 +503,7 @@ def _event(raw, reader: str, now_ms: int) -> dict:
 def events(reader: str):
     ext = services()
     try:
-        data = _json_body()
+        data = json_body()
         raw = data.get("events")
         if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_EVENTS:
             raise ValueError(f"events must be a list of 1 to {MAX_EVENTS} ReadEvent objects")

@@ -116,7 +116,7 @@ def _cross_site() -> str | None:
 
 @bp.post("/sign-in/token")
 def sign_in_token():
-    from serving.foryou import TooLarge, _json_body
+    from serving.foryou import TooLarge, json_body
 
     if not services().local_sign_in:
         return http.problem(404, "not_found", "local sign-in is off on this origin", cache_control=http.PRIVATE)
@@ -128,7 +128,7 @@ def sign_in_token():
     if request.mimetype != "application/json":
         return http.problem(415, "unsupported_media_type", "send application/json", cache_control=http.PRIVATE)
     try:
-        name = _json_body().get("reader")
+        name = json_body().get("reader")
         if not isinstance(name, str) or not NAME.match(name):
             raise ValueError("reader must be 1 to 64 letters, digits, '.', '_' or '-'")
     except TooLarge as exc:

@@ -17,7 +17,7 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
   when the card states both (``image_width``/``image_height``, schemas/json/edition_page); labels of the story
   (breaking, developing, opinion, fact-check) and of the card (opinion, fact-check, paid, ...). Times are absolute
   ``<time datetime data-relative>`` text; ``/assets/reltime.js`` words them relatively ("5 min ago") in the
-  reader's browser, so the shared bytes stay the same for every reader (see ``_when``).
+  reader's browser, so the shared bytes stay the same for every reader (see ``when``).
 - ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
   merged ids answer 301 to the survivor's page.
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
@@ -93,7 +93,7 @@ def _etag(body: bytes) -> str:
     return f'"h{hashlib.sha256(body).hexdigest()[:20]}"'
 
 
-def _shared(body: bytes, etag: str, cache_control: str, content_type: str = HTML) -> Response:
+def shared(body: bytes, etag: str, cache_control: str, content_type: str = HTML) -> Response:
     if http.etag_matches(request.environ.get("HTTP_IF_NONE_MATCH"), etag):
         resp = Response(status=304)
     else:
@@ -103,7 +103,7 @@ def _shared(body: bytes, etag: str, cache_control: str, content_type: str = HTML
     return resp
 
 
-def _cached(cat, key, render) -> tuple[bytes, str]:
+def cached(cat, key, render) -> tuple[bytes, str]:
     """(body, etag) of a page of ``cat``, rendered once per catalog."""
     pages = _rendered.get(cat)
     if pages is None:
@@ -218,11 +218,11 @@ def _card(card: dict) -> dict:
     out["image_width"], out["image_height"] = (w, h) if known else (None, None)  # never a made-up aspect ratio
     out["labels"] = list(card.get("labels") or [])
     out["publisher"] = card.get("publisher_name") or card.get("publisher_id")
-    out["when"] = _when(card.get("published_at", ""))
+    out["when"] = when(card.get("published_at", ""))
     return out
 
 
-def _when(ts: str) -> str:
+def when(ts: str) -> str:
     """``2025-03-01T11:50:00Z`` -> ``2025-03-01 11:50 UTC``. Absolute on purpose: a shared page is the same bytes
     for every reader for its whole TTL (and in the CDN), so it cannot say "5 min ago"; ``reltime.js`` rewords each
     ``<time datetime data-relative>`` in the reader's browser, at the reader's clock. Without script the absolute
@@ -360,15 +360,15 @@ def section_page(edition: str, section: str):
             section=section,
             title=section_title(section, t),
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
-            cycle=_when(page.cycle),
+            cycle=when(page.cycle),
             stories=edition_view(cat, page),
             topics=topic_links(cat, edition) if section == "top" else [],
             pill_version=page.version,
             follow=None if section == "top" else ("topic", section, section_title(section, t)),
         )
 
-    body, etag = _cached(cat, ("section", edition, section), page_html)
-    return _shared(body, etag, ext.section_cache_control(page))
+    body, etag = cached(cat, ("section", edition, section), page_html)
+    return shared(body, etag, ext.section_cache_control(page))
 
 
 def topic_title(topic_id: str, t=None) -> tuple[str, str]:
@@ -445,8 +445,8 @@ def topics_page(edition: str):
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
         )
 
-    body, etag = _cached(cat, ("topics", edition, pool.version, pool.fingerprint), page_html)
-    return _shared(body, etag, ext.topic_cache_control)
+    body, etag = cached(cat, ("topics", edition, pool.version, pool.fingerprint), page_html)
+    return shared(body, etag, ext.topic_cache_control)
 
 
 @bp.get("/e/<edition>/topics/<topic_id>")
@@ -480,7 +480,7 @@ def topic_page(edition: str, topic_id: str):
             title=title,
             kind_name=t(f"kind.{kind_name}") if t.has(f"kind.{kind_name}") else kind_name,
             story_count=doc["story_count"],
-            cycle=_when(doc["cycle"]),
+            cycle=when(doc["cycle"]),
             stories=with_chips(cat, edition, with_counts(cat, doc["stories"])),
             archive=doc.get("storylines", []),  # its entity's storylines from the storyline index
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
@@ -488,8 +488,8 @@ def topic_page(edition: str, topic_id: str):
             follow=follow_target(topic_id, title),
         )
 
-    page, etag = _cached(cat, ("topic", edition, topic_id, json_etag), page_html)
-    return _shared(page, etag, topics.cache_control(ext, edition, topic_id))
+    page, etag = cached(cat, ("topic", edition, topic_id, json_etag), page_html)
+    return shared(page, etag, topics.cache_control(ext, edition, topic_id))
 
 
 @bp.get("/e/<edition>/for-you")
@@ -512,8 +512,8 @@ def for_you_page(edition: str):
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
         )
 
-    body, etag = _cached(cat, ("foryou", edition), page_html)
-    return _shared(body, etag, ext.page_cache_control)
+    body, etag = cached(cat, ("foryou", edition), page_html)
+    return shared(body, etag, ext.page_cache_control)
 
 
 @bp.get("/stories/<story_id>")
@@ -541,8 +541,8 @@ def story_page(story_id: str):
             "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=live_editions(cat)
         )
 
-    body, etag = _cached(cat, ("story", story_id), page_html)
-    return _shared(body, etag, ext.story_cache_control)
+    body, etag = cached(cat, ("story", story_id), page_html)
+    return shared(body, etag, ext.story_cache_control)
 
 
 # --- assets ------------------------------------------------------------------------------------------------------
@@ -583,7 +583,7 @@ def asset(name: str):
     if found is None:
         return not_found("There is no such file.")
     data, etag, content_type = found
-    return _shared(data, etag, services().page_cache_control, content_type)
+    return shared(data, etag, services().page_cache_control, content_type)
 
 
 @bp.get("/assets/<version>/<name>")
@@ -597,4 +597,4 @@ def versioned_asset(version: str, name: str):
     data, etag, content_type = found
     current = version == asset_version(name)
     cache_control = http.IMMUTABLE if current else services().page_cache_control
-    return _shared(data, etag, cache_control, content_type)
+    return shared(data, etag, cache_control, content_type)

@@ -14,7 +14,7 @@ import orjson
 
 from serving.context import services
 from serving.storylines import LANGUAGE, STORYLINE_ID, storyline_doc
-from serving.web import _cached, _shared, _when, bp, live_editions, not_found, not_ready, render
+from serving.web import bp, cached, live_editions, not_found, not_ready, render, shared, when
 from stores.base import StoreError
 
 MAX_EPISODES = 100  # shown in HTML; the JSON API pages through all of them
@@ -44,7 +44,7 @@ def storyline_page(language: str, storyline_id: str):
         episodes = []
         for raw in sl.episodes[:MAX_EPISODES]:
             e = orjson.loads(raw)
-            episodes.append(dict(e, first=_when(e["first_at"]), day=e["first_at"][:10]))
+            episodes.append(dict(e, first=when(e["first_at"]), day=e["first_at"][:10]))
         return render(
             "web/storyline.html",
             lang=language,
@@ -56,8 +56,8 @@ def storyline_page(language: str, storyline_id: str):
             editions=live_editions(cat),
         )
 
-    body, etag = _cached(cat, ("storyline", language, storyline_id, sl.etag_base), page_html)
-    return _shared(body, etag, ext.story_cache_control)
+    body, etag = cached(cat, ("storyline", language, storyline_id, sl.etag_base), page_html)
+    return shared(body, etag, ext.story_cache_control)
 
 
 @bp.app_template_global("storylines_of")

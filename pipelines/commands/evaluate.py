@@ -98,7 +98,7 @@ def read_jsonl(path: str, fields: tuple[str, ...], what: str):
         raise InputError(f"{what} {path}: {exc.strerror or exc}") from None
 
 
-def _pairs(n: int) -> int:
+def pair_count(n: int) -> int:
     return n * (n - 1) // 2
 
 
@@ -115,9 +115,9 @@ def score(gold: dict[str, str], pred: dict[str, object]) -> dict:
     n = len(items)
     b3p = sum(jc[(gold[a], p[a])] / pc[p[a]] for a in items) / n
     b3r = sum(jc[(gold[a], p[a])] / gc[gold[a]] for a in items) / n
-    tp = sum(_pairs(c) for c in jc.values())
-    pp = sum(_pairs(c) for c in pc.values())
-    gp = sum(_pairs(c) for c in gc.values())
+    tp = sum(pair_count(c) for c in jc.values())
+    pp = sum(pair_count(c) for c in pc.values())
+    gp = sum(pair_count(c) for c in gc.values())
     pairp = tp / pp if pp else 1.0
     pairr = tp / gp if gp else 1.0
     gold_split = defaultdict(set)
@@ -132,16 +132,16 @@ def score(gold: dict[str, str], pred: dict[str, object]) -> dict:
         "missing": len(missing),
         "b3_precision": b3p,
         "b3_recall": b3r,
-        "b3_f1": _f1(b3p, b3r),
+        "b3_f1": f1_score(b3p, b3r),
         "pair_precision": pairp,
         "pair_recall": pairr,
-        "pair_f1": _f1(pairp, pairr),
+        "pair_f1": f1_score(pairp, pairr),
         "gold_stories_split": sum(1 for v in gold_split.values() if len(v) > 1),
         "pred_stories_mixing": sum(1 for v in pred_mix.values() if len(v) > 1),
     }
 
 
-def _f1(p: float, r: float) -> float:
+def f1_score(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 

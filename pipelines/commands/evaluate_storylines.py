@@ -58,7 +58,7 @@ def predicted_storylines(pred_path: str, storylines_path: str) -> dict[str, int]
 
 
 def _pairs_by(keys) -> int:
-    return sum(ev._pairs(c) for c in Counter(keys).values())
+    return sum(ev.pair_count(c) for c in Counter(keys).values())
 
 
 def cross_event(labels: dict[str, str], events: dict[str, str], pred: dict[str, object]) -> dict:
@@ -70,7 +70,7 @@ def cross_event(labels: dict[str, str], events: dict[str, str], pred: dict[str, 
     true_pairs = _pairs_by((labels[a], p[a]) for a in items) - _pairs_by((events[a], p[a]) for a in items)
     precision = true_pairs / pred_pairs if pred_pairs else None
     recall = true_pairs / gold_pairs if gold_pairs else None
-    f1 = ev._f1(precision, recall) if precision is not None and recall is not None else None
+    f1 = ev.f1_score(precision, recall) if precision is not None and recall is not None else None
     return {
         "gold_pairs": gold_pairs,
         "pred_pairs": pred_pairs,

@@ -38,7 +38,7 @@ import numpy as np
 from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
 from transforms.editions.config import EditionsConfig
 from transforms.editions.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
-from transforms.editions.storylines import StorylineMap, fold_storyline
+from transforms.editions.storylines import StorylineMap
 from transforms.editions.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
@@ -216,7 +216,7 @@ class StoryBook:
         # cycle that folded it, so that their pages are published again; its event time keeps every other meaning.
         self._version_at = int(event.get("version_at") or 0)
         try:
-            fold = {"pulse": self._apply_pulse, "storyline": lambda ev: fold_storyline(self, ev)}
+            fold = {"pulse": self._apply_pulse, "storyline": self._fold_storyline}
             fold.get(event["type"], self._apply_change)(event)
         except (KeyError, TypeError, ValueError):
             self.bad_events += 1
@@ -224,6 +224,14 @@ class StoryBook:
         finally:
             self._version_at = 0
         return True
+
+    def _fold_storyline(self, e: dict) -> None:
+        """Fold a storyline event into ``self.storylines`` and re-version the live stories whose coverage document
+        names another storyline now (a structural event of the story, like a LINK)."""
+        for story_id in self.storylines.apply(e):
+            row = self.stories.row_of.get(self.resolve(story_id))
+            if row is not None:
+                self._version(row, int(e["at"]))
 
     def _version(self, row: int, at: int) -> None:
         """A structural event of the story at ``at`` (a late event: at its ``version_at``, see ``apply``)."""

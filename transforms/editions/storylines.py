@@ -9,7 +9,7 @@ SPLIT, which moves the stories it names.
 The map also records, until the next cycle that builds documents takes them (:meth:`StorylineMap.take`), what the
 storyline pages need (transforms/editions/storyline_pages.py): the storylines whose membership changed, the
 stories that left each, and where moved stories came from (a MERGE's absorbed storyline, a SPLIT's source).
-:func:`fold_storyline` re-versions a live story whose storyline link changes (it joins, moves, or its storyline
+The book (:class:`~transforms.editions.book.StoryBook`) re-versions a live story whose storyline link changes (it joins, moves, or its storyline
 gains a second story), so its coverage document, which names the storyline, is published again.
 """
 
@@ -127,12 +127,3 @@ class StorylineMap:
             if sl is not None and any(s in live_ids for s in self.members.get(self.resolve(int(sl)), ())):
                 return True
         return False
-
-
-def fold_storyline(book, e: dict) -> None:
-    """Fold a storyline event into ``book.storylines`` and re-version the book's stories whose coverage document
-    names another storyline now (a structural event of the story, like a LINK)."""
-    for story_id in book.storylines.apply(e):
-        row = book.stories.row_of.get(book.resolve(story_id))
-        if row is not None:
-            book._version(row, int(e["at"]))

@@ -11,7 +11,7 @@ or by the unlinked surface form ``los angeles``), next to the region codes. So a
 lifts its stories as ``local:{code}``) and has its own page, ``place:{code}``, pre-built when followed or trending,
 on demand otherwise: local pages for cities, not only the edition's whole-region Local section. A story is also
 local to the city of every local publisher covering it (publishers.json ``city``, transforms/publishers.py):
-:func:`transforms.editions.pool_features.add_publisher_cities`, where all the story's publishers are known, puts
+:func:`transforms.editions.cycle.add_publisher_cities`, where all the story's publishers are known, puts
 those codes after the region codes. So the rule is: a story is local to a city when a local publisher of that city covers it or its main entities name the city.
 
 Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool document only:

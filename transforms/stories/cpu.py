@@ -165,6 +165,14 @@ def choose_path(measure: bool = True) -> dict:
         return dict(_CHOICE)
 
 
+def adopt(choice: dict) -> None:
+    """Take ``choice`` (another process's :func:`choose_path`) as this process's: an embedding child process uses
+    its parent's arithmetic, the one the backfill's manifest records."""
+    global _CHOICE
+    with _LOCK:
+        _CHOICE = dict(choice)
+
+
 def reset() -> None:
     """Forget the cached choice (tests)."""
     global _CHOICE

@@ -47,7 +47,7 @@ def _serve(spec: str, conn) -> None:  # the child's loop
     try:
         choice = conn.recv()
         if choice is not None:
-            cpu._CHOICE = dict(choice)  # the parent's arithmetic choice: one per backfill, the one its manifest records
+            cpu.adopt(choice)  # the parent's arithmetic choice: one per backfill, the one its manifest records
         model = get_embedder(spec)
         conn.send(("ready", (model.name, model.dim, dict(getattr(model, "path_info", {})))))
     except Exception as exc:

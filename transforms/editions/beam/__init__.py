@@ -4,7 +4,7 @@ story changes -> DetectBursts (:mod:`.detection`: pulses, burst polls) -> RankEd
 timer per edition) -> snapshot items -> PublishSnapshots (:mod:`.publishing`: validate, store, move pointers) ->
 AnnounceBreaking (:mod:`.announce`: one Breaking record per story and edition, CDN purges); TrackAliases
 (:mod:`.publishing`) adds the merged-story map. PublishEditions (:mod:`.stage`) is the whole stage, applied by
-pipelines/stories.py (streaming) and by the backfill's ``--snapshots`` (pipelines/backfill_snapshots.py), which pass
+pipelines/stories.py (streaming) and by the backfill's ``--snapshots`` (:func:`pipelines.backfill.add_snapshots`), which pass
 it what it needs as typed settings (:mod:`transforms.editions.settings`): a transform never reads a job's options.
 :mod:`.counters` turns the plain ``count(name, n)`` callables into Beam counters.
 
