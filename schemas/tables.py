@@ -60,7 +60,7 @@ feeds     (stores.feeds.BigtableFeedStore: the ingest job's registry, schedule c
     w#{sub_id}                   s:sub      JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
                                             requested_at, lease_seconds, lease_expires_ms}
 
-profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read by a shared page)
+profiles  (stores.gcp.profiles.BigtableProfileStore: one row per reader; never read by a shared page)
     r#{reader_id}           p:profile       JSON (sorted keys): follows {topics, sources, places, entities},
                                             hidden_sources, fewer, interest {vector (64-d), mass, at}, paused,
                                             revision, updated_at.
@@ -70,7 +70,7 @@ profiles  (stores.profiles.BigtableProfileStore: one row per reader; never read 
                                             ms; the store keeps the newest 200 (trimmed on append). GC: max age 30
                                             days (MAX_AGE_DAYS), so a reader's history also fades when unused
 
-follows   (stores.profiles.BigtableProfileStore: follower counts, aggregated; no reader id, so the editions stage
+follows   (stores.gcp.profiles.BigtableProfileStore: follower counts, aggregated; no reader id, so the editions stage
            reads them without access to profiles)
     t#{topic_id}            c:followers     64-bit big-endian counter: readers following the topic id (incremented
                                             and decremented by the origin on follow changes; read by the editions

@@ -39,7 +39,7 @@ import re
 import time
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, g, request
 
 from schemas import codec
 from serving import auth, feed, http
@@ -48,6 +48,7 @@ from serving.context import services
 from serving.ranking import FEWER_KEPT, FeedSlice, ProfileView, RankTimeout, rank, recency_fallback
 from serving.readers import vector_of
 from serving.shedding import Overloaded
+from stores import profile_versions as versions
 from stores.base import StoreError
 
 bp = Blueprint("foryou", __name__)
@@ -105,6 +106,7 @@ def private(fn, slotted: bool = True):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         ext = services()
+        g.accepted_at = versions.now_ms()  # the version this request's writes carry (stores/profile_versions.py)
         try:
             reader = ext.verifier.verify(auth.bearer(request.headers.get("Authorization")))
         except auth.AuthError as exc:
@@ -134,6 +136,9 @@ def private(fn, slotted: bool = True):
             return http.retry_later(
                 "store_unavailable", f"profile store unavailable: {exc}", cache_control=http.PRIVATE
             )
+        except versions.Superseded:
+            detail = "the profile was deleted after this request was accepted; nothing was changed"
+            return http.problem(409, "profile_deleted", detail, cache_control=http.PRIVATE)
 
     return wrapper
 
@@ -289,8 +294,9 @@ def summary(reader: str, doc: dict | None, reads: int | None = None) -> dict:
 
 
 def _update(reader: str, fn) -> Response:
+    """Apply a control: refused (409 profile_deleted) when the reader deleted the profile after it was accepted."""
     ext = services()
-    doc = ext.profiles.update(reader, fn)
+    doc = ext.profiles.update(reader, fn, accepted_at=g.accepted_at)
     ext.profile_cache.write_through(reader, doc)
     cached = ext.profile_cache.doc(reader) or {}
     return _ok(summary(reader, doc, reads=len(cached.get("reads") or [])))
@@ -425,7 +431,9 @@ def fewer_like_this(reader: str):
 def delete_profile(reader: str):
     """Forget the reader: its user-cluster memberships first (a failure answers 503 before anything is gone, so a
     retry completes it), the stored profile, every read, the interest vector and the rate bucket, then the cached
-    copies in this process (other processes hold them at most NEWSROOM_PROFILE_TTL_S)."""
+    copies in this process (other processes hold them at most NEWSROOM_PROFILE_TTL_S). The store keeps a tombstone
+    with the delete's time: no read or control accepted before it (one still in the fold queue, a retried batch, a
+    control racing this request) is written afterwards (stores/profile_versions.py)."""
     ext = services()
     if ext.cluster_cache is not None:
         ext.cluster_cache.forget(reader)
@@ -437,29 +445,21 @@ def delete_profile(reader: str):
 @bp.delete("/v1/me/history")
 @private
 def delete_history(reader: str):
+    """Every read, the interest vector and "fewer like this" go, and no read accepted before now is recorded later
+    (one write: stores/profile_versions.py)."""
     ext = services()
     if ext.cluster_cache is not None:  # the clusters were computed from the history being deleted
         ext.cluster_cache.forget(reader)
-    ext.profiles.delete_history(reader)
-
-    def apply(doc):
-        doc["interest"] = {"vector": None, "mass": 0.0, "at": 0}
-        doc["fewer"] = []
-        return doc
-
-    doc = ext.profiles.update(reader, apply)
+    doc = ext.profiles.delete_history(reader)
     ext.profile_cache.invalidate(reader)
     return _ok(summary(reader, doc, reads=0))
 
 
 def _pause(reader: str, paused: bool) -> Response:
-    def apply(doc):
-        if doc["paused"] == paused:
-            return None
-        doc["paused"] = paused
-        return doc
-
-    return _update(reader, apply)
+    """A pause starts when it was accepted, a resume ends when it is applied: a read accepted in between (even one
+    folded after the resume) is never recorded."""
+    at = g.accepted_at if paused else versions.now_ms()
+    return _update(reader, lambda doc: versions.set_paused(doc, paused, at))
 
 
 @bp.post("/v1/me/history/pause")
@@ -509,11 +509,11 @@ def events(reader: str):
             raise ValueError(f"events must be a list of 1 to {MAX_EVENTS} ReadEvent objects")
     except ValueError as exc:
         return http.problem(400, "invalid_body", str(exc))
-    now_ms = int(time.time() * 1000)
+    now_ms = g.accepted_at
     ok, rejected = [], []
     for i, e in enumerate(raw):
         try:
-            ok.append(_event(e, reader, now_ms))
+            ok.append({**_event(e, reader, now_ms), "accepted_at": now_ms})
         except codec.CodecError as exc:
             rejected.append({"index": i, "error": str(exc)})
     if not ok:

@@ -73,6 +73,7 @@ PROBLEMS = {
     "replayed_ping": "Replayed ping",
     "method_not_allowed": "Method not allowed",
     "profile_limit": "Profile limit reached",
+    "profile_deleted": "Profile deleted after this request was accepted",
     "body_too_large": "Request body too large",
     "unsupported_media_type": "Unsupported media type",
     "rate_limited": "Too many requests",

@@ -167,6 +167,8 @@ def _private_op(
 
 
 PROFILE_OK = {"200": _json("ProfileSummary", "The reader's profile after the change.", PRIVATE)}
+GONE = "the profile was deleted after this request was accepted, nothing changed (profile_deleted)"
+DELETED = {"409": _problem(GONE[0].upper() + GONE[1:] + ".", PRIVATE)}
 FOLLOW_QUERY = [
     {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place", "entity"]}},
     {
@@ -347,16 +349,16 @@ def _private_paths() -> dict:
                 "Follow a topic, source, place or entity (an alias-table id such as org:isro).",
                 PROFILE_OK,
                 body="FollowRequest",
-                extra={"409": _problem("Too many follows (profile_limit).", PRIVATE)},
+                extra={"409": _problem(f"Too many follows (profile_limit), or {GONE}.", PRIVATE)},
             ),
-            "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY, write=True),
+            "delete": _private_op("Stop following.", PROFILE_OK, params=FOLLOW_QUERY, extra=DELETED, write=True),
         },
         "/v1/me/hidden-sources": {
             "post": _private_op(
                 "Hide a source: its stories never appear in For you.",
                 PROFILE_OK,
                 body="HideSourceRequest",
-                extra={"409": _problem("Too many hidden sources (profile_limit).", PRIVATE)},
+                extra={"409": _problem(f"Too many hidden sources (profile_limit), or {GONE}.", PRIVATE)},
             ),
             "delete": _private_op(
                 "Unhide a source.",
@@ -369,17 +371,18 @@ def _private_paths() -> dict:
                         "schema": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": NOT_BLANK_CLASS},
                     }
                 ],
+                extra=DELETED,
                 write=True,
             ),
         },
         "/v1/me/fewer-like-this": {
-            "post": _private_op("Show fewer stories like this one.", PROFILE_OK, body="FewerRequest")
+            "post": _private_op("Show fewer stories like this one.", PROFILE_OK, body="FewerRequest", extra=DELETED)
         },
         "/v1/me/history": {
             "delete": _private_op("Delete the reader's read history and interest vector.", PROFILE_OK, write=True)
         },
-        "/v1/me/history/pause": {"post": _private_op("Stop recording reads.", PROFILE_OK, write=True)},
-        "/v1/me/history/resume": {"post": _private_op("Record reads again.", PROFILE_OK, write=True)},
+        "/v1/me/history/pause": {"post": _private_op("Stop recording reads.", PROFILE_OK, extra=DELETED, write=True)},
+        "/v1/me/history/resume": {"post": _private_op("Record reads again.", PROFILE_OK, extra=DELETED, write=True)},
         "/v1/events": {
             "post": _private_op(
                 "A batch of reads / impressions / clicks, folded into the profile in the background.",

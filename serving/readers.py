@@ -13,10 +13,13 @@ EventFolder: POST /v1/events only validates and enqueues (bounded queue; full ->
 thread drains the queue every ``flush_s`` (default 1 s) or ``batch`` events (default 500), groups them by reader,
 and per reader does one profile update and one append of reads: a read or click moves the interest vector toward
 the story's 64-d vector (found in the in-memory pools) with :func:`serving.ranking.fold_interest`; impressions are
-validated and counted but change nothing yet. Events of a paused reader are dropped. Replays are idempotent for reads
+validated and counted but change nothing yet. Each event carries the time POST /v1/events accepted it; events
+accepted while the reader was paused or before the reader's last delete (of the profile or of the history) are
+dropped, checked by the store atomically with its writes (stores/profile_versions.py), so a fold that runs after a
+delete or a quick resume, or a retried batch, never brings them back. Replays are idempotent for reads
 (the read cell is keyed by its time, and event ids already among the stored reads are skipped). A batch that fails
 on the store is retried (3 tries, then dropped and counted). With a ``bus`` (``NEWSROOM_PUBLISH_READS``, on by
-default: the bus of the origin's stores), the folded events of readers who are not paused are then published to the
+default: the bus of the origin's stores), the reads the store kept are then published to the
 ``read-events`` topic, where the co-visitation job (pipelines/covisit.py) reads them; a failed publish is logged and
 counted (``publish_failed``), never fails the fold (co-visitation is best effort; the job is idempotent by event id,
 so a retried batch publishing again is harmless).
@@ -39,6 +42,7 @@ from dataclasses import dataclass
 
 from serving.ranking import COVISIT_READS, Covisit, ProfileView, fold_interest, read_weight
 from stores.base import StoreError
+from stores.profile_versions import accepted_at_of, read_admitted
 
 log = logging.getLogger(__name__)
 
@@ -256,60 +260,71 @@ class EventFolder:
         return done
 
     def fold(self, events: list[dict]) -> int:
+        """Fold a batch, one reader at a time. Each event carries the time it was accepted (``accepted_at``, set by
+        POST /v1/events): the store drops, atomically with its writes, what was accepted before the reader's delete or
+        during a pause (stores/profile_versions.py), so a batch folded late or retried never brings anything back."""
         by_reader: dict[str, list[dict]] = {}
         for e in events:
             by_reader.setdefault(e["reader_id"], []).append(e)
-        catalog = self.holder.current
         folded = 0
         outgoing: list[dict] = []
         for reader, evs in by_reader.items():
-            current = self.store.get(reader) or {}
-            if current.get("paused"):
-                self.dropped += len(evs)
-                continue
-            seen = {r.get("event_id") for r in current.get("reads") or []}
-            evs = sorted((e for e in evs if e["event_id"] not in seen), key=lambda e: e["at"])
-            reads = []
-            moves = []
-            for e in evs:
-                if e["kind"] == "IMPRESSION" or e.get("story_id") is None:
-                    continue
-                sid = str(e["story_id"])
-                reads.append(
-                    {
-                        "event_id": e["event_id"],
-                        "story_id": sid,
-                        "article_id": e.get("article_id"),
-                        "at": e["at"],
-                        "kind": e["kind"],
-                        "edition": e["edition"],
-                    }
-                )
-                vec = vector_of(catalog, e["edition"], sid)
-                w = read_weight(e["kind"], e.get("dwell_ms"))
-                if vec is not None and w > 0:
-                    moves.append((vec, e["at"], w))
-            if moves:
-
-                def apply(doc, moves=moves):
-                    if doc.get("paused"):
-                        return None
-                    interest = doc.get("interest")
-                    for vec, at, w in moves:
-                        interest = fold_interest(interest, vec, at, w)
-                    doc["interest"] = interest
-                    return doc
-
-                self.store.update(reader, apply)
-            if reads:
-                self.store.append_reads(reader, reads)
-            folded += len(evs)
-            outgoing += evs
+            n, written = self._fold_reader(reader, evs)
+            folded += n
+            outgoing += written
             if self.cache is not None:
                 self.cache.invalidate(reader)
         self.folded += folded
         self._publish(outgoing)
         return folded
+
+    def _fold_reader(self, reader: str, evs: list[dict]) -> tuple[int, list[dict]]:
+        """Fold one reader's events: the interest moves and the reads, each checked by the store against the
+        reader's delete and pause versions. Returns the number of events folded and the reads written (the ones
+        published for co-visitation)."""
+        catalog = self.holder.current
+        now = int(time.time() * 1000)
+        current = self.store.get(reader) or {}
+        seen = {r.get("event_id") for r in current.get("reads") or []}
+        fresh = [e for e in evs if e["event_id"] not in seen]
+        evs = sorted((e for e in fresh if read_admitted(current, accepted_at_of(e, now))), key=lambda e: e["at"])
+        self.dropped += len(fresh) - len(evs)
+        reads, moves = [], []
+        for e in evs:
+            if e["kind"] == "IMPRESSION" or e.get("story_id") is None:
+                continue
+            sid = str(e["story_id"])
+            reads.append(
+                {
+                    "event_id": e["event_id"],
+                    "story_id": sid,
+                    "article_id": e.get("article_id"),
+                    "at": e["at"],
+                    "kind": e["kind"],
+                    "edition": e["edition"],
+                    "accepted_at": accepted_at_of(e, now),
+                }
+            )
+            vec = vector_of(catalog, e["edition"], sid)
+            w = read_weight(e["kind"], e.get("dwell_ms"))
+            if vec is not None and w > 0:
+                moves.append((vec, e["at"], w, accepted_at_of(e, now)))
+        if moves:
+
+            def apply(doc, moves=moves):
+                interest, moved = doc.get("interest"), False
+                for vec, at, w, accepted in moves:
+                    if read_admitted(doc, accepted):  # the stored version, checked inside the store's write
+                        interest, moved = fold_interest(interest, vec, at, w), True
+                if not moved:
+                    return None
+                doc["interest"] = interest
+                return doc
+
+            self.store.update(reader, apply)
+        written = {r["event_id"] for r in self.store.append_reads(reader, reads)} if reads else set()
+        self.dropped += len(reads) - len(written)
+        return len(evs) - (len(reads) - len(written)), [e for e in evs if e["event_id"] in written]
 
     def _publish(self, events: list[dict]) -> None:
         if self.bus is None or not events:
@@ -320,7 +335,8 @@ class EventFolder:
             # received_at: our clock, not the client's ``at`` (accepted up to 30 days back), so the covisit job judges
             # abnormal readers and caps a reader's pairs by arrival (transforms/covisit/counts.py)
             attrs = {**codec.attributes("ReadEvent"), "received_at": str(int(time.time() * 1000))}
-            self.bus.publish_many(self.topic, [(codec.encode("ReadEvent", e), attrs) for e in events])
+            records = [{k: v for k, v in e.items() if k != "accepted_at"} for e in events]
+            self.bus.publish_many(self.topic, [(codec.encode("ReadEvent", e), attrs) for e in records])
             self.published += len(events)
         except Exception as exc:  # the bus down: co-visitation misses these reads; the profiles have them
             self.publish_failed += len(events)

@@ -213,7 +213,7 @@ ROW_STORES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "feeds": ("stores.feeds:EmbeddedFeedStore", "stores.feeds:BigtableFeedStore", ("feeds",)),
     "profiles": (
         "stores.profiles:EmbeddedProfileStore",
-        "stores.profiles:BigtableProfileStore",
+        "stores.gcp.profiles:BigtableProfileStore",
         ("profiles", "follows"),
     ),
     "takedowns": ("stores.takedowns:EmbeddedTakedownStore", "stores.takedowns:BigtableTakedownStore", ("takedowns",)),

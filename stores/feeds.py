@@ -266,7 +266,7 @@ class BigtableFeedStore(FeedStore):
         return self._get(feed_key(url), "r", b"config")
 
     def take_ping_token(self, url: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
-        from stores.profiles import bigtable_take
+        from stores.gcp.profiles import bigtable_take
 
         return bigtable_take(self.t.table, feed_key(url), "s", b"ping", rate, burst, now_ms)
 

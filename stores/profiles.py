@@ -9,11 +9,16 @@ Backends behind one interface, like the other stores:
 
 - :class:`EmbeddedProfileStore`: tables ``profiles`` and ``profile_reads`` in the embedded SQLite file
   (``{data_dir}/newsroom.sqlite3``, shared with :mod:`stores.embedded` through its :class:`Database`).
-  Read-modify-write runs in ``BEGIN IMMEDIATE``.
-- :class:`BigtableProfileStore`: the Bigtable table above. Read-modify-write is a compare-and-set loop:
-  CheckAndMutateRow whose predicate is the exact previous ``p:profile`` value (latest cell only, regex-escaped),
-  or "no p:profile cell" for a new reader (CheckAndMutate on an absent row answers False and applies the false
-  branch, which is exactly create-if-absent; see LOCAL_STACK.md).
+  Read-modify-write (and every check of a write against the reader's delete and pause versions) runs in
+  ``BEGIN IMMEDIATE``.
+- :class:`stores.gcp.profiles.BigtableProfileStore`: the Bigtable table above. Every write of a reader's row is
+  a compare-and-set on the exact previous ``p:profile`` version (CheckAndMutateRow).
+
+Deletes and pauses are versions (:mod:`stores.profile_versions`): the document keeps the reader's last delete time
+(a delete leaves a tombstone document, ``gone``, that :meth:`ProfileStore.get` reports as None), the last history
+delete time and the pause intervals; every write says when it was accepted and the store drops, atomically with
+the write, whatever was accepted before a delete or during a pause, so nothing accepted before a delete brings the
+profile back, however late it arrives.
 
 Reads are keyed by (event time in ms, event id): replaying an event rewrites the same cell (idempotent), and two
 different reads of one reader in the same millisecond are both kept (keyed by time alone, 10 reads in
@@ -38,11 +43,11 @@ from __future__ import annotations
 import abc
 import copy
 import json
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from stores.base import StoreError, bucket_step
+from stores import profile_versions as versions
+from stores.profile_versions import Superseded
 
 READS_KEPT = 200
 UPDATE_RETRIES = 20
@@ -56,6 +61,9 @@ def empty_profile() -> dict:
         "fewer": [],  # [{"story_id", "vector"}] of "fewer like this", newest last (bounded by the caller)
         "interest": {"vector": None, "mass": 0.0, "at": 0},  # decayed sum of read-story vectors (64-d)
         "paused": False,
+        "pauses": [],  # [[start_ms, end_ms or 0 while paused]] (stores/profile_versions.py)
+        "deleted_at": 0,  # the reader's last profile delete (ms): nothing accepted before it is written
+        "history_deleted_at": 0,  # the last history delete (ms): no read accepted before it is written
         "revision": 0,
         "updated_at": 0,
     }
@@ -99,22 +107,28 @@ class ProfileStore(abc.ABC):
         """The profile document with ``"reads"`` (newest first, at most READS_KEPT), or None for an unknown reader."""
 
     @abc.abstractmethod
-    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
+    def update(self, reader_id: str, fn: Callable[[dict], dict | None], accepted_at: int | None = None) -> dict:
         """Atomically replace the profile document by ``fn(current)`` (``current`` is a private copy, the empty
         profile for a new reader; ``fn`` returning None changes nothing). Returns the stored document. The store
-        bumps ``revision`` and ``updated_at``."""
+        bumps ``revision`` and ``updated_at``. With ``accepted_at`` (ms, when the request was accepted): raises
+        :class:`Superseded` and writes nothing when the reader deleted the profile at or after that time."""
 
     @abc.abstractmethod
-    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
-        """Add reads (each with an int ``at`` in ms), then drop all but the newest ``keep``."""
+    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> list[dict]:
+        """Add reads (each with an int ``at`` in ms and the ``accepted_at`` ms it was accepted at, now if absent),
+        then drop all but the newest ``keep``. A read accepted before the reader's last delete (of the profile or
+        of the history) or during a pause is not written, checked atomically with the write. Returns the reads
+        written."""
 
     @abc.abstractmethod
-    def delete_history(self, reader_id: str) -> None:
-        """Remove every stored read of the reader (the caller also resets the interest vector)."""
+    def delete_history(self, reader_id: str, at: int | None = None) -> dict:
+        """Remove every stored read of the reader, reset the interest vector and "fewer like this", and refuse
+        every read accepted at or before ``at`` (default now) from then on. Returns the profile document."""
 
     @abc.abstractmethod
-    def delete(self, reader_id: str) -> None:
-        """Forget the reader entirely."""
+    def delete(self, reader_id: str, at: int | None = None) -> None:
+        """Forget the reader entirely, leaving a tombstone at ``at`` (default now): no write accepted at or before
+        it lands afterwards (stores/profile_versions.py)."""
 
     @abc.abstractmethod
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
@@ -141,8 +155,34 @@ def _read_key(r: dict) -> str:
     return hashlib.sha256(str(ident).encode()).hexdigest()[:16]
 
 
+def _admitted_reads(doc: dict, reads: list[dict]) -> list[dict]:
+    now = versions.now_ms()
+    return [r for r in reads if versions.read_admitted(doc, versions.accepted_at_of(r, now))]
+
+
+def _check_accepted(reader_id: str, old: dict, accepted_at: int | None) -> None:
+    if accepted_at is not None and versions.deleted_since(old, accepted_at):
+        raise Superseded(f"profile of {reader_id!r} deleted after this change was accepted")
+
+
+def _forgotten(old: dict, at: int | None) -> dict:
+    """The tombstone a delete at ``at`` leaves in place of ``old``."""
+    new = _bump(old, versions.tombstone(old, versions.now_ms() if at is None else at, empty_profile()))
+    new["gone"] = True
+    return new
+
+
+def _history_reset(doc: dict, at: int | None) -> dict:
+    doc["interest"] = {"vector": None, "mass": 0.0, "at": 0}
+    doc["fewer"] = []
+    at = versions.now_ms() if at is None else int(at)
+    doc["history_deleted_at"] = max(at, int(doc.get("history_deleted_at") or 0))
+    return doc
+
+
 def _bump(old: dict, new: dict) -> dict:
     new = _normalise(new)
+    new.pop("gone", None)  # a write after a delete starts a new profile on top of the tombstone
     new["revision"] = int(old.get("revision", 0)) + 1
     new["updated_at"] = int(time.time() * 1000)
     return new
@@ -194,16 +234,21 @@ class EmbeddedProfileStore(ProfileStore):
                 (reader_id, READS_KEPT),
             )
         ]
-        if row is None and not reads:
-            return None
         doc = _normalise(json.loads(row[0]) if row else None)
+        if (row is None or doc.get("gone")) and not reads:
+            return None
         doc["reads"] = reads
         return doc
 
-    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
+    @staticmethod
+    def _doc(conn, reader_id: str) -> dict:
+        row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
+        return _normalise(json.loads(row[0]) if row else None)
+
+    def update(self, reader_id: str, fn: Callable[[dict], dict | None], accepted_at: int | None = None) -> dict:
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
-            old = _normalise(json.loads(row[0]) if row else None)
+            old = self._doc(conn, reader_id)
+            _check_accepted(reader_id, old, accepted_at)
             new = fn(copy.deepcopy(old))
             if new is None:
                 return old
@@ -212,17 +257,20 @@ class EmbeddedProfileStore(ProfileStore):
             _add_follows(conn, follow_deltas(old, new))
             return new
 
-    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
-        rows = [(reader_id, int(r["at"]), _read_key(r), _dumps(r)) for r in reads]
-        if not rows:
-            return
-        with self.db.transaction() as conn:
+    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> list[dict]:
+        reads = list(reads)
+        if not reads:
+            return []
+        with self.db.transaction() as conn:  # the check and the write in one transaction: a delete cannot interleave
+            kept = _admitted_reads(self._doc(conn, reader_id), reads)
+            rows = [(reader_id, int(r["at"]), _read_key(r), _dumps(r)) for r in kept]
             conn.executemany("INSERT OR REPLACE INTO profile_events VALUES (?,?,?,?)", rows)
             conn.execute(
                 "DELETE FROM profile_events WHERE reader_id=? AND (at, rkey) NOT IN "
                 "(SELECT at, rkey FROM profile_events WHERE reader_id=? ORDER BY at DESC, rkey DESC LIMIT ?)",
                 (reader_id, reader_id, keep),
             )
+        return kept
 
     def scan_reads(self, since_ms: int = 0):
         conn = self.db.connect()
@@ -244,273 +292,28 @@ class EmbeddedProfileStore(ProfileStore):
         if stories and reader not in paused:
             yield reader, stories
 
-    def delete_history(self, reader_id: str) -> None:
+    def delete_history(self, reader_id: str, at: int | None = None) -> dict:
         with self.db.transaction() as conn:
+            old = self._doc(conn, reader_id)
+            new = _bump(old, _history_reset(copy.deepcopy(old), at))
+            if old.get("gone"):
+                new["gone"] = True  # a deleted profile stays deleted
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(new)))
             conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
+            return new
 
-    def delete(self, reader_id: str) -> None:
+    def delete(self, reader_id: str, at: int | None = None) -> None:
         with self.db.transaction() as conn:
-            row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
-            if row is not None:
-                _add_follows(conn, follow_deltas(json.loads(row[0]), None))
+            old = self._doc(conn, reader_id)
+            _add_follows(conn, follow_deltas(old, None))
             conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
-            conn.execute("DELETE FROM profiles WHERE reader_id=?", (reader_id,))
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(_forgotten(old, at))))
             conn.execute("DELETE FROM rate_buckets WHERE bucket=?", ("reader:" + reader_id,))
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         from stores.embedded import take_tokens
 
         return take_tokens(self.db, "reader:" + reader_id, rate, burst, now_ms)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Bigtable
-
-FAMILY_PROFILE = "p"
-FAMILY_READS = "e"
-COLUMN_PROFILE = b"profile"
-
-
-def _version_regex(doc: dict) -> bytes:
-    """Matches exactly the stored document of this revision. Sorted keys put ``revision`` and ``updated_at`` last,
-    so a short anchored regex identifies the version (a regex of the whole value could exceed RE2's size limit)."""
-    tail = f'"revision":{int(doc["revision"])},"updated_at":{int(doc["updated_at"])}}}'
-    return b"(?s).*" + re.escape(tail).encode()
-
-
-def _read_qualifier(r: dict) -> bytes:
-    return f"{int(r['at']):013d}#{_read_key(r)}".encode()
-
-
-COLUMN_BUCKET = b"bucket"
-FAMILY_FOLLOWS = "c"  # table follows
-COLUMN_FOLLOWERS = b"followers"
-
-
-def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst, now_ms=None) -> tuple[bool, float]:
-    """One token from the bucket in cell ``family:qualifier`` of row ``key`` of a google.cloud.bigtable Table:
-    compare-and-set on the exact previous value (or on its absence). A bucket that keeps changing under us
-    (UPDATE_RETRIES lost races: a flood) answers "not granted". Without ``now_ms`` the clock is read after each
-    read of the cell, so a retry after a lost race does not compute with a reading older than the winner's."""
-    from google.cloud.bigtable import row_filters
-
-    given = None if now_ms is None else int(now_ms)
-    column = row_filters.RowFilterChain(
-        filters=[
-            row_filters.FamilyNameRegexFilter(family),
-            row_filters.ColumnQualifierRegexFilter(re.escape(qualifier)),
-            row_filters.CellsColumnLimitFilter(1),
-        ]
-    )
-    for _ in range(UPDATE_RETRIES):
-        try:
-            row = table.read_row(key, filter_=column)
-        except Exception as exc:
-            raise StoreError(f"rate bucket {key!r}: cannot read: {exc}") from exc
-        cell = row.cells.get(family, {}).get(qualifier) if row is not None else None
-        raw = cell[0].value if cell else None
-        now_ms = int(time.time() * 1000) if given is None else given
-        state, ok, wait = bucket_step(json.loads(raw) if raw else None, rate, burst, now_ms)
-        if raw is None:
-            predicate = column
-        else:
-            predicate = row_filters.RowFilterChain(
-                filters=[column, row_filters.ValueRegexFilter(b"^" + re.escape(raw) + b"$")]
-            )
-        cond = table.conditional_row(key, filter_=predicate)
-        cond.set_cell(family, qualifier, _dumps(state).encode(), state=raw is not None)
-        try:
-            matched = cond.commit()
-        except Exception as exc:
-            raise StoreError(f"rate bucket {key!r}: cannot write: {exc}") from exc
-        if matched == (raw is not None):
-            return ok, wait
-    return False, 1.0
-
-
-class BigtableProfileStore(ProfileStore):
-    """The ``profiles`` table of a Bigtable instance (honours BIGTABLE_EMULATOR_HOST through the client)."""
-
-    def __init__(self, table, follows=None):
-        """``table``: a ``google.cloud.bigtable.table.Table`` (see :func:`open_profile_store`); ``follows``: the
-        follower-count table (None: counts are neither kept nor read)."""
-        self.table = table
-        self.follows = follows
-
-    # Every read carries "latest cell only": the emulator does not enforce GC rules (LOCAL_STACK.md).
-    @staticmethod
-    def _latest():
-        from google.cloud.bigtable import row_filters
-
-        return row_filters.CellsColumnLimitFilter(1)
-
-    def _read(self, reader_id: str):
-        from schemas.tables import profile_key
-
-        try:
-            return self.table.read_row(profile_key(reader_id), filter_=self._latest())
-        except Exception as exc:  # grpc / google.api_core errors: transient for the caller
-            raise StoreError(f"profiles: cannot read {reader_id!r}: {exc}") from exc
-
-    def get(self, reader_id: str) -> dict | None:
-        row = self._read(reader_id)
-        if row is None:
-            return None
-        cells = row.cells
-        raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
-        doc = _normalise(json.loads(raw[0].value) if raw else None)
-        reads = [json.loads(c[0].value) for q, c in sorted(cells.get(FAMILY_READS, {}).items(), reverse=True)]
-        doc["reads"] = reads[:READS_KEPT]
-        return doc
-
-    def update(self, reader_id: str, fn: Callable[[dict], dict | None]) -> dict:
-        from google.cloud.bigtable import row_filters
-
-        from schemas.tables import profile_key
-
-        key = profile_key(reader_id)
-        for _ in range(UPDATE_RETRIES):
-            row = self._read(reader_id)
-            raw = None
-            if row is not None:
-                cell = row.cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
-                raw = cell[0].value if cell else None
-            old = _normalise(json.loads(raw) if raw else None)
-            new = fn(copy.deepcopy(old))
-            if new is None:
-                return old
-            new = _bump(old, new)
-            column = row_filters.RowFilterChain(
-                filters=[
-                    row_filters.FamilyNameRegexFilter(FAMILY_PROFILE),
-                    row_filters.ColumnQualifierRegexFilter(re.escape(COLUMN_PROFILE)),
-                    self._latest(),
-                ]
-            )
-            if raw is None:
-                predicate = column
-            else:
-                predicate = row_filters.RowFilterChain(
-                    filters=[column, row_filters.ValueRegexFilter(_version_regex(old))]
-                )
-            cond = self.table.conditional_row(key, filter_=predicate)
-            value = _dumps(new).encode()
-            # raw is None: apply when the predicate does NOT match (no profile cell yet) -> create-if-absent.
-            cond.set_cell(FAMILY_PROFILE, COLUMN_PROFILE, value, state=raw is not None)
-            try:
-                matched = cond.commit()
-            except Exception as exc:
-                raise StoreError(f"profiles: cannot update {reader_id!r}: {exc}") from exc
-            if matched == (raw is not None):
-                self._add_follows(follow_deltas(old, new))
-                return new
-        raise StoreError(f"profiles: {reader_id!r} kept changing during update ({UPDATE_RETRIES} tries)")
-
-    def append_reads(self, reader_id: str, reads: Iterable[dict], keep: int = READS_KEPT) -> None:
-        from google.cloud.bigtable import row_filters
-
-        from schemas.tables import profile_key
-
-        reads = list(reads)
-        if not reads:
-            return
-        key = profile_key(reader_id)
-        row = self.table.direct_row(key)
-        for r in reads:
-            row.set_cell(FAMILY_READS, _read_qualifier(r), _dumps(r).encode())
-        try:
-            row.commit()
-            existing = self.table.read_row(
-                key,
-                filter_=row_filters.RowFilterChain(
-                    filters=[
-                        row_filters.FamilyNameRegexFilter(FAMILY_READS),
-                        self._latest(),
-                        row_filters.StripValueTransformerFilter(True),
-                    ]
-                ),
-            )
-        except Exception as exc:
-            raise StoreError(f"profiles: cannot append reads of {reader_id!r}: {exc}") from exc
-        qualifiers = sorted(existing.cells.get(FAMILY_READS, {}), reverse=True) if existing else []
-        old = qualifiers[keep:]
-        if old:
-            trim = self.table.direct_row(key)
-            for q in old:
-                trim.delete_cell(FAMILY_READS, q)
-            try:
-                trim.commit()
-            except Exception as exc:
-                raise StoreError(f"profiles: cannot trim reads of {reader_id!r}: {exc}") from exc
-
-    def _add_follows(self, deltas: dict[str, int]) -> None:
-        if self.follows is None:
-            return
-        for topic, d in sorted(deltas.items()):
-            row = self.follows.append_row(b"t#" + topic.encode("utf-8"))
-            row.increment_cell_value(FAMILY_FOLLOWS, COLUMN_FOLLOWERS, d)
-            try:
-                row.commit()
-            except Exception as exc:
-                raise StoreError(f"profiles: cannot count followers of {topic!r}: {exc}") from exc
-
-    def followed_topics(self, limit: int = 1000) -> dict[str, int]:
-        if self.follows is None:
-            return {}
-        try:
-            rows = self.follows.read_rows(start_key=b"t#", end_key=b"t$", filter_=self._latest())
-            counts = {}
-            for row in rows:
-                cell = row.cells.get(FAMILY_FOLLOWS, {}).get(COLUMN_FOLLOWERS)
-                n = int.from_bytes(cell[0].value, "big", signed=True) if cell else 0
-                if n > 0:
-                    counts[row.row_key[2:].decode("utf-8")] = n
-        except Exception as exc:
-            raise StoreError(f"profiles: cannot read follower counts: {exc}") from exc
-        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: int(limit)]
-        return dict(top)
-
-    def scan_reads(self, since_ms: int = 0):
-        try:
-            for row in self.table.read_rows(start_key=b"r#", end_key=b"r$", filter_=self._latest()):
-                cells = row.cells
-                raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
-                if raw and json.loads(raw[0].value).get("paused"):
-                    continue
-                reads = [json.loads(c[0].value) for _, c in sorted(cells.get(FAMILY_READS, {}).items())]
-                stories = [str(r["story_id"]) for r in reads if r.get("story_id") is not None and r["at"] >= since_ms]
-                if stories:
-                    yield row.row_key[2:].decode("utf-8"), stories
-        except Exception as exc:
-            raise StoreError(f"profiles: cannot scan reads: {exc}") from exc
-
-    def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
-        from schemas.tables import profile_key
-
-        return bigtable_take(self.table, profile_key(reader_id), FAMILY_PROFILE, COLUMN_BUCKET, rate, burst, now_ms)
-
-    def delete_history(self, reader_id: str) -> None:
-        from schemas.tables import profile_key
-
-        row = self.table.direct_row(profile_key(reader_id))
-        row.delete_cells(FAMILY_READS, row.ALL_COLUMNS)
-        try:
-            row.commit()
-        except Exception as exc:
-            raise StoreError(f"profiles: cannot delete history of {reader_id!r}: {exc}") from exc
-
-    def delete(self, reader_id: str) -> None:
-        from schemas.tables import profile_key
-
-        old = self.get(reader_id)
-        row = self.table.direct_row(profile_key(reader_id))
-        row.delete()
-        try:
-            row.commit()
-        except Exception as exc:
-            raise StoreError(f"profiles: cannot delete {reader_id!r}: {exc}") from exc
-        if old is not None:
-            self._add_follows(follow_deltas(old, None))
 
 
 def open_profile_store(config=None) -> ProfileStore:

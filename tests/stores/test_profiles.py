@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
+from stores.profile_versions import PAUSES_KEPT, Superseded, now_ms, set_paused
 from stores.profiles import READS_KEPT, empty_profile, open_profile_store
 
 
@@ -89,7 +91,11 @@ def test_delete_history_and_delete(profiles):
 
 def test_empty_profile_shape():
     doc = empty_profile()
-    assert set(doc) == {"follows", "hidden_sources", "fewer", "interest", "paused", "revision", "updated_at"}
+    assert set(doc) == {"follows", "hidden_sources", "fewer", "interest", "paused", "revision", "updated_at"} | {
+        "pauses",
+        "deleted_at",
+        "history_deleted_at",
+    }
     assert sorted(doc)[-2:] == ["revision", "updated_at"]  # the Bigtable CAS predicate relies on this order
 
 
@@ -170,3 +176,112 @@ def test_scan_reads_lists_every_reader_with_recent_reads_except_paused_ones(prof
     assert list(profiles.scan_reads(since_ms=2000)) == [("a", ["103"]), ("b", ["102"])]
     profiles.delete("b")
     assert [r for r, _ in profiles.scan_reads(since_ms=2000)] == ["a"]
+
+
+# Deletes and pauses are versions (stores/profile_versions.py): a write accepted before a delete, or during a pause,
+# never lands, however late it reaches the store. Found by a probe: a read sent just before DELETE /v1/me/profile was folded
+# after it and brought back the profile, its reads and its interest vector; a read sent while paused was kept when
+# the reader resumed before the fold.
+
+
+def _read(n, accepted_at):
+    return {"event_id": f"v{n}", "story_id": str(n), "at": accepted_at - 5, "kind": "READ", "accepted_at": accepted_at}
+
+
+def test_a_read_accepted_before_a_delete_never_lands_after_it(profiles):
+    profiles.update("ida", lambda d: {**d, "hidden_sources": ["wire"]})
+    accepted = now_ms() - 1_000
+    profiles.append_reads("ida", [_read(1, accepted - 10)])
+    profiles.delete("ida")
+    assert profiles.append_reads("ida", [_read(1, accepted - 10), _read(2, accepted)]) == []  # replay and late read
+    assert profiles.get("ida") is None
+    with pytest.raises(Superseded):  # a control accepted before the delete, applied after it
+        profiles.update(
+            "ida", lambda d: {**d, "follows": {**d["follows"], "topics": ["science"]}}, accepted_at=accepted
+        )
+    assert profiles.get("ida") is None and profiles.followed_topics() == {}
+    later = now_ms() + 1
+    assert [r["event_id"] for r in profiles.append_reads("ida", [_read(3, later)])] == ["v3"]  # after: a new profile
+    doc = profiles.get("ida")
+    assert [r["event_id"] for r in doc["reads"]] == ["v3"] and doc["hidden_sources"] == []
+
+
+def test_a_read_accepted_before_a_history_delete_never_lands_after_it(profiles):
+    profiles.update("jon", lambda d: {**d, "hidden_sources": ["wire"]})
+    accepted = now_ms() - 1_000
+    profiles.append_reads("jon", [_read(1, accepted)])
+    doc = profiles.delete_history("jon")
+    assert doc["interest"]["vector"] is None and doc["hidden_sources"] == ["wire"]
+    assert profiles.append_reads("jon", [_read(1, accepted), _read(2, accepted + 1)]) == []
+    assert profiles.get("jon")["reads"] == []
+
+
+def test_a_read_accepted_while_paused_is_dropped_after_a_quick_resume(profiles):
+    t = now_ms() - 10_000
+    profiles.update("kim", lambda d: set_paused(d, True, t))
+    profiles.update("kim", lambda d: set_paused(d, False, t + 500))  # resumed before the read was folded
+    kept = profiles.append_reads("kim", [_read(1, t - 1), _read(2, t), _read(3, t + 499), _read(4, t + 500)])
+    assert [r["event_id"] for r in kept] == ["v1", "v4"]
+    assert sorted(r["event_id"] for r in profiles.get("kim")["reads"]) == ["v1", "v4"]
+    assert profiles.append_reads("kim", [_read(3, t + 499)]) == []  # replayed after the resume: still dropped
+
+
+def test_pause_intervals_stay_bounded_and_conservative(profiles):
+    t = now_ms() - 100_000
+    for i in range(PAUSES_KEPT + 3):
+        profiles.update("lea", lambda d, i=i: set_paused(d, True, t + 100 * i))
+        profiles.update("lea", lambda d, i=i: set_paused(d, False, t + 100 * i + 10))
+    doc = profiles.get("lea")
+    assert len(doc["pauses"]) == PAUSES_KEPT and doc["paused"] is False
+    assert profiles.append_reads("lea", [_read(1, t + 5), _read(2, t + 205)]) == []  # inside early (merged) pauses
+    assert len(profiles.append_reads("lea", [_read(3, t + 100 * (PAUSES_KEPT + 3))])) == 1
+
+
+def test_reads_racing_a_delete_never_outlive_it(profiles, store_config):
+    """Four writers append reads accepted before a delete that a fifth handle commits while they write: whatever
+    the interleaving, nothing of the reader is left (each read landed before the delete or was refused after)."""
+    accepted = now_ms()
+    time.sleep(0.005)
+    others = [open_profile_store(store_config) for _ in range(2)]
+    start = threading.Barrier(5)
+
+    def append(w):
+        start.wait()
+        for i in range(15):
+            others[w % 2].append_reads("max", [_read(100 * w + i, accepted)])
+
+    def delete():
+        start.wait()
+        time.sleep(0.01)
+        profiles.delete("max")
+
+    threads = [threading.Thread(target=append, args=(w,)) for w in range(4)] + [threading.Thread(target=delete)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert profiles.get("max") is None
+
+
+def test_a_delete_between_a_controls_read_and_write_wins(profiles, store_config):
+    """The delete commits after the control read the profile and before it wrote: the write is refused (Bigtable:
+    the compare-and-set on the old version fails and the retry sees the tombstone; SQLite: the transaction holds the
+    row, so the delete waits and lands after, then the next control is refused)."""
+    other = open_profile_store(store_config)
+    accepted = now_ms()
+    time.sleep(0.005)
+    calls = []
+
+    def follow(doc):
+        calls.append(1)
+        if len(calls) == 1 and store_config.backend != "embedded":
+            other.delete("ned")
+        doc["follows"]["topics"].append("science")
+        return doc
+
+    if store_config.backend == "embedded":
+        profiles.update("ned", follow, accepted_at=accepted)
+        other.delete("ned")
+    with pytest.raises(Superseded):
+        profiles.update("ned", follow, accepted_at=accepted)
+    assert profiles.get("ned") is None and profiles.followed_topics() == {}
