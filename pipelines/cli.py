@@ -14,7 +14,8 @@ the command says where to run them instead of failing with a traceback (tests/de
 
 Two kinds of subcommand:
 
-- Commands (``stack``, ``run``, ``evaluate``, ``explain``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``): the module exposes
+- Commands (``stack``, ``run``, ``evaluate``, ``explain``, ``extract``, ``serve``, ``rollback``, ``control``, ``takedown``,
+  ``publishers``, ``feeds``, ...): the module exposes
   ``add_arguments(parser)`` and ``main(args) -> int``; argparse refuses unknown flags.
 - Beam jobs (``backfill``, ``stories``, ``ingest``, ``covisit``, ``authority``, ``userclusters``): Beam's option convention. ``newsroom JOB ARGS`` is exactly
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
@@ -59,6 +60,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pipelines.commands.fairness",
         "per-publisher fairness report of an edition's day (JSON, HTML)",
     ),
+    "publishers": ("pipelines.commands.publishers", "import, export or list the publisher registry (JSON)"),
+    "feeds": ("pipelines.commands.feeds", "import, export, list or disable the ingest job's feeds (JSON, OPML)"),
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.

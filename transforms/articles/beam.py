@@ -61,6 +61,15 @@ def _payload(name: str, record: dict) -> bytes:
             return b""
 
 
+def _registry_of(publishers):
+    """A PublisherRegistry from stored rows (a list), a file path, or None (the packaged sample)."""
+    from transforms.publishers import PublisherRegistry, default_registry
+
+    if isinstance(publishers, list):
+        return PublisherRegistry.from_dicts(publishers)
+    return PublisherRegistry.load(publishers) if publishers else default_registry()
+
+
 def _default_budget() -> float:
     from transforms.articles.worker import DEFAULT_BUDGET_S
 
@@ -79,25 +88,52 @@ class NormalizeArticleFn(beam.DoFn):
             pages, killed on overrun). None: the default, 30 s; 0: in-process, no limit.
     """
 
-    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None):
+    def __init__(
+        self,
+        publishers: str | None = None,
+        aliases: str | None = None,
+        clock=wall_clock_ms,
+        budget_s=None,
+        store_config=None,
+    ):
         self.publishers, self.aliases, self.clock = publishers, aliases, clock
         self.budget_s = _default_budget() if budget_s is None else float(budget_s)
+        self.store_config = store_config  # the stored publisher registry is read from it (None: the file only)
         self.normalized = Metrics.counter(NAMESPACE, "normalized")
         self._reasons: dict = {}
 
     def setup(self):
+        self.live, self._registry_version = None, None
+        if self.store_config is not None:
+            from transforms.publisher_store import live_registry
+
+            self.live = live_registry(self.publishers, self.store_config)
+            self._registry_version = self.live.version
+        self._build()
+
+    def _build(self):
+        """The normaliser, with the stored registry's rows when one is live (else the file's path)."""
+        publishers = self.live.rows if self.live is not None and self.live.rows is not None else self.publishers
         if self.budget_s > 0:
             from transforms.articles.worker import NormalizeWorker
 
-            self.normalizer = NormalizeWorker(self.budget_s, self.publishers, self.aliases, clock=self.clock)
+            self.normalizer = NormalizeWorker(self.budget_s, publishers, self.aliases, clock=self.clock)
             return
         from transforms.articles.entities import AliasTable
         from transforms.articles.normalize import Normalizer
-        from transforms.publishers import PublisherRegistry, default_registry
 
-        registry = PublisherRegistry.load(self.publishers) if self.publishers else default_registry()
         aliases = AliasTable.load(self.aliases) if self.aliases else None
-        self.normalizer = Normalizer(registry=registry, aliases=aliases, clock=self.clock)
+        self.normalizer = Normalizer(registry=_registry_of(publishers), aliases=aliases, clock=self.clock)
+
+    def _refresh(self):
+        """A publisher import reaches this worker within the registry's refresh (transforms/publisher_store.py)."""
+        if self.live is None:
+            return
+        self.live.poll()
+        if self.live.version != self._registry_version:
+            self._registry_version = self.live.version
+            self.teardown()
+            self._build()
 
     def teardown(self):
         close = getattr(getattr(self, "normalizer", None), "close", None)
@@ -114,6 +150,7 @@ class NormalizeArticleFn(beam.DoFn):
         from transforms.articles.page import Rejected
 
         key = None
+        self._refresh()
         try:
             key = raw.get("item_id") or raw.get("fetched_url")
             article = self.normalizer.normalize(raw)
@@ -148,13 +185,21 @@ class NormalizeArticles(beam.PTransform):
     """RawItem dicts -> ``.articles`` (Article dicts, version 1) and ``.dead_letter`` (DeadLetter dicts).
     ``budget_s``: per-page extraction budget (see NormalizeArticleFn; None: 30 s, 0: none)."""
 
-    def __init__(self, publishers: str | None = None, aliases: str | None = None, clock=wall_clock_ms, budget_s=None):
+    def __init__(
+        self,
+        publishers: str | None = None,
+        aliases: str | None = None,
+        clock=wall_clock_ms,
+        budget_s=None,
+        store_config=None,
+    ):
         super().__init__()
         self.publishers, self.aliases, self.clock, self.budget_s = publishers, aliases, clock, budget_s
+        self.store_config = store_config
 
     def expand(self, raw_items):
         return raw_items | "NormalizeArticle" >> beam.ParDo(
-            NormalizeArticleFn(self.publishers, self.aliases, self.clock, self.budget_s)
+            NormalizeArticleFn(self.publishers, self.aliases, self.clock, self.budget_s, self.store_config)
         ).with_outputs(DEAD_LETTER, main=ARTICLES)
 
 
@@ -241,8 +286,8 @@ class AssignSyndicationFn(beam.DoFn):
     NEWEST = ReadModifyWriteStateSpec("newest", VarIntCoder())
     BAG_SIZE = ReadModifyWriteStateSpec("bag_size", VarIntCoder())
 
-    def __init__(self, publishers: str | None = None):
-        self.publishers = publishers
+    def __init__(self, publishers: str | None = None, store_config=None):
+        self.publishers, self.store_config = publishers, store_config
         self.copies = Metrics.counter(NAMESPACE, "syndication_copy")
         self.originals = Metrics.counter(NAMESPACE, "syndication_original")
         self.singles = Metrics.counter(NAMESPACE, "syndication_single")
@@ -250,10 +295,22 @@ class AssignSyndicationFn(beam.DoFn):
         self.errors = Metrics.counter(NAMESPACE, "syndication_error")
 
     def setup(self):
-        from transforms.publishers import PublisherRegistry, default_registry
+        self.live = None
+        if self.store_config is not None:
+            from transforms.publisher_store import live_registry
 
-        self.registry = PublisherRegistry.load(self.publishers) if self.publishers else default_registry()
+            self.live = live_registry(self.publishers, self.store_config)
+        self.registry = self.live.registry if self.live is not None else _registry_of(self.publishers)
         self._cache: dict[str, tuple[int, object]] = {}
+
+    def _refresh(self):
+        """An imported registry: the indexes are rebuilt from state with it (authority and wire flags)."""
+        if self.live is None:
+            return
+        self.live.poll()
+        if self.live.registry is not self.registry:
+            self.registry = self.live.registry
+            self._cache.clear()
 
     def _index(self, language, seq, entries_state, newest_state):
         from transforms.articles.syndication import Entry, SyndicationIndex
@@ -275,6 +332,7 @@ class AssignSyndicationFn(beam.DoFn):
         bag_size=beam.DoFn.StateParam(BAG_SIZE),
     ):
         language, article = element
+        self._refresh()
         seq = seq_state.read() or 0
         index = self._index(language, seq, entries, newest_state)
         try:
@@ -310,16 +368,16 @@ class AssignSyndicationFn(beam.DoFn):
 class DetectSyndication(beam.PTransform):
     """Article dicts -> the same with copy_of / syndication_group (MinHash + LSH, 48 h window, per language)."""
 
-    def __init__(self, publishers: str | None = None):
+    def __init__(self, publishers: str | None = None, store_config=None):
         super().__init__()
-        self.publishers = publishers
+        self.publishers, self.store_config = publishers, store_config
 
     def expand(self, articles):
         return (
             articles
             | "KeyByLanguage"
             >> beam.Map(lambda a: (a.get("language") or "und", a)).with_output_types(tuple[str, typing.Any])
-            | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers))
+            | "AssignSyndication" >> beam.ParDo(AssignSyndicationFn(self.publishers, self.store_config))
         )
 
 
@@ -348,9 +406,9 @@ class ProcessArticles(beam.PTransform):
 
     def expand(self, raw_items):
         normalized = raw_items | "NormalizeArticles" >> NormalizeArticles(
-            self.publishers, self.aliases, self.clock, self.budget_s
+            self.publishers, self.aliases, self.clock, self.budget_s, self.store_config
         )
         deduped = normalized[ARTICLES] | "DedupeArticles" >> DedupeArticles(self.store_config, self.clock)
-        articles = deduped[ARTICLES] | "DetectSyndication" >> DetectSyndication(self.publishers)
+        articles = deduped[ARTICLES] | "DetectSyndication" >> DetectSyndication(self.publishers, self.store_config)
         dead = (normalized[DEAD_LETTER], deduped[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
         return {ARTICLES: articles, DEAD_LETTER: dead}

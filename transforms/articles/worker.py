@@ -70,7 +70,10 @@ def _child_main(conn, publishers: str | None, aliases: str | None) -> None:
         from transforms.articles.normalize import Normalizer
         from transforms.publishers import PublisherRegistry, default_registry
 
-        registry = PublisherRegistry.load(publishers) if publishers else default_registry()
+        if isinstance(publishers, list):  # the stored registry's rows (transforms/publisher_store.py)
+            registry = PublisherRegistry.from_dicts(publishers)
+        else:
+            registry = PublisherRegistry.load(publishers) if publishers else default_registry()
         alias_table = AliasTable.load(aliases) if aliases else None
         normalizer = Normalizer(registry=registry, aliases=alias_table)
         # The first page pays for lazy imports and model loads (~3 s, up to ~15 s on a cold, busy machine): pay
@@ -98,7 +101,8 @@ class NormalizeWorker:
 
     Args:
         budget_s: seconds one page may take (wall clock, in the child). Default: DEFAULT_BUDGET_S (30).
-        publishers / aliases: registry and alias table paths for the child's Normalizer (None: the packaged ones).
+        publishers / aliases: registry and alias table paths for the child's Normalizer (None: the packaged ones;
+            publishers may also be the stored registry's rows, a list).
         clock: () -> ms, fills a RawItem's missing ``fetched_at`` before it is sent (the child has no clock of ours).
     """
 

@@ -28,11 +28,10 @@ import json
 import logging
 import time
 
-from transforms.publishers import Publisher, PublisherRegistry, default_registry
+from transforms.publishers import Publisher, PublisherRegistry
 
 POINTER = "authority"
 KIND = "publisher_authority"
-PUBLISH_ATTEMPTS = 20
 
 log = logging.getLogger(__name__)
 
@@ -44,22 +43,9 @@ def object_path(version: int) -> str:
 def publish(stores, doc: dict, reason: str = "authority job") -> int:
     """Write ``doc`` as the next version and move the pointer to it. Returns the version. Two concurrent runs:
     each writes its own version (objects are write-once); the later pointer move wins, neither is lost."""
-    from stores import AlreadyExists
+    from transforms.publisher_store import publish_versioned
 
-    previous = stores.pointers.get(POINTER)
-    version = (previous or 0) + 1
-    for _ in range(PUBLISH_ATTEMPTS):
-        body = dict(doc, kind=KIND, version=version)
-        try:
-            stores.snapshots.put(object_path(version), json.dumps(body, sort_keys=True).encode())
-        except AlreadyExists:
-            version += 1
-            continue
-        if stores.pointers.compare_and_set(POINTER, previous, version, reason=reason):
-            return version
-        previous = stores.pointers.get(POINTER)
-        version = max(version, previous or 0) + 1
-    raise RuntimeError(f"authority: could not move the {POINTER!r} pointer in {PUBLISH_ATTEMPTS} attempts")
+    return publish_versioned(stores, POINTER, object_path, dict(doc, kind=KIND), reason)
 
 
 def load(stores) -> dict | None:
@@ -104,23 +90,36 @@ def apply(registry: PublisherRegistry, doc: dict | None) -> PublisherRegistry:
 
 
 class AuthorityWatcher:
-    """The registry a long-running stage uses: the hand-set file with the live computed authority overlaid, read
-    again when the ``authority`` pointer moves. :meth:`poll` reads the pointer at most every ``refresh_s`` seconds
-    (one row read) and returns True when :attr:`registry` changed. A store that cannot be read keeps the registry
-    it has (the hand-set file before any document was read), with a warning."""
+    """The registry a long-running stage uses: the operator's registry (transforms/publisher_store.py: the stored
+    one, else the ``--publishers`` file, else the packaged sample) with the live computed authority overlaid, read
+    again when either pointer (``publishers``, ``authority``) moves. :meth:`poll` reads the pointers at most every
+    ``refresh_s`` seconds (one row read each) and returns True when :attr:`registry` changed. A store that cannot be
+    read keeps the registry it has (the hand-set file before any document was read), with a warning."""
 
     def __init__(self, publishers_path: str | None, store_config, refresh_s: float = 600.0, clock=time.monotonic):
+        from transforms.publisher_store import LiveRegistry, live_registry
+
         self.publishers_path, self.store_config = publishers_path, store_config
         self.refresh_s, self.clock = refresh_s, clock
-        self.registry = default_registry(publishers_path)
+        self.base = (
+            live_registry(publishers_path, store_config)
+            if store_config is not None
+            else LiveRegistry(publishers_path, None)
+        )
+        self.registry = self.base.registry
         self.version: int | None = None
+        self._base_version = self.base.version
         self._checked = float("-inf")
         self._stores = None
         self.poll()
 
     def poll(self) -> bool:
         now = self.clock()
-        if self.store_config is None or now - self._checked < self.refresh_s:
+        if self.store_config is None:
+            return False
+        self.base.poll()
+        base_moved = self.base.version != self._base_version
+        if not base_moved and now - self._checked < self.refresh_s:
             return False
         self._checked = now
         from stores import StoreError, open_stores
@@ -128,7 +127,7 @@ class AuthorityWatcher:
         try:
             self._stores = self._stores or open_stores(self.store_config)
             version = self._stores.pointers.get(POINTER)
-            if version == self.version:
+            if version == self.version and not base_moved:
                 return False
             doc = load(self._stores) if version is not None else None
         except (StoreError, ValueError, OSError) as exc:
@@ -136,8 +135,8 @@ class AuthorityWatcher:
             return False
         if doc is not None:
             log.info("authority: using computed authority v%s (%d publishers)", version, len(doc["publishers"]))
-        self.registry = apply(default_registry(self.publishers_path), doc)
-        self.version = version
+        self.registry = apply(self.base.registry, doc)
+        self.version, self._base_version = version, self.base.version
         return True
 
 

@@ -107,13 +107,24 @@ class RequestPollsFn(beam.DoFn):
     NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
-    def __init__(self, params: BurstParams, publishers_path: str | None = None):
+    def __init__(self, params: BurstParams, publishers_path: str | None = None, store_config=None):
         self.params = params
-        self.publishers_path = publishers_path
+        self.publishers_path, self.store_config = publishers_path, store_config
         self.requests = Metrics.counter("bursts", "fetch_requests")
 
     def setup(self):
+        from transforms.publisher_store import live_registry
+
+        self.live = live_registry(self.publishers_path, self.store_config) if self.store_config else None
         self.registry = default_registry(self.publishers_path)
+
+    @property
+    def current_registry(self):
+        """The stored registry when the stages have stores (refreshed: transforms/publisher_store.py), else the file."""
+        if self.live is None:
+            return self.registry
+        self.live.poll()
+        return self.live.registry
 
     def process(
         self,
@@ -146,7 +157,9 @@ class RequestPollsFn(beam.DoFn):
         if waiting:
             mem.fold(sorted(waiting, key=lambda ev: (ev[-1], repr(ev))))
             events.clear()
-        requests, last, later = bursts.due_polls(list(pulses.read()), to_ms(ts), last, self.registry, self.params, mem)
+        requests, last, later = bursts.due_polls(
+            list(pulses.read()), to_ms(ts), last, self.current_registry, self.params, mem
+        )
         memory.write((mem, last))
         self.requests.inc(len(requests))
         yield from requests
@@ -228,6 +241,6 @@ class DetectBursts(beam.PTransform):
             (memory_events | "CoverageToGlobalWindow" >> beam.WindowInto(window.GlobalWindows()), pulse_inputs)
             | "FlattenPullInputs" >> beam.Flatten()
             | "OneBurstKey" >> beam.Map(lambda kv: kv).with_output_types(KV[str, Any])
-            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path))
+            | "RequestBurstPolls" >> beam.ParDo(RequestPollsFn(p, self.publishers_path, self.store_config))
         )
         return {"pulses": pulses, "fetch_requests": fetch_requests}
