@@ -85,11 +85,11 @@ def follow_deltas(old: dict | None, new: dict | None) -> dict[str, int]:
     return {**dict.fromkeys(b - a, 1), **dict.fromkeys(a - b, -1)}
 
 
-def _dumps(doc: dict) -> str:
+def dumps(doc: dict) -> str:
     return json.dumps(doc, sort_keys=True, separators=(",", ":"))
 
 
-def _normalise(doc: dict | None) -> dict:
+def normalise(doc: dict | None) -> dict:
     base = empty_profile()
     if doc:
         base.update(doc)
@@ -147,32 +147,32 @@ class ProfileStore(abc.ABC):
         pass
 
 
-def _read_key(r: dict) -> str:
+def read_key(r: dict) -> str:
     """The per-read key after the time: a short hash of the event id (or of the whole read if it has none)."""
     import hashlib
 
-    ident = r.get("event_id") or _dumps(r)
+    ident = r.get("event_id") or dumps(r)
     return hashlib.sha256(str(ident).encode()).hexdigest()[:16]
 
 
-def _admitted_reads(doc: dict, reads: list[dict]) -> list[dict]:
+def admitted_reads(doc: dict, reads: list[dict]) -> list[dict]:
     now = versions.now_ms()
     return [r for r in reads if versions.read_admitted(doc, versions.accepted_at_of(r, now))]
 
 
-def _check_accepted(reader_id: str, old: dict, accepted_at: int | None) -> None:
+def check_accepted(reader_id: str, old: dict, accepted_at: int | None) -> None:
     if accepted_at is not None and versions.deleted_since(old, accepted_at):
         raise Superseded(f"profile of {reader_id!r} deleted after this change was accepted")
 
 
-def _forgotten(old: dict, at: int | None) -> dict:
+def forgotten(old: dict, at: int | None) -> dict:
     """The tombstone a delete at ``at`` leaves in place of ``old``."""
-    new = _bump(old, versions.tombstone(old, versions.now_ms() if at is None else at, empty_profile()))
+    new = bump_revision(old, versions.tombstone(old, versions.now_ms() if at is None else at, empty_profile()))
     new["gone"] = True
     return new
 
 
-def _history_reset(doc: dict, at: int | None) -> dict:
+def history_reset(doc: dict, at: int | None) -> dict:
     doc["interest"] = {"vector": None, "mass": 0.0, "at": 0}
     doc["fewer"] = []
     at = versions.now_ms() if at is None else int(at)
@@ -180,8 +180,8 @@ def _history_reset(doc: dict, at: int | None) -> dict:
     return doc
 
 
-def _bump(old: dict, new: dict) -> dict:
-    new = _normalise(new)
+def bump_revision(old: dict, new: dict) -> dict:
+    new = normalise(new)
     new.pop("gone", None)  # a write after a delete starts a new profile on top of the tombstone
     new["revision"] = int(old.get("revision", 0)) + 1
     new["updated_at"] = int(time.time() * 1000)
@@ -234,7 +234,7 @@ class EmbeddedProfileStore(ProfileStore):
                 (reader_id, READS_KEPT),
             )
         ]
-        doc = _normalise(json.loads(row[0]) if row else None)
+        doc = normalise(json.loads(row[0]) if row else None)
         if (row is None or doc.get("gone")) and not reads:
             return None
         doc["reads"] = reads
@@ -243,17 +243,17 @@ class EmbeddedProfileStore(ProfileStore):
     @staticmethod
     def _doc(conn, reader_id: str) -> dict:
         row = conn.execute("SELECT profile FROM profiles WHERE reader_id=?", (reader_id,)).fetchone()
-        return _normalise(json.loads(row[0]) if row else None)
+        return normalise(json.loads(row[0]) if row else None)
 
     def update(self, reader_id: str, fn: Callable[[dict], dict | None], accepted_at: int | None = None) -> dict:
         with self.db.transaction() as conn:
             old = self._doc(conn, reader_id)
-            _check_accepted(reader_id, old, accepted_at)
+            check_accepted(reader_id, old, accepted_at)
             new = fn(copy.deepcopy(old))
             if new is None:
                 return old
-            new = _bump(old, new)
-            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(new)))
+            new = bump_revision(old, new)
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, dumps(new)))
             _add_follows(conn, follow_deltas(old, new))
             return new
 
@@ -262,8 +262,8 @@ class EmbeddedProfileStore(ProfileStore):
         if not reads:
             return []
         with self.db.transaction() as conn:  # the check and the write in one transaction: a delete cannot interleave
-            kept = _admitted_reads(self._doc(conn, reader_id), reads)
-            rows = [(reader_id, int(r["at"]), _read_key(r), _dumps(r)) for r in kept]
+            kept = admitted_reads(self._doc(conn, reader_id), reads)
+            rows = [(reader_id, int(r["at"]), read_key(r), dumps(r)) for r in kept]
             conn.executemany("INSERT OR REPLACE INTO profile_events VALUES (?,?,?,?)", rows)
             conn.execute(
                 "DELETE FROM profile_events WHERE reader_id=? AND (at, rkey) NOT IN "
@@ -295,10 +295,10 @@ class EmbeddedProfileStore(ProfileStore):
     def delete_history(self, reader_id: str, at: int | None = None) -> dict:
         with self.db.transaction() as conn:
             old = self._doc(conn, reader_id)
-            new = _bump(old, _history_reset(copy.deepcopy(old), at))
+            new = bump_revision(old, history_reset(copy.deepcopy(old), at))
             if old.get("gone"):
                 new["gone"] = True  # a deleted profile stays deleted
-            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(new)))
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, dumps(new)))
             conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
             return new
 
@@ -307,7 +307,7 @@ class EmbeddedProfileStore(ProfileStore):
             old = self._doc(conn, reader_id)
             _add_follows(conn, follow_deltas(old, None))
             conn.execute("DELETE FROM profile_events WHERE reader_id=?", (reader_id,))
-            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, _dumps(_forgotten(old, at))))
+            conn.execute("INSERT OR REPLACE INTO profiles VALUES (?,?)", (reader_id, dumps(forgotten(old, at))))
             conn.execute("DELETE FROM rate_buckets WHERE bucket=?", ("reader:" + reader_id,))
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:

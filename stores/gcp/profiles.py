@@ -22,15 +22,15 @@ from stores.profiles import (
     READS_KEPT,
     UPDATE_RETRIES,
     ProfileStore,
-    _admitted_reads,
-    _bump,
-    _check_accepted,
-    _dumps,
-    _forgotten,
-    _history_reset,
-    _normalise,
-    _read_key,
+    admitted_reads,
+    bump_revision,
+    check_accepted,
+    dumps,
     follow_deltas,
+    forgotten,
+    history_reset,
+    normalise,
+    read_key,
 )
 
 FAMILY_PROFILE = "p"
@@ -46,7 +46,7 @@ def _version_regex(doc: dict) -> bytes:
 
 
 def _read_qualifier(r: dict) -> bytes:
-    return f"{int(r['at']):013d}#{_read_key(r)}".encode()
+    return f"{int(r['at']):013d}#{read_key(r)}".encode()
 
 
 COLUMN_BUCKET = b"bucket"
@@ -85,7 +85,7 @@ def bigtable_take(table, key: bytes, family: str, qualifier: bytes, rate, burst,
                 filters=[column, row_filters.ValueRegexFilter(b"^" + re.escape(raw) + b"$")]
             )
         cond = table.conditional_row(key, filter_=predicate)
-        cond.set_cell(family, qualifier, _dumps(state).encode(), state=raw is not None)
+        cond.set_cell(family, qualifier, dumps(state).encode(), state=raw is not None)
         try:
             matched = cond.commit()
         except Exception as exc:
@@ -125,7 +125,7 @@ class BigtableProfileStore(ProfileStore):
             return None
         cells = row.cells
         raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
-        doc = _normalise(json.loads(raw[0].value) if raw else None)
+        doc = normalise(json.loads(raw[0].value) if raw else None)
         reads = [json.loads(c[0].value) for q, c in sorted(cells.get(FAMILY_READS, {}).items(), reverse=True)]
         if doc.get("gone") and not reads:
             return None  # a tombstone (stores/profile_versions.py)
@@ -154,7 +154,7 @@ class BigtableProfileStore(ProfileStore):
         )
         for _ in range(UPDATE_RETRIES):
             raw = self._profile_cell(reader_id)
-            old = _normalise(json.loads(raw) if raw else None)
+            old = normalise(json.loads(raw) if raw else None)
             new, more = plan(old)
             if new is None and more is None:
                 return old, None
@@ -167,7 +167,7 @@ class BigtableProfileStore(ProfileStore):
             # raw is None: apply when the predicate does NOT match (no profile cell yet) -> create-if-absent.
             state = raw is not None
             if new is not None:
-                cond.set_cell(FAMILY_PROFILE, COLUMN_PROFILE, _dumps(new).encode(), state=state)
+                cond.set_cell(FAMILY_PROFILE, COLUMN_PROFILE, dumps(new).encode(), state=state)
             if more is not None:
                 more(cond, state)
             try:
@@ -180,9 +180,9 @@ class BigtableProfileStore(ProfileStore):
 
     def update(self, reader_id: str, fn: Callable[[dict], dict | None], accepted_at: int | None = None) -> dict:
         def plan(old):
-            _check_accepted(reader_id, old, accepted_at)
+            check_accepted(reader_id, old, accepted_at)
             new = fn(copy.deepcopy(old))
-            return (None if new is None else _bump(old, new)), None
+            return (None if new is None else bump_revision(old, new)), None
 
         old, new = self._cas(reader_id, plan)
         if new is None:
@@ -199,13 +199,13 @@ class BigtableProfileStore(ProfileStore):
         written: list[dict] = []
 
         def plan(old):
-            written[:] = _admitted_reads(old, reads)
+            written[:] = admitted_reads(old, reads)
             if not written:
                 return None, None
 
             def more(cond, state):
                 for r in written:
-                    cond.set_cell(FAMILY_READS, _read_qualifier(r), _dumps(r).encode(), state=state)
+                    cond.set_cell(FAMILY_READS, _read_qualifier(r), dumps(r).encode(), state=state)
 
             return None, more
 
@@ -288,7 +288,7 @@ class BigtableProfileStore(ProfileStore):
 
     def delete_history(self, reader_id: str, at: int | None = None) -> dict:
         def plan(old):
-            new = _bump(old, _history_reset(copy.deepcopy(old), at))
+            new = bump_revision(old, history_reset(copy.deepcopy(old), at))
             if old.get("gone"):
                 new["gone"] = True  # a deleted profile stays deleted
             return new, lambda cond, state: cond.delete_cells(FAMILY_READS, cond.ALL_COLUMNS, state=state)
@@ -300,5 +300,5 @@ class BigtableProfileStore(ProfileStore):
             cond.delete_cells(FAMILY_READS, cond.ALL_COLUMNS, state=state)
             cond.delete_cell(FAMILY_PROFILE, COLUMN_BUCKET, state=state)
 
-        old, _ = self._cas(reader_id, lambda old: (_forgotten(old, at), more))
+        old, _ = self._cas(reader_id, lambda old: (forgotten(old, at), more))
         self._add_follows(follow_deltas(old, None))
