@@ -1,6 +1,6 @@
 """Publishing snapshots: validate every page, pool, story coverage and aliases map, store it as an immutable
-versioned object, then move its latest pointer by compare-and-set (:class:`SnapshotPublisher`); the merged-story
-aliases map (:func:`aliases_item`).
+versioned object, then move its latest pointer by compare-and-set (:class:`SnapshotPublisher`). The merged-story
+aliases map it publishes is kept by transforms/editions/aliases.py.
 
 Plain Python; the Beam side is :class:`~transforms.editions.beam.publishing.PublishSnapshots` and
 :class:`~transforms.editions.beam.publishing.TrackAliases`.
@@ -69,9 +69,8 @@ from schemas.pages import (
 )
 from stores import AlreadyExists, NotFound, StoreError
 from stores.retention import StoryRetention, retire
-from transforms.common import MERGE, MINUTE_MS
+from transforms.common import MINUTE_MS
 from transforms.editions import documents as docs
-from transforms.editions.book import event_sort_key
 from transforms.editions.storyline_index import merged_index
 from transforms.editions.storyline_pages import (
     ArchivedEpisodes,
@@ -420,69 +419,3 @@ class SnapshotPublisher:
         return {
             n: v for n, v in sorted(listed.items()) if now - self._topic_active.setdefault(n, now) > self.topic_keep_s
         }
-
-
-# ------------------------------------------------------------------------------------------------------ aliases
-def resolve_aliases(merges: list[dict]) -> dict[int, int]:
-    """absorbed id -> survivor id, one hop, from MERGE events applied in canonical order."""
-    alias: dict[int, int] = {}
-    for m in sorted(merges, key=event_sort_key):
-        absorbed, survivor = int(m["other_story_id"]), int(m["story_id"])
-        survivor = alias.get(survivor, survivor)
-        if absorbed == survivor:
-            continue
-        for k, v in list(alias.items()):
-            if v == absorbed:
-                alias[k] = survivor
-        alias[absorbed] = survivor
-    return alias
-
-
-def aliases_document(alias: dict[int, int], version: int) -> dict:
-    return {
-        "schema": docs.ALIASES_SCHEMA,
-        "version": version,
-        "aliases": {str(k): str(v) for k, v in sorted(alias.items())},
-    }
-
-
-def is_merge(change) -> bool:
-    """A readable MERGE change (the only kind the aliases map is made of)."""
-    return (
-        isinstance(change, dict)
-        and change.get("kind") == MERGE
-        and isinstance(change.get("other_story_id"), int)
-        and isinstance(change.get("story_id"), int)
-        and isinstance(change.get("at"), int)
-    )
-
-
-def merge_event(c: dict) -> dict:
-    """The compact merge event the aliases map keeps of a MERGE change."""
-    return {
-        "id": c["change_id"],
-        "story_id": int(c["story_id"]),
-        "other_story_id": int(c["other_story_id"]),
-        "seq": int(c["seq"]),
-        "at": int(c["at"]),
-    }
-
-
-def aliases_item(merges, now: int, emitted: int) -> tuple[dict | None, int, list[dict]]:
-    """The aliases map at cycle ``now`` -> (its snapshot item, or None when no merge is new since the last map of
-    ``emitted`` merges; the number of merges it holds; the merges still in the future)."""
-    by_id = {m["id"]: m for m in merges}  # replays of a change collapse here
-    due = [m for m in by_id.values() if m["at"] < now]
-    future = [m for m in by_id.values() if m["at"] >= now]
-    if not due or len(due) == emitted:
-        return None, emitted, future
-    version = now // MINUTE_MS
-    item = {
-        "kind": "aliases",
-        "path": aliases_path(version),
-        "pointer": "aliases",
-        "version": version,
-        "doc": aliases_document(resolve_aliases(due), version),
-        "min_stories": 0,
-    }
-    return item, len(due), future

@@ -15,8 +15,8 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 from schemas.pages import page_path, validate_page
 from stores import StoreConfig, open_store, open_stores
 from transforms.editions import documents as docs
+from transforms.editions.aliases import aliases_document, resolve_aliases
 from transforms.editions.beam.publishing import PublishSnapshotFn, PublishSnapshots
-from transforms.editions.publish import aliases_document, resolve_aliases
 from transforms.editions.rank import snapshot_items
 
 

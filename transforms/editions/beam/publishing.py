@@ -1,9 +1,10 @@
 """Publishing in Beam: every snapshot item validated, stored and pointed to (:class:`PublishSnapshots`, the plain
 :class:`~transforms.editions.publish.SnapshotPublisher`), and the merged-story aliases map (:class:`TrackAliases`,
-one key, one map a minute with a new merge)."""
+one key, kept incrementally: transforms/editions/aliases.py)."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import apache_beam as beam
@@ -16,9 +17,18 @@ from apache_beam.typehints import KV
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
 from transforms.common import MINUTE_MS
+from transforms.editions.aliases import (
+    EXPIRED,
+    KEEP_MS,
+    AliasIndex,
+    alias_event,
+    aliases_item,
+    is_expire,
+    is_merge,
+)
 from transforms.editions.beam.counters import Counters
 from transforms.editions.breaking import BREAKING, candidates, hot_candidate
-from transforms.editions.publish import SnapshotPublisher, aliases_item, is_merge, merge_event
+from transforms.editions.publish import SnapshotPublisher
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 
@@ -69,63 +79,114 @@ class PublishSnapshots(beam.PTransform):
 
 
 class TrackAliasesFn(beam.DoFn):
-    """Single key: every MERGE; at the minute boundary after a new merge, emit the whole aliases map.
+    """Single key: MERGE and EXPIRE events -> at the minute boundary after one, the aliases map if it changed.
 
-    State: MERGES (bag of merge events), NEXT (cycle the timer is set for), LAST (last cycle ranked),
-    EMITTED (how many merges the last emitted map held). Timer: CYCLE (event time).
+    The map is an :class:`~transforms.editions.aliases.AliasIndex` held by the DoFn instance between firings, so a
+    firing costs O(its new events and their own aliases), not O(history); the state is its journal, read back only
+    when the instance's copy is not the state's (a cold worker, a retried bundle, the key moved).
+
+    State: PENDING (bag of events not applied yet), JOURNAL (bag of the index's delta records), JOURNAL_LEN (records
+    in JOURNAL: it is rewritten compacted when more than twice the index's size), TOKEN (random, rewritten at each
+    change: the instance's copy is valid only while it matches), NEXT (time the timer is set for), LAST (last
+    cycle). Timer: CYCLE (event time; also set for the next expiry of a survivor's aliases).
     """
 
-    MERGES = BagStateSpec("merges", PickleCoder())
+    PENDING = BagStateSpec("pending", PickleCoder())
+    JOURNAL = BagStateSpec("journal", PickleCoder())
+    JOURNAL_LEN = ReadModifyWriteStateSpec("journal_len", VarIntCoder())
+    TOKEN = ReadModifyWriteStateSpec("token", VarIntCoder())
     NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
     LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
-    EMITTED = ReadModifyWriteStateSpec("emitted", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
+
+    def __init__(self, keep_ms: int = KEEP_MS):
+        self.keep_ms = keep_ms
+
+    def setup(self):
+        self._held: tuple[int, AliasIndex] | None = None  # (token, index) of the last firing's state
 
     def process(
         self,
         element,
-        merges=beam.DoFn.StateParam(MERGES),
+        pending=beam.DoFn.StateParam(PENDING),
         nxt=beam.DoFn.StateParam(NEXT),
         last=beam.DoFn.StateParam(LAST),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
-        _, m = element
-        merges.add(m)
-        arm_earliest(timer, nxt, max((int(m["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
+        _, e = element
+        pending.add(e)
+        arm_earliest(timer, nxt, max((int(e["at"]) // MINUTE_MS + 1) * MINUTE_MS, (last.read() or 0) + MINUTE_MS))
 
     @on_timer(CYCLE)
     def on_cycle(
         self,
         ts=beam.DoFn.TimestampParam,
-        merges=beam.DoFn.StateParam(MERGES),
+        pending=beam.DoFn.StateParam(PENDING),
+        journal=beam.DoFn.StateParam(JOURNAL),
+        journal_len=beam.DoFn.StateParam(JOURNAL_LEN),
+        token=beam.DoFn.StateParam(TOKEN),
         nxt=beam.DoFn.StateParam(NEXT),
         last=beam.DoFn.StateParam(LAST),
-        emitted=beam.DoFn.StateParam(EMITTED),
         timer=beam.DoFn.TimerParam(CYCLE),
     ):
         now = to_ms(ts)
-        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next merge
+        if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next event
             rearm_pending(timer, nxt, now)
             return
-        item, n_emitted, future = aliases_item(merges.read(), now, emitted.read() or 0)
-        if item is not None:
-            yield item
-            emitted.write(n_emitted)
+        index = self._index(journal, token.read())
+        by_id = {e["id"]: e for e in pending.read()}  # replays of a change collapse here
+        future = [e for e in by_id.values() if e["at"] >= now]
+        deltas = index.apply(e for e in by_id.values() if e["at"] < now) + index.prune(now)
+        pending.clear()
+        for e in future:
+            pending.add(e)
+        if deltas:
+            self._record(index, deltas, journal, journal_len, token)
+        if any(op != EXPIRED for op, _, _ in deltas):
+            yield aliases_item(index.alias, now)
         last.write(now)
-        arm(timer, nxt, (min(m["at"] for m in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
+        due = [(min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS] if future else []
+        due += [-(-w // MINUTE_MS) * MINUTE_MS for w in [index.next_prune()] if w is not None]
+        arm(timer, nxt, max(min(due), now + MINUTE_MS) if due else None)
+
+    def _index(self, journal, current: int | None) -> AliasIndex:
+        """The instance's index if it is the state's, else the journal replayed (a cold start: O(the map))."""
+        if self._held is not None and current is not None and self._held[0] == current:
+            return self._held[1]
+        return AliasIndex.replay(journal.read() if current is not None else (), self.keep_ms)
+
+    def _record(self, index: AliasIndex, deltas: list, journal, journal_len, token) -> None:
+        """Append the deltas to the journal (rewritten compacted when it is over twice the index's size)."""
+        size = (journal_len.read() or 0) + len(deltas)
+        if size > 2 * index.journal_size() + 64:
+            journal.clear()
+            deltas = index.compacted()
+            size = len(deltas)
+        for d in deltas:
+            journal.add(d)
+        journal_len.write(size)
+        held = random.getrandbits(62)
+        token.write(held)
+        self._held = (held, index)
 
 
 class TrackAliases(beam.PTransform):
-    """StoryChange records -> aliases snapshot items (one per minute with a new merge)."""
+    """StoryChange records -> aliases snapshot items (one per minute in which the map changed).
+
+    ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/aliases.py)."""
+
+    def __init__(self, keep_ms: int = KEEP_MS):
+        super().__init__()
+        self.keep_ms = keep_ms
 
     def expand(self, changes):
         return (
             changes
-            | "KeepMerges" >> beam.Filter(is_merge)
-            | "KeyMergesTogether"
+            | "KeepMergesAndExpiries" >> beam.Filter(lambda c: is_merge(c) or is_expire(c))
+            | "KeyEventsTogether"
             >> beam.Map(
-                lambda c: window.TimestampedValue(("aliases", merge_event(c)), c["at"] / 1000.0)
+                lambda c: window.TimestampedValue(("aliases", alias_event(c)), c["at"] / 1000.0)
             ).with_output_types(KV[str, Any])
-            | "MergesToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn())
+            | "EventsToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
+            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn(self.keep_ms))
         )
