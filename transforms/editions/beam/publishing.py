@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import apache_beam as beam
-from apache_beam.coders import PickleCoder, VarIntCoder
+from apache_beam.coders import PickleCoder, TupleCoder, VarIntCoder
 from apache_beam.transforms import window
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
@@ -85,16 +85,15 @@ class TrackAliasesFn(beam.DoFn):
     firing costs O(its new events and their own aliases), not O(history); the state is its journal, read back only
     when the instance's copy is not the state's (a cold worker, a retried bundle, the key moved).
 
-    State: PENDING (bag of events not applied yet), JOURNAL (bag of the index's delta records), JOURNAL_LEN (records
-    in JOURNAL: it is rewritten compacted when more than twice the index's size), TOKEN (random, rewritten at each
-    change: the instance's copy is valid only while it matches), NEXT (time the timer is set for), LAST (last
-    cycle). Timer: CYCLE (event time; also set for the next expiry of a survivor's aliases).
+    State: PENDING (bag of events not applied yet), JOURNAL (bag of the index's delta records), HELD (token, length):
+    the token is random, rewritten at each change (the instance's copy is valid only while it matches), the length
+    counts JOURNAL's records (it is rewritten compacted when over twice the index's size), NEXT (time the timer is
+    set for), LAST (last cycle). Timer: CYCLE (event time; also set for the next expiry of a survivor's aliases).
     """
 
     PENDING = BagStateSpec("pending", PickleCoder())
     JOURNAL = BagStateSpec("journal", PickleCoder())
-    JOURNAL_LEN = ReadModifyWriteStateSpec("journal_len", VarIntCoder())
-    TOKEN = ReadModifyWriteStateSpec("token", VarIntCoder())
+    HELD = ReadModifyWriteStateSpec("held", TupleCoder((VarIntCoder(), VarIntCoder())))
     NEXT = ReadModifyWriteStateSpec("next", VarIntCoder())
     LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
@@ -123,8 +122,7 @@ class TrackAliasesFn(beam.DoFn):
         ts=beam.DoFn.TimestampParam,
         pending=beam.DoFn.StateParam(PENDING),
         journal=beam.DoFn.StateParam(JOURNAL),
-        journal_len=beam.DoFn.StateParam(JOURNAL_LEN),
-        token=beam.DoFn.StateParam(TOKEN),
+        held=beam.DoFn.StateParam(HELD),
         nxt=beam.DoFn.StateParam(NEXT),
         last=beam.DoFn.StateParam(LAST),
         timer=beam.DoFn.TimerParam(CYCLE),
@@ -133,7 +131,8 @@ class TrackAliasesFn(beam.DoFn):
         if now <= (last.read() or 0):  # a timer that fires twice: keep the one set for the next event
             rearm_pending(timer, nxt, now)
             return
-        index = self._index(journal, token.read())
+        token, length = held.read() or (None, 0)
+        index = self._index(journal, token)
         by_id = {e["id"]: e for e in pending.read()}  # replays of a change collapse here
         future = [e for e in by_id.values() if e["at"] >= now]
         deltas = index.apply(e for e in by_id.values() if e["at"] < now) + index.prune(now)
@@ -141,7 +140,7 @@ class TrackAliasesFn(beam.DoFn):
         for e in future:
             pending.add(e)
         if deltas:
-            self._record(index, deltas, journal, journal_len, token)
+            self._record(index, deltas, journal, held, length)
         if any(op != EXPIRED for op, _, _ in deltas):
             yield aliases_item(index.alias, now)
         last.write(now)
@@ -155,19 +154,18 @@ class TrackAliasesFn(beam.DoFn):
             return self._held[1]
         return AliasIndex.replay(journal.read() if current is not None else (), self.keep_ms)
 
-    def _record(self, index: AliasIndex, deltas: list, journal, journal_len, token) -> None:
+    def _record(self, index: AliasIndex, deltas: list, journal, held, length: int) -> None:
         """Append the deltas to the journal (rewritten compacted when it is over twice the index's size)."""
-        size = (journal_len.read() or 0) + len(deltas)
+        size = length + len(deltas)
         if size > 2 * index.journal_size() + 64:
             journal.clear()
             deltas = index.compacted()
             size = len(deltas)
         for d in deltas:
             journal.add(d)
-        journal_len.write(size)
-        held = random.getrandbits(62)
-        token.write(held)
-        self._held = (held, index)
+        token = random.getrandbits(62)
+        held.write((token, size))
+        self._held = (token, index)
 
 
 class TrackAliases(beam.PTransform):
