@@ -10,7 +10,8 @@ as the reference) gives for the same merges applied in canonical order (tests/tr
 
 Aliases live as long as their survivor (DESIGN.md: "the other becomes an alias"): a survivor's EXPIRE change (its
 story left the live set, at last article + 48 h) starts its clock, and ``keep_ms`` later (the snapshot publisher's
-story-pointer retention, 48 h: the redirect target is retired then too) the survivor's whole group is dropped.
+story-pointer retention, 48 h: the redirect target is retired then too) the survivor's whole group is dropped
+(by the job at its next firing an event causes).
 A later merge into the survivor stops its clock. A story revived by a placement after its EXPIRE is not seen here
 (only MERGE and EXPIRE reach this index): its aliases go at EXPIRE + ``keep_ms`` and its next EXPIRE has no group
 left to keep; a reader following such an old id gets the story's own 404 instead of a redirect.

@@ -98,6 +98,7 @@ def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retire
         _merge(4, 5, 4, T0 + 3 * MINUTE_MS),
         _expire(5, 1, T0 + 4 * MINUTE_MS),
         _expire(6, 99, T0 + 4 * MINUTE_MS),  # not a survivor: nothing
+        _expire(7, 98, T0 + 20 * MINUTE_MS),  # any later event: its firing drops the expired group
     ]
     with TestPipeline() as p:
         items = p | beam.Create(_changes(events)) | TrackAliases(keep_ms=10 * MINUTE_MS)
@@ -109,7 +110,7 @@ def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retire
                 (1, {"2": "1"}),
                 (2, {"2": "1", "3": "1"}),
                 (4, {"2": "1", "3": "1", "5": "4"}),
-                (14, {"5": "4"}),  # 1 expired at minute 4 and kept 10 minutes
+                (21, {"5": "4"}),  # 1 expired at minute 4, kept 10 minutes, dropped at the next firing
             ], found
 
         assert_that(got, check)

@@ -88,7 +88,9 @@ class TrackAliasesFn(beam.DoFn):
     State: PENDING (bag of events not applied yet), JOURNAL (bag of the index's delta records), HELD (token, length):
     the token is random, rewritten at each change (the instance's copy is valid only while it matches), the length
     counts JOURNAL's records (it is rewritten compacted when over twice the index's size), NEXT (time the timer is
-    set for), LAST (last cycle). Timer: CYCLE (event time; also set for the next expiry of a survivor's aliases).
+    set for), LAST (last cycle). Timer: CYCLE (event time). Expired groups are dropped at a firing an event
+    caused, never by a timer of their own: a bounded run's watermark jumps to the end of time, where every story
+    has expired, and must not end on an empty map (the story pointers it redirects to are retired by wall clock).
     """
 
     PENDING = BagStateSpec("pending", PickleCoder())
@@ -144,9 +146,7 @@ class TrackAliasesFn(beam.DoFn):
         if any(op != EXPIRED for op, _, _ in deltas):
             yield aliases_item(index.alias, now)
         last.write(now)
-        due = [(min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS] if future else []
-        due += [-(-w // MINUTE_MS) * MINUTE_MS for w in [index.next_prune()] if w is not None]
-        arm(timer, nxt, max(min(due), now + MINUTE_MS) if due else None)
+        arm(timer, nxt, (min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
 
     def _index(self, journal, current: int | None) -> AliasIndex:
         """The instance's index if it is the state's, else the journal replayed (a cold start: O(the map))."""
