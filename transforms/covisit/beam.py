@@ -21,7 +21,10 @@ StoryNeighboursFn (keyed by story_id)
   ``NEXT``: the armed flush time, if any.
 - Timer ``FLUSH`` (event time): armed ``flush_ms`` after the first increment since the last flush; when it fires
   the bounded list replaces the story's row in the store (one write per story per flush interval, whatever the
-  read rate) and goes out as ``(story_id, [(neighbour, count)], at)``. A write is the whole list, so a repeated
+  read rate) and goes out as ``(story_id, [(neighbour, count)], at)``. Before it, the counts follow merges
+  (transforms/covisit/survivors.py: absorbed neighbours renamed to their survivors, a survivor takes in the rows of
+  the stories absorbed into it; an absorbed story not written yet is looked for at up to INHERIT_TRIES more
+  flushes, a timer ``flush_ms`` apart). A write is the whole list, so a repeated
   firing or a retried bundle writes the same row again. Store errors are raised: the bundle is retried.
 
 Runners: BundleBasedDirectRunner (streaming: Pub/Sub, TestStream) and FnApiRunner (bounded: the embedded bus;
@@ -44,6 +47,7 @@ from stores.beam_io import StoreDoFn
 from transforms.common import DEAD_LETTER, SECOND_MS
 from transforms.common import dead_letter as dead_letter_record
 from transforms.covisit.counts import Increment, Neighbours, Params, ReaderState, reader_step
+from transforms.covisit.survivors import Survivors, follow_merges, hand_over
 from transforms.timers import arm, at, to_ms
 
 STAGE = "covisit"
@@ -52,6 +56,14 @@ ACCEPTED = ("paired", "capped")  # a new read of the story by a normal reader: a
 CLICKS = "clicks"
 RECEIVED_AT = "received_at"  # message attribute: the origin's receive time (serving/readers.py)
 FLUSH_MS = 10 * SECOND_MS
+INHERIT_TRIES = 3  # flushes of a survivor that look again for an absorbed story's row not written yet
+
+
+def open_survivors(store_config) -> Survivors:
+    """The published aliases map of the stores ``store_config`` names (transforms/covisit/survivors.py)."""
+    from stores import open_store
+
+    return Survivors(open_store("pointers", store_config), open_store("snapshots", store_config))
 
 
 def DecodeReadEventFn() -> beam.DoFn:  # noqa: N802 - reads as the DoFn it returns
@@ -123,6 +135,10 @@ class StoryNeighboursFn(StoreDoFn):
 
         return open_covisit_store(self.store_config)
 
+    def setup(self):
+        super().setup()
+        self.survivors = open_survivors(self.store_config)
+
     def process(
         self,
         element,
@@ -143,18 +159,27 @@ class StoryNeighboursFn(StoreDoFn):
     def on_flush(
         self,
         key=beam.DoFn.KeyParam,
+        ts=beam.DoFn.TimestampParam,
         neighbours=beam.DoFn.StateParam(NEIGHBOURS),
         nxt=beam.DoFn.StateParam(NEXT),
+        flush=beam.DoFn.TimerParam(FLUSH),
     ):
         nxt.clear()
         n = neighbours.read()
         if n is None:
             return
+        story = int(key)
+        missing = follow_merges(n, story, self.survivors.get(), self.store, self.params)
+        tries = getattr(n, "tries", 0)
+        n.tries = tries + 1 if missing and tries < INHERIT_TRIES else 0
+        if n.tries:  # an absorbed story's row is not written yet: look again a flush later
+            arm(flush, nxt, to_ms(ts) + self.flush_ms)
         top = n.top(self.params)
+        hand_over(n, story, self.survivors.get())
         neighbours.write(n)
-        self.store.put(int(key), top, n.ref_at)
+        self.store.put(story, top, n.ref_at)
         self.writes.inc()
-        yield int(key), top, n.ref_at
+        yield story, top, n.ref_at
 
 
 class CovisitNeighbours(beam.PTransform):

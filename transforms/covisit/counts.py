@@ -204,6 +204,25 @@ class Neighbours:
         if len(self.counts) > 2 * params.top_k:  # room for newcomers to grow before the next cut
             self.bound(params)
 
+    def rename(self, alias, own: int | None = None) -> None:
+        """Counts of absorbed ids (``alias``: absorbed -> survivor, one hop) added to their survivors'; a survivor
+        that is ``own`` (the story itself) is dropped: a story is not its own neighbour."""
+        for n in [n for n in self.counts if n in alias]:
+            count, survivor = self.counts.pop(n), alias[n]
+            if survivor != own:
+                self.counts[survivor] = self.counts.get(survivor, 0.0) + count
+
+    def inherit(self, items, at: int, params: Params = Params()) -> None:
+        """Another list's counts (``[(neighbour, count as of at)]``: a merged-away story's) added to these, both
+        decayed to the later of the two times."""
+        if at > self.ref_at:
+            factor = 0.5 ** ((at - self.ref_at) / params.half_life_ms)
+            self.counts = {n: c * factor for n, c in self.counts.items()}
+            self.ref_at = at
+        w = 0.5 ** ((self.ref_at - at) / params.half_life_ms)
+        for n, c in items:
+            self.counts[int(n)] = self.counts.get(int(n), 0.0) + float(c) * w
+
     def bound(self, params: Params = Params()) -> None:
         """Keep the ``top_k`` largest counts at or above MIN_COUNT (ties: the smaller id)."""
         kept = sorted(((n, c) for n, c in self.counts.items() if c >= MIN_COUNT), key=lambda nc: (-nc[1], nc[0]))

@@ -18,7 +18,8 @@ ClusterCountsOnline (in the co-visitation job, transforms/covisit/beam.py's acce
   600 s: memberships change once a day). A reader without clusters emits nothing.
 - ClusterCountsFn (keyed by cluster): state ``COUNTS`` (:class:`ClusterCounts`) and ``NEXT``; timer ``FLUSH``
   (event time, ``flush_ms`` after the first click since the last write) replaces the cluster's row in the store
-  (one write per cluster per flush interval), as StoryNeighboursFn writes a story's neighbours.
+  (one write per cluster per flush interval), as StoryNeighboursFn writes a story's neighbours; a merged-away
+  story's clicks are moved to its survivor first (transforms/covisit/survivors.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 
 from stores.beam_io import StoreDoFn
+from transforms.covisit.beam import open_survivors
 from transforms.covisit.counts import Params as CovisitParams
+from transforms.covisit.survivors import follow_merges
 from transforms.timers import arm, to_ms
 from transforms.userclusters.minhash import ClusterCounts, Params, clusters_of
 
@@ -165,6 +168,10 @@ class ClusterCountsFn(UserClusterStoreFn):
         self.params, self.flush_ms = params, int(flush_ms)
         self.writes = Metrics.counter(STAGE, "cluster_counts_written")
 
+    def setup(self):
+        super().setup()
+        self.survivors = open_survivors(self.store_config)
+
     def process(
         self,
         element,
@@ -186,6 +193,7 @@ class ClusterCountsFn(UserClusterStoreFn):
         c = counts.read()
         if c is None:
             return
+        follow_merges(c, None, self.survivors.get(), None, self.params)  # a merged-away story's clicks: its survivor's
         top = c.top(self.params)
         counts.write(c)
         self.store.put_counts(int(key), top, round(c.total, 6), c.ref_at)
