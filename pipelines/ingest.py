@@ -168,6 +168,14 @@ def _local_flags(a) -> None:
     """The local runner only (LocalIngest)."""
     a("--fetch_workers", type=int, default=4, help="Local runner only: page-fetch threads. Default: 4.")
     a(
+        "--replay_after_s",
+        type=float,
+        default=120.0,
+        help="Local runner only: a claimed page the article store does not have this many seconds later (lost on the "
+        "bus or by a killed stories job) is fetched and published again; then after twice as long, and so on. "
+        "Default: 120.",
+    )
+    a(
         "--max_run_s",
         type=float,
         default=0.0,
@@ -198,6 +206,7 @@ def validate(o: IngestOptions) -> None:
         "websub_backstop_s",
         "schedule_scale",
         "request_poll_s",
+        "replay_after_s",
     ):
         if getattr(o, flag) <= 0:
             raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
@@ -267,6 +276,7 @@ class IngestJob:
     dead_letter_topic: str = "dead-letter-ingest"
     fetch_workers: int = 4
     max_run_s: float = 0.0
+    replay_after_s: float = 120.0
 
     @property
     def websub_callback_base(self) -> str | None:
@@ -289,6 +299,7 @@ _AS_GIVEN = (
     "dead_letter_topic",
     "fetch_workers",
     "max_run_s",
+    "replay_after_s",
 )
 
 

@@ -3,7 +3,12 @@
 Calls the same on_input / on_timer / fetch_page functions (transforms/ingest/poller.py) as the Beam graph, with the
 state in a dict, timers in a heap and the embedded bus (why not BundleBasedDirectRunner: pipelines/ingest.py).
 Checkpoints in outbox order: a feed's state is written only once every item its polls discovered is published (or
-dead-lettered); a failed publish is retried with backoff (tests/security/test_ingest_outbox.py).
+dead-lettered); a failed publish is retried with backoff (tests/security/test_ingest_outbox.py). And every claimed
+page is held in the feed store's outbox until the stories job settles it (its article stored, or dead-lettered):
+entries still held ``--replay_after_s`` after their claim are fetched and published again, at start and then
+periodically, with a doubling delay (tests/pipelines/test_crash_replay.py). A crash of any job therefore loses no
+claimed URL: what the bus or a killed consumer lost is republished, and the article store's conditional write keeps
+it stored once.
 
 :func:`run_local` is ``python -m pipelines.ingest`` with a local runner: the driver until Ctrl-C or ``--max_run_s``,
 then the stats as JSON. The sample world and its discovery delays: ``benchmarks/ingest_world.py``.
@@ -30,6 +35,8 @@ from transforms.ingest.ordering import raw_item_key
 from transforms.ingest.registry import feeds_by_publisher, request_targets
 
 log = logging.getLogger("newsroom.ingest")
+
+MAX_REPLAY_DOUBLINGS = 5  # a held page is republished after the grace, then 2x, 4x ... 32x the grace later
 
 
 class LocalIngest:
@@ -138,6 +145,7 @@ class LocalIngest:
         self.bus.publish_record(self.dead_topic, record)
 
     def _fetch(self, d: poller.Discovery) -> None:
+        item = poller.item_id(d.url)
         try:
             raw, dl = poller.fetch_page(self.fetcher, d, self.store, self.clock(), gone=self.gone)
         except Exception as exc:
@@ -153,11 +161,42 @@ class LocalIngest:
                     log.exception("on_item callback failed")
         elif dl is not None:
             self._dead(dl)
+            self.store.release(item, d.owner)  # the page's outcome is its dead letter
         else:
             self._count("pages_duplicate")
+            self.store.release(item, d.owner)  # claimed by another discovery, which holds its own entry
+
+    # -- the outbox: claimed pages not yet in the article store -----------------------------------------------
+    def _hold(self, d: poller.Discovery, replays: int) -> None:
+        """Held before the claim: a page claimed is always either held or settled."""
+        delay_ms = int(self.o.replay_after_s * 1000) * 2 ** min(replays, MAX_REPLAY_DOUBLINGS)
+        self.store.hold(
+            {
+                "item": poller.item_id(d.url),
+                "owner": d.owner,
+                "first_seen_at": d.first_seen_at,
+                "due": self.clock() + delay_ms,
+                "replays": replays,
+                "discovery": d.to_dict(),
+            }
+        )
+
+    def replay_due(self, limit: int = 200) -> int:
+        """Fetch and publish again the held pages whose grace is over (lost on the bus, or by a killed consumer);
+        the claim is the same owner's, so it is granted again. Returns how many."""
+        entries = self.store.due(self.clock(), limit)
+        for rec in entries:
+            d = poller.Discovery.from_dict(rec["discovery"])
+            self._submit(d.feed_url or "", d, 0, replays=int(rec.get("replays", 0)) + 1)
+        if entries:
+            self._count("replayed", len(entries))
+            log.warning("republishing %d claimed pages the article store does not have yet", len(entries))
+        return len(entries)
 
     # -- outbox order -----------------------------------------------------------------------------------------
-    def _submit(self, url: str, d: poller.Discovery, attempt: int) -> None:
+    def _submit(self, url: str, d: poller.Discovery, attempt: int, replays: int = 0) -> None:
+        if attempt == 0:
+            self._hold(d, replays)
         self._inflight[url] = self._inflight.get(url, 0) + 1
         self._pending.append((url, d, attempt, self.pool.submit(self._fetch, d)))
 
@@ -274,13 +313,16 @@ class LocalIngest:
         stop = stop or self._stop
         max_run_s = self.o.max_run_s if max_run_s is None else max_run_s
         started = time.monotonic()
-        next_reload = 0.0
+        next_reload = next_replay = 0.0
         while not stop.is_set():
             if max_run_s and time.monotonic() - started >= max_run_s:
                 break
             if time.monotonic() >= next_reload:
                 self.load_registry()
                 next_reload = time.monotonic() + self.o.registry_reload_s
+            if time.monotonic() >= next_replay:
+                self.replay_due()
+                next_replay = time.monotonic() + min(30.0, max(0.5, self.o.replay_after_s / 4))
             self.fire_due()
             self.pull_requests(timeout=0.0)
             self._settle()

@@ -247,7 +247,9 @@ def build_pipeline(p, job: StoriesJob) -> dict:
     else:
         messages = p | "ReadRawItems" >> ReadBus(cfg, "items-raw", o.input_subscription)
     decoded = messages | "DecodeRawItems" >> beam.ParDo(DecodeRawItemFn()).with_outputs(DEAD_LETTER, main="items")
-    articles = decoded.items | "ProcessArticles" >> ProcessArticles(cfg, publishers=o.publishers)
+    # read from the bus: each item settles its entry in ingest's outbox once stored (stores/feeds.py)
+    settle = not o.input
+    articles = decoded.items | "ProcessArticles" >> ProcessArticles(cfg, publishers=o.publishers, settle=settle)
     embedded = (
         articles[ARTICLES]
         | "ArticleFeatures" >> beam.Map(lambda a: from_article(a).to_dict())

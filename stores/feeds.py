@@ -11,10 +11,19 @@ in SQLite tables of ``{data_dir}/newsroom.sqlite3``):
                                           once older than the ping age limit)
     w#{sub_id}                  s:sub     JSON WebSub subscription {sub_id, topic, hub, secret, callback, state,
                                           requested_at, lease_seconds, lease_expires_ms}
+    o#{item_id}                 s:out:{owner}  JSON outbox entry {item, owner, first_seen_at, due, attempts,
+                                          discovery}: a page claimed by ``owner`` that has not reached the article
+                                          store yet (item_id: the RawItem's, sha256(url)[:32])
 
 Seen-URL claims make "each new item's page is fetched once" durable across restarts: ``claim`` is
 create-if-absent, and a replay by the *same* owner (a retried bundle, a replayed dead letter) is granted again,
-so a retry is never mistaken for a duplicate. The checkpoint lets a restarted job resume each feed's validators,
+so a retry is never mistaken for a duplicate. The outbox closes the gap a claim opens: a claimed page is
+"seen", so if its RawItem is lost before the article store has it (the local bus keeps messages in memory, a killed
+stories job had already acknowledged them) nothing would fetch it again. Ingest therefore holds an outbox entry for
+every claimed page (:meth:`FeedStore.hold`, written before the claim), the stories job settles it once the
+article store's conditional write (or a dead letter) has decided the item (:meth:`FeedStore.settle`), and ingest
+republishes the entries still held after a grace period (:meth:`FeedStore.due`; pipelines/ingest_local.py).
+The checkpoint lets a restarted job resume each feed's validators,
 guids and rates (Beam state is lost when a local run stops; on Dataflow it survives updates and drains too).
 
 The Bigtable backend reuses the row helpers of :mod:`stores.gcp` (latest-cell filters, conditional rows).
@@ -31,6 +40,7 @@ import time
 from schemas.tables import feed_key
 
 _SEEN = b"seen:"  # qualifier prefix of the ping replay ledger
+_OUT = b"out:"  # qualifier prefix of the outbox entries of an item
 
 
 def _h(text: str) -> str:
@@ -43,6 +53,10 @@ def claim_row_key(claim_key: str) -> bytes:
 
 def subscription_row_key(sub_id: str) -> bytes:
     return f"w#{sub_id}".encode()
+
+
+def outbox_row_key(item: str) -> bytes:
+    return f"o#{item}".encode()
 
 
 class FeedStore(abc.ABC):
@@ -95,6 +109,26 @@ class FeedStore(abc.ABC):
     @abc.abstractmethod
     def claimed_by(self, key: str) -> str | None: ...
 
+    # the outbox: claimed pages that have not reached the article store yet --------------------------------------
+    @abc.abstractmethod
+    def hold(self, record: dict) -> None:
+        """Create or replace the outbox entry of ``record["item"]`` (the RawItem's item_id) and ``record["owner"]``
+        (the discovery's claim owner). ``record`` also holds ``first_seen_at`` (ms, the discovery's) and ``due``
+        (ms: from when a replay may republish it), and whatever the replayer needs (the discovery)."""
+
+    @abc.abstractmethod
+    def release(self, item: str, owner: str) -> None:
+        """Drop one entry (its claim went to another owner, or ingest dead-lettered the page)."""
+
+    @abc.abstractmethod
+    def settle(self, item: str, first_seen_at: int) -> int:
+        """The item reached the article store (or a dead letter) as first seen at ``first_seen_at``: drop its entries
+        first seen at or before then (a later correction stays held). Returns how many were dropped."""
+
+    @abc.abstractmethod
+    def due(self, now_ms: int, limit: int = 500) -> list[dict]:
+        """The held entries whose ``due`` is at or before ``now_ms``, earliest first, at most ``limit``."""
+
     # WebSub subscriptions (also the origin's app.config["WEBSUB_SUBSCRIPTIONS"]) -------------------------------
     @abc.abstractmethod
     def put_subscription(self, sub: dict) -> None: ...
@@ -127,6 +161,9 @@ CREATE TABLE IF NOT EXISTS feeds_claims (row_key TEXT PRIMARY KEY, claim TEXT NO
 CREATE TABLE IF NOT EXISTS feeds_subscriptions (sub_id TEXT PRIMARY KEY, sub TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS feeds_pings (row_key TEXT NOT NULL, digest TEXT NOT NULL, at INTEGER NOT NULL,
     PRIMARY KEY (row_key, digest));
+CREATE TABLE IF NOT EXISTS feeds_outbox (item TEXT NOT NULL, owner TEXT NOT NULL, first_seen_at INTEGER NOT NULL,
+    due INTEGER NOT NULL, record TEXT NOT NULL, PRIMARY KEY (item, owner));
+CREATE INDEX IF NOT EXISTS feeds_outbox_due ON feeds_outbox (due);
 """
 
 
@@ -211,6 +248,34 @@ class EmbeddedFeedStore(FeedStore):
             .fetchone()
         )
         return json.loads(row[0])["owner"] if row else None
+
+    def hold(self, record: dict) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO feeds_outbox VALUES (?,?,?,?,?)",
+                (
+                    record["item"],
+                    record["owner"],
+                    int(record["first_seen_at"]),
+                    int(record["due"]),
+                    json.dumps(record, sort_keys=True),
+                ),
+            )
+
+    def release(self, item: str, owner: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM feeds_outbox WHERE item=? AND owner=?", (item, owner))
+
+    def settle(self, item: str, first_seen_at: int) -> int:
+        with self.db.transaction() as conn:
+            cur = conn.execute("DELETE FROM feeds_outbox WHERE item=? AND first_seen_at<=?", (item, int(first_seen_at)))
+            return cur.rowcount
+
+    def due(self, now_ms: int, limit: int = 500) -> list[dict]:
+        rows = self.db.connect().execute(
+            "SELECT record FROM feeds_outbox WHERE due<=? ORDER BY due, item, owner LIMIT ?", (int(now_ms), int(limit))
+        )
+        return [json.loads(r[0]) for r in rows]
 
     def put_subscription(self, sub: dict) -> None:
         with self.db.transaction() as conn:
@@ -326,6 +391,47 @@ class BigtableFeedStore(FeedStore):
     def claimed_by(self, key: str) -> str | None:
         v = self._get(claim_row_key(key), "s", b"claim")
         return v["owner"] if v else None
+
+    def hold(self, record: dict) -> None:
+        self._put(outbox_row_key(record["item"]), "s", _OUT + record["owner"].encode(), record)
+
+    def release(self, item: str, owner: str) -> None:
+        self.t.write(outbox_row_key(item), lambda row: row.delete_cell("s", _OUT + owner.encode()))
+
+    @staticmethod
+    def _outbox_filter():
+        from google.cloud.bigtable import row_filters
+
+        return row_filters.RowFilterChain(
+            filters=[
+                row_filters.FamilyNameRegexFilter("s"),
+                row_filters.ColumnQualifierRegexFilter(re.escape(_OUT) + b".*"),
+                row_filters.CellsColumnLimitFilter(1),
+            ]
+        )
+
+    @staticmethod
+    def _entries(row) -> dict[bytes, dict]:
+        cells = row.cells.get("s", {}) if row is not None else {}
+        return {q: json.loads(c[0].value) for q, c in cells.items() if c and q.startswith(_OUT)}
+
+    def settle(self, item: str, first_seen_at: int) -> int:
+        key = outbox_row_key(item)
+        entries = self._entries(self.t.read_row(key, self._outbox_filter()))
+        done = [q for q, e in entries.items() if int(e["first_seen_at"]) <= int(first_seen_at)]
+
+        def fill(row):
+            for q in done:
+                row.delete_cell("s", q)
+
+        self.t.write(key, fill)
+        return len(done)
+
+    def due(self, now_ms: int, limit: int = 500) -> list[dict]:
+        """A scan of the outbox rows: they are the pages in flight (settled entries are deleted), a few hundred."""
+        rows = self.t.read_prefix(b"o#", self._outbox_filter())
+        ready = [e for row in rows for e in self._entries(row).values() if int(e["due"]) <= now_ms]
+        return sorted(ready, key=lambda e: (e["due"], e["item"], e["owner"]))[:limit]
 
     def put_subscription(self, sub: dict) -> None:
         self._put(subscription_row_key(sub["sub_id"]), "s", b"sub", sub)

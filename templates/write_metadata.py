@@ -115,6 +115,7 @@ SPECS = {
             "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-ingest", True, ""),
             "fetch_workers": ("Fetch threads (local runner only)", I, "4", True, ""),
             "max_run_s": ("Stop after (s, local runner only)", F, "0", True, ""),
+            "replay_after_s": ("Replay unstored claims after (s, local runner only)", F, "120", True, ""),
         },
     },
     "stories": {

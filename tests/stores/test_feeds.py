@@ -78,3 +78,26 @@ def test_ping_buckets_are_per_feed_and_shared(store_config):
     assert not ok and 28 < wait <= 29.1
     assert b.take_ping_token("http://other.test/feed.xml", 1 / 30, 1, t)[0] is True
     assert a.take_ping_token(url, 1 / 30, 1, t + 30_000)[0] is True
+
+
+def _held(item: str, owner: str, first_seen_at: int, due: int) -> dict:
+    return {"item": item, "owner": owner, "first_seen_at": first_seen_at, "due": due, "discovery": {"url": item}}
+
+
+def test_the_outbox_holds_claimed_pages_until_settled(store_config):
+    """Ingest holds every claimed page (stores/feeds.py: the outbox); the stories job settles what reached the
+    article store; what stays held past its due time is what ingest republishes."""
+    s = open_feed_store(store_config)
+    s.hold(_held("i1", "o1", 1_000, 5_000))
+    s.hold(_held("i1", "o2", 2_000, 6_000))  # a later correction of the same page
+    s.hold(_held("i2", "o3", 1_500, 9_000))
+    assert s.due(4_999) == []
+    assert [(e["item"], e["owner"]) for e in s.due(6_000)] == [("i1", "o1"), ("i1", "o2")]
+    assert s.due(9_000, limit=1)[0]["discovery"] == {"url": "i1"}
+    assert s.settle("i1", 1_000) == 1  # the first version stored: the correction stays held
+    assert [(e["item"], e["owner"]) for e in open_feed_store(store_config).due(10_000)] == [("i1", "o2"), ("i2", "o3")]
+    s.hold(_held("i2", "o3", 1_500, 20_000))  # republished: due again later
+    assert [e["item"] for e in s.due(10_000)] == ["i1"]
+    s.release("i1", "o2")
+    assert s.settle("i2", 1_499) == 0 and s.settle("i2", 1_500) == 1
+    assert s.due(10**13) == []

@@ -21,6 +21,11 @@ internal_error), ``dedupe_<outcome>`` (new, update,
 duplicate, stale, content_duplicate), ``syndication_copy``, ``syndication_original``, ``syndication_single``,
 ``syndication_rebuild``.
 
+The outbox (stores/feeds.py): with ``settle`` (the stories job reading the bus), once an item's outcome is durable
+(the dedupe step's conditional write decided it, or it was dead-lettered) its entry in ingest's outbox is settled,
+so ingest does not republish it; a failed settle is only logged (ingest republishes the page later, and the
+conditional write finds it a duplicate).
+
 Retry policy: a malformed input is never raised out of a DoFn (it is counted and dead-lettered with its reason);
 a store error (:class:`stores.StoreError`) is transient and is raised, so the runner retries the bundle; every
 write is idempotent (conditional write, create-if-absent content claim), so a retry cannot double-count.
@@ -68,6 +73,51 @@ def _registry_of(publishers):
     if isinstance(publishers, list):
         return PublisherRegistry.from_dicts(publishers)
     return PublisherRegistry.load(publishers) if publishers else default_registry()
+
+
+class _Settler:
+    """Settles items in ingest's outbox (FeedStore.settle) from a DoFn: opened in ``setup()``; a store error is
+    logged and counted, never raised (the item stays held and is republished later: at worst a duplicate)."""
+
+    def __init__(self, store_config):
+        self.store_config = store_config
+        self.failed = Metrics.counter(NAMESPACE, "outbox_settle_failed")
+        self.outbox = None
+
+    def setup(self):
+        if self.store_config is not None:
+            from stores.feeds import open_feed_store
+
+            self.outbox = open_feed_store(self.store_config)
+
+    def __call__(self, item_id, first_seen_at) -> None:
+        if self.outbox is None or not item_id or first_seen_at is None:
+            return
+        from stores.base import StoreError
+
+        try:
+            self.outbox.settle(str(item_id), int(first_seen_at))
+        except StoreError as exc:
+            LOG.warning("outbox: settling %s failed (%s); ingest will republish it", item_id, exc)
+            self.failed.inc()
+
+
+class SettleDeadLettersFn(beam.DoFn):
+    """The normalize step's dead letters -> nothing: each one's RawItem (its replayable payload) is settled in
+    ingest's outbox, since a dead letter is that item's outcome. A payload that does not decode settles nothing."""
+
+    def __init__(self, store_config):
+        self.settle = _Settler(store_config)
+
+    def setup(self):
+        self.settle.setup()
+
+    def process(self, dead):
+        try:
+            raw = codec.decode("RawItem", dead.get("payload") or b"")
+        except Exception:  # noqa: BLE001 - the payload of a broken message
+            return
+        self.settle(raw.get("item_id"), raw.get("first_seen_at"))
 
 
 def _default_budget() -> float:
@@ -206,10 +256,12 @@ class NormalizeArticles(beam.PTransform):
 class DedupeArticleFn(beam.DoFn):
     """Article dict -> the stored record when it is new or a new version; nothing for duplicates and replays.
 
-    The ArticleStore client is created in ``setup()`` from the StoreConfig (embedded SQLite or Bigtable)."""
+    The ArticleStore client is created in ``setup()`` from the StoreConfig (embedded SQLite or Bigtable). With
+    ``settle``, the item's outbox entry is settled once the conditional write has decided it (any outcome)."""
 
-    def __init__(self, store_config, clock=wall_clock_ms):
+    def __init__(self, store_config, clock=wall_clock_ms, settle: bool = False):
         self.store_config, self.clock = store_config, clock
+        self.settle = _Settler(store_config if settle else None)
         from transforms.articles.dedupe import OUTCOMES
 
         self.outcomes = {o: Metrics.counter(NAMESPACE, f"dedupe_{o}") for o in OUTCOMES}
@@ -219,6 +271,7 @@ class DedupeArticleFn(beam.DoFn):
         from stores import open_store
 
         self.store = open_store("articles", self.store_config)
+        self.settle.setup()
 
     def process(self, article):
         from stores.base import StoreError
@@ -228,6 +281,8 @@ class DedupeArticleFn(beam.DoFn):
             codec.check("Article", article)
         except Exception as exc:  # noqa: BLE001
             self.invalid.inc()
+            if isinstance(article, dict):
+                self.settle(article.get("raw_item_id"), article.get("first_seen_at"))
             yield beam.pvalue.TaggedOutput(
                 DEAD_LETTER,
                 dead_letter(
@@ -240,26 +295,28 @@ class DedupeArticleFn(beam.DoFn):
                 ),
             )
             return
+        first_seen = article.get("first_seen_at")  # the RawItem's (decide keeps the earliest of all versions)
         try:
             decision = decide(self.store, article)
         except StoreError:
             raise  # transient: the runner retries the bundle; every step is idempotent
+        self.settle(article.get("raw_item_id"), first_seen)  # durable now: ingest need not republish it
         self.outcomes[decision.outcome].inc()
         if decision.emit:
             yield decision.article
 
 
 class DedupeArticles(beam.PTransform):
-    """Article dicts -> ``.articles`` (only new articles and new versions, as stored) and ``.dead_letter``."""
+    """Article dicts -> ``.articles`` (only new articles and new versions, as stored) and ``.dead_letter``;
+    ``settle``: see DedupeArticleFn."""
 
-    def __init__(self, store_config, clock=wall_clock_ms):
+    def __init__(self, store_config, clock=wall_clock_ms, settle: bool = False):
         super().__init__()
-        self.store_config, self.clock = store_config, clock
+        self.store_config, self.clock, self.settle = store_config, clock, settle
 
     def expand(self, articles):
-        return articles | "DedupeArticle" >> beam.ParDo(DedupeArticleFn(self.store_config, self.clock)).with_outputs(
-            DEAD_LETTER, main=ARTICLES
-        )
+        fn = DedupeArticleFn(self.store_config, self.clock, self.settle)
+        return articles | "DedupeArticle" >> beam.ParDo(fn).with_outputs(DEAD_LETTER, main=ARTICLES)
 
 
 class AssignSyndicationFn(beam.DoFn):
@@ -390,6 +447,8 @@ class ProcessArticles(beam.PTransform):
         publishers / aliases: registry and alias table paths (None: the packaged ones).
         clock: () -> ms, for DeadLetter.at only.
         budget_s: per-page extraction budget in seconds (None: 30 s, 0: in-process without a limit).
+        settle: settle each item's entry in ingest's outbox once its outcome is durable (the stories job reading the
+            bus; not a backfill of files, whose items were never held).
     """
 
     def __init__(
@@ -399,16 +458,19 @@ class ProcessArticles(beam.PTransform):
         aliases: str | None = None,
         clock=wall_clock_ms,
         budget_s=None,
+        settle: bool = False,
     ):
         super().__init__()
         self.store_config, self.publishers, self.aliases, self.clock = store_config, publishers, aliases, clock
-        self.budget_s = budget_s
+        self.budget_s, self.settle = budget_s, settle
 
     def expand(self, raw_items):
         normalized = raw_items | "NormalizeArticles" >> NormalizeArticles(
             self.publishers, self.aliases, self.clock, self.budget_s, self.store_config
         )
-        deduped = normalized[ARTICLES] | "DedupeArticles" >> DedupeArticles(self.store_config, self.clock)
+        if self.settle:
+            normalized[DEAD_LETTER] | "SettleDeadLetters" >> beam.ParDo(SettleDeadLettersFn(self.store_config))
+        deduped = normalized[ARTICLES] | "DedupeArticles" >> DedupeArticles(self.store_config, self.clock, self.settle)
         articles = deduped[ARTICLES] | "DetectSyndication" >> DetectSyndication(self.publishers, self.store_config)
         dead = (normalized[DEAD_LETTER], deduped[DEAD_LETTER]) | "MergeDeadLetters" >> beam.Flatten()
         return {ARTICLES: articles, DEAD_LETTER: dead}
