@@ -66,7 +66,15 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--feeds",
         default=None,
-        help="A feed registry JSON (publishers.json format) to ingest instead of the sample world. Default: the world.",
+        help="Feeds to ingest instead of the sample world: a publishers file (JSON, docs/operations.md), a feeds "
+        "file (JSON) or OPML; imported into --data_dir's stores first (its publishers reach every job). Default: "
+        "the world.",
+    )
+    parser.add_argument(
+        "--allow_hosts",
+        default="",
+        help="With --feeds: comma-separated host[:port] (127.0.0.1:8765) that may be private or loopback addresses "
+        "(feeds served on this machine); every other private address is refused, and said at once. Default: none.",
     )
     parser.add_argument(
         "--embedder",
@@ -170,6 +178,12 @@ def main(args) -> int:
     from devtools import emulators as stack
     from stores import StoreConfig, open_stores
 
+    if args.feeds is not None:  # refusals and bad rows are said now, before anything starts
+        from devtools.run_feeds import prepare
+
+        status = prepare(args, StoreConfig(backend="embedded", data_dir=data_dir), say)
+        if status:
+            return status
     say("starting the Pub/Sub emulator (the bus between the jobs) ...")
     try:
         state = stack.start(os.path.join(data_dir, "stack"), tie_to_parent=True)
@@ -280,8 +294,8 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
         overrides = world.host_overrides
         # the world's clock runs `speed` times faster than the wall clock: so does every schedule duration
         ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
-    else:
-        ingest_args += [f"--feeds={args.feeds}"]
+    else:  # devtools/run_feeds.py imported the file into the feeds table
+        ingest_args += ["--feeds=table", f"--allow_hosts={args.allow_hosts}"]
     ingest = LocalIngest.from_options(IngestOptions(ingest_args), host_overrides=overrides)
     ingest.start()
     cleanups.append(ingest.stop)

@@ -43,7 +43,7 @@ from pipelines.options import JobRun, StoreOptions, beam_options
 from stores import StoreConfig
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig
-from transforms.ingest.guard import parse_overrides
+from transforms.ingest.guard import parse_allow, parse_overrides
 from transforms.ingest.ordering import raw_item_key
 
 if typing.TYPE_CHECKING:
@@ -72,6 +72,13 @@ def _registry_flags(a) -> None:
         default="",
         help="Operator allowlist: comma-separated host=ip[:port] entries connected to without DNS and exempt from "
         "the private-address guard (the sample world: dailyherald.test=127.0.0.1:8123,...). Default: none.",
+    )
+    a(
+        "--allow_hosts",
+        default="",
+        help="Operator allowlist of feeds on this machine or a private network: comma-separated host[:port] "
+        "entries (127.0.0.1:8765, feeds.lan) resolved as usual and then allowed a private address; nothing is "
+        "allowed unless listed. Default: none.",
     )
 
 
@@ -218,6 +225,7 @@ def validate(o: IngestOptions) -> None:
         parse_overrides(o.host_overrides)
     except ValueError as exc:
         raise ValueError(f"--host_overrides: {exc}") from None
+    parse_allow(o.allow_hosts)  # ValueError naming --allow_hosts
     if o.websub_callback_base and not o.websub_callback_base.startswith(("http://", "https://")):
         raise ValueError("--websub_callback_base must be an http(s) URL")
 
@@ -248,10 +256,17 @@ def _context(o: IngestOptions, store: StoreConfig):
             robots_ttl_s=o.robots_ttl_s,
         ),
         host_overrides=_pairs(overrides),
+        allow_hosts=allow_entries(o.allow_hosts),
         policy=policy_of(o),
         store_config=store,
         websub_callback_base=o.websub_callback_base,
     )
+
+
+def allow_entries(spec: str) -> tuple:
+    """``--allow_hosts`` as the context's sorted ``host[:port]`` entries (IPv6 hosts in brackets)."""
+    hosts = parse_allow(spec)
+    return tuple(sorted((f"[{h}]" if ":" in h else h) + (f":{p}" if p else "") for h, p in hosts))
 
 
 def _pairs(overrides: dict) -> tuple:

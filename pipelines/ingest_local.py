@@ -64,7 +64,9 @@ class LocalIngest:
         from transforms.ingest.gone import open_publisher_gone
 
         self.gone = open_publisher_gone(self.cfg)  # a re-fetch's 404/410 takes the article down
-        self.fetcher = Fetcher(self.ctx.fetcher, AddressGuard(dict(self.ctx.host_overrides), resolver=resolver))
+        self.fetcher = Fetcher(
+            self.ctx.fetcher, AddressGuard(dict(self.ctx.host_overrides), resolver=resolver, allow=self.ctx.allow_hosts)
+        )
         self.items_topic = self.cfg.name(self.o.items_topic)
         self.dead_topic = self.cfg.name(self.o.dead_letter_topic)
         self.request_topic = self.cfg.name(self.o.fetch_request_topic)

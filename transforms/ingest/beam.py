@@ -65,13 +65,14 @@ class IngestContext:
 
     fetcher: FetcherConfig = field(default_factory=FetcherConfig)
     host_overrides: tuple = ()  # ((host, "ip:port"), ...) the operator's allowlist
+    allow_hosts: tuple = ()  # ("host[:port]", ...) listed hosts may be private addresses (--allow_hosts)
     policy: sch.SchedulePolicy = field(default_factory=sch.SchedulePolicy)
     store_config: object | None = None  # stores.StoreConfig; None: no checkpoints, no seen-URL claims
     websub_callback_base: str | None = None
     resolver: object | None = None  # tests: a fake DNS resolver (host, port) -> [ip]
 
     def key(self) -> tuple:
-        return (self.fetcher, self.host_overrides, id(self.resolver))
+        return (self.fetcher, self.host_overrides, self.allow_hosts, id(self.resolver))
 
 
 _SHARED_LOCK = threading.Lock()
@@ -84,7 +85,9 @@ def shared_fetcher(ctx: IngestContext) -> Fetcher:
     with _SHARED_LOCK:
         f = _FETCHERS.get(ctx.key())
         if f is None:
-            f = Fetcher(ctx.fetcher, AddressGuard(dict(ctx.host_overrides), resolver=ctx.resolver))
+            f = Fetcher(
+                ctx.fetcher, AddressGuard(dict(ctx.host_overrides), resolver=ctx.resolver, allow=ctx.allow_hosts)
+            )
             _FETCHERS[ctx.key()] = f
         return f
 

@@ -7,7 +7,10 @@ no time-of-check/time-of-use gap (DNS rebinding).
 
 Operator overrides (``--host_overrides dailyherald.test=127.0.0.1:8123``) are the *only* way into non-public space:
 they map a host name to a fixed address and port without DNS (the sample world runs on 127.0.0.1; its publisher
-hosts are never put in /etc/hosts). If a name resolves to several addresses and any one of them is forbidden, the
+hosts are never put in /etc/hosts). The allowlist (``--allow_hosts 127.0.0.1:8765,feeds.lan:8080``) is the other
+way, for feeds served on this machine or a private network: a listed host (and port, when one is given) is
+resolved as usual and may then be a private address; every other host and port stays guarded, and nothing is
+allowed unless it is listed. If a name resolves to several addresses and any one of them is forbidden, the
 host is refused: a publisher has no business mixing public and internal addresses.
 """
 
@@ -94,6 +97,26 @@ def parse_overrides(spec: str | Iterable[str] | dict | None) -> dict[str, tuple[
     return out
 
 
+def parse_allow(spec: str | Iterable[str] | None) -> frozenset[tuple[str, int | None]]:
+    """``"127.0.0.1:8765,feeds.lan,[::1]:80"`` (or a list of such items) -> {(host, port or None)}."""
+    if not spec:
+        return frozenset()
+    items = [s for s in spec.split(",") if s.strip()] if isinstance(spec, str) else list(spec)
+    out = set()
+    for item in items:
+        text = item.strip().lower().rstrip(".")
+        host, port = text, None
+        if text.startswith("["):
+            host, _, rest = text[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else None
+        elif text.count(":") == 1:
+            host, port = text.split(":")
+        if not host or "/" in host or "=" in host or (port is not None and not port.isdigit()):
+            raise ValueError(f"--allow_hosts: expected host[:port], got {item!r}")
+        out.add((host, int(port) if port is not None else None))
+    return frozenset(out)
+
+
 _RESOLVERS: ThreadPoolExecutor | None = None
 _RESOLVERS_LOCK = threading.Lock()
 
@@ -118,9 +141,11 @@ class AddressGuard:
         self,
         overrides: dict | str | None = None,
         resolver: Callable[[str, int], list[str]] | None = None,
+        allow: str | Iterable[str] | None = None,
     ):
         self.overrides = parse_overrides(overrides)
         self.resolver = resolver or system_resolver
+        self.allow = parse_allow(allow)
 
     def resolve(self, host: str, port: int, timeout: float | None = None) -> Target:
         """Vet ``host`` and return the address to connect to. Raises BlockedAddress (reason ``timeout`` when the
@@ -142,8 +167,10 @@ class AddressGuard:
                 raise BlockedAddress("dns_error", f"{h}: {exc}") from None
         if not ips:
             raise BlockedAddress("dns_error", f"{h}: no address")
+        allowed = (h, port) in self.allow or (h, None) in self.allow
         for ip in ips:
             why = forbidden_reason(ip)
-            if why:
-                raise BlockedAddress("blocked_address", f"{h} -> {ip} ({why})")
-        return Target(h, ips[0], port)
+            if why and not allowed:
+                hint = f"; to fetch it anyway pass --allow_hosts {h}:{port}" if why != "not_an_ip" else ""
+                raise BlockedAddress("blocked_address", f"{h} -> {ip} ({why}){hint}")
+        return Target(h, ips[0], port, overridden=allowed)
