@@ -7,6 +7,10 @@ the origin); the Beam jobs keep ``python -m pipelines.JOB``, which calls the sam
 (``stack``: devtools/emulators.py) are rows like the others. tests/pipelines/test_cli.py parses ``--help`` of every
 row and checks that ``newsroom serve`` does not import Beam.
 
+Errors (pipelines/command_errors.py, around every subcommand): a bad flag, an unreadable or wrong-shaped input and,
+for the commands in ``READS_STORES``, an embedded data dir that does not exist are one line on stderr and status 2,
+never a traceback; what a command prints goes through a filter that escapes control characters (untrusted text).
+
 Where the modules live: the Beam jobs in pipelines/ (``pipelines.JOB``), every other product command in the commands
 layer (pipelines/commands/), and the developer tools (``stack``, ``run``) in devtools/, which is not installed with
 the package: from a clone they are found beside the installed packages (:func:`clone_root`); from a wheel install
@@ -34,8 +38,11 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
+
+from pipelines.command_errors import CommandError, OneLineParser, run_command, shown
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("devtools.emulators", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
@@ -66,6 +73,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.
 BEAM_JOBS = ("backfill", "stories", "ingest", "covisit", "authority", "userclusters")
+# Subcommands that only use stores something else created (``newsroom run``, the jobs, a backfill, an import): with
+# the embedded backend, a --data_dir (and --namespace) that does not exist is a mistyped path, refused with exit
+# status 2 instead of answering from a new empty store.
+READS_STORES = ("fairness", "takedown", "control", "rollback", "serve", "authority", "userclusters")
+# Subcommands whose output is not passed through command_errors.SafeStream: the origin (its logs are JSON lines).
+RAW_OUTPUT = ("serve",)
 
 BEAM_EPILOG = (
     "Any other flag goes to Beam's PipelineOptions unchanged (e.g. --runner=DataflowRunner --project=P "
@@ -174,7 +187,7 @@ def _missing_message(name: str, module: str) -> str:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand; the module of a subcommand is imported only for ``only`` (or for all when
     ``only`` is None), so ``newsroom serve`` does not import Beam."""
-    parser = argparse.ArgumentParser(prog="newsroom", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="newsroom", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():
         beam_job = name in BEAM_JOBS
@@ -215,10 +228,24 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)  # argparse refuses the unknown flags, with its usage line
     module = _import_command(args._module)
     if not args._beam_job:
-        return int(module.main(args) or 0)
+        return run_command(name, lambda: _checked(name, args) or int(module.main(args) or 0), name not in RAW_OUTPUT)
     if any(a.startswith("--dry_run") for a in argv):
         _report_dry_runs()
-    return run_job(name, module.run, argv[1:])
+    return run_command(name, lambda: _checked(name, args) or run_job(name, module.run, argv[1:]), safe_output=False)
+
+
+def _checked(name: str, args: argparse.Namespace) -> None:
+    """CommandError when ``name`` only reads stores (READS_STORES) and its embedded data dir does not exist."""
+    if name not in READS_STORES or getattr(args, "backend", "embedded") != "embedded":
+        return
+    data_dir = getattr(args, "data_dir", None) or ".newsroom"
+    root = os.path.join(data_dir, args.namespace) if getattr(args, "namespace", "") else data_dir
+    if not os.path.isdir(root):
+        where = f"--data_dir {shown(data_dir)}" + (f" --namespace {shown(args.namespace)}" if root != data_dir else "")
+        raise CommandError(
+            f"{where}: no stores there (no folder {shown(root)}); a mistyped path? `newsroom {name}` only reads "
+            "stores that `newsroom run`, the jobs or a backfill wrote"
+        )
 
 
 def run_job(name: str, run, argv: list[str]) -> int:
@@ -226,9 +253,9 @@ def run_job(name: str, run, argv: list[str]) -> int:
     inconsistent flag named in its message, is one line on stderr and exit status 2, not a traceback."""
     try:
         result = run(argv)
-    except ValueError as exc:
-        print(f"newsroom {name}: error: {exc}", file=sys.stderr)
-        return 2
+    except (ValueError, CommandError) as exc:
+        print(f"newsroom {name}: error: {shown(exc)}", file=sys.stderr)
+        return exc.status if isinstance(exc, CommandError) else 2
     return result if isinstance(result, int) else 0  # the streaming jobs return their PipelineResult
 
 

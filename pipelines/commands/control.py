@@ -37,25 +37,17 @@ from __future__ import annotations
 import re
 import sys
 import time
-import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
+from pipelines.command_errors import CommandError, shown
 from stores.controls import KINDS, LABELS, MAX_EXPIRY_MS, Control
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _DECIMAL = re.compile(r"[0-9]{1,19}")  # ASCII digits only: str.isdigit() also takes other scripts' digits
 MAX_ID = 2**63 - 1  # story ids and page versions: signed 64-bit in every store (SQLite INTEGER, Avro long)
 _UNIT_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-class CommandError(Exception):
-    """A refused command: ``status`` 2 (bad flag) or 1 (the stores refuse), message for stderr."""
-
-    def __init__(self, message: str, status: int = 2):
-        super().__init__(message)
-        self.status = status
 
 
 def parse_expires(text: str, now_ms: int) -> int:
@@ -234,29 +226,16 @@ def decimal_id(text: str | None, flag: str) -> int:
     return int(value)
 
 
-def shown(text) -> str:
-    """Operator-given text (``--who``, ``--reason``, URLs) made safe to print on one terminal line: control and
-    format characters, line and paragraph separators and the backslash itself are written as Python escapes
-    (``\\n``, ``\\x1b``, ``\\u2028``), so a value can neither forge a listing line nor drive the terminal."""
-    out = []
-    for ch in str(text):
-        if ch == "\\" or unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs"):
-            out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 def refused(run: Callable[[], int]) -> int:
     """``run()``'s status; a refusal (:class:`CommandError`, or a ValueError for a malformed flag value) is printed
     on stderr and becomes the status (1 or 2), with nothing written. The operator commands' one error policy."""
     try:
         return run()
     except CommandError as exc:
-        print(str(exc), file=sys.stderr)
+        print(shown(exc), file=sys.stderr)
         return exc.status
     except ValueError as exc:
-        print(str(exc), file=sys.stderr)
+        print(shown(exc), file=sys.stderr)
         return 2
 
 

@@ -29,6 +29,8 @@ import os
 import sys
 from collections import Counter, defaultdict
 
+from pipelines.command_errors import CommandError
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--gold", required=True, help="labelled JSONL file (id, story_id, language)")
@@ -227,9 +229,8 @@ def main(args) -> int:
     try:
         r = report(args.gold, args.pred, links=args.links, min_overlap=getattr(args, "min_overlap", 0.5))
         add_storylines(r, args)
-    except InputError as exc:
-        print(f"newsroom evaluate: error: {exc}", file=sys.stderr)
-        return 2
+    except InputError as exc:  # one line, escaped, status 2 (pipelines/command_errors.py)
+        raise CommandError(str(exc)) from None
     if args.json:
         json.dump(r, sys.stdout, indent=2, sort_keys=True)
         sys.stdout.write("\n")

@@ -18,6 +18,7 @@ import json
 import os
 import sys
 
+from pipelines.command_errors import CommandError
 from pipelines.commands.evaluate import InputError, read_jsonl
 from transforms.common import HOUR_MS
 
@@ -212,19 +213,11 @@ def main(args) -> int:
             lines = explain_article(records, args.article)
         else:
             lines = explain_story(records, args.story, load_links(args.output))
-    except ExplainError as exc:
-        print(f"newsroom explain: error: {exc}", file=sys.stderr)
-        return 2
+    except ExplainError as exc:  # one line, the flag values in it escaped (pipelines/command_errors.py)
+        raise CommandError(str(exc)) from None
     except (KeyError, TypeError, IndexError) as exc:  # a record this version cannot read
         where = os.path.join(args.output, FILE)
-        print(
-            f"newsroom explain: error: {where}: a record lacks {exc} (another version's? rerun the backfill)",
-            file=sys.stderr,
-        )
-        return 2
-    try:
-        print("\n".join(lines))
-        sys.stdout.flush()
-    except BrokenPipeError:  # `newsroom explain ... | head`: the reader has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise CommandError(f"{where}: a record lacks {exc} (another version's? rerun the backfill)") from None
+    print("\n".join(lines))  # stored titles and ids: printed through SafeStream (no terminal escapes)
+    sys.stdout.flush()  # a closed pipe (`| head`) ends the command quietly (command_errors.run_command)
     return 0

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from pipelines.command_errors import require_folder
 from transforms.common import format_duration
 
 SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
@@ -217,14 +218,9 @@ def main(args: argparse.Namespace) -> int:
     import multiprocessing
 
     folder = Path(args.pages)
-    if not folder.is_dir():
-        print(f"--pages: {folder} is not a folder", file=sys.stderr)
-        return 2
-    try:  # every input is checked before the first page is read: a typo costs no extraction run
-        manifest, truth = check_inputs(args)
-    except ValueError as exc:
-        print(f"newsroom extract: error: {exc}", file=sys.stderr)
-        return 2
+    require_folder(args.pages, "--pages")
+    # every input is checked before the first page is read (a ValueError: one line, exit 2): a typo costs no run
+    manifest, truth = check_inputs(args)
     pages = list_pages(folder, args.recursive)
     if args.limit:
         pages = pages[: args.limit]

@@ -27,7 +27,9 @@ from __future__ import annotations
 import bisect
 import html
 import json
+import os
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +39,8 @@ from transforms.editions.fairness import herfindahl, position_weight
 REASONS = ("capped", "copy", "paywalled", "older", "less_central")
 MAX_EXAMPLES = 5
 _VERSION = re.compile(r"/v(\d+)\.json$")
+EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")  # as the origin's (serving/foryou.py)
+DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def add_arguments(parser) -> None:
@@ -180,18 +184,47 @@ def render_html(report: dict) -> str:
     )
 
 
+def _registry(path: str | None):
+    """The publisher registry of ``--publishers`` (checked row by row), else the packaged one."""
+    from pipelines.command_errors import CommandError, shown
+    from transforms.publishers import PublisherRegistry, default_registry
+    from transforms.registry_files import read_publishers
+
+    if path is None:
+        return default_registry()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return PublisherRegistry.from_dicts(read_publishers(f.read()))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"--publishers {shown(path)}: cannot read it: {exc.strerror or exc}") from None
+    except ValueError as exc:  # RowError included: the bad rows, by line
+        raise CommandError(f"--publishers {shown(path)}: not a publishers file: {exc}") from None
+
+
+def check_flags(args) -> None:
+    """CommandError (exit 2, nothing written) for a malformed --edition or --day or an --out that is not a folder."""
+    from pipelines.command_errors import CommandError, shown
+
+    if not EDITION.fullmatch(args.edition):
+        raise CommandError(f"--edition {shown(args.edition)}: not an edition id (like us-en)")
+    try:
+        ok = bool(DAY.fullmatch(args.day)) and datetime.strptime(args.day, "%Y-%m-%d") is not None
+    except ValueError:
+        ok = False
+    if not ok:
+        raise CommandError(f"--day {shown(args.day)}: not a day (YYYY-MM-DD)")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise CommandError(f"--out {shown(args.out)}: is a file, not a folder")
+
+
 def main(args) -> int:
     from stores import config_from_args, open_stores
-    from transforms.publishers import default_registry
 
-    try:
-        report = build_report(open_stores(config_from_args(args)), default_registry(args.publishers), args.edition,
-                              args.day)  # fmt: skip
-    except ValueError as exc:
-        print(f"newsroom fairness: error: {exc}")
-        return 2
+    check_flags(args)
+    registry = _registry(args.publishers)
+    report = build_report(open_stores(config_from_args(args)), registry, args.edition, args.day)
     if not report["page_versions"]:
-        print(f"newsroom fairness: no page of {args.edition} was live on {args.day}")
+        print(f"newsroom fairness: no page of {args.edition} was live on {args.day}", file=sys.stderr)
         return 1
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -98,7 +98,7 @@ def main(args) -> int:
                 decimal_id(str(args.to_version), "--to-version")
         hold_until = _hold_until(args)
     except (ValueError, CommandError) as exc:
-        print(str(exc), file=sys.stderr)
+        print(shown(exc), file=sys.stderr)
         return 2
     stores = open_stores(store_config)
     current = stores.pointers.get(pointer)

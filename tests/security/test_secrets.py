@@ -167,7 +167,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     from transforms.stories import cpu
 
     # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity and CDN
-    # purge settings, the browser tests' chromium and artefact folder.
+    # purge settings, the browser tests' chromium and artefact folder, the commands' traceback switch.
     elsewhere = {
         cpu.ENV: ROOT / "transforms" / "stories" / "cpu.py",
         "NEWSROOM_OPERATOR": ROOT / "stores" / "audit.py",
@@ -176,6 +176,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         "NEWSROOM_CDN_PURGE_BURST": ROOT / "stores" / "cdn.py",
         "NEWSROOM_CHROMIUM": ROOT / "tests" / "browser" / "conftest.py",
         "NEWSROOM_TEST_ARTIFACTS": ROOT / "tests" / "browser" / "conftest.py",
+        "NEWSROOM_TRACEBACK": ROOT / "pipelines" / "command_errors.py",
     }
     for name, path in elsewhere.items():
         text = path.read_text(encoding="utf-8")

@@ -1,0 +1,125 @@
+"""One error policy for every ``newsroom`` command (pipelines/cli.py applies it around each subcommand).
+
+- A bad flag, an unreadable or wrong-shaped input, a missing data dir: one line on stderr,
+  ``newsroom COMMAND: error: WHAT``, and exit status 2, never a traceback. Commands raise :class:`CommandError`
+  (status 2 by default, 1 when the stores refuse what was asked) or let a ValueError or OSError about an input
+  through; argparse's own errors are one line too (:class:`OneLineParser`).
+- A store that cannot be reached (StoreError): one line, status 1. Anything else is a bug: one line naming the
+  exception, status 1, and the traceback only with ``NEWSROOM_TRACEBACK=1``.
+- Untrusted text (flag values echoed back, stored titles, reasons, URLs) is printed safely: :func:`shown` writes
+  control and format characters, line separators and the backslash as Python escapes (``\\x1b``, ``\\n``,
+  ``\\u202e``), so a value can neither drive the terminal nor forge an output line; and while a command runs, its
+  stdout and stderr go through :class:`SafeStream`, which escapes the same characters except newline and tab
+  anywhere a command prints, so a title read from a store cannot either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import unicodedata
+from collections.abc import Callable
+
+UNSAFE = ("Cc", "Cf", "Zl", "Zp", "Cs")
+
+
+class CommandError(Exception):
+    """A refused command: ``status`` 2 (bad flag or input) or 1 (the stores refuse), message for stderr."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+def _escaped(ch: str) -> str:
+    return ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+
+
+def shown(text) -> str:
+    """``text`` made safe to print on one terminal line (module docstring)."""
+    return "".join(_escaped(ch) if ch == "\\" or unicodedata.category(ch) in UNSAFE else ch for ch in str(text))
+
+
+def safe_lines(text: str) -> str:
+    """``text`` with every unsafe character escaped except newline and tab (the lines a command prints)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in UNSAFE else _escaped(ch) for ch in text)
+
+
+class SafeStream:
+    """A text stream that escapes what :func:`safe_lines` escapes before writing; everything else is delegated."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(safe_lines(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's errors as one line (``newsroom COMMAND: error: ...; see --help``), exit status 2."""
+
+    def error(self, message: str):
+        sys.stderr.write(f"{self.prog}: error: {shown(message)} (see {self.prog} --help)\n")
+        raise SystemExit(2)
+
+
+def require_folder(path: str, flag: str) -> None:
+    """CommandError unless ``path`` is an existing folder (an input the command reads, or an output folder)."""
+    if not os.path.isdir(path):
+        what = "is a file, not a folder" if os.path.exists(path) else "no such folder"
+        raise CommandError(f"{flag} {shown(path)}: {what}")
+
+
+def run_command(name: str, body: Callable[[], int], safe_output: bool = True) -> int:
+    """``body()``'s exit status under the policy of the module docstring."""
+    from stores.base import StoreError
+
+    saved = sys.stdout, sys.stderr
+    if safe_output:
+        sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)
+    try:
+        return body()
+    except CommandError as exc:
+        return _fail(name, str(exc), exc.status)
+    except StoreError as exc:
+        return _fail(name, f"the stores refused or cannot be reached: {exc}", 1)
+    except BrokenPipeError:  # `newsroom X | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.__stdout__.fileno())
+        return 0
+    except (ValueError, OSError) as exc:
+        return _fail(name, _input_error(exc), 2)
+    except KeyboardInterrupt:
+        return _fail(name, "interrupted", 130)
+    except Exception as exc:
+        if os.environ.get("NEWSROOM_TRACEBACK") == "1":
+            raise
+        detail = f"internal error: {type(exc).__name__}: {exc} (NEWSROOM_TRACEBACK=1 shows the traceback)"
+        return _fail(name, detail, 1)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _input_error(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    return str(exc)
+
+
+def _fail(name: str, message: str, status: int) -> int:
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    print(f"newsroom {name}: error: {shown(message)}", file=sys.stderr)
+    return status
