@@ -17,7 +17,9 @@ largest personal term. :class:`ClusterCache` reads the store for one reader at a
 
 Privacy: cluster ids and memberships are per reader, read only on the private For you path, and never in a response
 (the reason names no cluster); a count row carries no reader id, and a cluster has at least five members
-(transforms/userclusters/minhash.py).
+(transforms/userclusters/minhash.py). A deleted profile or history stays deleted here too: a membership the daily job
+wrote from a run that started at or before the reader's last delete is not used (the job may have scanned the reads
+just before they were erased), nor is any membership of a reader with no stored profile or reads.
 
 Trend blending (Liu, Dolan, Pedersen, IUI 2010). Liu et al. separate a reader's genuine interest in a category c
 from the news trend: the reader's click share D(c) over the trend T(c) it read under (the share of everybody's
@@ -117,13 +119,14 @@ class ClusterCache:
         while len(entries) > limit:
             entries.popitem(last=False)
 
-    def memberships(self, reader_id: str) -> tuple:
+    def memberships(self, reader_id: str, after_ms: int = 0) -> tuple:
+        """The reader's clusters (cached ``ttl_s``), none from a run that started at or before ``after_ms``."""
         now = time.monotonic()
         with self._lock:
             hit = self._members.get(reader_id)
         if hit is not None and hit[0] > now:
             return hit[1]
-        got = tuple(self.store.membership(reader_id, int(time.time() * 1000)))
+        got = tuple(self.store.membership(reader_id, int(time.time() * 1000), after_ms))
         with self._lock:
             self._put(self._members, reader_id, (now + self.ttl_s, got), self.max_readers)
         return got
@@ -167,8 +170,10 @@ class ClusterCache:
             hit = self._boosts.get(view.reader_id)
         if hit is not None and hit[0] > now:
             return hit[1]
+        if not view.stored:  # no profile and no reads (never, or deleted): a membership could only predate a delete
+            return None
         try:
-            members = self.memberships(view.reader_id)
+            members = self.memberships(view.reader_id, view.erased_at)
         except Exception as exc:
             self.store_errors += 1
             log.warning("user-cluster store unreachable for a For you request: %s", exc)

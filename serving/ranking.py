@@ -108,6 +108,8 @@ class ProfileView:
     revision: int = 0
     paused: bool = False
     known: bool = True  # False: the profile store could not be read and nothing was cached (privacy unknown)
+    stored: bool = False  # the store holds a profile or reads (False: none, or deleted: a tombstone)
+    erased_at: int = 0  # ms of the reader's last profile or history delete (stores/profile_versions.py)
 
     @classmethod
     def from_profile(cls, reader_id: str, doc: dict | None) -> ProfileView:
@@ -146,6 +148,8 @@ class ProfileView:
             reads=reads,
             revision=int(doc.get("revision") or 0),
             paused=bool(doc.get("paused")),
+            stored=True,
+            erased_at=max(int(doc.get("deleted_at") or 0), int(doc.get("history_deleted_at") or 0)),
         )
 
 

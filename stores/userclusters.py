@@ -65,10 +65,11 @@ class UserClusterStore(abc.ABC):
     def get_counts(self, cluster_ids: Iterable[int]) -> dict[int, tuple[list[tuple[int, float]], float, int]]:
         """``{cluster_id: (counts largest first, total, at)}`` of the clusters that have counts."""
 
-    def membership(self, reader_id: str, now_ms: int) -> list[int]:
-        """The reader's clusters, [] when none or older than MEMBERSHIP_MAX_AGE_MS at ``now_ms``."""
+    def membership(self, reader_id: str, now_ms: int, after_ms: int = 0) -> list[int]:
+        """The reader's clusters, [] when none, older than MEMBERSHIP_MAX_AGE_MS at ``now_ms``, or written by a run
+        that started at or before ``after_ms`` (the reader's last delete: computed from erased reads)."""
         got = self._membership(reader_id)
-        if got is None or now_ms - got[1] > MEMBERSHIP_MAX_AGE_MS:
+        if got is None or now_ms - got[1] > MEMBERSHIP_MAX_AGE_MS or got[1] <= after_ms:
             return []
         return got[0]
 

@@ -61,10 +61,36 @@ def test_deleting_the_profile_or_the_history_drops_the_membership(app, client, a
     assert store.membership("cy", now_ms()) == []
     assert not any(i["reason"] == "readers_like_you" for i in whole_feed(client, auth("cy")))
     seed_clusters(app, world, "di")
+    post_reads(client, auth("di"), [pool(app).story_ids[41]])  # the job clusters readers with reads
+    app.extensions["newsroom"].folder.drain()
     assert any(i["story_id"] in low and i["reason"] == "readers_like_you" for i in whole_feed(client, auth("di")))
     assert client.delete("/v1/me/history", headers=auth("di")).status_code == 200
     assert store.membership("di", now_ms()) == []
     assert not any(i["reason"] == "readers_like_you" for i in whole_feed(client, auth("di")))
+
+
+def test_a_membership_from_a_run_that_started_before_the_delete_is_not_used(app, client, auth, world):
+    """The daily job scans the reads, the reader deletes the profile (memberships go with it), then the job writes
+    the membership it computed from the erased reads: it is never used, not even once the reader reads again."""
+    ext = app.extensions["newsroom"]
+    store = open_user_cluster_store(world.config)
+    post_reads(client, auth("ed"), [pool(app).story_ids[42]])
+    ext.folder.drain()
+    run_started = now_ms()
+    time.sleep(0.002)
+    assert client.delete("/v1/me/profile", headers=auth("ed")).status_code == 204
+    low = seed_clusters(app, world, "ed")
+    store.put_membership("ed", [CLUSTER_A, CLUSTER_B], run_started)  # the late write of the run
+    assert not any(i["reason"] == "readers_like_you" for i in whole_feed(client, auth("ed")))
+    time.sleep(0.002)
+    post_reads(client, auth("ed"), [pool(app).story_ids[43]])  # a new profile after the delete
+    ext.folder.drain()
+    ext.cluster_cache.forget("ed")  # drops the cached answers (and the stored membership, written again below)
+    store.put_membership("ed", [CLUSTER_A, CLUSTER_B], run_started)
+    assert not any(i["story_id"] in low and i["reason"] == "readers_like_you" for i in whole_feed(client, auth("ed")))
+    ext.cluster_cache.forget("ed")
+    store.put_membership("ed", [CLUSTER_A, CLUSTER_B], now_ms())  # the next run, after the delete: used
+    assert any(i["story_id"] in low and i["reason"] == "readers_like_you" for i in whole_feed(client, auth("ed")))
 
 
 def test_shared_pages_are_the_same_with_clusters_and_name_none(app, client, auth, world):
@@ -80,13 +106,14 @@ def test_a_cluster_store_error_only_drops_the_term(world, profiles, auth):
     from stores.base import StoreError
 
     class Down:
-        def membership(self, reader_id, now):
+        def membership(self, reader_id, now, after_ms=0):
             raise StoreError("bigtable unavailable")
 
         def delete_membership(self, reader_id):
             raise StoreError("bigtable unavailable")
 
     app = make_app(world, profiles, NEWSROOM_CLUSTER_STORE=Down())
+    profiles.update("fay", lambda d: d)  # a stored reader: the only kind the daily job clusters
     try:
         client = app.test_client()
         r = client.get(FEED, headers=auth("fay"))
