@@ -2,7 +2,9 @@
 
 Reads bytes the fetcher already downloaded (feedparser is never handed a URL, so it never fetches anything
 itself); writes :class:`ParsedFeed` with one :class:`Entry` per item. Malformed input raises :class:`FeedError`
-with a short reason code (``malformed_feed``, ``not_a_feed``, ``malformed_sitemap``) for the dead-letter output.
+with a short reason code (``malformed_feed``, ``not_a_feed``, ``malformed_sitemap``, ``hostile_markup``) for the
+dead-letter output. ``hostile_markup``: an element with more than 256 attributes, refused by a linear scan before
+any parser runs (transforms/markup.py: feedparser's cost grows with the square of an element's attributes).
 
 News sitemaps (https://www.google.com/schemas/sitemap-news/0.9): only entries of the last 2 days, at most 1,000,
 dates in W3C format. RSS and Atom entries older than ``max_age_ms`` (2 days by default) are dropped too: a feed
@@ -31,6 +33,7 @@ import feedparser
 from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
+from transforms import markup
 from transforms.common import DAY_MS
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -157,6 +160,9 @@ def parse_feed(
     headers = {k.lower(): v for k, v in (headers or {}).items()}
     if not body.strip():
         raise FeedError("empty_feed", url)
+    crowded = markup.hostile_detail(body, xml=True)
+    if crowded:
+        raise FeedError(markup.REASON, crowded)
     if kind == "sitemap" or _sniff(bytes(body)) == "sitemap":
         parsed = _parse_sitemap(bytes(body), url, now_ms, max_age_ms)
     else:

@@ -40,6 +40,7 @@ import courlan
 import lxml.html
 from lxml import etree
 
+from transforms import markup
 from transforms.ingest.feeds import Entry, FeedError, ParsedFeed
 
 MAX_LINKS = 2000  # links read from one front; a real front has a few hundred
@@ -115,6 +116,9 @@ def parse_front(body: bytes, url: str) -> ParsedFeed:
         raise TypeError("parse_front takes the fetched bytes, never a URL")
     if not body.strip():
         raise FeedError("empty_feed", url)
+    crowded = markup.hostile_detail(body)  # lxml's HTML parser: quadratic in an element's attributes
+    if crowded:
+        raise FeedError(markup.REASON, crowded)
     entries = [
         Entry(guid=link, link=link, summary=text or None)
         for link, text in front_links(body, url)

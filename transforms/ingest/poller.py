@@ -32,11 +32,10 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from transforms import common
+from transforms.ingest import parsing, websub
 from transforms.ingest import schedule as sch
-from transforms.ingest import websub
-from transforms.ingest.feeds import FeedError, parse_feed
+from transforms.ingest.feeds import FeedError
 from transforms.ingest.fetcher import Fetcher
-from transforms.ingest.fronts import parse_front
 
 log = logging.getLogger(__name__)
 
@@ -190,11 +189,11 @@ def poll_feed(
         sch.record_response(state, now_ms, sch.PollResponse(304), policy.scale)
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
-    try:
+    try:  # in a child process under a CPU budget (transforms/ingest/parsing.py)
         if front:
-            parsed = parse_front(res.body, res.final_url or config.url)
+            parsed = parsing.parse(res.body, res.final_url or config.url, now_ms, None, "front")
         else:
-            parsed = parse_feed(
+            parsed = parsing.parse(
                 res.body, config.url, now_ms, res.headers, None if config.kind == "auto" else config.kind
             )
     except FeedError as exc:
