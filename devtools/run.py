@@ -32,6 +32,11 @@ same functions as its Beam graph, for the same reason.
 Progress is printed every ``--progress_s`` seconds: what the world released, what ingest polled and fetched, the
 articles, stories and live pages, and the time from an article's release to its first appearance on a page
 (p50/p95). Ctrl-C stops ingest first, lets the stories job drain what was already fetched, then stops the rest.
+One run per data directory: ``newsroom run`` holds ``{data_dir}/run.lock`` (devtools/runlock.py) and a second one
+refuses with one line (exit status 2); its jobs are tied to it (the kernel stops them when it dies, even by
+``kill -9``), and the jobs a run recorded that still run when the next one starts are stopped, and it says so.
+A crash loses nothing either: every page ingest claimed is held in its outbox until the stories job has stored it,
+and republished after ``--replay_after_s`` if it was lost (pipelines/ingest_local.py).
 A later run with the same ``--data_dir`` resumes: feed validators, guids and schedules, seen-URL claims, articles
 and stories come back from the stores, so nothing is fetched or assigned twice.
 """
@@ -48,6 +53,7 @@ import threading
 import time
 from pathlib import Path
 
+from devtools.runlock import DataDirBusy, JobRecord, RunLock, tied_to_parent
 from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 log = logging.getLogger("newsroom.run")
@@ -92,6 +98,13 @@ def add_arguments(parser) -> None:
         default=10.0,
         help="Wall minutes between runs of the user-cluster job (For you's 'readers like you'); the first runs as "
         "soon as reads exist; 0 = never. Default: 10",
+    )
+    parser.add_argument(
+        "--replay_after_s",
+        type=float,
+        default=120.0,
+        help="Ingest republishes a claimed page the article store does not have this many seconds later (lost on the "
+        "bus or by a killed job). Default: 120",
     )
     parser.add_argument(
         "--report", default=None, help="Write the final figures (counts, latencies) as JSON to this file."
@@ -171,9 +184,28 @@ def main(args) -> int:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # one line per request would drown the progress
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     data_dir = os.path.abspath(args.data_dir)
+    say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
+    lock = RunLock(data_dir)
+    try:
+        lock.acquire()
+    except DataDirBusy as exc:
+        print(f"newsroom run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _main_locked(args, data_dir, say)
+    finally:
+        lock.release()
+
+
+def _main_locked(args, data_dir: str, say) -> int:
+    """``newsroom run`` once it holds the data directory: stop what an earlier run left, then start everything."""
     logs = Path(data_dir, "logs")
     logs.mkdir(parents=True, exist_ok=True)
-    say = lambda msg: print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)  # noqa: E731
+    say(f"holding {data_dir} (pid {os.getpid()}): another newsroom run on it refuses to start")
+    record = JobRecord(data_dir)
+    left = record.stop_leftovers()
+    if left:
+        say(f"stopped the jobs an earlier run of {data_dir} left running: {', '.join(left)}")
 
     from devtools import emulators as stack
     from stores import StoreConfig, open_stores
@@ -211,15 +243,17 @@ def main(args) -> int:
 
     cleanups.append(lambda: stack.stop(os.path.join(data_dir, "stack")))
     try:
-        return _run(args, config, stores, state, logs, stopping, cleanups, say)
+        return _run(args, config, stores, state, (logs, record), stopping, cleanups, say)
     finally:
         say("stopping ...")
         cleanup()
         say(f"stopped; everything is in {data_dir} (run again to resume, `make clean` to start afresh)")
 
 
-def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
-    """The phases of ``newsroom run`` after the bus is up; each phase registers how to stop what it started."""
+def _run(args, config, stores, state, where, stopping, cleanups, say) -> int:
+    """The phases of ``newsroom run`` after the bus is up; each phase registers how to stop what it started.
+    ``where``: (the logs directory, the JobRecord of the child jobs)."""
+    logs, record = where
     ping_keys = _ping_keys(args)
     origin = _start_origin(args, config, state, ping_keys, cleanups, say)
     watcher = PageWatcher(stores)
@@ -227,7 +261,8 @@ def _run(args, config, stores, state, logs, stopping, cleanups, say) -> int:
     watcher.before_run = set(watcher.first_on_page)
     world, ingest = _start_ingest(args, config, state, origin, ping_keys, cleanups, say)
     _start_heartbeat(stores, stopping, cleanups)
-    jobs = {name: _start_job(name, argv, logs, cleanups) for name, argv in job_plan(args, config, state.project, world)}
+    plan = job_plan(args, config, state.project, world)
+    jobs = {name: _start_job(name, argv, logs, cleanups, record) for name, argv in plan}
     if getattr(args, "userclusters_every_min", 0) > 0:
         UserClusterSchedule(config, args.userclusters_every_min * 60, logs).start(stopping, cleanups)
     job = jobs["stories"]
@@ -286,6 +321,7 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
         "--min_host_delay_s=0.1",
         f"--websub_callback_base={origin}",
         "--request_poll_s=0.2",
+        f"--replay_after_s={getattr(args, 'replay_after_s', 120.0)}",
     ]
     world = overrides = None
     if args.feeds is None:
@@ -403,7 +439,13 @@ class UserClusterSchedule:
             if self.stopped.is_set():
                 return None
             self.last_start, self.runs = now_s, self.runs + 1
-            self.proc = subprocess.Popen(self.argv(), stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.argv(),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=tied_to_parent(os.getpid()),  # the schedule's thread lives until stop()
+            )
         return self.proc
 
     def stop(self) -> None:
@@ -430,10 +472,20 @@ class UserClusterSchedule:
         cleanups.append(self.stop)
 
 
-def _start_job(name: str, argv: list[str], logs, cleanups) -> subprocess.Popen:
-    """One streaming job in a child process (its own session), its output in logs/{name}-job.log."""
+def _start_job(name: str, argv: list[str], logs, cleanups, record=None) -> subprocess.Popen:
+    """One streaming job in a child process (its own session, stopped by the kernel if this process dies), its
+    output in logs/{name}-job.log; recorded in ``record`` (a devtools.runlock.JobRecord)."""
     job_log = open(logs / f"{name}-job.log", "ab")  # noqa: SIM115 - the child writes it until stop()
-    job = subprocess.Popen(argv, stdout=job_log, stderr=subprocess.STDOUT, env=dict(os.environ), start_new_session=True)
+    job = subprocess.Popen(
+        argv,
+        stdout=job_log,
+        stderr=subprocess.STDOUT,
+        env=dict(os.environ),
+        start_new_session=True,
+        preexec_fn=tied_to_parent(os.getpid()),  # started from the main thread, which lives as long as the run
+    )
+    if record is not None:
+        record.add(name, job.pid)
 
     def stop_job() -> None:
         if job.poll() is None:
