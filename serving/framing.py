@@ -9,14 +9,16 @@ This is not a parser: it decides only when the bytes received so far are enough 
   again before then (a client trickling bytes costs no rescans of its buffer);
 - ``(n, True)``: the first ``n`` bytes are one whole request (head, and its body when it has one);
 - ``(n, False)``: the first ``n`` bytes are all the poller will read of this request: the head breaks a limit or the
-  framing rules (over :data:`HEAD_MAX`, a bare LF, a request line over gunicorn's ``limit_request_line``, a
+  framing rules (a bare LF, a request line over gunicorn's ``limit_request_line``, a
   Content-Length that is not one plain number, a transfer coding other than chunked), or its Content-Length is over
   :data:`BODY_MAX`. gunicorn's parser sees those bytes and then the end of input: it answers the error
   it finds (400, 413, 414, 431, 501), or the app answers (413 for a long body, read never), and the connection
   closes after that answer, so nothing after these bytes can be misread as the next request;
 - ``(n, 400)`` / ``(n, 413)`` / ``(n, 431)``: a chunked body that is malformed, longer than :data:`BODY_MAX`, or
-  whose trailer section is over :data:`HEAD_MAX`. The poller answers this status itself and closes: handed on, the
-  app would meet the error only while reading the body (a 500).
+  whose trailer section is over :data:`HEAD_MAX`, or a head over :data:`HEAD_MAX` (431). The poller answers this
+  status itself and closes: handed on, the app would meet a body error only while reading the body (a 500), and
+  gunicorn's parser, given a head cut at :data:`HEAD_MAX` (each of its lines within gunicorn's own limits), would
+  meet the end of its input and close the connection without a word.
 
 Rescans are bounded too: a head with more line breaks than gunicorn's ``limit_request_fields`` allows (+2) is handed
 over (431) before it ends, and a chunked body of more than :data:`CHUNKS_MAX` chunks is refused (413).
@@ -27,7 +29,7 @@ chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end o
 
 from __future__ import annotations
 
-HEAD_MAX = 64 * 1024  # a longer head is handed over as it stands (gunicorn answers 431): stricter than its own cap
+HEAD_MAX = 64 * 1024  # a longer head is answered 431 by the poller: stricter than gunicorn's own caps
 BODY_MAX = 1024 * 1024 + 64 * 1024  # the largest body the origin takes (push: 1 MiB) plus slack
 CHUNK_LINE_MAX = 1024  # a chunk-size line (size and extensions) longer than this is malformed
 CHUNKS_MAX = 256  # chunks in one body: more is refused (413)
@@ -47,8 +49,8 @@ def frame(buf: bytes | bytearray, request_line_max: int, fields_max: int = 100) 
         return stop, False  # more header lines than gunicorn takes: it answers 431
     if line_end < 0:
         return (stop, False) if stop > request_line_max + 1 else (request_line_max + 2, None)  # over: 414
-    if end < 0:
-        return (stop, False) if len(buf) > HEAD_MAX else (HEAD_MAX + 1, None)
+    if end < 0:  # over HEAD_MAX: the poller answers 431 itself (gunicorn would meet a cut head and close silently)
+        return (stop, 431) if len(buf) > HEAD_MAX else (HEAD_MAX + 1, None)
     coding = _body_coding(buf[line_end:end].lower())
     if coding is None:
         return stop, True

@@ -58,7 +58,7 @@ limit_request_field_size = 8190  # bytes of one header line: longer is answered 
 # NEWSROOM_HEADER_TIMEOUT_S (default 10): a request must arrive within this of the connection opening, of its first
 # byte after keep-alive, or of the previous response when pipelined; else the connection is closed.
 # NEWSROOM_WRITE_TIMEOUT_S (default 30): a client must take its response within this; else it is closed.
-# serving/framing.py HEAD_MAX (64 KiB): the most the poller reads of a head before gunicorn's parser judges it (431).
+# serving/framing.py HEAD_MAX (64 KiB): the most the poller reads of a head; a longer one it answers 431 itself.
 # serving/framing.py BODY_MAX (1 MiB + 64 KiB): the most it reads of a body; a longer one is answered 413 unread,
 # and the connection closed at once. Bare LF and malformed framing (several Content-Lengths, a coding other than
 # chunked, a bad chunk) are handed to gunicorn's parser at once (400 / 501) and the connection closed.

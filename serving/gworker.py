@@ -24,10 +24,11 @@ costs a buffer and a poller entry, never a thread. Limits (each named in serving
   the connection opening, of its first byte on a kept-alive connection, or of the previous response on a
   pipelined one; otherwise the connection is closed.
 - ``NEWSROOM_WRITE_TIMEOUT_S`` (default 30): a response must be taken by the client within this many seconds.
-- serving/framing.py: heads over 64 KiB, a Content-Length over ~1 MiB, bare LF, malformed head framing: handed to
-  gunicorn's parser as they stand, answered by it (or by the app: 413) and the connection closed at once; a
-  malformed or oversized chunked body is answered by the poller itself (:func:`refusal`: 400 / 413), since the app
-  would meet the error only while reading the body.
+- serving/framing.py: a Content-Length over ~1 MiB, bare LF, malformed head framing: handed to gunicorn's parser
+  as they stand, answered by it (or by the app: 413) and the connection closed at once; a malformed or oversized
+  chunked body and a head over 64 KiB are answered by the poller itself (:func:`refusal`: 400 / 413 / 431), since
+  the app would meet a body error only while reading the body, and gunicorn's parser, given a head cut at 64 KiB,
+  closes without an answer.
 - A connection closed after its last response is half-closed and what the client still sends is discarded for at
   most :data:`LINGER_S` / :data:`LINGER_MAX` (gunicorn's graceful close, in the poller), so the client reads the
   answer rather than a reset.
@@ -117,9 +118,12 @@ def http_response(status: str, headers: list, body: bytes, close: bool, date: st
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
+WHY = {400: "malformed chunked body", 413: "chunked body too large", 431: "request head over 64 KiB"}
+
+
 def refusal(status: int) -> bytes:
-    """The poller's own answer to a request body it refuses; the connection closes after it."""
-    body = f"{status} {REASONS[status]}: malformed or oversized chunked body\n".encode()
+    """The poller's own answer to a request it refuses (serving/framing.py); the connection closes after it."""
+    body = f"{status} {REASONS[status]}: {WHY[status]}\n".encode()
     head = f"HTTP/1.1 {status} {REASONS[status]}\r\nServer: gunicorn\r\nConnection: close\r\n"
     head += f"Content-Type: text/plain\r\nContent-Length: {len(body)}\r\n\r\n"
     return head.encode() + body

@@ -187,3 +187,17 @@ def test_idle_sockets_beyond_worker_connections_do_not_stall_new_requests(origin
     finally:
         for s in idle:
             s.close()
+
+
+@pytest.mark.parametrize("ended", [True, False], ids=["whole-head", "head-still-coming"])
+def test_a_request_head_over_64_kib_is_answered_431(origin, ended):
+    # Nine header lines of 7,500 bytes: each within gunicorn's own limits (8,190 bytes a line, 100 lines), together
+    # over the 64 KiB the poller reads of a head (serving/framing.py HEAD_MAX). The README promises 431; the head
+    # used to be handed to gunicorn cut at 64 KiB, whose parser met the end of its input and closed in silence.
+    raw = req(PAGE, *(f"X-Pad-{i}: " + "a" * 7500 for i in range(9)))
+    assert len(raw) > 64 * 1024
+    with connect(origin, timeout=5) as s:
+        s.sendall(raw if ended else raw[:-4])  # without its blank line the head is still arriving
+        assert status_of(s) == 431
+        assert closed_within(s, 5)
+    assert pages_answered(origin)[0] == 200  # the worker lives
