@@ -61,3 +61,28 @@ def test_a_control_accepted_before_the_delete_is_refused_after_it(app, client, a
     monkeypatch.setattr(profile_versions, "now_ms", real)
     assert client.get("/v1/me/profile", headers=auth("quy")).json["revision"] == 0
     assert app.extensions["newsroom"].profiles.followed_topics() == {}
+
+
+def test_a_batch_retried_after_the_delete_brings_nothing_back(app, client, auth, monkeypatch):
+    """The fold failed on the store, the reader deleted the profile, then the folder retried the batch."""
+    from stores.base import StoreError
+
+    ext = app.extensions["newsroom"]
+    post_reads(client, auth("rui"), list(pool(app).story_ids[48:50]))
+    real = ext.profiles.append_reads
+
+    def down(*a, **kw):
+        raise StoreError("store unavailable")
+
+    monkeypatch.setattr(ext.profiles, "append_reads", down)
+    assert ext.folder.drain() == 0 and ext.folder.dropped == 0  # kept for a retry
+    retried = []
+
+    def spy(reader, reads, **kw):
+        retried.append(len(reads))
+        return real(reader, reads, **kw)
+
+    monkeypatch.setattr(ext.profiles, "append_reads", spy)
+    assert client.delete("/v1/me/profile", headers=auth("rui")).status_code == 204
+    assert ext.folder.drain() == 0
+    assert retried == [2] and ext.profiles.get("rui") is None and ext.folder.dropped == 2
