@@ -69,6 +69,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "publishers": ("pipelines.commands.publishers", "import, export or list the publisher registry (JSON)"),
     "feeds": ("pipelines.commands.feeds", "import, export, list or disable the ingest job's feeds (JSON, OPML)"),
+    "update-check": (
+        "pipelines.commands.update_check",
+        "can the streaming jobs be updated in place from a git ref, or must they be drained? (and why)",
+    ),
 }
 
 # Subcommands that are Beam jobs: their arguments go to ``module.run(argv)`` (PipelineOptions) unchanged.
