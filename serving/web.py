@@ -267,13 +267,32 @@ def pool_topic_ids(pool, i: int) -> list[str]:
 
 def with_chips(cat, edition: str, stories: list[dict]) -> list[dict]:
     """Topic chips of each card: the topic pages of the edition's pool that list the story (the same pool the
-    topic pages are built from, so every chip leads to a page holding it). A story not in the pool has none."""
+    topic pages are built from, so every chip leads to a page holding it). A story not in the pool has none. Names
+    in the edition's language; a generic word's id has no chip (:func:`transforms.articles.entities.display`), and
+    two ids one name shows once ("Springfield" the entity and "Springfield" the city code)."""
     pool = cat.pools.get(edition)
+    t = messages(lang_of(edition))
     for s in stories:
         i = pool.index.get(s["story_id"]) if pool is not None else None
-        ids = pool_topic_ids(pool, i)[:CHIPS_PER_CARD] if i is not None else []
-        s["chips"] = [(tid, topic_title(tid)[0]) for tid in ids]
+        chips: dict[str, tuple[str, str]] = {}
+        for tid in pool_topic_ids(pool, i) if i is not None else []:
+            name = chip_name(tid, t)
+            if name is not None and len(chips) < CHIPS_PER_CARD:
+                chips.setdefault(name.casefold(), (tid, name))
+        s["chips"] = list(chips.values())
     return stories
+
+
+def chip_name(topic_id: str, t=None) -> str | None:
+    """The name of a topic id on a chip or a list, or None when it names nothing worth a page (a generic word)."""
+    from serving.catalog import place_entity
+    from transforms.articles.entities import display
+
+    kind, _, value = topic_id.partition(":")
+    if kind == "topic":
+        return section_title(value, t)
+    shown = display(place_entity(value) if kind == "place" else value, getattr(t, "language", None))
+    return shown[0] if shown is not None else None
 
 
 def story_view(cat, story) -> dict:
@@ -372,26 +391,30 @@ def section_page(edition: str, section: str):
 
 
 def topic_title(topic_id: str, t=None) -> tuple[str, str]:
-    """(display name, what it is) of a topic id: the alias table's canonical name for an entity or place it holds
-    (``entity:org:isro`` -> ISRO, an organisation), a section's title, else the id's words."""
+    """(display name, what it is) of a topic id: a gazetteer place's name (a region's code is its country, in the
+    page's language: ``place:us`` -> United States, never "Us"), the alias table's canonical name for an entity it
+    holds (``entity:org:isro`` -> ISRO, an organisation), a section's title, else the id's words as a name
+    (:func:`transforms.articles.entities.title_words`: "Lumen's Orbit", not "Lumen'S Orbit")."""
     from serving.catalog import place_entity
-    from transforms.articles.entities import default_aliases
+    from transforms.articles.entities import display, title_words
 
     kind, _, value = topic_id.partition(":")
     if kind == "topic":
         return section_title(value, t), "Section"
-    found = default_aliases().entity(place_entity(value) if kind == "place" else value)
-    if found is not None:
-        return found[2], TOPIC_KINDS.get(found[1], "Topic")
+    shown = display(place_entity(value) if kind == "place" else value, getattr(t, "language", None))
+    if shown is not None:
+        return shown[0], TOPIC_KINDS.get(shown[1], "Place" if kind == "place" else "Topic")
     words = value.split(":", 1)[-1].replace("-", " ").replace("_", " ")
-    return (words.title() if words.islower() else words), ("Place" if kind == "place" else "Topic")
+    return (title_words(words) if words.islower() else words), ("Place" if kind == "place" else "Topic")
 
 
 def topic_links(cat, edition: str) -> list[tuple[str, str]]:
     """(id, name) of the topic pages the editions stage pre-built for ``edition`` this cycle, by name."""
     pool = cat.pools.get(edition)
     ids = sorted(pool.topic_pages) if pool is not None else []
-    return sorted(((t, topic_title(t)[0]) for t in ids), key=lambda x: (x[1].casefold(), x[0]))
+    t = messages(lang_of(edition))
+    named = [(tid, name) for tid in ids if (name := chip_name(tid, t)) is not None]
+    return sorted(named, key=lambda x: (x[1].casefold(), x[0]))
 
 
 def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
@@ -400,8 +423,11 @@ def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
     for i in range(len(pool.story_ids)):
         counts.update(pool_topic_ids(pool, i))
     groups: dict[str, list[tuple[str, str, int]]] = {}
+    t = messages(lang_of(pool.edition))
     for tid, n in counts.items():
-        name, kind = topic_title(tid)
+        if chip_name(tid, t) is None:
+            continue  # a generic word's id ("us", "state"): no entry
+        name, kind = topic_title(tid, t)
         groups.setdefault(kind, []).append((tid, name, n))
     order = ["Section", "Place", "Organisation", "Person", "Topic"]
     return [

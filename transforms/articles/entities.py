@@ -63,6 +63,9 @@ _BREAK = _SENTENCE_END | {",", "/"}
 _CASELESS = re.compile(
     r"[\u0600-\u06ff\u0590-\u05ff\u0e00-\u0e7f\u0900-\u0dff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u1000-\u109f\u10a0-\u10ff]"
 )
+_POSSESSIVE = re.compile(r"['’]s$")
+_INNER_PERIOD = re.compile(r"(?<=\w)\.")
+_INITIALS = re.compile(r"(?:[^\W\d_]\.){2,}")
 _KATAKANA = re.compile(r"[\u30a0-\u30ffー・]{3,}")
 _BOOK_TITLE = re.compile(r"《([^《》]{2,20})》")
 
@@ -80,8 +83,8 @@ class Entity:
 @functools.lru_cache(maxsize=65536)
 def normalise(surface: str) -> str:
     s = unicodedata.normalize("NFKC", surface or "")
-    s = re.sub(r"['’]s$", "", s.strip())
-    s = re.sub(r"(?<=\w)\.", " ", s)  # "N. Korea" / "N Korea", "U.S." / "U.S"
+    s = _POSSESSIVE.sub("", s.strip())
+    s = _INNER_PERIOD.sub(" ", s)  # "N. Korea" / "N Korea", "U.S." / "U.S"
     return " ".join(s.casefold().split())
 
 
@@ -237,7 +240,7 @@ def _tokens(text: str) -> list[tuple[str, int]]:
     toks = []
     for m in _TOKEN.finditer(text):
         t = m.group(0)
-        if t.endswith(".") and len(t) > 1 and not re.fullmatch(r"(?:[^\W\d_]\.){2,}", t):
+        if t.endswith(".") and len(t) > 1 and not _INITIALS.fullmatch(t):
             word = t[:-1]
             if word.casefold() in TITLES or len(word) == 1:
                 toks.append((word, m.start()))  # "Gov." / "J." : an abbreviation, not a sentence end
@@ -364,7 +367,8 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int, boo
         cut = False
         if nouns_capitalised:
             run, cut = _after_article(run, prev)
-        whole = run and places.gazetteer().candidates(" ".join(run))  # "São Paulo", "Los Angeles": no stop word
+        # "São Paulo", "Los Angeles", "El Paso": a place's name is no stop word to trim
+        whole = len(run) > 1 and run[0].casefold() in sw and places.gazetteer().candidates(" ".join(run))
         run, kind, start_of_sentence = _trim(run, sentence_start and not cut, frozenset() if whole else sw)
         # a lone capitalised word at a sentence start or after a German article may be any noun; a run of several
         # capitalised words is a name wherever it stands
@@ -373,7 +377,7 @@ def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int, boo
         i = j
         if not _is_name(run, start_of_sentence, lower_seen):
             continue
-        surface = re.sub(r"['’]s$", "", " ".join(run))
+        surface = _POSSESSIVE.sub("", " ".join(run))
         if kind == "OTHER":
             kind = _kind_of_run(run, prev, following)
         out.append((surface, kind, pos, not at_start and not (len(run) == 1 and run[0].casefold() in GENERIC)))
@@ -527,3 +531,52 @@ def extract(
     _resolve_places(tally.items, language)
     _fold_short_mentions(tally.items)
     return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS)
+
+
+def title_words(words: str) -> str:
+    """Words of a folded id as a name: each word capitalised, hyphenated parts too ("ocasio-cortez" ->
+    "Ocasio-Cortez"), a letter after an apostrophe only when a name follows ("o'brien" -> "O'Brien", "lumen's" ->
+    "Lumen's"), name particles inside lower case ("bank of england" -> "Bank of England")."""
+
+    def cap(w: str) -> str:
+        parts = re.split(r"(['’])", w)
+        out = parts[0][:1].upper() + parts[0][1:]
+        for k in range(1, len(parts) - 1, 2):
+            rest = parts[k + 1]
+            out += parts[k] + (rest[:1].upper() + rest[1:] if len(rest) > 2 else rest)
+        return out
+
+    out = []
+    for i, w in enumerate(words.split()):
+        if i and w in CONNECTORS:
+            out.append(w)
+        else:
+            out.append("-".join(cap(p) for p in w.split("-")))
+    return " ".join(out)
+
+
+def display(entity_id: str, language: str | None = None) -> tuple[str, str] | None:
+    """(name a reader sees, kind) of an entity id: a gazetteer place (``place:{slug}``, a country in ``language``),
+    the alias table's canonical name, else the id's words as a name (:func:`title_words`); None for an id that is a
+    generic or function word ("us", "in", "state"): no page, no chip."""
+    if entity_id.startswith("place:"):
+        name = places.place_name(entity_id[6:], language)
+        if name is not None:
+            return name, "PLACE"
+    found = default_aliases().entity(entity_id)
+    if found is not None:
+        return found[2], found[1]
+    if generic(entity_id, language):
+        return None
+    words = entity_id.split(":", 1)[-1].replace("_", " ").replace("-", " ") if ":" in entity_id else entity_id
+    return title_words(words), "PLACE" if entity_id.startswith("place:") else "OTHER"
+
+
+def generic(entity_id: str, language: str | None = None) -> bool:
+    """Whether an unlinked entity id is only generic and function words ("us", "in", "state", "erdbeben der
+    stärke"): ids stored before those stopped being entities, or codes; no topic page, no chip."""
+    if ":" in entity_id:
+        return False
+    common = GENERIC | stopwords(language or "en") | CONNECTORS
+    words = entity_id.replace("_", " ").replace("-", " ").casefold().split()
+    return len(entity_id) < 2 or all(w in common for w in words)

@@ -444,6 +444,16 @@ class Gazetteer:
         return place.name
 
 
+def place_name(code: str, language: str | None = None) -> str | None:
+    """The display name of a place topic's code (``place:{code}``): an edition region's ISO code ("us", "gb", "in")
+    is its country, in ``language`` when CLDR has it; else a gazetteer slug ("stockton", "springfield-us-il");
+    None for a code the gazetteer does not hold. A raw country code is never a name."""
+    g = gazetteer()
+    p = g.country(code) if len(code) == 2 else None
+    p = p or g.by_slug(code)
+    return g.display(p, language) if p is not None else None
+
+
 def places_of(title: str, body: str, language: str, entities: list[dict] | None = None) -> tuple[Place, ...]:
     """The article's places, most salient first: its PLACE entities (given, else extracted) that the gazetteer
     holds."""

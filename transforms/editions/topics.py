@@ -46,6 +46,7 @@ import time
 from collections.abc import Callable
 
 from schemas.pages import MAX_LIMIT, topic_path
+from transforms.articles.entities import generic
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ def topic_ids_of(entry: dict) -> list[str]:
     ids = _IDS_MEMO.get(key)
     if ids is None:
         entities, places, topics = key
-        ids = [f"entity:{e}" for e in entities]
+        ids = [f"entity:{e}" for e in entities if not generic(e)]
         ids += [f"place:{p}" for p in places]
         ids += [f"place:{e[6:]}" for e in entities if e.startswith("place:")]
         ids += [f"topic:{t}" for t in topics]

@@ -139,3 +139,10 @@ def test_people_and_organisations_have_normalised_keys():
     ]
     assert places.people_keys(ents) == {"person:donald-trump", "maria lopez", "jane roe"}
     assert places.org_keys(ents) == {"acme corp"}
+
+
+def test_generic_ids_have_no_topic_page():
+    from transforms.editions.topics import topic_ids_of
+
+    entry = {"entities": ("us", "state", "magnitude", "erdbeben der stärke", "kristi noem"), "places": ("us",)}
+    assert topic_ids_of(entry) == ["entity:kristi noem", "place:us"]
