@@ -70,6 +70,7 @@ PROBLEMS = {
     "bad_signature": "Missing or forged signature",
     "foreign_feed": "Feed does not belong to the publisher",
     "stale_ping": "Stale ping",
+    "url_too_long": "URL too long",
     "replayed_ping": "Replayed ping",
     "method_not_allowed": "Method not allowed",
     "profile_limit": "Profile limit reached",

@@ -465,7 +465,10 @@ def _ping_path() -> dict:
                 "requestBody": {"required": False, "content": {"application/json": {"schema": {}}}},
                 "responses": {
                     "202": {"description": "Poll triggered.", "content": any_json},
-                    "400": _problem("Body is not {feed_url, at} (invalid_body) or the ping is stale (stale_ping)."),
+                    "400": _problem(
+                        "Body is not {feed_url, at} (invalid_body), the ping is stale (stale_ping) or its feed_url is"
+                        " over 2,048 characters (url_too_long)."
+                    ),
                     "401": _problem("Unsigned (unauthorized)."),
                     "403": _problem("Bad signature (bad_signature) or foreign feed (foreign_feed)."),
                     "409": _problem("This ping was accepted before (replayed_ping): sign a new one."),

@@ -42,7 +42,8 @@ Configuration (``app.config``):
 - ``NEWSROOM_CLOCK``: a callable returning ms since the epoch (tests).
 
 Errors are RFC 9457 problems like the rest of the API (serving/http.py ``problem``): ``unknown_subscription``,
-``bad_signature``, ``foreign_feed``, ``stale_ping``, ``invalid_body``, ``invalid_parameter``, ``unauthorized``,
+``bad_signature``, ``foreign_feed``, ``stale_ping``, ``url_too_long`` (a ``feed_url`` over
+transforms.common.MAX_URL_CHARS, dead-lettered without the body), ``invalid_body``, ``invalid_parameter``, ``unauthorized``,
 ``body_too_large``, ``replayed_ping``, ``rate_limited`` (the ping's 429 also carries ``triggered: false`` and ``retry_after_s``). Only
 the answers a hub or publisher acts on stay plain: the echoed challenge (text/plain) and 202s.
 """
@@ -316,7 +317,7 @@ def known_feed(st: PushState, publisher_id: str, feed_url: str) -> str | None:
     one of its hosts). Only known feeds get a rate bucket, so URL variants neither bypass the window nor add rows."""
     from transforms.articles.urls import clean
 
-    if len(feed_url) > 2048:
+    if common.url_too_long(feed_url):
         return None
     canon = clean(feed_url)
     pub = st.registry.get(publisher_id)
@@ -381,6 +382,11 @@ def ping():
     if abs(now - at) > websub.PING_MAX_AGE_MS:
         _dead_letter(st, "stale_ping", f"at={at} now={now}", publisher_id, body)
         return http.problem(400, "stale_ping", "stale ping")
+    if common.url_too_long(feed_url):
+        _dead_letter(
+            st, common.URL_TOO_LONG, f"{publisher_id} pinged {common.url_excerpt(feed_url)}", publisher_id, b""
+        )
+        return http.problem(400, common.URL_TOO_LONG, f"feed_url over {common.MAX_URL_CHARS} characters")
     canonical = known_feed(st, publisher_id, feed_url)
     if canonical is None:
         _dead_letter(st, "foreign_feed", f"{publisher_id} pinged {feed_url[:300]}", publisher_id, body)

@@ -1,5 +1,5 @@
-"""What every stage shares: time units, the dead-letter tag and record, the story-change kinds, and the progress
-line of a long command (backfill, extract: done of total, rate, time left).
+"""What every stage shares: time units, the dead-letter tag and record, the story-change kinds, the URL length cap,
+and the progress line of a long command (backfill, extract: done of total, rate, time left).
 
 Plain Python (no Beam). One definition of each, so that a stage never spells a kind or a unit on its own:
 the layering test keeps this module below every stage, and ``tests/transforms/test_common.py`` pins that no
@@ -39,6 +39,25 @@ PLACEMENTS = (NEW_STORY, ASSIGN)
 
 MAX_DETAIL = 1_000
 MAX_PAYLOAD = 65_536
+
+# The longest URL kept or fetched anywhere: discovered (a feed's, sitemap's or front's links, a feed's hub and self
+# links, a page's canonical claims, a redirect's Location) or submitted (a publisher's ping, a feed registry row, an
+# operator's --url). Longer ones are dead-lettered (or refused) with reason ``url_too_long``, never stored, claimed or
+# fetched. Why 2,048 characters: the sitemaps protocol caps <loc> there (and Google's news sitemaps with it), it is
+# the length browsers and CDNs have long been safe with, and real article URLs stay far below it (the longest of
+# the 6,136 article URLs in ../shared/data has 531); a 1 MB link on a front page was kept as a discovery before.
+MAX_URL_CHARS = 2048
+URL_TOO_LONG = "url_too_long"
+
+
+def url_too_long(url: str | None) -> bool:
+    """True when ``url`` is longer than :data:`MAX_URL_CHARS` characters."""
+    return url is not None and len(url) > MAX_URL_CHARS
+
+
+def url_excerpt(url: str, keep: int = 120) -> str:
+    """A long URL as a dead letter's detail may quote it: its first ``keep`` characters and its length."""
+    return f"{url[:keep]!r}... ({len(url)} characters > {MAX_URL_CHARS})"
 
 
 def dead_letter(

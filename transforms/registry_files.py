@@ -24,6 +24,7 @@ import json
 import re
 from xml.sax.saxutils import quoteattr
 
+from transforms.common import MAX_URL_CHARS, url_too_long
 from transforms.publishers import PublisherRegistry, gazetteer_cities
 
 REQUIRED = ("publisher_id", "name", "hosts", "region", "language")
@@ -194,6 +195,8 @@ def _publisher_feed(feed) -> dict:
 
     if not isinstance(feed, dict) or set(feed) - {"url", "kind"} or not isinstance(feed.get("url"), str):
         raise ValueError(f"a feed must be {{url, kind}}, got {feed!r}"[:300])
+    if url_too_long(feed["url"]):
+        raise ValueError(f"feed url over {MAX_URL_CHARS} characters ({len(feed['url'])})")
     if not feed["url"].startswith(("http://", "https://")):
         raise ValueError(f"feed url must be http(s): {feed['url']!r}"[:300])
     if feed.get("kind", "auto") not in KINDS:

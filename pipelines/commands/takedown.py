@@ -66,7 +66,10 @@ def target(args) -> tuple[str, str, str]:
     """(kind, id, url) the flags name; CommandError (status 2) for a malformed one."""
     if args.url is not None:
         from transforms.articles.urls import article_id, clean
+        from transforms.common import MAX_URL_CHARS, url_too_long
 
+        if url_too_long(args.url):
+            raise CommandError(f"--url: longer than {MAX_URL_CHARS} characters ({len(args.url)}); nothing written")
         url = clean(args.url)
         if url is None:
             raise CommandError(f"--url: {args.url!r} is not an http(s) URL")

@@ -11,6 +11,7 @@ from transforms import common
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHARED = {"SECOND_MS", "MINUTE_MS", "HOUR_MS", "DAY_MS", "WEEK_MS", "DEAD_LETTER", "CHANGE_KINDS", "PLACEMENTS"}
+SHARED |= {"MAX_URL_CHARS", "URL_TOO_LONG"}
 SHARED_FUNCTIONS = {"dead_letter_json", "dead_letter_record"}
 DEAD_LETTER_FIELDS = {"stage", "reason", "detail", "key", "payload"}  # a dict with these is a DeadLetter record
 

@@ -37,6 +37,8 @@ from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlun
 import courlan
 from courlan.clean import TRACKERS_RE as _TRACKERS_RE
 
+from transforms.common import url_too_long
+
 # Parameters courlan's tracker rules miss but which never identify an article.
 _EXTRA_TRACKERS = re.compile(
     r"^(?:hpt|cmp|cmpid|ito|mbid|smid|smtyp|share|shared|icid|ocid|ncid|amp|_amp|outputtype|_ga|_gl|ftag|spm|"
@@ -182,8 +184,10 @@ def clean_query(query: str) -> str:
 
 
 def clean(url: str) -> str | None:
-    """Tracking parameters, fragment and default port removed; scheme and host lower-cased. None if invalid."""
-    if not url:
+    """Tracking parameters, fragment and default port removed; scheme and host lower-cased. None if invalid or
+    longer than transforms.common.MAX_URL_CHARS (a page's canonical claim that long is passed over, like an invalid
+    one; a fetched URL that long was never fetched)."""
+    if not url or url_too_long(url):
         return None
     url = url.strip()
     if url.startswith("//"):

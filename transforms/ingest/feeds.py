@@ -34,7 +34,7 @@ from defusedxml import ElementTree as SafeET
 from defusedxml.common import DefusedXmlException
 
 from transforms import markup
-from transforms.common import DAY_MS
+from transforms.common import DAY_MS, MAX_URL_CHARS
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
@@ -212,7 +212,7 @@ def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> Parsed
     entries, dropped = [], 0
     for e in d.entries:
         link = e.get("link") or ""
-        guid = e.get("id") or link
+        guid = _short_guid(e.get("id") or link)
         if not guid or not link:
             continue
         pp = e.get("published_parsed") or e.get("updated_parsed")
@@ -247,6 +247,14 @@ def _syndication_entries(d, body: bytes, now_ms: int, max_age_ms: int) -> Parsed
         skip_hours=skip_hours,
         skip_days=skip_days,
     )
+
+
+def _short_guid(guid: str) -> str:
+    """A guid over common.MAX_URL_CHARS is kept as its SHA-256 (``sha256:<hex>``): it is the key of the feed's guid
+    memory, stored with the feed's state, and a publisher's megabyte of id must not be. Same guid, same key."""
+    if len(guid) <= MAX_URL_CHARS:
+        return guid
+    return "sha256:" + hashlib.sha256(guid.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _ttl_minutes(text) -> int | None:

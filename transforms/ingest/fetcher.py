@@ -2,8 +2,8 @@
 
 Reads URLs; writes :class:`FetchResult` (status, final URL, lower-cased headers, body bytes, or an error reason).
 Never raises for network or policy failures: the reason code (``blocked_address``, ``dns_error``,
-``robots_disallowed``, ``too_large``, ``timeout``, ``connection_error``, ``too_many_redirects``, ``bad_scheme``)
-goes to the caller, which dead-letters it.
+``robots_disallowed``, ``too_large``, ``timeout``, ``connection_error``, ``too_many_redirects``, ``bad_scheme``,
+``url_too_long``) goes to the caller, which dead-letters it.
 
 - Address guard (:mod:`transforms.ingest.guard`) on the first URL and on every redirect hop; the connection goes to
   the vetted IP (urllib3 pool on the IP, Host header and TLS SNI / certificate check on the name).
@@ -23,7 +23,8 @@ goes to the caller, which dead-letters it.
   Body limit (default 5 MiB): a larger body is refused, not truncated (a cut article would be a wrong article).
 - One hostile host cannot stall ingest for long: a feed poll runs in the ingest loop, so the deadline bounds the
   loop's stall to ``total_timeout_s`` per poll of that feed, and the schedule backs a failing feed off.
-- Redirects followed by hand, at most ``max_redirects`` (default 5), only to http/https.
+- Redirects followed by hand, at most ``max_redirects`` (default 5), only to http/https. No hop goes to a URL over
+  ``transforms.common.MAX_URL_CHARS`` (2,048): ``url_too_long``, whether the caller or a Location header named it.
 - robots.txt (urllib.robotparser) checked for pages, cached per origin for ``robots_ttl_s`` (default 1 h). Per
   RFC 9309: 4xx means no restrictions, 5xx or unreachable means disallow everything (retried after 5 min).
 - Retry policy: the fetcher does not retry; callers retry transient failures (timeouts, 5xx) a bounded number of
@@ -44,6 +45,7 @@ from urllib.parse import urljoin, urlsplit
 import certifi
 import urllib3
 
+from transforms.common import URL_TOO_LONG, url_excerpt, url_too_long
 from transforms.ingest.guard import AddressGuard, BlockedAddress
 
 DEFAULT_USER_AGENT = "NewsroomBot/0.1 (+https://github.com/newsroom/newsroom; news aggregator; polite crawler)"
@@ -344,9 +346,11 @@ class Fetcher:
     def _connect(self, result: FetchResult, current: str, check_robots: bool):
         """``(parts, host, target)`` for a hop to ``current``: scheme and port checked, the address resolved through
         the guard, robots.txt obeyed, the host's politeness delay waited. A FetchResult when the hop fails."""
+        if url_too_long(current):
+            return self._fail(result, URL_TOO_LONG, url_excerpt(current))
         parts = urlsplit(current)
         if parts.scheme not in ("http", "https"):
-            return self._fail(result, "bad_scheme", current)
+            return self._fail(result, "bad_scheme", current[:300])
         host = parts.hostname or ""
         try:
             port = parts.port or (443 if parts.scheme == "https" else 80)

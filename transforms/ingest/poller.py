@@ -165,6 +165,19 @@ def _diff_entry(
     state.remember(e.guid, fp, keep)
 
 
+def _drop_long_urls(parsed, config: FeedConfig, now_ms: int, out: PollOutcome) -> None:
+    """Entries whose link is over common.MAX_URL_CHARS are dropped (never claimed, fetched nor remembered): one
+    dead letter ``url_too_long`` per poll says how many and quotes the first; a hub or self link that long is
+    ignored. The guid memory does not keep them, so each later poll that still lists them says so again."""
+    long_links = [e.link for e in parsed.entries if common.url_too_long(e.link)]
+    if long_links:
+        parsed.entries = [e for e in parsed.entries if not common.url_too_long(e.link)]
+        detail = f"{len(long_links)} link(s) dropped, the first {common.url_excerpt(long_links[0])}"
+        out.dead_letters.append(dead_letter(common.URL_TOO_LONG, detail, config.url, None, now_ms))
+    if common.url_too_long(parsed.hub) or common.url_too_long(parsed.self_url):
+        parsed.hub = parsed.self_url = None
+
+
 def poll_feed(
     fetcher: Fetcher,
     config: FeedConfig,
@@ -201,6 +214,7 @@ def poll_feed(
         out.dead_letters.append(dead_letter(exc.reason, exc.detail, config.url, res.body[:65536], now_ms))
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
+    _drop_long_urls(parsed, config, now_ms, out)
     source = _source(trigger, parsed.kind)
     # The memory holds at least the whole feed: an entry still listed is never forgotten and found again (a feed
     # longer than GUID_MEMORY, or one drained over several polls). The body limit bounds the feed, so the memory.

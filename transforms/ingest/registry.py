@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from transforms.common import MAX_URL_CHARS, url_too_long
 from transforms.publishers import PublisherRegistry, default_registry
 
 KINDS = ("rss", "atom", "sitemap", "front", "auto")  # front: an HTML section front (transforms.ingest.fronts)
@@ -35,6 +36,8 @@ def read_local(path: str) -> str:
 
 def normalise(entry: dict, registry: PublisherRegistry) -> dict:
     url = str(entry["url"]).strip()
+    if url_too_long(url):
+        raise ValueError(f"feed url over {MAX_URL_CHARS} characters ({len(url)}): {url[:100]!r}...")
     if not url.startswith(("http://", "https://")):
         raise ValueError(f"feed url must be http(s): {url!r}")
     pub = registry.get(entry["publisher_id"]) if entry.get("publisher_id") else None
