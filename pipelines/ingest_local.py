@@ -67,10 +67,11 @@ class LocalIngest:
         self.fetcher = Fetcher(
             self.ctx.fetcher, AddressGuard(dict(self.ctx.host_overrides), resolver=resolver, allow=self.ctx.allow_hosts)
         )
-        self.items_topic = self.cfg.name(self.o.items_topic)
-        self.dead_topic = self.cfg.name(self.o.dead_letter_topic)
-        self.request_topic = self.cfg.name(self.o.fetch_request_topic)
-        self.request_sub = self.cfg.name(self.o.fetch_request_subscription)
+        # base names: the bus puts them in the config's namespace itself (a second prefix was a topic nobody read)
+        self.items_topic = self.o.items_topic
+        self.dead_topic = self.o.dead_letter_topic
+        self.request_topic = self.o.fetch_request_topic
+        self.request_sub = self.o.fetch_request_subscription
         for t in (self.items_topic, self.dead_topic, self.request_topic):
             self.bus.ensure_topic(t)
         self.bus.ensure_subscription(self.request_topic, self.request_sub)

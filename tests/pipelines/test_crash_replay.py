@@ -231,3 +231,47 @@ def test_a_killed_ingest_loses_no_claimed_page(tmp_path):
         assert_every_claim_stored_once(config, claimed, world.world)
     finally:
         world.stop()
+
+
+@pytest.mark.emulator
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_killed_streaming_stories_job_loses_no_claimed_page_on_the_emulators(gcp_store_config, tmp_path):
+    """The same crash on the cloud's stores: Pub/Sub (whose messages the local streaming runner acknowledges as
+    soon as it pulls them) and Bigtable (the feed store's outbox, the article store)."""
+    import threading
+
+    from pipelines.stories import run
+    from stores.beam_io import HEARTBEAT_ATTRIBUTE
+
+    config = gcp_store_config
+    world = World(tmp_path, config)
+    try:
+        world.ingest(4.0)
+        claimed = held_urls(config)
+        assert len(claimed) >= 20
+
+        run_child(STORIES_HANGS_AFTER_ONE, stories_argv(config), tmp_path / "deciding", timeout_s=240)
+        assert 0 < len(stored(config, claimed)) < len(claimed)  # what the killed job had pulled was acknowledged
+
+        time.sleep(GRACE_S)
+        world.ingest(2.0)
+        bus, stop = open_store("bus", config), threading.Event()
+        beat = threading.Thread(  # the watermark and cancel() need messages flowing (LOCAL_STACK.md)
+            target=lambda: [
+                bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"}) for _ in iter(lambda: stop.wait(1.0), True)
+            ],
+            daemon=True,
+        )
+        beat.start()
+        result = run(stories_argv(config), wait=False)
+        try:
+            deadline = time.monotonic() + 300
+            while unstored_claims(config, claimed, world.world) and time.monotonic() < deadline:
+                time.sleep(3)
+            assert_every_claim_stored_once(config, claimed, world.world)
+        finally:
+            stop.set()
+            result.cancel()
+    finally:
+        world.stop()
