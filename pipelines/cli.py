@@ -233,9 +233,33 @@ def main(argv: list[str] | None = None) -> int:
     module = _import_command(args._module)
     if not args._beam_job:
         return run_command(name, lambda: _checked(name, args) or int(module.main(args) or 0), name not in RAW_OUTPUT)
+    unknown = beam_unknown(rest)
+    if unknown:  # Beam would log "Unparseable argument" and go on: a mistyped flag silently ignored
+        flags = shown(" ".join(unknown))
+        print(f"newsroom {name}: error: unrecognized arguments: {flags} (see newsroom {name} --help)", file=sys.stderr)
+        return 2
     if any(a.startswith("--dry_run") for a in argv):
         _report_dry_runs()
     return run_command(name, lambda: _checked(name, args) or run_job(name, module.run, argv[1:]), safe_output=False)
+
+
+def beam_unknown(rest: list[str]) -> list[str]:
+    """The flags among ``rest`` (what the job's own flags left) that no Beam PipelineOptions class defines."""
+    if not rest:
+        return []
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, conflict_handler="resolve")
+    todo, seen = [PipelineOptions], set()
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+                sub._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(rest)
+    return [a for a in unknown if a.startswith("-")]
 
 
 def _checked(name: str, args: argparse.Namespace) -> None:

@@ -81,6 +81,18 @@ def require_folder(path: str, flag: str) -> None:
         raise CommandError(f"{flag} {shown(path)}: {what}")
 
 
+def load_input(flag: str, path: str | None, load: Callable, what: str):
+    """``load(path)``, an input file a flag names read and checked; CommandError naming the flag and the file when
+    it cannot be read or has the wrong shape (the loaders' KeyError, TypeError and AttributeError included)."""
+    try:
+        return load(path)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise CommandError(f"{flag} {shown(path)}: cannot read it: {reason}") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CommandError(f"{flag} {shown(path)}: not {what}: {exc}") from None
+
+
 def run_command(name: str, body: Callable[[], int], safe_output: bool = True) -> int:
     """``body()``'s exit status under the policy of the module docstring."""
     from stores.base import StoreError

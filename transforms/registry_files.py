@@ -241,6 +241,13 @@ def read_publishers(text: str, gazetteer: dict | None = None) -> list[dict]:
     return check_publishers(json_rows(text, "publishers"), gazetteer)
 
 
+def registry_file(path: str) -> PublisherRegistry:
+    """The registry of a publishers file (a command's ``--publishers``), every row checked: OSError when it cannot
+    be read, RowError / ValueError naming the bad lines."""
+    with open(path, encoding="utf-8") as f:
+        return PublisherRegistry.from_dicts(read_publishers(f.read()))
+
+
 # feeds -------------------------------------------------------------------------------------------------------
 def is_opml(text: str) -> bool:
     return text.lstrip().startswith("<")

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from pipelines.command_errors import CommandError, shown
+from pipelines.command_errors import CommandError, load_input, shown
 from stores.controls import KINDS, LABELS, MAX_EXPIRY_MS, Control
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -253,7 +253,10 @@ def _main(args) -> int:
     from stores import config_from_args
     from transforms.editions.config import load_config
 
-    edition, section = _page(args, load_config(args.editions))
+    config = (
+        load_input("--editions", args.editions, load_config, "an editions file") if args.editions else load_config()
+    )
+    edition, section = _page(args, config)
     store_config = config_from_args(args)
     if args.action == "list":
         return _list(args, store_config, edition, section)

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipelines.command_errors import require_folder
+from pipelines.command_errors import load_input, require_folder
 from transforms.common import format_duration
 
 SUFFIXES = (".html.gz", ".htm.gz", ".html", ".htm")
@@ -124,6 +124,14 @@ def check_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict | None]
         manifest = read_manifest(args.manifest)
     except (ValueError, AttributeError) as exc:
         raise ValueError(f"--manifest {args.manifest}: not a manifest of URLs ({exc})") from None
+    if args.publishers:  # loaded by every worker: a bad file would reject every page, one by one
+        from transforms.registry_files import registry_file
+
+        load_input("--publishers", args.publishers, registry_file, "a publishers file")
+    if args.aliases:
+        from transforms.articles.entities import AliasTable
+
+        load_input("--aliases", args.aliases, AliasTable.load, "an alias table")
     truth = None
     if args.score:
         try:

@@ -186,19 +186,13 @@ def render_html(report: dict) -> str:
 
 def _registry(path: str | None):
     """The publisher registry of ``--publishers`` (checked row by row), else the packaged one."""
-    from pipelines.command_errors import CommandError, shown
-    from transforms.publishers import PublisherRegistry, default_registry
-    from transforms.registry_files import read_publishers
+    from pipelines.command_errors import load_input
+    from transforms.publishers import default_registry
+    from transforms.registry_files import registry_file
 
     if path is None:
         return default_registry()
-    try:
-        with open(path, encoding="utf-8") as f:
-            return PublisherRegistry.from_dicts(read_publishers(f.read()))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CommandError(f"--publishers {shown(path)}: cannot read it: {exc.strerror or exc}") from None
-    except ValueError as exc:  # RowError included: the bad rows, by line
-        raise CommandError(f"--publishers {shown(path)}: not a publishers file: {exc}") from None
+    return load_input("--publishers", path, registry_file, "a publishers file")  # bad rows named by line
 
 
 def check_flags(args) -> None:

@@ -61,12 +61,14 @@ def _when(ms) -> str:
 
 
 def main(args) -> int:
-    from pipelines.commands.control import CommandError, decimal_id, require_reason, shown
+    from pipelines.commands.control import CommandError, decimal_id, load_input, require_reason, shown
     from schemas.pages import page_path, pool_path
     from stores import NotFound, config_from_args, open_stores
     from transforms.editions.config import load_config
 
-    config = load_config(args.editions)
+    config = (
+        load_input("--editions", args.editions, load_config, "an editions file") if args.editions else load_config()
+    )
     try:
         edition = config.edition(args.edition)
     except KeyError:

@@ -36,11 +36,15 @@ def place(tmp_path, monkeypatch):
     (tmp_path / "pubs-dict.json").write_text(json.dumps({"x": 1}))
     (tmp_path / "pubs-list.json").write_text("[1, 2]")
     (tmp_path / "out").mkdir()
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / "p1.html").write_text("<html><head><title>t</title></head><body><p>hello</p></body></html>")
+    (tmp_path / "binary.tsv").write_bytes(b"\xff\xfe\x00 not text")
     decision = {"kind": "decision", "seq": 1, "language": "en", "article_id": "a1", "story_id": 1, "at": 0}
     (tmp_path / "out" / "explanations.jsonl").write_text(json.dumps(decision) + "\n")
     return tmp_path
 
 
+XT = ["extract", "--pages", "pages", "--out", "x.jsonl", "--workers", "1"]
 FAIR = ["fairness", "--edition", "us-en", "--day", "2026-01-01", "--data_dir", "data"]
 TYPO = ["--data_dir", "data-typo"]
 
@@ -86,6 +90,39 @@ CASES = {
     "stories bad backend": (["stories", "--backend", "nope"], "--backend"),
     "ingest bad backend": (["ingest", "--backend", "nope"], "--backend"),
     "covisit bad backend": (["covisit", "--backend", "nope"], "--backend"),
+    "extract wrong-shaped publishers": (XT + ["--publishers", "pubs-dict.json"], "--publishers pubs-dict.json: not a"),
+    "extract unreadable aliases": (XT + ["--aliases", "binary.tsv"], "--aliases binary.tsv: cannot read"),
+    "control wrong-shaped editions": (
+        ["control", "list", "--edition", "us-en", "--editions", "pubs-list.json", "--data_dir", "data"],
+        "--editions",
+    ),
+    "rollback unreadable editions": (
+        [
+            "rollback",
+            "--edition",
+            "us-en",
+            "--section",
+            "top",
+            "--list",
+            "--editions",
+            "binary.tsv",
+            "--data_dir",
+            "data",
+        ],
+        "--editions",
+    ),
+    "backfill mistyped flag": (
+        ["backfill", "--input", "in.jsonl", "--output", "o", "--publisher", "p.json"],
+        "--publisher",
+    ),
+    "stories mistyped flag": (
+        ["stories", "--data_dir", "data", "--edition", "us-en"],
+        "unrecognized arguments: --edition",
+    ),
+    "stories wrong-shaped editions": (
+        ["stories", "--data_dir", "data", "--editions", "pubs-list.json"],
+        "editions file",
+    ),
     "run bad flag": (["run", "--bogus"], "unrecognized arguments"),
     "stack bad action": (["stack", "bogus"], "invalid choice"),
 }

@@ -179,7 +179,10 @@ def load_config(path: str | None = None) -> EditionsConfig:
         text = resources.files("transforms.editions").joinpath("editions.json").read_text(encoding="utf-8")
     else:
         text = Path(path).read_text(encoding="utf-8")
-    return parse_config(json.loads(text))
+    try:
+        return parse_config(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # ConfigError and JSON's errors: name the file
+        raise ConfigError(f"editions file {path or '(packaged)'}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=4)
