@@ -354,7 +354,11 @@ class PreparedTopic:
 
     @classmethod
     def build(cls, doc: dict) -> PreparedTopic:
-        keys = ("schema", "topic", "kind", "value", "edition", "pool_version", "cycle", "story_count")
+        from transforms.articles.entities import topic_name
+
+        keys = ("schema", "topic", "kind", "value", "name", "edition", "pool_version", "cycle", "story_count")
+        if "name" not in doc:  # a page pre-built before topic pages had names: the name the origin would write
+            doc = dict(doc, name=topic_name(doc["topic"], doc["edition"].partition("-")[2] or None))
         items = tuple(
             orjson.dumps(
                 {

@@ -189,6 +189,11 @@ def _topic_schemas() -> dict:
             "topic": {"type": "string"},
             "kind": {"enum": ["entity", "place", "topic"]},
             "value": {"type": "string"},
+            "name": {
+                "type": "string",
+                "description": "What readers see: a gazetteer place's or an entity's name in the edition's language "
+                "(a region's code is its country), never a raw code.",
+            },
             "edition": {"type": "string"},
             "pool_version": {"type": "integer"},
             "cycle": {"type": "string", "format": "date-time"},

@@ -54,6 +54,7 @@ from serving import http
 from serving.catalog import place_entity
 from serving.context import services
 from serving.storylines import topic_storylines
+from transforms.articles.entities import topic_name
 
 bp = Blueprint("topics", __name__)
 bp.before_request(http.shared_preflight)
@@ -227,6 +228,7 @@ def _head(pool, topic_id: str, story_count: int) -> dict:
         "topic": topic_id,
         "kind": kind,
         "value": value,
+        "name": topic_name(topic_id, pool.edition.partition("-")[2] or None),
         "edition": pool.edition,
         "pool_version": pool.version,
         "cycle": pool.cycle,

@@ -52,6 +52,7 @@ def test_topic_page_lists_the_pools_stories_about_it_by_the_editions_score(app, 
     doc = orjson.loads(r.data)
     validator().validate(doc)
     assert (doc["topic"], doc["kind"], doc["value"], doc["edition"]) == (topic_id, kind, value, EDITION)
+    assert doc["name"] == {"entity": "ISRO", "place": "Lagos", "topic": "Science"}[kind]  # a name, not the id
     assert doc["pool_version"] == p.version and doc["story_count"] == len(expected)
     assert [s["story_id"] for s in doc["stories"]] == [p.story_ids[i] for i in expected[:10]]
     first = doc["stories"][0]

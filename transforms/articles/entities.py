@@ -580,3 +580,20 @@ def generic(entity_id: str, language: str | None = None) -> bool:
     common = GENERIC | stopwords(language or "en") | CONNECTORS
     words = entity_id.replace("_", " ").replace("-", " ").casefold().split()
     return len(entity_id) < 2 or all(w in common for w in words)
+
+
+def topic_name(topic_id: str, language: str | None = None) -> str:
+    """The name of a topic page id (``entity:{id}``, ``place:{code}``, ``topic:{section}``) in ``language``: what
+    :func:`display` shows, a place code's gazetteer name (a region's code is its country), else the id's words. The
+    ``name`` of a topic page, pre-built (transforms/editions/topics.py) or built by the origin (serving/topics.py)."""
+    kind, _, value = topic_id.partition(":")
+    if kind == "place":
+        shown = display(value if value.startswith("place:") else "place:" + value, language)
+    elif kind == "entity":
+        shown = display(value, language)
+    else:
+        shown = None
+    if shown is not None:
+        return shown[0]
+    words = value.split(":", 1)[-1].replace("-", " ").replace("_", " ")
+    return title_words(words) if words.islower() else words

@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable
 
 from schemas.pages import MAX_LIMIT, topic_path
-from transforms.articles.entities import generic
+from transforms.articles.entities import generic, topic_name
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +170,7 @@ def topic_documents(pool: dict, followed: dict[str, int], max_pages: int = MAX_T
                 "topic": topic,
                 "kind": kind,
                 "value": value,
+                "name": topic_name(topic, pool["edition"].partition("-")[2] or None),
                 "edition": pool["edition"],
                 "version": pool["version"],
                 "pool_version": pool["version"],

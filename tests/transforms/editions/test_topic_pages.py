@@ -113,6 +113,17 @@ def test_topic_pages_are_bounded_per_cycle_followed_first():
     assert chosen[2:5] == ["entity:org:e59", "entity:org:e58", "entity:org:e57"]  # then most stories
     world = next(d for d in topics.topic_documents(pool, followed) if d["topic"] == "topic:world")
     assert world["story_count"] == len(pool["stories"]) and len(world["stories"]) == topics.MAX_STORIES
+    assert world["name"] == "World"
+
+
+def test_pre_built_topic_pages_carry_the_name_readers_see():
+    pool = {"edition": "de-de", "version": 1, "cycle": "2024-03-01T12:00:00Z", "stories": []}
+    for i in range(3):
+        entry = {"story_id": str(i), "score": 1.0, "section": "world", "entities": ("place:united-states",)}
+        pool["stories"].append(dict(entry, places=("us",), representative={"title": "t", "url": "https://x.test/a"}))
+    names = {d["topic"]: d["name"] for d in topics.topic_documents(pool, {})}
+    assert set(names.values()) == {"Vereinigte Staaten"}  # the region's code and the place entity: one name
+    assert {"place:us", "place:united-states"} <= set(names)
 
 
 def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_chosen(tmp_path):
