@@ -25,7 +25,9 @@ Two kinds of subcommand:
   ``python -m pipelines.JOB ARGS``: the arguments go unchanged to the job's ``run(argv)``, which parses them with
   PipelineOptions, so every flag the job does not define is Beam's (``--runner``, ``--project``, ``--region``,
   ``--temp_location``, ``--sdk_container_image``, ``--dry_run`` ...). The job's own flags are checked first
-  (a missing required flag or a bad choice fails with argparse's message) and listed by ``newsroom JOB --help``.
+  (a missing required flag or a bad choice fails with argparse's message) and listed by ``newsroom JOB --help``;
+  a flag that neither the job nor any Beam options class defines is refused (:func:`beam_unknown`), where Beam
+  alone would only log "Unparseable argument" and run without it.
   A ValueError from the job (an inconsistent flag, named in its message) exits with status 2 and no traceback.
   With ``--runner=DataflowRunner --dry_run=True`` the job is translated for Dataflow and not submitted; the command
   then prints one line ``newsroom dry run: {json}`` (job type, streaming, top-level steps, Pub/Sub subscriptions

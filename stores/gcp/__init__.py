@@ -3,7 +3,7 @@
 - :mod:`stores.gcp.clients`: the process-wide clients (:func:`client`) and the mapping of client-library failures
   to the store exceptions;
 - :mod:`stores.gcp.bigtable`: the article, story and pointer stores, the Bigtable row helpers the other
-  Bigtable-backed stores (:mod:`stores.profiles`, :mod:`stores.feeds`) share (:class:`Table`,
+  Bigtable-backed stores (:mod:`stores.gcp.profiles`, :mod:`stores.feeds`) share (:class:`Table`,
   :func:`latest_cell_filter`, :func:`cell_value`) and the tables' GC rules (:func:`gc_rule`);
 - :mod:`stores.gcp.gcs`: the snapshot store (objects ``{namespace}/{path}`` in ``config.bucket``);
 - :mod:`stores.gcp.pubsub`: the message bus (topics ``projects/{project}/topics/{config.name(topic)}``).
