@@ -119,10 +119,19 @@ EXPECTED_GRANTS = {
         "project": DATAFLOW,
         "topics": {"dead-letter-covisit": PUBLISH},
         "subscriptions": {"covisit-read-events": READ_SUBSCRIPTION},
-        # the neighbours; the readers' cluster memberships read and the clusters' click counts written
-        "tables": {"covisit": ["roles/bigtable.user"], "userclusters": ["roles/bigtable.user"]},
+        # the neighbours; the readers' cluster memberships read and the clusters' click counts written; the
+        # published aliases map read (pointer + object) so counts follow merges (transforms/covisit/survivors.py)
+        "tables": {
+            "covisit": ["roles/bigtable.user"],
+            "userclusters": ["roles/bigtable.user"],
+            "pointers": ["roles/bigtable.reader"],
+        },
         "namespaced": [],
-        "buckets": {"staging": ["roles/storage.objectAdmin"], "templates": ["roles/storage.objectViewer"]},
+        "buckets": {
+            "staging": ["roles/storage.objectAdmin"],
+            "templates": ["roles/storage.objectViewer"],
+            "snapshots": ["roles/storage.objectViewer"],
+        },
         "registry": ["roles/artifactregistry.reader"],
         "secrets": [],
         "custom": [],

@@ -20,7 +20,8 @@
 #             predefined role grants it without also granting edits of the load balancer).
 #   backfill  reads the production article table, the tombstones (takedowns: skipped) and snapshots (read-only),
 #             writes only its own namespace tables (<namespace>-<table>) and the backfill bucket.
-#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters; reads
+#   covisit   reads read events (covisit-read-events), writes the covisit table, publishes its dead letters, reads
+#             the aliases pointer and map (pointers table, snapshots bucket: counts follow merges); reads
 #             the readers' cluster memberships and writes the clusters' click counts (userclusters).
 #   userclusters the daily user-cluster job: reads the reader profiles' reads (profiles, read-only) and replaces
 #             the readers' cluster memberships (userclusters).
@@ -117,9 +118,9 @@ locals {
       project          = local.dataflow_project_roles
       topics           = { "dead-letter-covisit" = ["roles/pubsub.publisher"] }
       subscriptions    = { "covisit-read-events" = ["roles/pubsub.subscriber", "roles/pubsub.viewer"] }
-      tables           = { covisit = ["roles/bigtable.user"], userclusters = ["roles/bigtable.user"] }
+      tables           = { covisit = ["roles/bigtable.user"], userclusters = ["roles/bigtable.user"], pointers = ["roles/bigtable.reader"] }
       namespaced       = []
-      buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"] }
+      buckets          = { staging = ["roles/storage.objectAdmin"], templates = ["roles/storage.objectViewer"], snapshots = ["roles/storage.objectViewer"] }
       registry         = ["roles/artifactregistry.reader"]
       secrets          = []
       custom           = []
