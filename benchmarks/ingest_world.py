@@ -56,6 +56,7 @@ def start_stack(data_dir: str, speed: float, on_item=None):
             "--min_host_delay_s=0.1",
             f"--websub_callback_base={origin}",
             "--request_poll_s=0.2",
+            "--replay_after_s=86400",  # no stories job settles the outbox here: no replay may count as a discovery
         ]
     )
     ingest = LocalIngest.from_options(options, host_overrides=world.host_overrides, on_item=on_item)
