@@ -71,6 +71,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "publishers": ("pipelines.commands.publishers", "import, export or list the publisher registry (JSON)"),
     "feeds": ("pipelines.commands.feeds", "import, export, list or disable the ingest job's feeds (JSON, OPML)"),
+    "preflight": (
+        "pipelines.commands.preflight",
+        "is a project ready for a deploy? one line per check, with the command that fixes it",
+    ),
     "update-check": (
         "pipelines.commands.update_check",
         "can the streaming jobs be updated in place from a git ref, or must they be drained? (and why)",

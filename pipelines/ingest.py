@@ -77,8 +77,8 @@ def _registry_flags(a) -> None:
         "--allow_hosts",
         default="",
         help="Operator allowlist of feeds on this machine or a private network: comma-separated host[:port] "
-        "entries (127.0.0.1:8765, feeds.lan) resolved as usual and then allowed a private address; nothing is "
-        "allowed unless listed. Default: none.",
+        "entries resolved as usual and then allowed a private address; nothing is allowed unless listed. Example: "
+        "feeds.internal:8080. Default: none.",
     )
 
 

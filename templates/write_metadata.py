@@ -89,6 +89,13 @@ SPECS = {
                 True,
                 "",
             ),
+            "allow_hosts": (
+                "Private feed hosts allowed",
+                r"^[A-Za-z0-9.\[\]:-]+(,[A-Za-z0-9.\[\]:-]+)*$",
+                "feeds.internal:8080",
+                True,
+                "",
+            ),
             "user_agent": ("User-Agent", ANY, "NewsroomBot/1.0", True, ""),
             "connect_timeout_s": ("Connect timeout (s)", F, "5", True, ""),
             "fetch_timeout_s": ("Read timeout (s)", F, "10", True, ""),
