@@ -129,4 +129,3 @@ def main(tree):
             continue
         result[job] = {"transforms": shape(graphs["proto"])}
     json.dump(result, sys.stdout, sort_keys=True)
-
