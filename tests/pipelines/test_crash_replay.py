@@ -275,3 +275,19 @@ def test_a_killed_streaming_stories_job_loses_no_claimed_page_on_the_emulators(g
             result.cancel()
     finally:
         world.stop()
+
+
+@pytest.mark.timeout(120)
+def test_ingest_in_a_namespace_publishes_where_the_stories_job_reads(tmp_path):
+    """The bus puts topic names in the config's namespace itself; the local ingest named them once more, so with a
+    namespace its items went to a topic no subscription read (found by the emulator test above)."""
+    config = StoreConfig(data_dir=str(tmp_path / "data"), namespace="ns1")
+    world = World(tmp_path, config, feeds={"http://dailyherald.test/rss.xml"})
+    try:
+        world.ingest(3.0)
+        claimed = held_urls(config)
+        bus = open_store("bus", config)
+        got = {bus.decode("items-raw", m)["fetched_url"] for m in bus.pull("stories-items-raw", 1000, timeout=0.5)}
+        assert claimed and got == claimed
+    finally:
+        world.stop()
