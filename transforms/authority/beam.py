@@ -77,14 +77,23 @@ class ReadStoryFactFn(beam.DoFn):
         yield sc.story_fact(story, articles, self.label_map, self.section_order)
 
 
+def operator_registry(publishers_path: str | None, config: StoreConfig | None):
+    """The operator's registry: the stored one (transforms/publisher_store.py), else the file, else the sample."""
+    if config is None:
+        return default_registry(publishers_path)
+    from transforms.publisher_store import LiveRegistry
+
+    return LiveRegistry(publishers_path, config).registry
+
+
 class StoryEvidenceFn(beam.DoFn):
     """Story fact -> ((publisher_id, section key), counts) per publisher of the story."""
 
-    def __init__(self, publishers_path: str | None = None):
-        self.publishers_path = publishers_path
+    def __init__(self, publishers_path: str | None = None, config: StoreConfig | None = None):
+        self.publishers_path, self.config = publishers_path, config
 
     def setup(self):
-        self.group_of = sc.group_function(default_registry(self.publishers_path))
+        self.group_of = sc.group_function(operator_registry(self.publishers_path, self.config))
 
     def process(self, fact: dict):
         yield from sc.story_evidence(fact, self.group_of).items()
@@ -114,7 +123,7 @@ class PublishAuthorityFn(beam.DoFn):
         self.config, self.params, self.publishers_path, self.window = config, params, publishers_path, window
 
     def process(self, totals: list, n_stories: int):
-        registry = default_registry(self.publishers_path)
+        registry = operator_registry(self.publishers_path, self.config)
         rated = sc.compute(dict(totals), registry, self.params)
         doc = {
             "computed_at": int(time.time() * 1000),
@@ -159,7 +168,7 @@ def add_authority(
     n_stories = facts | "CountStories" >> beam.combiners.Count.Globally()
     totals = (
         facts
-        | "StoryEvidence" >> beam.ParDo(StoryEvidenceFn(publishers_path))
+        | "StoryEvidence" >> beam.ParDo(StoryEvidenceFn(publishers_path, config))
         | "SumCounts" >> beam.CombinePerKey(SumCountsFn())
         | "AllCounts" >> beam.combiners.ToList()
     )
