@@ -52,6 +52,7 @@ from transforms.articles.entity_words import (
 
 MAX_ENTITIES = 25
 SMALL_CITY = 100_000  # a gazetteer city this small needs more than its bare name (_resolve_places)
+BIG_CITY = 1_000_000  # a bare city name this big needs no other place of its country in the article
 CONFIRM_BODY_CHARS = 200  # a body this long must say an unlinked name mid-sentence for it to count (_salient)
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
@@ -341,12 +342,13 @@ def _after_article(run: list[str], prev: str) -> tuple[list[str], bool]:
     return run, cut
 
 
-def _capitalised_runs(text: str, language: str) -> list[tuple[str, str, int, bool]]:
-    """(surface, kind hint, position, said mid-sentence) for each capitalised n-gram of a cased-script text."""
+def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tuple[str, str, int, bool]]:
+    """(surface, kind hint, position, said mid-sentence) for each capitalised n-gram of a cased-script text;
+    ``lower_seen`` (the words the article writes in lower case) gains this text's."""
     nouns_capitalised = language in NOUN_CAPITALISING
     sw = stopwords(language)
     toks = _tokens(text)
-    lower_seen = {t.casefold() for t, _ in toks if t[:1].islower()}
+    lower_seen.update(t.casefold() for t, _ in toks if t[:1].islower())
     out = []
     i, n = 0, len(toks)
     sentence_start = True
@@ -425,53 +427,74 @@ def _add_text(add, tally: _Tally, title: str, body: str, language: str, aliases:
     caseless = bool(_CASELESS.search(title + text[:2000])) and len(_CASELESS.findall(text[:2000])) > 0.3 * len(
         re.findall(r"\w", text[:2000]) or [1]
     )
-    for offset, chunk, weight in ((0, title, 2.0), (len(title) + 1, text, 1.0)):
+    lower_seen: set[str] = set()  # the body first: a title word the body writes in lower case is a common word
+    for offset, chunk, weight in ((len(title) + 1, text, 1.0), (0, title, 2.0)):
         if not chunk:
             continue
         if not caseless:
-            for surface, kind, pos, mid in _capitalised_runs(chunk, language):
+            for surface, kind, pos, mid in _capitalised_runs(chunk, language, lower_seen):
                 add(surface, kind, weight, offset + pos, mid=mid and offset > 0)
         for surface, (eid, kind, name) in aliases.scan(chunk):
             tally.add(eid, name, kind, weight, offset + chunk.find(surface), True)
         if caseless:
-            _add_caseless_places(tally, chunk, offset, weight, aliases)
+            _add_caseless_places(tally, (chunk, offset, weight), language, aliases)
             for m in _KATAKANA.finditer(chunk):
                 add(m.group(0), "OTHER", weight * 0.5, offset + m.start())
             for m in _BOOK_TITLE.finditer(chunk):
                 add(m.group(1), "OTHER", weight * 0.5, offset + m.start())
 
 
-def _add_caseless_places(tally: _Tally, chunk: str, offset: int, weight: float, aliases: AliasTable) -> None:
-    """Gazetteer place names in a caseless-script text (the alias table's own surfaces are tallied by its scan)."""
+def _add_caseless_places(tally: _Tally, text: tuple[str, int, float], language: str, aliases: AliasTable) -> None:
+    """Gazetteer place names in a caseless-script text (chunk, offset, weight); the alias table's own surfaces are
+    tallied by its scan."""
+    chunk, offset, weight = text
     g = places.gazetteer()
     for pos, surface in g.scan(chunk):
-        if aliases.link(surface) is None:
-            p = g.candidates(surface)[0]
-            tally.add(p.entity_id, p.name, "PLACE", weight, offset + pos, True)
+        found = g.candidates(surface, language) if aliases.link(surface) is None else ()
+        if found:
+            tally.add(found[0].entity_id, found[0].name, "PLACE", weight, offset + pos, True)
 
 
 def _resolve_places(items: dict[str, dict], language: str) -> None:
-    """3. unlinked names the gazetteer holds become its places (``place:{slug}``), each read in the context of the
-    article's other places (:meth:`transforms.articles.places.Gazetteer.resolve`). A city of fewer than
-    ``SMALL_CITY`` people needs more than its bare name: a locative preposition before it ("in Stockton"), a name
-    of more than one word, or its state or country named too; a stop word or a generic word is never a place."""
+    """4. unlinked names the gazetteer holds become its places (``place:{slug}``), each read in the context of the
+    article's other places (:meth:`transforms.articles.places.Gazetteer.resolve`). A lone word that no locative
+    preposition announces ("in Stockton") must be a city said inside a sentence (not only a headline's or a
+    sentence's first word: "Man shot ..." names no city) unless it has ``BIG_CITY`` people, be a city of at least ``SMALL_CITY`` people or a country or state,
+    below ``BIG_CITY`` in a country another place of the article shares when it names others ("Bush" is no
+    Egyptian city in a story from Texas), and spelt as the place is when the place's name has accents ("Bush" is not "Būsh"). A stop word or
+    a generic word is never a place."""
     todo = {eid: it for eid, it in items.items() if not it["linked"] and it["kind"] in ("PLACE", "OTHER")}
     if not todo:
         return
     g = places.gazetteer()
-    found = g.resolve(it["name"] for it in todo.values())
-    named = {k for p in found.values() if p.kind != "city" for k in (p.key, *p.parents)}
+    found = g.resolve((it["name"] for it in todo.values()), language)
+    linked = [g.by_entity(eid) for eid, it in items.items() if it["linked"] and eid.startswith("place:")]
+    named = [p.country for p in (*found.values(), *linked) if p is not None]
     generic = stopwords(language) | GENERIC
     for eid, it in todo.items():
         p = found.get(it["name"])
         if p is None or eid in generic:
             continue
-        hinted = it["kinds"].get("PLACE") or " " in eid or bool(set(p.parents[:2]) & named)
-        if p.kind == "city" and p.population < SMALL_CITY and not hinted:
+        shared = named.count(p.country) > 1 or len(named) == 1
+        if " " not in eid and not _spelt_as(p, it["name"]):
+            continue
+        if not (it["kinds"].get("PLACE") or " " in eid) and not _bare_name_ok(p, shared, it["mid"]):
             continue
         del items[eid]
         it.update(name=p.name, kind="PLACE", linked=True)
         _merge(items, p.entity_id, it)
+
+
+def _bare_name_ok(p: places.Place, shared: bool, mid: bool) -> bool:
+    """Whether a lone word no preposition announces may be place ``p`` (:func:`_resolve_places`)."""
+    if p.kind == "city" and (p.population < SMALL_CITY or not mid and p.population < BIG_CITY):
+        return False
+    return not (p.kind in ("city", "admin1") and p.population < BIG_CITY and not shared)
+
+
+def _spelt_as(p: places.Place, word: str) -> bool:
+    """Whether one word may name ``p``: not an accent-less spelling of an accented name ("God" is not "Göd")."""
+    return not (word.isascii() and not p.name.isascii() and word.casefold() != p.name.casefold())
 
 
 def _fold_short_mentions(items: dict[str, dict]) -> None:
@@ -506,7 +529,7 @@ def _salient(items: dict[str, dict], confirm: bool) -> list[dict]:
         multiword = len(it["name"].split()) > 1
         if not it["linked"] and not multiword and it["count"] < 2 and it["score"] < 2:
             continue
-        if not it["linked"] and confirm and not it["mid"]:
+        if not it["linked"] and (confirm and not it["mid"] or generic(eid)):
             continue
         rank = it["score"] + (1.0 if it["linked"] else 0.0) + (0.5 if multiword else 0.0)
         out.append((-rank, it["pos"], eid, it))
@@ -528,8 +551,8 @@ def extract(
     add = _adder(tally, aliases)
     _add_markup(add, article, keywords, aliases)
     _add_text(add, tally, title, body, language, aliases)
-    _resolve_places(tally.items, language)
     _fold_short_mentions(tally.items)
+    _resolve_places(tally.items, language)
     return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS)
 
 
@@ -578,7 +601,7 @@ def generic(entity_id: str, language: str | None = None) -> bool:
     if ":" in entity_id:
         return False
     common = GENERIC | stopwords(language or "en") | CONNECTORS
-    words = entity_id.replace("_", " ").replace("-", " ").casefold().split()
+    words = entity_id.replace("_", " ").replace("-", " ").replace("’", "'").casefold().split()
     return len(entity_id) < 2 or all(w in common for w in words)
 
 

@@ -305,7 +305,9 @@ PLACE_WORDS = {
 GENERIC = frozenset(
     """state states magnitude breaking update updated live exclusive video videos watch photos photo gallery opinion
     analysis editorial explainer report reports news latest today tonight weather earthquake quake storm police
-    officials government court president minister sources us in gb uk eu
+    officials government court president minister sources us in gb uk eu metro street rights reserved caption close
+    get pm am edt est cdt cst mdt mst pdt pst gmt utc updated i'm jan feb mar apr jun jul aug sep sept oct nov dec
+    suv dui house channel mt american
     erdbeben stärke magnitud séisme terremoto sismo aardbeving trzęsienie землетрясение""".split()
 )
 NOUN_CAPITALISING = frozenset({"de", "lb"})

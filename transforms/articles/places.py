@@ -189,16 +189,25 @@ class _Builder:
         self.caseless: dict[str, str] = {}  # caseless surface -> folded name
         self.slugs: dict[str, str] = {}  # key -> slug claimed first (alias rows)
         self.territories: dict[str, dict[str, str]] = {}  # language -> ISO code -> country name
+        self.only_in: dict[tuple[str, str], set[str]] = {}  # (folded name, key) -> the languages naming it so
+        self.anywhere: set[tuple[str, str]] = set()  # (folded name, key) of every language
 
     def place(self, key: str, **fields) -> None:
         self.places.setdefault(key, dict(key=key, **fields))
 
-    def name(self, key: str, name: str, quality: int) -> None:
+    def name(self, key: str, name: str, quality: int, language: str = "") -> None:
+        """Index ``name`` for ``key``; a name given for one ``language`` other than English (a CLDR country name)
+        is read only in that language's articles, unless another source gives it too ("Man" is the Isle of Man in
+        some languages, a word in English)."""
         if not _usable_name(name):
             return
         folded = fold(name)
         if not folded:
             return
+        if language and language != "en":
+            self.only_in.setdefault((folded, key), set()).add(language)
+        else:
+            self.anywhere.add((folded, key))
         have = self.names.setdefault(folded, {})
         have[key] = max(have.get(key, 0), quality)
         if _is_caseless(name):
@@ -225,7 +234,8 @@ class _Builder:
             n: tuple(places[k] for k in sorted(ks, key=lambda k: (rank[k][0], -ks[k], rank[k][1], rank[k][2])))
             for n, ks in self.names.items()
         }
-        return Gazetteer(places, names, self.caseless, self.territories)
+        foreign = {nk: frozenset(langs) for nk, langs in self.only_in.items() if nk not in self.anywhere}
+        return Gazetteer(places, names, self.caseless, self.territories, foreign)
 
 
 def _free_slug(p: dict, taken: dict[str, str]) -> str:
@@ -241,17 +251,18 @@ def _free_slug(p: dict, taken: dict[str, str]) -> str:
 def _add_countries(b: _Builder, languages: list[str]) -> dict[str, str]:
     """Continents and countries with their names in every edition language; ISO code -> key."""
     b.territories = _territory_names(languages)
-    terr: dict[str, set[str]] = {}
-    for names in b.territories.values():
+    terr: dict[str, set[tuple[str, str]]] = {}
+    for lang, names in b.territories.items():
         for code, name in names.items():
-            terr.setdefault(code, set()).add(name)
+            terr.setdefault(code, set()).add((name, lang))
     for code, c in _data("continents.json").items():
         key = f"gn:{c['geonameId']}"
         b.place(
             key, gid=c["geonameId"], name=c["name"], kind="continent", country="", admin1="", population=0, parents=()
         )
-        for n in {c["name"], *terr.get(CONTINENT_CLDR.get(code, ""), ())}:
-            b.name(key, n, 2)
+        b.name(key, c["name"], 2)
+        for n, lang in terr.get(CONTINENT_CLDR.get(code, ""), ()):
+            b.name(key, n, 2, lang)
     cont = {code: f"gn:{c['geonameId']}" for code, c in _data("continents.json").items()}
     iso: dict[str, str] = {}
     for c in _data("countries.json").values():
@@ -268,8 +279,9 @@ def _add_countries(b: _Builder, languages: list[str]) -> dict[str, str]:
             population=int(c.get("population") or 0),
             parents=parents,
         )
-        for n in {c["name"], *terr.get(c["iso"], ())}:
-            b.name(key, n, 2)
+        b.name(key, c["name"], 2)
+        for n, lang in terr.get(c["iso"], ()):
+            b.name(key, n, 2, lang)
     return iso
 
 
@@ -371,8 +383,11 @@ class Gazetteer:
         names: dict[str, tuple[Place, ...]],
         caseless: dict[str, str],
         territories: dict[str, dict[str, str]] | None = None,
+        foreign: dict[tuple[str, str], frozenset[str]] | None = None,
     ):
         self._territories = territories or {}
+        self._foreign = foreign or {}
+        self._foreign_names = {n for n, _ in self._foreign}
         self._places = places
         self._names = names
         self._slugs = {p.slug: p for p in places.values()}
@@ -396,17 +411,22 @@ class Gazetteer:
     def country(self, iso2: str) -> Place | None:
         return self._iso.get((iso2 or "").upper())
 
-    def candidates(self, surface: str) -> tuple[Place, ...]:
+    def candidates(self, surface: str, language: str | None = None) -> tuple[Place, ...]:
         """The places a name may mean, most likely first (module docstring); a suffix after an apostrophe is cut
-        when the whole is no name ("İstanbul'da", "Paris's")."""
-        found = self._names.get(fold(surface))
+        when the whole is no name ("İstanbul'da", "Paris's"). With ``language``, a name only another language
+        gives a country is none."""
+        key = fold(surface)
+        found = self._names.get(key)
         if found is None and ("'" in surface or "’" in surface):
-            found = self._names.get(fold(surface.replace("’", "'").split("'")[0]))
+            key = fold(surface.replace("’", "'").split("'")[0])
+            found = self._names.get(key)
+        if found and language and key in self._foreign_names:
+            found = tuple(p for p in found if language in self._foreign.get((key, p.key), (language,)))
         return found or ()
 
-    def resolve(self, surfaces: Iterable[str]) -> dict[str, Place]:
+    def resolve(self, surfaces: Iterable[str], language: str | None = None) -> dict[str, Place]:
         """Surface -> place, each ambiguous name read in the context of the others (module docstring)."""
-        cands = {s: c for s in surfaces if (c := self.candidates(s))}
+        cands = {s: c for s in surfaces if (c := self.candidates(s, language))}
         named: dict[str, set[str]] = {}  # surface -> the keys it names for sure (itself and what contains it)
         for s, c in cands.items():
             if len(c) == 1 or c[0].kind != "city":

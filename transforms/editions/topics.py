@@ -47,6 +47,7 @@ from collections.abc import Callable
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
+from transforms.articles.places import gazetteer
 
 log = logging.getLogger(__name__)
 
@@ -72,11 +73,15 @@ class CityCodes(dict):
 def city_codes(config) -> CityCodes:
     """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
     out = CityCodes()
+    g = gazetteer()
     for code in sorted(config.regions):
         for name in config.regions[code].local_places:
             city = "-".join(name.split())
             out.setdefault(name, city)
             out.setdefault("place:" + city, city)
+            for p in g.candidates(name):  # every gazetteer place of that name in the region: each Springfield
+                if p.country == code.upper():
+                    out.setdefault(p.entity_id, city)
     return out
 
 

@@ -146,3 +146,25 @@ def test_generic_ids_have_no_topic_page():
 
     entry = {"entities": ("us", "state", "magnitude", "erdbeben der stärke", "kristi noem"), "places": ("us",)}
     assert topic_ids_of(entry) == ["entity:kristi noem", "place:us"]
+
+
+def test_words_that_are_places_elsewhere_are_not_places_here():
+    g = gazetteer()
+    assert "isle-of-man" in [p.slug for p in g.candidates("Man", "no")]  # Norwegian CLDR calls it "Man"
+    assert "isle-of-man" not in [p.slug for p in g.candidates("Man", "en")]
+    body = (
+        "Former President George Bush spoke in Houston, Texas, on Monday. A man was shot nearby. Bush said the "
+        "state would recover. In God we trust, Bush added, and the crowd in Houston cheered for a long while."
+    )
+    ents = entities.extract("Man shot as Bush visits Houston", body, "en")
+    assert [e["id"] for e in ents if e["kind"] == "PLACE"] == ["place:houston", "place:texas"]
+    assert not {"bush", "man", "god", "place:bush", "place:man", "place:god"} & {e["id"] for e in ents}
+
+
+def test_every_gazetteer_place_of_a_local_name_is_that_city():
+    from transforms.editions.config import load_config
+    from transforms.editions.topics import city_codes
+
+    codes = city_codes(load_config())
+    assert codes["place:springfield-us-il"] == codes["place:springfield"] == "springfield"
+    assert codes["place:los-angeles"] == "los-angeles"
