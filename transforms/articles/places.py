@@ -27,7 +27,8 @@ API (what the story writer and the entity extractor use)
   (alias id when linked, else the folded name without titles, accents or a possessive "'s").
 
 Resolution of a surface ("Springfield"): its candidates are ordered continent, country, capital city, US state,
-city, and within a kind by main name before alternate name, then population. A candidate whose country or state is
+city, and within a kind by population, a place's own name counting ``MAIN_NAME_WEIGHT`` times against another's
+alternate name. A candidate whose country or state is
 named unambiguously elsewhere in the same article wins ("Springfield" with "Illinois": Springfield, IL; "Georgia"
 with "Atlanta": the state). Short all-caps strings (codes such as "US", "IN", "GB") are never names here.
 
@@ -52,6 +53,10 @@ CONTINENT_CLDR = {"AF": "002", "AS": "142", "EU": "150", "NA": "003", "OC": "009
 BABEL_LOCALE = {"no": "nb"}
 # Alias-table place rows whose canonical name alone resolves to another place ("New York" is the state there).
 ALIAS_GEONAMES = {"place:new-york": 5128581, "place:washington-dc": 4140963, "place:gaza": 281133}
+# A place's own name counts as this many times its population against another place's alternate name: "Tolosa"
+# is Toulouse (433,000, Italian and Spanish name) before the town called Tolosa; "Stockton" is Stockton, CA before
+# Stockton-on-Tees.
+MAIN_NAME_WEIGHT = 10
 ALTERNATE_NAMES_MIN_POPULATION = 100_000  # smaller cities: their main name only (bounds memory: ~130,000 names)
 _CASELESS = re.compile(r"[\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u10ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
@@ -229,10 +234,14 @@ class _Builder:
             places[p["key"]] = Place(
                 p["key"], p["gid"], slug, p["name"], kind, p["country"], p["admin1"], p["population"], p["parents"]
             )
-        rank = {p["key"]: (KINDS_RANK[p["kind"]], -p["population"], p["gid"]) for p in self.places.values()}
+        rank = {p["key"]: (KINDS_RANK[p["kind"]], p["population"], p["gid"]) for p in self.places.values()}
+
+        def order_of(k: str, quality: int) -> tuple:
+            kind, population, gid = rank[k]
+            return kind, -population * (MAIN_NAME_WEIGHT if quality == 2 else 1), gid
+
         names = {
-            n: tuple(places[k] for k in sorted(ks, key=lambda k: (rank[k][0], -ks[k], rank[k][1], rank[k][2])))
-            for n, ks in self.names.items()
+            n: tuple(places[k] for k in sorted(ks, key=lambda k: order_of(k, ks[k]))) for n, ks in self.names.items()
         }
         foreign = {nk: frozenset(langs) for nk, langs in self.only_in.items() if nk not in self.anywhere}
         return Gazetteer(places, names, self.caseless, self.territories, foreign)

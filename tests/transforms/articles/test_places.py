@@ -168,3 +168,11 @@ def test_every_gazetteer_place_of_a_local_name_is_that_city():
     codes = city_codes(load_config())
     assert codes["place:springfield-us-il"] == codes["place:springfield"] == "springfield"
     assert codes["place:los-angeles"] == "los-angeles"
+
+
+def test_a_big_city_s_name_in_another_language_beats_a_small_town_of_that_name():
+    g = gazetteer()
+    assert g.candidates("Tolosa")[0].slug == "toulouse"  # Italian and Spanish for Toulouse, also a Basque town
+    assert g.candidates("Sídney")[0].country == "AU"
+    ents = entities.extract("", "L'Airbus A380 è stato presentato a Tolosa, in Francia, davanti ai clienti.", "it")
+    assert "place:toulouse" in {e["id"] for e in ents}
