@@ -15,13 +15,14 @@ This is not a parser: it decides only when the bytes received so far are enough 
   it finds (400, 413, 414, 431, 501), or the app answers (413 for a long body, read never), and the connection
   closes after that answer, so nothing after these bytes can be misread as the next request;
 - ``(n, 400)`` / ``(n, 413)`` / ``(n, 431)``: a chunked body that is malformed, longer than :data:`BODY_MAX`, or
-  whose trailer section is over :data:`HEAD_MAX`, or a head over :data:`HEAD_MAX` (431). The poller answers this
-  status itself and closes: handed on, the app would meet a body error only while reading the body (a 500), and
-  gunicorn's parser, given a head cut at :data:`HEAD_MAX` (each of its lines within gunicorn's own limits), would
-  meet the end of its input and close the connection without a word.
+  whose trailer section is over :data:`HEAD_MAX`, or a head over :data:`HEAD_MAX` or with more lines than gunicorn
+  takes (431). The poller answers this status itself and closes: handed on, the app would meet a body error only
+  while reading the body (a 500), and gunicorn's parser, given a head cut at :data:`HEAD_MAX` (each of its lines
+  within gunicorn's own limits), would meet the end of its input and close the connection without a word.
 
-Rescans are bounded too: a head with more line breaks than gunicorn's ``limit_request_fields`` allows (+2) is handed
-over (431) before it ends, and a chunked body of more than :data:`CHUNKS_MAX` chunks is refused (413).
+Rescans are bounded too: a head with more line breaks than gunicorn's ``limit_request_fields`` allows (+2) is
+answered 431 by the poller before it ends (handed over unfinished, gunicorn's parser would meet the end of its input
+and close without an answer), and a chunked body of more than :data:`CHUNKS_MAX` chunks is refused (413).
 
 Chunked bodies are followed chunk by chunk (size line, data, CRLF, up to the last chunk and its trailer section), so a
 chunk whose data happens to end in ``0\\r\\n\\r\\n`` does not pass for the end of the body.
@@ -46,7 +47,7 @@ def frame(buf: bytes | bytearray, request_line_max: int, fields_max: int = 100) 
     if lines != buf.count(b"\r\n", 0, stop):
         return stop, False  # a bare LF: gunicorn's parser answers 400
     if end < 0 and lines > fields_max + 2:
-        return stop, False  # more header lines than gunicorn takes: it answers 431
+        return stop, 431  # more header lines than gunicorn takes, the head unfinished: gunicorn would close silently
     if line_end < 0:
         return (stop, False) if stop > request_line_max + 1 else (request_line_max + 2, None)  # over: 414
     if end < 0:  # over HEAD_MAX: the poller answers 431 itself (gunicorn would meet a cut head and close silently)

@@ -118,7 +118,7 @@ def http_response(status: str, headers: list, body: bytes, close: bool, date: st
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-WHY = {400: "malformed chunked body", 413: "chunked body too large", 431: "request head over 64 KiB"}
+WHY = {400: "malformed chunked body", 413: "chunked body too large", 431: "request head over 64 KiB or 100 lines"}
 
 
 def refusal(status: int) -> bytes:

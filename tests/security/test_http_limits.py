@@ -201,3 +201,11 @@ def test_a_request_head_over_64_kib_is_answered_431(origin, ended):
         assert status_of(s) == 431
         assert closed_within(s, 5)
     assert pages_answered(origin)[0] == 200  # the worker lives
+
+
+def test_a_head_still_coming_with_more_lines_than_gunicorn_takes_is_answered_431(origin):
+    raw = req(PAGE, *(f"X-H{i}: v" for i in range(150)))[:-4]  # 150 short lines, no blank line yet
+    with connect(origin, timeout=5) as s:
+        s.sendall(raw)
+        assert status_of(s) == 431
+        assert closed_within(s, 5)
