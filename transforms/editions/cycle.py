@@ -28,6 +28,7 @@ from transforms.editions import documents as docs
 from transforms.editions import fairness, overlays, trust
 from transforms.editions.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
 from transforms.editions.book import StoryBook
+from transforms.editions.collector import spaced_collections
 from transforms.editions.context import CycleCache, CycleContext
 from transforms.editions.headlines import demoted_ids
 from transforms.editions.params import RankParams
@@ -105,12 +106,13 @@ def run_cycle(ctx: CycleContext) -> CycleOutput | None:
     """Rank ``ctx.edition`` at ``ctx.now`` (a minute boundary) and update its memory: the maths, the documents,
     then the overlays (:mod:`.overlays`) when the context has them. None when ``ctx.steady`` ends the cycle once
     the page slots are decided (transforms/editions/steady.py, the change-only replay)."""
-    ctx.clock.start()
-    ctx.book.flush()
-    out = cycle_documents(ctx, rank(ctx))
-    if out is not None and ctx.overlays is not None:
-        for phase in overlays.PHASES:
-            phase(ctx, out)
+    with spaced_collections():  # transforms/editions/collector.py
+        ctx.clock.start()
+        ctx.book.flush()
+        out = cycle_documents(ctx, rank(ctx))
+        if out is not None and ctx.overlays is not None:
+            for phase in overlays.PHASES:
+                phase(ctx, out)
     return out
 
 
