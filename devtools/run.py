@@ -398,7 +398,7 @@ class UserClusterSchedule:
     it runs ``python -m pipelines.userclusters`` on the run's stores in a child process (output appended to
     ``logs/userclusters-job.log``). One run at a time: a tick while a run is going starts nothing."""
 
-    LOOKBACK_MS = 30 * 86_400_000  # the job's --lookback_days default: reads it would not cluster do not count
+    LOOKBACK_MS = 30 * 86_400_000  # the profile store's reads (the job also reads its click log, 90 days)
 
     def __init__(self, config, every_s: float, logs, check_s: float = 15.0):
         self.config, self.every_s, self.logs, self.check_s = config, float(every_s), Path(logs), float(check_s)

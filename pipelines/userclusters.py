@@ -1,15 +1,16 @@
 """``newsroom userclusters``: the daily MinHash user clusters of For you's "readers like you" (batch Beam job).
 
-Reads every reader's recent reads from the profile store (``ProfileStore.scan_reads``: the reads the origin folds
-from the same read events it publishes to the co-visitation job; the last ``--lookback_days``, paused readers left
-out), puts each reader into ``--clusters_per_reader`` (q) clusters of ``--hashes_per_cluster`` (p) MinHash values
+Reads every reader's clicks of the last ``--lookback_days`` (90) from the click log the co-visitation job appends
+(the reads it accepted, kept 180 days: stores/userclusters.py) together with the profile store's recent reads
+(``ProfileStore.scan_reads``), paused readers left out, in ``--splits`` reader-id ranges read in parallel (a
+worker per range: more workers, a shorter run), puts each reader into ``--clusters_per_reader`` (q) clusters of ``--hashes_per_cluster`` (p) MinHash values
 concatenated (Das et al. 2007; the choice of
 p = 3, q = 10 and the other thresholds: transforms/userclusters/minhash.py), drops clusters under
 ``--min_members`` members, and replaces every scanned reader's memberships in the user-cluster store
 (stores/userclusters.py: embedded SQLite or the Bigtable table ``userclusters``). The co-visitation job keeps the
 clusters' click counts online from then on; the origin reads both (serving/clusters.py).
 
-    Start -> ScanReads -> SpreadReaders -> ClustersOfReader -> MembersPerCluster -> KeepLargeClusters
+    Start -> KeyRanges -> SpreadRanges -> ReadRanges -> SpreadReaders -> ClustersOfReader -> MembersPerCluster -> KeepLargeClusters
           -> ClustersPerReader -> WriteMemberships      (transforms/userclusters/beam.py add_daily_clusters)
 
 Runner: without ``--runner`` the bounded job runs on FnApiRunner in this process; ``--runner=DataflowRunner``
@@ -65,8 +66,15 @@ class UserClusterOptions(StoreOptions):
         parser.add_argument(
             "--lookback_days",
             type=float,
-            default=30.0,
-            help="Only reads of the last this many days count (the profile store keeps 30 days). Default: 30.",
+            default=90.0,
+            help="Only reads of the last this many days count (the click log keeps 180 days, the profiles' reads "
+            "30). Default: 90.",
+        )
+        parser.add_argument(
+            "--splits",
+            type=int,
+            default=64,
+            help="Reader-id ranges read in parallel (fewer when the click log is small). Default: 64.",
         )
 
 
@@ -76,13 +84,14 @@ class UserClustersJob:
 
     run: JobRun
     params: Params
+    splits: int = 64
 
 
 def resolve(options: PipelineOptions) -> UserClustersJob:
     """The job's options, checked once (ValueError naming the flag when one is out of range)."""
     o = options.view_as(UserClusterOptions)
     run = JobRun.of(options)
-    for flag in ("hashes_per_cluster", "clusters_per_reader", "min_stories", "min_members", "lookback_days"):
+    for flag in ("hashes_per_cluster", "clusters_per_reader", "min_stories", "min_members", "lookback_days", "splits"):
         if not getattr(o, flag) > 0:
             raise ValueError(f"--{flag} must be > 0, got {getattr(o, flag)}")
     p, q = int(o.hashes_per_cluster), int(o.clusters_per_reader)
@@ -95,7 +104,9 @@ def resolve(options: PipelineOptions) -> UserClustersJob:
         min_members=int(o.min_members),
         lookback_ms=int(o.lookback_days * 86_400_000),
     )
-    return UserClustersJob(run=run, params=params)
+    if o.lookback_days > 180:
+        raise ValueError(f"--lookback_days must be at most 180 (the click log's age), got {o.lookback_days}")
+    return UserClustersJob(run=run, params=params, splits=int(o.splits))
 
 
 def build_pipeline(p, job: UserClustersJob, now_ms: int | None = None) -> dict:
@@ -103,7 +114,7 @@ def build_pipeline(p, job: UserClustersJob, now_ms: int | None = None) -> dict:
     from transforms.userclusters.beam import add_daily_clusters
 
     at = int(time.time() * 1000) if now_ms is None else int(now_ms)
-    return {"written": add_daily_clusters(p, job.run.store, job.params, at)}
+    return {"written": add_daily_clusters(p, job.run.store, job.params, at, job.splits)}
 
 
 def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = None):

@@ -91,6 +91,9 @@ userclusters (stores.userclusters.BigtableUserClusterStore: MinHash user cluster
                             n:{story_id}    decayed clicks of the cluster's members on one story (at most
                                             stores.userclusters.MAX_STORIES, the largest), written whole by the
                                             co-visitation job (no reader id in these rows)
+    c#{reader_id}           c:{at:013d}#{story_id}  (empty) one accepted read of the reader (the click log the
+                                            co-visitation job appends and the daily user-cluster job reads in
+                                            key-range splits); GC max age 180 days; deleted with the membership
 
 audit     (stores.audit.BigtableAuditLog: the operators' append-only trail; no GC by age, nothing deletes it)
     a#{at:013d}#{nonce}     m:entry         JSON {at, action, target, who, why, detail} of one operator action
@@ -135,7 +138,7 @@ TABLES: dict[str, dict[str, int]] = {
     "feeds": {"r": 1, "s": 1},
     "profiles": {"p": 1, "e": 1},
     "covisit": {"m": 1, "n": 1},
-    "userclusters": {"u": 1, "m": 1, "n": 1},
+    "userclusters": {"u": 1, "m": 1, "n": 1, "c": 1},
     "audit": {"m": 1},
     "controls": {"c": 1},
     "takedowns": {"t": 1},
@@ -147,7 +150,8 @@ TABLES: dict[str, dict[str, int]] = {
 MAX_AGE_DAYS: dict[str, dict[str, int]] = {
     "profiles": {"e": 30},
     "controls": {"c": 30},
-    "userclusters": {"u": 3, "m": 7, "n": 7},  # memberships are rewritten daily; a cluster idle a week fades
+    # memberships are rewritten daily; a cluster idle a week fades; the click log is kept for months
+    "userclusters": {"u": 3, "m": 7, "n": 7, "c": 180},
 }
 
 VERSION_WIDTH = 10
@@ -205,6 +209,10 @@ def covisit_key(story_id: int) -> bytes:
 
 def membership_key(reader_id: str) -> bytes:
     return f"u#{reader_id}".encode()
+
+
+def click_log_key(reader_id: str) -> bytes:
+    return f"c#{reader_id}".encode()
 
 
 def cluster_key(cluster_id: int) -> bytes:

@@ -135,9 +135,16 @@ class ProfileStore(abc.ABC):
         """Take one token of the reader's write budget: (granted, seconds to wait when not)."""
 
     @abc.abstractmethod
-    def scan_reads(self, since_ms: int = 0) -> Iterator[tuple[str, list[str]]]:
-        """Every reader with stored reads at or after ``since_ms``: ``(reader_id, story ids)``, one reader at a time
-        in reader-id order; paused readers are left out (the daily user-cluster job, pipelines/userclusters.py)."""
+    def scan_reads(
+        self, since_ms: int = 0, start: str | None = None, end: str | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
+        """Every reader in ``[start, end)`` (None: unbounded) with stored reads at or after ``since_ms``:
+        ``(reader_id, story ids)``, one reader at a time in reader-id order; paused readers are left out (the daily
+        user-cluster job, pipelines/userclusters.py, reads it range by range next to the click log)."""
+
+    def paused_readers(self, start: str | None = None, end: str | None = None) -> set[str]:
+        """The readers in ``[start, end)`` (None: unbounded) who paused personalisation (one range scan)."""
+        return set()
 
     def followed_topics(self, limit: int = 1000) -> dict[str, int]:
         """The ``limit`` most-followed topic ids with their follower counts (> 0): aggregated, no reader id."""
@@ -272,15 +279,16 @@ class EmbeddedProfileStore(ProfileStore):
             )
         return kept
 
-    def scan_reads(self, since_ms: int = 0):
+    def scan_reads(self, since_ms: int = 0, start=None, end=None):
         conn = self.db.connect()
-        paused = {
-            r for r, doc in conn.execute("SELECT reader_id, profile FROM profiles") if json.loads(doc).get("paused")
-        }
+        paused = self.paused_readers(start, end)
         reader, stories = None, []
-        rows = conn.execute(
-            "SELECT reader_id, event FROM profile_events WHERE at >= ? ORDER BY reader_id, at", (int(since_ms),)
-        )
+        sql, args = "SELECT reader_id, event FROM profile_events WHERE at >= ?", [int(since_ms)]
+        if start is not None:
+            sql, args = sql + " AND reader_id >= ?", args + [start]
+        if end is not None:
+            sql, args = sql + " AND reader_id < ?", args + [end]
+        rows = conn.execute(sql + " ORDER BY reader_id, at", args)
         for rid, event in rows:
             if rid != reader:
                 if stories and reader not in paused:
@@ -291,6 +299,14 @@ class EmbeddedProfileStore(ProfileStore):
                 stories.append(str(sid))
         if stories and reader not in paused:
             yield reader, stories
+
+    def paused_readers(self, start=None, end=None) -> set[str]:
+        sql, args = "SELECT reader_id, profile FROM profiles WHERE 1=1", []
+        if start is not None:
+            sql, args = sql + " AND reader_id >= ?", args + [start]
+        if end is not None:
+            sql, args = sql + " AND reader_id < ?", args + [end]
+        return {r for r, doc in self.db.connect().execute(sql, args) if json.loads(doc).get("paused")}
 
     def delete_history(self, reader_id: str, at: int | None = None) -> dict:
         with self.db.transaction() as conn:

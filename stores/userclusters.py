@@ -6,8 +6,15 @@ by the co-visitation job (transforms/userclusters/beam.py: one writer per cluste
 cluster's whole list). The origin reads both for For you's "readers like you" (serving/clusters.py). Never read by
 a shared page: a membership names a reader; a count row names none.
 
-Layout (schemas/tables.py, table ``userclusters``): ``u#{reader_id}`` (``u:clusters``, ``u:at``) and
-``k#{cluster_id:016x}`` (``m:at``, ``m:total``, ``n:{story_id}``).
+Layout (schemas/tables.py, table ``userclusters``): ``u#{reader_id}`` (``u:clusters``, ``u:at``),
+``k#{cluster_id:016x}`` (``m:at``, ``m:total``, ``n:{story_id}``) and ``c#{reader_id}`` (``c:{at:013d}#{story_id}``).
+
+The click log (``c#`` rows; embedded table ``click_log``): every read the co-visitation job accepted (not a bot's,
+not a duplicate), appended by that job (``log_clicks``) and kept CLICK_LOG_DAYS (180 days: a GC age rule on Bigtable;
+the embedded store drops older rows as it appends), so the daily job clusters readers on months of clicks, not on
+the profile's recent reads. It is read in key ranges (``click_splits`` cuts it, ``scan_clicks`` reads one range),
+so the daily job's workers each read a part. It names a reader: it is deleted with the reader's membership (the
+origin deletes both with the profile or the history).
 
 A membership older than MEMBERSHIP_MAX_AGE_MS (two daily runs) is not returned: a reader who deleted the profile
 while a run was writing, or whose reads have all aged out, stops being clustered by age alone.
@@ -20,14 +27,25 @@ Backends behind one interface, like the other stores (stores.open_store): :class
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from stores.base import StoreError
 
 MAX_STORIES = 50
 MAX_CLUSTERS = 64  # per reader: the job writes q of them (10 by default)
 MEMBERSHIP_MAX_AGE_MS = 48 * 3_600_000  # two daily runs
-FAMILY_MEMBERS, FAMILY_META, FAMILY_COUNTS = "u", "m", "n"
+FAMILY_MEMBERS, FAMILY_META, FAMILY_COUNTS, FAMILY_CLICKS = "u", "m", "n", "c"
+CLICK_PREFIX = b"c#"
+CLICK_LOG_DAYS = 180  # = schemas.tables.MAX_AGE_DAYS["userclusters"]["c"]
+DAY_MS = 86_400_000
+
+
+def _evenly(ids: list[str], n: int) -> list[str]:
+    """At most ``n - 1`` of the sorted ``ids`` as range boundaries, evenly spaced, none repeated."""
+    if n <= 1 or len(ids) < 2:
+        return []
+    cuts = sorted({ids[len(ids) * k // n] for k in range(1, n)} - {ids[0]})
+    return cuts
 
 
 def _bounded(items) -> list[tuple[int, float]]:
@@ -54,7 +72,7 @@ class UserClusterStore(abc.ABC):
 
     @abc.abstractmethod
     def delete_membership(self, reader_id: str) -> None:
-        """Forget the reader's clusters (with the profile or the history)."""
+        """Forget the reader's clusters and click log (with the profile or the history)."""
 
     @abc.abstractmethod
     def put_counts(self, cluster_id: int, counts: Iterable[tuple[int, float]], total: float, at: int) -> None:
@@ -64,6 +82,21 @@ class UserClusterStore(abc.ABC):
     @abc.abstractmethod
     def get_counts(self, cluster_ids: Iterable[int]) -> dict[int, tuple[list[tuple[int, float]], float, int]]:
         """``{cluster_id: (counts largest first, total, at)}`` of the clusters that have counts."""
+
+    @abc.abstractmethod
+    def log_clicks(self, clicks: Iterable[tuple[str, int, int]]) -> None:
+        """Append ``(reader_id, story_id, at)`` accepted reads to the click log (a replay writes the same cells)."""
+
+    @abc.abstractmethod
+    def scan_clicks(
+        self, since_ms: int, start: str | None = None, end: str | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
+        """``(reader_id, story ids)`` of every reader in ``[start, end)`` (None: unbounded) with logged clicks at
+        or after ``since_ms``, one reader at a time in reader-id order, a reader's clicks in time order."""
+
+    @abc.abstractmethod
+    def click_splits(self, n: int) -> list[str]:
+        """At most ``n - 1`` reader ids, ascending, cutting the click log into ranges of about equal size."""
 
     def membership(self, reader_id: str, now_ms: int, after_ms: int = 0) -> list[int]:
         """The reader's clusters, [] when none, older than MEMBERSHIP_MAX_AGE_MS at ``now_ms``, or written by a run
@@ -82,6 +115,9 @@ CREATE TABLE IF NOT EXISTS cluster_members (reader_id TEXT PRIMARY KEY, clusters
 CREATE TABLE IF NOT EXISTS cluster_counts (cluster_id INTEGER, story_id INTEGER, count REAL NOT NULL,
     PRIMARY KEY (cluster_id, story_id));
 CREATE TABLE IF NOT EXISTS cluster_at (cluster_id INTEGER PRIMARY KEY, total REAL NOT NULL, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS click_log (reader_id TEXT, at INTEGER, story_id INTEGER,
+    PRIMARY KEY (reader_id, at, story_id));
+CREATE INDEX IF NOT EXISTS click_log_at ON click_log (at);
 """
 
 
@@ -111,6 +147,36 @@ class EmbeddedUserClusterStore(UserClusterStore):
     def delete_membership(self, reader_id: str) -> None:
         with self.db.transaction() as conn:
             conn.execute("DELETE FROM cluster_members WHERE reader_id=?", (reader_id,))
+            conn.execute("DELETE FROM click_log WHERE reader_id=?", (reader_id,))
+
+    def log_clicks(self, clicks) -> None:
+        rows = [(str(r), int(a), int(s)) for r, s, a in clicks]
+        with self.db.transaction() as conn:
+            conn.executemany("INSERT OR IGNORE INTO click_log VALUES (?,?,?)", rows)
+            if rows:  # the 180-day age rule, by the clicks' own clock (a replay of old clicks keeps its window)
+                conn.execute(
+                    "DELETE FROM click_log WHERE at < ?", (max(a for _, a, _ in rows) - CLICK_LOG_DAYS * DAY_MS,)
+                )
+
+    def scan_clicks(self, since_ms: int, start=None, end=None):
+        sql, args = "SELECT reader_id, story_id FROM click_log WHERE at >= ?", [int(since_ms)]
+        if start is not None:
+            sql, args = sql + " AND reader_id >= ?", args + [start]
+        if end is not None:
+            sql, args = sql + " AND reader_id < ?", args + [end]
+        reader, stories = None, []
+        for rid, sid in self.db.connect().execute(sql + " ORDER BY reader_id, at, story_id", args):
+            if rid != reader:
+                if stories:
+                    yield reader, stories
+                reader, stories = rid, []
+            stories.append(str(sid))
+        if stories:
+            yield reader, stories
+
+    def click_splits(self, n: int) -> list[str]:
+        ids = [r for (r,) in self.db.connect().execute("SELECT DISTINCT reader_id FROM click_log ORDER BY reader_id")]
+        return _evenly(ids, n)
 
     def put_counts(self, cluster_id: int, counts, total: float, at: int) -> None:
         rows = [(int(cluster_id), s, c) for s, c in _bounded(counts)]
@@ -180,11 +246,57 @@ class BigtableUserClusterStore(UserClusterStore):
         return ids, int(cells[b"at"][0].value.decode())
 
     def delete_membership(self, reader_id: str) -> None:
-        from schemas.tables import membership_key
+        from schemas.tables import click_log_key, membership_key
 
-        row = self.table.direct_row(membership_key(reader_id))
-        row.delete()
-        self._commit(row, f"(delete) the clusters of {reader_id!r}")
+        for key, what in ((membership_key(reader_id), "clusters"), (click_log_key(reader_id), "click log")):
+            row = self.table.direct_row(key)
+            row.delete()
+            self._commit(row, f"(delete) the {what} of {reader_id!r}")
+
+    def log_clicks(self, clicks) -> None:
+        from schemas.tables import click_log_key
+
+        rows = {}
+        for reader, story, at in clicks:
+            row = rows.get(reader) or rows.setdefault(reader, self.table.direct_row(click_log_key(str(reader))))
+            row.set_cell(FAMILY_CLICKS, f"{int(at):013d}#{int(story)}".encode(), b"")
+        if not rows:
+            return
+        try:
+            statuses = self.table.mutate_rows(list(rows.values()))
+        except Exception as exc:
+            raise StoreError(f"userclusters: cannot log {len(rows)} readers' clicks: {exc}") from exc
+        failed = [s for s in statuses if getattr(s, "code", 0)]
+        if failed:
+            raise StoreError(f"userclusters: {len(failed)} of {len(rows)} click-log rows not written: {failed[0]}")
+
+    def scan_clicks(self, since_ms: int, start=None, end=None):
+        from google.cloud.bigtable import row_filters
+
+        from schemas.tables import click_log_key
+
+        first = click_log_key(start) if start is not None else CLICK_PREFIX
+        last = click_log_key(end) if end is not None else CLICK_PREFIX[:-1] + b"$"
+        only = row_filters.RowFilterChain(
+            [row_filters.FamilyNameRegexFilter(FAMILY_CLICKS), row_filters.CellsColumnLimitFilter(1)]
+        )
+        floor = f"{int(since_ms):013d}#"
+        try:
+            for row in self.table.read_rows(start_key=first, end_key=last, filter_=only):
+                cells = sorted(q.decode() for q in row.cells.get(FAMILY_CLICKS, {}))
+                stories = [q.split("#", 1)[1] for q in cells if q >= floor]
+                if stories:
+                    yield row.row_key[len(CLICK_PREFIX) :].decode("utf-8"), stories
+        except Exception as exc:
+            raise StoreError(f"userclusters: cannot scan the click log: {exc}") from exc
+
+    def click_splits(self, n: int) -> list[str]:
+        try:
+            keys = [s.row_key for s in self.table.sample_row_keys()]
+        except Exception as exc:
+            raise StoreError(f"userclusters: cannot sample the click log's keys: {exc}") from exc
+        ids = [k[len(CLICK_PREFIX) :].decode("utf-8", "replace") for k in keys if k.startswith(CLICK_PREFIX)]
+        return _evenly(sorted(set(ids)), n)
 
     def put_counts(self, cluster_id: int, counts, total: float, at: int) -> None:
         from schemas.tables import cluster_key

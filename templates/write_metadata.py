@@ -190,7 +190,9 @@ SPECS = {
     },
     "userclusters": {
         "name": "Newsroom user clusters",
-        "description": "Batch, daily: scans every reader's recent reads (Bigtable profiles), puts each reader in "
+        "description": "Batch, daily: reads every reader's clicks of the lookback from the click log (Bigtable "
+        "userclusters c# rows, kept 180 days) and recent profile reads, in --splits reader-id ranges in parallel, "
+        "puts each reader in "
         "--clusters_per_reader MinHash clusters of --hashes_per_cluster concatenated hash values (Das et al. 2007), "
         "drops clusters under --min_members readers and replaces every reader's memberships in the Bigtable table "
         "userclusters; the co-visitation job keeps the clusters' click counts and the origin serves them as For "
@@ -200,7 +202,8 @@ SPECS = {
             "clusters_per_reader": ("q: clusters per reader", r"^[1-9][0-9]*$", "10", True, ""),
             "min_stories": ("Fewest stories read to be clustered", r"^[1-9][0-9]*$", "3", True, ""),
             "min_members": ("Fewest readers in a kept cluster", r"^[1-9][0-9]*$", "5", True, ""),
-            "lookback_days": ("Reads of the last days", F, "30", True, ""),
+            "lookback_days": ("Reads of the last days", F, "90", True, ""),
+            "splits": ("Reader-id ranges read in parallel", r"^[1-9][0-9]*$", "64", True, ""),
         },
     },
     "authority": {

@@ -267,9 +267,13 @@ class BigtableProfileStore(ProfileStore):
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: int(limit)]
         return dict(top)
 
-    def scan_reads(self, since_ms: int = 0):
+    def scan_reads(self, since_ms: int = 0, start=None, end=None):
+        from schemas.tables import profile_key
+
+        first = profile_key(start) if start is not None else b"r#"
+        last = profile_key(end) if end is not None else b"r$"
         try:
-            for row in self.table.read_rows(start_key=b"r#", end_key=b"r$", filter_=self._latest()):
+            for row in self.table.read_rows(start_key=first, end_key=last, filter_=self._latest()):
                 cells = row.cells
                 raw = cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
                 if raw and json.loads(raw[0].value).get("paused"):
@@ -280,6 +284,30 @@ class BigtableProfileStore(ProfileStore):
                     yield row.row_key[2:].decode("utf-8"), stories
         except Exception as exc:
             raise StoreError(f"profiles: cannot scan reads: {exc}") from exc
+
+    def paused_readers(self, start=None, end=None) -> set[str]:
+        from google.cloud.bigtable import row_filters
+
+        from schemas.tables import profile_key
+
+        only = row_filters.RowFilterChain(
+            [
+                row_filters.FamilyNameRegexFilter(FAMILY_PROFILE),
+                row_filters.ColumnQualifierRegexFilter(COLUMN_PROFILE),
+                row_filters.CellsColumnLimitFilter(1),
+            ]
+        )
+        first = profile_key(start) if start is not None else b"r#"
+        last = profile_key(end) if end is not None else b"r$"
+        out = set()
+        try:
+            for row in self.table.read_rows(start_key=first, end_key=last, filter_=only):
+                raw = row.cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
+                if raw and json.loads(raw[0].value).get("paused"):
+                    out.add(row.row_key[2:].decode("utf-8"))
+        except Exception as exc:
+            raise StoreError(f"profiles: cannot scan paused readers: {exc}") from exc
+        return out
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         from schemas.tables import profile_key

@@ -109,7 +109,9 @@ STAGES: dict[str, set[str]] = {
         "PublishAuthority",
     },
     "userclusters": {
-        "ScanReads",
+        "KeyRanges",
+        "SpreadRanges",
+        "ReadRanges",
         "SpreadReaders",
         "ClustersOfReader",
         "MembersPerCluster",

@@ -33,7 +33,7 @@ def test_the_job_writes_every_readers_clusters(store_config):
         add_reads(profiles, f"fan{r}", SAME, NOW - DAY)  # five readers of the same stories: one group
     add_reads(profiles, "loner", range(100, 106), NOW - DAY)  # nobody like it: no cluster of five
     add_reads(profiles, "few", SAME[:2], NOW - DAY)  # two stories: not clustered
-    add_reads(profiles, "stale", SAME, NOW - 40 * DAY)  # reads past the 30-day lookback do not count
+    add_reads(profiles, "stale", SAME, NOW - 100 * DAY)  # reads past the 90-day lookback do not count
     add_reads(profiles, "quiet", SAME, NOW - DAY)
     profiles.update("quiet", lambda d: {**d, "paused": True})  # paused: its reads are not clustered
     clusters.put_membership("loner", [123], NOW - DAY)  # yesterday's clusters of a reader who now has none
@@ -64,3 +64,33 @@ def test_bad_flags_are_refused_naming_the_flag(embedded_store_config):
         run(store_argv(embedded_store_config) + ["--hashes_per_cluster=0"])
     with pytest.raises(ValueError, match="at most 1024"):
         run(store_argv(embedded_store_config) + ["--hashes_per_cluster=100", "--clusters_per_reader=20"])
+
+
+def test_the_job_reads_the_click_log_in_key_ranges_each_once(embedded_store_config):
+    """Months of clicks in the click log (the co-visitation job's), read in --splits ranges: every range is read
+    once, every reader comes out of exactly one range, and clicks 60 days old still count."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from pipelines.userclusters import run
+
+    config = embedded_store_config
+    profiles, clusters = open_profile_store(config), open_user_cluster_store(config)
+    fans = [f"fan{r:02d}" for r in range(40)]
+    clusters.log_clicks([(r, s, NOW - 60 * DAY + i) for r in fans for i, s in enumerate(SAME)])
+    add_reads(profiles, "fan00", SAME[:1], NOW - DAY)  # also in the profile: one reader, not two
+    add_reads(profiles, "quiet", SAME, NOW - DAY)
+    clusters.log_clicks([("quiet", s, NOW - DAY) for s in SAME])
+    profiles.update("quiet", lambda d: {**d, "paused": True})  # paused: its clicks are not clustered
+    result = run(store_argv(config) + ["--splits=8"], now_ms=NOW)
+
+    def counter(name):
+        got = result.metrics().query(MetricsFilter().with_name(name))["counters"]
+        return sum(c.committed for c in got)
+
+    ranges = len(clusters.click_splits(8)) + 1
+    assert ranges == 8
+    assert counter("ranges_read") == ranges  # each split read once
+    assert counter("readers") == len(fans)  # each reader once, the paused one left out
+    assert counter("memberships_written") == len(fans)
+    want = sorted(clusters_of(SAME))
+    assert all(clusters.membership(r, NOW) == want for r in fans) and clusters.membership("quiet", NOW) == []

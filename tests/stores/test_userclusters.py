@@ -45,3 +45,21 @@ def test_counts_are_bounded_and_replaced_whole(clusters):
     assert clusters.get_counts([2]) == {2: ([(9, 1.0)], 1.0, T0 + 6)}
     clusters.put_counts(2, [], 0.0, T0 + 7)
     assert clusters.get_counts([2]) == {}
+
+
+def test_the_click_log_reads_back_by_key_range_and_goes_with_the_membership(clusters):
+    t0 = 1_767_225_600_000
+    readers = [f"reader{r:03d}" for r in range(30)]
+    clusters.log_clicks([(r, 100 + k, t0 + k) for r in readers for k in range(3)])
+    clusters.log_clicks([("reader005", 101, t0 + 1)])  # a replay changes nothing
+    everything = list(clusters.scan_clicks(t0))
+    assert [r for r, _ in everything] == readers and everything[5][1] == ["100", "101", "102"]
+    assert list(clusters.scan_clicks(t0 + 2))[0] == ("reader000", ["102"])  # older clicks left out
+    cuts = clusters.click_splits(4)
+    assert cuts == sorted(cuts) and len(cuts) <= 3
+    bounds = [None, *cuts, None]
+    parts = [list(clusters.scan_clicks(t0, a, b)) for a, b in zip(bounds, bounds[1:])]
+    assert [rs for part in parts for rs in part] == everything  # the ranges cut the log, none twice
+    clusters.put_membership("reader005", [1], t0)
+    clusters.delete_membership("reader005")
+    assert "reader005" not in {r for r, _ in clusters.scan_clicks(t0)}

@@ -186,7 +186,8 @@ class CovisitNeighbours(beam.PTransform):
     """ReadEvent dicts -> ``(story_id, [(neighbour, count)], at)`` for every neighbour list written to the store.
 
     With ``clusters``, also the per-cluster click counts of the user clusters (transforms/userclusters/beam.py
-    ClusterCountsOnline, same decay and flush): the result is then ``{"written": ..., "clusters": ...}``."""
+    ClusterCountsOnline, same decay and flush), and the accepted reads appended to the click log the daily
+    user-cluster job reads (LogClicksFn): the result is then ``{"written": ..., "clusters": ...}``."""
 
     def __init__(self, store_config, params: Params | None = None, flush_ms: int = FLUSH_MS, clusters: bool = False):
         super().__init__()
@@ -203,7 +204,7 @@ class CovisitNeighbours(beam.PTransform):
             return pairs | "NeighboursPerStory" >> beam.ParDo(
                 StoryNeighboursFn(self.store_config, self.params, self.flush_ms)
             )
-        from transforms.userclusters.beam import ClusterCountsOnline
+        from transforms.userclusters.beam import ClusterCountsOnline, LogClicksFn
 
         out = keyed | "PairsPerReader" >> beam.ParDo(pairs_fn).with_output_types(tuple[int, typing.Any]).with_outputs(
             CLICKS, main="pairs"
@@ -212,4 +213,5 @@ class CovisitNeighbours(beam.PTransform):
             StoryNeighboursFn(self.store_config, self.params, self.flush_ms)
         )
         clusters = out[CLICKS] | "ClusterCounts" >> ClusterCountsOnline(self.store_config, self.params, self.flush_ms)
+        out[CLICKS] | "LogClicks" >> beam.ParDo(LogClicksFn(self.store_config))  # the daily job's months of clicks
         return {"written": written, "clusters": clusters}

@@ -2,7 +2,9 @@
 
 add_daily_clusters (the batch user-cluster job, pipelines/userclusters.py):
 
-    Start -> ScanReads (every reader's recent story ids, ProfileStore.scan_reads) -> SpreadReaders (Reshuffle)
+    Start -> KeyRanges (the click log cut into ~``splits`` reader-id ranges, UserClusterStore.click_splits)
+          -> SpreadRanges (Reshuffle: each range to any worker) -> ReadRanges (per range: the logged clicks of the
+          lookback, kept 180 days, with the profiles' recent reads, paused readers left out) -> SpreadReaders
           -> ClustersOfReader (q MinHash cluster ids) -> MembersPerCluster (GroupByKey) -> KeepLargeClusters
           -> with every scanned reader (an empty list too) -> ClustersPerReader (GroupByKey) -> WriteMemberships
 
@@ -24,6 +26,7 @@ ClusterCountsOnline (in the co-visitation job, transforms/covisit/beam.py's acce
 
 from __future__ import annotations
 
+import heapq
 import time
 import typing
 from collections import OrderedDict
@@ -42,25 +45,7 @@ from transforms.timers import arm, to_ms
 from transforms.userclusters.minhash import ClusterCounts, Params, clusters_of
 
 STAGE = "userclusters"
-
-
-class ScanReadsFn(beam.DoFn):
-    """One impulse -> ``(reader_id, [story_id])`` of every reader with reads since ``since_ms`` (one store scan)."""
-
-    def __init__(self, store_config, since_ms: int):
-        self.store_config, self.since_ms = store_config, int(since_ms)
-        self.readers = Metrics.counter(STAGE, "readers")
-
-    def process(self, _):
-        from stores.profiles import open_profile_store
-
-        store = open_profile_store(self.store_config)
-        try:
-            for reader, stories in store.scan_reads(self.since_ms):
-                self.readers.inc()
-                yield reader, stories
-        finally:
-            store.close()
+SPLITS = 64  # reader-id ranges the daily job reads in parallel (fewer when the click log is small)
 
 
 class UserClusterStoreFn(StoreDoFn):
@@ -70,6 +55,88 @@ class UserClusterStoreFn(StoreDoFn):
         from stores.userclusters import open_user_cluster_store
 
         return open_user_cluster_store(self.store_config)
+
+
+class KeyRangesFn(UserClusterStoreFn):
+    """``n`` -> the reader-id ranges ``(start, end)`` (None: open) the click log is cut into
+    (``UserClusterStore.click_splits``: about equal parts, at most ``n``), read on a worker when the job runs."""
+
+    def process(self, n):
+        bounds = [None, *self.store.click_splits(int(n)), None]
+        yield from zip(bounds, bounds[1:])
+
+
+def _merged(*scans):
+    """``(reader, stories)`` scans in reader-id order -> one per reader, its stories from every scan."""
+    reader, stories = None, []
+    for rid, more in heapq.merge(*scans, key=lambda rs: rs[0]):
+        if rid != reader:
+            if stories:
+                yield reader, stories
+            reader, stories = rid, []
+        stories.extend(more)
+    if stories:
+        yield reader, stories
+
+
+class ReadRangeFn(UserClusterStoreFn):
+    """``(start, end)`` -> ``(reader_id, [story_id])`` of every reader in the range: the click log's clicks since
+    ``since_ms`` with the profile's recent reads (the only history before the click log was kept), paused readers
+    left out. Counters: ranges_read, readers."""
+
+    def __init__(self, store_config, since_ms: int):
+        super().__init__(store_config)
+        self.since_ms = int(since_ms)
+        self.ranges = Metrics.counter(STAGE, "ranges_read")
+        self.readers = Metrics.counter(STAGE, "readers")
+
+    def setup(self):
+        super().setup()
+        from stores.profiles import open_profile_store
+
+        self.profiles = open_profile_store(self.store_config)
+
+    def teardown(self):
+        super().teardown()
+        if getattr(self, "profiles", None) is not None:
+            self.profiles.close()
+
+    def process(self, key_range):
+        start, end = key_range
+        paused = self.profiles.paused_readers(start, end)
+        clicks = self.store.scan_clicks(self.since_ms, start, end)
+        for reader, stories in _merged(clicks, self.profiles.scan_reads(self.since_ms, start, end)):
+            if reader not in paused:
+                self.readers.inc()
+                yield reader, stories
+        self.ranges.inc()
+
+
+class LogClicksFn(UserClusterStoreFn):
+    """(reader_id, story_id, at) accepted reads -> appended to the click log, a bundle's at once (or every
+    ``batch``)."""
+
+    def __init__(self, store_config, batch: int = 500):
+        super().__init__(store_config)
+        self.batch = int(batch)
+        self.logged = Metrics.counter(STAGE, "clicks_logged")
+
+    def start_bundle(self):
+        self.pending = []
+
+    def process(self, element):
+        self.pending.append(element)
+        if len(self.pending) >= self.batch:
+            self._flush()
+
+    def finish_bundle(self):
+        self._flush()
+
+    def _flush(self):
+        if self.pending:
+            self.store.log_clicks(self.pending)
+            self.logged.inc(len(self.pending))
+            self.pending = []
 
 
 class WriteMembershipsFn(UserClusterStoreFn):
@@ -99,13 +166,15 @@ def _keep_large(element, min_members: int):
             yield r, cluster
 
 
-def add_daily_clusters(p, store_config, params: Params, at_ms: int):
+def add_daily_clusters(p, store_config, params: Params, at_ms: int, splits: int = SPLITS):
     """Adds the daily job's stages to pipeline ``p`` (top-level steps, as the job's graph shows them); returns the
     ``(reader_id, clusters)`` of every scanned reader, written to the user-cluster store."""
     readers = (
         p
-        | "Start" >> beam.Create([None])
-        | "ScanReads" >> beam.ParDo(ScanReadsFn(store_config, int(at_ms) - params.lookback_ms))
+        | "Start" >> beam.Create([splits])
+        | "KeyRanges" >> beam.ParDo(KeyRangesFn(store_config))
+        | "SpreadRanges" >> beam.Reshuffle()
+        | "ReadRanges" >> beam.ParDo(ReadRangeFn(store_config, int(at_ms) - params.lookback_ms))
         | "SpreadReaders" >> beam.Reshuffle()
         | "ClustersOfReader" >> beam.Map(lambda rs: (rs[0], clusters_of(rs[1], params)))
     )

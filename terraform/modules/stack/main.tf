@@ -39,7 +39,7 @@ locals {
     controls     = { c = { max_versions = 1, max_age = "720h" } }
     takedowns    = { t = { max_versions = 1 } }
     follows      = { c = { max_versions = 1 } }
-    userclusters = { u = { max_versions = 1, max_age = "72h" }, m = { max_versions = 1, max_age = "168h" }, n = { max_versions = 1, max_age = "168h" } }
+    userclusters = { u = { max_versions = 1, max_age = "72h" }, m = { max_versions = 1, max_age = "168h" }, n = { max_versions = 1, max_age = "168h" }, c = { max_versions = 1, max_age = "4320h" } }
   }
 
   # Who reads which topic: stories reads raw items, ingest reads fetch requests (pushes, pings, burst priority).

@@ -75,6 +75,9 @@ def test_accepted_reads_of_members_count_once_per_cluster(tmp_path):
     bot_items, bot_total, _ = got[33]
     assert len(bot_items) == 10 and bot_total == pytest.approx(10.0, abs=0.01)  # up to the bar, then nothing
     assert open_covisit_store(cfg).get(S1) is not None  # co-visitation is written as before
+    logged = dict(store.scan_clicks(0))  # the accepted reads, in the click log the daily job reads
+    assert logged["a"] == [str(S1), str(S2)] and logged["b"] == [str(S1)] and logged["c"] == [str(S1)]
+    assert len(logged["bot"]) == 10  # up to the bar, like the counts
 
 
 def test_without_cluster_counts_nothing_is_written(tmp_path):
