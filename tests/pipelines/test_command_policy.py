@@ -123,6 +123,8 @@ CASES = {
         ["stories", "--data_dir", "data", "--editions", "pubs-list.json"],
         "editions file",
     ),
+    "preflight missing flag": (["preflight", "--project", "p"], "required: --region"),
+    "update-check not a git checkout": (["update-check", "--from", ESC, "--repo", "out"], "git"),
     "run bad flag": (["run", "--bogus"], "unrecognized arguments"),
     "stack bad action": (["stack", "bogus"], "invalid choice"),
 }
@@ -139,6 +141,11 @@ def test_bad_input_is_one_line_and_exit_2(place, capsys, case):
     assert needle in lines[0], lines[0]
     assert "\x1b" not in out.err + out.out  # no terminal escape reaches the terminal
     assert not (place / "data-typo").exists()  # a mistyped data dir is not created
+
+
+def test_every_command_has_a_bad_input_case():
+    """A new row of the COMMANDS table comes with its case above."""
+    assert set(cli.COMMANDS) <= {argv[0] for argv, _ in CASES.values()}
 
 
 def test_an_existing_data_dir_is_still_read(place, capsys):
