@@ -50,6 +50,7 @@ from serving.readers import vector_of
 from serving.shedding import Overloaded
 from stores import profile_versions as versions
 from stores.base import StoreError
+from transforms.articles.entities import topic_name
 
 bp = Blueprint("foryou", __name__)
 log = logging.getLogger(__name__)
@@ -216,8 +217,10 @@ def for_you(reader: str):
     except Overloaded:
         ranked, degraded = _shed(ext, pool, reader, pos, limit)
     parts = []
+    language = edition.partition("-")[2]
     for n, (i, reason) in enumerate(ranked, start=pos.depth + 1):
-        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % n + orjson.dumps(reason) + b"}")
+        named = orjson.dumps(reason) + b',"reason_name":' + orjson.dumps(reason_name(reason, language))
+        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % n + named + b"}")
     next_cursor = feed.advance(ext.cursor_secret, edition, pool, pos, [i for i, _ in ranked], limit)
     head = orjson.dumps(
         {"schema": "newsroom.for_you/v1", "edition": edition, "pool_version": pool.version, "degraded": degraded}
@@ -521,3 +524,15 @@ def events(reader: str):
     if not ext.folder.submit(ok):
         return http.retry_later("queue_full", "event queue is full", cache_control=http.PRIVATE)
     return _ok({"accepted": len(ok), "rejected": rejected}, status=202)
+
+
+def reason_name(reason: str, language: str) -> str | None:
+    """What a reader reads for a reason that names a place, a followed entity or a followed topic (``local:us`` ->
+    "United States", ``follows:entity/org:isro`` -> "ISRO"): never a raw code or id; None for another reason."""
+    kind, _, what = reason.partition(":")
+    if kind == "local" and what:
+        return topic_name(what if what.startswith("place:") else "place:" + what, language or None)
+    sort, _, value = what.partition("/")
+    if kind == "follows" and sort in ("entity", "topic") and value:
+        return topic_name(f"{sort}:{value}", language or None)
+    return None

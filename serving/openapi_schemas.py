@@ -153,6 +153,11 @@ def _feed_schemas() -> dict:
                 "pattern": "^(top_story|popular|interest|recent|edition|readers_like_you|follows:(topic|source|entity)/.+|local:.+"
                 "|similar_to:[0-9]{1,20}|also_read:[0-9]{1,20})$",
             },
+            reason_name={
+                "type": ["string", "null"],
+                "description": "The place, entity or topic a local or follows reason names, as readers see it "
+                "(local:us -> United States); null for other reasons.",
+            },
         ),
         "ForYouFeed": {
             "type": "object",

@@ -41,7 +41,9 @@
     h.appendChild(a);
     li.appendChild(h);
     (extras || []).forEach(function (node) { if (node) li.appendChild(node); });
-    if (it.reason) li.appendChild(el("p", why + " " + String(it.reason).replace(":", " ").replace(/_/g, " "), "reason"));
+    // a reason naming a place or a followed entity shows its name ("local United States"), never a raw code
+    var reason = it.reason_name ? String(it.reason).split(":")[0] + " " + it.reason_name : String(it.reason).replace(":", " ");
+    if (it.reason) li.appendChild(el("p", why + " " + reason.replace(/_/g, " "), "reason"));
     return li;
   }
 

@@ -126,8 +126,11 @@ def test_a_hidden_source_never_appears(app, client, auth):
 def test_follow_source_and_place_reasons(client, auth):
     client.post("/v1/me/follows", json={"kind": "place", "value": "lagos"}, headers=auth("carol"))
     client.post("/v1/me/follows", json={"kind": "source", "value": "pub-7"}, headers=auth("carol"))
-    reasons = {i["reason"] for i in whole_feed(client, auth("carol"))[:60]}
+    feed = whole_feed(client, auth("carol"))[:60]
+    reasons = {i["reason"] for i in feed}
     assert "local:lagos" in reasons and "follows:source/pub-7" in reasons
+    named = {i["reason"]: i["reason_name"] for i in feed}
+    assert named["local:lagos"] == "Lagos" and named["follows:source/pub-7"] is None  # a name, never the code
     r = client.delete("/v1/me/follows?kind=place&value=lagos", headers=auth("carol"))
     assert r.json["follows"]["places"] == []
     assert (

@@ -41,3 +41,13 @@ def test_a_card_shows_each_name_once_and_no_bad_chip():
     names = [name for _, name in card["chips"]]
     assert names == ["Springfield", "United States", "Local"]
     assert not set(names) & BAD_CHIPS
+
+
+def test_for_you_reasons_name_places_and_follows_never_codes():
+    from serving.foryou import reason_name
+
+    assert reason_name("local:us", "en") == "United States"
+    assert reason_name("local:gb", "de") == "Vereinigtes Königreich"
+    assert reason_name("local:place:springfield-us-il", "en") == "Springfield, Illinois"
+    assert reason_name("follows:entity/person:donald-trump", "en") == "Donald Trump"
+    assert reason_name("top_story", "en") is None and reason_name("follows:source/pub-7", "en") is None

@@ -605,6 +605,7 @@ def generic(entity_id: str, language: str | None = None) -> bool:
     return len(entity_id) < 2 or all(w in common for w in words)
 
 
+@functools.lru_cache(maxsize=65536)
 def topic_name(topic_id: str, language: str | None = None) -> str:
     """The name of a topic page id (``entity:{id}``, ``place:{code}``, ``topic:{section}``) in ``language``: what
     :func:`display` shows, a place code's gazetteer name (a region's code is its country), else the id's words. The
