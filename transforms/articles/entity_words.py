@@ -308,6 +308,9 @@ GENERIC = frozenset(
     officials government court president minister sources us in gb uk eu metro street rights reserved caption close
     get pm am edt est cdt cst mdt mst pdt pst gmt utc updated i'm jan feb mar apr jun jul aug sep sept oct nov dec
     suv dui house channel mt american
+    direct vidéo exclusif actualité météo directo vídeo exclusiva actualizado última hora eilmeldung liveticker
+    exklusiv aktualisiert polizei regierung diretta esclusiva aggiornato ultim'ora exclusivo atualizado vivo liveblog
+    exclusief bijgewerkt politie
     erdbeben stärke magnitud séisme terremoto sismo aardbeving trzęsienie землетрясение""".split()
 )
 NOUN_CAPITALISING = frozenset({"de", "lb"})

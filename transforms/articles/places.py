@@ -485,15 +485,17 @@ def place_name(code: str, language: str | None = None) -> str | None:
 
 def places_of(title: str, body: str, language: str, entities: list[dict] | None = None) -> tuple[Place, ...]:
     """The article's places, most salient first: its PLACE entities (given, else extracted) that the gazetteer
-    holds."""
+    holds; an unlinked PLACE entity of an article extracted before the gazetteer ("stockton") by its name."""
     if entities is None:
         from transforms.articles.entities import extract
 
         entities = extract(title, body, language)
     g = gazetteer()
+    old = [str(e.get("name") or "") for e in entities if e.get("kind") == "PLACE" and ":" not in str(e.get("id"))]
+    found = g.resolve(old, language) if old else {}
     out = []
     for e in entities:
-        p = g.by_entity(str(e.get("id") or ""))
+        p = g.by_entity(str(e.get("id") or "")) or found.get(str(e.get("name") or ""))
         if p is not None:
             out.append(p)
     return tuple(dict.fromkeys(out))

@@ -176,3 +176,11 @@ def test_a_big_city_s_name_in_another_language_beats_a_small_town_of_that_name()
     assert g.candidates("Sídney")[0].country == "AU"
     ents = entities.extract("", "L'Airbus A380 è stato presentato a Tolosa, in Francia, davanti ai clienti.", "it")
     assert "place:toulouse" in {e["id"] for e in ents}
+
+
+def test_places_of_reads_an_article_extracted_before_the_gazetteer():
+    old = [
+        {"id": "stockton", "name": "Stockton", "kind": "PLACE"},
+        {"id": "jane roe", "name": "Jane Roe", "kind": "PERSON"},
+    ]
+    assert [p.gid for p in places_of("", "", "en", old)] == [5399020]
