@@ -35,6 +35,7 @@ import logging
 import os
 import secrets
 import tempfile
+import threading
 
 from flask import Flask
 from flask.sessions import SessionInterface
@@ -420,6 +421,11 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.wsgi_app = FastSharedPages(app.wsgi_app, ext)
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
+        # topic chips and titles name places through the gazetteer (~2 CPU s to build): built before the first page
+        # needs it, not during that reader's request
+        from transforms.articles.places import gazetteer
+
+        threading.Thread(target=gazetteer, name="gazetteer-warm", daemon=True).start()
     return app
 
 
