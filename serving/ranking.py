@@ -61,6 +61,7 @@ import numpy as np
 
 from serving.catalog import place_entity
 from serving.clusters import Clusters, saturating_term, trend_term
+from stores import profile_versions
 from transforms.covisit.counts import HALF_LIFE_MS as COVISIT_HALF_LIFE_MS
 
 W_BASE = 1.0
@@ -149,7 +150,7 @@ class ProfileView:
             revision=int(doc.get("revision") or 0),
             paused=bool(doc.get("paused")),
             stored=True,
-            erased_at=max(int(doc.get("deleted_at") or 0), int(doc.get("history_deleted_at") or 0)),
+            erased_at=profile_versions.erased_at(doc),
         )
 
 

@@ -60,6 +60,12 @@ def read_admitted(doc: dict | None, accepted_at: int) -> bool:
     return not paused_at(doc, accepted_at)
 
 
+def erased_at(doc: dict | None) -> int:
+    """When the reader last deleted the profile or the history (ms; 0: never)."""
+    doc = doc or {}
+    return max(int(doc.get("deleted_at") or 0), int(doc.get("history_deleted_at") or 0))
+
+
 def accepted_at_of(read: dict, default: int) -> int:
     at = read.get("accepted_at")
     return int(at) if isinstance(at, int) and not isinstance(at, bool) else default

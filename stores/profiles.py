@@ -146,6 +146,11 @@ class ProfileStore(abc.ABC):
         """The readers in ``[start, end)`` (None: unbounded) who paused personalisation (one range scan)."""
         return set()
 
+    def erased_readers(self, start: str | None = None, end: str | None = None, since_ms: int = 0) -> set[str]:
+        """The readers in ``[start, end)`` who deleted their profile or history at or after ``since_ms`` (one range
+        scan): what was derived from their reads elsewhere before then (the click log) must not be used."""
+        return set()
+
     def followed_topics(self, limit: int = 1000) -> dict[str, int]:
         """The ``limit`` most-followed topic ids with their follower counts (> 0): aggregated, no reader id."""
         return {}
@@ -300,13 +305,19 @@ class EmbeddedProfileStore(ProfileStore):
         if stories and reader not in paused:
             yield reader, stories
 
-    def paused_readers(self, start=None, end=None) -> set[str]:
+    def _docs(self, start=None, end=None) -> Iterator[tuple[str, dict]]:
         sql, args = "SELECT reader_id, profile FROM profiles WHERE 1=1", []
         if start is not None:
             sql, args = sql + " AND reader_id >= ?", args + [start]
         if end is not None:
             sql, args = sql + " AND reader_id < ?", args + [end]
-        return {r for r, doc in self.db.connect().execute(sql, args) if json.loads(doc).get("paused")}
+        return ((r, json.loads(doc)) for r, doc in self.db.connect().execute(sql, args))
+
+    def paused_readers(self, start=None, end=None) -> set[str]:
+        return {r for r, doc in self._docs(start, end) if doc.get("paused")}
+
+    def erased_readers(self, start=None, end=None, since_ms: int = 0) -> set[str]:
+        return {r for r, doc in self._docs(start, end) if versions.erased_at(doc) >= max(int(since_ms), 1)}
 
     def delete_history(self, reader_id: str, at: int | None = None) -> dict:
         with self.db.transaction() as conn:

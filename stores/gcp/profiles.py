@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from stores.base import StoreError, bucket_step
+from stores.profile_versions import erased_at
 from stores.profiles import (
     READS_KEPT,
     UPDATE_RETRIES,
@@ -285,7 +286,8 @@ class BigtableProfileStore(ProfileStore):
         except Exception as exc:
             raise StoreError(f"profiles: cannot scan reads: {exc}") from exc
 
-    def paused_readers(self, start=None, end=None) -> set[str]:
+    def _docs(self, start=None, end=None):
+        """``(reader_id, profile document)`` of the readers in ``[start, end)`` (one range scan of p:profile)."""
         from google.cloud.bigtable import row_filters
 
         from schemas.tables import profile_key
@@ -299,15 +301,19 @@ class BigtableProfileStore(ProfileStore):
         )
         first = profile_key(start) if start is not None else b"r#"
         last = profile_key(end) if end is not None else b"r$"
-        out = set()
         try:
             for row in self.table.read_rows(start_key=first, end_key=last, filter_=only):
                 raw = row.cells.get(FAMILY_PROFILE, {}).get(COLUMN_PROFILE)
-                if raw and json.loads(raw[0].value).get("paused"):
-                    out.add(row.row_key[2:].decode("utf-8"))
+                if raw:
+                    yield row.row_key[2:].decode("utf-8"), json.loads(raw[0].value)
         except Exception as exc:
-            raise StoreError(f"profiles: cannot scan paused readers: {exc}") from exc
-        return out
+            raise StoreError(f"profiles: cannot scan profiles: {exc}") from exc
+
+    def paused_readers(self, start=None, end=None) -> set[str]:
+        return {r for r, doc in self._docs(start, end) if doc.get("paused")}
+
+    def erased_readers(self, start=None, end=None, since_ms: int = 0) -> set[str]:
+        return {r for r, doc in self._docs(start, end) if erased_at(doc) >= max(int(since_ms), 1)}
 
     def take_token(self, reader_id: str, rate: float, burst: float, now_ms: int | None = None) -> tuple[bool, float]:
         from schemas.tables import profile_key

@@ -94,3 +94,24 @@ def test_the_job_reads_the_click_log_in_key_ranges_each_once(embedded_store_conf
     assert counter("memberships_written") == len(fans)
     want = sorted(clusters_of(SAME))
     assert all(clusters.membership(r, NOW) == want for r in fans) and clusters.membership("quiet", NOW) == []
+
+
+def test_clicks_logged_before_a_delete_are_not_clustered(store_config):
+    """The co-visitation job appended a reader's clicks after the reader deleted the profile (it read what the
+    origin had published just before): the daily job clusters only the profile's own reads of a reader who deleted
+    since the lookback began, so the deleted reads come back nowhere; a delete older than the lookback left only
+    clicks too old to count, and that reader's log is used."""
+    from pipelines.userclusters import run
+
+    profiles, clusters = open_profile_store(store_config), open_user_cluster_store(store_config)
+    fans = [f"fan{r}" for r in range(5)]
+    clusters.log_clicks([(r, s, NOW - DAY + i) for r in fans + ["gone", "back", "old"] for i, s in enumerate(SAME)])
+    profiles.delete("gone", at=NOW - DAY // 2)  # after its clicks were accepted
+    profiles.delete_history("back", at=NOW - DAY // 2)
+    add_reads(profiles, "back", SAME[:2], NOW - DAY // 4)  # read again after the delete: two stories only
+    profiles.delete("old", at=NOW - 200 * DAY)  # long before the lookback
+    run(store_argv(store_config), now_ms=NOW)
+    want = sorted(clusters_of(SAME))
+    assert all(clusters.membership(r, NOW) == want for r in fans)
+    assert clusters.membership("gone", NOW) == [] and clusters.membership("back", NOW) == []
+    assert clusters.membership("old", NOW) == want

@@ -82,7 +82,7 @@ def _merged(*scans):
 class ReadRangeFn(UserClusterStoreFn):
     """``(start, end)`` -> ``(reader_id, [story_id])`` of every reader in the range: the click log's clicks since
     ``since_ms`` with the profile's recent reads (the only history before the click log was kept), paused readers
-    left out. Counters: ranges_read, readers."""
+    left out, and the click log of a reader who deleted the profile or the history since ``since_ms`` too. Counters: ranges_read, readers."""
 
     def __init__(self, store_config, since_ms: int):
         super().__init__(store_config)
@@ -104,7 +104,12 @@ class ReadRangeFn(UserClusterStoreFn):
     def process(self, key_range):
         start, end = key_range
         paused = self.profiles.paused_readers(start, end)
-        clicks = self.store.scan_clicks(self.since_ms, start, end)
+        # A reader who deleted the profile or the history since ``since_ms``: the click log may hold clicks from
+        # before the delete (the co-visitation job appends what the origin published just before it, after the
+        # delete emptied the log), so only the profile's own reads count, which the profile store checked against
+        # the delete (stores/profile_versions.py). A delete before ``since_ms`` left only clicks that are too old.
+        erased = self.profiles.erased_readers(start, end, self.since_ms)
+        clicks = ((r, s) for r, s in self.store.scan_clicks(self.since_ms, start, end) if r not in erased)
         for reader, stories in _merged(clicks, self.profiles.scan_reads(self.since_ms, start, end)):
             if reader not in paused:
                 self.readers.inc()
