@@ -276,8 +276,10 @@ def with_chips(cat, edition: str, stories: list[dict]) -> list[dict]:
         i = pool.index.get(s["story_id"]) if pool is not None else None
         chips: dict[str, tuple[str, str]] = {}
         for tid in pool_topic_ids(pool, i) if i is not None else []:
+            if len(chips) == CHIPS_PER_CARD:
+                break
             name = chip_name(tid, t)
-            if name is not None and len(chips) < CHIPS_PER_CARD:
+            if name is not None:
                 chips.setdefault(name.casefold(), (tid, name))
         s["chips"] = list(chips.values())
     return stories

@@ -595,12 +595,17 @@ def display(entity_id: str, language: str | None = None) -> tuple[str, str] | No
     return title_words(words), "PLACE" if entity_id.startswith("place:") else "OTHER"
 
 
+@functools.lru_cache(maxsize=64)
+def _common_words(language: str) -> frozenset:
+    return GENERIC | stopwords(language) | CONNECTORS
+
+
 def generic(entity_id: str, language: str | None = None) -> bool:
     """Whether an unlinked entity id is only generic and function words ("us", "in", "state", "erdbeben der
     stärke"): ids stored before those stopped being entities, or codes; no topic page, no chip."""
     if ":" in entity_id:
         return False
-    common = GENERIC | stopwords(language or "en") | CONNECTORS
+    common = _common_words(language or "en")
     words = entity_id.replace("_", " ").replace("-", " ").replace("’", "'").casefold().split()
     return len(entity_id) < 2 or all(w in common for w in words)
 
