@@ -21,6 +21,14 @@ mainly as a bonus for shared names between articles of one event, in every langu
   forms are searched in the text, plus Japanese katakana runs and 《》-quoted titles that recur.
 - Salience: mentions in the title count double, repeated and multi-word names rank first; single unlinked words
   mentioned once are dropped as noise.
+- Places: a name the gazetteer holds (:mod:`transforms.articles.places`: GeoNames countries, US states, cities of
+  15,000+, in every edition language) becomes ``place:{slug}`` of one GeoNames row, read in the context of the
+  article's other places; a lone word must earn it (``_resolve_places``). Caseless scripts: one Aho-Corasick pass.
+- Worth showing: generic and boilerplate words (``GENERIC``: "State", "Magnitude", "Rights Reserved", codes such as
+  "US"), a Title Case headline's words and a sentence's first word that the body never says mid-sentence, a title
+  word the body writes in lower case, and a German noun after its article ("ein Erdbeben der Stärke") are not
+  entities. :func:`display` / :func:`topic_name` give the name a reader sees for an id (a region code is its country
+  in the edition's language; "lumen's orbit" -> "Lumen's Orbit"; a generic id has none).
 Unlinked entities get the normalised surface form as id (case-folded, spaces collapsed), so two articles naming
 "Kristi Noem" share an id even before the alias table knows her. The word lists (titles, name particles,
 organisation and place words, speech verbs) are in :mod:`transforms.articles.entity_words`.
