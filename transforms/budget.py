@@ -22,7 +22,7 @@ waits; where /proc is missing (macOS), the wall clock stands in for it.
 
 The child is started once and reused (startup is not charged to any item), as a ``forkserver`` child on Linux
 (``spawn`` elsewhere): never a plain fork of a process that runs threads (Beam workers do), and the fork server
-imports :data:`PRELOAD` once, so a restart costs a fork, not a fresh interpreter. One request at a time per worker
+imports the worker's modules once (:data:`PRELOAD`), so a restart costs a fork, not a fresh interpreter. One request at a time per worker
 (a lock); a caller with several threads keeps one worker per thread or a pool of them.
 """
 
@@ -38,28 +38,18 @@ START_TIMEOUT_S = 120.0  # importing trafilatura, lxml and the alias table on a 
 WALL_FACTOR = 4.0  # wall-clock backstop: a child may take this many times its CPU budget in elapsed time
 CHECK_S = 0.1  # how often the parent reads the child's CPU time while it waits
 
-# Imported once by the fork server (one per process, shared by every kind of worker), so a (re)started child forks
-# with them loaded; missing ones are skipped.
-PRELOAD = [
-    "transforms.budget",
-    "transforms.articles.worker",
-    "transforms.articles.normalize",
-    "transforms.ingest.parsing",
-    "feedparser",
-    "lxml.html",
-    "trafilatura",
-    "htmldate",
-    "extruct",
-    "py3langid",
-    "charset_normalizer",
-]
+# What the fork server imports once, so that a (re)started child forks with it loaded (missing modules are skipped).
+# The fork server is one per process and takes the list of the first worker started there: an ingest process
+# preloads the feed parsers only, a stories process the extraction stack; a child of the other kind imports the rest
+# itself while it starts (not charged to any item).
+PRELOAD = ["transforms.budget", "lxml.html", "charset_normalizer"]
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _context():
+def _context(preload: list[str]):
     if sys.platform.startswith("linux"):
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(PRELOAD)
+        ctx.set_forkserver_preload(PRELOAD + list(preload))
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -105,7 +95,10 @@ class BudgetedWorker:
         rejected: (reason, detail) -> the exception to raise for a rejection, an overrun or a dead child.
         reasons: (budget_reason, died_reason, what): the two reason codes and the name of the work in details
             ("extraction", "parse").
+        preload: modules the fork server imports (see :data:`PRELOAD`).
     """
+
+    preload: tuple = ()
 
     def __init__(self, budget_s: float, factory, args: tuple, rejected, reasons: tuple[str, str, str]):
         if budget_s <= 0:
@@ -120,7 +113,7 @@ class BudgetedWorker:
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def _start(self) -> None:
-        ctx = _context()
+        ctx = _context(self.preload)
         parent, child = ctx.Pipe()
         proc = ctx.Process(
             target=_child_main, args=(child, self.factory, self.args), name=f"{self.what}-worker", daemon=True

@@ -28,12 +28,21 @@ from __future__ import annotations
 import time
 
 from transforms.articles.page import Rejected
-from transforms.budget import PRELOAD, START_TIMEOUT_S, BudgetedWorker
+from transforms.budget import START_TIMEOUT_S, BudgetedWorker
 
 DEFAULT_BUDGET_S = 30.0
 BUDGET_REASON = "extraction_budget_exceeded"
 DIED_REASON = "extraction_worker_died"
 __all__ = ["BUDGET_REASON", "DEFAULT_BUDGET_S", "DIED_REASON", "PRELOAD", "START_TIMEOUT_S", "NormalizeWorker"]
+# Imported once by the fork server (transforms/budget.py), so a (re)started child forks with them loaded.
+PRELOAD = (
+    "transforms.articles.worker",
+    "transforms.articles.normalize",
+    "trafilatura",
+    "htmldate",
+    "extruct",
+    "py3langid",
+)
 
 _WARM_UP_PAGE = (
     b"<html lang=en><head><title>Warm up</title></head><body><article>"
@@ -69,6 +78,8 @@ class NormalizeWorker(BudgetedWorker):
             publishers may also be the stored registry's rows, a list).
         clock: () -> ms, fills a RawItem's missing ``fetched_at`` before it is sent (the child has no clock of ours).
     """
+
+    preload = PRELOAD
 
     def __init__(self, budget_s: float = DEFAULT_BUDGET_S, publishers=None, aliases=None, clock=None):
         reasons = (BUDGET_REASON, DIED_REASON, "extraction")

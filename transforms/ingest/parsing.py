@@ -78,6 +78,8 @@ def _rejected(reason: str, detail: str) -> FeedError:
 class ParseWorker(BudgetedWorker):
     """One child that parses polled bodies under ``budget`` CPU seconds each."""
 
+    preload = ("transforms.ingest.parsing", "feedparser", "defusedxml", "courlan")
+
     def __init__(self, budget: float):
         super().__init__(budget, make_parsers, (), _rejected, (BUDGET_REASON, DIED_REASON, "parse"))
 
