@@ -75,6 +75,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pipelines.commands.preflight",
         "is a project ready for a deploy? one line per check, with the command that fixes it",
     ),
+    "sizing": (
+        "pipelines.commands.sizing",
+        "workers, machine types, Bigtable nodes and cost per day for a volume, from measured per-stage costs",
+    ),
     "update-check": (
         "pipelines.commands.update_check",
         "can the streaming jobs be updated in place from a git ref, or must they be drained? (and why)",

@@ -1,4 +1,4 @@
-"""Issue 37's acceptance, on the emulators (Pub/Sub, Bigtable, GCS): an operator imports a publishers file and an
+"""The operators' acceptance, on the emulators (Pub/Sub, Bigtable, GCS): an operator imports a publishers file and an
 OPML file with the commands, starts the ingest and stories jobs, and an edition page appears whose stories come
 from those publishers.
 

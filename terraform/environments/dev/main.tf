@@ -7,11 +7,12 @@ module "stack" {
 
   environment = "dev"
 
-  # What differs between dev and prod.
+  # What differs between dev and prod: the sizes of docs/operations.md "Sizing" for 100,000 articles a day
+  # (pipelines/commands/sizing.py; tests/deploy/test_sizing.py keeps them equal).
   bigtable_min_nodes   = 1
   bigtable_max_nodes   = 3
-  ingest_max_workers   = 3
-  stories_max_workers  = 3
+  ingest_max_workers   = 2
+  stories_max_workers  = 2
   origin_min_instances = 1
   origin_max_instances = 10
 

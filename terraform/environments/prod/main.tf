@@ -7,13 +7,14 @@ module "stack" {
 
   environment = "prod"
 
-  # What differs between dev and prod.
+  # What differs between dev and prod: the sizes of docs/operations.md "Sizing" for 2,000,000 articles a day
+  # (pipelines/commands/sizing.py; tests/deploy/test_sizing.py keeps them equal).
   bigtable_min_nodes   = 2
-  bigtable_max_nodes   = 10
-  ingest_max_workers   = 10
-  stories_max_workers  = 20
+  bigtable_max_nodes   = 3
+  ingest_max_workers   = 2
+  stories_max_workers  = 14
   origin_min_instances = 2
-  origin_max_instances = 50
+  origin_max_instances = 28
 
   project_id            = var.project_id
   region                = var.region
