@@ -91,6 +91,8 @@ BEAM_JOBS = ("backfill", "stories", "ingest", "covisit", "authority", "userclust
 # the embedded backend, a --data_dir (and --namespace) that does not exist is a mistyped path, refused with exit
 # status 2 instead of answering from a new empty store.
 READS_STORES = ("fairness", "takedown", "control", "rollback", "serve", "authority", "userclusters")
+# ... and the actions of a command that only read or change what is there (an import may seed a new data dir).
+READS_STORES_ACTIONS = {"publishers": ("export", "list"), "feeds": ("export", "list", "disable")}
 # Subcommands whose output is not passed through command_errors.SafeStream: the origin (its logs are JSON lines).
 RAW_OUTPUT = ("serve",)
 
@@ -274,7 +276,8 @@ def beam_unknown(rest: list[str]) -> list[str]:
 
 def _checked(name: str, args: argparse.Namespace) -> None:
     """CommandError when ``name`` only reads stores (READS_STORES) and its embedded data dir does not exist."""
-    if name not in READS_STORES or getattr(args, "backend", "embedded") != "embedded":
+    reads = name in READS_STORES or getattr(args, "action", None) in READS_STORES_ACTIONS.get(name, ())
+    if not reads or getattr(args, "backend", "embedded") != "embedded":
         return
     data_dir = getattr(args, "data_dir", None) or ".newsroom"
     root = os.path.join(data_dir, args.namespace) if getattr(args, "namespace", "") else data_dir

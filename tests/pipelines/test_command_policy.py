@@ -82,6 +82,8 @@ CASES = {
     "serve mistyped data dir": (["serve"] + TYPO, "no stores there"),
     "serve bad port": (["serve", "--port", "notaport"], "--port"),
     "publishers missing file": (["publishers", "import", "nope.json", "--data_dir", "data"], "nope.json"),
+    "publishers list mistyped data dir": (["publishers", "list"] + TYPO, "no stores there"),
+    "feeds export mistyped data dir": (["feeds", "export"] + TYPO, "no stores there"),
     "feeds missing file": (["feeds", "import", "nope.json", "--data_dir", "data"], "nope.json"),
     "backfill missing input": (["backfill", "--input", "nope.jsonl", "--output", "o"], "no file matches"),
     "backfill missing flags": (["backfill"], "required"),
