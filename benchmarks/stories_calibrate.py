@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
+import stories_lofo as lofo  # noqa: E402
 from stories_reference import reference  # noqa: E402
 
 from pipelines.commands import evaluate as ev  # noqa: E402
@@ -53,8 +54,13 @@ DEFAULT_DATA = next(
 DEFAULT_CACHE = os.environ.get("NEWSROOM_STORIES_CACHE", "/tmp/newsroom-stories-cache")
 
 
-def load(path: str, routing: embmod.EmbedderRouting, cache: str, links: bool) -> tuple[list, dict, dict]:
+def load(path: str, routing: embmod.EmbedderRouting, cache: str | None, links: bool) -> tuple[list, dict, dict]:
     recs = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    return load_records(os.path.basename(path), recs, routing, cache, links)
+
+
+def load_records(name: str, recs: list, routing, cache: str | None, links: bool) -> tuple[list, dict, dict]:
+    """(features with vectors, gold, language) of labelled records; vectors cached under ``cache`` (None: never)."""
     gold = {str(r["id"]): str(r["story_id"]) for r in recs}
     lang = {str(r["id"]): r.get("language") or "und" for r in recs}
     feats = [F.from_labelled(r, t, k) for r, t, k in F.assign_times(recs)]
@@ -64,21 +70,22 @@ def load(path: str, routing: embmod.EmbedderRouting, cache: str, links: bool) ->
     vectors = {}
     for spec in sorted(specs):
         key = hashlib.sha256(("\n".join(f.embed_text for f in feats) + spec).encode()).hexdigest()[:16]
-        fn = os.path.join(cache, f"{os.path.basename(path)}.{spec.replace(':', '_').replace('/', '_')}.{key}.npz")
-        if os.path.exists(fn):
+        fn = os.path.join(cache or "", f"{name}.{spec.replace(':', '_').replace('/', '_')}.{key}.npz")
+        if cache and os.path.exists(fn):
             d = np.load(fn)
             vectors[spec] = (str(d["name"]), d["V"])
-        else:
-            emb = embmod.get_embedder(spec)
-            t0 = time.time()
-            V = emb.encode([f.embed_text for f in feats])
-            print(f"  embedded {path} with {spec}: {len(feats) / (time.time() - t0):.0f}/s", file=sys.stderr)
+            continue
+        emb = embmod.get_embedder(spec)
+        t0 = time.time()
+        V = emb.encode([f.embed_text for f in feats])
+        print(f"  embedded {name} with {spec}: {len(feats) / max(time.time() - t0, 1e-9):.0f}/s", file=sys.stderr)
+        if cache:
             os.makedirs(cache, exist_ok=True)
             np.savez(fn, V=V, name=emb.name)
-            vectors[spec] = (emb.name, V)
+        vectors[spec] = (emb.name, V)
     for i, f in enumerate(feats):
-        name, V = vectors[routing.for_language(f.language)]
-        f.vector, f.model = V[i], name
+        name_, V = vectors[routing.for_language(f.language)]
+        f.vector, f.model = V[i], name_
         if links and routing.link_spec:
             f.link_vector = vectors[routing.link_spec][1][i]
     return feats, gold, lang
@@ -94,23 +101,93 @@ def evaluate(feats, gold, lang, config: ClusterConfig | None, links: bool) -> di
         for k, v in w.stats.items():
             stats[k] = stats.get(k, 0) + v
     out["stats"] = stats
+    out["pred"] = pred
     return out
 
 
-def print_side_by_side(rows: list, refs: dict) -> None:
-    """The writer's figures next to the offline reference's, per file (link groups count as one story)."""
+def by_language(gold: dict, lang: dict, pred: dict) -> dict[str, dict]:
+    """Scores of each language's articles alone (link groups cut at the language), when a file has several."""
+    langs = sorted(set(lang.values()))
+    if len(langs) < 2:
+        return {}
+    return {x: ev.score({a: g for a, g in gold.items() if lang[a] == x}, pred) for x in langs}
+
+
+def print_side_by_side(rows: list, refs: dict, title: str, data: dict | None = None) -> None:
+    """The writer's figures next to the offline reference's, per file (link groups count as one story) and, for a
+    file of several languages, per language; ``ok`` when the file meets its dev bars (stories_lofo.B3_BAR)."""
     print()
+    print(title)
     print(
         f"{'file':22s} {'writer P':>8s} {'B3F1':>6s} {'stories':>7s} | {'ref P':>6s} {'B3F1':>6s} {'stories':>7s} "
-        f"| {'B3F1 - ref':>10s}  (gold stories)"
+        f"| {'B3F1 - ref':>10s}  (gold stories) bars"
     )
     for name, s in rows:
         r = refs[name]
         print(
             f"{name:22s} {s['pair_precision']:8.3f} {s['b3_f1']:6.3f} {s['pred_stories']:7d} | "
             f"{r['pair_precision']:6.3f} {r['b3_f1']:6.3f} {r['pred_stories']:7d} | {s['b3_f1'] - r['b3_f1']:+10.3f}"
-            f"  ({s['gold_stories']})"
+            f"  ({s['gold_stories']}) {'ok' if lofo.meets(name, s) else 'BELOW'}"
         )
+        if data is None:
+            continue
+        _, gold, lang = data[name]
+        ws, rs = by_language(gold, lang, s["pred"]), by_language(gold, lang, r["pred"])
+        for x in sorted(ws):
+            a, b = ws[x], rs[x]
+            print(
+                f"{'  ' + x:22s} {a['pair_precision']:8.3f} {a['b3_f1']:6.3f} {a['pred_stories']:7d} | "
+                f"{b['pair_precision']:6.3f} {b['b3_f1']:6.3f} {b['pred_stories']:7d} | "
+                f"{a['b3_f1'] - b['b3_f1']:+10.3f}  ({a['gold_stories']})"
+            )
+
+
+def grid_points(args) -> list[dict]:
+    """The configurations to run: the default calibration with ``--set`` overrides, times the ``--grid``."""
+    overrides = {}
+    for s in args.set:
+        k, _, v = s.partition("=")
+        default = getattr(ClusterConfig(), k)
+        overrides[k] = None if v == "None" else type(default)(v) if default is not None else float(v)
+    grid = json.loads(args.grid) if args.grid else {}
+    keys = list(grid)
+    return [{**overrides, **dict(zip(keys, v))} for v in itertools.product(*[grid[k] for k in keys])]
+
+
+def fold_models(data: dict, cache_dir: str, shipped: str) -> tuple[dict, dict]:
+    """(left-out file -> pair score fitted and reference bars chosen without it, -> its path), kept in
+    ``cache_dir`` under the digest of the files' features (labels included); with a single file there is nothing to
+    leave it out from: the shipped model (in-sample, and the headline says so)."""
+    if len(data) < 2:
+        m = pairscore.load(shipped)
+        return dict.fromkeys(data, m), dict.fromkeys(data, shipped)
+    digest = lofo.features_digest(data)
+    paths = {n: os.path.join(cache_dir, f"lofo-{digest}-without-{n}.json") for n in sorted(data)}
+    if all(os.path.exists(p) for p in paths.values()):  # the same features: the same folds (fitted once)
+        return {n: pairscore.load(p) for n, p in paths.items()}, paths
+    rows = {n: lofo.pair_rows(f, g) for n, (f, g, _) in data.items()}
+    models = {n: lofo.fold_model(data, rows, n) for n in sorted(data)}
+    for n in models:
+        lofo.write_model(models[n], paths[n])
+    return models, paths
+
+
+def run_point(data: dict, point: dict, paths: dict, links: bool, verbose: bool) -> dict:
+    """Each file's writer scores at one configuration, with the pair score of its fold."""
+    out = {}
+    for name, (feats, gold, lang) in data.items():
+        cfg = dataclasses.replace(calibration(feats[0].model, feats[0].language), **point, pair_score=paths[name])
+        t0 = time.time()
+        s = out[name] = evaluate(feats, gold, lang, cfg, links)
+        if verbose:
+            print(
+                f"{name:22s} n={s['articles']:5d} B3 P/R/F {s['b3_precision']:.3f}/{s['b3_recall']:.3f}/"
+                f"{s['b3_f1']:.3f}  pair P/R/F {s['pair_precision']:.3f}/{s['pair_recall']:.3f}/"
+                f"{s['pair_f1']:.3f}  gold {s['gold_stories']} pred {s['pred_stories']} split "
+                f"{s['gold_stories_split']} mixed {s['pred_stories_mixing']}  {time.time() - t0:.1f}s {s['stats']}",
+                flush=True,
+            )
+    return out
 
 
 def main(argv=None) -> int:
@@ -122,8 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", default=None, help="JSON {field: [values]} over ClusterConfig fields")
     ap.add_argument("--set", action="append", default=[], help="field=value overrides of the default calibration")
     ap.add_argument("--no-links", dest="links", action="store_false")
-    ap.add_argument("--pair-score", default=pairscore.MODEL_PATH, help="the learned pair score of the reference")
-    ap.add_argument("--no-reference", dest="reference", action="store_false", help="writer figures only")
+    ap.add_argument("--pair-score", default=pairscore.MODEL_PATH, help="the shipped pair score (--in-sample)")
+    ap.add_argument("--in-sample", action="store_true", help="also the shipped model's figures (labelled in-sample)")
     args = ap.parse_args(argv)
     routing = embmod.EmbedderRouting(args.embedder)
     files = sorted(glob.glob(os.path.join(args.data, args.files)))
@@ -131,38 +208,36 @@ def main(argv=None) -> int:
         print(f"no files match {args.files} in {args.data}", file=sys.stderr)
         return 2
     data = {os.path.basename(f): load(f, routing, args.cache, args.links) for f in files}
-    overrides = {}
-    for s in args.set:
-        k, _, v = s.partition("=")
-        overrides[k] = type(getattr(ClusterConfig(), k))(v)
-    grid = json.loads(args.grid) if args.grid else {}
-    keys = list(grid)
-    model = pairscore.load(args.pair_score) if args.reference else None
-    refs = {name: ev.score(g, reference(f, model)) for name, (f, g, _) in data.items()} if model else {}
-    for values in itertools.product(*[grid[k] for k in keys]) if keys else [()]:
-        line = []
-        for name, (feats, gold, lang) in data.items():
-            base = calibration(feats[0].model, feats[0].language)
-            cfg = dataclasses.replace(base, **overrides, **dict(zip(keys, values)))
-            t0 = time.time()
-            s = evaluate(feats, gold, lang, cfg, args.links)
-            dt = time.time() - t0
-            if keys:
-                line.append(
-                    f"{name.split('-')[0][:5]} P{s['pair_precision']:.3f} R{s['pair_recall']:.3f} B3F{s['b3_f1']:.3f}"
-                )
-            else:
-                print(
-                    f"{name:22s} n={s['articles']:5d} B3 P/R/F {s['b3_precision']:.3f}/{s['b3_recall']:.3f}/"
-                    f"{s['b3_f1']:.3f}  pair P/R/F {s['pair_precision']:.3f}/{s['pair_recall']:.3f}/"
-                    f"{s['pair_f1']:.3f}  gold {s['gold_stories']} pred {s['pred_stories']} split "
-                    f"{s['gold_stories_split']} mixed {s['pred_stories_mixing']}  {dt:.1f}s {s['stats']}"
-                )
-                line.append((name, s))
-        if keys:
-            print(dict(zip(keys, values)), " | ".join(line), flush=True)
-        elif refs:
-            print_side_by_side(line, refs)
+    points = grid_points(args)
+    models, paths = fold_models(data, args.cache, args.pair_score)
+    for n in sorted(models):
+        w = dict(zip(pairscore.FEATURES, (round(x, 2) for x in models[n].weights)))
+        print(f"fold without {n}: weights {w} bias {models[n].bias:.2f} bars {models[n].thresholds}", flush=True)
+    runs = []
+    for point in points:
+        if len(points) > 1:
+            print(point, flush=True)
+        runs.append(run_point(data, point, paths, args.links, verbose=True))
+    scores = {n: [r[n] for r in runs] for n in data}
+    refs = {}
+    for name, (feats, gold, _) in data.items():
+        pred = reference(feats, models[name])
+        refs[name] = {**ev.score(gold, pred), "pred": pred}
+    rows = []
+    for n in sorted(data):
+        others = [m for m in data if m != n]
+        i = lofo.choose(scores, others, points) if len(points) > 1 and others else 0
+        if len(points) > 1:
+            print(f"{n}: chosen on the other files {points[i]}")
+        rows.append((n, scores[n][i]))
+    label = "leave-one-file-out" if len(data) > 1 else "IN-SAMPLE (a single file: nothing to leave it out from)"
+    print_side_by_side(rows, refs, f"{label}: pair score fitted and bars chosen on the other files", data)
+    if args.in_sample:
+        shipped = dict.fromkeys(data, args.pair_score)
+        ins = run_point(data, points[0], shipped, args.links, verbose=False)
+        model = pairscore.load(args.pair_score)
+        irefs = {n: {**ev.score(g, p := reference(f, model)), "pred": p} for n, (f, g, _) in data.items()}
+        print_side_by_side(sorted(ins.items()), irefs, "IN-SAMPLE: the shipped pair score, trained on these files")
     return 0
 
 

@@ -1,7 +1,8 @@
 """The offline reference of the story writer: the learned pair score + batch average linkage over a whole file.
 
 What the writer is measured against (benchmarks/stories_calibrate.py prints both in one run): per language, every
-article pair of the file is scored by :mod:`transforms.stories.pairscore` (IDF over the file), clustered by average
+article pair of the file is scored by :mod:`transforms.stories.pairscore` (IDF over the file; pairs whose times are
+both known and more than three days apart cut, as the issue's offline method does), clustered by average
 linkage (scipy, a benchmark-only dependency present through scikit-learn) cut at the model's bar for the file's text
 kind, then the clusters of different languages are linked mutual-best on their multilingual centroids (a link
 group counts as one story, as ``newsroom evaluate`` scores the writer). It sees the whole file at once, so it is
@@ -24,6 +25,19 @@ def text_kind(feats: list) -> str:
     return "body" if 2 * sum(1 for f in feats if f.has_body) >= len(feats) else "headline"
 
 
+def cut_far_pairs(feats: list, L: np.ndarray) -> np.ndarray:
+    """``L`` with the pairs whose times are both known and more than :data:`pairscore.FAR_APART_HOURS` apart cut
+    (a logit no average can recover: :data:`pairscore.CUT_LOGIT`)."""
+    known = np.array([bool(f.time_known) for f in feats])
+    at = np.array([int(f.first_seen_at) for f in feats], dtype=np.int64)
+    return np.where(pairscore.far_apart(known, at), pairscore.CUT_LOGIT, L)
+
+
+def linkage_of(D: np.ndarray, linkage, squareform):
+    """scipy's average linkage of a (symmetrised) distance matrix."""
+    return linkage(squareform((D + D.T) / 2.0, checks=False), method="average")
+
+
 def average_linkage(L: np.ndarray, bar: float) -> np.ndarray:
     """Cluster labels of average linkage over the logit matrix ``L``, merging while the average logit >= ``bar``."""
     from scipy.cluster.hierarchy import fcluster, linkage
@@ -35,16 +49,14 @@ def average_linkage(L: np.ndarray, bar: float) -> np.ndarray:
     top = float(L.max())
     D = top - L
     np.fill_diagonal(D, 0.0)
-    D = (D + D.T) / 2.0
-    Z = linkage(squareform(D, checks=False), method="average")
-    return fcluster(Z, t=top - bar, criterion="distance")
+    return fcluster(linkage_of(D, linkage, squareform), t=top - bar, criterion="distance")
 
 
 def language_clusters(feats: list, model: pairscore.PairScore, bar: float | None = None, X=None) -> dict[str, str]:
     """article id -> cluster key of one language's articles."""
     X = pairscore.batch_features(feats) if X is None else X
     b = model.thresholds[text_kind(feats)] if bar is None else bar
-    labels = average_linkage(model.logit(X), b)
+    labels = average_linkage(cut_far_pairs(feats, model.logit(X)), b)
     lang = feats[0].language
     return {f.article_id: f"{lang}:{int(k)}" for f, k in zip(feats, labels)}
 

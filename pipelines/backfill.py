@@ -382,6 +382,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
         "embedder_paths": embedder_paths,
         "embedding": embedding,  # "overlapped" (the writer embeds: overlaps()) or "stage"
         "calibration": summary.get("calibration", {}),
+        "assumed": summary.get("assumed", {}),  # what the writer assumed of the input (untimed articles)
         "counts": counts,
         "started_at": dt.datetime.fromtimestamp(started, dt.UTC).isoformat(),
         "duration_s": round(duration, 3),

@@ -161,5 +161,29 @@ def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> t
         "models": models,
         "calibration": {f"{m}:{lang}": dataclasses.asdict(calibration(m, lang)) for lang, m in sorted(models.items())},
         "links": want_links,
+        "assumed": assumptions(outputs),
     }
     return rows, story_rows, summary
+
+
+def assumptions(outputs: list[dict]) -> dict:
+    """What the run assumed about its input's times (the manifest's ``assumed``): how many articles had a time
+    (``published_at``, else a printed dateline) and what the writer did with the others."""
+    known: dict[str, bool] = {}
+    for o in outputs:
+        for aid, m in o["members"].items():
+            known[aid] = bool(m.get("time_known", True))
+    timed = sum(known.values())
+    untimed = len(known) - timed
+    if not untimed:
+        note = "every article has a time (published_at or a printed dateline)"
+    else:
+        note = (
+            f"{untimed} of {len(known)} articles have no time (no published_at, no dateline): they are read in input "
+            "order, one second apart, and their times are neutral: they neither cut a pair (far_apart_hours) nor "
+            "bring one closer; their join and merge bars are those of articles far apart in time "
+            "(unknown_time_penalty)"
+        )
+        if not timed:
+            note = "no article has a time: " + note.split(": ", 1)[1]
+    return {"articles_timed": timed, "articles_untimed": untimed, "times": note}

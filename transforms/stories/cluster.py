@@ -300,26 +300,44 @@ class StoryClusterer:
             st.tally("copy")
             out = self._join(st.stories[st.article_story[f.copy_of]], f, None, is_copy=True)
             return [self._explained(out, f, "copy", None, cands)]
-        best = None
+        scored: list = []
         if len(st.index):
             art_vecs = st.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
             day = frozenset({f.first_seen_at // DAY_MS}) if f.dated_by_text else frozenset()
+            at = f.first_seen_at
             for sid, _ in st.index.search(np.asarray(f.vector, dtype=np.float32), k=st.config.candidates):
                 s = st.stories[sid]
                 if day and dates_disagree(day, printed_days(s.originals)):
                     continue  # the two texts print different days (transforms/stories/evidence.py)
+                if f.time_known and s.time_known and st.config.far_apart(at, at, s.first_at, s.last_at):
+                    continue  # an article days away from one of the story's (ClusterConfig.far_apart_hours)
                 sc = st.scorer.score_article(f, s, art_vecs)
                 if cands is not None:
                     cands.append(explanations.candidate(st.scorer, sid, sc, f, s))
-                if best is None or (sc[0], -sid) > (best[0][0], -best[1]):
-                    best = (sc, sid)
+                scored.append((sc, sid))
         bar = st.config.join if f.has_body else st.config.join_headline
-        if best is not None and best[0][0] >= bar:
-            st.tally("join")
-            out = self._join(st.stories[best[1]], f, best[0][0], is_copy=False)
-            return [self._explained(out, f, "join", bar, cands)]
+        scored.sort(key=lambda x: (-x[0][0], x[1]))
+        best = scored[0] if scored else None
+        for sc, sid in scored:  # the best candidate over the bar whose second opinion (if asked) agrees
+            if sc[0] < bar:
+                break
+            if self._second_opinion(f, st.stories[sid], art_vecs):
+                st.tally("join")
+                out = self._join(st.stories[sid], f, sc[0], is_copy=False)
+                return [self._explained(out, f, "join", bar, cands)]
         st.tally("new")
         return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
+
+    def _second_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
+        """Whether the learned pair score agrees with a join of an article with a body (ClusterConfig.join_pair_margin;
+        headline-only articles and stories are decided on the profile score alone)."""
+        c = self.state.config
+        if c.join_pair_margin is None or not f.has_body or not s.has_body:
+            return True
+        ok = self.state.scorer.join_opinion(f, s, art_vecs) >= 0.0
+        if not ok:
+            self.state.tally("join_second_opinion_no")
+        return ok
 
     def _explained(self, out: WriterOutput, f: ArticleFeatures, kind: str, bar, cands) -> WriterOutput:
         """``out`` with the explanation of its decision attached (when ``explain`` is on: ``cands`` is a list)."""

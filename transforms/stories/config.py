@@ -41,6 +41,9 @@ class ClusterConfig:
     # the "merge" repair of what it left alone when RECLUSTER_THEN_MERGE). docs/stories.md has both measured on the
     # dev files.
     repair_mode: str = "recluster"
+    # The learned pair score's file ("": the shipped transforms/stories/pair_score.json). benchmarks/stories_calibrate.py
+    # points it at a model fitted without the file it scores (leave-one-file-out).
+    pair_score: str = ""
     recluster_max_articles: int = 400  # originals of one re-clustered component (the cost bound of a tick)
     # Logit added to a pair that shares a story now: online joins on the profile score beat batch average linkage on
     # bodies, so a member leaves its story only when the pair score is clearly against it (2.0 split ECB+ stories).
@@ -52,6 +55,15 @@ class ClusterConfig:
     # After the re-clustering, the "merge" repair (splits, best-first merges of whole stories on the profile score)
     # over the window's stories the re-clustering did not change: it beats article-pair average linkage on bodies.
     recluster_then_merge: bool = True
+    # Two articles whose times are both known and more than this many hours apart never share a story: no join, no
+    # merge, no re-clustered cluster spans more (None: no cut). The plain offline method (TF-IDF, average linkage) cuts at three days;
+    # docs/stories.md has the measurements.
+    far_apart_hours: float | None = 72.0
+    # A second opinion on joins and merges of stories with bodies (transforms/stories/scoring.py): the learned pair
+    # score's average logit between the article (a story's articles) and the story's must reach the model's body bar
+    # plus this margin (None: no second opinion). A merge is for good: its margin is the larger.
+    join_pair_margin: float | None = None
+    merge_pair_margin: float | None = None
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
     unknown_time_penalty: float = 0.55
     time_weight: float = 0.3
@@ -83,6 +95,12 @@ class ClusterConfig:
     def day_slack_ms(self) -> int:
         """Added to the live span of a story whose last time is date-only (:func:`date_only`)."""
         return DAY_MS - 1 if self.date_only_slack else 0
+
+    def far_apart(self, a_first: int, a_last: int, b_first: int, b_last: int) -> bool:
+        """Whether two timed spans of articles hold a pair more than FAR_APART_HOURS apart."""
+        if self.far_apart_hours is None:
+            return False
+        return max(a_last, b_last) - min(a_first, b_first) > self.far_apart_hours * HOUR_MS
 
     @property
     def half_life_ms(self) -> float:

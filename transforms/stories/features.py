@@ -236,8 +236,8 @@ def labelled_article_id(record: dict) -> str:
 def from_labelled(record: dict, first_seen_at: int, time_known: bool) -> ArticleFeatures:
     """Features of one labelled-JSONL line (labels stripped first). Vectors are added by the embedder."""
     r = strip_labels(record)
-    title = (r.get("title") or "").strip()
     body = r.get("text") or ""
+    title = textmod.title_of(r.get("title") or "", body)  # no title: the lede's first sentence
     language = (r.get("language") or "und").strip().lower() or "und"
     lede = textmod.lede_of(title, body)
     terms, tf, ents = lexical(title, lede, body, language)
@@ -263,8 +263,8 @@ def from_article(article: dict) -> ArticleFeatures:
     """Features of an ``Article`` record. Uses the record's entities when the articles stage provided them, plus our
     own entity keys from title and body (the articles stage may not extract numbers)."""
     language = (article.get("language") or "und").lower()
-    title = article.get("title") or ""
     body = article.get("body") or ""
+    title = textmod.title_of(article.get("title") or "", body)  # no title: the lede's first sentence
     lede = (article.get("lede") or "").strip() or textmod.lede_of(title, body)
     terms, tf, ents = lexical(title, lede, body, language)
     extra = set()

@@ -30,6 +30,11 @@ import numpy as np
 FEATURES = ("dense", "entities", "tfidf", "time")
 MODEL_PATH = os.path.join(os.path.dirname(__file__), "pair_score.json")
 TIME_SPAN_HOURS = 48.0
+# Two articles whose times are both known and more than this far apart are never one story (a hard cut, not a
+# feature: the offline reference and the writer's joins and merges; gva's arrest and trial follow-ups
+# weeks later share their incident's label and are lost to it, two incidents of one kind days apart are kept apart).
+FAR_APART_HOURS = 72.0
+CUT_LOGIT = -1.0e6  # the logit of a cut pair: no average over a realistic cluster recovers from it
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,12 @@ def time_feature(known: np.ndarray, at: np.ndarray) -> np.ndarray:
     close = 1.0 - 2.0 * np.minimum(hours, TIME_SPAN_HOURS) / TIME_SPAN_HOURS
     both = known[:, None] & known[None, :]
     return np.where(both, close, 0.0)
+
+
+def far_apart(known: np.ndarray, at: np.ndarray, hours: float = FAR_APART_HOURS) -> np.ndarray:
+    """Pairs whose times are both known and more than ``hours`` apart (never one story)."""
+    apart = np.abs(at[:, None] - at[None, :]).astype(np.float64) / 3_600_000.0
+    return known[:, None] & known[None, :] & (apart > hours)
 
 
 def sparse_unit_rows(rows: list[dict], vocab: dict[str, int]) -> np.ndarray:

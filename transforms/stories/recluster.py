@@ -135,7 +135,11 @@ def pair_logits(w: WriterState, ms: list[Member]) -> np.ndarray:
     known = np.array([m.time_known for m in ms])
     at = np.array([m.at for m in ms], dtype=np.int64)
     X = np.stack([V @ V.T, mats[0], mats[1], pairscore.time_feature(known, at)], axis=-1)
-    return pairscore.load().logit(X)
+    L = pairscore.load(w.config.pair_score or pairscore.MODEL_PATH).logit(X)
+    if w.config.far_apart_hours is None:
+        return L
+    far = pairscore.far_apart(known, at, w.config.far_apart_hours)
+    return np.where(far, pairscore.CUT_LOGIT, L)  # never one cluster: a pair days apart
 
 
 def average_linkage(L: np.ndarray, bar: float) -> list[int]:
@@ -215,7 +219,8 @@ def recluster(w: WriterState, comp: list[Story], tick: int, repaired: set[int]) 
     margin = c.recluster_margin_body if body else c.recluster_margin_headline
     if margin is None:
         return []  # this text kind is left to the merge pass
-    bar = float(pairscore.load().thresholds["body" if body else "headline"]) + margin
+    model = pairscore.load(c.pair_score or pairscore.MODEL_PATH)
+    bar = float(model.thresholds["body" if body else "headline"]) + margin
     L = pair_logits(w, ms)
     story = np.array([of[m.article_id] for m in ms])
     L = L + c.recluster_stay_bonus * (story[:, None] == story[None, :])

@@ -25,6 +25,8 @@ from transforms.stories.features import ArticleFeatures
 from transforms.stories.lexical import LexicalStats, dot, row_matrix, sum_rows
 from transforms.stories.state import Member, Story, recompute_centroid
 
+OPINION_MEMBERS = 16  # the latest originals a join's second opinion compares the article with (its cost bound)
+
 
 class Scorer:
     """The scores of one writer (its calibration, language and lexical statistics)."""
@@ -77,6 +79,8 @@ class Scorer:
         """How far two stories are above the repair's merge criterion (>= 0: they may merge). ``detail``, when
         given, receives the criterion, its features, score and bar (score - bar is the margin)."""
         c = self.config
+        if a.time_known and b.time_known and c.far_apart(a.first_at, a.last_at, b.first_at, b.last_at):
+            return -math.inf  # a pair of their articles is days apart (ClusterConfig.far_apart_hours)
         if c.merge_headline_average is not None and not (a.has_body or b.has_body) and a.n and b.n:
             known = a.time_known and b.time_known
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
@@ -93,7 +97,39 @@ class Scorer:
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
+        if c.merge_pair_margin is not None and a.has_body and b.has_body and a.n and b.n and score >= bar:
+            known = a.time_known and b.time_known
+            gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+            sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
+            opinion = self.learned_margin(*sums, known, gap, None, "body", c.merge_pair_margin)
+            return min(score - bar, opinion)  # both the profiles and the average article pair must agree
         return score - bar
+
+    def model(self) -> pairscore.PairScore:
+        """The learned pair score of this calibration (ClusterConfig.pair_score, else the shipped one)."""
+        return pairscore.load(self.config.pair_score or pairscore.MODEL_PATH)
+
+    def join_opinion(self, f: ArticleFeatures, s: Story, art_vecs: tuple) -> float:
+        """The second opinion on a join: the learned pair score's average logit between the article and the story's
+        latest OPINION_MEMBERS originals, minus the model's body bar and JOIN_PAIR_MARGIN (>= 0: it may join).
+        The profile score compares an article with a story's centroid, which a run of one kind of event (shootings
+        in four cities) makes generic; the average over the members asks whether the article is like *them*."""
+        ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        rows = self.lex.unit_rows_of(ms)
+        V = np.stack([m.v64 for m in ms])
+        n = float(len(ms))
+        dense = float(np.sum(V @ np.asarray(f.vector, dtype=np.float64))) / n
+        tv, ev = art_vecs
+        time = 0.0
+        if f.time_known:
+            hours = [abs(f.first_seen_at - m.at) / HOUR_MS for m in ms if m.time_known]
+            span = pairscore.TIME_SPAN_HOURS
+            time = math.fsum(1.0 - 2.0 * min(h, span) / span for h in hours) / n
+        x = np.array(
+            [dense, dot(ev, sum_rows([r[1] for r in rows])) / n, dot(tv, sum_rows([r[0] for r in rows])) / n, time]
+        )
+        model = self.model()
+        return float(model.logit(x)) - float(model.thresholds["body"]) - self.config.join_pair_margin
 
     def evidence(self, s: Story, cache: dict) -> tuple:
         """A story's headline and text keys (:func:`transforms.stories.evidence.evidence`), once per merge pass."""
@@ -105,12 +141,14 @@ class Scorer:
         cache[key] = (s, out)
         return out
 
-    def learned_margin(self, a: tuple, b: tuple, known: bool, gap_ms: int, detail: dict | None = None) -> float:
+    def learned_margin(
+        self, a: tuple, b: tuple, known: bool, gap_ms: int, detail: dict | None = None, kind="headline", margin=None
+    ) -> float:
         """The learned pair score's average logit between two stories' articles (from their linkage sums) minus its
         headline bar. The features are linear in the articles' vectors, so the average logit is the logit of the
         average cosines; the time term uses the stories' gap (0, neutral, when either time is unknown). The bar is the
         model's headline bar plus the calibration's MERGE_HEADLINE_LEARNED_MARGIN."""
-        model = pairscore.load()
+        model = self.model()
         (dv, ts, es, n), (dv2, ts2, es2, n2) = a, b
         nn = float(n * n2)
         time = 0.0
@@ -118,7 +156,7 @@ class Scorer:
             hours = min(max(gap_ms, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
             time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
         x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time])
-        bar = float(model.thresholds["headline"]) + self.config.merge_headline_learned_margin
+        bar = float(model.thresholds[kind]) + (self.config.merge_headline_learned_margin if margin is None else margin)
         if detail is not None:
             detail.update(criterion="learned pair score", score=float(model.logit(x)), bar=bar)
             detail.update(features={k: float(v) for k, v in zip(pairscore.FEATURES, x)})

@@ -107,6 +107,26 @@ def lede_of(title: str, body: str, max_chars: int = 300) -> str:
     return out
 
 
+MIN_SENTENCE = 20
+_SENTENCE = re.compile(r"(?<=[.!?])[\"”’)]?\s+(?=[\"“‘(]?[A-Z0-9ÀÁÂÄÇÉÈÊËÍÎÏÑÓÔÖÚÜ¿¡])")
+
+
+def title_of(title: str, body: str, max_chars: int = 200) -> str:
+    """The headline of an article: its title, else the first sentence of its lede (an article without a title, e.g.
+    a body-only input, is told by its opening sentence, as ECB+'s titles are), cut at a word near ``max_chars``."""
+    t = (title or "").strip()
+    if t:
+        return t
+    lede = lede_of("", body, max_chars=4 * max_chars)
+    # the first sentence end after MIN_SENTENCE characters ("Mr. Smith went ..." does not end at "Mr.")
+    ends = [m.start() for m in _SENTENCE.finditer(lede) if m.start() >= MIN_SENTENCE]
+    first = lede[: ends[0]].strip() if ends else lede.strip()
+    if len(first) > max_chars:
+        cut = first.rfind(" ", 0, max_chars)
+        first = first[: cut if cut > max_chars // 2 else max_chars]
+    return first
+
+
 def embed_text(title: str, lede: str) -> str:
     """What the embedder sees: title + lede (the headline alone for headline-only feeds)."""
     title = (title or "").strip()

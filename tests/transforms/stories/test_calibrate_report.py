@@ -60,6 +60,44 @@ def test_the_calibration_prints_the_reference_beside_the_writer(tmp_path, capsys
     assert float(row[9]) == pytest.approx(float(row[2]) - ref["b3_f1"], abs=1e-3)
 
 
+def test_the_headline_is_leave_one_file_out(tmp_path, capsys):
+    """With several dev files, each file's reference columns come from a pair score fitted and bars chosen on the
+    *other* files (benchmarks/stories_lofo.py), and the table says so; the shipped model's figures, when asked
+    for, are labelled in-sample."""
+    import stories_calibrate
+    import stories_lofo
+    from stories_reference import reference
+
+    from transforms.stories import embed as embmod
+
+    write_dev_file(tmp_path / "one-dev.jsonl")
+    rows = [
+        {"id": f"w{i}", "story_id": "w" if i < 3 else "x", "language": "en", "title": t, "text": b}
+        for i, (t, b) in enumerate(
+            [("Wildfire burns near Athens", "A wildfire burned homes near Athens in Greece.")] * 3
+            + [("Court rules on tax case", "The supreme court in Ottawa ruled on a tax case.")] * 2
+        )
+    ]
+    (tmp_path / "two-dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    cache = str(tmp_path / "cache")
+    args = ["--data", str(tmp_path), "--embedder", "hash:32", "--cache", cache, "--no-links", "--in-sample"]
+    assert stories_calibrate.main(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    title = next(i for i, line in enumerate(out) if line.startswith("leave-one-file-out"))
+    assert "other files" in out[title]
+    assert any(line.startswith("IN-SAMPLE") for line in out[title:])
+    routing = embmod.EmbedderRouting("hash:32")
+    data = {
+        n: stories_calibrate.load(str(tmp_path / n), routing, cache, False) for n in ("one-dev.jsonl", "two-dev.jsonl")
+    }
+    pairs = {n: stories_lofo.pair_rows(f, g) for n, (f, g, _) in data.items()}
+    held = stories_lofo.fold_model(data, pairs, "one-dev.jsonl")
+    assert held.meta["trained_on"] == ["two-dev.jsonl"]  # never the file it scores
+    row = next(line for line in out[title:] if line.startswith("one-dev.jsonl")).split()
+    ref = ev.score(data["one-dev.jsonl"][1], reference(data["one-dev.jsonl"][0], held))
+    assert row[5:8] == [f"{ref['pair_precision']:.3f}", f"{ref['b3_f1']:.3f}", str(ref["pred_stories"])]
+
+
 def test_the_merge_and_join_bars_agree_with_the_note():
     c = ClusterConfig()
     note = (ROOT / "docs" / "stories.md").read_text(encoding="utf-8")

@@ -1,0 +1,99 @@
+"""Evidence that keeps two events of one kind apart: time where known, the learned pair score's second
+opinion on joins and merges, and inputs without a title.
+
+- Two articles whose times are both known and more than ClusterConfig.far_apart_hours apart never share a story,
+  however the story was chained (a join each day keeps a story live for ever without the cut).
+- A join of an article with a body needs the learned pair score's average over the story's members to agree
+  (ClusterConfig.join_pair_margin): a story's centroid is generic after a run of one kind of event.
+- An article without a title is told by its lede's first sentence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
+from transforms.stories import features as F
+from transforms.stories import text as textmod
+from transforms.stories.cluster import StoryClusterer
+
+SAME = np.ones(DIM, dtype=np.float32)
+
+
+def stories_of(arts, config) -> dict[str, int]:
+    w = StoryClusterer("en", config=config, exact_index=True)
+    w.run(arts, until=max(a.first_seen_at for a in arts))  # nothing has expired yet
+    return {aid: sid for sid, s in w.stories.items() for aid in s.members}
+
+
+def test_a_story_never_spans_more_than_the_cut():
+    # one report a day for four days, identical text: each one joins while the story is live (48 h)
+    arts = [article(f"a{i}", SAME, T0 + i * 30 * HOUR, terms=("quake",), entities=("chile",)) for i in range(4)]
+    chained = stories_of(arts, dataclasses.replace(TEST_CONFIG, far_apart_hours=None))
+    assert len(set(chained.values())) == 1
+    cut = stories_of(arts, dataclasses.replace(TEST_CONFIG, far_apart_hours=72.0))
+    assert cut["a0"] == cut["a1"] == cut["a2"]  # 60 h from the first: kept
+    assert cut["a3"] != cut["a0"]  # 90 h from the first article: a story of its own
+
+
+def test_unknown_times_are_not_cut():
+    arts = [
+        article(f"a{i}", SAME, T0 + i * 30 * HOUR, terms=("quake",), entities=("chile",), time_known=False)
+        for i in range(4)
+    ]
+    # untimed articles take placeholder times a second apart in real inputs; here far apart: never cut
+    cfg = dataclasses.replace(TEST_CONFIG, far_apart_hours=72.0, expire_hours=1000.0)
+    assert len(set(stories_of(arts, cfg).values())) == 1
+
+
+def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
+    """Three events of one kind share a direction (the kind) but not their names and terms: the profile score joins
+    them, the average learned pair score over the members does not."""
+    from transforms.stories import pairscore
+
+    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
+    path = tmp_path / "model.json"
+    path.write_text(__import__("json").dumps(model.to_dict()), encoding="utf-8")
+    rng = np.random.default_rng(5)
+    kind = rng.standard_normal(DIM)
+    arts = []
+    for e in range(3):
+        for k in range(2):
+            v = unit(kind + 0.05 * rng.standard_normal(DIM))
+            arts.append(
+                article(f"e{e}-{k}", v, T0 + (2 * e + k) * HOUR, terms=(f"t{e}", "shot"), entities=(f"city{e}",))
+            )
+    loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge")
+    mixed = stories_of(arts, loose)
+    assert len(set(mixed.values())) < 3  # the profile score alone chains events of one kind
+    strict = stories_of(arts, dataclasses.replace(loose, join_pair_margin=0.0, merge_pair_margin=0.0))
+    for e in range(3):
+        assert strict[f"e{e}-0"] == strict[f"e{e}-1"]  # an event's two reports agree on names and terms
+    assert len({strict[f"e{e}-0"] for e in range(3)}) == 3
+
+
+def test_an_article_without_a_title_is_told_by_its_first_sentence():
+    body = "Mr. Smith was shot in Stockton on Monday night, police said. He was taken to a hospital. More later."
+    f = F.from_labelled({"id": "x", "language": "en", "title": None, "text": body}, T0, True)
+    assert f.title == "Mr. Smith was shot in Stockton on Monday night, police said."
+    assert f.lede.startswith("He was taken")
+    assert f.embed_text.startswith("Mr. Smith was shot in Stockton")
+    assert "stockton" in f.entities
+    assert textmod.title_of("A headline", body) == "A headline"
+    assert textmod.title_of("", "") == ""
+
+
+def test_the_manifest_says_what_was_assumed_of_untimed_input():
+    from transforms.stories.backfill_files import assumptions
+
+    def out(*members):
+        return {"members": {aid: {"time_known": known} for aid, known in members}}
+
+    none = assumptions([out(("a", False), ("b", False)), out(("a", False))])
+    assert (none["articles_timed"], none["articles_untimed"]) == (0, 2)
+    assert none["times"].startswith("no article has a time") and "neutral" in none["times"]
+    mixed = assumptions([out(("a", True), ("b", False))])
+    assert mixed["times"].startswith("1 of 2 articles have no time")
+    assert assumptions([out(("a", True))])["times"].startswith("every article has a time")
