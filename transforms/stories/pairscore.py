@@ -116,12 +116,32 @@ def batch_features(feats: list) -> np.ndarray:
     eidf = {e: math.log((n + 1.0) / (c + 1.0)) for e, c in edf.items()}
     trows = [{t: (1.0 + math.log(c)) * idf[t] for t, c in zip(f.terms, f.term_tf)} for f in feats]
     erows = [{e: eidf[e] for e in f.entities} for f in feats]
-    T = sparse_unit_rows(trows, {t: i for i, t in enumerate(sorted(df))})
-    E = sparse_unit_rows(erows, {e: i for i, e in enumerate(sorted(edf))})
     V = np.stack([np.asarray(f.vector, dtype=np.float64) for f in feats])
     known = np.array([bool(f.time_known) for f in feats])
     at = np.array([int(f.first_seen_at) for f in feats], dtype=np.int64)
-    return np.stack([V @ V.T, E @ E.T, T @ T.T, time_feature(known, at)], axis=-1)
+    ent = gram(erows, {e: i for i, e in enumerate(sorted(edf))})
+    tfidf = gram(trows, {t: i for i, t in enumerate(sorted(df))})
+    return np.stack([V @ V.T, ent, tfidf, time_feature(known, at)], axis=-1)
+
+
+def gram(rows: list[dict], vocab: dict[str, int]) -> np.ndarray:
+    """Cosines between every pair of sparse rows (key -> weight): a sparse product (scipy, present wherever the
+    offline training and reference run), else the dense one of :func:`sparse_unit_rows`."""
+    try:
+        from scipy import sparse
+    except ImportError:  # pragma: no cover - scipy comes with the test and benchmark dependencies
+        M = sparse_unit_rows(rows, vocab)
+        return M @ M.T
+    ri, ci, vals = [], [], []
+    for i, r in enumerate(rows):
+        norm = math.sqrt(math.fsum(x * x for x in r.values()))
+        for k, x in r.items():
+            if norm > 0:
+                ri.append(i)
+                ci.append(vocab[k])
+                vals.append(x / norm)
+    M = sparse.csr_matrix((vals, (ri, ci)), shape=(len(rows), max(len(vocab), 1)))
+    return np.asarray((M @ M.T).todense())
 
 
 def fit_logistic(X: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1e-3, iters: int = 50) -> np.ndarray:
