@@ -91,6 +91,14 @@ def load_records(name: str, recs: list, routing, cache: str | None, links: bool)
     return feats, gold, lang
 
 
+def cut(path: str, name: str, loaded: tuple, max_articles: int) -> tuple:
+    """``loaded`` (features, gold, language) of one file restricted to :func:`stories_lofo.subset` of its records."""
+    recs = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    keep = {str(r["id"]) for r in lofo.subset(recs, max_articles)}
+    feats, gold, lang = loaded
+    return [f for f in feats if f.article_id in keep], {a: gold[a] for a in keep}, {a: lang[a] for a in keep}
+
+
 def evaluate(feats, gold, lang, config: ClusterConfig | None, links: bool) -> dict:
     outputs, link_changes, writers = cluster_features(feats, config=config, links=links, exact_index=True)
     rows, _ = assignment_rows([o["change"] for o in outputs] + link_changes, [f.article_id for f in feats])
@@ -200,6 +208,7 @@ def main(argv=None) -> int:
     ap.add_argument("--set", action="append", default=[], help="field=value overrides of the default calibration")
     ap.add_argument("--no-links", dest="links", action="store_false")
     ap.add_argument("--pair-score", default=pairscore.MODEL_PATH, help="the shipped pair score (--in-sample)")
+    ap.add_argument("--max-articles", type=int, default=0, help="score the subset of each file (0: whole files)")
     ap.add_argument("--in-sample", action="store_true", help="also the shipped model's figures (labelled in-sample)")
     args = ap.parse_args(argv)
     routing = embmod.EmbedderRouting(args.embedder)
@@ -208,6 +217,8 @@ def main(argv=None) -> int:
         print(f"no files match {args.files} in {args.data}", file=sys.stderr)
         return 2
     data = {os.path.basename(f): load(f, routing, args.cache, args.links) for f in files}
+    if args.max_articles:  # the hard part of each file (stories_lofo.subset), vectors from the whole file's
+        data = {n: cut(f, n, data[n], args.max_articles) for n, f in zip(sorted(data), files)}
     points = grid_points(args)
     models, paths = fold_models(data, args.cache, args.pair_score)
     for n in sorted(models):

@@ -174,13 +174,13 @@ def fold_model(data: dict, rows: dict, held: str | None, meta: dict | None = Non
 
 def features_digest(data: dict) -> str:
     """A digest of what the folds are fitted on: every file's name, labels and articles' features."""
-    h = hashlib.sha256(f"v{VERSION} {MAX_NEGATIVES} {BARS}".encode())
+    h = hashlib.sha256(f"v{VERSION} {MAX_NEGATIVES} {BARS} {pairscore.FEATURES}".encode())
     for name in sorted(data):
         feats, gold, _ = data[name]
         h.update(name.encode())
         for f in feats:
             h.update(f"{f.article_id}|{gold[f.article_id]}|{f.language}|{f.first_seen_at}|{f.time_known}".encode())
-            h.update("|".join((*f.terms, *map(str, f.term_tf), *f.entities)).encode())
+            h.update("|".join((*f.terms, *map(str, f.term_tf), *f.entities, *f.places)).encode())
             for v in (f.vector, f.link_vector):
                 h.update(b"-" if v is None else np.asarray(v, dtype="<f4").tobytes())
     return h.hexdigest()[:16]

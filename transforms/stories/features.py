@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from transforms.stories import places as placemod
 from transforms.stories import text as textmod
 
 LABEL_FIELDS = ("story_id", "topic")
@@ -52,6 +53,7 @@ class ArticleFeatures:
     terms: tuple[str, ...] = ()  # unique lexical terms (title + lede + first BODY_CHARS of the body), capped
     term_tf: tuple[int, ...] = ()  # their counts, aligned with ``terms``
     entities: tuple[str, ...] = ()  # unique entity keys, capped
+    places: tuple[str, ...] = ()  # the places it reports from, as key chains (transforms/stories/places.py)
     vector: np.ndarray | None = None  # clustering embedding (per-language backend), float32, L2-normalised
     link_vector: np.ndarray | None = None  # multilingual embedding for cross-language links, or None
     model: str = ""
@@ -80,6 +82,7 @@ class ArticleFeatures:
             "terms": list(self.terms),
             "term_tf": [int(x) for x in self.term_tf],
             "entities": list(self.entities),
+            "places": list(self.places),
             "vector": encode_vector(self.vector),
             "link_vector": encode_vector(self.link_vector),
             "model": self.model,
@@ -104,6 +107,7 @@ class ArticleFeatures:
             terms=tuple(d.get("terms", ())),
             term_tf=tuple(d.get("term_tf", ())),
             entities=tuple(d.get("entities", ())),
+            places=tuple(d.get("places", ())),
             vector=decode_vector(d.get("vector")),
             link_vector=decode_vector(d.get("link_vector")),
             model=d.get("model", ""),
@@ -255,6 +259,7 @@ def from_labelled(record: dict, first_seen_at: int, time_known: bool) -> Article
         terms=terms,
         term_tf=tf,
         entities=ents,
+        places=placemod.chains(title, body or lede, language),
         has_body=bool(body.strip()),
     )
 
@@ -285,6 +290,7 @@ def from_article(article: dict) -> ArticleFeatures:
         terms=terms,
         term_tf=tf,
         entities=ents,
+        places=placemod.chains(title, body or lede, language),
         has_body=bool(body.strip()),
         record=article,
     )

@@ -1,10 +1,13 @@
 """The learned article-pair score: a logistic regression over a few similarities of two articles.
 
-    logit = bias + w_dense * dense + w_entities * entities + w_tfidf * tfidf + w_time * time
+    logit = bias + w_dense * dense + w_entities * entities + w_tfidf * tfidf + w_time * time + w_places * places
 
 - ``dense``: cosine of the clustering embeddings (title + lede);
 - ``entities``: cosine of the articles' entity keys (names, numbers, from the whole body), IDF weighted;
 - ``tfidf``: cosine of their TF-IDF term vectors (title + lede + the start of the body);
+- ``places``: +1 when the two articles name the same most specific place, -1 when their places conflict (no place of
+  one lies in or contains a place of the other: Stockton and Indianapolis), 0 otherwise or when either names none
+  (:mod:`transforms.stories.places`);
 - ``time``: 1 - 2 * min(hours apart, 48) / 48 when both times are known (+1 same moment, -1 two days apart), and
   exactly 0 when either is unknown: an unknown time is neutral, it is never a feature of its own (a "time unknown"
   flag learns which data set a pair comes from, not whether it is one event: it fails leave-one-file-out). The same
@@ -27,7 +30,9 @@ from functools import lru_cache
 
 import numpy as np
 
-FEATURES = ("dense", "entities", "tfidf", "time")
+from transforms.stories import places as placemod
+
+FEATURES = ("dense", "entities", "tfidf", "time", "places")
 MODEL_PATH = os.path.join(os.path.dirname(__file__), "pair_score.json")
 TIME_SPAN_HOURS = 48.0
 # Two articles whose times are both known and more than this far apart are never one story (a hard cut, not a
@@ -121,7 +126,8 @@ def batch_features(feats: list) -> np.ndarray:
     at = np.array([int(f.first_seen_at) for f in feats], dtype=np.int64)
     ent = gram(erows, {e: i for i, e in enumerate(sorted(edf))})
     tfidf = gram(trows, {t: i for i, t in enumerate(sorted(df))})
-    return np.stack([V @ V.T, ent, tfidf, time_feature(known, at)], axis=-1)
+    places = placemod.relation_matrix([f.places for f in feats])
+    return np.stack([V @ V.T, ent, tfidf, time_feature(known, at), places], axis=-1)
 
 
 def gram(rows: list[dict], vocab: dict[str, int]) -> np.ndarray:

@@ -39,6 +39,7 @@ import numpy as np
 
 from transforms.common import SPLIT
 from transforms.stories import explanations, pairscore
+from transforms.stories import places as placemod
 from transforms.stories.evidence import disagree
 from transforms.stories.lexical import row_matrix
 from transforms.stories.records import Change
@@ -134,7 +135,8 @@ def pair_logits(w: WriterState, ms: list[Member]) -> np.ndarray:
         mats.append(M @ M.T)
     known = np.array([m.time_known for m in ms])
     at = np.array([m.at for m in ms], dtype=np.int64)
-    X = np.stack([V @ V.T, mats[0], mats[1], pairscore.time_feature(known, at)], axis=-1)
+    places = placemod.relation_matrix([m.places for m in ms])
+    X = np.stack([V @ V.T, mats[0], mats[1], pairscore.time_feature(known, at), places], axis=-1)
     L = pairscore.load(w.config.pair_score or pairscore.MODEL_PATH).logit(X)
     if w.config.far_apart_hours is None:
         return L

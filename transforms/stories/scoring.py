@@ -19,6 +19,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.stories import pairscore
+from transforms.stories import places as placemod
 from transforms.stories.config import ClusterConfig
 from transforms.stories.evidence import disagree, evidence
 from transforms.stories.features import ArticleFeatures
@@ -86,7 +87,7 @@ class Scorer:
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             if c.merge_headline_learned:
                 sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
-                return self.learned_margin(*sums, known, gap, detail)
+                return self.learned_margin(*sums, known, gap, detail, places=places_mean(a, b))
             between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
             if detail is not None:
                 detail.update(criterion="average pair score", score=between - self.penalty(known, gap))
@@ -101,7 +102,8 @@ class Scorer:
             known = a.time_known and b.time_known
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
-            opinion = self.learned_margin(*sums, known, gap, None, "body", c.merge_pair_margin)
+            pair_bar = float(self.model().thresholds["body"]) + c.merge_pair_margin
+            opinion = self.learned_margin(*sums, known, gap, None, pair_bar, places_mean(a, b))
             return min(score - bar, opinion)  # both the profiles and the average article pair must agree
         return score - bar
 
@@ -125,9 +127,9 @@ class Scorer:
             hours = [abs(f.first_seen_at - m.at) / HOUR_MS for m in ms if m.time_known]
             span = pairscore.TIME_SPAN_HOURS
             time = math.fsum(1.0 - 2.0 * min(h, span) / span for h in hours) / n
-        x = np.array(
-            [dense, dot(ev, sum_rows([r[1] for r in rows])) / n, dot(tv, sum_rows([r[0] for r in rows])) / n, time]
-        )
+        ent, lex = dot(ev, sum_rows([r[1] for r in rows])) / n, dot(tv, sum_rows([r[0] for r in rows])) / n
+        places = float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean())
+        x = np.array([dense, ent, lex, time, places])
         model = self.model()
         return float(model.logit(x)) - float(model.thresholds["body"]) - self.config.join_pair_margin
 
@@ -142,7 +144,14 @@ class Scorer:
         return out
 
     def learned_margin(
-        self, a: tuple, b: tuple, known: bool, gap_ms: int, detail: dict | None = None, kind="headline", margin=None
+        self,
+        a: tuple,
+        b: tuple,
+        known: bool,
+        gap_ms: int,
+        detail: dict | None = None,
+        bar: float | None = None,
+        places: float = 0.0,
     ) -> float:
         """The learned pair score's average logit between two stories' articles (from their linkage sums) minus its
         headline bar. The features are linear in the articles' vectors, so the average logit is the logit of the
@@ -155,8 +164,9 @@ class Scorer:
         if known:
             hours = min(max(gap_ms, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
             time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
-        x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time])
-        bar = float(model.thresholds[kind]) + (self.config.merge_headline_learned_margin if margin is None else margin)
+        x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time, places])
+        if bar is None:  # the headline merge bar
+            bar = float(model.thresholds["headline"]) + self.config.merge_headline_learned_margin
         if detail is not None:
             detail.update(criterion="learned pair score", score=float(model.logit(x)), bar=bar)
             detail.update(features={k: float(v) for k, v in zip(pairscore.FEATURES, x)})
@@ -200,6 +210,16 @@ class Scorer:
         for m in sorted(members, key=lambda m: m.article_id):
             st.add(m)
         return st
+
+
+def places_mean(a: Story, b: Story) -> float:
+    """The average ``places`` pair feature (transforms/stories/places.py) between two stories' latest
+    OPINION_MEMBERS originals each."""
+    ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    if not ma or not mb:
+        return 0.0
+    return float(placemod.relation_matrix([m.places for m in ma], [m.places for m in mb]).mean())
 
 
 def linkage_mean(a: tuple, b: tuple, c: ClusterConfig) -> float:

@@ -30,6 +30,7 @@ class Member:
     term_tf: tuple[int, ...]
     entities: tuple[str, ...]
     is_copy: bool = False
+    places: tuple[str, ...] = ()  # key chains (transforms/stories/places.py)
     time_known: bool = True
     has_body: bool = True
     dated_by_text: bool = False  # its time is the dateline its body prints (ArticleFeatures.dated_by_text)
@@ -63,6 +64,7 @@ class Member:
             "terms": list(self.terms),
             "term_tf": list(self.term_tf),
             "entities": list(self.entities),
+            "places": list(self.places),
             "is_copy": bool(self.is_copy),
             "time_known": bool(self.time_known),
             "has_body": bool(self.has_body),
@@ -82,6 +84,7 @@ class Member:
             terms=tuple(r.get("terms", ())),
             term_tf=tuple(r.get("term_tf", ())),
             entities=tuple(r.get("entities", ())),
+            places=tuple(r.get("places", ())),
             is_copy=bool(r.get("is_copy", False)),
             time_known=bool(r.get("time_known", True)),
             has_body=bool(r.get("has_body", True)),
@@ -102,6 +105,7 @@ class Member:
             terms=tuple(f.terms),
             term_tf=tuple(f.term_tf),
             entities=tuple(f.entities),
+            places=tuple(f.places),
             is_copy=is_copy,
             time_known=f.time_known,
             has_body=f.has_body,

@@ -53,7 +53,7 @@ def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
     them, the average learned pair score over the members does not."""
     from transforms.stories import pairscore
 
-    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
+    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
     path = tmp_path / "model.json"
     path.write_text(__import__("json").dumps(model.to_dict()), encoding="utf-8")
     rng = np.random.default_rng(5)
@@ -97,3 +97,21 @@ def test_the_manifest_says_what_was_assumed_of_untimed_input():
     mixed = assumptions([out(("a", True), ("b", False))])
     assert mixed["times"].startswith("1 of 2 articles have no time")
     assert assumptions([out(("a", True))])["times"].startswith("every article has a time")
+
+
+def test_places_tell_two_shootings_of_one_day_apart():
+    from transforms.stories import places
+
+    stockton = places.chains("2 teens wounded in Stockton", "STOCKTON, Calif. - Two teens were shot Monday.", "en")
+    indy = places.chains(
+        "14-year-old killed in an Indianapolis parking lot", "INDIANAPOLIS - A boy was killed Monday.", "en"
+    )
+    california = places.chains("Shooting in California", "Police in California said two were shot.", "en")
+    assert stockton and indy and california
+    assert places.relation(stockton, stockton) == 1.0
+    assert places.relation(stockton, indy) == -1.0  # no place of one lies in the other
+    assert places.relation(stockton, california) == 0.0  # a city and its state: compatible, not the same
+    assert places.relation(stockton, ()) == 0.0  # a side that names no place says nothing
+    rows = [stockton, indy, california, ()]
+    M = places.relation_matrix(rows)
+    assert M.tolist() == [[places.relation(a, b) for b in rows] for a in rows]

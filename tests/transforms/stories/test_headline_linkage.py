@@ -120,7 +120,7 @@ def test_stories_with_a_body_keep_the_profile_criterion():
 def test_headline_merges_use_the_learned_pair_score_averaged_over_article_pairs():
     """The margin of two headline-only stories is the average logit of the learned pair score over their article
     pairs (brute force here, from the writer's own TF-IDF vectors) minus its headline bar and the writer's margin."""
-    from transforms.stories import pairscore
+    from transforms.stories import pairscore, places
 
     frags = _fragments(n=5)
     w, (a, b, x) = _writer_with(ClusterConfig(), frags)
@@ -132,7 +132,8 @@ def test_headline_merges_use_the_learned_pair_score_averaged_over_article_pairs(
             tm, em = w.lex.member_vectors(m)
             for n in mo:
                 tn, en = w.lex.member_vectors(n)
-                x_ = [float(np.dot(m.vector.astype(np.float64), n.vector)), dot(em, en), dot(tm, tn), 0.0]
+                near = places.relation(m.places, n.places)  # every pair's, as the writer averages them
+                x_ = [float(np.dot(m.vector.astype(np.float64), n.vector)), dot(em, en), dot(tm, tn), 0.0, near]
                 logits.append(float(model.logit(np.array(x_))))
         bar = model.thresholds["headline"] + w.config.merge_headline_learned_margin
         got = w.scorer.merge_margin(w.stories[s], w.stories[o], {})
