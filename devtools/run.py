@@ -102,9 +102,9 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--replay_after_s",
         type=float,
-        default=120.0,
-        help="Ingest republishes a claimed page the article store does not have this many seconds later (lost on the "
-        "bus or by a killed job). Default: 120",
+        default=600.0,
+        help="Ingest republishes a claimed page the article store does not have this many seconds later (lost by a "
+        "killed job; what the previous run held is republished at start, its bus being gone). Default: 600",
     )
     parser.add_argument(
         "--report", default=None, help="Write the final figures (counts, latencies) as JSON to this file."
@@ -321,7 +321,8 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
         "--min_host_delay_s=0.1",
         f"--websub_callback_base={origin}",
         "--request_poll_s=0.2",
-        f"--replay_after_s={getattr(args, 'replay_after_s', 120.0)}",
+        f"--replay_after_s={getattr(args, 'replay_after_s', 600.0)}",
+        "--replay_held_at_start",  # the Pub/Sub emulator started with this run: what an earlier run held is gone
     ]
     world = overrides = None
     if args.feeds is None:

@@ -177,10 +177,16 @@ def _local_flags(a) -> None:
     a(
         "--replay_after_s",
         type=float,
-        default=120.0,
+        default=600.0,
         help="Local runner only: a claimed page the article store does not have this many seconds later (lost on the "
-        "bus or by a killed stories job) is fetched and published again; then after twice as long, and so on. "
-        "Default: 120.",
+        "bus or by a killed stories job) is fetched and published again; then after twice as long, and so on. Longer "
+        "than the stories job ever lags: a replay of what is only late adds work where it is behind. Default: 600.",
+    )
+    a(
+        "--replay_held_at_start",
+        action="store_true",
+        help="Local runner only: the bus is new (newsroom run's emulator keeps messages in memory and died with the "
+        "run before): every page still held from before is fetched and published again at once. Default: off.",
     )
     a(
         "--max_run_s",
@@ -291,7 +297,8 @@ class IngestJob:
     dead_letter_topic: str = "dead-letter-ingest"
     fetch_workers: int = 4
     max_run_s: float = 0.0
-    replay_after_s: float = 120.0
+    replay_after_s: float = 600.0
+    replay_held_at_start: bool = False
 
     @property
     def websub_callback_base(self) -> str | None:
@@ -315,6 +322,7 @@ _AS_GIVEN = (
     "fetch_workers",
     "max_run_s",
     "replay_after_s",
+    "replay_held_at_start",
 )
 
 

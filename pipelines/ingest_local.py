@@ -6,7 +6,7 @@ Checkpoints in outbox order: a feed's state is written only once every item its 
 dead-lettered); a failed publish is retried with backoff (tests/security/test_ingest_outbox.py). And every claimed
 page is held in the feed store's outbox until the stories job settles it (its article stored, or dead-lettered):
 entries still held ``--replay_after_s`` after their claim are fetched and published again, at start and then
-periodically, with a doubling delay (tests/pipelines/test_crash_replay.py). A crash of any job therefore loses no
+periodically, with a doubling delay (all of them at start with ``--replay_held_at_start``: newsroom run's bus is new) (tests/pipelines/test_crash_replay.py). A crash of any job therefore loses no
 claimed URL: what the bus or a killed consumer lost is republished, and the article store's conditional write keeps
 it stored once.
 
@@ -37,6 +37,7 @@ from transforms.ingest.registry import feeds_by_publisher, request_targets
 log = logging.getLogger("newsroom.ingest")
 
 MAX_REPLAY_DOUBLINGS = 5  # a held page is republished after the grace, then 2x, 4x ... 32x the grace later
+FOREVER_MS = 2**62  # a due time after every entry's
 
 
 class LocalIngest:
@@ -184,10 +185,11 @@ class LocalIngest:
             }
         )
 
-    def replay_due(self, limit: int = 200) -> int:
-        """Fetch and publish again the held pages whose grace is over (lost on the bus, or by a killed consumer);
-        the claim is the same owner's, so it is granted again. Returns how many."""
-        entries = self.store.due(self.clock(), limit)
+    def replay_due(self, limit: int = 200, everything: bool = False) -> int:
+        """Fetch and publish again the held pages whose grace is over (lost on the bus, or by a killed consumer), or
+        ``everything`` held (the bus is new: nothing held is on it); the claim is the same owner's, so it is granted
+        again. Returns how many."""
+        entries = self.store.due(FOREVER_MS if everything else self.clock(), limit)
         for rec in entries:
             d = poller.Discovery.from_dict(rec["discovery"])
             self._submit(d.feed_url or "", d, 0, replays=int(rec.get("replays", 0)) + 1)
@@ -317,6 +319,8 @@ class LocalIngest:
         max_run_s = self.o.max_run_s if max_run_s is None else max_run_s
         started = time.monotonic()
         next_reload = next_replay = 0.0
+        if self.o.replay_held_at_start:
+            self.replay_due(limit=1_000_000, everything=True)  # the held pages: those in flight, a few hundred
         while not stop.is_set():
             if max_run_s and time.monotonic() - started >= max_run_s:
                 break

@@ -122,7 +122,8 @@ SPECS = {
             "dead_letter_topic": ("Dead-letter topic", TOPIC, "dead-letter-ingest", True, ""),
             "fetch_workers": ("Fetch threads (local runner only)", I, "4", True, ""),
             "max_run_s": ("Stop after (s, local runner only)", F, "0", True, ""),
-            "replay_after_s": ("Replay unstored claims after (s, local runner only)", F, "120", True, ""),
+            "replay_after_s": ("Replay unstored claims after (s, local runner only)", F, "600", True, ""),
+            "replay_held_at_start": ("Replay every unstored claim at start (local runner only)", B, "false", True, ""),
         },
     },
     "stories": {

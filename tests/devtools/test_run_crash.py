@@ -2,7 +2,8 @@
 next run on the same data directory stores every page the killed one had claimed, once.
 
 The killed run's bus (the Pub/Sub emulator, messages in memory) dies with it, and its stories job had acknowledged
-what it was working on: without the ingest outbox (stores/feeds.py) those claimed pages were lost for good.
+what it was working on: without the ingest outbox (stores/feeds.py) those claimed pages were lost for good. The next
+run republishes at start every page the outbox still holds (its bus is new), long before --replay_after_s (600 s).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from devtools.runlock import start_time
 from stores import StoreConfig
 
 REPO = Path(__file__).resolve().parents[2]
-GRACE_S = 5  # the runs' --replay_after_s
 
 
 def _start(data: Path, log: Path) -> subprocess.Popen:
@@ -35,7 +35,6 @@ def _start(data: Path, log: Path) -> subprocess.Popen:
         "--port=0",
         "--embedder=hash",
         "--progress_s=2",
-        f"--replay_after_s={GRACE_S}",
         "--userclusters_every_min=0",
     ]
     with open(log, "ab") as out:
