@@ -75,7 +75,7 @@ RUNTIME = [
     "werkzeug>=3.0",  # devtools/run.py serves the origin in-process with werkzeug.serving
     "gunicorn>=22",
     "jsonschema-rs>=0.29",  # Registry (0.29.0) and validate_formats; ~2 ms a snapshot (jsonschema: ~0.5 s a pool)
-    # origin metrics (serving/telemetry.py): CallbackOptions of observable instruments appear in 1.12
+    # origin metrics (serving/http/telemetry.py): CallbackOptions of observable instruments appear in 1.12
     "opentelemetry-api>=1.12",
     "opentelemetry-sdk>=1.12",
     "opentelemetry-exporter-gcp-monitoring>=1.15.0a0",  # only pre-releases exist; 1.15.0a0 is the one tested

@@ -4,7 +4,7 @@ The history: merges at ``--per_day`` (300) a day, each absorbing a new story int
 two days (one in ten absorbs an earlier survivor: chains), every survivor's EXPIRE 48 h after its last merge (as
 the writer emits it). After N merges, one more merge is timed (CPU seconds, the median of ``--repeat`` merges):
 
-- new: the tracker's firing (transforms/editions/aliases.py), as two figures: the index update and prune
+- new: the tracker's firing (transforms/editions/publish/aliases.py), as two figures: the index update and prune
   (O(the merge's own aliases)) and the map document with its canonical bytes (what the publisher stores and the
   origin loads: O(the map held), which with aliases kept 48 h past their survivor's EXPIRE is a few days of merges
   whatever N is, so flat once the history is longer than that);
@@ -27,8 +27,8 @@ import statistics
 import time
 
 from transforms.common import DAY_MS, EXPIRE, MERGE, MINUTE_MS
-from transforms.editions import documents as docs
-from transforms.editions.aliases import AliasIndex, aliases_document, aliases_item, resolve_aliases
+from transforms.editions.publish.aliases import AliasIndex, aliases_document, aliases_item, resolve_aliases
+from transforms.editions.vocabulary import documents as docs
 
 T0 = 1_700_000_000_000 // MINUTE_MS * MINUTE_MS
 

@@ -1,6 +1,6 @@
 """The origin's memory over a simulated week of news, story retirement on vs off.
 
-Drives the real :class:`serving.watcher.PointerWatcher` (and so the real catalog, preparation and release logic)
+Drives the real :class:`serving.state.watcher.PointerWatcher` (and so the real catalog, preparation and release logic)
 against in-memory fakes of the stores, on a simulated clock, one poll per simulated minute:
 
 - a dict-backed PointerStore (``versions``, ``compare_and_set``, ``retire`` with a tombstone; no history kept);
@@ -56,8 +56,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import orjson  # noqa: E402
 
 from devtools import samples  # noqa: E402
-from serving.catalog import CatalogHolder  # noqa: E402
-from serving.watcher import PointerWatcher, WatchSettings  # noqa: E402
+from serving.state.catalog import CatalogHolder  # noqa: E402
+from serving.state.watcher import PointerWatcher, WatchSettings  # noqa: E402
 from stores.base import NotFound, PointerStore  # noqa: E402
 from stores.retention import StoryRetention, retire  # noqa: E402
 

@@ -27,7 +27,7 @@ the other half 304 until a new article appears. They are counted apart in the ou
 
 Burst pulls (``--bursts``): ``--burst_rate`` breaking pulses per measured hour (2 by default), each sending BURST
 requests (schedule.request_poll, expiring an hour later: editions.json ``bursts.fetch_ttl_min``) to
-``--burst_feeds`` feeds (200: the cap of one pulse, transforms/editions/coverage.py) drawn from the regular and
+``--burst_feeds`` feeds (200: the cap of one pulse, transforms/editions/bursts/coverage.py) drawn from the regular and
 long-tail feeds, which then poll every minute for the hour. The feeds' own rates do not change (the cost of the
 lane, not what it finds). ``--bursts both`` runs the population without and then with them.
 

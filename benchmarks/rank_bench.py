@@ -7,7 +7,7 @@ book object here only to save memory -- every edition still computes all its own
 does). Language shares follow DESIGN.md (English ~40 %); per story 1 + Geometric(0.25) articles (15 % syndicated
 copies), newest original uniformly within the 48 h live window, 384-d centroids, a synthetic registry of ~3,000
 publishers (a quarter of each edition's local to a gazetteer city). What is timed, per edition, is
-transforms.editions.cycle.run_cycle: features and scores, candidates,
+transforms.editions.cycle.run.run_cycle: features and scores, candidates,
 smoothing, representatives, hysteresis + diversity + pins for all 12 pages, supporting links, page/pool documents,
 coverage documents and the cycle's overlays as EditionRanker runs them (page sections and cities on the pool, the
 trending topic pages, the storyline pages and their index; no controls or takedowns). Cycle 1 is cold (every pool story's coverage is emitted once); between cycle 1 and 2 the
@@ -45,14 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.transforms.editions.loop_reference import LoopView, loop_memory, run_cycle_loop  # noqa: E402
 from transforms.common import HOUR_MS, MINUTE_MS  # noqa: E402
-from transforms.editions import documents as docs  # noqa: E402
-from transforms.editions.book import TITLE_DIM, StoryBook, compact_change  # noqa: E402
-from transforms.editions.config import load_config  # noqa: E402
-from transforms.editions.context import Clock, CycleCache, CycleContext  # noqa: E402
-from transforms.editions.cycle import EditionMemory, run_cycle  # noqa: E402
-from transforms.editions.overlays import Overlays  # noqa: E402
-from transforms.editions.params import RankParams  # noqa: E402
-from transforms.editions.topics import city_codes  # noqa: E402
+from transforms.editions.book.storybook import TITLE_DIM, StoryBook, compact_change  # noqa: E402
+from transforms.editions.cycle.context import Clock, CycleCache, CycleContext  # noqa: E402
+from transforms.editions.cycle.run import EditionMemory, run_cycle  # noqa: E402
+from transforms.editions.overlays.phases import Overlays  # noqa: E402
+from transforms.editions.overlays.topics import city_codes  # noqa: E402
+from transforms.editions.vocabulary import documents as docs  # noqa: E402
+from transforms.editions.vocabulary.config import load_config  # noqa: E402
+from transforms.editions.vocabulary.params import RankParams  # noqa: E402
 from transforms.publishers import PublisherRegistry  # noqa: E402
 
 NOW = 1_709_294_400_000  # 2024-03-01T12:00:00Z
@@ -375,7 +375,7 @@ def publish_work(out) -> float:
 def group_storylines(books, size: int = 3) -> None:
     """Every story of each book in a storyline of ``size`` consecutive stories (untimed setup), so a cycle's
     storyline pages cost what a cycle with storylines costs: each story whose coverage is emitted rebuilds its
-    storyline's episodes (transforms/editions/storyline_pages.py)."""
+    storyline's episodes (transforms/editions/overlays/storyline_pages.py)."""
     for book in books.values():
         smap = book.storylines
         for sid in book.stories.id[: book.stories.size].tolist():

@@ -4,7 +4,7 @@ file, with the same load generator in the same run; plus the For you re-rank in-
     .venv/bin/python benchmarks/serve_bench.py [--duration 10] [--connections 32] [--compare]
 
 Prints:
-  1. re-rank of 1,000 candidates in-process (serving.ranking.rank, a full profile: 3 topics, 2 sources, 1 place,
+  1. re-rank of 1,000 candidates in-process (serving.personal.ranking.rank, a full profile: 3 topics, 2 sources, 1 place,
      2 hidden sources, an interest vector, 200 reads, 5 "fewer like this", co-visitation on: 50 neighbours of
      each of the 10 newest reads, summed per request from the cached lists as the origin does; readers like you
      on: 10 user clusters of 50 stories each, the paper's score summed per request from the cached lists; and the
@@ -17,7 +17,7 @@ Prints:
   4. the edition page at a fixed ~1,000 requests/s (wrk with a Lua pacing script: each of 11 connections waits
      10 ms after each response; the achieved rate is printed) and its p99 (target <= 20 ms);
   5. with --compare: edition-page throughput under other gunicorn worker models (the reason for the choice in
-     serving/gunicorn.conf.py).
+     serving/worker/gunicorn.conf.py).
 
 Load generator: wrk (Debian package `wrk`); the script stops with a message if it is missing. All traffic goes to
 127.0.0.1 on free ports; every run is bounded by --duration; the origin and nginx are stopped by PID at the end.
@@ -47,11 +47,11 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from devtools import local_origin, samples  # noqa: E402
-from serving.auth import issue_token  # noqa: E402
+from serving.http.auth import issue_token  # noqa: E402
 
 EDITION = "us-en"
 TOKEN_SECRET = "bench-secret"
-SHIPPED_WORKER = "serving.gworker.BufferingThreadWorker"  # serving/gunicorn.conf.py worker_class
+SHIPPED_WORKER = "serving.worker.gworker.BufferingThreadWorker"  # serving/worker/gunicorn.conf.py worker_class
 PACE_LUA = """
 local pause = tonumber(os.getenv("WRK_PAUSE_MS") or "10")
 function delay()
@@ -63,9 +63,9 @@ end
 def rerank_benchmark(iterations: int = 3000) -> dict:
     import numpy as np
 
-    from serving.catalog import PreparedPool
-    from serving.clusters import Clusters
-    from serving.ranking import COVISIT_READS, Covisit, FeedSlice, ProfileView, rank
+    from serving.personal.clusters import Clusters
+    from serving.personal.ranking import COVISIT_READS, Covisit, FeedSlice, ProfileView, rank
+    from serving.state.catalog import PreparedPool
     from transforms.userclusters.minhash import score as cluster_score
 
     pool = PreparedPool.build(samples.candidate_pool(EDITION, 1, n=1000))
@@ -88,7 +88,7 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
         "reads": reads,
     }
     view = ProfileView.from_profile("bench", doc)
-    # co-visitation: what serving.readers.CovisitCache.lists returns for the reader's newest reads (50 each)
+    # co-visitation: what serving.personal.readers.CovisitCache.lists returns for the reader's newest reads (50 each)
     now = 1_700_000_000_000
     recent = view.reads[:COVISIT_READS]
     lists = {
@@ -102,7 +102,7 @@ def rerank_benchmark(iterations: int = 3000) -> dict:
         for sid in recent
     }
 
-    # user clusters: what serving.clusters.ClusterCache.lists returns for the reader's 10 clusters (50 stories each)
+    # user clusters: what serving.personal.clusters.ClusterCache.lists returns for the reader's 10 clusters (50 stories each)
     cluster_lists = [
         (
             tuple(
@@ -174,7 +174,7 @@ def _time(fn, n):
     return (time.perf_counter() - t0) / n
 
 
-COVISIT_READS_SHOWN = 10  # serving.ranking.COVISIT_READS (not imported at module load: numpy threads first)
+COVISIT_READS_SHOWN = 10  # serving.personal.ranking.COVISIT_READS (not imported at module load: numpy threads first)
 
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
 
@@ -259,8 +259,8 @@ def main() -> int:
     ap.add_argument(
         "--worker_class",
         default=None,
-        help="gunicorn worker class. Default: the one serving/gunicorn.conf.py ships "
-        "(serving.gworker.BufferingThreadWorker: gthread whose poller answers hot shared GETs itself).",
+        help="gunicorn worker class. Default: the one serving/worker/gunicorn.conf.py ships "
+        "(serving.worker.gworker.BufferingThreadWorker: gthread whose poller answers hot shared GETs itself).",
     )
     ap.add_argument("--page_stories", type=int, default=12, help="Stories on the page (~1.8 KB each). Default: 12.")
     ap.add_argument("--supporting", type=int, default=2)

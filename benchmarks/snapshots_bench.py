@@ -2,7 +2,7 @@
 
 Runs the real command three times on the same input in this one invocation, each in its own process (start-up
 included, as an analyst pays it): plain, with ``--snapshots DIR --snapshots_every_minute`` (the every-minute
-replay, the baseline) and with ``--snapshots DIR`` (the change-only replay, transforms/editions/steady.py), and
+replay, the baseline) and with ``--snapshots DIR`` (the change-only replay, transforms/editions/ranker/steady.py), and
 prints the wall times, the ratios to the plain run (the target: <= 2x), whether the two replays stored the same
 bytes, and the page versions published (all pages, and the busiest page's).
 Each run's CPU seconds (user + system of the backfill process and the processes it waited for: its embedder

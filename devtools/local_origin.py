@@ -110,7 +110,7 @@ def start_origin(
     timeout: float = 60.0,
 ) -> tuple[subprocess.Popen, int]:
     """``newsroom serve`` on 127.0.0.1:port (embedded stores under ``data_dir``); returns once /readyz is 200.
-    ``worker_class`` None: the one serving/gunicorn.conf.py ships (what production runs)."""
+    ``worker_class`` None: the one serving/worker/gunicorn.conf.py ships (what production runs)."""
     port = port or free_port()
     cmd = [
         sys.executable,

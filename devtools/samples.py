@@ -257,7 +257,7 @@ def publish(pointers, snapshots, doc: dict, validate: bool = True) -> str:
     """Validate, write the immutable object, move the pointer from whatever it was. Returns the pointer name."""
     kind, name, path = pointer_and_path(doc)
     if validate:
-        from serving.validation import validate as check
+        from serving.state.validation import validate as check
 
         check(kind, doc)
     snapshots.put(path, orjson.dumps(doc))

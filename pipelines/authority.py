@@ -142,6 +142,6 @@ def run(argv: list[str] | None = None, wait: bool = True):
 
 
 if __name__ == "__main__":
-    from pipelines.cli import run_job
+    from pipelines.command_errors import run_job
 
     sys.exit(run_job("authority", run, sys.argv[1:]))

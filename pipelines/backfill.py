@@ -398,7 +398,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
 
 
 if __name__ == "__main__":
-    from pipelines.cli import run_job
+    from pipelines.command_errors import run_job
 
     sys.exit(run_job("backfill", run, sys.argv[1:]))
 
@@ -416,10 +416,10 @@ def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
 
     ``replay``: each edition's minute chain runs to its end in one firing (a bounded, complete input); False: one
     timer round per minute as streaming (tests compare the two). Only minutes where a page can change are built
-    (transforms/editions/steady.py), unless ``--snapshots_every_minute`` (the baseline; the same bytes)."""
+    (transforms/editions/ranker/steady.py), unless ``--snapshots_every_minute`` (the baseline; the same bytes)."""
     from stores import StoreConfig
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
-    from transforms.editions.settings import RankSettings
+    from transforms.editions.vocabulary.settings import RankSettings
 
     own = isinstance(job.snapshots, str) and job.snapshots not in ("", "True")  # True (the flag alone) or DIR
     config = StoreConfig(backend="embedded", data_dir=job.snapshots) if own else job.store

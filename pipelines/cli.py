@@ -39,12 +39,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
-import json
 import os
 import sys
 from pathlib import Path
 
-from pipelines.command_errors import CommandError, OneLineParser, run_command, shown
+from pipelines.beam_cli import beam_unknown, report_dry_runs
+from pipelines.command_errors import CommandError, OneLineParser, run_command, run_job, shown
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "stack": ("devtools.emulators", "start, stop or inspect the local Pub/Sub, Bigtable and GCS emulators"),
@@ -121,52 +121,6 @@ def _job_arguments(module, parser: argparse.ArgumentParser) -> None:
             if "_add_argparse_args" in vars(base) and base.__module__.split(".")[0] == "pipelines" and base not in seen:
                 seen.add(base)
                 base._add_argparse_args(parser)
-
-
-def dry_run_summary(job) -> dict:
-    """What a DataflowRunner dry run translated (``result.job``, an apiclient.Job): job type, top-level steps
-    (the stages an operator sees in the Dataflow UI) and the Pub/Sub subscriptions the graph reads."""
-    from apache_beam.portability import common_urns
-    from apache_beam.portability.api import beam_runner_api_pb2
-
-    transforms = job.proto_pipeline.components.transforms.values()
-    top = sorted(
-        t.unique_name
-        for t in transforms
-        if t.unique_name and "/" not in t.unique_name and not t.unique_name.startswith("ref_")
-    )
-    reads = sorted(
-        beam_runner_api_pb2.PubSubReadPayload.FromString(t.spec.payload).subscription
-        for t in transforms
-        if t.spec.urn == common_urns.composites.PUBSUB_READ.urn
-    )
-    options = job.options.get_all_options()
-    return {
-        "job_type": job.proto.type.name,
-        "streaming": bool(options.get("streaming")),
-        "steps": top,
-        "pubsub_subscriptions": reads,
-        "sdk_container_image": options.get("sdk_container_image"),
-    }
-
-
-def _report_dry_runs() -> None:
-    """Make DataflowRunner print :func:`dry_run_summary` after a dry run (it returns without submitting)."""
-    from apache_beam.options.pipeline_options import TestOptions
-    from apache_beam.runners.dataflow.dataflow_runner import DataflowRunner
-
-    if getattr(DataflowRunner, "_newsroom_reports", False):
-        return
-    translate = DataflowRunner.run_pipeline
-
-    def run_pipeline(self, pipeline, options):
-        result = translate(self, pipeline, options)
-        if options.view_as(TestOptions).dry_run and getattr(result, "job", None) is not None:
-            print("newsroom dry run: " + json.dumps(dry_run_summary(result.job), sort_keys=True), flush=True)
-        return result
-
-    DataflowRunner.run_pipeline = run_pipeline
-    DataflowRunner._newsroom_reports = True
 
 
 def clone_root() -> Path | None:
@@ -251,27 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"newsroom {name}: error: unrecognized arguments: {flags} (see newsroom {name} --help)", file=sys.stderr)
         return 2
     if any(a.startswith("--dry_run") for a in argv):
-        _report_dry_runs()
+        report_dry_runs()
     return run_command(name, lambda: _checked(name, args) or run_job(name, module.run, argv[1:]), safe_output=False)
-
-
-def beam_unknown(rest: list[str]) -> list[str]:
-    """The flags among ``rest`` (what the job's own flags left) that no Beam PipelineOptions class defines."""
-    if not rest:
-        return []
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False, conflict_handler="resolve")
-    todo, seen = [PipelineOptions], set()
-    while todo:
-        cls = todo.pop()
-        for sub in cls.__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                todo.append(sub)
-                sub._add_argparse_args(parser)
-    _, unknown = parser.parse_known_args(rest)
-    return [a for a in unknown if a.startswith("-")]
 
 
 def _checked(name: str, args: argparse.Namespace) -> None:
@@ -287,17 +222,6 @@ def _checked(name: str, args: argparse.Namespace) -> None:
             f"{where}: no stores there (no folder {shown(root)}); a mistyped path? `newsroom {name}` only reads "
             "stores that `newsroom run`, the jobs or a backfill wrote"
         )
-
-
-def run_job(name: str, run, argv: list[str]) -> int:
-    """A Beam job's ``run(argv)`` as a command (``newsroom JOB`` and ``python -m pipelines.JOB``): a ValueError, an
-    inconsistent flag named in its message, is one line on stderr and exit status 2, not a traceback."""
-    try:
-        result = run(argv)
-    except (ValueError, CommandError) as exc:
-        print(f"newsroom {name}: error: {shown(exc)}", file=sys.stderr)
-        return exc.status if isinstance(exc, CommandError) else 2
-    return result if isinstance(result, int) else 0  # the streaming jobs return their PipelineResult
 
 
 if __name__ == "__main__":

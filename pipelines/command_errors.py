@@ -11,6 +11,10 @@
   ``\\u202e``), so a value can neither drive the terminal nor forge an output line; and while a command runs, its
   stdout and stderr go through :class:`SafeStream`, which escapes the same characters except newline and tab
   anywhere a command prints, so a title read from a store cannot either.
+- A job run as a command (``python -m pipelines.JOB``, and the dispatcher's job rows): :func:`run_job`.
+
+In the jobs' layer (pipelines/), below the commands layer (pipelines/cli.py, pipelines/commands/), because the
+jobs use it too: a job never imports the dispatcher.
 """
 
 from __future__ import annotations
@@ -137,3 +141,14 @@ def _fail(name: str, message: str, status: int) -> int:
         pass
     print(f"newsroom {name}: error: {shown(message)}", file=sys.stderr)
     return status
+
+
+def run_job(name: str, run, argv: list[str]) -> int:
+    """A Beam job's ``run(argv)`` as a command (``newsroom JOB`` and ``python -m pipelines.JOB``): a ValueError, an
+    inconsistent flag named in its message, is one line on stderr and exit status 2, not a traceback."""
+    try:
+        result = run(argv)
+    except (ValueError, CommandError) as exc:
+        print(f"newsroom {name}: error: {shown(exc)}", file=sys.stderr)
+        return exc.status if isinstance(exc, CommandError) else 2
+    return result if isinstance(result, int) else 0  # the streaming jobs return their PipelineResult

@@ -3,7 +3,7 @@ item's page once, politely and through the address guard.
 
 Reads the feed registry (``--feeds``: the packaged publishers' feeds, a JSON file, or the ``feeds`` table, re-read
 every ``--registry_reload_s``), FetchRequests from the ``fetch-requests`` topic (WebSub deliveries and pings via
-serving/push.py, burst requests from the stories job's burst pull, which name a publisher and reach up to 4 of its
+serving/api/push.py, burst requests from the stories job's burst pull, which name a publisher and reach up to 4 of its
 enabled feeds: transforms/ingest/registry.py), publishers' feeds and pages over HTTP. Writes RawItem messages to
 ``items-raw``, DeadLetter messages to ``dead-letter-ingest``, schedule checkpoints, seen-URL claims and WebSub
 subscriptions to the feed store (stores/feeds.py).
@@ -402,6 +402,6 @@ def run(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     import sys
 
-    from pipelines.cli import run_job
+    from pipelines.command_errors import run_job
 
     sys.exit(run_job("ingest", run, sys.argv[1:]))

@@ -79,7 +79,7 @@ class StoriesOptions(StoreOptions):
         parser.add_argument(
             "--editions",
             default=None,
-            help="Editions file (path). Default: the packaged transforms/editions/editions.json.",
+            help="Editions file (path). Default: the packaged transforms/editions/vocabulary/editions.json.",
         )
         parser.add_argument(
             "--editions_only",
@@ -236,7 +236,7 @@ def build_pipeline(p, job: StoriesJob) -> dict:
     from stores.beam_io import PublishToBusFn, ReadBus
     from transforms.articles.beam import ARTICLES, ProcessArticles
     from transforms.editions.beam import ChangesOfOutputs, PublishEditions
-    from transforms.editions.settings import PublishSettings, RankSettings
+    from transforms.editions.vocabulary.settings import PublishSettings, RankSettings
     from transforms.stories import beam as sb
     from transforms.stories.beam.storylines import Storylines
     from transforms.stories.features import from_article
@@ -322,6 +322,6 @@ def run(argv: list[str] | None = None, wait: bool = True):
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    from pipelines.cli import run_job
+    from pipelines.command_errors import run_job
 
     sys.exit(run_job("stories", run, sys.argv[1:]))

@@ -8,7 +8,7 @@ concatenated (Das et al. 2007; the choice of
 p = 3, q = 10 and the other thresholds: transforms/userclusters/minhash.py), drops clusters under
 ``--min_members`` members, and replaces every scanned reader's memberships in the user-cluster store
 (stores/userclusters.py: embedded SQLite or the Bigtable table ``userclusters``). The co-visitation job keeps the
-clusters' click counts online from then on; the origin reads both (serving/clusters.py).
+clusters' click counts online from then on; the origin reads both (serving/personal/clusters.py).
 
     Start -> KeyRanges -> SpreadRanges -> ReadRanges -> SpreadReaders -> ClustersOfReader -> MembersPerCluster -> KeepLargeClusters
           -> ClustersPerReader -> WriteMemberships      (transforms/userclusters/beam.py add_daily_clusters)
@@ -127,6 +127,6 @@ def run(argv: list[str] | None = None, wait: bool = True, now_ms: int | None = N
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO)
-    from pipelines.cli import run_job
+    from pipelines.command_errors import run_job
 
     sys.exit(run_job("userclusters", run, sys.argv[1:]))

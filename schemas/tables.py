@@ -74,7 +74,7 @@ follows   (stores.gcp.profiles.BigtableProfileStore: follower counts, aggregated
            reads them without access to profiles)
     t#{topic_id}            c:followers     64-bit big-endian counter: readers following the topic id (incremented
                                             and decremented by the origin on follow changes; read by the editions
-                                            stage for its topic pages, transforms/editions/topics.py)
+                                            stage for its topic pages, transforms/editions/overlays/topics.py)
 
 covisit   (stores.covisit.BigtableCovisitStore: one row per story, written whole by the co-visitation job)
     v#{story_id:016x}       m:at            ms (decimal) the counts are as of; readers decay them from it

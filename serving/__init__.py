@@ -1,12 +1,18 @@
 """The origin: a Flask app that serves shared pages from memory and the private For you feed.
 
+Rooms, bottom to top (a room imports only the rooms below it; tests/test_layering.py holds the order):
+:mod:`serving.http` (HTTP conventions, cursors, auth, shedding, telemetry), :mod:`serving.state` (the catalog, the
+pointer watcher, the services accessor, secrets), :mod:`serving.personal` (For you's model: profiles, ranking,
+clusters, feed pages), :mod:`serving.api` (the JSON blueprints), :mod:`serving.web` (the reader HTML pages),
+:mod:`serving.worker` (gunicorn worker, fast path); this face, the app factory, stands on all of them.
+
 ``create_app(test_config=None)`` builds the app (flaskr-style factory). Resources are attached by :class:`Newsroom`
 ``.init_app(app)`` and live for the process (``app.extensions["newsroom"]``, read through
-:func:`serving.context.services`): the catalog holder, the pointer watcher thread, the profile store and its cache, the
+:func:`serving.state.context.services`): the catalog holder, the pointer watcher thread, the profile store and its cache, the
 event folder thread, the load shedder, the token verifier. Blueprints, one per resource: editions, stories, topics,
-foryou (feed, controls, events), health, openapi, and ``serving.push`` (WebSub callbacks and publisher pings).
+foryou (feed, controls, events), health, openapi, and ``serving.api.push`` (WebSub callbacks and publisher pings).
 
-Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.push.PUSH_DEFAULTS`); each one in
+Configuration: ``app.config`` keys ``NEWSROOM_*`` (see DEFAULTS and :data:`serving.api.push.PUSH_DEFAULTS`); each one in
 :data:`ENV_SETTINGS` can also come from an environment variable of the same name (JSON-parsed when it parses:
 ``NEWSROOM_PAGE_S_MAXAGE=2``, ``NEWSROOM_PING_KEYS={"pub": "key"}``). ``test_config`` wins over both.
 
@@ -23,7 +29,7 @@ Stores: ``NEWSROOM_STORES`` (an object with ``.pointers`` and ``.snapshots``), `
 
 Never: a Flask session (the session interface is a null one: nothing reads or writes a cookie), a Set-Cookie header
 (asserted on every response), a store read on a shared request, with one exception: Full Coverage of an existing
-story the origin no longer holds in memory is loaded from the snapshot store on demand (serving/watcher.py).
+story the origin no longer holds in memory is loaded from the snapshot store on demand (serving/state/watcher.py).
 """
 
 from __future__ import annotations
@@ -33,16 +39,15 @@ import importlib
 import json
 import logging
 import os
-import secrets
-import tempfile
 import threading
 
 from flask import Flask
 from flask.sessions import SessionInterface
 from werkzeug.exceptions import HTTPException
 
-from serving import http
-from serving.context import EXTENSION
+from serving.http import conventions as http
+from serving.state.context import EXTENSION
+from serving.state.secrets import SECRETS_FILE, ConfigError, local_secrets, resolve_secrets  # noqa: F401 (the face)
 
 log = logging.getLogger("serving")
 
@@ -66,15 +71,15 @@ DEFAULTS = {
     "NEWSROOM_WATCH_INTERVAL_S": 2.0,
     "NEWSROOM_STORY_GRACE_S": 600.0,
     # stories no page or pool references and not updated for this long leave memory; they are served on demand
-    # from the snapshot store through an LRU of NEWSROOM_STORY_LRU entries (serving/watcher.py)
+    # from the snapshot store through an LRU of NEWSROOM_STORY_LRU entries (serving/state/watcher.py)
     "NEWSROOM_STORY_RETAIN_S": 48 * 3600.0,
     "NEWSROOM_STORY_LRU": 2000,
     "NEWSROOM_VALIDATE_PAGES": True,
-    "NEWSROOM_FAST_PATH": True,  # serving/fastpath.py in front of Flask for section pages and versions
+    "NEWSROOM_FAST_PATH": True,  # serving/worker/fastpath.py in front of Flask for section pages and versions
     # shared cache headers
     "NEWSROOM_PAGE_S_MAXAGE": 60,
     "NEWSROOM_STORY_S_MAXAGE": 30,
-    "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/topics.py)
+    "NEWSROOM_TOPIC_S_MAXAGE": 30,  # topic pages: built on demand from the pool (serving/api/topics.py)
     # city pages (place:{city} of the edition's gazetteer): the design's 5 minutes, rendered at most once a minute
     "NEWSROOM_LOCAL_S_MAXAGE": 300,
     # top pages showing a Breaking story: a short TTL under the purge, which may take minutes (stores/cdn.py)
@@ -82,7 +87,7 @@ DEFAULTS = {
     "NEWSROOM_RETRY_AFTER_S": 2,
     # the reader pages' script polls /v1/editions/{e}/version this often for the "new stories" pill (web.py)
     "NEWSROOM_VERSION_POLL_S": 60,
-    # local sign-in page (serving/signin.py): "auto" = only with the generated local secrets, true, false
+    # local sign-in page (serving/web/signin.py): "auto" = only with the generated local secrets, true, false
     "NEWSROOM_LOCAL_SIGN_IN": "auto",
     # secrets (set both in production; every origin process behind the CDN needs the same ones)
     "NEWSROOM_TOKEN_SECRET": None,
@@ -93,11 +98,11 @@ DEFAULTS = {
     "NEWSROOM_FORYOU_MAX_INFLIGHT": 2,
     "NEWSROOM_FORYOU_MAX_WAITING": 2,
     "NEWSROOM_FORYOU_WAIT_S": 0.05,
-    # the re-rank's time budget; past it the page is the recency fallback flagged "degraded" (serving/foryou.py)
+    # the re-rank's time budget; past it the page is the recency fallback flagged "degraded" (serving/api/foryou.py)
     "NEWSROOM_FORYOU_BUDGET_MS": 50.0,
-    # how long a For you cursor minted on a replaced pool version still reads exactly (serving/feed.py)
+    # how long a For you cursor minted on a replaced pool version still reads exactly (serving/personal/feed.py)
     "NEWSROOM_FEED_CURSOR_GRACE_S": 900.0,
-    # observability (serving/telemetry.py): metrics exporter none|gcp|memory ("" = gcp on Cloud Run, else none)
+    # observability (serving/http/telemetry.py): metrics exporter none|gcp|memory ("" = gcp on Cloud Run, else none)
     "NEWSROOM_METRICS_EXPORTER": "",
     "NEWSROOM_METRICS_INTERVAL_S": 60.0,
     "NEWSROOM_EVENTS_FLUSH_S": 1.0,
@@ -121,65 +126,6 @@ OBJECT_SETTINGS = {
     "NEWSROOM_TAKEDOWN_STORE",
     "NEWSROOM_TOKEN_VERIFIER",
 }
-SECRETS_FILE = "secrets.json"
-
-
-class ConfigError(RuntimeError):
-    """The origin's settings do not allow it to start (a missing secret in production)."""
-
-
-def local_secrets(data_dir: str) -> dict:
-    """``{"token", "cursor"}`` (32 random bytes each, hex) from ``{data_dir}/secrets.json``, created once: the one
-    writer of that file (the origin's workers and ``newsroom run`` both call it).
-
-    Written to a temp file created 0600 in the same folder, flushed, then hard-linked to the final name: the link
-    fails when the name exists, so racing workers agree on the first file and nobody ever sees a partly written
-    or widely readable one (a plain rename would replace the winner's file under a worker that already read it).
-    A file an older release wrote with the umask's mode is narrowed to 0600 on the next read."""
-    path = os.path.join(data_dir, SECRETS_FILE)
-    os.makedirs(data_dir, exist_ok=True)
-    if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(prefix=".secrets-", suffix=".tmp", dir=data_dir)  # mode 0600
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump({"token": secrets.token_hex(32), "cursor": secrets.token_hex(32)}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                pass  # another worker won: its file is the one
-        finally:
-            os.unlink(tmp)
-    if os.stat(path).st_mode & 0o077:
-        os.chmod(path, 0o600)
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except ValueError:
-        doc = {}
-    if doc.get("token") and doc.get("cursor"):
-        return doc
-    raise ConfigError(f"{path} holds no token and cursor secrets; delete it to have new ones made")
-
-
-def resolve_secrets(cfg) -> tuple[str, str]:
-    """(token secret, cursor secret) from the config; see the module docstring for the rule."""
-    token, cursor = cfg.get("NEWSROOM_TOKEN_SECRET"), cfg.get("NEWSROOM_CURSOR_SECRET")
-    missing = [k for k, v in (("NEWSROOM_TOKEN_SECRET", token), ("NEWSROOM_CURSOR_SECRET", cursor)) if not v]
-    if cfg.get("NEWSROOM_TOKEN_VERIFIER") is not None and "NEWSROOM_TOKEN_SECRET" in missing:
-        missing.remove("NEWSROOM_TOKEN_SECRET")  # tokens are checked by the given verifier, not signed here
-        token = token or secrets.token_hex(32)
-    if not missing:
-        return str(token), str(cursor)
-    if (cfg.get("NEWSROOM_BACKEND") or "embedded") == "embedded" or cfg.get("TESTING") or cfg.get("DEBUG"):
-        local = local_secrets(str(cfg.get("NEWSROOM_DATA_DIR") or ".newsroom"))
-        return str(token or local["token"]), str(cursor or local["cursor"])
-    raise ConfigError(
-        f"{' and '.join(missing)} must be set for the {cfg.get('NEWSROOM_BACKEND')!r} backend: every origin instance "
-        "needs the same secrets, and none may come from the source (generate with "
-        "`python -c 'import secrets; print(secrets.token_hex(32))'`)"
-    )
 
 
 class NoSessionInterface(SessionInterface):
@@ -204,13 +150,13 @@ class Newsroom:
         return self.breaking_cache_control if page.breaking else self.page_cache_control
 
     def init_app(self, app: Flask) -> None:
-        from serving.auth import HmacTokenVerifier
-        from serving.catalog import CatalogHolder
-        from serving.feed import PoolHistory
-        from serving.readers import EventFolder, FoldSettings, ProfileCache
-        from serving.shedding import Shedder
-        from serving.topics import TopicPages
-        from serving.watcher import PointerWatcher, WatchSettings
+        from serving.api.topics import TopicPages
+        from serving.http.auth import HmacTokenVerifier
+        from serving.http.shedding import Shedder
+        from serving.personal.feed import PoolHistory
+        from serving.personal.readers import EventFolder, FoldSettings, ProfileCache
+        from serving.state.catalog import CatalogHolder
+        from serving.state.watcher import PointerWatcher, WatchSettings
 
         cfg = app.config
         self.app = app
@@ -219,15 +165,15 @@ class Newsroom:
         )
         self.breaking_cache_control = http.shared_cache_control(cfg["NEWSROOM_BREAKING_S_MAXAGE"])
         self.local_cache_control = http.shared_cache_control(cfg["NEWSROOM_LOCAL_S_MAXAGE"])
-        from serving.editions import configured_pages, local_cities
+        from serving.api.editions import configured_pages, local_cities
 
         self.local_cities = local_cities()  # edition -> its region's gazetteer city codes (local pages)
         self.topic_pages = TopicPages(cities=self.local_cities)
         self.configured = configured_pages()  # editions (and sections) that exist before their first page is live
         token_secret, cursor_secret = resolve_secrets(cfg)
-        from serving import signin
+        from serving.web import signin
 
-        self.token_secret = token_secret  # signs local sign-in tokens (serving/signin.py) when that is on
+        self.token_secret = token_secret  # signs local sign-in tokens (serving/web/signin.py) when that is on
         self.local_sign_in = signin.enabled(cfg)
         self.version_poll_s = max(1, int(cfg["NEWSROOM_VERSION_POLL_S"]))
         self.verifier = cfg["NEWSROOM_TOKEN_VERIFIER"] or HmacTokenVerifier(token_secret)
@@ -252,7 +198,7 @@ class Newsroom:
             stores.pointers,
             stores.snapshots,
             WatchSettings.from_config(cfg),
-            # tombstones: the watcher filters loaded pages at once (serving/watcher.py)
+            # tombstones: the watcher filters loaded pages at once (serving/state/watcher.py)
             takedowns=_side_store(cfg, stores, "NEWSROOM_TAKEDOWN_STORE", open_takedown_store),
         )
         self.profile_cache = ProfileCache(profiles, ttl_s=float(cfg["NEWSROOM_PROFILE_TTL_S"]))
@@ -274,7 +220,7 @@ class Newsroom:
         )
         self._started = False
         app.extensions[EXTENSION] = self
-        from serving import telemetry
+        from serving.http import telemetry
 
         self.metrics = telemetry.init_app(app, self)
 
@@ -300,7 +246,7 @@ class Newsroom:
 def env_settings() -> list[str]:
     """Every NEWSROOM_* setting the origin reads from its environment (tests/security/test_secrets.py checks that
     each one README and Terraform document is here)."""
-    from serving.push import PUSH_DEFAULTS
+    from serving.api.push import PUSH_DEFAULTS
 
     keys = [k for k in (*DEFAULTS, *PUSH_DEFAULTS) if k not in OBJECT_SETTINGS | PUSH_OBJECT_SETTINGS]
     return keys + [k for k in EXTRA_ENV_SETTINGS if k not in keys]
@@ -312,8 +258,8 @@ EXTRA_ENV_SETTINGS = (
     "NEWSROOM_WORKERS",
     "NEWSROOM_THREADS",
     "NEWSROOM_HEADER_TIMEOUT_S",
-    "NEWSROOM_WRITE_TIMEOUT_S",  # serving/gworker.py, with the header timeout
-    "NEWSROOM_LOG_FORMAT",  # serving/telemetry.py, when newsroom serve configures logging in each worker
+    "NEWSROOM_WRITE_TIMEOUT_S",  # serving/worker/gworker.py, with the header timeout
+    "NEWSROOM_LOG_FORMAT",  # serving/http/telemetry.py, when newsroom serve configures logging in each worker
     "NEWSROOM_JAVA",
     "NEWSROOM_PUBSUB_EMULATOR_JAR",
     "NEWSROOM_BIGTABLE_EMULATOR",
@@ -323,7 +269,7 @@ PUSH_OBJECT_SETTINGS = {"NEWSROOM_BUS", "WEBSUB_SUBSCRIPTIONS", "NEWSROOM_PUBLIS
 
 
 def _from_env(config) -> None:
-    from serving.push import PUSH_DEFAULTS
+    from serving.api.push import PUSH_DEFAULTS
 
     for key in (*DEFAULTS, *PUSH_DEFAULTS):
         if key in OBJECT_SETTINGS or key in PUSH_OBJECT_SETTINGS:
@@ -375,7 +321,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.update(test_config)
     # Werkzeug answers 413 when a body is longer than this, before any handler parses it (also for chunked bodies,
     # which it cuts at the limit). The push endpoints read at most NEWSROOM_PUSH_MAX_BYTES of their own.
-    from serving.push import PUSH_DEFAULTS
+    from serving.api.push import PUSH_DEFAULTS
 
     app.config["MAX_CONTENT_LENGTH"] = max(
         int(app.config["NEWSROOM_MAX_BODY_BYTES"]),
@@ -386,7 +332,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     ext = Newsroom(app)
 
-    from serving import editions, foryou, health, openapi, push, signin, stories, storylines, topics, web
+    from serving.api import editions, foryou, health, openapi, push, stories, storylines, topics
+    from serving.web import pages as web
+    from serving.web import signin
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
@@ -395,8 +343,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(foryou.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(openapi.bp)
-    importlib.import_module("serving.web_storylines")  # its route joins web.bp before registration
-    app.register_blueprint(web.bp)  # reader HTML pages (serving/web.py), shared like the JSON ones
+    importlib.import_module("serving.web.storylines")  # its route joins web.bp before registration
+    app.register_blueprint(web.bp)  # reader HTML pages (serving/web/pages.py), shared like the JSON ones
     app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
     push.init_app(app)  # WebSub callbacks and publisher pings
     app.register_blueprint(push.bp)
@@ -416,7 +364,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_error_handler(HTTPException, _http_problem)
 
     if app.config["NEWSROOM_FAST_PATH"]:
-        from serving.fastpath import FastSharedPages
+        from serving.worker.fastpath import FastSharedPages
 
         app.wsgi_app = FastSharedPages(app.wsgi_app, ext)
     if app.config["NEWSROOM_BACKGROUND"]:
@@ -431,8 +379,8 @@ def create_app(test_config: dict | None = None) -> Flask:
 
 def _collaborative_caches(cfg, stores):
     """For you's collaborative sources: the co-visitation and the user-cluster caches (each None when "off")."""
-    from serving.clusters import ClusterCache
-    from serving.readers import CovisitCache
+    from serving.personal.clusters import ClusterCache
+    from serving.personal.readers import CovisitCache
     from stores.covisit import open_covisit_store
     from stores.userclusters import open_user_cluster_store
 

@@ -28,7 +28,7 @@ Cache tags, the fastest invalidation Cloud CDN offers ("Cache invalidation overv
 https://cloud.google.com/cdn/docs/cache-invalidation-overview): an invalidation by cache tag takes effect in about
 10 s, up to 500 requests a minute and 10 tags a request; one by path or prefix takes one to three minutes and at
 most one a minute, longer than the 60 s TTL a Breaking purge is meant to beat. So the origin sends every shared
-answer with ``Cache-Tag: {cache_tag(path)}`` (serving/http.py, the fast path too), one tag per query-less path, and
+answer with ``Cache-Tag: {cache_tag(path)}`` (serving/http/conventions.py, the fast path too), one tag per query-less path, and
 a purge of exact paths invalidates their tags (:attr:`PurgeRequest.tags`): exactly the pages asked for, every query
 string of them, in seconds. A widened request (prefixes) has no tags and goes by path. Cache tags are in Preview:
 a project whose API refuses them (HTTP 400) gets the same request by path, logged.

@@ -9,8 +9,8 @@ editions stage reads every cycle:
 - ``label``: show an editorial label on the story's entry, one of :data:`LABELS`;
 - ``hold``: freeze the page at ``version`` (the publisher does not move the pointer while the hold lasts).
 
-Pins, demotes and labels are applied by :mod:`transforms.editions.controls` in the ranker
-(:class:`transforms.editions.rank.EditionRanker`); holds by :class:`transforms.editions.publish.SnapshotPublisher`.
+Pins, demotes and labels are applied by :mod:`transforms.editions.overlays.controls` in the ranker
+(:class:`transforms.editions.ranker.rank.EditionRanker`); holds by :class:`transforms.editions.publish.snapshots.SnapshotPublisher`.
 Operators set and clear them with ``newsroom control`` (pipelines/commands/control.py), which also
 writes the audit entry (stores/audit.py).
 

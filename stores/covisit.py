@@ -2,7 +2,7 @@
 
 Written by the co-visitation job (transforms/covisit/beam.py: one writer per story key, each write replaces the
 story's whole list, so a replayed or repeated write changes nothing); read by the origin for For you
-(serving/readers.py CovisitCache). Never read by a shared page.
+(serving/personal/readers.py CovisitCache). Never read by a shared page.
 
 Layout (schemas/tables.py, table ``covisit``):
 

@@ -88,7 +88,7 @@ class FeedStore(abc.ABC):
     def record_ping(self, url: str, digest: str, now_ms: int, keep_ms: int) -> bool:
         """Add ping ``digest`` to the feed's ledger (create-if-absent) and delete the feed's entries older than
         ``keep_ms``. False when it was there already (a concurrent duplicate). One entry per accepted ping: with
-        one accepted ping per feed per 30 s and ``keep_ms`` 10 min (serving.push PING_LEDGER_MS), at most 20 per
+        one accepted ping per feed per 30 s and ``keep_ms`` 10 min (serving.api.push PING_LEDGER_MS), at most 20 per
         feed."""
 
     @abc.abstractmethod

@@ -1,7 +1,7 @@
 """A reader's delete and pause as versions every later write of the profile store checks (stores/profiles.py).
 
 Writes to a reader's profile reach the store after they were accepted: read events wait in the origin's fold queue
-(serving/readers.py, up to a second or a retried batch), and a control's request can lose a race to a delete sent
+(serving/personal/readers.py, up to a second or a retried batch), and a control's request can lose a race to a delete sent
 just after it. So every write carries the wall-clock time (ms) it was accepted at, and the profile document keeps:
 
 - ``deleted_at``: when the reader last deleted the profile (DELETE /v1/me/profile). A delete leaves a tombstone,

@@ -25,7 +25,7 @@ different reads of one reader in the same millisecond are both kept (keyed by ti
 one ms kept 1). The
 embedded table is ``profile_events`` (the older ``profile_reads``, keyed by time alone, is no longer read).
 
-Follower counts (no reader id; topic pages, transforms/editions/topics.py): every change of a reader's follows
+Follower counts (no reader id; topic pages, transforms/editions/overlays/topics.py): every change of a reader's follows
 adds +1/-1 to the count of each topic id followed or unfollowed (:func:`follow_ids`: ``topic:{section}``,
 ``place:{code}``, ``entity:{id}``; sources are not topics), and forgetting a reader takes its follows off;
 :meth:`ProfileStore.followed_topics` lists the most-followed ids. Embedded: table ``follow_counts`` (in the same
@@ -70,7 +70,7 @@ def empty_profile() -> dict:
 
 
 def follow_ids(profile: dict | None) -> set[str]:
-    """The topic ids (serving/topics.py) a profile follows: sections, places (``pune`` and ``place:pune`` are
+    """The topic ids (serving/api/topics.py) a profile follows: sections, places (``pune`` and ``place:pune`` are
     both ``place:pune``) and entities."""
     f = (profile or {}).get("follows") or {}
     ids = {f"topic:{v}" for v in f.get("topics") or ()}

@@ -7,10 +7,10 @@ with ``reason``, ``who`` and ``at`` (ms). Undoing a takedown deletes the tombsto
 
 Who reads them, and how cheaply:
 
-- the origin (serving/watcher.py) reads :meth:`TakedownStore.generation` on every poll (one row / one SELECT:
+- the origin (serving/state/watcher.py) reads :meth:`TakedownStore.generation` on every poll (one row / one SELECT:
   a counter every set and clear increments) and the whole set only when the counter moved, then filters its
   loaded pages at once;
-- the editions stage (transforms/editions/takedowns.py) reads the set once per cycle, the same way, and omits
+- the editions stage (transforms/editions/overlays/takedowns.py) reads the set once per cycle, the same way, and omits
   what it names from the next snapshots;
 - the backfill and the article stage skip tombstoned articles (transforms/stories, pipelines/backfill.py).
 

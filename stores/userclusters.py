@@ -1,9 +1,9 @@
 """MinHash user clusters: each reader's cluster memberships and each cluster's decayed click counts per story.
 
 Memberships are written by the daily user-cluster job (pipelines/userclusters.py: one put per reader, replacing
-yesterday's) and deleted by the origin with the reader's profile or history (serving/foryou.py); counts are written
+yesterday's) and deleted by the origin with the reader's profile or history (serving/api/foryou.py); counts are written
 by the co-visitation job (transforms/userclusters/beam.py: one writer per cluster key, each write replaces the
-cluster's whole list). The origin reads both for For you's "readers like you" (serving/clusters.py). Never read by
+cluster's whole list). The origin reads both for For you's "readers like you" (serving/personal/clusters.py). Never read by
 a shared page: a membership names a reader; a count row names none.
 
 Layout (schemas/tables.py, table ``userclusters``): ``u#{reader_id}`` (``u:clusters``, ``u:at``),

@@ -42,7 +42,7 @@ TOPIC = r"^[A-Za-z][A-Za-z0-9._~%+-]{2,254}$"  # Pub/Sub topic or subscription n
 ANY = r"^[^\n\r]+$"
 PATHS = r"^[^\s,]+(,[^\s,]+)*$"  # one path or glob, or several comma-separated (local or gs://)
 IMAGE_JSON = r"^(?!gs://)[^\s,]+\.json$"  # a JSON file inside the image (read with open(), not FileSystems)
-EDITIONS = r"^[a-z]{2}-[a-z]{2,3}(,[a-z]{2}-[a-z]{2,3})*$"  # edition ids (transforms/editions/editions.json)
+EDITIONS = r"^[a-z]{2}-[a-z]{2,3}(,[a-z]{2}-[a-z]{2,3})*$"  # edition ids (transforms/editions/vocabulary/editions.json)
 # transforms/stories/embedder_specs.py: the pattern its check matches (the names of its one list and the two forms).
 EMBEDDER = EMBEDDER_PATTERN
 # pipelines/backfill.py --from/--to: what transforms.stories.features.parse_time reads (ISO 8601 date or time).

@@ -15,7 +15,15 @@ Walks the product packages and devtools with ``ast`` and flags:
   DoFns (``BEAM_MODULES``): everything else (devtools included) is plain Python that the backfill, the streaming
   job and the origin share and that tests and benchmarks call without a pipeline.
 
-The checker itself is tested on planted snippets, so this test can fail.
+Inside the big packages, rooms (sub-packages by role) stand in an order too (``ROOMS``): a module of a room imports
+only its own room and the rooms below it, so a newcomer reads a room knowing only what is under it. Each room's
+``__init__.py`` says what it exports and may import.
+
+And no circles: the modules of the product import each other as a graph without a cycle (``from p import m``
+where ``m`` is a module is an edge to ``m``, not to ``p``'s face), whichever import form (function-level and
+``TYPE_CHECKING`` imports included), so each can be read, tested and moved before the ones that import it.
+
+The checkers themselves are tested on planted snippets, so this test can fail.
 """
 
 from __future__ import annotations
@@ -53,6 +61,14 @@ BEAM_MODULES = {
 }
 
 
+# The rooms of each big package, bottom to top: a room may import the rooms before it, never one after it.
+# ``__init__`` is the package's own face where it is more than a table of contents (serving's app factory).
+ROOMS = {
+    "transforms.editions": ("vocabulary", "book", "bursts", "cycle", "overlays", "ranker", "publish", "beam"),
+    "serving": ("http", "state", "personal", "api", "web", "worker", "__init__"),
+}
+
+
 def _imports(source: str) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -70,8 +86,8 @@ def _imports(source: str) -> list[tuple[int, str]]:
 
 def layer_of(parts: list[str]) -> str:
     """The layer of a module, from its path or dotted name split into parts: its top-level package, except the
-    commands layer, ``pipelines/commands/``."""
-    if parts[:2] == ["pipelines", "commands"]:
+    commands layer: ``pipelines/commands/`` and the dispatcher ``pipelines/cli.py``."""
+    if parts[:2] == ["pipelines", "commands"] or parts[:2] in (["pipelines", "cli"], ["pipelines", "cli.py"]):
         return "commands"
     return parts[0]
 
@@ -123,13 +139,15 @@ def test_every_listed_beam_module_exists_and_uses_beam():
     "source, relpath, expected",
     [
         ("from pipelines.backfill import BackfillOptions\n", "transforms/editions/x.py", "higher layer"),
-        ("import serving.catalog\n", "stores/x.py", "higher layer"),
+        ("import serving.state.catalog\n", "stores/x.py", "higher layer"),
         ("from transforms.publishers import Registry\n", "schemas/x.py", "higher layer"),
         ("import importlib\nimportlib.import_module('pipelines.stories')\n", "transforms/x.py", "higher layer"),
         ("from pipelines import ingest\n", "serving/x.py", "peer"),
         ("from serving import create_app\n", "pipelines/main.py", "peer"),
         ("from pipelines.commands.control import parse_expires\n", "transforms/editions/x.py", "higher layer"),
         ("from pipelines.commands import evaluate\n", "pipelines/backfill.py", "higher layer"),
+        ("from pipelines.cli import run_job\n", "pipelines/backfill.py", "higher layer"),
+        ("import pipelines.cli\n", "serving/x.py", "higher layer"),
         ("from pipelines.commands.serve import main\n", "serving/x.py", "higher layer"),
         ("import apache_beam as beam\n", "pipelines/commands/x.py", "Beam"),
         ("import apache_beam as beam\n", "transforms/articles/urls.py", "Beam"),
@@ -156,8 +174,10 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
         ("from transforms.articles import normalize\n", "pipelines/stories.py"),
         ("import serving\n", "devtools/run.py"),
         ("from serving import create_app\n", "pipelines/commands/serve.py"),
-        ("from transforms.editions.config import load_config\n", "pipelines/commands/control.py"),
+        ("from transforms.editions.vocabulary.config import load_config\n", "pipelines/commands/control.py"),
         ("from pipelines.commands.control import CommandError\n", "pipelines/commands/takedown.py"),
+        ("from pipelines.command_errors import run_job\n", "pipelines/backfill.py"),
+        ("from pipelines.command_errors import CommandError\nfrom serving import create_app\n", "pipelines/cli.py"),
         ("import apache_beam as beam\n", "transforms/stories/beam/writer.py"),
         ("from . import sibling\n", "serving/x.py"),
         ("from devtools import emulators as stack\n", "devtools/run.py"),
@@ -166,3 +186,195 @@ def test_the_checker_catches_a_planted_wrong_import(source, relpath, expected):
 )
 def test_the_checker_accepts_imports_that_point_down(source, relpath):
     assert violations(source, relpath) == []
+
+
+def _room_imports(source: str, package: str) -> list[tuple[int, str, str]]:
+    """(line, module, room) of every import in ``source`` of a module of ``package``: ``from serving import http``
+    names the room ``http``; ``import serving`` or ``from serving import create_app``, the face ``__init__``."""
+    base = ROOT.joinpath(*package.split("."))
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [(node.module, a.name) for a in node.names]
+        else:
+            continue
+        for module, name in modules:
+            if module == package and name is not None:
+                is_room = (base / name).is_dir() or (base / f"{name}.py").exists()
+                found.append((node.lineno, f"{module}.{name}", name if is_room else "__init__"))
+            elif module == package:
+                found.append((node.lineno, module, "__init__"))
+            elif module.startswith(package + "."):
+                found.append((node.lineno, module, module[len(package) + 1 :].split(".")[0]))
+    return found
+
+
+def room_violations(source: str, relpath: str, rooms: dict = ROOMS) -> list[str]:
+    """``path:line: why`` for every import in ``source`` of a room above the module's own room in its package."""
+    me = relpath[: -len(".py")].replace("/", ".")
+    found = []
+    for package, order in rooms.items():
+        if me == package + ".__init__":
+            mine = "__init__"
+        elif me.startswith(package + "."):
+            mine = me[len(package) + 1 :].split(".")[0]
+        else:
+            continue
+        if mine not in order:
+            continue
+        for line, module, theirs in dict.fromkeys(_room_imports(source, package)):
+            if theirs in order and order.index(theirs) > order.index(mine):
+                found.append(f"{relpath}:{line}: room {mine} imports {module}, a room above it ({theirs})")
+    return found
+
+
+def test_every_room_imports_only_the_rooms_below_it():
+    found = [v for rel, path in _product_modules() for v in room_violations(path.read_text(), rel)]
+    assert not found, "rooms out of order:\n" + "\n".join(found)
+
+
+def test_every_room_of_every_package_exists_with_a_face():
+    for package, order in ROOMS.items():
+        base = ROOT.joinpath(*package.split("."))
+        rooms = [room for room in order if room != "__init__"]
+        faceless = [room for room in rooms if not (base / room / "__init__.py").exists()]
+        assert not faceless, f"{package}: rooms without an __init__.py: {faceless}"
+        for room in rooms:
+            face = (base / room / "__init__.py").read_text()
+            assert "Exports" in face and "May import" in face, f"{package}.{room}: the face says what it exports"
+        loose = sorted(p.name for p in base.glob("*.py") if p.name != "__init__.py")
+        assert not loose, f"{package}: modules outside every room: {loose}"
+
+
+@pytest.mark.parametrize(
+    "source, relpath, expected",
+    [
+        ("from transforms.editions.overlays import Overlays\n", "transforms/editions/cycle/run.py", "overlays"),
+        ("import transforms.editions.publish.snapshots\n", "transforms/editions/book/storybook.py", "publish"),
+        ("from transforms.editions.beam import X\n", "transforms/editions/vocabulary/config.py", "beam"),
+        ("from serving import web\n", "serving/api/stories.py", "web"),
+        ("def f():\n    from serving import SECRETS_FILE\n", "serving/web/signin.py", "__init__"),
+        ("import serving\n", "serving/state/context.py", "__init__"),
+        ("from serving.worker.fastpath import X\n", "serving/web/pages.py", "worker"),
+    ],
+)
+def test_the_room_checker_catches_an_import_from_above(source, relpath, expected):
+    found = room_violations(source, relpath)
+    assert len(found) == 1 and f"({expected})" in found[0]
+
+
+@pytest.mark.parametrize(
+    "source, relpath",
+    [
+        ("from transforms.editions.book import StoryBook\n", "transforms/editions/cycle/run.py"),
+        ("from transforms.editions.cycle import fairness\n", "transforms/editions/cycle/run.py"),
+        ("from transforms.editions.publish import SnapshotPublisher\n", "transforms/editions/beam/publishing.py"),
+        ("from transforms.editions.beam import PublishEditions\n", "pipelines/stories.py"),
+        ("from serving.http import conventions as http\n", "serving/api/stories.py"),
+        ("from serving import http\n", "serving/state/watcher.py"),
+        ("from serving.web import pages\nfrom serving.worker import fastpath\n", "serving/__init__.py"),
+    ],
+)
+def test_the_room_checker_accepts_imports_from_below(source, relpath):
+    assert room_violations(source, relpath) == []
+
+
+def import_graph(modules: dict[str, str]) -> dict[str, set[str]]:
+    """``{module: the modules it imports}`` among ``modules`` (``{dotted name: source}``)."""
+    graph = {name: set() for name in modules}
+    for name, source in modules.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                targets = [t for t in subs if t in modules]
+                targets += [node.module] if len(targets) < len(subs) else []
+            else:
+                continue
+            graph[name].update(t for t in targets if t in modules and t != name)
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index, low, stack, on, found, counter = {}, {}, [], set(), [], [0]
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, children = work[-1]
+            w = next(children, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def _dotted(rel: str) -> str:
+    name = rel[: -len(".py")].replace("/", ".")
+    return name[: -len(".__init__")] if name.endswith(".__init__") else name
+
+
+ACYCLIC = ("schemas", "stores", "transforms", "serving", "pipelines")  # every product package
+# Circles known and not yet untangled, each with why; the test fails when one goes (take it off) or a new one comes.
+KNOWN_CIRCLES = [
+    # the gazetteer reads the entity alias table and, for an article without entities, the extractor, which
+    # resolves places through the gazetteer: one module's two halves (work on places in progress)
+    ["transforms.articles.entities", "transforms.articles.places"],
+    # ``newsroom evaluate`` hands --html and --storylines to their modules, which read files and score with its
+    # helpers: the helpers want a module of their own below all three (being edited for the stories' quality)
+    ["pipelines.commands.evaluate", "pipelines.commands.evaluate_html", "pipelines.commands.evaluate_storylines"],
+    # the ingest job's run() picks the local driver, which resolves the job's options in pipelines/ingest.py: the
+    # choice of driver wants to stand above both
+    ["pipelines.ingest", "pipelines.ingest_local"],
+    # newsroom preflight runs its probes, which report through preflight's check records: the records want a
+    # module below both (new on main while the rooms moved)
+    ["pipelines.commands.preflight", "pipelines.commands.preflight_probes"],
+]
+
+
+def test_no_circles_among_the_modules():
+    modules = {_dotted(rel): path.read_text() for rel, path in _product_modules() if rel.startswith(ACYCLIC)}
+    found = circles(import_graph(modules))
+    assert sorted(found) == sorted(KNOWN_CIRCLES), "import circles:\n" + "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_checker_finds_a_planted_circle_and_passes_a_chain():
+    planted = {
+        "p": "from p.b import x\n",  # a face importing its module is no circle by itself
+        "p.a": "from p.b import x\n",
+        "p.b": "def f():\n    from p.c import y\n",
+        "p.c": "from p import a\n",  # p.a is a module: the edge goes to it
+        "p.d": "from p import b\n",
+    }
+    assert circles(import_graph(planted)) == [["p.a", "p.b", "p.c"]]
+    planted["p.c"] = "import json\n"
+    assert circles(import_graph(planted)) == []

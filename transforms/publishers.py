@@ -10,7 +10,7 @@ coming from a publisher we do not know, but it cannot weigh much in coverage unt
 
 Local publishers: ``city`` is the code of a sub-national place of the publisher's region in the editions file's
 gazetteer (editions.json ``local_places``, the name with hyphens for spaces: ``springfield``, ``new-york``). A
-story that a local publisher covers is local to its city (transforms/editions/cycle.py adds the code to the pool
+story that a local publisher covers is local to its city (transforms/editions/cycle/run.py adds the code to the pool
 entry's ``places``, beside the cities its entities name), so it is on that city's page ``place:{city}``. Loading
 checks every city against the gazetteer (:func:`check_cities`) and fails naming the entry: a misspelt city would
 otherwise be a page nobody can reach.
@@ -131,7 +131,7 @@ def city_code(name: str) -> str:
 @functools.lru_cache(maxsize=1)
 def gazetteer_cities() -> dict[str, frozenset[str]]:
     """Region -> the city codes of its ``local_places`` in the packaged editions file."""
-    from transforms.editions.config import load_config  # the editions package imports this module
+    from transforms.editions.vocabulary.config import load_config  # the editions package imports this module
 
     regions = load_config().regions
     return {code: frozenset(city_code(n) for n in r.local_places) for code, r in regions.items()}

@@ -9,11 +9,11 @@
     newsroom control held   --edition us-en
 
 ``held`` lists the stories the ranker's trust gates hold out of the edition's top stories (growing fast with only
-low-trust sources; transforms/editions/trust.py), as the live candidate pool (pointer ``pool/{edition}``) records
+low-trust sources; transforms/editions/cycle/trust.py), as the live candidate pool (pointer ``pool/{edition}``) records
 them: read-only, nothing audited. To let one through, pin it (``pin --section top``).
 
-What each control does, and when: stores/controls.py (records, expiry) and transforms/editions/controls.py (how
-the ranker applies pins, demotes and labels from its next cycle); holds: transforms/editions/publish.py.
+What each control does, and when: stores/controls.py (records, expiry) and transforms/editions/overlays/controls.py (how
+the ranker applies pins, demotes and labels from its next cycle); holds: transforms/editions/publish/snapshots.py.
 
 Checks before anything is written (a refused command writes nothing and says why; status 2 for a bad flag, 1 for
 something the stores refuse): the edition and section exist in editions.json; ``--expires`` (``90s``, ``30m``,
@@ -251,7 +251,7 @@ def main(args) -> int:
 
 def _main(args) -> int:
     from stores import config_from_args
-    from transforms.editions.config import load_config
+    from transforms.editions.vocabulary.config import load_config
 
     config = (
         load_input("--editions", args.editions, load_config, "an editions file") if args.editions else load_config()

@@ -9,7 +9,7 @@ shown (``stories/{id}/v{n}.json``). Writes ``fairness-{edition}-{day}.json`` and
 Per publisher:
 
 - ``impressions``: estimated representative impressions, the position weight of each slot it represents
-  (transforms/editions/fairness.py: ``1 / log2(rank + 1)``) times the minutes that page version was live that day
+  (transforms/editions/cycle/fairness.py: ``1 / log2(rank + 1)``) times the minutes that page version was live that day
   (an unchanged page is not rewritten, so a version stands for every minute until the next one);
 - ``headline_wins``: stories whose card showed its article (as representative) on any page that day;
 - ``close_calls_lost``: stories shown that day in which it had an article but another ownership group's article
@@ -34,12 +34,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from transforms.common import DAY_MS, MINUTE_MS
-from transforms.editions.fairness import herfindahl, position_weight
+from transforms.editions.cycle.fairness import herfindahl, position_weight
 
 REASONS = ("capped", "copy", "paywalled", "older", "less_central")
 MAX_EXAMPLES = 5
 _VERSION = re.compile(r"/v(\d+)\.json$")
-EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")  # as the origin's (serving/foryou.py)
+EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")  # as the origin's (serving/api/foryou.py)
 DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 

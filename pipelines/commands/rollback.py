@@ -64,7 +64,7 @@ def main(args) -> int:
     from pipelines.commands.control import CommandError, decimal_id, load_input, require_reason, shown
     from schemas.pages import page_path, pool_path
     from stores import NotFound, config_from_args, open_stores
-    from transforms.editions.config import load_config
+    from transforms.editions.vocabulary.config import load_config
 
     config = (
         load_input("--editions", args.editions, load_config, "an editions file") if args.editions else load_config()

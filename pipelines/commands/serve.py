@@ -1,4 +1,4 @@
-"""``newsroom serve``: the origin, Flask (``serving.create_app``) under gunicorn with serving/gunicorn.conf.py.
+"""``newsroom serve``: the origin, Flask (``serving.create_app``) under gunicorn with serving/worker/gunicorn.conf.py.
 
 Started by ``newsroom serve`` (pipelines/cli.py's COMMANDS table registers this module's ``add_arguments`` and
 ``main``; there is no other entry point: ``python -m pipelines.cli serve ...`` is the same command).
@@ -21,8 +21,8 @@ import importlib.util
 import os
 from pathlib import Path
 
-# The origin's gunicorn settings ship with the origin (serving/gunicorn.conf.py); found without importing serving.
-CONF = Path(importlib.util.find_spec("serving").origin).with_name("gunicorn.conf.py")
+# The origin's gunicorn settings ship with the origin (serving/worker/gunicorn.conf.py); found without importing serving.
+CONF = Path(importlib.util.find_spec("serving").origin).parent / "worker" / "gunicorn.conf.py"
 
 
 def add_arguments(parser) -> None:
@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--worker_class",
         default=None,
-        help="gunicorn worker class. Default: gunicorn.conf.py (serving.gworker.BufferingThreadWorker, gthread that "
+        help="gunicorn worker class. Default: gunicorn.conf.py (serving.worker.gworker.BufferingThreadWorker, gthread that "
         "reads each request before a thread takes it).",
     )
     parser.add_argument("--watch_interval", type=float, default=None, help="Seconds between pointer polls. Default: 2.")
@@ -72,7 +72,7 @@ def environment(args, environ=None) -> dict[str, str]:
 def main(args) -> int:
     if args.issue_token:
         from serving import ConfigError, resolve_secrets
-        from serving.auth import issue_token
+        from serving.http.auth import issue_token
 
         try:
             token_secret = os.environ.get("NEWSROOM_TOKEN_SECRET") or resolve_secrets(environment(args))[0]
@@ -110,9 +110,10 @@ def main(args) -> int:
                 self.cfg.set(key, value)
 
         def load(self):
-            from serving import create_app, telemetry
+            from serving import create_app
+            from serving.http import telemetry
 
-            telemetry.configure_logging()  # JSON lines with severity and trace on Cloud Run (serving/telemetry.py)
+            telemetry.configure_logging()  # JSON lines with severity and trace on Cloud Run (serving/http/telemetry.py)
             return create_app()
 
     Origin().run()

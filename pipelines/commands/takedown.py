@@ -16,8 +16,8 @@ something the stores refuse):
    Ids are ASCII decimal or hex within their range (a story id fits 63 bits), else status 2 before any store is
    read;
 2. the tombstone is written (stores/takedowns.py). From then on the origin filters the article or story out of
-   every page it holds on its next poll (serving/watcher.py, a few seconds), the editions stage omits it from
-   the next snapshots (transforms/editions/takedowns.py) and the backfill skips the article;
+   every page it holds on its next poll (serving/state/watcher.py, a few seconds), the editions stage omits it from
+   the next snapshots (transforms/editions/overlays/takedowns.py) and the backfill skips the article;
 3. the audit entry is appended (stores/audit.py: action ``takedown`` or ``takedown-undo``, target
    ``article:{id}`` or ``story:{id}``, who = ``--who``, else $NEWSROOM_OPERATOR, else user@host, why =
    ``--reason``, detail = the tombstone and the pages purged);

@@ -18,7 +18,7 @@ try:
 except ImportError:  # the browser fixture skips (fails under CI=true) with the reason
     expect = None
 
-from serving.auth import issue_token
+from serving.http.auth import issue_token
 from tests.browser.conftest import STORYLINE, TECH_STORY, TOPIC
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET
 

@@ -9,7 +9,7 @@ Cloud CDN ignores ``stale-if-error`` and applies the backend's ``serve_while_sta
 - the origin's shared answers (pages, stories, topics, web pages, assets) carry no stale directive, an s-maxage
   (or, for content-versioned assets, ``public, max-age=31536000, immutable``);
 - the nginx stand-in emulates the same policy (same seconds, no stale case of its own);
-- a city page's 5 minutes (``NEWSROOM_LOCAL_S_MAXAGE``, serving/topics.py) reach the edge as the origin says them:
+- a city page's 5 minutes (``NEWSROOM_LOCAL_S_MAXAGE``, serving/api/topics.py) reach the edge as the origin says them:
   no TTL override caps it in Terraform (max_ttl would be ignored anyway in USE_ORIGIN_HEADERS mode) and the
   stand-in neither replaces the origin's TTL (``proxy_cache_valid``, ``proxy_ignore_headers``) nor drops an
   entry unused for less than that (``inactive=``).
@@ -54,7 +54,7 @@ def check_stale_policy(origin: Module) -> int:
 
 
 def check_origin_header(url: str, cache_control: str) -> None:
-    """A shared answer's Cache-Control leaves the stale policy to the CDN (serving/http.py)."""
+    """A shared answer's Cache-Control leaves the stale policy to the CDN (serving/http/conventions.py)."""
     directives = {d.strip().split("=", 1)[0].lower() for d in cache_control.split(",")}
     assert "stale-while-revalidate" not in directives, (
         f"{url}: stale-while-revalidate overrides Cloud CDN's serve_while_stale ({cache_control})"

@@ -9,7 +9,7 @@ log and what the origin exports, and matches every filter, extractor and metric 
   (resource type, the job's name, message regexes) and some line a code path of *that* job logged matches them
   all; each label extractor finds its value in that line and the value extractor a number;
 - ``logging.googleapis.com/user/<name>``: a log-based metric of the module (checked above);
-- ``workload.googleapis.com/<name>``: an instrument the origin exports (serving/telemetry.py, memory exporter);
+- ``workload.googleapis.com/<name>``: an instrument the origin exports (serving/http/telemetry.py, memory exporter);
 - ``dataflow.googleapis.com/job/user_counter``: the ``metric_name`` it selects is a counter name the code declares
   (a source scan: running each counter's DoFn here would repeat the transform tests);
 - other types are Google's own (Pub/Sub, Cloud Run, Dataflow job metrics), listed in PLATFORM_TYPES.
@@ -36,8 +36,8 @@ from tests.deploy.test_terraform import MODULES, PLATFORM_LOG_METRICS, Module, _
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_breaking import _LedgerState, _page
 from transforms.editions.beam.announce import AnnounceBreakingFn
-from transforms.editions.breaking import candidates
-from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.publish.breaking import candidates
+from transforms.editions.publish.snapshots import SnapshotPublisher
 from transforms.ingest import poller
 from transforms.ingest.fetcher import FetchResult
 
@@ -145,7 +145,7 @@ def captured(caplog, run) -> list[str]:
 
 
 def origin_metric_names() -> set[str]:
-    from serving.telemetry import OriginMetrics
+    from serving.http.telemetry import OriginMetrics
 
     holder = SimpleNamespace(last_success=None, current=SimpleNamespace(pages={}), rejected=0)
     metrics = OriginMetrics(SimpleNamespace(holder=holder, shedder=SimpleNamespace(shed=0)), exporter="memory")

@@ -356,7 +356,7 @@ def shared_query_strings() -> set[str]:
     names: set[str] = set()
     shared = [
         p
-        for p in sorted((REPO_ROOT / "serving").glob("*.py"))
+        for p in sorted((REPO_ROOT / "serving").rglob("*.py"))
         if "before_request(http.reject_personal_headers)" in p.read_text()
     ]
     assert shared, "no shared blueprint found in serving/ (bp.before_request(http.reject_personal_headers))"
@@ -488,7 +488,7 @@ def served_paths() -> dict[str, list[str]]:
     """Concrete request paths of every route of serving/, by kind: shared (blueprints that reject Cookie and
     Authorization, plus health and the OpenAPI document), personal (For you, reader controls, events), push."""
     kinds: dict[str, list[str]] = {"shared": [], "personal": [], "push": []}
-    for source in sorted((REPO_ROOT / "serving").glob("*.py")):
+    for source in sorted((REPO_ROOT / "serving").rglob("*.py")):
         text = source.read_text()
         routes = re.findall(r'@bp\.(?:get|post|put|delete|patch)\("([^"]+)"', text)
         if not routes:
@@ -1044,18 +1044,18 @@ def test_bigtable_max_age_mirrors_schemas_tables_max_age_days(modules):
 
 
 def test_websub_and_ping_routes_of_serving_are_rate_limited_and_never_cached(modules):
-    """The paths serving/push.py answers are the ones the URL map sends to the non-CDN backend and Cloud Armor
+    """The paths serving/api/push.py answers are the ones the URL map sends to the non-CDN backend and Cloud Armor
     throttles (a renamed route would otherwise slip through the CDN and the rate limit)."""
     from fnmatch import fnmatch
 
     origin = modules["origin"]
-    routes = re.findall(r'@bp\.(?:get|post)\("([^"]+)"\)', (REPO_ROOT / "serving" / "push.py").read_text())
-    assert routes, "serving/push.py declares no route"
+    routes = re.findall(r'@bp\.(?:get|post)\("([^"]+)"\)', (REPO_ROOT / "serving" / "api" / "push.py").read_text())
+    assert routes, "serving/api/push.py declares no route"
     for kind in ("websub", "ping"):
         paths = origin.resolve(f"${{var.{kind}_paths}}")
         regex = origin.resolve(f"${{var.{kind}_path_regex}}")
         mine = [r for r in routes if kind in r]
-        assert mine, f"serving/push.py has no {kind} route"
+        assert mine, f"serving/api/push.py has no {kind} route"
         for route in mine:
             concrete = re.sub(r"<[^>]+>", "abc123", route)
             assert any(fnmatch(concrete, p) for p in paths), f"{route} is not routed around the CDN by {paths}"
@@ -1227,7 +1227,7 @@ def test_origin_environment_names_the_topics_terraform_creates(modules):
         "NEWSROOM_CURSOR_SECRET",
         "NEWSROOM_PING_KEYS",
     }
-    source = "\n".join(p.read_text() for p in (REPO_ROOT / "serving").glob("*.py"))
+    source = "\n".join(p.read_text() for p in (REPO_ROOT / "serving").rglob("*.py"))
     for key in keys:
         assert f'"{key}"' in source, f"Terraform passes {key}, which serving/ never names"
     stages = modules["pubsub"].variables["dead_letter_stages"]["default"]
@@ -1355,7 +1355,7 @@ PLATFORM_LOG_METRICS = {
 # metric_name label matches it, where the job counts it).
 DASHBOARD_COUNTERS = {
     "announced_.+": "transforms/editions/beam/announce.py AnnounceBreakingFn: breaking/announced_<edition>",
-    "takedowns_applied": "transforms/editions/overlays.py: editions/takedowns_applied",
+    "takedowns_applied": "transforms/editions/overlays/phases.py: editions/takedowns_applied",
 }
 
 

@@ -11,8 +11,8 @@ import pytest
 from stores import open_stores
 from tests.pipelines.test_stories_job import store_argv
 from transforms import authority as au
-from transforms.editions.book import StoryBook
-from transforms.editions.config import load_config
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.vocabulary.config import load_config
 from transforms.publishers import UNKNOWN_AUTHORITY, default_registry
 
 N = 30  # stories

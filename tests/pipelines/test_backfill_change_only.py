@@ -1,5 +1,5 @@
 """``newsroom backfill --snapshots`` ranks in full only at the minutes where a page can change (the change-only
-replay, transforms/editions/steady.py); its snapshots must be byte-identical to the every-minute replay's
+replay, transforms/editions/ranker/steady.py); its snapshots must be byte-identical to the every-minute replay's
 (``--snapshots_every_minute``, the baseline kept for this comparison and benchmarks/snapshots_bench.py)."""
 
 from __future__ import annotations

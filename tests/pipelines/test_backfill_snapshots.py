@@ -79,7 +79,7 @@ def test_backfill_snapshots_twice_gives_byte_identical_pages(tmp_path):
     sizes = [len(json.loads(s1.snapshots.get(f"pages/de-de/top/v{v}.json"))["stories"]) for v in versions]
     assert max(sizes) == len(STORIES)  # every story of the input was on the page while it was fresh
     # 48 h later the writer's EXPIRE changes age the stories out: the page follows its pool down (a small edition's
-    # top page needs half its pool, transforms/editions/rank.page_minimum), never empty, never losing more than half
+    # top page needs half its pool, transforms/editions/ranker/rank.page_minimum), never empty, never losing more than half
     # of the version before it
     assert min(sizes) >= 1 and sizes[-1] < max(sizes)
     assert all(2 * (before - after) <= before for before, after in zip(sizes, sizes[1:]))

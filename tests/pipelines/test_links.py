@@ -4,8 +4,8 @@ each pair once) is recorded on both stories of the ranker's book, whichever of t
 from __future__ import annotations
 
 from tests.transforms.editions.conftest import World
-from transforms.editions.book import StoryBook, compact_change, event_sort_key
-from transforms.editions.config import load_config
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.vocabulary.config import load_config
 from transforms.publishers import default_registry
 
 

@@ -1,8 +1,8 @@
-"""A bounded fuzz of the origin's HTTP layer (serving/gworker.py, serving/framing.py).
+"""A bounded fuzz of the origin's HTTP layer (serving/worker/gworker.py, serving/worker/framing.py).
 
-1. In process, seeded: every request the poller would answer itself (:func:`serving.gworker.simple_get`) is one
+1. In process, seeded: every request the poller would answer itself (:func:`serving.worker.gworker.simple_get`) is one
    gunicorn's parser accepts with the same method, path, query and If-None-Match, and the poller's framing
-   (:func:`serving.framing.frame`) ends every request where gunicorn's parser ends it; no input makes either raise.
+   (:func:`serving.worker.framing.frame`) ends every request where gunicorn's parser ends it; no input makes either raise.
 2. On a real ``newsroom serve`` (one worker, two threads, 127.0.0.1), on both paths (the poller's, and the thread
    path an access log forces): malformed request lines, headers, bodies, chunked encodings and pipelined mixes of
    them. Each answer is a 4xx or a correct response (never a 5xx but gunicorn's 501 for a transfer coding it does
@@ -22,8 +22,8 @@ import pytest
 from gunicorn.config import Config
 from gunicorn.http.parser import RequestParser
 
-from serving.framing import CHUNKS_MAX, frame
-from serving.gworker import MemorySocket, simple_get
+from serving.worker.framing import CHUNKS_MAX, frame
+from serving.worker.gworker import MemorySocket, simple_get
 from stores import StoreConfig, open_stores
 from tests.serving.helpers import EDITION, STORY, publish_world, running_origin
 

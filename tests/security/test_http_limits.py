@@ -1,4 +1,4 @@
-"""The origin's HTTP limits hold on both paths of its gunicorn worker (serving/gworker.py): the poller that answers
+"""The origin's HTTP limits hold on both paths of its gunicorn worker (serving/worker/gworker.py): the poller that answers
 hot shared pages itself and the thread path behind it. A real ``newsroom serve`` (one worker, two threads) on
 127.0.0.1; each test is one abuse an outside probe found. Every socket has a timeout, every loop a bound; a test
 that needs the origin to react before its header timeout runs against an origin whose header timeout (20 s) is
@@ -192,7 +192,7 @@ def test_idle_sockets_beyond_worker_connections_do_not_stall_new_requests(origin
 @pytest.mark.parametrize("ended", [True, False], ids=["whole-head", "head-still-coming"])
 def test_a_request_head_over_64_kib_is_answered_431(origin, ended):
     # Nine header lines of 7,500 bytes: each within gunicorn's own limits (8,190 bytes a line, 100 lines), together
-    # over the 64 KiB the poller reads of a head (serving/framing.py HEAD_MAX). The README promises 431; the head
+    # over the 64 KiB the poller reads of a head (serving/worker/framing.py HEAD_MAX). The README promises 431; the head
     # used to be handed to gunicorn cut at 64 KiB, whose parser met the end of its input and closed in silence.
     raw = req(PAGE, *(f"X-Pad-{i}: " + "a" * 7500 for i in range(9)))
     assert len(raw) > 64 * 1024

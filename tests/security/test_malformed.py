@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from serving import openapi
-from serving.auth import issue_token
+from serving.api import openapi
+from serving.http.auth import issue_token
 from stores import StoreConfig, open_stores
 from stores.profiles import open_profile_store
 from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app, publish_world

@@ -17,8 +17,8 @@ import pytest
 
 import serving
 from serving import ConfigError, create_app
-from serving import cursor as cursors
-from serving.auth import AuthError, HmacTokenVerifier, issue_token
+from serving.http import cursor as cursors
+from serving.http.auth import AuthError, HmacTokenVerifier, issue_token
 from stores import StoreConfig, open_stores
 from stores.profiles import open_profile_store
 from tests.serving.helpers import EDITION, STORY, publish_world
@@ -160,7 +160,7 @@ def _value_for(key: str, default, tmp_path):
 
 
 def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, monkeypatch):
-    from serving.push import PUSH_DEFAULTS
+    from serving.api.push import PUSH_DEFAULTS
 
     documented = documented_settings()
     assert {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"} <= documented
@@ -202,10 +202,10 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
     # The ones other parts of the origin process read: gunicorn.conf.py, the worker, the emulator stack.
     monkeypatch.setenv("NEWSROOM_WORKERS", "3")
     monkeypatch.setenv("NEWSROOM_THREADS", "5")
-    conf = runpy.run_path(str(ROOT / "serving" / "gunicorn.conf.py"))
+    conf = runpy.run_path(str(ROOT / "serving" / "worker" / "gunicorn.conf.py"))
     assert (conf["workers"], conf["threads"]) == (3, 5)
     out = subprocess.run(
-        [sys.executable, "-c", "import serving.gworker as g; print(g.HEADER_TIMEOUT_S, g.WRITE_TIMEOUT_S)"],
+        [sys.executable, "-c", "import serving.worker.gworker as g; print(g.HEADER_TIMEOUT_S, g.WRITE_TIMEOUT_S)"],
         cwd=ROOT,
         env={
             **os.environ,
@@ -218,7 +218,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         timeout=60,
     )
     assert out.stdout.strip() == "3.5 7.0", out.stderr
-    from serving import telemetry
+    from serving.http import telemetry
 
     monkeypatch.setenv("NEWSROOM_LOG_FORMAT", "json")
     assert telemetry.log_format() == "json"

@@ -1,5 +1,5 @@
 """Slow clients: connections that trickle their request must not stop the origin answering
-shared pages. A real ``newsroom serve`` (gunicorn, serving/gunicorn.conf.py) on 127.0.0.1 with one worker of two
+shared pages. A real ``newsroom serve`` (gunicorn, serving/worker/gunicorn.conf.py) on 127.0.0.1 with one worker of two
 threads, 24 sockets each sending a request head one byte at a time, and a normal reader asking for a page
 meanwhile. On plain gthread (main before the fix) the two threads sit in the trickling clients' header reads and the
 reader's request times out. Every loop here is bounded (deadlines), every process is stopped by its pid."""

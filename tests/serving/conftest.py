@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from serving.auth import issue_token
+from serving.http.auth import issue_token
 from stores import StoreConfig, open_stores
 from stores.profiles import open_profile_store
 from tests.serving.helpers import TOKEN_SECRET, make_app, publish_world

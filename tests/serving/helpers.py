@@ -14,7 +14,7 @@ STORY = samples.story_id(0)
 MERGED = samples.story_id(900)
 MERGED_CHAIN = samples.story_id(901)
 # No stale directive: Cloud CDN's serve-while-stale policy (an hour) applies only to responses without one
-# (serving/http.py, terraform/modules/origin).
+# (serving/http/conventions.py, terraform/modules/origin).
 PAGE_CC = "public, s-maxage=60"
 STORY_CC = "public, s-maxage=30"
 
@@ -35,12 +35,12 @@ def publish_world(stores, pool_size: int = 300):
 
 
 def publish_topic_pages(stores, followed: dict, mutate=None, max_pages: int = 40) -> dict:
-    """As the editions stage does (transforms/editions/topics.py): the edition pool's topic pages, then the pool
+    """As the editions stage does (transforms/editions/overlays/topics.py): the edition pool's topic pages, then the pool
     listing them, published at the pool's next version. Returns the topic documents by id."""
     import orjson
 
     from schemas.pages import pool_path
-    from transforms.editions.topics import topic_items
+    from transforms.editions.overlays.topics import topic_items
 
     version = stores.pointers.get(f"pool/{EDITION}")
     doc = orjson.loads(stores.snapshots.get(pool_path(EDITION, version)))
@@ -64,7 +64,7 @@ def make_app(stores, profiles, **extra):
         "NEWSROOM_BACKGROUND": False,
         "NEWSROOM_TOKEN_SECRET": TOKEN_SECRET,
         "NEWSROOM_CURSOR_SECRET": CURSOR_SECRET,
-        # Anything else opened from config (serving/push.py's feed store) lands next to the test's stores.
+        # Anything else opened from config (serving/api/push.py's feed store) lands next to the test's stores.
         "NEWSROOM_DATA_DIR": stores.config.data_dir,
     }
     config.update(extra)
@@ -93,7 +93,7 @@ def http_get(port: int, path: str, timeout: float):
 
 @contextlib.contextmanager
 def running_origin(data_dir, workers: int = 1, threads: int = 2, env: dict | None = None, access_log=None):
-    """A real ``newsroom serve`` (devtools/local_origin.py: gunicorn with serving/gunicorn.conf.py's worker) over
+    """A real ``newsroom serve`` (devtools/local_origin.py: gunicorn with serving/worker/gunicorn.conf.py's worker) over
     ``data_dir`` on a free port until the block ends; yields the port."""
     from pathlib import Path
 

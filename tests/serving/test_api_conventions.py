@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from devtools import samples
-from serving import openapi
+from serving.api import openapi
 from tests.serving.helpers import EDITION, PAGE_CC, STORY, make_app
 
 PROBLEM = "application/problem+json"
@@ -260,14 +260,14 @@ def test_discovery_routes_are_documented():
 
 
 def test_every_problem_code_used_in_serving_is_registered():
-    """A code missing from serving.http.PROBLEMS would be a KeyError (500) on the error path: catch it here."""
+    """A code missing from serving.http.conventions.PROBLEMS would be a KeyError (500) on the error path: catch it here."""
     from pathlib import Path
 
-    from serving import http
+    from serving.http import conventions as http
 
     root = Path(__file__).resolve().parents[2] / "serving"
     used = set()
-    for path in root.glob("*.py"):
+    for path in root.rglob("*.py"):
         used |= set(re.findall(r"problem\(\s*\d{3},\s*\"([a-z_]+)\"", path.read_text()))
     assert used and used <= set(http.PROBLEMS), used - set(http.PROBLEMS)
     assert {"invalid_cursor", "unknown_edition", "not_ready", "rate_limited", "body_too_large", "unauthorized"} <= used

@@ -32,14 +32,14 @@ def test_the_pages_of_a_pointer_carry_the_tags_its_purge_invalidates(client, poi
 
 def test_the_fast_path_sends_the_same_tag_as_flask(client):
     path = f"/v1/editions/{EDITION}/sections/top"
-    answer = client.application.wsgi_app.answer(path, "limit=3", None)  # serving/fastpath.py answers it
+    answer = client.application.wsgi_app.answer(path, "limit=3", None)  # serving/worker/fastpath.py answers it
     assert answer is not None and dict(answer[1])["Cache-Tag"] == cache_tag(path)
     assert client.application.wsgi_app.answer(path, "limit=3&utm=x", None) is None  # Flask answers this one
     assert client.get(path + "?limit=3&utm=x").headers["Cache-Tag"] == cache_tag(path)
 
 
 def test_private_answers_carry_no_tag(client):
-    from serving.auth import issue_token
+    from serving.http.auth import issue_token
 
     r = client.get(
         f"/v1/feed/for-you?edition={EDITION}", headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, 'a')}"}

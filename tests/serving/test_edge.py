@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from devtools import local_origin
-from serving.auth import issue_token
+from serving.http.auth import issue_token
 from stores import StoreConfig, open_stores
 from stores.cdn import open_purger
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET, publish_world

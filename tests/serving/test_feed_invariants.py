@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from devtools import samples
-from serving import feed, ranking
+from serving.personal import feed, ranking
 from stores.base import StoreError
 from tests.serving.helpers import EDITION, make_app, publish, publish_world
 

@@ -12,8 +12,9 @@ import jsonschema
 import orjson
 import pytest
 
-from serving import openapi, ranking
-from serving.auth import issue_token
+from serving.api import openapi
+from serving.http.auth import issue_token
+from serving.personal import ranking
 from tests.serving.helpers import EDITION, TOKEN_SECRET, make_app
 
 FEED = f"/v1/feed/for-you?edition={EDITION}"
@@ -246,7 +247,7 @@ def test_for_you_is_shed_first_under_overload(world, profiles, auth, monkeypatch
     app = make_app(
         world, profiles, NEWSROOM_FORYOU_MAX_INFLIGHT=1, NEWSROOM_FORYOU_MAX_WAITING=1, NEWSROOM_FORYOU_WAIT_S=0.02
     )
-    from serving import foryou
+    from serving.api import foryou
 
     real_rank = foryou.rank
 
@@ -300,7 +301,7 @@ def test_ladder_rung_1_is_the_full_rerank_with_no_degraded_header(world, profile
 
 
 def test_ladder_rung_2_reranks_the_cached_profile_without_collaborative_sources(world, profiles, auth):
-    from serving.ranking import FeedSlice, rank
+    from serving.personal.ranking import FeedSlice, rank
     from stores.covisit import open_covisit_store
 
     app = overloaded_app(world, profiles)
@@ -328,7 +329,7 @@ def test_ladder_rung_2_reranks_the_cached_profile_without_collaborative_sources(
 def test_the_ladder_never_applies_a_cached_profile_past_its_ttl():
     """Rung 2 reads the cache without the store, but never an entry past its TTL: a profile deleted through another
     process must stop applying within NEWSROOM_PROFILE_TTL_S, load or not."""
-    from serving.readers import ProfileCache
+    from serving.personal.readers import ProfileCache
 
     class Store:
         def get(self, reader_id):
@@ -439,7 +440,7 @@ def test_folded_reads_are_published_to_the_read_events_topic(app, client, auth, 
 def test_profile_lists_are_bounded_and_idempotent(client, auth, monkeypatch, add, remove, field, what):
     """Follows of a kind and hidden sources share one rule: at most MAX_FOLLOWS (409 profile_limit past it, naming
     the list), adding a value already there and removing an absent one write nothing (the revision stays)."""
-    from serving import foryou
+    from serving.api import foryou
 
     monkeypatch.setattr(foryou, "MAX_FOLLOWS", 2)
     path, kind_key, kind = add

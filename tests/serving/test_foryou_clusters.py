@@ -9,9 +9,9 @@ import time
 import numpy as np
 import pytest
 
-from serving import ranking
-from serving.catalog import PreparedPool
-from serving.clusters import W_TREND, trend_term
+from serving.personal import ranking
+from serving.personal.clusters import W_TREND, trend_term
+from serving.state.catalog import PreparedPool
 from stores.userclusters import open_user_cluster_store
 from tests.serving.helpers import EDITION, make_app, shared_urls
 from tests.serving.test_foryou import FEED, pool, post_reads, whole_feed

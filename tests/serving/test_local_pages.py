@@ -9,8 +9,8 @@ import orjson
 
 from devtools import samples
 from schemas.pages import pool_path
-from serving import topics
-from serving.catalog import PreparedPool
+from serving.api import topics
+from serving.state.catalog import PreparedPool
 from tests.serving.helpers import EDITION
 
 LOCAL_CC = "public, s-maxage=300"

@@ -12,8 +12,8 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from serving import openapi
-from serving.auth import issue_token
+from serving.api import openapi
+from serving.http.auth import issue_token
 from tests.serving.helpers import EDITION, MERGED, STORY, TOKEN_SECRET, make_app, publish_world
 
 
@@ -110,7 +110,7 @@ def test_every_route_is_documented(api_app):
         if rule.endpoint == "static" or rule.rule.startswith("/v1/_test"):
             continue
         if rule.endpoint.startswith(("web.", "signin.")):
-            continue  # the reader HTML pages (serving/web.py) and the local-only sign-in (serving/signin.py) are not API
+            continue  # the reader HTML pages (serving/web/pages.py) and the local-only sign-in (serving/web/signin.py) are not API
         template = rule.rule.replace("<", "{").replace(">", "}")
         assert template in documented, f"{rule.rule} is served but not in the OpenAPI document"
         for method in rule.methods - {"HEAD", "OPTIONS"}:

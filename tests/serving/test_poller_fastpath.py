@@ -1,4 +1,4 @@
-"""The origin's gunicorn poller answers hot shared GETs itself (serving/gworker.py): which requests it takes, that
+"""The origin's gunicorn poller answers hot shared GETs itself (serving/worker/gworker.py): which requests it takes, that
 its answers are the thread path's byte for byte (bar the Date), that it keeps the connection alive or closes it as
 asked, and that a response the socket does not take at once is finished later, not lost or truncated."""
 
@@ -13,7 +13,7 @@ import pytest
 from gunicorn.config import Config
 from gunicorn.workers.gthread import TConn
 
-from serving.gworker import BufferingThreadWorker, simple_get
+from serving.worker.gworker import BufferingThreadWorker, simple_get
 from stores import StoreConfig, open_stores
 from tests.serving.helpers import EDITION, publish_world, running_origin
 
@@ -41,7 +41,7 @@ def req(target: str = PAGE, *headers: str) -> bytes:
         (req("/v1/stories/1"), None),
         (req(PAGE).replace(b"HTTP/1.1", b"HTTP/1.0"), None),
         (req(PAGE).replace(b"GET", b"HEAD"), None),
-        (req() + req(), None),  # two requests: the poller frames them one at a time (serving/framing.py)
+        (req() + req(), None),  # two requests: the poller frames them one at a time (serving/worker/framing.py)
         (req()[:-2], None),
     ],
 )

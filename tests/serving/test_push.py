@@ -1,4 +1,4 @@
-"""WebSub callbacks and publisher pings (serving/push.py) through the real origin app (serving.create_app)."""
+"""WebSub callbacks and publisher pings (serving/api/push.py) through the real origin app (serving.create_app)."""
 
 from __future__ import annotations
 

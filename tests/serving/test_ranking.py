@@ -1,4 +1,4 @@
-"""serving.ranking in isolation: reasons, exclusions, top-story slots, paging, interest decay."""
+"""serving.personal.ranking in isolation: reasons, exclusions, top-story slots, paging, interest decay."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from devtools import samples
-from serving.catalog import PreparedPool
-from serving.ranking import (
+from serving.personal.ranking import (
     CAP_DEPTH,
     INTEREST_HALF_LIFE_MS,
     MAX_PER_PUBLISHER,
@@ -20,6 +19,7 @@ from serving.ranking import (
     fold_interest,
     rank,
 )
+from serving.state.catalog import PreparedPool
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_empty_pool_and_zero_limit():
 
 
 def test_co_visitation_sums_decayed_counts_and_names_the_strongest_read():
-    from serving.ranking import COVISIT_HALF_LIFE_MS, Covisit
+    from serving.personal.ranking import COVISIT_HALF_LIFE_MS, Covisit
 
     now = 1_767_225_600_000
     lists = {"1": ((("7", 2.0), ("8", 1.0)), now), "2": ((("7", 4.0),), now - COVISIT_HALF_LIFE_MS), "3": ((), 0)}
@@ -119,7 +119,7 @@ def test_co_visitation_sums_decayed_counts_and_names_the_strongest_read():
 
 
 def test_co_visitation_lifts_neighbours_with_the_also_read_reason(pool):
-    from serving.ranking import Covisit
+    from serving.personal.ranking import Covisit
 
     read = pool.story_ids[5]
     also = [pool.story_ids[i] for i in (300, 320, 340)]

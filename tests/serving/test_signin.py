@@ -1,4 +1,4 @@
-"""Local sign-in (serving/signin.py) and the reader's controls kept out of the shared bytes.
+"""Local sign-in (serving/web/signin.py) and the reader's controls kept out of the shared bytes.
 
 A reader signs in on a local stack without pasting a token: ``/sign-in`` is a private page, ``POST /sign-in/token``
 answers a token only to a same-origin JSON request, and neither exists where the token secret is not the local
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from serving import http, signin
-from serving.auth import HmacTokenVerifier
+from serving.http import conventions as http
+from serving.http.auth import HmacTokenVerifier
+from serving.web import signin
 from tests.serving.helpers import EDITION, STORY, TOKEN_SECRET, make_app, publish_topic_pages
 
 JSON = {"Content-Type": "application/json"}

@@ -9,7 +9,7 @@ import pytest
 
 from devtools import samples
 from schemas.pages import validate_page
-from serving import cursor as cursors
+from serving.http import cursor as cursors
 from tests.serving.helpers import CURSOR_SECRET, MERGED, MERGED_CHAIN, STORY, STORY_CC, make_app, publish
 
 
@@ -44,7 +44,7 @@ def test_story_pages_cover_the_story_once_in_keyset_order(client):
 
 
 def samples_ms(ts):
-    from serving.catalog import _ms
+    from serving.state.catalog import _ms
 
     return _ms(ts)
 

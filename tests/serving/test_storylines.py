@@ -9,7 +9,7 @@ import orjson
 
 from devtools import samples
 from schemas.pages import validate_page
-from serving import cursor as cursors
+from serving.http import cursor as cursors
 from tests.serving.helpers import CURSOR_SECRET, STORY_CC, make_app, publish
 
 SL = samples.story_id(7000)
@@ -111,7 +111,7 @@ def test_archived_episodes_keep_their_story_pages_through_the_publishers_retirem
     """A storyline page links every episode; the origin loads a story on demand only while its pointer is listed,
     so the publisher must not retire the story pointer of an episode of a storyline with several episodes (the
     archive), also after a restart; a story of no such storyline is retired 48 h after it left the live set."""
-    from transforms.editions.publish import PointerRetention, SnapshotPublisher
+    from transforms.editions.publish.snapshots import PointerRetention, SnapshotPublisher
 
     hour = 3600.0
     clock = [1_000_000.0]
@@ -158,7 +158,7 @@ def test_an_episode_retired_before_its_storyline_was_kept_gets_its_story_page_ba
     """A story's pointer retires 48 h after it left the live set, but a later story can join its storyline weeks
     later: once the publisher writes the storyline with both episodes, the first episode's pointer is brought back
     to its last version, so the storyline page's link to it answers 200 again."""
-    from transforms.editions.publish import PointerRetention, SnapshotPublisher
+    from transforms.editions.publish.snapshots import PointerRetention, SnapshotPublisher
 
     hour = 3600.0
     clock = [1_000_000.0]

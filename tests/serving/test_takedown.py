@@ -163,7 +163,7 @@ def test_a_merged_story_id_takes_its_survivor_down(world, capsys):
 
 
 def test_a_story_taken_down_leaves_a_pre_built_topic_page_at_once_and_the_page_is_purged(app, client, world):
-    """Topic pages pre-built by the editions stage (transforms/editions/topics.py) are filtered by the origin in the
+    """Topic pages pre-built by the editions stage (transforms/editions/overlays/topics.py) are filtered by the origin in the
     same poll as the pages and pools, and the takedown purges them at the edge too."""
     from tests.serving.test_topics import prebuild
 

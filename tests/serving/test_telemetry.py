@@ -1,4 +1,4 @@
-"""Structured logs and origin metrics (serving/telemetry.py)."""
+"""Structured logs and origin metrics (serving/http/telemetry.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from serving import telemetry
+from serving.http import telemetry
 from tests.serving.helpers import EDITION, make_app
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

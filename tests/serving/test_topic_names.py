@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from serving.messages import messages
-from serving.web import chip_name, topic_title, with_chips
+from serving.web.messages import messages
+from serving.web.pages import chip_name, topic_title, with_chips
 
 BAD_CHIPS = {"Us", "In", "Gb", "State", "Magnitude", "Lumen'S Orbit", "Erdbeben Der Stärke"}
 

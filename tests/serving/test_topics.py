@@ -8,7 +8,7 @@ import jsonschema
 import orjson
 import pytest
 
-from serving import openapi, topics
+from serving.api import openapi, topics
 from tests.serving.helpers import EDITION, publish_topic_pages
 
 TOPIC_CC = "public, s-maxage=30"
@@ -216,7 +216,7 @@ def test_the_pre_built_snapshot_is_what_is_served_and_only_while_the_pool_lists_
 
 
 def test_a_city_of_the_gazetteer_has_its_page_and_is_followable_as_a_place(app, world, client, auth):
-    """Cities are places of the pool entries (transforms/editions/topics.py add_cities): place:{city} is a page,
+    """Cities are places of the pool entries (transforms/editions/overlays/topics.py add_cities): place:{city} is a page,
     and following the city lifts its stories in For you as local."""
     from devtools import samples
     from schemas.pages import pool_path

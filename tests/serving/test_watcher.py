@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from devtools import samples
-from serving.watcher import RELEASE_EVERY_S, classify
+from serving.state.watcher import RELEASE_EVERY_S, classify
 from stores.base import StoreError
 from tests.serving.helpers import EDITION, STORY, make_app, publish, shared_urls
 
@@ -174,7 +174,7 @@ def _at(ext, wall_s: float, mono_s: float) -> None:
 
 
 def _coverage_time_s(doc) -> float:
-    from serving.catalog import _ms
+    from serving.state.catalog import _ms
 
     return _ms(doc["updated_at"]) / 1000
 

@@ -1,4 +1,4 @@
-"""The reader web front end (serving/web.py): every page renders from the sample world, HTML agrees with the JSON
+"""The reader web front end (serving/web/pages.py): every page renders from the sample world, HTML agrees with the JSON
 API, everything from articles is escaped, and the pages are shared (cache headers, ETag, CSP, no cookie)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from devtools import samples
-from serving.web import CSP
+from serving.web.shell import CSP
 from tests.serving.helpers import EDITION, MERGED, PAGE_CC, STORY, STORY_CC, make_app, publish
 from tests.serving.test_topics import TOPIC_CC, prebuild
 
@@ -328,7 +328,7 @@ def test_the_edition_switcher_lists_only_live_editions_grouped_by_language(world
 
 
 def test_every_edition_language_has_its_own_name_in_the_switcher():
-    from serving.messages import LANGUAGE_NAMES
-    from transforms.editions.config import load_config
+    from serving.web.messages import LANGUAGE_NAMES
+    from transforms.editions.vocabulary.config import load_config
 
     assert {e.language for e in load_config().editions} <= set(LANGUAGE_NAMES)

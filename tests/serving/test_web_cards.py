@@ -1,4 +1,4 @@
-"""Cards a reader expects on the shared web pages (serving/web.py): the representative's
+"""Cards a reader expects on the shared web pages (serving/web/pages.py): the representative's
 image with its own dimensions, lazy loading and alt text (none when there is none), times as ``<time datetime>``
 that the page's script words relatively, the story and article labels (Breaking, opinion, fact-check, paid), topic
 chips linking to topic pages, and a topics index per edition."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from devtools import samples
-from serving.web import STATIC_DIR
+from serving.web.pages import STATIC_DIR
 from tests.serving.helpers import EDITION, publish
 from tests.serving.test_web import outline
 

@@ -1,6 +1,6 @@
 """Cards, Full Coverage and topic pages agree on a story's counts (one source: the story coverage version the
 origin holds), say them in grammatical singular and plural, and every interface string comes from the message
-catalogue in the edition's language (serving/messages.py)."""
+catalogue in the edition's language (serving/web/messages.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import re
 import pytest
 
 from devtools import samples
-from serving.messages import catalogue, messages, plural_form
+from serving.web.messages import catalogue, messages, plural_form
 from tests.serving.helpers import EDITION, STORY, publish
 
 
@@ -130,7 +130,7 @@ def test_the_for_you_shell_and_its_script_speak_the_editions_language(client, ed
     html = client.get(f"/e/{edition}/for-you").data.decode()
     t = messages(edition.split("-")[1])
     assert f"<h1>{t('nav.for_you')}</h1>" in html and t("foryou.token_heading") in html
-    js = (Path(__file__).resolve().parents[2] / "serving" / "web_static" / "foryou.js").read_text()
+    js = (Path(__file__).resolve().parents[2] / "serving" / "web" / "static" / "foryou.js").read_text()
     used = set(re.findall(r'msg\("([a-z-]+)"', js)) | {"count-one", "count-other"}
     given = set(re.findall(r'data-msg-([a-z-]+)="', html))
     assert used <= given, used - given  # every string the script shows comes from the page's language

@@ -1,4 +1,4 @@
-"""The origin's page scripts (serving/web_static/*.js) share their helpers through common.js instead of each
+"""The origin's page scripts (serving/web/static/*.js) share their helpers through common.js instead of each
 defining its own: a helper is defined in one script, the reader token's storage key is spelled once, and every page
 loads common.js before the scripts that read it (deferred scripts run in document order)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from serving.web import STATIC_DIR
+from serving.web.pages import STATIC_DIR
 from tests.serving.helpers import EDITION, STORY
 
 DEFINITION = re.compile(r"\bfunction\s+([A-Za-z_$][\w$]*)\s*\(")

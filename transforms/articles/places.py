@@ -164,7 +164,7 @@ def _data(name: str):
 
 
 def edition_languages() -> list[str]:
-    text = resources.files("transforms.editions").joinpath("editions.json").read_text(encoding="utf-8")
+    text = resources.files("transforms.editions.vocabulary").joinpath("editions.json").read_text(encoding="utf-8")
     return sorted({e["language"] for e in json.loads(text)["editions"]})
 
 

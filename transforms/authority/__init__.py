@@ -7,7 +7,7 @@ snapshot store + pointer pair already gives both backends an atomic switch from 
 next, an audit trail of moves (``PointerStore.history``) and ``PointerStore.rollback("authority")`` to go back
 to the previous computation, with no new table, GC rule or Terraform table (the stories job's account can already
 read both). The origin ignores the pointer (a name without
-``/`` other than ``aliases`` is not a page: serving/watcher.py ``classify``).
+``/`` other than ``aliases`` is not a page: serving/state/watcher.py ``classify``).
 
 Document (sorted keys)::
 

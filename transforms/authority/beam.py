@@ -21,7 +21,7 @@ from apache_beam.metrics import Metrics
 from stores import StoreConfig, open_store, open_stores
 from transforms import authority as au
 from transforms.authority import scoring as sc
-from transforms.editions.config import default_config
+from transforms.editions.vocabulary.config import default_config
 from transforms.publishers import UNKNOWN_AUTHORITY, default_registry
 
 log = logging.getLogger("newsroom.authority")

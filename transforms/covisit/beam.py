@@ -47,23 +47,16 @@ from stores.beam_io import StoreDoFn
 from transforms.common import DEAD_LETTER, SECOND_MS
 from transforms.common import dead_letter as dead_letter_record
 from transforms.covisit.counts import Increment, Neighbours, Params, ReaderState, reader_step
-from transforms.covisit.survivors import Survivors, follow_merges, hand_over
+from transforms.covisit.survivors import follow_merges, hand_over, open_survivors
 from transforms.timers import arm, at, to_ms
 
 STAGE = "covisit"
 OUTCOMES = ("paired", "duplicate", "late", "reread", "abnormal", "capped", "not_a_read")
 ACCEPTED = ("paired", "capped")  # a new read of the story by a normal reader: a click of its user clusters
 CLICKS = "clicks"
-RECEIVED_AT = "received_at"  # message attribute: the origin's receive time (serving/readers.py)
+RECEIVED_AT = "received_at"  # message attribute: the origin's receive time (serving/personal/readers.py)
 FLUSH_MS = 10 * SECOND_MS
 INHERIT_TRIES = 3  # flushes of a survivor that look again for an absorbed story's row not written yet
-
-
-def open_survivors(store_config) -> Survivors:
-    """The published aliases map of the stores ``store_config`` names (transforms/covisit/survivors.py)."""
-    from stores import open_store
-
-    return Survivors(open_store("pointers", store_config), open_store("snapshots", store_config))
 
 
 def DecodeReadEventFn() -> beam.DoFn:  # noqa: N802 - reads as the DoFn it returns

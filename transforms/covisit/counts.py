@@ -12,7 +12,7 @@ any batch replay agree on one definition:
      past the window cannot count twice either.
    - Arrival time, not the client's clock, judges a reader: the origin accepts an event's ``at`` up to 30 days
      back, so ``at`` alone lets one client spread a burst over a month. Each event's arrival is its
-     ``received_at`` (ms): the origin's clock when it published the read (serving/readers.py, a message attribute
+     ``received_at`` (ms): the origin's clock when it published the read (serving/personal/readers.py, a message attribute
      the Beam stage copies onto the event), at most a fold interval (1 s, plus retries) after the request came in;
      without it, the Beam element timestamp (Pub/Sub publish time), else ``at`` (replays of old data, tests).
    - Abnormal readers: more than ``max_per_hour`` (120) reads *arriving* in the hour before a read marks the reader

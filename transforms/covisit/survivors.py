@@ -4,7 +4,7 @@ counts"). Plain Python; the co-visitation job's flushes call it (transforms/covi
 transforms/userclusters/beam.py).
 
 Which story survives which: the aliases map the editions job publishes (pointer ``aliases``, one hop, kept while
-the survivor lives: transforms/editions/aliases.py), re-read by :class:`Survivors` at most every ``ttl_s`` (60 s)
+the survivor lives: transforms/editions/publish/aliases.py), re-read by :class:`Survivors` at most every ``ttl_s`` (60 s)
 and only when its pointer moved. A job never sees MERGE changes itself: the map is the one every reader follows.
 
 At a flush (:func:`follow_merges`):
@@ -103,3 +103,10 @@ def hand_over(n: Neighbours, story: int, survivors) -> None:
     survivor takes them in (the next :func:`follow_merges` of the absorbed story adds the row back first)."""
     if story in survivors[0]:
         n.counts, n.handed_over = {}, True
+
+
+def open_survivors(store_config) -> Survivors:
+    """The published aliases map of the stores ``store_config`` names (the jobs' DoFns open it at setup)."""
+    from stores import open_store
+
+    return Survivors(open_store("pointers", store_config), open_store("snapshots", store_config))

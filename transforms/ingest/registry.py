@@ -92,7 +92,7 @@ def load_feeds(
 
 # A BURST request names a publisher (the stories job knows publishers, not the ingest job's feeds): it reaches at
 # most this many of the publisher's enabled feeds, the first by url. With bursts.fetch_max_publishers (50) that
-# bounds one burst pulse to 200 feeds in the 1-minute lane (transforms/editions/coverage.py).
+# bounds one burst pulse to 200 feeds in the 1-minute lane (transforms/editions/bursts/coverage.py).
 BURST_FEEDS_PER_PUBLISHER = 4
 
 

@@ -14,7 +14,7 @@ Design choices (DESIGN.md section 1):
   authoritative publishers and 5 min for the long tail. Half the gap keeps the mean discovery delay at about a
   quarter of the gap while >= ~60 % of polls still find nothing (answered 304).
 - Right after new items, the next poll comes at max(floor, interval / 2): news comes in clusters.
-- A BURST fetch request (burst detection upstream: transforms/editions/coverage.py says which feeds) moves the feed
+- A BURST fetch request (burst detection upstream: transforms/editions/bursts/coverage.py says which feeds) moves the feed
   to the 1-minute lane until the request's ``expires_at`` (an hour after the burst's window, editions.json
   ``bursts.fetch_ttl_min``; 60 min when a request gives none): the interval is ``burst_floor_ms`` (1 min) whatever
   the feed's tier, rate, hints or WebSub lease, then returns to the rate model. A feed whose validators proved

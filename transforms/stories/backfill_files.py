@@ -10,7 +10,7 @@ The Beam side -- ReadArticles over Beam's FileSystems (local paths and gs://), w
 at their first-seen time and emits the input order ``(file index, line, article_id)``, and the result writers -- is
 in :mod:`transforms.stories.beam.backfill`.
 
-Named for the files it parses and folds; "readers" is the origin's word for people (serving/readers.py).
+Named for the files it parses and folds; "readers" is the origin's word for people (serving/personal/readers.py).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ TIME_WEIGHT * min(hours apart, 48) / 48 when both times are known, or UNKNOWN_TI
 file without times gives no evidence of temporal proximity). Reads stories and the writer's lexical statistics;
 writes nothing (the average-linkage cache of a merge pass aside).
 
-Name kept: each stage that scores has its own ``scoring.py`` (transforms/editions/scoring.py ranks stories for
+Name kept: each stage that scores has its own ``scoring.py`` (transforms/editions/cycle/scoring.py ranks stories for
 pages, transforms/authority/scoring.py weighs publishers), always imported through its package.
 """
 

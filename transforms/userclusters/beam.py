@@ -38,9 +38,8 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import ReadModifyWriteStateSpec, TimerSpec, on_timer
 
 from stores.beam_io import StoreDoFn
-from transforms.covisit.beam import open_survivors
 from transforms.covisit.counts import Params as CovisitParams
-from transforms.covisit.survivors import follow_merges
+from transforms.covisit.survivors import follow_merges, open_survivors
 from transforms.timers import arm, to_ms
 from transforms.userclusters.minhash import ClusterCounts, Params, clusters_of
 

@@ -509,7 +509,7 @@ resource "google_monitoring_alert_policy" "origin_latency" {
   }
 }
 
-# The origin's own metrics (serving/telemetry.py, OpenTelemetry -> Cloud Monitoring): how long since the stores last
+# The origin's own metrics (serving/http/telemetry.py, OpenTelemetry -> Cloud Monitoring): how long since the stores last
 # answered its pointer poll. Pages keep serving from memory meanwhile, so only this says the origin is going stale.
 resource "google_monitoring_alert_policy" "origin_catalog_age" {
   project               = var.project_id

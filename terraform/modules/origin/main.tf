@@ -23,7 +23,7 @@
 #           The choice: cache_mode USE_ORIGIN_HEADERS (the origin says which responses are shared: For you and
 #           errors are private or no-store, and the TTL per kind is the origin's s-maxage), so no TTL override is
 #           set (it would be ignored); the origin sends no stale-while-revalidate and no stale-if-error
-#           (serving/http.py), so serve_while_stale = var.serve_while_stale_sec (3600) is the whole stale policy.
+#           (serving/http/conventions.py), so serve_while_stale = var.serve_while_stale_sec (3600) is the whole stale policy.
 #           Not FORCE_CACHE_ALL: it would cache private answers and ignores stale-while-revalidate. Not the origin
 #           sending stale-while-revalidate=3600: browsers honour it too and would show a returning reader an hour-old
 #           page. tests/deploy/test_edge_policy.py pins this; devtools/edge_nginx.conf emulates the same policy.
@@ -229,7 +229,7 @@ resource "google_compute_backend_service" "cdn" {
   load_balancing_scheme = "EXTERNAL_MANAGED"
   protocol              = "HTTPS"
   security_policy       = google_compute_security_policy.edge.id
-  # The origin sends no Vary and leaves compression to the edge (serving/http.py).
+  # The origin sends no Vary and leaves compression to the edge (serving/http/conventions.py).
   compression_mode = "AUTOMATIC"
 
   enable_cdn = true
@@ -312,7 +312,7 @@ resource "google_compute_url_map" "api" {
     default_service = google_compute_backend_service.cdn.id
 
     # Route rules, first match by priority. Each names the request headers the load balancer removes before the
-    # request reaches the cache and the origin (serving/http.py answers 400 to a shared request carrying Cookie or
+    # request reaches the cache and the origin (serving/http/conventions.py answers 400 to a shared request carrying Cookie or
     # Authorization; readers' browsers and apps send them anyway). devtools/edge_nginx.conf, the local stand-in,
     # strips the same headers on the same routes (tests/deploy/test_terraform.py compares the two).
 

@@ -156,7 +156,7 @@ variable "readiness_path" {
 
 variable "websub_paths" {
   type        = list(string)
-  description = "URL map paths of the WebSub callback (serving/push.py, never cached). Example: [\"/v1/websub/*\"]."
+  description = "URL map paths of the WebSub callback (serving/api/push.py, never cached). Example: [\"/v1/websub/*\"]."
   default     = ["/v1/websub/*"]
 
   validation {
@@ -173,7 +173,7 @@ variable "websub_path_regex" {
 
 variable "ping_paths" {
   type        = list(string)
-  description = "URL map paths of the publisher ping endpoint (serving/push.py, never cached). Example: [\"/v1/ping\", \"/v1/ping/*\"]."
+  description = "URL map paths of the publisher ping endpoint (serving/api/push.py, never cached). Example: [\"/v1/ping\", \"/v1/ping/*\"]."
   default     = ["/v1/ping", "/v1/ping/*"]
 
   validation {

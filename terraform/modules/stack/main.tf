@@ -324,7 +324,7 @@ module "origin" {
     GOOGLE_CLOUD_PROJECT            = var.project_id
     NEWSROOM_FETCH_TOPIC            = module.pubsub.topic_names["fetch-requests"]
     NEWSROOM_PUSH_DEAD_LETTER_TOPIC = module.pubsub.topic_names["dead-letter-push"]
-    # serving/telemetry.py: JSON log lines with severity and trace; metrics to Cloud Monitoring (metricWriter role)
+    # serving/http/telemetry.py: JSON log lines with severity and trace; metrics to Cloud Monitoring (metricWriter role)
     NEWSROOM_LOG_FORMAT       = "json"
     NEWSROOM_METRICS_EXPORTER = "gcp"
   }

@@ -9,9 +9,9 @@ import json
 from pipelines.cli import main as newsroom
 from tests.pipelines.commands.test_rollback import store_flags
 from transforms.editions.beam.publishing import PublishSnapshotFn
-from transforms.editions.documents import iso
-from transforms.editions.fairness import position_weight
-from transforms.editions.rank import snapshot_items
+from transforms.editions.cycle.fairness import position_weight
+from transforms.editions.ranker.rank import snapshot_items
+from transforms.editions.vocabulary.documents import iso
 
 TITLE = "Council approves the new transit budget after a long debate"
 

@@ -11,7 +11,7 @@ from pipelines.cli import main as newsroom
 from schemas.pages import page_path
 from stores import open_stores
 from transforms.editions.beam.publishing import PublishSnapshotFn
-from transforms.editions.documents import iso
+from transforms.editions.vocabulary.documents import iso
 
 
 def store_flags(config) -> list[str]:

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from pipelines.commands import serve as gunicorn_app
-from serving.auth import HmacTokenVerifier
+from serving.http.auth import HmacTokenVerifier
 
 
 def parser():

@@ -56,7 +56,7 @@ PLACE_IN_EACH_LANGUAGE = [
 
 
 def test_every_edition_language_has_a_case():
-    editions = json.loads(Path("transforms/editions/editions.json").read_text(encoding="utf-8"))["editions"]
+    editions = json.loads(Path("transforms/editions/vocabulary/editions.json").read_text(encoding="utf-8"))["editions"]
     assert {e["language"] for e in editions} <= {lang for lang, _, _ in PLACE_IN_EACH_LANGUAGE}
 
 
@@ -142,7 +142,7 @@ def test_people_and_organisations_have_normalised_keys():
 
 
 def test_generic_ids_have_no_topic_page():
-    from transforms.editions.topics import topic_ids_of
+    from transforms.editions.overlays.topics import topic_ids_of
 
     entry = {"entities": ("us", "state", "magnitude", "erdbeben der stärke", "kristi noem"), "places": ("us",)}
     assert topic_ids_of(entry) == ["entity:kristi noem", "place:us"]
@@ -162,8 +162,8 @@ def test_words_that_are_places_elsewhere_are_not_places_here():
 
 
 def test_every_gazetteer_place_of_a_local_name_is_that_city():
-    from transforms.editions.config import load_config
-    from transforms.editions.topics import city_codes
+    from transforms.editions.overlays.topics import city_codes
+    from transforms.editions.vocabulary.config import load_config
 
     codes = city_codes(load_config())
     assert codes["place:springfield-us-il"] == codes["place:springfield"] == "springfield"

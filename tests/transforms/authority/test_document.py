@@ -91,9 +91,9 @@ def test_the_watcher_rereads_when_the_pointer_moves(store_config):
 
 
 def test_a_new_registry_makes_the_ranker_rebuild_its_books():
-    from transforms.editions.config import load_config
-    from transforms.editions.params import RankParams
-    from transforms.editions.rank import EditionRanker
+    from transforms.editions.ranker.rank import EditionRanker
+    from transforms.editions.vocabulary.config import load_config
+    from transforms.editions.vocabulary.params import RankParams
 
     config = load_config()
     ranker = EditionRanker(config, default_registry(), RankParams.from_config(config))

@@ -20,7 +20,7 @@ from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.covisit.beam import CovisitNeighbours
 from transforms.covisit.counts import Neighbours, Params
 from transforms.covisit.survivors import Survivors, follow_merges, hand_over
-from transforms.editions.aliases import aliases_item
+from transforms.editions.publish.aliases import aliases_item
 
 T0 = 1_767_225_600_000
 A, B, X, Y = 1001, 1002, 2001, 2002  # A is merged into B; X is read with A, Y with B

@@ -15,11 +15,11 @@ import pytest
 
 from schemas import codec
 from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
-from transforms.editions.book import StoryBook, compact_change, event_sort_key
-from transforms.editions.config import load_config
-from transforms.editions.context import CycleCache, CycleContext
-from transforms.editions.cycle import EditionMemory, run_cycle
-from transforms.editions.params import RankParams
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle.context import CycleCache, CycleContext
+from transforms.editions.cycle.run import EditionMemory, run_cycle
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
 from transforms.publishers import default_registry
 
 T0 = 1_709_294_400_000  # 2024-03-01T12:00:00Z, a minute (and hour) boundary

@@ -1,10 +1,10 @@
-"""The reference per-story implementation of a ranking cycle: the maths of transforms/editions/scoring.py and
-transforms/editions/representatives.py written story by story in plain Python (scores, candidates, smoothing,
+"""The reference per-story implementation of a ranking cycle: the maths of transforms/editions/cycle/scoring.py and
+transforms/editions/cycle/representatives.py written story by story in plain Python (scores, candidates, smoothing,
 representatives). Page assembly, supporting links and documents are the production code
-(:func:`transforms.editions.cycle.cycle_documents`).
+(:func:`transforms.editions.cycle.run.cycle_documents`).
 
 Not product code: the equivalence tests (tests/transforms/editions/test_book.py) check that
-:func:`run_cycle_loop` gives the same pages as :func:`transforms.editions.cycle.run_cycle`, and
+:func:`run_cycle_loop` gives the same pages as :func:`transforms.editions.cycle.run.run_cycle`, and
 benchmarks/rank_bench.py uses it as the per-story baseline.
 """
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transforms.common import HOUR_MS, MINUTE_MS
-from transforms.editions.book import StoryBook
-from transforms.editions.config import Edition, EditionsConfig
-from transforms.editions.context import CycleContext
-from transforms.editions.cycle import (
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.context import CycleContext
+from transforms.editions.cycle.representatives import Representatives, rotation_hash_one
+from transforms.editions.cycle.run import (
     CycleOutput,
     EditionMemory,
     Ranked,
@@ -28,9 +28,9 @@ from transforms.editions.cycle import (
     cycle_documents,
     hour_capped_publishers,
 )
-from transforms.editions.params import RankParams, RepresentativeParams
-from transforms.editions.representatives import Representatives, rotation_hash_one
-from transforms.editions.scoring import Candidates, features
+from transforms.editions.cycle.scoring import Candidates, features
+from transforms.editions.vocabulary.config import Edition, EditionsConfig
+from transforms.editions.vocabulary.params import RankParams, RepresentativeParams
 
 
 @dataclass
@@ -52,7 +52,7 @@ def loop_memory(memory: EditionMemory) -> LoopMemory:
 
 
 def run_cycle_loop(ctx: CycleContext, view: LoopView | None = None) -> CycleOutput:
-    """:func:`transforms.editions.cycle.run_cycle` with the per-story maths (``ctx.memory`` a :class:`LoopMemory`;
+    """:func:`transforms.editions.cycle.run.run_cycle` with the per-story maths (``ctx.memory`` a :class:`LoopMemory`;
     no overlays: it is the reference for the ranking)."""
     book, edition, p, memory, now, clock = ctx.book, ctx.edition, ctx.params, ctx.memory, ctx.now, ctx.clock
     clock.start()

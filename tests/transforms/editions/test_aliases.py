@@ -1,4 +1,4 @@
-"""The incremental aliases index (transforms/editions/aliases.py): the same map as the old whole-map rewrite
+"""The incremental aliases index (transforms/editions/publish/aliases.py): the same map as the old whole-map rewrite
 (resolve_aliases) on random merge sequences, a journal that rebuilds it exactly, aliases that go with their survivor,
 and the Beam tracker publishing the bounded map."""
 
@@ -11,8 +11,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from transforms.common import EXPIRE, MERGE, MINUTE_MS
-from transforms.editions.aliases import AliasIndex, resolve_aliases
 from transforms.editions.beam.publishing import TrackAliases
+from transforms.editions.publish.aliases import AliasIndex, resolve_aliases
 
 T0 = 1_700_000_000_000 // MINUTE_MS * MINUTE_MS
 

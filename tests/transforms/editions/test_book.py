@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from tests.transforms.editions.loop_reference import LoopMemory, run_cycle_loop
-from transforms.editions.book import StoryBook, compact_change, event_sort_key, headline_quality
-from transforms.editions.config import load_config
-from transforms.editions.context import CycleCache, CycleContext
-from transforms.editions.cycle import EditionMemory, run_cycle
-from transforms.editions.params import RankParams
-from transforms.editions.scoring import features
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key, headline_quality
+from transforms.editions.cycle.context import CycleCache, CycleContext
+from transforms.editions.cycle.run import EditionMemory, run_cycle
+from transforms.editions.cycle.scoring import features
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
 from transforms.publishers import default_registry
 
 

@@ -1,4 +1,4 @@
-"""Breaking announcements (transforms/editions/breaking.py, beam/announce.py): one Breaking record per story and
+"""Breaking announcements (transforms/editions/publish/breaking.py, beam/announce.py): one Breaking record per story and
 edition however many cycles keep the label, the pages newly showing the story purged once each, nothing again on
 a replay; the plain-Python ledger and candidates; and the records on the Pub/Sub emulator's breaking topic."""
 
@@ -18,7 +18,7 @@ from stores.cdn import CloudCdnPurger, open_purger
 from tests.stores.test_cdn import _ComputeStub, _session, compute  # noqa: F401 (compute: the Compute stub fixture)
 from tests.transforms.editions.test_editions_streaming import minute_stream, streaming_pipeline
 from transforms.editions.beam.announce import AnnounceBreakingFn
-from transforms.editions.breaking import HOT_STORIES, Ledger, candidates, hot_candidate
+from transforms.editions.publish.breaking import HOT_STORIES, Ledger, candidates, hot_candidate
 
 IDLE = 8
 
@@ -145,7 +145,7 @@ def _run(changes, MIN, store, editions, cdn="queue"):
 
 def PublishEditionsFor(store, editions, cdn):
     from transforms.editions.beam import PublishEditions
-    from transforms.editions.settings import PublishSettings, RankSettings
+    from transforms.editions.vocabulary.settings import PublishSettings, RankSettings
 
     ranking = RankSettings(editions_only=editions, overrides={"idle_cycles": IDLE})
     return PublishEditions(store, ranking, PublishSettings(cdn=cdn))

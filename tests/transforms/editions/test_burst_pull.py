@@ -13,10 +13,10 @@ from apache_beam.testing.util import assert_that
 
 from schemas import codec
 from tests.transforms.editions.conftest import AUTHORITATIVE_EN, HOUR, MIN, T0, World
-from transforms.editions import bursts, coverage
 from transforms.editions.beam import DetectBursts
-from transforms.editions.config import default_config
-from transforms.editions.params import BurstParams
+from transforms.editions.bursts import bursts, coverage
+from transforms.editions.vocabulary.config import default_config
+from transforms.editions.vocabulary.params import BurstParams
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.registry import feeds_by_publisher, load_feeds, request_targets

@@ -1,11 +1,11 @@
-"""The rank cycle's collector setting (transforms/editions/collector.py): raised inside, restored after, counted
+"""The rank cycle's collector setting (transforms/editions/cycle/collector.py): raised inside, restored after, counted
 across overlapping cycles."""
 
 from __future__ import annotations
 
 import gc
 
-from transforms.editions.collector import CYCLE_THRESHOLDS, spaced_collections
+from transforms.editions.cycle.collector import CYCLE_THRESHOLDS, spaced_collections
 
 
 def test_thresholds_are_raised_inside_and_restored_by_the_last_cycle_to_leave():

@@ -1,5 +1,5 @@
 """Editorial controls in the editions stage: pins, demotes and labels change the next cycle's pages and stop at
-their expiry (transforms/editions/controls.py, read by EditionRanker every cycle); a held page's pointer is not
+their expiry (transforms/editions/overlays/controls.py, read by EditionRanker every cycle); a held page's pointer is not
 moved by the publisher while the hold lasts, whatever the cycles publish, and moves again after it; a rollback
 with --hold survives the next cycles too. On both backends (embedded; Bigtable + GCS emulators)."""
 
@@ -16,12 +16,12 @@ from stores import open_stores
 from stores.controls import Control, open_control_store
 from tests.pipelines.commands.test_rollback import store_flags
 from tests.transforms.fakes import Bag, Timer, Value
-from transforms.editions import documents as docs
 from transforms.editions.beam.publishing import PublishSnapshotFn
 from transforms.editions.beam.ranking import RankEditionsFn
-from transforms.editions.book import compact_change
-from transforms.editions.controls import apply_controls
-from transforms.editions.settings import RankSettings
+from transforms.editions.book.storybook import compact_change
+from transforms.editions.overlays.controls import apply_controls
+from transforms.editions.vocabulary import documents as docs
+from transforms.editions.vocabulary.settings import RankSettings
 
 
 def ctl(kind, world, section="top", story="", start=None, end=None, **kw) -> Control:

@@ -14,10 +14,10 @@ from apache_beam.testing.util import assert_that
 from schemas import codec
 from stores import StoreConfig, open_stores
 from transforms.editions.beam import PublishEditions
-from transforms.editions.bursts import judge_breaking, poisson_tail
-from transforms.editions.config import load_config
-from transforms.editions.params import BurstParams
-from transforms.editions.settings import RankSettings
+from transforms.editions.bursts.bursts import judge_breaking, poisson_tail
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import BurstParams
+from transforms.editions.vocabulary.settings import RankSettings
 
 QUIET = {"idle_cycles": 15}  # stop the minute timers 15 cycles after the last event (keeps batch runs short)
 

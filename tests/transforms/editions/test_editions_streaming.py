@@ -13,10 +13,10 @@ from apache_beam.transforms.window import TimestampedValue
 
 from stores import StoreConfig, open_stores
 from transforms.editions.beam import DetectBursts, PublishEditions
-from transforms.editions.bursts import judge_breaking
-from transforms.editions.config import load_config
-from transforms.editions.params import BurstParams
-from transforms.editions.settings import RankSettings
+from transforms.editions.bursts.bursts import judge_breaking
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import BurstParams
+from transforms.editions.vocabulary.settings import RankSettings
 from transforms.publishers import default_registry
 
 IDLE = 8

@@ -1,5 +1,5 @@
 """Fairness you can show: the publisher share cap counts representative impressions estimated
-from page position (transforms/editions/fairness.py's curve), per ownership group, edition and day; each cycle's
+from page position (transforms/editions/cycle/fairness.py's curve), per ownership group, edition and day; each cycle's
 pool (the edition's manifest of the snapshot) carries the concentration index (Herfindahl) of its pages."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 from tests.transforms.editions.test_ownership_groups import owned
-from transforms.editions import documents as docs
-from transforms.editions import fairness
+from transforms.editions.cycle import fairness
+from transforms.editions.vocabulary import documents as docs
 
 
 def test_the_position_curve_halves_by_the_third_slot_and_keeps_falling():

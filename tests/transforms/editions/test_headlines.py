@@ -1,4 +1,4 @@
-"""The headline check (transforms/editions/headlines.py): the score on synthetic clickbait and on real news
+"""The headline check (transforms/editions/book/headlines.py): the score on synthetic clickbait and on real news
 headlines, and its two uses: the representative choice and top stories."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from transforms.editions.headlines import CLICKBAIT, assess, headline_quality, is_clickbait
+from transforms.editions.book.headlines import CLICKBAIT, assess, headline_quality, is_clickbait
 
 FARM = "10 foods doctors never eat (number 7 will shock you)"
 

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from transforms.editions.book import StoryBook
+from transforms.editions.book.storybook import StoryBook
 from transforms.publishers import PublisherRegistry, default_registry
 
 

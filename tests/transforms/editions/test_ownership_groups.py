@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from transforms.editions.book import StoryBook
+from transforms.editions.book.storybook import StoryBook
 from transforms.publishers import PublisherRegistry, default_registry
 
 HERALD = ("daily-herald", "pacific-times")  # put under one owner in these tests

@@ -14,10 +14,10 @@ from apache_beam.runners.portability.fn_api_runner import FnApiRunner
 
 from schemas.pages import page_path, validate_page
 from stores import StoreConfig, open_store, open_stores
-from transforms.editions import documents as docs
-from transforms.editions.aliases import aliases_document, resolve_aliases
 from transforms.editions.beam.publishing import PublishSnapshotFn, PublishSnapshots
-from transforms.editions.rank import snapshot_items
+from transforms.editions.publish.aliases import aliases_document, resolve_aliases
+from transforms.editions.ranker.rank import snapshot_items
+from transforms.editions.vocabulary import documents as docs
 
 
 @pytest.fixture
@@ -149,7 +149,7 @@ def test_coverage_and_pool_are_published_with_their_pointers(tmp_path, cycle_out
     stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
     fn = PublishSnapshotFn(stores.config)
     fn.setup()
-    from transforms.editions.config import load_config
+    from transforms.editions.vocabulary.config import load_config
 
     items = snapshot_items(cycle_output, load_config())
     results = [run_fn(fn, it) for it in items]
@@ -193,7 +193,7 @@ def test_canonical_bytes_and_projection_are_deterministic():
 
 
 def test_validation_in_parts_still_rejects_every_invalid_entry(cycle_output):
-    from transforms.editions.documents import SnapshotRejected, validate
+    from transforms.editions.vocabulary.documents import SnapshotRejected, validate
 
     pool, page = cycle_output.pool, cycle_output.pages["top"]
     validate("candidate_pool", pool)  # valid, and its entries are now remembered as valid
@@ -259,7 +259,7 @@ def test_a_page_with_a_new_article_logs_its_release_to_page_delay_and_quiet_cycl
     import logging
     from datetime import UTC, datetime
 
-    from transforms.editions.publish import SnapshotPublisher
+    from transforms.editions.publish.snapshots import SnapshotPublisher
 
     stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
     top = stored(cycle_output.pages["top"])
@@ -292,7 +292,7 @@ def test_a_small_edition_publishes_its_top_page_with_every_story_it_has(world, m
     """An edition whose pool holds fewer stories than top's minimum (5) still gets a top page (a young or
     small-language edition is not broken): the minimum is half the pool, rounded up; its topical sections keep their
     own minimum, and a top page under that minimum is still refused."""
-    from transforms.editions.config import load_config
+    from transforms.editions.vocabulary.config import load_config
 
     T, MIN = world.T0, world.MIN
     for s in range(3):

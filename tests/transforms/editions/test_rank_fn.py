@@ -10,9 +10,9 @@ from apache_beam.utils.timestamp import Timestamp
 from tests.transforms.fakes import Bag, Timer, Value
 from transforms.common import DEAD_LETTER
 from transforms.editions.beam.ranking import RankEditionsFn, RouteChangeFn
-from transforms.editions.book import compact_change
-from transforms.editions.config import load_config
-from transforms.editions.settings import RankSettings
+from transforms.editions.book.storybook import compact_change
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.settings import RankSettings
 
 
 class State:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transforms.editions.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
-from transforms.editions.scoring import features
+from transforms.editions.cycle.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
+from transforms.editions.cycle.scoring import features
 
 
 def row_of(ranker, story_id):
@@ -375,7 +375,7 @@ def test_assemble_puts_pins_first_and_counts_them():
 # -------------------------------------------------------------------------------------------------- storylines
 def _storyline_events(groups: dict[int, list[int]], at: int) -> list[dict]:
     """NEW_STORYLINE + ATTACH events (as the stories job's storyline stage emits them) for storyline -> stories."""
-    from transforms.editions.storylines import compact_storyline
+    from transforms.editions.book.storylines import compact_storyline
 
     events, seq = [], 0
     for sl, stories in sorted(groups.items()):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from devtools import samples
 from stores import StoreConfig, open_stores
-from transforms.editions.publish import PointerRetention, SnapshotPublisher
+from transforms.editions.publish.snapshots import PointerRetention, SnapshotPublisher
 
 HOUR = 3600.0
 

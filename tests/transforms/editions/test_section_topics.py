@@ -1,16 +1,16 @@
 """A story on a section's page is about that section: its pool entry's ``topics`` name the section, so the topic
 page ``topic:{section}`` (and a reader's follow of it) holds every pool story the section page shows. The World
 section picks stories by domestic relevance, not only by label: its topic page showed 1 story where the section
-showed 3. Checked on what RankEditionsFn publishes (transforms/editions/rank.py)."""
+showed 3. Checked on what RankEditionsFn publishes (transforms/editions/ranker/rank.py)."""
 
 from __future__ import annotations
 
 import orjson
 
-from serving.catalog import PreparedPool
-from serving.topics import render
+from serving.api.topics import render
+from serving.state.catalog import PreparedPool
 from tests.transforms.editions.test_rank_fn import State, feed, fire, new_fn
-from transforms.editions.book import compact_change
+from transforms.editions.book.storybook import compact_change
 
 
 def _published(world) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The change-only replay (transforms/editions/steady.py) driven directly: RankEditionsFn in replay mode with and
+"""The change-only replay (transforms/editions/ranker/steady.py) driven directly: RankEditionsFn in replay mode with and
 without ``change_only`` over the same random world, each publishing into its own store, with a takedown and a
 page hold that ends mid-run; the stored objects and pointer moves must be byte-identical, and most minutes steady."""
 
@@ -13,9 +13,9 @@ from stores.controls import Control, open_control_store
 from stores.takedowns import Tombstone, open_takedown_store
 from tests.transforms.fakes import Bag, Timer, Value
 from transforms.editions.beam.ranking import RankEditionsFn
-from transforms.editions.book import compact_change
-from transforms.editions.publish import SnapshotPublisher
-from transforms.editions.settings import RankSettings
+from transforms.editions.book.storybook import compact_change
+from transforms.editions.publish.snapshots import SnapshotPublisher
+from transforms.editions.vocabulary.settings import RankSettings
 
 
 def _replay(world, root, change_only: bool) -> tuple[dict, dict, dict]:

@@ -13,11 +13,11 @@ from schemas.pages import storyline_index_path, storyline_index_shard, validate_
 from stores import StoreConfig, open_stores
 from stores.takedowns import Tombstone
 from transforms.common import MINUTE_MS
-from transforms.editions import storyline_index as sx
-from transforms.editions.publish import SnapshotPublisher
-from transforms.editions.rank import snapshot_items
-from transforms.editions.storyline_pages import storyline_items
-from transforms.editions.storylines import compact_storyline
+from transforms.editions.book.storylines import compact_storyline
+from transforms.editions.overlays import storyline_index as sx
+from transforms.editions.overlays.storyline_pages import storyline_items
+from transforms.editions.publish.snapshots import SnapshotPublisher
+from transforms.editions.ranker.rank import snapshot_items
 
 DAY = 24 * 60 * 60 * 1000
 ENTITY = "org:aqualux"

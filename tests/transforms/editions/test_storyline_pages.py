@@ -9,9 +9,9 @@ import pytest
 
 from schemas.pages import storyline_path, validate_page
 from stores import StoreConfig, open_stores
-from transforms.editions.publish import PointerRetention, SnapshotPublisher
-from transforms.editions.storyline_pages import merged_document, storyline_items
-from transforms.editions.storylines import compact_storyline
+from transforms.editions.book.storylines import compact_storyline
+from transforms.editions.overlays.storyline_pages import merged_document, storyline_items
+from transforms.editions.publish.snapshots import PointerRetention, SnapshotPublisher
 
 DAY = 24 * 60 * 60 * 1000
 
@@ -115,7 +115,7 @@ def test_one_episode_storylines_are_retired_long_after_their_last_version_the_ar
     """Every story founds a storyline, so without retirement the pointer listing every origin polls grows by a
     storyline per story for ever; a one-episode storyline past the storyline stage's horizon can change no more and
     nothing links it, a storyline of several episodes (the archive) and a merge's redirect stay."""
-    from transforms.editions import storyline_pages as sp
+    from transforms.editions.overlays import storyline_pages as sp
 
     def doc(sl, n, version, **kw):
         eps = [{"story_id": str(sl * 10 + k), "title": "t", "first_at": "2026-01-01T00:00:00Z",
@@ -148,7 +148,7 @@ def test_one_episode_storylines_are_retired_long_after_their_last_version_the_ar
 
 
 def test_archived_episodes_are_read_back_within_a_budget_and_forgotten_with_their_storyline():
-    from transforms.editions.storyline_pages import ArchivedEpisodes
+    from transforms.editions.overlays.storyline_pages import ArchivedEpisodes
 
     def doc(n, **kw):
         eps = [{"story_id": str(k)} for k in range(n)]
@@ -172,7 +172,7 @@ def test_archived_episodes_are_read_back_within_a_budget_and_forgotten_with_thei
 
 
 def test_an_unreadable_storyline_holds_no_episode_and_does_not_stop_the_read_back():
-    from transforms.editions.storyline_pages import ArchivedEpisodes
+    from transforms.editions.overlays.storyline_pages import ArchivedEpisodes
 
     held = {"storyline/en/1": None, "storyline/en/2": {"episodes": [{"story_id": "7"}, {"story_id": "8"}]}}
     archive, kept = ArchivedEpisodes(), set()
@@ -184,7 +184,7 @@ def test_an_unreadable_storyline_holds_no_episode_and_does_not_stop_the_read_bac
 def test_retired_episodes_of_a_storyline_read_back_as_kept_are_revived_within_a_budget(stores):
     """A restarted publisher learns a kept storyline by reading it back; the episodes whose pointers retired
     before it became kept come back at their last version, at most ``budget`` per pass; listed ones cost nothing."""
-    from transforms.editions.storyline_pages import ArchivedEpisodes
+    from transforms.editions.overlays.storyline_pages import ArchivedEpisodes
 
     p = stores.pointers
     for sid in ("1", "2", "3", "4"):

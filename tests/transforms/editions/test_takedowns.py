@@ -1,4 +1,4 @@
-"""Takedowns in the editions stage (transforms/editions/takedowns.py, read by EditionRanker every cycle): the next
+"""Takedowns in the editions stage (transforms/editions/overlays/takedowns.py, read by EditionRanker every cycle): the next
 snapshots omit a tombstoned story (pages, pool, coverage) and a tombstoned article (a representative replaced by
 the next card), every page stays valid, and an undo brings them back on the next cycle. On both backends."""
 
@@ -11,8 +11,8 @@ import pytest
 from schemas.pages import validate_page
 from stores.takedowns import TakedownSet, Tombstone, open_takedown_store
 from tests.transforms.editions.test_controls import Stage, busy_world, ids
-from transforms.editions import documents as docs
-from transforms.editions.takedowns import TakedownReader, apply_takedowns
+from transforms.editions.overlays.takedowns import TakedownReader, apply_takedowns
+from transforms.editions.vocabulary import documents as docs
 
 
 def test_the_next_snapshot_omits_a_taken_down_story_and_article_and_an_undo_restores_them(store_config, world):

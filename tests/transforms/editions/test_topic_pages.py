@@ -1,4 +1,4 @@
-"""Topic pages pre-built by the editions stage (transforms/editions/topics.py): every cycle, the pages of the
+"""Topic pages pre-built by the editions stage (transforms/editions/overlays/topics.py): every cycle, the pages of the
 edition's followed topics (the profile store's follower counts: aggregated, no reader id) and trending topics
 (most pool stories), at most MAX_TOPIC_PAGES, published as snapshots under ``topic/{edition}/{id}``; the pool
 lists them (``topic_pages``). The rest (the long tail) the origin builds on demand (tests/serving/test_topics.py)."""
@@ -13,13 +13,13 @@ from schemas.pages import topic_path, validate_page
 from stores import open_stores
 from stores.profiles import open_profile_store
 from tests.transforms.fakes import Bag, Timer, Value
-from transforms.editions import documents as docs
-from transforms.editions import topics
 from transforms.editions.beam.publishing import PublishSnapshotFn
 from transforms.editions.beam.ranking import RankEditionsFn
-from transforms.editions.book import compact_change
-from transforms.editions.config import load_config
-from transforms.editions.settings import RankSettings
+from transforms.editions.book.storybook import compact_change
+from transforms.editions.overlays import topics
+from transforms.editions.vocabulary import documents as docs
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.settings import RankSettings
 
 
 def run_stage(world, config, at_ms) -> list[dict]:
@@ -128,7 +128,7 @@ def test_pre_built_topic_pages_carry_the_name_readers_see():
 
 def test_topic_pointers_no_cycle_chose_for_hours_are_retired_and_come_back_when_chosen(tmp_path):
     from stores import StoreConfig
-    from transforms.editions.publish import PointerRetention, SnapshotPublisher
+    from transforms.editions.publish.snapshots import PointerRetention, SnapshotPublisher
 
     stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
     now = [1_000_000.0]

@@ -1,4 +1,4 @@
-"""The trust gates of transforms/editions/trust.py, on hand-built worlds: corroboration by
+"""The trust gates of transforms/editions/cycle/trust.py, on hand-built worlds: corroboration by
 independent strong voices for top stories, holds of fast low-trust stories listed for an editor (the pool's
 ``held`` and ``newsroom control held``), and "developing" as "the headline's key facts changed within the hour"."""
 
@@ -9,8 +9,8 @@ import dataclasses
 from pipelines.cli import main as newsroom
 from tests.pipelines.commands.test_rollback import store_flags
 from transforms.editions.beam.publishing import PublishSnapshotFn
-from transforms.editions.book import StoryBook
-from transforms.editions.trust import key_facts
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.trust import key_facts
 from transforms.publishers import PublisherRegistry, default_registry
 
 

@@ -1,5 +1,5 @@
 """Announcing Breaking in Beam: keyed by edition, the first published page showing a Breaking story emits its
-``Breaking`` record (:mod:`transforms.editions.breaking`), and every section page newly showing it is purged at the
+``Breaking`` record (:mod:`transforms.editions.publish.breaking`), and every section page newly showing it is purged at the
 CDN (:class:`AnnounceBreaking`, applied by :class:`~transforms.editions.beam.stage.PublishEditions` to the breaking
 candidates of :class:`~transforms.editions.beam.publishing.PublishSnapshots`, after the pointers moved)."""
 
@@ -16,18 +16,18 @@ from apache_beam.transforms.userstate import ReadModifyWriteStateSpec
 from apache_beam.typehints import KV
 
 from stores import StoreConfig
-from transforms.editions.breaking import HOT, KEEP_MS, Ledger, purge_failed_event, purge_reason
+from transforms.editions.publish.breaking import HOT, KEEP_MS, Ledger, purge_failed_event, purge_reason
 
 log = logging.getLogger(__name__)
 
 
 class AnnounceBreakingFn(beam.DoFn):
     """KV(edition, candidate) -> Breaking records, once per story and edition (state LEDGER: the edition's
-    :class:`~transforms.editions.breaking.Ledger`); purges the story pages of hot stories whose headline or labels
-    changed (hot candidates, :func:`~transforms.editions.breaking.hot_candidate`, emit no record); purges each
+    :class:`~transforms.editions.publish.breaking.Ledger`); purges the story pages of hot stories whose headline or labels
+    changed (hot candidates, :func:`~transforms.editions.publish.breaking.hot_candidate`, emit no record); purges each
     section page the first time it shows the story
     (``cdn`` "none": no purge; otherwise ``stores.cdn.open_purger(store_config, cdn, url_map)``). A purge that
-    fails is logged (``newsroom.cdn_purge_failed``, :func:`~transforms.editions.breaking.purge_failed_event`) and
+    fails is logged (``newsroom.cdn_purge_failed``, :func:`~transforms.editions.publish.breaking.purge_failed_event`) and
     raised: the ledger is not written, so the bundle's retry purges (and announces) again."""
 
     LEDGER = ReadModifyWriteStateSpec("ledger", PickleCoder())

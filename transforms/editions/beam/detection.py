@@ -1,5 +1,5 @@
 """Burst detection in Beam: story changes -> originals stamped with their first-seen time -> 5- and 30-minute
-sliding windows per story -> the Breaking and developing rules (plain Python: :mod:`transforms.editions.bursts`) ->
+sliding windows per story -> the Breaking and developing rules (plain Python: :mod:`transforms.editions.bursts.bursts`) ->
 pulses for the ranker, and burst polls (fetch requests) for ingest (:class:`DetectBursts`)."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from apache_beam.typehints import KV
 from stores import StoreConfig
 from transforms.authority import AuthorityWatcher
 from transforms.common import MINUTE_MS
-from transforms.editions import bursts
-from transforms.editions.config import default_config
-from transforms.editions.coverage import CoverageMemory, coverage_events, original_event
-from transforms.editions.params import BurstParams
+from transforms.editions.bursts import bursts
+from transforms.editions.bursts.coverage import CoverageMemory, coverage_events, original_event
+from transforms.editions.vocabulary.config import default_config
+from transforms.editions.vocabulary.params import BurstParams
 from transforms.publishers import default_registry
 from transforms.timers import arm, arm_earliest, to_ms
 
@@ -88,7 +88,7 @@ class JudgeWindowFn(beam.DoFn):
 class RequestPollsFn(beam.DoFn):
     """One key (the whole burst stage): fold originals, LINK and MERGE changes into the coverage memory, and turn
     each story's earliest breaking window (then one per ``fetch_repeat_min``) into fetch requests for the
-    publishers the memory and the registry pull (:mod:`transforms.editions.coverage`: the rule and its bounds).
+    publishers the memory and the registry pull (:mod:`transforms.editions.bursts.coverage`: the rule and its bounds).
 
     Why one key: "covered this entity before" and "covered the linked story" cross stories and languages, so the
     memory cannot be split by story or language. Its cost per original is a bag append; the memory (bounded, 5-10

@@ -1,6 +1,6 @@
 """Publishing in Beam: every snapshot item validated, stored and pointed to (:class:`PublishSnapshots`, the plain
-:class:`~transforms.editions.publish.SnapshotPublisher`), and the merged-story aliases map (:class:`TrackAliases`,
-one key, kept incrementally: transforms/editions/aliases.py)."""
+:class:`~transforms.editions.publish.snapshots.SnapshotPublisher`), and the merged-story aliases map (:class:`TrackAliases`,
+one key, kept incrementally: transforms/editions/publish/aliases.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from apache_beam.typehints import KV
 from stores import StoreConfig, open_stores
 from stores.controls import open_control_store
 from transforms.common import MINUTE_MS
-from transforms.editions.aliases import (
+from transforms.editions.beam.counters import Counters
+from transforms.editions.publish.aliases import (
     EXPIRED,
     KEEP_MS,
     AliasIndex,
@@ -26,14 +27,13 @@ from transforms.editions.aliases import (
     is_expire,
     is_merge,
 )
-from transforms.editions.beam.counters import Counters
-from transforms.editions.breaking import BREAKING, candidates, hot_candidate
-from transforms.editions.publish import SnapshotPublisher
+from transforms.editions.publish.breaking import BREAKING, candidates, hot_candidate
+from transforms.editions.publish.snapshots import SnapshotPublisher
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 
 class PublishSnapshotFn(beam.DoFn):
-    """Validate -> put -> compare-and-set, one snapshot item at a time (:class:`~transforms.editions.publish.SnapshotPublisher`)."""
+    """Validate -> put -> compare-and-set, one snapshot item at a time (:class:`~transforms.editions.publish.snapshots.SnapshotPublisher`)."""
 
     def __init__(self, store_config: StoreConfig, confirm_shrink_cycles: int = 15):
         self.store_config = store_config
@@ -61,7 +61,7 @@ class PublishSnapshotFn(beam.DoFn):
 
 class PublishSnapshots(beam.PTransform):
     """Snapshot items -> stored objects and moved pointers: ``.results`` (one per item) and ``["breaking"]``
-    (``(edition, candidate)`` of :func:`~transforms.editions.breaking.candidates` and :func:`~transforms.editions.breaking.hot_candidate`).
+    (``(edition, candidate)`` of :func:`~transforms.editions.publish.breaking.candidates` and :func:`~transforms.editions.publish.breaking.hot_candidate`).
 
     Args:
         store_config: where the snapshot and pointer stores live (the job passes ``store_config(options)``).
@@ -81,7 +81,7 @@ class PublishSnapshots(beam.PTransform):
 class TrackAliasesFn(beam.DoFn):
     """Single key: MERGE and EXPIRE events -> at the minute boundary after one, the aliases map if it changed.
 
-    The map is an :class:`~transforms.editions.aliases.AliasIndex` held by the DoFn instance between firings, so a
+    The map is an :class:`~transforms.editions.publish.aliases.AliasIndex` held by the DoFn instance between firings, so a
     firing costs O(its new events and their own aliases), not O(history); the state is its journal, read back only
     when the instance's copy is not the state's (a cold worker, a retried bundle, the key moved).
 
@@ -171,7 +171,7 @@ class TrackAliasesFn(beam.DoFn):
 class TrackAliases(beam.PTransform):
     """StoryChange records -> aliases snapshot items (one per minute in which the map changed).
 
-    ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/aliases.py)."""
+    ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/publish/aliases.py)."""
 
     def __init__(self, keep_ms: int = KEEP_MS):
         super().__init__()

@@ -1,6 +1,6 @@
 """Ranking in Beam: route story changes, storyline changes and burst pulses to their editions, then one stateful
 DoFn per edition key folds them and ranks at every minute boundary (:class:`RankEditionsFn`, the work done by the
-plain :class:`~transforms.editions.rank.EditionRanker`, whose module docstring gives the state layout and why a
+plain :class:`~transforms.editions.ranker.rank.EditionRanker`, whose module docstring gives the state layout and why a
 minute timer in event time)."""
 
 from __future__ import annotations
@@ -23,25 +23,25 @@ from stores.takedowns import open_takedown_store
 from transforms.authority import AuthorityWatcher
 from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions.beam.counters import Counters
-from transforms.editions.book import compact_change
-from transforms.editions.changes import change_dead_letter, editions_of
-from transforms.editions.config import default_config, subset
-from transforms.editions.controls import ControlReader
-from transforms.editions.cycle import EditionMemory
-from transforms.editions.overlays import OverlayReaders
-from transforms.editions.params import RankParams
-from transforms.editions.rank import EditionRanker
-from transforms.editions.settings import RankSettings
-from transforms.editions.storylines import compact_storyline, is_storyline_change
-from transforms.editions.takedowns import TakedownReader
-from transforms.editions.topics import FollowedTopics
+from transforms.editions.book.storybook import compact_change
+from transforms.editions.book.storylines import compact_storyline, is_storyline_change
+from transforms.editions.cycle.run import EditionMemory
+from transforms.editions.overlays.controls import ControlReader
+from transforms.editions.overlays.phases import OverlayReaders
+from transforms.editions.overlays.takedowns import TakedownReader
+from transforms.editions.overlays.topics import FollowedTopics
+from transforms.editions.ranker.rank import EditionRanker
+from transforms.editions.vocabulary.changes import change_dead_letter, editions_of
+from transforms.editions.vocabulary.config import default_config, subset
+from transforms.editions.vocabulary.params import RankParams
+from transforms.editions.vocabulary.settings import RankSettings
 from transforms.timers import arm, arm_earliest, rearm_pending, to_ms
 
 log = logging.getLogger(__name__)
 
 
 class RouteChangeFn(beam.DoFn):
-    """KV(edition, compact event) for every edition of the change (:func:`~transforms.editions.changes.editions_of`), stamped with the
+    """KV(edition, compact event) for every edition of the change (:func:`~transforms.editions.vocabulary.changes.editions_of`), stamped with the
     change's time. A change that cannot be read is counted and dead-lettered (tag ``dead_letter``), never raised."""
 
     def __init__(self, config):
@@ -98,8 +98,8 @@ class RankEditionsFn(beam.DoFn):
     """Keyed by edition id: fold events, rank at every minute boundary, emit snapshot items.
 
     The state (INBOX, LOG, MEMORY, CHAIN, timer CYCLE) and why a minute timer in event time: see
-    :mod:`transforms.editions.rank`, whose :class:`~transforms.editions.rank.EditionRanker` does the work.
-    ``settings``: which editions and registry, and how the chain runs (:class:`~transforms.editions.settings.RankSettings`);
+    :mod:`transforms.editions.ranker.rank`, whose :class:`~transforms.editions.ranker.rank.EditionRanker` does the work.
+    ``settings``: which editions and registry, and how the chain runs (:class:`~transforms.editions.vocabulary.settings.RankSettings`);
     ``store_config``: where the controls, takedowns, follower counts and computed authority are read (None: none).
     """
 
@@ -213,7 +213,7 @@ class RankEditions(beam.PTransform):
 
     Args:
         settings: which editions and registry, parameter overrides, replay and change-only
-            (:class:`~transforms.editions.settings.RankSettings`).
+            (:class:`~transforms.editions.vocabulary.settings.RankSettings`).
         store_config: where the editorial controls (stores/controls.py) are read every cycle; None: none applied.
     """
 

@@ -11,13 +11,13 @@ from transforms.editions.beam.announce import AnnounceBreaking
 from transforms.editions.beam.detection import DetectBursts
 from transforms.editions.beam.publishing import PublishSnapshots, TrackAliases
 from transforms.editions.beam.ranking import RankEditions
-from transforms.editions.breaking import BREAKING
-from transforms.editions.changes import change_of_output
-from transforms.editions.settings import PublishSettings, RankSettings
+from transforms.editions.publish.breaking import BREAKING
+from transforms.editions.vocabulary.changes import change_of_output
+from transforms.editions.vocabulary.settings import PublishSettings, RankSettings
 
 
 class ChangesOfOutputs(beam.PTransform):
-    """Story writer outputs -> StoryChange records for the editions stage (:func:`~transforms.editions.changes.change_of_output`)."""
+    """Story writer outputs -> StoryChange records for the editions stage (:func:`~transforms.editions.vocabulary.changes.change_of_output`)."""
 
     def expand(self, outputs):
         return outputs | "ChangeOfOutput" >> beam.Map(change_of_output)
@@ -30,9 +30,9 @@ class PublishEditions(beam.PTransform):
 
     Args:
         store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
-        ranking: editions, registry, overrides, replay, change-only (:class:`~transforms.editions.settings.RankSettings`); the editions
+        ranking: editions, registry, overrides, replay, change-only (:class:`~transforms.editions.vocabulary.settings.RankSettings`); the editions
             file and registry are also the burst detector's.
-        publishing: shrink confirmation and the Breaking purges' CDN (:class:`~transforms.editions.settings.PublishSettings`).
+        publishing: shrink confirmation and the Breaking purges' CDN (:class:`~transforms.editions.vocabulary.settings.PublishSettings`).
         burst_params: a BurstParams replacing the file's (tests).
         burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
     """

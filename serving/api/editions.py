@@ -1,0 +1,113 @@
+"""Edition pages, the edition version document and edition discovery (shared endpoints).
+
+Reads the in-memory catalog only (:mod:`serving.state.catalog`); never a store. Writes responses.
+
+- ``GET /v1/editions``: discovery, every edition the origin has loaded (its discovery document, below), by id.
+- ``GET /v1/editions/{edition}``: one edition's discovery document: cycle, pool version, the URL of its version
+  document, and its sections (``top`` first) with their page versions and URLs.
+- ``GET /v1/editions/{edition}/sections/{section}?limit=k``: the page's current version, pre-serialised bytes,
+  strong ETag per (version, k), 304 on If-None-Match.
+- An edition or section of the editions file with no live page yet answers 503 ``warming_up`` (Retry-After,
+  never cached), not a 404 the CDN would keep: it exists and its first page is on its way.
+- ``GET /v1/editions/{edition}/version``: a few hundred bytes (cycle, version per section, pool version) that open
+  apps poll to show a "new stories" pill; cached like the pages so the pill and the pages move together.
+
+Every answer here is shared (serving/http/conventions.py): the page Cache-Control, a strong ETag with 304, CORS for any origin.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, request
+
+from schemas.pages import MAX_LIMIT
+from serving.http import conventions as http
+from serving.state.context import services
+
+bp = Blueprint("editions", __name__)
+bp.before_request(http.shared_preflight)
+bp.before_request(http.reject_personal_headers)
+bp.after_request(http.shared_cors)
+
+
+def configured_pages() -> dict[str, frozenset[str]]:
+    """Edition id -> its section ids, from the editions file the editions stage ranks (packaged
+    transforms/editions/vocabulary/editions.json): what will exist, whether or not a page of it is live yet."""
+    from transforms.editions.vocabulary.config import default_config
+
+    return {e.id: frozenset(e.sections) for e in default_config().editions}
+
+
+def local_cities() -> dict[str, frozenset[str]]:
+    """Edition id -> the city codes of its region's gazetteer (editions.json ``local_places``, hyphens for spaces):
+    the ``place:{code}`` pages that are local pages (serving/api/topics.py: 5 minutes at the edge)."""
+    from transforms.editions.vocabulary.config import default_config
+    from transforms.publishers import city_code
+
+    config = default_config()
+    regions = config.regions
+    return {
+        e.id: frozenset(city_code(n) for n in (regions[e.region].local_places if e.region in regions else ()))
+        for e in config.editions
+    }
+
+
+def is_configured(ext, edition: str, section: str | None = None) -> bool:
+    sections = ext.configured.get(edition)
+    return sections is not None and (section is None or section in sections)
+
+
+@bp.get("/v1/editions")
+def editions_index():
+    ext = services()
+    cat = ext.holder.current
+    if not cat.ready:
+        return http.not_ready()
+    return http.shared_response(cat.index.body, cat.index.etag, ext.page_cache_control)
+
+
+@bp.get("/v1/editions/<edition>")
+def edition_document(edition: str):
+    return _edition_answer(edition, lambda info: (info.doc_body, info.doc_etag))
+
+
+def _edition_answer(edition: str, pick):
+    """One of the edition's shared bodies, ``pick(info) -> (body, etag)``; an edition not held is explained."""
+    ext = services()
+    cat = ext.holder.current
+    info = cat.editions.get(edition)
+    if info is None:
+        return _unknown_edition(cat, edition)
+    body, etag = pick(info)
+    return http.shared_response(body, etag, ext.page_cache_control)
+
+
+def _unknown_edition(cat, edition: str):
+    if is_configured(services(), edition):
+        return http.warming_up(f"edition {edition}")
+    if not cat.ready:
+        return http.not_ready()
+    return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
+
+
+@bp.get("/v1/editions/<edition>/sections/<section>")
+def section_page(edition: str, section: str):
+    ext = services()
+    cat = ext.holder.current
+    page = cat.pages.get((edition, section))
+    if page is None:
+        if is_configured(ext, edition, section):
+            return http.warming_up(f"page {edition}/{section}")
+        if not cat.ready:
+            return http.not_ready()
+        return http.problem(404, "unknown_page", f"no page {edition}/{section}", cache_control=http.NEGATIVE)
+    try:
+        limit = http.parse_limit(request.args.get("limit"), MAX_LIMIT)
+    except ValueError as exc:
+        return http.problem(400, "invalid_limit", str(exc))
+    body, etag = page.body(limit)
+    return http.shared_response(body, etag, ext.section_cache_control(page))
+
+
+@bp.get("/v1/editions/<edition>/version")
+def edition_version(edition: str):
+    return _edition_answer(edition, lambda info: (info.body, info.etag))

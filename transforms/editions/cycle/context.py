@@ -1,0 +1,130 @@
+"""What one ranking cycle of one edition threads through its phases: :class:`CycleContext`, one frozen value.
+
+The cycle (:func:`transforms.editions.cycle.run.run_cycle`) reads a book, an edition, the editions config and the
+ranking parameters at a minute ``now``, updates the edition's memory and cache, laps a clock, may stop early on a
+steady minute and ends with the overlays (editorial controls, takedowns, cities, topic and storyline pages). Every
+phase takes this context rather than a growing list of the same eight values, so a phase's signature says what it
+adds (the ranked candidates, the page facts) and not what the whole cycle carries. Frozen: a phase cannot swap
+the book or the minute under the next one; the objects it holds that a cycle updates (memory, cache, clock) say so
+in their own types.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from transforms.editions.cycle.scoring import Smoothing
+
+if TYPE_CHECKING:
+    from transforms.editions.book.storybook import StoryBook
+    from transforms.editions.vocabulary.config import Edition, EditionsConfig
+    from transforms.editions.vocabulary.params import RankParams
+
+
+@dataclass
+class EditionMemory:
+    """What an edition remembers between cycles (kept in Beam state; small: ~2,000 stories)."""
+
+    last_cycle: int = 0
+    smoothing: Smoothing = field(default_factory=Smoothing)
+    prev_pages: dict = field(default_factory=dict)  # section -> story ids in page order
+    share_day: int = -1
+    share_counts: dict = field(default_factory=dict)  # ownership group -> position-weighted impressions today
+    share_total: float = 0.0
+    capped: tuple = ()  # publishers capped for the current hour
+    capped_hour: int = -1
+    coverage_versions: dict = field(default_factory=dict)  # story id -> coverage version last emitted
+    facts: dict = field(default_factory=dict)  # story id -> (headline key facts, last change): trust.developing
+    last_event_at: int = 0
+    page_max: dict = field(default_factory=dict)  # section -> most stories any page of it had (steady.py)
+
+
+@dataclass
+class CycleOutput:
+    edition: str
+    cycle: int
+    pages: dict  # section -> edition_page document
+    pool: dict  # candidate_pool document
+    coverage: list  # story_coverage documents
+    stats: dict = field(default_factory=dict)
+    topic_pages: list = field(default_factory=list)  # topic page snapshot items (overlays.py)
+    storylines: list = field(default_factory=list)  # storyline snapshot items (overlays.py)
+
+
+class Clock:
+    """Accumulates CPU seconds per phase into ``timings`` (benchmarks); free when ``timings`` is None."""
+
+    def __init__(self, timings: dict | None = None):
+        self.timings = timings
+        self.t = time.process_time() if timings is not None else 0.0
+
+    def start(self) -> None:
+        """Start the first lap now (a context may be built a while before its cycle runs)."""
+        if self.timings is not None:
+            self.t = time.process_time()
+
+    def lap(self, name: str) -> None:
+        if self.timings is not None:
+            now = time.process_time()
+            self.timings[name] = self.timings.get(name, 0.0) + now - self.t
+            self.t = now
+
+
+@dataclass
+class CycleCache:
+    """Per edition, reused between its cycles (in-process; never changes a result). A supporting set is reused
+    while the story's coverage version, the representative and the capped publishers are unchanged; a card while
+    its article's label bits, first-seen time and version are; a pool entry while its story's coverage version,
+    centroid, representative, labels and section are."""
+
+    support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
+    cards: dict = field(default_factory=dict)  # (article row, with lede) -> (check, card)
+    pool: dict = field(default_factory=dict)  # story id -> (key, entry without score)
+
+
+class Steady(Protocol):
+    """The change-only replay's test of one minute (:class:`transforms.editions.ranker.steady.SteadyCheck`)."""
+
+    def __call__(self, book, ranked, facts, gates, page_slots) -> bool: ...
+
+    def record(self, out: CycleOutput) -> None: ...
+
+
+class CycleOverlays(Protocol):
+    """The cycle's last phases, laid over its documents (:class:`transforms.editions.overlays.Overlays`: editorial
+    controls, takedowns, cities, topic and storyline pages). A protocol, so the cycle runs them without importing
+    the overlays room, which sits above it."""
+
+    def apply(self, ctx: CycleContext, out: CycleOutput) -> None: ...
+
+
+@dataclass(frozen=True)
+class CycleContext:
+    """One cycle of one edition at ``now`` (a minute boundary).
+
+    ``memory`` (:class:`~transforms.editions.cycle.run.EditionMemory`) and ``cache`` are updated by the cycle;
+    ``clock`` gets CPU seconds per phase (``Clock(timings)``; a default clock records nothing). ``steady``: asked
+    once the page slots are decided, True ends the cycle there (None returned; :mod:`transforms.editions.ranker.steady`,
+    the change-only replay). ``overlays``: the cycle's last phases (:mod:`transforms.editions.overlays.phases`); None: the
+    bare ranking (the equivalence tests and the per-story reference compare that). ``counter(name, n)``: the
+    overlays' counters (default: nothing).
+    """
+
+    book: StoryBook
+    edition: Edition
+    config: EditionsConfig
+    params: RankParams
+    memory: EditionMemory
+    now: int
+    cache: CycleCache = field(default_factory=CycleCache)
+    clock: Clock = field(default_factory=Clock)
+    steady: Steady | None = None
+    overlays: CycleOverlays | None = None
+    counter: Callable[[str, int], None] | None = None
+
+    def count(self, name: str, n: int = 1) -> None:
+        if self.counter is not None:
+            self.counter(name, n)

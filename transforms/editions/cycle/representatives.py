@@ -1,0 +1,253 @@
+"""Which article represents a story in an edition, and which four support it.
+
+Reads a :class:`~transforms.editions.book.storybook.StoryBook`; writes nothing. Per candidate story and edition, every member
+article is scored (weights in editions.json ``ranking.representative``):
+
+    centrality  cosine of the article's hashed title vector with the story's summed title vector (how typical
+                its headline is of the story; articles carry no embedding of their own in StoryChange)
+    authority   the publisher's topic authority for the story's primary section
+    freshness   0.5 ** ((story's newest original - article first seen) / 4 h), relative so it is cycle-independent
+    headline    quality of the headline, :func:`~transforms.editions.book.headlines.assess` (length x (1 - clickbait))
+    + first-report boost (the story's earliest original), + local boost (publisher of the edition's region),
+    - copy penalty (a syndicated copy rarely represents), - opinion penalty (news represents, opinion is labelled)
+
+The best article wins, but articles within 5 % of it are near-ties: the choice among them rotates with
+``hash(story, edition, hour)`` (splitmix64), so every reader sees the same card for an hour, and cards rotate
+between hours rather than per request. Paywalled articles (``accessible_for_free`` false, labelled paid) lose a
+near-tie to a free one: when the near-ties mix both, the rotation chooses among the free ones only (a paywalled
+article more than 5 % better still represents). A publisher -- an ownership group -- whose share of today's
+representative impressions in the edition (position-weighted: fairness.py) exceeds the cap (10 %, once the edition
+has counted a minimum) is passed over whenever the story has another group's article. The capped set is decided
+at the start of each hour (cards must not flicker).
+
+Supporting links: maximal marginal relevance (lambda 0.7) over the story's best article per publisher, similarity
+= title-vector cosine, at most one per ownership group (publishers.json ``owner``: sister sites are one voice; never
+the representative's group), at most one wire copy (a copy, or an article of a wire service).
+
+:func:`choose_representatives` is vectorised over all candidate stories; its per-story twin (tests, benchmark) is in
+tests/transforms/editions/loop_reference.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from transforms.common import HOUR_MS
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.vocabulary.config import Edition
+from transforms.editions.vocabulary.params import RepresentativeParams, SupportingParams
+
+_M64 = (1 << 64) - 1
+
+
+def edition_key(edition_id: str) -> int:
+    return int(hashlib.sha256(edition_id.encode()).hexdigest()[:16], 16)
+
+
+def _mix64_np(x: np.ndarray) -> np.ndarray:
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def mix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def rotation_hash(story_ids: np.ndarray, edition_id: str, hour: int) -> np.ndarray:
+    """hash(story, edition, hour) as uint64, vectorised (equal to :func:`rotation_hash_one`)."""
+    salt = np.uint64(mix64(edition_key(edition_id) ^ (hour & _M64)))
+    return _mix64_np(story_ids.astype(np.uint64) ^ salt)
+
+
+def rotation_hash_one(story_id: int, edition_id: str, hour: int) -> int:
+    return mix64((story_id & _M64) ^ mix64(edition_key(edition_id) ^ (hour & _M64)))
+
+
+@dataclass
+class Representatives:
+    """Per candidate story (aligned with ``rows``): the chosen article row (-1: none) and its article group."""
+
+    rows: np.ndarray
+    rep: np.ndarray
+    start: np.ndarray  # group of the story's articles in ``ordered`` (best first), -1 when none
+    length: np.ndarray
+    ordered: np.ndarray  # article rows, grouped by story, best first
+    scores: np.ndarray  # aligned with ordered
+    near: np.ndarray  # per candidate: how many near-ties the rotation chose from
+
+    def index(self) -> dict[int, int]:
+        return {int(r): i for i, r in enumerate(self.rows.tolist())}
+
+
+def capped_publishers(counts: dict, total: int, p: RepresentativeParams) -> set[str]:
+    if total < p.share_cap_min_impressions:
+        return set()
+    return {pub for pub, c in counts.items() if c / total > p.publisher_share_cap}
+
+
+def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[str], p: RepresentativeParams, prim):
+    st = book.articles.story[arts]
+    pubs = book.articles.publisher[arts]
+    tsum = book.stories.title_sum[st]
+    norm = np.linalg.norm(tsum, axis=1)
+    central = np.einsum("ij,ij->i", book.articles.title_vector[arts], tsum) / np.maximum(norm, 1e-9)
+    auth = book.publishers.authority[pubs, prim[st] + 1]
+    age = book.stories.newest_seen[st] - book.articles.first_seen[arts]
+    fresh = np.minimum(1.0, np.power(0.5, age / (4.0 * HOUR_MS)))
+    copy = book.articles.is_copy[arts]
+    first = ~copy & (book.articles.first_seen[arts] == book.stories.first_seen[st])
+    local = book.publishers.region[pubs] == book.region_index.get(region, -2)
+    score = (
+        p.w_centrality * central
+        + p.w_authority * auth
+        + p.w_freshness * fresh
+        + p.w_headline * book.articles.headline_quality[arts]
+        + p.first_report_boost * first
+        + p.local_boost * local
+        - p.copy_penalty * copy
+        - p.opinion_penalty * book.articles.is_opinion[arts]
+    )
+    if capped:  # ownership groups (fairness.py counts the share per group)
+        names, groups = book.publisher_group_names(), book.publisher_groups()
+        cap_idx = np.unique(groups[[k for k, g in enumerate(names) if g in capped]])
+        score = score - 10.0 * np.isin(groups[pubs], cap_idx)
+    return score
+
+
+def choose_representatives(
+    book: StoryBook,
+    rows: np.ndarray,
+    edition: Edition,
+    hour: int,
+    capped: set[str],
+    p: RepresentativeParams,
+    prim: np.ndarray | None = None,
+) -> Representatives:
+    """The representative of each story of ``rows`` for ``edition`` (its id seeds the near-tie rotation, its region
+    the local boost) in ``hour``."""
+    edition_id, region = edition.id, edition.region
+    n, na = book.stories.size, book.articles.size
+    in_c = np.zeros(n + 1, bool)
+    in_c[rows] = True
+    a_story = book.articles.story[:na]
+    arts = np.flatnonzero(book.articles.has_data[:na] & in_c[a_story])  # a_story == -1 reads in_c[-1], always False
+    prim = book.primary_sections() if prim is None else prim
+    score = article_scores(book, arts, region, capped, p, prim)
+    st = a_story[arts]
+    order = np.lexsort((book.articles.key[arts], -score, st))
+    ordered, sscore, sst = arts[order], score[order], st[order]
+    k = rows.size
+    rep = np.full(k, -1, np.int64)
+    start = np.full(k, -1, np.int64)
+    length = np.zeros(k, np.int64)
+    near_k = np.zeros(k, np.int64)
+    if ordered.size:
+        starts = np.flatnonzero(np.r_[True, sst[1:] != sst[:-1]])
+        lens = np.diff(np.r_[starts, sst.size])
+        best = sscore[starts]
+        near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
+        kk = np.add.reduceat(near.astype(np.int64), starts)
+        gstory = sst[starts]
+        h = rotation_hash(book.stories.id[gstory], edition_id, hour)
+        pick = starts + (h % kk.astype(np.uint64)).astype(np.int64)
+        pick, kk = _free_wins_near_ties(near & ~book.articles.is_paid[ordered], starts, kk, h, pick)
+        pos = np.searchsorted(rows, gstory)
+        rep[pos], start[pos], length[pos], near_k[pos] = ordered[pick], starts, lens, kk
+    return Representatives(rows, rep, start, length, ordered, sscore, near_k)
+
+
+def _free_wins_near_ties(near_free: np.ndarray, starts: np.ndarray, kk: np.ndarray, h: np.ndarray, pick: np.ndarray):
+    """Where a story's near-ties mix free and paywalled articles, the rotation chooses among the free ones only:
+    a reader of the shared page should be able to read the card they are shown. Returns (pick, near-tie counts)."""
+    kf = np.add.reduceat(near_free.astype(np.int64), starts)
+    mixed = np.flatnonzero((kf > 0) & (kf < kk))
+    if not mixed.size:
+        return pick, kk
+    free_pos = np.flatnonzero(near_free)
+    first_free = np.cumsum(np.r_[0, kf[:-1]])  # index into free_pos of each group's first free near-tie
+    pick, kk = pick.copy(), kk.copy()
+    pick[mixed] = free_pos[first_free[mixed] + (h[mixed] % kf[mixed].astype(np.uint64)).astype(np.int64)]
+    kk[mixed] = kf[mixed]
+    return pick, kk
+
+
+def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: SupportingParams) -> list[int]:
+    """Up to ``p.count`` supporting article rows for candidate ``i`` by MMR (one per ownership group, one wire
+    copy)."""
+    s, n = int(reps.start[i]), int(reps.length[i])
+    if s < 0 or p.count <= 0 or n <= 1:
+        return []
+    grp = reps.ordered[s : s + n]
+    groups = book.publisher_groups()  # one link per ownership group: sister sites are one voice
+    grp_l, pubs_l, sc_l = grp.tolist(), groups[book.articles.publisher[grp]].tolist(), reps.scores[s : s + n].tolist()
+    seen_pub = {int(groups[book.articles.publisher[rep]])}
+    cands, rel = [], []
+    for a, pub, sc in zip(grp_l, pubs_l, sc_l):
+        if a == rep or pub in seen_pub:
+            continue
+        seen_pub.add(pub)  # the best article of each other publisher
+        cands.append(a)
+        rel.append(sc)
+        if len(cands) >= p.candidates:
+            break
+    if not cands:
+        return []
+    arr = np.array([rep] + cands)
+    vecs = book.articles.title_vector[arr].astype(np.float64)
+    sims = (vecs @ vecs.T).tolist()
+    wire_l = (book.articles.is_copy[arr] | book.publishers.is_wire[book.articles.publisher[arr]]).tolist()
+    top = max(abs(r) for r in rel) or 1.0
+    rel = [r / top for r in rel]
+    wire = int(wire_l[0])
+    chosen: list[int] = []  # indices into cands
+    picked_max = sims[0][1:]  # max similarity to what is already shown (the representative)
+    alive = list(range(len(cands)))
+    lam = p.mmr_lambda
+    while alive and len(chosen) < p.count:
+        best_j, best_v = -1, -1e18
+        for j in alive:
+            v = lam * rel[j] - (1 - lam) * picked_max[j]
+            if v > best_v:
+                best_j, best_v = j, v
+        alive.remove(best_j)
+        if wire_l[best_j + 1]:
+            if wire >= p.max_wire_copies:
+                continue
+            wire += 1
+        chosen.append(best_j)
+        row = sims[best_j + 1]
+        for j in alive:
+            if row[j + 1] > picked_max[j]:
+                picked_max[j] = row[j + 1]
+    return [cands[j] for j in chosen]
+
+
+# Card labels in schema order, by bit: opinion 1, fact_check 2, wire 4, local 8, first_report 16, paid 32.
+_LABEL_NAMES = ("opinion", "fact_check", "wire", "local", "first_report", "paid")
+# Tuples, not lists: cached cards made only of atomic values and tuples are untracked by CPython's cyclic GC.
+_LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(64)]
+
+
+def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
+    """Card labels of many articles at once (``region`` None: edition-independent, no 'local')."""
+    arts = np.asarray(arts, np.int64)
+    pubs = book.articles.publisher[arts]
+    copy = book.articles.is_copy[arts]
+    st = book.articles.story[arts]
+    code = book.articles.is_opinion[arts].astype(np.int64)
+    code |= book.articles.is_fact_check[arts].astype(np.int64) << 1
+    code |= (copy | book.publishers.is_wire[pubs]).astype(np.int64) << 2
+    if region is not None:
+        code |= (book.publishers.region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
+    first = ~copy & (st >= 0) & (book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)])
+    code |= first.astype(np.int64) << 4
+    code |= book.articles.is_paid[arts].astype(np.int64) << 5
+    return [_LABELS[c] for c in code.tolist()]

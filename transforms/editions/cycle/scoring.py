@@ -1,0 +1,263 @@
+"""The ranking maths of one cycle, vectorised with numpy over every live story of an edition's book.
+
+Reads a :class:`~transforms.editions.book.storybook.StoryBook` and the cycle time; writes nothing. For cycle ``now`` (a
+minute boundary, event time), per story (DESIGN.md section 5):
+
+- coverage  = log(1 + sum of authority over distinct voices with an original in the last 6 h)
+              + 0.1 * log(1 + the same over all its originals) -- the small tail lets a quiet edition (or a
+              quiet night) still fill its pages with the freshest older stories instead of failing validation.
+              Authority is the publisher's topic authority for the story's primary section. Copies add nothing.
+              A voice is an ownership group (publishers.json ``owner``): sister sites count once, at the highest
+              authority among them (:func:`one_voice`); the card's ``publisher_count`` counts voices too.
+- velocity  = 1 + 0.25 * log2((n30 + 1) / (r30 + 1)), clipped to [0.75, 2.5]: n30 = originals first seen in the
+              last 30 min, r30 = the story's own rate before that, per 30 min (0 for a story younger than 30 min).
+- freshness = 0.5 ** (age of the newest original's FIRST-SEEN time / 4 h): a re-dated article cannot look fresh.
+- relevance = 0.5 + 0.5 * min(1, local + geo) + 0.25 * intl, where local / intl are the authority shares of the
+              story's publishers from the edition's region / international (wire, no region) and geo the share of
+              its articles naming a place of the region (editions.json gazetteer).
+- raw score = coverage * velocity * freshness * relevance; section pages multiply by the section fit.
+
+Candidates: the edition's pool (top ``pool_size`` by raw score) plus the top ``section_candidates`` of every
+section; only they are smoothed (mean of the last <= 5 raw scores over consecutive cycles, kept per edition in
+``Smoothing``), so the per-edition memory stays ~2,000 stories whatever the book size.
+
+The same maths written as a per-story Python loop (the reference the tests compare with, and the baseline of
+benchmarks/rank_bench.py) is tests/transforms/editions/loop_reference.py.
+
+Name kept: each stage that scores has its own ``scoring.py`` (editions: stories for pages; stories: articles
+against stories; authority: publishers), always read through its package (``transforms.editions.cycle.scoring``); the
+stateful ranker that calls this is rank.py beside it, the For you re-ranker serving/personal/ranking.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from transforms.common import HOUR_MS
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.vocabulary.config import Edition, EditionsConfig, Section
+from transforms.editions.vocabulary.params import RankParams
+
+
+@dataclass
+class Features:
+    """Edition-independent per-story features at ``now`` (arrays indexed by story row)."""
+
+    now: int
+    live: np.ndarray
+    prim: np.ndarray
+    coverage: np.ndarray
+    velocity: np.ndarray
+    freshness: np.ndarray
+    base: np.ndarray
+    n30: np.ndarray
+    auth_all: np.ndarray
+    pub_count: np.ndarray
+    sec_share: dict  # section index -> share per story, filled on demand by section_share()
+    sp_ok: np.ndarray
+    sp_w: np.ndarray  # authority of each story x publisher pair (0 when the pair does not count)
+
+
+@dataclass
+class Relevance:
+    local: np.ndarray
+    intl: np.ndarray
+    geo: np.ndarray
+    local_geo: np.ndarray
+    domestic: np.ndarray
+    rel: np.ndarray
+
+
+@dataclass
+class Candidates:
+    rows: np.ndarray  # sorted unique story rows
+    raw: np.ndarray  # raw edition score per candidate (aligned with rows)
+    pool: np.ndarray  # rows of the pool, best first
+    sections: dict = field(default_factory=dict)  # section id -> (rows best first, fit per row)
+    domestic: np.ndarray | None = None  # per candidate, for Breaking relevance and pool places
+    intl: np.ndarray | None = None
+
+
+def features(book: StoryBook, now: int, p: RankParams) -> Features:
+    n = book.stories.size
+    live = book.live_mask(now, p.live_window_ms)
+    prim = book.primary_sections()
+    ns = book.pairs.size
+    sp_story = book.pairs.story[:ns]
+    sp_pub = book.pairs.publisher[:ns]
+    sp_ok = book.pairs.live[:ns] & live[sp_story]
+    auth = book.publishers.authority[sp_pub, prim[sp_story] + 1]
+    voice = one_voice(book, sp_story, sp_pub, sp_ok, auth)
+    sp_w = np.where(voice, auth, 0.0)
+    recent = sp_ok & (book.pairs.latest_first_seen[:ns] >= now - p.coverage_window_ms)
+    recent = one_voice(book, sp_story, sp_pub, recent, auth)
+    auth_recent = np.bincount(sp_story, weights=np.where(recent, auth, 0.0), minlength=n)
+    auth_all = np.bincount(sp_story, weights=sp_w, minlength=n)
+    coverage = np.log1p(auth_recent) + p.coverage_tail_weight * np.log1p(auth_all)
+    pub_count = np.bincount(sp_story[voice], minlength=n)
+
+    na = book.articles.size
+    recent_a = np.flatnonzero(book.articles.first_seen[:na] >= now - p.velocity_window_ms)  # few: select by time first
+    st = book.articles.story[recent_a]
+    ok = book.articles.has_data[recent_a] & ~book.articles.is_copy[recent_a] & (st >= 0)
+    n30 = np.bincount(st[ok], minlength=n)
+    first = book.stories.first_seen[:n]
+    start = now - p.velocity_window_ms
+    age_before_h = np.maximum((start - first) / HOUR_MS, 0.5)
+    before = book.stories.n_originals[:n] - n30
+    r30 = np.where(first < start, before / age_before_h * (p.velocity_window_ms / HOUR_MS), 0.0)
+    velocity = np.clip(1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min, p.velocity_max)
+    freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
+    base = np.where(live, coverage * velocity * freshness, 0.0)
+    return Features(now, live, prim, coverage, velocity, freshness, base, n30, auth_all, pub_count, {}, sp_ok, sp_w)
+
+
+def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """``ok`` (per story x publisher pair) without the pairs that repeat an ownership group in their story: sister
+    sites are one voice, the one of highest ``weight`` (lowest publisher row on ties). Only pairs of publishers
+    with a sister are looked at: without ``owner`` in the registry this is a copy of ``ok``."""
+    groups = book.publisher_groups()
+    if not groups.size:
+        return ok
+    shared = np.bincount(groups)[groups] > 1
+    sel = np.flatnonzero(ok & shared[pub])
+    if sel.size < 2:
+        return ok
+    g, st = groups[pub[sel]], story[sel]
+    order = np.lexsort((pub[sel], -weight[sel], g, st))
+    s_o, g_o = st[order], g[order]
+    dup = np.r_[False, (s_o[1:] == s_o[:-1]) & (g_o[1:] == g_o[:-1])]
+    out = ok.copy()
+    out[sel[order[dup]]] = False
+    return out
+
+
+def section_share(book: StoryBook, f: Features, j: int) -> np.ndarray:
+    """Share of each story's labelled articles in section ``j`` (computed once per cycle and section)."""
+    share = f.sec_share.get(j)
+    if share is None:
+        n = book.stories.size
+        share = f.sec_share[j] = book.stories.section_counts[:n, j] / np.maximum(book.stories.labelled[:n], 1)
+    return share
+
+
+def relevance(book: StoryBook, f: Features, region: str) -> Relevance:
+    n = book.stories.size
+    r = book.region_index.get(region, -2)
+    ns = book.pairs.size
+    sp_story = book.pairs.story[:ns]
+    sp_region = book.pairs.region[:ns]
+    denom = np.maximum(f.auth_all, 1e-12)
+    hit = np.flatnonzero(sp_region == r)  # the edition's own publishers: a small share of the pairs
+    local = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
+    hit = np.flatnonzero(sp_region == -1)
+    intl = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
+    nr = book.mentions.size
+    sr_story = book.mentions.story[:nr]
+    hit = book.mentions.live[:nr] & (book.mentions.region[:nr] == r)
+    n_art = np.maximum(book.stories.n_articles[:n], 1)
+    mentions = np.bincount(sr_story, weights=np.where(hit, book.mentions.count[:nr], 0), minlength=n)
+    geo = np.minimum(1.0, mentions / n_art)
+    local_geo = np.minimum(
+        1.0, np.bincount(sr_story, weights=np.where(hit, book.mentions.local_count[:nr], 0), minlength=n) / n_art
+    )
+    domestic = np.minimum(1.0, local + geo)
+    rel = 0.5 + 0.5 * domestic + 0.25 * intl
+    return Relevance(local, intl, geo, local_geo, domestic, rel)
+
+
+def section_fit(book: StoryBook, f: Features, rel: Relevance, section: Section, p: RankParams):
+    """(qualifies, fit) per story row for one section."""
+    live = f.base > 0
+    if section.match == "all":
+        return live, np.ones_like(f.base)
+    j = book.section_index[section.id]
+    share = section_share(book, f, j)
+    labelled = (share >= p.section_share_min) | (f.prim == j)
+    if section.match == "label":
+        return live & labelled, 0.5 + 0.5 * share
+    if section.match == "world":
+        return live & ((rel.domestic < p.world_share_max) | labelled), 1.0 - 0.5 * rel.domestic
+    if section.match == "nation":
+        return live & (rel.domestic >= p.nation_share_min), 0.5 + 0.5 * rel.domestic
+    if section.match == "local":
+        q = (rel.local_geo >= p.local_share_min) | (labelled & (rel.domestic >= p.nation_share_min))
+        return live & q, 0.5 + 0.5 * rel.local_geo
+    raise ValueError(f"section {section.id}: unknown match {section.match!r}")
+
+
+def top_k(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the ``k`` best positive scores, best first; ties broken by ascending id (deterministic)."""
+    ok = scores > 0
+    if eligible is not None:
+        ok &= eligible
+    pos = np.flatnonzero(ok)
+    if k <= 0 or pos.size == 0:
+        return pos[:0]
+    if pos.size > k:
+        s = scores[pos]
+        thr = np.partition(s, s.size - k)[s.size - k]  # the k-th largest
+        above = pos[s > thr]
+        at = pos[s == thr]
+        at = at[np.argsort(ids[at], kind="stable")][: k - above.size]
+        pos = np.concatenate([above, at])
+    return pos[np.lexsort((ids[pos], -scores[pos]))]
+
+
+def select_candidates(
+    book: StoryBook,
+    f: Features,
+    edition: Edition,
+    config: EditionsConfig,
+    p: RankParams,
+    forced: np.ndarray | None = None,
+) -> tuple[Candidates, Relevance]:
+    """The edition's candidates (pool + every section's best + ``forced`` rows, e.g. Breaking stories)."""
+    rel = relevance(book, f, edition.region)
+    raw = f.base * rel.rel
+    ids = book.stories.id[: book.stories.size]
+    pool = top_k(raw, ids, p.pool_size)
+    sections = {}
+    parts = [pool]
+    if forced is not None and forced.size:
+        parts.append(forced[raw[forced] > 0])
+    for sid in edition.sections:
+        q, fit = section_fit(book, f, rel, config.section(sid), p)
+        rows = top_k(raw * fit, ids, p.section_candidates, q)
+        sections[sid] = (rows, fit[rows])
+        parts.append(rows)
+    rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    return (
+        Candidates(rows, raw[rows], pool, sections, rel.domestic[rows], rel.intl[rows]),
+        rel,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------- smoothing
+@dataclass
+class Smoothing:
+    """Last <= n raw scores of the edition's candidates over consecutive cycles (durable per-edition memory)."""
+
+    ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # sorted
+    hist: np.ndarray = field(default_factory=lambda: np.zeros((0, 5)))
+    count: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    cycle: int = 0
+
+    def smooth(self, ids: np.ndarray, raw: np.ndarray, now: int, period_ms: int, n: int) -> np.ndarray:
+        order = np.argsort(ids, kind="stable")
+        sid, sraw = ids[order], raw[order]
+        hist = np.zeros((sid.size, n))
+        hist[:, 0] = sraw
+        count = np.ones(sid.size, np.int8)
+        if self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n:
+            pos = np.minimum(np.searchsorted(self.ids, sid), self.ids.size - 1)
+            found = self.ids[pos] == sid
+            hist[found, 1:] = self.hist[pos[found], :-1]
+            count[found] = np.minimum(self.count[pos[found]] + 1, n)
+        smoothed_sorted = hist.sum(axis=1) / count
+        self.ids, self.hist, self.count, self.cycle = sid, hist, count, now
+        out = np.empty_like(smoothed_sorted)
+        out[order] = smoothed_sorted
+        return out

@@ -1,0 +1,148 @@
+"""Trust gates of a ranking cycle: corroboration for top stories, holds of fast low-trust
+stories for an editor, and the "developing" label as "key facts changed".
+
+Plain Python + numpy, called by :func:`transforms.editions.cycle.run.cycle_documents` once per cycle over the cycle's
+candidates only (~2,000 stories whatever the book size: one pass over the story x publisher pairs, no work per
+pair of stories). Thresholds are ``ranking`` parameters of editions.json (:class:`~.params.RankParams`):
+
+Corroboration (``corroboration_publishers`` 2, ``corroboration_authority`` 0.5): a story is corroborated when at
+least 2 *independent voices* back it with an original: distinct ownership groups (publishers.json ``owner``; a
+publisher without one is its own group, so sister sites count once) whose topic authority is above 0.5 -- the
+"strong publisher" test of the Breaking rule (:func:`transforms.editions.bursts.bursts.is_strong`, the same floor
+``STRONG_AUTHORITY``). A Breaking story (pinned by the ranker) is corroborated by definition: the Breaking rule
+already demanded 5 strong publishers. On the top page an uncorroborated story comes after every corroborated one:
+it is shown only when corroborated stories cannot fill the page (a quiet night), never ahead of one. Section pages
+do not gate on it (a single good source is fine for a section's long list).
+
+Hold (``hold_min_originals`` 5, ``hold_velocity`` 1.5, ``low_trust_authority`` 0.3): a story growing fast (at least
+5 originals first seen in the last 30 minutes and a velocity factor >= 1.5, the scoring's 30-minute surge) whose
+publishers are all low-trust (every topic authority < 0.3: content farms and unknown hosts, 0.1) is *held*: left
+out of the top page entirely and placed after every other story on section pages (still findable by a reader
+browsing the section, never leading it). Held stories are listed in the candidate pool document (``held``, at
+most :data:`MAX_HELD`, most originals first) and printed by ``newsroom control held --edition ID``; an editor who
+judges one sound pins it (``newsroom control pin``), which overrides the hold.
+
+Developing (``developing_window_min`` 60): a story is labelled "developing" for an hour after the key facts of its
+representative's headline changed: its numbers ("5 dead" -> "7 dead") or named entities (capitalised words
+after the first: "Smith" -> "Jones"; a title-case headline has no telling capitals, so only its numbers count).
+The first headline seen of a story sets its facts without a label; a headline without key facts keeps the old
+ones. The facts are kept per candidate in the edition's memory (``EditionMemory.facts``); a story that leaves the
+candidates forgets them. A velocity surge alone no longer labels a story (it raises its score).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from transforms.common import MINUTE_MS
+from transforms.editions.bursts.bursts import is_strong
+
+MAX_HELD = 50
+HELD_REASON = "fast_low_trust"
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_TITLE_CASE_SHARE = 0.7  # capitalised share of words (4+) above which a headline is title case
+
+
+@dataclass
+class Gates:
+    """The trust verdicts of one cycle, by story id, and the developing label per candidate position."""
+
+    uncorroborated: set
+    held: set
+    held_entries: list  # the pool's ``held`` list
+    developing_l: list  # per candidate position
+
+
+@lru_cache(maxsize=65536)
+def key_facts(title: str) -> tuple[str, ...]:
+    """The key facts of a headline: its numbers ("n:5") and named entities ("e:smith"), sorted (module docstring)."""
+    facts = {"n:" + m.replace(",", "") for m in _NUMBER.findall(title)}
+    words = _WORD.findall(title)
+    caps = [w for w in words[1:] if w[0].isupper()]
+    if len(words) < 4 or len(caps) < _TITLE_CASE_SHARE * (len(words) - 1):
+        facts |= {"e:" + w.lower() for w in caps}
+    return tuple(sorted(facts))
+
+
+def gates(book, p, memory, now: int, ranked) -> Gates:
+    """Corroboration, holds and developing labels of a cycle's candidates (module docstring)."""
+    f, rows = ranked.f, ranked.cand.rows
+    k = rows.size
+    ids = book.stories.id[rows]
+    slot = np.full(book.stories.size + 1, -1, np.int64)
+    slot[rows] = np.arange(k)
+    ns = book.pairs.size
+    g = slot[book.pairs.story[:ns]]
+    sel = np.flatnonzero((g >= 0) & f.sp_ok)
+    gs, w = g[sel], f.sp_w[sel]
+    strong = is_strong(w, p.corroboration_authority)
+    groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
+    span = int(groups.max()) + 1 if groups.size else 1
+    keys = np.unique(gs[strong] * span + groups)
+    voices = np.bincount(keys // span, minlength=k)
+    top_auth = np.zeros(k)
+    np.maximum.at(top_auth, gs, w)
+    corroborated = (voices >= p.corroboration_publishers) | np.isin(rows, ranked.forced)
+    n30, velocity = f.n30[rows], f.velocity[rows]
+    held = (n30 >= p.hold_min_originals) & (velocity >= p.hold_velocity) & (top_auth < p.low_trust_authority)
+    held_pos = np.flatnonzero(held)
+    entries = [
+        {
+            "story_id": str(int(ids[i])),
+            "reason": HELD_REASON,
+            "originals_30m": int(n30[i]),
+            "velocity": round(float(velocity[i]), 3),
+            "top_authority": round(float(top_auth[i]), 3),
+            "publishers": int(f.pub_count[rows[i]]),
+        }
+        for i in held_pos[np.lexsort((ids[held_pos], -n30[held_pos]))][:MAX_HELD].tolist()
+    ]
+    return Gates(
+        set(ids[~corroborated & ~held].tolist()),
+        set(ids[held_pos].tolist()),
+        entries,
+        developing(book, ids.tolist(), ranked.reps.rep.tolist(), memory, now, p),
+    )
+
+
+def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool]:
+    """Per candidate: its representative headline's key facts changed within ``developing_window_min``; updates
+    the facts kept in ``memory`` (story id -> (facts, time of their last change; 0: never changed))."""
+    old = getattr(memory, "facts", None) or {}  # absent from memories pickled before the trust gates
+    new, out = {}, []
+    window = p.developing_window_min * MINUTE_MS
+    cards = book.articles.card
+    for sid, rep in zip(ids_l, rep_l):
+        seen = old.get(sid)
+        if rep >= 0:
+            facts = key_facts(cards[rep]["title"] or "")
+            if seen is None:
+                seen = (facts, 0)
+            elif facts and facts != seen[0]:
+                seen = (facts, now)
+        if seen is not None:
+            new[sid] = seen
+        out.append(seen is not None and seen[1] > 0 and now - seen[1] < window)
+    memory.facts = new
+    return out
+
+
+def page_order(order: list, clickbait: set, g: Gates, top_page: bool) -> list:
+    """A page's story order after the clickbait demotion (headlines.py) and the trust gates: on the top page
+    clickbait and held stories are left out and uncorroborated ones follow every corroborated one; on section
+    pages clickbait and held stories come last, in their order."""
+    if top_page:
+        gone = clickbait | g.held
+        kept = [s for s in order if s not in gone]
+        if not g.uncorroborated:
+            return kept
+        return [s for s in kept if s not in g.uncorroborated] + [s for s in kept if s in g.uncorroborated]
+    last = clickbait | g.held
+    if not last:
+        return order
+    return [s for s in order if s not in last] + [s for s in order if s in last]

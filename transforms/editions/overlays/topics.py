@@ -1,0 +1,249 @@
+"""Topic pages built by the editions stage: every cycle, the pages of an edition's followed and trending topics.
+
+A topic id is ``entity:{id}`` (an alias-table entity of the pool's ``entities``), ``place:{code}`` (a region or
+city code of the pool's ``places``, or a place entity ``place:{code}`` of its ``entities``) or ``topic:{section}``
+(a section of the pool's ``topics``): the ids ``GET /v1/topics/{id}`` answers (serving/api/topics.py).
+
+Cities (local pages): the gazetteer of editions.json lists each region's sub-national places (``local_places``:
+cities, and some states). :func:`add_cities` adds their codes (the name with hyphens for spaces: ``los-angeles``)
+to the ``places`` of every pool entry whose main entities name one (by the alias table's id ``place:los-angeles``
+or by the unlinked surface form ``los angeles``), next to the region codes. So a city is followable (For you
+lifts its stories as ``local:{code}``) and has its own page, ``place:{code}``, pre-built when followed or trending,
+on demand otherwise: local pages for cities, not only the edition's whole-region Local section. A story is also
+local to the city of every local publisher covering it (publishers.json ``city``, transforms/publishers.py):
+:func:`transforms.editions.cycle.run.add_publisher_cities`, where all the story's publishers are known, puts
+those codes after the region codes. So the rule is: a story is local to a city when a local publisher of that city covers it or its main entities name the city.
+
+Per edition and cycle (:func:`topic_documents`), from the cycle's candidate pool document only:
+
+1. count the pool stories about every id: one pass over the pool's entries (O(pool size x ids per entry), no pair
+   of stories is ever compared);
+2. choose at most ``max_pages`` ids (:data:`MAX_TOPIC_PAGES`, 40 by default): first the followed ids (the profile
+   store's aggregated follower counts, no reader id: :meth:`stores.profiles.ProfileStore.followed_topics`; at
+   least :data:`MIN_FOLLOWERS` followers, see :class:`FollowedTopics`) that
+   have a live story in the pool, most followers first; then the trending ids, most pool stories first, at least
+   :data:`TRENDING_MIN_STORIES`, entities and places only (a section already has its own page every cycle);
+   ties by id, so the choice is deterministic;
+3. build each chosen id's page: the pool's items about it (story id, section, labels, representative card) in the
+   pool's order (the edition's own score, highest first), at most :data:`MAX_STORIES` (the origin's largest
+   ``limit``), with ``story_count`` of all of them. This is the page the origin builds on demand from the same pool,
+   so the two cannot disagree.
+
+The chosen ids go into the pool document (``topic_pages``) so the origin knows which ids have a pre-built page
+this cycle (it serves the pre-built snapshot of those, and builds the others on demand from the pool: the long
+tail). Snapshot items: ``topics/{edition}/{id}/v{n}.json`` with pointer ``topic/{edition}/{id}``
+(schemas/pages.py), published like pages (an unchanged page is not rewritten).
+
+:class:`FollowedTopics` reads the follower counts at most every ``refresh_s`` seconds (a store error keeps the last
+counts): the stage must not read the profile store every minute of every edition.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable
+
+from schemas.pages import MAX_LIMIT, topic_path
+from transforms.articles.entities import generic, topic_name
+from transforms.articles.places import gazetteer
+
+log = logging.getLogger(__name__)
+
+TOPIC_SCHEMA = "newsroom.topic_page/v1"
+MAX_TOPIC_PAGES = 40  # per edition and cycle: followed first, then trending
+TRENDING_MIN_STORIES = 3
+MAX_STORIES = MAX_LIMIT  # stories kept on a pre-built page: the most GET /v1/topics/{id} may ask for
+FOLLOWED_READ = 2000  # most-followed ids read from the profile store
+MIN_FOLLOWERS = 10  # fewer followers: not pre-built as followed, so a shared page never reveals one reader (below)
+# The ids GET /v1/topics/{id} accepts (serving/api/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
+# an entity id with a "/" or a control character has no page, so none is built.
+SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
+
+
+class CityCodes(dict):
+    """Entity id (lower case) -> city code, with the memo :func:`add_cities` keeps of what each entity list names."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.memo: dict[tuple, tuple] = {}
+
+
+def city_codes(config) -> CityCodes:
+    """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
+    out = CityCodes()
+    g = gazetteer()
+    for code in sorted(config.regions):
+        for name in config.regions[code].local_places:
+            city = "-".join(name.split())
+            out.setdefault(name, city)
+            out.setdefault("place:" + city, city)
+            for p in g.candidates(name):  # every gazetteer place of that name in the region: each Springfield
+                if p.country == code.upper():
+                    out.setdefault(p.entity_id, city)
+    return out
+
+
+# Memos of the per-entry work, by the entry's entities (city codes, kept on the CityCodes they come from) and by its
+# (entities, places, topics) (topic ids): a story keeps them from cycle to cycle and sits in many editions' pools,
+# so nearly every lookup hits (benchmarks/rank_bench.py, 300,000 stories: the cycle's topic pages 0.77 -> 0.35 s of
+# CPU). Cleared whole when they reach _MEMO_MAX keys.
+_MEMO_MAX = 200_000
+_IDS_MEMO: dict[tuple, list[str]] = {}
+
+
+def _remember(memo: dict, key, value):
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def add_cities(pool: dict, cities: dict[str, str]) -> None:
+    """Add the city codes named by each pool entry's main entities to its ``places`` (after the region codes)."""
+    memo = getattr(cities, "memo", {})  # a CityCodes keeps its memo; a plain dict is looked up afresh
+    for entry in pool["stories"]:
+        entities = entry.get("entities")
+        if not entities:
+            continue
+        key = tuple(entities)
+        extra = memo.get(key)
+        if extra is None:
+            extra = _remember(memo, key, tuple(cities[k] for k in (e.lower() for e in entities) if k in cities))
+        if extra:
+            entry["places"] = tuple(dict.fromkeys([*(entry.get("places") or ()), *extra]))
+
+
+def add_page_sections(pool: dict, pages: dict) -> None:
+    """A story on a section's page is about that section: add the section to its pool entry's ``topics``, so the
+    topic page ``topic:{section}`` (and a reader's follow of it) holds every pool story the section page shows.
+    The label share alone missed what the sections that pick by relevance (world, nation, local) chose: the World
+    topic page showed 1 story where the World section showed 3. Entries are per-cycle copies (the ranker's cache
+    keeps its own)."""
+    on: dict[str, list[str]] = {}
+    for section, page in pages.items():
+        if section != "top":
+            for s in page["stories"]:
+                on.setdefault(s["story_id"], []).append(section)
+    for entry in pool["stories"]:
+        extra = on.get(entry["story_id"])
+        if extra:
+            entry["topics"] = tuple(dict.fromkeys([*(entry.get("topics") or ()), *sorted(extra)]))
+
+
+def topic_ids_of(entry: dict) -> list[str]:
+    """The topic ids a pool entry is about (deduplicated, in a fixed order)."""
+    key = (tuple(entry.get("entities") or ()), tuple(entry.get("places") or ()), tuple(entry.get("topics") or ()))
+    ids = _IDS_MEMO.get(key)
+    if ids is None:
+        entities, places, topics = key
+        ids = [f"entity:{e}" for e in entities if not generic(e)]
+        ids += [f"place:{p}" for p in places]
+        ids += [f"place:{e[6:]}" for e in entities if e.startswith("place:")]
+        ids += [f"topic:{t}" for t in topics]
+        ids = _remember(_IDS_MEMO, key, [t for t in dict.fromkeys(ids) if SERVABLE.match(t)])
+    return ids
+
+
+def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[str]:
+    """Followed ids with stories (most followers first), then trending entities and places (most stories first)."""
+    chosen = sorted((t for t in followed if counts.get(t)), key=lambda t: (-followed[t], t))[:max_pages]
+    taken = set(chosen)
+    trending = sorted(
+        (t for t, n in counts.items() if n >= TRENDING_MIN_STORIES and not t.startswith("topic:") and t not in taken),
+        key=lambda t: (-counts[t], t),
+    )
+    return chosen + trending[: max(0, max_pages - len(chosen))]
+
+
+def topic_documents(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
+    """The topic page documents of one edition's cycle, from its pool document (see the module docstring)."""
+    members: dict[str, list[int]] = {}
+    stories = pool["stories"]
+    for i, entry in enumerate(stories):
+        for t in topic_ids_of(entry):
+            members.setdefault(t, []).append(i)
+    chosen = choose_topics({t: len(m) for t, m in members.items()}, followed, max_pages)
+    docs = []
+    for topic in chosen:
+        kind, value = topic.split(":", 1)
+        idx = sorted(members[topic], key=lambda i: (-float(stories[i]["score"]), i))
+        docs.append(
+            {
+                "schema": TOPIC_SCHEMA,
+                "topic": topic,
+                "kind": kind,
+                "value": value,
+                "name": topic_name(topic, pool["edition"].partition("-")[2] or None),
+                "edition": pool["edition"],
+                "version": pool["version"],
+                "pool_version": pool["version"],
+                "cycle": pool["cycle"],
+                "story_count": len(idx),
+                "stories": [_item(stories[i]) for i in idx[:MAX_STORIES]],
+            }
+        )
+    return docs
+
+
+def _item(entry: dict) -> dict:
+    return {
+        "story_id": entry["story_id"],
+        "section": entry["section"],
+        "labels": entry.get("labels") or (),
+        "representative": entry["representative"],
+    }
+
+
+def topic_items(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
+    """Snapshot items of the cycle's topic pages; records the chosen ids in the pool (``topic_pages``)."""
+    items = []
+    for doc in topic_documents(pool, followed, max_pages):
+        items.append(
+            {
+                "kind": "topic_page",
+                "path": topic_path(doc["edition"], doc["topic"], doc["version"]),
+                "pointer": f"topic/{doc['edition']}/{doc['topic']}",
+                "version": doc["version"],
+                "doc": doc,
+                "min_stories": 1,
+            }
+        )
+    pool["topic_pages"] = tuple(item["doc"]["topic"] for item in items)
+    return items
+
+
+class FollowedTopics:
+    """``followed() -> {topic id: followers}`` from a profile store, read at most every ``refresh_s`` seconds, only
+    the ids with at least ``min_followers`` followers (:data:`MIN_FOLLOWERS`).
+
+    Why the floor: a pre-built page is listed in the pool and linked from the edition's top page ("Followed and
+    trending"), so a topic pre-built because one reader follows it would tell every reader of the shared page what
+    that one person follows (a name, a small place). Below the floor a followed topic is treated like any other:
+    built when it trends, on demand otherwise, which readers cannot tell apart from the outside."""
+
+    def __init__(
+        self,
+        store,
+        refresh_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+        min_followers: int | None = None,
+    ):
+        self.store = store
+        self.refresh_s = refresh_s
+        self.clock = clock
+        self.min_followers = MIN_FOLLOWERS if min_followers is None else min_followers
+        self._counts: dict[str, int] = {}
+        self._next = float("-inf")
+
+    def __call__(self) -> dict[str, int]:
+        now = self.clock()
+        if now >= self._next:
+            self._next = now + self.refresh_s
+            try:
+                counts = self.store.followed_topics(FOLLOWED_READ)
+                self._counts = {t: n for t, n in dict(counts).items() if n >= self.min_followers}
+            except Exception as exc:  # a store error: the last counts stay, the next refresh retries
+                log.warning("followed topics not read, keeping the last %d: %s", len(self._counts), exc)
+        return self._counts

@@ -1,0 +1,132 @@
+"""The change-only replay (``newsroom backfill --snapshots``): a minute whose pages cannot differ from the last ones
+built is decided, not built.
+
+Why: a replay over months ranked every minute of every edition's chain (a story change keeps it going for
+``idle_cycles`` minutes, 30) and built, itemised and published some 900 documents a minute, almost all of them
+the same as the minute before; the publisher then found them unchanged. With snapshots a backfill cost ~27-44x
+the backfill without.
+
+The rule. Every chain minute still runs the decisions that carry the edition's memory forward, exactly as the
+every-minute replay does: scores and their smoothing, the hourly publisher cap, representatives, trust gates
+(developing facts), the hysteresis order and page slots (:func:`~transforms.editions.cycle.run.run_cycle` up to
+``choose_page_slots``). The documents, cards, pool, coverage, topic pages and their snapshot items are built only
+when something a reader sees can differ from the last minute built (a *full* minute). A minute is *steady*, and
+builds nothing, when all of these equal the last full minute's (:meth:`SteadyWatch.key`):
+
+- the book: the same object (no compaction) with no event folded since (no STORY change, membership, link,
+  merge, expiry or burst pulse);
+- every page's slots: story, representative (or the publisher-limit alternative), supporting articles, pin, and
+  per story its developing label, card section and publisher count (the live window moves those);
+- the pool's stories in order (smoothed score order: a freshness swap changes it), representatives, labels and
+  sections; the held list (fast low-trust stories, with their rounded velocity);
+- the takedown set, the followed-topic counts (topic pages), and per held page whether its hold is still on;
+
+and no pin, demote or label is active on the edition (a demote compares scores, which move every minute), and no
+page's story count is below half the most stories that page ever had (:attr:`EditionMemory.page_max`): such a page
+could be rejected as ``lost_more_than_half``, and the publisher counts consecutive proposals of a shrink before it
+accepts one, so every proposal must be made.
+
+Why that is exact. The documents are functions of the inputs above and of the scores; the publisher compares what
+readers see *without* scores, version and cycle (documents.content_digest). A steady minute's documents would have
+the last full minute's digests, so each would have been ``unchanged`` (or rejected again for the same reason, or
+held again), which stores and moves nothing. The memory a full minute would also update is updated here: the
+representatives' impressions (the same pages, so the same counts, which the next hour's publisher cap reads) and
+the last cycle; the coverage versions stay (same stories, same versions). The pool's ``concentration`` (fairness.py)
+moves every minute with the day's counts; it is monitoring, not reader-visible content, so the publisher's digest
+leaves it out (documents._VOLATILE) and a pool that changed only there is not a new version in either replay. Conservative by construction: any
+difference, even one that would not change a byte (a score-only swap below the pages, a fold that changes
+nothing), builds the minute in full, which is always right.
+
+What is not skipped: the decisions themselves, every chain minute (their memory -- smoothing over consecutive
+minutes, hysteresis, impressions -- is what makes the next built minute byte-identical). The every-minute replay
+stays selectable (``--snapshots_every_minute``, RankEditions ``change_only=False``, the default of streaming) and
+tests/pipelines/test_backfill_change_only.py compares the two byte for byte.
+"""
+
+from __future__ import annotations
+
+from transforms.editions.cycle import fairness
+from transforms.editions.cycle.run import pool_positions
+
+
+class SteadyWatch:
+    """Per edition, in-process next to the cached book: the key of the last full minute. A rebuilt book starts
+    without one (its first minute is built in full)."""
+
+    def __init__(self):
+        self.last_key = None
+        self.counts: dict = {}  # section -> stories on the last full minute's emitted page
+
+    def checker(self, memory, now: int, params, overlays) -> SteadyCheck | None:
+        """``ctx.steady`` for :func:`~transforms.editions.cycle.run.run_cycle`: asks whether the minute builds nothing.
+        ``overlays``: the :class:`~transforms.editions.overlays.phases.Overlays` read this minute (controls, takedown set,
+        followed counts). None when no minute of the edition may be steady now (an active pin, demote or label)."""
+        controls, taken, followed = overlays.controls, overlays.takedowns, overlays.followed
+        if any(c.kind != "hold" and c.active(now) for c in controls or ()):
+            self.last_key = None  # an active overlay: every minute in full
+            return None
+        holds = tuple(sorted((c.pointer, c.version, now < c.expires_at) for c in controls or () if c.kind == "hold"))
+        extra = (taken, tuple(sorted((followed or {}).items())), holds)
+        return SteadyCheck(self, memory, now, params, extra)
+
+    def _no_shrink(self, memory) -> bool:
+        page_max = getattr(memory, "page_max", {})
+        return all(2 * n >= page_max.get(sec, 0) for sec, n in self.counts.items())
+
+    def record(self, out, memory) -> None:
+        """After a full minute (controls and takedowns applied): its pages' story counts, and the most each page
+        ever had (EditionMemory.page_max bounds any live version's count)."""
+        if not hasattr(memory, "page_max"):
+            memory.page_max = {}
+        self.counts = {sec: len(doc["stories"]) for sec, doc in out.pages.items()}
+        for sec, n in self.counts.items():
+            memory.page_max[sec] = max(memory.page_max.get(sec, 0), n)
+
+    @staticmethod
+    def key(book, ranked, facts, gates, page_slots, params, extra: tuple) -> tuple:
+        """What a reader could see of this minute, scores aside (see the module docstring)."""
+        dev, pub_count, section_of = gates.developing_l, ranked.f.pub_count, facts.section_of
+        pinned = set(facts.pinned_ids)
+
+        def story(i: int, rep: int) -> tuple:
+            sid = facts.ids_l[i]
+            return (sid, rep, dev[i], section_of[sid], int(pub_count[facts.rows_l[i]]), sid in pinned)
+
+        pages = tuple(
+            (sec, tuple((story(i, rep), tuple(sup), slot.pinned) for slot, i, rep, sup, _ in chosen))
+            for sec, chosen in page_slots.by_section.items()
+        )
+        pool = tuple(story(i, facts.rep_l[i]) for i in pool_positions(ranked, facts, params).tolist())
+        held = tuple(tuple(sorted(e.items())) for e in gates.held_entries)
+        return (id(book), len(book.applied), book.bad_events, pages, pool, held, extra)
+
+
+class SteadyCheck:
+    """One minute's steady test (called by the cycle once its page slots are decided) and, when the minute is built
+    in full, the record of its pages (the overlays' ``record_steady`` phase, after controls and takedowns)."""
+
+    def __init__(self, watch: SteadyWatch, memory, now: int, params, extra: tuple):
+        self.watch, self.memory, self.now, self.params, self.extra = watch, memory, now, params, extra
+
+    def __call__(self, book, ranked, facts, gates, page_slots) -> bool:
+        """True (after the steady memory updates) when the minute builds nothing."""
+        watch = self.watch
+        key = watch.key(book, ranked, facts, gates, page_slots, self.params, self.extra)
+        if key == watch.last_key and watch._no_shrink(self.memory):
+            count_impressions(book, page_slots, self.memory)
+            self.memory.last_cycle = self.now
+            return True
+        watch.last_key = key  # a full minute follows: its documents are what this key describes
+        return False
+
+    def record(self, out) -> None:
+        self.watch.record(out, self.memory)
+
+
+def count_impressions(book, page_slots, memory) -> None:
+    """The representatives' position-weighted impressions of a steady minute, counted as page_documents counts a
+    built one (:func:`transforms.editions.cycle.fairness.count_impressions`, the same slots in the same order)."""
+    shown = [
+        (rank, rep) for chosen in page_slots.by_section.values() for rank, (_, _, rep, _, _) in enumerate(chosen, 1)
+    ]
+    fairness.count_impressions(book, memory, shown)

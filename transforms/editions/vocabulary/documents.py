@@ -1,0 +1,192 @@
+"""The served documents: cards, pages, pools, story coverage and aliases; their canonical bytes and validation.
+
+Reads ranked stories (:mod:`transforms.editions.cycle.run`); writes nothing (PublishSnapshots stores the bytes).
+
+- Canonical JSON: sorted keys, no whitespace, UTF-8, floats rounded to 6 significant digits; times are RFC 3339
+  UTC strings derived from event times only (``generated_at`` is the cycle time, never the wall clock), so a
+  backfill run twice over the same input writes byte-identical objects.
+- Versions: a page's, pool's and aliases map's version is the cycle's minute number (ms since epoch // 60,000):
+  deterministic, increasing, and the same in backfill and streaming; a replayed cycle rewrites the same path with
+  the same bytes (PublishSnapshots treats that as done). A story coverage object's version is the story's
+  data-defined version (see :mod:`transforms.editions.book.storybook`).
+- The 64-d pool vector is a fixed Rademacher random projection of the story centroid (entries +-1/8 drawn from
+  sha256 in counter mode, keyed by the input dimension), L2-normalised and rounded to 4 decimals. Johnson-
+  Lindenstrauss keeps cosines roughly (+-0.1 at 64 d) which is all For you needs to match a reader's 64-d interest
+  vector (built from the same pool vectors); hashing instead of a seeded RNG keeps it identical across numpy
+  versions and machines.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from datetime import UTC, datetime
+
+import jsonschema
+import numpy as np
+from referencing import Registry, Resource
+
+from schemas.pages import PAGES, PageError, schema, validate_page
+from transforms.common import DAY_MS
+
+PROJECTION_DIM = 64
+PAGE_SCHEMA = "newsroom.edition_page/v1"
+POOL_SCHEMA = "newsroom.candidate_pool/v1"
+COVERAGE_SCHEMA = "newsroom.story_coverage/v1"
+ALIASES_SCHEMA = "newsroom.aliases/v1"
+
+
+@functools.lru_cache(maxsize=4096)
+def _day(day: int) -> str:
+    return datetime.fromtimestamp(day * 86400, tz=UTC).strftime("%Y-%m-%dT")
+
+
+def iso(ms) -> str:
+    """RFC 3339 UTC with millisecond precision when there is any (strftime once per day, then arithmetic)."""
+    ms = int(ms)
+    day, rest = divmod(ms, DAY_MS)
+    sec, milli = divmod(rest, 1000)
+    h, sec = divmod(sec, 3600)
+    m, sec = divmod(sec, 60)
+    if milli:
+        return f"{_day(day)}{h:02d}:{m:02d}:{sec:02d}.{milli:03d}Z"
+    return f"{_day(day)}{h:02d}:{m:02d}:{sec:02d}Z"
+
+
+def round_sig(x: float, digits: int = 6) -> float:
+    return float(f"{float(x):.{digits}g}")
+
+
+def canonical_bytes(doc: dict) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+# document level (pool_version: topic pages; concentration: the pool's monitoring figures, which move every minute
+# as the day's impression counts grow -- not what a reader sees, so alone they do not make a new pool version)
+_VOLATILE = ("version", "cycle", "generated_at", "pool_version", "concentration")
+_VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
+
+
+def content_digest(doc: dict) -> str:
+    """Digest of what a reader sees, without version, cycle times and scores: an unchanged page is not rewritten."""
+    top = {k: v for k, v in doc.items() if k not in _VOLATILE and k != "stories"}
+    if "stories" in doc:
+        top["stories"] = [{k: v for k, v in e.items() if k not in _VOLATILE_ENTRY} for e in doc["stories"]]
+    return hashlib.sha256(canonical_bytes(top)).hexdigest()
+
+
+@functools.lru_cache(maxsize=8)
+def projection_matrix(dim_in: int, dim_out: int = PROJECTION_DIM) -> np.ndarray:
+    need = dim_in * dim_out
+    chunks, counter = [], 0
+    while sum(len(c) for c in chunks) * 8 < need:
+        chunks.append(hashlib.sha256(f"newsroom-projection/{dim_in}x{dim_out}/{counter}".encode()).digest())
+        counter += 1
+    bits = np.unpackbits(np.frombuffer(b"".join(chunks), np.uint8))[:need]
+    return (bits.astype(np.float64) * 2.0 - 1.0).reshape(dim_in, dim_out) / np.sqrt(dim_out)
+
+
+def project(centroids: np.ndarray) -> np.ndarray:
+    """(k, d) centroids -> (k, 64) unit vectors rounded to 4 decimals."""
+    c = np.asarray(centroids, np.float64)
+    if c.ndim != 2 or c.shape[0] == 0:
+        return np.zeros((0, PROJECTION_DIM))
+    v = c @ projection_matrix(c.shape[1])
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.round(v / np.where(n > 0, n, 1.0), 4)
+
+
+# ------------------------------------------------------------------------------------------------- validation
+class SnapshotRejected(ValueError):
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+@functools.cache
+def _entry_validator(kind: str):
+    """A validator of one element of ``kind``'s ``stories`` array: the schema's own items subschema, by $ref."""
+    registry = Registry()
+    for name in PAGES:
+        d = schema(name)
+        registry = registry.with_resource(d["$id"], Resource.from_contents(d))
+    root = schema(kind)
+    ref = {"$ref": f"{root['$id']}#/properties/stories/items"}
+    cls = jsonschema.validators.validator_for(root)
+    return cls(ref, registry=registry, format_checker=cls.FORMAT_CHECKER)
+
+
+_VALID_ENTRIES: dict[str, set] = {}  # kind -> keys of entries already found valid (bounded below)
+_VALID_LIMIT = 400_000
+
+
+def _validate_schema(kind: str, parsed: dict) -> None:
+    """jsonschema validation of a stored document, as :func:`schemas.pages.validate_page` does, done in parts.
+
+    A pool holds ~1,000 entries and changes mostly in its scores every minute; validating it whole costs ~0.4 s of
+    CPU, ~70 pools a minute. So a document with a ``stories`` array is validated as its top level (with the array
+    emptied) plus each entry against the schema's items subschema, and an entry whose content without its score
+    and rank was valid before is not validated again; its score (a number) and rank (an integer >= 1) are checked
+    here with the schema's constraints. ``maxItems`` of the array is checked too. Equivalent to validating the whole
+    document (the schemas have no constraint spanning entries).
+    """
+    if "stories" not in parsed or not isinstance(parsed.get("stories"), list):
+        validate_page(kind, parsed)
+        return
+    stories = parsed["stories"]
+    validate_page(kind, dict(parsed, stories=[]))
+    limit = schema(kind)["properties"]["stories"].get("maxItems")
+    if limit is not None and len(stories) > limit:
+        raise PageError(f"{kind} invalid at stories: {len(stories)} entries, more than {limit}")
+    seen = _VALID_ENTRIES.setdefault(kind, set())
+    if len(seen) > _VALID_LIMIT:
+        seen.clear()
+    validator = _entry_validator(kind)
+    for i, entry in enumerate(stories):
+        if not isinstance(entry, dict):
+            raise PageError(f"{kind} invalid at stories/{i}: not an object")
+        score, rank = entry.get("score"), entry.get("rank")
+        if "score" in entry and (isinstance(score, bool) or not isinstance(score, (int, float))):
+            raise PageError(f"{kind} invalid at stories/{i}/score: {score!r} is not of type 'number'")
+        if "rank" in entry and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
+            raise PageError(f"{kind} invalid at stories/{i}/rank: {rank!r} is not an integer >= 1")
+        key = json.dumps({k: v for k, v in entry.items() if k not in ("score", "rank")}, sort_keys=True)
+        if key in seen:
+            continue
+        errors = sorted(validator.iter_errors(entry), key=lambda e: list(e.absolute_path))
+        if errors:
+            err = errors[0]
+            path = "/".join(str(p) for p in err.absolute_path)
+            raise PageError(f"{kind} invalid at stories/{i}{'/' + path if path else ''}: {err.message}")
+        seen.add(key)
+
+
+def validate(
+    kind: str, doc: dict, previous_count: int | None = None, min_stories: int = 1, data: bytes | None = None
+) -> None:
+    """Raise :class:`SnapshotRejected` unless ``doc`` may go live.
+
+    The schema is checked on the JSON that is stored (``data``, the canonical bytes; computed when not given):
+    documents hold tuples where JSON has arrays. Pages, topic pages and pools: at least ``min_stories`` stories, a
+    representative (with a title and a URL) for every story, and -- pages -- not fewer than half the stories of
+    the version live now (``previous_count``).
+    """
+    try:
+        _validate_schema(kind, json.loads(data if data is not None else canonical_bytes(doc)))
+    except PageError as exc:
+        raise SnapshotRejected("schema", str(exc)) from None
+    if kind not in ("edition_page", "candidate_pool", "topic_page"):
+        return
+    stories = doc["stories"]
+    if len(stories) < min_stories:
+        raise SnapshotRejected("too_few_stories", f"{len(stories)} < {min_stories}")
+    for s in stories:
+        rep = s.get("representative") or {}
+        if not rep.get("title") or not rep.get("url"):
+            raise SnapshotRejected("no_representative", f"story {s.get('story_id')}")
+    if kind == "edition_page" and previous_count:
+        lost = previous_count - len(stories)
+        if lost * 2 > previous_count:
+            raise SnapshotRejected("lost_more_than_half", f"{previous_count} -> {len(stories)} stories")
