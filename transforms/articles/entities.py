@@ -622,7 +622,7 @@ def generic(entity_id: str, language: str | None = None) -> bool:
 def topic_name(topic_id: str, language: str | None = None) -> str:
     """The name of a topic page id (``entity:{id}``, ``place:{code}``, ``topic:{section}``) in ``language``: what
     :func:`display` shows, a place code's gazetteer name (a region's code is its country), else the id's words. The
-    ``name`` of a topic page, pre-built (transforms/editions/overlays/topics.py) or built by the origin (serving/topics.py)."""
+    ``name`` of a topic page, pre-built (transforms/editions/overlays/topics.py) or built by the origin (serving/api/topics.py)."""
     kind, _, value = topic_id.partition(":")
     if kind == "place":
         shown = display(value if value.startswith("place:") else "place:" + value, language)
