@@ -1,6 +1,6 @@
 """What checking every read against the reader's delete and pause versions costs the embedded profile store.
 
-The fold (serving/readers.py) appends each reader's reads with ``ProfileStore.append_reads``, which now reads the
+The fold (serving/personal/readers.py) appends each reader's reads with ``ProfileStore.append_reads``, which now reads the
 profile document and drops what was accepted before a delete or during a pause inside the same transaction
 (stores/profile_versions.py). The baseline, run in the same command on the same kind of file, is the append as it
 was before (the inserts and the trim in one transaction, no check). Prints reads per second for both and the ratio.

@@ -44,7 +44,7 @@ def test_a_card_shows_each_name_once_and_no_bad_chip():
 
 
 def test_for_you_reasons_name_places_and_follows_never_codes():
-    from serving.foryou import reason_name
+    from serving.api.foryou import reason_name
 
     assert reason_name("local:us", "en") == "United States"
     assert reason_name("local:gb", "de") == "Vereinigtes Königreich"
