@@ -181,6 +181,7 @@ def _stopword_lists() -> dict[str, frozenset]:
     return {k: frozenset(v) for k, v in json.loads(text).items()}
 
 
+@functools.lru_cache(maxsize=128)
 def stopwords(language: str) -> frozenset:
     lists = _stopword_lists()
     base = lists.get(language, frozenset())

@@ -67,6 +67,7 @@ def test_a_place_in_each_edition_language_resolves_to_its_geonames_id(language, 
     assert geonameid in [p.gid for p in found], ents
     place = next(p for p in found if p.gid == geonameid)
     assert {"id": place.entity_id, "name": place.name, "kind": "PLACE"} in ents
+    assert place in places_of("", text, language)  # the writer's path (quick_places) reads it too
 
 
 def test_hierarchy_keeps_a_city_with_its_state_and_apart_from_another_city():
@@ -184,3 +185,15 @@ def test_places_of_reads_an_article_extracted_before_the_gazetteer():
         {"id": "jane roe", "name": "Jane Roe", "kind": "PERSON"},
     ]
     assert [p.gid for p in places_of("", "", "en", old)] == [5399020]
+
+
+def test_the_writer_s_quick_path_reads_the_alias_table_and_skips_organisations():
+    body = (
+        "The White House said on Monday that the U.S. would send aid to New York after a shooting outside a "
+        "Sam's Club in Bloomington, Indiana. Officials in Albuquerque, New Mexico, offered help."
+    )
+    found = places.quick_places("Shooting outside Bloomington store", body, "en")
+    slugs = [p.slug for p in found]
+    assert found[0].name == "Bloomington" and found[0].admin1 == "US.IN"  # the title's, in the Indiana it names
+    assert "casablanca" not in slugs and "damascus" not in slugs
+    assert {"united-states", "new-york", "indiana", "albuquerque", "new-mexico"} <= set(slugs)
