@@ -59,8 +59,6 @@ from transforms.articles.entity_words import (
 )
 
 MAX_ENTITIES = 25
-SMALL_CITY = 100_000  # a gazetteer city this small needs more than its bare name (_resolve_places)
-BIG_CITY = 1_000_000  # a bare city name this big needs no other place of its country in the article
 CONFIRM_BODY_CHARS = 200  # a body this long must say an unlinked name mid-sentence for it to count (_salient)
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
@@ -466,44 +464,27 @@ def _add_caseless_places(tally: _Tally, text: tuple[str, int, float], language: 
 
 def _resolve_places(items: dict[str, dict], language: str) -> None:
     """4. unlinked names the gazetteer holds become its places (``place:{slug}``), each read in the context of the
-    article's other places (:meth:`transforms.articles.places.Gazetteer.resolve`). A lone word that no locative
-    preposition announces ("in Stockton") must be a city said inside a sentence (not only a headline's or a
-    sentence's first word: "Man shot ..." names no city) unless it has ``BIG_CITY`` people, be a city of at least ``SMALL_CITY`` people or a country or state,
-    below ``BIG_CITY`` in a country another place of the article shares when it names others ("Bush" is no
-    Egyptian city in a story from Texas), and spelt as the place is when the place's name has accents ("Bush" is not "Būsh"). A stop word or
-    a generic word is never a place."""
+    article's other places (:meth:`transforms.articles.places.Gazetteer.resolve`) and kept when
+    :func:`transforms.articles.places.accept` says the way the article says it names the place (a lone word must
+    earn it: "in Stockton", a big city, its country named too, its accents). A stop word or a generic word is never
+    a place."""
     todo = {eid: it for eid, it in items.items() if not it["linked"] and it["kind"] in ("PLACE", "OTHER")}
     if not todo:
         return
     g = places.gazetteer()
     found = g.resolve((it["name"] for it in todo.values()), language)
-    linked = [g.by_entity(eid) for eid, it in items.items() if it["linked"] and eid.startswith("place:")]
-    named = [p.country for p in (*found.values(), *linked) if p is not None]
+    linked = [p for eid, it in items.items() if it["linked"] and (p := g.by_entity(eid)) is not None]
+    shared = places.shared_countries([*found.values(), *linked])
     generic = stopwords(language) | GENERIC
     for eid, it in todo.items():
         p = found.get(it["name"])
         if p is None or eid in generic:
             continue
-        shared = named.count(p.country) > 1 or len(named) == 1
-        if " " not in eid and not _spelt_as(p, it["name"]):
-            continue
-        if not (it["kinds"].get("PLACE") or " " in eid) and not _bare_name_ok(p, shared, it["mid"]):
+        if not places.accept(p, it["name"], bool(it["kinds"].get("PLACE")), it["mid"], shared[p.key]):
             continue
         del items[eid]
         it.update(name=p.name, kind="PLACE", linked=True)
         _merge(items, p.entity_id, it)
-
-
-def _bare_name_ok(p: places.Place, shared: bool, mid: bool) -> bool:
-    """Whether a lone word no preposition announces may be place ``p`` (:func:`_resolve_places`)."""
-    if p.kind == "city" and (p.population < SMALL_CITY or not mid and p.population < BIG_CITY):
-        return False
-    return not (p.kind in ("city", "admin1") and p.population < BIG_CITY and not shared)
-
-
-def _spelt_as(p: places.Place, word: str) -> bool:
-    """Whether one word may name ``p``: not an accent-less spelling of an accented name ("God" is not "Göd")."""
-    return not (word.isascii() and not p.name.isascii() and word.casefold() != p.name.casefold())
 
 
 def _fold_short_mentions(items: dict[str, dict]) -> None:
