@@ -196,3 +196,25 @@ def test_many_doctype_openings_are_read_once():
         with pytest.raises(Rejected) as exc:
             check_markup("<html><body>" + bomb + "</body></html>")
         assert exc.value.reason == "xml_bomb"
+
+
+@pytest.mark.timeout(10)
+def test_a_link_header_of_unclosed_targets_is_read_once():
+    # feeds.py's Link header pattern rescanned to the end from every "<": 60,000 of them (a header line http.client
+    # still takes) cost ~20 s of CPU per poll.
+    from transforms.ingest.feeds import parse_link_header
+
+    assert parse_link_header("<" * 60_000) == {}
+    assert parse_link_header('<https://hub.test/>; rel="hub", <https://x.test/f>; rel="self"') == {
+        "hub": "https://hub.test/",
+        "self": "https://x.test/f",
+    }
+
+
+@pytest.mark.timeout(10)
+def test_a_json_ld_article_body_of_unclosed_tags_is_read_once():
+    # The JSON-LD articleBody's tag stripping rescanned from every "<" to the end: quadratic in a body of up to 4 MiB.
+    from transforms.articles.body import _jsonld_plausible
+
+    assert _jsonld_plausible(">" + "<" * 150_000) == ">" + "<" * 150_000
+    assert _jsonld_plausible("<p>" + "word " * 100 + "</p>") == ("word " * 100).strip()

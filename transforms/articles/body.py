@@ -378,7 +378,7 @@ def _jsonld_plausible(body: str | None) -> str:
     if not body or not isinstance(body, str):
         return ""
     if "<" in body and ">" in body:
-        body = re.sub(r"<[^>]+>", " ", body)
+        body = re.sub(r"<[^<>]+>", " ", body)  # "[^>]" rescanned from every unclosed "<": quadratic
     body = re.sub(r"[ \t]+", " ", body).strip()
     if len(body) < 400 or body.endswith(("...", "…")):
         return ""  # truncated teasers are common (500 chars + ellipsis)
