@@ -37,6 +37,22 @@ CHANGE_KINDS = (NEW_STORY, ASSIGN, MERGE, SPLIT, EXPIRE, LINK)  # = the ChangeKi
 # Kinds that place one article in one story (the highest writer sequence number decides).
 PLACEMENTS = (NEW_STORY, ASSIGN)
 
+# Old news: an article whose stated publication time is more than this before it was first seen (a page published
+# years ago and discovered today) is kept (archive, storylines, its story's article list) but is not news: it adds
+# nothing to a story's coverage, velocity, freshness or publisher count, cannot make it live, Breaking or developing,
+# and is never its first report. The design's published = min(stated, first seen) keeps a re-dated page from
+# gaining; this keeps a rediscovered one from gaining. The ranker uses its live window (editions.json
+# ranking.live_window_h, 48 h by default); the burst detector this default.
+STALE_AFTER_MS = 48 * HOUR_MS
+
+
+def is_stale(published_at: int | None, first_seen_at: int | None, window_ms: int = STALE_AFTER_MS) -> bool:
+    """True when an article was published (stated, clamped) more than ``window_ms`` before it was first seen."""
+    if published_at is None or first_seen_at is None:
+        return False
+    return int(first_seen_at) - int(published_at) > window_ms
+
+
 MAX_DETAIL = 1_000
 MAX_PAYLOAD = 65_536
 

@@ -23,7 +23,9 @@ The fold is order-independent (a book rebuilt from the event log equals the incr
   :mod:`transforms.editions.ranker.rank` says why): it counts at that time instead of its event time.
 
 Copies (``is_copy`` or ``copy_of``) join their story but are never originals: they add nothing to coverage,
-velocity, freshness or the publisher count, and cannot make a story rankable on their own.
+velocity, freshness or the publisher count, and cannot make a story rankable on their own. Old pages
+(``is_stale``: published more than the live window before first seen, :func:`transforms.common.is_stale`) are
+treated the same way: a page from 2010 discovered today is kept in its story's article list, not ranked as news.
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT
+from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT, is_stale
 from transforms.editions.book.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
 from transforms.editions.book.storylines import StorylineMap
 from transforms.editions.book.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.editions.vocabulary.config import EditionsConfig
+from transforms.editions.vocabulary.params import RankParams
 from transforms.publishers import UNKNOWN_AUTHORITY, PublisherRegistry
 
 TITLE_DIM = 32  # hashed title-token vector: centrality of an article in its story and MMR diversity
@@ -136,6 +139,7 @@ class StoryBook:
         self.config = config
         self.registry = registry
         self.language = language
+        self.stale_ms = RankParams.from_config(config).live_window_ms  # older than this at first sight: not news
         self.section_ids = [s.id for s in config.sections if s.id != "top"]
         self.section_index = {s: i for i, s in enumerate(self.section_ids)}
         self.label_section = {
@@ -377,6 +381,7 @@ class StoryBook:
         if self.articles.has_data[a] and version <= self.articles.version[a]:
             if fs < self.articles.first_seen[a]:  # the same article seen earlier elsewhere: first-seen is the minimum
                 self.articles.first_seen[a] = fs
+                self.articles.is_stale[a] = is_stale(int(self.articles.published_at[a]), fs, self.stale_ms)
                 self._touch(a, at)
             return
         fs = min(fs, int(self.articles.first_seen[a])) if self.articles.has_data[a] else fs
@@ -385,6 +390,7 @@ class StoryBook:
         self.articles.publisher[a] = self.publisher(art.get("publisher_id") or "unknown")
         self.articles.first_seen[a] = fs
         self.articles.published_at[a] = int(art.get("published_at") or fs)
+        self.articles.is_stale[a] = is_stale(int(self.articles.published_at[a]), fs, self.stale_ms)
         sec = -1
         for lab in [art.get("section")] + list(art.get("topics") or ()):
             if lab and lab.lower() in self.label_section:
@@ -480,7 +486,7 @@ class StoryBook:
                 self.stories.mention_rows[row].append(i)
             self.mentions.count[i] += 1
             self.mentions.local_count[i] += int(local)
-        if self.articles.is_copy[a]:
+        if self.articles.is_copy[a] or self.articles.is_stale[a]:
             return
         fs = int(self.articles.first_seen[a])
         if self.stories.n_originals[row] == 0:

@@ -139,6 +139,7 @@ class ArticleTable(Table):
         "first_seen": (np.int64, 0, 0),
         "published_at": (np.int64, 0, 0),
         "is_copy": (bool, False, 0),
+        "is_stale": (bool, False, 0),  # published long before first seen (transforms.common.is_stale): not news
         "section": (np.int16, -1, 0),  # section index of its label, -1: none
         "title_vector": (np.float32, 0.0, "title_dim"),
         "headline_quality": (np.float32, 0.0, 0),  # transforms/editions/book/headlines.py
@@ -158,6 +159,7 @@ class ArticleTable(Table):
     first_seen: np.ndarray
     published_at: np.ndarray
     is_copy: np.ndarray
+    is_stale: np.ndarray
     section: np.ndarray
     title_vector: np.ndarray
     headline_quality: np.ndarray

@@ -39,7 +39,7 @@ import hashlib
 import math
 from collections import Counter
 
-from transforms.common import MINUTE_MS, PLACEMENTS
+from transforms.common import MINUTE_MS, PLACEMENTS, is_stale
 from transforms.editions.bursts.coverage import ARTICLE_ENTITIES, REASONS, pull_publishers
 from transforms.editions.vocabulary.params import BurstParams
 from transforms.publishers import UNKNOWN_AUTHORITY
@@ -90,6 +90,9 @@ def originals_of(change: dict, registry, label_map: dict):
     art = change.get("article")
     if not art or art.get("copy_of"):
         return
+    fs = int(art.get("first_seen_at") or change["at"])
+    if is_stale(art.get("published_at"), fs):  # an old page discovered today is no burst (common.is_stale)
+        return
     section = None
     for lab in [art.get("section")] + list(art.get("topics") or ()):
         if lab and lab.lower() in label_map:
@@ -98,7 +101,6 @@ def originals_of(change: dict, registry, label_map: dict):
     pub = registry.get(art.get("publisher_id") or "")
     authority = pub.authority_for(section) if pub else UNKNOWN_AUTHORITY
     region = pub.region if pub else ""
-    fs = int(art.get("first_seen_at") or change["at"])
     obs = {
         "article_id": art["article_id"],
         "publisher_id": art.get("publisher_id") or "unknown",

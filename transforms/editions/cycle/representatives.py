@@ -101,9 +101,10 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
     central = np.einsum("ij,ij->i", book.articles.title_vector[arts], tsum) / np.maximum(norm, 1e-9)
     auth = book.publishers.authority[pubs, prim[st] + 1]
     age = book.stories.newest_seen[st] - book.articles.first_seen[arts]
-    fresh = np.minimum(1.0, np.power(0.5, age / (4.0 * HOUR_MS)))
+    stale = book.articles.is_stale[arts]  # an old page discovered late is never fresh nor a first report
+    fresh = np.where(stale, 0.0, np.minimum(1.0, np.power(0.5, age / (4.0 * HOUR_MS))))
     copy = book.articles.is_copy[arts]
-    first = ~copy & (book.articles.first_seen[arts] == book.stories.first_seen[st])
+    first = ~copy & ~stale & (book.articles.first_seen[arts] == book.stories.first_seen[st])
     local = book.publishers.region[pubs] == book.region_index.get(region, -2)
     score = (
         p.w_centrality * central
@@ -247,7 +248,9 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
     code |= (copy | book.publishers.is_wire[pubs]).astype(np.int64) << 2
     if region is not None:
         code |= (book.publishers.region[pubs] == book.region_index.get(region, -2)).astype(np.int64) << 3
-    first = ~copy & (st >= 0) & (book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)])
+    first = ~copy & ~book.articles.is_stale[arts] & (st >= 0)
+    first &= book.articles.first_seen[arts] == book.stories.first_seen[np.maximum(st, 0)]
+    first &= book.stories.n_originals[np.maximum(st, 0)] > 1  # a first report only where there is a second
     code |= first.astype(np.int64) << 4
     code |= book.articles.is_paid[arts].astype(np.int64) << 5
     return [_LABELS[c] for c in code.tolist()]
