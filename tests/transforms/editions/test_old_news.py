@@ -11,8 +11,8 @@ import json
 import pytest
 
 from transforms.common import DAY_MS, HOUR_MS, is_stale
-from transforms.editions.bursts import bursts
 from transforms.editions.book.storybook import compact_change
+from transforms.editions.bursts import bursts
 from transforms.editions.cycle.representatives import labels_for
 from transforms.publishers import default_registry
 
