@@ -33,7 +33,7 @@ DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.ht
 
 RUNTIME = [
     f"apache-beam[gcp]=={BEAM_VERSION}",
-    f"torch=={TORCH_VERSION}",  # transforms/stories/embed.py, int8.py (2.13.0+cpu satisfies it)
+    f"torch=={TORCH_VERSION}",  # transforms/stories/embed/embed.py, int8.py (2.13.0+cpu satisfies it)
     "google-api-core>=2.11",
     "google-auth>=2.20",
     "google-cloud-pubsub>=2.20",
@@ -55,7 +55,7 @@ RUNTIME = [
     "lxml>=5.2",  # lxml.html.clean moved out into lxml_html_clean in 5.2
     "courlan>=1.3",
     "htmldate>=1.9",
-    "dateparser>=1.2",  # datelines of bodies without a published time (transforms/stories/features.py)
+    "dateparser>=1.2",  # datelines of bodies without a published time (transforms/stories/vocabulary/features.py)
     "python-dateutil>=2.8.2",
     "charset-normalizer>=3.0",
     "extruct>=0.17",
@@ -79,7 +79,7 @@ RUNTIME = [
     "opentelemetry-api>=1.12",
     "opentelemetry-sdk>=1.12",
     "opentelemetry-exporter-gcp-monitoring>=1.15.0a0",  # only pre-releases exist; 1.15.0a0 is the one tested
-    # the story writer's numpy BLAS on one thread (transforms/stories/blas.py)
+    # the story writer's numpy BLAS on one thread (transforms/stories/writer/blas.py)
     "threadpoolctl>=3.1",
 ]
 

@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from transforms.stories.ann import CentroidIndex, ExactIndex, normalise  # noqa: E402
+from transforms.stories.index.ann import CentroidIndex, ExactIndex, normalise  # noqa: E402
 
 
 class World:

@@ -3,9 +3,9 @@
 Prints (never asserts), all measured in this one process on the same texts, one after the other:
 
 - ``encoder alone``: articles/s of the embedder the backfill chooses for the stream (``--embedder auto`` routes
-  English to ``minilm``, whose int8/fp32 arithmetic is chosen per CPU: transforms/stories/cpu.py), called in batches
+  English to ``minilm``, whose int8/fp32 arithmetic is chosen per CPU: transforms/stories/embed/cpu.py), called in batches
   of the backfill's ``--batch_size`` one after the other, as the backfill calls it: the very encoder the backfill's
-  writer then uses (for minilm its embedder process, transforms/stories/embed_process.py, kept for the process's
+  writer then uses (for minilm its embedder process, transforms/stories/embed/embed_process.py, kept for the process's
   later runs). The model is loaded (and warmed up) before the clock starts and the backfill reuses it (start-up
   paid once per process), so neither figure includes the model load, which is printed on its own.
 - ``backfill end to end``: articles/s of ``newsroom backfill`` (pipelines/backfill.py: read, embed, cluster, apply to
@@ -14,7 +14,7 @@ Prints (never asserts), all measured in this one process on the same texts, one 
 - ``sequential backfill`` (``--sequential``): the same backfill with the embedding stage first and the writer after
   it (what it ran before the overlap, and what Dataflow runs), and whether its files are byte-identical.
 - ``writer alone``: articles/s of the plain-Python story writer as the backfill runs it (one
-  :class:`~transforms.stories.cluster.StoryClusterer`, explanations on) on the same articles with the vectors the
+  :class:`~transforms.stories.writer.cluster.StoryClusterer`, explanations on) on the same articles with the vectors the
   encoder-alone pass produced: what the writer costs when it does not wait; printed with its ratio to the encoder and
   the digest of its outputs (sha256 of their canonical JSON: two runs that print the same digest wrote the same
   stories, explanations included).
@@ -89,7 +89,7 @@ def headline_stream(n: int) -> list[dict]:
 
 
 def _features(records: list[dict]):
-    from transforms.stories import backfill_files
+    from transforms.stories.backfill import backfill_files
 
     lines = [json.dumps(r) for r in records]
     return [f for _, f, bad in backfill_files.labelled_features(lines) if bad is None]
@@ -113,8 +113,8 @@ def _backfill(run, argv: list[str], overlap) -> tuple[float, dict]:
 
 def _encoder(embedder: str, feats, sequential: bool = False):
     """(encoder, its model name, load seconds) of the backfill's embedder for English, loaded and warmed up."""
-    from transforms.stories import embed as E
-    from transforms.stories import embed_process
+    from transforms.stories.embed import embed as E
+    from transforms.stories.embed import embed_process
 
     spec = E.EmbedderRouting(embedder).for_language("en")
     t0 = time.perf_counter()
@@ -161,7 +161,7 @@ def output_digest(outputs) -> str:
 
 def writer_alone(feats, model: str) -> dict:
     """The backfill's writer (explanations on) alone over ``feats`` (with vectors): rate, digest, changes."""
-    from transforms.stories.cluster import StoryClusterer
+    from transforms.stories.writer.cluster import StoryClusterer
 
     w = StoryClusterer("en", model=model, explain=True)
     t0, c0 = time.perf_counter(), time.process_time()

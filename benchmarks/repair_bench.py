@@ -1,13 +1,13 @@
 """Repair-tick cost benchmark: CPU time of one repair tick at two live-set sizes with the same number of changed stories.
 
-A repair tick (transforms/stories/repair.py) must cost O(changed stories), never O(live stories): the stories it
+A repair tick (transforms/stories/writer/repair.py) must cost O(changed stories), never O(live stories): the stories it
 looks at are those active in the repair window plus their reach-back candidates from the writer's own index. This
-builds a real writer (:class:`transforms.stories.cluster.StoryClusterer`, ANN index when available) whose live set
+builds a real writer (:class:`transforms.stories.writer.cluster.StoryClusterer`, ANN index when available) whose live set
 holds ``--sizes`` stories of one article each, almost all of them quiet (last article 12 h ago: live, outside the 6 h
 window), and ``--changed`` stories that got an article in the last minutes (half of them near a quiet story of the
 same event, so reach-back and merges have work), then times ``repair_tick`` (CPU seconds of this process, median of
 ``--ticks`` ticks, each on a freshly built writer), for each ``--modes`` (the writer's REPAIR_MODE: "merge", the
-split + best-first merge repair, and "recluster", transforms/stories/recluster.py). Reads nothing, writes only to
+split + best-first merge repair, and "recluster", transforms/stories/writer/recluster.py). Reads nothing, writes only to
 stdout, asserts nothing.
 
     .venv/bin/python benchmarks/repair_bench.py                        # 25,000 and 250,000 live stories
@@ -38,10 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import dataclasses  # noqa: E402
 
-from transforms.stories.cluster import StoryClusterer  # noqa: E402
-from transforms.stories.recluster import recluster_tick  # noqa: E402
-from transforms.stories.repair import repair_tick  # noqa: E402
-from transforms.stories.state import Member, Story, recompute_centroid  # noqa: E402
+from transforms.stories.writer.cluster import StoryClusterer  # noqa: E402
+from transforms.stories.writer.recluster import recluster_tick  # noqa: E402
+from transforms.stories.writer.repair import repair_tick  # noqa: E402
+from transforms.stories.writer.state import Member, Story, recompute_centroid  # noqa: E402
 
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 MIN = 60_000

@@ -8,7 +8,7 @@ nothing of the other tenants of a shared machine, which inflate wall clocks much
   Avro bytes of the Article it writes;
 - ``embed``: CPU ms per article of the default English embedder (MiniLM, the CPU's int8/fp32 path, one worker
   thread) on the same articles' title + lede;
-- ``write``: CPU ms per article of the story writer (:class:`transforms.stories.cluster.StoryClusterer`, ANN index)
+- ``write``: CPU ms per article of the story writer (:class:`transforms.stories.writer.cluster.StoryClusterer`, ANN index)
   on synthetic 384-d vectors of ``--writer_articles`` articles, and the pickled bytes of its state per live story;
 - ``rank``: CPU seconds of one steady ranking cycle (every edition and section) per 1,000 live stories, from
   ``benchmarks/rank_bench.py --stories N`` run as a child (its "vectorised cycle 2" line);
@@ -83,7 +83,7 @@ def bench_normalise(items: list[dict]) -> dict:
 
 
 def bench_embed(arts: list[dict]) -> dict:
-    from transforms.stories import embed as E
+    from transforms.stories.embed import embed as E
 
     default = E.get_embedder("minilm")
     emb = E.SentenceTransformerEmbedder(quantize=getattr(default, "quantized", True), workers=1)
@@ -102,7 +102,7 @@ def bench_write(n: int, dim: int = 384) -> dict:
     import numpy as np
 
     from tests.transforms.stories.synth import make_articles
-    from transforms.stories.cluster import ClusterConfig, StoryClusterer
+    from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
 
     per = 4  # articles per story: DESIGN.md's 1 + Geometric(0.25) mean
     arts, _ = make_articles(n_events=max(n // per, 1), per_event=per, seed=3, gap_ms=60_000, spread_ms=3_600_000)

@@ -5,13 +5,13 @@ Prints (never asserts) figures:
    pieces, int8 with per-token scales at 128 (the default), multilingual USE), with torch using ``--threads``
    threads, plus the cosine between fp32 and int8 vectors (what quantisation costs in accuracy) and how much a
    vector changes with its batch (it must not: equal-length groups, per-token scales).
-2. ``writer``: decisions/s of the plain-Python writer (transforms/stories/cluster.py, repair and expiry included)
+2. ``writer``: decisions/s of the plain-Python writer (transforms/stories/writer/cluster.py, repair and expiry included)
    on precomputed vectors.
 3. ``backfill``: articles/s of ``newsroom backfill`` end to end (read, embed with the default model, cluster, apply
    to the embedded store, write results) on ``--articles`` articles built from the labelled dev sets (ids made unique,
    labels stripped as always) or from synthetic text when ../shared is absent: headline-only, headline-only untimed,
    and title + body input, each as a ratio to the embedder alone in one process on the same texts in the same run
-   (:func:`bench_backfill`), with the CPU's int8/fp32 choice (transforms/stories/cpu.py) printed first.
+   (:func:`bench_backfill`), with the CPU's int8/fp32 choice (transforms/stories/embed/cpu.py) printed first.
 
     .venv/bin/python benchmarks/stories_bench.py                 # all three
     .venv/bin/python benchmarks/stories_bench.py --only backfill --articles 3000
@@ -74,7 +74,7 @@ def sample_records(n: int, seed: int = 1) -> list[dict]:
 
 
 def texts_of(records) -> list[str]:
-    from transforms.stories import features as F
+    from transforms.stories.vocabulary import features as F
 
     return [F.from_labelled(r, 0, False).embed_text for r in records]
 
@@ -82,8 +82,8 @@ def texts_of(records) -> list[str]:
 def bench_embed(n: int, threads: int) -> None:
     import numpy as np
 
-    from transforms.stories import cpu
-    from transforms.stories import embed as E
+    from transforms.stories.embed import cpu
+    from transforms.stories.embed import embed as E
 
     texts = texts_of(sample_records(n))
     choice = cpu.choose_path()
@@ -120,7 +120,7 @@ def bench_embed(n: int, threads: int) -> None:
 
 def bench_writer(n: int) -> None:
     from tests.transforms.stories.synth import make_articles
-    from transforms.stories.cluster import ClusterConfig, StoryClusterer
+    from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
 
     per = 20
     arts, _ = make_articles(n_events=max(n // per, 1), per_event=per, seed=3, gap_ms=60_000, spread_ms=3_600_000)
@@ -154,8 +154,8 @@ def bench_backfill(n: int, embedder: str, baseline: bool = True) -> None:
     (one model per process). Ratios are printed against (1); the target is backfill / (1) >= 1.3.
     """
     from pipelines.backfill import run
-    from transforms.stories import cpu
-    from transforms.stories import embed as E
+    from transforms.stories.embed import cpu
+    from transforms.stories.embed import embed as E
 
     choice = cpu.choose_path()
     print(

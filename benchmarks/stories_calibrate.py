@@ -1,6 +1,6 @@
 """Calibrate and check the story clusterer on the labelled dev sets (../shared/data/stories/*-dev.jsonl).
 
-Prints, per file, B-cubed and pairwise precision/recall/F1 of the in-process clusterer (transforms/stories/local.py,
+Prints, per file, B-cubed and pairwise precision/recall/F1 of the in-process clusterer (transforms/stories/backfill/local.py,
 the same code the backfill runs) for one configuration, or for a small grid (``--grid``) so that a single
 configuration can be chosen for all files at once. Embeddings are computed once per file and model with the real
 embedders and cached under ``--cache`` (default $NEWSROOM_STORIES_CACHE, else /tmp/newsroom-stories-cache) so a
@@ -8,7 +8,7 @@ grid costs only clustering time.
 
 Without ``--grid`` it ends with a table of the writer's figures (pairwise P, B-cubed F1, story count; link groups
 count as one story) next to the offline reference computed in the same run (benchmarks/stories_reference.py: the
-learned pair score of transforms/stories/pair_score.json + batch average linkage over the whole file), so a change is
+learned pair score of transforms/stories/writer/pair_score.json + batch average linkage over the whole file), so a change is
 judged on every dev file at once and against what a batch clusterer with the same score reaches.
 
     .venv/bin/python benchmarks/stories_calibrate.py
@@ -39,12 +39,12 @@ import stories_lofo as lofo  # noqa: E402
 from stories_reference import reference  # noqa: E402
 
 from pipelines.commands import evaluate as ev  # noqa: E402
-from transforms.stories import embed as embmod  # noqa: E402
-from transforms.stories import features as F  # noqa: E402
-from transforms.stories import pairscore  # noqa: E402
-from transforms.stories.assignments import assignment_rows  # noqa: E402
-from transforms.stories.cluster import ClusterConfig, calibration  # noqa: E402
-from transforms.stories.local import cluster_features  # noqa: E402
+from transforms.stories.backfill.assignments import assignment_rows  # noqa: E402
+from transforms.stories.backfill.local import cluster_features  # noqa: E402
+from transforms.stories.embed import embed as embmod  # noqa: E402
+from transforms.stories.vocabulary import features as F  # noqa: E402
+from transforms.stories.writer import pairscore  # noqa: E402
+from transforms.stories.writer.cluster import ClusterConfig, calibration  # noqa: E402
 
 # The labelled data sits beside the project (../shared/data/stories); from a worktree one level deeper as well.
 DEFAULT_DATA = next(

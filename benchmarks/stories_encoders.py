@@ -38,9 +38,9 @@ import stories_reference as ref  # noqa: E402
 from stories_calibrate import DEFAULT_CACHE, DEFAULT_DATA  # noqa: E402
 
 from pipelines.commands import evaluate as ev  # noqa: E402
-from transforms.stories import embed as embmod  # noqa: E402
-from transforms.stories import features as F  # noqa: E402
-from transforms.stories import pairscore  # noqa: E402
+from transforms.stories.embed import embed as embmod  # noqa: E402
+from transforms.stories.vocabulary import features as F  # noqa: E402
+from transforms.stories.writer import pairscore  # noqa: E402
 
 
 class E5:

@@ -3,7 +3,7 @@
 Shared by benchmarks/stories_calibrate.py (its headline figures) and benchmarks/stories_pair_score.py (the shipped
 model). For a left-out file:
 
-- the learned pair score (transforms/stories/pairscore.py) is fitted on the within-language pairs of the *other*
+- the learned pair score (transforms/stories/writer/pairscore.py) is fitted on the within-language pairs of the *other*
   files (each file weighs the same; positives and negatives half each; a file without a positive within-language
   pair, meantime-dev, cannot teach it);
 - the offline reference's average-linkage bar of the file's text kind is chosen on the other files of that kind
@@ -25,7 +25,7 @@ import numpy as np
 import stories_reference as ref
 
 from pipelines.commands import evaluate as ev
-from transforms.stories import pairscore
+from transforms.stories.writer import pairscore
 
 VERSION = 1
 # Pairwise precision / B-cubed F1 bars of the dev files (the acceptance bars): what the selection must meet on the other files
@@ -225,7 +225,7 @@ def subset(recs: list[dict], max_articles: int = 300) -> list[dict]:
 
 
 def _days(a: str, b: str) -> float:
-    from transforms.stories.features import parse_time
+    from transforms.stories.vocabulary.features import parse_time
 
     return (parse_time(b) - parse_time(a)) / 86_400_000
 

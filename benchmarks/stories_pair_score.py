@@ -1,4 +1,4 @@
-"""Train the learned article-pair score (transforms/stories/pairscore.py) on the labelled dev files only.
+"""Train the learned article-pair score (transforms/stories/writer/pairscore.py) on the labelled dev files only.
 
     .venv/bin/python benchmarks/stories_pair_score.py [--data ../shared/data/stories] [--cache DIR] [--check]
 
@@ -14,7 +14,7 @@ within-language pair, meantime-dev, only calibrates the bars; negative pairs are
   (benchmarks/stories_reference.py) with the largest mean B-cubed F1 over the files of that kind while every file's
   pairwise precision bar is met (benchmarks/stories_lofo.py: 0.95; uci-dev 0.90, allsides-dev 0.80).
 
-Writes transforms/stories/pair_score.json (package data) with the features, weights, bars, the sha256 of the
+Writes transforms/stories/writer/pair_score.json (package data) with the features, weights, bars, the sha256 of the
 training files and the held-out scores; ``--check`` only prints what it would write. Embeddings are cached as in
 benchmarks/stories_calibrate.py.
 """
@@ -37,8 +37,8 @@ import numpy as np  # noqa: E402
 import stories_lofo as lofo  # noqa: E402
 from stories_calibrate import DEFAULT_CACHE, DEFAULT_DATA, load  # noqa: E402
 
-from transforms.stories import embed as embmod  # noqa: E402
-from transforms.stories import pairscore  # noqa: E402
+from transforms.stories.embed import embed as embmod  # noqa: E402
+from transforms.stories.writer import pairscore  # noqa: E402
 
 
 def auc_ap(s: np.ndarray, y: np.ndarray) -> tuple[float, float]:

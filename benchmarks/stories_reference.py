@@ -1,7 +1,7 @@
 """The offline reference of the story writer: the learned pair score + batch average linkage over a whole file.
 
 What the writer is measured against (benchmarks/stories_calibrate.py prints both in one run): per language, every
-article pair of the file is scored by :mod:`transforms.stories.pairscore` (IDF over the file; pairs whose times are
+article pair of the file is scored by :mod:`transforms.stories.writer.pairscore` (IDF over the file; pairs whose times are
 both known and more than three days apart cut, as the issue's offline method does), clustered by average
 linkage (scipy, a benchmark-only dependency present through scikit-learn) cut at the model's bar for the file's text
 kind, then the clusters of different languages are linked mutual-best on their multilingual centroids (a link
@@ -15,7 +15,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from transforms.stories import pairscore
+from transforms.stories.writer import pairscore
 
 LINK_FLOOR = 0.6  # mutual-best cross-language links below this multilingual cosine are not links
 

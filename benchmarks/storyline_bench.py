@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from transforms.common import HOUR_MS
-from transforms.stories import storyline as sl
+from transforms.stories.storylines import storyline as sl
 
 T0 = 1_767_225_600_000
 DIM = 128

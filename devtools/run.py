@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 
 from devtools.runlock import DataDirBusy, JobRecord, RunLock, tied_to_parent
-from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
+from transforms.stories.embed.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 log = logging.getLogger("newsroom.run")
 

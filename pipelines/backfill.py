@@ -10,9 +10,9 @@ on FnApiRunner and writes, under ``--output`` DIR:
   order; ``story_id`` after repair and alias resolution; ``group_id`` the cross-language link component.
 - ``stories.jsonl``: one row per final story (id, language, first/last time, size, articles, links, group_id).
 - ``storylines.jsonl``: one ``{"storyline_id", "stories"}`` per storyline (stories of one subject over weeks,
-  transforms/stories/storyline.py), the stage run tick by tick over the writers' outputs as the streaming job runs
+  transforms/stories/storylines/storyline.py), the stage run tick by tick over the writers' outputs as the streaming job runs
   it; ``storyline_changes.jsonl`` its StorylineChange records (schemas/avro/storyline_change.avsc), in seq order.
-- ``explanations.jsonl``: why each article is where it is (transforms/stories/explanations.py): the candidate
+- ``explanations.jsonl``: why each article is where it is (transforms/stories/writer/explanations.py): the candidate
   stories of its arrival with their features and scores, and the splits and merges that moved it since;
   ``newsroom explain --output DIR --story ID`` (or ``--article ID``) prints it.
 - ``dead_letters.jsonl``: unreadable input lines with the reason.
@@ -33,8 +33,8 @@ on FnApiRunner in this process (the local default); ``--runner=DataflowRunner`` 
 
 Embedding and the writer (:func:`overlaps`): on every runner but Dataflow the one writer of each language embeds its
 own articles, batch by batch (``--batch_size``) in decision order, and decides each batch as soon as it is embedded
-(transforms/stories/overlap.py); before, all articles were embedded in one stage and then decided in the next, one
-after the other. The worker model: the encoder runs in one process of its own (transforms/stories/embed_process.py,
+(transforms/stories/writer/overlap.py); before, all articles were embedded in one stage and then decided in the next, one
+after the other. The worker model: the encoder runs in one process of its own (transforms/stories/embed/embed_process.py,
 started by the first article so that its start-up overlaps the input), with its own threads on every core, fed by
 one thread of the writer's process; the writer, plain Python, runs beside it. Not threads in the writer's process:
 the writer holds the GIL the encoder's forward pass needs (one busy Python thread halved the encoder here). Not a
@@ -45,7 +45,7 @@ with links (``--links``, or auto on more than one language) also keeps it: link 
 
 Input order and time: articles are decided in (first_seen_at, article_id) order, first_seen_at being
 ``published_at``; an article without a time gets the previous article's time in its file plus one second
-(transforms/stories/features.py), so untimed files are decided in file order, deterministically.
+(transforms/stories/vocabulary/features.py), so untimed files are decided in file order, deterministically.
 
 Takedowns: articles tombstoned in production (stores/takedowns.py, the un-namespaced takedowns table; ``newsroom
 takedown``) are skipped at read, counted ``articles_taken_down``: a backfill never brings a takedown back.
@@ -90,7 +90,7 @@ class BackfillOptions(StoreOptions, PipelineOptions):
 def _parse_bound(value: str | None, flag: str) -> int | None:
     if not value:
         return None
-    from transforms.stories.features import parse_time
+    from transforms.stories.vocabulary.features import parse_time
 
     t = parse_time(value)
     if t is None:
@@ -191,8 +191,8 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     are computed differs)."""
     from stores.beam_io import CheckRunClaimFn, write_lines
     from transforms.common import DEAD_LETTER, dead_letter_json
-    from transforms.stories import backfill_files
     from transforms.stories import beam as sb
+    from transforms.stories.backfill import backfill_files
     from transforms.stories.beam import backfill as bb
 
     files = files or (input_patterns(job.input) if job.run.translate_only else expand_inputs(job.input))
@@ -348,7 +348,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
     from apache_beam.io.filesystems import FileSystems
 
     from stores.beam_io import write_text
-    from transforms.stories.embed import loaded_paths
+    from transforms.stories.embed.embed import loaded_paths
 
     duration = time.time() - started
     summary_path = os.path.join(job.output, "summary.json")
@@ -358,7 +358,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
     counts = summary.get("counts", {})
     dead = _read_back(os.path.join(job.output, "dead_letters.jsonl"))
     counts["dead_letters"] = len(dead.splitlines()) if dead else 0
-    # the arithmetic each embedder ran (int8 or fp32, chosen per CPU: transforms/stories/cpu.py), its workers and why;
+    # the arithmetic each embedder ran (int8 or fp32, chosen per CPU: transforms/stories/embed/cpu.py), its workers and why;
     # read from this process's embedders (FnApiRunner runs the DoFns in process)
     embedder_paths = loaded_paths()
     for spec, info in sorted(embedder_paths.items()):

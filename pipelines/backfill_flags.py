@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
+from transforms.stories.embed.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 FLAGS: list[tuple[tuple, dict]] = [
     (

@@ -38,7 +38,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.options import JobRun, StoreOptions
 from transforms.common import DEAD_LETTER, dead_letter
-from transforms.stories.embedder_specs import EMBEDDER_CHOICES, embedder_arg
+from transforms.stories.embed.embedder_specs import EMBEDDER_CHOICES, embedder_arg
 
 log = logging.getLogger("newsroom.stories")
 
@@ -90,7 +90,7 @@ class StoriesOptions(StoreOptions):
             "--embedder",
             default="auto",
             type=embedder_arg,
-            help=f"Embedder spec, one of {EMBEDDER_CHOICES} (transforms/stories/embed.py): auto = English "
+            help=f"Embedder spec, one of {EMBEDDER_CHOICES} (transforms/stories/embed/embed.py): auto = English "
             "all-MiniLM-L6-v2, others multilingual USE v3; st:PATH a sentence-transformers directory; hash for tests. "
             "Default: auto.",
         )
@@ -239,7 +239,7 @@ def build_pipeline(p, job: StoriesJob) -> dict:
     from transforms.editions.vocabulary.settings import PublishSettings, RankSettings
     from transforms.stories import beam as sb
     from transforms.stories.beam.storylines import Storylines
-    from transforms.stories.features import from_article
+    from transforms.stories.vocabulary.features import from_article
 
     o, cfg, links = job, job.run.store, job.links
     if o.input:

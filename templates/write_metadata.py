@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from transforms.stories.embedder_specs import EMBEDDER_PATTERN  # noqa: E402 - needs ROOT on the path
+from transforms.stories.embed.embedder_specs import EMBEDDER_PATTERN  # noqa: E402 - needs ROOT on the path
 
 EXAMPLE = re.compile(r"Example: (\S+?)[.,;)]?(?:\s|$)")  # as tests/deploy/test_templates.py reads it
 
@@ -43,9 +43,9 @@ ANY = r"^[^\n\r]+$"
 PATHS = r"^[^\s,]+(,[^\s,]+)*$"  # one path or glob, or several comma-separated (local or gs://)
 IMAGE_JSON = r"^(?!gs://)[^\s,]+\.json$"  # a JSON file inside the image (read with open(), not FileSystems)
 EDITIONS = r"^[a-z]{2}-[a-z]{2,3}(,[a-z]{2}-[a-z]{2,3})*$"  # edition ids (transforms/editions/vocabulary/editions.json)
-# transforms/stories/embedder_specs.py: the pattern its check matches (the names of its one list and the two forms).
+# transforms/stories/embed/embedder_specs.py: the pattern its check matches (the names of its one list and the two forms).
 EMBEDDER = EMBEDDER_PATTERN
-# pipelines/backfill.py --from/--to: what transforms.stories.features.parse_time reads (ISO 8601 date or time).
+# pipelines/backfill.py --from/--to: what transforms.stories.vocabulary.features.parse_time reads (ISO 8601 date or time).
 ISO_TIME = (
     r"^[0-9]{4}-?[0-9]{2}-?[0-9]{2}([T ][0-9]{2}:?[0-9]{2}(:?[0-9]{2}(\.[0-9]+)?)?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?$"
 )

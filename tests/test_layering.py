@@ -65,6 +65,7 @@ BEAM_MODULES = {
 # ``__init__`` is the package's own face where it is more than a table of contents (serving's app factory).
 ROOMS = {
     "transforms.editions": ("vocabulary", "book", "bursts", "cycle", "overlays", "ranker", "publish", "beam"),
+    "transforms.stories": ("vocabulary", "embed", "index", "writer", "links", "storylines", "backfill", "beam"),
     "serving": ("http", "state", "personal", "api", "web", "worker", "__init__"),
 }
 

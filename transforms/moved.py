@@ -26,6 +26,7 @@ MOVED = {
     "transforms.editions.scoring": "transforms.editions.cycle.scoring",
     "transforms.editions.coverage": "transforms.editions.bursts.coverage",
     "transforms.editions.breaking": "transforms.editions.publish.breaking",
+    "transforms.stories.storyline": "transforms.stories.storylines.storyline",
 }
 
 

@@ -728,7 +728,7 @@ ARTICLES: list[dict] = [
     # ---------------------------------------------------------------- E13 one event, two stories, one repair merge
     # MERGED_PAIR: the second report opens on a passenger's night, not on the grounding, and names other people, so
     # it scores 0.76 against the first when it arrives (join bar 0.8) and 0.73-0.74 at the next repair tick (merge
-    # bar 0.7 for two single-article stories; transforms/stories/config.py), measured with all-MiniLM-L6-v2 over
+    # bar 0.7 for two single-article stories; transforms/stories/vocabulary/config.py), measured with all-MiniLM-L6-v2 over
     # the world's English news; tests/pipelines/test_world_merge.py runs it through the stories job and the origin.
     {
         "id": "ferry-aground-gull-island",

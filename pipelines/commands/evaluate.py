@@ -8,7 +8,7 @@ language, the number of gold stories split over several predicted stories, and t
 mix several gold events.
 
 Cross-language links count as the same story: by default the predicted cluster of an article is its ``group_id``
-(the link component, see transforms/stories/assignments.py) when the file has one; ``--no-links`` scores the
+(the link component, see transforms/stories/backfill/assignments.py) when the file has one; ``--no-links`` scores the
 per-language ``story_id`` instead. Per-language figures always use pairs inside that language. Articles missing from
 the predictions are counted as singletons (and reported).
 

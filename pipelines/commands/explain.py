@@ -1,6 +1,6 @@
 """``newsroom explain``: why a backfill put an article in its story, read from the backfill's ``--output``.
 
-Reads ``explanations.jsonl`` (the writer's records, transforms/stories/explanations.py) of one backfill output
+Reads ``explanations.jsonl`` (the writer's records, transforms/stories/writer/explanations.py) of one backfill output
 folder; prints, for ``--article ID``, the arrival decision (every candidate story kept, with its features and score
 against the join bar) and each repair that moved the article since, then the story it ends in; for ``--story ID``,
 the story's articles with how each got there (founded it, joined at which score, moved by which merge or split) and

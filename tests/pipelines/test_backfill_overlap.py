@@ -1,4 +1,4 @@
-"""The local backfill overlaps embedding with the writer (transforms/stories/overlap.py); its files are byte-identical
+"""The local backfill overlaps embedding with the writer (transforms/stories/writer/overlap.py); its files are byte-identical
 to the sequential graph's (embedding stage first, then the writer), which Dataflow runs. The minilm case is slow
 (the model); the hash case and tests/transforms/stories/test_overlap.py cover the same rule fast, and the embedder's
 batch independence (tests/transforms/stories/test_embed.py) is what makes it hold for real vectors."""

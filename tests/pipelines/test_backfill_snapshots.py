@@ -155,7 +155,7 @@ def test_replay_feeds_the_storylines_to_the_ranker_one_story_per_storyline_in_th
     """The streaming job's ranker reads the storyline stage's changes (one story per storyline in the top 5); the
     backfill's replay must read the run's own (storyline_changes.jsonl), or its pages differ from streaming's."""
     from pipelines.backfill import run
-    from transforms.stories import storyline as slm
+    from transforms.stories.storylines import storyline as slm
 
     # the hash embedder's vectors are far apart: the rule's cosine and score bars are lowered so that two stories
     # sharing two rare names (Kretschmer, Pirna) link; the shared-names bar stays

@@ -164,12 +164,12 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
 
     documented = documented_settings()
     assert {"NEWSROOM_TOKEN_SECRET", "NEWSROOM_CURSOR_SECRET", "NEWSROOM_PING_KEYS"} <= documented
-    from transforms.stories import cpu
+    from transforms.stories.embed import cpu
 
     # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity and CDN
     # purge settings, the browser tests' chromium and artefact folder, the commands' traceback switch.
     elsewhere = {
-        cpu.ENV: ROOT / "transforms" / "stories" / "cpu.py",
+        cpu.ENV: ROOT / "transforms" / "stories" / "embed" / "cpu.py",
         "NEWSROOM_OPERATOR": ROOT / "stores" / "audit.py",
         "NEWSROOM_CDN_URL_MAP": ROOT / "stores" / "cdn.py",
         "NEWSROOM_CDN_PURGE_RATE": ROOT / "stores" / "cdn.py",

@@ -119,7 +119,7 @@ def test_progress_prints_at_most_every_interval_and_at_the_total():
 
 def test_the_writer_reports_each_decided_article_to_its_progress():
     from tests.transforms.stories.synth import TEST_CONFIG, make_articles
-    from transforms.stories.cluster import StoryClusterer
+    from transforms.stories.writer.cluster import StoryClusterer
 
     arts, _ = make_articles(n_events=2, per_event=3)
     w = StoryClusterer("en", model="test", config=TEST_CONFIG, exact_index=True)

@@ -68,7 +68,7 @@ Why these weights:
 Plain Python: the Beam job (transforms/authority/beam.py) and the tests call the same functions.
 
 Name kept: each stage that scores has its own ``scoring.py`` (transforms/editions/cycle/scoring.py ranks stories for
-pages, transforms/stories/scoring.py matches articles to stories), always imported through its package.
+pages, transforms/stories/writer/scoring.py matches articles to stories), always imported through its package.
 """
 
 from __future__ import annotations

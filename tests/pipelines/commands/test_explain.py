@@ -13,8 +13,8 @@ from pipelines.commands.explain import memberships
 from tests.pipelines.test_backfill import backfill, read
 from tests.pipelines.test_command_errors import assert_one_line_error, newsroom
 from tests.transforms.stories.test_explanations import check_decision, check_merge
-from transforms.stories.cluster import calibration
-from transforms.stories.scoring import Scorer
+from transforms.stories.writer.cluster import calibration
+from transforms.stories.writer.scoring import Scorer
 
 
 def check_output(out) -> list[dict]:

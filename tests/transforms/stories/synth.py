@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from transforms.stories.cluster import ClusterConfig
-from transforms.stories.features import ArticleFeatures
+from transforms.stories.vocabulary.features import ArticleFeatures
+from transforms.stories.writer.cluster import ClusterConfig
 
 DIM = 32
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z

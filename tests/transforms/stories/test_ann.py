@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from transforms.stories.ann import CentroidIndex, ExactIndex, exact_scores, normalise
+from transforms.stories.index.ann import CentroidIndex, ExactIndex, exact_scores, normalise
 
 DIM = 32
 

@@ -16,7 +16,7 @@ from apache_beam.transforms.window import TimestampedValue
 from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import TEST_CONFIG, make_articles
 from transforms.stories.beam import DEAD_LETTER, ApplyStoryChanges, ClusterStories
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.writer.cluster import StoryClusterer
 
 _COLLECTED: dict[str, list] = {}
 

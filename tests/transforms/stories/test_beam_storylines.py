@@ -7,8 +7,8 @@ import numpy as np
 
 from tests.transforms.stories.synth import T0, TEST_CONFIG, article
 from transforms.common import DAY_MS
-from transforms.stories import storyline as sl
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.storylines import storyline as sl
+from transforms.stories.writer.cluster import StoryClusterer
 
 DIM = 32
 

@@ -1,4 +1,4 @@
-"""The writer's numpy linear algebra runs on one BLAS thread (transforms/stories/blas.py): its matrices are small,
+"""The writer's numpy linear algebra runs on one BLAS thread (transforms/stories/writer/blas.py): its matrices are small,
 and a second OpenBLAS thread only spins beside the backfill's encoder process. Scoped to the writer: the setting
 around it is restored."""
 
@@ -8,7 +8,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from tests.transforms.stories.synth import DIM, MIN, T0, TEST_CONFIG, article
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.writer.cluster import StoryClusterer
 
 
 def blas_threads() -> list[int]:
@@ -40,7 +40,7 @@ def test_a_blas_loaded_after_the_first_scope_is_limited_too():
     code = """
 import numpy
 from threadpoolctl import threadpool_info, threadpool_limits
-from transforms.stories.blas import one_blas_thread
+from transforms.stories.writer.blas import one_blas_thread
 def blas(): return sorted((l["filepath"], l["num_threads"]) for l in threadpool_info() if l["user_api"] == "blas")
 with threadpool_limits(limits=2, user_api="blas"):
     with one_blas_thread():

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.commands import evaluate as ev
-from transforms.stories import pairscore
-from transforms.stories.cluster import ClusterConfig, Story, StoryClusterer
+from transforms.stories.writer import pairscore
+from transforms.stories.writer.cluster import ClusterConfig, Story, StoryClusterer
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -50,7 +50,7 @@ def test_the_calibration_prints_the_reference_beside_the_writer(tmp_path, capsys
     row = out[header + 1].split()
     assert row[0] == "tiny-dev.jsonl"
     # the reference columns are the reference's own score of this file, computed in the same run
-    from transforms.stories import embed as embmod
+    from transforms.stories.embed import embed as embmod
 
     feats, gold, _ = stories_calibrate.load(
         str(tmp_path / "tiny-dev.jsonl"), embmod.EmbedderRouting("hash:32"), str(tmp_path / "cache"), False
@@ -68,7 +68,7 @@ def test_the_headline_is_leave_one_file_out(tmp_path, capsys):
     import stories_lofo
     from stories_reference import reference
 
-    from transforms.stories import embed as embmod
+    from transforms.stories.embed import embed as embmod
 
     write_dev_file(tmp_path / "one-dev.jsonl")
     rows = [

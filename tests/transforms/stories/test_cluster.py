@@ -1,4 +1,4 @@
-"""The per-language story writer (transforms/stories/cluster.py): order, determinism, ids, expiry, copies, recovery."""
+"""The per-language story writer (transforms/stories/writer/cluster.py): order, determinism, ids, expiry, copies, recovery."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from stores import open_stores
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article, make_articles
-from transforms.stories import ids as idmod
-from transforms.stories.apply import apply_in_order
-from transforms.stories.assignments import fold
-from transforms.stories.cluster import StoreBehind, StoryClusterer
+from transforms.stories.backfill.assignments import fold
+from transforms.stories.vocabulary import ids as idmod
+from transforms.stories.writer.apply import apply_in_order
+from transforms.stories.writer.cluster import StoreBehind, StoryClusterer
 
 
 def run(arts, **kw):
@@ -185,7 +185,7 @@ def test_incremental_profile_keys_equal_a_full_rebuild():
     must be what ranking every key gives, at any point of a run."""
     import dataclasses as dc
 
-    from transforms.stories.cluster import Story
+    from transforms.stories.writer.cluster import Story
 
     arts, _ = make_articles(n_events=4, per_event=40, seed=12)
     w = StoryClusterer("en", config=dc.replace(TEST_CONFIG, profile_terms=3, profile_entities=2), exact_index=True)

@@ -7,8 +7,8 @@ import datetime as dt
 import numpy as np
 
 from tests.transforms.stories.synth import DIM, TEST_CONFIG, unit
-from transforms.stories import features as F
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.vocabulary import features as F
+from transforms.stories.writer.cluster import StoryClusterer
 
 
 def _ms(y, m, d):

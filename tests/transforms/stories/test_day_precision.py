@@ -1,6 +1,6 @@
-"""Times known only to the day (transforms/stories/config.py ``date_only``): a story's live span counts from the end
+"""Times known only to the day (transforms/stories/vocabulary/config.py ``date_only``): a story's live span counts from the end
 of its last article's day, and two texts that print different days as their datelines never join or merge
-(transforms/stories/evidence.py). On real dev-set texts: BASIL's Steele report dated two calendar days after the
+(transforms/stories/writer/evidence.py). On real dev-set texts: BASIL's Steele report dated two calendar days after the
 first (2010-07-02, then 2010-07-04) joins its story; MEANTIME's "First Airbus A380 delivered" (dateline 15 Oct 2007)
 and "First A380 enters commercial service" (17 Oct 2007), two events, stay apart in every language."""
 
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from tests.transforms.stories.synth import DIM
-from transforms.stories import features as F
-from transforms.stories.cluster import ClusterConfig, StoryClusterer
-from transforms.stories.config import DAY_MS, date_only
-from transforms.stories.evidence import disagree, evidence
-from transforms.stories.state import Member
+from transforms.stories.vocabulary import features as F
+from transforms.stories.vocabulary.config import DAY_MS, date_only
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.evidence import disagree, evidence
+from transforms.stories.writer.state import Member
 
 ROOT = Path(__file__).resolve().parents[3]
 DATA = next(

@@ -11,8 +11,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from transforms.stories import cpu, embed  # noqa: E402
-from transforms.stories.int8 import RowInt8Linear, quantize_linears  # noqa: E402
+from transforms.stories.embed import cpu, embed  # noqa: E402
+from transforms.stories.embed.int8 import RowInt8Linear, quantize_linears  # noqa: E402
 
 TEXTS = [
     "Magnitude 6.1 earthquake strikes off the coast of northern California. The quake hit at 3 a.m. local time.",

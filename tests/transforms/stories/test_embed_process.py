@@ -1,4 +1,4 @@
-"""The backfill's embedder process (transforms/stories/embed_process.py) gives the vectors of the in-process embedder,
+"""The backfill's embedder process (transforms/stories/embed/embed_process.py) gives the vectors of the in-process embedder,
 says what it runs, and turns a failure into an error, not a hang."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transforms.stories.embed import HashEmbedder
-from transforms.stories.embed_process import EmbedderProcess, wants_process
+from transforms.stories.embed.embed import HashEmbedder
+from transforms.stories.embed.embed_process import EmbedderProcess, wants_process
 
 TEXTS = ["Magnitude 7.3 earthquake strikes Valparaiso Chile", "Sbarro files for Chapter 11 again", "x"]
 

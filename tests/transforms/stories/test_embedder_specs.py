@@ -1,4 +1,4 @@
-"""One list of embedder specs (transforms/stories/embedder_specs.py): the check, the routing, the backend factory and
+"""One list of embedder specs (transforms/stories/embed/embedder_specs.py): the check, the routing, the backend factory and
 the templates' EMBEDDER regex accept exactly the same specs."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import re
 import pytest
 
 from templates.write_metadata import EMBEDDER
-from transforms.stories.embed import EmbedderRouting, create_embedder
-from transforms.stories.embedder_specs import EMBEDDER_NAMES, EMBEDDER_PATTERN, check_embedder, embedder_arg
+from transforms.stories.embed.embed import EmbedderRouting, create_embedder
+from transforms.stories.embed.embedder_specs import EMBEDDER_NAMES, EMBEDDER_PATTERN, check_embedder, embedder_arg
 
 GOOD = [*EMBEDDER_NAMES, "hash:16", "hash:512", "st:/models/labse", "st:gs-free/dir"]
 BAD = [

@@ -15,9 +15,9 @@ import dataclasses
 import numpy as np
 
 from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
-from transforms.stories import features as F
-from transforms.stories import text as textmod
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.vocabulary import features as F
+from transforms.stories.vocabulary import text as textmod
+from transforms.stories.writer.cluster import StoryClusterer
 
 SAME = np.ones(DIM, dtype=np.float32)
 
@@ -51,7 +51,7 @@ def test_unknown_times_are_not_cut():
 def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
     """Three events of one kind share a direction (the kind) but not their names and terms: the profile score joins
     them, the average learned pair score over the members does not."""
-    from transforms.stories import pairscore
+    from transforms.stories.writer import pairscore
 
     model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
     path = tmp_path / "model.json"
@@ -86,7 +86,7 @@ def test_an_article_without_a_title_is_told_by_its_first_sentence():
 
 
 def test_the_manifest_says_what_was_assumed_of_untimed_input():
-    from transforms.stories.backfill_files import assumptions
+    from transforms.stories.backfill.backfill_files import assumptions
 
     def out(*members):
         return {"members": {aid: {"time_known": known} for aid, known in members}}
@@ -100,7 +100,7 @@ def test_the_manifest_says_what_was_assumed_of_untimed_input():
 
 
 def test_places_tell_two_shootings_of_one_day_apart():
-    from transforms.stories import places
+    from transforms.stories.vocabulary import places
 
     stockton = places.chains("2 teens wounded in Stockton", "STOCKTON, Calif. - Two teens were shot Monday.", "en")
     indy = places.chains(

@@ -1,4 +1,4 @@
-"""Text evidence against a within-language merge (transforms/stories/evidence.py), on real dev-set texts: MEANTIME's
+"""Text evidence against a within-language merge (transforms/stories/writer/evidence.py), on real dev-set texts: MEANTIME's
 two aircraft orders of 13 June 2005 (Ryanair's Boeing 737 options, Qatar Airways' Airbus order), which the repair
 merged in Italian and Dutch, are kept apart in every language; reports of one event still merge."""
 
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0
-from transforms.stories import features as F
-from transforms.stories.cluster import ClusterConfig, StoryClusterer
-from transforms.stories.evidence import disagree, evidence
-from transforms.stories.state import Member
+from transforms.stories.vocabulary import features as F
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.evidence import disagree, evidence
+from transforms.stories.writer.state import Member
 
 ROOT = Path(__file__).resolve().parents[3]
 # ../shared beside the checkout (or beside the directory of worktrees a checkout can sit in)

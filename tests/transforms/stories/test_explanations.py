@@ -1,4 +1,4 @@
-"""Explanations of the story writer (transforms/stories/explanations.py): every placement and every repair carries
+"""Explanations of the story writer (transforms/stories/writer/explanations.py): every placement and every repair carries
 one; re-scored from its recorded features with the writer's own scoring functions, each gives the score the writer
 recorded and is consistent with the decision (joined iff the best candidate reached the bar); replayed, they put
 every article in the story the backfill's fold puts it in; and turning them on changes no decision."""
@@ -14,11 +14,11 @@ from pipelines.commands.explain import ExplainError, explain_article, explain_st
 from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, make_articles
 from tests.transforms.stories.test_repair import ALWAYS_JOIN, event
 from transforms.common import PLACEMENTS
-from transforms.stories import pairscore
-from transforms.stories.assignments import fold
-from transforms.stories.cluster import StoryClusterer
-from transforms.stories.explanations import EXPLAIN_TOP
-from transforms.stories.scoring import Scorer
+from transforms.stories.backfill.assignments import fold
+from transforms.stories.writer import pairscore
+from transforms.stories.writer.cluster import StoryClusterer
+from transforms.stories.writer.explanations import EXPLAIN_TOP
+from transforms.stories.writer.scoring import Scorer
 
 
 def run(arts, config, explain=True, **kw):
@@ -129,8 +129,8 @@ def test_a_new_story_names_the_best_candidate_below_the_bar():
 
 def test_a_headline_merge_records_the_learned_pair_score_it_merged_on():
     from tests.transforms.stories.test_headline_linkage import _fragments, _writer_with
-    from transforms.stories.cluster import ClusterConfig
-    from transforms.stories.repair import merge_pass
+    from transforms.stories.writer.cluster import ClusterConfig
+    from transforms.stories.writer.repair import merge_pass
 
     w, (a, b, x) = _writer_with(ClusterConfig(), _fragments())
     w.explain = True

@@ -6,11 +6,11 @@ import dataclasses
 
 import numpy as np
 
-from transforms.stories.cluster import ClusterConfig, StoryClusterer
-from transforms.stories.features import ArticleFeatures
-from transforms.stories.lexical import dot
-from transforms.stories.repair import merge_pass
-from transforms.stories.scoring import linkage_mean
+from transforms.stories.vocabulary.features import ArticleFeatures
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.lexical import dot
+from transforms.stories.writer.repair import merge_pass
+from transforms.stories.writer.scoring import linkage_mean
 
 DIM = 32
 T0 = 946_684_800_000
@@ -120,7 +120,8 @@ def test_stories_with_a_body_keep_the_profile_criterion():
 def test_headline_merges_use_the_learned_pair_score_averaged_over_article_pairs():
     """The margin of two headline-only stories is the average logit of the learned pair score over their article
     pairs (brute force here, from the writer's own TF-IDF vectors) minus its headline bar and the writer's margin."""
-    from transforms.stories import pairscore, places
+    from transforms.stories.vocabulary import places
+    from transforms.stories.writer import pairscore
 
     frags = _fragments(n=5)
     w, (a, b, x) = _writer_with(ClusterConfig(), frags)

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from tests.transforms.stories.synth import TEST_CONFIG, make_articles
-from transforms.stories.cluster import ClusterConfig, StoryClusterer
-from transforms.stories.lexical import LexicalStats, _unit, dot
-from transforms.stories.state import Member, Story, recompute_centroid, recompute_centroids
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.lexical import LexicalStats, _unit, dot
+from transforms.stories.writer.state import Member, Story, recompute_centroid, recompute_centroids
 
 
 def _articles(headlines: bool, seed: int = 11, noise: float = 0.35, gap_ms: int = 40 * 60_000):

@@ -1,4 +1,4 @@
-"""The backfill's overlapped writer (transforms/stories/overlap.py) decides exactly what the sequential one decides:
+"""The backfill's overlapped writer (transforms/stories/writer/overlap.py) decides exactly what the sequential one decides:
 embedding runs ahead in decision order while the writer advances behind it, batch by batch."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-from transforms.stories import backfill_files
-from transforms.stories.cluster import ClusterConfig, StoryClusterer
-from transforms.stories.embed import HashEmbedder
-from transforms.stories.overlap import advance_overlapped
+from transforms.stories.backfill import backfill_files
+from transforms.stories.embed.embed import HashEmbedder
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.overlap import advance_overlapped
 
 TOPICS = [
     "earthquake strikes coast of Chile {k}",

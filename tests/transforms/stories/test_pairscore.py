@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.transforms.stories.synth import DIM, HOUR, T0, article
-from transforms.stories import pairscore
+from transforms.stories.writer import pairscore
 
 
 def test_the_shipped_model_records_its_features_training_data_and_held_out_scores():

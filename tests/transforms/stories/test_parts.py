@@ -9,12 +9,12 @@ import pytest
 
 from pipelines.commands import evaluate as ev
 from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, make_articles, translated_events
-from transforms.stories import features as F
-from transforms.stories import ids as idmod
-from transforms.stories import text as T
-from transforms.stories.assignments import assignment_rows, fold, link_groups
-from transforms.stories.cluster import StoryClusterer
-from transforms.stories.links import StoryLinker
+from transforms.stories.backfill.assignments import assignment_rows, fold, link_groups
+from transforms.stories.links.links import StoryLinker
+from transforms.stories.vocabulary import features as F
+from transforms.stories.vocabulary import ids as idmod
+from transforms.stories.vocabulary import text as T
+from transforms.stories.writer.cluster import StoryClusterer
 
 # -- ids ---------------------------------------------------------------------------------------------------------
 
@@ -246,10 +246,10 @@ def test_a_link_needs_a_shared_entity_and_times_that_overlap():
 
 
 def test_the_backfill_links_its_slim_outputs_as_the_full_ones():
-    """The backfill folds slimmed writer outputs (transforms/stories/backfill_files.py): they keep what the linker
+    """The backfill folds slimmed writer outputs (transforms/stories/backfill/backfill_files.py): they keep what the linker
     reads, member times included, so a backfill links what the in-process run links."""
-    from transforms.stories.backfill_files import slim_output
-    from transforms.stories.local import link_outputs
+    from transforms.stories.backfill.backfill_files import slim_output
+    from transforms.stories.backfill.local import link_outputs
 
     outputs = []
     for lang, at in (("en", T0), ("es", T0 + 9 * 24 * 3_600_000)):
@@ -261,7 +261,7 @@ def test_the_backfill_links_its_slim_outputs_as_the_full_ones():
 
 def test_fold_keeps_an_existing_story_that_a_split_moves_articles_into():
     """A SPLIT may name a live story as the receiver (the re-clustering repair): its summary is not reset."""
-    from transforms.stories.assignments import fold as fold_changes
+    from transforms.stories.backfill.assignments import fold as fold_changes
 
     def ch(seq, kind, sid, **kw):
         return {"language": "en", "seq": seq, "kind": kind, "story_id": sid, "at": 1000 * seq, **kw}

@@ -39,8 +39,8 @@ def test_the_writer_meets_the_dev_bars_out_of_sample(tmp_path):
     import stories_calibrate as calibrate
     import stories_lofo as lofo
 
-    from transforms.stories import embed as embmod
-    from transforms.stories.cluster import calibration
+    from transforms.stories.embed import embed as embmod
+    from transforms.stories.writer.cluster import calibration
 
     files = sorted(DATA.glob("*-dev.jsonl"))
     assert files, f"no dev files in {DATA}"

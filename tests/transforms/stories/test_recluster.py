@@ -11,10 +11,10 @@ import numpy as np
 
 from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article, make_articles
-from transforms.stories.apply import apply_in_order
-from transforms.stories.assignments import fold
-from transforms.stories.cluster import StoryClusterer
-from transforms.stories.recluster import reconcile
+from transforms.stories.backfill.assignments import fold
+from transforms.stories.writer.apply import apply_in_order
+from transforms.stories.writer.cluster import StoryClusterer
+from transforms.stories.writer.recluster import reconcile
 
 RECLUSTER = dataclasses.replace(TEST_CONFIG, repair_mode="recluster")
 NEVER_JOIN = dataclasses.replace(RECLUSTER, join=5.0, join_headline=5.0)

@@ -12,10 +12,10 @@ import pytest
 from stores import StoreConfig, open_store
 from tests.transforms.stories.synth import DIM, HOUR, MIN, T0, TEST_CONFIG, article
 from transforms.common import HOUR_MS
-from transforms.stories.apply import apply_in_order, apply_output
-from transforms.stories.assignments import fold
-from transforms.stories.cluster import StoryClusterer, recompute_centroid
-from transforms.stories.repair import halves_bound, split_due
+from transforms.stories.backfill.assignments import fold
+from transforms.stories.writer.apply import apply_in_order, apply_output
+from transforms.stories.writer.cluster import StoryClusterer, recompute_centroid
+from transforms.stories.writer.repair import halves_bound, split_due
 
 MERGE_MODE = dataclasses.replace(TEST_CONFIG, repair_mode="merge")
 NEVER_JOIN = dataclasses.replace(MERGE_MODE, join=5.0, join_headline=5.0)
@@ -185,14 +185,14 @@ def test_replaying_any_change_is_a_no_op(tmp_path):
     for o in outs:  # every change again, newest last: nothing moves
         assert apply_output(store, o) is False
     assert {sid: store.get_story(sid) for sid in snapshot} == snapshot
-    from transforms.stories.apply import OutOfOrder
+    from transforms.stories.writer.apply import OutOfOrder
 
     with pytest.raises(OutOfOrder):
         apply_output(store, {**outs[0], "change": {**outs[0]["change"], "seq": len(outs) + 5}}, strict=True)
 
 
 def _member(i, rng, at, terms=("quake",), ents=("chile",), time_known=True):
-    from transforms.stories.cluster import Member
+    from transforms.stories.writer.cluster import Member
 
     v = rng.standard_normal(DIM).astype(np.float32)
     return Member(
@@ -232,7 +232,7 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
     ticks = [tick0 + k * c.repair_every_ms for k in range(12)]
 
     def story(n, sid):
-        from transforms.stories.cluster import Story
+        from transforms.stories.writer.cluster import Story
 
         s = Story(sid, "en", np.zeros(DIM), T0)
         s.n, s.last_at = n, ticks[-1]  # changed at every tick
@@ -252,7 +252,7 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
 def test_the_sequence_rule_is_replay_next_or_ahead():
     """One rule for the applier and the Beam buffer: at or below the store's writer_seq is a replay, exactly one
     above is the next change to apply, more than one above waits for the gap to fill."""
-    from transforms.stories.apply import AHEAD, NEXT, REPLAY, sequence_step
+    from transforms.stories.writer.apply import AHEAD, NEXT, REPLAY, sequence_step
 
     assert [sequence_step(s, 4) for s in (0, 3, 4, 5, 6, 90)] == [REPLAY, REPLAY, REPLAY, NEXT, AHEAD, AHEAD]
     assert sequence_step(1, 0) == NEXT and len({REPLAY, NEXT, AHEAD}) == 3

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-STORIES = Path(__file__).resolve().parents[3] / "transforms" / "stories"
+STORIES = Path(__file__).resolve().parents[3] / "transforms" / "stories" / "writer"
 # The modules that change a writer's state from outside its class: the two repairs and the restore.
 STATE_USERS = ("repair.py", "recluster.py", "restore.py")
 

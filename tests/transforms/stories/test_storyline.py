@@ -1,4 +1,4 @@
-"""The storyline stage (transforms/stories/storyline.py): linking, decay, the bounded index, merge and split with
+"""The storyline stage (transforms/stories/storylines/storyline.py): linking, decay, the bounded index, merge and split with
 one-hop aliases, determinism, restore-equivalence, the contract, and the backfill's result file."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from schemas import codec
 from tests.transforms.stories.synth import T0, TEST_CONFIG, article, unit
 from transforms.common import DAY_MS, WEEK_MS
-from transforms.stories import storyline as sl
-from transforms.stories.cluster import StoryClusterer
+from transforms.stories.storylines import storyline as sl
+from transforms.stories.writer.cluster import StoryClusterer
 
 DIM = 32
 
@@ -225,7 +225,7 @@ def test_ticks_group_by_boundary(every_ms):
 
 def test_the_backfill_fold_runs_the_stage_over_slim_outputs():
     """The backfill keeps only slim outputs; the storyline stage over them decides as over the full ones."""
-    from transforms.stories.backfill_files import slim_output, storyline_rows
+    from transforms.stories.backfill.backfill_files import slim_output, storyline_rows
 
     rng = np.random.default_rng(8)
     mission = rng.normal(size=DIM)

@@ -1,7 +1,7 @@
 """The storylines an edition's ranker knows: story -> storyline, folded from StorylineChange events.
 
 Reads the compact storyline events of :func:`compact_storyline` (StorylineChange records of the stories job's
-storyline stage, transforms/stories/storyline.py, routed to the editions by transforms/editions/beam/ranking.py); the
+storyline stage, transforms/stories/storylines/storyline.py, routed to the editions by transforms/editions/beam/ranking.py); the
 cycle reads :attr:`StorylineMap.of` for the top page's rule "at most one story per storyline in the top 5"
 (transforms/editions/cycle/assembly.py). Plain Python, no numpy: a dict per edition, O(1) per event except a MERGE or
 SPLIT, which moves the stories it names.

@@ -45,7 +45,7 @@ from transforms.editions.vocabulary import documents as docs
 
 STORYLINE_SCHEMA = "newsroom.storyline/v1"
 # A one-episode storyline's pointer is retired this long (event time) after its last version: past the storyline
-# stage's horizon (transforms/stories/storyline.py HORIZON_MS, 23 days) no story can join it any more, nothing links
+# stage's horizon (transforms/stories/storylines/storyline.py HORIZON_MS, 23 days) no story can join it any more, nothing links
 # it (a story page and the storyline index name storylines with a page only), and its episode is its story's page.
 # A week on top for a late cross-language merge.
 RETIRE_SINGLE_MS = 30 * DAY_MS

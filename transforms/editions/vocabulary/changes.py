@@ -1,6 +1,6 @@
 """Plain helpers on the StoryChange records the editions stage reads (no Beam).
 
-- :func:`change_of_output`: the StoryChange of a story writer's output (transforms/stories/cluster.py), with a
+- :func:`change_of_output`: the StoryChange of a story writer's output (transforms/stories/writer/cluster.py), with a
   minimal Article record when the writer kept none (a backfill of labelled JSONL);
 - :func:`editions_of`: the editions a compact change or pulse is ranked in;
 - :func:`change_dead_letter`: the DeadLetter record of a change the ranker cannot read.

@@ -10,6 +10,10 @@
 The streaming job (pipelines/stories.py) runs EmbedArticles -> ClusterStories -> ApplyStoryChanges, LinkStories and
 Storylines; the backfill (pipelines/backfill.py) the same writer and applier over ReadArticles. The names here are
 what those jobs import (``from transforms.stories import beam as sb``).
+
+Exports: the stage's PTransforms (below); the DoFns from their modules.
+May import: every room of the stories stage, Beam, ``stores`` (through stores.beam_io), ``transforms.common`` and
+``transforms.timers``.
 """
 
 from transforms.common import DEAD_LETTER

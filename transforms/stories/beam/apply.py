@@ -1,5 +1,5 @@
 """ApplyStoryChanges: the writer outputs of each language applied to the story store (stores/base.py StoryStore,
-through the embedded or the Google Cloud backend) in seq order (transforms/stories/apply.py), out-of-order ones
+through the embedded or the Google Cloud backend) in seq order (transforms/stories/writer/apply.py), out-of-order ones
 buffered until the gap is filled, replays skipped; yields the applied StoryChanges. Keyed by language: the only
 writer of the story store for its language.
 """
@@ -13,8 +13,8 @@ from apache_beam.coders import PickleCoder
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec
 
-from transforms.stories.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
 from transforms.stories.beam.common import STAGE
+from transforms.stories.writer.apply import AHEAD, NEXT, REPLAY, apply_output, sequence_step
 
 
 class ApplyStoryChangesFn(beam.DoFn):

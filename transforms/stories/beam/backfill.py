@@ -2,7 +2,7 @@
 the result writer (assignments.jsonl, stories.jsonl, storylines.jsonl, explanations.jsonl, summary.json) and the progress lines.
 
 Reads local or gs:// files through Beam's FileSystems; the plain parsing and folding are
-transforms/stories/backfill_files.py, the stage's transforms the other modules of this package.
+transforms/stories/backfill/backfill_files.py, the stage's transforms the other modules of this package.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from apache_beam.metrics import Metrics
 
 from stores.beam_io import write_lines, write_text
 from transforms.common import DEAD_LETTER, progress_line
-from transforms.stories import backfill_files
+from transforms.stories.backfill import backfill_files
 from transforms.stories.beam.common import STAGE
 
 ORDER = "order"
@@ -96,7 +96,7 @@ def storyline_changes(outputs: list[dict], n_languages: int, links) -> list[dict
 
 
 def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
-    """Fold the run's outputs (:func:`~transforms.stories.backfill_files.fold_results`); write assignments.jsonl,
+    """Fold the run's outputs (:func:`~transforms.stories.backfill.backfill_files.fold_results`); write assignments.jsonl,
     stories.jsonl, storylines.jsonl, storyline_changes.jsonl and the summary (summary.json); return the summary."""
     rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
     write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))

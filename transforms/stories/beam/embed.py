@@ -1,5 +1,5 @@
 """EmbedArticles: ArticleFeatures dicts -> the same with their vectors (and link vectors), by the embedder each
-language is routed to (transforms/stories/embed.py), re-timestamped at their first-seen time.
+language is routed to (transforms/stories/embed/embed.py), re-timestamped at their first-seen time.
 
 ``defer`` (the local backfill): when no link vectors are wanted the batches pass on unembedded and the writer's one
 firing embeds them in decision order (:class:`transforms.stories.beam.writer.ClusterStoriesFn` ``embed``).
@@ -11,9 +11,9 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.utils import shared
 
-from transforms.stories import embed as embmod
 from transforms.stories.beam.common import STAGE
-from transforms.stories.features import ArticleFeatures
+from transforms.stories.embed import embed as embmod
+from transforms.stories.vocabulary.features import ArticleFeatures
 
 
 class EmbedBatchFn(beam.DoFn):
@@ -68,7 +68,7 @@ class EmbedArticles(beam.PTransform):
     """ArticleFeatures dicts -> the same with ``vector`` (and ``link_vector``), re-timestamped at first-seen.
 
     Args:
-        routing: embedder spec or ``auto`` (transforms/stories/embed.py).
+        routing: embedder spec or ``auto`` (transforms/stories/embed/embed.py).
         links: True, False, or ``auto`` (link vectors when ``link_languages`` > 1).
         link_languages: optional singleton side input (number of input languages) for ``auto``.
     """

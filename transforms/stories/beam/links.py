@@ -1,5 +1,5 @@
-"""LinkStories: the streaming cross-language linker over every language's writer outputs (transforms/stories/links.py);
-the backfill links its final stories instead (transforms/stories/local.py).
+"""LinkStories: the streaming cross-language linker over every language's writer outputs (transforms/stories/links/links.py);
+the backfill links its final stories instead (transforms/stories/backfill/local.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 
 from transforms.stories.beam.common import STAGE
-from transforms.stories.links import StoryLinker
+from transforms.stories.links.links import StoryLinker
 from transforms.timers import arm_earliest, to_ms
 
 

@@ -1,13 +1,13 @@
 """The storyline stage in Beam: writer outputs of every language (and LINK outputs) -> StorylineChange records.
 
-A thin layer over :mod:`transforms.stories.storyline` (the rule, the ticks, the writer). ``StorylinesFn`` is keyed
+A thin layer over :mod:`transforms.stories.storylines.storyline` (the rule, the ticks, the writer). ``StorylinesFn`` is keyed
 by one key (storylines span languages: one writer, one gap-free sequence):
 
-- State: ``PENDING`` (bag of compact outputs not yet decided, :func:`~transforms.stories.storyline.compact`),
-  ``WRITER`` (the pickled :class:`~transforms.stories.storyline.StorylineWriter`), ``NEXT`` (the armed tick);
+- State: ``PENDING`` (bag of compact outputs not yet decided, :func:`~transforms.stories.storylines.storyline.compact`),
+  ``WRITER`` (the pickled :class:`~transforms.stories.storylines.storyline.StorylineWriter`), ``NEXT`` (the armed tick);
   timer ``TICK`` (event time) at the tick boundary after the earliest pending output.
 - When the watermark passes a tick T, the outputs due by T are folded tick by tick
-  (:func:`~transforms.stories.storyline.storyline_changes`, exactly what the backfill runs over its outputs), the
+  (:func:`~transforms.stories.storylines.storyline.storyline_changes`, exactly what the backfill runs over its outputs), the
   changes are emitted (timestamped at T), the rest stay pending and the timer is re-armed at their first tick.
   An output arriving after its tick fired (late data) is decided at the next tick.
 
@@ -25,7 +25,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.transforms.userstate import BagStateSpec, ReadModifyWriteStateSpec, TimerSpec, on_timer
 
-from transforms.stories import storyline as slmod
+from transforms.stories.storylines import storyline as slmod
 from transforms.timers import arm, arm_earliest, to_ms
 
 STAGE = "storylines"

@@ -1,6 +1,6 @@
-"""ClusterStories: the per-language story writer (transforms/stories/cluster.py) as a stateful DoFn.
+"""ClusterStories: the per-language story writer (transforms/stories/writer/cluster.py) as a stateful DoFn.
 
-Reads ArticleFeatures dicts (transforms/stories/features.py) timestamped at their first-seen time; writes writer
+Reads ArticleFeatures dicts (transforms/stories/vocabulary/features.py) timestamped at their first-seen time; writes writer
 outputs (``{"change": StoryChange, ...}``) and dead-letters what it cannot read (``DeadLetter`` records on the
 ``dead_letter`` tagged output, counted with Metrics). It restores from the story store, which
 :mod:`transforms.stories.beam.apply` writes.
@@ -29,8 +29,8 @@ ClusterStoriesFn (keyed by language: the single writer of its language)
   one firing per distinct event time made a 3,000-article backfill spend minutes in timer rounds.
 - ``embed`` (the local backfill, pipelines/backfill.py): EmbedArticles passes articles on unembedded when no link
   vectors are wanted, and that one firing has them embedded in decision order (by an embedder process of its own
-  for the sentence-transformers models, transforms/stories/embed_process.py) while the writer decides the batches
-  already embedded (transforms/stories/overlap.py): embedding and deciding overlap instead of running as two stages
+  for the sentence-transformers models, transforms/stories/embed/embed_process.py) while the writer decides the batches
+  already embedded (transforms/stories/writer/overlap.py): embedding and deciding overlap instead of running as two stages
   one after the other, and the articles cross the shuffle and the state without vectors.
 """
 
@@ -50,10 +50,10 @@ from apache_beam.transforms.window import GlobalWindow
 
 from transforms.common import ASSIGN, DEAD_LETTER, EXPIRE, MERGE, NEW_STORY, SPLIT, Progress
 from transforms.common import dead_letter as dead_letter_record
-from transforms.stories import embed as embmod
 from transforms.stories.beam.common import STAGE
-from transforms.stories.cluster import StoryClusterer
-from transforms.stories.features import ArticleFeatures
+from transforms.stories.embed import embed as embmod
+from transforms.stories.vocabulary.features import ArticleFeatures
+from transforms.stories.writer.cluster import StoryClusterer
 from transforms.timers import arm, arm_earliest, to_ms
 
 _WRITERS: dict[tuple[str, str], StoryClusterer] = {}
@@ -67,9 +67,9 @@ class ClusterStoriesFn(beam.DoFn):
         store_config: stores.StoreConfig of the story store the writer restores from.
         config: optional ClusterConfig (default: the model's calibration).
         exact_index: exact nearest-centroid search instead of the ANN index.
-        explain: the writer attaches the explanation of each decision (transforms/stories/explanations.py).
+        explain: the writer attaches the explanation of each decision (transforms/stories/writer/explanations.py).
         embed: ``(routing, batch_size)``: articles may come without vectors (EmbedArticles ``defer``); the bounded
-            tick embeds them in decision order while the writer decides (transforms/stories/overlap.py).
+            tick embeds them in decision order while the writer decides (transforms/stories/writer/overlap.py).
     Yields:
         writer output dicts (main output); DeadLetter records on ``dead_letter``.
     """
@@ -201,10 +201,10 @@ class ClusterStoriesFn(beam.DoFn):
 
     def _encoder(self, language: str, wait: bool = True):
         """(encode, model name) of the language's embedder for the ``embed`` tick: a process of its own for the
-        sentence-transformers specs (transforms/stories/embed_process.py: the writer would hold the GIL the encoder
+        sentence-transformers specs (transforms/stories/embed/embed_process.py: the writer would hold the GIL the encoder
         needs), else the process's embedder. ``wait=False`` only starts it: the first article does, so that its
         start-up overlaps the input."""
-        from transforms.stories import embed_process
+        from transforms.stories.embed import embed_process
 
         spec = embmod.EmbedderRouting(self.embed[0]).for_language(language)
         if not embed_process.wants_process(spec):
@@ -218,7 +218,7 @@ class ClusterStoriesFn(beam.DoFn):
         return proc.encode, name
 
     def _embed_and_advance(self, language: str, w: StoryClusterer, now: int, decided) -> list:
-        from transforms.stories.overlap import advance_overlapped
+        from transforms.stories.writer.overlap import advance_overlapped
 
         encode, name = self._encoder(language)
 

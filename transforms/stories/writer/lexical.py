@@ -1,0 +1,242 @@
+"""Lexical statistics of one writer: document frequencies over the live stories' original members, the TF-IDF
+vectors of articles and the TF-IDF profiles of stories.
+
+IDF = log((N + IDF_PRIOR) / (df + 1)) over the non-copy members of the live stories (a sliding window of the last
+~48 h of news: what is frequent *now* is what carries no information now). It is a function of the store's live
+members, hence restorable. Each story profile keeps its PROFILE_TERMS / PROFILE_ENTITIES most frequent keys, which
+bounds the cost of a score. Sparse vectors are dicts reduced with ``math.fsum`` so that no key order changes a bit.
+
+Speed without other bits: the writer's hot paths read the same numbers through cheaper shapes. A counted member's
+unit vectors are kept as ``(keys, values)`` rows (:meth:`LexicalStats.unit_rows`: numpy products and quotients are
+the IEEE operations Python's floats do, the norm is the same ``fsum``), and an article is scored against a story's
+profile without building the profile's dicts (:meth:`LexicalStats.profile_dots`: only the shared keys enter a dot
+product). tests/transforms/stories/test_lexical_rows.py pins both against the plain dict arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections import Counter
+from itertools import chain
+
+import numpy as np
+
+from transforms.stories.vocabulary.config import ClusterConfig
+from transforms.stories.writer.state import Member, Story
+
+
+class LexicalStats:
+    """Document frequencies of terms and entities over the counted (live, original) members."""
+
+    def __init__(self, config: ClusterConfig):
+        self.config = config
+        self.df: Counter = Counter()
+        self.edf: Counter = Counter()
+        self.ldf: dict[str, float] = {}  # log(df + 1), kept with df: a profile reads it for each of its ~250 keys
+        self.ledf: dict[str, float] = {}
+        self.n_docs = 0
+        self.df_version = 0
+        # Unit rows of counted members and the counted IDF of each key, kept while df_version stands still.
+        self._rows: dict[str, tuple] = {}
+        self._idf: tuple[dict, dict] = ({}, {})
+        self._rows_version = -1
+
+    def count(self, m: Member, sign: int) -> None:
+        if m.is_copy:
+            return
+        self.n_docs += sign
+        self.df_version += 1
+        for df, ldf, keys in ((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities)):
+            for k in keys:
+                df[k] += sign
+                if df[k] <= 0:
+                    del df[k]
+                    ldf.pop(k, None)
+                else:
+                    ldf[k] = math.log(df[k] + 1.0)
+
+    def article_vectors(self, terms, tfs, ents, counted: bool) -> tuple[dict, dict]:
+        """TF-IDF vectors of an article; ``counted=False`` adds the article itself to the statistics."""
+        x = 0 if counted else 1
+        n = self.n_docs + x + self.config.idf_prior
+        tv = {t: (1.0 + math.log(c)) * math.log(n / (self.df.get(t, 0) + x + 1.0)) for t, c in zip(terms, tfs)}
+        ev = {e: math.log(n / (self.edf.get(e, 0) + x + 1.0)) for e in ents}
+        return _unit(tv), _unit(ev)
+
+    def member_vectors(self, m: Member) -> tuple[dict, dict]:
+        """A counted member's TF-IDF unit vectors (the dicts of :meth:`unit_rows`)."""
+        return tuple(dict(zip(keys, vals.tolist())) for keys, vals in self.unit_rows(m))
+
+    def unit_rows(self, m: Member) -> tuple[tuple, tuple]:
+        """A counted member's (terms, entities) TF-IDF unit vectors as ``(keys, values)`` rows, bit for bit the
+        values of ``article_vectors(..., counted=True)``; kept while the IDF statistics stand still (a repair tick
+        scores the same members in many splits and merges; any article counted or expired clears them)."""
+        return self.unit_rows_of([m])[0]
+
+    def unit_rows_of(self, ms: list[Member]) -> list[tuple[tuple, tuple]]:
+        """:meth:`unit_rows` of each member; those not kept yet are computed together, one numpy pass per kind
+        (the same operations element by element; a story's hundreds of members cost one call, not hundreds)."""
+        if self._rows_version != self.df_version:
+            self._rows.clear()
+            self._idf = ({}, {})
+            self._rows_version = self.df_version
+        kept = self._rows
+        todo = list({m.article_id: m for m in ms if m.article_id not in kept}.values())
+        if todo:
+            n = self.n_docs + self.config.idf_prior
+            terms = [m.terms for m in todo]
+            ents = [m.entities for m in todo]
+            tw = np.concatenate([m.term_weights() for m in todo]) * self._gather(self._idf[0], self.df, terms, n)
+            ew = self._gather(self._idf[1], self.edf, ents, n)
+            for m, t, e in zip(todo, _unit_batch(terms, tw), _unit_batch(ents, ew)):
+                kept[m.article_id] = (t, e)
+        return [kept[m.article_id] for m in ms]
+
+    @staticmethod
+    def _gather(idf: dict, df: Counter, keys: list[tuple], n: float) -> np.ndarray:
+        """``[log(n / (df[k] + 1)) for k in chain(*keys)]``, each key's logarithm taken once per IDF state."""
+        flat = list(chain.from_iterable(keys))
+        for k in set(flat).difference(idf):
+            idf[k] = math.log(n / (df.get(k, 0) + 1.0))
+        return np.fromiter(map(idf.__getitem__, flat), np.float64, len(flat))
+
+    def profile(self, s: Story) -> tuple[dict, dict]:
+        """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
+
+        weight = (count / n) * (log(N + prior) - log(df + 1)): the keys and count / n are cached on the story until
+        its members change; the IDF part is read from ``ldf`` at each call (N and df move with every article).
+        """
+        log_base = math.log(self.n_docs + self.config.idf_prior)
+        return tuple(
+            _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
+            for (keys, share, pick, _), ldf in zip(self._profile_parts(s), (self.ldf, self.ledf))
+        )
+
+    def profile_dots(self, s: Story, vecs: tuple[dict, dict]) -> tuple[float, float]:
+        """``(dot(vecs[0], profile(s)[0]), dot(vecs[1], profile(s)[1]))``, bit for bit, without the profile's dicts:
+        the norm needs every weight, the dot product only the keys the vector shares with the profile (none: 0.0
+        without the norm). A product is commutative and ``fsum`` is exact, so the order of either changes nothing."""
+        log_base = None
+        out = []
+        for (keys, share, pick, pos), ldf, v in zip(self._profile_parts(s), (self.ldf, self.ledf), vecs):
+            common = [(x, pos[k]) for k, x in v.items() if k in pos]
+            if not common:
+                out.append(0.0)
+                continue
+            if log_base is None:
+                log_base = math.log(self.n_docs + self.config.idf_prior)
+            w = share * (log_base - _lookup(ldf, keys, pick))
+            norm = math.sqrt(math.fsum((w * w).tolist()))
+            out.append(math.fsum(x * float(w[p] / norm) for x, p in common) if norm > 0 else 0.0)
+        return out[0], out[1]
+
+    def _profile_parts(self, s: Story) -> tuple:
+        """Per kind (keys, count / n, their getter, key -> position), cached on the story until its members change."""
+        if s._profile is None:
+            n = max(s.n, 1)
+            out = []
+            tops = []
+            limits = (self.config.profile_terms, self.config.profile_entities)
+            for i, (counts, limit) in enumerate(zip((s.tf, s.ent), limits)):
+                # ranked by (-count, key): plain tuples, compared in C (a key function is a Python call per key)
+                if s._top is None:  # every key (a new or rebuilt story)
+                    ranked = sorted((-c, k) for k, c in counts.items())[:limit]
+                else:  # only the previous top and the keys that rose since can be in the top now
+                    ranked = sorted((-counts[k], k) for k in set(s._top[i]) | s._risen[i])[:limit]
+                top = sorted((k, -c) for c, k in ranked)
+                keys = tuple(k for k, _ in top)
+                tops.append(keys)
+                pick = operator.itemgetter(*keys) if len(keys) > 1 else None
+                share = np.array([c for _, c in top], dtype=np.float64) / n
+                out.append((keys, share, pick, dict(zip(keys, range(len(keys))))))
+            s._profile = tuple(out)
+            s._top = tuple(tops)
+            s._risen = (set(), set())
+        return s._profile
+
+
+_EMPTY = np.zeros(0, dtype=np.float64)
+
+
+def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
+    """:func:`_unit` of each ``dict(zip(keys[i], its weights))`` as a ``(keys, values)`` row (empty when the norm is
+    not > 0), ``w`` holding the rows' weights one after the other: each norm is the ``fsum`` of its row's squares,
+    each value its weight over that norm."""
+    lens = [len(k) for k in keys]
+    squares = (w * w).tolist()
+    norms = []
+    at = 0
+    for size in lens:
+        norms.append(math.sqrt(math.fsum(squares[at : at + size])))
+        at += size
+    with np.errstate(divide="ignore", invalid="ignore"):  # rows whose norm is 0 are dropped below
+        unit = w / np.repeat(np.array(norms, dtype=np.float64), lens)
+    out = []
+    at = 0
+    for k, size, norm in zip(keys, lens, norms):
+        out.append((k, unit[at : at + size]) if size and norm > 0 else ((), _EMPTY))
+        at += size
+    return out
+
+
+def sum_rows(rows: list) -> dict:
+    """``{key: sum of its values}`` over ``(keys, values)`` rows, added row after row from 0.0 as
+    ``total[k] = total.get(k, 0.0) + x`` does (``np.add.at`` adds in index order), the same bits."""
+    keys = list(dict.fromkeys(chain.from_iterable(k for k, _ in rows)))
+    if not keys:
+        return {}
+    col = dict(zip(keys, range(len(keys))))
+    idx = np.fromiter(map(col.__getitem__, chain.from_iterable(k for k, _ in rows)), np.intp)
+    total = np.zeros(len(keys))
+    np.add.at(total, idx, np.concatenate([v for _, v in rows]))
+    return dict(zip(keys, total.tolist()))
+
+
+def row_matrix(rows: list) -> np.ndarray:
+    """The dense matrix of ``(keys, values)`` rows over their sorted keys (at least one column), as a loop of
+    ``M[i, col[k]] = x`` fills it."""
+    keys = sorted(set(chain.from_iterable(k for k, _ in rows)))
+    col = dict(zip(keys, range(len(keys))))
+    M = np.zeros((len(rows), max(len(keys), 1)))
+    for i, (k, v) in enumerate(rows):
+        if k:
+            M[i, np.fromiter(map(col.__getitem__, k), np.intp, len(k))] = v
+    return M
+
+
+def _unit(v: dict) -> dict:
+    """``v`` scaled to unit length (``math.fsum``: correctly rounded, so the key order cannot change a bit)."""
+    if not v:
+        return v
+    n = math.sqrt(math.fsum(x * x for x in v.values()))
+    if n <= 0:
+        return {}
+    return {k: x / n for k, x in v.items()}
+
+
+def _lookup(table: dict, keys: tuple, pick) -> np.ndarray:
+    """``[table.get(k, 0.0) for k in keys]`` as an array; one C call when every key is present (the usual case)."""
+    if pick is not None:
+        try:
+            return np.array(pick(table), dtype=np.float64)
+        except KeyError:
+            pass
+    return np.fromiter((table.get(k, 0.0) for k in keys), np.float64, len(keys))
+
+
+def _unit_arrays(keys: tuple, w: np.ndarray) -> dict:
+    """:func:`_unit` of ``dict(zip(keys, w))``, vectorised (the same arithmetic, element for element)."""
+    if not keys:
+        return {}
+    n = math.sqrt(math.fsum((w * w).tolist()))
+    if n <= 0:
+        return {}
+    return dict(zip(keys, (w / n).tolist()))
+
+
+def dot(a: dict, b: dict) -> float:
+    """Dot product of two sparse vectors (``math.fsum``: independent of the keys' order)."""
+    if len(a) > len(b):
+        a, b = b, a
+    return math.fsum(x * b[k] for k, x in a.items() if k in b)

@@ -1,0 +1,230 @@
+"""Scores of the story writer: an article against a story, a story against a story, article pairs.
+
+    score = cos(article, centroid) + W_ENTITY * cos_entities + W_LEXICAL * cos_tfidf - time_penalty
+
+where cos_entities / cos_tfidf compare TF-IDF vectors (:mod:`transforms.stories.writer.lexical`) and time_penalty =
+TIME_WEIGHT * min(hours apart, 48) / 48 when both times are known, or UNKNOWN_TIME_PENALTY when either is not (a
+file without times gives no evidence of temporal proximity). Reads stories and the writer's lexical statistics;
+writes nothing (the average-linkage cache of a merge pass aside).
+
+Name kept: each stage that scores has its own ``scoring.py`` (transforms/editions/cycle/scoring.py ranks stories for
+pages, transforms/authority/scoring.py weighs publishers), always imported through its package.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from transforms.common import HOUR_MS
+from transforms.stories.vocabulary import places as placemod
+from transforms.stories.vocabulary.config import ClusterConfig
+from transforms.stories.vocabulary.features import ArticleFeatures
+from transforms.stories.writer import pairscore
+from transforms.stories.writer.evidence import disagree, evidence
+from transforms.stories.writer.lexical import LexicalStats, dot, row_matrix, sum_rows
+from transforms.stories.writer.state import Member, Story, recompute_centroid
+
+OPINION_MEMBERS = 16  # the latest originals a join's second opinion compares the article with (its cost bound)
+
+
+class Scorer:
+    """The scores of one writer (its calibration, language and lexical statistics)."""
+
+    def __init__(self, config: ClusterConfig, lex: LexicalStats, language: str):
+        self.config = config
+        self.lex = lex
+        self.language = language
+
+    def penalty(self, known: bool, gap_ms: int) -> float:
+        c = self.config
+        if not known:
+            return c.unknown_time_penalty
+        hours = min(max(gap_ms, 0) / HOUR_MS, c.expire_hours)
+        return c.time_weight * hours / c.expire_hours
+
+    def combine(self, dense: float, lex: float, ent: float) -> float:
+        return dense + self.config.w_entity * ent + self.config.w_lexical * lex
+
+    def article_score(self, dense: float, lex: float, ent: float, known: bool, gap_ms: int) -> float:
+        """The join score from its features: what :meth:`score_article` returns, and what an explanation
+        (transforms/stories/writer/explanations.py) is re-scored with."""
+        return self.combine(dense, lex, ent) - self.penalty(known, gap_ms)
+
+    def score_article(self, f: ArticleFeatures, s: Story, art_vecs=None) -> tuple[float, float, float, float]:
+        """(score, dense, lexical, entities) of a not-yet-counted article against a live story."""
+        vecs = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
+        dense = float(np.dot(np.asarray(f.vector, dtype=np.float64), s.centroid()))
+        lex, ent = self.lex.profile_dots(s, vecs)  # dot(vecs[i], profile(s)[i]), bit for bit
+        score = self.article_score(dense, lex, ent, f.time_known and s.time_known, f.first_seen_at - s.last_at)
+        return score, dense, lex, ent
+
+    def score_stories(self, a: Story, b: Story, detail: dict | None = None) -> float:
+        """Score between two stories' profiles (the repair's merge and split criterion). ``detail``, when given,
+        receives the features (an explanation: transforms/stories/writer/explanations.py)."""
+        at, ae = self.lex.profile(a)
+        bt, be = self.lex.profile(b)
+        dense = float(np.dot(a.centroid(), b.centroid()))
+        known = a.time_known and b.time_known
+        gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+        lex, ent = dot(at, bt), dot(ae, be)
+        score = self.article_score(dense, lex, ent, known, gap)
+        if detail is not None:
+            detail.update(
+                criterion="profiles", dense=dense, lexical=lex, entities=ent, time_known=known, gap_ms=int(gap)
+            )
+        return score
+
+    def merge_margin(self, a: Story, b: Story, cache: dict, detail: dict | None = None) -> float:
+        """How far two stories are above the repair's merge criterion (>= 0: they may merge). ``detail``, when
+        given, receives the criterion, its features, score and bar (score - bar is the margin)."""
+        c = self.config
+        if a.time_known and b.time_known and c.far_apart(a.first_at, a.last_at, b.first_at, b.last_at):
+            return -math.inf  # a pair of their articles is days apart (ClusterConfig.far_apart_hours)
+        if c.merge_headline_average is not None and not (a.has_body or b.has_body) and a.n and b.n:
+            known = a.time_known and b.time_known
+            gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+            if c.merge_headline_learned:
+                sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
+                return self.learned_margin(*sums, known, gap, detail, places=places_mean(a, b))
+            between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
+            if detail is not None:
+                detail.update(criterion="average pair score", score=between - self.penalty(known, gap))
+                detail.update(bar=c.merge_headline_average, time_known=known, gap_ms=int(gap))
+            return between - self.penalty(known, gap) - c.merge_headline_average
+        if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
+            return -math.inf  # their headlines name different things (transforms/stories/writer/evidence.py)
+        score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
+        if detail is not None:
+            detail.update(score=score, bar=bar)
+        if c.merge_pair_margin is not None and a.has_body and b.has_body and a.n and b.n and score >= bar:
+            known = a.time_known and b.time_known
+            gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+            sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
+            pair_bar = float(self.model().thresholds["body"]) + c.merge_pair_margin
+            opinion = self.learned_margin(*sums, known, gap, None, pair_bar, places_mean(a, b))
+            return min(score - bar, opinion)  # both the profiles and the average article pair must agree
+        return score - bar
+
+    def model(self) -> pairscore.PairScore:
+        """The learned pair score of this calibration (ClusterConfig.pair_score, else the shipped one)."""
+        return pairscore.load(self.config.pair_score or pairscore.MODEL_PATH)
+
+    def join_opinion(self, f: ArticleFeatures, s: Story, art_vecs: tuple) -> float:
+        """The second opinion on a join: the learned pair score's average logit between the article and the story's
+        latest OPINION_MEMBERS originals, minus the model's body bar and JOIN_PAIR_MARGIN (>= 0: it may join).
+        The profile score compares an article with a story's centroid, which a run of one kind of event (shootings
+        in four cities) makes generic; the average over the members asks whether the article is like *them*."""
+        ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        rows = self.lex.unit_rows_of(ms)
+        V = np.stack([m.v64 for m in ms])
+        n = float(len(ms))
+        dense = float(np.sum(V @ np.asarray(f.vector, dtype=np.float64))) / n
+        tv, ev = art_vecs
+        time = 0.0
+        if f.time_known:
+            hours = [abs(f.first_seen_at - m.at) / HOUR_MS for m in ms if m.time_known]
+            span = pairscore.TIME_SPAN_HOURS
+            time = math.fsum(1.0 - 2.0 * min(h, span) / span for h in hours) / n
+        ent, lex = dot(ev, sum_rows([r[1] for r in rows])) / n, dot(tv, sum_rows([r[0] for r in rows])) / n
+        places = float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean())
+        x = np.array([dense, ent, lex, time, places])
+        model = self.model()
+        return float(model.logit(x)) - float(model.thresholds["body"]) - self.config.join_pair_margin
+
+    def evidence(self, s: Story, cache: dict) -> tuple:
+        """A story's headline and text keys (:func:`transforms.stories.writer.evidence.evidence`), once per merge pass."""
+        key = ("evidence", s.story_id)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        out = evidence(s.originals)
+        cache[key] = (s, out)
+        return out
+
+    def learned_margin(
+        self,
+        a: tuple,
+        b: tuple,
+        known: bool,
+        gap_ms: int,
+        detail: dict | None = None,
+        bar: float | None = None,
+        places: float = 0.0,
+    ) -> float:
+        """The learned pair score's average logit between two stories' articles (from their linkage sums) minus its
+        headline bar. The features are linear in the articles' vectors, so the average logit is the logit of the
+        average cosines; the time term uses the stories' gap (0, neutral, when either time is unknown). The bar is the
+        model's headline bar plus the calibration's MERGE_HEADLINE_LEARNED_MARGIN."""
+        model = self.model()
+        (dv, ts, es, n), (dv2, ts2, es2, n2) = a, b
+        nn = float(n * n2)
+        time = 0.0
+        if known:
+            hours = min(max(gap_ms, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
+            time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
+        x = np.array([float(np.dot(dv, dv2)) / nn, dot(es, es2) / nn, dot(ts, ts2) / nn, time, places])
+        if bar is None:  # the headline merge bar
+            bar = float(model.thresholds["headline"]) + self.config.merge_headline_learned_margin
+        if detail is not None:
+            detail.update(criterion="learned pair score", score=float(model.logit(x)), bar=bar)
+            detail.update(features={k: float(v) for k, v in zip(pairscore.FEATURES, x)})
+        return float(model.logit(x)) - bar
+
+    def linkage_sums(self, s: Story, cache: dict) -> tuple:
+        """(sum of dense vectors, sum of TF-IDF unit vectors, sum of entity unit vectors, n) over the originals.
+
+        The average article-pair score between two stories is the dot product of their sums over na * nb, so a
+        story's sums are computed once per merge pass (per shadow: a merged group gets its own), its articles'
+        TF-IDF vectors once per IDF state (:meth:`LexicalStats.unit_rows`), its dense sum once per change of its
+        members (:meth:`Story.dense_sum`). Each sum adds the members in article-id order.
+        """
+        hit = cache.get(s.story_id)
+        if hit is not None and hit[0] is s:
+            return hit[1]
+        ms = sorted(s.originals, key=lambda m: m.article_id)
+        rows = self.lex.unit_rows_of(ms)
+        out = (s.dense_sum(), sum_rows([r[0] for r in rows]), sum_rows([r[1] for r in rows]), len(ms))
+        cache[s.story_id] = (s, out)
+        return out
+
+    def merge_bar(self, a: Story, b: Story) -> float:
+        c = self.config
+        base = c.merge if (a.has_body and b.has_body) else c.merge_headline
+        return base + c.merge_size_slope * math.log2(max(min(a.n, b.n), 1))
+
+    def pair_matrix(self, ms: list[Member]) -> np.ndarray:
+        """Article-level score matrix (dense + entity + lexical cosines) between members."""
+        V = np.stack([m.v64 for m in ms])
+        dense = V @ V.T
+        rows = self.lex.unit_rows_of(ms)
+        T = row_matrix([r[0] for r in rows])  # columns: the sorted keys
+        E = row_matrix([r[1] for r in rows])
+        return dense + self.config.w_entity * (E @ E.T) + self.config.w_lexical * (T @ T.T)
+
+    def shadow(self, members: list[Member], centroid_sum: tuple | None = None) -> Story:
+        """A throw-away story holding ``members`` (to score a proposed half or group); ``centroid_sum``: their
+        :func:`recompute_centroid` when already known."""
+        st = Story(0, self.language, *(centroid_sum or recompute_centroid(members, self.config.half_life_ms)))
+        for m in sorted(members, key=lambda m: m.article_id):
+            st.add(m)
+        return st
+
+
+def places_mean(a: Story, b: Story) -> float:
+    """The average ``places`` pair feature (transforms/stories/vocabulary/places.py) between two stories' latest
+    OPINION_MEMBERS originals each."""
+    ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    if not ma or not mb:
+        return 0.0
+    return float(placemod.relation_matrix([m.places for m in ma], [m.places for m in mb]).mean())
+
+
+def linkage_mean(a: tuple, b: tuple, c: ClusterConfig) -> float:
+    """Average article-pair score (dense + entity + lexical cosines, as :meth:`Scorer.pair_matrix`) between
+    the members of two stories, from their :meth:`Scorer.linkage_sums`."""
+    (dv, ts, es, n), (dv2, ts2, es2, n2) = a, b
+    total = float(np.dot(dv, dv2)) + c.w_entity * dot(es, es2) + c.w_lexical * dot(ts, ts2)
+    return total / (n * n2)

@@ -1,0 +1,320 @@
+"""The story writer's state: :class:`Member` (an article in a live story), :class:`Story` (its members, counters,
+recency-weighted centroid) and :class:`WriterOutput` (one decision and its durable effect on the story store).
+
+Plain data with the arithmetic that must give the same bits in a restored writer (centroids, representatives). Reads
+:class:`transforms.stories.vocabulary.features.ArticleFeatures` and the store's member rows; writes member rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from transforms.stories.vocabulary.features import ArticleFeatures, decode_vector, encode_vector
+
+
+class StoreBehind(RuntimeError):
+    """The story store has not yet applied every change this writer made (transient: retry later)."""
+
+
+@dataclass
+class Member:
+    article_id: str
+    at: int
+    source: str
+    vector: np.ndarray  # float32, unit
+    terms: tuple[str, ...]
+    term_tf: tuple[int, ...]
+    entities: tuple[str, ...]
+    is_copy: bool = False
+    places: tuple[str, ...] = ()  # key chains (transforms/stories/vocabulary/places.py)
+    time_known: bool = True
+    has_body: bool = True
+    dated_by_text: bool = False  # its time is the dateline its body prints (ArticleFeatures.dated_by_text)
+    link_vector: np.ndarray | None = None
+    title: str = ""
+    seq: int = 0  # the writer seq of the change that placed it (audit)
+    copy_of: str | None = None
+    # Derived once per member (its fields never change): its vector as float64 and its TF weights (1 + log tf).
+    _v64: np.ndarray | None = field(default=None, repr=False, compare=False)
+    _tfw: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def v64(self) -> np.ndarray:
+        """``vector`` as float64 (what every sum and dot product of the writer reads), converted once."""
+        if self._v64 is None:
+            self._v64 = self.vector.astype(np.float64)
+        return self._v64
+
+    def term_weights(self) -> np.ndarray:
+        """``[1 + log(tf)]`` of its terms: the IDF-free factor of its TF-IDF weights (math.log, as the dicts')."""
+        if self._tfw is None:
+            self._tfw = np.array([1.0 + math.log(c) for c in self.term_tf], dtype=np.float64)
+        return self._tfw
+
+    def to_record(self) -> dict:
+        return {
+            "copy_of": self.copy_of,
+            "at": int(self.at),
+            "source": self.source,
+            "vector": encode_vector(self.vector),
+            "terms": list(self.terms),
+            "term_tf": list(self.term_tf),
+            "entities": list(self.entities),
+            "places": list(self.places),
+            "is_copy": bool(self.is_copy),
+            "time_known": bool(self.time_known),
+            "has_body": bool(self.has_body),
+            "dated_by_text": bool(self.dated_by_text),
+            "link_vector": encode_vector(self.link_vector),
+            "title": self.title,
+            "seq": int(self.seq),
+        }
+
+    @classmethod
+    def from_record(cls, article_id: str, r: dict) -> Member:
+        return cls(
+            article_id=article_id,
+            at=int(r["at"]),
+            source=r.get("source", ""),
+            vector=decode_vector(r["vector"]),
+            terms=tuple(r.get("terms", ())),
+            term_tf=tuple(r.get("term_tf", ())),
+            entities=tuple(r.get("entities", ())),
+            places=tuple(r.get("places", ())),
+            is_copy=bool(r.get("is_copy", False)),
+            time_known=bool(r.get("time_known", True)),
+            has_body=bool(r.get("has_body", True)),
+            dated_by_text=bool(r.get("dated_by_text", False)),
+            link_vector=decode_vector(r.get("link_vector")),
+            title=r.get("title", ""),
+            seq=int(r.get("seq", 0)),
+            copy_of=r.get("copy_of"),
+        )
+
+    @classmethod
+    def from_features(cls, f: ArticleFeatures, is_copy: bool, seq: int) -> Member:
+        return cls(
+            article_id=f.article_id,
+            at=int(f.first_seen_at),
+            source=f.source or f"article:{f.article_id}",
+            vector=np.asarray(f.vector, dtype=np.float32),
+            terms=tuple(f.terms),
+            term_tf=tuple(f.term_tf),
+            entities=tuple(f.entities),
+            places=tuple(f.places),
+            is_copy=is_copy,
+            time_known=f.time_known,
+            has_body=f.has_body,
+            dated_by_text=f.dated_by_text,
+            link_vector=None if f.link_vector is None else np.asarray(f.link_vector, dtype=np.float32),
+            title=f.title,
+            seq=seq,
+            copy_of=f.copy_of if is_copy else None,
+        )
+
+
+@dataclass
+class Story:
+    story_id: int
+    language: str
+    csum: np.ndarray  # recency-weighted sum of member vectors (float64)
+    ct: int  # time the sum is decayed to
+    members: dict[str, Member] = field(default_factory=dict)
+    tf: Counter = field(default_factory=Counter)  # term -> number of non-copy members containing it
+    ent: Counter = field(default_factory=Counter)
+    source_count: Counter = field(default_factory=Counter)
+    last_repair_at: int | None = None
+    first_at: int = 2**62
+    last_at: int = -(2**62)
+    n: int = 0  # originals (non-copy members)
+    n_body: int = 0
+    n_untimed: int = 0
+    version: int = 0
+    _profile: tuple | None = None
+    # The profile's top keys as last computed, and the keys whose counts rose since: counts only rise on a live
+    # story (a repair builds a new Story), so the new top keys are the top of (old top + risen keys).
+    _top: tuple | None = None
+    _risen: tuple = field(default_factory=lambda: (set(), set()))
+    # Members in arrival order and their vectors as float64 rows (grown, not rebuilt, as members join).
+    _rows: list | None = field(default_factory=list)
+    _mat: np.ndarray | None = None
+    _mat_n: int = 0
+    _mat_original: np.ndarray | None = None  # whether each row of _mat is an original (grown with it)
+    # The originals' float64 vectors summed in article-id order (:meth:`dense_sum`) and the last id in that sum.
+    _dv: np.ndarray | None = None
+    _dv_last: str = ""
+    _centroid: tuple | None = None  # (the csum it was computed from, centroid): csum is replaced, never changed
+
+    def add(self, m: Member) -> None:
+        replaced = m.article_id in self.members
+        if replaced:
+            self._rows = None  # replaced: rebuild the member matrix
+        elif self._rows is not None:
+            self._rows.append(m)
+        if not m.is_copy:  # the dense sum grows while originals arrive in id order (a sum row after row)
+            if not replaced and self.n == 0:
+                self._dv, self._dv_last = m.v64, m.article_id
+            elif not replaced and self._dv is not None and m.article_id > self._dv_last:
+                self._dv, self._dv_last = self._dv + m.v64, m.article_id
+            else:
+                self._dv = None
+        self.members[m.article_id] = m
+        self.first_at = min(self.first_at, m.at)
+        self.last_at = max(self.last_at, m.at)
+        self.source_count[m.source] += 1
+        self.n_untimed += 0 if m.time_known else 1
+        if not m.is_copy:
+            self.n += 1
+            self.n_body += 1 if m.has_body else 0
+            self.tf.update(m.terms)  # Counter.update counts in C: +1 per occurrence, as a loop would
+            self.ent.update(m.entities)
+            if self._top is not None:
+                self._risen[0].update(m.terms)
+                self._risen[1].update(m.entities)
+        self.version += 1
+        self._profile = None
+
+    @property
+    def originals(self) -> list[Member]:
+        return [m for m in self.members.values() if not m.is_copy]
+
+    @property
+    def time_known(self) -> bool:
+        return self.n_untimed == 0
+
+    @property
+    def has_body(self) -> bool:
+        if self.n == 0:
+            return True
+        return 2 * self.n_body >= self.n
+
+    @property
+    def sources(self) -> set[str]:
+        return set(self.source_count)
+
+    def centroid(self) -> np.ndarray:
+        """``csum`` at unit length (the writer never changes a csum in place, it assigns a new one: kept per csum)."""
+        cached = self._centroid
+        if cached is None or cached[0] is not self.csum:
+            n = float(np.linalg.norm(self.csum))
+            cached = self._centroid = (self.csum, (self.csum / n) if n > 0 else self.csum)
+        return cached[1]
+
+    def dense_sum(self) -> np.ndarray:
+        """Sum of the originals' vectors (float64) in article-id order, as ``np.sum(np.stack(rows), axis=0)`` gives
+        it (numpy adds the rows one after the other): kept while originals arrive in id order, else re-summed."""
+        if self._dv is None:
+            ms = sorted(self.originals, key=lambda m: m.article_id)
+            self._dv, self._dv_last = np.sum(np.stack([m.v64 for m in ms]), axis=0), ms[-1].article_id
+        return self._dv
+
+    def representative(self) -> str:
+        """The original member closest to the centroid (a copy only if there is no original); ties: smallest id.
+
+        Row by row ``sum(v * c)`` (numpy's pairwise sum along each row), so a member's score does not depend on
+        its row or on the other members: a restored story, whose members arrive in another order, picks the same.
+        """
+        rows = self._rows
+        if rows is None or len(rows) != len(self.members):
+            rows = self._rows = sorted(self.members.values(), key=lambda m: m.article_id)
+            self._mat = None
+        have = 0 if self._mat is None else self._mat_n
+        if have < len(rows):
+            if self._mat is None or self._mat.shape[0] < len(rows):
+                grown = np.empty((max(16, 2 * len(rows)), len(self.csum)), dtype=np.float64)
+                if have:
+                    grown[:have] = self._mat[:have]
+                self._mat = grown
+            self._mat[have : len(rows)] = np.stack([m.vector for m in rows[have:]]).astype(np.float64)
+            flags = np.fromiter((not m.is_copy for m in rows[have:]), dtype=bool, count=len(rows) - have)
+            self._mat_original = flags if not have else np.concatenate([self._mat_original[:have], flags])
+            self._mat_n = len(rows)
+        scores = (self._mat[: len(rows)] * self.centroid()).sum(axis=1)
+        original = self._mat_original[: len(rows)]
+        if original.any():
+            scores = np.where(original, scores, -np.inf)
+        best = scores.max()
+        return min(rows[i].article_id for i in np.flatnonzero(scores == best))
+
+
+def decay(half_life_ms: float, dt: int) -> float:
+    return 0.5 ** (dt / half_life_ms) if dt > 0 else 1.0
+
+
+def recompute_centroid(members: list[Member], half_life_ms: float) -> tuple[np.ndarray, int]:
+    """(recency-weighted sum, its time) from members: the same arithmetic as the running update, in (at, id) order.
+
+    Used after merges and splits so that the counters of a repaired story come from its members.
+    """
+    ordered = sorted((m for m in members if not m.is_copy), key=lambda m: (m.at, m.article_id))
+    if not ordered:
+        ordered = sorted(members, key=lambda m: (m.at, m.article_id))
+    csum = np.zeros(len(ordered[0].vector), dtype=np.float64)
+    ct = ordered[0].at
+    for m in ordered:  # in place (csum is this function's own array): the same products and sums, no copies
+        if m.at > ct:
+            csum *= decay(half_life_ms, m.at - ct)
+            ct = m.at
+        csum += m.v64
+    return csum, ct
+
+
+def recompute_centroids(groups: list[list[Member]], half_life_ms: float) -> list[tuple[np.ndarray, int]]:
+    """:func:`recompute_centroid` of each group, bit for bit, in one pass over their members in (at, id) order (the
+    repair's bisection sums both halves of ~9 cuts: one Python step per member instead of one per member and half).
+
+    A member updates the sums of the groups that hold it, each decayed by its own factor, and a group it does not
+    move in time is multiplied by 1.0, which changes no bit: every sum gets the operations of its own loop."""
+    chosen = [[m for m in g if not m.is_copy] or list(g) for g in groups]
+    holders: dict[str, list[int]] = {}
+    members: dict[str, Member] = {}
+    for i, g in enumerate(chosen):
+        for m in g:
+            members[m.article_id] = m
+            holders.setdefault(m.article_id, []).append(i)
+    sums = np.zeros((len(groups), len(chosen[0][0].vector)), dtype=np.float64)
+    times: list[int | None] = [None] * len(groups)
+    for m in sorted(members.values(), key=lambda m: (m.at, m.article_id)):
+        rows = holders[m.article_id]
+        factors = []
+        for i in rows:
+            t = times[i]
+            factors.append(decay(half_life_ms, m.at - t) if t is not None and m.at > t else 1.0)
+            times[i] = m.at if t is None or m.at > t else t
+        sums[rows] = sums[rows] * np.array(factors)[:, None] + m.v64
+    return [(sums[i].copy(), times[i]) for i in range(len(groups))]
+
+
+@dataclass
+class WriterOutput:
+    """One decision: the public change plus its durable effect on the story store."""
+
+    change: dict  # StoryChange record
+    story_meta: dict | None = None  # meta of change.story_id after the change
+    members: dict[str, dict] = field(default_factory=dict)  # member rows to write under change.story_id
+    other_meta: dict | None = None  # SPLIT: meta of the new story; MERGE: meta of the absorbed (alias) story
+    other_centroid: list[float] | None = None  # SPLIT: the new story's centroid
+    other_members: dict[str, dict] = field(default_factory=dict)  # SPLIT: rows moved to the new story
+    # Why (a writer with ``explain`` on: the backfill): transforms/stories/writer/explanations.py. Never read by the store.
+    explain: dict | None = None
+
+    def to_dict(self) -> dict:
+        d = {
+            "change": self.change,
+            "story_meta": self.story_meta,
+            "members": self.members,
+            "other_meta": self.other_meta,
+            "other_centroid": self.other_centroid,
+            "other_members": self.other_members,
+        }
+        if self.explain is not None:
+            d["explain"] = self.explain
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> WriterOutput:
+        return cls(**d)
