@@ -92,6 +92,13 @@ def _card(card: dict) -> dict:
     return out
 
 
+def story_labels(story: dict) -> list[str]:
+    """A story's own labels, printed once above its headline: never one its representative's card already shows
+    (pages ranked before the labels were split named the representative's opinion on the story too)."""
+    own = set(story["representative"].get("labels") or ())
+    return [lab for lab in dict.fromkeys(story.get("labels") or ()) if lab not in own and lab != "opinion"]
+
+
 def edition_view(cat, page) -> list[dict]:
     """The page's stories in served order, as the JSON ``GET /v1/editions/{e}/sections/{s}`` has them."""
     body, _ = page.body(None)
@@ -99,7 +106,7 @@ def edition_view(cat, page) -> list[dict]:
     for s in stories:
         s["representative"] = _card(s["representative"])
         s["supporting"] = [_card(c) for c in s.get("supporting") or []]
-        s["labels"] = list(s.get("labels") or [])
+        s["labels"] = story_labels(s)
     return with_chips(cat, page.edition, with_counts(cat, stories))
 
 
@@ -361,7 +368,7 @@ def topic_page(edition: str, topic_id: str):
         doc = orjson.loads(body)
         for s in doc["stories"]:
             s["representative"] = _card(s["representative"])
-            s["labels"] = list(s.get("labels") or [])
+            s["labels"] = story_labels(s)
         title, kind_name = topic_title(topic_id, t)
         return render(
             "web/topic.html",

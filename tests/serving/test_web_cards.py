@@ -62,13 +62,19 @@ def test_story_and_article_labels_show_on_cards(app, world, client):
         stories[0]["labels"] = ["breaking"]
         stories[1]["representative"]["labels"] = ["paid"]
         stories[2]["labels"] = ["opinion", "fact_check"]
+        stories[2]["representative"]["labels"] = ["opinion"]
 
     _publish_page(app, world, "labels", mutate)
     html = client.get(f"/e/{EDITION}/labels").data.decode()
     ids = [samples.story_id(i) for i in range(3)]
     assert 'class="label label-breaking">Breaking<' in _li(html, ids[0])
     assert 'class="label label-paid">Paid<' in _li(html, ids[1])
-    assert 'label-opinion">Opinion<' in _li(html, ids[2]) and 'label-fact_check">Fact check<' in _li(html, ids[2])
+    third = _li(html, ids[2])
+    story_line = re.search(r'<p class="story-labels">(.*?)</p>', third, re.S).group(1)
+    meta = re.search(r'<p class="meta">(.*?)</p>', third, re.S).group(1)
+    assert 'label-fact_check">Fact check in coverage<' in story_line and "label-opinion" not in story_line
+    assert 'label-opinion">Opinion<' in meta and "label-fact_check" not in meta  # the article's own, once
+    assert third.count("label-opinion") == 1
     es = client.get("/e/gb-en/").data.decode()
     assert "label-paid" not in es  # only cards that carry a label show it
 

@@ -149,3 +149,41 @@ def test_a_velocity_surge_alone_no_longer_labels_a_story_developing(world, make_
     r.breaking(1, T - MIN, kind="developing")  # the burst job's 30-minute surge pulse
     out = r.cycle(T)
     assert "developing" not in out.pages["top"]["stories"][0]["labels"]
+
+
+def test_headline_rotation_between_old_reports_is_not_developing(world, make_ranker):
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
+    world.add(1, world.article("daily-herald", T - 3 * HOUR, title="Storm kills 5 in Florida overnight, officials say"))
+    world.add(1, world.article("capital-post", T - 3 * HOUR, title="Storm kills 7 across Georgia, Governor Kemp says"))
+    world.story(2, ["pacific-times", "london-chronicle"], T - 40 * MIN)
+    r = make_ranker(world)
+    for k in range(0, 8):  # eight cycles, hours after the last report: the near-tie headline may rotate
+        out = r.cycle(T + k * 30 * MIN)
+        card = {s["story_id"]: s for s in out.pages["top"]["stories"]}["1"]
+        assert "developing" not in card["labels"]
+    from transforms.editions.cycle.trust import developing
+
+    class Memory:
+        facts = {1: (("e:florida", "n:5"), 0)}  # the story's facts as first shown
+
+    book, rep = r.book, r.book.articles.row_of[world.changes[1]["article_id"]]
+    assert developing(book, [1], [rep], Memory, T + 4 * HOUR, r.params) == [False]  # rotation to the other report
+    assert set(Memory.facts[1][0]) >= {"n:5", "n:7", "e:georgia"} and Memory.facts[1][1] == 0
+
+
+def test_story_labels_never_repeat_an_article_label_and_a_fact_check_is_named_once(world, make_ranker):
+    T, MIN = world.T0, world.MIN
+    world.story(1, ["daily-herald", "capital-post"], T - 20 * MIN, opinion=True)  # an opinion-only story
+    world.add(2, world.article("pacific-times", T - 30 * MIN, title="Claims about the new dam are checked"))
+    world.add(2, world.article("london-chronicle", T - 29 * MIN, fact_check=True))
+    world.add(3, world.article("mumbai-daily", T - 25 * MIN, fact_check=True, title="Fact check: the dam claims"))
+    world.add(3, world.article("wirepress", T - 24 * MIN, fact_check=True, title="Fact check: dam figures wrong"))
+    out = make_ranker(world).cycle(T)
+    cards = {s["story_id"]: s for s in out.pages["top"]["stories"] + out.pool["stories"]}
+    for s in cards.values():
+        rep = s["representative"]["labels"]
+        assert "opinion" not in s["labels"] and not set(s["labels"]) & set(rep), s
+    assert "opinion" in cards["1"]["representative"]["labels"]
+    two = cards["2"]
+    assert ("fact_check" in two["labels"]) != ("fact_check" in two["representative"]["labels"])  # once, right place
+    assert "fact_check" in cards["3"]["representative"]["labels"] and "fact_check" not in cards["3"]["labels"]

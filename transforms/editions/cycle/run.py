@@ -319,7 +319,10 @@ class Cards:
 
 
 class StoryLabels:
-    """A story's labels on a page or in the pool: breaking (pinned) or developing, opinion, fact_check."""
+    """A story's labels on a page or in the pool: breaking (pinned) or developing, and fact_check when the story
+    holds a fact check other than its representative. Labels of an article (opinion, fact_check, wire, first
+    report) are on its card only: a story label never repeats its representative's, and a fact check by one
+    publisher is not printed as another's."""
 
     def __init__(self, book: StoryBook, ranked: Ranked, gates: trust.Gates, cards: Cards):
         rows = ranked.cand.rows
@@ -333,9 +336,7 @@ class StoryLabels:
             out.append("breaking")
         elif self.developing_l[i]:
             out.append("developing")
-        if "opinion" in self.label_of[rep]:
-            out.append("opinion")
-        if self.fact_l[i]:
+        if self.fact_l[i] and "fact_check" not in self.label_of[rep]:
             out.append("fact_check")
         return tuple(out)
 

@@ -26,7 +26,8 @@ Developing (``developing_window_min`` 60): a story is labelled "developing" for 
 representative's headline changed: its numbers ("5 dead" -> "7 dead") or named entities (capitalised words
 after the first: "Smith" -> "Jones"; a title-case headline has no telling capitals, so only its numbers count).
 The first headline seen of a story sets its facts without a label; a headline without key facts keeps the old
-ones. The facts are kept per candidate in the edition's memory (``EditionMemory.facts``); a story that leaves the
+ones. Only new facts count, brought by an article placed or edited within the hour: the hourly near-tie rotation
+between headlines the story already held changes the headline, not the facts, and labels nothing. The facts are kept per candidate in the edition's memory (``EditionMemory.facts``); a story that leaves the
 candidates forgets them. A velocity surge alone no longer labels a story (it raises its score).
 """
 
@@ -111,20 +112,26 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
 
 
 def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool]:
-    """Per candidate: its representative headline's key facts changed within ``developing_window_min``; updates
-    the facts kept in ``memory`` (story id -> (facts, time of their last change; 0: never changed))."""
+    """Per candidate: its story's key facts changed within ``developing_window_min``; updates the facts kept in
+    ``memory`` (story id -> (every key fact its headlines have shown, time of their last change; 0: never)).
+
+    A change is a fact no earlier headline of the story showed, carried by an article placed or edited within the
+    window (a new report, a corrected headline): the near-tie rotation between headlines already in the story
+    (``book.articles.event_minute`` older than the window) or back to one already shown labels nothing."""
     old = getattr(memory, "facts", None) or {}  # absent from memories pickled before the trust gates
     new, out = {}, []
     window = p.developing_window_min * MINUTE_MS
-    cards = book.articles.card
+    cards, event_minute = book.articles.card, book.articles.event_minute
     for sid, rep in zip(ids_l, rep_l):
         seen = old.get(sid)
         if rep >= 0:
             facts = key_facts(cards[rep]["title"] or "")
             if seen is None:
                 seen = (facts, 0)
-            elif facts and facts != seen[0]:
-                seen = (facts, now)
+            elif not set(facts) <= set(seen[0]):
+                union = tuple(sorted(set(seen[0]) | set(facts)))
+                recent = now - int(event_minute[rep]) * MINUTE_MS < window
+                seen = (union, now if recent else seen[1])
         if seen is not None:
             new[sid] = seen
         out.append(seen is not None and seen[1] > 0 and now - seen[1] < window)
