@@ -70,10 +70,12 @@ Determinism
 
 CPU instruction sets: the scann 1.4.2 wheel is built with its CPU detection compiled out (``port::TestCPUFeature``
 returns false; its exported ``flags_internal::should_use_avx2/avx512`` read False on an AVX-512 CPU), so ScaNN runs
-its SSE4/AVX baseline kernels on every x86 CPU and its results do not depend on the machine. Measured with
-benchmarks/ann_bench.py's index on an AMD EPYC: forcing those flags on made raw search 1.19x faster (AVX2) but
-returned different candidates and a different decision sequence, so the baseline is kept on purpose; a newer wheel
-that enables the dispatch must be re-checked for cross-machine determinism.
+its SSE4/AVX baseline kernels on every x86 CPU unless those switches are set. Which set a process uses is chosen by
+measuring on the CPU it runs on (transforms/stories/ann_kernels.py: a short calibration on the first index built,
+cached per CPU signature, logged, ``NEWSROOM_ANN_KERNELS`` pins it): AVX2 was 1.19x faster than the baseline on an
+AMD EPYC and 1.7x on an Intel Xeon (AVX-512), where the baseline assigned 848-954 articles per CPU second. On the
+EPYC the AVX2 kernels returned different candidates for some queries (near-ties ordered differently); the choice
+is fixed per machine by the cache, and the variable makes two kinds of CPU agree.
 
 Threads: ScaNN search and build run on one thread (``threads=1``), as the clusterer is one writer per key on a
 worker core; numpy's BLAS threads are the caller's business (benchmarks pin them to one).
@@ -87,6 +89,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+
+from transforms.stories import ann_kernels
 
 DEFAULT_MARGIN = 10
 
@@ -550,6 +554,11 @@ class CentroidIndex:
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
         self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
+        want = 10 + self.margin
+        probe = data[:: max(1, n // ann_kernels.QUERIES)][: ann_kernels.QUERIES]
+        ann_kernels.choose(
+            lambda q: self._scann.search(q, want, max(self.reorder, want), self._leaves_to_search), probe, n
+        )
         self._scann.reserve(capacity)
         self._live = None
         self._mat = mat

@@ -1,0 +1,60 @@
+"""The ScaNN kernel choice (transforms/stories/ann_kernels.py): measured on this CPU, cached per CPU signature,
+pinned by the environment, never made on an index too small to time."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from transforms.stories import ann_kernels
+
+
+@pytest.fixture
+def fresh(tmp_path, monkeypatch):
+    monkeypatch.setenv(ann_kernels.CACHE_ENV, str(tmp_path))
+    monkeypatch.delenv(ann_kernels.ENV, raising=False)
+    monkeypatch.setattr(ann_kernels, "CHOICE", None)
+    yield tmp_path
+    ann_kernels.CHOICE = None
+    ann_kernels.apply("baseline")
+
+
+def _needs_avx2():
+    if ann_kernels._switches() is None or not ann_kernels.NEEDS["avx2"] <= ann_kernels.cpu_description()[1]:
+        pytest.skip("this CPU or scann wheel has no AVX2 kernels to choose")
+
+
+def slower_without_avx2(_query):
+    """A search that takes three times as long while the AVX2 switch is off."""
+    spin = 0.0003 if ann_kernels._switches()["avx2"].value else 0.0009
+    end = time.process_time() + spin
+    while time.process_time() < end:
+        pass
+
+
+def test_the_faster_kernels_are_chosen_and_the_choice_is_cached_for_this_cpu(fresh):
+    _needs_avx2()
+    got = ann_kernels.choose(slower_without_avx2, [None] * 8, 250_000)
+    assert got["kernels"] in ("avx2", "avx512") and got["reason"] == "calibrated"
+    assert ann_kernels._switches()["avx2"].value
+    sig = ann_kernels.signature(*ann_kernels.cpu_description())
+    cached = json.loads((fresh / "ann_kernels.json").read_text())[sig]
+    assert cached["kernels"] == got["kernels"] and cached["us_per_search"]["baseline"] > 600
+    ann_kernels.CHOICE = None  # another process on the same CPU: no measurement, the cached choice
+    again = ann_kernels.choose(lambda q: pytest.fail("measured again"), [None], 250_000)
+    assert again["kernels"] == got["kernels"] and again["reason"] == "cached calibration"
+
+
+def test_a_small_index_is_not_calibrated_and_a_pin_wins(fresh, monkeypatch):
+    small = ann_kernels.choose(lambda q: pytest.fail("timed a small index"), [None], 5_000)
+    assert small["kernels"] == "baseline" and not (fresh / "ann_kernels.json").exists()
+    monkeypatch.setenv(ann_kernels.ENV, "baseline")
+    assert ann_kernels.choose(lambda q: pytest.fail("measured a pinned choice"), [None], 250_000)["reason"] == (
+        f"pinned by {ann_kernels.ENV}"
+    )
+    ann_kernels.CHOICE = None
+    monkeypatch.setenv(ann_kernels.ENV, "sse9")
+    with pytest.raises(ValueError, match=ann_kernels.ENV):
+        ann_kernels.choose(lambda q: None, [None], 250_000)
