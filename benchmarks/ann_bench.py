@@ -211,9 +211,9 @@ def main(argv=None) -> int:
     build_cpu, build_wall = time.process_time() - cpu, time.perf_counter() - wall
     ann_bytes = settle() - base
     print(f"build: {build_cpu:.1f} s CPU ({build_wall:.1f} s wall), approximate={ann.approximate}")
-    from transforms.stories import ann_kernels
+    from transforms.stories.index import ann_kernels
 
-    print(f"ScaNN kernels: {ann_kernels.CHOICE} (transforms/stories/ann_kernels.py)")
+    print(f"ScaNN kernels: {ann_kernels.CHOICE} (transforms/stories/index/ann_kernels.py)")
     print(
         f"memory: CentroidIndex {ann_bytes / 2**20:.0f} MiB RSS = {ann_bytes / args.stories:,.0f} bytes per live story"
     )

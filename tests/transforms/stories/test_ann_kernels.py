@@ -1,4 +1,4 @@
-"""The ScaNN kernel choice (transforms/stories/ann_kernels.py): measured on this CPU, cached per CPU signature,
+"""The ScaNN kernel choice (transforms/stories/index/ann_kernels.py): measured on this CPU, cached per CPU signature,
 pinned by the environment, never made on an index too small to time."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from transforms.stories import ann_kernels
+from transforms.stories.index import ann_kernels
 
 
 @pytest.fixture

@@ -71,7 +71,7 @@ Determinism
 CPU instruction sets: the scann 1.4.2 wheel is built with its CPU detection compiled out (``port::TestCPUFeature``
 returns false; its exported ``flags_internal::should_use_avx2/avx512`` read False on an AVX-512 CPU), so ScaNN runs
 its SSE4/AVX baseline kernels on every x86 CPU unless those switches are set. Which set a process uses is chosen by
-measuring on the CPU it runs on (transforms/stories/ann_kernels.py: a short calibration on the first index built,
+measuring on the CPU it runs on (transforms/stories/index/ann_kernels.py: a short calibration on the first index built,
 cached per CPU signature, logged, ``NEWSROOM_ANN_KERNELS`` pins it): AVX2 was 1.19x faster than the baseline on an
 AMD EPYC and 1.7x on an Intel Xeon (AVX-512), where the baseline assigned 848-954 articles per CPU second. On the
 EPYC the AVX2 kernels returned different candidates for some queries (near-ties ordered differently); the choice
@@ -90,7 +90,7 @@ from typing import Any
 
 import numpy as np
 
-from transforms.stories import ann_kernels
+from transforms.stories.index import ann_kernels
 
 DEFAULT_MARGIN = 10
 
