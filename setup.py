@@ -29,7 +29,20 @@ TORCH_VERSION = "2.13.0"  # CPU build, installed first (Makefile, templates/Dock
 PACKAGES = ("pipelines", "transforms", "serving", "schemas", "stores")
 
 # Non-Python files that ship inside the packages, by package (folders without __init__.py are packages here too).
-DATA_PATTERNS = ["*.avsc", "*.json", "*.tsv", "*.txt", "*.conf", "*.yaml", "*.html", "*.xml", "*.css", "*.js", "*.svg"]
+DATA_PATTERNS = [
+    "*.avsc",
+    "*.po",
+    "*.json",
+    "*.tsv",
+    "*.txt",
+    "*.conf",
+    "*.yaml",
+    "*.html",
+    "*.xml",
+    "*.css",
+    "*.js",
+    "*.svg",
+]
 
 RUNTIME = [
     f"apache-beam[gcp]=={BEAM_VERSION}",

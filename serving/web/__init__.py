@@ -4,7 +4,7 @@
   edition's language, the page cache, shared responses, 404 / warming up / not ready);
 - :mod:`.pages`: the edition, section, topic, For you and story pages and the static assets (``static/``);
 - :mod:`.storylines`: the storyline page; :mod:`.signin`: local sign-in (a reader token for this browser);
-- :mod:`.messages`: the interface strings per edition language (``messages.json``); ``templates/``: Jinja.
+- :mod:`.messages`: the interface strings per edition language (gettext catalogues ``locale/*.po``); ``templates/``: Jinja.
 
 Exports: the modules (``pages.bp`` and ``signin.bp`` are registered by the app factory, serving/__init__.py).
 May import: :mod:`serving.http`, :mod:`serving.state`, :mod:`serving.personal`, :mod:`serving.api`, ``stores``.

@@ -1,23 +1,29 @@
-"""The reader web pages' interface strings, localised per edition language from one small catalogue.
+"""The reader web pages' interface strings, localised per edition language from gettext message catalogues.
 
-Reads ``serving/web/messages.json`` (package data: a mapping language -> key -> text); writes nothing. Why a JSON
-catalogue and not gettext: four languages and ~60 short strings, no build step, and a test can check every language
-has every key of English. English is the fallback of every missing key and of every language the catalogue lacks,
-so a new edition language shows English until its strings are added (one block of the file).
+Reads ``serving/web/locale/<language>.po`` (package data, one gettext catalogue per edition language, read with
+Babel's PO reader when first used: the wheel carries the .po files, no compile step); writes nothing. A message id
+is a key (``section.top``); a plural entry is one id per CLDR plural category of the language (``articles|one``,
+``articles|few``, ``articles|many``, ``articles|other``: Russian needs four, Japanese one), the category chosen by
+Babel's plural rules. English is the fallback of a missing key and of a language without a catalogue; a test
+(tests/serving/test_web_counts.py) fails when an edition language of editions.json lacks a catalogue, a key or a
+plural category. Placeholders are ``{name}`` (``str.format``); the templates' autoescape escapes everything.
 
-Plural forms: an entry may be ``{"one": ..., "other": ...}``; :meth:`Messages.plural` picks the form by the
-language's rule (CLDR: French counts 0 and 1 as "one", English, Spanish and German only 1). Placeholders are
-``{name}`` (``str.format``); everything is escaped by the templates' autoescape like any other text.
+Dates and numbers are Babel's for the language (:meth:`Messages.datetime`, :meth:`Messages.number`), and the
+writing direction (``dir``: ``rtl`` for Arabic and Hebrew editions) is the locale's character order.
 """
 
 from __future__ import annotations
 
 import functools
-import json
+from datetime import UTC, datetime
 from importlib import resources
 
+from babel import Locale, UnknownLocaleError
+from babel.dates import format_date, format_time
+from babel.messages.pofile import read_po
+from babel.numbers import format_decimal
+
 FALLBACK = "en"
-ZERO_IS_ONE = frozenset({"fr"})  # CLDR plural rule "one": i = 0,1
 # Each edition language under its own name (the edition switcher groups by it): a reader looks for the name of the
 # language they read, not its English one. Every language of transforms/editions/vocabulary/editions.json is here (a test
 # checks it); an unknown code shows as itself.
@@ -36,16 +42,45 @@ def language_name(code: str) -> str:
     return LANGUAGE_NAMES.get(code, code)
 
 
+def _locale(language: str) -> Locale | None:
+    try:
+        return Locale.parse(language)
+    except (ValueError, UnknownLocaleError):
+        return None
+
+
 @functools.cache
 def catalogue() -> dict[str, dict]:
-    text = resources.files("serving.web").joinpath("messages.json").read_text(encoding="utf-8")
-    return {k: v for k, v in json.loads(text).items() if k != "doc"}
+    """language -> key -> text, or -> {CLDR category: text} for a plural entry (``key|category`` ids)."""
+    out: dict[str, dict] = {}
+    for entry in resources.files("serving.web").joinpath("locale").iterdir():
+        if not entry.name.endswith(".po"):
+            continue
+        language = entry.name[:-3]
+        with entry.open("rb") as fh:
+            po = read_po(fh, locale=language)
+        strings: dict = {}
+        for m in po:
+            if not m.id or not m.string:
+                continue
+            key, _, form = str(m.id).partition("|")
+            if form:
+                strings.setdefault(key, {})[form] = m.string
+            else:
+                strings[key] = m.string
+        out[language] = strings
+    return out
+
+
+def plural_tags(language: str) -> frozenset[str]:
+    """The CLDR plural categories a language's plural entries must have ("other" always)."""
+    loc = _locale(language)
+    return frozenset((loc.plural_form.tags if loc else set()) | {"other"})
 
 
 def plural_form(language: str, n: int) -> str:
-    if language in ZERO_IS_ONE:
-        return "one" if n in (0, 1) else "other"
-    return "one" if n == 1 else "other"
+    loc = _locale(language) or _locale(FALLBACK)
+    return loc.plural_form(n)
 
 
 class Messages:
@@ -56,13 +91,15 @@ class Messages:
         cat = catalogue()
         self._own = cat.get(self.language, {})
         self._fallback = cat[FALLBACK]
+        self._plural_language = self.language if self.language in cat else FALLBACK
+        self.locale = _locale(self.language) or _locale(FALLBACK)
 
     def _entry(self, key: str):
         found = self._own.get(key)
         if found is None:
             found = self._fallback.get(key)
         if found is None:
-            raise KeyError(f"no interface string {key!r} in serving/web/messages.json")
+            raise KeyError(f"no interface string {key!r} in serving/web/locale/{self.language}.po nor en.po")
         return found
 
     def has(self, key: str) -> bool:
@@ -78,17 +115,34 @@ class Messages:
         entry = self._entry(key)
         if not isinstance(entry, dict):
             raise TypeError(f"{key!r} is not a plural entry")
-        form = plural_form(self.language, int(n)) if self.language in catalogue() else plural_form(FALLBACK, int(n))
-        return entry.get(form, entry["other"]).format(n=n, **values)
+        form = plural_form(self._plural_language, int(n))
+        return entry.get(form, entry["other"]).format(n=self.number(n), **values)
 
     def forms(self, key: str) -> tuple[str, str]:
         """The raw ("one", "other") forms of a plural entry, placeholders kept (for a page's script to fill)."""
         entry = self._entry(key)
-        return entry["one"], entry["other"]
+        return entry.get("one", entry["other"]), entry["other"]
 
     @property
     def zero_is_one(self) -> bool:
-        return self.language in ZERO_IS_ONE
+        return plural_form(self._plural_language, 0) == "one"
+
+    @property
+    def direction(self) -> str:
+        """``rtl`` for a right-to-left language (ar, he), else ``ltr``: the pages' ``dir`` attribute."""
+        return "rtl" if self.locale.character_order == "right-to-left" else "ltr"
+
+    def number(self, n) -> str:
+        return format_decimal(n, locale=self.locale)
+
+    def datetime(self, ts: str) -> str:
+        """``2025-03-01T11:50:00Z`` -> the locale's medium date and short time in UTC ("1 мар. 2025 г. 11:50 UTC")."""
+        try:
+            dt = datetime.fromisoformat(ts.replace("Z", "+00:00")).astimezone(UTC)
+        except (TypeError, ValueError):
+            return ts
+        day = format_date(dt, "medium", locale=self.locale)
+        return f"{day} {format_time(dt, 'short', tzinfo=UTC, locale=self.locale)} UTC"
 
     def coverage(self, articles: int, publishers: int) -> str:
         """ "12 articles from 7 publishers", "1 article from 1 publisher" in the page's language."""

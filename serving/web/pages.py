@@ -250,7 +250,7 @@ def section_page(edition: str, section: str):
             section=section,
             title=section_title(section, t),
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
-            cycle=when(page.cycle),
+            cycle=page.cycle,
             stories=edition_view(cat, page),
             topics=topic_links(cat, edition) if section == "top" else [],
             pill_version=page.version,
@@ -377,7 +377,7 @@ def topic_page(edition: str, topic_id: str):
             title=title,
             kind_name=t(f"kind.{kind_name}") if t.has(f"kind.{kind_name}") else kind_name,
             story_count=doc["story_count"],
-            cycle=when(doc["cycle"]),
+            cycle=doc["cycle"],
             stories=with_chips(cat, edition, with_counts(cat, doc["stories"])),
             archive=doc.get("storylines", []),  # its entity's storylines from the storyline index
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
