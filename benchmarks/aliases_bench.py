@@ -7,7 +7,7 @@ the writer emits it). After N merges, one more merge is timed (CPU seconds, the 
 - new: the tracker's firing (transforms/editions/publish/aliases.py), as two figures: the index update and prune
   (O(the merge's own aliases)) and the map document with its canonical bytes (what the publisher stores and the
   origin loads: O(the map held), which with aliases kept 48 h past their survivor's EXPIRE is a few days of merges
-  whatever N is, so flat once the history is longer than that);
+  whatever N is, so flat once the history is longer than that); each the median of ``--repeat`` rounds of 100 new merges timed together;
 - new, never pruned: the index update with all N aliases live (the worst case: every survivor still live);
 - old: the firing of the tracker on main (55daf5d): resolve_aliases over every merge since the job started, then
   the document. Measured up to ``--old_max`` merges (quadratic: 100,000 would take hours); beyond, the quadratic fit
@@ -22,6 +22,7 @@ Prints, never asserts; read the ratios (one command, one machine).
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import time
@@ -31,6 +32,7 @@ from transforms.editions.publish.aliases import AliasIndex, aliases_document, al
 from transforms.editions.vocabulary import documents as docs
 
 T0 = 1_700_000_000_000 // MINUTE_MS * MINUTE_MS
+BATCH = 100
 
 
 def history(n: int, per_day: int, seed: int = 1) -> list[dict]:
@@ -79,17 +81,21 @@ def _new_merge(index: AliasIndex, k: int, now: int) -> dict:
 
 
 def time_new(index: AliasIndex, now: int, repeat: int) -> tuple[float, float]:
-    """(index update + prune, map document + its bytes): CPU s, medians."""
+    """(index update + prune, map document + its bytes) of one new merge: CPU s, the median over ``repeat`` rounds
+    of BATCH merges each timed together (a single merge is a few microseconds: below the timer's noise)."""
+    gc.collect()
     update, document = [], []
-    for k in range(repeat):
-        e = _new_merge(index, k, now)
+    for r in range(repeat):
+        merges = [_new_merge(index, r * BATCH + k, now) for k in range(BATCH)]
         t = time.process_time()
-        index.apply([e])
-        index.prune(now)
+        for e in merges:
+            index.apply([e])
+            index.prune(now)
         t2 = time.process_time()
-        docs.canonical_bytes(aliases_item(index.alias, now)["doc"])
-        update.append(t2 - t)
-        document.append(time.process_time() - t2)
+        for _ in range(BATCH // 10):
+            docs.canonical_bytes(aliases_item(index.alias, now)["doc"])
+        update.append((t2 - t) / BATCH)
+        document.append((time.process_time() - t2) / (BATCH // 10))
     return statistics.median(update), statistics.median(document)
 
 
@@ -103,11 +109,11 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 3_000, 100_000])
     ap.add_argument("--per_day", type=int, default=300)
-    ap.add_argument("--repeat", type=int, default=51)
+    ap.add_argument("--repeat", type=int, default=11)
     ap.add_argument("--old_max", type=int, default=3_000)
     args = ap.parse_args(argv)
     top = max(args.sizes)
-    events = history(top + args.repeat + 1, args.per_day)
+    events = history(top + 1, args.per_day)
     merges = [e for e in events if e["kind"] == MERGE]
     old_points = {}
     for n in sorted({100, 1_000, args.old_max}):
@@ -125,7 +131,7 @@ def main(argv=None) -> None:
         old = old_points.get(n)
         old = (old, "") if old is not None else (a * n * n, " (fit)")
         rows.append((n, size, update, document, len(unpruned), update_all) + old)
-    print(f"aliases: one new merge after N merges at {args.per_day}/day (CPU s, median of {args.repeat})")
+    print(f"aliases: one new merge after N merges at {args.per_day}/day (CPU s, median of {args.repeat} x {BATCH})")
     head = ("merges N", "map held", "new update", "new document", "unpruned map", "its update", "old firing")
     print(f"{head[0]:>10} {head[1]:>9} {head[2]:>11} {head[3]:>13} {head[4]:>13} {head[5]:>11} {head[6]:>13}")
     for n, size, up, doc, n_all, up_all, old, fit in rows:
