@@ -30,10 +30,11 @@ PING_FEED = "http://agenciasur.test/rss/ultima-hora.xml"
 
 
 def documented_settings() -> set[str]:
-    """Every NEWSROOM_* name README.md and terraform/ document."""
+    """Every NEWSROOM_* name README.md, docs/ and terraform/ document."""
     names = set()
     files = [
         ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("*.md")),
         *sorted((ROOT / "terraform").rglob("*.tf")),
         *sorted((ROOT / "terraform").rglob("*.md")),
     ]
