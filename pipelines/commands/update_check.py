@@ -16,8 +16,8 @@ job, then overall:
 
 - ``update in place``: no state, timer or coder change (transforms added, stateless ones renamed or removed are
   named, with the ``--transform_name_mapping`` a rename needs);
-- ``drain and relaunch``: a stateful step was removed or renamed, a state or timer spec was added, removed or
-  changed kind or coder, or an output coder changed; each reason is printed;
+- ``drain and relaunch``: a stateful step was removed or renamed, a step changed kind (URN), a state or timer spec
+  was added, removed or changed kind or coder, or an output coder changed; each reason is printed;
 - ``launch``: the job is new in ``--to``.
 
 Exit status: 0 when every job can be updated in place, 1 when one must be drained, 2 for a bad ref or a graph that
@@ -132,6 +132,8 @@ def compare_job(old: dict, new: dict) -> tuple[str, list[str]]:
         elif "/" not in name:
             notes.append(f"{name}: removed or renamed (map it with --transform_name_mapping)")
     for name in sorted(set(before) & set(after)):
+        if before[name]["urn"] != after[name]["urn"]:
+            drain.append(f"{name}: the step changed kind ({before[name]['urn']} -> {after[name]['urn']})")
         drain += _state_changes(name, before[name], after[name])
         for tag in sorted(set(before[name]["outputs"]) & set(after[name]["outputs"])):
             was, now = before[name]["outputs"][tag], after[name]["outputs"][tag]

@@ -49,6 +49,13 @@ def test_same_graph_and_added_or_renamed_stateless_steps_update_in_place():
             "Rank/Fn: stateful step removed",
         ),
         (job(Read={"outputs": {"None": "Y"}}, Rank__Fn={"state": {"next": RMW}, "timers": {"cycle": TIMER}}), "coder"),
+        (
+            job(
+                Read={"urn": "beam:transform:group_by_key:v1"},
+                Rank__Fn={"state": {"next": RMW}, "timers": {"cycle": TIMER}},
+            ),
+            "changed kind",
+        ),
     ],
 )
 def test_any_state_timer_or_coder_change_means_drain(new, reason):
