@@ -60,6 +60,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pipelines.commands.explain",
         "why a backfill put an article in its story (--story, --article)",
     ),
+    "export": (
+        "pipelines.commands.export",
+        "export what the live system decided (assignments) in the backfill's format, from the story store",
+    ),
+    "diff": (
+        "pipelines.commands.diff",
+        "compare two runs (backfill outputs or exports): stories split, merged, moved, unchanged",
+    ),
     "extract": ("pipelines.commands.extract", "normalise a folder of saved article pages to JSON lines"),
     "serve": ("pipelines.commands.serve", "run the origin (Flask under gunicorn)"),
     "rollback": ("pipelines.commands.rollback", "move a page's latest pointer back to an earlier version"),

@@ -1,6 +1,7 @@
 """``newsroom evaluate``: score story assignments against gold labels.
 
-Reads a gold file (the labelled JSONL schema: ``id``, ``story_id``, ``language``) and predicted assignments
+Reads a gold file (the labelled JSONL schema: ``id``, ``story_id``, ``language``; or another run's assignments,
+``article_id`` for ``id``: two runs compared, one taken as the reference) and predicted assignments
 (``{"article_id", "story_id"[, "group_id"]}`` per line, as ``newsroom backfill`` writes them); writes a report to
 stdout (text, or JSON with ``--json``) and an HTML page for an analyst (:mod:`pipelines.commands.evaluate_html`,
 ``--html``): B-cubed and pairwise (pair-counting) precision / recall / F1 overall and per
@@ -147,9 +148,21 @@ def f1_score(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def gold_rows(path: str, fields: tuple[str, ...] = ("story_id",)):
+    """The rows of a gold file, each with ``id``: a labelled file (``id``, ``story_id``) or another run's
+    assignments (``article_id``, ``story_id``: a backfill's or an export's, scored as the reference); an
+    :class:`InputError` naming the line when a row has neither id."""
+    for n, r in enumerate(read_jsonl(path, fields, "--gold"), 1):
+        if r.get("id") is None:
+            if r.get("article_id") is None:
+                raise InputError(f"--gold {path}: row {n}: no id (needs id or article_id, and story_id)")
+            r["id"] = r["article_id"]
+        yield r
+
+
 def load_gold(path: str) -> tuple[dict[str, str], dict[str, str]]:
     gold, lang = {}, {}
-    for r in read_jsonl(path, ("id", "story_id"), "--gold"):
+    for r in gold_rows(path):
         gold[str(r["id"])] = str(r["story_id"])
         lang[str(r["id"])] = r.get("language") or "und"
     return gold, lang

@@ -43,10 +43,10 @@ def load_titles(path: str) -> dict[str, str]:
 def load_articles(path: str) -> dict[str, tuple[str, str, str]]:
     """Article id -> (headline, publisher, date) of a labelled JSONL file; the date is the ``published_at`` day
     (YYYY-MM-DD, as written), "" when the file has none."""
-    from pipelines.commands.evaluate import read_jsonl
+    from pipelines.commands.evaluate import gold_rows
 
     out = {}
-    for r in read_jsonl(path, ("id",), "--gold"):
+    for r in gold_rows(path, ()):
         title = str(r.get("title") or "").strip() or str(r.get("text") or "").strip()[:120]
         publisher = str(r.get("publisher") or r.get("publisher_id") or "").strip()
         out[str(r["id"])] = (title, publisher, str(r.get("published_at") or "")[:10])

@@ -32,7 +32,7 @@ def gold_labels(path: str, label: str) -> tuple[dict[str, str], dict[str, str]] 
     An event's articles can spell its label differently (BASIL: "... Joe Sestak ..." and "... Sestak ..."): each
     event takes its most frequent label (ties: the smallest), so one event is never two storylines."""
     raw, events = {}, {}
-    for r in ev.read_jsonl(path, ("id", "story_id"), "--gold"):
+    for r in ev.gold_rows(path):
         if r.get(label) in (None, ""):
             return None
         raw[str(r["id"])], events[str(r["id"])] = str(r[label]), str(r["story_id"])

@@ -1,0 +1,128 @@
+"""`newsroom export assignments` (the story store's decisions in the backfill's format), `newsroom diff` (two runs'
+stories compared) and `newsroom evaluate` taking a run's assignments as gold."""
+
+from __future__ import annotations
+
+import json
+
+from pipelines.cli import main as newsroom
+from stores import StoreConfig, open_store
+
+
+def read(path):
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def write(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def member(at, title):
+    return {"at": at, "title": title, "source": "s"}
+
+
+DAY = 86_400_000
+T0 = 1_780_000_000_000  # 2026-05-28
+
+
+def live_store(data_dir):
+    """A story store as the stories job leaves it: a merge (story 2 into 1, one member row left under the alias),
+    a link across languages (1 en - 3 es), a story outside a later date range (4)."""
+    st = open_store("stories", StoreConfig(data_dir=str(data_dir)))
+    st.put_story(1, {"language": "en", "title": "Quake hits Chile"})
+    st.add_members(1, {"a1": member(T0, "Quake hits Chile"), "a2": member(T0 + 1000, "Chile quake toll")})
+    st.put_story(2, {"language": "en", "title": "Chile earthquake"})
+    st.add_members(2, {"a3": member(T0 + 2000, "Chile earthquake")})
+    st.set_alias(2, 1)
+    st.put_story(3, {"language": "es", "title": "Terremoto en Chile"})
+    st.add_members(3, {"e1": member(T0 + 3000, "Terremoto en Chile")})
+    st.add_link(1, 3, {"score": 0.9})
+    st.add_link(3, 1, {"score": 0.9})
+    st.put_story(4, {"language": "en", "title": "Old news"})
+    st.add_members(4, {"o1": member(T0 - 10 * DAY, "Old news")})
+    st.put_story(5, {"title": "no language"})
+    st.add_members(5, {"x1": member(T0, "orphan")})
+
+
+def test_export_resolves_aliases_links_and_bounds(tmp_path, capsys):
+    live_store(tmp_path / "live")
+    out = tmp_path / "export"
+    args = ["export", "assignments", f"--data_dir={tmp_path / 'live'}", f"--out={out}"]
+    assert newsroom([*args, "--from=2026-05-20"]) == 0
+    rows = {r["article_id"]: r for r in read(out / "assignments.jsonl")}
+    assert {a: (r["story_id"], r["language"], r["group_id"]) for a, r in rows.items()} == {
+        "a1": (1, "en", 1),
+        "a2": (1, "en", 1),
+        "a3": (1, "en", 1),  # left under the merged story 2: resolved to its survivor
+        "e1": (3, "es", 1),  # linked with story 1: one group
+    }
+    dead = read(out / "dead_letters.jsonl")
+    assert [(d["article_id"], "no language" in d["reason"]) for d in dead] == [("x1", True)]
+    stories = {s["story_id"]: s for s in read(out / "stories.jsonl")}
+    assert stories[1]["titles"]["a3"] == "Chile earthquake" and stories[1]["size"] == 3
+    assert newsroom([*args]) == 0
+    assert "o1" in {r["article_id"] for r in read(out / "assignments.jsonl")}
+
+
+def test_export_refuses_bad_input_in_one_line(tmp_path, capsys):
+    live_store(tmp_path / "live")
+    assert newsroom(["export", "assignments", f"--data_dir={tmp_path / 'nope'}", f"--out={tmp_path / 'o'}"]) == 2
+    assert newsroom(["export", "assignments", f"--data_dir={tmp_path / 'live'}", "--out=o", "--from=yesterday"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "no story store" in err[0] and "--from yesterday: not an ISO 8601" in err[1]
+
+
+def runs(tmp_path):
+    """Run A and run B over the same articles: A's story 1 split in B, A's stories 2 and 3 merged in B, one
+    article of A's story 4 moved to B's story 14; A's story 5 unchanged."""
+    a = [(1, "p1"), (1, "p2"), (1, "p3"), (1, "p4"), (2, "m1"), (2, "m2"), (3, "m3"), (3, "m4")]
+    a += [(4, "v1"), (4, "v2"), (4, "v3"), (5, "u1"), (5, "u2"), (6, "w1")]
+    b = {"p1": 11, "p2": 11, "p3": 12, "p4": 12, "m1": 13, "m2": 13, "m3": 13, "m4": 13}
+    b |= {"v1": 14, "v2": 14, "v3": 16, "u1": 15, "u2": 15, "w1": 16}
+    write(tmp_path / "a" / "assignments.jsonl", [{"article_id": x, "story_id": s, "language": "en"} for s, x in a])
+    write(
+        tmp_path / "b" / "assignments.jsonl",
+        [{"article_id": x, "story_id": s, "language": "en"} for x, s in b.items()]
+        + [{"article_id": "z", "story_id": 9}],
+    )
+    decisions = [{"kind": "decision", "article_id": x, "title": f"<b>{x}</b> headline", "seq": 1} for _, x in a]
+    write(tmp_path / "a" / "explanations.jsonl", decisions)
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_diff_counts_splits_merges_moves_with_headlines_and_explain(tmp_path, capsys):
+    a, b = runs(tmp_path)
+    page = tmp_path / "diff.html"
+    assert newsroom(["diff", str(a), str(b), f"--html={page}"]) == 0
+    out = capsys.readouterr().out
+    assert "1 only in B" in out
+    en = next(x for x in out.splitlines() if x.startswith("en "))
+    assert en.split() == ["en", "6", "6", "1", "1", "1", "1"]  # stories A, B, unchanged, split, merged, moved
+    assert f"why: newsroom explain --output {a} --story 1" in out  # A is a backfill (explanations)
+    assert "'<b>p3</b> headline'" in out
+    text = page.read_text()
+    assert "&lt;b&gt;p3&lt;/b&gt; headline" in text and "<b>p3" not in text
+    assert newsroom(["diff", str(a), str(b), "--json", "--no-html"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    kinds = sorted((c["kind"], c["side"], c["story_id"]) for c in d["languages"]["en"]["changes"])
+    assert kinds == [("merged", "b", 13), ("moved", "a", 4), ("split", "a", 1)]
+
+
+def test_diff_refuses_a_missing_run_in_one_line(tmp_path, capsys):
+    a, _ = runs(tmp_path)
+    (tmp_path / "empty").mkdir()
+    assert newsroom(["diff", str(a), str(tmp_path / "nope"), "--no-html"]) == 2
+    assert newsroom(["diff", str(a), str(tmp_path / "empty"), "--no-html"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "no such folder" in err[0] and "no assignments.jsonl" in err[1]
+
+
+def test_evaluate_takes_a_runs_assignments_as_gold(tmp_path, capsys):
+    a, b = runs(tmp_path)
+    args = ["evaluate", f"--gold={a / 'assignments.jsonl'}", "--no-html", "--json"]
+    assert newsroom([*args, f"--pred={a / 'assignments.jsonl'}"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"]["b3_f1"] == 1.0
+    assert newsroom([*args, f"--pred={b / 'assignments.jsonl'}"]) == 0
+    r = json.loads(capsys.readouterr().out)["overall"]
+    assert r["gold_stories_split"] == 2 and r["pred_stories_mixing"] == 2 and r["b3_f1"] < 1.0
