@@ -15,6 +15,7 @@ from flask import Blueprint, Response
 
 from schemas.pages import MAX_LIMIT
 from serving.api.foryou import NOT_BLANK_CLASS
+from serving.api.openapi_feeds import feed_paths
 from serving.api.openapi_schemas import STORY_ID, ref, schemas
 from serving.api.topics import TOPIC_ID_PATTERN
 from serving.http import conventions as http
@@ -527,6 +528,24 @@ def _with_operation_ids(paths: dict) -> dict:
     }
 
 
+def _feed_paths() -> dict:
+    """RSS and Atom of the reader pages (serving/api/openapi_feeds.py; operation ids there)."""
+    story = {"name": "story_id", "in": "path", "required": True, "schema": dict(STORY_ID)}
+    topic = {
+        "name": "topic_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": TOPIC_ID_PATTERN},
+    }
+    language = {
+        "name": "language",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string", "pattern": "^[a-z]{2,3}$"},
+    }
+    return feed_paths(EDITION, SECTION, story, topic, language)
+
+
 @functools.lru_cache(maxsize=1)
 def document() -> dict:
     paths = {
@@ -550,7 +569,7 @@ def document() -> dict:
             "and no Authorization) and the private For you feed (bearer token, never cached).",
         },
         "servers": [{"url": "/"}],
-        "paths": _with_operation_ids(paths),
+        "paths": {**_with_operation_ids(paths), **_feed_paths()},
         "components": {
             "schemas": schemas(),
             "securitySchemes": {"bearerAuth": {"type": "http", "scheme": "bearer"}},

@@ -43,6 +43,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 import orjson
 from flask import Response
@@ -255,6 +256,7 @@ def section_page(edition: str, section: str):
             topics=topic_links(cat, edition) if section == "top" else [],
             pill_version=page.version,
             follow=None if section == "top" else ("topic", section, section_title(section, t)),
+            feed_path=f"/e/{edition}/{section}",
         )
 
     body, etag = cached(cat, ("section", edition, section), page_html)
@@ -307,7 +309,7 @@ def topics_index(pool) -> list[tuple[str, list[tuple[str, str, int]]]]:
     ]
 
 
-def _topics_pool(ext, cat, edition: str):
+def topics_pool(ext, cat, edition: str):
     """(the edition's candidate pool, None), or (None, the answer when it has none yet): a configured edition
     warms up (200, short TTL), an unknown one is 404, and before the first catalogue 503."""
     pool = cat.pools.get(edition)
@@ -325,7 +327,7 @@ def topics_page(edition: str):
     cat = ext.holder.current
     if not EDITION.match(edition):
         return not_found("There is no such page.")
-    pool, missing = _topics_pool(ext, cat, edition)
+    pool, missing = topics_pool(ext, cat, edition)
     if missing is not None:
         return missing
     t = messages(lang_of(edition))
@@ -354,7 +356,7 @@ def topic_page(edition: str, topic_id: str):
     cat = ext.holder.current
     if not EDITION.match(edition) or not topics.TOPIC_ID.match(topic_id):
         return not_found("There is no such page.")
-    pool, missing = _topics_pool(ext, cat, edition)
+    pool, missing = topics_pool(ext, cat, edition)
     if missing is not None:
         return missing
     found = topics.lookup(ext, cat, pool, edition, topic_id, topics.MAX_LIMIT)
@@ -383,6 +385,7 @@ def topic_page(edition: str, topic_id: str):
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
             json_url=f"/v1/topics/{topic_id}?edition={edition}",
             follow=follow_target(topic_id, title),
+            feed_path=f"/e/{edition}/topics/{quote(topic_id, safe='')}",
         )
 
     page, etag = cached(cat, ("topic", edition, topic_id, json_etag), page_html)
@@ -435,7 +438,11 @@ def story_page(story_id: str):
 
     def page_html() -> str:
         return render(
-            "web/story.html", story=story_view(cat, story), lang=story.language or "en", editions=live_editions(cat)
+            "web/story.html",
+            story=story_view(cat, story),
+            lang=story.language or "en",
+            editions=live_editions(cat),
+            feed_path=f"/stories/{story.story_id}",
         )
 
     body, etag = cached(cat, ("story", story_id), page_html)

@@ -54,6 +54,7 @@ def storyline_page(language: str, storyline_id: str):
             more=len(sl.episodes) > MAX_EPISODES,
             json_url=f"/v1/storylines/{language}/{storyline_id}",
             editions=live_editions(cat),
+            feed_path=f"/storylines/{language}/{storyline_id}",
         )
 
     body, etag = cached(cat, ("storyline", language, storyline_id, sl.etag_base), page_html)

@@ -1,0 +1,62 @@
+"""The OpenAPI paths of the RSS 2.0 and Atom feeds (serving/web/feed_routes.py): shared like the HTML pages they
+mirror (same Cache-Control and a strong ETag), one item per story on list pages; an unknown page answers the
+pages' HTML 404, an origin not loaded yet the HTML 503."""
+
+from __future__ import annotations
+
+
+def _h(description: str, required: bool = True) -> dict:
+    return {"description": description, "required": required, "schema": {"type": "string"}}
+
+
+FEED_HEADERS = {
+    "Cache-Control": _h("The page's: public, s-maxage=60 (30 for stories and topics)"),
+    "ETag": _h("Strong."),
+}
+FORMAT = {"name": "fmt", "in": "path", "required": True, "schema": {"type": "string", "enum": ["rss", "atom"]}}
+IF_NONE_MATCH = {"name": "If-None-Match", "in": "header", "required": False, "schema": {"type": "string"}}
+XML = {"schema": {"type": "string"}}
+
+
+def _op(summary: str, params: list, operation_id: str) -> dict:
+    html = {"text/html": {"schema": {"type": "string"}}}
+    return {
+        "get": {
+            "operationId": operation_id,
+            "summary": summary,
+            "parameters": [*params, FORMAT, IF_NONE_MATCH],
+            "responses": {
+                "200": {
+                    "description": "RSS 2.0 (fmt rss) or Atom 1.0 (fmt atom).",
+                    "headers": FEED_HEADERS,
+                    "content": {"application/rss+xml": XML, "application/atom+xml": XML},
+                },
+                "304": {"description": "Not modified (If-None-Match matched the ETag).", "headers": FEED_HEADERS},
+                "404": {"description": "No such page (the pages' HTML 404).", "content": html},
+                "503": {"description": "Pages are not loaded yet (HTML, Retry-After).", "content": html},
+            },
+        }
+    }
+
+
+def feed_paths(edition: dict, section: dict, story_id: dict, topic_id: dict, language: dict) -> dict:
+    return {
+        "/e/{edition}/{section}/feed.{fmt}": _op(
+            "An edition section's stories as a feed, one item per story (section top: the front page).",
+            [edition, section],
+            "getSectionFeed",
+        ),
+        "/e/{edition}/topics/{topic_id}/feed.{fmt}": _op(
+            "A topic's (entity, place or city, section) stories in an edition as a feed, one item per story.",
+            [edition, topic_id],
+            "getTopicFeed",
+        ),
+        "/stories/{story_id}/feed.{fmt}": _op(
+            "Full Coverage of a story as a feed, one item per article.", [story_id], "getStoryFeed"
+        ),
+        "/storylines/{language}/{storyline_id}/feed.{fmt}": _op(
+            "A storyline as a feed, one item per episode (story).",
+            [language, {**story_id, "name": "storyline_id"}],
+            "getStorylineFeed",
+        ),
+    }
