@@ -11,7 +11,7 @@ from serving.api.storylines import LANGUAGE, STORYLINE_ID, storyline_doc
 from serving.state.context import services
 from serving.web.feeds import FORMAT, answer, items_of_cards, items_of_stories
 from serving.web.messages import messages
-from serving.web.pages import SECTION, topics_pool, edition_view, story_labels, topic_title, with_counts
+from serving.web.pages import SECTION, edition_view, story_labels, topic_title, topics_pool, with_counts
 from serving.web.shell import bp, lang_of, not_found, not_ready, section_title
 from stores.base import StoreError
 
