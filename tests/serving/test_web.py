@@ -284,6 +284,8 @@ def test_topic_html_has_the_json_topic_pages_stories_in_order(client, topic_id, 
     assert doc["stories"] and _story_ids(html) == [s["story_id"] for s in doc["stories"]]
     assert f"<h1>{title}</h1>" in html.decode()
     assert f'href="/v1/topics/{topic_id}?edition={EDITION}"' in html.decode()
+    assert doc["name"] == title  # the JSON page names it as the HTML page does
+    assert 'href="https://www.geonames.org/"' in html.decode()  # CC BY 4.0: the gazetteer's credit
 
 
 def test_the_top_page_links_the_topics_pre_built_this_cycle(app, world, client):
