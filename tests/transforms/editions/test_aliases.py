@@ -114,3 +114,30 @@ def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retire
             ], found
 
         assert_that(got, check)
+
+
+def test_a_tracker_without_state_starts_from_the_published_map(tmp_path):
+    """A relaunch after a drain (new state) keeps the redirects the origin serves: the first map it publishes
+    holds the published aliases with the new merge, and they are journaled like any other."""
+    import json
+
+    from stores import StoreConfig, open_stores
+    from transforms.editions.publish.aliases import aliases_item as item_of
+
+    cfg = StoreConfig(data_dir=str(tmp_path / "s"))
+    stores = open_stores(cfg)
+    old = item_of({7: 8, 9: 8}, T0 - 60 * MINUTE_MS)
+    stores.snapshots.put(old["path"], json.dumps(old["doc"]).encode())
+    assert stores.pointers.compare_and_set("aliases", None, old["version"])
+    events = [_merge(1, 2, 1, T0 + 5_000), _merge(2, 8, 1, T0 + MINUTE_MS + 5_000)]  # 8 absorbed: 7, 9 follow
+    with TestPipeline() as p:
+        items = p | beam.Create(_changes(events)) | TrackAliases(store_config=cfg)
+        got = items | beam.Map(lambda it: it["doc"]["aliases"]) | beam.combiners.ToList()
+
+        def check(found):
+            assert sorted(found[0], key=len) == [
+                {"2": "1", "7": "8", "9": "8"},
+                {"2": "1", "7": "1", "8": "1", "9": "1"},
+            ], found
+
+        assert_that(got, check)

@@ -21,11 +21,13 @@ from transforms.editions.beam.counters import Counters
 from transforms.editions.publish.aliases import (
     EXPIRED,
     KEEP_MS,
+    SET,
     AliasIndex,
     alias_event,
     aliases_item,
     is_expire,
     is_merge,
+    published_aliases,
 )
 from transforms.editions.publish.breaking import BREAKING, candidates, hot_candidate
 from transforms.editions.publish.snapshots import SnapshotPublisher
@@ -100,11 +102,12 @@ class TrackAliasesFn(beam.DoFn):
     LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
-    def __init__(self, keep_ms: int = KEEP_MS):
-        self.keep_ms = keep_ms
+    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None):
+        self.keep_ms, self.store_config = keep_ms, store_config
 
     def setup(self):
         self._held: tuple[int, AliasIndex] | None = None  # (token, index) of the last firing's state
+        self._stores = open_stores(self.store_config) if self.store_config is not None else None
 
     def process(
         self,
@@ -134,25 +137,31 @@ class TrackAliasesFn(beam.DoFn):
             rearm_pending(timer, nxt, now)
             return
         token, length = held.read() or (None, 0)
-        index = self._index(journal, token)
+        index, seeded = self._index(journal, token)
         by_id = {e["id"]: e for e in pending.read()}  # replays of a change collapse here
         future = [e for e in by_id.values() if e["at"] >= now]
         deltas = index.apply(e for e in by_id.values() if e["at"] < now) + index.prune(now)
         pending.clear()
         for e in future:
             pending.add(e)
-        if deltas:
-            self._record(index, deltas, journal, held, length)
+        if seeded or deltas:
+            self._record(index, seeded + deltas, journal, held, length)
         if any(op != EXPIRED for op, _, _ in deltas):
             yield aliases_item(index.alias, now)
         last.write(now)
         arm(timer, nxt, (min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
 
-    def _index(self, journal, current: int | None) -> AliasIndex:
-        """The instance's index if it is the state's, else the journal replayed (a cold start: O(the map))."""
+    def _index(self, journal, current: int | None) -> tuple[AliasIndex, list]:
+        """The instance's index if it is the state's, else the journal replayed (a cold start: O(the map)); with
+        no state at all (a new job, a relaunch after a drain), the map published last, whose records are returned
+        to be journaled (their survivors' EXPIRE clocks start when their EXPIRE comes)."""
         if self._held is not None and current is not None and self._held[0] == current:
-            return self._held[1]
-        return AliasIndex.replay(journal.read() if current is not None else (), self.keep_ms)
+            return self._held[1], []
+        if current is not None or self._stores is None:
+            return AliasIndex.replay(journal.read() if current is not None else (), self.keep_ms), []
+        published = published_aliases(self._stores.pointers, self._stores.snapshots)
+        index = AliasIndex.replay([(SET, k, v) for k, v in sorted(published.items())], self.keep_ms)
+        return index, index.compacted()
 
     def _record(self, index: AliasIndex, deltas: list, journal, held, length: int) -> None:
         """Append the deltas to the journal (rewritten compacted when it is over twice the index's size)."""
@@ -171,11 +180,12 @@ class TrackAliasesFn(beam.DoFn):
 class TrackAliases(beam.PTransform):
     """StoryChange records -> aliases snapshot items (one per minute in which the map changed).
 
-    ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/publish/aliases.py)."""
+    ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/publish/aliases.py);
+    ``store_config``: the stores whose published map a tracker without state starts from (None: from nothing)."""
 
-    def __init__(self, keep_ms: int = KEEP_MS):
+    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None):
         super().__init__()
-        self.keep_ms = keep_ms
+        self.keep_ms, self.store_config = keep_ms, store_config
 
     def expand(self, changes):
         return (
@@ -186,5 +196,5 @@ class TrackAliases(beam.PTransform):
                 lambda c: window.TimestampedValue(("aliases", alias_event(c)), c["at"] / 1000.0)
             ).with_output_types(KV[str, Any])
             | "EventsToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn(self.keep_ms))
+            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn(self.keep_ms, self.store_config))
         )

@@ -61,7 +61,7 @@ class PublishEditions(beam.PTransform):
         if storylines is not None:
             inputs["storylines"] = storylines  # to the ranker only: bursts and aliases are about stories
         ranked = inputs | "RankEditions" >> RankEditions(ranking, self.store_config)
-        aliases = changes | "TrackAliases" >> TrackAliases()
+        aliases = changes | "TrackAliases" >> TrackAliases(store_config=self.store_config)
         items = (ranked["items"], aliases) | "FlattenSnapshotItems" >> beam.Flatten()
         published = items | "PublishSnapshots" >> PublishSnapshots(self.store_config, publishing.confirm_shrink_cycles)
         breaking = published[BREAKING] | "AnnounceBreaking" >> AnnounceBreaking(

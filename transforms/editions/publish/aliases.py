@@ -189,6 +189,19 @@ def aliases_document(alias: dict[int, int], version: int) -> dict:
     }
 
 
+def published_aliases(pointers, snapshots) -> dict[int, int]:
+    """The aliases map the origin serves now (pointer ``aliases``), {} when none was published: what a tracker
+    starting without state (a relaunch after a drain) begins from, so a relaunch does not drop the redirects.
+    Store errors are raised (the caller's bundle is retried)."""
+    import json
+
+    version = pointers.get("aliases")
+    if version is None:
+        return {}
+    doc = json.loads(snapshots.get(aliases_path(version)))
+    return {int(k): int(v) for k, v in doc["aliases"].items()}
+
+
 def is_merge(change) -> bool:
     """A readable MERGE change."""
     return (
