@@ -1,0 +1,329 @@
+"""A simulated month of news through the real stories graph: what every per-minute cost and keyed state does as
+history grows (issue 38, deliverable 1).
+
+A generated history (benchmarks/history_gen.py: four languages, long-tailed story sizes, wire copies, bursts,
+follow-ups days apart, stories the repair must merge or split) goes through ``newsroom backfill --links
+--snapshots DIR`` in this process (pipelines/backfill.py on FnApiRunner): the writer with its repair ticks and
+expiry, the cross-language linker, the storyline stage, the editions ranker minute by minute (change-only replay)
+and the snapshot publisher into an embedded store. The hash embedder stands in for the encoder (hashed bag of
+words: no model, its cost is printed apart). The stages' own methods are wrapped in this process (never changed) to
+charge their CPU time to the simulated day of the time they work at, and to measure each keyed state once a day:
+
+- CPU per article per stage (µs): embed (HashEmbedder.encode), writer (StoryClusterer.advance: decisions, repair,
+  expiry), links (StoryLinker.observe + link_changes), storylines (StorylineWriter.observe + tick), publisher
+  (SnapshotPublisher.publish), per article of the day;
+- ranking cycle: CPU ms per edition cycle (EditionRanker.cycle, the minute's fold + rank + documents);
+- keyed state, bytes per key (pickled, as Beam stores it): writer stories per language key, linker view, storyline
+  writer, each edition's EditionMemory, and each edition's event LOG (events held);
+- snapshot bytes per simulated minute (the documents published);
+- at the end, the origin's memory (RSS) after loading the snapshots (a child process: serving.create_app over DIR).
+
+Then last day / first day for each figure, and last day / day 3 (day 1 and 2 fill the 48 h live window: a state
+that should stay flat is still filling there), flagged ``GROWS`` when > 1.3 for a figure that should not grow.
+
+    .venv/bin/python benchmarks/month_sim.py --days 30 --per_day 1500      # the issue's month (see docs)
+    .venv/bin/python benchmarks/month_sim.py --days 2 --per_day 150        # a quick look
+
+Prints, never asserts; takedowns and controls are generated (counted) but not applied (the backfill skips
+taken-down articles at read; controls steer the live job's pages only).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import functools  # noqa: E402
+import json  # noqa: E402
+import pickle  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.history_gen import EPOCH_S, History  # noqa: E402
+
+DAY_MS = 86_400_000
+EDITIONS = ["us-en", "es-es", "fr-fr", "de-de"]
+CPU_STAGES = ("embed", "writer", "repair", "links", "storylines")
+FLAT = {  # figures that must not grow with history (per article, per cycle, per key, per minute)
+    **{f"{s} us/article": True for s in CPU_STAGES},
+    "rank ms/cycle": True,
+    "publish us/item": True,
+    "snapshot KB/min": True,
+}
+
+
+class Probe:
+    """CPU seconds and state sizes per (figure, simulated day), filled by the wrappers of :func:`install`."""
+
+    def __init__(self, start_ms: int):
+        self.start_ms = start_ms
+        self.cpu = defaultdict(float)  # (stage, day) -> CPU s
+        self.calls = defaultdict(int)  # (stage, day) -> calls
+        self.state = defaultdict(dict)  # (state, day) -> {key: bytes}
+        self.snap = defaultdict(int)  # day -> document bytes
+        self.seen = {}  # (state, key) -> last day measured
+
+    def day(self, ms) -> int:
+        return max(0, (int(ms) - self.start_ms) // DAY_MS)
+
+    def timed(self, stage: str, day_of):
+        """A wrapper charging the call's CPU time to ``day_of(args)``."""
+
+        def wrap(fn):
+            @functools.wraps(fn)
+            def inner(*a, **kw):
+                c0 = time.process_time()
+                try:
+                    return fn(*a, **kw)
+                finally:
+                    spent = time.process_time() - c0  # before day_of: its state measurement is not the stage's
+                    d = day_of(a)
+                    self.cpu[(stage, d)] += spent
+                    self.calls[(stage, d)] += 1
+
+            return inner
+
+        return wrap
+
+    def measure(self, state: str, key, day: int, obj) -> None:
+        """Pickled bytes of ``obj`` for ``key`` on ``day``: once a day per key (the first call of the day)."""
+        if self.seen.get((state, key)) == day:
+            return
+        self.seen[(state, key)] = day
+        try:
+            self.state[(state, day)][key] = len(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        except Exception:  # noqa: BLE001  (an unpicklable field: the figure is left out, not the run)
+            pass
+
+
+def _version_day(probe: Probe, version: int) -> int:
+    v = int(version)
+    ms = v if v > 10**11 else v * 1000 if v > 10**8 else v * 60_000
+    return probe.day(ms)
+
+
+def install(probe: Probe) -> None:
+    """Wrap the stages' methods (class attributes: every instance in this process, FnApiRunner's workers too)."""
+    from transforms.editions.publish.snapshots import SnapshotPublisher
+    from transforms.editions.ranker.rank import EditionRanker
+    from transforms.stories.embed.embed import HashEmbedder
+    from transforms.stories.links.links import StoryLinker
+    from transforms.stories.storylines.storyline import StorylineWriter
+    from transforms.stories.writer import cluster
+    from transforms.stories.writer.cluster import StoryClusterer
+
+    last = {"day": 0}  # the embedder works ahead of time: charged to the latest day the writer reached
+
+    def writer_day(a):  # _decide(self, pending article): the backfill advances once, to the end of time
+        last["day"] = d = probe.day(a[1].first_seen_at)
+        probe.measure("writer stories", a[0].language, d, dict(a[0].stories))
+        return d
+
+    def cycle_day(a):
+        self, key, _edition, cached, mem, now, _inbox, log = a
+        d = probe.day(now)
+        probe.measure("rank memory", key, d, mem)
+        if probe.seen.get(("rank log", key)) != d:
+            probe.seen[("rank log", key)] = d
+            probe.state[("rank log events", d)][key] = sum(1 for _ in log.read())
+        return d
+
+    def link_day(a):
+        d = probe.day(a[1])
+        probe.measure("linker view", "all", d, a[0].stories)
+        return d
+
+    def storyline_day(a):
+        d = probe.day(a[1])
+        probe.measure("storylines", "all", d, a[0])
+        return d
+
+    def change_day(a):
+        ch = a[1].get("change") or {}
+        return probe.day(ch.get("at") or probe.start_ms)
+
+    def publish_day(a):
+        item = a[1]
+        d = _version_day(probe, item["version"])
+        probe.snap[d] += len(json.dumps(item["doc"], separators=(",", ":"), default=str))
+        return d
+
+    wraps = [
+        (HashEmbedder, "encode", "embed", lambda a: last["day"]),
+        (StoryClusterer, "_decide", "writer", writer_day),
+        (StoryClusterer, "_expire", "writer", lambda a: probe.day(a[2])),
+        (cluster, "repair_tick", "repair", lambda a: probe.day(a[1])),
+        (cluster, "recluster_tick", "repair", lambda a: probe.day(a[1])),
+        (StoryLinker, "observe", "links", change_day),
+        (StoryLinker, "link_changes", "links", link_day),
+        (StorylineWriter, "observe", "storylines", change_day),
+        (StorylineWriter, "tick", "storylines", storyline_day),
+        (EditionRanker, "cycle", "rank", cycle_day),
+        (SnapshotPublisher, "publish", "publisher", publish_day),
+    ]
+    for cls, name, stage, day_of in wraps:
+        setattr(cls, name, probe.timed(stage, day_of)(getattr(cls, name)))
+
+
+def only_editions(editions: list[str]) -> None:
+    """Rank only ``editions`` (one or two per generated language): the backfill's --snapshots ranks all 73."""
+    from transforms.editions.vocabulary import settings
+
+    settings.RankSettings = functools.partial(settings.RankSettings, editions_only=editions)
+
+
+def write_history(path: str, days: int, per_day: int, seed: int) -> tuple[dict, History]:
+    """The history as labelled JSONL at ``path``; returns (articles per day, the generator with its counts)."""
+    h = History(days, per_day, seed)
+    per = defaultdict(int)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in h.articles():
+            t = int(time.mktime(time.strptime(r["published_at"], "%Y-%m-%dT%H:%M:%SZ"))) - time.timezone
+            per[(t - EPOCH_S) // 86_400] += 1
+            f.write(json.dumps(r) + "\n")
+    return dict(per), h
+
+
+def accounting(history: Path, assignments: Path) -> str:
+    """Zero loss: every generated article assigned exactly once, to a story (assignments.jsonl, in input order)."""
+    ids = [json.loads(line)["id"] for line in open(history, encoding="utf-8")]
+    seen = defaultdict(int)
+    for line in open(assignments, encoding="utf-8"):
+        a = json.loads(line)
+        if a.get("story_id") is not None:
+            seen[a["article_id"]] += 1
+    lost = sum(1 for i in ids if i not in seen)
+    twice = sum(1 for n in seen.values() if n > 1)
+    once = sum(1 for i in ids if seen.get(i) == 1)
+    return f"accounting: generated {len(ids)}, assigned once {once}, lost {lost}, twice {twice}"
+
+
+ORIGIN_CHILD = r"""
+import gc, json, resource, sys
+sys.path.insert(0, sys.argv[2])
+from serving import create_app
+app = create_app({"NEWSROOM_DATA_DIR": sys.argv[1], "NEWSROOM_BACKGROUND": False,
+                  "NEWSROOM_TOKEN_SECRET": "demo-token-secret-0123456789abcdef",
+                  "NEWSROOM_CURSOR_SECRET": "demo-cursor-0123456789"})
+client = app.test_client()
+codes = [client.get(p).status_code for p in ("/", "/us-en/", "/es-es/")]
+gc.collect()
+rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
+print(json.dumps({"rss_mb": rss / 2**20, "codes": codes}))
+"""
+
+
+def origin_memory(data_dir: str) -> dict:
+    """The origin's RSS after loading the published snapshots (a fresh process; its first pages served)."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", ORIGIN_CHILD, data_dir, str(ROOT)], capture_output=True, text=True, timeout=600
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])
+    except Exception as e:  # noqa: BLE001  (reported, not fatal: the day table stands without it)
+        return {"error": f"{type(e).__name__}: {e}"}
+
+
+def day_rows(probe: Probe, per_day: dict, days: int) -> list[dict]:
+    """One dict of figures per simulated day (see the module docstring)."""
+    rows = []
+    for d in range(days):
+        n = max(per_day.get(d, 0), 1)
+        row = {"day": d + 1, "articles": per_day.get(d, 0)}
+        for s in CPU_STAGES:
+            row[f"{s} us/article"] = probe.cpu[(s, d)] / n * 1e6
+        cycles = probe.calls[("rank", d)]
+        row["rank ms/cycle"] = probe.cpu[("rank", d)] / max(cycles, 1) * 1000
+        row["rank cycles"] = cycles
+        for (state, day), sizes in probe.state.items():
+            if day == d and sizes:
+                unit = "events/key" if state.endswith("events") else "B/key"
+                row[f"{state} {unit}"] = sum(sizes.values()) / len(sizes)
+        row["publish us/item"] = probe.cpu[("publisher", d)] / max(probe.calls[("publisher", d)], 1) * 1e6
+        row["items/min"] = probe.calls[("publisher", d)] / 1440
+        row["snapshot KB/min"] = probe.snap[d] / 1440 / 1024
+        rows.append(row)
+    return rows
+
+
+def print_table(rows: list[dict]) -> None:
+    cols = [k for k in rows[0] if k != "day"]
+    for r in rows[1:]:
+        cols += [k for k in r if k not in cols and k != "day"]
+    print("\nper simulated day:")
+    print("day " + " ".join(f"{c[:22]:>22s}" for c in cols))
+    for r in rows:
+        print(f"{r['day']:3d} " + " ".join(f"{r.get(c, float('nan')):22.1f}" for c in cols))
+    first, last = rows[0], rows[-1]
+    third = rows[min(2, len(rows) - 1)]
+    print(f"\nday {last['day']} / day 1 and / day {third['day']} (after the 48 h live window filled):")
+    for c in cols:
+        a, b, z = first.get(c), third.get(c), last.get(c)
+        if not a or not b or z is None:
+            continue
+        flat = FLAT.get(c, "B/key" in c or "events/key" in c)
+        flag = "GROWS" if flat and z / b > 1.3 else ""
+        print(f"  {c:34s} {z / a:6.2f}x  {z / b:6.2f}x  {'(should stay flat)' if flat else ''} {flag}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--days", type=int, default=30)
+    ap.add_argument("--per_day", type=int, default=1500, help="articles a simulated day (+-20 %%)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--editions", default=",".join(EDITIONS), help="editions ranked (comma-separated)")
+    ap.add_argument("--dir", default=None, help="keep the input, outputs and snapshots here (default: a temp dir)")
+    ap.add_argument("--no_origin", action="store_true", help="skip the origin's memory after loading")
+    args = ap.parse_args(argv)
+    if args.days <= 0 or args.per_day <= 0:
+        ap.error("--days and --per_day must be > 0")
+    t_wall, c_all = time.time(), time.process_time()
+    print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores", flush=True)
+    with tempfile.TemporaryDirectory(prefix="month-sim-") as tmp:
+        d = Path(args.dir or tmp)
+        d.mkdir(parents=True, exist_ok=True)
+        per_day, h = write_history(str(d / "history.jsonl"), args.days, args.per_day, args.seed)
+        c = h.counts
+        print(
+            f"history: {sum(per_day.values())} articles over {args.days} days, {c.stories} stories, "
+            f"{c.wire_copies} wire copies, {c.follow_ups} follow-ups, {c.merges} to merge, {c.splits} to split, "
+            f"{len(c.takedowns)} takedowns and {len(c.controls)} controls generated (not applied)",
+            flush=True,
+        )
+        probe = Probe(EPOCH_S * 1000)
+        install(probe)
+        only_editions(args.editions.split(","))
+        from pipelines.backfill import run
+
+        argv_bf = [f"--input={d / 'history.jsonl'}", "--embedder=hash:64", "--links=on"]
+        argv_bf += [f"--snapshots={d / 'snapshots'}", f"--output={d / 'out'}", "--overwrite"]
+        status = run(argv_bf)
+        if status != 0:
+            raise SystemExit(f"backfill exited {status}")
+        manifest = json.load(open(d / "out" / "manifest.json"))
+        print(f"backfill counts: {json.dumps(manifest.get('counts', {}))}", flush=True)
+        print(accounting(d / "history.jsonl", d / "out" / "assignments.jsonl"), flush=True)
+        rows = day_rows(probe, per_day, args.days)
+        print_table(rows)
+        if not args.no_origin:
+            print(f"\norigin after loading the snapshots: {json.dumps(origin_memory(str(d / 'snapshots')))}")
+    print(
+        f"\n{time.time() - t_wall:.0f} s wall, {time.process_time() - c_all:.0f} s CPU; "
+        f"load average at end: {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
