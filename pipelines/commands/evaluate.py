@@ -8,6 +8,10 @@ stdout (text, or JSON with ``--json``) and an HTML page for an analyst (:mod:`pi
 language, the number of gold stories split over several predicted stories, and the number of predicted stories that
 mix several gold events.
 
+``--scope run`` scores only the gold articles the run placed (a backfill of a date range or of one language); the
+report says how many were left out. Beside the whole-stream scores, the mean of per-window scores (each UTC day, each
+7-day week scored alone: :mod:`pipelines.commands.evaluate_windows`), labelled apart since the two do not compare.
+
 Cross-language links count as the same story: by default the predicted cluster of an article is its ``group_id``
 (the link component, see transforms/stories/backfill/assignments.py) when the file has one; ``--no-links`` scores the
 per-language ``story_id`` instead. Per-language figures always use pairs inside that language. Articles missing from
@@ -59,6 +63,13 @@ def add_arguments(parser) -> None:
     parser.add_argument("--no-html", dest="write_html", action="store_false", help="do not write the HTML report")
     parser.add_argument(
         "--html-top", type=int, default=10, help="split and mixed stories listed per language in the HTML (default 10)"
+    )
+    parser.add_argument(
+        "--scope",
+        choices=["gold", "run"],
+        default="gold",
+        help="which gold articles are scored: gold (all; those the run did not place count as singletons) or run "
+        "(only those the run placed: a --from/--to or --language run). Default: gold",
     )
     parser.add_argument(
         "--min-overlap",
@@ -188,17 +199,36 @@ def check_overlap(gold: dict, pred: dict, min_overlap: float) -> None:
         )
 
 
-def report(gold_path: str, pred_path: str, links: bool = True, min_overlap: float = 0.0) -> dict:
+def in_scope(gold: dict, pred: dict, scope: str) -> dict:
+    """The gold articles scored: all of them (``gold``: a missing prediction is a singleton) or only those the run
+    placed (``run``: a run over a date range or one language is scored on what it covered); InputError when the
+    run covered none."""
+    if scope != "run":
+        return gold
+    kept = {a: g for a, g in gold.items() if a in pred}
+    if not kept:
+        raise InputError(f"--scope run: none of the {len(gold)} gold articles has a prediction")
+    return kept
+
+
+def report(gold_path: str, pred_path: str, links: bool = True, min_overlap: float = 0.0, scope: str = "gold") -> dict:
+    from pipelines.commands.evaluate_windows import parse_ms, window_scores
+
     gold, lang = load_gold(gold_path)
     pred = load_pred(pred_path, links)
+    full = len(gold)
+    gold = in_scope(gold, pred, scope)
     check_overlap(gold, pred, min_overlap)
     by_lang = defaultdict(dict)
     for a, g in gold.items():
         by_lang[lang[a]][a] = g
     out = {"gold": gold_path, "pred": pred_path, "links": links, "overall": score(gold, pred)}
+    out["scope"] = {"scope": scope, "scored": len(gold), "outside": full - len(gold)}
     # per language: the language's own story ids (a link to another language is not a pair inside the language)
     pred_own = load_pred(pred_path, links=False)
     out["languages"] = {lg: score(g, pred_own) for lg, g in sorted(by_lang.items())}
+    times = {str(r["id"]): parse_ms(r.get("published_at")) for r in gold_rows(gold_path)}
+    out["windows"] = window_scores(gold, pred, times, score)
     return out
 
 
@@ -208,7 +238,13 @@ def format_report(r: dict) -> str:
         f"{c.replace('_precision', '_P').replace('_recall', '_R'):>8s}" for c in cols
     )
     head += f" {'gold':>5s} {'pred':>5s} {'split':>5s} {'mixed':>5s}"
-    lines = [f"gold {r['gold']}  pred {r['pred']}  (links {'on' if r['links'] else 'off'})", head]
+    lines = [f"gold {r['gold']}  pred {r['pred']}  (links {'on' if r['links'] else 'off'})"]
+    sc = r.get("scope") or {"scope": "gold"}
+    if sc["scope"] == "run":
+        lines.append(
+            f"scope run: the {sc['scored']} gold articles the run placed; {sc['outside']} outside the run not scored"
+        )
+    lines += ["whole stream (all scored articles together):", head]
 
     def row(name, s):
         if not s.get("articles"):
@@ -225,6 +261,9 @@ def format_report(r: dict) -> str:
     if r["overall"].get("missing"):
         lines.append(f"warning: {r['overall']['missing']} gold articles have no prediction (scored as singletons)")
     from pipelines.commands.evaluate_storylines import format_storylines
+    from pipelines.commands.evaluate_windows import format_windows
+
+    lines += format_windows(r.get("windows"))
 
     lines += format_storylines(r.get("storylines"))
     return "\n".join(lines)
@@ -240,7 +279,8 @@ def add_storylines(r: dict, args) -> None:
 
 def main(args) -> int:
     try:
-        r = report(args.gold, args.pred, links=args.links, min_overlap=getattr(args, "min_overlap", 0.5))
+        scope = getattr(args, "scope", "gold")
+        r = report(args.gold, args.pred, args.links, getattr(args, "min_overlap", 0.5), scope)
         add_storylines(r, args)
     except InputError as exc:  # one line, escaped, status 2 (pipelines/command_errors.py)
         raise CommandError(str(exc)) from None
@@ -254,7 +294,7 @@ def main(args) -> int:
 
         path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
         try:
-            write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10))
+            write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10), scope=scope)
         except OSError as exc:
             print(f"newsroom evaluate: error: --html {path}: {exc.strerror or exc}", file=sys.stderr)
             return 2

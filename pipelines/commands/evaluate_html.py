@@ -187,13 +187,15 @@ def _scores_table(s: dict) -> str:
     return f'<table class="scores"><tr>{head}</tr><tr>{"".join(f"<td>{v}</td>" for v in vals)}</tr></table>'
 
 
-def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10) -> str:
-    """Render the report of ``gold_path`` / ``pred_path`` to ``out_path``; returns the path."""
-    from pipelines.commands.evaluate import load_gold, load_pred
+def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10, scope: str = "gold") -> str:
+    """Render the report of ``gold_path`` / ``pred_path`` to ``out_path`` (the gold articles ``scope`` scores);
+    returns the path."""
+    from pipelines.commands.evaluate import in_scope, load_gold, load_pred
 
     folder = os.path.dirname(os.path.abspath(pred_path))
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None
     gold, lang = load_gold(gold_path)
+    gold = in_scope(gold, load_pred(pred_path, links=False), scope)
     articles = load_articles(gold_path)
     inputs = ReportInputs(
         gold,
