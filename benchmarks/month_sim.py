@@ -5,8 +5,8 @@ A generated history (benchmarks/history_gen.py: four languages, long-tailed stor
 follow-ups days apart, stories the repair must merge or split) goes through ``newsroom backfill --links
 --snapshots DIR`` in this process (pipelines/backfill.py on FnApiRunner): the writer with its repair ticks and
 expiry, the cross-language linker, the storyline stage, the editions ranker minute by minute (change-only replay)
-and the snapshot publisher into an embedded store. The hash embedder stands in for the encoder (hashed bag of
-words: no model, its cost is printed apart). The stages' own methods are wrapped in this process (never changed) to
+and the snapshot publisher into an embedded store. The hash embedder stands in for the encoders, the
+links' too (hashed bag of words: no model, its cost is printed apart). The stages' own methods are wrapped in this process (never changed) to
 charge their CPU time to the simulated day of the time they work at, and to measure each keyed state once a day:
 
 - CPU per article per stage (µs): embed (HashEmbedder.encode), writer (StoryClusterer.advance: decisions, repair,
@@ -175,6 +175,14 @@ def install(probe: Probe) -> None:
         setattr(cls, name, probe.timed(stage, day_of)(getattr(cls, name)))
 
 
+def hash_links() -> None:
+    """Link vectors from the hash embedder too: the embedding stage's default is the multilingual USE model, whose
+    forward pass per article would be most of the run (and is the encoder's cost, not the graph's)."""
+    from transforms.stories.beam.embed import EmbedBatchFn
+
+    EmbedBatchFn.__init__.__defaults__ = ("auto", "hash:64", "auto", False)
+
+
 def only_editions(editions: list[str]) -> None:
     """Rank only ``editions`` (one or two per generated language): the backfill's --snapshots ranks all 73."""
     from transforms.editions.vocabulary import settings
@@ -303,6 +311,7 @@ def main(argv=None) -> int:
         probe = Probe(EPOCH_S * 1000)
         install(probe)
         only_editions(args.editions.split(","))
+        hash_links()
         from pipelines.backfill import run
 
         argv_bf = [f"--input={d / 'history.jsonl'}", "--embedder=hash:64", "--links=on"]

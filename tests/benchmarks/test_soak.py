@@ -1,0 +1,66 @@
+"""benchmarks/soak.py: its zero-loss accounting on the embedded stores' own tables, and its per-minute line."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import soak
+from stores.embedded import _DDL
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _store(tmp_path, members: list[tuple[int, str]], aliases: dict[int, int], articles: list[str]) -> str:
+    with sqlite3.connect(tmp_path / "newsroom.sqlite3") as c:
+        c.executescript(_DDL)
+        for a in articles:
+            c.execute("INSERT INTO articles VALUES (?, 1, ?, x'00')", (a, a))
+        for sid in {s for s, _ in members} | set(aliases):
+            c.execute("INSERT INTO stories (story_id, alias_of) VALUES (?, ?)", (sid, aliases.get(sid)))
+        c.executemany("INSERT INTO story_members (story_id, article_id, member) VALUES (?, ?, '{}')", members)
+    return str(tmp_path)
+
+
+def test_counts_stored_assigned_and_articles_in_two_live_stories(tmp_path):
+    d = _store(tmp_path, [(1, "a"), (1, "b"), (2, "b"), (3, "c")], {3: 1}, ["a", "b", "c", "d"])
+    # c is only in story 3, an alias (merged away): not assigned; b is in two live stories; d in none
+    assert soak.store_counts(d) == {"stored": 4, "assigned": 2, "in_two_stories": 1}
+
+
+def test_an_absent_store_counts_nothing(tmp_path):
+    assert soak.store_counts(str(tmp_path)) == {"stored": 0, "assigned": 0, "in_two_stories": 0}
+
+
+def test_the_minute_line_reads_the_runs_progress_and_the_backlogs(tmp_path):
+    d = _store(tmp_path, [(1, "a")], {}, ["a", "b"])
+
+    class FakeRun:
+        data_dir = d
+        last = (
+            "released 7 | polls 30 (12 x 304) fetched 5 | articles 2 stories 1 live pages 3 | "
+            "release->page p50 41.5s p95 88.0s (n=4)"
+        )
+        proc = type("P", (), {"pid": os.getpid()})()
+
+    line = soak.minute_line(4, FakeRun())
+    assert "min   4 | release->page p50 41.5s p95 88.0s" in line
+    assert "backlog ingest 2 items-raw 3 stories 1" in line
+    assert re.search(r"RSS MB run \d+", line)
+
+
+@pytest.mark.slow
+def test_a_one_minute_soak_ends_with_its_accounting(tmp_path):
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--minutes=1", f"--data_dir={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    ).stdout
+    assert re.search(r"end: released \d+ fetched \d+ stored \d+ assigned \d+ in two live stories 0", out), out
