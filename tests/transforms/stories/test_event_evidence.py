@@ -65,7 +65,7 @@ def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
             arts.append(
                 article(f"e{e}-{k}", v, T0 + (2 * e + k) * HOUR, terms=(f"t{e}", "shot"), entities=(f"city{e}",))
             )
-    loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge")
+    loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge", join_pair_margin=None)
     mixed = stories_of(arts, loose)
     assert len(set(mixed.values())) < 3  # the profile score alone chains events of one kind
     strict = stories_of(arts, dataclasses.replace(loose, join_pair_margin=0.0, merge_pair_margin=0.0))
@@ -103,9 +103,7 @@ def test_places_tell_two_shootings_of_one_day_apart():
     from transforms.stories.vocabulary import places
 
     stockton = places.chains("2 teens wounded in Stockton", "STOCKTON, Calif. - Two teens were shot Monday.", "en")
-    indy = places.chains(
-        "14-year-old killed in an Indianapolis parking lot", "INDIANAPOLIS - A boy was killed Monday.", "en"
-    )
+    indy = places.chains("Boy killed in parking lot", "A boy was killed Monday in Indianapolis, Indiana.", "en")
     california = places.chains("Shooting in California", "Police in California said two were shot.", "en")
     assert stockton and indy and california
     assert places.relation(stockton, stockton) == 1.0

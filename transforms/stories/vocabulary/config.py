@@ -62,7 +62,10 @@ class ClusterConfig:
     # A second opinion on joins and merges of stories with bodies (transforms/stories/writer/scoring.py): the learned pair
     # score's average logit between the article (a story's articles) and the story's must reach the model's body bar
     # plus this margin (None: no second opinion). A merge is for good: its margin is the larger.
-    join_pair_margin: float | None = None
+    # Stories whose places conflict (the average places relation of their latest members, transforms/stories/places.py,
+    # at or below this: most pairs name places neither of which lies in the other) never join or merge (None: off).
+    place_veto: float | None = None
+    join_pair_margin: float | None = 0.0
     merge_pair_margin: float | None = None
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
     unknown_time_penalty: float = 0.55

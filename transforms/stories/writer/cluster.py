@@ -37,6 +37,7 @@ from collections import Counter
 import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, NEW_STORY
+from transforms.stories.vocabulary import places as placemod
 from transforms.stories.vocabulary.config import DAY_MS, ClusterConfig, calibration
 from transforms.stories.vocabulary.features import ArticleFeatures
 from transforms.stories.writer import explanations
@@ -47,7 +48,7 @@ from transforms.stories.writer.recluster import recluster_tick
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import repair_tick
 from transforms.stories.writer.restore import restore_state
-from transforms.stories.writer.scoring import Scorer
+from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer
 from transforms.stories.writer.state import Member, StoreBehind, Story, WriterOutput, decay, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -332,6 +333,11 @@ class StoryClusterer:
         """Whether the learned pair score agrees with a join of an article with a body (ClusterConfig.join_pair_margin;
         headline-only articles and stories are decided on the profile score alone)."""
         c = self.state.config
+        if c.place_veto is not None and f.places and f.has_body and s.has_body:
+            ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+            if float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean()) <= c.place_veto:
+                self.state.tally("join_place_veto")
+                return False
         if c.join_pair_margin is None or not f.has_body or not s.has_body:
             return True
         ok = self.state.scorer.join_opinion(f, s, art_vecs) >= 0.0

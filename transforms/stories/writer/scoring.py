@@ -95,6 +95,8 @@ class Scorer:
             return between - self.penalty(known, gap) - c.merge_headline_average
         if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
             return -math.inf  # their headlines name different things (transforms/stories/writer/evidence.py)
+        if c.place_veto is not None and places_mean(a, b) <= c.place_veto:
+            return -math.inf  # they report from places neither of which lies in the other
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
