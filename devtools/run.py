@@ -306,6 +306,7 @@ def _start_origin(args, config, state, ping_keys: dict, cleanups, say) -> str:
     threading.Thread(target=server.serve_forever, name="origin", daemon=True).start()
     cleanups.append(lambda: app.extensions["newsroom"].close())
     cleanups.append(server.shutdown)
+    args.origin_app = app  # the sample world, started next, gives it NEWSROOM_WORLD_URL (_start_ingest)
     return f"http://127.0.0.1:{server.server_port}"
 
 
@@ -329,6 +330,8 @@ def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, s
         world = _start_world(args, config.data_dir, origin, ping_keys, say)
         cleanups.append(world.stop)
         overrides = world.host_overrides
+        if getattr(args, "origin_app", None) is not None:  # cards link to the world's pages on this machine
+            args.origin_app.config["NEWSROOM_WORLD_URL"] = world.base_url
         # the world's clock runs `speed` times faster than the wall clock: so does every schedule duration
         ingest_args += [f"--schedule_scale={1.0 / args.speed}", "--poll_max_s=300"]
     else:  # devtools/run_feeds.py imported the file into the feeds table
@@ -359,7 +362,7 @@ def _start_world(args, data_dir: str, origin: str, ping_keys: dict, say):
     args.speed = world.clock.speed
     age = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(world.clock.start_s))
     say(
-        f"sample world: {len(world.registry)} publishers on {world.base_url} (virtual hosts), releasing at "
+        f"sample world: {len(world.registry)} publishers on {world.base_url} (open it in a browser), releasing at "
         f"x{args.speed:g}, " + (f"resumed (started {age})" if resumed else "new")
     )
     return world

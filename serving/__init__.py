@@ -89,6 +89,9 @@ DEFAULTS = {
     "NEWSROOM_VERSION_POLL_S": 60,
     # local sign-in page (serving/web/signin.py): "auto" = only with the generated local secrets, true, false
     "NEWSROOM_LOCAL_SIGN_IN": "auto",
+    # local demo only (newsroom run sets it): the sample world's address; card links and images to its *.test
+    # hosts are rewritten to {world}/world/{host}/{path} at render time. "" (production): publishers' real URLs
+    "NEWSROOM_WORLD_URL": "",
     # secrets (set both in production; every origin process behind the CDN needs the same ones)
     "NEWSROOM_TOKEN_SECRET": None,
     "NEWSROOM_TOKEN_VERIFIER": None,

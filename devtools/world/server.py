@@ -52,8 +52,9 @@ import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from devtools.world import generated
+from devtools.world import demo, generated
 from devtools.world.content import ARTICLES, OLD_SITEMAP_ENTRY, PAYWALLED
+from devtools.world.demo import IMAGE_H, IMAGE_W, article_image, image_url
 from transforms.ingest import websub
 from transforms.publishers import PublisherRegistry
 
@@ -362,6 +363,9 @@ class SampleWorld:
 <meta property="og:site_name" content="{_esc(pub.name)}">
 <meta property="og:description" content="{_esc(a["paras"][0])}">
 <meta property="og:locale" content="{a["lang"]}">
+<meta property="og:image" content="{_esc(image_url(a))}">
+<meta property="og:image:width" content="{IMAGE_W}">
+<meta property="og:image:height" content="{IMAGE_H}">
 <meta property="article:published_time" content="{_iso(published)}">
 <meta property="article:modified_time" content="{_iso(modified)}">
 <meta property="article:section" content="{_esc(a["section"])}">
@@ -374,6 +378,7 @@ class SampleWorld:
 <main>
 <article>
 <h1>{_esc(title)}</h1>
+<img src="{_esc(image_url(a))}" alt="{_esc(title)}" width="{IMAGE_W}" height="{IMAGE_H}">
 <p class="byline">By <span class="author">{_esc(a["author"])}</span>,
 <time datetime="{_iso(published)}">{_iso(published)}</time></p>
 {credit}
@@ -441,6 +446,11 @@ class SampleWorld:
             status,
             h.headers,
         )
+        if getattr(h, "world_host", None):  # served by path (demo.py): links stay on this server
+            if ctype.startswith("text/html"):
+                body = demo.rewrite_body(body, h.world_host)
+            if "Location" in (headers or {}):
+                headers = {**headers, "Location": demo.path_form(headers["Location"]) or headers["Location"]}
         h.send_response(status)
         for k, v in (headers or {}).items():
             h.send_header(k, v)
@@ -500,6 +510,8 @@ class SampleWorld:
         now = self.clock.now_ms()
         self._extend(now)
         pub = self.by_host.get(host)
+        if pub is None and method != "POST":
+            return self._demo_route(h, method, path, query)
         if pub is None:
             self._send(h, 404, b"unknown host", method=method)
             return 404
@@ -532,6 +544,13 @@ class SampleWorld:
                     return 200
                 return self._conditional(h, method, body, ctype, last)
         segs = [s for s in path.split("/") if s]
+        if len(segs) == 2 and segs[0] == "img" and segs[1].endswith(".svg"):
+            a = self.articles.get(segs[1][:-4])
+            if a is not None and a["host"] == host and self.is_public(a, now):
+                body = article_image(a, self.headline(a, now)[0], pub.name)
+                return self._conditional(h, method, body, "image/svg+xml", self.headline(a, now)[1])
+            self._send(h, 404, b"not found", method=method)
+            return 404
         if len(segs) == 2 and segs[0] in ("news", "members", "go"):
             a = self.articles.get(segs[1])
         elif len(segs) == 3 and segs[:2] == ["amp", "news"]:
@@ -564,6 +583,18 @@ class SampleWorld:
             return self._conditional(h, method, body.encode("utf-8"), "text/html; charset=utf-8", last)
         self._send(h, 404, b"not found", method=method)
         return 404
+
+    def _demo_route(self, h, method, path, query) -> int:
+        """A request on the world's own address (no publisher's host): the index of the publishers, or a site by
+        path, ``/world/{host}/{path}`` (demo.py), for a reader's browser."""
+        if path == "/":
+            return self._conditional(h, method, demo.index_page(self.registry), "text/html; charset=utf-8", None)
+        target = demo.split_path(path)
+        if target is None or target[0] not in self.by_host:
+            self._send(h, 404, b"unknown host", method=method)
+            return 404
+        h.world_host = target[0]
+        return self._route(h, method, target[0], target[1], query)
 
     # -- WebSub hub ---------------------------------------------------------------------------------------------
     def _hub_request(self, h) -> int:

@@ -3,6 +3,8 @@ own data with the page's cache headers; an unknown page is the pages' 404, an or
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import orjson
 from flask import request
 
@@ -65,7 +67,7 @@ def topic_feed(edition: str, topic_id: str, fmt: str):
 
     meta = {
         "title": f"{topic_title(topic_id, messages(lang))[0]} · {edition.upper()} · Newsroom",
-        "page": f"/e/{edition}/topics/{topic_id}",
+        "page": f"/e/{edition}/topics/{quote(topic_id, safe=':')}",
         "self": request.path,
         "lang": lang,
         "updated": doc.get("cycle"),

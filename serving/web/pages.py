@@ -383,7 +383,7 @@ def topic_page(edition: str, topic_id: str):
             stories=with_chips(cat, edition, with_counts(cat, doc["stories"])),
             archive=doc.get("storylines", []),  # its entity's storylines from the storyline index
             sections=[(s, section_title(s, t)) for s in sections_of(cat, edition)],
-            json_url=f"/v1/topics/{topic_id}?edition={edition}",
+            json_url=f"/v1/topics/{quote(topic_id, safe=':')}?edition={edition}",
             follow=follow_target(topic_id, title),
             feed_path=f"/e/{edition}/topics/{quote(topic_id, safe='')}",
         )

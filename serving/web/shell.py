@@ -11,8 +11,9 @@ from __future__ import annotations
 import hashlib
 import re
 import weakref
+from urllib.parse import quote, urlsplit
 
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, Response, current_app, has_app_context, render_template, request
 
 from serving.http import conventions as http
 from serving.state.context import services
@@ -31,6 +32,7 @@ SECURITY_HEADERS = {
 }
 CACHE_MAX = 512  # rendered pages kept per catalog (~20-60 KB each; all re-rendered when the watcher swaps it)
 SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
+URL_SAFE = "%:/?#[]@!$&'()*+,;=~"  # RFC 3986 reserved characters and '%': kept as they are in a link
 
 # Catalog -> {cache key: (body, etag)}. Catalogs are immutable and replaced whole, so a page rendered from one is
 # valid for as long as that catalog is current; the weak keys let old catalogs (and their pages) go.
@@ -41,6 +43,9 @@ _rendered: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def _headers(resp: Response) -> Response:
     for k, v in SECURITY_HEADERS.items():
         resp.headers[k] = v
+    world = current_app.config.get("NEWSROOM_WORLD_URL")
+    if world:  # local demo: the cards' images come from the sample world (local_link)
+        resp.headers["Content-Security-Policy"] = CSP.replace("img-src 'self'", f"img-src 'self' {world}")
     return resp
 
 
@@ -158,7 +163,25 @@ def sections_of(cat, edition: str) -> list[str]:
 
 
 def safe_url(url) -> str | None:
-    return url if isinstance(url, str) and SAFE_URL.match(url) else None
+    """An http(s) link for a page, percent-encoded (a space or a non-ASCII letter in a publisher's URL is encoded,
+    an existing ``%XX`` kept), through :func:`local_link`; None for any other scheme."""
+    if not (isinstance(url, str) and SAFE_URL.match(url)):
+        return None
+    return local_link(quote(url.strip(), safe=URL_SAFE))
+
+
+def local_link(url: str) -> str:
+    """In a local demo (``NEWSROOM_WORLD_URL``, set by ``newsroom run``): a link to a sample world host
+    ``http://{host}.test/{path}`` -> ``{world}/world/{host}.test/{path}``, which a browser can open
+    (devtools/world/demo.py serves it). Anything else, and everything in production, is unchanged."""
+    world = current_app.config.get("NEWSROOM_WORLD_URL") if has_app_context() else ""
+    if not world:
+        return url
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not (parts.hostname or "").endswith(".test"):
+        return url
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{str(world).rstrip('/')}/world/{parts.hostname}{parts.path or '/'}{query}"
 
 
 def when(ts: str) -> str:
