@@ -1,5 +1,5 @@
 """A simulated month of news through the real stories graph: what every per-minute cost and keyed state does as
-history grows (issue 38, deliverable 1).
+history grows.
 
 A generated history (benchmarks/history_gen.py: four languages, long-tailed story sizes, wire copies, bursts,
 follow-ups days apart, stories the repair must merge or split) goes through ``newsroom backfill --links
@@ -21,7 +21,7 @@ charge their CPU time to the simulated day of the time they work at, and to meas
 Then last day / first day for each figure, and last day / day 3 (day 1 and 2 fill the 48 h live window: a state
 that should stay flat is still filling there), flagged ``GROWS`` when > 1.3 for a figure that should not grow.
 
-    .venv/bin/python benchmarks/month_sim.py --days 30 --per_day 1500      # the issue's month (see docs)
+    .venv/bin/python benchmarks/month_sim.py --days 30 --per_day 1500      # a month (docs/operations.md)
     .venv/bin/python benchmarks/month_sim.py --days 2 --per_day 150        # a quick look
 
 Prints, never asserts; takedowns and controls are generated (counted) but not applied (the backfill skips

@@ -1,4 +1,4 @@
-"""A soak of the whole local system (issue 38, deliverable 5): ``newsroom run`` for ``--minutes`` with the sample
+"""A soak of the whole local system: ``newsroom run`` for ``--minutes`` with the sample
 world releasing at ``--speed`` (its generated events: devtools/world/generated.py, one every 4 virtual minutes, 2-4
 reports each, follow-ups and corrections) through the real ingest path, the stories job, the editions stage and the
 origin; prints by minute and checks at the end that nothing was lost or stored twice.
@@ -21,7 +21,7 @@ holds and the stories job catches up): released, fetched, stored, assigned, and 
 duplicates (an article in two live stories; a page stored under two ids is impossible: the article id is the
 key). Exact copies of another page's text (wire copies) are fetched and not stored: counted apart.
 
-    .venv/bin/python benchmarks/soak.py --minutes 30 --speed 20      # the issue's soak
+    .venv/bin/python benchmarks/soak.py --minutes 30 --speed 20      # a half-hour soak
     .venv/bin/python benchmarks/soak.py --minutes 3 --speed 10       # a quick one
 
 Prints, never asserts. The machine is shared: the highest sustained rate is the highest ``--speed`` whose
