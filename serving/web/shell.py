@@ -81,6 +81,8 @@ def render(template: str, lang: str = "en", **ctx) -> str:
     """A page in ``lang``: its interface strings come from the message catalogue (``t``, serving/web/messages.py)."""
     ext = services()  # the reader bar's settings: the same for every reader (serving/web/signin.py, reader.js)
     ctx = {"reader_signin": ext.local_sign_in, "version_poll_s": ext.version_poll_s, **ctx}
+    if "editions" not in ctx:  # the edition switcher is on every page (base.html)
+        ctx["editions"] = live_editions(ext.holder.current)
     return render_template(template, lang=lang, t=messages(lang), **ctx)
 
 

@@ -85,3 +85,21 @@ def test_every_edition_language_top_page(lang_origin, browser, shots, viewport):
     finally:
         context.close()
     assert problems == []
+
+
+@pytest.mark.parametrize("viewport", sorted(VIEWPORTS))
+def test_the_edition_switcher_is_on_every_page_and_full_coverage_leads_back(lang_origin, browser, viewport):
+    from tests.serving.helpers import STORY
+
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    page = context.new_page()
+    try:
+        for path in ("/e/ru-ru/", "/e/us-en/tech", f"/stories/{STORY}"):
+            page.goto(f"{lang_origin}{path}")
+            assert page.locator("nav.editions a[href='/e/kr-ko/']").count() == 1, path
+        page.goto(f"{lang_origin}/e/kr-ko/")  # the reader's choice: a link, remembered in this browser only
+        assert page.context.cookies() == []
+        page.goto(f"{lang_origin}/stories/{STORY}")
+        assert page.locator("p.brand a").get_attribute("href") == "/e/kr-ko/"
+    finally:
+        context.close()

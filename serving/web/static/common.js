@@ -7,6 +7,22 @@
   "use strict";
   // The token lives in this browser's localStorage only: sent in an Authorization header, never in a URL or cookie.
   var TOKEN_KEY = "newsroom.readerToken";
+  // The edition the reader last browsed (a link choice kept in this browser only, never sent): a page without an
+  // edition of its own (Full Coverage, a storyline) leads its brand link back there instead of to "/".
+  var EDITION_KEY = "newsroom.edition";
+  (function rememberEdition() {
+    try {
+      var reader = document.getElementById("reader");
+      var current = reader && reader.getAttribute("data-edition");
+      if (current && /^[a-z]{2}-[a-z]{2,3}$/.test(current)) {
+        window.localStorage.setItem(EDITION_KEY, current);
+        return;
+      }
+      var chosen = window.localStorage.getItem(EDITION_KEY);
+      if (!chosen || !/^[a-z]{2}-[a-z]{2,3}$/.test(chosen)) return;
+      document.querySelectorAll("a[data-reader-edition]").forEach(function (a) { a.href = "/e/" + chosen + "/"; });
+    } catch (e) { /* no storage: the brand keeps "/" */ }
+  })();
 
   function token() {
     try { return window.localStorage.getItem(TOKEN_KEY); } catch (e) { return null; }
