@@ -42,7 +42,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.options import JobRun, StoreOptions, beam_options
 from stores import StoreConfig
 from transforms.ingest import schedule as sch
-from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig
+from transforms.ingest.fetcher import DEFAULT_USER_AGENT, FetcherConfig, user_agent_for
 from transforms.ingest.guard import parse_allow, parse_overrides
 from transforms.ingest.ordering import raw_item_key
 
@@ -86,8 +86,10 @@ def _fetch_flags(a) -> None:
     """HTTP fetching: identity, timeouts, size limits, politeness."""
     a(
         "--user_agent",
-        default=DEFAULT_USER_AGENT,
-        help=f"User-Agent of every request. Default: {DEFAULT_USER_AGENT}",
+        default=None,
+        help="User-Agent of every request. Default: $NEWSROOM_USER_AGENT, else 'NewsroomBot/0.1 "
+        "(+{websub_callback_base}/about/crawler; ...)', the origin's page for publishers, else "
+        f"{DEFAULT_USER_AGENT}",
     )
     a("--connect_timeout_s", type=float, default=5.0, help="Connect timeout per request. Default: 5.")
     a(
@@ -252,7 +254,7 @@ def _context(o: IngestOptions, store: StoreConfig):
     overrides = parse_overrides(o.host_overrides)
     return IngestContext(
         fetcher=FetcherConfig(
-            user_agent=o.user_agent,
+            user_agent=o.user_agent or user_agent_for(o.websub_callback_base),
             connect_timeout_s=o.connect_timeout_s,
             read_timeout_s=o.fetch_timeout_s,
             total_timeout_s=2 * o.fetch_timeout_s,

@@ -348,6 +348,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(openapi.bp)
     importlib.import_module("serving.web.storylines")  # its route joins web.bp before registration
     importlib.import_module("serving.web.feed_routes")  # the RSS and Atom routes join web.bp too
+    importlib.import_module("serving.web.about")  # the crawler page the ingest User-Agent names
     app.register_blueprint(web.bp)  # reader HTML pages (serving/web/pages.py), shared like the JSON ones
     app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
     push.init_app(app)  # WebSub callbacks and publisher pings

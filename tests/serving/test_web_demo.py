@@ -75,3 +75,20 @@ def test_without_the_demo_setting_pages_keep_the_publishers_urls(app, world, cli
     links = _links(resp.data.decode())
     assert "http://dailyherald.test/news/dh-1" in links and not [h for h in links if "/world/" in h]
     assert "127.0.0.1" not in resp.headers["Content-Security-Policy"]
+
+
+def test_the_ingest_user_agent_names_the_operators_own_page_and_the_origin_serves_it(client):
+    from pipelines.ingest import IngestOptions, _context
+    from stores import StoreConfig
+    from transforms.ingest.fetcher import user_agent_for
+
+    ua = user_agent_for("https://news.example.org/", env={})
+    assert ua == "NewsroomBot/0.1 (+https://news.example.org/about/crawler; news aggregator; polite crawler)"
+    assert "github.com/newsroom" not in user_agent_for(None, env={})  # no placeholder address when none is known
+    assert user_agent_for("https://x.example", env={"NEWSROOM_USER_AGENT": "Mine/1 (+https://me.example)"}) == (
+        "Mine/1 (+https://me.example)"
+    )
+    opts = IngestOptions(["--websub_callback_base=https://news.example.org", "--user_agent=Flag/2"])
+    assert _context(opts, StoreConfig(data_dir="unused")).fetcher.user_agent == "Flag/2"  # the flag wins
+    resp = client.get("/about/crawler")
+    assert resp.status_code == 200 and b"robots.txt" in resp.data and "public" in resp.headers["Cache-Control"]

@@ -48,7 +48,25 @@ import urllib3
 from transforms.common import URL_TOO_LONG, url_excerpt, url_too_long
 from transforms.ingest.guard import AddressGuard, BlockedAddress
 
-DEFAULT_USER_AGENT = "NewsroomBot/0.1 (+https://github.com/newsroom/newsroom; news aggregator; polite crawler)"
+DEFAULT_USER_AGENT = "NewsroomBot/0.1 (news aggregator; polite crawler)"  # no address known: none made up
+CRAWLER_PAGE = "/about/crawler"  # the origin's page for publishers: what the crawler does, how to opt out
+USER_AGENT_ENV = "NEWSROOM_USER_AGENT"
+
+
+def user_agent_for(public_base: str | None, env: dict | None = None) -> str:
+    """The User-Agent of the ingest job: ``$NEWSROOM_USER_AGENT`` when set, else the bot's name with the
+    operator's own page for publishers, ``{public_base}/about/crawler`` (the origin serves it; in production the
+    site's domain, locally the local origin), else no address at all rather than a placeholder's."""
+    import os
+
+    env = os.environ if env is None else env
+    if env.get(USER_AGENT_ENV):
+        return env[USER_AGENT_ENV]
+    if public_base:
+        return f"NewsroomBot/0.1 (+{public_base.rstrip('/')}{CRAWLER_PAGE}; news aggregator; polite crawler)"
+    return DEFAULT_USER_AGENT
+
+
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 TRANSIENT_REASONS = ("timeout", "connection_error", "http_5xx")
 
