@@ -69,7 +69,7 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.backfill_flags import FLAGS, add_arguments  # noqa: F401  (add_arguments: the CLI's parser)
-from pipelines.backfill_paths import expand_inputs, input_patterns, prepare_output
+from pipelines.backfill_paths import RUN_FILE, expand_inputs, input_patterns, prepare_output, resumed_namespace
 from pipelines.options import JobRun, StoreOptions
 from stores import StoreConfig
 
@@ -146,6 +146,8 @@ def resolve(options: PipelineOptions) -> BackfillJob:
         raise ValueError("--input and --output are required")
     run = JobRun.of(options)
     store = run.store
+    if not store.namespace and o.resume:  # the run the output folder holds (backfill_paths.resumed_namespace)
+        store = dataclasses.replace(store, namespace=resumed_namespace(o.output) or "")
     if not store.namespace:
         store = dataclasses.replace(
             store, namespace=f"backfill-{dt.datetime.now(dt.UTC):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:6]}"
@@ -275,7 +277,14 @@ def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = No
         print(f"[backfill] refused: {exc}", file=sys.stderr)
         return 2
     _say_start(job, files, run_claim, runner)
-    status = _execute(job, options, files, run_claim, runner, overlap)
+    stop = _StopOnInterrupt()
+    try:
+        with stop:
+            status = _execute(job, options, files, run_claim, runner, overlap)
+    except BaseException:
+        if stop.interrupted:  # Beam wraps the interrupt of a DoFn in a RuntimeError: the flag says it was Ctrl-C
+            return _interrupted(job, argv)
+        raise
     if status is not None:
         return status
     if job.run.translate_only:
@@ -293,10 +302,60 @@ def _prepare(job: BackfillJob) -> list[str]:
         return input_patterns(job.input)
     files = expand_inputs(job.input)  # before anything is removed
     prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)
+    stale = os.path.join(job.output, "evaluate.html")
+    if job.resume and os.path.exists(stale):  # it scored the files the resumed run rewrites
+        os.remove(stale)
     return files
 
 
+class _StopOnInterrupt:
+    """While the graph runs (main thread only): Ctrl-C silences logging first (Beam logs a DoFn's interrupt with
+    its traceback before wrapping it), then interrupts as usual; ``interrupted`` says it happened."""
+
+    def __init__(self):
+        self.interrupted = False
+        self._saved = None
+
+    def _handler(self, signum, frame):
+        import logging
+
+        self.interrupted = True
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._saved = signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._saved is not None:
+            signal.signal(signal.SIGINT, self._saved)
+        return False
+
+
+def _interrupted(job: BackfillJob, argv) -> int:
+    """Ctrl-C: one line saying how to continue (the stores hold every change applied so far; ``--resume`` finds
+    the run in ``--output`` and continues it), exit status 130, no traceback."""
+    again = " ".join(a for a in (argv or []) if a not in ("--resume", "--overwrite"))
+    print(
+        f"[backfill] interrupted; namespace {job.store.namespace} keeps what was applied: "
+        f"`newsroom backfill {again} --resume` continues it",
+        file=sys.stderr,
+        flush=True,
+    )
+    return 130
+
+
 def _say_start(job: BackfillJob, files: list[str], run_claim, runner) -> None:
+    if not job.run.translate_only and "://" not in job.output:  # what --resume finds (resumed_namespace)
+        with open(os.path.join(job.output, RUN_FILE), "w", encoding="utf-8") as f:
+            json.dump({"namespace": job.store.namespace, "backend": job.store.backend}, f, sort_keys=True)
     dry = job.run.translate_only
     print(
         f"[backfill] {len(files)} {'input pattern(s), not listed (dry run)' if dry else 'input file(s)'}"

@@ -42,6 +42,7 @@ OUTPUT_FILES = frozenset(
         "dead_letters.jsonl",
         "manifest.json",
         "summary.json",
+        "run.json",
     }
     | {"evaluate.html"}
 )
@@ -90,3 +91,33 @@ def _prepare_remote_output(output: str, overwrite: bool, resume: bool) -> None:
         raise ValueError(f"--output {output}: not empty ({len(held)} objects); --overwrite replaces them")
     if held and overwrite:
         FileSystems.delete(held)
+
+
+RUN_FILE = "run.json"  # the run's store and namespace, written when it starts: what --resume finds
+
+
+def resumed_namespace(output: str) -> str | None:
+    """The namespace of the run an ``--output`` folder holds (its ``run.json``, else its ``manifest.json``, else
+    the one namespace folder under its ``store/``), for ``--resume`` without ``--namespace``; None when it holds
+    none (the run starts afresh) or the output is remote (give ``--namespace``)."""
+    import json
+
+    if "://" in output or not os.path.isdir(output):
+        return None
+    for name, key in ((RUN_FILE, ("namespace",)), ("manifest.json", ("store", "namespace"))):
+        try:
+            with open(os.path.join(output, name), encoding="utf-8") as f:
+                value = json.load(f)
+            for k in key:
+                value = value[k]
+            if value:
+                return str(value)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    store = os.path.join(output, "store")
+    found = (
+        sorted(x for x in os.listdir(store) if os.path.isdir(os.path.join(store, x))) if os.path.isdir(store) else []
+    )
+    if len(found) > 1:
+        raise ValueError(f"--resume: {output}/store holds several runs ({', '.join(found[:5])}): give --namespace")
+    return found[0] if found else None

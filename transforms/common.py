@@ -121,25 +121,36 @@ def dead_letter_json(record: dict) -> dict:
     return record
 
 
-def progress_line(what: str, n: int, total: int | None, elapsed_s: float) -> str:
-    """``what: n of total (pct, rate/s, ~eta left)``; the estimate is the rest at the rate so far."""
-    rate = n / max(elapsed_s, 1e-9)
+def progress_line(
+    what: str, n: int, total: int | None, elapsed_s: float, since: tuple[int, float] | None = None
+) -> str:
+    """``what: n of total (pct, rate/s, ~eta left)``; the estimate is the rest at the rate so far, or, with
+    ``since`` = (count, elapsed) of an earlier line, at the rate since that line (the start-up excluded: a model
+    loading or a pipeline starting is no rate to plan with). No rate yet (the first line, nothing done since): the
+    line says so instead of guessing a time."""
+    n0, e0 = since or (0, 0.0)
+    if n <= n0 or elapsed_s - e0 <= 0:
+        share = f" of {total} ({n / total:.0%}, " if total else " ("
+        return f"{what}: {n}{share}no rate yet, no estimate)"
+    rate = (n - n0) / (elapsed_s - e0)
     if not total:
         return f"{what}: {n} ({rate:.0f}/s)"
-    left = max(total - n, 0) / rate if rate > 0 else 0.0
+    left = max(total - n, 0) / rate
     return f"{what}: {n} of {total} ({n / total:.0%}, {rate:.0f}/s, ~{format_duration(left)} left)"
 
 
 class Progress:
     """The progress lines of one counted phase (:func:`progress_line`): call it with the count done so far; it
     emits at most one line every ``every_s`` seconds, and one when the count reaches ``total``. The first call
-    starts the clock. ``emit`` defaults to stderr; ``clock`` is injectable for tests."""
+    starts the clock; the first line gives no estimate, and each later one the rate since the first line (start-up
+    excluded). ``emit`` defaults to stderr; ``clock`` is injectable for tests."""
 
     def __init__(self, what: str, total: int | None, every_s: float = 5.0, emit=None, clock=time.monotonic):
         self.what, self.total, self.every_s, self.clock = what, total, every_s, clock
         self.emit = emit or (lambda line: print(line, file=sys.stderr, flush=True))
         self.t0: float | None = None
         self.last = 0.0
+        self.base: tuple[int, float] | None = None
 
     def __call__(self, n: int) -> None:
         now = self.clock()
@@ -147,7 +158,9 @@ class Progress:
             self.t0 = self.last = now
         if now - self.last >= self.every_s or (self.total and n == self.total):
             self.last = now
-            self.emit(progress_line(self.what, n, self.total, now - self.t0))
+            since = self.base or (n, now - self.t0)
+            self.emit(progress_line(self.what, n, self.total, now - self.t0, since))
+            self.base = since
 
 
 def format_duration(seconds: float) -> str:

@@ -20,7 +20,9 @@ import sys
 
 from pipelines.command_errors import CommandError
 from pipelines.commands.evaluate import InputError, read_jsonl
-from transforms.common import HOUR_MS
+from transforms.common import DAY_MS, HOUR_MS
+
+UNTIMED_EPOCH_MS = 946_684_800_000  # transforms/stories/vocabulary/features.py's (not imported: it loads numpy)
 
 FILE = "explanations.jsonl"
 
@@ -88,8 +90,14 @@ def memberships(records: list[dict]) -> tuple[dict[str, int], dict[str, list[dic
     return story, history, alias
 
 
-def when(ms) -> str:
-    return dt.datetime.fromtimestamp(int(ms) / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+def when(ms, known: bool | None = None) -> str:
+    """``ms`` as a UTC time, or "unknown time" when the record says it is unknown (``known`` False) or, for a record
+    that does not say (a repair, an older file), when it is the stand-in clock of untimed input (2000-01-01, one
+    second per article: transforms/stories/vocabulary/features.py), never a date nobody wrote."""
+    ms = int(ms)
+    if known is False or (known is None and UNTIMED_EPOCH_MS <= ms < UNTIMED_EPOCH_MS + DAY_MS):
+        return "unknown time"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def candidate_line(c: dict, weights: dict) -> str:
@@ -143,7 +151,7 @@ def explain_article(records: list[dict], article_id: str) -> list[str]:
     first, moves = history[article_id][0], history[article_id][1:]
     lines = [
         f"article {article_id} ({first['language']}): {first['title']!r} ({first.get('source') or '?'}, "
-        f"{when(first['at'])})",
+        f"{when(first['at'], first.get('time_known'))})",
         f"  arrival: {decision_summary(first)}",
     ]
     if first["candidates"]:
@@ -177,7 +185,9 @@ def explain_story(records: list[dict], story_id: str, links: dict[int, tuple] | 
         lines.append(f"  linked across languages (group {group}) with {', '.join(f'story {x}' for x in linked)}")
     for a in members:
         first = history[a][0]
-        lines.append(f"  {a} {first['title']!r} ({first.get('source') or '?'}, {when(first['at'])})")
+        lines.append(
+            f"  {a} {first['title']!r} ({first.get('source') or '?'}, {when(first['at'], first.get('time_known'))})"
+        )
         lines.append(f"    {decision_summary(first)}")
         for r in history[a][1:]:
             lines.append(f"    moved: {repair_summary(r)}")

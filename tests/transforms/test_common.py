@@ -114,7 +114,21 @@ def test_progress_prints_at_most_every_interval_and_at_the_total():
     p(3)
     now[0] = 107.0
     p(4)
-    assert lines == ["decided: 3 of 4 (75%, 0/s, ~2s left)", "decided: 4 of 4 (100%, 1/s, ~0s left)"]
+    # the first line has no rate to estimate with (the start-up is not one); the next, the rate since the first
+    assert lines == ["decided: 3 of 4 (75%, no rate yet, no estimate)", "decided: 4 of 4 (100%, 1/s, ~0s left)"]
+
+
+def test_an_estimate_ignores_the_start_up():
+    from transforms.common import Progress
+
+    lines, now = [], [0.0]
+    p = Progress("read", 1000, every_s=5.0, emit=lines.append, clock=lambda: now[0])
+    p(1)
+    now[0] = 30.0  # 30 s of start-up for 10 articles: at that rate the rest would take 50 minutes
+    p(10)
+    now[0] = 35.0
+    p(510)  # then 100 articles a second
+    assert lines == ["read: 10 of 1000 (1%, no rate yet, no estimate)", "read: 510 of 1000 (51%, 100/s, ~5s left)"]
 
 
 def test_the_writer_reports_each_decided_article_to_its_progress():

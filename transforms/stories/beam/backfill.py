@@ -10,15 +10,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
-import time
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
 from stores.beam_io import write_lines, write_text
-from transforms.common import DEAD_LETTER, progress_line
+from transforms.common import DEAD_LETTER, Progress
 from transforms.stories.backfill import backfill_files
 from transforms.stories.beam.common import STAGE
 
@@ -126,15 +124,11 @@ class ReportProgressFn(beam.DoFn):
 
     def setup(self):
         self._n = 0
-        self._t0 = None
-        self._last = 0.0
+        self._progress = None
 
     def process(self, element, total=None):
         self._n += 1
-        now = time.time()
-        if self._t0 is None:
-            self._t0 = self._last = now
-        if now - self._last >= self.every_s or (total and self._n == total):
-            self._last = now
-            print(f"[backfill] {progress_line(self.what, self._n, total, now - self._t0)}", file=sys.stderr, flush=True)
+        if self._progress is None:  # no estimate on its first line (progress_line: the start-up is no rate)
+            self._progress = Progress(f"[backfill] {self.what}", total, self.every_s)
+        self._progress(self._n)
         yield element

@@ -41,6 +41,11 @@ def wants_process(spec: str) -> bool:
 
 
 def _serve(spec: str, conn) -> None:  # the child's loop
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent stops the run (one line) and ends this daemon child,
+    # which must not print a traceback of its own
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     from transforms.stories.embed import cpu
     from transforms.stories.embed.embed import get_embedder
 

@@ -59,6 +59,7 @@ def decision(w: WriterState, f, kind: str, story_id: int, seq: int, bar: float |
         "language": w.language,
         "seq": int(seq),
         "at": int(f.first_seen_at),
+        "time_known": bool(f.time_known),  # False: ``at`` is the stand-in of an untimed article (explain: unknown)
         "article_id": f.article_id,
         "title": (f.title or "")[:TITLE_CHARS],
         "source": f.source,
