@@ -58,6 +58,7 @@ RUNTIME = [
     "orjson>=3.9",
     "numpy>=2.0",
     # stories
+    "scipy>=1.11",  # writer/pairscore.py: sparse pair cosines of the offline training; also the offline reference
     "datasketch>=2.0",  # MinHash(scheme="affine32") first appears in 2.0.0
     "scann==1.4.2",
     "sentence-transformers>=3.0",
@@ -115,7 +116,6 @@ TEST = [
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
-    "scipy>=1.11",  # benchmarks/stories_reference.py: the offline average-linkage reference (scipy.cluster)
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 
