@@ -135,6 +135,7 @@ def test_for_you_with_a_pasted_token(origin, page, shots):
 
     page.reload()  # the token stays in this browser: the feed loads again without pasting
     page.wait_for_selector("#feed li.story")
+    assert not page.locator("#token-form").is_visible()  # signed in: no empty token box
     first = page.locator("#feed li.story h3 a").first
     href = first.get_attribute("href")
     assert href.startswith("/stories/")

@@ -10,6 +10,7 @@
   var form = document.getElementById("token-form");
   var input = document.getElementById("token-input");
   var forget = document.getElementById("token-forget");
+  var help = document.getElementById("token-help");
   var status = document.getElementById("feed-status");
   var list = document.getElementById("feed");
   var more = document.getElementById("feed-more");
@@ -54,8 +55,18 @@
   function load(reset) {
     var tok = token();
     forget.hidden = !tok;
+    form.hidden = !!tok;  // signed in: no empty token box, only the way to forget it
+    if (help) help.hidden = !!tok;
     if (!tok) {
       status.textContent = msg("paste", "Paste your reader token above to see your stories.");
+      var signin = document.getElementById("reader-signin");  // a local stack: signing in is one click away
+      if (signin) {
+        status.appendChild(document.createTextNode(" "));
+        var a = document.createElement("a");
+        a.href = signin.getAttribute("href");
+        a.textContent = signin.textContent;
+        status.appendChild(a);
+      }
       list.textContent = "";
       more.hidden = true;
       return;
