@@ -37,7 +37,7 @@ MEMBERSHIP_MAX_AGE_MS = 48 * 3_600_000  # two daily runs
 FAMILY_MEMBERS, FAMILY_META, FAMILY_COUNTS, FAMILY_CLICKS = "u", "m", "n", "c"
 CLICK_PREFIX = b"c#"
 CLICK_LOG_DAYS = 180  # = schemas.tables.MAX_AGE_DAYS["userclusters"]["c"]
-DAY_MS = 86_400_000
+CLICK_LOG_MS = CLICK_LOG_DAYS * 24 * 3_600_000  # stores sit below transforms.common and its units
 
 
 def _evenly(ids: list[str], n: int) -> list[str]:
@@ -154,9 +154,7 @@ class EmbeddedUserClusterStore(UserClusterStore):
         with self.db.transaction() as conn:
             conn.executemany("INSERT OR IGNORE INTO click_log VALUES (?,?,?)", rows)
             if rows:  # the 180-day age rule, by the clicks' own clock (a replay of old clicks keeps its window)
-                conn.execute(
-                    "DELETE FROM click_log WHERE at < ?", (max(a for _, a, _ in rows) - CLICK_LOG_DAYS * DAY_MS,)
-                )
+                conn.execute("DELETE FROM click_log WHERE at < ?", (max(a for _, a, _ in rows) - CLICK_LOG_MS,))
 
     def scan_clicks(self, since_ms: int, start=None, end=None):
         sql, args = "SELECT reader_id, story_id FROM click_log WHERE at >= ?", [int(since_ms)]
