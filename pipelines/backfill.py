@@ -69,7 +69,14 @@ import apache_beam as beam
 from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.backfill_flags import FLAGS, add_arguments  # noqa: F401  (add_arguments: the CLI's parser)
-from pipelines.backfill_paths import RUN_FILE, expand_inputs, input_patterns, prepare_output, resumed_namespace
+from pipelines.backfill_paths import (
+    RUN_FILE,
+    expand_inputs,
+    input_patterns,
+    prepare_output,
+    read_store,
+    resumed_namespace,
+)
 from pipelines.options import JobRun, StoreOptions
 from stores import StoreConfig
 
@@ -105,8 +112,9 @@ class BackfillJob:
     chosen."""
 
     run: JobRun
-    input: str
+    input: str | None
     output: str
+    from_store: str | None = None  # the embedded data dir whose article store is the input (--from_store)
     from_date: str | None = None
     to_date: str | None = None
     language: str | None = None
@@ -120,6 +128,7 @@ class BackfillJob:
     snapshots_every_minute: bool = False
     since: int | None = None  # from_date in ms
     until: int | None = None  # to_date in ms
+    store_dead_letters: list = dataclasses.field(default_factory=list)  # --from_store rows that did not decode
 
     @property
     def store(self) -> StoreConfig:
@@ -142,8 +151,10 @@ def resolve(options: PipelineOptions) -> BackfillJob:
     unreadable; the namespace defaults to ``backfill-<utc time>-<random>`` and the embedded store's root to
     ``OUTPUT/store``. Reads nothing from disk (a dry run and a template launch resolve too)."""
     o = options.view_as(BackfillOptions)
-    if not o.input or not o.output:
-        raise ValueError("--input and --output are required")
+    if not (o.input or o.from_store) or not o.output:
+        raise ValueError("--input (or --from_store) and --output are required")
+    if o.input and o.from_store:
+        raise ValueError("--input and --from_store: give one (the files, or the article store)")
     run = JobRun.of(options)
     store = run.store
     if not store.namespace and o.resume:  # the run the output folder holds (backfill_paths.resumed_namespace)
@@ -290,6 +301,9 @@ def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = No
     if job.run.translate_only:
         print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
         return 0
+    if job.store_dead_letters:  # --from_store rows that did not decode, beside the graph's dead letters
+        with open(os.path.join(job.output, "dead_letters.jsonl"), "a", encoding="utf-8") as f:
+            f.writelines(json.dumps(d, sort_keys=True) + "\n" for d in job.store_dead_letters)
     _write_manifest(job, argv, files, run_claim, started, "overlapped" if overlaps(job, overlap) else "stage")
     return 0
 
@@ -299,9 +313,12 @@ def _prepare(job: BackfillJob) -> list[str]:
     inputs are the ``--input`` patterns as given (a gs:// glob is not listed: offline that is minutes of credential
     retries, then a failure)."""
     if job.run.translate_only:
-        return input_patterns(job.input)
-    files = expand_inputs(job.input)  # before anything is removed
+        return input_patterns(job.input or "")
+    files = expand_inputs(job.input) if job.input else []  # before anything is removed
     prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)
+    if job.from_store:  # the article store's latest versions, as an Avro input (backfill_paths.read_store)
+        files, dead = read_store(job.from_store, job.output)
+        job.store_dead_letters.extend(dead)
     stale = os.path.join(job.output, "evaluate.html")
     if job.resume and os.path.exists(stale):  # it scored the files the resumed run rewrites
         os.remove(stale)

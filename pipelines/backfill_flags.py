@@ -11,8 +11,20 @@ FLAGS: list[tuple[tuple, dict]] = [
     (
         ("--input",),
         dict(
-            required=True,
-            help="JSONL or Avro file(s): a path or glob, several comma-separated (local or gs://). Required.",
+            default=None,
+            help="JSONL or Avro file(s): a path or glob, several comma-separated (local or gs://). Required "
+            "unless --from_store.",
+        ),
+    ),
+    (
+        ("--from_store",),
+        dict(
+            nargs="?",
+            const=".newsroom",
+            default=None,
+            help="Read the articles from the system's own article store instead of --input: the latest version of "
+            "each, from the embedded store under this data dir (default .newsroom, where `newsroom run` keeps it), "
+            "through the same transforms and --from/--to/--language; rows it cannot read go to dead_letters.jsonl.",
         ),
     ),
     (

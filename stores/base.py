@@ -100,6 +100,12 @@ class ArticleStore(abc.ABC):
     def get_version(self, article_id: str, version: int) -> dict | None:
         """One stored version, or None."""
 
+    def latest_records(self, after: str = "", limit: int = 1000) -> list[tuple[str, bytes]]:
+        """Up to ``limit`` (article id, encoded Article record of its latest version), ids ascending and above
+        ``after``: one page of a full scan, undecoded (a reader dead-letters a row it cannot decode). Backends
+        without a scan raise NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} cannot scan its articles")
+
     @abc.abstractmethod
     def claim_content(self, content_hash: str, article_id: str) -> str:
         """Create-if-absent on the content index. Returns the owner: ``article_id`` if this call claimed the hash,

@@ -199,6 +199,12 @@ class EmbeddedArticleStore(ArticleStore):
         )
         return codec.decode("Article", row[0]) if row else None
 
+    def latest_records(self, after: str = "", limit: int = 1000) -> list[tuple[str, bytes]]:
+        rows = self.db.connect().execute(
+            "SELECT article_id, record FROM articles WHERE article_id > ? ORDER BY article_id LIMIT ?", (after, limit)
+        )
+        return [(a, bytes(r)) for a, r in rows]
+
     def claim_content(self, content_hash: str, article_id: str) -> str:
         with self.db.transaction() as conn:
             conn.execute("INSERT OR IGNORE INTO content_index VALUES (?,?)", (content_hash, article_id))

@@ -129,6 +129,7 @@ CASES = {
     "update-check not a git checkout": (["update-check", "--from", ESC, "--repo", "out"], "git"),
     "run bad flag": (["run", "--bogus"], "unrecognized arguments"),
     "stack bad action": (["stack", "bogus"], "invalid choice"),
+    "sizing missing figures": (["sizing", "--figures", "nope.json"], "nope.json"),
     "export mistyped data dir": (["export", "assignments", "--out", "o"] + TYPO, "no story store"),
     "export bad from": (["export", "assignments", "--out", "o", "--from", ESC, "--data_dir", "data"], "--from"),
     "diff missing run": (["diff", "out", "nope", "--no-html"], "RUN_B nope: no such"),
