@@ -155,6 +155,59 @@ class PointerRetention:
     topic_keep_s: float = 6 * 3600.0
 
 
+def _merge_storyline(publisher: SnapshotPublisher, item: dict) -> dict | None:
+    return merged_document(item, publisher._read_live_storyline)
+
+
+def _merge_storyline_index(publisher: SnapshotPublisher, item: dict) -> dict | None:
+    return merged_index(item, publisher._read_live_index)
+
+
+@dataclass(frozen=True)
+class KindPolicy:
+    """How the publisher treats one kind of document (:data:`POLICIES`), instead of a branch on the kind's name at
+    every step of :meth:`SnapshotPublisher.publish`.
+
+    ``holds``: an editorial hold stops it (edition pages); ``tracks_activity``: its last publish time is kept for
+    retirement (topic pages); ``merges``: completed with the live version before anything else, None when nothing
+    changed (storylines, the storyline index; a pointer moved meanwhile is retried, never overwritten);
+    ``skips_unchanged``: a document equal to the live one is not published again (all but story coverage, whose
+    versions the retention counts); ``heartbeat``: an unchanged one still says it was seen (edition pages);
+    ``ops_events``: rejections are logged as ops events (edition pages); ``retained``: the retention hears of each
+    move (story coverage); ``cycle_versions``: its versions are cycle minutes; ``episodes``: its episodes are
+    learnt (storylines); ``page_events``: what a moved page publishes next (edition pages: release times,
+    Breaking).
+    """
+
+    holds: bool = False
+    tracks_activity: bool = False
+    merges: Callable | None = None
+    skips_unchanged: bool = True
+    heartbeat: bool = False
+    ops_events: bool = False
+    retained: bool = False
+    cycle_versions: bool = False
+    episodes: bool = False
+    page_events: bool = False
+
+
+PLAIN = KindPolicy()
+POLICIES = {
+    "edition_page": KindPolicy(holds=True, heartbeat=True, ops_events=True, cycle_versions=True, page_events=True),
+    "candidate_pool": KindPolicy(),
+    "story_coverage": KindPolicy(skips_unchanged=False, retained=True),
+    "aliases": KindPolicy(),
+    "topic_page": KindPolicy(tracks_activity=True),
+    "storyline": KindPolicy(merges=_merge_storyline, cycle_versions=True, episodes=True),
+    "storyline_index": KindPolicy(merges=_merge_storyline_index),
+}
+
+
+def policy_of(kind: str) -> KindPolicy:
+    """The publishing policy of a document kind; a kind without an entry is published plainly (``KindPolicy()``)."""
+    return POLICIES.get(kind, PLAIN)
+
+
 class SnapshotPublisher:
     """Validate -> put -> compare-and-set, one snapshot item at a time (see the module docstring).
 
@@ -224,12 +277,14 @@ class SnapshotPublisher:
         return summary
 
     def publish(self, item: dict) -> dict:
-        """One snapshot item -> ``{"pointer", "version", "kind", "outcome", "reason"}``."""
+        """One snapshot item -> ``{"pointer", "version", "kind", "outcome", "reason"}``. What differs by document
+        kind is read from its :class:`KindPolicy` (:data:`POLICIES`), never tested on the kind's name here."""
         kind, pointer, version, doc = item["kind"], item["pointer"], int(item["version"]), item["doc"]
+        policy = policy_of(kind)
         result = {"pointer": pointer, "version": version, "kind": kind, "outcome": "", "reason": ""}
-        if kind == "topic_page":
+        if policy.tracks_activity:
             self._topic_active[pointer] = self.clock()
-        hold = self._hold(pointer, version) if kind == "edition_page" and self.controls is not None else None
+        hold = self._hold(pointer, version) if policy.holds and self.controls is not None else None
         if hold is not None:
             return self._held(pointer, hold, result)
         current = self.stores.pointers.get(pointer)
@@ -237,65 +292,33 @@ class SnapshotPublisher:
             self._count("stale")
             result["outcome"] = "stale"
             return result
-        if kind == "storyline":
-            doc = merged_document(item, self._read_live)
+        if policy.merges is not None:
+            doc = policy.merges(self, item)
             if doc is None:
                 result["outcome"] = "unchanged"
                 return result
-        elif kind == "storyline_index":
-            doc = merged_index(item, lambda p: self._read_live(p, kind))
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
         digest = docs.content_digest(doc)
-        if kind != "story_coverage" and live_digest is not None and digest == live_digest:
+        if policy.skips_unchanged and live_digest is not None and digest == live_digest:
             self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
             result["outcome"] = "unchanged"
-            if kind == "edition_page":
+            if policy.heartbeat:
                 self._heartbeat(pointer, version, "unchanged")
             return result
         data = docs.canonical_bytes(doc)
-        try:
-            docs.validate(kind, doc, live_count, item.get("min_stories", 1), data)
-            self._shrink.pop(pointer, None)
-        except docs.SnapshotRejected as exc:
-            streak = self._shrink.get(pointer, 0) + 1 if exc.reason == "lost_more_than_half" else 0
-            if exc.reason == "lost_more_than_half" and streak >= self.confirm_shrink_cycles:
-                self._count("shrink_confirmed")
-                self._shrink.pop(pointer, None)
-            else:
-                if streak:
-                    self._shrink[pointer] = streak
-                self._count("rejected")
-                self._count(f"rejected_{exc.reason}")
-                log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
-                if kind == "edition_page":
-                    log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
-                result.update(outcome="rejected", reason=exc.reason)
-                return result
-        path = path_of(kind, pointer, version)
-        try:
-            self.stores.snapshots.put(path, data)
-        except AlreadyExists:
-            if self.stores.snapshots.get(path) != data:
-                self._count("conflicts")
-                log.warning("snapshot %s exists with other bytes; pointer %s not moved", path, pointer)
-                result.update(outcome="conflict", reason="different_bytes")
-                return result
+        rejected = self._validate(item, policy, doc, live_count, data)
+        if rejected is not None:
+            result.update(outcome="rejected", reason=rejected)
+            return result
+        if not self._put(path_of(kind, pointer, version), data, pointer):
+            result.update(outcome="conflict", reason="different_bytes")
+            return result
         for _ in range(2):
             if self.stores.pointers.compare_and_set(pointer, current, version, reason="publish"):
-                self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
-                self._count("published")
-                self._count(f"published_{kind}")
-                if kind == "story_coverage":
-                    self.retention.moved(pointer, version, self.clock())
-                if kind in ("storyline", "edition_page"):  # versions are cycle minutes
-                    self._cycle = max(self._cycle, version)
-                if kind == "storyline" and self._episodes.learn(pointer, version, doc):  # a kept storyline
-                    self._kept_storylines.add(pointer)
-                if kind == "edition_page":
-                    self._page_published(pointer, current, version, doc)
+                self._moved(item, policy, current, doc, digest)
                 result["outcome"] = "published"
                 return result
-            if kind in ("storyline", "storyline_index"):  # merged with the live version: merge with the new one
+            if policy.merges is not None:  # merged with the live version: merge with the new one
                 raise StoreError(f"{pointer} moved while v{version} was merged; retrying")
             current = self.stores.pointers.get(pointer)
             if current is not None and current >= version:
@@ -303,6 +326,61 @@ class SnapshotPublisher:
         self._count("stale")
         result["outcome"] = "stale"
         return result
+
+    def _validate(self, item: dict, policy: KindPolicy, doc: dict, live_count, data: bytes) -> str | None:
+        """None when the document may be published, else the reason it is rejected (counted and logged). A page
+        that lost more than half its stories is published once it stays so for ``confirm_shrink_cycles``."""
+        pointer, version = item["pointer"], int(item["version"])
+        try:
+            docs.validate(item["kind"], doc, live_count, item.get("min_stories", 1), data)
+            self._shrink.pop(pointer, None)
+            return None
+        except docs.SnapshotRejected as exc:
+            streak = self._shrink.get(pointer, 0) + 1 if exc.reason == "lost_more_than_half" else 0
+            if exc.reason == "lost_more_than_half" and streak >= self.confirm_shrink_cycles:
+                self._count("shrink_confirmed")
+                self._shrink.pop(pointer, None)
+                return None
+            if streak:
+                self._shrink[pointer] = streak
+            self._count("rejected")
+            self._count(f"rejected_{exc.reason}")
+            log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
+            if policy.ops_events:
+                log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
+            return exc.reason
+
+    def _put(self, path: str, data: bytes, pointer: str) -> bool:
+        """Store the immutable object; False when one with other bytes is already there (the pointer stays)."""
+        try:
+            self.stores.snapshots.put(path, data)
+        except AlreadyExists:
+            if self.stores.snapshots.get(path) != data:
+                self._count("conflicts")
+                log.warning("snapshot %s exists with other bytes; pointer %s not moved", path, pointer)
+                return False
+        return True
+
+    def _moved(self, item: dict, policy: KindPolicy, current, doc: dict, digest) -> None:
+        """After the pointer moved: the live summary, the counts and what the document's kind keeps."""
+        kind, pointer, version = item["kind"], item["pointer"], int(item["version"])
+        self._live[pointer] = (version, len(doc["stories"]) if "stories" in doc else None, digest)
+        self._count("published")
+        self._count(f"published_{kind}")
+        if policy.retained:
+            self.retention.moved(pointer, version, self.clock())
+        if policy.cycle_versions:  # versions are cycle minutes
+            self._cycle = max(self._cycle, version)
+        if policy.episodes and self._episodes.learn(pointer, version, doc):  # a kept storyline
+            self._kept_storylines.add(pointer)
+        if policy.page_events:
+            self._page_published(pointer, current, version, doc)
+
+    def _read_live_storyline(self, pointer: str) -> dict | None:
+        return self._read_live(pointer, "storyline")
+
+    def _read_live_index(self, pointer: str) -> dict | None:
+        return self._read_live(pointer, "storyline_index")
 
     def _read_live(self, pointer: str, kind: str = "storyline") -> dict | None:
         """The live document of a storyline (or storyline index) pointer (None: no pointer). A store error
