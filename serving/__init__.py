@@ -193,6 +193,9 @@ class Newsroom:
             profiles = profiles or open_profile_store(config)
         self.stores = stores
         self.profiles = profiles
+        from serving.api.editions import PublisherLanguages
+
+        self.publisher_languages = PublisherLanguages(stores)  # an edition of none says so (not "warming up")
         from stores.takedowns import open_takedown_store
 
         self.holder = CatalogHolder()

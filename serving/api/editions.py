@@ -1,6 +1,7 @@
 """Edition pages, the edition version document and edition discovery (shared endpoints).
 
-Reads the in-memory catalog only (:mod:`serving.state.catalog`); never a store. Writes responses.
+Reads the in-memory catalog (:mod:`serving.state.catalog`) and, for editions not live, the publisher registry's
+languages (:class:`PublisherLanguages`, one small document every few minutes). Writes responses.
 
 - ``GET /v1/editions``: discovery, every edition the origin has loaded (its discovery document, below), by id.
 - ``GET /v1/editions/{edition}``: one edition's discovery document: cycle, pool version, the URL of its version
@@ -17,11 +18,16 @@ Every answer here is shared (serving/http/conventions.py): the page Cache-Contro
 
 from __future__ import annotations
 
+import logging
+import time
+
 from flask import Blueprint, request
 
 from schemas.pages import MAX_LIMIT
 from serving.http import conventions as http
 from serving.state.context import services
+
+log = logging.getLogger(__name__)
 
 bp = Blueprint("editions", __name__)
 bp.before_request(http.shared_preflight)
@@ -49,6 +55,55 @@ def local_cities() -> dict[str, frozenset[str]]:
         e.id: frozenset(city_code(n) for n in (regions[e.region].local_places if e.region in regions else ()))
         for e in config.editions
     }
+
+
+class PublisherLanguages:
+    """The languages the publisher registry has publishers in (the stored registry when one was imported, else the
+    packaged sample: transforms/publisher_store.py), read again at most every ``refresh_s``. An edition is fed by
+    the publishers of its language (transforms/editions/vocabulary/config.py ``editions_for_language``), so a
+    configured edition of a language without one will not warm up: it has no publishers yet (jp-ja locally)."""
+
+    def __init__(self, stores, refresh_s: float = 180.0, clock=time.monotonic):
+        self.stores, self.refresh_s, self.clock = stores, refresh_s, clock
+        self._langs: frozenset[str] | None = None
+        self._at = 0.0
+
+    def get(self) -> frozenset[str]:
+        if self._langs is None or self.clock() - self._at >= self.refresh_s:
+            self._langs, self._at = self._read(), self.clock()
+        return self._langs
+
+    def _read(self) -> frozenset[str]:
+        from transforms import publisher_store
+        from transforms.publishers import default_registry
+
+        try:
+            _, rows = publisher_store.load(self.stores)
+        except Exception as exc:  # a store that cannot be read: keep what we had (or assume publishers)
+            log.warning("publisher registry unreadable (%s): editions keep warming up", exc)
+            return self._langs if self._langs is not None else frozenset({"*"})
+        if rows is not None:
+            return frozenset(str(r.get("language") or "") for r in rows)
+        return frozenset(p.language for p in default_registry())
+
+
+def has_publishers(ext, edition: str) -> bool:
+    """Whether a configured edition has publishers of its language (else it says so instead of warming up)."""
+    langs = ext.publisher_languages.get()
+    return "*" in langs or edition.rsplit("-", 1)[-1] in langs
+
+
+def pending(ext, edition: str, what: str):
+    """The API's answer for a configured edition or page that is not live: 503 ``warming_up`` (Retry-After) while
+    it will come, 404 ``no_publishers`` (briefly cached, no retry loop) when its language has no publisher."""
+    if has_publishers(ext, edition):
+        return http.warming_up(what)
+    return http.problem(
+        404,
+        "no_publishers",
+        f"edition {edition} has no publishers yet: none in its language is registered",
+        cache_control=http.NEGATIVE,
+    )
 
 
 def is_configured(ext, edition: str, section: str | None = None) -> bool:
@@ -83,7 +138,7 @@ def _edition_answer(edition: str, pick):
 
 def _unknown_edition(cat, edition: str):
     if is_configured(services(), edition):
-        return http.warming_up(f"edition {edition}")
+        return pending(services(), edition, f"edition {edition}")
     if not cat.ready:
         return http.not_ready()
     return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)
@@ -96,7 +151,7 @@ def section_page(edition: str, section: str):
     page = cat.pages.get((edition, section))
     if page is None:
         if is_configured(ext, edition, section):
-            return http.warming_up(f"page {edition}/{section}")
+            return pending(ext, edition, f"page {edition}/{section}")
         if not cat.ready:
             return http.not_ready()
         return http.problem(404, "unknown_page", f"no page {edition}/{section}", cache_control=http.NEGATIVE)

@@ -100,7 +100,8 @@ def _shared_errors(with_404: bool = True) -> dict:
     if with_404:
         out["404"] = _problem(
             "No such edition, page or story, or no live story about the topic (unknown_edition, unknown_page, "
-            "unknown_story, unknown_topic; cached briefly at the edge).",
+            "unknown_story, unknown_topic), or a configured edition whose language has no publisher yet "
+            "(no_publishers: no Retry-After, it will not warm up); cached briefly at the edge.",
             CORS_OPTIONAL,
         )
     return out

@@ -260,7 +260,9 @@ def topic_page(topic_id: str):
     pool = cat.pools.get(edition)
     if pool is None:
         if edition in ext.configured:
-            return http.warming_up(f"edition {edition}")
+            from serving.api import editions
+
+            return editions.pending(ext, edition, f"edition {edition}")
         if not cat.ready:
             return http.not_ready()
         return http.problem(404, "unknown_edition", f"no edition {edition}", cache_control=http.NEGATIVE)

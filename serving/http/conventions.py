@@ -80,6 +80,7 @@ PROBLEMS = {
     "rate_limited": "Too many requests",
     "not_ready": "Pages are not loaded yet",
     "warming_up": "Edition not live yet",
+    "no_publishers": "No publishers for this edition yet",
     "overloaded": "Shedding load",
     "store_unavailable": "Profile store unavailable",
     "story_unavailable": "Story coverage temporarily unavailable",

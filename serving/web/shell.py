@@ -122,9 +122,24 @@ def warming_up(cat, edition: str, section: str = "top") -> Response:
     """A configured edition (or section) with no live page yet: 200, briefly cached, reloading itself (a meta
     refresh: no script), listing what of the edition is already live. Never a 404 or a 503 for something that
     exists: the URL ``newsroom run`` prints answers this from the origin's first second."""
+    from serving.api.editions import has_publishers
+
     lang = lang_of(edition)
     t = messages(lang)
     live = sections_of(cat, edition)
+    if not live and not has_publishers(services(), edition):  # it would warm up for ever: say why not
+        return _page(
+            404,
+            "web/warming.html",
+            http.NEGATIVE,
+            lang=lang,
+            title=t("no_publishers.title"),
+            message=t("no_publishers.edition"),
+            edition=edition,
+            section=section,
+            sections=[],
+            refresh_s=None,
+        )
     return _page(
         200,
         "web/warming.html",
