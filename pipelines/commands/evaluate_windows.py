@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-DAY_MS = 86_400_000
-WINDOWS = {"day": DAY_MS, "week": 7 * DAY_MS}
+from transforms.common import DAY_MS, WEEK_MS
+
+WINDOWS = {"day": DAY_MS, "week": WEEK_MS}
 METRICS = ("b3_precision", "b3_recall", "b3_f1", "pair_precision", "pair_recall", "pair_f1")
 
 
