@@ -58,3 +58,18 @@ def test_a_local_publisher_beyond_the_ten_strongest_still_makes_the_story_local(
     r.book = StoryBook(r.config, r.registry, r.edition.language)
     entry = next(s for s in r.cycle(T).pool["stories"] if s["story_id"] == "1")
     assert "springfield-gazette" not in entry["publishers"] and "springfield" in entry["places"]
+
+
+def test_a_story_only_a_local_publisher_covers_stays_in_the_pool_beyond_the_national_top(world, make_ranker):
+    """City pages are built from the pool: a story only the Springfield Gazette covers, weaker than the national
+    top ``pool_size``, is kept as a local candidate (scoring.py ``local_reserve``), so place:springfield lists it."""
+    T, MIN = world.T0, world.MIN
+    for i in range(1, 5):  # four stronger national stories fill a pool of three
+        world.story(i, ["daily-herald", "capital-post", f"paper-{i}"], T - 10 * MIN)
+    world.story(9, ["springfield-gazette"], T - 30 * MIN)
+    pool = make_ranker(world, pool_size=3).cycle(T).pool["stories"]
+    ids = [s["story_id"] for s in pool]
+    assert len(ids) == 4 and ids[-1] == "9"  # the national three, then the local one
+    assert "springfield" in pool[-1]["places"]
+    national = make_ranker(world, pool_size=3, local_candidates=0).cycle(T).pool["stories"]
+    assert "9" not in [s["story_id"] for s in national]  # what main did: the pool held the national top only

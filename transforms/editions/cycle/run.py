@@ -391,12 +391,13 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:
-    """Candidate positions of the pool: the best candidates with a representative, by smoothed score."""
+    """Candidate positions of the pool: the best candidates with a representative, by smoothed score (the national
+    pool and its local reserve, scoring.py ``local_reserve``)."""
     pos_of, rep_l, smoothed = facts.pos_of, facts.rep_l, ranked.smoothed
     pool_pos = np.array([pos_of[r] for r in ranked.cand.pool.tolist() if rep_l[pos_of[r]] >= 0], np.int64)
     if pool_pos.size:
         ids = np.asarray(facts.ids_l, np.int64)
-        pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))][: p.pool_size]
+        pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))][: p.pool_size + p.local_candidates]
     return pool_pos
 
 

@@ -17,7 +17,8 @@ minute boundary, event time), per story (DESIGN.md section 5):
               its articles naming a place of the region (editions.json gazetteer).
 - raw score = coverage * velocity * freshness * relevance; section pages multiply by the section fit.
 
-Candidates: the edition's pool (top ``pool_size`` by raw score) plus the top ``section_candidates`` of every
+Candidates: the edition's pool (top ``pool_size`` by raw score, and up to ``local_candidates`` more stories local to a
+city of its region: :func:`local_reserve`) plus the top ``section_candidates`` of every
 section; only they are smoothed (mean of the last <= 5 raw scores over consecutive cycles, kept per edition in
 ``Smoothing``), so the per-edition memory stays ~2,000 stories whatever the book size.
 
@@ -206,6 +207,23 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray | No
     return pos[np.lexsort((ids[pos], -scores[pos]))]
 
 
+def local_reserve(book: StoryBook, rel: Relevance, raw: np.ndarray, pool: np.ndarray, region: str, p: RankParams):
+    """The best ``local_candidates`` stories local to a city of the edition's region that the national pool left
+    out: covered by a publisher of one of its cities (``Publisher.city``) or naming one of its sub-national places.
+    City pages are built from the pool (overlays/topics.py), so without them a story only the Springfield Gazette
+    covers left the Springfield page once the edition had more than ``pool_size`` stronger live stories."""
+    if p.local_candidates <= 0:
+        return pool[:0]
+    local = rel.local_geo > 0
+    ns = book.pairs.size
+    if ns and len(book.publishers.id):
+        r = book.region_index.get(region, -2)
+        city = book.publisher_cities()[book.pairs.publisher[:ns]] != ""
+        local[book.pairs.story[:ns][city & (book.pairs.region[:ns] == r)]] = True
+    local[pool] = False
+    return top_k(raw, book.stories.id[: book.stories.size], p.local_candidates, local)
+
+
 def select_candidates(
     book: StoryBook,
     f: Features,
@@ -219,6 +237,7 @@ def select_candidates(
     raw = f.base * rel.rel
     ids = book.stories.id[: book.stories.size]
     pool = top_k(raw, ids, p.pool_size)
+    pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p)])
     sections = {}
     parts = [pool]
     if forced is not None and forced.size:

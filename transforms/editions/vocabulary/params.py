@@ -46,6 +46,7 @@ class SupportingParams:
 class RankParams:
     page_size: int = 30
     pool_size: int = 1000
+    local_candidates: int = 200  # beyond the national pool: stories local to a city of the region (scoring.py)
     section_candidates: int = 60
     coverage_window_h: float = 6
     coverage_tail_weight: float = 0.1
