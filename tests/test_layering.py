@@ -356,9 +356,6 @@ KNOWN_CIRCLES = [
     # the ingest job's run() picks the local driver, which resolves the job's options in pipelines/ingest.py: the
     # choice of driver wants to stand above both
     ["pipelines.ingest", "pipelines.ingest_local"],
-    # newsroom preflight runs its probes, which report through preflight's check records: the records want a
-    # module below both (new on main while the rooms moved)
-    ["pipelines.commands.preflight", "pipelines.commands.preflight_probes"],
 ]
 
 

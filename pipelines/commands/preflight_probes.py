@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from pipelines.commands import preflight as pf
+from pipelines.commands.preflight_checks import APIS, BEAM_LABEL
 
 
 def bucket_url(bucket: str) -> str:
@@ -39,11 +39,10 @@ def apis(cloud, project: str) -> tuple[bool, str]:
     if doc is None:
         return False, f"project {project} not found"
     enabled = {s["config"]["name"] for s in doc.get("services", []) if s.get("config")}
-    missing = [a for a in pf.APIS if a not in enabled]
+    missing = [a for a in APIS if a not in enabled]
     return (
         not missing,
-        f"{len(pf.APIS) - len(missing)} of {len(pf.APIS)} enabled"
-        + (f"; not: {', '.join(missing)}" if missing else ""),
+        f"{len(APIS) - len(missing)} of {len(APIS)} enabled" + (f"; not: {', '.join(missing)}" if missing else ""),
     )
 
 
@@ -91,9 +90,9 @@ def image(cloud, repo: str, tag: str) -> tuple[bool, str]:
     digest = (manifest.get("config") or {}).get("digest")
     config = _registry_json(cloud, repo, f"blobs/{digest}") if digest else None
     labels = ((config or {}).get("config") or {}).get("Labels") or {}
-    version = labels.get(pf.BEAM_LABEL)
+    version = labels.get(BEAM_LABEL)
     if version is None:
-        return False, f"present, but without the {pf.BEAM_LABEL} label: rebuild it from templates/Dockerfile"
+        return False, f"present, but without the {BEAM_LABEL} label: rebuild it from templates/Dockerfile"
     if version != launcher:
         return False, f"Beam {version} in the image, {launcher} here: Dataflow refuses the mismatch"
     return True, f"present, Beam {version} (equal to this launcher's)"

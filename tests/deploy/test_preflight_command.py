@@ -10,6 +10,7 @@ import pytest
 from deploy_helpers import REPO_ROOT
 
 from pipelines.commands import preflight as pf
+from pipelines.commands import preflight_checks as names
 
 
 def args(**kw):
@@ -62,14 +63,14 @@ class FakeProject:
 
         self.beam = beam
         self.absent: set[str] = set()
-        self.roles = {f"newsroom-{a}@p1.iam.gserviceaccount.com": list(r) for a, r in pf.ACCOUNTS.items()}
+        self.roles = {f"newsroom-{a}@p1.iam.gserviceaccount.com": list(r) for a, r in names.ACCOUNTS.items()}
         self.tables = list(TABLES)
 
     def request(self, method, url, headers=None, timeout=None):
         if any(a in url for a in self.absent):
             return FakeResponse(404)
         if "serviceusage" in url:
-            return FakeResponse(200, {"services": [{"config": {"name": a}} for a in pf.APIS]})
+            return FakeResponse(200, {"services": [{"config": {"name": a}} for a in names.APIS]})
         if url.endswith(":getIamPolicy"):
             bindings = [{"role": r, "members": [f"serviceAccount:{e}"]} for e, rs in self.roles.items() for r in rs]
             return FakeResponse(200, {"bindings": bindings})
@@ -80,7 +81,7 @@ class FakeProject:
         if "/manifests/" in url:
             return FakeResponse(200, {"config": {"digest": "sha256:abc"}})
         if "/blobs/" in url:
-            return FakeResponse(200, {"config": {"Labels": {pf.BEAM_LABEL: self.beam}}})
+            return FakeResponse(200, {"config": {"Labels": {names.BEAM_LABEL: self.beam}}})
         if "-templates/o/" in url:
             job = re.search(r"/o/([a-z]+)-t1\.json", url).group(1)
             return FakeResponse(200, {"image": f"europe-west1-docker.pkg.dev/p1/newsroom/newsroom:t1-{job}"})
@@ -129,25 +130,27 @@ def hcl_list(text: str, name: str) -> list[str]:
 
 def test_the_names_it_checks_are_terraforms():
     stack = (REPO_ROOT / "terraform/modules/stack/main.tf").read_text()
-    assert tuple(hcl_list(stack, "services")) == pf.APIS
+    assert tuple(hcl_list(stack, "services")) == names.APIS
     subs = re.search(r"subscriptions = \{(.*?)\n  \}", stack, re.S).group(1)
-    assert sorted(re.findall(r'"([a-z-]+)"\s*=\s*\{', subs)) == sorted(pf.SUBSCRIPTIONS)
+    assert sorted(re.findall(r'"([a-z-]+)"\s*=\s*\{', subs)) == sorted(names.SUBSCRIPTIONS)
     iam = (REPO_ROOT / "terraform/modules/iam/main.tf").read_text()
-    assert tuple(hcl_list(iam, "dataflow_project_roles")) == pf.DATAFLOW_ROLES
-    for account, roles in pf.ACCOUNTS.items():
+    assert tuple(hcl_list(iam, "dataflow_project_roles")) == names.DATAFLOW_ROLES
+    for account, roles in names.ACCOUNTS.items():
         block = re.search(rf"\n    {account} = \{{(.*?)\n    \}}", iam, re.S).group(1)
         project = re.search(r"project\s*=\s*(\[.*?\]|local\.dataflow_project_roles)", block).group(1)
         expected = (
-            pf.DATAFLOW_ROLES if project == "local.dataflow_project_roles" else tuple(re.findall(r'"([^"]+)"', project))
+            names.DATAFLOW_ROLES
+            if project == "local.dataflow_project_roles"
+            else tuple(re.findall(r'"([^"]+)"', project))
         )
         assert roles == expected, account
     storage = (REPO_ROOT / "terraform/modules/storage/main.tf").read_text()
-    assert sorted(re.findall(r'suffix = "([a-z-]+)"', storage)) == sorted(pf.BUCKETS)
+    assert sorted(re.findall(r'suffix = "([a-z-]+)"', storage)) == sorted(names.BUCKETS)
     pubsub = (REPO_ROOT / "terraform/modules/pubsub/variables.tf").read_text()
     stages = re.search(r'variable "dead_letter_stages" \{.*?default\s*=\s*\[(.*?)\]', pubsub, re.S).group(1)
-    assert tuple(re.findall(r'"([a-z-]+)"', stages)) == pf.DEAD_LETTER_STAGES
+    assert tuple(re.findall(r'"([a-z-]+)"', stages)) == names.DEAD_LETTER_STAGES
     docker = (REPO_ROOT / "templates/Dockerfile").read_text()
-    assert f'LABEL {pf.BEAM_LABEL}="${{BEAM_VERSION}}"' in docker
+    assert f'LABEL {names.BEAM_LABEL}="${{BEAM_VERSION}}"' in docker
 
 
 @pytest.mark.slow
@@ -158,5 +161,5 @@ def test_offline_preflight_runs_the_six_dry_runs(capsys):
     assert newsroom(["preflight", "--project", "newsroom-test-123", "--region", "europe-west1", "--offline"]) == 3
     out = capsys.readouterr().out.splitlines()
     dry = [ln for ln in out if " dry run " in ln]
-    assert [ln.split()[3].rstrip(":") for ln in dry] == list(pf.JOBS)
+    assert [ln.split()[3].rstrip(":") for ln in dry] == list(names.JOBS)
     assert all(ln.startswith("ok ") and "translates for Dataflow" in ln for ln in dry), dry
