@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 import stories_lofo as lofo  # noqa: E402
 from stories_reference import reference  # noqa: E402
 
-from pipelines.commands import evaluate as ev  # noqa: E402
+from pipelines.commands import evaluate_scores as ev  # noqa: E402
 from transforms.stories.backfill.assignments import assignment_rows  # noqa: E402
 from transforms.stories.backfill.local import cluster_features  # noqa: E402
 from transforms.stories.embed import embed as embmod  # noqa: E402

@@ -37,7 +37,7 @@ import stories_lofo as lofo  # noqa: E402
 import stories_reference as ref  # noqa: E402
 from stories_calibrate import DEFAULT_CACHE, DEFAULT_DATA  # noqa: E402
 
-from pipelines.commands import evaluate as ev  # noqa: E402
+from pipelines.commands import evaluate_scores as ev  # noqa: E402
 from transforms.stories.embed import embed as embmod  # noqa: E402
 from transforms.stories.vocabulary import features as F  # noqa: E402
 from transforms.stories.writer import pairscore  # noqa: E402

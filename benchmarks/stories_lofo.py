@@ -24,7 +24,7 @@ from collections import defaultdict
 import numpy as np
 import stories_reference as ref
 
-from pipelines.commands import evaluate as ev
+from pipelines.commands import evaluate_scores as ev
 from transforms.stories.writer import pairscore
 
 VERSION = 1

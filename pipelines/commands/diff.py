@@ -29,7 +29,7 @@ import sys
 from collections import Counter, defaultdict
 
 from pipelines.command_errors import CommandError, shown
-from pipelines.commands.evaluate import InputError, read_jsonl
+from pipelines.commands.evaluate_scores import InputError, read_jsonl
 
 ASSIGNMENTS = "assignments.jsonl"
 

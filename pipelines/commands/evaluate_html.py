@@ -43,7 +43,7 @@ def load_titles(path: str) -> dict[str, str]:
 def load_articles(path: str) -> dict[str, tuple[str, str, str]]:
     """Article id -> (headline, publisher, date) of a labelled JSONL file; the date is the ``published_at`` day
     (YYYY-MM-DD, as written), "" when the file has none."""
-    from pipelines.commands.evaluate import gold_rows
+    from pipelines.commands.evaluate_scores import gold_rows
 
     out = {}
     for r in gold_rows(path, ()):
@@ -190,7 +190,7 @@ def _scores_table(s: dict) -> str:
 def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10, scope: str = "gold") -> str:
     """Render the report of ``gold_path`` / ``pred_path`` to ``out_path`` (the gold articles ``scope`` scores);
     returns the path."""
-    from pipelines.commands.evaluate import in_scope, load_gold, load_pred
+    from pipelines.commands.evaluate_scores import in_scope, load_gold, load_pred
 
     folder = os.path.dirname(os.path.abspath(pred_path))
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 
-from pipelines.commands import evaluate as ev
+from pipelines.commands import evaluate_scores as ev
 
 
 def gold_labels(path: str, label: str) -> tuple[dict[str, str], dict[str, str]] | None:

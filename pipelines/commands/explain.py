@@ -19,7 +19,7 @@ import os
 import sys
 
 from pipelines.command_errors import CommandError
-from pipelines.commands.evaluate import InputError, read_jsonl
+from pipelines.commands.evaluate_scores import InputError, read_jsonl
 from transforms.common import DAY_MS, HOUR_MS
 
 UNTIMED_EPOCH_MS = 946_684_800_000  # transforms/stories/vocabulary/features.py's (not imported: it loads numpy)

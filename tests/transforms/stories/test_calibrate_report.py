@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.commands import evaluate as ev
+from pipelines.commands import evaluate_scores as ev
 from transforms.stories.writer import pairscore
 from transforms.stories.writer.cluster import ClusterConfig, Story, StoryClusterer
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pipelines.commands import evaluate as ev
+from pipelines.commands import evaluate_scores as scores
 from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, make_articles, translated_events
 from transforms.stories.backfill.assignments import assignment_rows, fold, link_groups
 from transforms.stories.links.links import StoryLinker
@@ -149,13 +150,13 @@ def test_linker_snapshot_rebuilds_the_live_view_without_gone_stories():
 def test_scores_on_a_known_example():
     gold = {"a": "X", "b": "X", "c": "X", "d": "Y"}
     pred = {"a": 1, "b": 1, "c": 2, "d": 2}
-    s = ev.score(gold, pred)
+    s = scores.score(gold, pred)
     # pairs: gold {ab, ac, bc}; predicted {ab, cd}; correct {ab}
     assert s["pair_precision"] == pytest.approx(1 / 2) and s["pair_recall"] == pytest.approx(1 / 3)
     # B-cubed precision: a 1, b 1, c 1/2, d 1/2 -> 3/4; recall: a 2/3, b 2/3, c 1/3, d 1 -> 2/3
     assert s["b3_precision"] == pytest.approx(0.75) and s["b3_recall"] == pytest.approx(2 / 3)
     assert s["gold_stories_split"] == 1 and s["pred_stories_mixing"] == 1
-    perfect = ev.score(gold, {"a": 1, "b": 1, "c": 1, "d": 2})
+    perfect = scores.score(gold, {"a": 1, "b": 1, "c": 1, "d": 2})
     assert perfect["b3_f1"] == 1.0 and perfect["pair_f1"] == 1.0
 
 
