@@ -224,7 +224,7 @@ app = create_app({"NEWSROOM_DATA_DIR": sys.argv[1], "NEWSROOM_BACKGROUND": False
                   "NEWSROOM_TOKEN_SECRET": "demo-token-secret-0123456789abcdef",
                   "NEWSROOM_CURSOR_SECRET": "demo-cursor-0123456789"})
 client = app.test_client()
-codes = [client.get(p).status_code for p in ("/", "/us-en/", "/es-es/")]
+codes = [client.get(p).status_code for p in ("/", "/e/us-en/", "/e/es-es/")]
 gc.collect()
 rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
 print(json.dumps({"rss_mb": rss / 2**20, "codes": codes}))
