@@ -275,6 +275,27 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
 
 
 # ------------------------------------------------------------------------------------------------ cards, labels
+
+
+def article_card(base: dict, first_seen_ms, labels) -> dict:
+    """One article's card on a page (a section's story or a Full Coverage timeline): the stored card's fields, its
+    times in ISO form and the labels the cycle gave it."""
+    card = {
+        "article_id": base["article_id"],
+        "url": base["url"],
+        "title": base["title"],
+        "publisher_id": base["publisher_id"],
+        "publisher_name": base["publisher_name"],
+        "image_url": base["image_url"],
+        "published_at": docs.iso(base["published_at"]),
+        "first_seen_at": docs.iso(first_seen_ms),
+        "language": base["language"],
+        "labels": labels,
+    }
+    with_image_size(card, base)
+    return card
+
+
 class Cards:
     """Article cards of one cycle, built once per article with labels computed for all needed articles at once."""
 
@@ -299,19 +320,7 @@ class Cards:
             self.new[key] = hit
             return hit[1]
         base = self.book.articles.card[a]
-        c = {
-            "article_id": base["article_id"],
-            "url": base["url"],
-            "title": base["title"],
-            "publisher_id": base["publisher_id"],
-            "publisher_name": base["publisher_name"],
-            "image_url": base["image_url"],
-            "published_at": docs.iso(base["published_at"]),
-            "first_seen_at": docs.iso(self.check_of[a][0]),
-            "language": base["language"],
-            "labels": self.label_of[a],
-        }
-        with_image_size(c, base)
+        c = article_card(base, self.check_of[a][0], self.label_of[a])
         if with_lede and base["lede"]:
             c["lede"] = base["lede"][:300]
         self.new[key] = (check, c)
@@ -519,19 +528,7 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
         )
         if best_key is None or key < best_key:
             best, best_key = a, key
-        card = {
-            "article_id": base["article_id"],
-            "url": base["url"],
-            "title": base["title"],
-            "publisher_id": base["publisher_id"],
-            "publisher_name": base["publisher_name"],
-            "image_url": base["image_url"],
-            "published_at": docs.iso(base["published_at"]),
-            "first_seen_at": docs.iso(book.articles.first_seen[a]),
-            "language": base["language"],
-            "labels": labels[k],
-        }
-        with_image_size(card, base)
+        card = article_card(base, book.articles.first_seen[a], labels[k])
         cards.append((-int(base["published_at"]), base["article_id"], card))
     cards.sort(key=lambda t: (t[0], t[1]))
     return {
