@@ -80,8 +80,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dir", default="/tmp/crash_loss", help="Scratch directory (emptied first).")
     a = ap.parse_args(argv)
     from devtools.world.server import SampleWorld
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
     from pipelines.stories import run
     from stores import StoreConfig, open_store
 

@@ -29,8 +29,8 @@ def start_stack(data_dir: str, speed: float, on_item=None):
     from werkzeug.serving import make_server
 
     from devtools.world.server import make_ping_keys, start_world
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
     from serving import create_app
 
     keys = make_ping_keys()

@@ -312,8 +312,8 @@ def _start_origin(args, config, state, ping_keys: dict, cleanups, say) -> str:
 
 def _start_ingest(args, config, state, origin: str, ping_keys: dict, cleanups, say):
     """The sample world (unless ``--feeds``) and the local ingest job polling it; returns (world or None, ingest)."""
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
 
     ingest_args = [
         f"--data_dir={config.data_dir}",

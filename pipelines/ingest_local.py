@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from apache_beam.options.pipeline_options import PipelineOptions  # noqa: F401  (the usage above)
 
-from pipelines.ingest import IngestJob, resolve
+from pipelines.ingest_options import IngestJob, resolve
 from transforms.ingest import poller
 from transforms.ingest import schedule as sch
 from transforms.ingest.fetcher import Fetcher
@@ -95,7 +95,7 @@ class LocalIngest:
 
     @classmethod
     def from_options(cls, options, **kwargs) -> LocalIngest:
-        """The driver of a job's PipelineOptions (resolved here, once: :func:`pipelines.ingest.resolve`)."""
+        """The driver of a job's PipelineOptions (resolved here, once: :func:`pipelines.ingest_options.resolve`)."""
         return cls(resolve(options), **kwargs)
 
     # -- bookkeeping -----------------------------------------------------------------------------------------------

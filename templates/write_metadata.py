@@ -280,8 +280,10 @@ SPECS = {
 def options_of(module) -> dict[str, argparse.Action]:
     from pipelines.options import StoreOptions
 
-    found = list(vars(module).values())
-    own = [c for c in found if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__]
+    found = list(
+        vars(module).values()
+    )  # the job's own options: defined there or imported (pipelines/ingest_options.py)
+    own = [c for c in found if isinstance(c, type) and issubclass(c, StoreOptions) and c is not StoreOptions]
     actions: dict[str, argparse.Action] = {}
     for cls in own:
         for base in cls.__mro__:

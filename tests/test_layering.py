@@ -350,9 +350,6 @@ KNOWN_CIRCLES = [
     # the gazetteer reads the entity alias table and, for an article without entities, the extractor, which
     # resolves places through the gazetteer: one module's two halves (work on places in progress)
     ["transforms.articles.entities", "transforms.articles.places"],
-    # the ingest job's run() picks the local driver, which resolves the job's options in pipelines/ingest.py: the
-    # choice of driver wants to stand above both
-    ["pipelines.ingest", "pipelines.ingest_local"],
 ]
 
 

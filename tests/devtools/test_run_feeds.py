@@ -33,7 +33,7 @@ def test_allow_hosts_lets_exactly_the_listed_host_and_port_through():
 
 
 def test_ingest_job_takes_allow_hosts():
-    from pipelines.ingest import IngestOptions, resolve
+    from pipelines.ingest_options import IngestOptions, resolve
 
     job = resolve(IngestOptions(["--allow_hosts=127.0.0.1:8765,[::1]:9"]))
     assert job.context.allow_hosts == ("127.0.0.1:8765", "[::1]:9")

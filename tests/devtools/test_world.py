@@ -16,8 +16,8 @@ from devtools.world.server import SampleWorld, world_state
 
 
 def _ingest(tmp_path, world, seconds: float) -> tuple[dict, set[str]]:
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
 
     feeds = tmp_path / "feeds.json"
     feeds.write_text(json.dumps({"feeds": world.feeds()}))

@@ -56,7 +56,7 @@ run(sys.argv[2:])
 INGEST_HANGS_AFTER_CLAIM = r"""
 import sys, time
 from pathlib import Path
-from pipelines.ingest import IngestOptions
+from pipelines.ingest_options import IngestOptions
 from pipelines.ingest_local import LocalIngest
 from transforms.ingest.fetcher import Fetcher
 
@@ -92,8 +92,8 @@ class World:
         ]
 
     def ingest(self, seconds: float, argv=None) -> dict:
-        from pipelines.ingest import IngestOptions
         from pipelines.ingest_local import LocalIngest
+        from pipelines.ingest_options import IngestOptions
 
         ingest = LocalIngest.from_options(IngestOptions(argv or self.argv), host_overrides=self.world.host_overrides)
         try:

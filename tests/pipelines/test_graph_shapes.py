@@ -66,7 +66,8 @@ INGEST_STEPS = [
 
 
 def test_ingest_graph_reads_requests_from_pubsub_and_publishes_in_batches(tmp_path):
-    from pipelines.ingest import build_pipeline, resolve
+    from pipelines.ingest import build_pipeline
+    from pipelines.ingest_options import resolve
     from stores.beam_io import PublishToBusFn
 
     argv = [f"--data_dir={tmp_path}", "--bus=pubsub", "--project=newsroom-test", "--streaming"]

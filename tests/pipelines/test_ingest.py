@@ -30,7 +30,7 @@ def only_loopback(monkeypatch):
 
 
 def ingest_options(tmp_path, *extra):
-    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_options import IngestOptions
 
     return IngestOptions([f"--data_dir={tmp_path / 'data'}", "--min_host_delay_s=0", "--fetch_workers=2", *extra])
 
@@ -63,7 +63,7 @@ def topic_records(data_dir, topic, message):
     ],
 )
 def test_bad_flags_fail_fast_naming_the_flag(tmp_path, flag):
-    from pipelines.ingest import resolve
+    from pipelines.ingest_options import resolve
 
     name = flag.split("=")[0]
     with pytest.raises(ValueError, match=name.lstrip("-") if name != "--poll_floor_long_tail_s" else "poll_max_s"):
@@ -73,7 +73,7 @@ def test_bad_flags_fail_fast_naming_the_flag(tmp_path, flag):
 def test_every_flag_documents_its_default():
     import argparse
 
-    from pipelines.ingest import IngestOptions
+    from pipelines.ingest_options import IngestOptions
 
     parser = argparse.ArgumentParser()
     IngestOptions._add_argparse_args(parser)
@@ -94,7 +94,7 @@ def test_ingest_feeds_under_teststream(tmp_path):
     from apache_beam.testing.util import assert_that, equal_to
     from apache_beam.transforms import trigger, window
 
-    from pipelines.ingest import resolve
+    from pipelines.ingest_options import resolve
     from transforms.ingest.beam import IngestFeeds
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
@@ -171,7 +171,8 @@ def test_pipeline_translates_for_dataflow(tmp_path):
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.ingest import build_pipeline, resolve
+    from pipelines.ingest import build_pipeline
+    from pipelines.ingest_options import resolve
 
     options = PipelineOptions([f"--data_dir={tmp_path}", "--streaming"])
     p = beam.Pipeline(runner="BundleBasedDirectRunner", options=options)
@@ -359,7 +360,7 @@ def test_front_page_feed_under_teststream_yields_each_article_once(tmp_path):
     from apache_beam.testing.util import assert_that, equal_to
     from apache_beam.transforms import trigger, window
 
-    from pipelines.ingest import resolve
+    from pipelines.ingest_options import resolve
     from transforms.ingest.beam import IngestFeeds
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()

@@ -70,7 +70,8 @@ def test_a_fetch_request_gives_a_raw_item_and_a_failed_one_is_retried_not_lost(e
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.runners.direct.direct_runner import BundleBasedDirectRunner
 
-    from pipelines.ingest import IngestOptions, build_pipeline, resolve
+    from pipelines.ingest import build_pipeline
+    from pipelines.ingest_options import IngestOptions, resolve
     from stores.beam_io import HEARTBEAT_ATTRIBUTE, ReadBus, ensure_subscription
     from transforms.ingest import beam as ingest_beam
 

@@ -79,8 +79,8 @@ def dead_reasons(stores) -> dict:
 @pytest.mark.timeout(600)
 def test_imported_publishers_and_opml_feeds_reach_an_edition_page(gcp_store_config, tmp_path):
     from devtools.world.server import SampleWorld
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
     from pipelines.stories import run
     from stores.beam_io import HEARTBEAT_ATTRIBUTE
 

@@ -130,8 +130,8 @@ def test_the_beam_schedule_fn_is_bounded_and_keeps_the_rest():
 def test_the_local_ingest_loop_is_bounded_and_keeps_the_rest(tmp_path):
     """LocalIngest (``newsroom run``'s ingest) submits at most the bound per poll, polls again at the floor and
     counts what it deferred."""
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
 
     n = BOUND + 50
     server = FeedServer(n)

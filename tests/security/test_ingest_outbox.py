@@ -30,7 +30,7 @@ CHILD = r"""
 import sys, time
 from pathlib import Path
 from transforms.ingest import poller
-from pipelines.ingest import IngestOptions
+from pipelines.ingest_options import IngestOptions
 from pipelines.ingest_local import LocalIngest
 
 marker = Path(sys.argv[1])
@@ -54,8 +54,8 @@ def published_urls(data_dir) -> list[str]:
 
 @pytest.mark.timeout(120)
 def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
 
     world = SampleWorld(speed=1.0, start_s=time.time() - WORLD_AT).start()
     try:
@@ -108,8 +108,8 @@ def test_a_crash_between_poll_and_publish_loses_no_item(tmp_path):
 
 @pytest.mark.timeout(60)
 def test_a_failed_publish_is_retried_and_the_checkpoint_waits_for_it(tmp_path):
-    from pipelines.ingest import IngestOptions
     from pipelines.ingest_local import LocalIngest
+    from pipelines.ingest_options import IngestOptions
     from stores.base import StoreError
     from stores.feeds import open_feed_store
 

@@ -78,7 +78,7 @@ def test_without_the_demo_setting_pages_keep_the_publishers_urls(app, world, cli
 
 
 def test_the_ingest_user_agent_names_the_operators_own_page_and_the_origin_serves_it(client):
-    from pipelines.ingest import IngestOptions, _context
+    from pipelines.ingest_options import IngestOptions, context_of
     from stores import StoreConfig
     from transforms.ingest.fetcher import user_agent_for
 
@@ -89,6 +89,6 @@ def test_the_ingest_user_agent_names_the_operators_own_page_and_the_origin_serve
         "Mine/1 (+https://me.example)"
     )
     opts = IngestOptions(["--websub_callback_base=https://news.example.org", "--user_agent=Flag/2"])
-    assert _context(opts, StoreConfig(data_dir="unused")).fetcher.user_agent == "Flag/2"  # the flag wins
+    assert context_of(opts, StoreConfig(data_dir="unused")).fetcher.user_agent == "Flag/2"  # the flag wins
     resp = client.get("/about/crawler")
     assert resp.status_code == 200 and b"robots.txt" in resp.data and "public" in resp.headers["Cache-Control"]
