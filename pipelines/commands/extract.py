@@ -129,7 +129,7 @@ def check_inputs(args: argparse.Namespace) -> tuple[dict[str, str], dict | None]
 
         load_input("--publishers", args.publishers, registry_file, "a publishers file")
     if args.aliases:
-        from transforms.articles.entities import AliasTable
+        from transforms.articles.entity_aliases import AliasTable
 
         load_input("--aliases", args.aliases, AliasTable.load, "an alias table")
     truth = None
@@ -148,7 +148,7 @@ _NORMALIZER = None
 
 def _init_worker(publishers: str | None, aliases: str | None) -> None:
     global _NORMALIZER
-    from transforms.articles.entities import AliasTable
+    from transforms.articles.entity_aliases import AliasTable
     from transforms.articles.normalize import Normalizer
     from transforms.publishers import PublisherRegistry, default_registry
 

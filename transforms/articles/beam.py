@@ -169,7 +169,7 @@ class NormalizeArticleFn(beam.DoFn):
 
             self.normalizer = NormalizeWorker(self.budget_s, publishers, self.aliases, clock=self.clock)
             return
-        from transforms.articles.entities import AliasTable
+        from transforms.articles.entity_aliases import AliasTable
         from transforms.articles.normalize import Normalizer
 
         aliases = AliasTable.load(self.aliases) if self.aliases else None

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from transforms.articles import body as body_mod
-from transforms.articles import dates, entities, language, page, structured, urls
+from transforms.articles import dates, entities, entity_aliases, language, page, structured, urls
 from transforms.articles.page import Rejected
 
 MIN_BODY_CHARS = 40
@@ -398,7 +398,7 @@ class Normalizer:
         from transforms.publishers import default_registry
 
         self.registry = registry if registry is not None else default_registry()
-        self.aliases = aliases if aliases is not None else entities.default_aliases()
+        self.aliases = aliases if aliases is not None else entity_aliases.default_aliases()
         self.clock = clock or (lambda: int(time.time() * 1000))
 
     # ---- RawItem -> Article -------------------------------------------------------------------------------

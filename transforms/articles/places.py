@@ -48,6 +48,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
+from transforms.articles.entity_aliases import default_aliases, stopwords
+from transforms.articles.entity_words import (
+    CONNECTORS,
+    GENERIC,
+    NOUN_ARTICLES,
+    NOUN_CAPITALISING,
+    ORG_WORDS,
+    PLACE_PREPS,
+    TITLES,
+)
+
 KINDS_RANK = {"continent": 0, "country": 1, "capital": 2, "admin1": 3, "city": 4}
 MIN_CASELESS_CHARS = 2  # Han / kana / Hangul names of one character are words, not places
 MIN_OTHER_CASELESS_CHARS = 3  # Arabic, Hebrew, Indic, Thai: names of 2 letters are affixes and words
@@ -346,8 +357,6 @@ def _add_cities(b: _Builder, iso: dict[str, str], states: dict[str, str]) -> Non
 
 def _add_alias_rows(b: _Builder) -> None:
     """The alias table's place rows: their ids become the slugs of the places they name, their names its names."""
-    from transforms.articles.entities import default_aliases
-
     table = default_aliases()
     for eid, kind, name, aliases in table.rows():
         if kind != "PLACE" or not eid.startswith("place:"):
@@ -503,8 +512,6 @@ def places_of(title: str, body: str, language: str, entities: list[dict] | None 
 
 
 def person_key(entity: dict) -> str:
-    from transforms.articles.entity_words import TITLES
-
     eid = str(entity.get("id") or "")
     if ":" in eid and not eid.startswith("place:"):
         return eid
@@ -561,9 +568,6 @@ def quick_places(title: str, body: str, language: str, max_chars: int = QUICK_CH
     article): capitalised runs looked up in the gazetteer and read by the extractor's rules (:func:`accept`),
     caseless scripts by the automaton; the title's places first, then the body's in order. About a quarter of
     :func:`transforms.articles.entities.extract`'s CPU."""
-    from transforms.articles.entities import default_aliases, stopwords
-    from transforms.articles.entity_words import GENERIC
-
     g = gazetteer()
     said: dict[str, list] = {}  # surface -> [position, mid, hinted]
     lower: set[str] = set()
@@ -588,16 +592,6 @@ def quick_places(title: str, body: str, language: str, max_chars: int = QUICK_CH
 def _quick_runs(text: str, where: tuple[str, int], lower: set[str], said: dict[str, list]) -> None:
     """Capitalised runs of a cased-script text into ``said`` (:func:`quick_places`); ``where``: (language, offset
     of the text, negative for a title)."""
-    from transforms.articles.entities import stopwords
-    from transforms.articles.entity_words import (
-        CONNECTORS,
-        NOUN_ARTICLES,
-        NOUN_CAPITALISING,
-        ORG_WORDS,
-        PLACE_PREPS,
-        TITLES,
-    )
-
     language, offset = where
     toks = [(m.group(0), m.start()) for m in _QUICK_TOKEN.finditer(text)]
     lower.update(t.casefold() for t, _ in toks if t[:1].islower())

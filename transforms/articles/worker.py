@@ -55,7 +55,7 @@ def make_normalizer(publishers: str | None, aliases: str | None):
     """In the child: the Normalizer, warmed up. The first page pays for lazy imports and model loads (~3 s, up to
     ~15 s on a cold, busy machine): they are paid here, before the child says it is ready, so that no page's
     budget is charged for them."""
-    from transforms.articles.entities import AliasTable
+    from transforms.articles.entity_aliases import AliasTable
     from transforms.articles.normalize import Normalizer
     from transforms.publishers import PublisherRegistry, default_registry
 

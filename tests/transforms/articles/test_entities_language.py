@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from transforms.articles import entities, language
-from transforms.articles.entities import AliasTable
+from transforms.articles.entity_aliases import AliasTable
 
 
 def ids(ents):
