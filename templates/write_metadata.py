@@ -236,6 +236,14 @@ SPECS = {
                 " On Dataflow use gs:// paths (the launcher lists them when it builds the job).",
             ),
             "output": ("Output directory", r"^\S+$", "gs://my-proj-newsroom-backfill/runs/bf-2024q1", False, ""),
+            "from_store": (
+                "Input: the system's own article store",
+                r"^\S+$",
+                ".newsroom",
+                True,
+                " Embedded stores only (a local data dir): a Dataflow launch reads --input, the Bigtable article scan is"
+                " not written yet.",
+            ),
             "from": ("From (UTC, ISO 8601)", ISO_TIME, "2024-01-01", True, ""),
             "to": ("Until (UTC, ISO 8601, exclusive)", ISO_TIME, "2024-04-01T00:00:00Z", True, ""),
             "language": ("Languages", r"^[A-Za-z]{2}(,[A-Za-z]{2})*$", "en,de", True, ""),
