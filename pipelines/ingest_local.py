@@ -255,15 +255,8 @@ class LocalIngest:
         self.by_publisher = feeds_by_publisher(entries)
 
     def handle_input(self, url: str, item: dict) -> None:
-        step = poller.on_input(
-            self.fetcher,
-            self.ctx.policy,
-            self.configs.get(url),
-            self._state(url),
-            item,
-            self.clock(),
-            websub_enabled=bool(self.o.websub_callback_base),
-        )
+        poll = poller.Poll(self.fetcher, self.ctx.policy, self.clock(), None, bool(self.o.websub_callback_base))
+        step = poller.on_input(poll, self.configs.get(url), self._state(url), item)
         self._apply(url, step)
 
     def pull_requests(self, timeout: float = 0.0) -> int:
@@ -293,14 +286,8 @@ class LocalIngest:
             st = self.states.get(url)
             if st is None or st.next_poll_ms != at:
                 continue  # superseded timer
-            step = poller.on_timer(
-                self.fetcher,
-                self.ctx.policy,
-                self.configs.get(url),
-                st,
-                max(now, at),
-                websub_enabled=bool(self.o.websub_callback_base),
-            )
+            poll = poller.Poll(self.fetcher, self.ctx.policy, max(now, at), None, bool(self.o.websub_callback_base))
+            step = poller.on_timer(poll, self.configs.get(url), st)
             self._apply(url, step)
             fired += 1
         return fired

@@ -62,7 +62,7 @@ def test_one_huge_feed_yields_a_bounded_poll():
     """A 20,000-item feed yielded 20,000 discoveries in one poll."""
     server = FeedServer(20_000)
     state = sch.FeedState(feed_url=FEED)
-    out = poller.poll_feed(server, config(), state, POLICY, T0)
+    out = poller.poll_feed(poller.Poll(server, POLICY, T0), config(), state)
     assert out.status == 200
     assert len(out.discoveries) == BOUND and out.deferred == 20_000 - BOUND
     assert state.next_poll_ms == T0 + POLICY.floor_ms("authoritative")  # the rest soon
@@ -84,7 +84,7 @@ def _drain(server, state, step) -> tuple[list[str], int]:
 
 def _plain_step(server):
     def step(state, now):
-        return [d.url for d in poller.poll_feed(server, config(), state, POLICY, now).discoveries]
+        return [d.url for d in poller.poll_feed(poller.Poll(server, POLICY, now), config(), state).discoveries]
 
     return step
 
@@ -99,10 +99,10 @@ def test_the_rest_is_found_by_the_next_polls_once_each():
     assert polls == 4  # three bounded polls, then one that finds nothing
     # drained: validators are kept again, the unchanged feed answers 304, a new item is found on the next poll
     assert state.etag == server.etag
-    out = poller.poll_feed(server, config(), state, POLICY, state.next_poll_ms)
+    out = poller.poll_feed(poller.Poll(server, POLICY, state.next_poll_ms), config(), state)
     assert out.status == 304
     server.set(n + 1)
-    out = poller.poll_feed(server, config(), state, POLICY, state.next_poll_ms)
+    out = poller.poll_feed(poller.Poll(server, POLICY, state.next_poll_ms), config(), state)
     assert [d.url for d in out.discoveries] == [f"http://flood.test/a/{n}"]
 
 

@@ -68,7 +68,7 @@ class OneBody:
 def poll(body: bytes, kind: str, content_type: str = "application/xml"):
     cfg = poller.FeedConfig(url="https://dailyherald.test/feed", publisher_id="daily-herald", kind=kind)
     state = sch.FeedState(feed_url=cfg.url)
-    out = poller.poll_feed(OneBody(body, content_type), cfg, state, sch.SchedulePolicy(), T0)
+    out = poller.poll_feed(poller.Poll(OneBody(body, content_type), sch.SchedulePolicy(), T0), cfg, state)
     return out, state
 
 

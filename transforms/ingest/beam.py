@@ -180,15 +180,8 @@ class ScheduleFeedFn(beam.DoFn):
         key, item = element
         try:
             config, state = self._load(key, config_state, state_state)
-            step = poller.on_input(
-                self.fetcher,
-                self.ctx.policy,
-                config,
-                state,
-                item,
-                self.clock(),
-                websub_enabled=bool(self.ctx.websub_callback_base),
-            )
+            poll = poller.Poll(self.fetcher, self.ctx.policy, self.clock(), None, bool(self.ctx.websub_callback_base))
+            step = poller.on_input(poll, config, state, item)
         except Exception as exc:  # a bug must not take the job down: dead-letter the input and move on
             if transient(exc):
                 raise  # the runner retries the bundle: the request is processed again, not lost
@@ -211,9 +204,8 @@ class ScheduleFeedFn(beam.DoFn):
         now = max(self.clock(), to_ms(fired))
         try:
             config, state = self._load(key, config_state, state_state)
-            step = poller.on_timer(
-                self.fetcher, self.ctx.policy, config, state, now, websub_enabled=bool(self.ctx.websub_callback_base)
-            )
+            poll = poller.Poll(self.fetcher, self.ctx.policy, now, None, bool(self.ctx.websub_callback_base))
+            step = poller.on_timer(poll, config, state)
         except Exception as exc:
             if transient(exc):
                 raise

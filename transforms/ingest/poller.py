@@ -29,7 +29,7 @@ import hashlib
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from transforms import common
 from transforms.ingest import parsing, websub
@@ -115,6 +115,31 @@ def dead_letter(reason: str, detail: str, key: str | None, payload: bytes | dict
     return common.dead_letter(STAGE, reason, detail, key, payload, now_ms)
 
 
+@dataclass(frozen=True)
+class Poll:
+    """What one poll of a feed is done with and when: the fetcher, the schedule policy, the time, the request that
+    triggered it (PUSH, PING, BURST; None for the schedule's own poll) and whether WebSub subscriptions are made.
+    The feed itself (its FeedConfig and FeedState) is passed beside it: the state is the one thing a poll changes."""
+
+    fetcher: Fetcher
+    policy: sch.SchedulePolicy
+    now_ms: int
+    trigger: str | None = None
+    websub_enabled: bool = False
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """One poll's reading of a feed's entries: the feed, its remembered guids (``keep`` of them), the Discovery
+    source, the time."""
+
+    config: FeedConfig
+    state: sch.FeedState
+    source: str
+    now_ms: int
+    keep: int
+
+
 def _source(trigger: str | None, feed_kind: str) -> str:
     """The Discovery source: the request that triggered the poll, else the kind of feed."""
     if trigger == "PUSH":
@@ -124,12 +149,11 @@ def _source(trigger: str | None, feed_kind: str) -> str:
     return "SITEMAP" if feed_kind == "sitemap" else "FEED"
 
 
-def _diff_entry(
-    e, config: FeedConfig, state: sch.FeedState, source: str, now_ms: int, out: PollOutcome, keep: int
-) -> None:
-    """One feed entry against the guids ``state`` remembers (``keep`` of them): a new item or a correction becomes
-    a Discovery, or, once the poll has MAX_DISCOVERIES_PER_POLL of them, is deferred (not remembered, so the next
-    poll finds it)."""
+def _diff_entry(e, listing: _Listing, out: PollOutcome) -> None:
+    """One feed entry against the guids the feed's state remembers (``listing.keep`` of them): a new item or a
+    correction becomes a Discovery, or, once the poll has MAX_DISCOVERIES_PER_POLL of them, is deferred (not
+    remembered, so the next poll finds it)."""
+    config, state, keep = listing.config, listing.state, listing.keep
     fp = e.fingerprint
     known = state.guids.get(e.guid)
     if known is None and e.link in state.guids:
@@ -148,8 +172,8 @@ def _diff_entry(
             url=e.link,
             feed_url=config.url,
             publisher_id=config.publisher_id,
-            source=source,
-            first_seen_at=now_ms,
+            source=listing.source,
+            first_seen_at=listing.now_ms,
             claim_key=claim_key,
             owner=owner,
             entry=e.to_feed_entry(),
@@ -178,16 +202,9 @@ def _drop_long_urls(parsed, config: FeedConfig, now_ms: int, out: PollOutcome) -
         parsed.hub = parsed.self_url = None
 
 
-def poll_feed(
-    fetcher: Fetcher,
-    config: FeedConfig,
-    state: sch.FeedState,
-    policy: sch.SchedulePolicy,
-    now_ms: int,
-    trigger: str | None = None,
-    websub_enabled: bool = False,
-) -> PollOutcome:
+def poll_feed(poll: Poll, config: FeedConfig, state: sch.FeedState) -> PollOutcome:
     """One conditional GET of ``config.url``; updates ``state`` (validators, guids, rates, next poll)."""
+    fetcher, policy, now_ms = poll.fetcher, poll.policy, poll.now_ms
     out = PollOutcome()
     front = config.kind == "front"  # a section front is a page, not a feed: robots.txt rules it (fronts.py)
     res = fetcher.fetch(config.url, headers=sch.conditional_headers(state), check_robots=front)
@@ -215,13 +232,14 @@ def poll_feed(
         sch.plan_next_poll(state, config.tier, policy, now_ms)
         return out
     _drop_long_urls(parsed, config, now_ms, out)
-    source = _source(trigger, parsed.kind)
+    source = _source(poll.trigger, parsed.kind)
     # The memory holds at least the whole feed: an entry still listed is never forgotten and found again (a feed
     # longer than GUID_MEMORY, or one drained over several polls). The body limit bounds the feed, so the memory.
     keep = max(sch.GUID_MEMORY, len(parsed.entries))
     # Oldest first, so that a burst is fetched in publication order (and a deferred rest is the newest).
+    listing = _Listing(config, state, source, now_ms, keep)
     for e in sorted(parsed.entries, key=lambda e: (e.published_ms or 0, e.guid)):
-        _diff_entry(e, config, state, source, now_ms, out, keep)
+        _diff_entry(e, listing, out)
     first_sight = state.recent_at_ms is None
     state.hint_ttl_min = parsed.ttl_min  # as the feed serves them now: a hint it dropped is forgotten
     state.hint_skip_hours = list(parsed.skip_hours)
@@ -240,7 +258,7 @@ def poll_feed(
     if parsed.hub:
         state.hub = parsed.hub
         state.self_url = parsed.self_url or config.url
-        if websub_enabled and websub.needs_renewal(state.lease_expires_ms, None, now_ms):
+        if poll.websub_enabled and websub.needs_renewal(state.lease_expires_ms, None, now_ms):
             out.subscribe = SubscribeAction(config.url, state.self_url, parsed.hub)
     sch.plan_next_poll(state, config.tier, policy, now_ms, out.new_items)
     if backlog:  # the rest of the feed soon, whatever the rate estimate or a WebSub lease say
@@ -383,18 +401,11 @@ class Step:
     outcome: PollOutcome | None = None
 
 
-def on_input(
-    fetcher: Fetcher,
-    policy: sch.SchedulePolicy,
-    config: FeedConfig | None,
-    state: sch.FeedState,
-    item: dict,
-    now_ms: int,
-    websub_enabled: bool = False,
-) -> Step:
+def on_input(poll: Poll, config: FeedConfig | None, state: sch.FeedState, item: dict) -> Step:
     """Apply one keyed input: ``{"config": {...}}`` (registry entry, possibly updated) or ``{"request": {...}}``
-    (a FetchRequest). A newly registered feed is polled at once; a request may trigger a poll (see apply_request)."""
-    trigger = None
+    (a FetchRequest). A newly registered feed is polled at once; a request may trigger a poll (see apply_request),
+    whose trigger it is."""
+    now_ms = poll.now_ms
     poll_now = False
     if "config" in item:
         config = FeedConfig.from_dict(item["config"])
@@ -406,28 +417,20 @@ def on_input(
     elif "request" in item:
         if config is None or not config.enabled:
             return Step(state, config)  # a request for a feed we do not (yet) poll: the registry decides
-        poll_now = apply_request(state, item["request"], policy, now_ms)
-        trigger = item["request"].get("kind")
+        poll_now = apply_request(state, item["request"], poll.policy, now_ms)
+        poll = replace(poll, trigger=item["request"].get("kind"))
     if poll_now:
-        outcome = poll_feed(fetcher, config, state, policy, now_ms, trigger=trigger, websub_enabled=websub_enabled)
+        outcome = poll_feed(poll, config, state)
         return Step(state, config, outcome)
     return Step(state, config)
 
 
-def on_timer(
-    fetcher: Fetcher,
-    policy: sch.SchedulePolicy,
-    config: FeedConfig | None,
-    state: sch.FeedState,
-    now_ms: int,
-    websub_enabled: bool = False,
-    tolerance_ms: int = 1000,
-) -> Step:
+def on_timer(poll: Poll, config: FeedConfig | None, state: sch.FeedState, tolerance_ms: int = 1000) -> Step:
     """A poll timer fired. Idempotent: a firing well before ``next_poll_ms`` (a duplicate or stale timer) only
     re-arms."""
     if config is None or not config.enabled or state.next_poll_ms is None:
         return Step(state, config)
-    if now_ms < state.next_poll_ms - tolerance_ms:
+    if poll.now_ms < state.next_poll_ms - tolerance_ms:
         return Step(state, config)
-    outcome = poll_feed(fetcher, config, state, policy, now_ms, websub_enabled=websub_enabled)
+    outcome = poll_feed(poll, config, state)
     return Step(state, config, outcome)

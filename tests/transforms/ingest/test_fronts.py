@@ -110,7 +110,7 @@ def test_front_feed_yields_new_articles_once_and_respects_robots(world, fetcher,
     store = open_feed_store(StoreConfig(data_dir=str(tmp_path / "data")))
     cfg = poller.FeedConfig(url=FRONT, publisher_id="daily-herald", tier="authoritative", kind="front")
     st = sch.FeedState(feed_url=cfg.url)
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, int(time.time() * 1000))
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, int(time.time() * 1000)), cfg, st)
     now = world.clock.now_ms()
     public = {a["url"] for a in world.articles.values() if a["pub"] == "daily-herald" and world.is_public(a, now)}
     assert out.status == 200 and not out.dead_letters
@@ -120,8 +120,8 @@ def test_front_feed_yields_new_articles_once_and_respects_robots(world, fetcher,
         raw, dead = poller.fetch_page(fetcher, d, store, int(time.time() * 1000), sleep=lambda s: None)
         assert raw and not dead
     assert world.requests_for("dailyherald.test", "/robots.txt")  # a front is a page: robots are asked
-    again = poller.poll_feed(fetcher, cfg, st, POLICY, int(time.time() * 1000))
+    again = poller.poll_feed(poller.Poll(fetcher, POLICY, int(time.time() * 1000)), cfg, st)
     assert again.status == 304 and not again.discoveries  # conditional GET
     st.etag = st.last_modified = None  # a server without validators: the seen set alone
-    again = poller.poll_feed(fetcher, cfg, st, POLICY, int(time.time() * 1000))
+    again = poller.poll_feed(poller.Poll(fetcher, POLICY, int(time.time() * 1000)), cfg, st)
     assert again.status == 200 and not again.discoveries

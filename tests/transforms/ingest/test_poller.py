@@ -46,7 +46,7 @@ def test_first_poll_discovers_and_fetches_pages_as_raw_items(world, fetcher, sto
     st = sch.FeedState(feed_url=cfg.url)
     t = now_ms()
     public = len(world.public_items("daily-herald", t))  # what the world's content holds by now (4 or more)
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, t)
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, t), cfg, st)
     assert public >= 4 and out.status == 200 and out.new_items == public and not out.dead_letters
     items, dead = fetch_all(fetcher, out, store)
     assert len(items) == public and not dead
@@ -64,9 +64,9 @@ def test_first_poll_discovers_and_fetches_pages_as_raw_items(world, fetcher, sto
 def test_304_carries_no_body_and_changes_nothing(world, fetcher, store):
     cfg = config(world, "http://londonchronicle.test/feeds/latest.atom")
     st = sch.FeedState(feed_url=cfg.url)
-    poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     before = copy.deepcopy(st)
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     assert out.status == 304 and out.discoveries == [] and out.dead_letters == []
     assert world.requests_for("londonchronicle.test", "/feeds/latest.atom")[-1]["status"] == 304
     for field in ("etag", "last_modified", "guids", "last_digest", "validators_useless", "lease_expires_ms"):
@@ -77,18 +77,18 @@ def test_304_carries_no_body_and_changes_nothing(world, fetcher, store):
 def test_new_item_is_found_once_and_a_correction_is_a_new_version(world, fetcher, store):
     cfg = config(world, "http://capitalpost.test/feed/")
     st = sch.FeedState(feed_url=cfg.url)
-    first = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    first = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     fetch_all(fetcher, first, store)
     world.release_now("aurora-recall-regulators-review")
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     assert [d.url for d in out.discoveries] == [
         "http://capitalpost.test/news/aurora-recall-regulators-review?utm_source=rss&utm_medium=feed&utm_campaign=newsroom"
     ]
     items, _ = fetch_all(fetcher, out, store)
     assert items[0]["fetched_url"].endswith("utm_campaign=newsroom")  # the normaliser strips tracking parameters
-    assert poller.poll_feed(fetcher, cfg, st, POLICY, now_ms()).discoveries == []
+    assert poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st).discoveries == []
     world.correct_now("aurora-recall-regulators-review", "Regulators open review of Aurora's SUV recall")
-    corrected = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    corrected = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     assert corrected.updates == 1 and corrected.new_items == 0
     (d,) = corrected.discoveries
     assert d.is_update and d.claim_key.startswith(d.url + "#")
@@ -102,18 +102,18 @@ def test_an_item_is_fetched_once_whatever_the_path(world, fetcher, store):
     cfg = config(world, "http://agenciasur.test/rss/ultima-hora.xml")
     world.articles["terremoto-calder-bay"]["at"] = 10**9  # not yet public
     st = sch.FeedState(feed_url=cfg.url)
-    fetch_all(fetcher, poller.poll_feed(fetcher, cfg, st, POLICY, now_ms()), store)
+    fetch_all(fetcher, poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st), store)
     world.release_now("terremoto-calder-bay")
     found = []
     for trigger in (None, "PING", "PUSH"):
         st.last_triggered_ms = None
         if trigger:
             assert poller.apply_request(st, {"kind": trigger}, POLICY, now_ms())
-        o = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms(), trigger=trigger)
+        o = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms(), trigger=trigger), cfg, st)
         found += o.discoveries
         fetch_all(fetcher, o, store)
     # Another feed state (as if the item were listed in a second feed) rediscovers it; the claim stops the fetch.
-    dup = poller.poll_feed(fetcher, cfg, sch.FeedState(feed_url=cfg.url), POLICY, now_ms())
+    dup = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, sch.FeedState(feed_url=cfg.url))
     assert "http://agenciasur.test/news/terremoto-calder-bay" in [d.url for d in dup.discoveries]
     # (a second feed has another URL, hence another discovery owner)
     dup.discoveries = [poller.Discovery(**dict(d.to_dict(), owner="other-feed")) for d in dup.discoveries]
@@ -146,7 +146,7 @@ def test_broken_feed_is_dead_lettered_and_backs_off(world, fetcher):
     cfg = config(world, "http://northernecho.test/feeds/sport.xml")
     st = sch.FeedState(feed_url=cfg.url)
     t = now_ms()
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, t)
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, t), cfg, st)
     (dl,) = out.dead_letters
     codec.check("DeadLetter", dl)
     assert dl["reason"] == "malformed_feed" and dl["key"] == cfg.url and dl["payload"].startswith(b"<?xml")
@@ -157,10 +157,10 @@ def test_etag_churning_feed_stops_getting_validators(world, fetcher):
     cfg = config(world, "http://contentfarm.test/feed.xml")
     st = sch.FeedState(feed_url=cfg.url)
     for _ in range(1 + sch.CHURN_LIMIT):
-        out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+        out = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
         assert out.status == 200
     assert st.validators_useless and sch.conditional_headers(st) == {}
-    poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     last = world.requests_for("contentfarm.test", "/feed.xml")[-1]
     assert last["status"] == 200
 
@@ -168,11 +168,11 @@ def test_etag_churning_feed_stops_getting_validators(world, fetcher):
 def test_news_sitemap_feed_and_robots_dead_letter(world, fetcher, store):
     cfg = config(world, "http://mumbaidaily.test/sitemap-news.xml")
     st = sch.FeedState(feed_url=cfg.url)
-    out = poller.poll_feed(fetcher, cfg, st, POLICY, now_ms())
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), cfg, st)
     assert {d.source for d in out.discoveries} == {"SITEMAP"}
     assert all("/archive/" not in d.url for d in out.discoveries)  # older than 2 days: dropped
     sg = config(world, "http://springfieldgazette.test/news/rss")
-    out = poller.poll_feed(fetcher, sg, sch.FeedState(feed_url=sg.url), POLICY, now_ms())
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, now_ms()), sg, sch.FeedState(feed_url=sg.url))
     items, dead = fetch_all(fetcher, out, store)
     assert [d["reason"] for d in dead] == ["robots_disallowed"]
     assert any(i["final_url"].endswith("/news/riverside-park-approved") and "/go/" in i["fetched_url"] for i in items)
@@ -198,7 +198,7 @@ def test_each_new_item_fetched_logs_its_discovery_delay_by_tier_and_path(world, 
     cfg = config(world, "http://dailyherald.test/rss.xml")
     t = now_ms()
     public = len(world.public_items("daily-herald", t))
-    out = poller.poll_feed(fetcher, cfg, sch.FeedState(feed_url=cfg.url), POLICY, t)
+    out = poller.poll_feed(poller.Poll(fetcher, POLICY, t), cfg, sch.FeedState(feed_url=cfg.url))
     assert all(d.published_ms for d in out.discoveries) and {d.tier for d in out.discoveries} == {cfg.tier}
     with caplog.at_level(logging.INFO, logger="transforms.ingest.poller"):
         items, _ = fetch_all(fetcher, out, store)
@@ -240,13 +240,30 @@ def test_the_feeds_hints_are_kept_in_its_state_and_shape_its_next_poll(store):
 
     cfg = poller.FeedConfig(url="http://quiet.test/rss", tier="long_tail", kind="rss")
     st = sch.FeedState(feed_url=cfg.url)
-    poller.poll_feed(Server(), cfg, st, POLICY, t0)
+    poller.poll_feed(poller.Poll(Server(), POLICY, t0), cfg, st)
     assert (st.hint_ttl_min, st.hint_skip_hours, st.hint_skip_days) == (180, [3], [0])
     assert st.next_poll_ms - t0 >= 60 * sch.MINUTE_MS  # a new feed's prior alone would poll in 30 min
     store.put_state(cfg.url, st.to_dict())  # the s:state checkpoint (embedded backend; Bigtable stores the same JSON)
     restored = sch.FeedState.from_dict(store.get_state(cfg.url), cfg.url)
     assert (restored.hint_ttl_min, restored.hint_skip_hours, restored.hint_skip_days) == (180, [3], [0])
-    poller.poll_feed(Server(), cfg, restored, POLICY, t0 + sch.HOUR_MS)
+    poller.poll_feed(poller.Poll(Server(), POLICY, t0 + sch.HOUR_MS), cfg, restored)
     assert restored.hint_ttl_min == 180
-    poller.poll_feed(Server(), cfg, restored, POLICY, t0 + 2 * sch.HOUR_MS)
+    poller.poll_feed(poller.Poll(Server(), POLICY, t0 + 2 * sch.HOUR_MS), cfg, restored)
     assert (restored.hint_ttl_min, restored.hint_skip_hours) == (None, [3])
+
+
+def test_a_request_polls_with_its_trigger_and_leaves_the_callers_poll_as_it_was(world, fetcher):
+    """on_input takes one frozen Poll (fetcher, policy, time, websub): a PING request polls with trigger PING, so its
+    discoveries say PING, and the caller's Poll, reused for the next input, still has no trigger."""
+    cfg = config(world, "http://agenciasur.test/rss/ultima-hora.xml")
+    world.articles["terremoto-calder-bay"]["at"] = 10**9  # not yet public
+    st = sch.FeedState(feed_url=cfg.url)
+    poll = poller.Poll(fetcher, POLICY, now_ms())
+    poller.on_input(poll, None, st, {"config": cfg.to_dict()})
+    world.release_now("terremoto-calder-bay")
+    st.last_triggered_ms = None
+    step = poller.on_input(poller.Poll(fetcher, POLICY, now_ms()), cfg, st, {"request": {"kind": "PING"}})
+    assert [d.source for d in step.outcome.discoveries] == ["PING"]
+    assert poll.trigger is None
+    with pytest.raises(AttributeError):  # frozen: one poll's circumstances are not changed under it
+        poll.trigger = "PUSH"
