@@ -130,7 +130,8 @@ def install(probe: Probe) -> None:
         return d
 
     def cycle_day(a):
-        self, key, _edition, cached, mem, now, _inbox, log = a
+        _self, state, now = a
+        key, mem, log = state.key, state.mem, state.event_log
         d = probe.day(now)
         probe.measure("rank memory", key, d, mem)
         if probe.seen.get(("rank log", key)) != d:

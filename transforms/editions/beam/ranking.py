@@ -30,7 +30,7 @@ from transforms.editions.overlays.controls import ControlReader
 from transforms.editions.overlays.phases import OverlayReaders
 from transforms.editions.overlays.takedowns import TakedownReader
 from transforms.editions.overlays.topics import FollowedTopics
-from transforms.editions.ranker.rank import EditionRanker
+from transforms.editions.ranker.rank import EditionRanker, EditionState
 from transforms.editions.vocabulary.changes import change_dead_letter, editions_of
 from transforms.editions.vocabulary.config import default_config, subset
 from transforms.editions.vocabulary.params import RankParams
@@ -189,11 +189,12 @@ class RankEditionsFn(beam.DoFn):
         if self.authority.poll():  # new computed authority: the books are rebuilt with it
             self.ranker.set_registry(self.authority.registry)
         cached = self.ranker.book(key, mem, inbox, event_log, nxt.received)
+        state = EditionState(key, edition, cached, mem, inbox, event_log)
         nxt_cycle = now
         before = dict(self.tally)
         replay = self.settings.replay
         while True:
-            items, nxt_cycle = self.ranker.cycle(key, edition, cached, mem, nxt_cycle, inbox, event_log)
+            items, nxt_cycle = self.ranker.cycle(state, nxt_cycle)
             yield from items
             # A replay runs the minute chain to its end in this firing: the same cycles the timers would run,
             # in the same order, without one timer round per minute (every input is already in INBOX).

@@ -10,7 +10,7 @@ May import: :mod:`transforms.editions.vocabulary`, :mod:`transforms.editions.boo
 :mod:`transforms.editions.overlays`, ``transforms.common``.
 """
 
-from transforms.editions.ranker.rank import EditionRanker, snapshot_items
+from transforms.editions.ranker.rank import EditionRanker, EditionState, snapshot_items
 from transforms.editions.ranker.steady import SteadyWatch
 
-__all__ = ["EditionRanker", "SteadyWatch", "snapshot_items"]
+__all__ = ["EditionRanker", "EditionState", "SteadyWatch", "snapshot_items"]

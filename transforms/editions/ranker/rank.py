@@ -132,6 +132,20 @@ class _Cached:
     steady: SteadyWatch = field(default_factory=SteadyWatch)  # the last full minute (change-only replay)
 
 
+@dataclass(frozen=True)
+class EditionState:
+    """One edition's ranker state for a firing: its key and config, the worker's cached book, the MEM cell and the
+    DoFn's INBOX and LOG bag states (or anything with ``read``, ``add`` and ``clear``). Frozen: a cycle changes
+    what the parts hold, never which parts they are."""
+
+    key: str
+    edition: object
+    cached: _Cached
+    mem: EditionMemory
+    inbox: object
+    event_log: object
+
+
 class EditionRanker:
     """The per-worker side of the ranker: one cached book per edition key, folded and ranked cycle by cycle.
 
@@ -174,8 +188,9 @@ class EditionRanker:
         if self._counter is not None:
             self._counter(name, n)
 
-    def cycle(self, key, edition, cached: _Cached, mem: EditionMemory, now: int, inbox, event_log):
+    def cycle(self, state: EditionState, now: int):
         """Fold the events due before ``now``, rank ``now``; returns (snapshot items, the next cycle or None)."""
+        key, cached, mem, inbox, event_log = state.key, state.cached, state.mem, state.inbox, state.event_log
         t0 = time.perf_counter()
         due = sorted((e for e in cached.pending.values() if e["at"] < now), key=event_sort_key)
         folded = []
@@ -199,7 +214,7 @@ class EditionRanker:
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        out = run_cycle(self.context(key, edition, cached, mem, now))
+        out = run_cycle(self.context(key, state.edition, cached, mem, now))
         cached.last_cycle = now
         self._count("cycles")
         if out is None:  # a steady minute (transforms/editions/ranker/steady.py): nothing a reader sees can differ
