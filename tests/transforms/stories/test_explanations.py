@@ -37,10 +37,11 @@ def check_decision(r: dict, scorer: Scorer) -> None:
     if r["decision"] == "copy":
         return
     assert r["bar"] == (scorer.config.join if r["has_body"] else scorer.config.join_headline)
-    joined = bool(cands) and cands[0]["score"] >= r["bar"]
-    assert (r["decision"] == "join") == joined
-    if joined:
-        assert r["story_id"] == cands[0]["story_id"]
+    agreed = [c for c in cands if c["score"] >= r["bar"] and not c.get("declined")]
+    assert all(c["score"] >= r["bar"] for c in cands if c.get("declined"))  # only a candidate over the bar is declined
+    assert (r["decision"] == "join") == bool(agreed)
+    if agreed:
+        assert r["story_id"] == agreed[0]["story_id"]
 
 
 def check_merge(r: dict, scorer: Scorer) -> None:

@@ -326,6 +326,7 @@ class StoryClusterer:
                 st.tally("join")
                 out = self._join(st.stories[sid], f, sc[0], is_copy=False)
                 return [self._explained(out, f, "join", bar, cands)]
+            explanations.decline(cands, sid)
         st.tally("new")
         return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
 

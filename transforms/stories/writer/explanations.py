@@ -9,8 +9,9 @@ A writer with ``explain`` on (the backfill turns it on: pipelines/backfill.py) a
 
 Kinds (every record has ``kind``, ``language``, ``seq``, ``at`` (ms) and ``story_id``):
 
-- ``decision``: an arrival. ``decision`` is ``join`` (the best candidate's score reached ``bar``), ``new`` (no
-  candidate did: the article founded ``story_id``) or ``copy`` (``copy_of`` is a member of a live story: joined
+- ``decision``: an arrival. ``decision`` is ``join`` (the best candidate whose score reached ``bar`` and whose
+  second opinion agreed), ``new`` (no candidate did: the article founded ``story_id``; a candidate over the bar
+  that the second opinion or the place veto turned down carries ``"declined": true``) or ``copy`` (``copy_of`` is a member of a live story: joined
   whatever the score). ``candidates``: the EXPLAIN_TOP best scored stories, best first (the writer's order: score,
   then the smaller id), each with its features: ``dense`` (cosine with the centroid), ``lexical`` (TF-IDF cosine),
   ``entities`` (entity cosine), ``time_known``, ``gap_ms`` (article time - story's last article), ``time_penalty``
@@ -49,6 +50,13 @@ def candidate(scorer, story_id: int, sc: tuple, f, s) -> dict:
         "gap_ms": gap,
         "time_penalty": float(scorer.penalty(known, gap)),
     }
+
+
+def decline(cands: list[dict] | None, story_id: int) -> None:
+    """Mark candidate ``story_id`` as over the bar but turned down by the join's second opinion (or place veto)."""
+    for c in cands or ():
+        if c["story_id"] == int(story_id):
+            c["declined"] = True
 
 
 def decision(w: WriterState, f, kind: str, story_id: int, seq: int, bar: float | None, cands: list[dict]) -> dict:
