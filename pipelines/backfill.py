@@ -287,10 +287,10 @@ def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = No
     except NamespaceTaken as exc:
         print(f"[backfill] refused: {exc}", file=sys.stderr)
         return 2
-    _say_start(job, files, run_claim, runner)
     stop = _StopOnInterrupt()
     try:
-        with stop:
+        with stop:  # before the start line: a Ctrl-C right after it is this run's interrupt, not the dispatcher's
+            _say_start(job, files, run_claim, runner)
             status = _execute(job, options, files, run_claim, runner, overlap)
     except BaseException:
         if stop.interrupted:  # Beam wraps the interrupt of a DoFn in a RuntimeError: the flag says it was Ctrl-C
