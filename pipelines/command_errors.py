@@ -42,6 +42,16 @@ def _escaped(ch: str) -> str:
     return ch.encode("unicode_escape", "backslashreplace").decode("ascii")
 
 
+def write_text_output(text: str, path: str | None, summary: str) -> None:
+    """An export's ``text`` to the file ``path`` (then ``summary`` and where it went, on stdout), or to stdout."""
+    if not path:
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"{summary} written to {shown(path)}")
+
+
 def shown(text) -> str:
     """``text`` made safe to print on one terminal line (module docstring)."""
     return "".join(_escaped(ch) if ch == "\\" or unicodedata.category(ch) in UNSAFE else ch for ch in str(text))

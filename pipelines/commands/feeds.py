@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 
+from pipelines.command_errors import write_text_output
 from pipelines.commands.control import CommandError, refused, shown
 from pipelines.commands.publishers import read_file, report_rows
 
@@ -99,12 +100,7 @@ def _main(args) -> int:
         from transforms.registry_files import feeds_json, feeds_opml
 
         text = feeds_opml(entries, registry_of(config)) if args.format == "opml" else feeds_json(entries)
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-            print(f"{len(entries)} feeds written to {shown(args.output)}")
-        else:
-            sys.stdout.write(text)
+        write_text_output(text, args.output, f"{len(entries)} feeds")
         return 0
     for e in entries:
         state = "enabled" if e.get("enabled", True) else "DISABLED"

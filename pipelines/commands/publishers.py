@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+from pipelines.command_errors import write_text_output
 from pipelines.commands.control import CommandError, refused, shown
 
 
@@ -105,13 +106,7 @@ def _main(args) -> int:
     if args.action == "export":
         from transforms.registry_files import publishers_json
 
-        text = publishers_json(rows)
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-            print(f"{len(rows)} publishers written to {shown(args.output)} (registry v{version})")
-        else:
-            sys.stdout.write(text)
+        write_text_output(publishers_json(rows), args.output, f"{len(rows)} publishers (registry v{version})")
         return 0
     for r in rows:
         feeds = len(r.get("feeds", []))
