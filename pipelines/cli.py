@@ -118,11 +118,9 @@ def _job_arguments(module, parser: argparse.ArgumentParser) -> None:
         return
     from pipelines.options import StoreOptions
 
-    own = [
-        c
-        for c in vars(module).values()
-        if isinstance(c, type) and issubclass(c, StoreOptions) and c.__module__ == module.__name__
-    ]
+    # the options classes the job module holds, defined there or imported (pipelines/ingest.py imports its options
+    # from pipelines/ingest_options.py), as templates/write_metadata.py reads them
+    own = [c for c in vars(module).values() if isinstance(c, type) and issubclass(c, StoreOptions)]
     seen: set[type] = set()
     for cls in own:
         for base in cls.__mro__:
