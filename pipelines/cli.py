@@ -220,6 +220,8 @@ def _checked(name: str, args: argparse.Namespace) -> None:
     reads = name in READS_STORES or getattr(args, "action", None) in READS_STORES_ACTIONS.get(name, ())
     if not reads or getattr(args, "backend", "embedded") != "embedded":
         return
+    if name == "serve" and getattr(args, "issue_token", None):  # prints a signed reader token: reads no store
+        return
     data_dir = getattr(args, "data_dir", None) or ".newsroom"
     root = os.path.join(data_dir, args.namespace) if getattr(args, "namespace", "") else data_dir
     if not os.path.isdir(root):
