@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 
-from flask import Blueprint, request
+from flask import request
 
 from schemas.pages import MAX_LIMIT
 from serving.http import conventions as http
@@ -29,10 +29,7 @@ from serving.state.context import services
 
 log = logging.getLogger(__name__)
 
-bp = Blueprint("editions", __name__)
-bp.before_request(http.shared_preflight)
-bp.before_request(http.reject_personal_headers)
-bp.after_request(http.shared_cors)
+bp = http.shared_blueprint("editions", __name__)
 
 
 def configured_pages() -> dict[str, frozenset[str]]:

@@ -27,7 +27,7 @@ import re
 from urllib.parse import urlencode
 
 import orjson
-from flask import Blueprint, Response, request
+from flask import Response, request
 
 from schemas.pages import MAX_LIMIT
 from serving.http import conventions as http
@@ -37,10 +37,7 @@ from serving.state.context import services
 from stores.base import StoreError
 
 log = logging.getLogger(__name__)
-bp = Blueprint("stories", __name__)
-bp.before_request(http.shared_preflight)
-bp.before_request(http.reject_personal_headers)
-bp.after_request(http.shared_cors)
+bp = http.shared_blueprint("stories", __name__)
 
 STORY_ID = re.compile(r"^[0-9]{1,20}$")
 EDITION = re.compile(r"^[a-z]{2}-[a-z]{2,3}$")

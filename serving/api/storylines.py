@@ -25,7 +25,7 @@ import logging
 import re
 
 import orjson
-from flask import Blueprint, Response, request
+from flask import Response, request
 
 from schemas.pages import MAX_LIMIT, storyline_index_shard
 from serving.http import conventions as http
@@ -35,10 +35,7 @@ from serving.state.context import services
 from stores.base import StoreError
 
 log = logging.getLogger(__name__)
-bp = Blueprint("storylines", __name__)
-bp.before_request(http.shared_preflight)
-bp.before_request(http.reject_personal_headers)
-bp.after_request(http.shared_cors)
+bp = http.shared_blueprint("storylines", __name__)
 
 STORYLINE_ID = re.compile(r"^[0-9]{1,20}$")
 LANGUAGE = re.compile(r"^[a-z]{2,3}$")

@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import orjson
-from flask import Blueprint, request
+from flask import request
 
 from schemas.pages import MAX_LIMIT
 from serving.api.storylines import topic_storylines
@@ -56,10 +56,7 @@ from serving.state.catalog import place_entity
 from serving.state.context import services
 from transforms.articles.entities import topic_name
 
-bp = Blueprint("topics", __name__)
-bp.before_request(http.shared_preflight)
-bp.before_request(http.reject_personal_headers)
-bp.after_request(http.shared_cors)
+bp = http.shared_blueprint("topics", __name__)
 
 KINDS = ("entity", "place", "topic")
 # One definition for the handler and the OpenAPI document (ECMA-262 and Python read this class the same way).

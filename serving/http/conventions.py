@@ -35,7 +35,7 @@ Reads request headers; writes nothing. The rules (DESIGN.md section 7):
 from __future__ import annotations
 
 import orjson
-from flask import Response, current_app, request
+from flask import Blueprint, Response, current_app, request
 
 PRIVATE = "private, no-store"
 NO_STORE = "no-store"
@@ -162,6 +162,17 @@ def reject_personal_headers() -> Response | None:
         carried = [h for h, k in (("Cookie", "HTTP_COOKIE"), ("Authorization", "HTTP_AUTHORIZATION")) if env.get(k)]
         return problem(400, "personal_headers", SHARED_REJECT_MESSAGE, carried=carried)
     return None
+
+
+def shared_blueprint(name: str, import_name: str) -> Blueprint:
+    """A blueprint of shared (edge-cached, same for every reader) endpoints: OPTIONS is the CORS preflight, any origin
+    may read its answers, and a request carrying a cookie or Authorization is refused, so that nothing personal can
+    reach a cached page. Every shared API blueprint is made here, so the rule is stated once."""
+    bp = Blueprint(name, import_name)
+    bp.before_request(shared_preflight)
+    bp.before_request(reject_personal_headers)
+    bp.after_request(shared_cors)
+    return bp
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:
