@@ -74,7 +74,6 @@ from pipelines.backfill_paths import (
     expand_inputs,
     input_patterns,
     prepare_output,
-    read_store,
     resumed_namespace,
 )
 from pipelines.options import JobRun, StoreOptions
@@ -128,11 +127,20 @@ class BackfillJob:
     snapshots_every_minute: bool = False
     since: int | None = None  # from_date in ms
     until: int | None = None  # to_date in ms
-    store_dead_letters: list = dataclasses.field(default_factory=list)  # --from_store rows that did not decode
 
     @property
     def store(self) -> StoreConfig:
         return self.run.store
+
+    @property
+    def source(self) -> StoreConfig | None:
+        """``--from_store``: the article store read (production's namespace): the embedded one under the data dir
+        it names, or with ``--backend=gcp`` the article table of ``--bigtable_instance``."""
+        if not self.from_store:
+            return None
+        if self.store.backend == "gcp":
+            return dataclasses.replace(self.store, namespace="")
+        return StoreConfig(backend="embedded", data_dir=self.from_store)
 
     @property
     def languages(self) -> set[str] | None:
@@ -155,6 +163,11 @@ def resolve(options: PipelineOptions) -> BackfillJob:
         raise ValueError("--input (or --from_store) and --output are required")
     if o.input and o.from_store:
         raise ValueError("--input and --from_store: give one (the files, or the article store)")
+    if o.from_store and o.from_store != ".newsroom" and options.view_as(StoreOptions).backend == "gcp":
+        raise ValueError(
+            f"--from_store {o.from_store}: a data dir names an embedded store; with --backend=gcp give --from_store "
+            "alone (it reads the article table of --bigtable_instance)"
+        )
     run = JobRun.of(options)
     store = run.store
     if not store.namespace and o.resume:  # the run the output folder holds (backfill_paths.resumed_namespace)
@@ -208,16 +221,15 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     from transforms.stories.backfill import backfill_files
     from transforms.stories.beam import backfill as bb
 
-    files = files or (input_patterns(job.input) if job.run.translate_only else expand_inputs(job.input))
     cfg = job.store
     run_claim = run_claim or claim_namespace(job)
-    read = p | "ReadArticles" >> bb.ReadArticles(
-        files,
-        languages=job.languages,
-        since=job.since,
-        until=job.until,
-        takedowns=dataclasses.replace(cfg, namespace=""),  # production's tombstones: taken-down articles skipped
-    )
+    read_args = dict(languages=job.languages, since=job.since, until=job.until)
+    read_args["takedowns"] = dataclasses.replace(cfg, namespace="")  # production's tombstones: skipped at read
+    if job.from_store:  # the article store's latest versions, key ranges read in parallel
+        read = p | "ReadArticles" >> bb.ReadStoreArticles(job.source, store_split_points(job), **read_args)
+    else:
+        files = files or (input_patterns(job.input) if job.run.translate_only else expand_inputs(job.input))
+        read = p | "ReadArticles" >> bb.ReadArticles(files, **read_args)
     articles = read["articles"]
     n_languages = (
         articles
@@ -269,6 +281,17 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
 
 
+FROM_STORE_SPLITS = 32  # key ranges of a --from_store read: enough to spread a month over Dataflow's workers
+
+
+def store_split_points(job: BackfillJob, n: int = FROM_STORE_SPLITS) -> list[str]:
+    """The ids that cut ``--from_store``'s article store into about ``n`` key ranges (the store's own split points:
+    Bigtable's sample keys, the embedded store's quantiles); a dry run reads nothing: one range."""
+    from stores import open_store
+
+    return [] if job.run.translate_only else open_store("articles", job.source).split_points(n)
+
+
 def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = None) -> int:
     """``python -m pipelines.backfill ARGS`` and ``newsroom backfill ARGS``: build the graph, run it, write the
     manifest. Returns 0, or 2 when the namespace is refused, 1 when a later run superseded this one (the message on
@@ -301,9 +324,6 @@ def run(argv: list[str] | None = None, run_claim=None, overlap: bool | None = No
     if job.run.translate_only:
         print("[backfill] dry run: translated, not submitted; nothing written", file=sys.stderr)
         return 0
-    if job.store_dead_letters:  # --from_store rows that did not decode, beside the graph's dead letters
-        with open(os.path.join(job.output, "dead_letters.jsonl"), "a", encoding="utf-8") as f:
-            f.writelines(json.dumps(d, sort_keys=True) + "\n" for d in job.store_dead_letters)
     _write_manifest(job, argv, files, run_claim, started, "overlapped" if overlaps(job, overlap) else "stage")
     return 0
 
@@ -315,10 +335,10 @@ def _prepare(job: BackfillJob) -> list[str]:
     if job.run.translate_only:
         return input_patterns(job.input or "")
     files = expand_inputs(job.input) if job.input else []  # before anything is removed
+    source = job.source
+    if source is not None and source.backend == "embedded" and not os.path.exists(source.embedded_db):
+        raise ValueError(f"--from_store {job.from_store}: no article store there (no {source.embedded_db})")
     prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)
-    if job.from_store:  # the article store's latest versions, as an Avro input (backfill_paths.read_store)
-        files, dead = read_store(job.from_store, job.output)
-        job.store_dead_letters.extend(dead)
     stale = os.path.join(job.output, "evaluate.html")
     if job.resume and os.path.exists(stale):  # it scored the files the resumed run rewrites
         os.remove(stale)
@@ -374,8 +394,13 @@ def _say_start(job: BackfillJob, files: list[str], run_claim, runner) -> None:
         with open(os.path.join(job.output, RUN_FILE), "w", encoding="utf-8") as f:
             json.dump({"namespace": job.store.namespace, "backend": job.store.backend}, f, sort_keys=True)
     dry = job.run.translate_only
+    src, reading = job.source, f"{len(files)} {'input pattern(s), not listed (dry run)' if dry else 'input file(s)'}"
+    if src is not None:
+        reading = (
+            f"article store {src.embedded_db if src.backend == 'embedded' else 'bigtable ' + src.name('articles')}"
+        )
     print(
-        f"[backfill] {len(files)} {'input pattern(s), not listed (dry run)' if dry else 'input file(s)'}"
+        f"[backfill] {reading}"
         f", namespace {job.store.namespace} (run epoch {run_claim.epoch}), "
         f"output {job.output}, runner {runner if isinstance(runner, str) else type(runner).__name__}",
         file=sys.stderr,

@@ -24,7 +24,9 @@ FLAGS: list[tuple[tuple, dict]] = [
             default=None,
             help="Read the articles from the system's own article store instead of --input: the latest version of "
             "each, from the embedded store under this data dir (default .newsroom, where `newsroom run` keeps it), "
-            "through the same transforms and --from/--to/--language; rows it cannot read go to dead_letters.jsonl.",
+            "or with --backend=gcp (no data dir) from production's Bigtable article table, key ranges read in "
+            "parallel; through the same transforms and --from/--to/--language; rows it cannot read go to "
+            "dead_letters.jsonl.",
         ),
     ),
     (

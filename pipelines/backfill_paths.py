@@ -43,7 +43,7 @@ OUTPUT_FILES = frozenset(
         "manifest.json",
         "summary.json",
         "run.json",
-        "from_store.avro",
+        "from_store.avro",  # written by --from_store runs before it read the store in the graph
     }
     | {"evaluate.html"}
 )
@@ -122,36 +122,3 @@ def resumed_namespace(output: str) -> str | None:
     if len(found) > 1:
         raise ValueError(f"--resume: {output}/store holds several runs ({', '.join(found[:5])}): give --namespace")
     return found[0] if found else None
-
-
-FROM_STORE_FILE = "from_store.avro"
-
-
-def read_store(data_dir: str, output: str) -> tuple[list[str], list[dict]]:
-    """``--from_store``: the latest version of every article of the embedded article store under ``data_dir``
-    (production's namespace), written to ``output``/from_store.avro for the backfill's Avro reader (the same
-    transforms as any input); returns ([that file], dead letters of the rows that do not decode)."""
-    import fastavro
-
-    from schemas import codec
-    from stores import StoreConfig, open_store
-    from transforms.common import dead_letter, dead_letter_json
-
-    config = StoreConfig(backend="embedded", data_dir=data_dir)
-    if not os.path.exists(config.embedded_db):
-        raise ValueError(f"--from_store {data_dir}: no article store there (no {config.embedded_db})")
-    store, after, records, dead = open_store("articles", config), "", [], []
-    while True:
-        page = store.latest_records(after=after)
-        for aid, raw in page:
-            try:
-                records.append(codec.decode("Article", raw))
-            except Exception as exc:  # a row this version cannot read: a dead letter, the run goes on
-                dead.append(dead_letter_json(dead_letter("from_store", "undecodable", str(exc), key=aid, payload=raw)))
-        if len(page) < 1000:
-            break
-        after = page[-1][0]
-    path = os.path.join(output, FROM_STORE_FILE)
-    with open(path, "wb") as f:
-        fastavro.writer(f, codec.parsed_schema("Article"), records)
-    return [path], dead

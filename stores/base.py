@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from schemas import codec
@@ -104,6 +104,18 @@ class ArticleStore(abc.ABC):
         """Up to ``limit`` (article id, encoded Article record of its latest version), ids ascending and above
         ``after``: one page of a full scan, undecoded (a reader dead-letters a row it cannot decode). Backends
         without a scan raise NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} cannot scan its articles")
+
+    def split_points(self, n: int) -> list[str]:
+        """Up to ``n - 1`` article ids, ascending, that cut a full scan into key ranges of about equal size (the
+        ranges ``[""..p1), [p1..p2), ... [pk..)`` of :meth:`scan_latest`, read in parallel by a batch job); [] for
+        one range. Backends without a scan raise NotImplementedError."""
+        raise NotImplementedError(f"{type(self).__name__} cannot split its articles")
+
+    def scan_latest(self, start: str = "", end: str = "") -> Iterator[tuple[str, bytes | None]]:
+        """(article id, encoded Article record of its latest version) for the ids in ``[start, end)`` (``end`` ""
+        has no bound), ascending, undecoded: the reader dead-letters a row it cannot decode, and a row without a
+        record (None). Backends without a scan raise NotImplementedError."""
         raise NotImplementedError(f"{type(self).__name__} cannot scan its articles")
 
     @abc.abstractmethod

@@ -18,6 +18,8 @@ Only stores/ may use Beam's Pub/Sub connector (tests/test_boundaries.py), so job
   (``gs://`` on Dataflow).
 - :class:`StoreDoFn` -- the base of a DoFn that holds one store client: opened in ``setup()``, closed in
   ``teardown()``.
+- :class:`ReadLatestArticles` -- the latest version of every article of an article store (embedded or Bigtable),
+  read by key ranges in parallel (``newsroom backfill --from_store``).
 - :class:`CheckRunClaimFn` -- the run-claim fence of stores/runs.py inside a graph (before a job's writes).
 - :class:`PublishToBusFn` -- the one publishing DoFn: records of a topic's message type, validated and
   Avro-encoded, published a bundle at a time (``MessageBus.publish_many``), every message out before the bundle
@@ -234,6 +236,53 @@ class StoreDoFn(beam.DoFn):
     def teardown(self):
         if self.store is not None:
             self.store.close()
+
+
+def key_ranges(points: list[str]) -> list[tuple[int, str, str]]:
+    """``(index, start, end)`` of the ranges that :meth:`ArticleStore.split_points` ``points`` cut the id space
+    into: ``[""..p1), [p1..p2), ... [pk..)`` ("" end: no bound), covering every id exactly once."""
+    bounds = ["", *sorted({p for p in points if p}), ""]
+    return [(i, bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+
+
+class _ReadArticleRangeFn(beam.DoFn):
+    """One key range of the article store -> ``(range index, row index, article id, record bytes or None)``."""
+
+    def __init__(self, config: StoreConfig):
+        self.config = config
+        self.ranges = Metrics.counter("from_store", "key_ranges_read")
+        self.rows = Metrics.counter("from_store", "rows_read")
+
+    def setup(self):
+        self.store = open_store("articles", self.config)
+
+    def process(self, key_range):
+        index, start, end = key_range
+        n = 0
+        for n, (aid, raw) in enumerate(self.store.scan_latest(start, end), 1):
+            yield index, n, aid, raw
+        self.rows.inc(n)
+        self.ranges.inc()
+
+
+class ReadLatestArticles(beam.PTransform):
+    """The latest version of every article of the article store of ``config`` (embedded or Bigtable), read by key
+    ranges in parallel: ``points`` (:meth:`ArticleStore.split_points`) cut the ids into ranges, a Reshuffle spreads
+    them over the workers and each is one scan (:meth:`ArticleStore.scan_latest`). Yields ``(range index, row
+    index, article id, record bytes or None)``, undecoded: the reader dead-letters what it cannot decode. A failed
+    scan fails its bundle, which Beam retries whole (a range's rows leave with its bundle's commit, once)."""
+
+    def __init__(self, config: StoreConfig, points: list[str]):
+        super().__init__()
+        self.config, self.points = config, list(points)
+
+    def expand(self, p):
+        return (
+            p
+            | "KeyRanges" >> beam.Create(key_ranges(self.points))
+            | "SpreadRanges" >> beam.Reshuffle()
+            | "ReadRanges" >> beam.ParDo(_ReadArticleRangeFn(self.config))
+        )
 
 
 class CheckRunClaimFn(beam.DoFn):

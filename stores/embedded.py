@@ -205,6 +205,26 @@ class EmbeddedArticleStore(ArticleStore):
         )
         return [(a, bytes(r)) for a, r in rows]
 
+    def split_points(self, n: int) -> list[str]:
+        conn = self.db.connect()
+        count = conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
+        at = sorted({count * k // n for k in range(1, max(1, n))} - {0})
+        q = "SELECT article_id FROM articles ORDER BY article_id LIMIT 1 OFFSET ?"
+        return [conn.execute(q, (i,)).fetchone()[0] for i in at if i < count]
+
+    def scan_latest(self, start: str = "", end: str = "", page: int = 1000):
+        conn, after, first = self.db.connect(), start, True
+        while True:  # pages by id: a long scan holds no read transaction between pages
+            rows = conn.execute(
+                f"SELECT article_id, record FROM articles WHERE article_id {'>=' if first else '>'} ? "
+                "AND (? = '' OR article_id < ?) ORDER BY article_id LIMIT ?",
+                (after, end, end, page),
+            ).fetchall()
+            yield from ((a, bytes(r) if r is not None else None) for a, r in rows)
+            if len(rows) < page:
+                return
+            after, first = rows[-1][0], False
+
     def claim_content(self, content_hash: str, article_id: str) -> str:
         with self.db.transaction() as conn:
             conn.execute("INSERT OR IGNORE INTO content_index VALUES (?,?)", (content_hash, article_id))

@@ -175,6 +175,8 @@ class Table:
 # --------------------------------------------------------------------------------------------------------------
 # Articles
 
+_ARTICLES = article_key("")  # the prefix of every article row (the content index rows, h#, come after them)
+
 
 class BigtableArticleStore(ArticleStore):
     """Rows ``a#{article_id}`` (version, content hash, latest record, every version) and ``h#{content_hash}``."""
@@ -234,6 +236,36 @@ class BigtableArticleStore(ArticleStore):
         q = pad(version)
         data = cell_value(self.t.read_row(article_key(article_id), latest_cell_filter("v", q)), "v", q)
         return codec.decode("Article", data) if data is not None else None
+
+    def latest_records(self, after: str = "", limit: int = 1000) -> list[tuple[str, bytes]]:
+        start = article_key(after) + b"\x00" if after else _ARTICLES
+        return [(a, r) for a, r in self._scan(start, _prefix_end(_ARTICLES), limit) if r is not None]
+
+    def split_points(self, n: int) -> list[str]:
+        """The table's own sample keys (``SampleRowKeys``: tablet and block boundaries, with the bytes before
+        each) that fall among the article rows, thinned to ``n - 1`` about equally many bytes apart."""
+        with store_errors(f"sample {self.t.name}"):
+            samples = [(s.row_key, s.offset_bytes) for s in self.t.table.sample_row_keys()]
+        inside = [(k, o) for k, o in samples if k.startswith(_ARTICLES) and len(k) > len(_ARTICLES)]
+        if n <= 1 or not inside:
+            return []
+        total, points = max(o for _, o in inside) or 1, []
+        for key, offset in inside:
+            if len(points) < n - 1 and offset * (n - 1) >= total * (len(points) + 1):
+                points.append(key[len(_ARTICLES) :].decode("utf-8", "replace"))
+        return sorted(set(points))
+
+    def scan_latest(self, start: str = "", end: str = ""):
+        return self._scan(article_key(start), article_key(end) if end else _prefix_end(_ARTICLES))
+
+    def _scan(self, start: bytes, end: bytes, limit: int = 0):
+        """(article id, latest record or None) of the article rows in ``[start, end)``: one streamed ReadRows
+        (the client resumes it after a transient failure from the last row it had), families m and d only."""
+        rf = _rf()
+        only = rf.RowFilterChain([rf.FamilyNameRegexFilter("m|d"), rf.CellsColumnLimitFilter(1)])
+        with store_errors(f"scan {self.t.name}/{start.decode(errors='replace')}"):
+            for row in self.t.table.read_rows(start_key=start, end_key=end, limit=limit or None, filter_=only):
+                yield row.row_key[len(_ARTICLES) :].decode("utf-8", "replace"), cell_value(row, "d", b"record")
 
     def claim_content(self, content_hash: str, article_id: str) -> str:
         key = content_key(content_hash)

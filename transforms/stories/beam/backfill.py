@@ -57,14 +57,43 @@ class ReadArticleFileFn(beam.DoFn):
                 if bad is not None:
                     self.bad.inc()
                     yield beam.pvalue.TaggedOutput(DEAD_LETTER, backfill_files.bad_input(path, line, *bad))
-                elif not backfill_files.keep(f, self.languages, self.since, self.until):
-                    self.skipped.inc()
-                elif f.article_id in self.taken:
-                    self.taken_down.inc()
                 else:
-                    self.read.inc()
-                    yield beam.pvalue.TaggedOutput(ORDER, (file_index, line, f.article_id))
-                    yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
+                    yield from self.route(f, (file_index, line, f.article_id))
+
+    def route(self, f, order):
+        """A read article: filtered (``--language``, ``--from``/``--to``), taken down, or out with its order."""
+        if not backfill_files.keep(f, self.languages, self.since, self.until):
+            self.skipped.inc()
+        elif f.article_id in self.taken:
+            self.taken_down.inc()
+        else:
+            self.read.inc()
+            yield beam.pvalue.TaggedOutput(ORDER, order)
+            yield beam.window.TimestampedValue(f.to_dict(), f.first_seen_at / 1000.0)
+
+
+class DecodeStoreArticleFn(ReadArticleFileFn):
+    """A row of the article store (stores.beam_io.ReadLatestArticles: ``(range, row, article id, record)``) -> what
+    ReadArticleFileFn yields for an Avro line, its order ``(range, row, article id)`` (the ranges ascend, so the
+    ids' order); a row without a record or whose record does not decode is a ``from_store`` dead letter."""
+
+    def process(self, element):
+        from schemas import codec
+        from transforms.common import dead_letter
+        from transforms.stories.vocabulary import features as F
+
+        index, row, aid, raw = element
+        try:
+            if raw is None:
+                raise ValueError("the row has no record (d:record)")
+            f = F.from_article(codec.check("Article", codec.decode("Article", raw)))
+        except Exception as exc:  # a row this version cannot read: a dead letter, the run goes on
+            self.bad.inc()
+            yield beam.pvalue.TaggedOutput(
+                DEAD_LETTER, dead_letter("from_store", "undecodable", str(exc), aid, raw or b"")
+            )
+            return
+        yield from self.route(f, (index, row, f.article_id))
 
 
 class ReadArticles(beam.PTransform):
@@ -82,6 +111,30 @@ class ReadArticles(beam.PTransform):
             | "ListFiles" >> beam.Create(list(enumerate(self.files)))
             | "ReadFiles"
             >> beam.ParDo(ReadArticleFileFn(self.languages, self.since, self.until, self.takedowns)).with_outputs(
+                ORDER, DEAD_LETTER, main="articles"
+            )
+        )
+        return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
+
+
+class ReadStoreArticles(beam.PTransform):
+    """``newsroom backfill --from_store``: the latest version of every article of the article store ``source``
+    (stores.beam_io.ReadLatestArticles, key ranges read in parallel) -> the same ``{"articles", "order",
+    "dead_letter"}`` as :class:`ReadArticles`."""
+
+    def __init__(self, source, points: list[str], languages=None, since=None, until=None, takedowns=None):
+        super().__init__()
+        self.source, self.points = source, list(points)
+        self.languages, self.since, self.until, self.takedowns = languages, since, until, takedowns
+
+    def expand(self, p):
+        from stores.beam_io import ReadLatestArticles
+
+        res = (
+            p
+            | "ReadStore" >> ReadLatestArticles(self.source, self.points)
+            | "DecodeRows"
+            >> beam.ParDo(DecodeStoreArticleFn(self.languages, self.since, self.until, self.takedowns)).with_outputs(
                 ORDER, DEAD_LETTER, main="articles"
             )
         )
