@@ -163,10 +163,10 @@ def resolve(options: PipelineOptions) -> BackfillJob:
         raise ValueError("--input (or --from_store) and --output are required")
     if o.input and o.from_store:
         raise ValueError("--input and --from_store: give one (the files, or the article store)")
-    if o.from_store and o.from_store != ".newsroom" and options.view_as(StoreOptions).backend == "gcp":
+    if o.from_store not in (None, ".newsroom", "bigtable") and options.view_as(StoreOptions).backend == "gcp":
         raise ValueError(
             f"--from_store {o.from_store}: a data dir names an embedded store; with --backend=gcp give --from_store "
-            "alone (it reads the article table of --bigtable_instance)"
+            "alone or --from_store=bigtable (it reads the article table of --bigtable_instance)"
         )
     run = JobRun.of(options)
     store = run.store

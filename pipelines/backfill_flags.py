@@ -24,8 +24,8 @@ FLAGS: list[tuple[tuple, dict]] = [
             default=None,
             help="Read the articles from the system's own article store instead of --input: the latest version of "
             "each, from the embedded store under this data dir (default .newsroom, where `newsroom run` keeps it), "
-            "or with --backend=gcp (no data dir) from production's Bigtable article table, key ranges read in "
-            "parallel; through the same transforms and --from/--to/--language; rows it cannot read go to "
+            "or with --backend=gcp (no data dir, or bigtable) from production's Bigtable article table, key ranges "
+            "read in parallel; through the same transforms and --from/--to/--language; rows it cannot read go to "
             "dead_letters.jsonl.",
         ),
     ),

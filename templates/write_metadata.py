@@ -241,8 +241,7 @@ SPECS = {
                 r"^\S+$",
                 ".newsroom",
                 True,
-                " Embedded stores only (a local data dir): a Dataflow launch reads --input, the Bigtable article scan is"
-                " not written yet.",
+                " On Dataflow (--backend=gcp) give bigtable: production's article table, key ranges read in parallel.",
             ),
             "from": ("From (UTC, ISO 8601)", ISO_TIME, "2024-01-01", True, ""),
             "to": ("Until (UTC, ISO 8601, exclusive)", ISO_TIME, "2024-04-01T00:00:00Z", True, ""),
