@@ -30,6 +30,7 @@ import orjson
 from flask import Response, request
 
 from schemas.pages import MAX_LIMIT
+from serving.api.storylines import linked_storyline
 from serving.http import conventions as http
 from serving.http import cursor as cursors
 from serving.state.catalog import STORY_PAGE_SIZE, Catalog, StoryEntry
@@ -115,8 +116,9 @@ def story_page(story_id: str):
     if end < len(story.keys):
         neg_ms, article_id = story.keys[end - 1]
         next_cursor = cursors.encode(ext.cursor_secret, "story", [story_id, story.version, neg_ms, article_id])
-    body = story.render(start, limit, edition, next_cursor)
-    etag = f'"{story.etag_base}-{start}-{limit}-{edition or ""}"'
+    storyline = linked_storyline(ext, cat, story)
+    body = story.render(start, limit, edition, next_cursor, storyline)
+    etag = f'"{story.etag_base}-{start}-{limit}-{edition or ""}' + (f'-{storyline}"' if storyline else '"')
     resp = http.shared_response(body, etag, ext.story_cache_control)
     if rebased is not None:
         resp.headers["Newsroom-Cursor-Rebased"] = f"v{rebased}"

@@ -48,6 +48,29 @@ def storyline_doc(ext, cat, language: str, storyline_id: str):
     return ext.watcher.storyline(cat, language, storyline_id)
 
 
+def linked_storyline(ext, cat, story) -> str | None:
+    """The storyline a story page links ("Follow this story over time") and its JSON names: the story's storyline
+    when its page, in the story's language, lists more than one episode (a merged one: its survivor's, one hop);
+    else None. The ranker names the storyline in the coverage document from what its book knows (a story that
+    joined it, or more than one member), which a split, a detach, a story merge, a takedown or a storyline of
+    other languages leaves at one episode on the page; the published storyline is the archive's own count. Loaded
+    on demand like the storyline page itself (the LRU: a store read once per storyline version and process); a
+    store failure links nothing (the link is never claimed unseen)."""
+    sl_id = story.storyline_id
+    if sl_id is None:
+        return None
+    try:
+        sl = storyline_doc(ext, cat, story.language, sl_id)
+        if sl is not None and sl.merged_into is not None:
+            sl = storyline_doc(ext, cat, story.language, sl.merged_into)
+    except StoreError as exc:
+        log.warning("storyline %s/%s of story %s not loadable: %s", story.language, sl_id, story.story_id, exc)
+        return None
+    if sl is None or sl.merged_into is not None or len(sl.episodes) < 2:
+        return None
+    return sl.storyline_id
+
+
 def topic_storylines(ext, cat, edition: str, topic_id: str) -> list[dict]:
     """The storylines of a topic's entity from the storyline index (transforms/editions/overlays/storyline_index.py), live
     or long out of the live pool, newest first: ``{"storyline_id", "language", "title", "updated_at"}``. An entity

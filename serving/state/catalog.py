@@ -148,7 +148,9 @@ class PreparedStory:
         """Index of the first article strictly after the keyset position (published_ms, article_id)."""
         return bisect.bisect_right(self.keys, (-published_ms, article_id))
 
-    def render(self, start: int, limit: int, edition: str | None, cursor: str | None) -> bytes:
+    def render(self, start: int, limit: int, edition: str | None, cursor: str | None, storyline: str | None) -> bytes:
+        """One page of the story's articles; ``storyline``: the storyline it links (serving/api/storylines.py
+        ``linked_storyline``: one of more than one episode), else None and no ``storyline_id``."""
         head = {
             "schema": "newsroom.story_page/v1",
             "story_id": self.story_id,
@@ -160,8 +162,8 @@ class PreparedStory:
             "publisher_count": self.publisher_count,
             "links": list(self.links),
         }
-        if self.storyline_id is not None:
-            head["storyline_id"] = self.storyline_id
+        if storyline is not None:
+            head["storyline_id"] = storyline
         return b"".join(
             (
                 orjson.dumps(head)[:-1],

@@ -50,6 +50,7 @@ from flask import Response
 
 from serving.api.editions import is_configured
 from serving.api.stories import EDITION, STORY_ID, story_entry, unavailable
+from serving.api.storylines import linked_storyline
 from serving.http import conventions as http
 from serving.state.context import services
 from serving.web.messages import messages
@@ -167,7 +168,7 @@ def chip_name(topic_id: str, t=None) -> str | None:
     return shown[0] if shown is not None else None
 
 
-def story_view(cat, story) -> dict:
+def story_view(cat, story, storyline: str | None = None) -> dict:
     """Full Coverage of a prepared story: articles in the JSON API's order, a timeline by day, publishers, links."""
     cards = [orjson.loads(c) for c in story.cards]
     articles = [_card(c) for c in cards[:STORY_MAX_ARTICLES]]
@@ -196,7 +197,7 @@ def story_view(cat, story) -> dict:
         "timeline": timeline,
         "publishers": sorted(publishers.items(), key=lambda kv: (-kv[1], kv[0])),
         "links": links,
-        "storyline_url": f"/storylines/{story.language}/{story.storyline_id}" if story.storyline_id else None,
+        "storyline_url": f"/storylines/{story.language}/{storyline}" if storyline else None,  # two episodes on
         "opinion": [a for a in articles if "opinion" in a["labels"]],
         "fact_checks": [a for a in articles if "fact_check" in a["labels"]],
     }
@@ -439,7 +440,7 @@ def story_page(story_id: str):
     def page_html() -> str:
         return render(
             "web/story.html",
-            story=story_view(cat, story),
+            story=story_view(cat, story, linked_storyline(ext, cat, story)),
             lang=story.language or "en",
             editions=live_editions(cat),
             feed_path=f"/stories/{story.story_id}",

@@ -75,3 +75,51 @@ def test_a_topic_page_links_the_storylines_of_its_entity(sl_app):
     assert html.status_code == 200
     links = [h for h, _ in outline(html.data).links]
     assert f"/storylines/en/{SL}" in links
+
+
+def story_links(client, story_id: str) -> tuple[list[str], dict, str]:
+    """The storyline links of the story page, its JSON document and the JSON's ETag."""
+    html = client.get(f"/stories/{story_id}").data
+    r = client.get(f"/v1/stories/{story_id}")
+    return [h for h, _ in outline(html).links if h.startswith("/storylines/")], orjson.loads(r.data), r.headers["ETag"]
+
+
+def test_a_storyline_of_one_episode_is_not_linked_until_it_has_two(world, profiles):
+    """README: a story page links its storyline from two episodes on. The coverage names a storyline whose page
+    lists one episode (a split or a story merge left it at one): neither the page nor the JSON links it; once the
+    published storyline has a second episode both do, and the JSON's ETag changes with it."""
+    one = samples.storyline(SL, 3, 1)
+    one["episodes"][0] = dict(one["episodes"][0], story_id=STORY)
+    publish(world, one)
+    publish(world, dict(samples.story_coverage(STORY, 2, samples.coverage_articles(STORY, 5)), storyline_id=SL))
+    app = make_app(world, profiles)
+    ext = app.extensions["newsroom"]
+    try:
+        client = app.test_client()
+        links, doc, etag = story_links(client, STORY)
+        assert links == [] and "storyline_id" not in doc
+        two = samples.storyline(SL, 4, 2)
+        two["episodes"][0] = dict(two["episodes"][0], story_id=STORY)
+        publish(world, two)
+        ext.watcher.poll_once()
+        links, doc, etag2 = story_links(client, STORY)
+        assert links == [f"/storylines/en/{SL}"] and doc["storyline_id"] == SL and etag2 != etag
+    finally:
+        ext.close()
+
+
+def test_a_merged_storyline_is_linked_through_its_survivor(world, profiles):
+    """The coverage still names an absorbed storyline (its story was not re-versioned yet): the link goes to the
+    survivor when that has two episodes, never to the redirect of a one-episode page."""
+    absorbed = samples.storyline(samples.story_id(7002), 5, 1)
+    absorbed["merged_into"] = SL
+    publish(world, absorbed)
+    publish(world, samples.storyline(SL, 3, 3))
+    cov = samples.story_coverage(STORY, 2, samples.coverage_articles(STORY, 5))
+    publish(world, dict(cov, storyline_id=absorbed["storyline_id"]))
+    app = make_app(world, profiles)
+    try:
+        links, doc, _ = story_links(app.test_client(), STORY)
+        assert links == [f"/storylines/en/{SL}"] and doc["storyline_id"] == SL
+    finally:
+        app.extensions["newsroom"].close()

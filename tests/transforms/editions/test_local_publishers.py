@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 
 from transforms.editions.book.storybook import StoryBook
+from transforms.editions.overlays.topics import add_cities, city_codes
 from transforms.publishers import PublisherRegistry, default_registry
 
 
@@ -73,3 +74,45 @@ def test_a_story_only_a_local_publisher_covers_stays_in_the_pool_beyond_the_nati
     assert "springfield" in pool[-1]["places"]
     national = make_ranker(world, pool_size=3, local_candidates=0).cycle(T).pool["stories"]
     assert "9" not in [s["story_id"] for s in national]  # what main did: the pool held the national top only
+
+
+def with_cities(ranker, pool: dict) -> list[dict]:
+    """The pool's stories with the cities their entities name added, as the cycle's overlays add them."""
+    add_cities(pool, city_codes(ranker.config))
+    return pool["stories"]
+
+
+def test_the_local_reserve_is_per_city_so_a_busy_city_cannot_crowd_out_a_small_one(world, make_ranker):
+    """Three Boston stories (their main entities name Boston, covered by national papers: stronger) and one story only the
+    Springfield Gazette covers, none in a national pool of three: with a reserve of two per city, Boston keeps its
+    best two and Springfield its one. One reserve for the whole region (main before this) kept Boston's two and
+    dropped Springfield's story from the Springfield page."""
+    T, MIN = world.T0, world.MIN
+    for i in range(1, 5):
+        world.story(i, ["daily-herald", "capital-post", f"paper-{i}"], T - 10 * MIN)
+    for i in range(5, 8):
+        world.story(i, ["daily-herald", "pacific-times"], T - (20 + i) * MIN, places=("boston",))
+    world.story(9, ["springfield-gazette"], T - 30 * MIN)
+    r = make_ranker(world, pool_size=3, local_candidates=2)
+    pool = with_cities(r, r.cycle(T).pool)
+    places = {s["story_id"]: s["places"] for s in pool}
+    assert "9" in places and "springfield" in places["9"]
+    boston = [sid for sid in ("5", "6", "7") if sid in places]
+    assert boston == ["5", "6"] and all("boston" in places[sid] for sid in boston)
+    assert len(pool) == 3 + 2 + 1
+
+
+def test_the_reserve_keeps_a_story_for_each_city_it_is_local_to(world, make_ranker):
+    """A story local to two cities counts in both reserves and is in the pool once; a third city keeps its own
+    (one reserve for the region kept only the strongest local story)."""
+    T, MIN = world.T0, world.MIN
+    for i in range(1, 4):
+        world.story(i, ["daily-herald", "capital-post", f"paper-{i}"], T - 10 * MIN)
+    world.story(8, ["springfield-gazette", "capital-post"], T - 25 * MIN, places=("boston",))
+    world.story(9, ["springfield-gazette"], T - 30 * MIN)
+    world.story(11, ["capital-post"], T - 40 * MIN, places=("chicago",))
+    r = make_ranker(world, pool_size=3, local_candidates=1)
+    pool = with_cities(r, r.cycle(T).pool)
+    ids = [s["story_id"] for s in pool]
+    assert ids[3:] == ["8", "11"]  # Springfield's best and Boston's best (the same story, once), Chicago's best
+    assert {"boston", "springfield"} <= set(pool[3]["places"]) and "chicago" in pool[4]["places"]

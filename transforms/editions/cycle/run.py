@@ -406,7 +406,7 @@ def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarra
     pool_pos = np.array([pos_of[r] for r in ranked.cand.pool.tolist() if rep_l[pos_of[r]] >= 0], np.int64)
     if pool_pos.size:
         ids = np.asarray(facts.ids_l, np.int64)
-        pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))][: p.pool_size + p.local_candidates]
+        pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))]  # bounded by local_reserve
     return pool_pos
 
 

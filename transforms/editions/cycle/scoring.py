@@ -17,8 +17,8 @@ minute boundary, event time), per story (DESIGN.md section 5):
               its articles naming a place of the region (editions.json gazetteer).
 - raw score = coverage * velocity * freshness * relevance; section pages multiply by the section fit.
 
-Candidates: the edition's pool (top ``pool_size`` by raw score, and up to ``local_candidates`` more stories local to a
-city of its region: :func:`local_reserve`) plus the top ``section_candidates`` of every
+Candidates: the edition's pool (top ``pool_size`` by raw score, and per city of its region up to ``local_candidates``
+more stories local to that city: :func:`local_reserve`) plus the top ``section_candidates`` of every
 section; only they are smoothed (mean of the last <= 5 raw scores over consecutive cycles, kept per edition in
 ``Smoothing``), so the per-edition memory stays ~2,000 stories whatever the book size.
 
@@ -38,6 +38,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
+from transforms.editions.vocabulary.cities import config_cities
 from transforms.editions.vocabulary.config import Edition, EditionsConfig, Section
 from transforms.editions.vocabulary.params import RankParams
 
@@ -207,21 +208,74 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray | No
     return pos[np.lexsort((ids[pos], -scores[pos]))]
 
 
-def local_reserve(book: StoryBook, rel: Relevance, raw: np.ndarray, pool: np.ndarray, region: str, p: RankParams):
-    """The best ``local_candidates`` stories local to a city of the edition's region that the national pool left
-    out: covered by a publisher of one of its cities (``Publisher.city``) or naming one of its sub-national places.
-    City pages are built from the pool (overlays/topics.py), so without them a story only the Springfield Gazette
-    covers left the Springfield page once the edition had more than ``pool_size`` stronger live stories."""
+def local_reserve(
+    book: StoryBook, rel: Relevance, raw: np.ndarray, pool: np.ndarray, region: str, p: RankParams, config
+) -> np.ndarray:
+    """Per city of the edition's region, the best ``local_candidates`` stories local to it that the national pool
+    left out, best first: covered by a live local publisher of the city (``Publisher.city``) or naming the city
+    among its main entities (the rule of the pool's places, vocabulary/cities.py). A story naming a sub-national
+    place of the region that names no city of it this way has the region's own reserve. City pages are built from
+    the pool (overlays/topics.py), so without a reserve a story only the Springfield Gazette covers left the
+    Springfield page once the edition had more than ``pool_size`` stronger live stories; and with one reserve for
+    the whole region, the stories of its busiest cities filled it. Cost: O(live local stories outside the pool)
+    besides two masks over the story x publisher pairs; bound: ``local_candidates`` x (cities + 1)."""
     if p.local_candidates <= 0:
         return pool[:0]
-    local = rel.local_geo > 0
+    outside = raw > 0
+    outside[pool] = False
+    r = book.region_index.get(region, -2)
+    codes, region_cities = config_cities(config)
+    mine = region_cities.get(region, frozenset())
+    rows: list[int] = []
+    keys: list[str] = []
     ns = book.pairs.size
-    if ns and len(book.publishers.id):
-        r = book.region_index.get(region, -2)
-        city = book.publisher_cities()[book.pairs.publisher[:ns]] != ""
-        local[book.pairs.story[:ns][city & (book.pairs.region[:ns] == r)]] = True
-    local[pool] = False
-    return top_k(raw, book.stories.id[: book.stories.size], p.local_candidates, local)
+    if ns and len(book.publishers.id) and mine:
+        pub_city = book.publisher_cities()
+        local_pub = np.array([c in mine for c in pub_city.tolist()], bool)
+        story = book.pairs.story[:ns]
+        ok = local_pub[book.pairs.publisher[:ns]] & (book.pairs.region[:ns] == r) & book.pairs.live[:ns]
+        hit = np.flatnonzero(ok & outside[story])
+        for row, city in set(zip(story[hit].tolist(), pub_city[book.pairs.publisher[hit]].tolist())):
+            rows.append(row)
+            keys.append(city)
+    for row in np.flatnonzero((rel.local_geo > 0) & outside).tolist():
+        named = [c for c in _entity_cities(book, row, codes) if c in mine]
+        rows.extend([row] * max(1, len(named)))
+        keys.extend(named or [""])  # "": a sub-national place of the region, no city of it among the main entities
+    if not rows:
+        return pool[:0]
+    return _best_per_key(np.array(rows, np.int64), keys, raw, book.stories.id, p.local_candidates)
+
+
+# (language, story id, coverage version, articles) -> the city codes its main entities name
+_ENTITY_CITIES: dict[tuple, tuple[str, ...]] = {}
+
+
+def _entity_cities(book: StoryBook, row: int, codes: dict) -> tuple[str, ...]:
+    """The city codes the story's main entities name (memoised per coverage version: its entities change only
+    with its coverage)."""
+    st = book.stories
+    key = (book.language, int(st.id[row]), int(st.version[row]), int(st.n_articles[row]))
+    hit = _ENTITY_CITIES.get(key)
+    if hit is None:
+        if len(_ENTITY_CITIES) >= 200_000:
+            _ENTITY_CITIES.clear()
+        named = (codes.get(e.lower()) for e in book.story_entities(row))
+        hit = _ENTITY_CITIES[key] = tuple(dict.fromkeys(c for c in named if c))
+    return hit
+
+
+def _best_per_key(rows: np.ndarray, keys: list[str], raw: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """The rows that are among the ``k`` best (raw score, then ascending id) of at least one of their keys, each
+    once, best first."""
+    index: dict[str, int] = {}
+    key = np.array([index.setdefault(c, len(index)) for c in keys], np.int64)
+    order = np.lexsort((ids[rows], -raw[rows], key))
+    key_o = key[order]
+    start = np.r_[0, np.flatnonzero(key_o[1:] != key_o[:-1]) + 1]
+    rank = np.arange(key_o.size) - np.repeat(start, np.diff(np.r_[start, key_o.size]))
+    kept = np.unique(rows[order[rank < k]])
+    return kept[np.lexsort((ids[kept], -raw[kept]))]
 
 
 def select_candidates(
@@ -237,7 +291,7 @@ def select_candidates(
     raw = f.base * rel.rel
     ids = book.stories.id[: book.stories.size]
     pool = top_k(raw, ids, p.pool_size)
-    pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p)])
+    pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p, config)])
     sections = {}
     parts = [pool]
     if forced is not None and forced.size:

@@ -47,7 +47,7 @@ from collections.abc import Callable
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
-from transforms.articles.places import gazetteer
+from transforms.editions.vocabulary.cities import CityCodes, city_codes  # noqa: F401 (re-exported)
 
 log = logging.getLogger(__name__)
 
@@ -60,29 +60,6 @@ MIN_FOLLOWERS = 10  # fewer followers: not pre-built as followed, so a shared pa
 # The ids GET /v1/topics/{id} accepts (serving/api/topics.py TOPIC_ID_PATTERN, schemas/json/topic_page.schema.json):
 # an entity id with a "/" or a control character has no page, so none is built.
 SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
-
-
-class CityCodes(dict):
-    """Entity id (lower case) -> city code, with the memo :func:`add_cities` keeps of what each entity list names."""
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.memo: dict[tuple, tuple] = {}
-
-
-def city_codes(config) -> CityCodes:
-    """Entity id (lower case) -> city code, for every sub-national place of the editions file's gazetteer."""
-    out = CityCodes()
-    g = gazetteer()
-    for code in sorted(config.regions):
-        for name in config.regions[code].local_places:
-            city = "-".join(name.split())
-            out.setdefault(name, city)
-            out.setdefault("place:" + city, city)
-            for p in g.candidates(name):  # every gazetteer place of that name in the region: each Springfield
-                if p.country == code.upper():
-                    out.setdefault(p.entity_id, city)
-    return out
 
 
 # Memos of the per-entry work, by the entry's entities (city codes, kept on the CityCodes they come from) and by its

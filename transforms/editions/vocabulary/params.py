@@ -46,7 +46,9 @@ class SupportingParams:
 class RankParams:
     page_size: int = 30
     pool_size: int = 1000
-    local_candidates: int = 200  # beyond the national pool: stories local to a city of the region (scoring.py)
+    # Beyond the national pool, per city of the region: its best stories local to it (scoring.py local_reserve);
+    # 100 = the largest page GET /v1/topics/{id} serves (schemas.pages.MAX_LIMIT), so a city page is never short.
+    local_candidates: int = 100
     section_candidates: int = 60
     coverage_window_h: float = 6
     coverage_tail_weight: float = 0.1
