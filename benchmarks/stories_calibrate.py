@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fnmatch
 import glob
 import hashlib
 import itertools
@@ -162,22 +163,52 @@ def grid_points(args) -> list[dict]:
     return [{**overrides, **dict(zip(keys, v))} for v in itertools.product(*[grid[k] for k in keys])]
 
 
+class Folds:
+    """Pair scores fitted and reference bars chosen without some files, kept in ``cache_dir`` under the digest of
+    the files' features (labels included): without one file (its leave-one-file-out model), or without two (the
+    nested folds a grid selection scores the other files with: :func:`select`)."""
+
+    def __init__(self, data: dict, cache_dir: str):
+        self.data, self.cache_dir = data, cache_dir
+        self.digest = lofo.features_digest(data)
+        self._rows: dict | None = None
+
+    def path(self, held) -> str:
+        """The model fitted without the files ``held`` (fitted once, then read from the cache)."""
+        p = os.path.join(self.cache_dir, f"lofo-{self.digest}-without-{'+'.join(sorted(held))}.json")
+        if not os.path.exists(p):
+            if self._rows is None:
+                self._rows = {n: lofo.pair_rows(f, g) for n, (f, g, _) in self.data.items()}
+            lofo.write_model(lofo.fold_model(self.data, self._rows, set(held)), p)
+        return p
+
+
 def fold_models(data: dict, cache_dir: str, shipped: str) -> tuple[dict, dict]:
-    """(left-out file -> pair score fitted and reference bars chosen without it, -> its path), kept in
-    ``cache_dir`` under the digest of the files' features (labels included); with a single file there is nothing to
-    leave it out from: the shipped model (in-sample, and the headline says so)."""
+    """(left-out file -> pair score fitted and reference bars chosen without it, -> its path); with a single file
+    there is nothing to leave it out from: the shipped model (in-sample, and the headline says so)."""
     if len(data) < 2:
         m = pairscore.load(shipped)
         return dict.fromkeys(data, m), dict.fromkeys(data, shipped)
-    digest = lofo.features_digest(data)
-    paths = {n: os.path.join(cache_dir, f"lofo-{digest}-without-{n}.json") for n in sorted(data)}
-    if all(os.path.exists(p) for p in paths.values()):  # the same features: the same folds (fitted once)
-        return {n: pairscore.load(p) for n, p in paths.items()}, paths
-    rows = {n: lofo.pair_rows(f, g) for n, (f, g, _) in data.items()}
-    models = {n: lofo.fold_model(data, rows, n) for n in sorted(data)}
-    for n in models:
-        lofo.write_model(models[n], paths[n])
-    return models, paths
+    folds = Folds(data, cache_dir)
+    paths = {n: folds.path({n}) for n in sorted(data)}
+    return {n: pairscore.load(p) for n, p in paths.items()}, paths
+
+
+def select(names: list[str], n_points: int, score, only: set[str] | None = None) -> dict[str, int]:
+    """Each left-out file's grid point, chosen (:func:`stories_lofo.choose`) on the other files, each of them scored
+    by ``score(file, point, held)`` with the pair score fitted without ``held`` = {the left-out file, that file}:
+    the other files' own fold models were fitted on the left-out file, so their scores would let its labels into
+    the choice (nested folds; a grid over two files has no file left to fit them on: the first point). ``only``:
+    the left-out files to choose for (default: all)."""
+    chosen = {}
+    for n in names if only is None else [n for n in names if n in only]:
+        others = [m for m in names if m != n]
+        if n_points < 2 or len(others) < 2:
+            chosen[n] = 0
+            continue
+        scores = {m: [score(m, i, frozenset({n, m})) for i in range(n_points)] for m in others}
+        chosen[n] = lofo.choose(scores, others, list(range(n_points)))
+    return chosen
 
 
 def run_point(data: dict, point: dict, paths: dict, links: bool, verbose: bool) -> dict:
@@ -198,10 +229,12 @@ def run_point(data: dict, point: dict, paths: dict, links: bool, verbose: bool) 
     return out
 
 
-def main(argv=None) -> int:
+def arguments(argv) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=DEFAULT_DATA)
     ap.add_argument("--files", default="*-dev.jsonl")
+    ap.add_argument("--score", default="*", help="glob: score only these of --files (folds are fitted on all of them)")
+    ap.add_argument("--view", choices=lofo.VIEWS, help="score the files as another kind of input (stories_lofo.view)")
     ap.add_argument("--embedder", default="auto")
     ap.add_argument("--cache", default=DEFAULT_CACHE, help="embedding cache (default $NEWSROOM_STORIES_CACHE or /tmp)")
     ap.add_argument("--grid", default=None, help="JSON {field: [values]} over ClusterConfig fields")
@@ -210,7 +243,27 @@ def main(argv=None) -> int:
     ap.add_argument("--pair-score", default=pairscore.MODEL_PATH, help="the shipped pair score (--in-sample)")
     ap.add_argument("--max-articles", type=int, default=0, help="score the subset of each file (0: whole files)")
     ap.add_argument("--in-sample", action="store_true", help="also the shipped model's figures (labelled in-sample)")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def viewed(files: list[str], data: dict, args, routing, names) -> dict:
+    """The files ``names`` as the writer reads them: ``data`` (what the folds are fitted on), as --view when given."""
+    out = {}
+    for f in files:
+        n = os.path.basename(f)
+        if n not in names:
+            continue
+        if not args.view:
+            out[n] = data[n]
+            continue
+        recs = [json.loads(line) for line in open(f, encoding="utf-8") if line.strip()]
+        recs = lofo.subset(recs, args.max_articles) if args.max_articles else recs
+        out[n] = load_records(f"{n}.{args.view}", lofo.view(recs, args.view), routing, args.cache, args.links)
+    return out
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
     routing = embmod.EmbedderRouting(args.embedder)
     files = sorted(glob.glob(os.path.join(args.data, args.files)))
     if not files:
@@ -224,30 +277,37 @@ def main(argv=None) -> int:
     for n in sorted(models):
         w = dict(zip(pairscore.FEATURES, (round(x, 2) for x in models[n].weights)))
         print(f"fold without {n}: weights {w} bias {models[n].bias:.2f} bars {models[n].thresholds}", flush=True)
+    wanted = [n for n in data if len(points) > 1 or fnmatch.fnmatch(n, args.score)]  # a grid chooses on the others
+    every = viewed(files, data, args, routing, wanted)
+    scored = {n: v for n, v in every.items() if fnmatch.fnmatch(n, args.score)}
     runs = []
     for point in points:
         if len(points) > 1:
             print(point, flush=True)
-        runs.append(run_point(data, point, paths, args.links, verbose=True))
-    scores = {n: [r[n] for r in runs] for n in data}
+        runs.append(run_point(scored, point, paths, args.links, verbose=True))
     refs = {}
-    for name, (feats, gold, _) in data.items():
+    for name, (feats, gold, _) in scored.items():
         pred = reference(feats, models[name])
         refs[name] = {**ev.score(gold, pred), "pred": pred}
-    rows = []
-    for n in sorted(data):
-        others = [m for m in data if m != n]
-        i = lofo.choose(scores, others, points) if len(points) > 1 and others else 0
-        if len(points) > 1:
-            print(f"{n}: chosen on the other files {points[i]}")
-        rows.append((n, scores[n][i]))
+    chosen = dict.fromkeys(scored, 0)
+    if len(points) > 1:
+        folds = Folds(data, args.cache)
+
+        def score(m: str, i: int, held) -> dict:
+            return run_point({m: every[m]}, points[i], {m: folds.path(held)}, args.links, verbose=False)[m]
+
+        chosen = {n: c for n, c in select(sorted(every), len(points), score, only=set(scored)).items() if n in scored}
+        for n in sorted(scored):
+            print(f"{n}: chosen on the other files (nested folds) {points[chosen[n]]}")
+    rows = [(n, runs[chosen[n]][n]) for n in sorted(scored)]
     label = "leave-one-file-out" if len(data) > 1 else "IN-SAMPLE (a single file: nothing to leave it out from)"
-    print_side_by_side(rows, refs, f"{label}: pair score fitted and bars chosen on the other files", data)
+    view = f" (as {args.view})" if args.view else ""
+    print_side_by_side(rows, refs, f"{label}: pair score fitted and bars chosen on the other files{view}", scored)
     if args.in_sample:
-        shipped = dict.fromkeys(data, args.pair_score)
-        ins = run_point(data, points[0], shipped, args.links, verbose=False)
+        shipped = dict.fromkeys(scored, args.pair_score)
+        ins = run_point(scored, points[0], shipped, args.links, verbose=False)
         model = pairscore.load(args.pair_score)
-        irefs = {n: {**ev.score(g, p := reference(f, model)), "pred": p} for n, (f, g, _) in data.items()}
+        irefs = {n: {**ev.score(g, p := reference(f, model)), "pred": p} for n, (f, g, _) in scored.items()}
         print_side_by_side(sorted(ins.items()), irefs, "IN-SAMPLE: the shipped pair score, trained on these files")
     return 0
 

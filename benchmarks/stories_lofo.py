@@ -8,7 +8,9 @@ model). For a left-out file:
   pair, meantime-dev, cannot teach it);
 - the offline reference's average-linkage bar of the file's text kind is chosen on the other files of that kind
   (largest mean B-cubed F1 with every file's precision bar met), or on all the other files when none is of its kind;
-- with a grid, the writer's configuration is the grid point chosen on the other files the same way.
+- with a grid, the writer's configuration is the grid point chosen on the other files the same way, each of them
+  scored with a pair score fitted without the left-out file *and* itself (nested folds: the fold models of the other
+  files were fitted on the left-out one, so choosing on their scores would let its labels in).
 
 Nothing here reads the left-out file's labels before its score is computed.
 """
@@ -162,9 +164,11 @@ def reference_bars(data: dict, rows: dict, model: pairscore.PairScore, names: li
     return out
 
 
-def fold_model(data: dict, rows: dict, held: str | None, meta: dict | None = None) -> pairscore.PairScore:
-    """The pair score and reference bars fitted and chosen without ``held`` (None: on every file)."""
-    names = sorted(n for n in rows if n != held)
+def fold_model(data: dict, rows: dict, held, meta: dict | None = None) -> pairscore.PairScore:
+    """The pair score and reference bars fitted and chosen without ``held``: a file name, a collection of them (the
+    nested folds of a grid selection: without the left-out file *and* the file it is chosen on), None: every file."""
+    out = {held} if isinstance(held, str) else set(held or ())
+    names = sorted(n for n in rows if n not in out)
     beta = fit(rows, names)
     m = model_of(beta, {"body": 0.0, "headline": 0.0}, {})
     bars = reference_bars(data, rows, m, names)
@@ -222,6 +226,33 @@ def subset(recs: list[dict], max_articles: int = 300) -> list[dict]:
             break
         keep.update(groups[k])
     return [r for i, r in enumerate(recs) if i in keep]
+
+
+VIEWS = ("bodies-undated", "headline", "headline-undated", "mixed-dates")
+
+
+def view(recs: list[dict], kind: str) -> list[dict]:
+    """A dev file's records as another kind of input, labels untouched (inputs the writer must not shred):
+
+    - ``bodies-undated``: no title and no ``published_at`` (a body's printed dateline still counts: the text states it);
+    - ``headline``: the title alone (the body dropped), times kept; ``headline-undated``: and no ``published_at``;
+    - ``mixed-dates``: every other row (in file order) loses its ``published_at``.
+    """
+    if kind not in VIEWS:
+        raise ValueError(f"unknown view {kind!r}; one of {', '.join(VIEWS)}")
+    out = []
+    for i, r in enumerate(recs):
+        r = dict(r)
+        if kind == "bodies-undated":
+            r["title"], r["published_at"] = "", None
+        elif kind.startswith("headline"):
+            r["text"] = ""
+            if kind == "headline-undated":
+                r["published_at"] = None
+        elif i % 2:
+            r["published_at"] = None
+        out.append(r)
+    return out
 
 
 def _days(a: str, b: str) -> float:

@@ -118,3 +118,27 @@ def test_the_merge_and_join_bars_agree_with_the_note():
     assert two == pytest.approx(0.9) and two > c.join
     assert w.scorer.merge_bar(story(4), story(9)) == pytest.approx(1.1)
     assert "0.9 at 2, 1.1 at 4" in " ".join(note.split())
+
+
+def test_a_grid_is_chosen_without_the_left_out_files_labels():
+    """The grid point of a left-out file is chosen on the other files, each scored with a pair score fitted without
+    the left-out file *and* itself: their own fold models were fitted on the left-out file (no leak into the choice)."""
+    import stories_calibrate
+
+    names = ["a-dev.jsonl", "b-dev.jsonl", "c-dev.jsonl"]
+    asked = []
+
+    def score(m, i, held):
+        asked.append((m, i, held))
+        # point 1 is the better one on every file (P 1.0, larger F1)
+        return {"pair_precision": 1.0, "b3_f1": 0.5 + 0.1 * i}
+
+    chosen = stories_calibrate.select(names, 2, score)
+    assert chosen == dict.fromkeys(names, 1)
+    assert {(m, held) for m, _, held in asked} == {(m, frozenset({n, m})) for n in names for m in names if m != n}
+    asked.clear()
+    assert stories_calibrate.select(names, 2, score, only={"a-dev.jsonl"}) == {"a-dev.jsonl": 1}
+    assert all("a-dev.jsonl" in held for _, _, held in asked)
+    assert stories_calibrate.select(names[:2], 2, score) == dict.fromkeys(
+        names[:2], 0
+    )  # nothing to fit nested folds on
