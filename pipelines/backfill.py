@@ -70,6 +70,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from pipelines.backfill_flags import FLAGS, add_arguments  # noqa: F401  (add_arguments: the CLI's parser)
 from pipelines.backfill_paths import (
+    CHECKPOINT_DIR,
     RUN_FILE,
     expand_inputs,
     input_patterns,
@@ -252,7 +253,7 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     )
     embed = (job.embedder, job.batch_size) if defer else None  # the writer embeds what EmbedArticles deferred
     clustered = embedded | "ClusterStories" >> sb.ClusterStories(
-        cfg, exact_index=job.exact_index, bounded=True, explain=True, embed=embed
+        cfg, exact_index=job.exact_index, bounded=checkpoint_folder(job) or True, explain=True, embed=embed
     )
     outputs = clustered.outputs
     # The fence: no change reaches the stores once a later run has claimed the namespace.
@@ -279,6 +280,12 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
         )
         add_snapshots(claimed, job, storylines=storylines)
     return {"articles": articles, "outputs": outputs, "applied": applied, "results": results, "claim": run_claim}
+
+
+def checkpoint_folder(job: BackfillJob) -> str | None:
+    """Where the writer checkpoints what it has decided (``OUTPUT/checkpoint``: transforms/stories/backfill/checkpoint.py),
+    which ``--resume`` continues from; None for a remote output (Dataflow's own retries keep its work there)."""
+    return None if "://" in job.output else os.path.join(job.output, CHECKPOINT_DIR)
 
 
 FROM_STORE_SPLITS = 32  # key ranges of a --from_store read: enough to spread a month over Dataflow's workers

@@ -47,7 +47,8 @@ OUTPUT_FILES = frozenset(
     }
     | {"evaluate.html"}
 )
-OUTPUT_DIRS = frozenset({"store", "snapshots"})
+CHECKPOINT_DIR = "checkpoint"  # the writer's checkpoint (transforms/stories/backfill/checkpoint.py), for --resume
+OUTPUT_DIRS = frozenset({"store", "snapshots", CHECKPOINT_DIR})
 
 
 def prepare_output(output: str, overwrite: bool = False, resume: bool = False) -> None:

@@ -70,6 +70,9 @@ class ClusterStoriesFn(beam.DoFn):
         explain: the writer attaches the explanation of each decision (transforms/stories/writer/explanations.py).
         embed: ``(routing, batch_size)``: articles may come without vectors (EmbedArticles ``defer``); the bounded
             tick embeds them in decision order while the writer decides (transforms/stories/writer/overlap.py).
+        bounded: True for a bounded input (one tick at its end), or the folder where that tick checkpoints what it
+            has decided (transforms/stories/backfill/checkpoint.py): a writer that finds a checkpoint there continues
+            from it, re-emits its outputs and skips the articles it decided (``already_decided``).
     Yields:
         writer output dicts (main output); DeadLetter records on ``dead_letter``.
     """
@@ -91,6 +94,7 @@ class ClusterStoriesFn(beam.DoFn):
         self.duplicates = Metrics.counter(STAGE, "duplicate")
         self.late = Metrics.counter(STAGE, "late")
         self.restores = Metrics.counter(STAGE, "writer_restored")
+        self.already = Metrics.counter(STAGE, "already_decided")  # by the checkpoint a resumed run continues
         self.bad = Metrics.counter(STAGE, "bad_article")
         self.embedded = Metrics.counter(STAGE, "embedded")  # what EmbedArticles left to this writer (``embed``)
         self.decisions = {k: Metrics.counter(STAGE, k.lower()) for k in (NEW_STORY, ASSIGN, MERGE, SPLIT, EXPIRE)}
@@ -98,6 +102,11 @@ class ClusterStoriesFn(beam.DoFn):
     def setup(self):
         self._stores = None
         self._started: set[str] = set()
+        self._checkpoints: dict[str, tuple] = {}  # language -> (WriterCheckpoint, its outputs, the ids they decided)
+
+    @property
+    def checkpoint(self) -> str | None:
+        return self.bounded if isinstance(self.bounded, str) else None
 
     def _store(self):
         if self._stores is None:
@@ -112,7 +121,10 @@ class ClusterStoriesFn(beam.DoFn):
             w = _WRITERS.get(key)
         if w is not None and token is not None and w.state_token() == token:
             return w
-        w = StoryClusterer.restore(self._store(), language, token, config=self.config, exact_index=self.exact_index)
+        w = self._resume(language) if token is None and self.checkpoint else None
+        w = w or StoryClusterer.restore(
+            self._store(), language, token, config=self.config, exact_index=self.exact_index
+        )
         if token is not None:
             for d in buffer.read():
                 f = ArticleFeatures.from_dict(d)
@@ -122,6 +134,18 @@ class ClusterStoriesFn(beam.DoFn):
         w.explain = self.explain
         with _WRITERS_LOCK:
             _WRITERS[key] = w
+        return w
+
+    def _resume(self, language: str) -> StoryClusterer | None:
+        """The writer of the checkpoint in ``self.checkpoint`` (None when there is none), its outputs kept to be
+        emitted again by the tick and the articles they decided to be skipped."""
+        from transforms.stories.backfill.checkpoint import WriterCheckpoint, decided_ids
+
+        ck = WriterCheckpoint(self.checkpoint, language)
+        w, outputs = ck.load()
+        self._checkpoints[language] = (ck, outputs, decided_ids(outputs))
+        if w is not None:
+            self.restores.inc()
         return w
 
     def process(
@@ -156,8 +180,12 @@ class ClusterStoriesFn(beam.DoFn):
         w = self._writer(language, token, buffer)
         if token is None:
             token_state.write(w.state_token())
-        if w.knows(f.article_id):
-            self.duplicates.inc()
+        resumed = self._checkpoints.get(language)
+        if w.knows(f.article_id) or (resumed and f.article_id in resumed[2]):
+            # decided before the checkpoint this run continues, or queued in it: its tick must still fire
+            (self.already if resumed and resumed[0].n_saved else self.duplicates).inc()
+            if resumed and resumed[0].n_saved:
+                self._arm_end(tick, nxt)
             return
         if w.until is not None and f.first_seen_at <= w.until:
             self.late.inc()
@@ -170,11 +198,16 @@ class ClusterStoriesFn(beam.DoFn):
         buffered.write((buffered.read() or 0) + 1)
         w.add(f)
         if self.bounded:
-            if nxt.read() is None:  # bounded input: one firing when the watermark reaches the end of the input
-                tick.set(GlobalWindow().max_timestamp())
-                nxt.write(to_ms(GlobalWindow().max_timestamp()))
+            self._arm_end(tick, nxt)
         else:
             arm_earliest(tick, nxt, f.first_seen_at)
+
+    @staticmethod
+    def _arm_end(tick, nxt) -> None:
+        """Bounded input: one firing when the watermark reaches the end of the input."""
+        if nxt.read() is None:
+            tick.set(GlobalWindow().max_timestamp())
+            nxt.write(to_ms(GlobalWindow().max_timestamp()))
 
     @on_timer(TICK)
     def on_tick(
@@ -190,14 +223,54 @@ class ClusterStoriesFn(beam.DoFn):
         now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
         progress = Progress(f"[backfill] articles decided ({key})", len(w.state.pending)) if self.bounded else None
-        outs = w.advance(now, progress) if self.embed is None else self._embed_and_advance(key, w, now, progress)
+        if key in self._checkpoints:
+            outs = self._advance_checkpointed(key, w, now, progress)  # dicts, the checkpoint's first; counted
+        else:
+            outs = w.advance(now, progress) if self.embed is None else self._embed_and_advance(key, w, now, progress)
         token_state.write(w.state_token())
         for o in outs:
+            if isinstance(o, dict):
+                yield o
+                continue
             self.decisions[o.change["kind"]].inc()
             yield o.to_dict()
         self._compact(w, buffer, buffered)
         upcoming = w.next_event_time()
         arm(tick, nxt, None if upcoming is None or self.bounded else max(upcoming, now + 1))
+
+    def _advance_checkpointed(self, language: str, w: StoryClusterer, now: int, progress):
+        """The bounded tick with checkpoints: the outputs of the checkpoint it continues first, then the writer in
+        steps (transforms/stories/backfill/checkpoint.py advance_in_steps), a checkpoint after each."""
+        from transforms.stories.backfill import checkpoint as ckmod
+
+        ck, outputs, _ = self._checkpoints[language]
+        outputs = list(outputs)
+        base, last = [0], [0]
+
+        def counted(n):  # the steps' decided counts, as one advance counts them
+            last[0] = n
+            if progress is not None:
+                progress(base[0] + n)
+
+        def advance(bound):
+            last[0] = 0
+            made = (
+                w.advance(bound, counted)
+                if self.embed is None
+                else self._embed_and_advance(language, w, bound, counted)
+            )
+            base[0] += last[0]
+            return made
+
+        def after(made):
+            for o in made:
+                self.decisions[o.change["kind"]].inc()
+            outputs.extend(o.to_dict() for o in made)
+            ck.save(w, outputs)
+
+        ckmod.advance_in_steps(w, now, advance, ckmod.STEP, after)
+        ck.save(w, outputs, force=True)
+        return outputs
 
     def _encoder(self, language: str, wait: bool = True):
         """(encode, model name) of the language's embedder for the ``embed`` tick: a process of its own for the
