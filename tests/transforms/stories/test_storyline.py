@@ -125,6 +125,7 @@ def test_storylines_merge_into_the_older_and_aliases_stay_one_hop():
     survivor = of[a]
     assert all(m["storyline_id"] < m["other_storyline_id"] for m in merges)  # the older survives
     assert w.aliases and all(v == survivor for v in w.aliases.values())  # chains rewritten: one hop
+    assert sl.fold_storylines(changes) == w.storylines()  # the records, folded, say what the writer holds
 
 
 def test_a_story_merge_that_removes_the_bridge_splits_the_storyline():
@@ -146,6 +147,7 @@ def test_a_story_merge_that_removes_the_bridge_splits_the_storyline():
     assert bridge not in of and of[a] != of[c]
     split = next(ch for ch in changes if ch["kind"] == sl.SL_SPLIT)
     assert split["storyline_id"] == of[a] and split["story_ids"] == [c]  # the oldest story keeps the id
+    assert sl.fold_storylines(changes) == w.storylines()
 
 
 def test_a_cross_language_link_puts_both_stories_in_one_storyline():
@@ -256,3 +258,29 @@ def test_a_story_merge_within_the_storyline_keeps_it_whole():
     assert bridge not in of and of[a] == of[c]
     assert sl.SL_SPLIT not in [ch["kind"] for ch in changes]
     assert w.out_edges[c] and set(w.out_edges[c]) == {a}
+
+
+def test_the_writer_forgets_stories_past_the_horizon_but_the_records_keep_their_storylines():
+    """The writer's state is bounded by the horizon (it once kept every story's membership and edges for ever);
+    the records, folded, still hold every storyline whole, and equal the writer's own view while nothing is forgotten."""
+    rng = np.random.default_rng(5)
+    mission = rng.normal(size=DIM)
+    f = Feed()
+    weeks = 12
+    ids = [
+        f.story(3000 + i, T0 + i * WEEK_MS, ("artemis", "nasa", f"leg{i}"), _subject(rng, mission))
+        for i in range(weeks)
+    ]
+    for i, sid in enumerate(ids):
+        f.kind("EXPIRE", sid, T0 + i * WEEK_MS + 2 * DAY_MS)
+    early = [o for o in f.outs if o["change"]["at"] < T0 + 3 * WEEK_MS]
+    changes, w = sl.storyline_changes(early)
+    assert sl.fold_storylines(changes) == w.storylines()  # nothing forgotten yet: the fold is the writer's view
+    changes, w = sl.storyline_changes(f.outs)
+    (line,) = sl.fold_storylines(changes)
+    assert line["stories"] == ids  # one storyline over twelve weeks, every episode in it
+    end = T0 + (weeks - 1) * WEEK_MS + 2 * DAY_MS
+    kept = {s for s in ids if end - (T0 + ids.index(s) * WEEK_MS) <= sl.HORIZON_MS + sl.EVERY_MS}
+    held = set(w.stories) | set(w.storyline_of) | set(w.out_edges) | set(w.in_edges)
+    held |= {s for members in w.members_of.values() for s in members}
+    assert held <= kept and len(kept) < weeks // 2, (sorted(held), sorted(kept))

@@ -112,8 +112,8 @@ def storyline_rows(outputs: list[dict], links, n_languages: int) -> tuple[list[d
     compacts = [o["storyline"] for o in outputs if o.get("storyline")]
     if want_links:
         compacts += [storyline.compact({"change": ch, "members": {}}) for ch in link_outputs(outputs)]
-    changes, writer = storyline.storyline_changes(compacts)
-    return writer.storylines(), changes
+    changes, _ = storyline.storyline_changes(compacts)
+    return storyline.fold_storylines(changes), changes
 
 
 def explanation_rows(outputs: list[dict]) -> list[dict]:

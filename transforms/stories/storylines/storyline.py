@@ -375,7 +375,11 @@ class StorylineWriter:
 
     def _set_edges(self, sid: int, links: dict[int, float]) -> None:
         for t in self.out_edges.get(sid, {}):
-            self.in_edges.get(t, set()).discard(sid)
+            ins = self.in_edges.get(t)
+            if ins is not None:
+                ins.discard(sid)
+                if not ins:
+                    del self.in_edges[t]
         if links:
             self.out_edges[sid] = dict(links)
             for t in links:
@@ -445,7 +449,10 @@ class StorylineWriter:
         return {sid: -neg for neg, sid in sorted(scored)[:MAX_LINKS]}
 
     def _forget(self, at: int) -> None:
-        """Archived stories past the horizon leave the index (they keep their storyline and its edges)."""
+        """Archived stories past the horizon leave the writer: the index, and the storyline graph (membership,
+        edges; a storyline left without stories, and its aliases). Nothing can link to such a story any more, so
+        its storyline, as published by the records, is final; the writer's state stays bounded by the horizon
+        instead of growing with history (benchmarks/storyline_history.py)."""
         while self.archived and self.archived[0][0] + HORIZON_MS < at:
             last, sid = heapq.heappop(self.archived)
             st = self.stories.get(sid)
@@ -456,16 +463,64 @@ class StorylineWriter:
                 if sid in posting:
                     posting.remove(sid)
                 self.df[key] -= 1
+                if self.df[key] <= 0:
+                    del self.df[key]
+                    self.postings.pop(key, None)
             del self.stories[sid]
+            self._retire(sid)
+
+    def _retire(self, sid: int) -> None:
+        """A forgotten story leaves the storyline graph without a record (it stays in its storyline)."""
+        self._set_edges(sid, {})
+        for src in self.in_edges.pop(sid, set()):
+            self.out_edges.get(src, {}).pop(sid, None)
+            if src in self.out_edges and not self.out_edges[src]:
+                del self.out_edges[src]
+        sl = self.storyline_of.pop(sid, None)
+        if sl is None or sl not in self.members_of:
+            return
+        self.members_of[sl].discard(sid)
+        if not self.members_of[sl]:
+            del self.members_of[sl]
+            for src in self.alias_sources.pop(sl, set()):
+                self.aliases.pop(src, None)
 
     # -- results -----------------------------------------------------------------------------------------------
     def storylines(self) -> list[dict]:
-        """Every storyline with its stories (oldest first), for storylines.jsonl."""
+        """The storylines the writer holds (their stories within the horizon; a run's whole storylines: fold_storylines)."""
         return [
             {"storyline_id": sl, "stories": sorted(self.members_of[sl])}
             for sl in sorted(self.members_of)
             if self.members_of[sl]
         ]
+
+
+def fold_storylines(changes: list[dict]) -> list[dict]:
+    """Every storyline with its stories (oldest first), folded from StorylineChange records as a consumer folds them:
+    the run's ``storylines.jsonl``. The records, not the writer's state, are the whole history: the writer forgets a
+    story past the horizon, and its place in its storyline is what the records last said."""
+    of: dict[int, int] = {}
+    members: dict[int, set[int]] = {}
+
+    def put(story: int, line: int) -> None:
+        if story in of and of[story] in members:
+            members[of[story]].discard(story)
+        of[story] = line
+        members.setdefault(line, set()).add(story)
+
+    for c in changes:
+        kind, line = c["kind"], c["storyline_id"]
+        if kind in (NEW_STORYLINE, ATTACH):
+            put(c["story_id"], line)
+        elif kind == SL_MERGE:
+            for story in members.pop(c["other_storyline_id"], set()):
+                put(story, line)
+        elif kind == SL_SPLIT:
+            for story in c["story_ids"]:
+                put(story, c["other_storyline_id"])
+        elif kind == DETACH and c["story_id"] in of:
+            members.get(of.pop(c["story_id"]), set()).discard(c["story_id"])
+    return [{"storyline_id": sl, "stories": sorted(members[sl])} for sl in sorted(members) if members[sl]]
 
 
 def _unit(v: np.ndarray | None) -> np.ndarray | None:
