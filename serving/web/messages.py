@@ -38,6 +38,22 @@ LANGUAGE_NAMES = {
 }  # fmt: skip
 
 
+# The problem codes of the API (serving/http/conventions.py PROBLEMS) that a page's script may show a reader, and the
+# interface string that tells each: a problem's ``detail`` is for developers (English, this occurrence, and on a
+# shared answer it may not vary by language: the origin never varies on a request header), so the pages carry the
+# code's meaning in their own language (base.html: data-msg-problem-{code}; common.js problemText) and show that.
+PROBLEM_MESSAGES = {
+    "unauthorized": "problem.unauthorized",
+    "rate_limited": "problem.rate_limited",
+    "profile_limit": "problem.profile_limit",
+    "profile_deleted": "problem.profile_deleted",
+    "overloaded": "problem.busy",
+    "store_unavailable": "problem.busy",
+    "queue_full": "problem.busy",
+    "not_ready": "problem.busy",
+}
+
+
 def language_name(code: str) -> str:
     return LANGUAGE_NAMES.get(code, code)
 
@@ -122,6 +138,17 @@ class Messages:
         """The raw ("one", "other") forms of a plural entry, placeholders kept (for a page's script to fill)."""
         entry = self._entry(key)
         return entry.get("one", entry["other"]), entry["other"]
+
+    def plural_forms(self, key: str) -> list[tuple[str, str]]:
+        """Every (CLDR category, raw text) of a plural entry, placeholders kept, "one" and "other" always (a page's
+        script picks the category with the browser's Intl.PluralRules: Russian "5 сюжетов" is "many", not "other")."""
+        entry = self._entry(key)
+        forms = {"one": entry.get("one", entry["other"]), **entry}
+        return sorted(forms.items(), key=lambda kv: ("zero", "one", "two", "few", "many", "other").index(kv[0]))
+
+    def problems(self) -> list[tuple[str, str]]:
+        """(code as an attribute name, text) of every problem a page's script may show: ``rate-limited``, ..."""
+        return [(code.replace("_", "-"), self(key)) for code, key in PROBLEM_MESSAGES.items()]
 
     @property
     def zero_is_one(self) -> bool:

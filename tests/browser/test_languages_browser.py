@@ -103,3 +103,22 @@ def test_the_edition_switcher_is_on_every_page_and_full_coverage_leads_back(lang
         assert page.locator("p.brand a").get_attribute("href") == "/e/kr-ko/"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("edition", ["ru-ru", "il-he"])
+def test_a_refused_token_is_explained_in_the_pages_language(lang_origin, browser, edition):
+    """The API's 401 says "malformed token" (English, for developers); the reader reads its code's meaning from the
+    page's catalogue (tests/serving/test_web_problems.py)."""
+    from playwright.sync_api import expect
+
+    t = messages(edition.split("-")[1])
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"{lang_origin}/e/{edition}/for-you")
+        page.locator("#token-input").fill("not-a-token")
+        page.locator("#token-form button[type=submit]").click()
+        expect(page.locator("#feed-status")).to_have_text(t("foryou.rejected", detail=t("problem.unauthorized")))
+        assert "malformed" not in page.locator("main").inner_text()
+    finally:
+        context.close()

@@ -5,6 +5,7 @@ catalogue in the edition's language (serving/web/messages.py)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +163,12 @@ def test_the_for_you_shell_and_its_script_speak_the_editions_language(client, ed
     one, other = t.forms("foryou.count")
     assert f'data-msg-count-one="{one}"' in html and f'data-msg-count-other="{other}"' in html
     assert ('data-zero-is-one="1"' in html) == (edition == "fr-fr")
+
+
+def test_the_for_you_count_carries_every_plural_category_of_the_language(client):
+    html = client.get("/e/ru-ru/for-you").data.decode()
+    for category, text in messages("ru").plural_forms("foryou.count"):
+        assert f'data-msg-count-{category}="{text}"' in html
+    assert 'data-msg-count-many="{n} сюжетов для вас."' in html  # "5 сюжетов": many, which one/other cannot say
+    js = (Path(__file__).resolve().parents[2] / "serving" / "web" / "static" / "foryou.js").read_text()
+    assert "Intl.PluralRules" in js

@@ -63,5 +63,18 @@
     return li;
   }
 
-  window.newsroom = { TOKEN_KEY: TOKEN_KEY, token: token, el: el, messages: messages, storyItem: storyItem };
+  // A problem answer of the API (RFC 9457) told in the page's language: the string the page carries for its code
+  // (data-msg-problem-{code} on ``root`` or on #reader: serving/web/messages.py PROBLEM_MESSAGES), else ``fallback``
+  // (the HTTP status): the problem's English detail is for developers and is never shown to a reader.
+  function problemText(body, fallback, root) {
+    var code = body && typeof body.code === "string" ? body.code.replace(/_/g, "-") : "";
+    var name = "data-msg-problem-" + code;
+    var reader = document.getElementById("reader");
+    var text = code && ((root && root.getAttribute(name)) || (reader && reader.getAttribute(name)));
+    return text || String(fallback);
+  }
+
+  window.newsroom = {
+    TOKEN_KEY: TOKEN_KEY, token: token, el: el, messages: messages, problemText: problemText, storyItem: storyItem
+  };
 })();

@@ -23,9 +23,15 @@
   // The page's strings in its language (serving/web/messages.json, as data-msg-* attributes); English if absent.
   var msg = common.messages(root);
 
+  // The count in the page language's plural category (data-msg-count-{one,few,many,...}: Intl.PluralRules picks it;
+  // a browser without it tells only one from other).
+  var lang = document.documentElement.lang || "en";
+  var rules = window.Intl && window.Intl.PluralRules ? new window.Intl.PluralRules(lang) : null;
   function countText(n) {
     var one = n === 1 || (n === 0 && root.getAttribute("data-zero-is-one") === "1");
-    return one ? msg("count-one", "{n} story for you.", { n: n }) : msg("count-other", "{n} stories for you.", { n: n });
+    var fallback = one ? msg("count-one", "{n} story for you.") : msg("count-other", "{n} stories for you.");
+    var name = "count-" + (rules ? rules.select(n) : one ? "one" : "other");
+    return msg(name, fallback, { n: n.toLocaleString(lang) });
   }
 
   function safeUrl(url) {
@@ -81,8 +87,8 @@
       .then(function (res) {
         if (!res.ok) {
           status.textContent = res.status === 401
-            ? msg("rejected", "Your token was not accepted ({detail}). Paste a new one.", { detail: res.body && res.body.detail || "unauthorised" })
-            : msg("unavailable", "For you is unavailable right now ({status}). Try again shortly.", { status: res.status });
+            ? msg("rejected", "Your token was not accepted ({detail}). Paste a new one.", { detail: common.problemText(res.body, res.status) })
+            : msg("unavailable", "For you is unavailable right now ({status}). Try again shortly.", { status: common.problemText(res.body, res.status) });
           more.hidden = true;
           return;
         }

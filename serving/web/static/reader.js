@@ -148,7 +148,7 @@
   function has(list, value) { return (list || []).indexOf(value) >= 0; }
 
   function failed(node, err) {
-    var note = el("span", msg("failed", "That did not work ({status}). Try again.", { status: err.status || err.message }), "control-note");
+    var note = el("span", msg("failed", "That did not work ({status}). Try again.", { status: common.problemText(err.body, err.status || err.message) }), "control-note");
     note.setAttribute("role", "status");
     node.appendChild(note);
   }

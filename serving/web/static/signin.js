@@ -17,9 +17,9 @@
       credentials: "omit",
       cache: "no-store"
     })
-      .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, body: body }; }); })
+      .then(function (r) { return r.json().then(function (body) { return { ok: r.ok, status: r.status, body: body }; }); })
       .then(function (res) {
-        if (!res.ok || !res.body.token) throw new Error(res.body && res.body.detail || "error");
+        if (!res.ok || !res.body.token) throw new Error(window.newsroom.problemText(res.body, res.status, form));
         window.localStorage.setItem(KEY, res.body.token);
         var next = form.getAttribute("data-next") || "/";
         window.location.assign(next.charAt(0) === "/" && next.charAt(1) !== "/" ? next : "/");

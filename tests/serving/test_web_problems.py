@@ -1,0 +1,54 @@
+"""The API's problems a reader sees are told in the page's language: every page carries, for each problem code its
+scripts may show (serving/web/messages.py PROBLEM_MESSAGES), the code's meaning from the edition language's
+catalogue (data-msg-problem-{code} on #reader), and the scripts show that, never a problem's English ``detail``. The
+API itself is unchanged: the same codes and English details (they are for developers, and a shared answer never
+varies by a request's language: tests/serving/test_shared.py). The browser half is in
+tests/browser/test_languages_browser.py."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from markupsafe import escape
+
+from serving.http.conventions import PROBLEMS
+from serving.web.messages import PROBLEM_MESSAGES, messages
+
+STATIC = Path(__file__).resolve().parents[2] / "serving" / "web" / "static"
+
+
+def test_every_problem_a_script_may_show_is_an_api_code():
+    assert set(PROBLEM_MESSAGES) <= set(PROBLEMS), set(PROBLEM_MESSAGES) - set(PROBLEMS)
+
+
+@pytest.mark.parametrize("edition", ["ru-ru", "il-he", "th-th", "us-en"])
+def test_every_page_carries_the_problems_in_its_language(client, edition):
+    t = messages(edition.split("-")[1])
+    for path in (f"/e/{edition}/for-you", f"/e/{edition}/"):
+        html = client.get(path).data.decode()
+        for code, key in PROBLEM_MESSAGES.items():
+            assert f'data-msg-problem-{code.replace("_", "-")}="{escape(t(key))}"' in html, (path, code)
+
+
+def test_the_sign_in_page_tells_a_refused_name_in_its_language(world, profiles):
+    from tests.serving.helpers import make_app
+
+    app = make_app(world, profiles, NEWSROOM_LOCAL_SIGN_IN=True)
+    html = app.test_client().get("/sign-in?next=/e/ru-ru/").data.decode()
+    app.extensions["newsroom"].close()
+    assert f'data-msg-problem-invalid-body="{escape(messages("ru")("signin.invalid_name"))}"' in html
+
+
+def test_the_api_keeps_its_codes_and_english_details(client):
+    r = client.get("/v1/feed/for-you?edition=us-en", headers={"Authorization": "Bearer nope", "Accept-Language": "ru"})
+    doc = r.get_json()
+    assert r.status_code == 401 and doc["code"] == "unauthorized" and doc["detail"] == "malformed token"
+
+
+@pytest.mark.parametrize("script", ["foryou.js", "reader.js", "signin.js"])
+def test_the_scripts_show_a_problems_meaning_never_its_detail(script):
+    js = (STATIC / script).read_text()
+    assert not re.search(r"\.detail\b", js), f"{script} shows an API problem's English detail"
+    assert "problemText(" in js
