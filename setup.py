@@ -115,6 +115,7 @@ TEST = [
     "python-hcl2>=4.3",
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
+    "listparser>=0.20",  # tests/serving/test_opml.py: the follows export parses as an OPML subscription list
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]

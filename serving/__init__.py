@@ -339,8 +339,8 @@ def create_app(test_config: dict | None = None) -> Flask:
     ext = Newsroom(app)
 
     from serving.api import editions, foryou, health, openapi, push, stories, storylines, topics
+    from serving.web import opml, signin
     from serving.web import pages as web
-    from serving.web import signin
 
     app.register_blueprint(editions.bp)
     app.register_blueprint(stories.bp)
@@ -354,6 +354,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     importlib.import_module("serving.web.about")  # the crawler page the ingest User-Agent names
     app.register_blueprint(web.bp)  # reader HTML pages (serving/web/pages.py), shared like the JSON ones
     app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
+    app.register_blueprint(opml.bp)  # GET /v1/me/follows.opml: the reader's follows as feeds (private)
     push.init_app(app)  # WebSub callbacks and publisher pings
     app.register_blueprint(push.bp)
 

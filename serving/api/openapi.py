@@ -15,7 +15,7 @@ from flask import Blueprint, Response
 
 from schemas.pages import MAX_LIMIT
 from serving.api.foryou import NOT_BLANK_CLASS
-from serving.api.openapi_feeds import feed_paths
+from serving.api.openapi_feeds import feed_paths, opml_op
 from serving.api.openapi_schemas import STORY_ID, ref, schemas
 from serving.api.topics import TOPIC_ID_PATTERN
 from serving.http import conventions as http
@@ -346,6 +346,11 @@ def _private_paths() -> dict:
                 write=True,
             ),
         },
+        "/v1/me/follows.opml": {
+            "get": opml_op(
+                _private_op, EDITION_SCHEMA, PRIVATE, _problem("No such edition (unknown_edition).", PRIVATE)
+            )
+        },
         "/v1/me/follows": {
             "post": _private_op(
                 "Follow a topic, source, place or entity (an alias-table id such as org:isro).",
@@ -503,6 +508,7 @@ OPERATION_IDS = {
     ("get", "/v1/storylines/{language}/{storyline_id}"): "getStorylinePage",
     ("get", "/v1/feed/for-you"): "getForYouFeed",
     ("get", "/v1/me/profile"): "getProfile",
+    ("get", "/v1/me/follows.opml"): "exportFollowsOpml",
     ("delete", "/v1/me/profile"): "deleteProfile",
     ("post", "/v1/me/follows"): "follow",
     ("delete", "/v1/me/follows"): "unfollow",

@@ -60,3 +60,29 @@ def feed_paths(edition: dict, section: dict, story_id: dict, topic_id: dict, lan
             "getStorylineFeed",
         ),
     }
+
+
+def opml_op(private_op, edition_schema: dict, private: dict, not_found) -> dict:
+    """GET /v1/me/follows.opml (serving/web/opml.py): the reader's follows as an OPML 2.0 subscription list,
+    private like the other /v1/me/* operations (``private_op``: bearer token, the private errors)."""
+    return private_op(
+        "The reader's followed sections, cities and places, and entities as an OPML 2.0 subscription list: one "
+        "outline per follow with its feed of this edition (xmlUrl, RSS or Atom) and its page (htmlUrl). A followed "
+        "source has no feed here and is not listed. Never cached (private, no-store; the edge routes /v1/me/* "
+        "around the CDN).",
+        {
+            "200": {
+                "description": "OPML 2.0 (http://opml.org/spec2.opml), as a download.",
+                "headers": {
+                    **private,
+                    "Content-Disposition": _h('attachment; filename="newsroom-follows-{edition}.opml"'),
+                },
+                "content": {"text/x-opml": XML},
+            }
+        },
+        params=[
+            {"name": "edition", "in": "query", "required": True, "schema": edition_schema, "example": "us-en"},
+            {"name": "format", "in": "query", "required": False, "schema": {"type": "string", "enum": ["rss", "atom"]}},
+        ],
+        extra={"404": not_found},
+    )

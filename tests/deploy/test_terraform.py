@@ -357,9 +357,9 @@ def shared_query_strings() -> set[str]:
     shared = [
         p
         for p in sorted((REPO_ROOT / "serving").rglob("*.py"))
-        if "before_request(http.reject_personal_headers)" in p.read_text()
+        if re.search(r"before_request\(http\.reject_personal_headers\)|= http\.shared_blueprint\(", p.read_text())
     ]
-    assert shared, "no shared blueprint found in serving/ (bp.before_request(http.reject_personal_headers))"
+    assert shared, "no shared blueprint found in serving/ (http.shared_blueprint or reject_personal_headers)"
     for path in shared:
         names.update(re.findall(r"args\.get\(\s*[\"'](\w+)[\"']", path.read_text()))
         names.update(re.findall(r"args\[\s*[\"'](\w+)[\"']\s*\]", path.read_text()))
@@ -493,7 +493,7 @@ def served_paths() -> dict[str, list[str]]:
         routes = re.findall(r'@bp\.(?:get|post|put|delete|patch)\("([^"]+)"', text)
         if not routes:
             continue
-        kind = {"foryou.py": "personal", "push.py": "push"}.get(source.name, "shared")
+        kind = {"foryou.py": "personal", "opml.py": "personal", "push.py": "push"}.get(source.name, "shared")
         kinds[kind] += [re.sub(r"<[^>]+>", "x1", r) for r in routes]
     assert all(kinds.values()), kinds
     # edges of the personal prefixes: /v1/feed itself is personal, /v1/feedback is not

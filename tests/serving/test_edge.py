@@ -149,6 +149,21 @@ def test_for_you_is_never_cached(edge):
     assert not any(b"/v1/feed/" in c for c in cached)  # nothing of For you is on the edge's disk
 
 
+def test_the_follows_export_is_never_cached(edge):
+    """GET /v1/me/follows.opml (serving/web/opml.py) is one reader's list: the stand-in routes it around the cache
+    like the URL map's personal_paths (/v1/me/*), so every request reaches the origin with its token."""
+    path = f"/v1/me/follows.opml?edition={EDITION}"
+    before = edge.origin_hits(path)
+    for reader in ("alice", "alice", "bob"):
+        status, headers, body = edge.get(path, headers={"Authorization": f"Bearer {issue_token(TOKEN_SECRET, reader)}"})
+        assert status == 200 and body.startswith(b"<?xml") and b"<opml" in body
+        assert headers["Cache-Control"] == "private, no-store" and headers["X-Edge-Cache"] == "BYPASS"
+    assert edge.get(path)[0] == 401  # not somebody else's list from a cache
+    assert wait_for_log(edge, path, before + 4) == before + 4
+    cached = [p.read_bytes() for p in (edge.tmp / "nginx" / "cache").rglob("*") if p.is_file()]
+    assert not any(b"follows.opml" in c for c in cached)
+
+
 def test_cookies_are_stripped_at_the_edge_and_rejected_at_the_origin(edge):
     path = f"/v1/stories/{STORY}?edition={EDITION}"
     status, headers, _ = edge.get(path, headers={"Cookie": "session=abc"})

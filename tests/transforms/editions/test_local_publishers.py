@@ -116,3 +116,19 @@ def test_the_reserve_keeps_a_story_for_each_city_it_is_local_to(world, make_rank
     ids = [s["story_id"] for s in pool]
     assert ids[3:] == ["8", "11"]  # Springfield's best and Boston's best (the same story, once), Chicago's best
     assert {"boston", "springfield"} <= set(pool[3]["places"]) and "chicago" in pool[4]["places"]
+
+
+def test_a_citys_stories_in_the_national_pool_count_towards_its_reserve(world, make_ranker):
+    """The reserve fills each city page up to ``local_candidates`` stories: Boston's strong story is in the national
+    pool, so with a reserve of one its weaker story is not added, while Springfield, with none in the pool, keeps
+    its one (one reserve for the region took Boston's weaker story instead)."""
+    T, MIN = world.T0, world.MIN
+    for i in range(1, 3):
+        world.story(i, ["daily-herald", "capital-post", f"paper-{i}"], T - 10 * MIN)
+    world.story(5, ["daily-herald", "capital-post", "paper-5"], T - 10 * MIN, places=("boston",))
+    world.story(6, ["daily-herald", "capital-post"], T - 20 * MIN, places=("boston",))
+    world.story(9, ["springfield-gazette"], T - 30 * MIN)
+    r = make_ranker(world, pool_size=3, local_candidates=1)
+    pool = with_cities(r, r.cycle(T).pool)
+    ids = [s["story_id"] for s in pool]
+    assert sorted(ids[:3]) == ["1", "2", "5"] and ids[3:] == ["9"]

@@ -211,18 +211,19 @@ def top_k(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray | No
 def local_reserve(
     book: StoryBook, rel: Relevance, raw: np.ndarray, pool: np.ndarray, region: str, p: RankParams, config
 ) -> np.ndarray:
-    """Per city of the edition's region, the best ``local_candidates`` stories local to it that the national pool
-    left out, best first: covered by a live local publisher of the city (``Publisher.city``) or naming the city
-    among its main entities (the rule of the pool's places, vocabulary/cities.py). A story naming a sub-national
-    place of the region that names no city of it this way has the region's own reserve. City pages are built from
-    the pool (overlays/topics.py), so without a reserve a story only the Springfield Gazette covers left the
-    Springfield page once the edition had more than ``pool_size`` stronger live stories; and with one reserve for
-    the whole region, the stories of its busiest cities filled it. Cost: O(live local stories outside the pool)
-    besides two masks over the story x publisher pairs; bound: ``local_candidates`` x (cities + 1)."""
+    """Per city of the edition's region, its best ``local_candidates`` stories (raw score, then id) that the
+    national pool left out, best first: a story is local to a city when a live local publisher of the city
+    (``Publisher.city``) covers it or its main entities name the city (the rule of the pool's places,
+    vocabulary/cities.py); a story naming a sub-national place of the region but no city of it counts for the
+    region's own reserve. The national pool is a prefix of every city's order, so a city's pool stories count
+    towards its ``local_candidates`` and a city the national pool already shows well adds nothing. City pages are
+    built from the pool (overlays/topics.py): without a reserve a story only the Springfield Gazette covers left
+    the Springfield page once the edition had more than ``pool_size`` stronger live stories, and with one reserve
+    for the whole region the stories of its busiest cities filled it. Cost: O(live local stories) besides two
+    masks over the story x publisher pairs; bound: ``local_candidates`` x (cities + 1) stories."""
     if p.local_candidates <= 0:
         return pool[:0]
-    outside = raw > 0
-    outside[pool] = False
+    live = raw > 0
     r = book.region_index.get(region, -2)
     codes, region_cities = config_cities(config)
     mine = region_cities.get(region, frozenset())
@@ -234,17 +235,20 @@ def local_reserve(
         local_pub = np.array([c in mine for c in pub_city.tolist()], bool)
         story = book.pairs.story[:ns]
         ok = local_pub[book.pairs.publisher[:ns]] & (book.pairs.region[:ns] == r) & book.pairs.live[:ns]
-        hit = np.flatnonzero(ok & outside[story])
+        hit = np.flatnonzero(ok & live[story])
         for row, city in set(zip(story[hit].tolist(), pub_city[book.pairs.publisher[hit]].tolist())):
             rows.append(row)
             keys.append(city)
-    for row in np.flatnonzero((rel.local_geo > 0) & outside).tolist():
+    for row in np.flatnonzero((rel.local_geo > 0) & live).tolist():
         named = [c for c in _entity_cities(book, row, codes) if c in mine]
         rows.extend([row] * max(1, len(named)))
         keys.extend(named or [""])  # "": a sub-national place of the region, no city of it among the main entities
     if not rows:
         return pool[:0]
-    return _best_per_key(np.array(rows, np.int64), keys, raw, book.stories.id, p.local_candidates)
+    best = _best_per_key(np.array(rows, np.int64), keys, raw, book.stories.id, p.local_candidates)
+    in_pool = np.zeros(raw.size, bool)
+    in_pool[pool] = True
+    return best[~in_pool[best]]
 
 
 # (language, story id, coverage version, articles) -> the city codes its main entities name
