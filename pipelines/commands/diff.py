@@ -10,7 +10,15 @@ another range). Per language (each story of A against the stories of B its artic
 - split: an A story whose articles went to several B stories, two of them or more with two articles or more;
 - merged: a B story that took two A stories or more of two articles or more each;
 - moved: the articles of an A story that left its largest part, when neither of the above (one article changing
-  story is a move, not a split).
+  story is a move, not a split);
+- joined: the articles of A stories that went whole into a B story holding another A story's articles (a singleton
+  that joined a story, two small stories put together), when the B story is not a merge: with the moves, what
+  explains every B story that is not an A story.
+
+Where the two runs decided an article of a changed story at different times (the live writer decides an article that
+arrives after its clock has passed the article's first-seen time at that clock, a backfill at its first-seen time:
+the live order differed), the change lists those articles with both times (``timing``): the reason a backfill of the
+live history can decide otherwise. Times come from an export's ``decided_at`` and a backfill's explanations.
 
 Prints the counts per language, then each changed story (up to ``--top`` per language) with its parts, their
 headlines, and the ``newsroom explain --output DIR --story ID`` command of each side that has explanations (a
@@ -58,7 +66,7 @@ class Run:
             aid = str(r["article_id"])
             self.story[aid] = int(r["story_id"]) if str(r["story_id"]).lstrip("-").isdigit() else r["story_id"]
             self.language[aid] = str(r.get("language") or "und")
-        self.titles, self.headline = _titles(self.folder)
+        self.titles, self.headline, self.at = _titles(self.folder)
         self.explains = os.path.exists(os.path.join(self.folder, "explanations.jsonl"))
 
     def explain(self, story) -> str | None:
@@ -71,15 +79,18 @@ class Run:
         return self.headline.get(story) or next((self.titles[a] for a in sorted(members) if self.titles.get(a)), "")
 
 
-def _titles(folder: str) -> tuple[dict[str, str], dict]:
-    """(article -> headline, story -> headline) of a run folder: an export's stories.jsonl (``titles``,
-    ``title``), else a backfill's explanations.jsonl decision records; empty when neither is there."""
+def _titles(folder: str) -> tuple[dict[str, str], dict, dict[str, int]]:
+    """(article -> headline, story -> headline, article -> decision time in ms) of a run folder: an export's
+    stories.jsonl (``titles``, ``title``, ``decided_at``), else a backfill's explanations.jsonl decision records;
+    empty when neither is there."""
     titles: dict[str, str] = {}
     headline: dict = {}
+    at: dict[str, int] = {}
     stories = os.path.join(folder, "stories.jsonl")
     if os.path.exists(stories):
         for r in read_jsonl(stories, ("story_id",), "stories"):
             titles.update({str(a): str(t) for a, t in (r.get("titles") or {}).items()})
+            at.update({str(a): int(t) for a, t in (r.get("decided_at") or {}).items() if isinstance(t, int)})
             if r.get("title"):
                 headline[r["story_id"]] = str(r["title"])
     explanations = os.path.join(folder, "explanations.jsonl")
@@ -87,7 +98,9 @@ def _titles(folder: str) -> tuple[dict[str, str], dict]:
         for r in read_jsonl(explanations, ("kind",), "explanations"):
             if r["kind"] == "decision" and r.get("article_id") is not None:
                 titles[str(r["article_id"])] = str(r.get("title") or "")
-    return titles, headline
+                if isinstance(r.get("at"), int):
+                    at[str(r["article_id"])] = r["at"]
+    return titles, headline, at
 
 
 def compare(a: Run, b: Run) -> dict:
@@ -136,6 +149,11 @@ def _language(a: Run, b: Run, ids: list[str]) -> dict:
         if sum(1 for p in parts if len(p[1]) >= 2) >= 2:
             counts["merged"] += 1
             changes.append(_change("merged", b, a, sid, members, parts, reverse=True))
+            continue
+        whole = [arts for asid, arts in parts[1:] if len(arts) == len(a_members[asid])]  # came whole, not moved
+        if whole:
+            counts["joined"] += sum(len(arts) for arts in whole)
+            changes.append(_change("joined", b, a, sid, members, parts, reverse=True))
     return {"counts": dict(counts), "changes": changes}
 
 
@@ -166,17 +184,22 @@ def _change(kind, run, other, sid, members, parts, reverse=False) -> dict:
             }
             for osid, arts in parts
         ],
+        "timing": [
+            {"article_id": x, f"at_{side}": run.at[x], f"at_{other_side}": other.at[x]}
+            for x in sorted(members)
+            if x in run.at and x in other.at and run.at[x] != other.at[x]
+        ],
     }
 
 
-COUNT_KEYS = ("stories_a", "stories_b", "unchanged", "split", "merged", "moved")
+COUNT_KEYS = ("stories_a", "stories_b", "unchanged", "split", "merged", "moved", "joined")
 
 
 def format_text(d: dict, top: int) -> list[str]:
     lines = [
         f"diff A {d['run_a']}  B {d['run_b']}: {d['articles_compared']} articles in both"
         f" ({d['only_in_a']} only in A, {d['only_in_b']} only in B)",
-        f"{'language':10s} " + " ".join(f"{k:>9s}" for k in COUNT_KEYS) + "  (moved: articles)",
+        f"{'language':10s} " + " ".join(f"{k:>9s}" for k in COUNT_KEYS) + "  (moved, joined: articles)",
     ]
     for lg, s in [*d["languages"].items(), ("all", {"counts": d["counts"]})]:
         lines.append(f"{lg:10s} " + " ".join(f"{s['counts'].get(k, 0):9d}" for k in COUNT_KEYS))
@@ -188,6 +211,11 @@ def format_text(d: dict, top: int) -> list[str]:
             )
             if ch["explain"]:
                 lines.append(f"    why: {ch['explain']}")
+            for t in ch.get("timing", []):
+                lines.append(
+                    f"    decided at another time: {t['article_id']} A {_utc(t['at_a'])}, B {_utc(t['at_b'])}"
+                    " (the runs took it in another order)"
+                )
             for p in ch["parts"]:
                 first = p["articles"][0]
                 more = f" and {len(p['articles']) - 1} more" if len(p["articles"]) > 1 else ""
@@ -199,6 +227,12 @@ def format_text(d: dict, top: int) -> list[str]:
         if len(s["changes"]) > top:
             lines.append(f"{lg}: {len(s['changes']) - top} more changed stories (--top)")
     return lines
+
+
+def _utc(ms: int) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
 
 
 def format_html(d: dict, top: int) -> str:
@@ -216,6 +250,10 @@ def format_html(d: dict, top: int) -> str:
         body.append(f"<h2>{e(lg)}</h2>")
         for ch in s["changes"][:top]:
             why = f"<div><code>{e(ch['explain'])}</code></div>" if ch["explain"] else ""
+            why += "".join(
+                f"<div>decided at another time: {e(t['article_id'])} A {_utc(t['at_a'])}, B {_utc(t['at_b'])}</div>"
+                for t in ch.get("timing", [])
+            )
             parts = "".join(
                 f"<li>{p['side'].upper()} story {e(str(p['story_id']))}"
                 + (f" <code>{e(p['explain'])}</code>" if p["explain"] else "")

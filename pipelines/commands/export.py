@@ -121,6 +121,7 @@ def export_rows(placed: dict, info: dict) -> tuple[list[dict], list[dict]]:
         st["last_at"] = at
         st.setdefault("articles", []).append(aid)
         st["titles"][aid] = title
+        st.setdefault("decided_at", {})[aid] = at  # when the live writer decided it (newsroom diff's timing)
     for sid, st in stories.items():
         st["articles"].sort()
         st["size"] = len(st["articles"])

@@ -98,7 +98,7 @@ def test_diff_counts_splits_merges_moves_with_headlines_and_explain(tmp_path, ca
     out = capsys.readouterr().out
     assert "1 only in B" in out
     en = next(x for x in out.splitlines() if x.startswith("en "))
-    assert en.split() == ["en", "6", "6", "1", "1", "1", "1"]  # stories A, B, unchanged, split, merged, moved
+    assert en.split() == ["en", "6", "6", "1", "1", "1", "1", "1"]  # A, B, unchanged, split, merged, moved, joined
     assert f"why: newsroom explain --output {a} --story 1" in out  # A is a backfill (explanations)
     assert "'<b>p3</b> headline'" in out
     text = page.read_text()
@@ -106,7 +106,47 @@ def test_diff_counts_splits_merges_moves_with_headlines_and_explain(tmp_path, ca
     assert newsroom(["diff", str(a), str(b), "--json", "--no-html"]) == 0
     d = json.loads(capsys.readouterr().out)
     kinds = sorted((c["kind"], c["side"], c["story_id"]) for c in d["languages"]["en"]["changes"])
-    assert kinds == [("merged", "b", 13), ("moved", "a", 4), ("split", "a", 1)]
+    assert kinds == [("joined", "b", 16), ("merged", "b", 13), ("moved", "a", 4), ("split", "a", 1)]
+
+
+def test_diff_lists_a_story_that_another_joined_whole(tmp_path, capsys):
+    """As `newsroom run` then `backfill --from_store` showed: a live singleton that the backfill put into a story
+    (no split, merge or move: nothing else explains the one story fewer)."""
+    a = [(1, "s1"), (1, "s2"), (1, "s3"), (2, "x1"), (3, "y1"), (4, "q1")]
+    b = {"s1": 11, "s2": 11, "s3": 11, "x1": 11, "y1": 13, "q1": 13}
+    write(tmp_path / "a" / "assignments.jsonl", [{"article_id": x, "story_id": s, "language": "en"} for s, x in a])
+    write(
+        tmp_path / "b" / "assignments.jsonl", [{"article_id": x, "story_id": s, "language": "en"} for x, s in b.items()]
+    )
+    assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--no-html"]) == 0
+    d = json.loads(capsys.readouterr().out)["languages"]["en"]
+    assert d["counts"] == {"articles": 6, "stories_a": 4, "stories_b": 2, "joined": 2}
+    assert sorted((c["kind"], c["story_id"], [len(p["articles"]) for p in c["parts"]]) for c in d["changes"]) == [
+        ("joined", 11, [3, 1]),
+        ("joined", 13, [1, 1]),
+    ]
+    assert all(c["timing"] == [] for c in d["changes"])  # no decision times known: nothing said about them
+
+
+def test_diff_says_which_articles_the_runs_decided_at_another_time(tmp_path, capsys):
+    """The live writer decided x1 four minutes after its first-seen time (it arrived late): the export's
+    decided_at against the backfill's explanations say so beside the change."""
+    a = [(1, "s1"), (1, "s2"), (2, "x1")]
+    write(tmp_path / "a" / "assignments.jsonl", [{"article_id": x, "story_id": s, "language": "en"} for s, x in a])
+    write(tmp_path / "b" / "assignments.jsonl", [{"article_id": x, "story_id": 11, "language": "en"} for _, x in a])
+    at = {x: 1_000_000 + i for i, (_, x) in enumerate(a)}
+    late = dict(at, x1=at["x1"] + 240_000)
+    stories = [{"story_id": s, "titles": {}, "decided_at": {x: late[x] for t, x in a if t == s}} for s in (1, 2)]
+    write(tmp_path / "a" / "stories.jsonl", stories)
+    write(tmp_path / "b" / "explanations.jsonl", [{"kind": "decision", "article_id": x, "at": at[x]} for _, x in a])
+    assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--no-html"]) == 0
+    (change,) = json.loads(capsys.readouterr().out)["languages"]["en"]["changes"]
+    assert change["kind"] == "joined" and change["timing"] == [
+        {"article_id": "x1", "at_a": late["x1"], "at_b": at["x1"]}
+    ]
+    assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--no-html"]) == 0
+    out = capsys.readouterr().out
+    assert "decided at another time: x1 A 1970-01-01 00:20:40.002 UTC, B 1970-01-01 00:16:40.002 UTC" in out
 
 
 def test_diff_refuses_a_missing_run_in_one_line(tmp_path, capsys):
