@@ -241,7 +241,8 @@ def section_page(edition: str, section: str):
             return not_ready()
         if edition not in cat.editions:
             return not_found(f"There is no edition {edition}.")
-        return not_found(f"The {edition} edition has no section {section}.", edition=edition)
+        t = messages(lang_of(edition))
+        return not_found(t("not_found.section", section=section_title(section, t)), edition=edition)
     t = messages(lang_of(edition))
 
     def page_html() -> str:
@@ -362,7 +363,8 @@ def topic_page(edition: str, topic_id: str):
         return missing
     found = topics.lookup(ext, cat, pool, edition, topic_id, topics.MAX_LIMIT)
     if found is None:
-        return not_found(f"No live story in this edition is about {topic_title(topic_id)[0]}.", edition=edition)
+        t = messages(lang_of(edition))
+        return not_found(t("not_found.topic", topic=topic_title(topic_id, t)[0]), edition=edition)
     body, json_etag = found
 
     t = messages(lang_of(edition))

@@ -52,3 +52,15 @@ def test_the_scripts_show_a_problems_meaning_never_its_detail(script):
     js = (STATIC / script).read_text()
     assert not re.search(r"\.detail\b", js), f"{script} shows an API problem's English detail"
     assert "problemText(" in js
+
+
+def test_an_editions_not_found_page_says_why_in_its_language(app, world, client):
+    from devtools import samples
+    from tests.serving.helpers import publish
+
+    publish(world, samples.edition_page("es-es", "top", 1, n_stories=2, first_story=860))
+    app.extensions["newsroom"].watcher.poll_once()
+    r = client.get("/e/es-es/no-such-section")
+    html = r.data.decode()
+    said = messages("es")("not_found.section", section="No such section")
+    assert r.status_code == 404 and f"<p>{escape(said)}</p>" in html and "has no section" not in html
