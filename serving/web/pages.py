@@ -140,7 +140,7 @@ def with_chips(cat, edition: str, stories: list[dict]) -> list[dict]:
     """Topic chips of each card: the topic pages of the edition's pool that list the story (the same pool the
     topic pages are built from, so every chip leads to a page holding it). A story not in the pool has none. Names
     in the edition's language; a generic word's id has no chip (:func:`transforms.articles.entities.display`), and
-    two ids one name shows once ("Springfield" the entity and "Springfield" the city code)."""
+    two ids one name shows once ("Springfield" the entity and "Springfield" the city code, :func:`_chip_key`)."""
     pool = cat.pools.get(edition)
     t = messages(lang_of(edition))
     for s in stories:
@@ -151,9 +151,16 @@ def with_chips(cat, edition: str, stories: list[dict]) -> list[dict]:
                 break
             name = chip_name(tid, t)
             if name is not None:
-                chips.setdefault(name.casefold(), (tid, name))
+                chips.setdefault(_chip_key(tid, name), (tid, name))
         s["chips"] = list(chips.values())
     return stories
+
+
+def _chip_key(topic_id: str, name: str) -> str:
+    """Chips of one card with one key show once: one name whatever its apostrophe, and a place with its region
+    ("Springfield, Illinois", the article's city) is the place a city code names ("Springfield")."""
+    key = name.casefold().replace("’", "'")
+    return key.split(", ")[0] if topic_id.startswith("place:") else key
 
 
 def chip_name(topic_id: str, t=None) -> str | None:

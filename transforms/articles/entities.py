@@ -29,14 +29,21 @@ mainly as a bonus for shared names between articles of one event, in every langu
   word the body writes in lower case, and a German noun after its article ("ein Erdbeben der Stärke") are not
   entities. :func:`display` / :func:`topic_name` give the name a reader sees for an id (a region code is its country
   in the edition's language; "lumen's orbit" -> "Lumen's Orbit"; a generic id has none).
-Unlinked entities get the normalised surface form as id (case-folded, spaces collapsed), so two articles naming
-"Kristi Noem" share an id even before the alias table knows her. The word lists (titles, name particles,
+- Runs are cut where names end: before a capitalised function word (a Title Case headline: "Erdbeben Der Stärke",
+  "Man Shot In Stockton"), at "and"/"und"/"y"/"и" between names ("the UK and India", unless the whole is one name:
+  "Bosnia and Herzegovina", "Food and Drug Administration"), after a known possessor ("Intel's Atom"); an office
+  before a name goes, compounds too ("US-Präsident", "President-elect", "Bundeskanzler", "Премьер-министр"), with a
+  code after it ("Президент США Джо Байден" -> "Джо Байден"); a generic word before a connector too ("Estado de
+  California" -> California).
+Unlinked entities get the normalised surface form as id (:func:`transforms.articles.entity_aliases.entity_key`:
+case-folded, spaces collapsed, but a word with inner capitals such as "NSA", "U.S." or "McConnell" keeps them, so
+readers see the article's spelling), so two articles naming "Kristi Noem" share an id even before the alias table
+knows her. The display functions are in :mod:`transforms.articles.entity_names` (re-exported here). The word lists (titles, name particles,
 organisation and place words, speech verbs) are in :mod:`transforms.articles.entity_words`.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -46,11 +53,19 @@ from transforms.articles.entity_aliases import (
     POSSESSIVE,
     AliasTable,
     default_aliases,
+    entity_key,
     normalise,
     stopwords,
 )
+from transforms.articles.entity_names import (  # noqa: F401 (display, title_words, topic_name: their callers' import)
+    display,
+    generic,
+    title_words,
+    topic_name,
+)
 from transforms.articles.entity_words import (
     CONNECTORS,
+    COORDINATORS,
     GENERIC,
     NOUN_ARTICLES,
     NOUN_CAPITALISING,
@@ -58,6 +73,7 @@ from transforms.articles.entity_words import (
     PLACE_PREPS,
     PLACE_WORDS,
     SPEECH,
+    TITLE_ENDINGS,
     TITLES,
     TYPE_KIND,
 )
@@ -179,26 +195,94 @@ def _run_from(toks: list[tuple[str, int]], i: int) -> list[str]:
     return run
 
 
+def _is_title(word: str) -> bool:
+    """An office or honorific before a name: a title ("Gov.", "Präsident", "Губернатор"), a compound of one
+    ("US-Präsident", "President-elect", "Премьер-министр", "Ex-President") or a German compound ending in one
+    ("Bundeskanzler", "Außenministerin")."""
+    w = word.casefold().rstrip(".")
+    if w in TITLES:
+        return True
+    if "-" in w:
+        first, *_, last = w.split("-")
+        return first in TITLES and len(first) > 3 or last in TITLES and len(last) > 3
+    return len(w) > 9 and w.endswith(TITLE_ENDINGS)
+
+
+def _is_code(word: str) -> bool:
+    """A country or organisation code written in capitals ("US", "США", "UK")."""
+    return 2 <= len(word) <= 4 and word.isupper()
+
+
 def _trim(run: list[str], start_of_sentence: bool, sw: frozenset) -> tuple[list[str], str, bool]:
-    """(run, kind hint, still at the sentence start) with titles, leading stopwords and trailing connectors cut."""
+    """(run, kind hint, still at the sentence start) with titles (and a code after one: "Президент США Джо Байден"),
+    leading stopwords, a generic word before a connector ("Estado de California") and trailing connectors cut."""
     kind = "OTHER"
     # a title inside the run starts a person's name: "South Dakota Gov. Kristi Noem" -> "Kristi Noem"
     for k in range(len(run) - 1, 0, -1):
-        if run[k].casefold() in TITLES and k + 1 < len(run):
+        if _is_title(run[k]) and k + 1 < len(run):
             run = run[k:]
             start_of_sentence = False
             break
     # trim: leading stopwords (sentence-initial "The"), titles (-> PERSON), trailing connectors
-    while run and (run[0].casefold().rstrip(".") in TITLES):
+    while run and _is_title(run[0]):
         kind = "PERSON"
         run.pop(0)
         start_of_sentence = False
+        if len(run) > 2 and _is_code(run[0]):
+            run.pop(0)
     while run and (run[0].casefold() in sw or run[0].casefold() in CONNECTORS):
         run.pop(0)
+        start_of_sentence = False
+    if len(run) > 2 and run[0].casefold() in GENERIC and run[1].casefold() in CONNECTORS:
+        run = run[2:]
         start_of_sentence = False
     while run and (run[-1].casefold() in CONNECTORS or run[-1].casefold() in sw):
         run.pop()
     return run, kind, start_of_sentence
+
+
+def _coordinated(run: list[str]) -> list[list[str]]:
+    """A run split at the words that join names into a list ("UK and India", "NSA and AMD"), unless the whole is
+    one name: a place ("Bosnia and Herzegovina"), an alias, or an organisation ("Food and Drug Administration")."""
+    if len(run) < 3 or not any(w.casefold() in COORDINATORS for w in run[1:-1]):
+        return [run]
+    whole = " ".join(run)
+    if (
+        run[-1].casefold().rstrip(".") in ORG_WORDS
+        or default_aliases().link(whole)
+        or places.gazetteer().candidates(whole)
+    ):
+        return [run]
+    parts: list[list[str]] = [[]]
+    for w in run:
+        if w.casefold() in COORDINATORS:
+            parts.append([])
+        else:
+            parts[-1].append(w)
+    return [p for p in parts if p]
+
+
+def _possessor(run: list[str]) -> list[list[str]]:
+    """A run split after a possessive whose possessor is a known name ("Indonesia's Aceh", "Intel's Atom": the
+    alias table or the gazetteer holds it); "Lumen's Orbit" stays one name."""
+    for k in range(len(run) - 1):
+        w = run[k]
+        if POSSESSIVE.search(w):
+            owner = " ".join([*run[:k], POSSESSIVE.sub("", w)])
+            if default_aliases().link(owner) or places.gazetteer().candidates(owner):
+                return [run[: k + 1], run[k + 1 :]]
+    return [run]
+
+
+def _cut_title_case(run: list[str], sw: frozenset) -> list[str]:
+    """A run ends before a capitalised function word inside it: a Title Case headline ("Erdbeben Der Stärke",
+    "Произошло У Берегов Японии", "Man Shot In Stockton") is several runs; names write those words in lower case
+    ("Bank of America"), unless the gazetteer holds the whole ("Frankfurt Am Main")."""
+    for k in range(1, len(run)):
+        w = run[k]
+        if w[:1].isupper() and (len(w) == 1 or not w.isupper()) and w.casefold() in sw:
+            return run if places.gazetteer().candidates(" ".join(run)) else run[:k]
+    return run
 
 
 def _is_name(run: list[str], start_of_sentence: bool, lower_seen: set) -> bool:
@@ -266,7 +350,7 @@ def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tu
             sentence_start = False
             i += 1
             continue
-        run = _run_from(toks, i)
+        run = _cut_title_case(_run_from(toks, i), sw)
         j = i + len(run)
         prev = toks[i - 1][0].casefold() if i > 0 else ""
         following = " ".join(t for t, _ in toks[j : j + 2]).casefold()
@@ -281,12 +365,13 @@ def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tu
         at_start = len(run) == 1 and (start_of_sentence or cut)
         sentence_start = False
         i = j
-        if not _is_name(run, start_of_sentence, lower_seen):
-            continue
-        surface = POSSESSIVE.sub("", " ".join(run))
-        if kind == "OTHER":
-            kind = _kind_of_run(run, prev, following)
-        out.append((surface, kind, pos, not at_start and not (len(run) == 1 and run[0].casefold() in GENERIC)))
+        for part in (p for c in _coordinated(run) for p in _possessor(c)):
+            if not _is_name(part, start_of_sentence, lower_seen):
+                continue
+            surface = POSSESSIVE.sub("", " ".join(part))
+            hint = _kind_of_run(part, prev, following) if kind == "OTHER" else kind
+            lone_generic = len(part) == 1 and part[0].casefold() in GENERIC
+            out.append((surface, hint, pos, not at_start and not lone_generic))
     return out
 
 
@@ -302,7 +387,7 @@ def _adder(tally: _Tally, aliases: AliasTable):
             eid, lkind, name = linked
             tally.add(eid, name, lkind, weight, pos, True)
         else:
-            tally.add(normalise(surface), surface, kind, weight, pos, False, mid)
+            tally.add(entity_key(surface), surface, kind, weight, pos, False, mid)
 
     return add
 
@@ -375,7 +460,7 @@ def _resolve_places(items: dict[str, dict], language: str) -> None:
     generic = stopwords(language) | GENERIC
     for eid, it in todo.items():
         p = found.get(it["name"])
-        if p is None or eid in generic:
+        if p is None or eid.casefold() in generic:
             continue
         if not places.accept(p, it["name"], bool(it["kinds"].get("PLACE")), it["mid"], shared[p.key]):
             continue
@@ -384,12 +469,19 @@ def _resolve_places(items: dict[str, dict], language: str) -> None:
         _merge(items, p.entity_id, it)
 
 
-def _fold_short_mentions(items: dict[str, dict]) -> None:
-    """3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem")."""
+def _title_case(title: str) -> bool:
+    """Whether a headline capitalises its words (most words of 4+ letters): its runs are no evidence of names."""
+    words = re.findall(r"[^\W\d_]{4,}", title or "")
+    return len(words) >= 3 and sum(w[:1].isupper() for w in words) > 0.7 * len(words)
+
+
+def _fold_short_mentions(items: dict[str, dict], headline_end: int = -1) -> None:
+    """3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem"); not into a run of
+    a Title Case headline (positions before ``headline_end``) that the body never says ("Берегов Японии")."""
     by_edge: dict[str, list] = {}
     for oid, o in items.items():
         parts = normalise(o["name"]).split()
-        if len(parts) > 1:
+        if len(parts) > 1 and (o["mid"] or o["pos"] >= headline_end):
             for w in {parts[0], parts[-1]}:
                 by_edge.setdefault(w, []).append((oid, o))
     for eid, it in list(items.items()):
@@ -405,6 +497,15 @@ def _fold_short_mentions(items: dict[str, dict]) -> None:
             if o["kind"] == "OTHER" and it["kind"] != "OTHER":
                 o["kind"] = it["kind"]
             del items[eid]
+
+
+def _fold_case_twins(items: dict[str, dict]) -> None:
+    """An unlinked id that keeps capitals (:func:`transforms.articles.entity_aliases.entity_key`) folds into the
+    same name's folded id of the same article: a shouted "TRUMP" in the title is the body's "Trump"."""
+    for eid in [e for e in items if not e.islower() and ":" not in e]:
+        low = eid.casefold()
+        if low != eid and low in items and not items[eid]["linked"]:
+            _merge(items, low, items.pop(eid))
 
 
 def _salient(items: dict[str, dict], confirm: bool) -> list[dict]:
@@ -438,78 +539,7 @@ def extract(
     add = _adder(tally, aliases)
     _add_markup(add, article, keywords, aliases)
     _add_text(add, tally, title, body, language, aliases)
-    _fold_short_mentions(tally.items)
+    _fold_short_mentions(tally.items, len(title or "") if _title_case(title) else -1)
+    _fold_case_twins(tally.items)
     _resolve_places(tally.items, language)
     return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS)
-
-
-def title_words(words: str) -> str:
-    """Words of a folded id as a name: each word capitalised, hyphenated parts too ("ocasio-cortez" ->
-    "Ocasio-Cortez"), a letter after an apostrophe only when a name follows ("o'brien" -> "O'Brien", "lumen's" ->
-    "Lumen's"), name particles inside lower case ("bank of england" -> "Bank of England")."""
-
-    def cap(w: str) -> str:
-        parts = re.split(r"(['’])", w)
-        out = parts[0][:1].upper() + parts[0][1:]
-        for k in range(1, len(parts) - 1, 2):
-            rest = parts[k + 1]
-            out += parts[k] + (rest[:1].upper() + rest[1:] if len(rest) > 2 else rest)
-        return out
-
-    out = []
-    for i, w in enumerate(words.split()):
-        if i and w in CONNECTORS:
-            out.append(w)
-        else:
-            out.append("-".join(cap(p) for p in w.split("-")))
-    return " ".join(out)
-
-
-def display(entity_id: str, language: str | None = None) -> tuple[str, str] | None:
-    """(name a reader sees, kind) of an entity id: a gazetteer place (``place:{slug}``, a country in ``language``),
-    the alias table's canonical name, else the id's words as a name (:func:`title_words`); None for an id that is a
-    generic or function word ("us", "in", "state"): no page, no chip."""
-    if entity_id.startswith("place:"):
-        name = places.place_name(entity_id[6:], language)
-        if name is not None:
-            return name, "PLACE"
-    found = default_aliases().entity(entity_id)
-    if found is not None:
-        return found[2], found[1]
-    if generic(entity_id, language):
-        return None
-    words = entity_id.split(":", 1)[-1].replace("_", " ").replace("-", " ") if ":" in entity_id else entity_id
-    return title_words(words), "PLACE" if entity_id.startswith("place:") else "OTHER"
-
-
-@functools.lru_cache(maxsize=64)
-def _common_words(language: str) -> frozenset:
-    return GENERIC | stopwords(language) | CONNECTORS
-
-
-def generic(entity_id: str, language: str | None = None) -> bool:
-    """Whether an unlinked entity id is only generic and function words ("us", "in", "state", "erdbeben der
-    stärke"): ids stored before those stopped being entities, or codes; no topic page, no chip."""
-    if ":" in entity_id:
-        return False
-    common = _common_words(language or "en")
-    words = entity_id.replace("_", " ").replace("-", " ").replace("’", "'").casefold().split()
-    return len(entity_id) < 2 or all(w in common for w in words)
-
-
-@functools.lru_cache(maxsize=65536)
-def topic_name(topic_id: str, language: str | None = None) -> str:
-    """The name of a topic page id (``entity:{id}``, ``place:{code}``, ``topic:{section}``) in ``language``: what
-    :func:`display` shows, a place code's gazetteer name (a region's code is its country), else the id's words. The
-    ``name`` of a topic page, pre-built (transforms/editions/overlays/topics.py) or built by the origin (serving/api/topics.py)."""
-    kind, _, value = topic_id.partition(":")
-    if kind == "place":
-        shown = display(value if value.startswith("place:") else "place:" + value, language)
-    elif kind == "entity":
-        shown = display(value, language)
-    else:
-        shown = None
-    if shown is not None:
-        return shown[0]
-    words = value.split(":", 1)[-1].replace("-", " ").replace("_", " ")
-    return title_words(words) if words.islower() else words

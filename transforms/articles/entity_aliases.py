@@ -21,14 +21,38 @@ CASELESS_SCRIPT = re.compile(
 )
 POSSESSIVE = re.compile(r"['’]s$")
 _INNER_PERIOD = re.compile(r"(?<=\w)\.")
+_INITIAL = re.compile(r"[^\W\d_]\.")  # "W." of "George W. Bush"
+_APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 
 
 @functools.lru_cache(maxsize=65536)
 def normalise(surface: str) -> str:
-    s = unicodedata.normalize("NFKC", surface or "")
+    """The folded form of a name (alias keys): case-folded, one apostrophe ("Lumen’s" = "Lumen's"), no possessive,
+    inner periods as spaces ("N. Korea" / "N Korea", "U.S." / "U.S"), spaces collapsed."""
+    s = unicodedata.normalize("NFKC", surface or "").translate(_APOSTROPHES)
     s = POSSESSIVE.sub("", s.strip())
-    s = _INNER_PERIOD.sub(" ", s)  # "N. Korea" / "N Korea", "U.S." / "U.S"
+    s = _INNER_PERIOD.sub(" ", s)
     return " ".join(s.casefold().split())
+
+
+@functools.lru_cache(maxsize=65536)
+def entity_key(surface: str) -> str:
+    """The id of a name the alias table does not hold: :func:`normalise`'s form, except that a word written with a
+    capital after its first letter, or an initial, keeps its spelling ("NSA", "U.S.", "McConnell", "SeaMicro", "LuAnn",
+    "W."), so the
+    name readers see (:func:`transforms.articles.entities.display`) is the article's, not "Nsa" or "U S Senate".
+    A name all in capitals (a shouted heading, "KRISTI NOEM") is folded whole. Articles spell such words one way,
+    so they still share the id."""
+    s = unicodedata.normalize("NFKC", surface or "").translate(_APOSTROPHES)
+    words = POSSESSIVE.sub("", s.strip()).split()
+    shouted = len(words) > 1 and all(not any(c.islower() for c in w) for w in words)
+    out = []
+    for w in words:
+        if not shouted and (any(c.isupper() for c in w[1:]) or _INITIAL.fullmatch(w)):
+            out.append(w)
+        else:
+            out.append(_INNER_PERIOD.sub(" ", w).casefold())
+    return " ".join(" ".join(out).split())
 
 
 class AliasTable:

@@ -160,7 +160,56 @@ TITLES = {
     "leader",
     "commissioner",
     "director",
+    # German, French, Spanish, Italian, Russian offices (German compounds: TITLE_ENDINGS)
+    "bundeskanzler",
+    "bundeskanzlerin",
+    "bürgermeister",
+    "bürgermeisterin",
+    "präsidentin",
+    "ministerin",
+    "maire",
+    "gouverneur",
+    "chancelier",
+    "chancelière",
+    "roi",
+    "reine",
+    "presidenta",
+    "ministra",
+    "gobernador",
+    "gobernadora",
+    "alcalde",
+    "alcaldesa",
+    "canciller",
+    "rey",
+    "reina",
+    "sindaco",
+    "президент",
+    "министр",
+    "губернатор",
+    "мэр",
+    "канцлер",
+    "сенатор",
+    "премьер",
+    "председатель",
+    "госсекретарь",
+    "генсек",
+    "патриарх",
 }
+# A German compound ending so is an office ("Außenministerin", "Ministerpräsident", "Regierungssprecher").
+TITLE_ENDINGS = (
+    "kanzler",
+    "kanzlerin",
+    "minister",
+    "ministerin",
+    "präsident",
+    "präsidentin",
+    "bürgermeister",
+    "bürgermeisterin",
+    "sprecher",
+    "sprecherin",
+)
+# Words that join two names into a list ("the UK and India"): a run is split there (entities._coordinated).
+COORDINATORS = frozenset({"and", "&", "y", "e", "und", "et", "и"})
 ORG_WORDS = {
     "inc",
     "corp",
@@ -229,6 +278,7 @@ ORG_WORDS = {
     "service",
     "services",
     "news",
+    "administration",
     "times",
     "post",
     "journal",
@@ -311,7 +361,8 @@ GENERIC = frozenset(
     direct vidéo exclusif actualité météo directo vídeo exclusiva actualizado última hora eilmeldung liveticker
     exklusiv aktualisiert polizei regierung diretta esclusiva aggiornato ultim'ora exclusivo atualizado vivo liveblog
     exclusief bijgewerkt politie
-    erdbeben stärke magnitud séisme terremoto sismo aardbeving trzęsienie землетрясение""".split()
+    erdbeben stärke magnitud séisme terremoto sismo aardbeving trzęsienie землетрясение
+    estado état etat staat stato государство штат""".split()
 )
 NOUN_CAPITALISING = frozenset({"de", "lb"})
 NOUN_ARTICLES = frozenset(

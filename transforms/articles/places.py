@@ -473,14 +473,16 @@ class Gazetteer:
 
     def display(self, place: Place, language: str | None = None) -> str:
         """The name a reader sees: a country in the edition's language (CLDR), a city whose name another bigger
-        place holds with its state or country ("Springfield, Illinois")."""
+        place holds with its state or country ("Springfield, Illinois"), never one name twice ("Singapore": the
+        city-state's city is not "Singapore, Singapore")."""
         if place.kind == "country" and language:
             return self._territories.get(language, {}).get(place.country, place.name)
         base = slugify(place.name)
         if place.kind == "city" and place.slug != base and place.slug.startswith(base + "-"):
-            where = next((q for k in place.parents if (q := self._places.get(k)) is not None), None)
-            if where is not None:
-                return f"{place.name}, {where.name}"
+            for k in place.parents:  # the nearest containing place of another name ("Hong Kong, Hong Kong": none)
+                where = self._places.get(k)
+                if where is not None and where.name != place.name and where.kind != "continent":
+                    return f"{place.name}, {self.display(where, language)}"
         return place.name
 
 
