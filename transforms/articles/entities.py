@@ -82,7 +82,7 @@ MAX_ENTITIES = 25
 CONFIRM_BODY_CHARS = 200  # a body this long must say an unlinked name mid-sentence for it to count (_salient)
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
-_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_][\w'’\-]*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
+_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[\w'’\-]|&(?=\w))*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
 _SENTENCE_END = {".", "!", "?", ";", ":", '"', "“", "”", "«", "»", "„", "(", ")", "[", "]", "|", "•", "—", "–"}
 _BREAK = _SENTENCE_END | {",", "/"}
 _INITIALS = re.compile(r"(?:[^\W\d_]\.){2,}")
@@ -164,7 +164,8 @@ def _tokens(text: str) -> list[tuple[str, int]]:
         if t.endswith(".") and len(t) > 1 and not _INITIALS.fullmatch(t):
             word = t[:-1]
             if word.casefold() in TITLES or len(word) == 1:
-                toks.append((word, m.start()))  # "Gov." / "J." : an abbreviation, not a sentence end
+                # "Gov." / "J." : an abbreviation, not a sentence end; an initial keeps its period ("George W. Bush")
+                toks.append((t if len(word) == 1 and word.isupper() else word, m.start()))
                 continue
             toks.append((word, m.start()))
             toks.append((".", m.end() - 1))
@@ -174,11 +175,11 @@ def _tokens(text: str) -> list[tuple[str, int]]:
 
 
 def _run_from(toks: list[tuple[str, int]], i: int) -> list[str]:
-    """The run of capitalised tokens starting at ``i`` (at most 6), with lower-case connectors inside."""
+    """The run of capitalised tokens starting at ``i`` (at most 8: two names joined by "and"), with lower-case connectors inside."""
     n = len(toks)
     j = i
     run = []
-    while j < n and len(run) < 6:
+    while j < n and len(run) < 8:
         t = toks[j][0]
         if (
             t[:1].isupper()
@@ -476,7 +477,8 @@ def _title_case(title: str) -> bool:
 
 
 def _fold_short_mentions(items: dict[str, dict], headline_end: int = -1) -> None:
-    """3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem"); not into a run of
+    """3. fold short mentions into longer names of the same document ("Noem" -> "Kristi Noem"; one that two names
+    end or start with is dropped: it would show one person twice); not into a run of
     a Title Case headline (positions before ``headline_end``) that the body never says ("Берегов Японии")."""
     by_edge: dict[str, list] = {}
     for oid, o in items.items():
@@ -497,6 +499,8 @@ def _fold_short_mentions(items: dict[str, dict], headline_end: int = -1) -> None
             if o["kind"] == "OTHER" and it["kind"] != "OTHER":
                 o["kind"] = it["kind"]
             del items[eid]
+        elif len(owners) > 1:
+            del items[eid]  # "Bush" beside "George W. Bush" and "Reggie Bush": either, so neither on its own
 
 
 def _fold_case_twins(items: dict[str, dict]) -> None:

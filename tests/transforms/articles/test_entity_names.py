@@ -180,3 +180,15 @@ def test_real_articles_show_names_as_written(file, article, wanted):
     names = shown(r["title"], r["text"], r["language"])
     assert wanted <= set(names), names
     assert not {" ".join(x.capitalize() for x in w.split()) for w in wanted} & set(names), names
+
+
+def test_initials_ampersands_and_a_surname_two_people_share():
+    names = shown(
+        "Bush meets AT&T chief in Dallas",
+        "Former President George W. Bush met AT&T chief executive Randall Stephenson in Dallas on Monday. Bush said "
+        "AT&T would invest in the city. George W. Bush and Paul D. Ryan spoke later at a dinner. Reggie Bush, the "
+        "former running back, did not attend, a spokesman for Paul D. Ryan said.",
+        "en",
+    )
+    assert {"George W. Bush", "Paul D. Ryan", "AT&T", "Reggie Bush"} <= set(names), names
+    assert not {"Bush", "George W Bush", "At T", "Paul D"} & set(names), names
