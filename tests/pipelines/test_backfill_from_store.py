@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.pipelines.test_backfill import EVENTS, read
 
 
@@ -48,3 +50,19 @@ def test_from_store_and_input_together_are_refused(tmp_path, capsys):
     assert newsroom(["backfill", "--from_store", str(tmp_path / "none"), "--output", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "give one" in err[0] and "no article store there" in err[1]
+
+
+def test_from_store_on_gcp_reads_productions_bigtable_article_table(tmp_path):
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.backfill import resolve
+
+    gcp = ["--backend=gcp", "--snapshot_bucket=b", "--project=p", "--bigtable_instance=i", f"--output={tmp_path}"]
+    for flag in ("--from_store", "--from_store=bigtable"):
+        job = resolve(PipelineOptions([*gcp, flag, "--namespace=bf1"]))
+        assert (job.source.backend, job.source.namespace, job.source.bigtable_instance) == ("gcp", "", "i")
+        assert job.store.namespace == "bf1"  # the run writes its own namespace, reads production's
+    with pytest.raises(ValueError, match="names an embedded store"):
+        resolve(PipelineOptions([*gcp, "--from_store=/data/live"]))
+    job = resolve(PipelineOptions([f"--from_store={tmp_path / 'live'}", f"--output={tmp_path}"]))
+    assert (job.source.backend, job.source.data_dir) == ("embedded", str(tmp_path / "live"))
