@@ -172,3 +172,14 @@ def test_the_for_you_count_carries_every_plural_category_of_the_language(client)
     assert 'data-msg-count-many="{n} сюжетов для вас."' in html  # "5 сюжетов": many, which one/other cannot say
     js = (Path(__file__).resolve().parents[2] / "serving" / "web" / "static" / "foryou.js").read_text()
     assert "Intl.PluralRules" in js
+
+
+def test_full_coverage_ends_its_sentence_as_the_language_does(app, world, client):
+    sid = samples.story_id(760)
+    cov = samples.story_coverage(sid, 1, samples.coverage_articles(sid, 2))
+    cov["language"] = "ja"
+    publish(world, cov)
+    app.extensions["newsroom"].watcher.poll_once()
+    line = re.search(r'<p class="coverage">([^<]+)</p>', client.get(f"/stories/{sid}").data.decode()).group(1)
+    doc, t = client.get(f"/v1/stories/{sid}").get_json(), messages("ja")
+    assert line == t("full_coverage_of", coverage=t.coverage(doc["article_count"], doc["publisher_count"])) + "。"
