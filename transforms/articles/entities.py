@@ -512,7 +512,7 @@ def _fold_case_twins(items: dict[str, dict]) -> None:
             _merge(items, low, items.pop(eid))
 
 
-def _salient(items: dict[str, dict], confirm: bool) -> list[dict]:
+def _salient(items: dict[str, dict], confirm: bool, language: str) -> list[dict]:
     """5. salience: linked and multi-word names first; lone unlinked words mentioned once are dropped, and so is,
     when ``confirm`` (the article has a body), an unlinked name the body never says inside a sentence: a word of a
     Title Case headline ("Magnitude"), a sentence's first word, a German noun after its article."""
@@ -521,7 +521,7 @@ def _salient(items: dict[str, dict], confirm: bool) -> list[dict]:
         multiword = len(it["name"].split()) > 1
         if not it["linked"] and not multiword and it["count"] < 2 and it["score"] < 2:
             continue
-        if not it["linked"] and (confirm and not it["mid"] or generic(eid)):
+        if not it["linked"] and (confirm and not it["mid"] or generic(eid, language)):
             continue
         rank = it["score"] + (1.0 if it["linked"] else 0.0) + (0.5 if multiword else 0.0)
         out.append((-rank, it["pos"], eid, it))
@@ -546,4 +546,4 @@ def extract(
     _fold_short_mentions(tally.items, len(title or "") if _title_case(title) else -1)
     _fold_case_twins(tally.items)
     _resolve_places(tally.items, language)
-    return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS)
+    return _salient(tally.items, len((body or "").strip()) >= CONFIRM_BODY_CHARS, language)

@@ -145,3 +145,14 @@ def stopwords(language: str) -> frozenset:
     base = lists.get(language, frozenset())
     # English function words leak into every language's news (quotes, brand names): always include them.
     return base | lists["en"] if language != "en" else base
+
+
+@functools.lru_cache(maxsize=128)
+def lone_words(language: str) -> frozenset:
+    """Words that name nothing on their own, written as a word ("Web", "New", "Year", "Results", "I've"): the
+    stopwords-iso list of the language and of English (``stopwordsiso``, MIT; English leaks into every language's
+    news) and the project's function words. Read for a lone word in lower case only: its lists also hold codes
+    and acronyms ("gm", "tv", "sec"), which an article writes in capitals and which stay names."""
+    import stopwordsiso
+
+    return frozenset(stopwordsiso.stopwords([language, "en"])) | stopwords(language)

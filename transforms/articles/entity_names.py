@@ -9,7 +9,7 @@ import functools
 import re
 
 from transforms.articles import places
-from transforms.articles.entity_aliases import default_aliases, stopwords
+from transforms.articles.entity_aliases import default_aliases, lone_words, stopwords
 from transforms.articles.entity_words import CONNECTORS, GENERIC
 
 
@@ -62,12 +62,16 @@ def _common_words(language: str) -> frozenset:
 
 def generic(entity_id: str, language: str | None = None) -> bool:
     """Whether an unlinked entity id is only generic and function words ("us", "in", "state", "erdbeben der
-    stärke"): ids stored before those stopped being entities, or codes; no topic page, no chip."""
+    stärke"), or one common word of the language (:func:`transforms.articles.entity_aliases.lone_words`: "web",
+    "new", "year"; not "GM", which the id keeps in capitals): ids stored before those stopped being entities, or
+    codes; no topic page, no chip."""
     if ":" in entity_id:
         return False
     common = _common_words(language or "en")
     words = entity_id.replace("_", " ").replace("-", " ").replace("’", "'").casefold().split()
-    return len(entity_id) < 2 or all(w in common for w in words)
+    if len(entity_id) < 2 or all(w in common for w in words):
+        return True
+    return len(words) == 1 and entity_id.islower() and words[0] in lone_words(language or "en")
 
 
 @functools.lru_cache(maxsize=65536)

@@ -192,3 +192,19 @@ def test_initials_ampersands_and_a_surname_two_people_share():
     )
     assert {"George W. Bush", "Paul D. Ryan", "AT&T", "Reggie Bush"} <= set(names), names
     assert not {"Bush", "George W Bush", "At T", "Paul D"} & set(names), names
+
+
+def test_common_words_of_a_headline_are_never_names():
+    names = shown(
+        "Web Giants Report Results",
+        "Google and Facebook reported results on Tuesday. The Web, analysts said, is still growing: Google's revenue "
+        "rose to $20 Billion in the quarter, and Facebook said its Web traffic doubled. Results beat forecasts. The "
+        "companies, both based in California, said their Web businesses would keep hiring next Year, and the New "
+        "guidance lifted shares.",
+        "en",
+    )
+    assert {"Google", "Facebook", "California"} <= set(names), names
+    assert not {"Web", "Results", "Billion", "Year", "New", "Web Giants Report Results", "Google and Facebook"} & set(
+        names
+    ), names
+    assert entities.display("web", "en") is None and entities.display("GM", "en") == ("GM", "OTHER")
