@@ -67,6 +67,7 @@ from transforms.articles.entity_words import (
     CONNECTORS,
     COORDINATORS,
     GENERIC,
+    NAME_PARTICLES,
     NOUN_ARTICLES,
     NOUN_CAPITALISING,
     ORG_WORDS,
@@ -174,21 +175,30 @@ def _tokens(text: str) -> list[tuple[str, int]]:
     return toks
 
 
-def _run_from(toks: list[tuple[str, int]], i: int) -> list[str]:
-    """The run of capitalised tokens starting at ``i`` (at most 8: two names joined by "and"), with lower-case connectors inside."""
+def _name_follows(toks: list[tuple[str, int]], j: int) -> bool:
+    """Whether a capitalised word follows, after at most one more connector ("von der Leyen", "Luis de la Fuente")."""
+    if j < len(toks) and toks[j][0].casefold() in CONNECTORS:
+        j += 1
+    return j < len(toks) and toks[j][0][:1].isupper()
+
+
+def _run_from(toks: list[tuple[str, int]], i: int, nouns_capitalised: bool = False) -> list[str]:
+    """The run of capitalised tokens starting at ``i`` (at most 8: two names joined by "and"), with lower-case
+    connectors inside; where every noun is capitalised (German) an article joins two words only after a name
+    particle ("von der Leyen"), not two nouns ("Angaben der Polizei", "Zahl der Arbeitslosen")."""
     n = len(toks)
     j = i
-    run = []
+    run: list[str] = []
     while j < n and len(run) < 8:
         t = toks[j][0]
-        if (
-            t[:1].isupper()
-            and t not in _BREAK
-            or t.casefold() in CONNECTORS
+        low = t.casefold()
+        joins = (
+            low in CONNECTORS
             and run
-            and j + 1 < n
-            and toks[j + 1][0][:1].isupper()
-        ):
+            and _name_follows(toks, j + 1)
+            and not (nouns_capitalised and low in NOUN_ARTICLES and run[-1].casefold() not in NAME_PARTICLES)
+        )
+        if t[:1].isupper() and t not in _BREAK or joins:
             run.append(t)
             j += 1
         else:
@@ -205,7 +215,7 @@ def _is_title(word: str) -> bool:
         return True
     if "-" in w:
         first, *_, last = w.split("-")
-        return first in TITLES and len(first) > 3 or last in TITLES and len(last) > 3
+        return first in TITLES and len(first) > 3 or len(last) > 3 and _is_title(last)
     return len(w) > 9 and w.endswith(TITLE_ENDINGS)
 
 
@@ -260,7 +270,15 @@ def _coordinated(run: list[str]) -> list[list[str]]:
             parts.append([])
         else:
             parts[-1].append(w)
-    return [p for p in parts if p]
+    out = []
+    for p in parts:  # "and the Bank of England": the connectors at a part's edges go
+        while p and p[0].casefold() in CONNECTORS:
+            p = p[1:]
+        while p and p[-1].casefold() in CONNECTORS:
+            p = p[:-1]
+        if p:
+            out.append(p)
+    return out
 
 
 def _possessor(run: list[str]) -> list[list[str]]:
@@ -351,7 +369,7 @@ def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tu
             sentence_start = False
             i += 1
             continue
-        run = _cut_title_case(_run_from(toks, i), sw)
+        run = _cut_title_case(_run_from(toks, i, nouns_capitalised), sw)
         j = i + len(run)
         prev = toks[i - 1][0].casefold() if i > 0 else ""
         following = " ".join(t for t, _ in toks[j : j + 2]).casefold()

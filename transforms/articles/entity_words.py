@@ -365,6 +365,7 @@ GENERIC = frozenset(
     estado état etat staat stato государство штат""".split()
 )
 NOUN_CAPITALISING = frozenset({"de", "lb"})
+NAME_PARTICLES = frozenset({"von", "van", "zu", "vom", "de"})  # "von der Leyen", "Van der Bellen"
 NOUN_ARTICLES = frozenset(
     "der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner dieser diese dieses "
     "diesen diesem jeder jede jedes jeden jedem im am zum zur vom beim".split()

@@ -208,3 +208,15 @@ def test_common_words_of_a_headline_are_never_names():
         names
     ), names
     assert entities.display("web", "en") is None and entities.display("GM", "en") == ("GM", "OTHER")
+
+
+def test_german_nouns_joined_by_an_article_are_no_name_but_name_particles_are():
+    names = shown(
+        "Von der Leyen in Brüssel",
+        "EU-Kommissionspräsidentin Ursula von der Leyen hat am Montag in Brüssel die Pläne vorgestellt. Nach Angaben "
+        "der Polizei protestierten Hunderte. Ursula von der Leyen sagte, die Zahl der Arbeitslosen sei gesunken. Laut "
+        "Angaben der Polizei blieb es friedlich, und die Zahl der Teilnehmer wurde später korrigiert.",
+        "de",
+    )
+    assert "Ursula von der Leyen" in names, names
+    assert not {"Angaben der Polizei", "Zahl der Arbeitslosen", "EU-Kommissionspräsidentin Ursula"} & set(names), names
