@@ -339,7 +339,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     ext = Newsroom(app)
 
     from serving.api import editions, foryou, health, openapi, push, stories, storylines, topics
-    from serving.web import opml, signin
+    from serving.web import foryou_cards, opml, signin
     from serving.web import pages as web
 
     app.register_blueprint(editions.bp)
@@ -355,6 +355,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(web.bp)  # reader HTML pages (serving/web/pages.py), shared like the JSON ones
     app.register_blueprint(signin.bp)  # local sign-in (private pages; only on a local stack)
     app.register_blueprint(opml.bp)  # GET /v1/me/follows.opml: the reader's follows as feeds (private)
+    app.register_blueprint(foryou_cards.bp)  # GET /v1/feed/for-you/cards: For you as the edition's cards (private)
     push.init_app(app)  # WebSub callbacks and publisher pings
     app.register_blueprint(push.bp)
 

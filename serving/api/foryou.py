@@ -37,6 +37,7 @@ import functools
 import logging
 import re
 import time
+from dataclasses import dataclass
 
 import orjson
 from flask import Blueprint, Response, current_app, g, request
@@ -194,6 +195,50 @@ def _ok(doc, status: int = 200) -> Response:
 @functools.partial(private, slotted=False)
 def for_you(reader: str):
     ext = services()
+    page = feed_page(ext, reader)
+    if isinstance(page, Response):
+        return page
+    parts = []
+    language = page.edition.partition("-")[2]
+    for n, (i, reason) in enumerate(page.ranked, start=page.depth + 1):
+        named = orjson.dumps(reason) + b',"reason_name":' + orjson.dumps(reason_name(reason, language))
+        parts.append(page.pool.item_bytes[i] + b',"rank":%d,"reason":' % n + named + b"}")
+    head = orjson.dumps(
+        {
+            "schema": "newsroom.for_you/v1",
+            "edition": page.edition,
+            "pool_version": page.pool.version,
+            "degraded": page.degraded,
+        }
+    )
+    body = head[:-1] + b',"items":[' + b",".join(parts) + b'],"next_cursor":' + orjson.dumps(page.next_cursor) + b"}"
+    return page.headers(Response(body, content_type=http.JSON))
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    """One page of a reader's For you feed: ``ranked`` (pool index, reason) pairs from position ``depth`` on."""
+
+    edition: str
+    pool: object
+    ranked: list
+    depth: int
+    next_cursor: str | None
+    degraded: str | None
+    rebased: int | None
+
+    def headers(self, resp: Response) -> Response:
+        if self.rebased is not None:
+            resp.headers["Newsroom-Cursor-Rebased"] = f"v{self.rebased}"
+        if self.degraded is not None:
+            resp.headers["Newsroom-Degraded"] = self.degraded
+        return resp
+
+
+def feed_page(ext, reader: str) -> FeedPage | Response:
+    """The request's page of the reader's feed (``edition``, ``cursor``, ``limit`` from the query), down the load
+    ladder without a private slot; or the problem answer of a bad request. The JSON feed and the web page's cards
+    (serving/web/foryou_cards.py) are the same page."""
     cat = ext.holder.current
     edition = request.args.get("edition")
     if not edition or not EDITION.match(edition):
@@ -218,22 +263,8 @@ def for_you(reader: str):
             ranked, degraded = _ranked(ext, pool, ext.profile_cache.view(reader), pos, limit)
     except Overloaded:
         ranked, degraded = _shed(ext, pool, reader, pos, limit)
-    parts = []
-    language = edition.partition("-")[2]
-    for n, (i, reason) in enumerate(ranked, start=pos.depth + 1):
-        named = orjson.dumps(reason) + b',"reason_name":' + orjson.dumps(reason_name(reason, language))
-        parts.append(pool.item_bytes[i] + b',"rank":%d,"reason":' % n + named + b"}")
     next_cursor = feed.advance(ext.cursor_secret, edition, pool, pos, [i for i, _ in ranked], limit)
-    head = orjson.dumps(
-        {"schema": "newsroom.for_you/v1", "edition": edition, "pool_version": pool.version, "degraded": degraded}
-    )
-    body = head[:-1] + b',"items":[' + b",".join(parts) + b'],"next_cursor":' + orjson.dumps(next_cursor) + b"}"
-    resp = Response(body, content_type=http.JSON)
-    if pos.rebased is not None:
-        resp.headers["Newsroom-Cursor-Rebased"] = f"v{pos.rebased}"
-    if degraded is not None:
-        resp.headers["Newsroom-Degraded"] = degraded
-    return resp
+    return FeedPage(edition, pool, ranked, pos.depth, next_cursor, degraded, pos.rebased)
 
 
 def _shed(ext, pool, reader: str, pos, limit: int) -> tuple[list[tuple[int, str]], str]:

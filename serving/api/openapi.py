@@ -15,7 +15,7 @@ from flask import Blueprint, Response
 
 from schemas.pages import MAX_LIMIT
 from serving.api.foryou import NOT_BLANK_CLASS
-from serving.api.openapi_feeds import feed_paths, opml_op
+from serving.api.openapi_feeds import cards_op, feed_paths, opml_op
 from serving.api.openapi_schemas import STORY_ID, ref, schemas
 from serving.api.topics import TOPIC_ID_PATTERN
 from serving.http import conventions as http
@@ -318,6 +318,13 @@ def _topic_path() -> dict:
     }
 
 
+FEED_PARAMS = [
+    {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"},
+    CURSOR,
+    {"name": "limit", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 50}},
+]
+
+
 def _private_paths() -> dict:
     """The reader's own endpoints: bearer token, never cached."""
     return {
@@ -325,17 +332,15 @@ def _private_paths() -> dict:
             "get": _private_op(
                 "The edition's candidate pool re-ranked for the reader, each item with its reason.",
                 {"200": _json("ForYouFeed", "A page of the reader's feed.", {**PRIVATE, **DEGRADED})},
-                params=[
-                    {"name": "edition", "in": "query", "required": True, "schema": EDITION_SCHEMA, "example": "us-en"},
-                    CURSOR,
-                    {
-                        "name": "limit",
-                        "in": "query",
-                        "required": False,
-                        "schema": {"type": "integer", "minimum": 1, "maximum": 50},
-                    },
-                ],
+                params=FEED_PARAMS,
                 extra={"404": _problem("No pool for that edition (unknown_edition).", PRIVATE)},
+            )
+        },
+        "/v1/feed/for-you/cards": {
+            "get": cards_op(
+                _private_op,
+                FEED_PARAMS,
+                {"private": PRIVATE, "not_found": _problem("No pool for that edition (unknown_edition).", PRIVATE)},
             )
         },
         "/v1/me/profile": {
@@ -509,6 +514,7 @@ OPERATION_IDS = {
     ("get", "/v1/feed/for-you"): "getForYouFeed",
     ("get", "/v1/me/profile"): "getProfile",
     ("get", "/v1/me/follows.opml"): "exportFollowsOpml",
+    ("get", "/v1/feed/for-you/cards"): "getForYouCards",
     ("delete", "/v1/me/profile"): "deleteProfile",
     ("post", "/v1/me/follows"): "follow",
     ("delete", "/v1/me/follows"): "unfollow",

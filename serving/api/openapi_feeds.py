@@ -86,3 +86,23 @@ def opml_op(private_op, edition_schema: dict, private: dict, not_found) -> dict:
         ],
         extra={"404": not_found},
     )
+
+
+def cards_op(private_op, feed_params: list, extra: dict) -> dict:
+    """GET /v1/feed/for-you/cards (serving/web/foryou_cards.py): the For you page's cards, private like the feed."""
+    return private_op(
+        "The same page of the reader's feed as /v1/feed/for-you, as the edition pages' story cards (an HTML "
+        "fragment: labels, relative times, Full Coverage, each card's reason) for the For you page's script.",
+        {
+            "200": {
+                "description": 'An HTML fragment: <ol class="stories"> of the page\'s cards.',
+                "headers": {
+                    **extra["private"],
+                    "Newsroom-Next-Cursor": _h("The next page's cursor; absent on the last page.", required=False),
+                },
+                "content": {"text/html": {"schema": {"type": "string"}}},
+            }
+        },
+        params=feed_params,
+        extra={"404": extra["not_found"]},
+    )

@@ -21,8 +21,9 @@ serve as JSON, decoded from their pre-serialised bytes, so HTML and JSON always 
 - ``GET /stories/{story_id}``: Full Coverage (timeline, publishers, other languages, opinion / fact-check labels);
   merged ids answer 301 to the survivor's page.
 - ``GET /e/{edition}/for-you``: a shell page; its script (``/assets/foryou.js``) keeps the reader token in the
-  browser's localStorage (a form to paste it, or local sign-in: serving/web/signin.py) and calls
-  ``GET /v1/feed/for-you`` with ``Authorization: Bearer``. The token is never in a page, a URL or a cookie, so the
+  browser's localStorage (a form to paste it, or local sign-in: serving/web/signin.py) and inserts the reader's
+  cards, ``GET /v1/feed/for-you/cards`` with ``Authorization: Bearer`` (serving/web/foryou_cards.py: the feed's
+  page as this module's cards). The token is never in a page, a URL or a cookie, so the
   shell is shared like every other page. Every page also loads ``/assets/reader.js`` (after ``common.js``, the helpers
   the scripts share): the signed-in reader's controls, read beacon, the top page's For you slice and the "new stories"
   pill, all in the browser after load (the page only carries what is the same for every reader: publisher ids on
@@ -104,12 +105,17 @@ def story_labels(story: dict) -> list[str]:
 def edition_view(cat, page) -> list[dict]:
     """The page's stories in served order, as the JSON ``GET /v1/editions/{e}/sections/{s}`` has them."""
     body, _ = page.body(None)
-    stories = orjson.loads(body)["stories"]
+    return story_views(cat, page.edition, orjson.loads(body)["stories"])
+
+
+def story_views(cat, edition: str, stories: list[dict]) -> list[dict]:
+    """Ranked stories as JSON (a page's entries, pool items of For you) made the cards of ``web/_stories.html``:
+    links and images made safe, labels once, the counts Full Coverage shows, topic chips of the edition."""
     for s in stories:
         s["representative"] = _card(s["representative"])
         s["supporting"] = [_card(c) for c in s.get("supporting") or []]
         s["labels"] = story_labels(s)
-    return with_chips(cat, page.edition, with_counts(cat, stories))
+    return with_chips(cat, edition, with_counts(cat, stories))
 
 
 def with_counts(cat, stories: list[dict]) -> list[dict]:

@@ -11,6 +11,7 @@ second; the watcher and the event folder are driven by the test (no background t
 from __future__ import annotations
 
 import json
+import re
 import threading
 import urllib.request
 
@@ -168,4 +169,31 @@ def test_the_new_stories_pill(local, page, shots):
     expect(page.locator("#reader")).to_have_attribute("data-version", "2")
     with urllib.request.urlopen(f"{local.base}/v1/editions/{EDITION}/version", timeout=10) as r:
         assert json.loads(r.read())["sections"]["tech"] == 2
+    assert page.problems == [], page.problems
+
+
+def test_the_for_you_page_follows_sign_in(local, page, shots):
+    """Signed out on a local stack, For you points to Sign in; signed in, it shows the feed as the edition's cards
+    with the reader's controls and no token box; signed out again, the box and the pointer come back."""
+    page.goto(f"{local.base}/e/{EDITION}/for-you")
+    status = page.locator("#feed-status")
+    expect(status.get_by_role("link", name="Sign in")).to_have_attribute("href", re.compile(r"^/sign-in\?next="))
+    expect(page.locator("#token-box")).to_be_visible()
+    status.get_by_role("link", name="Sign in").click()  # the pointer leads to sign-in and back here
+    page.get_by_role("textbox", name="Reader name").fill("dora")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{local.base}/e/{EDITION}/for-you")
+    # (a first render in a cold process loads the name tables of the cards' chips: seconds on a loaded machine)
+    expect(page.locator("#feed li.story")).to_have_count(20, timeout=60_000)
+    expect(page.locator("#token-box")).to_be_hidden()
+    card = page.locator("#feed li.story").first
+    expect(card.get_by_role("link", name=re.compile("^Full Coverage"))).to_be_visible()
+    name = card.get_attribute("data-publisher-name")
+    expect(card.get_by_role("button", name=f"Follow {name}")).to_be_visible()  # reader.js on the added cards
+    problems = page.evaluate(AUDIT)
+    assert problems == [], problems
+    shots(page, "reader-5-for-you-signed-in")
+    page.locator("#reader").get_by_role("button", name="Sign out").click()
+    expect(page.locator("#token-box")).to_be_visible()
+    expect(status.get_by_role("link", name="Sign in")).to_be_visible()
     assert page.problems == [], page.problems

@@ -112,12 +112,17 @@ def test_a_topic_page_from_the_top_page(origin, page, shots):
 
 
 def test_for_you_with_a_pasted_token(origin, page, shots):
+    """Signed out: the token box and the status asking for one. Signed in: the feed as the edition pages' own
+    cards (labels, relative times, Full Coverage, each card's reason) and no token box; Sign out (the reader bar)
+    brings the box back."""
     token = issue_token(TOKEN_SECRET, "browser-reader")
+    page.clock.set_fixed_time("2025-03-01T12:01:30Z")  # the sample world's last cycle: times within the week
     response = page.goto(f"{origin}/e/{EDITION}/for-you")
     assert "Content-Security-Policy" in {k.title() for k in response.headers} or response.headers.get(
         "content-security-policy"
     )
     assert page.locator("#feed-status").inner_text().startswith("Paste your reader token")
+    expect(page.locator("#token-box")).to_be_visible()
     shots(page, "5-for-you-empty")
 
     page.get_by_role("textbox", name="Reader token").fill(token)
@@ -128,6 +133,15 @@ def test_for_you_with_a_pasted_token(origin, page, shots):
     assert page.evaluate("localStorage.getItem('newsroom.readerToken')") == token
     assert page.context.cookies() == []  # the token is never a cookie
     assert token not in page.content() and token not in page.url
+    expect(page.locator("#token-box")).to_be_hidden()  # signed in: no token box, no "Forget my token"
+    assert page.get_by_role("button", name="Forget my token").count() == 0
+    card = page.locator("#feed li.story").first
+    expect(card.get_by_role("link", name=re.compile("^Full Coverage"))).to_have_attribute(
+        "href", re.compile("^/stories/")
+    )
+    expect(card.locator("time[data-relative]")).not_to_have_text(re.compile(r"UTC$"))  # worded by reltime.js
+    expect(card.locator("p.reason")).to_contain_text("Why:")
+    expect(card.locator("p.coverage")).to_contain_text(re.compile(r"\d+ articles? from \d+ publishers?"))
     shots(page, "6-for-you-feed")
 
     page.get_by_role("button", name="More stories").click()
@@ -136,11 +150,12 @@ def test_for_you_with_a_pasted_token(origin, page, shots):
     page.reload()  # the token stays in this browser: the feed loads again without pasting
     page.wait_for_selector("#feed li.story")
     assert not page.locator("#token-form").is_visible()  # signed in: no empty token box
-    first = page.locator("#feed li.story h3 a").first
+    first = page.locator("#feed li.story h2 a").first
     href = first.get_attribute("href")
     assert href.startswith("/stories/")
 
-    page.get_by_role("button", name="Forget my token").click()
+    page.locator("#reader").get_by_role("button", name="Sign out").click()
+    expect(page.locator("#token-box")).to_be_visible()
     expect(page.locator("#feed li.story")).to_have_count(0)
     assert page.evaluate("localStorage.getItem('newsroom.readerToken')") is None
     assert page.problems == [], page.problems

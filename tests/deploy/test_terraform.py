@@ -493,7 +493,8 @@ def served_paths() -> dict[str, list[str]]:
         routes = re.findall(r'@bp\.(?:get|post|put|delete|patch)\("([^"]+)"', text)
         if not routes:
             continue
-        kind = {"foryou.py": "personal", "opml.py": "personal", "push.py": "push"}.get(source.name, "shared")
+        personal = ("foryou.py", "foryou_cards.py", "opml.py")
+        kind = "personal" if source.name in personal else "push" if source.name == "push.py" else "shared"
         kinds[kind] += [re.sub(r"<[^>]+>", "x1", r) for r in routes]
     assert all(kinds.values()), kinds
     # edges of the personal prefixes: /v1/feed itself is personal, /v1/feedback is not

@@ -188,14 +188,17 @@ def test_for_you_shell_keeps_the_token_client_side(client):
     html = r.data.decode()
     assert f'data-edition="{EDITION}"' in html
     scripts = re.findall(r'<script src="([^"]+)"', html)
-    # the helpers every page's scripts share, the shell's own script, and reader.js (the controls every page has)
-    names = ["common", "foryou", "reader"]
+    # the helpers every page's scripts share, the cards' relative times, the shell's own script, and reader.js (the
+    # controls every page has)
+    names = ["common", "reltime", "foryou", "reader"]
     assert [re.fullmatch(r"/assets/[0-9a-f]{10}/(\w+)\.js", u).group(1) for u in scripts] == names
     for url in scripts:
         js = client.get(url).data.decode()
         assert "document.cookie" not in js and "innerHTML" not in js
         if "common.js" in url:
             assert "localStorage" in js  # the token is read from this browser's storage, nowhere else
+        elif "reltime.js" in url:
+            assert "localStorage" not in js and "fetch" not in js  # words times, reads and sends nothing
         else:
             assert "Authorization" in js and "/v1/feed/for-you" in js and 'credentials: "omit"' in js
 

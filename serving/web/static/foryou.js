@@ -1,16 +1,17 @@
 // For you shell (/e/{edition}/for-you). The reader token lives in this browser's localStorage only: it is sent to
-// the JSON For you API in an Authorization header, never put in a URL, a page or a cookie (fetch with
-// credentials "omit"). Items are built with DOM APIs and textContent (never parsed markup): nothing from an article is
-// ever parsed as HTML. No inline script anywhere: the page's Content-Security-Policy is script-src 'self'.
+// the private For you API in an Authorization header, never put in a URL, a page or a cookie (fetch with
+// credentials "omit"). Signed in (a token here: local sign-in or a pasted one), the page shows the feed and no token
+// box (Sign out is in the reader bar, reader.js); signed out, the box to paste a token and, on a local stack, the way
+// to Sign in. The cards are the edition pages' own, rendered by the server (GET /v1/feed/for-you/cards, Jinja-escaped):
+// one card renderer for every page. No inline script anywhere: the page's Content-Security-Policy is script-src 'self'.
 (function () {
   "use strict";
   var root = document.getElementById("foryou");
   if (!root) return;
   var edition = root.getAttribute("data-edition");
+  var box = document.getElementById("token-box");
   var form = document.getElementById("token-form");
   var input = document.getElementById("token-input");
-  var forget = document.getElementById("token-forget");
-  var help = document.getElementById("token-help");
   var status = document.getElementById("feed-status");
   var list = document.getElementById("feed");
   var more = document.getElementById("feed-more");
@@ -19,7 +20,6 @@
   var common = window.newsroom; // common.js: the token, string and card helpers reader.js shares
   var KEY = common.TOKEN_KEY;
   var token = common.token;
-  var el = common.el;
   // The page's strings in its language (serving/web/messages.json, as data-msg-* attributes); English if absent.
   var msg = common.messages(root);
 
@@ -34,35 +34,16 @@
     return msg(name, fallback, { n: n.toLocaleString(lang) });
   }
 
-  function safeUrl(url) {
-    return typeof url === "string" && /^https?:\/\//i.test(url) ? url : null;
-  }
-
-  function item(it) {
-    var rep = it.representative || {};
-    var meta = el("p", null, "meta");
-    meta.appendChild(el("span", rep.publisher_name || rep.publisher_id, "publisher"));
-    meta.appendChild(document.createTextNode(" · "));
-    var t = el("time", (rep.published_at || "").slice(0, 16).replace("T", " ") + " UTC");
-    t.setAttribute("datetime", rep.published_at || "");
-    meta.appendChild(t);
-    var url = safeUrl(rep.url);
-    var p = null;
-    if (url) {
-      p = el("p", null, "coverage");
-      var out = el("a", msg("read-at", "Read at {publisher}", { publisher: rep.publisher_name || rep.publisher_id }));
-      out.href = url;
-      out.rel = "noopener noreferrer";
-      p.appendChild(out);
-    }
-    return common.storyItem(it, msg("why", "Why:"), [meta, p]);
+  // A page of cards as the server renders every edition page's cards (GET /v1/feed/for-you/cards: web/_stories.html,
+  // Jinja-escaped, so parsing it as markup runs nothing from an article; the CSP forbids inline script anyway).
+  function cards(html) {
+    var doc = new window.DOMParser().parseFromString(html, "text/html");
+    return Array.prototype.slice.call(doc.querySelectorAll("ol.stories > li.story"));
   }
 
   function load(reset) {
     var tok = token();
-    forget.hidden = !tok;
-    form.hidden = !!tok;  // signed in: no empty token box, only the way to forget it
-    if (help) help.hidden = !!tok;
+    box.hidden = !!tok;  // signed in: no token box at all (Sign out is in the reader bar); signed out: paste or sign in
     if (!tok) {
       status.textContent = msg("paste", "Paste your reader token above to see your stories.");
       var signin = document.getElementById("reader-signin");  // a local stack: signing in is one click away
@@ -79,23 +60,29 @@
     }
     if (reset) { cursor = null; list.textContent = ""; }
     status.textContent = msg("loading", "Loading your stories…");
-    var url = "/v1/feed/for-you?edition=" + encodeURIComponent(edition) + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
-    fetch(url, { headers: { "Authorization": "Bearer " + tok, "Accept": "application/json" }, credentials: "omit", cache: "no-store" })
+    var url = "/v1/feed/for-you/cards?edition=" + encodeURIComponent(edition) + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
+    fetch(url, { headers: { "Authorization": "Bearer " + tok, "Accept": "text/html" }, credentials: "omit", cache: "no-store" })
       .then(function (r) {
-        return r.json().then(function (body) { return { ok: r.ok, status: r.status, body: body }; });
+        if (r.ok) return r.text().then(function (html) { return { ok: true, html: html, next: r.headers.get("Newsroom-Next-Cursor") }; });
+        return r.json().then(function (body) { return { ok: false, status: r.status, body: body }; },
+                             function () { return { ok: false, status: r.status, body: null }; });
       })
       .then(function (res) {
         if (!res.ok) {
+          if (res.status === 401) box.hidden = false;  // a refused token: paste another one
           status.textContent = res.status === 401
             ? msg("rejected", "Your token was not accepted ({detail}). Paste a new one.", { detail: common.problemText(res.body, res.status) })
             : msg("unavailable", "For you is unavailable right now ({status}). Try again shortly.", { status: common.problemText(res.body, res.status) });
           more.hidden = true;
           return;
         }
-        (res.body.items || []).forEach(function (it) { list.appendChild(item(it)); });
-        cursor = res.body.next_cursor;
+        var added = cards(res.html);
+        added.forEach(function (li) { list.appendChild(document.importNode(li, true)); });
+        cursor = res.next;
         more.hidden = !cursor;
         status.textContent = countText(list.children.length);
+        // the cards' times in words at this browser's clock (reltime.js), the signed-in reader's controls (reader.js)
+        document.dispatchEvent(new window.CustomEvent("newsroom:cards", { detail: { root: list } }));
       })
       .catch(function () { status.textContent = msg("unreachable", "For you could not be reached. Try again shortly."); });
   }
@@ -106,10 +93,6 @@
     input.value = "";
     if (!value) return;
     try { window.localStorage.setItem(KEY, value); } catch (e) { status.textContent = msg("cannot-keep", "This browser cannot keep the token."); return; }
-    load(true);
-  });
-  forget.addEventListener("click", function () {
-    try { window.localStorage.removeItem(KEY); } catch (e) { /* nothing kept */ }
     load(true);
   });
   more.addEventListener("click", function () { load(false); });

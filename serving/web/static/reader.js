@@ -276,6 +276,12 @@
   var tok = token();
   if (!tok) return;
   signedIn(tok);
+  // cards a script added after load (For you's page, foryou.js) get the same controls
+  document.addEventListener("newsroom:cards", function () {
+    var cards = document.querySelectorAll("main li.story[data-publisher-id]");
+    for (var i = 0; i < cards.length; i++) cardControls(cards[i]);
+    paintAll();
+  });
   document.addEventListener("click", function (ev) {
     var a = ev.target.closest ? ev.target.closest("a[href]") : null;
     var card = a ? a.closest("main li.story[data-story-id]") : null;

@@ -34,4 +34,5 @@
   if (!fmt) return;
   update();
   setInterval(update, 60000);
+  document.addEventListener("newsroom:cards", update); // cards a script added (For you: foryou.js)
 })();

@@ -232,7 +232,7 @@ def local_reserve(
     ns = book.pairs.size
     if ns and len(book.publishers.id) and mine:
         pub_city = book.publisher_cities()
-        local_pub = np.array([c in mine for c in pub_city.tolist()], bool)
+        local_pub = _city_publishers(pub_city, region, mine)
         story = book.pairs.story[:ns]
         ok = local_pub[book.pairs.publisher[:ns]] & (book.pairs.region[:ns] == r) & book.pairs.live[:ns]
         hit = np.flatnonzero(ok & live[story])
@@ -249,6 +249,21 @@ def local_reserve(
     in_pool = np.zeros(raw.size, bool)
     in_pool[pool] = True
     return best[~in_pool[best]]
+
+
+_CITY_PUBLISHERS: dict[tuple, tuple] = {}  # (id of a publisher_cities array, region) -> (that array, mask)
+
+
+def _city_publishers(pub_city: np.ndarray, region: str, mine: frozenset) -> np.ndarray:
+    """Per publisher row, whether it is a local publisher of a city of ``region``; computed once per publisher
+    table (StoryBook.publisher_cities returns the same array until the registry or the table changes)."""
+    key = (id(pub_city), region)
+    hit = _CITY_PUBLISHERS.get(key)
+    if hit is None or hit[0] is not pub_city:
+        if len(_CITY_PUBLISHERS) >= 4096:
+            _CITY_PUBLISHERS.clear()
+        hit = _CITY_PUBLISHERS[key] = (pub_city, np.array([c in mine for c in pub_city.tolist()], bool))
+    return hit[1]
 
 
 # (language, story id, coverage version, articles) -> the city codes its main entities name
