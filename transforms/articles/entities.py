@@ -87,6 +87,8 @@ _TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[\w'’\-]|&(?=\w))*\.?|\d[\
 _SENTENCE_END = {".", "!", "?", ";", ":", '"', "“", "”", "«", "»", "„", "(", ")", "[", "]", "|", "•", "—", "–"}
 _BREAK = _SENTENCE_END | {",", "/"}
 _INITIALS = re.compile(r"(?:[^\W\d_]\.){2,}")
+_ELIDED = re.compile(r"(?:[ldjnsctm]|qu|lorsqu|puisqu|dell|all|nell|sull|dall|coll|un|quell|d[eo]ll)['’]")
+
 _KATAKANA = re.compile(r"[\u30a0-\u30ffー・]{3,}")
 _BOOK_TITLE = re.compile(r"《([^《》]{2,20})》")
 
@@ -158,20 +160,25 @@ def _merge(items: dict[str, dict], eid: str, it: dict) -> None:
 
 def _tokens(text: str) -> list[tuple[str, int]]:
     """(token, position) of words, numbers and punctuation; a word's final period is split off unless the word is an
-    abbreviation ("Gov.", "J.", "U.S.")."""
+    abbreviation ("Gov.", "J.", "U.S."); an elided article before a name is a token of its own ("l'Élysée",
+    "d'Emmanuel Macron", "dell'Unione": the name is capitalised, the article is not)."""
     toks = []
     for m in _TOKEN.finditer(text):
-        t = m.group(0)
+        t, start, end = m.group(0), m.start(), m.end()
+        elided = _ELIDED.match(t)
+        if elided and t[elided.end() :][:1].isupper():
+            toks.append((t[: elided.end()], start))
+            t, start = t[elided.end() :], start + elided.end()
         if t.endswith(".") and len(t) > 1 and not _INITIALS.fullmatch(t):
             word = t[:-1]
             if word.casefold() in TITLES or len(word) == 1:
                 # "Gov." / "J." : an abbreviation, not a sentence end; an initial keeps its period ("George W. Bush")
-                toks.append((t if len(word) == 1 and word.isupper() else word, m.start()))
+                toks.append((t if len(word) == 1 and word.isupper() else word, start))
                 continue
-            toks.append((word, m.start()))
-            toks.append((".", m.end() - 1))
+            toks.append((word, start))
+            toks.append((".", end - 1))
             continue
-        toks.append((t, m.start()))
+        toks.append((t, start))
     return toks
 
 

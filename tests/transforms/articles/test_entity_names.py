@@ -220,3 +220,21 @@ def test_german_nouns_joined_by_an_article_are_no_name_but_name_particles_are():
     )
     assert "Ursula von der Leyen" in names, names
     assert not {"Angaben der Polizei", "Zahl der Arbeitslosen", "EU-Kommissionspräsidentin Ursula"} & set(names), names
+
+
+def test_french_and_italian_names_after_an_elided_article():
+    fr = shown(
+        "Le plan de Borne validé",
+        "Le gouvernement d'Élisabeth Borne a validé lundi le texte. Selon l'Élysée, le plan d'Emmanuel Macron est "
+        "prêt. La Première ministre a défendu le projet, et d'Élisabeth Borne on attend un discours mardi, a confirmé "
+        "l'Élysée à la presse.",
+        "fr",
+    )
+    assert "Élisabeth Borne" in fr and "Emmanuel Macron" in fr, fr
+    it = shown(
+        "Meloni firma l'accordo",
+        "L'Italia e la Francia hanno firmato l'accordo. Il premier Giorgia Meloni ha detto che l'Italia farà la sua "
+        "parte, e la Francia ha risposto. Giorgia Meloni ha parlato a Roma dopo il vertice.",
+        "it",
+    )
+    assert "Italia" in it and "Giorgia Meloni" in it, it
