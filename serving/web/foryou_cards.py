@@ -23,6 +23,7 @@ from flask import Blueprint, Response
 from serving.api.foryou import feed_page, private, reason_name
 from serving.http import conventions as http
 from serving.state.context import services
+from serving.web.messages import messages
 from serving.web.pages import story_views
 from serving.web.shell import HTML, lang_of, render
 
@@ -35,13 +36,6 @@ def _private(resp: Response) -> Response:
     return resp
 
 
-def why(reason: str, name: str | None) -> str:
-    """A reason as the cards print it after "Why:": a place's or a followed entity's name, never its raw code
-    (``local:us`` -> "local United States"), else the reason's words (``top_story`` -> "top story")."""
-    text = f"{reason.partition(':')[0]} {name}" if name else reason.replace(":", " ", 1)
-    return text.replace("_", " ")
-
-
 @bp.get("/v1/feed/for-you/cards")
 @functools.partial(private, slotted=False)
 def for_you_cards(reader: str):
@@ -50,10 +44,11 @@ def for_you_cards(reader: str):
     if isinstance(page, Response):
         return page
     language = page.edition.partition("-")[2]
+    t = messages(language)
     stories = []
     for i, reason in page.ranked:
         s = orjson.loads(page.pool.item_bytes[i] + b"}")
-        s["why"] = why(reason, reason_name(reason, language))
+        s["why"] = t.reason(reason, reason_name(reason, language))
         stories.append(s)
     cards = story_views(ext.holder.current, page.edition, stories)
     body = render("web/_foryou_cards.html", lang_of(page.edition), edition=page.edition, stories=cards)

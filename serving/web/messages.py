@@ -53,6 +53,21 @@ PROBLEM_MESSAGES = {
     "not_ready": "problem.busy",
 }
 
+# For you's reasons (serving/personal/ranking.py: ``top_story``, ``local:{place}``, ``follows:entity/{id}``, ...) as a
+# reader reads them after "Why:", by the reason's kind; a reason naming a place or a followed entity or topic says
+# its name (serving/api/foryou.py reason_name), never a code. base.html carries them for reader.js's For you slice.
+REASON_MESSAGES = {
+    "top_story": "reason.top_story",
+    "local": "reason.local",
+    "follows": "reason.follows",
+    "follows-source": "reason.follows_source",
+    "also_read": "reason.also_read",
+    "readers_like_you": "reason.readers_like_you",
+    "similar_to": "reason.similar_to",
+    "interest": "reason.interest",
+    "popular": "reason.popular",
+}
+
 
 def language_name(code: str) -> str:
     return LANGUAGE_NAMES.get(code, code)
@@ -145,6 +160,20 @@ class Messages:
         entry = self._entry(key)
         forms = {"one": entry.get("one", entry["other"]), **entry}
         return sorted(forms.items(), key=lambda kv: ("zero", "one", "two", "few", "many", "other").index(kv[0]))
+
+    def reason(self, reason: str, name: str | None = None) -> str:
+        """A For you reason after "Why:" (``local:us``, "United States" -> "news from United States"); a reason of an
+        unknown kind, or one that should name something and has no name, as its words."""
+        kind, _, what = reason.partition(":")
+        kind = "follows-source" if kind == "follows" and what.startswith("source/") else kind
+        key = REASON_MESSAGES.get(kind)
+        if key is None or (kind in ("local", "follows") and not name):
+            return (f"{kind} {name}" if name else reason.replace(":", " ", 1)).replace("_", " ")
+        return self(key, name=name)
+
+    def reasons(self) -> list[tuple[str, str]]:
+        """(reason kind as an attribute name, text with ``{name}`` kept) for a page's script."""
+        return [(kind.replace("_", "-"), self._entry(key)) for kind, key in REASON_MESSAGES.items()]
 
     def problems(self) -> list[tuple[str, str]]:
         """(code as an attribute name, text) of every problem a page's script may show: ``rate-limited``, ..."""

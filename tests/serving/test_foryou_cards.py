@@ -10,6 +10,7 @@ import orjson
 import pytest
 
 from devtools import samples
+from serving.web.messages import messages
 from tests.serving.helpers import EDITION, make_app, publish
 from tests.serving.test_web import outline
 
@@ -52,8 +53,8 @@ def test_the_cards_are_the_json_feeds_page_as_edition_cards(breaking_app, auth):
     assert re.search(r'<time datetime="[^"]+" data-relative>', card)  # worded relatively by reltime.js
     assert f'href="/stories/{first["story_id"]}">Full Coverage' in card
     assert re.search(r"\d+ articles? from \d+ publishers?", card)
-    assert first["reason_name"] is None  # a reason naming nothing: its words
-    assert f'<p class="reason">Why: {first["reason"].replace(":", " ", 1).replace("_", " ")}</p>' in card
+    assert first["reason_name"] is None  # a reason naming nothing: the catalogue's words for its kind
+    assert f'<p class="reason">Why: {messages("en").reason(first["reason"])}</p>' in card
     o = outline(r.data)
     assert all(text.strip() for _, text in o.links) and not o.inline
 

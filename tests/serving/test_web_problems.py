@@ -64,3 +64,27 @@ def test_an_editions_not_found_page_says_why_in_its_language(app, world, client)
     html = r.data.decode()
     said = messages("es")("not_found.section", section="No such section")
     assert r.status_code == 404 and f"<p>{escape(said)}</p>" in html and "has no section" not in html
+
+
+@pytest.mark.parametrize(
+    "language, reason, name, said",
+    [
+        ("en", "top_story", None, "a top story of this edition"),
+        ("en", "local:us", "United States", "news from United States"),
+        ("de", "follows:entity/org:isro", "ISRO", "du folgst ISRO"),
+        ("ru", "follows:source/pub-7", None, "вы подписаны на этот источник"),
+        ("ja", "popular", None, "いま話題"),
+        ("en", "local:zz", None, "local zz"),  # should name a place and cannot: its words, never a sentence with a hole
+        ("en", "brand_new:x", None, "brand new x"),  # a kind the catalogue does not know: its words
+    ],
+)
+def test_for_you_reasons_read_in_the_pages_language(language, reason, name, said):
+    assert messages(language).reason(reason, name) == said
+
+
+def test_every_page_carries_for_you_reasons_for_the_top_pages_slice(client):
+    html = client.get("/e/us-en/").data.decode()
+    for kind, text in messages("en").reasons():
+        assert f'data-msg-reason-{kind}="{escape(text)}"' in html
+    js = (STATIC / "common.js").read_text()
+    assert '"data-msg-reason-"' in js and "reasonText(it)" in js

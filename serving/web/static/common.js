@@ -45,6 +45,20 @@
     };
   }
 
+  // A For you reason in the page's language (data-msg-reason-{kind} on #reader: serving/web/messages.py
+  // REASON_MESSAGES): a place or a followed entity by its name ("news from United States"), never a raw code; the
+  // reason's words if the page has no string for its kind.
+  function reasonText(it) {
+    var reason = String(it.reason || "");
+    var kind = reason.split(":")[0];
+    if (kind === "follows" && reason.indexOf("follows:source/") === 0) kind = "follows-source";
+    var reader = document.getElementById("reader");
+    var text = reader && reader.getAttribute("data-msg-reason-" + kind.replace(/_/g, "-"));
+    if (text && (text.indexOf("{name}") < 0 || it.reason_name)) return text.split("{name}").join(String(it.reason_name));
+    var words = it.reason_name ? kind + " " + it.reason_name : reason.replace(":", " ");
+    return words.replace(/_/g, " ");
+  }
+
   // One feed item as <li class="story" data-story-id>: the representative's headline linking to the story page,
   // then the caller's ``extras`` (nodes; a null one is skipped), then "{why} {reason}" when the item has a reason.
   function storyItem(it, why, extras) {
@@ -57,9 +71,7 @@
     h.appendChild(a);
     li.appendChild(h);
     (extras || []).forEach(function (node) { if (node) li.appendChild(node); });
-    // a reason naming a place or a followed entity shows its name ("local United States"), never a raw code
-    var reason = it.reason_name ? String(it.reason).split(":")[0] + " " + it.reason_name : String(it.reason).replace(":", " ");
-    if (it.reason) li.appendChild(el("p", why + " " + reason.replace(/_/g, " "), "reason"));
+    if (it.reason) li.appendChild(el("p", why + " " + reasonText(it), "reason"));
     return li;
   }
 
