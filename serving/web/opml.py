@@ -86,7 +86,7 @@ def render_opml(title: str, language: str, feeds: list[dict], fmt: str, host_url
             attrs["version"] = "RSS2"
         ET.SubElement(body, "outline", attrs)
     if not feeds:  # OPML 2.0: a body holds at least one outline
-        ET.SubElement(body, "outline", {"text": "No follows yet"})
+        ET.SubElement(body, "outline", {"text": messages(language)("opml.empty")})
     return b'<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="utf-8", xml_declaration=False)
 
 

@@ -82,3 +82,11 @@ def test_names_and_links_are_escaped(client, auth):
     parsed = listparser.parse(r.data)
     assert not parsed.bozo and len(parsed.feeds) == 1
     assert "%22" in parsed.feeds[0].url and "<" not in parsed.feeds[0].url and '"' not in parsed.feeds[0].url
+
+
+def test_an_empty_export_says_so_in_the_editions_language():
+    from serving.web.messages import messages
+    from serving.web.opml import render_opml
+
+    doc = render_opml("Newsroom · DE-DE", "de-DE", [], "rss", "http://localhost/").decode()
+    assert f'<outline text="{messages("de")("opml.empty")}"' in doc and "No follows yet" not in doc
