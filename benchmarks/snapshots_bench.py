@@ -18,6 +18,7 @@ where no edition page ever holds the five live stories it needs, so the replay w
     .venv/bin/python benchmarks/snapshots_bench.py                       # basil-dev over 30 days
     .venv/bin/python benchmarks/snapshots_bench.py --input FILE --embedder hash --span_days 0
     .venv/bin/python benchmarks/snapshots_bench.py --limit 50        # the first 50 articles (a loaded machine)
+    .venv/bin/python benchmarks/snapshots_bench.py --no_every_minute # plain vs change-only only (a month: ~25 min)
 
 Prints, never asserts; the machine is shared, so read the ratio (both runs in one command), not the seconds.
 """
