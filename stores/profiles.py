@@ -56,7 +56,8 @@ UPDATE_RETRIES = 20
 def empty_profile() -> dict:
     """The profile of a reader we know nothing about."""
     return {
-        "follows": {"topics": [], "sources": [], "places": [], "entities": []},
+        # storylines: "{language}/{id}" (followed for their feeds: the OPML export; no topic page, no For you term)
+        "follows": {"topics": [], "sources": [], "places": [], "entities": [], "storylines": []},
         "hidden_sources": [],
         "fewer": [],  # [{"story_id", "vector"}] of "fewer like this", newest last (bounded by the caller)
         "interest": {"vector": None, "mass": 0.0, "at": 0},  # decayed sum of read-story vectors (64-d)
@@ -93,7 +94,7 @@ def normalise(doc: dict | None) -> dict:
     base = empty_profile()
     if doc:
         base.update(doc)
-        follows = {"topics": [], "sources": [], "places": [], "entities": []}
+        follows = {"topics": [], "sources": [], "places": [], "entities": [], "storylines": []}
         follows.update(doc.get("follows") or {})
         base["follows"] = follows
     return base

@@ -24,7 +24,8 @@ rung recorded in ``degraded`` and the ``Newsroom-Degraded`` header:
   ``profile_unavailable`` (privacy unknown: non-personal page), ``rank_timeout`` (recency fallback), or a rung of
   the load ladder above (``cached_candidates``, ``edition_list``).
 - ``GET|DELETE /v1/me/profile`` (DELETE forgets the reader entirely); ``POST|DELETE /v1/me/follows`` (kind
-  topic|source|place|entity, value: a section id, publisher id, region code or entity id such as ``org:isro``);
+  topic|source|place|entity|storyline, value: a section id, publisher id, region code, entity id such as
+  ``org:isro`` or ``{language}/{storyline id}``: a storyline's feed for the OPML export, no ranking term);
   ``POST|DELETE /v1/me/hidden-sources``; ``POST /v1/me/fewer-like-this``; ``DELETE /v1/me/history``;
   ``POST /v1/me/history/pause`` and ``/resume``.
 - ``POST /v1/events``: up to 100 ReadEvent records (schemas/avro/read_event.avsc, ``reader_id`` comes from the
@@ -70,7 +71,13 @@ MAX_VALUE = 200
 EVENT_PAST_MS = 30 * 24 * 3600 * 1000
 EVENT_FUTURE_MS = 5 * 60 * 1000
 MAX_ID = 128  # event_id and article_id: stored with each read, so bounded
-FOLLOW_KINDS = {"topic": "topics", "source": "sources", "place": "places", "entity": "entities"}
+FOLLOW_KINDS = {
+    "topic": "topics",
+    "source": "sources",
+    "place": "places",
+    "entity": "entities",
+    "storyline": "storylines",  # "{language}/{id}": its feed in the OPML export (serving/web/opml.py)
+}
 
 
 @bp.after_request

@@ -14,7 +14,7 @@ import orjson
 from flask import Blueprint, Response
 
 from schemas.pages import MAX_LIMIT
-from serving.api.foryou import NOT_BLANK_CLASS
+from serving.api.foryou import FOLLOW_KINDS, NOT_BLANK_CLASS
 from serving.api.openapi_feeds import cards_op, feed_paths, opml_op
 from serving.api.openapi_schemas import STORY_ID, ref, schemas
 from serving.api.topics import TOPIC_ID_PATTERN
@@ -172,7 +172,7 @@ PROFILE_OK = {"200": _json("ProfileSummary", "The reader's profile after the cha
 GONE = "the profile was deleted after this request was accepted, nothing changed (profile_deleted)"
 DELETED = {"409": _problem(GONE[0].upper() + GONE[1:] + ".", PRIVATE)}
 FOLLOW_QUERY = [
-    {"name": "kind", "in": "query", "required": True, "schema": {"enum": ["topic", "source", "place", "entity"]}},
+    {"name": "kind", "in": "query", "required": True, "schema": {"enum": list(FOLLOW_KINDS)}},
     {
         "name": "value",
         "in": "query",

@@ -242,7 +242,7 @@ def _profile_schemas() -> dict:
                     "type": "object",
                     "properties": {
                         k: {"type": "array", "items": {"type": "string"}}
-                        for k in ("topics", "sources", "places", "entities")
+                        for k in ("topics", "sources", "places", "entities", "storylines")
                     },
                 },
                 "hidden_sources": {"type": "array", "items": {"type": "string"}},
@@ -255,7 +255,10 @@ def _profile_schemas() -> dict:
         "FollowRequest": {
             "type": "object",
             "required": ["kind", "value"],
-            "properties": {"kind": {"enum": ["topic", "source", "place", "entity"]}, "value": _name_value()},
+            "properties": {
+                "kind": {"enum": ["topic", "source", "place", "entity", "storyline"]},
+                "value": _name_value(),
+            },
         },
         "HideSourceRequest": {"type": "object", "required": ["source"], "properties": {"source": _name_value()}},
         "FewerRequest": {

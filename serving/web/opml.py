@@ -1,7 +1,8 @@
 """OPML export of a signed-in reader's follows: ``GET /v1/me/follows.opml?edition=us-en&format=rss|atom``.
 
 What a reader takes to a feed reader (FreshRSS, Miniflux, NetNewsWire import OPML subscription lists): one
-``<outline type="rss">`` per followed section, city or place, and entity, each with its feed of this edition
+``<outline type="rss">`` per followed section, city or place, entity and storyline ("Follow" on a storyline page:
+``{"kind": "storyline", "value": "{language}/{id}"}``), each with its feed (of this edition for the first three)
 (serving/web/feeds.py: one item per story, never N copies) as ``xmlUrl`` (RSS 2.0, or Atom with ``format=atom``)
 and its page as ``htmlUrl``, named as the page names it, in the edition's language. A followed section of the
 edition is its section feed, any other ``topic`` follow its ``topic:{id}`` page's feed; a followed source
@@ -18,6 +19,7 @@ escaped, always well-formed); ``tests/serving/test_opml.py`` parses it with list
 
 from __future__ import annotations
 
+import functools
 import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
@@ -28,15 +30,18 @@ from flask import Blueprint, Response, request
 
 from serving.api.editions import is_configured
 from serving.api.foryou import EDITION, private
+from serving.api.storylines import storyline_doc
 from serving.http import conventions as http
 from serving.state.context import services
 from serving.web.messages import messages
 from serving.web.pages import topic_title
 from serving.web.shell import lang_of, section_title
+from stores.base import StoreError
 
 bp = Blueprint("opml", __name__)
 OPML = "text/x-opml; charset=utf-8"
 FORMAT = re.compile(r"^(rss|atom)$")
+STORYLINE = re.compile(r"^([a-z]{2,3})/([0-9]{1,20})$")
 
 
 @bp.after_request
@@ -45,9 +50,11 @@ def _private(resp: Response) -> Response:
     return resp
 
 
-def outlines(follows: dict, edition: str, sections, t) -> list[dict]:
-    """The export's feeds, sections first, then places (cities and regions), then entities, each kind in the
-    order followed: ``{"name", "page"}`` (the page's path; its feed is ``{page}/feed.{format}``), each page once."""
+def outlines(follows: dict, edition: str, sections, t, storyline=None) -> list[dict]:
+    """The export's feeds, sections first, then places (cities and regions), entities and storylines, each kind in
+    the order followed: ``{"name", "page"}`` (the page's path; its feed is ``{page}/feed.{format}``), each page once.
+    ``storyline(language, id) -> (title, id)``: a followed storyline's title (None: unknown, named by the
+    catalogue's word) and id (a merged one's survivor)."""
     out, seen = [], set()
 
     def add(name: str, page: str) -> None:
@@ -63,7 +70,27 @@ def outlines(follows: dict, edition: str, sections, t) -> list[dict]:
     for kind, field in (("place", "places"), ("entity", "entities")):
         for value in follows.get(field) or ():
             add(topic_title(f"{kind}:{value}", t)[0], _topic_page(edition, f"{kind}:{value}"))
+    for value in follows.get("storylines") or ():
+        m = STORYLINE.match(value)
+        if m is None:  # not "{language}/{id}": no storyline page to export
+            continue
+        language, sid = m.groups()
+        title, sid = storyline(language, sid) if storyline else (None, sid)
+        add(f"{t('storyline')}: {title}" if title else t("storyline"), f"/storylines/{language}/{sid}")
     return out
+
+
+def _storyline(ext, cat, language: str, storyline_id: str) -> tuple[str | None, str]:
+    """(title, id) of a followed storyline, loaded on demand like its page (the LRU): a merged one is its
+    survivor's; the title None when unknown or unreadable."""
+    try:
+        sl = storyline_doc(ext, cat, language, storyline_id)
+        if sl is not None and sl.merged_into is not None:
+            storyline_id = sl.merged_into
+            sl = storyline_doc(ext, cat, language, storyline_id)
+    except StoreError:
+        return None, storyline_id
+    return (sl.title if sl is not None and sl.merged_into is None else None), storyline_id
 
 
 def _topic_page(edition: str, topic_id: str) -> str:
@@ -108,7 +135,7 @@ def follows_opml(reader: str):
     doc = ext.profiles.get(reader) or {}
     t = messages(lang_of(edition))
     sections = set(ext.configured.get(edition) or ()) | {s for (e, s) in cat.pages if e == edition}
-    feeds = outlines(doc.get("follows") or {}, edition, sections, t)
+    feeds = outlines(doc.get("follows") or {}, edition, sections, t, functools.partial(_storyline, ext, cat))
     body = render_opml(f"Newsroom · {edition.upper()}", lang_of(edition), feeds, fmt, request.host_url)
     resp = Response(body, content_type=OPML)
     resp.headers["Content-Disposition"] = f'attachment; filename="newsroom-follows-{edition}.opml"'

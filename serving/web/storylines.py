@@ -55,6 +55,7 @@ def storyline_page(language: str, storyline_id: str):
             json_url=f"/v1/storylines/{language}/{storyline_id}",
             editions=live_editions(cat),
             feed_path=f"/storylines/{language}/{storyline_id}",
+            follow=("storyline", f"{language}/{storyline_id}", sl.title),  # reader.js: its feed in the OPML export
         )
 
     body, etag = cached(cat, ("storyline", language, storyline_id, sl.etag_base), page_html)

@@ -90,3 +90,31 @@ def test_an_empty_export_says_so_in_the_editions_language():
 
     doc = render_opml("Newsroom · DE-DE", "de-DE", [], "rss", "http://localhost/").decode()
     assert f'<outline text="{messages("de")("opml.empty")}"' in doc and "No follows yet" not in doc
+
+
+def test_a_followed_storyline_is_exported_with_its_feed(world, profiles, auth):
+    """ "Follow" on a storyline page (kind storyline, value "{language}/{id}"): the export lists its feed, named by
+    its title; a merged one by its survivor; a value that names no storyline page is left out."""
+    from devtools import samples
+    from tests.serving.helpers import make_app, publish
+
+    sl = samples.storyline(samples.story_id(7000), 3, 2)
+    publish(world, sl)
+    absorbed = dict(samples.storyline(samples.story_id(7002), 4, 1), merged_into=sl["storyline_id"])
+    publish(world, absorbed)
+    app = make_app(world, profiles)
+    try:
+        client = app.test_client()
+        page = client.get(f"/storylines/en/{sl['storyline_id']}").data.decode()
+        assert f'data-follow-kind="storyline" data-follow-value="en/{sl["storyline_id"]}"' in page
+        for value in (f"en/{sl['storyline_id']}", f"en/{absorbed['storyline_id']}", "not a storyline"):
+            r = client.post("/v1/me/follows", json={"kind": "storyline", "value": value}, headers=auth("sam"))
+            assert r.status_code == 200
+        assert r.json["follows"]["storylines"][0] == f"en/{sl['storyline_id']}"
+        parsed = listparser.parse(client.get(URL, headers=auth("sam")).data)
+        assert not parsed.bozo
+        path = f"/storylines/en/{sl['storyline_id']}/feed.rss"
+        assert [(f.title, urlsplit(f.url).path) for f in parsed.feeds] == [(f"Storyline: {sl['title']}", path)]
+        assert not feedparser.parse(client.get(path).data).bozo
+    finally:
+        app.extensions["newsroom"].close()

@@ -159,7 +159,7 @@
     b.setAttribute("data-follow-kind", kind);
     b.setAttribute("data-follow-value", value);
     function paint() {
-      var on = profile && has(profile.follows[{ topic: "topics", source: "sources", place: "places", entity: "entities" }[kind]], value);
+      var on = profile && has(profile.follows[{ topic: "topics", source: "sources", place: "places", entity: "entities", storyline: "storylines" }[kind]], value);
       b.setAttribute("aria-pressed", on ? "true" : "false");
       b.textContent = on ? msg("unfollow", "Unfollow {name}", { name: name }) : msg("follow", "Follow {name}", { name: name });
     }
