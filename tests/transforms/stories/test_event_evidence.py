@@ -4,7 +4,9 @@ opinion on joins and merges, and inputs without a title.
 - Two articles whose times are both known and more than ClusterConfig.far_apart_hours apart never share a story,
   however the story was chained (a join each day keeps a story live for ever without the cut).
 - A join of an article with a body needs the learned pair score's average over the story's members to agree
-  (ClusterConfig.join_pair_margin): a story's centroid is generic after a run of one kind of event.
+  (ClusterConfig.join_pair_margin): a story's centroid is generic after a run of one kind of event. The opinion is
+  asked only where the places or the headline ages of the two sides conflict (opinion_places, opinion_ages): reports
+  of one event that name nothing to conflict with keep the profile score's word.
 - An article without a title is told by its lede's first sentence.
 """
 
@@ -17,7 +19,7 @@ import numpy as np
 from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
 from transforms.stories.vocabulary import features as F
 from transforms.stories.vocabulary import text as textmod
-from transforms.stories.writer.cluster import StoryClusterer
+from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
 
 SAME = np.ones(DIM, dtype=np.float32)
 
@@ -68,10 +70,60 @@ def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
     loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge", join_pair_margin=None)
     mixed = stories_of(arts, loose)
     assert len(set(mixed.values())) < 3  # the profile score alone chains events of one kind
-    strict = stories_of(arts, dataclasses.replace(loose, join_pair_margin=0.0, merge_pair_margin=0.0))
+    always = dict(join_pair_margin=0.0, merge_pair_margin=0.0, opinion_places=None, opinion_ages=None)
+    strict = stories_of(arts, dataclasses.replace(loose, **always))
     for e in range(3):
         assert strict[f"e{e}-0"] == strict[f"e{e}-1"]  # an event's two reports agree on names and terms
     assert len({strict[f"e{e}-0"] for e in range(3)}) == 3
+
+
+def _one_kind_run(tmp_path, titles):
+    """Three events of one kind, two reports each (as above), with the given headlines; the pair score of the test
+    above; the shipped gates of the second opinion."""
+    from transforms.stories.writer import pairscore
+
+    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
+    path = tmp_path / "model.json"
+    path.write_text(__import__("json").dumps(model.to_dict()), encoding="utf-8")
+    rng = np.random.default_rng(5)
+    kind = rng.standard_normal(DIM)
+    arts = []
+    for e in range(3):
+        for k in range(2):
+            v = unit(kind + 0.05 * rng.standard_normal(DIM))
+            a = article(f"e{e}-{k}", v, T0 + (2 * e + k) * HOUR, terms=(f"t{e}", "shot"), entities=(f"city{e}",))
+            arts.append(dataclasses.replace(a, title=titles[e]))
+    gated = dataclasses.replace(
+        TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge", join_pair_margin=0.0, merge_pair_margin=0.0
+    )
+    gated = dataclasses.replace(gated, opinion_places=ClusterConfig().opinion_places)
+    return stories_of(arts, dataclasses.replace(gated, opinion_ages=ClusterConfig().opinion_ages))
+
+
+def test_conflicting_ages_ask_the_second_opinion(tmp_path):
+    """Headlines that state different ages (a 16-year-old, a boy of 3, a 70-year-old) ask the learned pair score,
+    which keeps the three events apart; headlines that name no age and no place leave the profile score's join."""
+    ages = _one_kind_run(tmp_path, ["16-year-old shot", "Boy, 3, shot in his home", "Man, 70, shot on his porch"])
+    assert len({ages[f"e{e}-0"] for e in range(3)}) == 3
+    assert all(ages[f"e{e}-0"] == ages[f"e{e}-1"] for e in range(3))
+    plain = _one_kind_run(tmp_path, ["Shooting downtown", "Shots fired", "Police respond to a shooting"])
+    assert len(set(plain.values())) < 3  # nothing that names the event conflicts: no opinion asked
+
+
+def test_the_ages_a_headline_states():
+    from transforms.stories.vocabulary import numbers
+
+    assert numbers.ages("16-year-old boy shot in East Garfield Park") == {"16y"}
+    assert numbers.ages("Boy, 3, Shot in Head in West Garfield Park Home") == {"3y"}
+    assert numbers.ages("Four-Year-Old Boy Shot In Englewood") == {"4y"}
+    assert numbers.ages("Baby, 14-month-old, shot by 4-year-old brother") == {"14m", "4y"}
+    assert numbers.ages("Little Rock boy, 6, fatally shot; aunt charged") == {"6y"}
+    assert numbers.ages("4 shot outside West Englewood convenience store") == frozenset()
+    assert numbers.ages("Man, 25% of voters, 2024") == frozenset()
+    assert numbers.relation(frozenset({"6y"}), frozenset({"2y"})) == -1.0
+    assert numbers.relation(frozenset({"15y", "14y"}), frozenset({"15y"})) == 1.0
+    assert numbers.relation(frozenset(), frozenset({"15y"})) == 0.0
+    assert numbers.relation_mean(["Boy, 6, shot"], ["2-year-old shot", "Teen shot"]) == -0.5
 
 
 def test_an_article_without_a_title_is_told_by_its_first_sentence():

@@ -37,6 +37,7 @@ from collections import Counter
 import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, NEW_STORY
+from transforms.stories.vocabulary import numbers
 from transforms.stories.vocabulary import places as placemod
 from transforms.stories.vocabulary.config import DAY_MS, ClusterConfig, calibration
 from transforms.stories.vocabulary.features import ArticleFeatures
@@ -48,7 +49,7 @@ from transforms.stories.writer.recluster import recluster_tick
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import repair_tick
 from transforms.stories.writer.restore import restore_state
-from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer
+from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer, conflicting
 from transforms.stories.writer.state import Member, StoreBehind, Story, WriterOutput, decay, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -331,15 +332,22 @@ class StoryClusterer:
         return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
 
     def _second_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
-        """Whether the learned pair score agrees with a join of an article with a body (ClusterConfig.join_pair_margin;
-        headline-only articles and stories are decided on the profile score alone)."""
+        """Whether the learned pair score agrees with a join of an article with a body, asked only where the places
+        or the headline ages of the article and the story's latest originals conflict (ClusterConfig.join_pair_margin,
+        opinion_places, opinion_ages; headline-only articles and stories are decided on the profile score alone)."""
         c = self.state.config
-        if c.place_veto is not None and f.places and f.has_body and s.has_body:
-            ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
-            if float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean()) <= c.place_veto:
-                self.state.tally("join_place_veto")
-                return False
-        if c.join_pair_margin is None or not f.has_body or not s.has_body:
+        if not f.has_body or not s.has_body or (c.place_veto is None and c.join_pair_margin is None):
+            return True
+        ages_asked = c.opinion_ages is not None and bool(numbers.ages(f.title))
+        if not f.places and not ages_asked and (c.opinion_places is not None or c.opinion_ages is not None):
+            return True  # nothing that names the event to conflict with: the profile score's word stands
+        ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        places = float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean()) if f.places else 0.0
+        if c.place_veto is not None and places <= c.place_veto:
+            self.state.tally("join_place_veto")
+            return False
+        ages = numbers.relation_mean([f.title], [m.title for m in ms]) if ages_asked else 0.0
+        if c.join_pair_margin is None or not conflicting(c, places, ages):
             return True
         ok = self.state.scorer.join_opinion(f, s, art_vecs) >= 0.0
         if not ok:

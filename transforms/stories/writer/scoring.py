@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from transforms.common import HOUR_MS
+from transforms.stories.vocabulary import numbers
 from transforms.stories.vocabulary import places as placemod
 from transforms.stories.vocabulary.config import ClusterConfig
 from transforms.stories.vocabulary.features import ArticleFeatures
@@ -95,17 +96,20 @@ class Scorer:
             return between - self.penalty(known, gap) - c.merge_headline_average
         if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
             return -math.inf  # their headlines name different things (transforms/stories/writer/evidence.py)
-        if c.place_veto is not None and places_mean(a, b) <= c.place_veto:
+        places = places_mean(a, b) if c.place_veto is not None or c.merge_pair_margin is not None else 0.0
+        if c.place_veto is not None and places <= c.place_veto:
             return -math.inf  # they report from places neither of which lies in the other
+        ages = ages_mean(a, b) if c.opinion_ages is not None and a.has_body and b.has_body else 0.0
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
-        if c.merge_pair_margin is not None and a.has_body and b.has_body and a.n and b.n and score >= bar:
+        asked = c.merge_pair_margin is not None and conflicting(c, places, ages)
+        if asked and a.has_body and b.has_body and a.n and b.n and score >= bar:
             known = a.time_known and b.time_known
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
             pair_bar = float(self.model().thresholds["body"]) + c.merge_pair_margin
-            opinion = self.learned_margin(*sums, known, gap, None, pair_bar, places_mean(a, b))
+            opinion = self.learned_margin(*sums, known, gap, None, pair_bar, places)
             return min(score - bar, opinion)  # both the profiles and the average article pair must agree
         return score - bar
 
@@ -222,6 +226,24 @@ def places_mean(a: Story, b: Story) -> float:
     if not ma or not mb:
         return 0.0
     return float(placemod.relation_matrix([m.places for m in ma], [m.places for m in mb]).mean())
+
+
+def ages_mean(a: Story, b: Story) -> float:
+    """The mean age relation (transforms/stories/vocabulary/numbers.py) between the headlines of two stories' latest
+    OPINION_MEMBERS originals each."""
+    ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    return numbers.relation_mean([m.title for m in ma], [m.title for m in mb])
+
+
+def conflicting(c: ClusterConfig, places: float, ages: float) -> bool:
+    """Whether a join or merge is one whose evidence conflicts enough to ask the learned pair score's second opinion
+    (ClusterConfig.opinion_places / opinion_ages; both None: always)."""
+    if c.opinion_places is None and c.opinion_ages is None:
+        return True
+    return (c.opinion_places is not None and places <= c.opinion_places) or (
+        c.opinion_ages is not None and ages <= c.opinion_ages
+    )
 
 
 def linkage_mean(a: tuple, b: tuple, c: ClusterConfig) -> float:
