@@ -53,7 +53,7 @@ def live_store(tmp_path, sample_record, late: str | None):
     return config.data_dir
 
 
-@pytest.mark.parametrize("late", [None, "art03"])
+@pytest.mark.parametrize("late", [pytest.param(None, marks=pytest.mark.slow), "art03"])  # the late case checks the rest
 def test_backfilling_the_live_history_gives_its_stories_or_names_the_late_article(
     tmp_path, sample_record, late, capsys
 ):
