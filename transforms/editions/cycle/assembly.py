@@ -149,7 +149,8 @@ class _Page:
         if everyone and traits.vec_matrix is not None:
             m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
             self.sims = m @ m.T  # one small matrix per page
-        self.closest = [-1.0] * len(everyone)
+        # each story's highest cosine with a placed story: updated in place (no list round trip per placement)
+        self.closest = np.full(len(everyone), -1.0)
 
     def near_duplicate(self, sid: int) -> bool:
         j = self.index.get(sid)
@@ -159,7 +160,7 @@ class _Page:
         self.placed.append(slot)
         j = self.index.get(slot.story_id)
         if j is not None and self.sims is not None:
-            self.closest = np.maximum(self.closest, self.sims[j]).tolist()
+            np.maximum(self.closest, self.sims[j], out=self.closest)
         if pub is not None:
             self.pub_count[pub] = self.pub_count.get(pub, 0) + 1
         sec = self.traits.section_of.get(slot.story_id)

@@ -81,7 +81,7 @@ class CycleCache:
     centroid, representative, labels and section are."""
 
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
-    cards: dict = field(default_factory=dict)  # (article row, with lede) -> (check, card)
+    cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
     pool: dict = field(default_factory=dict)  # story id -> (key, entry without score)
 
 

@@ -185,10 +185,17 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
             topic_of[sid] = book.section_ids[j]
     vec_index, vec_matrix = {}, None
     if book.dim and rows_l:
-        cvec = book.stories.centroid[cand.rows].astype(np.float64)
+        # unit centroids of the stories a page can place (its section's candidates and the pins), not of the whole
+        # pool: each row's values are the same either way, at a third of the rows
+        parts = [rows for rows, _ in cand.sections.values()] + [ranked.forced]
+        need = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        pos = np.minimum(np.searchsorted(cand.rows, need), cand.rows.size - 1)
+        pos = pos[cand.rows[pos] == need]
+        cvec = book.stories.centroid[cand.rows[pos]].astype(np.float64)
         norms = np.linalg.norm(cvec, axis=1)
         vec_matrix = cvec / np.where(norms > 0, norms, 1.0)[:, None]
-        vec_index = {ids_l[i]: i for i in np.flatnonzero(norms > 0).tolist()}
+        pos_l = pos.tolist()
+        vec_index = {ids_l[pos_l[j]]: j for j in np.flatnonzero(norms > 0).tolist()}
     pins_all = []
     for r in ranked.forced.tolist():
         i = pos_of.get(r)
@@ -216,7 +223,7 @@ class PageSlots:
 def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates: trust.Gates) -> PageSlots:
     """Order (hysteresis, trust gates), slots (pins, diversity) and supporting links of every section page."""
     book, p, memory = ctx.book, ctx.params, ctx.memory
-    cand, reps, smoothed = ranked.cand, ranked.reps, ranked.smoothed
+    cand, reps, smoothed_l = ranked.cand, ranked.reps, ranked.smoothed.tolist()
     rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
     group_ids, flagged = book.publisher_group_names(), demoted_ids(book, ranked, p.clickbait_authority)
 
@@ -247,7 +254,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         for r, fit in zip(rows_s.tolist(), fit_s.tolist()):
             i = pos_of[r]
             if rep_l[i] >= 0:
-                scores[ids_l[i]] = float(smoothed[i]) * fit
+                scores[ids_l[i]] = smoothed_l[i] * fit
         order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
         order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
@@ -269,7 +276,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
             else:
                 sup = supporting(book, reps, i, rep, p.supporting)
                 new_support[key] = (version_key, sup)
-            chosen.append((slot, i, rep, sup, scores.get(slot.story_id, float(smoothed[i]))))
+            chosen.append((slot, i, rep, sup, scores.get(slot.story_id, smoothed_l[i])))
         by_section[sec_id] = chosen
     return PageSlots(by_section, new_support)
 
@@ -306,21 +313,26 @@ class Cards:
         arts = np.unique(np.array(needed, np.int64)) if needed else np.zeros(0, np.int64)
         arts_l = arts.tolist()
         self.book = book
-        self.label_of = dict(zip(arts_l, labels_for(book, arts, region)))
-        self.check_of = dict(
-            zip(arts_l, zip(book.articles.first_seen[arts].tolist(), book.articles.version[arts].tolist()))
-        )
+        labels = labels_for(book, arts, region)
+        first_seen, version = book.articles.first_seen[arts].tolist(), book.articles.version[arts].tolist()
+        self.label_of = dict(zip(arts_l, labels))
+        self._check = dict(zip(arts_l, zip(first_seen, version, labels)))  # what a cached card must match
         self.old, self.new = cache.cards, {}
 
     def get(self, a: int, with_lede: bool) -> dict:
-        key = (a, with_lede)
-        check = (self.check_of[a], self.label_of[a])
-        hit = self.new.get(key) or self.old.get(key)
+        """The card of article row ``a`` (``with_lede``: the page representative's, with its lede). Cached by
+        ``2a + with_lede`` (an int key: this runs ~200,000 times a cycle) while first seen, version and labels
+        are unchanged."""
+        key = a + a + with_lede
+        check = self._check[a]
+        hit = self.new.get(key)
+        if hit is None:
+            hit = self.old.get(key)
         if hit is not None and hit[0] == check:
             self.new[key] = hit
             return hit[1]
         base = self.book.articles.card[a]
-        c = article_card(base, self.check_of[a][0], self.label_of[a])
+        c = article_card(base, check[0], check[2])
         if with_lede and base["lede"]:
             c["lede"] = base["lede"][:300]
         self.new[key] = (check, c)
@@ -340,14 +352,15 @@ class StoryLabels:
         self.label_of = cards.label_of
 
     def of(self, i: int, rep: int, pinned: bool) -> tuple[str, ...]:
-        out = []
         if pinned:
-            out.append("breaking")
+            out: tuple[str, ...] = ("breaking",)
         elif self.developing_l[i]:
-            out.append("developing")
+            out = ("developing",)
+        else:
+            out = ()
         if self.fact_l[i] and "fact_check" not in self.label_of[rep]:
-            out.append("fact_check")
-        return tuple(out)
+            return (*out, "fact_check")
+        return out
 
 
 @dataclass(frozen=True)
@@ -381,7 +394,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                     "labels": labels.of(i, rep, slot.pinned),
                     "section": facts.section_of[slot.story_id],
                     "representative": cards.get(rep, True),
-                    "supporting": tuple(cards.get(a, False) for a in sup),
+                    "supporting": tuple([cards.get(a, False) for a in sup]),
                     "article_count": int(book.stories.n_articles[r]),
                     "publisher_count": max(1, int(ranked.f.pub_count[r])),
                     "updated_at": docs.iso(book.stories.newest_seen[r]),
@@ -422,17 +435,10 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     keys, misses = [], []
     cseq_l = book.stories.centroid_seq[pool_rows].tolist()
     vers_l = book.stories.version[pool_rows].tolist()
-    for k, i in enumerate(pool_pos_l):
+    card_check, labels_of = cards._check, labels.of
+    for k, (i, v, c) in enumerate(zip(pool_pos_l, vers_l, cseq_l)):
         sid, rep = ids_l[i], rep_l[i]
-        key = (
-            vers_l[k],
-            cseq_l[k],
-            rep,
-            labels.of(i, rep, sid in pinned_set),
-            section_of[sid],
-            cards.check_of[rep],
-            cards.label_of[rep],
-        )
+        key = (v, c, rep, labels_of(i, rep, sid in pinned_set), section_of[sid], card_check[rep])
         keys.append(key)
         hit = old_pool.get(sid)
         if hit is None or hit[0] != key:
@@ -440,6 +446,7 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
     ctx.clock.lap("pool_features")
     pool_stories = []
+    round_sig, smoothed = docs.round_sig, ranked.smoothed[pool_pos].tolist()
     for k, i in enumerate(pool_pos_l):
         sid = ids_l[i]
         static = fresh.get(k)
@@ -451,7 +458,7 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
         else:
             new_pool[sid] = (keys[k], static)
         entry = dict(static)
-        entry["score"] = docs.round_sig(ranked.smoothed[i])
+        entry["score"] = round_sig(smoothed[k])
         pool_stories.append(entry)
     ctx.cache.pool = new_pool
     return {
@@ -569,20 +576,21 @@ def pool_features(book: StoryBook, pool_rows: np.ndarray, p: RankParams):
     for r, c in zip(*(x.tolist() for x in np.nonzero(mask))):
         topics[r].append(book.section_ids[c])
     pairs, mentions = book.pairs, book.mentions
-    ns = pairs.size
-    g = slot[pairs.story[:ns]]
-    sel = np.flatnonzero((g >= 0) & pairs.live[:ns])
+    # the pool stories' own pairs and mentions (O(their rows)); every order below is by keys unique per story
+    sel = book.pair_rows_of(pool_rows)
+    sel = sel[pairs.live[sel]]
+    g = slot[pairs.story[sel]]  # pool position of each pair
     pubs = pairs.publisher[sel]
     names = np.array(book.publishers.id, dtype=object)[pubs] if sel.size else np.zeros(0, object)
-    order = np.lexsort((names.astype(str), -book.publishers.authority[pubs, 0], g[sel])) if sel.size else sel
-    publishers = _groups(g[sel], k, order, 10, names[order].tolist())
-    nr = mentions.size
-    g2 = slot[mentions.story[:nr]]
-    sel2 = np.flatnonzero((g2 >= 0) & mentions.live[:nr])
+    order = np.lexsort((names.astype(str), -book.publishers.authority[pubs, 0], g)) if sel.size else sel
+    publishers = _groups(g, k, order, 10, names[order].tolist())
+    sel2 = book.mention_rows_of(pool_rows)
+    sel2 = sel2[mentions.live[sel2]]
+    g2 = slot[mentions.story[sel2]]
     codes = np.array(book.regions, dtype=object)[mentions.region[sel2]] if sel2.size else np.zeros(0, object)
-    order2 = np.lexsort((codes.astype(str), -mentions.count[sel2], g2[sel2])) if sel2.size else sel2
-    places = _groups(g2[sel2], k, order2, 5, codes[order2].tolist())
-    add_publisher_cities(places, g[sel], book.publisher_cities()[pubs])
+    order2 = np.lexsort((codes.astype(str), -mentions.count[sel2], g2)) if sel2.size else sel2
+    places = _groups(g2, k, order2, 5, codes[order2].tolist())
+    add_publisher_cities(places, g, book.publisher_cities()[pubs])
     return topics, publishers, places
 
 

@@ -77,10 +77,9 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
     ids = book.stories.id[rows]
     slot = np.full(book.stories.size + 1, -1, np.int64)
     slot[rows] = np.arange(k)
-    ns = book.pairs.size
-    g = slot[book.pairs.story[:ns]]
-    sel = np.flatnonzero((g >= 0) & f.sp_ok)
-    gs, w = g[sel], f.sp_w[sel]
+    sel = book.pair_rows_of(rows)  # the candidates' own pairs: O(their pairs), every result below ignores order
+    sel = sel[f.sp_ok[sel]]
+    gs, w = slot[book.pairs.story[sel]], f.sp_w[sel]
     strong = is_strong(w, p.corroboration_authority)
     groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
     span = int(groups.max()) + 1 if groups.size else 1
@@ -128,7 +127,7 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool
             facts = key_facts(cards[rep]["title"] or "")
             if seen is None:
                 seen = (facts, 0)
-            elif not set(facts) <= set(seen[0]):
+            elif facts != seen[0] and not set(facts).issubset(seen[0]):  # most minutes: the same facts
                 union = tuple(sorted(set(seen[0]) | set(facts)))
                 recent = now - int(event_minute[rep]) * MINUTE_MS < window
                 seen = (union, now if recent else seen[1])

@@ -43,7 +43,9 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Callable
+from itertools import chain
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
@@ -136,16 +138,22 @@ def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: i
 
 def topic_documents(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
     """The topic page documents of one edition's cycle, from its pool document (see the module docstring)."""
-    members: dict[str, list[int]] = {}
     stories = pool["stories"]
-    for i, entry in enumerate(stories):
-        for t in topic_ids_of(entry):
-            members.setdefault(t, []).append(i)
-    chosen = choose_topics({t: len(m) for t, m in members.items()}, followed, max_pages)
+    ids_of = [topic_ids_of(entry) for entry in stories]
+    # counted in C; member lists only for the <= max_pages chosen ids (one set intersection per entry)
+    chosen = choose_topics(Counter(chain.from_iterable(ids_of)), followed, max_pages)
+    members: dict[str, list[int]] = {t: [] for t in chosen}
+    if chosen:
+        wanted = set(chosen)
+        for i, ids in enumerate(ids_of):
+            for t in wanted.intersection(ids):
+                members[t].append(i)
+    scores = [float(entry["score"]) for entry in stories] if chosen else []
+    in_order = all(a >= b for a, b in zip(scores, scores[1:]))  # the pool's own order: no sort needed
     docs = []
     for topic in chosen:
         kind, value = topic.split(":", 1)
-        idx = sorted(members[topic], key=lambda i: (-float(stories[i]["score"]), i))
+        idx = members[topic] if in_order else sorted(members[topic], key=lambda i: (-scores[i], i))
         docs.append(
             {
                 "schema": TOPIC_SCHEMA,

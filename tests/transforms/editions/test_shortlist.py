@@ -1,0 +1,56 @@
+"""The section candidates looked for on a shortlist of the best raw scores (scoring.Shortlist) are exactly the ones a
+pass over every story gives, whether the shortlist decides or the section falls back to the whole book."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle import scoring
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+from transforms.publishers import default_registry
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_section_candidates_from_the_shortlist_equal_a_pass_over_every_story(world, monkeypatch, seed):
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
+    world.randomise(seed=seed, stories=150, start=T - 6 * HOUR, end=T + 20 * MIN, near_duplicates=10)
+    config = load_config()
+    p = replace(RankParams.from_config(config), section_candidates=6)
+    book = StoryBook(config, default_registry(), "en")
+    for e in sorted((compact_change(c) for c in world.changes), key=event_sort_key):
+        if e["at"] < T + 20 * MIN:
+            book.apply(e)
+    book.flush()
+    now = T + 20 * MIN
+    paths, seen = [], set()
+    fit = scoring.section_fit
+
+    def recording_fit(*args, **kw):
+        paths.append("shortlist" if len(args) > 5 or kw.get("rows") is not None else "every story")
+        return fit(*args, **kw)
+
+    monkeypatch.setattr(scoring, "section_fit", recording_fit)
+    for edition in ("us-en", "gb-en"):
+        ed = config.edition(edition)
+        f = scoring.features(book, now, p)
+        monkeypatch.setattr(scoring, "SHORTLIST", 10**9)  # no shortlist: every section over every story
+        paths.clear()
+        whole, _ = scoring.select_candidates(book, f, ed, config, p)
+        assert "shortlist" not in paths
+        for size in (25, 40):
+            paths.clear()
+            monkeypatch.setattr(scoring, "SHORTLIST", size)
+            short, _ = scoring.select_candidates(book, scoring.features(book, now, p), ed, config, p)
+            assert "shortlist" in paths
+            seen |= set(paths)
+            assert np.array_equal(short.rows, whole.rows) and np.array_equal(short.raw, whole.raw)
+            for sec in ed.sections:
+                assert np.array_equal(short.sections[sec][0], whole.sections[sec][0]), (edition, size, sec)
+                assert np.array_equal(short.sections[sec][1], whole.sections[sec][1]), (edition, size, sec)
+    # both paths ran: sections decided on the shortlist, and sections that had to look at every story
+    assert seen == {"shortlist", "every story"}
