@@ -55,7 +55,7 @@ PROBLEM_MESSAGES = {
 
 # For you's reasons (serving/personal/ranking.py: ``top_story``, ``local:{place}``, ``follows:entity/{id}``, ...) as a
 # reader reads them after "Why:", by the reason's kind; a reason naming a place or a followed entity or topic says
-# its name (serving/api/foryou.py reason_name), never a code. base.html carries them for reader.js's For you slice.
+# its name (serving/api/foryou.py reason_name), never a code, on the server's For you cards (foryou_cards.py).
 REASON_MESSAGES = {
     "top_story": "reason.top_story",
     "local": "reason.local",
@@ -170,10 +170,6 @@ class Messages:
         if key is None or (kind in ("local", "follows") and not name):
             return (f"{kind} {name}" if name else reason.replace(":", " ", 1)).replace("_", " ")
         return self(key, name=name)
-
-    def reasons(self) -> list[tuple[str, str]]:
-        """(reason kind as an attribute name, text with ``{name}`` kept) for a page's script."""
-        return [(kind.replace("_", "-"), self._entry(key)) for kind, key in REASON_MESSAGES.items()]
 
     def problems(self) -> list[tuple[str, str]]:
         """(code as an attribute name, text) of every problem a page's script may show: ``rate-limited``, ..."""

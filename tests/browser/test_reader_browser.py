@@ -118,7 +118,7 @@ def test_sign_in_follow_hide_and_fewer_like_this(local, page, shots):
 
 def test_opening_a_card_sends_a_read_in_a_batch(local, page):
     sign_in(page, local, "ben", f"/e/{EDITION}/")
-    card = page.locator("ol.stories > li.story[data-publisher-id]").nth(1)
+    card = page.locator("main > ol.stories > li.story[data-publisher-id]").nth(1)  # the shared list, not For you's
     sid = card.get_attribute("data-story-id")
     with page.expect_request(lambda r: r.url.endswith("/v1/events") and r.method == "POST") as sent:
         card.locator("h2 a").click()  # navigates to Full Coverage: the queue goes out as the page is hidden
@@ -146,7 +146,17 @@ def test_the_for_you_slice_comes_after_the_shared_page(local, page, shots):
     expect(slice_).to_be_visible()
     expect(slice_.locator("li.story")).to_have_count(5)
     feed = [u for u in served if u.startswith("/v1/feed/for-you")]
-    assert feed and all("limit=5" in u for u in feed)
+    assert feed and all(u.startswith("/v1/feed/for-you/cards?") and "limit=5" in u for u in feed)
+    # the edition pages' own cards (one renderer: serving/web/foryou_cards.py), not a simpler card of a script:
+    # coverage, Full Coverage, a relative time (reltime.js ran on them), the reason, the reader's controls
+    cards = slice_.locator("li.story")
+    for k in range(5):
+        card = cards.nth(k)
+        expect(card.locator("p.coverage")).to_contain_text("Full Coverage")
+        expect(card.locator("time[data-relative]")).to_have_attribute("title", re.compile(r"\d"))
+        expect(card.locator("p.reason")).to_contain_text(re.compile(r"^Why: \w"))
+        name = card.get_attribute("data-publisher-name")
+        expect(card.get_by_role("button", name=f"Follow {name}")).to_be_visible()
     # the shared page was complete before: the feed is asked for after the page's own requests
     assert served.index(feed[-1]) > max(i for i, u in enumerate(served) if u == f"/e/{EDITION}/")
     problems = page.evaluate(AUDIT)

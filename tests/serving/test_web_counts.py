@@ -110,6 +110,25 @@ def test_every_edition_language_has_every_string_and_plural_form(language):
             assert set(re.findall(r"{(\w+)}", value)) == set(re.findall(r"{(\w+)}", english[key])), key
 
 
+# families of keys the pages build from data (shell.py ``section.{id}``, _card.html ``'label.' ~ scope ~ label``,
+# pages.py ``kind.{kind}``): each family must still be built so, or its keys are as unused as any other
+DYNAMIC = {"section.": 'f"section.{', "label.": "'label.' ~", "kind.": 'f"kind.{'}
+
+
+def test_no_catalogue_holds_a_string_nothing_uses():
+    """A msgid no page, script or template names is dead weight in every one of the catalogues (and a translator's
+    time): ``foryou.forget`` outlived its "Forget my token" button in all of them."""
+    web = Path(__file__).resolve().parents[2] / "serving"
+    source = "\n".join(p.read_text() for p in web.rglob("*") if p.suffix in (".py", ".html", ".js", ".xml"))
+    assert all(built in source for built in DYNAMIC.values()), DYNAMIC
+    unused = [
+        key
+        for key in catalogue()["en"]
+        if f'"{key}"' not in source and f"'{key}'" not in source and not key.startswith(tuple(DYNAMIC))
+    ]
+    assert unused == []
+
+
 def test_a_russian_count_takes_its_own_plural_and_numbers_and_dates_are_the_locale_s():
     ru = messages("ru-RU")
     assert ru.coverage(1, 1) == "1 статья из 1 издания"

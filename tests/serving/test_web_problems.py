@@ -80,11 +80,3 @@ def test_an_editions_not_found_page_says_why_in_its_language(app, world, client)
 )
 def test_for_you_reasons_read_in_the_pages_language(language, reason, name, said):
     assert messages(language).reason(reason, name) == said
-
-
-def test_every_page_carries_for_you_reasons_for_the_top_pages_slice(client):
-    html = client.get("/e/us-en/").data.decode()
-    for kind, text in messages("en").reasons():
-        assert f'data-msg-reason-{kind}="{escape(text)}"' in html
-    js = (STATIC / "common.js").read_text()
-    assert '"data-msg-reason-"' in js and "reasonText(it)" in js

@@ -1,7 +1,7 @@
 // What the origin's page scripts share (window.newsroom): the reader token's localStorage key and its reading
-// (sign-in, For you and the reader's controls), the page's strings, and the story card that the For you feed
-// (foryou.js) and the For you slice of the top page (reader.js) build from a JSON feed item. Cards are built with
-// DOM APIs and textContent only: nothing from an article is ever parsed as markup. base.html loads this file before
+// (sign-in, For you and the reader's controls), the page's strings, and the For you cards that the For you feed
+// (foryou.js) and the For you slice of the top page (reader.js) take from the server (the edition pages' own card
+// renderer, Jinja-escaped: nothing from an article is ever markup of its own). base.html loads this file before
 // every other script (deferred scripts run in document order), so they find window.newsroom when they run.
 (function () {
   "use strict";
@@ -45,34 +45,26 @@
     };
   }
 
-  // A For you reason in the page's language (data-msg-reason-{kind} on #reader: serving/web/messages.py
-  // REASON_MESSAGES): a place or a followed entity by its name ("news from United States"), never a raw code; the
-  // reason's words if the page has no string for its kind.
-  function reasonText(it) {
-    var reason = String(it.reason || "");
-    var kind = reason.split(":")[0];
-    if (kind === "follows" && reason.indexOf("follows:source/") === 0) kind = "follows-source";
-    var reader = document.getElementById("reader");
-    var text = reader && reader.getAttribute("data-msg-reason-" + kind.replace(/_/g, "-"));
-    if (text && (text.indexOf("{name}") < 0 || it.reason_name)) return text.split("{name}").join(String(it.reason_name));
-    var words = it.reason_name ? kind + " " + it.reason_name : reason.replace(":", " ");
-    return words.replace(/_/g, " ");
+  // A page of For you cards as the server renders every edition page's cards (GET /v1/feed/for-you/cards:
+  // web/_stories.html, Jinja-escaped, so parsing it as markup runs nothing from an article; the CSP forbids inline
+  // script anyway): the <li class="story"> nodes, adopted into this document. One card renderer for every page: the
+  // For you page (foryou.js) and the top page's For you slice (reader.js) insert these, never cards of their own.
+  function cards(html) {
+    var doc = new window.DOMParser().parseFromString(html, "text/html");
+    return Array.prototype.map.call(doc.querySelectorAll("ol.stories > li.story"), function (li) {
+      return document.importNode(li, true);
+    });
   }
 
-  // One feed item as <li class="story" data-story-id>: the representative's headline linking to the story page,
-  // then the caller's ``extras`` (nodes; a null one is skipped), then "{why} {reason}" when the item has a reason.
-  function storyItem(it, why, extras) {
-    var rep = it.representative || {};
-    var li = el("li", null, "story");
-    li.setAttribute("data-story-id", it.story_id);
-    var h = el("h3");
-    var a = el("a", rep.title);
-    a.href = "/stories/" + encodeURIComponent(it.story_id);
-    h.appendChild(a);
-    li.appendChild(h);
-    (extras || []).forEach(function (node) { if (node) li.appendChild(node); });
-    if (it.reason) li.appendChild(el("p", why + " " + reasonText(it), "reason"));
-    return li;
+  // GET a page of For you cards for the signed-in reader: resolves {ok, html, next} or {ok: false, status, body}.
+  function fetchCards(edition, query) {
+    var url = "/v1/feed/for-you/cards?edition=" + encodeURIComponent(edition) + (query || "");
+    return fetch(url, { headers: { "Authorization": "Bearer " + token(), "Accept": "text/html" }, credentials: "omit", cache: "no-store" })
+      .then(function (r) {
+        if (r.ok) return r.text().then(function (html) { return { ok: true, html: html, next: r.headers.get("Newsroom-Next-Cursor") }; });
+        return r.json().then(function (body) { return { ok: false, status: r.status, body: body }; },
+                             function () { return { ok: false, status: r.status, body: null }; });
+      });
   }
 
   // A problem answer of the API (RFC 9457) told in the page's language: the string the page carries for its code
@@ -87,6 +79,7 @@
   }
 
   window.newsroom = {
-    TOKEN_KEY: TOKEN_KEY, token: token, el: el, messages: messages, problemText: problemText, storyItem: storyItem
+    TOKEN_KEY: TOKEN_KEY, token: token, el: el, messages: messages, problemText: problemText, cards: cards,
+    fetchCards: fetchCards
   };
 })();

@@ -34,13 +34,6 @@
     return msg(name, fallback, { n: n.toLocaleString(lang) });
   }
 
-  // A page of cards as the server renders every edition page's cards (GET /v1/feed/for-you/cards: web/_stories.html,
-  // Jinja-escaped, so parsing it as markup runs nothing from an article; the CSP forbids inline script anyway).
-  function cards(html) {
-    var doc = new window.DOMParser().parseFromString(html, "text/html");
-    return Array.prototype.slice.call(doc.querySelectorAll("ol.stories > li.story"));
-  }
-
   function load(reset) {
     var tok = token();
     box.hidden = !!tok;  // signed in: no token box at all (Sign out is in the reader bar); signed out: paste or sign in
@@ -60,13 +53,7 @@
     }
     if (reset) { cursor = null; list.textContent = ""; }
     status.textContent = msg("loading", "Loading your stories…");
-    var url = "/v1/feed/for-you/cards?edition=" + encodeURIComponent(edition) + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
-    fetch(url, { headers: { "Authorization": "Bearer " + tok, "Accept": "text/html" }, credentials: "omit", cache: "no-store" })
-      .then(function (r) {
-        if (r.ok) return r.text().then(function (html) { return { ok: true, html: html, next: r.headers.get("Newsroom-Next-Cursor") }; });
-        return r.json().then(function (body) { return { ok: false, status: r.status, body: body }; },
-                             function () { return { ok: false, status: r.status, body: null }; });
-      })
+    common.fetchCards(edition, cursor ? "&cursor=" + encodeURIComponent(cursor) : "")
       .then(function (res) {
         if (!res.ok) {
           if (res.status === 401) box.hidden = false;  // a refused token: paste another one
@@ -76,8 +63,7 @@
           more.hidden = true;
           return;
         }
-        var added = cards(res.html);
-        added.forEach(function (li) { list.appendChild(document.importNode(li, true)); });
+        common.cards(res.html).forEach(function (li) { list.appendChild(li); });
         cursor = res.next;
         more.hidden = !cursor;
         status.textContent = countText(list.children.length);

@@ -10,7 +10,8 @@
 //   keepalive request that outlives the page) and on the next page's load. An event leaves the queue only once
 //   the origin accepted or rejected it, so it may be sent twice (a keepalive answer is never seen), which the
 //   origin folds once (reads are keyed by event_id);
-// - For you slice on the top page: after the load event, GET /v1/feed/for-you?limit=5 fills #foryou-slice.
+// - For you slice on the top page: after the load event, GET /v1/feed/for-you/cards?limit=5 fills #foryou-slice
+//   with the edition pages' own cards (one card renderer, serving/web/foryou_cards.py).
 // The token goes only into the Authorization header of the private API (credentials "omit": no cookie is ever
 // sent or set). Text from the API is set with textContent, never parsed as markup.
 (function () {
@@ -256,18 +257,18 @@
 
   // --- For you slice ------------------------------------------------------------------------------------------------
 
+  // The reader's first five For you stories as the edition pages' own cards (common.js fetchCards: labels such as
+  // BREAKING, relative times, coverage, Read at, Full Coverage, why), then the same controls as every card.
   function slice() {
     var box = document.getElementById("foryou-slice");
     if (!box || !edition) return;
-    api("GET", "/v1/feed/for-you?limit=5&edition=" + encodeURIComponent(edition)).then(function (doc) {
+    common.fetchCards(edition, "&limit=5").then(function (res) {
+      if (!res.ok) return;  // no slice: the shared page is complete without it
       var list = box.querySelector("ol");
-      (doc.items || []).forEach(function (it) {
-        var rep = it.representative || {};
-        var publisher = el("p", rep.publisher_name || rep.publisher_id, "meta");
-        list.appendChild(common.storyItem(it, msg("why", "Why:"), [publisher]));
-      });
+      common.cards(res.html).forEach(function (li) { list.appendChild(li); });
       box.hidden = !list.children.length;
-    }, function () { /* no slice: the shared page is complete without it */ });
+      document.dispatchEvent(new window.CustomEvent("newsroom:cards", { detail: { root: list } }));
+    }).catch(function () { /* offline: the shared page is complete without it */ });
   }
 
   // --- wiring -------------------------------------------------------------------------------------------------------
