@@ -121,6 +121,22 @@ def test_linker_links_translations_mutually_and_groups_them():
     assert link_groups({1: {"links": [2]}, 2: {"links": [1]}, 3: {"links": []}}) == {1: 1, 2: 1, 3: 3}
 
 
+def test_a_link_component_never_holds_two_stories_of_one_language():
+    """Two English stories (two events the English writer kept apart) never become one group through Spanish and
+    Italian links: the weaker link that would close the chain is not made."""
+    en_a, en_b = idmod.mint(T0, "en", 0), idmod.mint(T0 + 1, "en", 0)
+    es, it = idmod.mint(T0, "es", 0), idmod.mint(T0, "it", 0)
+    linker = StoryLinker()
+    linker.linked = {(min(en_a, es), max(en_a, es))}
+    proposed = [(min(es, it), max(es, it), 1.2), (min(it, en_b), max(it, en_b), 1.1)]
+    assert linker._one_story_per_language(proposed) == [proposed[0]]
+    # best first: the stronger link to en_b wins over the weaker chain through es
+    proposed = [(min(es, it), max(es, it), 1.0), (min(it, en_b), max(it, en_b), 1.1)]
+    assert linker._one_story_per_language(proposed) == [proposed[1]]
+    linker.linked = set()
+    assert linker._one_story_per_language(proposed) == sorted(proposed)  # es-it-en_b: one story per language
+
+
 def test_linker_snapshot_rebuilds_the_live_view_without_gone_stories():
     rng = np.random.default_rng(5)
     outputs = []

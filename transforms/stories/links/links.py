@@ -10,7 +10,9 @@ share at least one entity key, and, when both stories' times are known, their sp
 LINK_MAX_GAP_MS (a week) apart. Entity keys survive translation well (names, numbers, acronyms), which is what makes the rule
 precise; a link is evidence that two stories report one event, so one without a single shared name or number, or
 between reports days apart, is not made however close the vectors (a best match is only the best of what is live).
-Unknown times (a record without a date) are neutral: they neither allow nor block a link.
+Unknown times (a record without a date) are neutral: they neither allow nor block a link. A link component never
+holds two stories of one language (best link first; a story id names its language): what a language's writer kept
+as two events, links through a third language do not make one group.
 
 Calibration: MEANTIME dev (60 English Wikinews articles and their Spanish, Italian, Dutch translations, USE v3
 vectors): mutual best with entity weight 0.5 recovers all 360 true pairs and no false one; true pairs score >= 0.90
@@ -199,8 +201,42 @@ class StoryLinker:
                         pair = (min(a, b), max(a, b))
                         if pair not in self.linked:
                             found.append((pair[0], pair[1], float(S[x, y])))
-        found.sort()
-        return found
+        return self._one_story_per_language(found)
+
+    def _one_story_per_language(self, found: list[tuple[int, int, float]]) -> list[tuple[int, int, float]]:
+        """The proposed links, best first, less those that would put two stories of one language into one link
+        component (with the links already made): a link says "the same event in another language", so two stories
+        its writer kept apart (two events of one kind) must not become one group through a third language, nor an
+        in-language merge of two events be carried to the other languages' stories of each. Sorted by pair."""
+        parent: dict[int, int] = {}
+
+        def find(x: int) -> int:
+            parent.setdefault(x, x)
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        langs: dict[int, set[int]] = {}
+
+        def languages(root: int) -> set[int]:
+            return langs.setdefault(root, {idmod.id_language_code(root)})
+
+        def union(a: int, b: int) -> bool:
+            ra, rb = find(a), find(b)
+            if ra == rb:
+                return True
+            la, lb = languages(ra), languages(rb)
+            if la & lb:
+                return False
+            parent[max(ra, rb)] = min(ra, rb)
+            langs[min(ra, rb)] = la | lb
+            return True
+
+        for a, b in sorted(self.linked):
+            union(a, b)
+        kept = [(a, b, sc) for a, b, sc in sorted(found, key=lambda x: (-round(x[2], 9), x[0], x[1])) if union(a, b)]
+        return sorted(kept)
 
     def link_changes(self, at: int) -> list[dict]:
         """LINK changes for the new links (and remember them)."""
