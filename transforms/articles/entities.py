@@ -44,6 +44,7 @@ organisation and place words, speech verbs) are in :mod:`transforms.articles.ent
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -83,7 +84,7 @@ MAX_ENTITIES = 25
 CONFIRM_BODY_CHARS = 200  # a body this long must say an unlinked name mid-sentence for it to count (_salient)
 SCAN_CHARS = 4000  # ~650 words: the names that matter appear early; more costs time and adds noise
 
-_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[\w'’\-]|&(?=\w))*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
+_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_][\w'’\-]*(?:&\w[\w'’\-]*)*\.?|\d[\d.,:]*|[.!?;:,\"“”«»„()\[\]|•—–/]")
 _SENTENCE_END = {".", "!", "?", ";", ":", '"', "“", "”", "«", "»", "„", "(", ")", "[", "]", "|", "•", "—", "–"}
 _BREAK = _SENTENCE_END | {",", "/"}
 _INITIALS = re.compile(r"(?:[^\W\d_]\.){2,}")
@@ -164,19 +165,18 @@ def _tokens(text: str) -> list[tuple[str, int]]:
     "d'Emmanuel Macron", "dell'Unione": the name is capitalised, the article is not)."""
     toks = []
     for m in _TOKEN.finditer(text):
-        t, start, end = m.group(0), m.start(), m.end()
-        elided = _ELIDED.match(t)
-        if elided and t[elided.end() :][:1].isupper():
+        t, start = m.group(0), m.start()
+        if ("'" in t or "’" in t) and (elided := _ELIDED.match(t)) and t[elided.end() :][:1].isupper():
             toks.append((t[: elided.end()], start))
             t, start = t[elided.end() :], start + elided.end()
-        if t.endswith(".") and len(t) > 1 and not _INITIALS.fullmatch(t):
+        if t[-1] == "." and len(t) > 1 and not _INITIALS.fullmatch(t):
             word = t[:-1]
             if word.casefold() in TITLES or len(word) == 1:
                 # "Gov." / "J." : an abbreviation, not a sentence end; an initial keeps its period ("George W. Bush")
                 toks.append((t if len(word) == 1 and word.isupper() else word, start))
                 continue
             toks.append((word, start))
-            toks.append((".", end - 1))
+            toks.append((".", m.end() - 1))
             continue
         toks.append((t, start))
     return toks
@@ -213,6 +213,7 @@ def _run_from(toks: list[tuple[str, int]], i: int, nouns_capitalised: bool = Fal
     return run
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_title(word: str) -> bool:
     """An office or honorific before a name: a title ("Gov.", "Präsident", "Губернатор"), a compound of one
     ("US-Präsident", "President-elect", "Премьер-министр", "Ex-President") or a German compound ending in one
@@ -293,7 +294,7 @@ def _possessor(run: list[str]) -> list[list[str]]:
     alias table or the gazetteer holds it); "Lumen's Orbit" stays one name."""
     for k in range(len(run) - 1):
         w = run[k]
-        if POSSESSIVE.search(w):
+        if w[-2:] in ("'s", "’s"):
             owner = " ".join([*run[:k], POSSESSIVE.sub("", w)])
             if default_aliases().link(owner) or places.gazetteer().candidates(owner):
                 return [run[: k + 1], run[k + 1 :]]
@@ -376,7 +377,9 @@ def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tu
             sentence_start = False
             i += 1
             continue
-        run = _cut_title_case(_run_from(toks, i, nouns_capitalised), sw)
+        run = _run_from(toks, i, nouns_capitalised)
+        if len(run) > 1:
+            run = _cut_title_case(run, sw)
         j = i + len(run)
         prev = toks[i - 1][0].casefold() if i > 0 else ""
         following = " ".join(t for t, _ in toks[j : j + 2]).casefold()
@@ -391,7 +394,7 @@ def _capitalised_runs(text: str, language: str, lower_seen: set[str]) -> list[tu
         at_start = len(run) == 1 and (start_of_sentence or cut)
         sentence_start = False
         i = j
-        for part in (p for c in _coordinated(run) for p in _possessor(c)):
+        for part in [run] if len(run) < 2 else [p for c in _coordinated(run) for p in _possessor(c)]:
             if not _is_name(part, start_of_sentence, lower_seen):
                 continue
             surface = POSSESSIVE.sub("", " ".join(part))

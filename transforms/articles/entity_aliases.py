@@ -43,6 +43,8 @@ def entity_key(surface: str) -> str:
     name readers see (:func:`transforms.articles.entities.display`) is the article's, not "Nsa" or "U S Senate".
     A name all in capitals (a shouted heading, "KRISTI NOEM") is folded whole. Articles spell such words one way,
     so they still share the id."""
+    if surface.istitle() and "." not in surface:  # "Kristi Noem": most names, folded as alias keys are
+        return normalise(surface)
     s = unicodedata.normalize("NFKC", surface or "").translate(_APOSTROPHES)
     words = POSSESSIVE.sub("", s.strip()).split()
     shouted = len(words) > 1 and all(not any(c.islower() for c in w) for w in words)
