@@ -181,8 +181,8 @@ def assumptions(outputs: list[dict]) -> dict:
         note = (
             f"{untimed} of {len(known)} articles have no time (no published_at, no dateline): they are read in input "
             "order, one second apart, and their times are neutral: they neither cut a pair (far_apart_hours) nor "
-            "bring one closer; their join and merge bars are those of articles far apart in time "
-            "(unknown_time_penalty)"
+            "bring one closer; their join and merge scores bear the unknown-time penalty (unknown_time_penalty, "
+            "above the time penalty of two articles two days apart), so bodies without times join only on close text"
         )
         if not timed:
             note = "no article has a time: " + note.split(": ", 1)[1]

@@ -78,6 +78,16 @@ class ClusterConfig:
     # of their pairs state different ages than the same); both None: ask of every join and merge.
     opinion_places: float | None = -0.5
     opinion_ages: float | None = -0.01
+    # An untimed article with a body may join an untimed story at a score up to this much below the join bar when
+    # the learned pair score agrees (its average logit over the story's latest originals reaches the model's body bar
+    # plus UNTIMED_RELIEF_MARGIN): the member-level evidence stands in for the time the input lacks, so a file of
+    # bodies without dates does not fragment (docs/stories.md, "Inputs without time"). None: no relief.
+    untimed_relief: float | None = None
+    untimed_relief_margin: float = 0.0
+    # A join or merge of stories with bodies where a time is unknown needs every article pair (the article or the
+    # latest originals of one story against the other's) at the model's body bar plus this (complete linkage);
+    # None: off. Without times, the items of a saga chain through a centroid (docs/stories.md).
+    untimed_min_pair: float | None = None
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
     unknown_time_penalty: float = 0.55
     time_weight: float = 0.3

@@ -320,14 +320,20 @@ class StoryClusterer:
         bar = st.config.join if f.has_body else st.config.join_headline
         scored.sort(key=lambda x: (-x[0][0], x[1]))
         best = scored[0] if scored else None
+        relief = st.config.untimed_relief if f.has_body and not f.time_known else None
         for sc, sid in scored:  # the best candidate over the bar whose second opinion (if asked) agrees
             if sc[0] < bar:
-                break
-            if self._second_opinion(f, st.stories[sid], art_vecs):
-                st.tally("join")
-                out = self._join(st.stories[sid], f, sc[0], is_copy=False)
-                return [self._explained(out, f, "join", bar, cands)]
-            explanations.decline(cands, sid)
+                if relief is None or sc[0] + relief < bar:
+                    break
+                if not self._untimed_opinion(f, st.stories[sid], art_vecs):
+                    explanations.decline(cands, sid)
+                    continue
+            elif not self._second_opinion(f, st.stories[sid], art_vecs):
+                explanations.decline(cands, sid)
+                continue
+            st.tally("join")
+            out = self._join(st.stories[sid], f, sc[0], is_copy=False)
+            return [self._explained(out, f, "join", bar, cands)]
         st.tally("new")
         return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
 
@@ -336,6 +342,11 @@ class StoryClusterer:
         or the headline ages of the article and the story's latest originals conflict (ClusterConfig.join_pair_margin,
         opinion_places, opinion_ages; headline-only articles and stories are decided on the profile score alone)."""
         c = self.state.config
+        if c.untimed_min_pair is not None and f.has_body and s.has_body and not (f.time_known and s.time_known):
+            m = Member.from_features(f, is_copy=False, seq=0)
+            if self.state.scorer.weakest_pair([m], s) < c.untimed_min_pair:
+                self.state.tally("join_untimed_min_pair_no")
+                return False
         if not f.has_body or not s.has_body or (c.place_veto is None and c.join_pair_margin is None):
             return True
         ages_asked = c.opinion_ages is not None and bool(numbers.ages(f.title))
@@ -352,6 +363,18 @@ class StoryClusterer:
         ok = self.state.scorer.join_opinion(f, s, art_vecs) >= 0.0
         if not ok:
             self.state.tally("join_second_opinion_no")
+        return ok
+
+    def _untimed_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
+        """Whether an untimed article with a body may join ``s`` at a score up to UNTIMED_RELIEF below the join bar:
+        the learned pair score's average logit over the story's latest originals must reach the model's body bar plus
+        UNTIMED_RELIEF_MARGIN (:meth:`Scorer.join_opinion`). Without a time, the profile score alone leaves untimed
+        bodies above the bar of articles two days apart and a file of them fragments; the member-level score is the
+        evidence that stands in for time (docs/stories.md, "Inputs without time")."""
+        if not s.has_body:
+            return False
+        ok = self.state.scorer.join_opinion(f, s, art_vecs, self.state.config.untimed_relief_margin) >= 0.0
+        self.state.tally("untimed_relief_join" if ok else "untimed_relief_no")
         return ok
 
     def _explained(self, out: WriterOutput, f: ArticleFeatures, kind: str, bar, cands) -> WriterOutput:

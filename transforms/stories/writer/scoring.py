@@ -103,6 +103,10 @@ class Scorer:
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
+        untimed = not (a.time_known and b.time_known) and a.has_body and b.has_body and a.n and b.n
+        if c.untimed_min_pair is not None and untimed and score >= bar:
+            ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+            return min(score - bar, self.weakest_pair(ma, b) - c.untimed_min_pair)
         asked = c.merge_pair_margin is not None and conflicting(c, places, ages)
         if asked and a.has_body and b.has_body and a.n and b.n and score >= bar:
             known = a.time_known and b.time_known
@@ -117,9 +121,10 @@ class Scorer:
         """The learned pair score of this calibration (ClusterConfig.pair_score, else the shipped one)."""
         return pairscore.load(self.config.pair_score or pairscore.MODEL_PATH)
 
-    def join_opinion(self, f: ArticleFeatures, s: Story, art_vecs: tuple) -> float:
+    def join_opinion(self, f: ArticleFeatures, s: Story, art_vecs: tuple, margin: float | None = None) -> float:
         """The second opinion on a join: the learned pair score's average logit between the article and the story's
-        latest OPINION_MEMBERS originals, minus the model's body bar and JOIN_PAIR_MARGIN (>= 0: it may join).
+        latest OPINION_MEMBERS originals, minus the model's body bar and ``margin`` (default JOIN_PAIR_MARGIN; >= 0: it
+        may join).
         The profile score compares an article with a story's centroid, which a run of one kind of event (shootings
         in four cities) makes generic; the average over the members asks whether the article is like *them*."""
         ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
@@ -137,7 +142,23 @@ class Scorer:
         places = float(placemod.relation_matrix([f.places], [m.places for m in ms]).mean())
         x = np.array([dense, ent, lex, time, places])
         model = self.model()
-        return float(model.logit(x)) - float(model.thresholds["body"]) - self.config.join_pair_margin
+        margin = self.config.join_pair_margin if margin is None else margin
+        return float(model.logit(x)) - float(model.thresholds["body"]) - margin
+
+    def weakest_pair(self, ma: list[Member], b: Story) -> float:
+        """The smallest learned pair logit between ``ma`` and ``b``'s latest OPINION_MEMBERS originals, less the
+        model's body bar (complete linkage: every pair must agree, so a saga's items cannot chain through a centroid)."""
+        mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        ms = list(ma) + mb
+        V = np.stack([m.v64 for m in ms])
+        rows = self.lex.unit_rows_of(ms)
+        E, T = row_matrix([r[1] for r in rows]), row_matrix([r[0] for r in rows])
+        known = np.array([m.time_known for m in ms])
+        at = np.array([m.at for m in ms], dtype=np.int64)
+        places = placemod.relation_matrix([m.places for m in ms])
+        X = np.stack([V @ V.T, E @ E.T, T @ T.T, pairscore.time_feature(known, at), places], axis=-1)
+        model = self.model()
+        return float(model.logit(X)[: len(ma), len(ma) :].min()) - float(model.thresholds["body"])
 
     def evidence(self, s: Story, cache: dict) -> tuple:
         """A story's headline and text keys (:func:`transforms.stories.writer.evidence.evidence`), once per merge pass."""

@@ -1,0 +1,77 @@
+"""Inputs without time: the two calibration knobs measured on the dev files (docs/stories.md, "Inputs without time").
+
+- ClusterConfig.untimed_min_pair: a join or merge of stories with bodies where a time is unknown needs every article
+  pair at the model's body bar (complete linkage), so the items of a saga cannot chain through a centroid.
+- ClusterConfig.untimed_relief: an untimed article with a body may join a little below the join bar when the learned
+  pair score agrees with the story's members (the evidence that stands in for the missing time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
+from transforms.stories.writer import pairscore
+from transforms.stories.writer.cluster import StoryClusterer
+
+
+def stories_of(arts, config) -> dict[str, int]:
+    w = StoryClusterer("en", config=config, exact_index=True)
+    w.run(arts, until=max(a.first_seen_at for a in arts))
+    return {aid: sid for sid, s in w.stories.items() for aid in s.members}
+
+
+def model_file(tmp_path, bias: float) -> str:
+    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), bias, {"body": 0.0, "headline": 0.0}, {})
+    path = tmp_path / f"model{bias}.json"
+    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    return str(path)
+
+
+def saga(time_known: bool) -> list:
+    """Three items of one saga, two reports each: one direction (the saga), their own names and terms."""
+    rng = np.random.default_rng(5)
+    kind = rng.standard_normal(DIM)
+    arts = []
+    for e in range(3):
+        for k in range(2):
+            v = unit(kind + 0.05 * rng.standard_normal(DIM))
+            at = T0 + (2 * e + k) * HOUR
+            arts.append(
+                article(f"e{e}-{k}", v, at, terms=(f"t{e}", "vote"), entities=(f"name{e}",), time_known=time_known)
+            )
+    return arts
+
+
+def test_untimed_items_of_a_saga_need_every_pair_to_agree(tmp_path):
+    loose = dataclasses.replace(
+        TEST_CONFIG, join=0.5, unknown_time_penalty=0.0, pair_score=model_file(tmp_path, -6.0), repair_mode="merge"
+    )
+    assert len(set(stories_of(saga(False), loose).values())) < 3  # the profile score alone chains the saga
+    strict = dataclasses.replace(loose, untimed_min_pair=0.0)
+    apart = stories_of(saga(False), strict)
+    for e in range(3):
+        assert apart[f"e{e}-0"] == apart[f"e{e}-1"]  # an item's two reports agree on names and terms
+    assert len({apart[f"e{e}-0"] for e in range(3)}) == 3
+    # timed articles are not asked (the knob is for inputs without time)
+    assert len(set(stories_of(saga(True), strict).values())) < 3
+
+
+def test_an_untimed_body_joins_below_the_bar_only_when_the_members_agree(tmp_path):
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal(DIM)
+    arts = [
+        article(f"r{k}", unit(base + 0.6 * rng.standard_normal(DIM)), T0 + k * 1000, time_known=False) for k in range(2)
+    ]
+    agree = dataclasses.replace(TEST_CONFIG, unknown_time_penalty=0.0, pair_score=model_file(tmp_path, -6.0))
+    w = StoryClusterer("en", config=agree, exact_index=True)
+    w.run(arts[:1], until=arts[0].first_seen_at)
+    score = w.score_article(arts[1], next(iter(w.stories.values())))[0]
+    cfg = dataclasses.replace(agree, join=score + 0.1)  # the report scores just below the join bar
+    assert len(set(stories_of(arts, cfg).values())) == 2
+    assert len(set(stories_of(arts, dataclasses.replace(cfg, untimed_relief=0.2)).values())) == 1
+    doubt = dataclasses.replace(cfg, untimed_relief=0.2, pair_score=model_file(tmp_path, -30.0))
+    assert len(set(stories_of(arts, doubt).values())) == 2  # the members do not agree: no relief
