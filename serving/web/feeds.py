@@ -18,6 +18,7 @@ import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from email.utils import format_datetime
+from urllib.parse import quote
 
 import orjson
 from flask import request
@@ -81,7 +82,7 @@ def article_item(card: dict, lang: str) -> dict:
     labels = [t(f"label.{x}") if t.has(f"label.{x}") else x for x in card.get("labels") or ()]
     publisher = card.get("publisher") or card.get("publisher_name") or card.get("publisher_id") or ""
     return {
-        "id": f"article:{card.get('article_id')}",
+        "id": article_urn(card.get("article_id")),
         "title": card.get("title") or "",
         "link": safe_url(card.get("url")) or "",
         "coverage": None,
@@ -92,10 +93,18 @@ def article_item(card: dict, lang: str) -> dict:
     }
 
 
+def article_urn(article_id) -> str:
+    """An article's item id: the same IRI on every host and in every story it moves to (a merge keeps it, so a
+    reader's feed reader does not show it twice); ``quote`` keeps it one URN whatever the id holds."""
+    return "urn:newsroom:article:" + quote(str(article_id), safe="")
+
+
 def _abs(url: str | None) -> str:
     if not url:
         return request.host_url
-    return url if url.startswith(("http://", "https://")) else request.host_url.rstrip("/") + url
+    if url.startswith(("http://", "https://", "urn:")):
+        return url
+    return request.host_url.rstrip("/") + url
 
 
 def render_feed(fmt: str, meta: dict, items: list[dict]) -> bytes:
@@ -112,7 +121,7 @@ def render_feed(fmt: str, meta: dict, items: list[dict]) -> bytes:
         for it in items[:MAX_ITEMS]:
             el = ET.SubElement(ch, "item")
             ET.SubElement(el, "title").text = it["title"]
-            ET.SubElement(el, "link").text = _abs(it["link"])
+            ET.SubElement(el, "link").text = _abs(it["link"] or meta["page"])
             ET.SubElement(el, "guid", {"isPermaLink": "false"}).text = _abs(it["id"])
             ET.SubElement(el, "description").text = it["summary"]
             ET.SubElement(el, "pubDate").text = format_datetime(_ts(it["published"]))
@@ -135,7 +144,7 @@ def render_feed(fmt: str, meta: dict, items: list[dict]) -> bytes:
             ET.SubElement(el, "title").text = it["title"]
             ET.SubElement(el, "updated").text = _ts(it["published"]).isoformat().replace("+00:00", "Z")
             ET.SubElement(ET.SubElement(el, "author"), "name").text = it["author"] or "Newsroom"
-            ET.SubElement(el, "link", {"rel": "alternate", "href": _abs(it["link"])})
+            ET.SubElement(el, "link", {"rel": "alternate", "href": _abs(it["link"] or meta["page"])})
             if it["coverage"]:
                 ET.SubElement(el, "link", {"rel": "related", "href": _abs(it["coverage"]), "type": "text/html"})
             ET.SubElement(el, "summary").text = it["summary"]

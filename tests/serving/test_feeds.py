@@ -1,12 +1,14 @@
-"""Stories as feeds (serving/web/feeds.py, feed_routes.py): RSS 2.0 and Atom for section, topic, Full Coverage and
-storyline pages, one item per story on list pages, linked from each page, with the page's cache headers; every
+"""Stories as feeds (serving/web/feeds.py, feed_routes.py): RSS 2.0 and Atom for section, topic, city, Full Coverage
+and storyline pages, one item per story on list pages, linked from each page, with the page's cache headers; every
 feed parses with feedparser (no bozo) and passes a strict check: well-formed XML with each format's required
-elements."""
+elements, every id and link a valid absolute IRI (feedparser takes 'http://localhostarticle:c1' as an id; a
+validator does not), no id twice."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from urllib.parse import urlsplit
 
 import feedparser
 import orjson
@@ -20,6 +22,19 @@ from tests.serving.test_web_storylines import SL, sl_app  # noqa: F401 (sl_app: 
 A = "{http://www.w3.org/2005/Atom}"
 
 
+def iri(value: str | None, ids: bool = False) -> bool:
+    """An absolute http(s) IRI with a host and a numeric port, if any (or, for an id, a URN)."""
+    value = (value or "").strip()
+    if ids and re.match(r"urn:[a-z0-9][a-z0-9-]{0,31}:[\w%.:/-]+$", value, re.I):
+        return True
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 (raises on a port that is no number)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and " " not in value
+
+
 def strict(fmt: str, body: bytes) -> list[ET.Element]:
     """Well-formed XML with the required elements (RSS 2.0: channel title, link, description; item title or
     description. Atom 1.0: feed id, title, updated; entry id, title, updated, a link; an author somewhere)."""
@@ -28,18 +43,30 @@ def strict(fmt: str, body: bytes) -> list[ET.Element]:
         assert root.tag == "rss" and root.get("version") == "2.0"
         ch = root.find("channel")
         assert all((ch.findtext(tag) or "").strip() for tag in ("title", "link", "description"))
+        assert iri(ch.findtext("link")) and re.match(r"[a-z]{2,3}(-[A-Z]{2})?$", ch.findtext("language"))
         items = ch.findall("item")
+        guids = [it.findtext("guid") for it in items]
+        assert len(set(guids)) == len(guids), "a guid twice"
         for it in items:
             assert (it.findtext("title") or it.findtext("description") or "").strip()
-            assert re.match(r"https?://", it.findtext("link")) and it.findtext("guid")
+            assert iri(it.findtext("link")) and iri(it.findtext("guid"), ids=True), (
+                it.findtext("link"),
+                it.findtext("guid"),
+            )
+            assert it.findtext("comments") is None or iri(it.findtext("comments"))
             assert re.match(r"\w{3}, \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} [+-]\d{4}$", it.findtext("pubDate"))
         return items
     assert root.tag == f"{A}feed"
     assert all((root.findtext(f"{A}{tag}") or "").strip() for tag in ("id", "title", "updated"))
     assert root.find(f"{A}author/{A}name") is not None and root.find(f"{A}link[@rel='self']") is not None
+    assert iri(root.findtext(f"{A}id"), ids=True)
     entries = root.findall(f"{A}entry")
+    ids = [e.findtext(f"{A}id") for e in entries]
+    assert len(set(ids)) == len(ids), "an entry id twice"
     for e in entries:
         assert all((e.findtext(f"{A}{tag}") or "").strip() for tag in ("id", "title", "updated"))
+        assert iri(e.findtext(f"{A}id"), ids=True), e.findtext(f"{A}id")
+        assert all(iri(link.get("href")) for link in e.findall(f"{A}link")), e.findtext(f"{A}id")
         assert re.match(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$", e.findtext(f"{A}updated"))
         assert e.find(f"{A}link[@rel='alternate']") is not None
     return entries
@@ -81,6 +108,20 @@ def test_topic_and_full_coverage_feeds(app, world, client, fmt):
     assert f'href="/stories/{STORY}/feed.{fmt}"' in story_html
     parsed, items = check_feed(client, f"/stories/{STORY}", STORY_CC, fmt)
     assert len(items) == min(story_html.count('class="article"'), 50) > 0  # one item per article of the story
+
+
+@pytest.mark.parametrize("fmt", ["rss", "atom"])
+def test_a_city_pages_feed_is_its_stories_with_the_local_ttl(app, world, client, fmt):
+    from tests.serving.test_local_pages import LOCAL_CC, publish_pool, with_chicago
+
+    publish_pool(world, app, with_chicago)
+    html = client.get(f"/e/{EDITION}/topics/place:chicago").data.decode()
+    href = f"/e/{EDITION}/topics/place%3Achicago/feed.{fmt}"
+    assert f'<link rel="alternate" type="application/{fmt}+xml" href="{href}"' in html
+    assert client.get(href).data == client.get(f"/e/{EDITION}/topics/place:chicago/feed.{fmt}").data
+    parsed, items = check_feed(client, f"/e/{EDITION}/topics/place:chicago", LOCAL_CC, fmt)
+    stories = re.findall(r'<li class="story" data-story-id="([^"]+)"', html)
+    assert [e.id.rsplit("/", 1)[1] for e in parsed.entries] == stories[:50] and len(items) == len(stories) > 0
 
 
 @pytest.mark.parametrize("fmt", ["rss", "atom"])
