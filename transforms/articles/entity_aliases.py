@@ -21,6 +21,7 @@ CASELESS_SCRIPT = re.compile(
 )
 POSSESSIVE = re.compile(r"['’]s$")
 _INNER_PERIOD = re.compile(r"(?<=\w)\.")
+_PERIOD_OR_DIGIT = re.compile(r"[.\d]")
 _INITIAL = re.compile(r"[^\W\d_]\.")  # "W." of "George W. Bush"
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "ʼ": "'"})
 
@@ -43,7 +44,7 @@ def entity_key(surface: str) -> str:
     name readers see (:func:`transforms.articles.entities.display`) is the article's, not "Nsa" or "U S Senate".
     A name all in capitals (a shouted heading, "KRISTI NOEM") is folded whole. Articles spell such words one way,
     so they still share the id."""
-    if surface.istitle() and "." not in surface:  # "Kristi Noem": most names, folded as alias keys are
+    if surface.istitle() and not _PERIOD_OR_DIGIT.search(surface):  # "Kristi Noem" (not "A400M"): folded
         return normalise(surface)
     s = unicodedata.normalize("NFKC", surface or "").translate(_APOSTROPHES)
     words = POSSESSIVE.sub("", s.strip()).split()
