@@ -196,6 +196,13 @@ class Messages:
         day = format_date(dt, "medium", locale=self.locale)
         return f"{day} {format_time(dt, 'short', tzinfo=UTC, locale=self.locale)} UTC"
 
+    def date(self, day: str) -> str:
+        """``2025-03-01`` (a timeline's day, UTC) -> the locale's long date ("1 March 2025", "1 марта 2025 г.")."""
+        try:
+            return format_date(datetime.fromisoformat(str(day)[:10]).date(), "long", locale=self.locale)
+        except (TypeError, ValueError):
+            return day
+
     def coverage(self, articles: int, publishers: int) -> str:
         """ "12 articles from 7 publishers", "1 article from 1 publisher" in the page's language."""
         return self(

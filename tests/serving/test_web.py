@@ -197,10 +197,14 @@ def test_for_you_shell_keeps_the_token_client_side(client):
         assert "document.cookie" not in js and "innerHTML" not in js
         if "common.js" in url:
             assert "localStorage" in js  # the token is read from this browser's storage, nowhere else
+            # For you's cards (its page and the top page's slice): the token in a header, never a cookie
+            assert "Authorization" in js and "/v1/feed/for-you/cards" in js and 'credentials: "omit"' in js
         elif "reltime.js" in url:
             assert "localStorage" not in js and "fetch" not in js  # words times, reads and sends nothing
+        elif "foryou.js" in url:
+            assert "common.fetchCards(" in js and "fetch(" not in js.replace("common.fetchCards(", "")
         else:
-            assert "Authorization" in js and "/v1/feed/for-you" in js and 'credentials: "omit"' in js
+            assert "Authorization" in js and "common.fetchCards(" in js and 'credentials: "omit"' in js
 
 
 def test_assets_are_shared_and_typed(client):

@@ -87,6 +87,24 @@ def test_full_coverage_of_a_spanish_story_is_in_spanish(app, world, client):
     html = client.get(f"/stories/{sid}").data.decode()
     assert ">Cronología</h2>" in html and ">Medios</h2>" in html and "Timeline" not in html
     assert re.search(r"Cobertura completa: 2 artículos de \d medios?\.", html)
+    # the timeline's days are Spanish dates, not ISO ones (they were "2025-03-01" in every language)
+    days = re.findall(r'<h3><time datetime="(\d{4}-\d\d-\d\d)">([^<]+)</time></h3>', html)
+    assert days and all(re.fullmatch(r"\d{1,2} de \w+ de \d{4}", text) for _, text in days), days
+
+
+@pytest.mark.parametrize(
+    "language, said",
+    [
+        ("en", "March 1, 2025"),
+        ("ru", "1 марта 2025\u202fг."),  # a narrow no-break space, as CLDR writes it
+        ("ko", "2025년 3월 1일"),
+        ("ar", "1 مارس 2025"),
+        ("de", "1. März 2025"),
+    ],
+)
+def test_a_timeline_day_is_the_locales_date(language, said):
+    assert messages(language).date("2025-03-01") == said
+    assert messages(language).date("not a day") == "not a day"
 
 
 def _edition_languages() -> list[str]:

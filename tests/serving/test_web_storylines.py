@@ -7,6 +7,7 @@ import orjson
 import pytest
 
 from devtools import samples
+from serving.web.messages import messages
 from tests.serving.helpers import EDITION, STORY, STORY_CC, make_app, publish
 from tests.serving.test_web import outline
 
@@ -47,7 +48,7 @@ def test_the_storyline_page_shows_each_episode_with_date_headline_and_sources(sl
         href = f'href="/stories/{e["story_id"]}"'
         assert href in html
         positions.append(html.index(href))
-        assert f'<time datetime="{e["first_at"]}">{e["first_at"][:10]}</time>' in html
+        assert f'<time datetime="{e["first_at"]}">{messages("en").date(e["first_at"])}</time>' in html
         n, p = e["article_count"], e["publisher_count"]
         assert f"{n} article{'s' if n != 1 else ''} from {p} publisher{'s' if p != 1 else ''}" in html
     assert positions == sorted(positions)  # newest first, as the JSON
