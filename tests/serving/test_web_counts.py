@@ -92,6 +92,14 @@ def test_full_coverage_of_a_spanish_story_is_in_spanish(app, world, client):
     assert days and all(re.fullmatch(r"\d{1,2} de \w+ de \d{4}", text) for _, text in days), days
 
 
+@pytest.mark.parametrize("language", ["ja", "ko", "zh", "th", "vi", "id"])
+def test_an_edition_without_publishers_points_to_the_menu_by_its_name(language):
+    """ "Other editions are in the menu" names the menu as its label does: ko and ja said 판/版 (a print run) under a
+    menu labelled 에디션/エディション. Languages whose word for edition does not inflect, so the label is found as is."""
+    t = messages(language)
+    assert t("nav.editions").lower() in t("no_publishers.edition").lower()
+
+
 @pytest.mark.parametrize(
     "language, said",
     [
