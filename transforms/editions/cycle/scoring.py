@@ -273,42 +273,45 @@ def local_reserve(
     r = book.region_index.get(region, -2)
     codes, region_cities = config_cities(config)
     mine = region_cities.get(region, frozenset())
-    rows: list[int] = []
-    keys: list[str] = []
+    key_of = {c: k for k, c in enumerate(["", *sorted(mine)])}  # "": the region's own reserve
+    parts: list[np.ndarray] = []  # (story row, key) pairs: each covering city once per story, then each entity city
     ns = book.pairs.size
     if ns and len(book.publishers.id) and mine:
-        pub_city = book.publisher_cities()
-        local_pub = _city_publishers(pub_city, region, mine)
-        story = book.pairs.story[:ns]
-        ok = local_pub[book.pairs.publisher[:ns]] & (book.pairs.region[:ns] == r) & book.pairs.live[:ns]
-        hit = np.flatnonzero(ok & live[story])
-        for row, city in set(zip(story[hit].tolist(), pub_city[book.pairs.publisher[hit]].tolist())):
-            rows.append(row)
-            keys.append(city)
+        city_key = _city_publishers(book.publisher_cities(), region, mine, key_of)  # per publisher, 0: none
+        story, pubs = book.pairs.story[:ns], book.pairs.publisher[:ns]
+        hit = np.flatnonzero((city_key[pubs] > 0) & (book.pairs.region[:ns] == r) & book.pairs.live[:ns])
+        hit = hit[live[story[hit]]]
+        pair_key = np.unique(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
+        parts.append(np.stack([pair_key // len(key_of), pair_key % len(key_of)], axis=1))
+    named_rows: list[tuple[int, int]] = []
     for row in np.flatnonzero((rel.local_geo > 0) & live).tolist():
-        named = [c for c in _entity_cities(book, row, codes) if c in mine]
-        rows.extend([row] * max(1, len(named)))
-        keys.extend(named or [""])  # "": a sub-national place of the region, no city of it among the main entities
-    if not rows:
+        named = [key_of[c] for c in _entity_cities(book, row, codes) if c in mine]
+        named_rows.extend((row, k) for k in named or [0])  # 0: a sub-national place, no city of it named
+    if named_rows:
+        parts.append(np.array(named_rows, np.int64))
+    if not parts or not sum(len(x) for x in parts):
         return pool[:0]
-    best = _best_per_key(np.array(rows, np.int64), keys, raw, book.stories.id, p.local_candidates)
+    pairs = np.concatenate(parts)
+    best = _best_per_key(pairs[:, 0], pairs[:, 1], raw, book.stories.id, p.local_candidates)
     in_pool = np.zeros(raw.size, bool)
     in_pool[pool] = True
     return best[~in_pool[best]]
 
 
-_CITY_PUBLISHERS: dict[tuple, tuple] = {}  # (id of a publisher_cities array, region) -> (that array, mask)
+_CITY_PUBLISHERS: dict[tuple, tuple] = {}  # (id of a publisher_cities array, region) -> (that array, keys)
 
 
-def _city_publishers(pub_city: np.ndarray, region: str, mine: frozenset) -> np.ndarray:
-    """Per publisher row, whether it is a local publisher of a city of ``region``; computed once per publisher
-    table (StoryBook.publisher_cities returns the same array until the registry or the table changes)."""
+def _city_publishers(pub_city: np.ndarray, region: str, mine: frozenset, key_of: dict) -> np.ndarray:
+    """Per publisher row, the key (``key_of``) of its city when it is a local publisher of a city of ``region``,
+    else 0; computed once per publisher table (StoryBook.publisher_cities returns the same array until the
+    registry or the table changes)."""
     key = (id(pub_city), region)
     hit = _CITY_PUBLISHERS.get(key)
     if hit is None or hit[0] is not pub_city:
         if len(_CITY_PUBLISHERS) >= 4096:
             _CITY_PUBLISHERS.clear()
-        hit = _CITY_PUBLISHERS[key] = (pub_city, np.array([c in mine for c in pub_city.tolist()], bool))
+        keys = np.array([key_of[c] if c in mine else 0 for c in pub_city.tolist()], np.int64)
+        hit = _CITY_PUBLISHERS[key] = (pub_city, keys)
     return hit[1]
 
 
@@ -330,11 +333,9 @@ def _entity_cities(book: StoryBook, row: int, codes: dict) -> tuple[str, ...]:
     return hit
 
 
-def _best_per_key(rows: np.ndarray, keys: list[str], raw: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
-    """The rows that are among the ``k`` best (raw score, then ascending id) of at least one of their keys, each
-    once, best first."""
-    index: dict[str, int] = {}
-    key = np.array([index.setdefault(c, len(index)) for c in keys], np.int64)
+def _best_per_key(rows: np.ndarray, key: np.ndarray, raw: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
+    """The rows that are among the ``k`` best (raw score, then ascending id) of at least one of their keys (ints),
+    each once, best first."""
     order = np.lexsort((ids[rows], -raw[rows], key))
     key_o = key[order]
     start = np.r_[0, np.flatnonzero(key_o[1:] != key_o[:-1]) + 1]
