@@ -1,0 +1,123 @@
+"""Two trees' full rank cycles on the same world, in one command: CPU seconds per steady cycle, phase by phase.
+
+Each tree runs in its own process (``--child``, the tree first on sys.path): benchmarks/rank_bench.py's world at
+``--stories`` (the tree's own rank_bench and code), the cold cycle, then ``--repeat`` times: fold the next minute's
+~1,400 articles, run every edition's cycle and print its CPU seconds, its phases and a digest of every page's
+stories and representatives, every pool's stories (with representatives, places and topics) and the topic pages
+chosen. The parent runs both trees side by side and prints each one's median steady cycle, the ratio and whether
+the digests agree (same seed: the same world and the same minutes). CPU time of each process, never wall time: the
+machine is shared.
+
+    .venv/bin/python benchmarks/rank_compare.py --base /work/wt/rank-base --head . [--repeat 3] [--stories 300000]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse
+import gc
+import hashlib
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def child(tree: str, stories: int, repeat: int) -> None:
+    sys.path[:0] = [tree, str(Path(tree) / "benchmarks")]
+    import numpy as np
+    import rank_bench as rb
+
+    from transforms.common import MINUTE_MS
+    from transforms.editions.cycle.run import EditionMemory
+    from transforms.editions.overlays.topics import city_codes
+    from transforms.editions.vocabulary.config import load_config
+    from transforms.editions.vocabulary.params import RankParams
+
+    plain = rb.summarise
+
+    def summarise(out):  # what the digest covers: pages, pools and the topic pages chosen
+        d = plain(out)
+        pool = [
+            (e["story_id"], e["representative"]["article_id"], e["places"], e["topics"]) for e in out.pool["stories"]
+        ]
+        d["ids"] = dict(d["ids"], _pool=pool, _topics=[t["doc"]["topic"] for t in out.topic_pages])
+        return d
+
+    rb.summarise = summarise
+    rng = np.random.default_rng(7)
+    config = load_config()
+    editions = list(config.editions)
+    languages = sorted({e.language for e in editions})
+    rest = (1.0 - sum(rb.LANG_SHARE.values())) / max(1, len([x for x in languages if x not in rb.LANG_SHARE]))
+    registry = rb.make_registry(config, rng)
+    books, id_base = {}, 1 << 40
+    for lang in languages:
+        n = max(50, int(round(stories * rb.LANG_SHARE.get(lang, rest))))
+        books[lang] = rb.load_book(config, registry, lang, n, rng, 384, id_base)
+        id_base += n + 1
+    rb.group_storylines(books)
+    gc.collect()
+    gc.freeze()
+    memories = {e.id: EditionMemory() for e in editions}
+    run = rb.Run(books, config, RankParams.from_config(config), memories, {}, city_codes(config))
+    rb.run_all(editions, run, rb.NOW)
+    for k in range(1, repeat + 1):
+        for lang, evs in rb.next_minute_events(books, registry, rng, 1400).items():
+            for e in evs:
+                books[lang].apply(e)
+            books[lang].flush()
+        phases: dict = {}
+        t = time.process_time()
+        _, outs = rb.run_all(editions, run, rb.NOW + k * MINUTE_MS, timings=phases)
+        cpu = time.process_time() - t
+        ids = json.dumps({e: o["ids"] for e, o in sorted(outs.items())}, sort_keys=True, default=str)
+        phases = {p: round(v, 3) for p, v in phases.items() if isinstance(v, float)}
+        print(json.dumps({"cpu": cpu, "digest": hashlib.sha256(ids.encode()).hexdigest()[:16], "phases": phases}))
+        sys.stdout.flush()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--base", help="the baseline tree (e.g. a git worktree of main)")
+    ap.add_argument("--head", help="the tree measured against it")
+    ap.add_argument("--stories", type=int, default=300_000)
+    ap.add_argument("--repeat", type=int, default=3, help="steady cycles per tree (median)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child(args.child, args.stories, args.repeat)
+        return 0
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, __file__, "--child", str(Path(tree).resolve()), "--stories", str(args.stories)]
+            + ["--repeat", str(args.repeat)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for name, tree in (("base", args.base), ("head", args.head))
+    }
+    runs = {
+        name: [json.loads(line) for line in p.communicate()[0].splitlines() if line.startswith("{")]
+        for name, p in procs.items()
+    }
+    for name, rs in runs.items():
+        for k, r in enumerate(rs, start=2):
+            print(f"{name} cycle {k}: {r['cpu']:.2f} s CPU, digest {r['digest']}, phases {r['phases']}")
+    med = {name: statistics.median(r["cpu"] for r in rs) for name, rs in runs.items()}
+    same = [a["digest"] == b["digest"] for a, b in zip(runs["base"], runs["head"])]
+    print(
+        f"median steady cycle: base {med['base']:.2f} s CPU, head {med['head']:.2f} s CPU, head/base "
+        f"{med['head'] / med['base']:.2f}; same pages, pools and topic pages in every cycle: {'yes' if all(same) else 'NO'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
