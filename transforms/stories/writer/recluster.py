@@ -84,7 +84,10 @@ def candidates(w: WriterState, s: Story, free: Callable[[Story | None], bool]) -
     for sid, dense in w.index.search(s.centroid().astype(np.float32), k=c.merge_candidates + c.merge_reach + 1):
         if sid != s.story_id and dense >= c.merge_floor and free(w.stories.get(sid)):
             found.add(sid)
-    keys = sorted((len(w.postings[e]), e) for e in s.ent if e in w.postings and len(w.postings[e]) <= POSTING_LIMIT)
+    own = s.story_id
+    held = [(e, w.postings.get(e)) for e in s.ent]
+    # a key only this story holds gives no partner: left out before sorting (the same partners, in the same order)
+    keys = sorted((len(p), e) for e, p in held if p and len(p) <= POSTING_LIMIT and not (len(p) == 1 and own in p))
     taken = 0
     for _, e in keys:  # rarest keys first, at most POSTING_TAKE stories in all
         for sid in sorted(w.postings[e]):

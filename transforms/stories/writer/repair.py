@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import heapq
 import math
+from itertools import accumulate
+from operator import and_
 
 import numpy as np
 
@@ -151,16 +153,18 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
     lo, hi = c.min_split_sources, len(ms) - c.min_split_sources
     sign_cut = sum(1 for i in order if fiedler[i] < 0)
     cuts = {min(max(sign_cut, lo), hi)} | {lo + (hi - lo) * q // 8 for q in range(9)}
-    halves = []
+    halves, spans = [], []
+    span = cut_spans([ms[i] for i in order])
     for cut in sorted(cuts):
         a = [ms[i] for i in order[:cut]]
         b = [ms[i] for i in order[cut:]]
         if len({m.source for m in a}) >= c.min_split_sources and len({m.source for m in b}) >= c.min_split_sources:
             halves.append((a, b))
+            spans.append(span(cut))
     sums = recompute_centroids([h for pair in halves for h in pair], c.half_life_ms) if halves else []
     best = None
     for k, (a, b) in enumerate(halves):
-        if halves_bound(scorer, a, b, sums[2 * k][0], sums[2 * k + 1][0]) >= bar:
+        if halves_bound(scorer, a, b, sums[2 * k][0], sums[2 * k + 1][0], spans[k]) >= bar:
             continue
         score = scorer.score_stories(scorer.shadow(a, sums[2 * k]), scorer.shadow(b, sums[2 * k + 1]))
         if best is None or score < best[0]:
@@ -168,17 +172,37 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
     return best
 
 
-def halves_bound(scorer: Scorer, a: list[Member], b: list[Member], ca=None, cb=None) -> float:
+def halves_bound(scorer: Scorer, a: list[Member], b: list[Member], ca=None, cb=None, span=None) -> float:
     """A lower bound of ``score_stories`` between the shadows of ``a`` and ``b``: dense - time penalty (``ca``,
-    ``cb``: their recency-weighted sums when known)."""
+    ``cb``: their recency-weighted sums when known; ``span``: their (both times known, gap) when known)."""
     half_life = scorer.config.half_life_ms
     ca = recompute_centroid(a, half_life)[0] if ca is None else ca
     cb = recompute_centroid(b, half_life)[0] if cb is None else cb
     na, nb = float(np.linalg.norm(ca)), float(np.linalg.norm(cb))
     dense = float(np.dot(ca / na if na > 0 else ca, cb / nb if nb > 0 else cb))
-    known = all(m.time_known for m in a) and all(m.time_known for m in b)
-    gap = max(min(m.at for m in a), min(m.at for m in b)) - min(max(m.at for m in a), max(m.at for m in b))
+    if span is None:
+        known = all(m.time_known for m in a) and all(m.time_known for m in b)
+        gap = max(min(m.at for m in a), min(m.at for m in b)) - min(max(m.at for m in a), max(m.at for m in b))
+    else:
+        known, gap = span
     return dense - scorer.penalty(known, gap) - 1e-9
+
+
+def cut_spans(ordered: list[Member]):
+    """``span(cut)``: (all times known, gap) of ``ordered[:cut]`` against ``ordered[cut:]``, as :func:`halves_bound`
+    computes them from the members, read from prefix and suffix minima and maxima (one pass, not one per cut)."""
+    at = [m.at for m in ordered]
+    known = [m.time_known for m in ordered]
+    pmin, pmax, pknown = list(accumulate(at, min)), list(accumulate(at, max)), list(accumulate(known, and_))
+    smin = list(accumulate(reversed(at), min))[::-1]
+    smax = list(accumulate(reversed(at), max))[::-1]
+    sknown = list(accumulate(reversed(known), and_))[::-1]
+
+    def span(cut: int) -> tuple[bool, int]:
+        gap = max(pmin[cut - 1], smin[cut]) - min(pmax[cut - 1], smax[cut])
+        return bool(pknown[cut - 1] and sknown[cut]), gap
+
+    return span
 
 
 def apply_split(

@@ -88,7 +88,7 @@ class Scorer:
             gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
             if c.merge_headline_learned:
                 sums = self.linkage_sums(a, cache), self.linkage_sums(b, cache)
-                return self.learned_margin(*sums, known, gap, detail, places=places_mean(a, b))
+                return self.learned_margin(*sums, known, gap, detail, places=places_mean(a, b, cache))
             between = linkage_mean(self.linkage_sums(a, cache), self.linkage_sums(b, cache), c)
             if detail is not None:
                 detail.update(criterion="average pair score", score=between - self.penalty(known, gap))
@@ -96,10 +96,10 @@ class Scorer:
             return between - self.penalty(known, gap) - c.merge_headline_average
         if a.has_body and b.has_body and disagree(self.evidence(a, cache), self.evidence(b, cache)):
             return -math.inf  # their headlines name different things (transforms/stories/writer/evidence.py)
-        places = places_mean(a, b) if c.place_veto is not None or c.merge_pair_margin is not None else 0.0
+        places = places_mean(a, b, cache) if c.place_veto is not None or c.merge_pair_margin is not None else 0.0
         if c.place_veto is not None and places <= c.place_veto:
             return -math.inf  # they report from places neither of which lies in the other
-        ages = ages_mean(a, b) if c.opinion_ages is not None and a.has_body and b.has_body else 0.0
+        ages = ages_mean(a, b, cache) if c.opinion_ages is not None and a.has_body and b.has_body else 0.0
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
@@ -239,21 +239,34 @@ class Scorer:
         return st
 
 
-def places_mean(a: Story, b: Story) -> float:
+def places_mean(a: Story, b: Story, cache: dict | None = None) -> float:
     """The average ``places`` pair feature (transforms/stories/vocabulary/places.py) between two stories' latest
-    OPINION_MEMBERS originals each."""
-    ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
-    mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
-    if not ma or not mb:
+    OPINION_MEMBERS originals each (``cache``: a merge pass's, which keeps each story's latest originals)."""
+    pa = [m.places for m in latest_originals(a, cache)]
+    pb = [m.places for m in latest_originals(b, cache)]
+    if not pa or not pb:
         return 0.0
-    return float(placemod.relation_matrix([m.places for m in ma], [m.places for m in mb]).mean())
+    if not any(pa) or not any(pb):
+        return 0.0  # no place on one side: every pair's relation is 0.0 (relation_matrix's zeros, the same mean)
+    return float(placemod.relation_matrix(pa, pb).mean())
 
 
-def ages_mean(a: Story, b: Story) -> float:
+def latest_originals(s: Story, cache: dict | None = None) -> list[Member]:
+    """The story's latest OPINION_MEMBERS originals in (at, id) order, sorted once per story (and version) and pass."""
+    key = ("latest", s.story_id)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None and hit[0] is s and hit[1] == s.version:
+        return hit[2]
+    out = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    if cache is not None:
+        cache[key] = (s, s.version, out)
+    return out
+
+
+def ages_mean(a: Story, b: Story, cache: dict | None = None) -> float:
     """The mean age relation (transforms/stories/vocabulary/numbers.py) between the headlines of two stories' latest
     OPINION_MEMBERS originals each."""
-    ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
-    mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+    ma, mb = latest_originals(a, cache), latest_originals(b, cache)
     return numbers.relation_mean([m.title for m in ma], [m.title for m in mb])
 
 
