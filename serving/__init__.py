@@ -39,7 +39,6 @@ import importlib
 import json
 import logging
 import os
-import threading
 
 from flask import Flask
 from flask.sessions import SessionInterface
@@ -379,11 +378,13 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.wsgi_app = FastSharedPages(app.wsgi_app, ext)
     if app.config["NEWSROOM_BACKGROUND"]:
         ext.start()
-        # topic chips and titles name places through the gazetteer (~2 CPU s to build): built before the first page
-        # needs it, not during that reader's request
+        # Topic chips and titles name places through the gazetteer (~2 CPU s to build). It is built here, before the
+        # worker takes its first connection, not in a thread beside it: built beside, it held the interpreter while
+        # /readyz already said 200, so a started origin answered its first seconds of traffic several times slower
+        # (benchmarks/serve_bench.py: 1,547 against ~9,000 pages a second warm) and no reader's request pays it.
         from transforms.articles.places import gazetteer
 
-        threading.Thread(target=gazetteer, name="gazetteer-warm", daemon=True).start()
+        gazetteer()
     return app
 
 
