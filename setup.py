@@ -117,6 +117,7 @@ TEST = [
     "schemathesis>=4.0",  # tests/serving/test_openapi.py: keeps the origin's OpenAPI document true
     "cryptography>=42",
     "listparser>=0.20",  # tests/serving/test_opml.py: the follows export parses as an OPML subscription list
+    "markupsafe>=2.1",  # tests/serving/test_web_problems.py: escapes as the pages' Jinja autoescape does
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
