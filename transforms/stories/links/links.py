@@ -165,8 +165,9 @@ class StoryLinker:
                 keys = sorted(set(x) & set(y))
                 if keys:
                     ent[i, j] = sum(idf[k] ** 2 for k in keys)
-        na = np.array([math.sqrt(sum(idf[k] ** 2 for k in x)) or 1.0 for x in ea])
-        nb = np.array([math.sqrt(sum(idf[k] ** 2 for k in y)) or 1.0 for y in eb])
+        # summed in key order: a set's own order follows the process's string hashing, and so did the last bits
+        na = np.array([math.sqrt(sum(idf[k] ** 2 for k in sorted(x))) or 1.0 for x in ea])
+        nb = np.array([math.sqrt(sum(idf[k] ** 2 for k in sorted(y))) or 1.0 for y in eb])
         return dense + self.entity_weight * ent / np.outer(na, nb)
 
     def propose(self) -> list[tuple[int, int, float]]:
