@@ -106,3 +106,32 @@ def translated_events(language: str, rng, start: int = T0, n: int = 3, entities=
         )
         for e in range(n)
     ]
+
+
+def pair_model_file(tmp_path, bias: float = -6.0) -> str:
+    """A learned pair score (transforms/stories/writer/pairscore.py) that weighs dense, entity and term similarity
+    alike, written where a ClusterConfig's ``pair_score`` reads it."""
+    import json
+
+    from transforms.stories.writer import pairscore
+
+    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), bias, {"body": 0.0, "headline": 0.0}, {})
+    path = tmp_path / f"model{bias}.json"
+    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
+    return str(path)
+
+
+def one_kind_run(word: str, prefix: str = "name", time_known: bool = True) -> list:
+    """Three events of one kind, two reports each, an hour apart: one direction (the kind) and a shared ``word``,
+    but each event its own names and terms. The profile score chains them; the pair score does not."""
+    rng = np.random.default_rng(5)
+    kind = rng.standard_normal(DIM)
+    arts = []
+    for e in range(3):
+        for k in range(2):
+            v = unit(kind + 0.05 * rng.standard_normal(DIM))
+            at = T0 + (2 * e + k) * HOUR
+            arts.append(
+                article(f"e{e}-{k}", v, at, terms=(f"t{e}", word), entities=(f"{prefix}{e}",), time_known=time_known)
+            )
+    return arts

@@ -16,7 +16,7 @@ import dataclasses
 
 import numpy as np
 
-from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
+from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, one_kind_run, pair_model_file
 from transforms.stories.vocabulary import features as F
 from transforms.stories.vocabulary import text as textmod
 from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
@@ -53,21 +53,9 @@ def test_unknown_times_are_not_cut():
 def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
     """Three events of one kind share a direction (the kind) but not their names and terms: the profile score joins
     them, the average learned pair score over the members does not."""
-    from transforms.stories.writer import pairscore
-
-    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
-    path = tmp_path / "model.json"
-    path.write_text(__import__("json").dumps(model.to_dict()), encoding="utf-8")
-    rng = np.random.default_rng(5)
-    kind = rng.standard_normal(DIM)
-    arts = []
-    for e in range(3):
-        for k in range(2):
-            v = unit(kind + 0.05 * rng.standard_normal(DIM))
-            arts.append(
-                article(f"e{e}-{k}", v, T0 + (2 * e + k) * HOUR, terms=(f"t{e}", "shot"), entities=(f"city{e}",))
-            )
-    loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge", join_pair_margin=None)
+    arts = one_kind_run("shot", "city")
+    path = pair_model_file(tmp_path)
+    loose = dataclasses.replace(TEST_CONFIG, join=0.5, pair_score=path, repair_mode="merge", join_pair_margin=None)
     mixed = stories_of(arts, loose)
     assert len(set(mixed.values())) < 3  # the profile score alone chains events of one kind
     always = dict(join_pair_margin=0.0, merge_pair_margin=0.0, opinion_places=None, opinion_ages=None)
@@ -80,21 +68,14 @@ def test_the_second_opinion_keeps_a_run_of_one_kind_apart(tmp_path):
 def _one_kind_run(tmp_path, titles):
     """Three events of one kind, two reports each (as above), with the given headlines; the pair score of the test
     above; the shipped gates of the second opinion."""
-    from transforms.stories.writer import pairscore
-
-    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), -6.0, {"body": 0.0, "headline": 0.0}, {})
-    path = tmp_path / "model.json"
-    path.write_text(__import__("json").dumps(model.to_dict()), encoding="utf-8")
-    rng = np.random.default_rng(5)
-    kind = rng.standard_normal(DIM)
-    arts = []
-    for e in range(3):
-        for k in range(2):
-            v = unit(kind + 0.05 * rng.standard_normal(DIM))
-            a = article(f"e{e}-{k}", v, T0 + (2 * e + k) * HOUR, terms=(f"t{e}", "shot"), entities=(f"city{e}",))
-            arts.append(dataclasses.replace(a, title=titles[e]))
+    arts = [dataclasses.replace(a, title=titles[int(a.article_id[1])]) for a in one_kind_run("shot", "city")]
     gated = dataclasses.replace(
-        TEST_CONFIG, join=0.5, pair_score=str(path), repair_mode="merge", join_pair_margin=0.0, merge_pair_margin=0.0
+        TEST_CONFIG,
+        join=0.5,
+        pair_score=pair_model_file(tmp_path),
+        repair_mode="merge",
+        join_pair_margin=0.0,
+        merge_pair_margin=0.0,
     )
     gated = dataclasses.replace(gated, opinion_places=ClusterConfig().opinion_places)
     return stories_of(arts, dataclasses.replace(gated, opinion_ages=ClusterConfig().opinion_ages))

@@ -9,12 +9,10 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 
-from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, unit
-from transforms.stories.writer import pairscore
+from tests.transforms.stories.synth import DIM, T0, TEST_CONFIG, article, one_kind_run, pair_model_file, unit
 from transforms.stories.writer.cluster import StoryClusterer
 
 
@@ -25,25 +23,12 @@ def stories_of(arts, config) -> dict[str, int]:
 
 
 def model_file(tmp_path, bias: float) -> str:
-    model = pairscore.PairScore(1, (4.0, 4.0, 4.0, 0.0, 0.0), bias, {"body": 0.0, "headline": 0.0}, {})
-    path = tmp_path / f"model{bias}.json"
-    path.write_text(json.dumps(model.to_dict()), encoding="utf-8")
-    return str(path)
+    return pair_model_file(tmp_path, bias)
 
 
 def saga(time_known: bool) -> list:
     """Three items of one saga, two reports each: one direction (the saga), their own names and terms."""
-    rng = np.random.default_rng(5)
-    kind = rng.standard_normal(DIM)
-    arts = []
-    for e in range(3):
-        for k in range(2):
-            v = unit(kind + 0.05 * rng.standard_normal(DIM))
-            at = T0 + (2 * e + k) * HOUR
-            arts.append(
-                article(f"e{e}-{k}", v, at, terms=(f"t{e}", "vote"), entities=(f"name{e}",), time_known=time_known)
-            )
-    return arts
+    return one_kind_run("vote", "name", time_known)
 
 
 def test_untimed_items_of_a_saga_need_every_pair_to_agree(tmp_path):
