@@ -16,7 +16,8 @@ charge their CPU time to the simulated day of the time they work at, and to meas
 - keyed state, bytes per key (pickled, as Beam stores it): writer stories per language key, linker view, storyline
   writer, each edition's EditionMemory, and each edition's event LOG (events held);
 - snapshot bytes per simulated minute (the documents published);
-- at the end, the origin's memory (RSS) after loading the snapshots (a child process: serving.create_app over DIR).
+- at the end, the origin's memory (RSS) after loading the snapshots (a child process: serving.create_app over DIR,
+  one watcher poll of the run's pointers, the first pages served; ``warming_up`` says if it found none).
 
 Then last day / first day for each figure, and last day / day 3 (day 1 and 2 fill the 48 h live window: a state
 that should stay flat is still filling there), flagged ``GROWS`` when > 1.3 for a figure that should not grow.
@@ -224,20 +225,25 @@ from serving import create_app
 app = create_app({"NEWSROOM_DATA_DIR": sys.argv[1], "NEWSROOM_BACKGROUND": False,
                   "NEWSROOM_TOKEN_SECRET": "demo-token-secret-0123456789abcdef",
                   "NEWSROOM_CURSOR_SECRET": "demo-cursor-0123456789"})
+app.extensions["newsroom"].watcher.poll_once()  # what the background watcher does first (not started here)
+cat = app.extensions["newsroom"].holder.current
 client = app.test_client()
-codes = [client.get(p).status_code for p in ("/", "/e/us-en/", "/e/es-es/")]
+pages = {p: client.get(p) for p in ("/", sys.argv[3], "/v1/editions/us-en/sections/top")}
+codes = [r.status_code for r in pages.values()]
+warming = any(b"Warming up" in r.data or b"warming_up" in r.data for r in pages.values())
 gc.collect()
 rss = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize()
-print(json.dumps({"rss_mb": rss / 2**20, "codes": codes}))
+print(json.dumps({"rss_mb": rss / 2**20, "codes": codes, "warming_up": warming, "pointers_loaded": len(cat.loaded)}))
 """
 
 
-def origin_memory(data_dir: str) -> dict:
-    """The origin's RSS after loading the published snapshots (a fresh process; its first pages served)."""
+def origin_memory(data_dir: str, edition: str = "us-en") -> dict:
+    """The origin's RSS after loading the published snapshots (a fresh process, one watcher poll over the run's
+    pointers, then the first pages served: ``warming_up`` true means it found none of them, and the figure is
+    not one of a loaded origin)."""
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", ORIGIN_CHILD, data_dir, str(ROOT)], capture_output=True, text=True, timeout=600
-        )
+        argv = [sys.executable, "-c", ORIGIN_CHILD, data_dir, str(ROOT), f"/e/{edition}/"]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         return json.loads(out.stdout.strip().splitlines()[-1])
     except Exception as e:  # noqa: BLE001  (reported, not fatal: the day table stands without it)
         return {"error": f"{type(e).__name__}: {e}"}
@@ -326,7 +332,8 @@ def main(argv=None) -> int:
         rows = day_rows(probe, per_day, args.days)
         print_table(rows)
         if not args.no_origin:
-            print(f"\norigin after loading the snapshots: {json.dumps(origin_memory(str(d / 'snapshots')))}")
+            origin = origin_memory(str(d / "snapshots"), args.editions.split(",")[0])
+            print(f"\norigin after loading the snapshots: {json.dumps(origin)}")
     print(
         f"\n{time.time() - t_wall:.0f} s wall, {time.process_time() - c_all:.0f} s CPU; "
         f"load average at end: {os.getloadavg()[0]:.2f}",

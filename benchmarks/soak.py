@@ -4,22 +4,30 @@ reports each, follow-ups and corrections) through the real ingest path, the stor
 origin; prints by minute and checks at the end that nothing was lost or stored twice.
 
 Runs the real command (``python -m pipelines.cli run``, a child process: origin, world and ingest in it, the
-stories and co-visitation jobs and the Pub/Sub emulator in its children) with ``--progress_s 60 --report``, and
+stories and co-visitation jobs and the Pub/Sub emulator in its children) with ``--progress_s 15 --report``, and
 every minute prints:
 
 - release -> page p50 / p95 (s), from the run's own progress line (an article's release by the world to its first
-  appearance on a published page, seen by the run's page watcher);
-- the RSS (MB) of each process of the run's tree (by role: run, stories-job, covisit-job, pubsub-emulator, other);
-- the backlog of each stage, as counts: ``ingest`` = released - fetched (the world's pages not fetched yet: the
-  fetch-requests / polling side), ``items-raw`` = fetched - stored (pages fetched and published on the items-raw
-  topic that the stories job has not stored), ``stories`` = stored - assigned (stored articles in no story yet).
-  The emulator keeps no per-topic backlog metric, so the topics' backlogs are read off the stores on either side.
+  appearance on a published page, seen by the run's page watcher every 15 s);
+- every page the world released so far followed through the stores (:func:`account`: the world is rebuilt from
+  the run's world.json, its releases being a function of its clock): released, fetched (claimed by ingest),
+  stored, assigned (in a live story);
+- the backlog of each stage, as counts: ``ingest`` = released - fetched (pages not polled yet), ``items-raw`` =
+  pages held in ingest's outbox (fetched and published on the items-raw topic, not stored by the stories job yet),
+  ``stories`` = stored - assigned (stored articles in no story yet). The emulator keeps no per-topic backlog
+  metric, so the backlogs are read off the stores on either side;
+- the load average, and the RSS (MB) and CPU seconds over the minute of each process of the run's tree, by role
+  (run = origin + world + ingest, stories-job, covisit-job, pubsub emulator, other): CPU seconds are the figure
+  that holds on a shared machine.
 
 At the end (the run stops ingest, drains the stories job for at most 45 s and exits), then again after a settle
-run (``--settle_minutes``: the same data directory, the world all but stopped; the run republishes what its outbox
-holds and the stories job catches up): released, fetched, stored, assigned, and the
-duplicates (an article in two live stories; a page stored under two ids is impossible: the article id is the
-key). Exact copies of another page's text (wire copies) are fetched and not stored: counted apart.
+run (``--settle_minutes`` at most: the same data directory, the world all but stopped with ``--speed 0.001``; the
+run republishes what its outbox holds, the bus being new, and the stories job catches up; stopped by SIGINT once
+nothing is held and everything stored is assigned): released = fetched = stored = assigned, held, lost (fetched,
+neither stored nor held), pages fetched twice (ingest's new-page fetches over both runs, corrections and outbox
+replays counted apart, against the pages claimed) and articles in two live stories. The world's scripted pages
+that must not be stored are counted apart: exact wire copies of a stored page (same text), the members page
+(robots.txt), the future-dated page.
 
     .venv/bin/python benchmarks/soak.py --minutes 30 --speed 20      # a half-hour soak
     .venv/bin/python benchmarks/soak.py --minutes 3 --speed 10       # a quick one
@@ -34,6 +42,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -45,7 +54,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE_SPEED = 0.001  # the world's clock all but stopped: the settle run releases nothing new
 LATENCY = re.compile(r"release->page p50 ([\d.]+)s p95 ([\d.]+)s")
-RELEASED = re.compile(r"released (\d+) \| polls \d+ \(\d+ x 304\) fetched (\d+)")
+PROGRESS_S = 15  # the run's progress line (and page watcher: the release -> page figures' resolution)
+SETTLED_CHECKS = 2  # the settle run stops once this many checks in a row find nothing held and nothing unassigned
+# scripted pages of the sample world that must not be stored, by what marks them in devtools/world/content.py
+COPIES = "exact wire copies (same text as a stored page)"
+REFUSED = (("members", "members pages (robots.txt disallows them)"), ("future_days", "future-dated (refused)"))
 
 
 def tree(root: int) -> list[tuple[int, int]]:
@@ -79,19 +92,24 @@ def role(pid: int, root: int) -> str:
     return "userclusters" if "userclusters" in cmd else "other"
 
 
-def rss_by_role(root: int) -> dict[str, float]:
-    out: dict[str, float] = {}
+def usage_by_role(root: int) -> tuple[dict[str, float], dict[str, float]]:
+    """(RSS MB, CPU s used so far (user + system)) of the run's process tree, summed by role."""
+    rss: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     roles: dict[int, str] = {}
+    tick = os.sysconf("SC_CLK_TCK")
     for pid, parent in tree(root):
         r = roles[pid] = role(pid, root)
         if r == "other" and roles.get(parent, "run") != "run":
             r = roles[pid] = roles[parent]  # a job's own workers (the embedder, Beam's) count as the job
         try:
             pages = int(open(f"/proc/{pid}/statm").read().split()[1])
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
         except (OSError, IndexError, ValueError):
             continue
-        out[r] = out.get(r, 0.0) + pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-    return out
+        rss[r] = rss.get(r, 0.0) + pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+        cpu[r] = cpu.get(r, 0.0) + sum(int(f) for f in fields[11:15]) / tick  # its and its reaped children's
+    return rss, cpu
 
 
 def store_counts(data_dir: str) -> dict[str, int]:
@@ -112,19 +130,97 @@ def store_counts(data_dir: str) -> dict[str, int]:
     return {"stored": stored, "assigned": assigned, "in_two_stories": twice}
 
 
+def world_of(data_dir: str):
+    """The run's sample world as world.json has it (not started: its releases are a function of its clock)."""
+    from devtools.world.server import SampleWorld, world_state
+
+    path = Path(data_dir, "world.json")
+    if not path.exists():
+        return None
+    st = world_state(path, None, None)
+    return SampleWorld(speed=st["speed"], start_s=st["start_s"], seed=st["seed"], changes=st["changes"])
+
+
+def feed_counts(data_dir: str) -> tuple[set[str], set[str]]:
+    """(the URLs ingest claimed as new pages (a correction's claim is ``url#fingerprint``), the URLs held in the
+    outbox: claimed, not settled by the stories job yet)."""
+    db = os.path.join(data_dir, "newsroom.sqlite3")
+    if not os.path.exists(db):
+        return set(), set()
+    try:
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as c:
+            keys = {json.loads(v)["key"] for (v,) in c.execute("SELECT claim FROM feeds_claims")}
+            held = {json.loads(r)["discovery"]["url"] for (r,) in c.execute("SELECT record FROM feeds_outbox")}
+    except sqlite3.Error:
+        return set(), set()
+    return {k for k in keys if "#" not in k}, held
+
+
+def refusal(a: dict, stored: set[str], family: dict[str, set[str]]) -> str | None:
+    """Why the world's page ``a`` (not stored) was meant not to be: REFUSED, or an exact copy of a page stored."""
+    from transforms.articles.urls import article_id
+
+    kind = next((why for field, why in REFUSED if a.get(field)), None)
+    copies = family.get(a.get("copy_of") or a["id"], set())
+    if kind is None and len(copies) > 1 and stored & (copies - {article_id(a["url"])}):
+        kind = COPIES
+    return kind
+
+
+def account(data_dir: str, at_ms: int | None = None) -> dict:
+    """Every page the world released by ``at_ms`` (default now), followed through: claimed by ingest (fetched),
+    stored, in a live story; a page not stored is one the world meant to be refused (REFUSED, COPIES), held (in the
+    outbox: claimed, to be stored) or lost."""
+    from transforms.articles.urls import article_id
+
+    world = world_of(data_dir)
+    if world is None:
+        return {}
+    claimed, held = feed_counts(data_dir)
+    db = os.path.join(data_dir, "newsroom.sqlite3")
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as c:
+        stored = {r[0] for r in c.execute("SELECT article_id FROM articles")}
+        live = "SELECT m.article_id FROM story_members m JOIN stories s USING (story_id) WHERE s.alias_of IS NULL"
+        assigned = {r[0] for r in c.execute(live)}
+    family: dict[str, set[str]] = {}  # an original's id -> its own and its copies' article ids (same text)
+    for a in world.articles.values():
+        family.setdefault(a.get("copy_of") or a["id"], set()).add(article_id(a["url"]))
+    out = {"released": 0, "fetched": 0, "stored": 0, "assigned": 0, "held": 0, "lost": [], "refused": {}}
+    # lost: fetched (claimed), neither stored nor held, so nothing would ever store it; released - fetched is the
+    # ingest backlog (pages not polled yet)
+    for url in world.release_times(at_ms):
+        a = world.article_by_url(url)
+        aid, link = article_id(a["url"]), world.feed_link(a)
+        kind = None if aid in stored else refusal(a, stored, family)
+        if kind is not None:
+            out["refused"][kind] = out["refused"].get(kind, 0) + 1
+            continue
+        fetched = link in claimed or a["url"] in claimed
+        out["released"] += 1
+        out["fetched"] += fetched
+        out["stored"] += aid in stored
+        out["assigned"] += aid in assigned
+        if aid not in stored and (link in held or a["url"] in held):
+            out["held"] += 1
+        elif aid not in stored and fetched:
+            out["lost"].append(a["url"])
+    return out
+
+
 class Run:
     """``newsroom run`` in a child process, its progress lines read on a thread."""
 
     def __init__(self, data_dir: str, minutes: float, speed: float, embedder: str):
         self.data_dir = data_dir
         cmd = [sys.executable, "-m", "pipelines.cli", "run", f"--data_dir={data_dir}", "--port=0"]
-        cmd += [f"--speed={speed}", f"--minutes={minutes}", "--progress_s=60", f"--embedder={embedder}"]
+        cmd += [f"--speed={speed}", f"--minutes={minutes}", f"--progress_s={PROGRESS_S}", f"--embedder={embedder}"]
         cmd += [f"--report={data_dir}/report.json"]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
         self.last, self.lines = "", []
+        self.cpu: dict[str, float] = {}  # CPU s by role at the last minute line
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -136,15 +232,23 @@ class Run:
 
 def minute_line(minute: int, run: Run) -> str:
     lat = LATENCY.search(run.last)
-    rel = RELEASED.search(run.last)
-    released, fetched = (int(rel.group(1)), int(rel.group(2))) if rel else (0, 0)
+    acc = account(run.data_dir)
     c = store_counts(run.data_dir)
-    rss = rss_by_role(run.proc.pid)
-    backlog = f"ingest {released - fetched} items-raw {fetched - c['stored']} stories {c['stored'] - c['assigned']}"
+    rss, cpu = usage_by_role(run.proc.pid)
+    used = {k: v - run.cpu.get(k, 0.0) for k, v in cpu.items()}  # CPU s over the last minute
+    run.cpu = cpu
+    backlog = (
+        f"ingest {acc.get('released', 0) - acc.get('fetched', 0)} items-raw {acc.get('held', 0)} "
+        f"stories {c['stored'] - c['assigned']}"
+    )
     return (
         f"min {minute:3d} | release->page p50 {lat.group(1) if lat else '-'}s p95 {lat.group(2) if lat else '-'}s | "
-        f"released {released} fetched {fetched} stored {c['stored']} assigned {c['assigned']} | backlog {backlog} | "
-        "RSS MB " + " ".join(f"{k} {v:.0f}" for k, v in sorted(rss.items()))
+        f"released {acc.get('released')} fetched {acc.get('fetched')} stored {acc.get('stored')} "
+        f"assigned {acc.get('assigned')} | backlog {backlog} | load {os.getloadavg()[0]:.1f} | "
+        "RSS MB "
+        + " ".join(f"{k} {v:.0f}" for k, v in sorted(rss.items()))
+        + " | CPU s "
+        + " ".join(f"{k} {v:.1f}" for k, v in sorted(used.items()))
     )
 
 
@@ -155,26 +259,45 @@ def report_of(data_dir: str) -> dict:
         return {}
 
 
-def final(run: Run, fetched_before: int = 0, latency: dict | None = None) -> str:
-    """The end accounting; ``fetched_before``: pages the soak phase fetched (the settle phase's run counts anew)."""
-    report = report_of(run.data_dir)
-    c = store_counts(run.data_dir)
-    released, fetched = report.get("released", -1), report.get("pages_fetched", -1) + fetched_before
-    report = {**report, **(latency or {})}
-    ok = released == fetched == c["stored"] == c["assigned"] and c["in_two_stories"] == 0
+def final(data_dir: str, new_fetches: int, latency: dict) -> str:
+    """The end accounting. ``new_fetches``: new pages fetched over the runs (ingest's pages_new: a page once
+    each; corrections and outbox replays are counted apart). A page claimed is fetched at most once by its
+    claim, so ``new_fetches`` above the pages claimed would be pages fetched twice."""
+    acc = account(data_dir)
+    c = store_counts(data_dir)
+    claimed = len(feed_counts(data_dir)[0])
+    twice = max(0, new_fetches - claimed)
+    ok = acc["released"] == acc["fetched"] == acc["stored"] == acc["assigned"] and not acc["lost"]
+    ok = ok and twice == 0 and c["in_two_stories"] == 0
+    refused = ", ".join(f"{n} {why}" for why, n in sorted(acc["refused"].items()))
     return (
-        f"end: released {released} fetched {fetched} stored {c['stored']} assigned {c['assigned']} "
-        f"in two live stories {c['in_two_stories']}: {'EQUAL, each once' if ok else 'NOT EQUAL (see above)'}; "
-        f"release->page p50 {report.get('release_to_page_p50_s')}s p95 {report.get('release_to_page_p95_s')}s "
-        f"over {report.get('release_to_page_n')} articles"
+        f"end: released {acc['released']} fetched {acc['fetched']} stored {acc['stored']} assigned {acc['assigned']}"
+        f" held {acc['held']} lost {len(acc['lost'])} {acc['lost'][:5]} | fetched twice {twice} (new-page fetches "
+        f"{new_fetches}, pages claimed {claimed}), in two live stories {c['in_two_stories']}: "
+        f"{'EQUAL, each once' if ok else 'NOT EQUAL'} | not counted, refused as the world meant: {refused or 'none'}"
+        f" | release->page p50 {latency.get('release_to_page_p50_s')}s p95 {latency.get('release_to_page_p95_s')}s "
+        f"over {latency.get('release_to_page_n')} articles"
     )
 
 
-def watch(run: Run, label: str) -> int:
-    """A line a minute until the run exits; its exit status (the last lines of its output printed on failure)."""
-    started, minute = time.time(), 0
+def settled(data_dir: str) -> bool:
+    acc = account(data_dir)
+    c = store_counts(data_dir)
+    return bool(acc) and acc["held"] == 0 and acc["released"] == acc["fetched"] and c["stored"] == c["assigned"]
+
+
+def watch(run: Run, label: str, stop_when_settled: bool = False) -> int:
+    """A line a minute until the run exits; its exit status (the last lines of its output printed on failure).
+    ``stop_when_settled``: interrupt the run (as Ctrl-C does) once everything fetched is stored and assigned."""
+    started, minute, calm = time.time(), 0, 0
     while run.proc.poll() is None:
-        time.sleep(max(0.0, min(1.0, started + 60 * (minute + 1) - time.time())))
+        time.sleep(max(0.0, min(10.0, started + 60 * (minute + 1) - time.time())))
+        if stop_when_settled and time.time() - started > 30:
+            calm = calm + 1 if settled(run.data_dir) else 0
+            if calm >= SETTLED_CHECKS and run.proc.poll() is None:
+                print(f"{label}settled after {time.time() - started:.0f} s: stopping the run", flush=True)
+                run.proc.send_signal(signal.SIGINT)
+                break
         if time.time() >= started + 60 * (minute + 1):
             minute += 1
             if run.proc.poll() is None:
@@ -195,9 +318,9 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--settle_minutes",
         type=float,
-        default=5.0,
-        help="then run again this long with the world all but stopped, so the stories job stores what was fetched "
-        "(newsroom run drains for 45 s at most); 0: account right after the soak",
+        default=10.0,
+        help="then run again at most this long with the world all but stopped (--speed 0.001), until everything "
+        "fetched is stored and assigned (newsroom run drains for 45 s at most); 0: account right after the soak",
     )
     args = ap.parse_args(argv)
     if args.minutes <= 0 or args.speed <= 0:
@@ -209,13 +332,16 @@ def main(argv=None) -> int:
         if watch(run, "") != 0:
             return 1
         soaked = report_of(data_dir)
-        print("after the soak, before settling: " + final(run), flush=True)
+        new_fetches = soaked.get("pages_new", 0)
+        print(f"soak run: {json.dumps({k: v for k, v in soaked.items() if k.startswith('pages')})}")
+        print("after the soak, before settling: " + final(data_dir, new_fetches, soaked), flush=True)
         if args.settle_minutes > 0:  # the world all but stopped; the run replays its outbox, the job catches up
             settle = Run(data_dir, args.settle_minutes, SETTLE_SPEED, args.embedder)
-            if watch(settle, "settle ") != 0:
+            if watch(settle, "settle ", stop_when_settled=True) != 0:
                 return 1
-            keep = ("release_to_page_p50_s", "release_to_page_p95_s", "release_to_page_n")
-            print(final(settle, soaked.get("pages_fetched", 0), {k: soaked.get(k) for k in keep}), flush=True)
+            again = report_of(data_dir)
+            print(f"settle run: {json.dumps({k: v for k, v in again.items() if k.startswith('pages')})}")
+            print(final(data_dir, new_fetches + again.get("pages_new", 0), soaked), flush=True)
     print(f"load average at end: {os.getloadavg()[0]:.2f}", flush=True)
     return 0
 

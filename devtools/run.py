@@ -67,7 +67,11 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--port", type=int, default=8080, help="Origin port on 127.0.0.1 (0 = any free). Default: 8080")
     parser.add_argument(
-        "--speed", type=float, default=10.0, help="How much faster than the wall clock the world releases. Default: 10"
+        "--speed",
+        type=float,
+        default=None,
+        help="How much faster than the wall clock the world releases; on a resumed world, its pace from now on "
+        "(what it released keeps its dates). Default: 10, or the resumed world's pace",
     )
     parser.add_argument(
         "--feeds",
@@ -349,7 +353,8 @@ WORLD_SEED = 1
 def _start_world(args, data_dir: str, origin: str, ping_keys: dict, say):
     """The sample world, endless (generated news after the scripted articles) and resumed from
     ``{data_dir}/world.json``: a rerun continues the clock of the first run, so every item keeps its dates and
-    nothing is fetched twice. A resumed world keeps its own speed (``args.speed`` follows it)."""
+    nothing is fetched twice. A resumed world keeps its pace unless ``--speed`` is given, and then goes on at that
+    one from now (what it released keeps its dates); ``args.speed`` is set to the pace it runs at."""
     from devtools.world.server import start_world
 
     state_path = Path(data_dir, WORLD_STATE)
@@ -357,8 +362,6 @@ def _start_world(args, data_dir: str, origin: str, ping_keys: dict, say):
     world = start_world(
         speed=args.speed, seed=WORLD_SEED, state_path=state_path, ping_url=origin + "/v1/ping", ping_keys=ping_keys
     )
-    if resumed and world.clock.speed != args.speed:
-        say(f"sample world: resuming at x{world.clock.speed:g}, its speed in {state_path} (not x{args.speed:g})")
     args.speed = world.clock.speed
     age = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(world.clock.start_s))
     say(
@@ -605,7 +608,11 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
         "released": released,
         "polls": polls,
         "polls_304": n304,
-        "pages_fetched": st.get("pages_fetched", 0),
+        "pages_fetched": st.get("pages_fetched", 0),  # every fetch published, of which:
+        "pages_new": st.get("pages_new", 0),  # a new page's first (each page once)
+        "pages_updated": st.get("pages_updated", 0),  # a correction's (the same page again, on purpose)
+        "pages_replayed": st.get("pages_replayed", 0),  # republished from the outbox (not stored in time, or held
+        # when the previous run stopped: its bus is gone)
         "articles": _article_count(config),
         "stories": _story_count(config),
         "live_pages": watcher.pages,
@@ -625,7 +632,8 @@ def _progress(world, ingest, watcher, config, started: float) -> dict:
     )
     brk = "; ".join(f"{e}: {t[:50]}" for e, t in sorted(watcher.breaking_on_top.items())[:3])
     figures["line"] = (
-        f"released {released} | polls {polls} ({n304} x 304) fetched {figures['pages_fetched']} | "
+        f"released {released} | polls {polls} ({n304} x 304) fetched {figures['pages_fetched']} "
+        f"(new {figures['pages_new']} corrections {figures['pages_updated']} replays {figures['pages_replayed']}) | "
         f"articles {figures['articles']} stories {figures['stories']} live pages {watcher.pages} | {lat}"
         + (f" | merged stories {len(watcher.merged)}" if watcher.merged else "")
         + (f" | BREAKING on top: {brk}" if brk else "")

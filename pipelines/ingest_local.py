@@ -48,6 +48,7 @@ class LocalIngest:
         ingest = LocalIngest.from_options(PipelineOptions([...]), host_overrides=world.host_overrides)
         ingest.start()          # background thread; or ingest.run(stop_event) in the foreground
         ingest.stats()          # {"polls", "not_modified", "new_items", "pages_fetched", "dead_letters", ...}
+                                # pages_fetched = pages_new + pages_updated (corrections) + pages_replayed (outbox)
         ingest.stop()
     """
 
@@ -86,10 +87,10 @@ class LocalIngest:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Outbox order: a feed's state is checkpointed only once every item its polls discovered is published
-        # (or dead-lettered). Fetches in flight: (feed url, discovery, attempt, future); failed publishes wait in
-        # _retry as (not before, feed url, discovery, attempt); _inflight counts both per feed.
-        self._pending: list[tuple[str, poller.Discovery, int, typing.Any]] = []
-        self._retry: list[tuple[float, str, poller.Discovery, int]] = []
+        # (or dead-lettered). Fetches in flight: (feed url, discovery, attempt, replays, future); failed publishes
+        # wait in _retry as (not before, feed url, discovery, attempt, replays); _inflight counts both per feed.
+        self._pending: list[tuple[str, poller.Discovery, int, int, typing.Any]] = []
+        self._retry: list[tuple[float, str, poller.Discovery, int, int]] = []
         self._inflight: dict[str, int] = {}
         self._unsaved: set[str] = set()
 
@@ -148,7 +149,7 @@ class LocalIngest:
         log.info("dead letter %s: %s %s", record["reason"], record.get("key"), record.get("detail", "")[:120])
         self.bus.publish_record(self.dead_topic, record)
 
-    def _fetch(self, d: poller.Discovery) -> None:
+    def _fetch(self, d: poller.Discovery, replays: int = 0) -> None:
         item = poller.item_id(d.url)
         try:
             raw, dl = poller.fetch_page(self.fetcher, d, self.store, self.clock(), gone=self.gone)
@@ -157,7 +158,8 @@ class LocalIngest:
             raw, dl = None, poller.dead_letter("fetch_error", repr(exc), d.url, d.to_dict(), self.clock())
         if raw is not None:
             self.bus.publish_record(self.items_topic, raw, ordering_key=raw_item_key(raw))  # per-URL order
-            self._count("pages_fetched")
+            self._count("pages_fetched")  # every fetch published: a new page's, a correction's, a replay's
+            self._count("pages_replayed" if replays else "pages_updated" if d.is_update else "pages_new")
             if self.on_item:
                 try:
                     self.on_item(raw)
@@ -203,7 +205,7 @@ class LocalIngest:
         if attempt == 0:
             self._hold(d, replays)
         self._inflight[url] = self._inflight.get(url, 0) + 1
-        self._pending.append((url, d, attempt, self.pool.submit(self._fetch, d)))
+        self._pending.append((url, d, attempt, replays, self.pool.submit(self._fetch, d, replays)))
 
     def _settle(self) -> None:
         """Loop thread: collect finished fetches, re-queue those whose publishing failed (a store error: the bus
@@ -212,9 +214,9 @@ class LocalIngest:
         are out, a crash in between lost them for good; written after, a crash only means the
         restarted run polls from the previous checkpoint and publishes them again (the stories job dedupes)."""
         running = []
-        for url, d, attempt, fut in self._pending:
+        for url, d, attempt, replays, fut in self._pending:
             if not fut.done():
-                running.append((url, d, attempt, fut))
+                running.append((url, d, attempt, replays, fut))
                 continue
             self._inflight[url] -= 1
             exc = fut.exception()
@@ -223,14 +225,14 @@ class LocalIngest:
                 log.warning("publishing %s failed (%s); retrying in %.1f s", d.url, exc, delay)
                 self._count("publish_retries")
                 self._inflight[url] += 1
-                self._retry.append((time.monotonic() + delay, url, d, attempt + 1))
+                self._retry.append((time.monotonic() + delay, url, d, attempt + 1, replays))
         self._pending = running
         due = [r for r in self._retry if r[0] <= time.monotonic()]
         if due:
             self._retry = [r for r in self._retry if r[0] > time.monotonic()]
-            for _, url, d, attempt in due:
+            for _, url, d, attempt, replays in due:
                 self._inflight[url] -= 1
-                self._submit(url, d, attempt)
+                self._submit(url, d, attempt, replays)
         for url in sorted(self._unsaved):
             if not self._inflight.get(url):
                 self.store.put_state(url, self.states[url].to_dict())

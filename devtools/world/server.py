@@ -23,7 +23,9 @@ and corrections for as long as it runs (devtools/world/generated.py, a function 
 ``state_path`` (``newsroom run``: ``{data_dir}/world.json``), its start time, speed and seed are kept there and a
 restarted world resumes that clock instead of starting a new one: every item it had released keeps its dates, so
 the feeds list the same items with the same fingerprints and the ingest job fetches none of them again (a new
-clock re-dated every item, which ingest rightly took for corrections and fetched again).
+clock re-dated every item, which ingest rightly took for corrections and fetched again). A restarted world given
+another speed goes on at that pace from its restart (the change is kept there too; everything released before keeps
+its dates): ``newsroom run --speed 0.001`` on a data directory all but stops its world.
 
 API for the main job and tests::
 
@@ -85,12 +87,32 @@ def _esc(text: str) -> str:
 
 
 class WorldClock:
-    def __init__(self, start_s: float | None = None, speed: float = 10.0):
+    """Virtual time from wall time: ``speed`` times faster than the wall clock from ``start_s``, then at each of
+    ``changes`` (``[wall s, virtual s, speed]``, in order: a resumed world given another speed) at that pace from
+    that instant. Piecewise, so a change of pace keeps the date of everything released before it."""
+
+    def __init__(self, start_s: float | None = None, speed: float = 10.0, changes=()):
         self.start_s = time.time() if start_s is None else start_s
-        self.speed = float(speed)
+        self.pieces = [(float(self.start_s), 0.0, float(speed))] + [
+            (float(w), float(v), float(s)) for w, v, s in changes
+        ]
+        self.speed = self.pieces[-1][2]  # the pace now
 
     def release_ms(self, at_virtual_s: float) -> int:
-        return int((self.start_s + at_virtual_s / self.speed) * 1000)
+        wall, virtual, speed = self.pieces[0]
+        for piece in self.pieces[1:]:
+            if piece[1] > at_virtual_s:
+                break
+            wall, virtual, speed = piece
+        return int((wall + (at_virtual_s - virtual) / speed) * 1000)
+
+    def virtual_s(self, wall_s: float) -> float:
+        wall, virtual, speed = self.pieces[0]
+        for piece in self.pieces[1:]:
+            if piece[0] > wall_s:
+                break
+            wall, virtual, speed = piece
+        return virtual + (wall_s - wall) * speed
 
     def now_ms(self) -> int:
         return int(time.time() * 1000)
@@ -108,10 +130,11 @@ class SampleWorld:
         port: int = 0,
         articles: list[dict] | None = None,
         seed: int | None = None,
+        changes=(),
     ):
         if ipaddress.ip_address(host).is_loopback is False:
             raise ValueError("the sample world only listens on loopback")
-        self.clock = WorldClock(start_s, speed)
+        self.clock = WorldClock(start_s, speed, changes)
         self.registry = registry or PublisherRegistry.load()
         self.ping_url, self.ping_keys = ping_url, dict(ping_keys or {})
         self.articles = self._prepare(articles or ARTICLES)
@@ -159,7 +182,7 @@ class SampleWorld:
         if self.seed is None:
             return
         now_ms = self.clock.now_ms() if now_ms is None else now_ms
-        until = (now_ms / 1000 - self.clock.start_s) * self.clock.speed + 60
+        until = self.clock.virtual_s(now_ms / 1000) + 60
         if until <= self._generated_until:
             return
         with self._gen_lock:
@@ -217,7 +240,7 @@ class SampleWorld:
         return {a["url"]: self.released_ms(a) for a in self.articles.values() if self.is_public(a, now_ms)}
 
     def virtual_now_s(self) -> float:
-        return (time.time() - self.clock.start_s) * self.clock.speed
+        return self.clock.virtual_s(time.time())
 
     def release_now(self, article_id: str) -> dict:
         """Make an article public now (tests). Its stated publication time becomes now."""
@@ -749,32 +772,45 @@ def make_ping_keys(publishers=PING_PUBLISHERS) -> dict:
     return {p: secrets.token_hex(16) for p in publishers}
 
 
-def start_world(speed: float = 10.0, state_path=None, seed: int | None = None, **kwargs) -> SampleWorld:
+def start_world(speed: float | None = 10.0, state_path=None, seed: int | None = None, **kwargs) -> SampleWorld:
     """Start the sample world on a free loopback port and return it (``.base_url``, ``.stop()``). With
-    ``state_path``, the clock (start, speed) and seed of the world that ran there before are resumed
-    (:func:`world_state`); ``speed`` and ``seed`` only apply to a new one."""
+    ``state_path``, the clock (start, pace changes) and seed of the world that ran there before are resumed
+    (:func:`world_state`): at ``speed`` from now on when given (None: at the pace it had); ``seed`` only applies to
+    a new one."""
     if state_path is not None:
         state = world_state(state_path, speed, seed)
         kwargs["start_s"], speed, seed = state["start_s"], state["speed"], state["seed"]
-    return SampleWorld(speed=speed, seed=seed, **kwargs).start()
+        kwargs["changes"] = state["changes"]
+    return SampleWorld(speed=10.0 if speed is None else speed, seed=seed, **kwargs).start()
 
 
-def world_state(path, speed: float, seed: int | None) -> dict:
-    """``{"start_s", "speed", "seed"}`` kept in ``path``: read when it exists (a rerun continues that world),
-    else a new world starting now, written there first. A file that is not such a document is an error naming it
+def world_state(path, speed: float | None, seed: int | None, now_s: float | None = None) -> dict:
+    """``{"start_s", "speed", "seed", "changes"}`` kept in ``path``: read when it exists (a rerun continues that
+    world), else a new world starting now (at ``speed``, 10 when None), written there first. A resumed world
+    given another ``speed`` goes on at it from ``now_s``: a change ``[wall s, virtual s, speed]`` is appended (and
+    written), so what it released keeps its dates. A file that is not such a document is an error naming it
     (deleting it starts a new world, whose items ingest would fetch again as corrections)."""
     from pathlib import Path
 
     p = Path(path)
+    now_s = time.time() if now_s is None else now_s
     if p.exists():
         try:
             doc = json.loads(p.read_text(encoding="utf-8"))
-            return {"start_s": float(doc["start_s"]), "speed": float(doc["speed"]), "seed": doc.get("seed")}
+            state = {"start_s": float(doc["start_s"]), "speed": float(doc["speed"]), "seed": doc.get("seed")}
+            state["changes"] = [[float(w), float(v), float(s)] for w, v, s in doc.get("changes", [])]
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{p}: not a sample world state ({exc}); delete it to start a new world") from None
-    doc = {"start_s": time.time(), "speed": float(speed), "seed": seed}
+        clock = WorldClock(state["start_s"], state["speed"], state["changes"])
+        if speed is None or float(speed) == clock.speed:
+            return state
+        if speed <= 0:
+            raise ValueError(f"the sample world's speed must be > 0, not {speed}")
+        state["changes"].append([now_s, clock.virtual_s(now_s), float(speed)])
+    else:
+        state = {"start_s": now_s, "speed": 10.0 if speed is None else float(speed), "seed": seed, "changes": []}
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
-    tmp.write_text(json.dumps(doc), encoding="utf-8")
+    tmp.write_text(json.dumps(state), encoding="utf-8")
     tmp.replace(p)
-    return doc
+    return state

@@ -67,7 +67,8 @@ def test_a_rerun_of_newsroom_runs_world_fetches_nothing_twice(tmp_path):
 def test_world_state_is_kept_and_a_bad_file_is_named(tmp_path):
     path = tmp_path / "world.json"
     made = world_state(path, 10.0, 7)
-    assert world_state(path, 3.0, 1) == made  # a rerun keeps the first run's clock, speed and seed
+    assert world_state(path, None, 1) == made  # a rerun keeps the first run's clock, speed and seed
+    assert world_state(path, 10.0, 1) == made
     path.write_text("{not json")
     with pytest.raises(ValueError, match="world.json"):
         world_state(path, 10.0, 7)
@@ -128,3 +129,26 @@ def test_generated_news_is_a_function_of_the_seed():
 def test_without_a_seed_the_world_is_the_scripted_one():
     world = _world(10 * 3600, seed=None)
     assert set(world.articles) == {a["id"] for a in ARTICLES}
+
+
+def test_a_resumed_world_given_another_speed_goes_on_at_it_and_keeps_every_date(tmp_path):
+    """On main a resumed world kept the speed of its world.json whatever ``--speed`` said: the soak's settle run
+    (``--speed 0.001``, to account what was fetched) went on releasing at x10, so its accounting never closed."""
+    path, start = tmp_path / "world.json", time.time() - 2 * 3600 / 10  # two virtual hours in, at x10
+    world_state(path, 10.0, 1, now_s=start)
+    before = SampleWorld(**_resumed(world_state(path, None, 1)))
+    now_ms = int(time.time() * 1000)
+    released = before.release_times(now_ms)
+    state = world_state(path, 0.001, 1, now_s=now_ms / 1000)
+    assert json.loads(path.read_text())["changes"] == state["changes"] and len(state["changes"]) == 1
+    after = SampleWorld(**_resumed(world_state(path, None, 1)))  # a later rerun keeps the new pace
+    assert after.clock.speed == 0.001
+    assert after.release_times(now_ms + 600_000) == released  # ten wall minutes on: nothing new, same dates
+    assert after.virtual_now_s() == pytest.approx(before.virtual_now_s(), abs=0.5)
+    faster = SampleWorld(**_resumed(world_state(path, 100.0, 1, now_s=now_ms / 1000 + 60)))
+    later = faster.release_times(now_ms + 120_000)  # a wall minute at x100: 100 virtual minutes of news
+    assert {u: later[u] for u in released} == released and len(later) > len(released) + 20
+
+
+def _resumed(state: dict) -> dict:
+    return {"start_s": state["start_s"], "speed": state["speed"], "seed": state["seed"], "changes": state["changes"]}

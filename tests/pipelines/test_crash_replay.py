@@ -291,3 +291,20 @@ def test_ingest_in_a_namespace_publishes_where_the_stories_job_reads(tmp_path):
         assert claimed and got == claimed
     finally:
         world.stop()
+
+
+def test_ingest_counts_a_replayed_page_apart_from_a_new_one(tmp_path):
+    """A page republished from the outbox is the same page fetched again, not a new one: on main both counted as
+    ``pages_fetched`` only, so the soak (benchmarks/soak.py) summed its two runs' fetches and found more pages
+    fetched than the world released. ``pages_new`` counts each page once; ``pages_replayed`` the republishing."""
+    config = StoreConfig(data_dir=str(tmp_path / "data"))
+    world = World(tmp_path, config, feeds={"http://dailyherald.test/rss.xml"})
+    try:
+        first = world.ingest(1.5)
+        claimed = held_urls(config)
+        assert claimed and first["pages_new"] == first["pages_fetched"] == len(claimed), first
+        again = world.ingest(1.0, [*world.argv, "--replay_held_at_start"])  # a new bus: everything held, again
+        assert again["pages_replayed"] == again["pages_fetched"] == len(claimed), again
+        assert again.get("pages_new", 0) == 0, again
+    finally:
+        world.stop()
