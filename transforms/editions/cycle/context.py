@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from transforms.editions.cycle.kept import KeptFeatures
 from transforms.editions.cycle.scoring import Smoothing
 
 if TYPE_CHECKING:
@@ -78,11 +79,13 @@ class CycleCache:
     """Per edition, reused between its cycles (in-process; never changes a result). A supporting set is reused
     while the story's coverage version, the representative and the capped publishers are unchanged; a card while
     its article's label bits, first-seen time and version are; a pool entry while its story's coverage version,
-    centroid, representative, labels and section are."""
+    centroid, representative, labels and section are. ``features``: the pair and region sums of the last cycle,
+    recomputed for the stories that changed (kept.py)."""
 
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
     cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
     pool: dict = field(default_factory=dict)  # story id -> (key, entry without score)
+    features: KeptFeatures = field(default_factory=KeptFeatures)
 
 
 class Steady(Protocol):

@@ -38,7 +38,7 @@ from transforms.editions.cycle.representatives import (
     labels_for,
     supporting,
 )
-from transforms.editions.cycle.scoring import Candidates, Features, features, select_candidates
+from transforms.editions.cycle.scoring import Candidates, Features, select_candidates
 from transforms.editions.vocabulary import documents as docs
 from transforms.editions.vocabulary.params import RankParams
 
@@ -89,7 +89,7 @@ def run_cycle(ctx: CycleContext) -> CycleOutput | None:
 def rank(ctx: CycleContext) -> Ranked:
     """The maths of the cycle: features, Breaking rows, smoothed scores, the hourly publisher cap, representatives."""
     book, p, now = ctx.book, ctx.params, ctx.now
-    f = features(book, now, p)
+    f = ctx.cache.features.features(book, now, p)  # the sums of the stories that changed (kept.py)
     forced = breaking_rows(book, f.live, now, p)
     ctx.clock.lap("features")
     cand, smoothed = rank_candidates(ctx, f, forced)
@@ -103,7 +103,8 @@ def rank(ctx: CycleContext) -> Ranked:
 def rank_candidates(ctx: CycleContext, f: Features, forced: np.ndarray) -> tuple[Candidates, np.ndarray]:
     """The edition's candidates with raw scores, and their scores smoothed over consecutive cycles."""
     book, p = ctx.book, ctx.params
-    cand, _ = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
+    rel = ctx.cache.features.relevance(book, f, ctx.edition.region)
+    cand, _ = select_candidates(book, f, ctx.edition, ctx.config, p, forced, rel)
     ids = book.stories.id[cand.rows]
     return cand, ctx.memory.smoothing.smooth(ids, cand.raw, ctx.now, MINUTE_MS, p.smoothing_cycles)
 

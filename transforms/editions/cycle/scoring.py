@@ -82,23 +82,54 @@ class Candidates:
     intl: np.ndarray | None = None
 
 
-def features(book: StoryBook, now: int, p: RankParams) -> Features:
-    n = book.stories.size
-    live = book.live_mask(now, p.live_window_ms)
-    prim = book.primary_sections()
+@dataclass
+class PairSums:
+    """The story x publisher pair part of the features: per pair whether it counts (``sp_ok``) and its weight
+    (``sp_w``), per story (or per group of :func:`pair_sums`) the authority of its recent and of all its voices and
+    its voice count."""
+
+    sp_ok: np.ndarray
+    sp_w: np.ndarray
+    auth_recent: np.ndarray
+    auth_all: np.ndarray
+    pub_count: np.ndarray
+
+
+def pair_sums(book: StoryBook, live: np.ndarray, now: int, p: RankParams, sel=None, slot=None, k: int = 0) -> PairSums:
+    """:class:`PairSums` over every pair (``sel`` None: sums per story row), or over the pair rows ``sel`` (ascending,
+    every live pair of each story they touch) with sums per ``slot`` (one per pair, < ``k``). A story's sums are
+    added pair by pair in row order either way (``np.bincount``), and a pair that does not count adds 0.0, so the
+    sums of a story over its own pairs are bit for bit the ones over every pair (transforms/editions/cycle/kept.py
+    relies on it)."""
     ns = book.pairs.size
-    sp_story = book.pairs.story[:ns]
-    sp_pub = book.pairs.publisher[:ns]
-    sp_ok = book.pairs.live[:ns] & live[sp_story]
+    pick = (lambda a: a[:ns]) if sel is None else (lambda a: a[sel])
+    sp_story, sp_pub = pick(book.pairs.story), pick(book.pairs.publisher)
+    prim = book.primary_sections()
+    sp_ok = pick(book.pairs.live) & live[sp_story]
     auth = book.publishers.authority[sp_pub, prim[sp_story] + 1]
     voice = one_voice(book, sp_story, sp_pub, sp_ok, auth)
     sp_w = np.where(voice, auth, 0.0)
-    recent = sp_ok & (book.pairs.latest_first_seen[:ns] >= now - p.coverage_window_ms)
+    recent = sp_ok & (pick(book.pairs.latest_first_seen) >= now - p.coverage_window_ms)
     recent = one_voice(book, sp_story, sp_pub, recent, auth)
-    auth_recent = np.bincount(sp_story, weights=np.where(recent, auth, 0.0), minlength=n)
-    auth_all = np.bincount(sp_story, weights=sp_w, minlength=n)
-    coverage = np.log1p(auth_recent) + p.coverage_tail_weight * np.log1p(auth_all)
-    pub_count = np.bincount(sp_story[voice], minlength=n)
+    g, m = (sp_story, book.stories.size) if sel is None else (slot, k)
+    auth_recent, auth_all = _sums(g, np.where(recent, auth, 0.0), m), _sums(g, sp_w, m)
+    return PairSums(sp_ok, sp_w, auth_recent, auth_all, np.bincount(g[voice], minlength=m))
+
+
+def _sums(g: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """``np.bincount`` with weights, always float64 (an empty input gives int64 zeros, which an array kept across
+    cycles would keep as its dtype)."""
+    return np.bincount(g, weights=w, minlength=k).astype(np.float64, copy=False)
+
+
+def features(book: StoryBook, now: int, p: RankParams, sums: PairSums | None = None, live=None) -> Features:
+    """The features at ``now``; ``sums`` and ``live`` when the caller has them (kept.py keeps the pair sums across
+    cycles), else computed here."""
+    n = book.stories.size
+    live = book.live_mask(now, p.live_window_ms) if live is None else live
+    prim = book.primary_sections()
+    s = pair_sums(book, live, now, p) if sums is None else sums
+    coverage = np.log1p(s.auth_recent) + p.coverage_tail_weight * np.log1p(s.auth_all)
 
     na = book.articles.size
     recent_a = np.flatnonzero(book.articles.first_seen[:na] >= now - p.velocity_window_ms)  # few: select by time first
@@ -113,7 +144,9 @@ def features(book: StoryBook, now: int, p: RankParams) -> Features:
     velocity = np.clip(1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min, p.velocity_max)
     freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
     base = np.where(live, coverage * velocity * freshness, 0.0)
-    return Features(now, live, prim, coverage, velocity, freshness, base, n30, auth_all, pub_count, {}, sp_ok, sp_w)
+    return Features(
+        now, live, prim, coverage, velocity, freshness, base, n30, s.auth_all, s.pub_count, {}, s.sp_ok, s.sp_w
+    )
 
 
 def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -145,26 +178,49 @@ def section_share(book: StoryBook, f: Features, j: int) -> np.ndarray:
     return share
 
 
-def relevance(book: StoryBook, f: Features, region: str) -> Relevance:
-    n = book.stories.size
-    r = book.region_index.get(region, -2)
-    ns = book.pairs.size
-    sp_story = book.pairs.story[:ns]
-    sp_region = book.pairs.region[:ns]
-    denom = np.maximum(f.auth_all, 1e-12)
+@dataclass
+class RegionSums:
+    """The sums relevance divides, per story (or per group of :func:`region_sums`): the pair weights of the
+    region's publishers and of international ones, the region's place mentions and sub-national mentions."""
+
+    local: np.ndarray
+    intl: np.ndarray
+    mentions: np.ndarray
+    local_mentions: np.ndarray
+
+
+def region_sums(book: StoryBook, sp_w: np.ndarray, r: int, sel=None, slots=(None, None), msel=None, k: int = 0):
+    """:class:`RegionSums` for region index ``r`` over every pair and mention (``sel`` None), or over the pair rows
+    ``sel`` with ``sp_w`` aligned with them and the mention rows ``msel`` (ascending), summed per ``slots`` (of each
+    pair, of each mention; < ``k``): added in row order either way, as :func:`pair_sums`."""
+    slot, mslot = slots
+    if sel is None:
+        ns, nr, k = book.pairs.size, book.mentions.size, book.stories.size
+        sel, msel = slice(0, ns), slice(0, nr)
+        slot, mslot = book.pairs.story[:ns], book.mentions.story[:nr]
+        sp_w = sp_w[:ns]
+    sp_region = book.pairs.region[sel]
     hit = np.flatnonzero(sp_region == r)  # the edition's own publishers: a small share of the pairs
-    local = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
+    local = _sums(slot[hit], sp_w[hit], k)
     hit = np.flatnonzero(sp_region == -1)
-    intl = np.bincount(sp_story[hit], weights=f.sp_w[hit], minlength=n) / denom
-    nr = book.mentions.size
-    sr_story = book.mentions.story[:nr]
-    hit = book.mentions.live[:nr] & (book.mentions.region[:nr] == r)
+    intl = _sums(slot[hit], sp_w[hit], k)
+    m = book.mentions
+    hit = m.live[msel] & (m.region[msel] == r)
+    mentions = _sums(mslot, np.where(hit, m.count[msel], 0), k)
+    local_mentions = _sums(mslot, np.where(hit, m.local_count[msel], 0), k)
+    return RegionSums(local, intl, mentions, local_mentions)
+
+
+def relevance(book: StoryBook, f: Features, region: str, sums: RegionSums | None = None) -> Relevance:
+    """Relevance of every story to ``region``; ``sums`` when the caller keeps them (kept.py), else computed."""
+    n = book.stories.size
+    s = region_sums(book, f.sp_w, book.region_index.get(region, -2)) if sums is None else sums
+    denom = np.maximum(f.auth_all, 1e-12)
+    local = s.local / denom
+    intl = s.intl / denom
     n_art = np.maximum(book.stories.n_articles[:n], 1)
-    mentions = np.bincount(sr_story, weights=np.where(hit, book.mentions.count[:nr], 0), minlength=n)
-    geo = np.minimum(1.0, mentions / n_art)
-    local_geo = np.minimum(
-        1.0, np.bincount(sr_story, weights=np.where(hit, book.mentions.local_count[:nr], 0), minlength=n) / n_art
-    )
+    geo = np.minimum(1.0, s.mentions / n_art)
+    local_geo = np.minimum(1.0, s.local_mentions / n_art)
     domestic = np.minimum(1.0, local + geo)
     rel = 0.5 + 0.5 * domestic + 0.25 * intl
     return Relevance(local, intl, geo, local_geo, domestic, rel)
@@ -351,9 +407,11 @@ def select_candidates(
     config: EditionsConfig,
     p: RankParams,
     forced: np.ndarray | None = None,
+    rel: Relevance | None = None,
 ) -> tuple[Candidates, Relevance]:
-    """The edition's candidates (pool + every section's best + ``forced`` rows, e.g. Breaking stories)."""
-    rel = relevance(book, f, edition.region)
+    """The edition's candidates (pool + every section's best + ``forced`` rows, e.g. Breaking stories); ``rel``: the
+    edition's relevance when the caller has it."""
+    rel = relevance(book, f, edition.region) if rel is None else rel
     raw = f.base * rel.rel
     ids = book.stories.id[: book.stories.size]
     pool = top_k(raw, ids, p.pool_size)

@@ -1,0 +1,124 @@
+"""Features and relevance kept across cycles (transforms/editions/cycle/kept.py) are bit for bit the ones a pass over
+every story gives, minute after minute through placements, merges, splits, expiries and stories leaving the
+coverage and live windows; and a restarted worker (memory pickled, book rebuilt, cache empty) ranks the next minute
+exactly like the worker that kept its cache."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from tests.transforms.editions.test_ownership_groups import owned_registry
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle import scoring
+from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory
+from transforms.editions.cycle.kept import KeptFeatures
+from transforms.editions.cycle.run import run_cycle
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+
+FEATURE_FIELDS = ("live", "prim", "coverage", "velocity", "freshness", "base", "n30", "auth_all", "pub_count")
+RELEVANCE_FIELDS = ("local", "intl", "geo", "local_geo", "domestic", "rel")
+
+
+def busy_world(world):
+    """Stories over four hours, with merges, splits, expiries and links among them, and sister sites."""
+    T, MIN = world.T0, world.MIN
+    world.randomise(seed=5, stories=120, start=T - 3 * world.HOUR, end=T + 40 * MIN)
+    ids = sorted(world.centroids)
+    for k in range(0, 24, 3):
+        world.merge(ids[k], ids[k + 1], T - 20 * MIN + k * MIN)
+    by_story: dict[int, list[str]] = {}
+    for c in world.changes:
+        if c.get("article_id"):
+            by_story.setdefault(c["story_id"], []).append(c["article_id"])
+    for k in range(30, 40):
+        arts = by_story.get(ids[k], [])
+        if len(arts) > 1:
+            world.split(ids[k], 5000 + k, arts[:1], T + (k - 30) * 2 * MIN)
+    for k in range(40, 46):
+        world.expire(ids[k], T + k * MIN - 30 * MIN)
+    world.link(ids[50], ids[51], T + 5 * MIN)
+    return [compact_change(c) for c in world.changes]
+
+
+def test_kept_sums_equal_a_full_pass_every_minute(world):
+    T, MIN = world.T0, world.MIN
+    events = sorted(busy_world(world), key=event_sort_key)
+    config = load_config()
+    # short windows, so stories cross the coverage window's start and leave the live window during the test
+    p = RankParams.from_config(config, coverage_window_h=0.5, live_window_h=2.5)
+    registry = owned_registry(("daily-herald", "pacific-times", "london-chronicle"))
+    book = StoryBook(config, registry, "en")
+    kept = {e: KeptFeatures() for e in ("us-en", "gb-en")}
+    partial = 0
+    k = 0
+    # from an empty book, then a gap (an idle chain restarting), then minute by minute
+    start = T - 3 * world.HOUR - 2 * MIN
+    for now in [*range(start, start + 20 * MIN, MIN), *range(T - 60 * MIN, T + 140 * MIN, MIN)]:
+        while k < len(events) and events[k]["at"] < now:
+            book.apply(events[k])
+            k += 1
+        book.flush()
+        full = scoring.features(book, now, p)
+        for edition, cache in kept.items():
+            region = config.edition(edition).region
+            f = cache.features(book, now, p)
+            for name in FEATURE_FIELDS:
+                assert np.array_equal(getattr(f, name), getattr(full, name)), (now, edition, name)
+            ns = book.pairs.size
+            assert np.array_equal(f.sp_ok[:ns], full.sp_ok) and np.array_equal(f.sp_w[:ns], full.sp_w)
+            rel, want = cache.relevance(book, f, region), scoring.relevance(book, full, region)
+            for name in RELEVANCE_FIELDS:
+                assert np.array_equal(getattr(rel, name), getattr(want, name)), (now, edition, name)
+            if cache.dirty is not None and 0 < cache.dirty.size < book.stories.size // 2:
+                partial += 1
+    assert k == len(events)
+    assert partial > 100  # the kept path ran (not a full pass each minute) in most cycles of both editions
+
+
+def ranker_outputs(out):
+    return (out.pages, out.pool, out.coverage)
+
+
+def test_a_restarted_worker_with_an_empty_cache_ranks_like_the_warm_one(world):
+    """Cycle N after a pickle round trip of the edition's memory, a book rebuilt from the events and an empty
+    cache (what a restarted worker has) gives the same documents as cycle N of the worker that kept its cache, and
+    so do the minutes after."""
+    T, MIN = world.T0, world.MIN
+    events = sorted(busy_world(world), key=event_sort_key)
+    config = load_config()
+    p = RankParams.from_config(config)
+    edition = config.edition("us-en")
+    registry = owned_registry()
+
+    def fold(book, now, done):
+        while done < len(events) and events[done]["at"] < now:
+            book.apply(events[done])
+            done += 1
+        return done
+
+    warm_book, warm_cache = StoryBook(config, registry, "en"), CycleCache()
+    memory, done = EditionMemory(), 0
+    restart = T + 10 * MIN
+    restarted = None
+    compared = 0
+    for now in range(T - 12 * MIN, T + 20 * MIN, MIN):
+        if now == restart:  # a new worker: memory from state, a book folded from the log, an empty cache
+            mem2 = pickle.loads(pickle.dumps(memory))
+            book2 = StoryBook(config, registry, "en")
+            restarted = (book2, mem2, CycleCache(), fold(book2, now, 0))
+        done = fold(warm_book, now, done)
+        out = run_cycle(CycleContext(warm_book, edition, config, p, memory, now, warm_cache))
+        if restarted is not None:
+            book2, mem2, cache2, done2 = restarted
+            done2 = fold(book2, now, done2)
+            restarted = (book2, mem2, cache2, done2)
+            out2 = run_cycle(CycleContext(book2, edition, config, p, mem2, now, cache2))
+            assert ranker_outputs(out2) == ranker_outputs(out), now
+            assert mem2.prev_pages == memory.prev_pages and mem2.coverage_versions == memory.coverage_versions
+            assert np.array_equal(mem2.smoothing.hist, memory.smoothing.hist), now
+            compared += 1
+    assert compared == 10
+    assert warm_cache.features.dirty is not None  # the warm worker ran the kept path

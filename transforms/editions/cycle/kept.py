@@ -1,0 +1,155 @@
+"""An edition's features and relevance kept across its cycles: each cycle recomputes the sums of the stories that
+changed, not of every live story.
+
+Most of the ~120,000 stories of a book do not change in a minute, but :func:`~.scoring.features` and
+:func:`~.scoring.relevance` re-add every story x publisher pair (~500,000) and every place mention each cycle. What
+they add per story (:class:`~.scoring.PairSums`, :class:`~.scoring.RegionSums`) depends only on the story's own
+pairs and mentions, its liveness and primary section, and which of its pairs are recent (first seen within the
+coverage window). :class:`KeptFeatures` keeps those sums and, each cycle, finds the stories whose inputs may differ
+from the last cycle's by comparing the columns they are made of with copies kept then (vectorised, O(pairs) in
+comparisons only): a new story, pair or mention row; a story whose liveness or primary section changed; a pair
+that died or was seen again; a mention counted again; a pair that crossed the coverage window's start between the
+two cycles. Their sums are recomputed over their own pairs in row order, which gives the same bits as the pass over
+every pair (:func:`~.scoring.pair_sums`); everything per story that moves with the clock (coverage, velocity,
+freshness, relevance's divisions) is still computed for every story, as before, from the kept sums.
+
+In-process only, like the rest of :class:`~.context.CycleCache`: a restarted worker or a rebuilt book starts with an
+empty one and computes every sum once (the same values), so Beam state does not grow. A different book, registry,
+parameters or region, or a cycle earlier than the last, computes everything again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.scoring import (
+    Features,
+    PairSums,
+    RegionSums,
+    Relevance,
+    features,
+    pair_sums,
+    region_sums,
+    relevance,
+)
+from transforms.editions.vocabulary.params import RankParams
+
+
+def _fit(arr: np.ndarray, n: int) -> np.ndarray:
+    """``arr`` with room for ``n`` rows (doubling, new rows zero)."""
+    if arr.shape[0] >= n:
+        return arr
+    out = np.zeros(max(n, 2 * arr.shape[0]), arr.dtype)
+    out[: arr.shape[0]] = arr
+    return out
+
+
+class KeptFeatures:
+    """Per edition (in its :class:`~.context.CycleCache`): the pair and region sums of its last cycle and the
+    columns they were computed from (module docstring). :meth:`features` then :meth:`relevance`, once per cycle."""
+
+    def __init__(self) -> None:
+        self.book: StoryBook | None = None
+        self.key: tuple = ()
+        self.now = 0
+        self.dirty: np.ndarray | None = None  # story rows recomputed this cycle (None: every story)
+        self.pairs_done: np.ndarray | None = None  # their pair rows, ascending
+        self.f: Features | None = None
+        self.region: int | None = None  # of the kept region sums
+        self.cycles = 0  # calls of features()
+        self.region_cycle = -1  # the call whose dirty rows the region sums took in
+
+    # ------------------------------------------------------------------ features
+    def features(self, book: StoryBook, now: int, p: RankParams) -> Features:
+        live = book.live_mask(now, p.live_window_ms)
+        key = (id(book.registry), p)
+        if self.book is not book or self.key != key or now < self.now or book.stories.size < self.n:
+            self._start(book, key, now, p, live)
+        else:
+            self._update(book, now, p, live)
+        self.now = now
+        self.cycles += 1
+        n, ns = book.stories.size, book.pairs.size
+        sums = PairSums(self.sp_ok[:ns], self.sp_w[:ns], self.auth_recent[:n], self.auth_all[:n], self.pub_count[:n])
+        self.f = features(book, now, p, sums, live)
+        return self.f
+
+    def _start(self, book: StoryBook, key: tuple, now: int, p: RankParams, live: np.ndarray) -> None:
+        s = pair_sums(book, live, now, p)
+        self.book, self.key, self.region = book, key, None
+        self.sp_ok, self.sp_w = s.sp_ok.copy(), s.sp_w.copy()
+        self.auth_recent, self.auth_all, self.pub_count = s.auth_recent, s.auth_all, s.pub_count
+        self.dirty = self.pairs_done = None
+        self._copy_inputs(book, live)
+
+    def _copy_inputs(self, book: StoryBook, live: np.ndarray) -> None:
+        """What the next cycle compares with: the columns the sums are made of."""
+        n, ns, nm = book.stories.size, book.pairs.size, book.mentions.size
+        self.n, self.ns, self.nm = n, ns, nm
+        self.live, self.prim = live.copy(), book.primary_sections().copy()
+        self.p_live, self.p_seen = book.pairs.live[:ns].copy(), book.pairs.latest_first_seen[:ns].copy()
+        m = book.mentions
+        self.m_live, self.m_count, self.m_local = m.live[:nm].copy(), m.count[:nm].copy(), m.local_count[:nm].copy()
+
+    def _changed(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray):
+        """(story rows whose sums may differ since the last cycle, pair rows that changed, mention rows that
+        changed), each ascending."""
+        n0, ns0, nm0 = self.n, self.ns, self.nm
+        n, ns, nm = book.stories.size, book.pairs.size, book.mentions.size
+        pairs, m = book.pairs, book.mentions
+        seen = pairs.latest_first_seen[:ns0]
+        lo, hi = sorted((self.now - p.coverage_window_ms, now - p.coverage_window_ms))
+        pair_rows = np.flatnonzero((pairs.live[:ns0] != self.p_live) | (seen != self.p_seen))
+        crossing = np.flatnonzero((seen >= lo) & (seen < hi))  # left (or entered) the coverage window
+        m_rows = np.flatnonzero(
+            (m.live[:nm0] != self.m_live) | (m.count[:nm0] != self.m_count) | (m.local_count[:nm0] != self.m_local)
+        )
+        new_p, new_m = np.arange(ns0, ns), np.arange(nm0, nm)
+        pair_rows = np.concatenate([pair_rows, new_p])
+        parts = [
+            np.flatnonzero((live[:n0] != self.live) | (book.primary_sections()[:n0] != self.prim)),
+            np.arange(n0, n),
+            pairs.story[pair_rows],
+            pairs.story[crossing],
+            m.story[m_rows],
+            m.story[new_m],
+        ]
+        return np.unique(np.concatenate(parts).astype(np.int64)), pair_rows, np.concatenate([m_rows, new_m])
+
+    def _update(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> None:
+        dirty, pair_rows, m_rows = self._changed(book, now, p, live)
+        n, ns = book.stories.size, book.pairs.size
+        for name, size in (("sp_ok", ns), ("sp_w", ns), ("auth_recent", n), ("auth_all", n), ("pub_count", n)):
+            setattr(self, name, _fit(getattr(self, name), size))
+        sel = np.unique(np.concatenate([book.pair_rows_of(dirty), pair_rows]))  # a dead pair adds 0.0, ok False
+        slot = np.searchsorted(dirty, book.pairs.story[sel])
+        s = pair_sums(book, live, now, p, sel, slot, dirty.size)
+        self.sp_ok[sel], self.sp_w[sel] = s.sp_ok, s.sp_w
+        self.auth_recent[dirty], self.auth_all[dirty], self.pub_count[dirty] = s.auth_recent, s.auth_all, s.pub_count
+        self.dirty, self.pairs_done = dirty, sel
+        self.m_done = np.unique(np.concatenate([book.mention_rows_of(dirty), m_rows]))
+        self._copy_inputs(book, live)
+
+    # ------------------------------------------------------------------ relevance
+    def relevance(self, book: StoryBook, f: Features, region: str) -> Relevance:
+        """The edition's relevance at the cycle of ``f`` (the last :meth:`features`)."""
+        r = book.region_index.get(region, -2)
+        n = book.stories.size
+        caught_up = self.region_cycle == self.cycles - 1  # took in every earlier cycle's changes
+        self.region_cycle = self.cycles
+        if f is not self.f or self.dirty is None or self.region != r or not caught_up:
+            s = region_sums(book, f.sp_w, r)
+            self.region = r
+            self.local, self.intl, self.mentions, self.local_mentions = s.local, s.intl, s.mentions, s.local_mentions
+        else:
+            dirty, sel, msel = self.dirty, self.pairs_done, self.m_done
+            slot = np.searchsorted(dirty, book.pairs.story[sel])
+            mslot = np.searchsorted(dirty, book.mentions.story[msel])
+            s = region_sums(book, f.sp_w[sel], r, sel, (slot, mslot), msel, dirty.size)
+            for name in ("local", "intl", "mentions", "local_mentions"):
+                arr = _fit(getattr(self, name), n)
+                arr[dirty] = getattr(s, name)
+                setattr(self, name, arr)
+        sums = RegionSums(self.local[:n], self.intl[:n], self.mentions[:n], self.local_mentions[:n])
+        return relevance(book, f, region, sums)
