@@ -190,3 +190,36 @@ def test_centroid_sums_of_many_groups_equal_one_at_a_time():
     for (got, t), g in zip(recompute_centroids(groups, half_life), groups):
         want, want_t = recompute_centroid(g, half_life)
         assert np.array_equal(got, want) and t == want_t
+
+
+def _plain_sums(lex: LexicalStats, s: Story) -> tuple[dict, dict]:
+    tsum: dict = {}
+    esum: dict = {}
+    for m in sorted(s.originals, key=lambda m: m.article_id):
+        for total, vec in zip((tsum, esum), _plain_vectors(lex, m)):
+            for k, x in vec.items():
+                total[k] = total.get(k, 0.0) + x
+    return tsum, esum
+
+
+def test_story_sums_kept_across_ticks_follow_members_and_idf_in_any_order_of_arrival():
+    """The sums' layout a story keeps from tick to tick (members in id order, then one out of order, the IDF moving
+    with every article, the story pickled and restored half way) gives the bits of the plain sums at every step,
+    and so do the originals in id order and the latest originals it keeps."""
+    import pickle
+
+    arts = _articles(headlines=True)
+    lex = LexicalStats(ClusterConfig())
+    s = Story(1, "en", csum=arts[0].vector.astype(np.float64), ct=arts[0].first_seen_at)
+    order = list(range(40)) + [45, 41, 44]  # ids rise, then one arrives before a later one (a rebuilt layout)
+    for step, i in enumerate(order):
+        m = Member.from_features(arts[i], is_copy=False, seq=0)
+        lex.count(m, +1)
+        lex.count(Member.from_features(arts[60 + step], is_copy=False, seq=0), +1)  # the IDF moves between ticks
+        s.add(m)
+        if step == 20:
+            s = pickle.loads(pickle.dumps(s))
+        got = lex.story_sums(s, s.originals_by_id())
+        assert got == _plain_sums(lex, s)
+        assert s.originals_by_id() == sorted(s.originals, key=lambda m: m.article_id)
+        assert s.latest_originals() == sorted(s.originals, key=lambda m: (m.at, m.article_id))[-16:]

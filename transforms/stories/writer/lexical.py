@@ -74,13 +74,17 @@ class LexicalStats:
         scores the same members in many splits and merges; any article counted or expired clears them)."""
         return self.unit_rows_of([m])[0]
 
+    def _current(self) -> None:
+        """Drop the unit rows and IDF values kept for an earlier IDF state."""
+        if self._rows_version != self.df_version:
+            self._rows = {}  # a new dict: clearing one of a whole tick's rows costs more than dropping it
+            self._idf = ({}, {})
+            self._rows_version = self.df_version
+
     def unit_rows_of(self, ms: list[Member]) -> list[tuple[tuple, tuple]]:
         """:meth:`unit_rows` of each member; those not kept yet are computed together, one numpy pass per kind
         (the same operations element by element; a story's hundreds of members cost one call, not hundreds)."""
-        if self._rows_version != self.df_version:
-            self._rows.clear()
-            self._idf = ({}, {})
-            self._rows_version = self.df_version
+        self._current()
         kept = self._rows
         todo = list({m.article_id: m for m in ms if m.article_id not in kept}.values())
         if todo:
@@ -92,6 +96,44 @@ class LexicalStats:
             for m, t, e in zip(todo, _unit_batch(terms, tw), _unit_batch(ents, ew)):
                 kept[m.article_id] = (t, e)
         return [kept[m.article_id] for m in ms]
+
+    def story_sums(self, s: Story, ms: list[Member]) -> tuple[dict, dict] | None:
+        """``(sum_rows(terms rows), sum_rows(entities rows))`` of :meth:`unit_rows_of` ``(ms)``, bit for bit, where
+        ``ms`` are ``s``'s originals in article-id order (None when a row's norm is not > 0: the caller sums rows).
+
+        The repair scores a story's sums at every tick and the IDF moves between ticks, so every member's unit row
+        is new each time; what does not move is where its keys go. The story keeps that (:class:`SumsLayout`,
+        grown as originals arrive in id order), so a tick costs a few numpy passes and one ``fsum`` per member
+        instead of a Python step per key: the same products, quotients, norms and additions in the same order
+        (``np.bincount`` adds each key's values one after the other from 0.0, as ``np.add.at`` does)."""
+        lay = s._sums
+        if not isinstance(lay, SumsLayout) or not lay.extends(ms):
+            lay = s._sums = SumsLayout()
+        lay.grow(ms)
+        self._current()
+        n = self.n_docs + self.config.idf_prior
+        out = []
+        for kind, (idf, df) in enumerate(zip(self._idf, (self.df, self.edf))):
+            keys, idx, weights, lens = lay.arrays(kind)
+            if not len(idx):
+                out.append({})
+                continue
+            for k in set(keys).difference(idf):
+                idf[k] = math.log(n / (df.get(k, 0) + 1.0))
+            w = np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))[idx]
+            if weights is not None:
+                w = weights * w
+            squares = (w * w).tolist()
+            norms = []
+            at = 0
+            for size in lens:
+                norms.append(math.sqrt(math.fsum(squares[at : at + size])))
+                at += size
+            if not all(x > 0 for x, size in zip(norms, lens) if size):
+                return None
+            unit = w / np.repeat(np.array(norms, dtype=np.float64), lens)
+            out.append(dict(zip(keys, np.bincount(idx, weights=unit, minlength=len(keys)).tolist())))
+        return out[0], out[1]
 
     @staticmethod
     def _gather(idf: dict, df: Counter, keys: list[tuple], n: float) -> np.ndarray:
@@ -157,6 +199,51 @@ class LexicalStats:
 
 
 _EMPTY = np.zeros(0, dtype=np.float64)
+
+
+class SumsLayout:
+    """Where the keys of a story's originals (in article-id order) go in the sums of their unit rows, per kind
+    (terms, entities): the keys in first-seen order, each key occurrence's column, the terms' TF weights, each
+    member's number of keys. A function of the members only (never of the IDF), so kept from tick to tick."""
+
+    __slots__ = ("n", "last", "cols", "keys", "idx", "weights", "lens", "_arrays")
+
+    def __init__(self):
+        self.n, self.last = 0, ""
+        self.cols: tuple[dict, dict] = ({}, {})
+        self.keys: tuple[list, list] = ([], [])
+        self.idx: tuple[list, list] = ([], [])
+        self.weights: list[float] = []
+        self.lens: tuple[list, list] = ([], [])
+        self._arrays: list = [None, None]
+
+    def extends(self, ms: list[Member]) -> bool:
+        """Whether ``ms`` (id order) are the members laid out so far followed by later ids only."""
+        return len(ms) >= self.n and (self.n == 0 or ms[self.n - 1].article_id == self.last)
+
+    def grow(self, ms: list[Member]) -> None:
+        for m in ms[self.n :]:
+            for kind, keys in enumerate((m.terms, m.entities)):
+                cols, order, idx = self.cols[kind], self.keys[kind], self.idx[kind]
+                for k in keys:
+                    c = cols.get(k)
+                    if c is None:
+                        c = cols[k] = len(order)
+                        order.append(k)
+                    idx.append(c)
+                self.lens[kind].append(len(keys))
+            self.weights.extend(m.term_weights().tolist())
+        if len(ms) > self.n:
+            self.n, self.last = len(ms), ms[-1].article_id
+            self._arrays = [None, None]
+
+    def arrays(self, kind: int) -> tuple:
+        """(keys, column of each occurrence, TF weights or None for entities, keys per member) of one kind."""
+        if self._arrays[kind] is None:
+            idx = np.array(self.idx[kind], dtype=np.intp)
+            weights = np.array(self.weights, dtype=np.float64) if kind == 0 else None
+            self._arrays[kind] = (tuple(self.keys[kind]), idx, weights, list(self.lens[kind]))
+        return self._arrays[kind]
 
 
 def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:

@@ -218,12 +218,12 @@ def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[li
 def recluster(w: WriterState, comp: list[Story], tick: int, repaired: set[int]) -> list[WriterOutput]:
     """Re-cluster one component's originals and turn the difference into SPLIT and MERGE changes."""
     c = w.config
-    ms = sorted((m for s in comp for m in s.originals), key=lambda m: m.article_id)
-    of = {m.article_id: w.article_story[m.article_id] for m in ms}
-    body = 2 * sum(m.has_body for m in ms) >= len(ms)
+    body = 2 * sum(s.n_body for s in comp) >= sum(s.n for s in comp)  # of the originals: as counting them gives
     margin = c.recluster_margin_body if body else c.recluster_margin_headline
     if margin is None:
-        return []  # this text kind is left to the merge pass
+        return []  # this text kind is left to the merge pass (decided before sorting its originals: no cost)
+    ms = sorted((m for s in comp for m in s.originals), key=lambda m: m.article_id)
+    of = {m.article_id: w.article_story[m.article_id] for m in ms}
     model = pairscore.load(c.pair_score or pairscore.MODEL_PATH)
     bar = float(model.thresholds["body" if body else "headline"]) + margin
     L = pair_logits(w, ms)

@@ -25,9 +25,10 @@ from transforms.stories.vocabulary.features import ArticleFeatures
 from transforms.stories.writer import pairscore
 from transforms.stories.writer.evidence import disagree, evidence
 from transforms.stories.writer.lexical import LexicalStats, dot, row_matrix, sum_rows
-from transforms.stories.writer.state import Member, Story, recompute_centroid
+from transforms.stories.writer.state import LATEST_ORIGINALS, Member, Story, recompute_centroid
 
-OPINION_MEMBERS = 16  # the latest originals a join's second opinion compares the article with (its cost bound)
+# The latest originals a join's second opinion compares the article with (its cost bound): those a story keeps.
+OPINION_MEMBERS = LATEST_ORIGINALS
 
 
 class Scorer:
@@ -105,7 +106,7 @@ class Scorer:
             detail.update(score=score, bar=bar)
         untimed = not (a.time_known and b.time_known) and a.has_body and b.has_body and a.n and b.n
         if c.untimed_min_pair is not None and untimed and score >= bar:
-            ma = sorted(a.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+            ma = a.latest_originals()
             return min(score - bar, self.weakest_pair(ma, b) - c.untimed_min_pair)
         asked = c.merge_pair_margin is not None and conflicting(c, places, ages)
         if asked and a.has_body and b.has_body and a.n and b.n and score >= bar:
@@ -127,7 +128,7 @@ class Scorer:
         may join).
         The profile score compares an article with a story's centroid, which a run of one kind of event (shootings
         in four cities) makes generic; the average over the members asks whether the article is like *them*."""
-        ms = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        ms = s.latest_originals()
         rows = self.lex.unit_rows_of(ms)
         V = np.stack([m.v64 for m in ms])
         n = float(len(ms))
@@ -148,7 +149,7 @@ class Scorer:
     def weakest_pair(self, ma: list[Member], b: Story) -> float:
         """The smallest learned pair logit between ``ma`` and ``b``'s latest OPINION_MEMBERS originals, less the
         model's body bar (complete linkage: every pair must agree, so a saga's items cannot chain through a centroid)."""
-        mb = sorted(b.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
+        mb = b.latest_originals()
         ms = list(ma) + mb
         V = np.stack([m.v64 for m in ms])
         rows = self.lex.unit_rows_of(ms)
@@ -210,9 +211,12 @@ class Scorer:
         hit = cache.get(s.story_id)
         if hit is not None and hit[0] is s:
             return hit[1]
-        ms = sorted(s.originals, key=lambda m: m.article_id)
-        rows = self.lex.unit_rows_of(ms)
-        out = (s.dense_sum(), sum_rows([r[0] for r in rows]), sum_rows([r[1] for r in rows]), len(ms))
+        ms = s.originals_by_id()
+        sums = self.lex.story_sums(s, ms)  # the same bits as summing unit_rows_of(ms), without a row per member
+        if sums is None:
+            rows = self.lex.unit_rows_of(ms)
+            sums = sum_rows([r[0] for r in rows]), sum_rows([r[1] for r in rows])
+        out = (s.dense_sum(), sums[0], sums[1], len(ms))
         cache[s.story_id] = (s, out)
         return out
 
@@ -253,14 +257,8 @@ def places_mean(a: Story, b: Story, cache: dict | None = None) -> float:
 
 def latest_originals(s: Story, cache: dict | None = None) -> list[Member]:
     """The story's latest OPINION_MEMBERS originals in (at, id) order, sorted once per story (and version) and pass."""
-    key = ("latest", s.story_id)
-    hit = cache.get(key) if cache is not None else None
-    if hit is not None and hit[0] is s and hit[1] == s.version:
-        return hit[2]
-    out = sorted(s.originals, key=lambda m: (m.at, m.article_id))[-OPINION_MEMBERS:]
-    if cache is not None:
-        cache[key] = (s, s.version, out)
-    return out
+    del cache  # kept on the story itself now (Story.latest_originals), as its originals arrive
+    return s.latest_originals()
 
 
 def ages_mean(a: Story, b: Story, cache: dict | None = None) -> float:

@@ -7,6 +7,7 @@ Plain data with the arithmetic that must give the same bits in a restored writer
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transforms.stories.vocabulary.features import ArticleFeatures, decode_vector, encode_vector
+
+LATEST_ORIGINALS = 16  # the latest originals a story keeps at hand (scoring.OPINION_MEMBERS: a join's second opinion)
 
 
 class StoreBehind(RuntimeError):
@@ -148,13 +151,23 @@ class Story:
     _dv: np.ndarray | None = None
     _dv_last: str = ""
     _centroid: tuple | None = None  # (the csum it was computed from, centroid): csum is replaced, never changed
+    # The originals in article-id order and the LATEST_ORIGINALS latest in (at, id) order, kept as originals arrive
+    # (None: built when next read); the repair reads both for every story it scores, at every tick.
+    _by_id: list | None = None
+    _late: list | None = None
+    # What the sums of its originals' TF-IDF unit rows need besides the IDF (transforms/stories/writer/lexical.py,
+    # :meth:`LexicalStats.story_sums`): grown as originals arrive in id order.
+    _sums: object = None
 
     def add(self, m: Member) -> None:
         replaced = m.article_id in self.members
         if replaced:
             self._rows = None  # replaced: rebuild the member matrix
+            self._by_id = self._late = self._sums = None
         elif self._rows is not None:
             self._rows.append(m)
+        if not m.is_copy and not replaced:
+            self._keep_original(m)
         if not m.is_copy:  # the dense sum grows while originals arrive in id order (a sum row after row)
             if not replaced and self.n == 0:
                 self._dv, self._dv_last = m.v64, m.article_id
@@ -178,9 +191,37 @@ class Story:
         self.version += 1
         self._profile = None
 
+    def _keep_original(self, m: Member) -> None:
+        """Grow the id-ordered and the latest originals by a new original (or mark them for a rebuild)."""
+        by_id = self._by_id
+        if by_id is not None:
+            if not by_id or m.article_id > by_id[-1].article_id:
+                by_id.append(m)
+            else:
+                self._by_id = None
+        late = self._late
+        if late is not None:
+            key = (m.at, m.article_id)
+            if len(late) < LATEST_ORIGINALS or key > (late[0].at, late[0].article_id):
+                bisect.insort(late, m, key=lambda x: (x.at, x.article_id))
+                if len(late) > LATEST_ORIGINALS:
+                    del late[0]
+
     @property
     def originals(self) -> list[Member]:
         return [m for m in self.members.values() if not m.is_copy]
+
+    def originals_by_id(self) -> list[Member]:
+        """The originals in article-id order (``sorted(originals, key=article_id)``; the caller must not change it)."""
+        if self._by_id is None:
+            self._by_id = sorted(self.originals, key=lambda m: m.article_id)
+        return self._by_id
+
+    def latest_originals(self) -> list[Member]:
+        """``sorted(originals, key=(at, article_id))[-LATEST_ORIGINALS:]`` (the caller must not change it)."""
+        if self._late is None:
+            self._late = sorted(self.originals, key=lambda m: (m.at, m.article_id))[-LATEST_ORIGINALS:]
+        return self._late
 
     @property
     def time_known(self) -> bool:
