@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from transforms.stories.index.ann import CentroidIndex, ExactIndex, normalise  # noqa: E402
+from transforms.stories.index.index import Lookahead  # noqa: E402
 
 
 class World:
@@ -124,10 +125,16 @@ class Loop:
         self.joins = 0
         self.log: list[tuple] = []
 
-    def run(self, articles: np.ndarray, keep_log: bool = False) -> None:
+    def run(self, articles: np.ndarray, keep_log: bool = False, lookahead: Lookahead | None = None) -> None:
+        """Decide ``articles`` in order: each searched alone (``index.search``), or, with ``lookahead``, as the
+        writer does (transforms/stories/writer/cluster.py ``_nearest``): the snapshot searched for the next ones in
+        one batch, the delta and tombstones read per article."""
         index, centroids, log = self.index, self.centroids, self.log
-        for article in articles:
-            hits = index.search(article, 10)
+        for i, article in enumerate(articles):
+            if lookahead is None:
+                hits = index.search(article, 10)
+            else:
+                hits = lookahead.search(index, i, article, 10, lambda n, i=i: list(enumerate(articles[i : i + n], i)))
             if hits and hits[0][1] >= self.threshold:
                 story = hits[0][0]
                 moved = normalise((1 - self.weight) * centroids[story] + self.weight * article)
@@ -168,6 +175,24 @@ def recall_at_10(ann, exact, queries: np.ndarray, joins: np.ndarray, relevant: f
         "top-1 agreement": top1.mean(),
         f"recall of cos>={relevant}": strong_hits / max(1, strong_all),
     }
+
+
+def _same_op(a: tuple, b: tuple) -> bool:
+    return a[:2] == b[:2] and (a[2] is None) == (b[2] is None) and (a[2] is None or np.array_equal(a[2], b[2]))
+
+
+class AheadView:
+    """``search_batch`` through search_ahead tokens, as the writer searches (for recall_at_10)."""
+
+    def __init__(self, index: CentroidIndex, batch: int):
+        self.index, self.batch = index, batch
+
+    def search_batch(self, queries: np.ndarray, k: int) -> list:
+        out = []
+        for j in range(0, len(queries), self.batch):
+            part = queries[j : j + self.batch]
+            out.extend(self.index.search(q, k, t) for q, t in zip(part, self.index.search_ahead(part, k)))
+        return out
 
 
 def raw_search_figures(ann, queries: np.ndarray, batch: int = 32) -> str:
@@ -211,6 +236,7 @@ def main(argv=None) -> int:
     parser.add_argument("--relevant", type=float, default=0.5, help="cosine from which a neighbour can matter (0.5)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tuning", default="", help="CentroidIndex options, e.g. leaves_fraction=0.2,reorder=150")
+    parser.add_argument("--batch", type=int, default=32, help="articles searched ahead at once, as the writer (32)")
     args = parser.parse_args(argv)
 
     tuning = {}
@@ -258,38 +284,67 @@ def main(argv=None) -> int:
     start = recall_at_10(ann, exact, queries, joins, args.relevant)
     print("recall after build: " + ", ".join(f"{k} {v:.4f}" for k, v in start.items()))
 
+    cpu = time.process_time()
+    twin = CentroidIndex(args.dim, **tuning)  # the same build (seeded): the batched loop's index
+    twin.bulk_upsert(ids, truth)
+    print(f"second build (the batched loop's index): {time.process_time() - cpu:.1f} s CPU")
+
     live_from = args.stories // 2  # join targets stay live: the loop expires at most ops * (1 - join share) stories
     articles, _ = query_stream(world, truth, live_from, args.ops, args.join_share, rng)
-    loop = Loop(ann, {int(i): truth[i] for i in ids}, args.stories, args.threshold, weight=0.25)
+    loops = {
+        "one at a time": Loop(ann, {int(i): truth[i] for i in ids}, args.stories, args.threshold, weight=0.25),
+        "batched": Loop(twin, {int(i): truth[i] for i in ids}, args.stories, args.threshold, weight=0.25),
+    }
+    ahead = Lookahead(size=args.batch)
     gc.collect()
-    sync_before = ann.seconds["sync"]
-    chunks = []  # CPU seconds per tenth of the loop: the machine is shared, the median and best tenth show the spread
+    # CPU seconds per tenth of the loop, the two paths interleaved tenth by tenth (the machine is shared: the
+    # median and best tenth show the spread, and both paths see the same load)
+    chunks = {name: [] for name in loops}
+    syncs = {name: loop.index.seconds["sync"] for name, loop in loops.items()}
     for part in np.array_split(articles, 10):
-        cpu, wall = time.process_time(), time.perf_counter()
-        loop.run(part, keep_log=True)
-        chunks.append((len(part), time.process_time() - cpu, time.perf_counter() - wall))
-    ann_cpu, ann_wall = sum(c[1] for c in chunks), sum(c[2] for c in chunks)
-    ann_rate = args.ops / ann_cpu
-    chunk_rates = sorted(n / max(c, 1e-9) for n, c, _ in chunks)
-    sync_cpu = ann.seconds["sync"] - sync_before
+        for name, loop in loops.items():
+            cpu, wall = time.process_time(), time.perf_counter()
+            loop.run(part, keep_log=True, lookahead=ahead if name == "batched" else None)
+            ahead.clear()  # a firing's end (its keys are the article's place in it)
+            chunks[name].append((len(part), time.process_time() - cpu, time.perf_counter() - wall))
+    rates = {}
+    for name, loop in loops.items():
+        n_cpu, n_wall = sum(c[1] for c in chunks[name]), sum(c[2] for c in chunks[name])
+        tenth = sorted(n / max(c, 1e-9) for n, c, _ in chunks[name])
+        sync_cpu = loop.index.seconds["sync"] - syncs[name]
+        rates[name] = (args.ops / n_cpu, float(np.median(tenth)))
+        extra = f"; {ahead.batches:,} batched searches of up to {args.batch}" if name == "batched" else ""
+        print(
+            f"ANN loop, {name}: {args.ops:,} assignments in {n_cpu:.2f} s CPU ({n_wall:.2f} s wall): "
+            f"{args.ops / n_cpu:,.0f} assignments/s per CPU second ({args.ops / n_wall:,.0f}/s wall); "
+            f"joins {loop.joins / args.ops:.1%}; index stats {loop.index.stats}, pending {loop.index.pending}; "
+            f"of which syncing the snapshot {sync_cpu:.2f} s CPU ({sync_cpu / args.ops * 1e6:.0f} us per assignment); "
+            f"per tenth: median {tenth[len(tenth) // 2]:,.0f}/s, best {tenth[-1]:,.0f}/s, worst {tenth[0]:,.0f}/s"
+            + extra
+        )
+    one, batched = loops["one at a time"], loops["batched"]
+    same = next((i for i, (a, b) in enumerate(zip(one.log, batched.log)) if not _same_op(a, b)), len(one.log))
     print(
-        f"ANN loop: {args.ops:,} assignments in {ann_cpu:.2f} s CPU ({ann_wall:.2f} s wall): "
-        f"{ann_rate:,.0f} assignments/s per CPU second ({args.ops / ann_wall:,.0f}/s wall); "
-        f"joins {loop.joins / args.ops:.1%}; index stats {ann.stats}, pending {ann.pending}; "
-        f"of which syncing the snapshot {sync_cpu:.2f} s CPU ({sync_cpu / args.ops * 1e6:.0f} us per assignment); "
-        f"per tenth of the loop: median {np.median(chunk_rates):,.0f}/s, best {chunk_rates[-1]:,.0f}/s, "
-        f"worst {chunk_rates[0]:,.0f}/s"
+        f"batched / one at a time: {rates['batched'][0] / rates['one at a time'][0]:.2f}x per CPU second "
+        f"(median tenths {rates['batched'][1] / rates['one at a time'][1]:.2f}x); the same index operations for "
+        f"{same:,} of {len(one.log):,} (ScaNN picks a single query's partitions with another routine than a "
+        "batch's: the two paths may part at a near-tie, each is deterministic)"
     )
+    loop = one
 
-    for op, story, vector in loop.log:  # bring the exact index to the same state (untimed)
-        if op == "upsert":
-            exact.upsert(story, vector)
-        else:
-            exact.remove(story)
+    del exact
+    gc.collect()
+    exact = ExactIndex(args.dim)  # the loop's live centroids, brute force (untimed)
+    exact.bulk_upsert(list(loop.centroids), np.stack(list(loop.centroids.values())))
     assert len(exact) == len(ann)
     queries, joins = query_stream(world, truth, live_from, args.recall_queries, args.join_share, rng)
     end = recall_at_10(ann, exact, queries, joins, args.relevant)
     print("recall after the loop (delta and tombstones pending): " + ", ".join(f"{k} {v:.4f}" for k, v in end.items()))
+    exact_b = ExactIndex(args.dim)
+    exact_b.bulk_upsert(list(batched.centroids), np.stack(list(batched.centroids.values())))
+    end_b = recall_at_10(AheadView(twin, args.batch), exact_b, queries, joins, args.relevant)
+    del exact_b
+    print("recall of the batched path: " + ", ".join(f"{k} {v:.4f}" for k, v in end_b.items()))
 
     print(raw_search_figures(ann, queries))
 
@@ -307,14 +362,16 @@ def main(argv=None) -> int:
 
     retrain_every = ann.retrain_after * args.stories
     amortised = build_cpu / retrain_every if retrain_every else 0.0
-    with_retrain = 1.0 / (1.0 / ann_rate + amortised)
+    ann_rate, batched_rate = rates["one at a time"][0], rates["batched"][0]
     print(
-        f"SUMMARY stories={args.stories} dim={args.dim} assignments/s={ann_rate:,.0f} (one core, CPU time; "
-        f"median tenth {np.median(chunk_rates):,.0f}) "
-        f"exact={exact_rate:,.0f}/s ratio={ann_rate / exact_rate:,.1f}x recall@10={end['recall@10']:.4f} "
-        f"(after build {start['recall@10']:.4f}) top1={end['top-1 agreement']:.4f} "
-        f"bytes/story={ann_bytes / args.stories:,.0f} build={build_cpu:.1f}s CPU; "
-        f"with a full retrain every {retrain_every:,.0f} changes amortised: {with_retrain:,.0f}/s"
+        f"SUMMARY stories={args.stories} dim={args.dim} assignments/s: one at a time={ann_rate:,.0f} "
+        f"batched={batched_rate:,.0f} ({batched_rate / ann_rate:.2f}x; one core, CPU time; median tenths "
+        f"{rates['one at a time'][1]:,.0f} / {rates['batched'][1]:,.0f}) "
+        f"exact={exact_rate:,.0f}/s ratio={batched_rate / exact_rate:,.1f}x recall@10={end['recall@10']:.4f} "
+        f"batched {end_b['recall@10']:.4f} (after build {start['recall@10']:.4f}) top1={end['top-1 agreement']:.4f} "
+        f"batched {end_b['top-1 agreement']:.4f} bytes/story={ann_bytes / args.stories:,.0f} build={build_cpu:.1f}s "
+        f"CPU; with a full retrain every {retrain_every:,.0f} changes amortised: "
+        f"{1.0 / (1.0 / ann_rate + amortised):,.0f} / {1.0 / (1.0 / batched_rate + amortised):,.0f}/s"
     )
     return 0
 

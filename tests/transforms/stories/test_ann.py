@@ -265,3 +265,41 @@ def test_bulk_upsert_restores_an_index(data, queries):
     assert index.approximate and index.stats["builds"] == 1 and len(index) == len(data)
     exact = fill(ExactIndex(DIM), data)
     assert recall(index.search_batch(queries, 10), exact.search_batch(queries, 10)) >= 0.95
+
+
+def test_search_ahead_answers_each_query_as_if_it_were_searched_alone_across_syncs(data, queries):
+    # The writer searches the snapshot for its next articles in one batch, then decides them one by one while
+    # each decision moves, adds and removes centroids, and syncs replace the snapshot under the tokens. The twin
+    # index searches each query ahead alone, just before its search: same answers.
+    alone, batched = fill(ann(sync_every=40), data), fill(ann(sync_every=40), data)
+    tokens = batched.search_ahead(queries, 10)
+    assert all(batched.ahead_valid(t, 10) for t in tokens) and not batched.ahead_valid(tokens[0], 7)
+    used = 0
+    for i, (q, token) in enumerate(zip(queries, tokens)):
+        if not batched.ahead_valid(token, 10):
+            token = batched.search_ahead([q], 10)[0]  # the snapshot changed: searched again, as Lookahead does
+        else:
+            used += 1
+        assert batched.search(q, 10, token) == alone.search(q, 10, alone.search_ahead([q], 10)[0])
+        for index in (alone, batched):
+            index.upsert(i, q) if i % 3 else index.upsert(10_000 + i, q)
+            if i % 5 == 0:
+                index.remove(2000 + i)
+    assert batched.stats["syncs"] >= 3 and 20 <= used < len(queries)  # tokens served until the first sync only
+
+
+def test_lookahead_searches_in_batches_with_the_answers_of_one_query_at_a_time(data, queries):
+    from transforms.stories.index.index import Lookahead
+
+    indexes = fill(ann(sync_every=40), data), fill(ann(sync_every=40), data)
+    batched, one = Lookahead(size=16), Lookahead(size=1)
+    for i, q in enumerate(queries):
+        rest = [(j, queries[j]) for j in range(i, len(queries))]
+        got = [
+            ahead.search(index, i, q, 10, lambda n, rest=rest: rest[:n])
+            for ahead, index in zip((batched, one), indexes)
+        ]
+        assert got[0] == got[1]
+        for index in indexes:
+            index.upsert(10_000 + i, q)
+    assert indexes[0].stats["syncs"] >= 4 and 4 < batched.batches < len(queries) // 4 and one.batches == len(queries)

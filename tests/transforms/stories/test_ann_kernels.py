@@ -58,3 +58,24 @@ def test_a_small_index_is_not_calibrated_and_a_pin_wins(fresh, monkeypatch):
     monkeypatch.setenv(ann_kernels.ENV, "sse9")
     with pytest.raises(ValueError, match=ann_kernels.ENV):
         ann_kernels.choose(lambda q: None, [None], 250_000)
+
+
+def test_every_index_is_trained_with_the_kernels_it_searches_with(fresh):
+    # A process that knows its choice (here from the cache) trains its first index with it too: the first index
+    # used to be trained with the baseline and every later one with the choice, so the same calls gave different
+    # partitions, and different decisions, depending on which index the process had built first.
+    _needs_avx2()
+    from tests.transforms.stories.test_ann import ann, clustered
+
+    sig = ann_kernels.signature(*ann_kernels.cpu_description())
+    (fresh / "ann_kernels.json").write_text(json.dumps({sig: {"kernels": "avx2"}}))
+    ann_kernels.apply("baseline")  # a new process: scann's switches are off
+    data, queries = clustered(700, seed=1), clustered(100, seed=2)
+
+    def build_and_search():
+        index = ann(leaves_fraction=0.3, pca_dims=8)
+        index.bulk_upsert(range(len(data)), data)
+        return [index.search(q, 10) for q in queries]
+
+    assert build_and_search() == build_and_search()
+    assert ann_kernels.CHOICE["kernels"] == "avx2"

@@ -93,6 +93,12 @@ import numpy as np
 from transforms.stories.index import ann_kernels
 
 DEFAULT_MARGIN = 10
+# search_ahead asks ScaNN for at least this many rows at once (padding with copies of the first): ScaNN chooses the
+# partitions to scan with one routine for a single query, another for 2-6 and a third from 7 queries up, which can
+# pick different partitions for one query; from 7 up a row's answer is the same whatever the batch's size, order or
+# other rows (measured with every kernel set, batches of 7-130), so a decision never depends on which articles were
+# searched together.
+AHEAD_MIN_ROWS = 8
 
 
 def normalise(vector: np.ndarray) -> np.ndarray:
@@ -276,6 +282,8 @@ class CentroidIndex:
         threads: ScaNN threads for building and searching (default 1).
     """
 
+    ahead_rows = AHEAD_MIN_ROWS  # the fewest rows search_ahead asks ScaNN for (padding)
+
     def __init__(self, dim: int, **tuning: Any):
         self.dim = dim
         self.ann_min_size = tuning.pop("ann_min_size", 4096)
@@ -312,6 +320,7 @@ class CentroidIndex:
         self._free: list[int] = []  # heap of dead slots, reused lowest first
         self._delta = _VectorTable(dim, capacity=max(64, self.sync_every + 1))  # story id -> current vector
         self._removed_since_sync = 0
+        self._generation = 0  # bumped whenever the snapshot changes (sync, build, back to exact): voids search_ahead
         self._leaves_to_search = 0
         self._trained_size = 0
         self._changes_since_train = 0
@@ -387,15 +396,18 @@ class CentroidIndex:
             return self._live.get(int(story_id)).copy()
         return self._mat[self._story_slot[int(story_id)]].copy()
 
-    def search(self, vector: np.ndarray, k: int = 10) -> list[tuple[int, float]]:
-        """The k live centroids most similar to ``vector``: ``[(story_id, cosine)]``, best first."""
+    def search(self, vector: np.ndarray, k: int = 10, ahead: tuple | None = None) -> list[tuple[int, float]]:
+        """The k live centroids most similar to ``vector``: ``[(story_id, cosine)]``, best first.
+
+        ``ahead``: this query's token from :meth:`search_ahead`; the result is the same with or without it."""
         q = _check_dim(vector, self.dim)
         if k <= 0 or len(self) == 0:
             return []
         if self._scann is None:
             rows = self._live.top(q, k + self.margin)
             return _rank(self._live.ids[rows], exact_scores(self._live.mat[rows], q), k)
-        slots = self._snapshot_slots(q, k + self.margin)
+        first = ahead[2] if ahead is not None and self.ahead_valid(ahead, k) else None
+        slots = self._snapshot_slots(q, k + self.margin, first)
         ids = self._slot_story[slots]
         scores = exact_scores(self._mat[slots], q)
         if self._delta.row:
@@ -407,6 +419,55 @@ class CentroidIndex:
     def search_batch(self, vectors: np.ndarray, k: int = 10) -> list[list[tuple[int, float]]]:
         """``[search(v, k) for v in vectors]``, with identical results (each query sees the same state)."""
         return [self.search(v, k) for v in np.asarray(vectors)]
+
+    def search_ahead(self, vectors: Iterable[np.ndarray], k: int = 10) -> list[tuple | None]:
+        """Tokens for queries to be searched later, one at a time (the writer's next articles, while earlier ones
+        change the index): each query's snapshot candidates, found for all of them in one batched ScaNN search.
+
+        Why: ScaNN scans its partitions for several queries at once in a batch, 1.4-1.6x less CPU per query than
+        one at a time at 250,000 stories (benchmarks/ann_bench.py). Only the snapshot part is searched ahead: the
+        delta (new and moved centroids) and the tombstones are read when each query is searched, so
+        ``search(v, k, ahead=token)`` at any later moment returns what it would if the snapshot had been searched
+        then. A token holds the snapshot's generation: after a sync or a rebuild it is void (:meth:`ahead_valid`)
+        and the caller searches ahead again (:class:`transforms.stories.index.index.Lookahead` does).
+
+        Batches have at least AHEAD_MIN_ROWS rows (padded): ScaNN then answers a row the same whatever the batch
+        (see AHEAD_MIN_ROWS), so a token does not depend on which queries were searched with it. A single
+        ``search`` may pick other partitions for the same query (a few queries in a hundred on a tiny index with
+        2 of 4 partitions scanned; none of 4,096 at 250,000 stories): a caller uses tokens for all its queries or
+        for none. ``None`` tokens in exact mode, when the snapshot is too small to search a part of it, and for a
+        vector that ``search`` refuses (its search raises then, as without a token)."""
+        rows: list[int] = []
+        queries: list[np.ndarray] = []
+        vectors = list(vectors)
+        if self._scann is not None and k > 0:
+            asked = min(self._scann_size, k + 2 * self.margin)
+            for i, vector in enumerate(vectors):
+                try:
+                    queries.append(_check_dim(vector, self.dim))
+                except ValueError:
+                    continue
+                rows.append(i)
+        tokens: list[tuple | None] = [None] * len(vectors)
+        if queries and asked < self._scann_size:
+            queries += queries[:1] * (AHEAD_MIN_ROWS - len(queries))
+            qs = np.ascontiguousarray(np.stack(queries))
+            found, dist = self._scann.search_batched(
+                qs, asked, max(self.reorder, asked), self._leaves_to_search, False, 0
+            )
+            for i, idx, d in zip(rows, found, dist):  # a row with fewer hits is padded with index 0, distance NaN
+                tokens[i] = (self._generation, k, np.asarray(idx[~np.isnan(d)], dtype=np.int64))
+        return tokens
+
+    def ahead_valid(self, token: tuple | None, k: int) -> bool:
+        """Whether a :meth:`search_ahead` token still describes the snapshot, for a search of ``k``."""
+        return token is not None and self._scann is not None and token[0] == self._generation and token[1] == k
+
+    @property
+    def ahead_room(self) -> int:
+        """Changes the index takes before its next sync or rebuild (which voids search_ahead tokens); large in
+        exact mode. A caller searching ahead need not plan further than this many changes."""
+        return self._sync_bound() - self.pending if self._scann is not None else 1 << 30
 
     # -- introspection (tests, benchmarks) ------------------------------------------------------------------------
 
@@ -494,14 +555,22 @@ class CentroidIndex:
         self._delta.clear()
         self._removed_since_sync = 0
         self._trained_size = 0
+        self._generation += 1
 
-    def _snapshot_slots(self, q: np.ndarray, want: int) -> np.ndarray:
-        """Slots of live, current snapshot hits near q; ``want`` of them when the snapshot has that many."""
+    def _snapshot_slots(self, q: np.ndarray, want: int, first: np.ndarray | None = None) -> np.ndarray:
+        """Slots of live, current snapshot hits near q; ``want`` of them when the snapshot has that many.
+
+        ScaNN is first asked for ``want + margin`` (whatever the tombstones: so that :meth:`search_ahead` can ask
+        the same before they are known), more while tombstones leave fewer than ``want``. ``first``: the answer to
+        the first question, found ahead."""
         stale = self._stale
         size = self._scann_size
-        asked = min(size, want + min(len(stale), self.margin))
+        asked = min(size, want + self.margin)
         while True:
-            idx, _ = self._scann.search(q, asked, max(self.reorder, asked), self._leaves_to_search)
+            if first is not None:
+                idx, first = first, None
+            else:
+                idx, _ = self._scann.search(q, asked, max(self.reorder, asked), self._leaves_to_search)
             if not stale:
                 return idx.astype(np.int64)
             kept = [i for i in idx.tolist() if i not in stale]
@@ -551,14 +620,18 @@ class CentroidIndex:
             .reorder(self.reorder, quantize=ReorderType.INT8)
         )
         builder.set_n_training_threads(self.threads)
+        trained_with = ann_kernels.known()  # training computes with the kernels too (ann_kernels.known)
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
-        self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
         want = 10 + self.margin
         probe = data[:: max(1, n // ann_kernels.QUERIES)][: ann_kernels.QUERIES]
-        ann_kernels.choose(
-            lambda q: self._scann.search(q, want, max(self.reorder, want), self._leaves_to_search), probe, n
+        choice = ann_kernels.choose(
+            lambda q: searcher.searcher.search(q, want, max(self.reorder, want), self._leaves_to_search), probe, n
         )
+        if choice["kernels"] != trained_with:  # this build calibrated: train again with the kernels chosen
+            searcher = builder.build()
+            searcher.set_num_threads(self.threads)
+        self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
         self._scann.reserve(capacity)
         self._live = None
         self._mat = mat
@@ -572,6 +645,7 @@ class CentroidIndex:
         self._removed_since_sync = 0
         self._trained_size = n
         self._changes_since_train = 0
+        self._generation += 1
         self.stats["builds"] += 1
         self.seconds["build"] += time.process_time() - started
 
@@ -599,6 +673,7 @@ class CentroidIndex:
                     self._stale.discard(slot)
                 else:
                     self._stale.add(slot)
+        self._generation += 1
         self.stats["syncs"] += 1
         self.stats["synced_vectors"] += len(slots)
         self._delta.clear()

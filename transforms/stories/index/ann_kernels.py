@@ -19,7 +19,9 @@ Choice (:func:`choose`), once per process:
    CPU's flags allow (baseline always), each set's fastest round kept; the fastest set wins if it is at least
    ``MIN_GAIN`` faster than the baseline. ~0.3-0.6 s once per CPU kind. Written to the cache. A smaller index
    searches with the baseline until then.
-The choice is logged (``newsroom.stories.ann``: "ANN kernels: avx2 on <signature> (...)") and kept in
+An index is trained with the kernels already known (:func:`known`: 1, 2 or an earlier calibration; else the
+baseline), and the index that calibrates is trained again when the choice differs, so every index of a process is
+trained with the kernels it searches with. The choice is logged (``newsroom.stories.ann``: "ANN kernels: avx2 on <signature> (...)") and kept in
 :data:`CHOICE` for the backfill manifest and the benchmarks.
 
 Results: the kernels compute the same approximate distances in a different order of operations, so near-ties in
@@ -139,37 +141,59 @@ def measure(search, queries, kernels) -> dict[str, float]:
     return best
 
 
+def known() -> str:
+    """The kernel set this process already knows without measuring (made earlier, pinned, or cached for this CPU),
+    applied; else the baseline, applied. Called before ScaNN trains an index: training computes with the kernels
+    too, and an index trained with other kernels partitions and quantises differently (the first index of a process
+    was trained with the baseline and every later one with the choice, so two writers' decisions depended on which
+    index a process built first)."""
+    global CHOICE
+    if CHOICE is None:
+        model, flags = cpu_description()
+        sig = signature(model, flags)
+        allowed = _allowed(flags)
+        pinned = os.environ.get(ENV, "").strip().lower()
+        if pinned:
+            if pinned not in KERNELS:
+                raise ValueError(f"{ENV} must be one of {', '.join(KERNELS)}, got {pinned!r}")
+            if pinned not in allowed:
+                raise ValueError(f"{ENV}={pinned}: this CPU ({model}) or the scann wheel does not allow it")
+            CHOICE = {"kernels": pinned, "signature": sig, "reason": f"pinned by {ENV}"}
+        elif _read_cache().get(sig, {}).get("kernels") in allowed:
+            CHOICE = dict(_read_cache()[sig], signature=sig, reason="cached calibration")
+        if CHOICE is not None:
+            log.info(
+                "ANN kernels: %s on %s (%s; %s)", CHOICE["kernels"], sig, CHOICE["reason"], CHOICE.get("us_per_search")
+            )
+    kernels = CHOICE["kernels"] if CHOICE is not None else "baseline"
+    apply(kernels)
+    return kernels
+
+
+def _allowed(flags: set[str]) -> list[str]:
+    return [k for k in KERNELS if k == "baseline" or NEEDS[k] <= flags] if _switches() else ["baseline"]
+
+
 def choose(search, queries, size: int) -> dict:
     """The kernel set of this process (module docstring), applied; ``search(q)``: one search of the index of
-    ``size`` vectors. An index under CALIBRATE_MIN is too small to time the kernels on (Python overhead
-    dominates): without a pin or a cached choice it searches with the baseline, and the next, larger build
-    calibrates."""
+    ``size`` vectors, trained with :func:`known`'s kernels. An index under CALIBRATE_MIN is too small to time the
+    kernels on (Python overhead dominates): without a pin or a cached choice it searches with the baseline, and the
+    next, larger build calibrates. The caller retrains when the choice differs from the kernels it trained with."""
     global CHOICE
+    known()
     if CHOICE is not None:
-        apply(CHOICE["kernels"])
         return CHOICE
-    if size < CALIBRATE_MIN and not os.environ.get(ENV) and signature(*cpu_description()) not in _read_cache():
-        apply("baseline")
+    if size < CALIBRATE_MIN:
         return {"kernels": "baseline", "reason": f"index under {CALIBRATE_MIN:,}: not calibrated"}
     model, flags = cpu_description()
     sig = signature(model, flags)
-    allowed = [k for k in KERNELS if k == "baseline" or NEEDS[k] <= flags] if _switches() else ["baseline"]
-    pinned = os.environ.get(ENV, "").strip().lower()
-    if pinned:
-        if pinned not in KERNELS:
-            raise ValueError(f"{ENV} must be one of {', '.join(KERNELS)}, got {pinned!r}")
-        if pinned not in allowed:
-            raise ValueError(f"{ENV}={pinned}: this CPU ({model}) or the scann wheel does not allow it")
-        CHOICE = {"kernels": pinned, "signature": sig, "reason": f"pinned by {ENV}"}
-    elif sig in _read_cache() and _read_cache()[sig].get("kernels") in allowed:
-        CHOICE = dict(_read_cache()[sig], signature=sig, reason="cached calibration")
-    else:
-        times = measure(search, queries[:QUERIES], allowed)
-        fastest = min(allowed, key=lambda k: (times[k], KERNELS.index(k)))
-        chosen = fastest if times["baseline"] >= MIN_GAIN * times[fastest] else "baseline"
-        us = {k: round(v * 1e6, 1) for k, v in times.items()}
-        CHOICE = {"kernels": chosen, "signature": sig, "us_per_search": us, "reason": "calibrated"}
-        _write_cache(sig, {"kernels": chosen, "us_per_search": us, "at": int(time.time())})
+    allowed = _allowed(flags)
+    times = measure(search, queries[:QUERIES], allowed)
+    fastest = min(allowed, key=lambda k: (times[k], KERNELS.index(k)))
+    chosen = fastest if times["baseline"] >= MIN_GAIN * times[fastest] else "baseline"
+    us = {k: round(v * 1e6, 1) for k, v in times.items()}
+    CHOICE = {"kernels": chosen, "signature": sig, "us_per_search": us, "reason": "calibrated"}
+    _write_cache(sig, {"kernels": chosen, "us_per_search": us, "at": int(time.time())})
     apply(CHOICE["kernels"])
     log.info("ANN kernels: %s on %s (%s; %s)", CHOICE["kernels"], sig, CHOICE["reason"], CHOICE.get("us_per_search"))
     return CHOICE

@@ -75,6 +75,43 @@ class ExactCentroidIndex:
         return out
 
 
+class Lookahead:
+    """Searches a run of queries made one at a time, in order, with the ANN snapshot searched for the next ones in
+    one batch (``CentroidIndex.search_ahead``): what the writer does with the articles it decides in one firing.
+
+    ``search(index, key, vector, k, upcoming)`` returns ``index.search(vector, k, token)`` with this query's
+    token: when ``key`` has none that is valid (the first query, or the snapshot changed since the batch was
+    searched), ``upcoming(n)`` is asked for the next at most ``n`` queries, ``[(key, vector)]`` starting with this
+    one, and their snapshot candidates are searched together; ``n`` is at most ``size``, and at most the changes the
+    index takes before its next sync (a sync voids the tokens; searched past it they would be wasted) unless that is
+    under ``index.ahead_rows`` (which a batch costs anyway). Every query goes through a token, so each one's answer is
+    the same whatever the batches were (``search_ahead``): ``size=1`` searches one query at a time, with the same
+    answers. Exact indexes (without ``search_ahead``, or below ScaNN's size) are searched directly.
+    """
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self._index = None
+        self._tokens: dict = {}
+        self.batches = 0  # batched searches made (benchmarks)
+
+    def search(self, index, key, vector: np.ndarray, k: int, upcoming) -> list[tuple[int, float]]:
+        ahead = getattr(index, "search_ahead", None)
+        if ahead is None or not getattr(index, "approximate", False):
+            return index.search(vector, k)
+        token = self._tokens.pop(key, None) if index is self._index else None
+        if not index.ahead_valid(token, k):
+            queries = upcoming(max(1, min(self.size, max(index.ahead_rows, index.ahead_room))))
+            tokens = ahead([v for _, v in queries], k)
+            self._index, self._tokens = index, {q: t for (q, _), t in zip(queries, tokens) if t is not None}
+            self.batches += 1
+            token = self._tokens.pop(key, None)
+        return index.search(vector, k, token)
+
+    def clear(self) -> None:
+        self._index, self._tokens = None, {}
+
+
 def make_index(dim: int, exact: bool = False) -> CentroidSearch:
     """The ANN index when available (``transforms.stories.index.ann``), else the exact one."""
     if not exact:

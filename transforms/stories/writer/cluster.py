@@ -37,6 +37,7 @@ from collections import Counter
 import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, NEW_STORY
+from transforms.stories.index.index import Lookahead
 from transforms.stories.vocabulary import numbers
 from transforms.stories.vocabulary import places as placemod
 from transforms.stories.vocabulary.config import DAY_MS, ClusterConfig, calibration
@@ -104,6 +105,9 @@ class StoryClusterer:
             explain=explain,
             dim=dim,
         )
+        # the index searched ahead for the articles due in one firing (not state: a restored writer starts empty)
+        self._lookahead = Lookahead()
+        self._until = END_OF_TIME
 
     # -- read-only views of the state -----------------------------------------------------------------------------
     @property
@@ -193,8 +197,13 @@ class StoryClusterer:
         ``progress``: called with the number of articles decided so far in this call, after each (the backfill's
         one firing decides a whole language: transforms.common.Progress prints its share and time left)."""
         self.state.bound(until)
-        with one_blas_thread():  # small matrices: a second BLAS thread only spins (transforms/stories/writer/blas.py)
-            return self._advance(until, progress)
+        self._until = until
+        try:
+            # small matrices: a second BLAS thread only spins (transforms/stories/writer/blas.py)
+            with one_blas_thread():
+                return self._advance(until, progress)
+        finally:
+            self._lookahead.clear()
 
     def _advance(self, until: int, progress) -> list[WriterOutput]:
         st = self.state
@@ -307,7 +316,7 @@ class StoryClusterer:
             art_vecs = st.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
             day = frozenset({f.first_seen_at // DAY_MS}) if f.dated_by_text else frozenset()
             at = f.first_seen_at
-            for sid, _ in st.index.search(np.asarray(f.vector, dtype=np.float32), k=st.config.candidates):
+            for sid, _ in self._nearest(f):
                 s = st.stories[sid]
                 if day and dates_disagree(day, printed_days(s.originals)):
                     continue  # the two texts print different days (transforms/stories/writer/evidence.py)
@@ -336,6 +345,25 @@ class StoryClusterer:
             return [self._explained(out, f, "join", bar, cands)]
         st.tally("new")
         return [self._explained(self._new_story(f, best[0][0] if best else None), f, "new", bar, cands)]
+
+    def _nearest(self, f: ArticleFeatures) -> list[tuple[int, float]]:
+        """The index's nearest live centroids of ``f``, as ``index.search`` gives them. The ANN snapshot is searched
+        for the next articles due in this firing in one batch (:class:`Lookahead`); the changes the articles before
+        each one make are read when it is decided (the index's exact delta and tombstones), so every decision is the
+        one a one-at-a-time search gives, whatever the firing's size (streaming = backfill)."""
+        st = self.state
+
+        def upcoming(n: int) -> list[tuple[str, np.ndarray]]:
+            later = [g for g in st.upcoming(n - 1, self._until) if g.vector is not None and self._searches(g)]
+            return [(g.article_id, np.asarray(g.vector, dtype=np.float32)) for g in [f, *later]]
+
+        vector = np.asarray(f.vector, dtype=np.float32)
+        return self._lookahead.search(st.index, f.article_id, vector, st.config.candidates, upcoming)
+
+    def _searches(self, f: ArticleFeatures) -> bool:
+        """Whether deciding ``f`` will (probably) search the index: not a duplicate, nor a copy of a known article."""
+        st = self.state
+        return f.article_id not in st.article_story and not (f.copy_of and f.copy_of in st.article_story)
 
     def _second_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
         """Whether the learned pair score agrees with a join of an article with a body, asked only where the places

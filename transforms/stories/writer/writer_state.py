@@ -115,6 +115,21 @@ class WriterState:
         self.pending_ids.discard(f.article_id)
         return f
 
+    def upcoming(self, n: int, until: int) -> list[ArticleFeatures]:
+        """The next at most ``n`` queued articles due by ``until``, in decision order, without dequeuing them: a
+        best-first walk of the heap (O(n log n), whatever the queue's length)."""
+        heap, out = self.pending, []
+        frontier = [(heap[0], 0)] if heap else []
+        while frontier and len(out) < n:
+            entry, i = heapq.heappop(frontier)
+            if entry.f.first_seen_at > until:
+                break
+            out.append(entry.f)
+            for child in (2 * i + 1, 2 * i + 2):
+                if child < len(heap):
+                    heapq.heappush(frontier, (heap[child], child))
+        return out
+
     def queued(self) -> list[ArticleFeatures]:
         """The queued (undecided) articles in decision order."""
         return [p.f for p in sorted(self.pending)]
