@@ -68,7 +68,7 @@ def test_every_index_is_trained_with_the_kernels_it_searches_with(fresh):
     from tests.transforms.stories.test_ann import ann, clustered
 
     sig = ann_kernels.signature(*ann_kernels.cpu_description())
-    (fresh / "ann_kernels.json").write_text(json.dumps({sig: {"kernels": "avx2"}}))
+    (fresh / "ann_kernels.json").write_text(json.dumps({sig: {"kernels": "avx2", "method": ann_kernels.METHOD}}))
     ann_kernels.apply("baseline")  # a new process: scann's switches are off
     data, queries = clustered(700, seed=1), clustered(100, seed=2)
 
@@ -79,3 +79,10 @@ def test_every_index_is_trained_with_the_kernels_it_searches_with(fresh):
 
     assert build_and_search() == build_and_search()
     assert ann_kernels.CHOICE["kernels"] == "avx2"
+
+
+def test_a_choice_measured_one_query_at_a_time_is_measured_again(fresh):
+    # Before the writer searched in batches the calibration timed single searches; the cache kept no method then.
+    sig = ann_kernels.signature(*ann_kernels.cpu_description())
+    (fresh / "ann_kernels.json").write_text(json.dumps({sig: {"kernels": "avx2", "us_per_search": {}}}))
+    assert ann_kernels.known() == "baseline" and ann_kernels.CHOICE is None

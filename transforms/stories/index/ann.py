@@ -59,7 +59,12 @@ Determinism
 - Every decision (sync, retrain, exact/approximate switch, slot reuse) is a function of the sequence of calls, never
   of time or threads; ScaNN is built and queried single-threaded with seeded training, and a snapshot is built from
   the live set in story-id order. The same sequence of calls returns the same results, in this process or another
-  (the tests check both).
+  (the tests check both). Training computes with ScaNN's kernels too: every index is trained with the kernel set
+  the process searches with (transforms/stories/index/ann_kernels.py ``known``).
+- The writer's searches go through ``search_ahead`` (the snapshot searched for its next articles in one batch of
+  at least AHEAD_MIN_ROWS rows): a row's answer is then the same whatever the batch held, so decisions do not
+  depend on how articles were grouped into firings. A plain ``search`` (the repair's) may scan other partitions
+  than a batch for the same query; each path is deterministic.
 - Final scores are computed by one function (``exact_scores``: float32 inputs widened to float64, summed, rounded
   once to float32), so the same vectors give the same float32 scores whatever the BLAS kernel, the batch shape or
   the CPU; ties then break by story id.
@@ -623,10 +628,15 @@ class CentroidIndex:
         trained_with = ann_kernels.known()  # training computes with the kernels too (ann_kernels.known)
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
-        want = 10 + self.margin
+        want, step = 10 + 2 * self.margin, ann_kernels.BATCH  # timed as the writer searches: batches (search_ahead)
         probe = data[:: max(1, n // ann_kernels.QUERIES)][: ann_kernels.QUERIES]
+        batches = [np.ascontiguousarray(probe[i : i + step]) for i in range(0, len(probe), step)]
         choice = ann_kernels.choose(
-            lambda q: searcher.searcher.search(q, want, max(self.reorder, want), self._leaves_to_search), probe, n
+            lambda b: searcher.searcher.search_batched(
+                b, want, max(self.reorder, want), self._leaves_to_search, False, 0
+            ),
+            batches,
+            n,
         )
         if choice["kernels"] != trained_with:  # this build calibrated: train again with the kernels chosen
             searcher = builder.build()

@@ -14,15 +14,17 @@ where the index runs, by measuring.
 
 Choice (:func:`choose`), once per process:
 1. ``NEWSROOM_ANN_KERNELS=baseline|avx2|avx512`` pins it (e.g. so that two machines return the same candidates).
-2. Else the cache's entry for this CPU signature (the CPU model and its SIMD flags), if any.
-3. Else, on an index of at least CALIBRATE_MIN (20,000) vectors, a calibration on the index just built: ``ROUNDS`` rounds of ``QUERIES`` searches with each kernel set the
-   CPU's flags allow (baseline always), each set's fastest round kept; the fastest set wins if it is at least
-   ``MIN_GAIN`` faster than the baseline. ~0.3-0.6 s once per CPU kind. Written to the cache. A smaller index
+2. Else the cache's entry for this CPU signature (the CPU model and its SIMD flags), if any, measured by METHOD.
+3. Else, on an index of at least CALIBRATE_MIN (20,000) vectors, a calibration on the index just built: ``ROUNDS``
+   rounds of ``QUERIES`` searches, in batches of BATCH as the writer searches (transforms/stories/index/index.py
+   Lookahead), with each kernel set the CPU's flags allow (baseline always), each set's fastest round kept; the
+   fastest set wins if it is at least ``MIN_GAIN`` faster than the baseline. ~0.3-0.6 s once per CPU kind, plus a
+   second training of that index when the choice is not the baseline. Written to the cache. A smaller index
    searches with the baseline until then.
 An index is trained with the kernels already known (:func:`known`: 1, 2 or an earlier calibration; else the
 baseline), and the index that calibrates is trained again when the choice differs, so every index of a process is
-trained with the kernels it searches with. The choice is logged (``newsroom.stories.ann``: "ANN kernels: avx2 on <signature> (...)") and kept in
-:data:`CHOICE` for the backfill manifest and the benchmarks.
+trained with the kernels it searches with. The choice is logged (``newsroom.stories.ann``: "ANN kernels: avx2 on
+<signature> (...)") and kept in :data:`CHOICE` for the backfill manifest and the benchmarks.
 
 Results: the kernels compute the same approximate distances in a different order of operations, so near-ties in
 ScaNN's candidate order may differ between kernel sets (the 400 queries measured here gave identical top-10s);
@@ -48,6 +50,8 @@ KERNELS = ("baseline", "avx2", "avx512")
 NEEDS = {"avx2": {"avx2", "fma"}, "avx512": {"avx2", "fma", "avx512f", "avx512bw", "avx512dq", "avx512vl"}}
 SWITCHES = {"avx2": ("avx2",), "avx512": ("avx2", "avx512")}
 QUERIES = 48
+BATCH = 16  # the calibration times batched searches of this many queries: the writer's path (index.Lookahead)
+METHOD = f"batched searches of {BATCH}"  # a cached choice measured otherwise (one query at a time) is measured again
 ROUNDS = 3
 MIN_GAIN = 1.1
 CALIBRATE_MIN = 20_000  # vectors: a smaller index's search is mostly Python, not the kernels
@@ -159,7 +163,7 @@ def known() -> str:
             if pinned not in allowed:
                 raise ValueError(f"{ENV}={pinned}: this CPU ({model}) or the scann wheel does not allow it")
             CHOICE = {"kernels": pinned, "signature": sig, "reason": f"pinned by {ENV}"}
-        elif _read_cache().get(sig, {}).get("kernels") in allowed:
+        elif _read_cache().get(sig, {}).get("kernels") in allowed and _read_cache()[sig].get("method") == METHOD:
             CHOICE = dict(_read_cache()[sig], signature=sig, reason="cached calibration")
         if CHOICE is not None:
             log.info(
@@ -176,7 +180,8 @@ def _allowed(flags: set[str]) -> list[str]:
 
 def choose(search, queries, size: int) -> dict:
     """The kernel set of this process (module docstring), applied; ``search(q)``: one search of the index of
-    ``size`` vectors, trained with :func:`known`'s kernels. An index under CALIBRATE_MIN is too small to time the
+    ``size`` vectors, trained with :func:`known`'s kernels (the index passes batches of BATCH queries as ``q``, as
+    the writer searches; ``us_per_search`` is then per batch). An index under CALIBRATE_MIN is too small to time the
     kernels on (Python overhead dominates): without a pin or a cached choice it searches with the baseline, and the
     next, larger build calibrates. The caller retrains when the choice differs from the kernels it trained with."""
     global CHOICE
@@ -193,7 +198,7 @@ def choose(search, queries, size: int) -> dict:
     chosen = fastest if times["baseline"] >= MIN_GAIN * times[fastest] else "baseline"
     us = {k: round(v * 1e6, 1) for k, v in times.items()}
     CHOICE = {"kernels": chosen, "signature": sig, "us_per_search": us, "reason": "calibrated"}
-    _write_cache(sig, {"kernels": chosen, "us_per_search": us, "at": int(time.time())})
+    _write_cache(sig, {"kernels": chosen, "us_per_search": us, "method": METHOD, "at": int(time.time())})
     apply(CHOICE["kernels"])
     log.info("ANN kernels: %s on %s (%s; %s)", CHOICE["kernels"], sig, CHOICE["reason"], CHOICE.get("us_per_search"))
     return CHOICE
