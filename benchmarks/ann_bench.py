@@ -3,6 +3,7 @@
 Reads nothing (the vectors are synthetic, see below) and writes only to stdout. Prints figures; asserts nothing
 about time (targets: >= 2,000 assignments/s on one core with 250,000 live stories, recall@10 >= 0.95).
 
+    .venv/bin/python benchmarks/ann_bench.py --ops 6000 --exact-ops 50 --recall-queries 500   # docs/architecture.md
     .venv/bin/python benchmarks/ann_bench.py                    # 250k live stories, 384-d (a few minutes)
     .venv/bin/python benchmarks/ann_bench.py --stories 20000    # quick check
 
@@ -18,6 +19,12 @@ real news. Queries: 70 % articles of live stories (near an existing centroid), 3
 The loop is what ClusterStories does per article with precomputed vectors: search the 10 nearest centroids, join
 the best if its cosine >= --threshold (the story's centroid moves: recency-weighted mean), else start a new story
 (insert) and expire the oldest live story (remove), so the live set stays at --stories (the 48 h window).
+
+Both paths, in one command, on two indexes built alike, tenth by tenth interleaved (same load): one search per
+article (``index.search``), and as the writer searches (transforms/stories/writer/cluster.py ``_nearest``: the
+snapshot searched for the next ``--batch`` articles in one batched ScaNN call, transforms/stories/index/index.py
+``Lookahead``; the delta of stories created or moved since the last sync, those of the same batch included, and the
+tombstones read per article). Printed: each path's rate, whether their index operations agree, recall@10 of each.
 
 One core: BLAS/OpenMP threads are pinned to 1 before numpy loads and ScaNN builds and searches single-threaded.
 Rates are reported per CPU second of this process (the machine is shared: wall clock is printed too).
