@@ -7,7 +7,8 @@
 - ``tfidf``: cosine of their TF-IDF term vectors (title + lede + the start of the body);
 - ``places``: +1 when the two articles name the same most specific place, -1 when their places conflict (no place of
   one lies in or contains a place of the other: Stockton and Indianapolis), 0 otherwise or when either names none
-  (:mod:`transforms.stories.vocabulary.places`);
+  (:mod:`transforms.stories.vocabulary.places`). Fitted (:func:`batch_features`) on the gazetteer's places alone; the
+  writer scores with its local places as well (streets, where the gazetteer says nothing), never fitted on them;
 - ``time``: 1 - 2 * min(hours apart, 48) / 48 when both times are known (+1 same moment, -1 two days apart), and
   exactly 0 when either is unknown: an unknown time is neutral, it is never a feature of its own (a "time unknown"
   flag learns which data set a pair comes from, not whether it is one event: it fails leave-one-file-out). The same
@@ -126,7 +127,8 @@ def batch_features(feats: list) -> np.ndarray:
     at = np.array([int(f.first_seen_at) for f in feats], dtype=np.int64)
     ent = gram(erows, {e: i for i, e in enumerate(sorted(edf))})
     tfidf = gram(trows, {t: i for i, t in enumerate(sorted(df))})
-    places = placemod.relation_matrix([f.places for f in feats])
+    rows = [f.places for f in feats]
+    places = placemod.gazetteer_matrix(rows, rows)  # local places decide in the writer, never in the fit (docstring)
     return np.stack([V @ V.T, ent, tfidf, time_feature(known, at), places], axis=-1)
 
 
