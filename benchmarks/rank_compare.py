@@ -4,9 +4,9 @@ Each tree runs in its own process (``--child``, the tree first on sys.path): ben
 ``--stories`` (the tree's own rank_bench and code), the cold cycle, then ``--repeat`` times: fold the next minute's
 ~1,400 articles, run every edition's cycle and print its CPU seconds, its phases and a digest of every page's
 stories and representatives, every pool's stories (with representatives, places and topics) and the topic pages
-chosen. The parent runs both trees side by side and prints each one's median steady cycle, the ratio and whether
-the digests agree (same seed: the same world and the same minutes). CPU time of each process, never wall time: the
-machine is shared.
+chosen, and the size of every edition's MEMORY state pickled (what Beam stores per key). The parent runs both trees
+side by side and prints each one's median steady cycle, the ratio and whether the digests agree (same seed: the
+same world and the same minutes). CPU time of each process, never wall time: the machine is shared.
 
     .venv/bin/python benchmarks/rank_compare.py --base /work/wt/rank-base --head . [--repeat 3] [--stories 300000]
 """
@@ -22,6 +22,7 @@ import argparse
 import gc
 import hashlib
 import json
+import pickle
 import statistics
 import subprocess
 import sys
@@ -79,7 +80,9 @@ def child(tree: str, stories: int, repeat: int) -> None:
         cpu = time.process_time() - t
         ids = json.dumps({e: o["ids"] for e, o in sorted(outs.items())}, sort_keys=True, default=str)
         phases = {p: round(v, 3) for p, v in phases.items() if isinstance(v, float)}
-        print(json.dumps({"cpu": cpu, "digest": hashlib.sha256(ids.encode()).hexdigest()[:16], "phases": phases}))
+        state = sorted(len(pickle.dumps(m)) for m in memories.values())  # MEMORY, pickled per edition key
+        row = {"cpu": cpu, "digest": hashlib.sha256(ids.encode()).hexdigest()[:16], "phases": phases}
+        print(json.dumps({**row, "state": [state[len(state) // 2], state[-1]]}))
         sys.stdout.flush()
 
 
@@ -110,6 +113,8 @@ def main(argv=None) -> int:
     for name, rs in runs.items():
         for k, r in enumerate(rs, start=2):
             print(f"{name} cycle {k}: {r['cpu']:.2f} s CPU, digest {r['digest']}, phases {r['phases']}")
+        med_b, max_b = rs[-1]["state"]
+        print(f"{name} MEMORY state per edition key (pickled, last cycle): median {med_b:,} bytes, largest {max_b:,}")
     med = {name: statistics.median(r["cpu"] for r in rs) for name, rs in runs.items()}
     same = [a["digest"] == b["digest"] for a, b in zip(runs["base"], runs["head"])]
     print(

@@ -72,6 +72,8 @@ def test_kept_sums_equal_a_full_pass_every_minute(world):
             rel, want = cache.relevance(book, f, region), scoring.relevance(book, full, region)
             for name in RELEVANCE_FIELDS:
                 assert np.array_equal(getattr(rel, name), getattr(want, name)), (now, edition, name)
+            r = book.region_index[region]
+            assert np.array_equal(rel.region_pairs, np.flatnonzero(book.pairs.region[:ns] == r)), (now, edition)
             if cache.dirty is not None and 0 < cache.dirty.size < book.stories.size // 2:
                 partial += 1
     assert k == len(events)

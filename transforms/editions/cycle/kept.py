@@ -11,7 +11,8 @@ comparisons only): a new story, pair or mention row; a story whose liveness or p
 that died or was seen again; a mention counted again; a pair that crossed the coverage window's start between the
 two cycles. Their sums are recomputed over their own pairs in row order, which gives the same bits as the pass over
 every pair (:func:`~.scoring.pair_sums`); everything per story that moves with the clock (coverage, velocity,
-freshness, relevance's divisions) is still computed for every story, as before, from the kept sums.
+freshness, relevance's divisions) is still computed for every story, as before, from the kept sums. The pair rows
+of the edition's region are kept too (new pairs appended), where the local reserve looks for city publishers.
 
 In-process only, like the rest of :class:`~.context.CycleCache`: a restarted worker or a rebuilt book starts with an
 empty one and computes every sum once (the same values), so Beam state does not grow. A different book, registry,
@@ -115,6 +116,7 @@ class KeptFeatures:
             m.story[m_rows],
             m.story[new_m],
         ]
+        self.new_pairs = new_p
         return np.unique(np.concatenate(parts).astype(np.int64)), pair_rows, np.concatenate([m_rows, new_m])
 
     def _update(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> None:
@@ -141,15 +143,20 @@ class KeptFeatures:
         if f is not self.f or self.dirty is None or self.region != r or not caught_up:
             s = region_sums(book, f.sp_w, r)
             self.region = r
+            self.region_pairs = np.flatnonzero(book.pairs.region[: book.pairs.size] == r)
             self.local, self.intl, self.mentions, self.local_mentions = s.local, s.intl, s.mentions, s.local_mentions
         else:
             dirty, sel, msel = self.dirty, self.pairs_done, self.m_done
             slot = np.searchsorted(dirty, book.pairs.story[sel])
             mslot = np.searchsorted(dirty, book.mentions.story[msel])
             s = region_sums(book, f.sp_w[sel], r, sel, (slot, mslot), msel, dirty.size)
+            new = self.new_pairs
+            self.region_pairs = np.concatenate([self.region_pairs, new[book.pairs.region[new] == r]])
             for name in ("local", "intl", "mentions", "local_mentions"):
                 arr = _fit(getattr(self, name), n)
                 arr[dirty] = getattr(s, name)
                 setattr(self, name, arr)
         sums = RegionSums(self.local[:n], self.intl[:n], self.mentions[:n], self.local_mentions[:n])
-        return relevance(book, f, region, sums)
+        rel = relevance(book, f, region, sums)
+        rel.region_pairs = self.region_pairs  # the local reserve's city publishers are among them (scoring.py)
+        return rel

@@ -43,8 +43,13 @@ def _day(day: int) -> str:
 
 
 def iso(ms) -> str:
-    """RFC 3339 UTC with millisecond precision when there is any (strftime once per day, then arithmetic)."""
-    ms = int(ms)
+    """RFC 3339 UTC with millisecond precision when there is any (strftime once per day, then arithmetic; the last
+    65,536 answers remembered: a rank cycle asks for the same story and article times in every edition)."""
+    return _iso(int(ms))
+
+
+@functools.lru_cache(maxsize=65536)
+def _iso(ms: int) -> str:
     day, rest = divmod(ms, DAY_MS)
     sec, milli = divmod(rest, 1000)
     h, sec = divmod(sec, 3600)
