@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 import stories_lofo as lofo  # noqa: E402
 from stories_reference import reference  # noqa: E402
+from stories_reference import text_kind as ref_kind  # noqa: E402
 
 from pipelines.commands import evaluate_scores as ev  # noqa: E402
 from transforms.stories.backfill.assignments import assignment_rows  # noqa: E402
@@ -168,10 +169,11 @@ class Folds:
     the files' features (labels included): without one file (its leave-one-file-out model), or without two (the
     nested folds a grid selection scores the other files with: :func:`select`)."""
 
-    def __init__(self, data: dict, cache_dir: str):
-        self.data, self.cache_dir = data, cache_dir
-        self.digest = lofo.features_digest(data)
+    def __init__(self, data: dict, cache_dir: str, load_view=None):
+        self.data, self.cache_dir, self.load_view = data, cache_dir, load_view
+        self.digest = lofo.features_digest(data, lofo.HEADLINE_RULE if load_view else "")
         self._rows: dict | None = None
+        self._views: dict | None = None
 
     def path(self, held) -> str:
         """The model fitted without the files ``held`` (fitted once, then read from the cache)."""
@@ -179,17 +181,45 @@ class Folds:
         if not os.path.exists(p):
             if self._rows is None:
                 self._rows = {n: lofo.pair_rows(f, g) for n, (f, g, _) in self.data.items()}
-            lofo.write_model(lofo.fold_model(self.data, self._rows, set(held)), p)
+            if self._views is None and self.load_view is not None:
+                self._views = lofo.headline_views(self.data, self._rows, self.load_view)
+            lofo.write_model(lofo.fold_model(self.data, self._rows, set(held), views=self._views), p)
         return p
 
 
-def fold_models(data: dict, cache_dir: str, shipped: str) -> tuple[dict, dict]:
+def headline_evidence(model: pairscore.PairScore, data: dict) -> str:
+    """A fold's note on its headline bar when none of the files it was chosen on is headline-only: what stood in
+    (bodies, or headline views with --headline-views); '' otherwise."""
+    on = model.meta.get("bars_chosen_on") or []
+    if any(ref_kind(data[n][0]) == "headline" for n in on if n in data):
+        return ""
+    views = model.meta.get("headline_bar_chosen_on")
+    if views and any("headline-undated" in v for v in views):
+        return f" (headline bar chosen on {', '.join(views)})"
+    return " (headline bar chosen on bodies: no headline-only file among the files it was chosen on)"
+
+
+def view_loader(files: list[str], routing, cache: str | None, max_articles: int):
+    """name -> the headline-undated view (stories_lofo.view) of that dev file (its subset with ``max_articles``),
+    embedded like the files (cached): the headline bar's evidence of the folds (stories_lofo.headline_views)."""
+    paths = {os.path.basename(f): f for f in files}
+
+    def load_view(name: str) -> tuple:
+        recs = [json.loads(line) for line in open(paths[name], encoding="utf-8") if line.strip()]
+        recs = lofo.subset(recs, max_articles) if max_articles else recs
+        return load_records(f"{name}.headline-undated", lofo.view(recs, "headline-undated"), routing, cache, False)
+
+    return load_view
+
+
+def fold_models(data: dict, cache_dir: str, shipped: str, load_view=None) -> tuple[dict, dict]:
     """(left-out file -> pair score fitted and reference bars chosen without it, -> its path); with a single file
-    there is nothing to leave it out from: the shipped model (in-sample, and the headline says so)."""
+    there is nothing to leave it out from: the shipped model (in-sample, and the headline says so). ``load_view``:
+    :func:`view_loader` (the folds choose a headline bar without a headline-only file on the others' views)."""
     if len(data) < 2:
         m = pairscore.load(shipped)
         return dict.fromkeys(data, m), dict.fromkeys(data, shipped)
-    folds = Folds(data, cache_dir)
+    folds = Folds(data, cache_dir, load_view)
     paths = {n: folds.path({n}) for n in sorted(data)}
     return {n: pairscore.load(p) for n, p in paths.items()}, paths
 
@@ -243,6 +273,12 @@ def arguments(argv) -> argparse.Namespace:
     ap.add_argument("--pair-score", default=pairscore.MODEL_PATH, help="the shipped pair score (--in-sample)")
     ap.add_argument("--max-articles", type=int, default=0, help="score the subset of each file (0: whole files)")
     ap.add_argument("--in-sample", action="store_true", help="also the shipped model's figures (labelled in-sample)")
+    ap.add_argument(
+        "--headline-views",
+        action="store_true",
+        help="a fold without a headline-only file chooses its headline bar on the others' headline-undated views "
+        "(stories_lofo.headline_bar_of_views; an experiment: docs/stories.md)",
+    )
     return ap.parse_args(argv)
 
 
@@ -273,10 +309,15 @@ def main(argv=None) -> int:
     if args.max_articles:  # the hard part of each file (stories_lofo.subset), vectors from the whole file's
         data = {n: cut(f, n, data[n], args.max_articles) for n, f in zip(sorted(data), files)}
     points = grid_points(args)
-    models, paths = fold_models(data, args.cache, args.pair_score)
+    load_view = view_loader(files, routing, args.cache, args.max_articles) if args.headline_views else None
+    models, paths = fold_models(data, args.cache, args.pair_score, load_view)
     for n in sorted(models):
         w = dict(zip(pairscore.FEATURES, (round(x, 2) for x in models[n].weights)))
-        print(f"fold without {n}: weights {w} bias {models[n].bias:.2f} bars {models[n].thresholds}", flush=True)
+        print(
+            f"fold without {n}: weights {w} bias {models[n].bias:.2f} bars {models[n].thresholds}"
+            + headline_evidence(models[n], data),
+            flush=True,
+        )
     wanted = [n for n in data if len(points) > 1 or fnmatch.fnmatch(n, args.score)]  # a grid chooses on the others
     every = viewed(files, data, args, routing, wanted)
     scored = {n: v for n, v in every.items() if fnmatch.fnmatch(n, args.score)}
@@ -291,7 +332,7 @@ def main(argv=None) -> int:
         refs[name] = {**ev.score(gold, pred), "pred": pred}
     chosen = dict.fromkeys(scored, 0)
     if len(points) > 1:
-        folds = Folds(data, args.cache)
+        folds = Folds(data, args.cache, load_view)
 
         def score(m: str, i: int, held) -> dict:
             return run_point({m: every[m]}, points[i], {m: folds.path(held)}, args.links, verbose=False)[m]

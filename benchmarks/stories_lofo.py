@@ -42,6 +42,8 @@ B3_BAR = {
     "allsides-dev.jsonl": 0.75,
 }
 BARS = [round(x, 2) for x in np.arange(-2.0, 8.01, 0.25)]
+# How a fold without a headline-only file chooses its headline bar (part of the fold cache's digest)
+HEADLINE_RULE = " headline bar on headline-undated views whose cuts tell their stories apart"
 MAX_NEGATIVES = 300_000  # negative pairs kept per file for the fit (all positives are kept; weights rebalance)
 
 
@@ -150,35 +152,88 @@ def choose(scores: dict[str, list[dict]], names: list[str], options: list) -> in
     return best[1] if best else fallback[1]
 
 
-def reference_bars(data: dict, rows: dict, model: pairscore.PairScore, names: list[str], kinds=None) -> dict:
-    """The reference's bar per text kind, chosen on ``names`` (the files of that kind, else all of them)."""
+def reference_bars(
+    data: dict, rows: dict, model: pairscore.PairScore, names: list[str], kinds=None, views: dict | None = None
+) -> tuple[dict, dict]:
+    """(the reference's bar per text kind, kind -> what it was chosen on): on ``names`` of that kind; for the
+    headline bar without a headline-only file among them, on their ``views`` when given and some count
+    (:func:`headline_bar_of_views`), else on all of ``names``: bodies, a scale headlines do not share (uci-dev left
+    out: the body bar 5.25, where no headline merge ever fires; docs/stories.md, "Headline-only input out of sample")."""
     links = {n: _linkages(rows, n, model) for n in names}
     scores = {n: [_cut(data, n, links[n], b) for b in BARS] for n in names}
     by_kind = defaultdict(list)
     for n in names:
         by_kind[ref.text_kind(data[n][0])].append(n)
-    out = {}
+    out, on = {}, {}
     for kind in kinds or ("body", "headline"):
-        on = by_kind.get(kind) or names
-        out[kind] = BARS[choose(scores, on, BARS)]
+        shaped = headline_bar_of_views(views, model, names) if kind == "headline" and kind not in by_kind else None
+        if shaped is not None:
+            out[kind], on[kind] = shaped
+            continue
+        on[kind] = by_kind.get(kind) or names
+        out[kind] = BARS[choose(scores, on[kind], BARS)]
+    return out, on
+
+
+def headline_bar_of_views(views: dict | None, model: pairscore.PairScore, names: list[str]) -> tuple | None:
+    """(bar, views) of the headline kind chosen on the headline-only views (stories_lofo.view "headline-undated") of
+    the files ``names``, when none of them is headline-only: without it the headline bar was chosen on bodies (uci-dev
+    left out: 5.25, where no headline merge ever happens; docs/stories.md). Only views whose reference reaches the
+    file's precision bar at some cut that joins anything right (:func:`tells`; a view of headlines alike for every
+    event, gva's "Man shot in ...", or of two events of one kind, ECB+'s, fails it at every such cut and says nothing
+    about where to cut); None when no view is given or none counts."""
+    if not views:
+        return None
+    vdata = {n: v[0] for n, v in views.items() if n in names}
+    vrows = {n: v[1] for n, v in views.items() if n in names}
+    scores = {n: [_cut(vdata, n, _linkages(vrows, n, model), b) for b in BARS] for n in sorted(vdata)}
+    alone = {n: ev.score(vdata[n][1], {a: a for a in vdata[n][1]})["b3_f1"] for n in vdata}
+    able = [n for n in sorted(scores) if any(tells(n, s, alone[n]) for s in scores[n])]
+    if not able:
+        return None
+    return BARS[choose(scores, able, BARS)], [f"{n} (headline-undated)" for n in able]
+
+
+def tells(name: str, s: dict, alone: float) -> bool:
+    """Whether a cut scored ``s`` tells a file's stories apart: its precision bar met with a B-cubed F1 above that of
+    every article alone (``alone``; a cut that joins nothing meets any precision bar)."""
+    return s["pair_precision"] >= precision_bar(name) and s["b3_f1"] > alone
+
+
+def headline_views(data: dict, rows: dict, load_view) -> dict:
+    """name -> ((features, gold, language), pair rows) of the headline-undated view (:func:`view`) of each file with
+    bodies that has a positive within-language pair (``rows``: :func:`pair_rows` of the files; ``load_view(name)``
+    returns the view's (features with vectors, gold, language))."""
+    out = {}
+    for n in sorted(data):
+        if ref.text_kind(data[n][0]) == "body" and rows[n][2].sum() > 0:
+            v = load_view(n)
+            out[n] = (v, pair_rows(v[0], v[1]))
     return out
 
 
-def fold_model(data: dict, rows: dict, held, meta: dict | None = None) -> pairscore.PairScore:
+def fold_model(
+    data: dict, rows: dict, held, meta: dict | None = None, views: dict | None = None
+) -> pairscore.PairScore:
     """The pair score and reference bars fitted and chosen without ``held``: a file name, a collection of them (the
-    nested folds of a grid selection: without the left-out file *and* the file it is chosen on), None: every file."""
+    nested folds of a grid selection: without the left-out file *and* the file it is chosen on), None: every file.
+    ``views``: :func:`headline_views` of the files (the headline bar's evidence when no file is headline-only: an
+    experiment, ``stories_calibrate.py --headline-views``; what it gives is in docs/stories.md)."""
     out = {held} if isinstance(held, str) else set(held or ())
     names = sorted(n for n in rows if n not in out)
     beta = fit(rows, names)
     m = model_of(beta, {"body": 0.0, "headline": 0.0}, {})
-    bars = reference_bars(data, rows, m, names)
+    bars, on = reference_bars(data, rows, m, names, views=views)
     info = {"trained_on": teaching(rows, names), "bars_chosen_on": names, **(meta or {})}
+    if not any(ref.text_kind(data[n][0]) == "headline" for n in names):  # say what stood in for headlines
+        info["headline_bar_chosen_on"] = on["headline"]
     return model_of(beta, bars, info)
 
 
-def features_digest(data: dict) -> str:
-    """A digest of what the folds are fitted on: every file's name, labels and articles' features."""
-    h = hashlib.sha256(f"v{VERSION} {MAX_NEGATIVES} {BARS} {pairscore.FEATURES}".encode())
+def features_digest(data: dict, rule: str = "") -> str:
+    """A digest of what the folds are fitted on: every file's name, labels and articles' features (and ``rule``:
+    :data:`HEADLINE_RULE` when the folds choose the headline bar on views)."""
+    h = hashlib.sha256(f"v{VERSION} {MAX_NEGATIVES} {BARS} {pairscore.FEATURES}{rule}".encode())
     for name in sorted(data):
         feats, gold, _ = data[name]
         h.update(name.encode())
