@@ -27,6 +27,7 @@ import numpy as np
 import stories_reference as ref
 
 from pipelines.commands import evaluate_scores as ev
+from transforms.stories.vocabulary.text import lede_of
 from transforms.stories.writer import pairscore
 
 VERSION = 2  # 2: the places feature of the fit is the gazetteer relation only (local places decide, never fit)
@@ -283,7 +284,7 @@ def subset(recs: list[dict], max_articles: int = 300) -> list[dict]:
     return [r for i, r in enumerate(recs) if i in keep]
 
 
-VIEWS = ("bodies-undated", "headline", "headline-undated", "mixed-dates")
+VIEWS = ("bodies-undated", "headline", "headline-undated", "lead-undated", "mixed-dates")
 
 
 def view(recs: list[dict], kind: str) -> list[dict]:
@@ -291,6 +292,8 @@ def view(recs: list[dict], kind: str) -> list[dict]:
 
     - ``bodies-undated``: no title and no ``published_at`` (a body's printed dateline still counts: the text states it);
     - ``headline``: the title alone (the body dropped), times kept; ``headline-undated``: and no ``published_at``;
+    - ``lead-undated``: the title and the lede alone (:func:`transforms.stories.vocabulary.text.lede_of`: AllSides'
+      shape, a title and its opening paragraph) and no ``published_at``;
     - ``mixed-dates``: every other row (in file order) loses its ``published_at``.
     """
     if kind not in VIEWS:
@@ -300,6 +303,8 @@ def view(recs: list[dict], kind: str) -> list[dict]:
         r = dict(r)
         if kind == "bodies-undated":
             r["title"], r["published_at"] = "", None
+        elif kind == "lead-undated":
+            r["text"], r["published_at"] = lede_of(r.get("title") or "", r.get("text") or ""), None
         elif kind.startswith("headline"):
             r["text"] = ""
             if kind == "headline-undated":

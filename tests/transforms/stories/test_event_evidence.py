@@ -130,6 +130,20 @@ def test_the_manifest_says_what_was_assumed_of_untimed_input():
     mixed = assumptions([out(("a", True), ("b", False))])
     assert mixed["times"].startswith("1 of 2 articles have no time")
     assert assumptions([out(("a", True))])["times"].startswith("every article has a time")
+    assert "leads" not in none
+
+
+def test_the_manifest_says_how_untimed_leads_were_linked():
+    from transforms.stories.backfill.backfill_files import assumptions, slim_output
+
+    def out(*members):
+        return {"members": {aid: {"time_known": known, "lead_only": lead} for aid, known, lead in members}}
+
+    said = assumptions([out(("a", False, True), ("b", False, False), ("c", True, True))])
+    assert said["articles_untimed_leads"] == 1 and "complete linkage" in said["leads"]
+    change = dict.fromkeys(("language", "seq", "kind", "story_id", "other_story_id", "article_id", "article_ids"))
+    slim = slim_output({"change": {**change, "at": 0}, "members": {"a": {"time_known": False, "lead_only": True}}})
+    assert assumptions([slim])["articles_untimed_leads"] == 1  # the backfill's slim outputs keep what it needs
 
 
 def test_places_tell_two_shootings_of_one_day_apart():

@@ -60,3 +60,67 @@ def test_an_untimed_body_joins_below_the_bar_only_when_the_members_agree(tmp_pat
     assert len(set(stories_of(arts, dataclasses.replace(cfg, untimed_relief=0.2)).values())) == 1
     doubt = dataclasses.replace(cfg, untimed_relief=0.2, pair_score=model_file(tmp_path, -30.0))
     assert len(set(stories_of(arts, doubt).values())) == 2  # the members do not agree: no relief
+
+
+def leads(arts, lead_only: bool = True) -> list:
+    return [dataclasses.replace(a, lead_only=lead_only) for a in arts]
+
+
+def test_an_untimed_saga_of_leads_stays_apart_and_one_of_bodies_is_unchanged(tmp_path):
+    """ClusterConfig.untimed_lead_min_pair (on by default, -1.0): complete linkage where a time is unknown and every
+    article on both sides is a lead (AllSides' roundups); full bodies (ECB+) keep the profile score."""
+    assert TEST_CONFIG.untimed_lead_min_pair is not None and TEST_CONFIG.untimed_min_pair is None  # on by default
+    loose = dataclasses.replace(
+        TEST_CONFIG,
+        join=0.5,
+        unknown_time_penalty=0.0,
+        pair_score=model_file(tmp_path, -6.0),
+        repair_mode="merge",
+        untimed_lead_min_pair=0.0,  # the synthetic pair score's bar (the shipped -1.0 is calibrated on real encoders)
+    )
+    apart = stories_of(leads(saga(False)), loose)
+    assert len(set(apart.values())) == 3
+    for e in range(3):
+        assert apart[f"e{e}-0"] == apart[f"e{e}-1"]
+    assert len(set(stories_of(leads(saga(False), False), loose).values())) < 3  # bodies: as before
+    assert len(set(stories_of(leads(saga(True)), loose).values())) < 3  # timed leads: as before
+    off = dataclasses.replace(loose, untimed_lead_min_pair=None)
+    assert len(set(stories_of(leads(saga(False)), off).values())) < 3
+
+
+def test_a_lead_is_a_short_body_and_survives_the_records():
+    from transforms.stories.vocabulary import features as F
+    from transforms.stories.writer.state import Member
+
+    assert F.is_lead("The Senate voted on Friday. " * 3)
+    assert not F.is_lead("The Senate voted on Friday. " * 40) and not F.is_lead("  ")
+    lead = dataclasses.replace(saga(False)[0], lead_only=True)
+    assert F.ArticleFeatures.from_dict(lead.to_dict()).lead_only
+    m = Member.from_features(lead, is_copy=False, seq=1)
+    assert Member.from_record("a", m.to_record()).lead_only
+    assert not Member.from_record("a", {**m.to_record(), "lead_only": None}).lead_only  # records written before
+
+
+def test_untimed_leads_that_name_different_days_of_the_week_stay_apart(tmp_path):
+    """ClusterConfig.lead_weekdays: two leads of a complete-linkage decision that both name days of the week and
+    share none are never joined or merged (a saga's items told on different days: "voted on Saturday" against "a
+    final barrage of questions on Thursday"); a shared day, or none named, leaves the pair score to decide."""
+    loose = dataclasses.replace(
+        TEST_CONFIG,
+        join=0.5,
+        unknown_time_penalty=0.0,
+        pair_score=model_file(tmp_path, -6.0),
+        repair_mode="merge",
+        untimed_lead_min_pair=-1e9,  # every pair passes the floor: only the days of the week can tell them apart
+    )
+    days = ("monday", "tuesday", "wednesday")
+    named = []
+    for a in saga(False):
+        terms = tuple(sorted(a.terms + (days[int(a.article_id[1])],)))
+        named.append(dataclasses.replace(a, lead_only=True, terms=terms, term_tf=(1,) * len(terms)))
+    assert loose.lead_weekdays
+    apart = stories_of(named, loose)
+    assert len(set(apart.values())) == 3
+    assert all(apart[f"e{e}-0"] == apart[f"e{e}-1"] for e in range(3))
+    assert len(set(stories_of(named, dataclasses.replace(loose, lead_weekdays=False)).values())) < 3
+    assert len(set(stories_of(leads(saga(False)), loose).values())) < 3  # no day named: the floor decides

@@ -96,6 +96,7 @@ def slim_output(out: dict) -> dict:
             "title": m.get("title", ""),
             "at": m.get("at"),  # the linker's time condition (transforms/stories/links/links.py)
             "time_known": m.get("time_known", False),
+            "lead_only": m.get("lead_only", False),  # the manifest's ``assumed`` (:func:`assumptions`)
         }
     meta = out.get("story_meta") or {}
     slim_out = {"change": slim, "members": members, "model": meta.get("model"), "storyline": storyline.compact(out)}
@@ -170,11 +171,15 @@ def assumptions(outputs: list[dict]) -> dict:
     """What the run assumed about its input's times (the manifest's ``assumed``): how many articles had a time
     (``published_at``, else a printed dateline) and what the writer did with the others."""
     known: dict[str, bool] = {}
+    leads: set[str] = set()
     for o in outputs:
         for aid, m in o["members"].items():
             known[aid] = bool(m.get("time_known", True))
+            if m.get("lead_only"):
+                leads.add(aid)
     timed = sum(known.values())
     untimed = len(known) - timed
+    untimed_leads = sum(1 for aid in leads if not known[aid])
     if not untimed:
         note = "every article has a time (published_at or a printed dateline)"
     else:
@@ -186,4 +191,13 @@ def assumptions(outputs: list[dict]) -> dict:
         )
         if not timed:
             note = "no article has a time: " + note.split(": ", 1)[1]
-    return {"articles_timed": timed, "articles_untimed": untimed, "times": note}
+    out = {"articles_timed": timed, "articles_untimed": untimed, "times": note}
+    if untimed_leads:
+        out["articles_untimed_leads"] = untimed_leads
+        out["leads"] = (
+            f"{untimed_leads} untimed articles are leads only (a body of at most {F.LEAD_CHARS} characters): where "
+            "a time is unknown and every article on both sides is a lead, a join or merge needs every article pair "
+            "at the learned pair score's body bar (complete linkage, untimed_lead_min_pair), so the items of a saga "
+            "do not chain through a centroid"
+        )
+    return out

@@ -50,7 +50,7 @@ from transforms.stories.writer.recluster import recluster_tick
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import repair_tick
 from transforms.stories.writer.restore import restore_state
-from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer, conflicting
+from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer, conflicting, latest_originals, min_pair
 from transforms.stories.writer.state import Member, StoreBehind, Story, WriterOutput, decay, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -370,9 +370,10 @@ class StoryClusterer:
         or the headline ages of the article and the story's latest originals conflict (ClusterConfig.join_pair_margin,
         opinion_places, opinion_ages; headline-only articles and stories are decided on the profile score alone)."""
         c = self.state.config
-        if c.untimed_min_pair is not None and f.has_body and s.has_body and not (f.time_known and s.time_known):
+        if f.has_body and s.has_body and not (f.time_known and s.time_known):
             m = Member.from_features(f, is_copy=False, seq=0)
-            if self.state.scorer.weakest_pair([m], s) < c.untimed_min_pair:
+            floor = min_pair(c, [m], latest_originals(s))
+            if floor is not None and self.state.scorer.weakest_pair([m], s) < floor:
                 self.state.tally("join_untimed_min_pair_no")
                 return False
         if not f.has_body or not s.has_body or (c.place_veto is None and c.join_pair_margin is None):

@@ -105,9 +105,11 @@ class Scorer:
         if detail is not None:
             detail.update(score=score, bar=bar)
         untimed = not (a.time_known and b.time_known) and a.has_body and b.has_body and a.n and b.n
-        if c.untimed_min_pair is not None and untimed and score >= bar:
-            ma = a.latest_originals()
-            return min(score - bar, self.weakest_pair(ma, b) - c.untimed_min_pair)
+        if untimed and score >= bar:
+            ma, mb = a.latest_originals(), b.latest_originals()
+            floor = min_pair(c, ma, mb)
+            if floor is not None:
+                return min(score - bar, self.weakest_pair(ma, b) - floor)
         asked = c.merge_pair_margin is not None and conflicting(c, places, ages)
         if asked and a.has_body and b.has_body and a.n and b.n and score >= bar:
             known = a.time_known and b.time_known
@@ -159,7 +161,10 @@ class Scorer:
         places = placemod.relation_matrix([m.places for m in ms])
         X = np.stack([V @ V.T, E @ E.T, T @ T.T, pairscore.time_feature(known, at), places], axis=-1)
         model = self.model()
-        return float(model.logit(X)[: len(ma), len(ma) :].min()) - float(model.thresholds["body"])
+        weakest = float(model.logit(X)[: len(ma), len(ma) :].min()) - float(model.thresholds["body"])
+        if self.config.lead_weekdays and weekdays_conflict(ma, mb):
+            return -math.inf
+        return weakest
 
     def evidence(self, s: Story, cache: dict) -> tuple:
         """A story's headline and text keys (:func:`transforms.stories.writer.evidence.evidence`), once per merge pass."""
@@ -266,6 +271,29 @@ def ages_mean(a: Story, b: Story, cache: dict | None = None) -> float:
     OPINION_MEMBERS originals each."""
     ma, mb = latest_originals(a, cache), latest_originals(b, cache)
     return numbers.relation_mean([m.title for m in ma], [m.title for m in mb])
+
+
+WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def weekdays_conflict(ma: list[Member], mb: list[Member]) -> bool:
+    """Whether a lead of ``ma`` and a lead of ``mb`` both name days of the week and share none (English terms: a
+    lead's terms are its whole text): two items of one saga told on different days ("voted on Saturday" against
+    "faces a final barrage of questions on Thursday")."""
+    da = [frozenset(m.terms) & WEEKDAYS for m in ma if m.lead_only]
+    db = [frozenset(m.terms) & WEEKDAYS for m in mb if m.lead_only]
+    return any(x and y and not (x & y) for x in da for y in db)
+
+
+def min_pair(c: ClusterConfig, ma: list[Member], mb: list[Member]) -> float | None:
+    """The complete-linkage floor of an untimed join or merge between ``ma`` and ``mb`` (an article or a story's
+    latest originals, each side with a body): UNTIMED_MIN_PAIR for every untimed body, else UNTIMED_LEAD_MIN_PAIR when
+    every article of both sides is a lead; None: the profile score (and the second opinion, when asked) decide."""
+    if c.untimed_min_pair is not None:
+        return c.untimed_min_pair
+    if c.untimed_lead_min_pair is not None and all(m.lead_only for m in ma) and all(m.lead_only for m in mb):
+        return c.untimed_lead_min_pair
+    return None
 
 
 def conflicting(c: ClusterConfig, places: float, ages: float) -> bool:

@@ -36,6 +36,7 @@ class Member:
     places: tuple[str, ...] = ()  # key chains (transforms/stories/vocabulary/places.py)
     time_known: bool = True
     has_body: bool = True
+    lead_only: bool = False  # its body is a lead only (ArticleFeatures.lead_only)
     dated_by_text: bool = False  # its time is the dateline its body prints (ArticleFeatures.dated_by_text)
     link_vector: np.ndarray | None = None
     title: str = ""
@@ -71,6 +72,7 @@ class Member:
             "is_copy": bool(self.is_copy),
             "time_known": bool(self.time_known),
             "has_body": bool(self.has_body),
+            "lead_only": bool(self.lead_only),
             "dated_by_text": bool(self.dated_by_text),
             "link_vector": encode_vector(self.link_vector),
             "title": self.title,
@@ -91,6 +93,7 @@ class Member:
             is_copy=bool(r.get("is_copy", False)),
             time_known=bool(r.get("time_known", True)),
             has_body=bool(r.get("has_body", True)),
+            lead_only=bool(r.get("lead_only", False)),
             dated_by_text=bool(r.get("dated_by_text", False)),
             link_vector=decode_vector(r.get("link_vector")),
             title=r.get("title", ""),
@@ -112,6 +115,7 @@ class Member:
             is_copy=is_copy,
             time_known=f.time_known,
             has_body=f.has_body,
+            lead_only=f.lead_only,
             dated_by_text=f.dated_by_text,
             link_vector=None if f.link_vector is None else np.asarray(f.link_vector, dtype=np.float32),
             title=f.title,
