@@ -129,7 +129,11 @@ class RankEditionsFn(beam.DoFn):
                 followed=FollowedTopics(open_profile_store(self.store_config)),  # topic pages (follower counts)
             )
         self.authority = AuthorityWatcher(s.publishers_path, self.store_config)  # computed, else the file
-        self.tally = {"cycles": 0, "cycles_steady": 0}  # this worker's minutes, for the replay's log line
+        self.tally = {
+            "cycles": 0,
+            "cycles_steady": 0,
+            "cycles_skipped": 0,
+        }  # this worker's minutes, for the replay's log line
 
         def count(name: str, n: int = 1) -> None:
             self.metrics(name, n)
@@ -137,7 +141,13 @@ class RankEditionsFn(beam.DoFn):
                 self.tally[name] += n
 
         self.ranker = EditionRanker(
-            self.config, self.authority.registry, self.params, count, readers=readers, change_only=s.change_only
+            self.config,
+            self.authority.registry,
+            self.params,
+            count,
+            readers=readers,
+            change_only=s.change_only,
+            fast_forward=s.replay,  # with change_only: proven steady minutes not ranked (ranker/skip.py)
         )
 
     def process(
@@ -203,8 +213,14 @@ class RankEditionsFn(beam.DoFn):
         memory.write(mem)
         arm(timer, nxt, nxt_cycle)
         if replay:
-            ranked, steady = (self.tally[k] - before[k] for k in ("cycles", "cycles_steady"))
-            log.info("edition %s: %d minutes ranked, %d steady (built nothing)", key, ranked, steady)
+            ranked, steady, skipped = (self.tally[k] - before[k] for k in ("cycles", "cycles_steady", "cycles_skipped"))
+            log.info(
+                "edition %s: %d minutes ranked, %d steady (built nothing), %d of them skipped",
+                key,
+                ranked,
+                steady,
+                skipped,
+            )
 
 
 class RankEditions(beam.PTransform):

@@ -60,6 +60,7 @@ from transforms.editions.cycle.context import CycleCache, CycleContext
 from transforms.editions.cycle.run import CycleOutput, EditionMemory, run_cycle
 from transforms.editions.overlays.phases import OverlayReaders
 from transforms.editions.overlays.topics import city_codes
+from transforms.editions.ranker import skip
 from transforms.editions.ranker.steady import SteadyWatch
 
 log = logging.getLogger(__name__)
@@ -158,6 +159,9 @@ class EditionRanker:
     pages, the origin builds every one on demand); default: none of them. ``change_only``: a minute whose pages cannot
     differ from the last ones built builds no documents (:mod:`transforms.editions.ranker.steady`, counted
     ``cycles_steady``); the snapshots are byte-identical to building every minute. Default False (streaming).
+    ``fast_forward`` (with ``change_only``, a replay only: every input is already there): the minutes after a
+    steady one that are proven steady are not ranked (:mod:`transforms.editions.ranker.skip`, counted
+    ``cycles_skipped``); the same bytes again. Default False.
     """
 
     def __init__(
@@ -168,9 +172,11 @@ class EditionRanker:
         count: Callable[[str, int], None] | None = None,
         readers: OverlayReaders = OverlayReaders(),
         change_only: bool = False,
+        fast_forward: bool = False,
     ):
         self.config = config
         self.change_only = change_only  # steady minutes build nothing (transforms/editions/ranker/steady.py): a replay
+        self.fast_forward = fast_forward and change_only  # proven steady minutes are not ranked (skip.py): a replay
         self.registry = registry
         self.params = params
         self._counter = count
@@ -214,7 +220,8 @@ class EditionRanker:
                 inbox.add(e)
             cached.inbox_size = len(cached.pending)
 
-        out = run_cycle(self.context(key, state.edition, cached, mem, now))
+        ctx = self.context(key, state.edition, cached, mem, now)
+        out = run_cycle(ctx)
         cached.last_cycle = now
         self._count("cycles")
         if out is None:  # a steady minute (transforms/editions/ranker/steady.py): nothing a reader sees can differ
@@ -224,6 +231,8 @@ class EditionRanker:
             items = snapshot_items(out, self.config)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
+        if out is None and self.fast_forward and cached.book is ctx.book:
+            now = self._skip_steady(ctx, cached, mem)
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
         idle = now - mem.last_event_at >= self.params.idle_cycles * MINUTE_MS
         nxt_cycle = None
@@ -234,6 +243,23 @@ class EditionRanker:
             nxt_cycle = max(now + MINUTE_MS, first_due)
         self._count("cycle_ms", int((time.perf_counter() - t0) * 1000))
         return items, nxt_cycle
+
+    def _skip_steady(self, ctx: CycleContext, cached: _Cached, mem: EditionMemory) -> int:
+        """After a steady minute of a replay: the minutes proven steady after it are skipped (their memory
+        updates applied, counted ``cycles``, ``cycles_steady`` and ``cycles_skipped``); returns the last minute
+        done (transforms/editions/ranker/skip.py)."""
+        decided = ctx.steady.decided if ctx.steady is not None else None
+        if decided is None:
+            return ctx.now
+        found = skip.horizon(ctx, decided, cached.pending, mem.last_event_at, ctx.overlays.controls)
+        if found is None:
+            return ctx.now
+        h, cands = found
+        minutes = skip.skip(ctx, decided, h, cands)
+        cached.last_cycle = h
+        for name in ("cycles", "cycles_steady", "cycles_skipped"):
+            self._count(name, minutes)
+        return h
 
     def context(self, key, edition, cached: _Cached, mem: EditionMemory, now: int) -> CycleContext:
         """The cycle's context: the overlay inputs read once for the minute (controls, takedowns, followed

@@ -107,6 +107,7 @@ class SteadyCheck:
 
     def __init__(self, watch: SteadyWatch, memory, now: int, params, extra: tuple):
         self.watch, self.memory, self.now, self.params, self.extra = watch, memory, now, params, extra
+        self.decided = None  # (ranked, gates, page_slots) of a steady minute (transforms/editions/ranker/skip.py)
 
     def __call__(self, book, ranked, facts, gates, page_slots) -> bool:
         """True (after the steady memory updates) when the minute builds nothing."""
@@ -115,6 +116,7 @@ class SteadyCheck:
         if key == watch.last_key and watch._no_shrink(self.memory):
             count_impressions(book, page_slots, self.memory)
             self.memory.last_cycle = self.now
+            self.decided = (ranked, gates, page_slots)
             return True
         watch.last_key = key  # a full minute follows: its documents are what this key describes
         return False

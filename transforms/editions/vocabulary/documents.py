@@ -123,6 +123,12 @@ def _entry_validator(kind: str):
     return cls(ref, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
 
+@functools.cache
+def _stories_limit(kind: str) -> int | None:
+    """``maxItems`` of ``kind``'s stories array (the schema file read once, not once per document)."""
+    return schema(kind)["properties"]["stories"].get("maxItems")
+
+
 _VALID_ENTRIES: dict[str, set] = {}  # kind -> keys of entries already found valid (bounded below)
 _VALID_LIMIT = 400_000
 
@@ -142,7 +148,7 @@ def _validate_schema(kind: str, parsed: dict) -> None:
         return
     stories = parsed["stories"]
     validate_page(kind, dict(parsed, stories=[]))
-    limit = schema(kind)["properties"]["stories"].get("maxItems")
+    limit = _stories_limit(kind)
     if limit is not None and len(stories) > limit:
         raise PageError(f"{kind} invalid at stories: {len(stories)} entries, more than {limit}")
     seen = _VALID_ENTRIES.setdefault(kind, set())

@@ -1,0 +1,264 @@
+"""Skipping steady minutes of a replay without ranking them (``newsroom backfill --snapshots``, change-only).
+
+Why: the change-only replay (:mod:`transforms.editions.ranker.steady`) builds no documents on a steady minute but
+still ranks it: each story change keeps every edition of its language ranking for ``idle_cycles`` (30) minutes,
+and on a month of BASIL-like input ~9 in 10 of those minutes are steady. Ranking them cost the replay ~8.7x the
+plain backfill.
+
+The rule. After a steady minute ``now`` (its page slots, pool order and everything a reader sees equal the last
+minute built, so the decisions of ``now`` repeat those of ``now - 1``), the minutes ``(now, h]`` are skipped when
+every input of the decisions provably keeps the value it had at ``now``; each of them would then be steady again
+with the same page slots, by induction (the hysteresis reads the previous minute's slots, which are the same).
+:func:`horizon` finds ``h``; :func:`skip` applies what those minutes would have done to the edition's memory.
+
+What the decisions read, and why it cannot change in ``(now, h]``:
+
+- the book: no pending event is due before ``h`` (nothing is folded), and ``h`` is before the next top of the hour
+  (representatives rotate, the publisher cap is decided and the event log compacted there) and before the chain's
+  idle end;
+- every time window of the scoring, taken per story and article: the live window, the 6 h coverage window, the 30
+  min velocity window (and a story's age passing it), the Breaking pin, the developing label's hour, an editorial
+  control's start or end. ``h`` is before the first of them to pass;
+- the candidates: every live story is one (no more than ``pool_size`` and ``section_candidates`` live stories), so
+  membership does not depend on the scores; no candidate has ``hold_min_originals`` originals in 30 minutes (no
+  hold can start);
+- the order of the smoothed scores. Between two window edges a story's raw score is ``c * velocity(t) *
+  0.5 ** (t / half_life)``: the freshness factor is the same for every story and the velocity only grows (its
+  30-minute baseline rate falls as the story ages). Undoing the common factor, each story's raw score is monotone
+  in ``(now, h]``, so its smoothed score (the mean of its last <= 5 raw scores, the older ones known exactly from
+  the smoothing memory) lies in an interval fixed by its raw score at ``now``'s history and at ``h`` (ranked for
+  that: :func:`lite_rank`), widened by the freshness factor of 4 minutes. When those intervals are apart (by
+  1e-9, far above float rounding) for every pair of pool stories, and for every pair of a section's stories both
+  as they stand and against the other times ``1 + hysteresis``, every comparison the pool order and the
+  hysteresis make has the same outcome at every minute of ``(now, h]`` as at ``now``.
+
+Anything not proven (a crowded book, a hold, scores too close) skips nothing: the minute after is ranked as
+before. The ranking at ``h`` must also find the same live stories, candidates, sections, pins, originals in 30
+minutes and publisher counts as ``now`` (a check of the argument above, not a part of it).
+
+What the skipped minutes still do (:func:`skip`): their impressions are counted (the same slots every minute, in
+order: the share counts are the same floats), the last cycle moves to ``h`` and the smoothing memory holds the raw
+scores of the last <= 5 of them, ranked for that, so the next minute ranked smooths exactly as after ranking every
+minute. Replay only: a streaming ranker cannot know that no event will arrive for a skipped minute
+(:class:`~transforms.editions.ranker.rank.EditionRanker` ``fast_forward``).
+tests/transforms/editions/test_skip.py and tests/pipelines/test_backfill_change_only.py compare the snapshots
+with the every-minute replay's byte for byte.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.common import HOUR_MS, MINUTE_MS
+from transforms.editions.cycle.run import breaking_rows
+from transforms.editions.cycle.scoring import features, select_candidates
+from transforms.editions.ranker.steady import count_impressions
+
+EPS = 1e-9  # relative margin of every proven comparison (float rounding is ~1e-16)
+
+
+def lite_rank(ctx, now: int):
+    """The scores of minute ``now``, as :func:`~transforms.editions.cycle.run.rank` computes them: (features,
+    Breaking rows, candidates)."""
+    book, p = ctx.book, ctx.params
+    f = features(book, now, p)
+    forced = breaking_rows(book, f.live, now, p)
+    cand, _ = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
+    return f, forced, cand
+
+
+def _last_minute_before(x) -> int:
+    return (int(x) - 1) // MINUTE_MS * MINUTE_MS
+
+
+def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> int:
+    """The last minute before anything the decisions read can change with time alone (module docstring)."""
+    book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
+    n, live = book.stories.size, f.live
+    edges = [
+        (now // HOUR_MS + 1) * HOUR_MS,  # the top of the hour
+        last_event_at + p.idle_cycles * MINUTE_MS,  # the chain's idle end
+    ]
+    if pending:
+        edges.append((min(int(e["at"]) for e in pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
+    st = book.stories
+    arrays = [st.newest_seen[:n][live] + p.live_window_ms, st.first_seen[:n][live] + p.velocity_window_ms]
+    start = st.breaking_start[:n][live]
+    start = start[start > 0]
+    arrays += [start, start + p.breaking_pin_ms]
+    ns = book.pairs.size
+    pairs = np.flatnonzero(book.pairs.live[:ns] & live[book.pairs.story[:ns]])
+    arrays.append(book.pairs.latest_first_seen[pairs] + p.coverage_window_ms)
+    na = book.articles.size
+    arrays.append(book.articles.first_seen[:na] + p.velocity_window_ms)
+    arrays.append(book.articles.first_seen[:na])
+    window = p.developing_window_min * MINUTE_MS
+    edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
+    for c in controls or ():
+        edges += [c.set_at, c.expires_at]
+    times = np.concatenate([np.asarray(a, np.float64).ravel() for a in arrays] + [np.array(edges, np.float64)])
+    times = times[times >= now]
+    return _last_minute_before(times.min()) if times.size else now
+
+
+def _same_minute(ranked, f, forced, cand) -> bool:
+    """Whether the ranking at the horizon found what ``now`` found: the argument's check."""
+    a = ranked.cand
+    if not (np.array_equal(a.rows, cand.rows) and np.array_equal(np.sort(a.pool), np.sort(cand.pool))):
+        return False
+    if not (np.array_equal(ranked.f.live, f.live) and np.array_equal(ranked.forced, forced)):
+        return False
+    if not (np.array_equal(ranked.f.n30, f.n30) and np.array_equal(ranked.f.pub_count, f.pub_count)):
+        return False
+    for sec, (rows, fit) in a.sections.items():
+        rows2, fit2 = cand.sections[sec]
+        o1, o2 = np.argsort(rows, kind="stable"), np.argsort(rows2, kind="stable")
+        if not (np.array_equal(rows[o1], rows2[o2]) and np.array_equal(fit[o1], fit2[o2])):
+            return False
+    return True
+
+
+def _decay(p, minutes: np.ndarray) -> np.ndarray:
+    """2 ** (minutes / half-life): a raw score ``minutes`` from ``now`` times this is undone to ``now``."""
+    return np.power(2.0, minutes * MINUTE_MS / p.half_life_ms)
+
+
+def _intervals(ctx, ranked, raw_h: np.ndarray, h: int):
+    """Per candidate (``ranked.cand.rows`` order): bounds of its smoothed score at every minute of ``(now, h]``,
+    undone to ``now`` (module docstring): the least and the most of its raw scores undone to ``now`` over its
+    smoothing history and at ``h``, the most times the freshness of the oldest minute smoothed. None when the
+    memory does not hold ``now``'s candidates."""
+    p, now, sm = ctx.params, ctx.now, ctx.memory.smoothing
+    ids = ctx.book.stories.id[ranked.cand.rows]
+    order = np.argsort(ids, kind="stable")
+    if sm.cycle != now or not np.array_equal(sm.ids, ids[order]):
+        return None
+    k = sm.hist.shape[1]
+    past = sm.hist * _decay(p, -np.arange(k))[None, :]
+    known = np.arange(k)[None, :] < sm.count[:, None].astype(np.int64)
+    m_h = raw_h[order] * _decay(p, np.array((h - now) // MINUTE_MS))
+    lo = np.minimum(np.where(known, past, np.inf).min(axis=1), m_h)
+    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), m_h) * _decay(p, np.array(k - 1))
+    out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
+    out_lo[order], out_hi[order] = lo, hi
+    return out_lo, out_hi
+
+
+TOL = 1e-10  # relative: raw scores undone to ``now`` that differ by less are taken as equal (float rounding)
+
+
+def _tight(ctx, ranked, raws: dict, h: int, bounds):
+    """Tighter bounds for the candidates smoothed over all ``n`` minutes whose raw scores undone to ``now`` never
+    fall from ``now - n + 1`` to ``h``: their smoothed score (undone) then only grows, from its value at ``now`` to
+    its value at ``h`` (``raws``: minute -> raw scores in ``cand.rows`` order, every minute of
+    ``[max(now + 1, h - n + 1), h]``). Others keep ``bounds``."""
+    p, now, sm = ctx.params, ctx.now, ctx.memory.smoothing
+    ids = ctx.book.stories.id[ranked.cand.rows]
+    order = np.argsort(ids, kind="stable")
+    n = sm.hist.shape[1]
+    later = sorted(raws)
+    m_later = np.stack([raws[t][order] * _decay(p, np.array((t - now) // MINUTE_MS)) for t in later], axis=1)
+    m_past = (sm.hist * _decay(p, -np.arange(n))[None, :])[:, ::-1]  # oldest first
+    m_all = np.concatenate([m_past, m_later], axis=1)
+    rising = np.all(m_all[:, 1:] >= m_all[:, :-1] * (1 - TOL), axis=1) & (sm.count == n)
+    # the raw scores smoothed at h: the last n minutes, those up to now from the history
+    window = [raws[t][order] for t in range(h - (n - 1) * MINUTE_MS, h + MINUTE_MS, MINUTE_MS) if t > now]
+    window += [sm.hist[:, j] for j in range(n - len(window))]
+    at_h = np.mean(np.stack(window, axis=1), axis=1) * _decay(p, np.array((h - now) // MINUTE_MS))
+    at_now = sm.hist.sum(axis=1) / n
+    lo, hi = bounds
+    lo_s, hi_s = lo[order].copy(), hi[order].copy()
+    lo_s[rising] = at_now[rising] * (1 - TOL)
+    hi_s[rising] = at_h[rising] * (1 + TOL)
+    out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
+    out_lo[order], out_hi[order] = lo_s, hi_s
+    return out_lo, out_hi
+
+
+def _apart(lo: np.ndarray, hi: np.ndarray) -> bool:
+    """No two intervals meet (so every pair compares the same way throughout)."""
+    if lo.size < 2:
+        return True
+    o = np.argsort(lo, kind="stable")
+    return bool(np.all(hi[o][:-1] * (1 + EPS) < lo[o][1:]))
+
+
+def _hysteresis_fixed(lo: np.ndarray, hi: np.ndarray, factor: float) -> bool:
+    """For every pair x != y, ``x > y * factor`` has one outcome throughout."""
+    above = lo[:, None] > hi[None, :] * factor * (1 + EPS)
+    below = hi[:, None] * (1 + EPS) < lo[None, :] * factor
+    ok = above | below
+    np.fill_diagonal(ok, True)
+    return bool(ok.all())
+
+
+def orders_fixed(ctx, ranked, lo: np.ndarray, hi: np.ndarray) -> bool:
+    """The pool order and every section's hysteresis order are proven the same throughout the window."""
+    cand, rep = ranked.cand, ranked.reps.rep
+    pos = np.searchsorted(cand.rows, cand.pool)
+    pos = pos[rep[pos] >= 0]
+    if not _apart(lo[pos], hi[pos]):
+        return False
+    factor = 1.0 + ctx.params.hysteresis
+    for rows, fit in cand.sections.values():
+        i = np.searchsorted(cand.rows, rows)
+        keep = rep[i] >= 0
+        a_lo, a_hi = lo[i[keep]] * fit[keep], hi[i[keep]] * fit[keep]
+        if not (_apart(a_lo, a_hi) and _hysteresis_fixed(a_lo, a_hi, factor)):
+            return False
+    return True
+
+
+def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[int, dict] | None:
+    """``(h, minute -> candidates ranked then)``: every minute of ``(now, h]`` is steady with ``now``'s decisions;
+    None when fewer than two minutes are proven (module docstring). ``decided``: ``(ranked, gates, page_slots)`` of
+    the steady minute ``now``."""
+    ranked, gates, _ = decided
+    p, now = ctx.params, ctx.now
+    if now - last_event_at >= p.idle_cycles * MINUTE_MS or not ranked.f.live.any():
+        return None  # the chain ends at now: the minutes after it are not ranked at all
+    live_scored = int((ranked.f.base > 0).sum())
+    if live_scored > min(p.pool_size, p.section_candidates) or gates.held or gates.held_entries:
+        return None
+    if ranked.cand.rows.size and int(ranked.f.n30[ranked.cand.rows].max()) >= p.hold_min_originals:
+        return None
+    h = window_edges(ctx, ranked.f, pending, last_event_at, controls)
+    if h < now + 2 * MINUTE_MS:
+        return None
+    f_h, forced_h, cand_h = lite_rank(ctx, h)
+    if not _same_minute(ranked, f_h, forced_h, cand_h):
+        return None
+    bounds = _intervals(ctx, ranked, cand_h.raw, h)
+    if bounds is None:
+        return None
+    cands = {h: cand_h}
+    if not orders_fixed(ctx, ranked, *bounds):  # rank the minutes smoothed at h (skip needs them) for tighter ones
+        for t in range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS):
+            f_t, forced_t, cands[t] = lite_rank(ctx, t)
+            if not _same_minute(ranked, f_t, forced_t, cands[t]):
+                return None
+        bounds = _tight(ctx, ranked, {t: c.raw for t, c in cands.items()}, h, bounds)
+        if not orders_fixed(ctx, ranked, *bounds):
+            return None
+    return h, cands
+
+
+def skip(ctx, decided, h: int, cands: dict) -> int:
+    """What the minutes ``(now, h]`` would have done to the memory (module docstring); returns their number.
+    ``cands``: minute -> candidates already ranked (:func:`horizon`)."""
+    book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
+    _, _, page_slots = decided
+    minutes = (h - now) // MINUTE_MS
+    for _ in range(minutes):
+        count_impressions(book, page_slots, memory)
+    n = p.smoothing_cycles
+    first = max(now + MINUTE_MS, h - (n - 1) * MINUTE_MS)
+    if first > now + MINUTE_MS:
+        memory.smoothing.cycle = first - MINUTE_MS  # the history before is shifted out entirely below
+    for t in range(first, h + MINUTE_MS, MINUTE_MS):
+        cand = cands[t] if t in cands else lite_rank(ctx, t)[2]
+        if not np.array_equal(cand.rows, cands[h].rows):
+            raise AssertionError(f"candidates changed at {t} inside a proven window")  # the argument is wrong
+        memory.smoothing.smooth(book.stories.id[cand.rows], cand.raw, t, MINUTE_MS, n)
+    memory.last_cycle = h
+    return minutes
