@@ -144,6 +144,7 @@ def test_linkage_sums_and_pair_matrix_equal_the_loops(headlines):
         V = np.stack([m.vector.astype(np.float64) for m in ms])
         plain = V @ V.T + w.config.w_entity * (E @ E.T) + w.config.w_lexical * (T @ T.T)
         assert np.array_equal(w.scorer.pair_matrix(ms), plain)
+        assert np.array_equal(w.scorer.pair_matrix(ms, s), plain)  # from the unit rows the story keeps
 
 
 def test_dense_sum_follows_members_in_any_order_of_arrival():

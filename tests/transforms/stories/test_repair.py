@@ -15,7 +15,7 @@ from transforms.common import HOUR_MS
 from transforms.stories.backfill.assignments import fold
 from transforms.stories.writer.apply import apply_in_order, apply_output
 from transforms.stories.writer.cluster import StoryClusterer, recompute_centroid
-from transforms.stories.writer.repair import halves_bound, split_due
+from transforms.stories.writer.repair import cut_spans, halves_bound, split_due, surely_reach
 
 MERGE_MODE = dataclasses.replace(TEST_CONFIG, repair_mode="merge")
 NEVER_JOIN = dataclasses.replace(MERGE_MODE, join=5.0, join_headline=5.0)
@@ -223,6 +223,31 @@ def test_the_cut_bound_never_exceeds_the_cut_score():
         cut = int(rng.integers(1, n))
         a, b = ms[:cut], ms[cut:]
         assert halves_bound(w.scorer, a, b) <= w.score_stories(w.scorer.shadow(a), w.scorer.shadow(b))
+
+
+def test_a_cut_bound_told_from_the_fast_sums_is_the_exact_bounds_answer():
+    """best_bisection skips the exact recency-weighted sums of a cut whose bound surely reaches the bar
+    (surely_reach): every clear answer must be the exact bound's, on either side of bars close to the bound."""
+    rng = np.random.default_rng(12)
+    w = StoryClusterer("en", config=TEST_CONFIG, exact_index=True)
+    told = {True: 0, False: 0, None: 0}
+    for trial in range(30):
+        n = int(rng.integers(6, 40))
+        base = rng.standard_normal(DIM)
+        ms = []
+        for i in range(n):
+            m = _member(i, rng, T0 + int(rng.integers(0, 40 * HOUR)), (), (), time_known=bool(trial % 4))
+            v = base + rng.uniform(0.2, 2.0) * m.vector  # stories from cohesive to loose
+            m.vector = (v / np.linalg.norm(v)).astype(np.float32)
+            ms.append(m)
+        cuts = sorted({int(x) for x in rng.integers(1, n, 4)})
+        span = cut_spans(ms)
+        exact = [halves_bound(w.scorer, ms[:k], ms[k:], span=span(k)) for k in cuts]
+        for bar in [exact[0] + d for d in (-0.3, -1e-6, 0.0, 1e-6, 0.3)]:
+            for got, want in zip(surely_reach(w.scorer, ms, cuts, [span(k) for k in cuts], bar), exact):
+                told[got] += 1
+                assert got is None or got == (want >= bar)
+    assert told[True] and told[False] and told[None]  # clear answers both ways, and close calls left to the exact
 
 
 def test_large_stories_are_checked_for_a_split_at_spread_ticks():

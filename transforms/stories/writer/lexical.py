@@ -100,23 +100,38 @@ class LexicalStats:
     def story_sums(self, s: Story, ms: list[Member]) -> tuple[dict, dict] | None:
         """``(sum_rows(terms rows), sum_rows(entities rows))`` of :meth:`unit_rows_of` ``(ms)``, bit for bit, where
         ``ms`` are ``s``'s originals in article-id order (None when a row's norm is not > 0: the caller sums rows).
+        ``np.bincount`` adds each key's values one after the other from 0.0, in member order, as ``np.add.at`` does."""
+        units = self.story_units(s, ms)
+        if units is None:
+            return None
+        return tuple(
+            dict(zip(keys, np.bincount(idx, weights=unit, minlength=len(keys)).tolist())) if len(idx) else {}
+            for keys, idx, unit, _ in units
+        )
 
-        The repair scores a story's sums at every tick and the IDF moves between ticks, so every member's unit row
-        is new each time; what does not move is where its keys go. The story keeps that (:class:`SumsLayout`,
-        grown as originals arrive in id order), so a tick costs a few numpy passes and one ``fsum`` per member
-        instead of a Python step per key: the same products, quotients, norms and additions in the same order
-        (``np.bincount`` adds each key's values one after the other from 0.0, as ``np.add.at`` does)."""
+    def story_units(self, s: Story, ms: list[Member]) -> tuple | None:
+        """Per kind (terms, entities): (keys, key of each occurrence, its unit-row value, keys per member) of
+        ``ms``, ``s``'s originals in article-id order: the values of :meth:`unit_rows_of` ``(ms)`` one row after the
+        other, bit for bit (None when a row's norm is not > 0: the caller takes the rows).
+
+        The repair scores a story at every tick and the IDF moves between ticks, so every member's unit row is new
+        each time; what does not move is where its keys go. The story keeps that (:class:`SumsLayout`, grown as
+        originals arrive in id order), so a tick costs a few numpy passes and one ``fsum`` per member instead of a
+        Python step per key: the same products, quotients and norms. Kept for the IDF state (a split attempt and
+        the merge pass of one tick read the same)."""
         lay = s._sums
         if not isinstance(lay, SumsLayout) or not lay.extends(ms):
             lay = s._sums = SumsLayout()
         lay.grow(ms)
         self._current()
+        if lay.units is not None and lay.units[0] == self.df_version:
+            return lay.units[1]
         n = self.n_docs + self.config.idf_prior
         out = []
         for kind, (idf, df) in enumerate(zip(self._idf, (self.df, self.edf))):
             keys, idx, weights, lens = lay.arrays(kind)
             if not len(idx):
-                out.append({})
+                out.append((keys, idx, _EMPTY, lens))
                 continue
             for k in set(keys).difference(idf):
                 idf[k] = math.log(n / (df.get(k, 0) + 1.0))
@@ -131,9 +146,9 @@ class LexicalStats:
                 at += size
             if not all(x > 0 for x, size in zip(norms, lens) if size):
                 return None
-            unit = w / np.repeat(np.array(norms, dtype=np.float64), lens)
-            out.append(dict(zip(keys, np.bincount(idx, weights=unit, minlength=len(keys)).tolist())))
-        return out[0], out[1]
+            out.append((keys, idx, w / np.repeat(np.array(norms, dtype=np.float64), lens), lens))
+        lay.units = (self.df_version, tuple(out))
+        return lay.units[1]
 
     @staticmethod
     def _gather(idf: dict, df: Counter, keys: list[tuple], n: float) -> np.ndarray:
@@ -206,7 +221,7 @@ class SumsLayout:
     (terms, entities): the keys in first-seen order, each key occurrence's column, the terms' TF weights, each
     member's number of keys. A function of the members only (never of the IDF), so kept from tick to tick."""
 
-    __slots__ = ("n", "last", "cols", "keys", "idx", "weights", "lens", "_arrays")
+    __slots__ = ("n", "last", "cols", "keys", "idx", "weights", "lens", "_arrays", "units")
 
     def __init__(self):
         self.n, self.last = 0, ""
@@ -216,6 +231,7 @@ class SumsLayout:
         self.weights: list[float] = []
         self.lens: tuple[list, list] = ([], [])
         self._arrays: list = [None, None]
+        self.units: tuple | None = None  # (IDF state, LexicalStats.story_units of it)
 
     def extends(self, ms: list[Member]) -> bool:
         """Whether ``ms`` (id order) are the members laid out so far followed by later ids only."""
@@ -236,6 +252,7 @@ class SumsLayout:
         if len(ms) > self.n:
             self.n, self.last = len(ms), ms[-1].article_id
             self._arrays = [None, None]
+            self.units = None
 
     def arrays(self, kind: int) -> tuple:
         """(keys, column of each occurrence, TF weights or None for entities, keys per member) of one kind."""
@@ -278,6 +295,17 @@ def sum_rows(rows: list) -> dict:
     total = np.zeros(len(keys))
     np.add.at(total, idx, np.concatenate([v for _, v in rows]))
     return dict(zip(keys, total.tolist()))
+
+
+def units_matrix(keys: tuple, idx: np.ndarray, unit: np.ndarray, lens: list) -> np.ndarray:
+    """:func:`row_matrix` of the rows in :meth:`LexicalStats.story_units` form (the same matrix: columns the sorted
+    keys, each row's values in its keys' columns), filled by one numpy assignment instead of one per row."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    rank = np.empty(len(keys), dtype=np.intp)
+    rank[order] = np.arange(len(keys))
+    M = np.zeros((len(lens), max(len(keys), 1)))
+    M[np.repeat(np.arange(len(lens)), lens), rank[idx]] = unit
+    return M
 
 
 def row_matrix(rows: list) -> np.ndarray:

@@ -113,13 +113,13 @@ def active(s: Story, tick: int, c: ClusterConfig) -> bool:
 
 def try_split(w: WriterState, s: Story, tick: int, repaired: set[int]) -> list[WriterOutput]:
     c = w.config
-    ms = sorted(s.originals, key=lambda m: m.article_id)
+    ms = s.originals_by_id()
     if len(ms) < 2 * c.min_split_sources or len(ms) > c.split_max_members:
         return []
     if len({m.source for m in ms}) < 2 * c.min_split_sources:
         return []
     bar = (c.merge if s.has_body else c.merge_headline) - c.split_margin
-    best = best_bisection(w.scorer, ms, bar)
+    best = best_bisection(w.scorer, ms, bar, s)
     if best is None or best[0] >= bar:
         return []
     rep = s.representative()
@@ -130,7 +130,7 @@ def try_split(w: WriterState, s: Story, tick: int, repaired: set[int]) -> list[W
     return [out]
 
 
-def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
+def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf, story: Story | None = None):
     """(score between halves, half A, half B) of the spectral sweep cut that separates them most, or None.
 
     Only cuts that could score below ``bar`` are scored in full: the entity and lexical cosines are >= 0, so
@@ -138,7 +138,7 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
     neither a split nor the best cut once one below the bar exists (the decision is the same as scoring all).
     """
     c = scorer.config
-    W = scorer.pair_matrix(ms)
+    W = scorer.pair_matrix(ms, story)  # story: ms are its originals in id order
     W = np.clip(W - np.median(W), 0.0, None)
     np.fill_diagonal(W, 0.0)
     deg = W.sum(axis=1)
@@ -153,23 +153,63 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf):
     lo, hi = c.min_split_sources, len(ms) - c.min_split_sources
     sign_cut = sum(1 for i in order if fiedler[i] < 0)
     cuts = {min(max(sign_cut, lo), hi)} | {lo + (hi - lo) * q // 8 for q in range(9)}
-    halves, spans = [], []
-    span = cut_spans([ms[i] for i in order])
+    halves, spans, at_cut = [], [], []
+    ordered = [ms[i] for i in order]
+    span = cut_spans(ordered)
     for cut in sorted(cuts):
         a = [ms[i] for i in order[:cut]]
         b = [ms[i] for i in order[cut:]]
         if len({m.source for m in a}) >= c.min_split_sources and len({m.source for m in b}) >= c.min_split_sources:
             halves.append((a, b))
             spans.append(span(cut))
-    sums = recompute_centroids([h for pair in halves for h in pair], c.half_life_ms) if halves else []
+            at_cut.append(cut)
+    clear = surely_reach(scorer, ordered, at_cut, spans, bar) if halves else []
+    need = [k for k in range(len(halves)) if clear[k] is not True]  # the others' bounds reach the bar for sure
+    groups = [h for k in need for h in halves[k]]
+    sums = dict(zip(need, pairs(recompute_centroids(groups, c.half_life_ms)))) if groups else {}
     best = None
-    for k, (a, b) in enumerate(halves):
-        if halves_bound(scorer, a, b, sums[2 * k][0], sums[2 * k + 1][0], spans[k]) >= bar:
+    for k in need:
+        a, b = halves[k]
+        (sa, sb), known_below = sums[k], clear[k] is False
+        if not known_below and halves_bound(scorer, a, b, sa[0], sb[0], spans[k]) >= bar:
             continue
-        score = scorer.score_stories(scorer.shadow(a, sums[2 * k]), scorer.shadow(b, sums[2 * k + 1]))
+        score = scorer.score_stories(scorer.shadow(a, sa), scorer.shadow(b, sb))
         if best is None or score < best[0]:
             best = (score, a, b)
     return best
+
+
+def pairs(items: list) -> list[tuple]:
+    return list(zip(items[0::2], items[1::2]))
+
+
+def surely_reach(scorer: Scorer, ordered: list[Member], cuts: list[int], spans: list, bar: float) -> list:
+    """Per cut of ``ordered`` (halves ``ordered[:cut]``, ``ordered[cut:]``): True when :func:`halves_bound` surely
+    reaches ``bar``, False when it is surely below, None when too close to tell (or copies among the members).
+
+    A split attempt usually ends with every cut's bound above the bar (a cohesive story), and the exact bounds need
+    both halves' recency-weighted sums, one Python step per member and half. These sums are the same vectors up to
+    rounding: every member weighted 2^-(age / half-life) against the latest, prefix sums along the sweep order (one
+    numpy pass for every cut). Their cosine is within a few ulps times members x (sum of weights / norm) of the exact
+    one, far inside the margin taken here, so a clear answer is the exact bound's; the rest are computed exactly."""
+    if not cuts or any(m.is_copy for m in ordered):
+        return [None] * len(cuts)
+    V = np.stack([m.v64 for m in ordered])
+    at = np.array([m.at for m in ordered], dtype=np.float64)
+    weight = 0.5 ** ((at.max() - at) / scorer.config.half_life_ms)
+    prefix = np.cumsum(weight[:, None] * V, axis=0)
+    wsum = np.cumsum(weight)
+    out: list = []
+    for cut, (known, gap) in zip(cuts, spans):
+        a, b = prefix[cut - 1], prefix[-1] - prefix[cut - 1]
+        na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+        if na <= 0 or nb <= 0:
+            out.append(None)
+            continue
+        bound = float(np.dot(a, b)) / (na * nb) - scorer.penalty(known, gap) - 1e-9
+        err = 1e-11 * len(ordered) * float(wsum[-1]) * (1.0 / na + 1.0 / nb) + 1e-12
+        out.append(True if bound - err >= bar else False if bound + err < bar else None)
+    return out
 
 
 def halves_bound(scorer: Scorer, a: list[Member], b: list[Member], ca=None, cb=None, span=None) -> float:

@@ -24,7 +24,7 @@ from transforms.stories.vocabulary.config import ClusterConfig
 from transforms.stories.vocabulary.features import ArticleFeatures
 from transforms.stories.writer import pairscore
 from transforms.stories.writer.evidence import disagree, evidence
-from transforms.stories.writer.lexical import LexicalStats, dot, row_matrix, sum_rows
+from transforms.stories.writer.lexical import LexicalStats, dot, row_matrix, sum_rows, units_matrix
 from transforms.stories.writer.state import LATEST_ORIGINALS, Member, Story, recompute_centroid
 
 # The latest originals a join's second opinion compares the article with (its cost bound): those a story keeps.
@@ -230,13 +230,18 @@ class Scorer:
         base = c.merge if (a.has_body and b.has_body) else c.merge_headline
         return base + c.merge_size_slope * math.log2(max(min(a.n, b.n), 1))
 
-    def pair_matrix(self, ms: list[Member]) -> np.ndarray:
-        """Article-level score matrix (dense + entity + lexical cosines) between members."""
+    def pair_matrix(self, ms: list[Member], story: Story | None = None) -> np.ndarray:
+        """Article-level score matrix (dense + entity + lexical cosines) between members (``story``: when ``ms`` are
+        its originals in article-id order, whose unit rows it keeps: :meth:`LexicalStats.story_units`)."""
         V = np.stack([m.v64 for m in ms])
         dense = V @ V.T
-        rows = self.lex.unit_rows_of(ms)
-        T = row_matrix([r[0] for r in rows])  # columns: the sorted keys
-        E = row_matrix([r[1] for r in rows])
+        units = self.lex.story_units(story, ms) if story is not None else None
+        if units is not None:
+            T, E = (units_matrix(*u) for u in units)  # columns: the sorted keys, as row_matrix's
+        else:
+            rows = self.lex.unit_rows_of(ms)
+            T = row_matrix([r[0] for r in rows])  # columns: the sorted keys
+            E = row_matrix([r[1] for r in rows])
         return dense + self.config.w_entity * (E @ E.T) + self.config.w_lexical * (T @ T.T)
 
     def shadow(self, members: list[Member], centroid_sum: tuple | None = None) -> Story:
