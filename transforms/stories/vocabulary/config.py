@@ -84,6 +84,7 @@ class ClusterConfig:
     # bodies without dates does not fragment (docs/stories.md, "Inputs without time"). None: no relief.
     untimed_relief: float | None = None
     untimed_relief_margin: float = 0.0
+    untimed_relief_complete: bool = False  # the relief's agreement over every pair (complete linkage), not the average
     # A join or merge of stories with bodies where a time is unknown needs every article pair (the article or the
     # latest originals of one story against the other's) at the model's body bar plus this (complete linkage);
     # None: off. Without times, the items of a saga chain through a centroid (docs/stories.md).

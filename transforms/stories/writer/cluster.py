@@ -402,7 +402,12 @@ class StoryClusterer:
         evidence that stands in for time (docs/stories.md, "Inputs without time")."""
         if not s.has_body:
             return False
-        ok = self.state.scorer.join_opinion(f, s, art_vecs, self.state.config.untimed_relief_margin) >= 0.0
+        c = self.state.config
+        if c.untimed_relief_complete:  # every pair with the story's latest originals, not their average
+            m = Member.from_features(f, is_copy=False, seq=0)
+            ok = self.state.scorer.weakest_pair([m], s) >= c.untimed_relief_margin
+        else:
+            ok = self.state.scorer.join_opinion(f, s, art_vecs, c.untimed_relief_margin) >= 0.0
         self.state.tally("untimed_relief_join" if ok else "untimed_relief_no")
         return ok
 
