@@ -254,8 +254,8 @@ class EditionRanker:
         found = skip.horizon(ctx, decided, cached.pending, mem.last_event_at, ctx.overlays.controls)
         if found is None:
             return ctx.now
-        h, cands = found
-        minutes = skip.skip(ctx, decided, h, cands)
+        h, ranked_h = found
+        minutes = skip.skip(ctx, decided, h, ranked_h)
         cached.last_cycle = h
         for name in ("cycles", "cycles_steady", "cycles_skipped"):
             self._count(name, minutes)

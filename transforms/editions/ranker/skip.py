@@ -51,7 +51,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.cycle.run import breaking_rows
-from transforms.editions.cycle.scoring import features, select_candidates
+from transforms.editions.cycle.scoring import features, pair_sums, select_candidates
 from transforms.editions.ranker.steady import count_impressions
 
 EPS = 1e-9  # relative margin of every proven comparison (float rounding is ~1e-16)
@@ -59,12 +59,24 @@ EPS = 1e-9  # relative margin of every proven comparison (float rounding is ~1e-
 
 def lite_rank(ctx, now: int):
     """The scores of minute ``now``, as :func:`~transforms.editions.cycle.run.rank` computes them: (features,
-    Breaking rows, candidates)."""
+    Breaking rows, candidates, the pair sums and relevance they were computed with)."""
     book, p = ctx.book, ctx.params
-    f = features(book, now, p)
+    live = book.live_mask(now, p.live_window_ms)
+    sums = pair_sums(book, live, now, p)
+    f = features(book, now, p, sums, live)
     forced = breaking_rows(book, f.live, now, p)
-    cand, _ = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
-    return f, forced, cand
+    cand, rel = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
+    return f, forced, cand, sums, rel
+
+
+def window_raw(ctx, t: int, ranked_h) -> np.ndarray:
+    """The candidates' raw scores at minute ``t`` of a proven window, from the pair sums and relevance ranked at
+    its end (``ranked_h``, a :func:`lite_rank`): inside the window they are the same, and so is every candidate
+    (features and ``base * rel`` at ``t``, as select_candidates computes its raw scores: the same bits)."""
+    book, p = ctx.book, ctx.params
+    f_h, _, cand_h, sums, rel = ranked_h
+    f = features(book, t, p, sums, f_h.live)
+    return (f.base * rel.rel)[cand_h.rows]
 
 
 def _last_minute_before(x) -> int:
@@ -209,8 +221,8 @@ def orders_fixed(ctx, ranked, lo: np.ndarray, hi: np.ndarray) -> bool:
     return True
 
 
-def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[int, dict] | None:
-    """``(h, minute -> candidates ranked then)``: every minute of ``(now, h]`` is steady with ``now``'s decisions;
+def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[int, tuple] | None:
+    """``(h, (candidate rows, minute -> their raw scores at the last n minutes of the window)``: every minute of ``(now, h]`` is steady with ``now``'s decisions;
     None when fewer than two minutes are proven (module docstring). ``decided``: ``(ranked, gates, page_slots)`` of
     the steady minute ``now``."""
     ranked, gates, _ = decided
@@ -225,29 +237,29 @@ def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[
     h = window_edges(ctx, ranked.f, pending, last_event_at, controls)
     if h < now + 2 * MINUTE_MS:
         return None
-    f_h, forced_h, cand_h = lite_rank(ctx, h)
+    at_h = lite_rank(ctx, h)
+    f_h, forced_h, cand_h = at_h[:3]
     if not _same_minute(ranked, f_h, forced_h, cand_h):
         return None
     bounds = _intervals(ctx, ranked, cand_h.raw, h)
     if bounds is None:
         return None
-    cands = {h: cand_h}
-    if not orders_fixed(ctx, ranked, *bounds):  # rank the minutes smoothed at h (skip needs them) for tighter ones
-        for t in range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS):
-            f_t, forced_t, cands[t] = lite_rank(ctx, t)
-            if not _same_minute(ranked, f_t, forced_t, cands[t]):
-                return None
-        bounds = _tight(ctx, ranked, {t: c.raw for t, c in cands.items()}, h, bounds)
+    raws = {h: cand_h.raw}
+    for t in range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS):
+        raws[t] = window_raw(ctx, t, at_h)  # the minutes smoothed at h: skip needs them
+    if not orders_fixed(ctx, ranked, *bounds):
+        bounds = _tight(ctx, ranked, raws, h, bounds)
         if not orders_fixed(ctx, ranked, *bounds):
             return None
-    return h, cands
+    return h, (cand_h.rows, raws)
 
 
-def skip(ctx, decided, h: int, cands: dict) -> int:
+def skip(ctx, decided, h: int, ranked_h) -> int:
     """What the minutes ``(now, h]`` would have done to the memory (module docstring); returns their number.
-    ``cands``: minute -> candidates already ranked (:func:`horizon`)."""
+    ``ranked_h``: the candidates at ``h`` and their raw scores at the last ``n`` minutes (:func:`horizon`)."""
     book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
     _, _, page_slots = decided
+    rows, raws = ranked_h
     minutes = (h - now) // MINUTE_MS
     for _ in range(minutes):
         count_impressions(book, page_slots, memory)
@@ -255,10 +267,8 @@ def skip(ctx, decided, h: int, cands: dict) -> int:
     first = max(now + MINUTE_MS, h - (n - 1) * MINUTE_MS)
     if first > now + MINUTE_MS:
         memory.smoothing.cycle = first - MINUTE_MS  # the history before is shifted out entirely below
+    ids = book.stories.id[rows]
     for t in range(first, h + MINUTE_MS, MINUTE_MS):
-        cand = cands[t] if t in cands else lite_rank(ctx, t)[2]
-        if not np.array_equal(cand.rows, cands[h].rows):
-            raise AssertionError(f"candidates changed at {t} inside a proven window")  # the argument is wrong
-        memory.smoothing.smooth(book.stories.id[cand.rows], cand.raw, t, MINUTE_MS, n)
+        memory.smoothing.smooth(ids, raws[t], t, MINUTE_MS, n)
     memory.last_cycle = h
     return minutes

@@ -37,9 +37,10 @@ leaves it out (documents._VOLATILE) and a pool that changed only there is not a 
 difference, even one that would not change a byte (a score-only swap below the pages, a fold that changes
 nothing), builds the minute in full, which is always right.
 
-What is not skipped: the decisions themselves, every chain minute (their memory -- smoothing over consecutive
-minutes, hysteresis, impressions -- is what makes the next built minute byte-identical). The every-minute replay
-stays selectable (``--snapshots_every_minute``, RankEditions ``change_only=False``, the default of streaming) and
+What is not skipped here: the decisions themselves (their memory -- smoothing over consecutive minutes,
+hysteresis, impressions -- is what makes the next built minute byte-identical); a replay skips the steady minutes
+whose decisions are proven to repeat (:mod:`transforms.editions.ranker.skip`). The every-minute replay stays
+selectable (``--snapshots_every_minute``, RankEditions ``change_only=False``, the default of streaming) and
 tests/pipelines/test_backfill_change_only.py compares the two byte for byte.
 """
 

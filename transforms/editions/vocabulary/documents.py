@@ -123,6 +123,73 @@ def _entry_validator(kind: str):
     return cls(ref, registry=registry, format_checker=cls.FORMAT_CHECKER)
 
 
+_TOP_KEYWORDS = {
+    "$schema",
+    "$id",
+    "$defs",
+    "title",
+    "description",
+    "type",
+    "required",
+    "additionalProperties",
+    "properties",
+}
+_VALID_PROPERTIES: dict[str, set] = {}  # kind -> (property, JSON value) pairs already found valid (bounded below)
+
+
+@functools.cache
+def _property_validators(kind: str) -> dict | None:
+    """Per top-level property of ``kind``'s schema, a validator of its subschema; None unless the top level is an
+    object schema made of properties only (``type``, ``required``, ``additionalProperties: false``, annotations):
+    then a document is valid exactly when each property is valid against its subschema, every required one is
+    there and no other is."""
+    root = schema(kind)
+    if set(root) - _TOP_KEYWORDS or root.get("type") != "object" or root.get("additionalProperties") is not False:
+        return None
+    registry = Registry()
+    for name in PAGES:
+        d = schema(name)
+        registry = registry.with_resource(d["$id"], Resource.from_contents(d))
+    cls = jsonschema.validators.validator_for(root)
+    out = {}
+    for key in root.get("properties", {}):
+        ref = {"$ref": f"{root['$id']}#/properties/{key}"}
+        out[key] = cls(ref, registry=registry, format_checker=cls.FORMAT_CHECKER)
+    return out
+
+
+def _validate_top(kind: str, top: dict) -> None:
+    """:func:`schemas.pages.validate_page` of a document's top level (its stories emptied), property by property
+    (:func:`_property_validators`): a property's value found valid before is not validated again, so only what
+    changes every minute (version, cycle times, concentration) is. Any error: the whole document is validated, so
+    the message is validate_page's own."""
+    validators = _property_validators(kind)
+    if validators is None or not isinstance(top, dict):
+        validate_page(kind, top)
+        return
+    required = schema_required(kind)
+    if any(k not in top for k in required) or any(k not in validators for k in top):
+        validate_page(kind, top)
+        return
+    seen = _VALID_PROPERTIES.setdefault(kind, set())
+    if len(seen) > _VALID_LIMIT:
+        seen.clear()
+    for key, value in top.items():
+        item = (key, json.dumps(value, sort_keys=True))
+        if item in seen:
+            continue
+        if not validators[key].is_valid(value):
+            validate_page(kind, top)
+            raise PageError(f"{kind} invalid at {key}")  # not reached: validate_page raised
+        seen.add(item)
+
+
+@functools.cache
+def schema_required(kind: str) -> tuple:
+    """The required top-level properties of ``kind``'s schema."""
+    return tuple(schema(kind).get("required", ()))
+
+
 @functools.cache
 def _stories_limit(kind: str) -> int | None:
     """``maxItems`` of ``kind``'s stories array (the schema file read once, not once per document)."""
@@ -147,7 +214,7 @@ def _validate_schema(kind: str, parsed: dict) -> None:
         validate_page(kind, parsed)
         return
     stories = parsed["stories"]
-    validate_page(kind, dict(parsed, stories=[]))
+    _validate_top(kind, dict(parsed, stories=[]))
     limit = _stories_limit(kind)
     if limit is not None and len(stories) > limit:
         raise PageError(f"{kind} invalid at stories: {len(stories)} entries, more than {limit}")
