@@ -160,8 +160,8 @@ def _property_validators(kind: str) -> dict | None:
 
 def _validate_top(kind: str, top: dict) -> None:
     """:func:`schemas.pages.validate_page` of a document's top level (its stories emptied), property by property
-    (:func:`_property_validators`): a property's value found valid before is not validated again, so only what
-    changes every minute (version, cycle times, concentration) is. Any error: the whole document is validated, so
+    (:func:`_property_validators`): a property's value found valid before is not validated again; what changes
+    every minute (version, cycle times, concentration: ``_VOLATILE``) is validated every time and not kept. Any error: the whole document is validated, so
     the message is validate_page's own."""
     validators = _property_validators(kind)
     if validators is None or not isinstance(top, dict):
@@ -175,13 +175,14 @@ def _validate_top(kind: str, top: dict) -> None:
     if len(seen) > _VALID_LIMIT:
         seen.clear()
     for key, value in top.items():
-        item = (key, json.dumps(value, sort_keys=True))
-        if item in seen:
+        item = None if key in _VOLATILE else (key, json.dumps(value, sort_keys=True))  # new every minute: not kept
+        if item is not None and item in seen:
             continue
         if not validators[key].is_valid(value):
             validate_page(kind, top)
             raise PageError(f"{kind} invalid at {key}")  # not reached: validate_page raised
-        seen.add(item)
+        if item is not None:
+            seen.add(item)
 
 
 @functools.cache
