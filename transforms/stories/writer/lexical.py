@@ -233,6 +233,15 @@ class SumsLayout:
         self._arrays: list = [None, None]
         self.units: tuple | None = None  # (IDF state, LexicalStats.story_units of it)
 
+    def __getstate__(self) -> dict:
+        """Pickled without the arrays and unit values it derives (the writer's checkpoint stays small)."""
+        return {k: getattr(self, k) for k in ("n", "last", "cols", "keys", "idx", "weights", "lens")}
+
+    def __setstate__(self, state: dict) -> None:
+        for k, v in state.items():
+            setattr(self, k, v)
+        self._arrays, self.units = [None, None], None
+
     def extends(self, ms: list[Member]) -> bool:
         """Whether ``ms`` (id order) are the members laid out so far followed by later ids only."""
         return len(ms) >= self.n and (self.n == 0 or ms[self.n - 1].article_id == self.last)
