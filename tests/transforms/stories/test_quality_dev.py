@@ -37,8 +37,7 @@ CACHE = os.environ.get("NEWSROOM_STORIES_CACHE") or None
 KNOWN_BELOW = {
     # 0.770 with local places (streets) in the places relation (0.752 before them, 0.436 before the second opinion)
     ("gva-dev.jsonl", "pair_precision"): 0.75,
-    ("ecbplus-dev.jsonl", "b3_f1"): 0.72,
-    ("allsides-dev.jsonl", "b3_f1"): 0.70,
+    ("ecbplus-dev.jsonl", "b3_f1"): 0.75,  # 0.756 with the untimed relief under complete linkage (0.736 before)
     ("uci-dev.jsonl", "b3_f1"): 0.64,
 }
 pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data absent (labelled data, not in the project)")

@@ -51,7 +51,13 @@ def test_an_untimed_body_joins_below_the_bar_only_when_the_members_agree(tmp_pat
     arts = [
         article(f"r{k}", unit(base + 0.6 * rng.standard_normal(DIM)), T0 + k * 1000, time_known=False) for k in range(2)
     ]
-    agree = dataclasses.replace(TEST_CONFIG, unknown_time_penalty=0.0, pair_score=model_file(tmp_path, -6.0))
+    agree = dataclasses.replace(
+        TEST_CONFIG,
+        unknown_time_penalty=0.0,
+        pair_score=model_file(tmp_path, -6.0),
+        untimed_relief=None,
+        untimed_relief_complete=False,
+    )
     w = StoryClusterer("en", config=agree, exact_index=True)
     w.run(arts[:1], until=arts[0].first_seen_at)
     score = w.score_article(arts[1], next(iter(w.stories.values())))[0]
@@ -127,18 +133,19 @@ def test_untimed_leads_that_name_different_days_of_the_week_stay_apart(tmp_path)
 
 
 def test_the_relief_may_ask_every_pair_instead_of_their_average(tmp_path):
-    """ClusterConfig.untimed_relief_complete (off; measured in docs/stories.md): the relief's agreement is the
+    """ClusterConfig.untimed_relief_complete (shipped on, docs/stories.md): the relief's agreement is the
     weakest pair with the story's latest originals, against the model's body bar plus UNTIMED_RELIEF_MARGIN."""
     rng = np.random.default_rng(7)
     base = rng.standard_normal(DIM)
     arts = [
         article(f"r{k}", unit(base + 0.6 * rng.standard_normal(DIM)), T0 + k * 1000, time_known=False) for k in range(3)
     ]
+    assert TEST_CONFIG.untimed_relief_complete and TEST_CONFIG.untimed_relief == 0.55  # shipped on
     agree = dataclasses.replace(TEST_CONFIG, unknown_time_penalty=0.0, pair_score=model_file(tmp_path, -6.0))
     w = StoryClusterer("en", config=agree, exact_index=True)
     w.run(arts[:1], until=arts[0].first_seen_at)
     s = next(iter(w.stories.values()))
-    cfg = dataclasses.replace(agree, join=max(w.score_article(a, s)[0] for a in arts[1:]) + 0.1, untimed_relief=0.3)
-    complete = dataclasses.replace(cfg, untimed_relief_complete=True)
+    complete = dataclasses.replace(agree, join=max(w.score_article(a, s)[0] for a in arts[1:]) + 0.1)
+    assert len(set(stories_of(arts, dataclasses.replace(complete, untimed_relief=None)).values())) == 3
     assert len(set(stories_of(arts, complete).values())) == 1
     assert len(set(stories_of(arts, dataclasses.replace(complete, untimed_relief_margin=1e6)).values())) == 3

@@ -82,9 +82,12 @@ class ClusterConfig:
     # the learned pair score agrees (its average logit over the story's latest originals reaches the model's body bar
     # plus UNTIMED_RELIEF_MARGIN): the member-level evidence stands in for the time the input lacks, so a file of
     # bodies without dates does not fragment (docs/stories.md, "Inputs without time"). None: no relief.
-    untimed_relief: float | None = None
+    # Shipped: the whole unknown-time penalty (0.55) when every pair with the story's latest originals reaches the
+    # model's body bar (UNTIMED_RELIEF_COMPLETE): an untimed body pays no more than a timed one where every member
+    # agrees (docs/stories.md, "Leads without time": the figures of all six dev files and their CI parts).
+    untimed_relief: float | None = 0.55
     untimed_relief_margin: float = 0.0
-    untimed_relief_complete: bool = False  # the relief's agreement over every pair (complete linkage), not the average
+    untimed_relief_complete: bool = True  # the relief's agreement over every pair (complete linkage), not the average
     # A join or merge of stories with bodies where a time is unknown needs every article pair (the article or the
     # latest originals of one story against the other's) at the model's body bar plus this (complete linkage);
     # None: off. Without times, the items of a saga chain through a centroid (docs/stories.md).
