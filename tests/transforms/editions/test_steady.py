@@ -4,45 +4,20 @@ page hold that ends mid-run; the stored objects and pointer moves must be byte-i
 
 from __future__ import annotations
 
-import os
-
-from apache_beam.utils.timestamp import Timestamp
-
-from stores import StoreConfig, open_stores
+from stores import StoreConfig
 from stores.controls import Control, open_control_store
 from stores.takedowns import Tombstone, open_takedown_store
-from tests.transforms.fakes import Bag, Timer, Value
-from transforms.editions.beam.ranking import RankEditionsFn
-from transforms.editions.book.storybook import compact_change
-from transforms.editions.publish.snapshots import SnapshotPublisher
-from transforms.editions.vocabulary.settings import RankSettings
+from tests.transforms.editions.replay_driver import replay
 
 
 def _replay(world, root, change_only: bool) -> tuple[dict, dict, dict]:
     T, MIN = world.T0, world.MIN
     config = StoreConfig(data_dir=str(root))
-    stores = open_stores(config)
     hold = dict(edition="us-en", set_at=T - 60 * MIN, expires_at=T + 40 * MIN, who="t", why="test")
     open_control_store(config).set(Control(kind="hold", section="world", version=1, **hold))
     open_takedown_store(config).set(Tombstone(kind="story", id="1003", reason="test", who="t", at=T))
-    fn = RankEditionsFn(RankSettings(editions_only=["us-en"], replay=True, change_only=change_only), config)
-    fn.setup()
-    publisher = SnapshotPublisher(stores, controls=open_control_store(config))
-    inbox, log, memory, chain, timer = Bag(), Bag(), Value(), Value(), Timer()
-    for c in sorted(world.changes, key=lambda c: c["at"]):
-        fn.process(("us-en", compact_change(c)), inbox=inbox, chain=chain, memory=memory, timer=timer)
-    while timer.at is not None:  # the replay runs the chain to its end per firing; a gap restarts it
-        at, timer.at = timer.at, None
-        args = dict(inbox=inbox, event_log=log, memory=memory, chain=chain, timer=timer)
-        for item in fn.on_cycle(key="us-en", ts=Timestamp(micros=at * 1000), **args):
-            publisher.publish(item)
-    objects = {}
-    for dirpath, _, files in os.walk(root / "snapshots"):
-        for name in files:
-            objects[os.path.relpath(os.path.join(dirpath, name), root)] = open(os.path.join(dirpath, name), "rb").read()
-    names = stores.pointers.names()
-    moves = {n: [(h["version"], h["previous"], h["reason"]) for h in stores.pointers.history(n)] for n in names}
-    return objects, moves, dict(fn.tally)
+    objects, moves, tally, _ = replay(world, root, change_only, controls=True)
+    return objects, moves, tally
 
 
 def test_change_only_minutes_publish_what_every_minute_publishes(world, tmp_path):

@@ -138,12 +138,7 @@ class LexicalStats:
             w = np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))[idx]
             if weights is not None:
                 w = weights * w
-            squares = (w * w).tolist()
-            norms = []
-            at = 0
-            for size in lens:
-                norms.append(math.sqrt(math.fsum(squares[at : at + size])))
-                at += size
+            norms = _row_norms(w, lens)
             if not all(x > 0 for x, size in zip(norms, lens) if size):
                 return None
             out.append((keys, idx, w / np.repeat(np.array(norms, dtype=np.float64), lens), lens))
@@ -272,17 +267,24 @@ class SumsLayout:
         return self._arrays[kind]
 
 
-def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
-    """:func:`_unit` of each ``dict(zip(keys[i], its weights))`` as a ``(keys, values)`` row (empty when the norm is
-    not > 0), ``w`` holding the rows' weights one after the other: each norm is the ``fsum`` of its row's squares,
-    each value its weight over that norm."""
-    lens = [len(k) for k in keys]
+def _row_norms(w: np.ndarray, lens: list[int]) -> list[float]:
+    """The Euclidean norm of each row of ``w`` (rows of ``lens`` weights one after the other), each the square root of
+    the ``fsum`` of its squares: the same bits as :func:`_unit`'s norm of that row alone."""
     squares = (w * w).tolist()
     norms = []
     at = 0
     for size in lens:
         norms.append(math.sqrt(math.fsum(squares[at : at + size])))
         at += size
+    return norms
+
+
+def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
+    """:func:`_unit` of each ``dict(zip(keys[i], its weights))`` as a ``(keys, values)`` row (empty when the norm is
+    not > 0), ``w`` holding the rows' weights one after the other: each norm is the ``fsum`` of its row's squares,
+    each value its weight over that norm."""
+    lens = [len(k) for k in keys]
+    norms = _row_norms(w, lens)
     with np.errstate(divide="ignore", invalid="ignore"):  # rows whose norm is 0 are dropped below
         unit = w / np.repeat(np.array(norms, dtype=np.float64), lens)
     out = []
