@@ -505,12 +505,6 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
     )
 
 
-if __name__ == "__main__":
-    from pipelines.command_errors import run_job
-
-    sys.exit(run_job("backfill", run, sys.argv[1:]))
-
-
 def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
     """``--snapshots``: the pages, pools, coverage and aliases a streaming run would have published minute by minute
     over the input, from the backfill's writer outputs (bursts, minute ranking, validated snapshots and pointers:
@@ -536,3 +530,9 @@ def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
         changes = {"changes": changes, "storylines": storylines}
     ranking = RankSettings(replay=replay, change_only=change_only)
     return changes | "PublishEditions" >> PublishEditions(config, ranking, burst_polls=False)
+
+
+if __name__ == "__main__":
+    from pipelines.command_errors import run_job
+
+    sys.exit(run_job("backfill", run, sys.argv[1:]))
