@@ -237,14 +237,15 @@ def minute_line(minute: int, run: Run) -> str:
     rss, cpu = usage_by_role(run.proc.pid)
     used = {k: v - run.cpu.get(k, 0.0) for k, v in cpu.items()}  # CPU s over the last minute
     run.cpu = cpu
-    backlog = (
-        f"ingest {acc.get('released', 0) - acc.get('fetched', 0)} items-raw {acc.get('held', 0)} "
-        f"stories {c['stored'] - c['assigned']}"
-    )
+    if acc:
+        backlog = f"ingest {acc['released'] - acc['fetched']} items-raw {acc['held']} "
+    else:  # no world.json yet: nothing to follow the pages from
+        backlog = "ingest - items-raw - "
+    backlog += f"stories {c['stored'] - c['assigned']}"
     return (
         f"min {minute:3d} | release->page p50 {lat.group(1) if lat else '-'}s p95 {lat.group(2) if lat else '-'}s | "
-        f"released {acc.get('released')} fetched {acc.get('fetched')} stored {acc.get('stored')} "
-        f"assigned {acc.get('assigned')} | backlog {backlog} | load {os.getloadavg()[0]:.1f} | "
+        + " ".join(f"{k} {acc.get(k, '-')}" for k in ("released", "fetched", "stored", "assigned"))
+        + f" | backlog {backlog} | load {os.getloadavg()[0]:.1f} | "
         "RSS MB "
         + " ".join(f"{k} {v:.0f}" for k, v in sorted(rss.items()))
         + " | CPU s "

@@ -7,6 +7,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -38,9 +39,7 @@ def test_an_absent_store_counts_nothing(tmp_path):
     assert soak.store_counts(str(tmp_path)) == {"stored": 0, "assigned": 0, "in_two_stories": 0}
 
 
-def test_the_minute_line_reads_the_runs_progress_and_the_backlogs(tmp_path):
-    d = _store(tmp_path, [(1, "a")], {}, ["a", "b"])
-
+def _fake_run(d: str):
     class FakeRun:
         data_dir = d
         last = (
@@ -48,11 +47,30 @@ def test_the_minute_line_reads_the_runs_progress_and_the_backlogs(tmp_path):
             "release->page p50 41.5s p95 88.0s (n=4)"
         )
         proc = type("P", (), {"pid": os.getpid()})()
+        cpu: dict = {}  # CPU s by role at the previous minute line
 
-    line = soak.minute_line(4, FakeRun())
+    return FakeRun()
+
+
+def test_the_minute_line_reads_the_runs_progress_and_the_backlogs(tmp_path):
+    d = _store(tmp_path, [(1, "a")], {}, ["a", "b"])
+    line = soak.minute_line(4, _fake_run(d))
     assert "min   4 | release->page p50 41.5s p95 88.0s" in line
-    assert "backlog ingest 2 items-raw 3 stories 1" in line
-    assert re.search(r"RSS MB run \d+", line)
+    # no world.json: the pages cannot be followed, so the accounting is unknown, not zero
+    assert "released - fetched - stored - assigned - | backlog ingest - items-raw - stories 1" in line
+    assert re.search(r"RSS MB run \d+", line) and re.search(r"CPU s run \d", line)
+
+
+def test_the_minute_line_follows_the_worlds_released_pages(tmp_path):
+    from devtools.world.server import world_state
+
+    d = _store(tmp_path, [], {}, [])
+    world_state(tmp_path / "world.json", speed=10.0, seed=1, now_s=time.time() - 600)  # 100 virtual minutes ago
+    acc = soak.account(d)
+    assert acc["released"] > 0 and acc["fetched"] == 0 and acc["held"] == 0
+    line = soak.minute_line(1, _fake_run(d))
+    assert f"released {acc['released']} fetched 0 stored 0 assigned 0" in line
+    assert f"backlog ingest {acc['released']} items-raw 0 stories 0" in line
 
 
 @pytest.mark.slow
