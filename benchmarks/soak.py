@@ -52,6 +52,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # devtools (the sample world) is not installed: it is read from the checkout
 SETTLE_SPEED = 0.001  # the world's clock all but stopped: the settle run releases nothing new
 LATENCY = re.compile(r"release->page p50 ([\d.]+)s p95 ([\d.]+)s")
 PROGRESS_S = 15  # the run's progress line (and page watcher: the release -> page figures' resolution)
