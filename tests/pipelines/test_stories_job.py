@@ -145,7 +145,9 @@ def test_a_bounded_run_decides_stories_whatever_the_hash_seed(tmp_path, seed):
     assert refused.returncode != 0 and "--links=on needs a streaming run" in refused.stderr
 
 
-@pytest.fixture(params=["gcp", "pubsub-bus"])
+# the pubsub-bus variant (the local main job's mode) is slow-marked to keep the clean-clone CI under 30 minutes: the
+# main job's own end-to-end tests (tests/devtools/test_run.py, test_run_crash.py) run that mode in CI
+@pytest.fixture(params=["gcp", pytest.param("pubsub-bus", marks=pytest.mark.slow)])
 def streaming_config(request, tmp_path):
     """gcp: Pub/Sub, Bigtable and GCS emulators. pubsub-bus: the local main job's mode (``--bus=pubsub``): the
     Pub/Sub emulator with the embedded tables and snapshots."""
