@@ -121,6 +121,25 @@ def pair_model_file(tmp_path, bias: float = -6.0) -> str:
     return str(path)
 
 
+def gated_config(tmp_path):
+    """The test configuration with the learned pair score of :func:`pair_model_file` asked, as shipped, only where
+    the evidence naming an event conflicts (the shipped gates: places, ages), at the join and merge bars (margins 0)
+    and with the merge repair."""
+    import dataclasses
+
+    shipped = ClusterConfig()
+    return dataclasses.replace(
+        TEST_CONFIG,
+        join=0.5,
+        pair_score=pair_model_file(tmp_path),
+        repair_mode="merge",
+        join_pair_margin=0.0,
+        merge_pair_margin=0.0,
+        opinion_places=shipped.opinion_places,
+        opinion_ages=shipped.opinion_ages,
+    )
+
+
 def one_kind_run(word: str, prefix: str = "name", time_known: bool = True) -> list:
     """Three events of one kind, two reports each, an hour apart: one direction (the kind) and a shared ``word``,
     but each event its own names and terms. The profile score chains them; the pair score does not."""

@@ -16,10 +16,19 @@ import dataclasses
 
 import numpy as np
 
-from tests.transforms.stories.synth import DIM, HOUR, T0, TEST_CONFIG, article, one_kind_run, pair_model_file
+from tests.transforms.stories.synth import (
+    DIM,
+    HOUR,
+    T0,
+    TEST_CONFIG,
+    article,
+    gated_config,
+    one_kind_run,
+    pair_model_file,
+)
 from transforms.stories.vocabulary import features as F
 from transforms.stories.vocabulary import text as textmod
-from transforms.stories.writer.cluster import ClusterConfig, StoryClusterer
+from transforms.stories.writer.cluster import StoryClusterer
 
 SAME = np.ones(DIM, dtype=np.float32)
 
@@ -69,16 +78,7 @@ def _one_kind_run(tmp_path, titles):
     """Three events of one kind, two reports each (as above), with the given headlines; the pair score of the test
     above; the shipped gates of the second opinion."""
     arts = [dataclasses.replace(a, title=titles[int(a.article_id[1])]) for a in one_kind_run("shot", "city")]
-    gated = dataclasses.replace(
-        TEST_CONFIG,
-        join=0.5,
-        pair_score=pair_model_file(tmp_path),
-        repair_mode="merge",
-        join_pair_margin=0.0,
-        merge_pair_margin=0.0,
-    )
-    gated = dataclasses.replace(gated, opinion_places=ClusterConfig().opinion_places)
-    return stories_of(arts, dataclasses.replace(gated, opinion_ages=ClusterConfig().opinion_ages))
+    return stories_of(arts, gated_config(tmp_path))
 
 
 def test_conflicting_ages_ask_the_second_opinion(tmp_path):

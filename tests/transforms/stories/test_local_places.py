@@ -63,26 +63,15 @@ def _one_kind_run(tmp_path, texts):
     of each names ``texts[event]``, the second no place; the shipped gates of the second opinion."""
     import dataclasses
 
-    from tests.transforms.stories.synth import TEST_CONFIG, one_kind_run, pair_model_file
+    from tests.transforms.stories.synth import gated_config, one_kind_run
     from tests.transforms.stories.test_event_evidence import stories_of
-    from transforms.stories.writer.cluster import ClusterConfig
 
     arts = []
     for a in one_kind_run("shot", "city"):
         e, k = int(a.article_id[1]), int(a.article_id[-1])
         text = texts[e] if k == 0 else "A man was shot Monday, police said."
         arts.append(dataclasses.replace(a, title="Shooting", places=places.chains("Shooting", text, "en")))
-    shipped = ClusterConfig()
-    config = dataclasses.replace(
-        TEST_CONFIG,
-        join=0.5,
-        pair_score=pair_model_file(tmp_path),
-        repair_mode="merge",
-        join_pair_margin=0.0,
-        merge_pair_margin=0.0,
-        opinion_places=shipped.opinion_places,
-        opinion_ages=shipped.opinion_ages,
-    )
+    config = gated_config(tmp_path)
     return stories_of(arts, config)
 
 
