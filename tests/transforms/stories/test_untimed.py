@@ -72,18 +72,24 @@ def leads(arts, lead_only: bool = True) -> list:
     return [dataclasses.replace(a, lead_only=lead_only) for a in arts]
 
 
-def test_an_untimed_saga_of_leads_stays_apart_and_one_of_bodies_is_unchanged(tmp_path):
-    """ClusterConfig.untimed_lead_min_pair (on by default, -1.0): complete linkage where a time is unknown and every
-    article on both sides is a lead (AllSides' roundups); full bodies (ECB+) keep the profile score."""
-    assert TEST_CONFIG.untimed_lead_min_pair is not None and TEST_CONFIG.untimed_min_pair is None  # on by default
-    loose = dataclasses.replace(
+def _loose(tmp_path, lead_floor: float):
+    """Untimed articles joined without the unknown-time penalty, the synthetic pair score asked, leads linked
+    completely at ``lead_floor``."""
+    return dataclasses.replace(
         TEST_CONFIG,
         join=0.5,
         unknown_time_penalty=0.0,
         pair_score=model_file(tmp_path, -6.0),
         repair_mode="merge",
-        untimed_lead_min_pair=0.0,  # the synthetic pair score's bar (the shipped -1.0 is calibrated on real encoders)
+        untimed_lead_min_pair=lead_floor,
     )
+
+
+def test_an_untimed_saga_of_leads_stays_apart_and_one_of_bodies_is_unchanged(tmp_path):
+    """ClusterConfig.untimed_lead_min_pair (on by default, -1.0): complete linkage where a time is unknown and every
+    article on both sides is a lead (AllSides' roundups); full bodies (ECB+) keep the profile score."""
+    assert TEST_CONFIG.untimed_lead_min_pair is not None and TEST_CONFIG.untimed_min_pair is None  # on by default
+    loose = _loose(tmp_path, 0.0)  # the synthetic pair score's bar (the shipped -1.0 is calibrated on real encoders)
     apart = stories_of(leads(saga(False)), loose)
     assert len(set(apart.values())) == 3
     for e in range(3):
@@ -111,14 +117,7 @@ def test_untimed_leads_that_name_different_days_of_the_week_stay_apart(tmp_path)
     """ClusterConfig.lead_weekdays: two leads of a complete-linkage decision that both name days of the week and
     share none are never joined or merged (a saga's items told on different days: "voted on Saturday" against "a
     final barrage of questions on Thursday"); a shared day, or none named, leaves the pair score to decide."""
-    loose = dataclasses.replace(
-        TEST_CONFIG,
-        join=0.5,
-        unknown_time_penalty=0.0,
-        pair_score=model_file(tmp_path, -6.0),
-        repair_mode="merge",
-        untimed_lead_min_pair=-1e9,  # every pair passes the floor: only the days of the week can tell them apart
-    )
+    loose = _loose(tmp_path, -1e9)  # every pair passes the floor: only the days of the week can tell them apart
     days = ("monday", "tuesday", "wednesday")
     named = []
     for a in saga(False):
