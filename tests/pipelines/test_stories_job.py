@@ -126,7 +126,8 @@ def test_the_job_on_the_embedded_bus(embedded_store_config):
 @pytest.mark.parametrize("seed", ["1", "3"])
 def test_a_bounded_run_decides_stories_whatever_the_hash_seed(tmp_path, seed):
     """FnApiRunner orders stages by hash: with LinkStories reading the writer's timer output, a bounded run under
-    these seeds decided no story at all. A bounded run therefore does not link (--links auto) and refuses --links=on."""
+    these seeds decided no story at all. A bounded run therefore does not link (--links auto); its refusal of
+    --links=on is checked on the graph (tests/pipelines/test_graph_shapes.py), not by a second process per seed."""
     import os
     import subprocess
     import sys
@@ -141,8 +142,6 @@ def test_a_bounded_run_decides_stories_whatever_the_hash_seed(tmp_path, seed):
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert stores.pointers.get("us-en/top") is not None and stores.pointers.names("story/")
-    refused = subprocess.run(argv + ["--links=on"], env=env, capture_output=True, text=True, timeout=600)
-    assert refused.returncode != 0 and "--links=on needs a streaming run" in refused.stderr
 
 
 # the pubsub-bus variant (the local main job's mode) is slow-marked to keep the clean-clone CI under 30 minutes: the
@@ -215,6 +214,10 @@ def test_the_streaming_job_on_the_emulators(streaming_config):
 TRANSLATED_PAIR = ("port-almera-solar-desalination-plant", "port-almera-desaladora-solar")
 
 
+# slow-marked to keep the clean-clone CI under 30 minutes (~60 s): the same invariant (the world's translated pair
+# linked both ways on the served story pages, through the streaming job on the Pub/Sub emulator) is asserted in CI by
+# the main job's end-to-end test, tests/devtools/test_run.py
+@pytest.mark.slow
 @pytest.mark.emulator
 @pytest.mark.timeout(600)
 def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emulator_stack, tmp_path):
