@@ -224,3 +224,19 @@ def test_story_sums_kept_across_ticks_follow_members_and_idf_in_any_order_of_arr
         assert got == _plain_sums(lex, s)
         assert s.originals_by_id() == sorted(s.originals, key=lambda m: m.article_id)
         assert s.latest_originals() == sorted(s.originals, key=lambda m: (m.at, m.article_id))[-16:]
+
+
+def test_row_norms_are_the_fsum_norms_bit_for_bit():
+    """The vectorised norms (extended-precision sums, ``fsum`` where their rounding is not sure) against
+    ``sqrt(fsum(squares))`` row by row: random rows of many magnitudes, empty rows, and rows whose exact sum lies
+    on or next to a rounding boundary of float64 (where a plain double or extended sum can round the other way)."""
+    from transforms.stories.writer.lexical import row_norms
+
+    rng = np.random.default_rng(5)
+    rows = [list(rng.random(k) * 10.0 ** rng.integers(-3, 4)) for k in rng.integers(0, 40, 400)]
+    tie = 2.0**-26.5  # its square is 2^-53: 1 + 2^-53 is halfway between two float64s
+    rows += [[], [1.0, tie], [1.0, tie, tie], [1.0, tie * 1.0000001], [1.0] + [tie] * 7, [3.0, 4.0], []]
+    lens = np.array([len(r) for r in rows], dtype=np.intp)
+    w = np.array([x for r in rows for x in r], dtype=np.float64)
+    want = [math.sqrt(math.fsum((np.array(r, dtype=np.float64) ** 2).tolist())) for r in rows]
+    assert row_norms(w, lens).tolist() == want

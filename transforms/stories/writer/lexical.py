@@ -138,10 +138,10 @@ class LexicalStats:
             w = np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))[idx]
             if weights is not None:
                 w = weights * w
-            norms = _row_norms(w, lens)
-            if not all(x > 0 for x, size in zip(norms, lens) if size):
+            norms = row_norms(w, lens)
+            if not (norms[lens > 0] > 0).all():
                 return None
-            out.append((keys, idx, w / np.repeat(np.array(norms, dtype=np.float64), lens), lens))
+            out.append((keys, idx, w / np.repeat(norms, lens), lens))
         lay.units = (self.df_version, tuple(out))
         return lay.units[1]
 
@@ -225,7 +225,7 @@ class SumsLayout:
         self.idx: tuple[list, list] = ([], [])
         self.weights: list[float] = []
         self.lens: tuple[list, list] = ([], [])
-        self._arrays: list = [None, None]
+        self._arrays: list = [None, None]  # per kind, arrays() of the members laid out when it was last read
         self.units: tuple | None = None  # (IDF state, LexicalStats.story_units of it)
 
     def __getstate__(self) -> dict:
@@ -255,28 +255,65 @@ class SumsLayout:
             self.weights.extend(m.term_weights().tolist())
         if len(ms) > self.n:
             self.n, self.last = len(ms), ms[-1].article_id
-            self._arrays = [None, None]
             self.units = None
 
     def arrays(self, kind: int) -> tuple:
-        """(keys, column of each occurrence, TF weights or None for entities, keys per member) of one kind."""
-        if self._arrays[kind] is None:
-            idx = np.array(self.idx[kind], dtype=np.intp)
-            weights = np.array(self.weights, dtype=np.float64) if kind == 0 else None
-            self._arrays[kind] = (tuple(self.keys[kind]), idx, weights, list(self.lens[kind]))
+        """(keys, column of each occurrence, TF weights or None for entities, keys per member) of one kind.
+
+        Grown with the layout: only the members laid out since the last call are converted (a story that gains an
+        article per tick would otherwise turn its whole layout into arrays at every tick)."""
+        lens = self.lens[kind]
+        have = self._arrays[kind]
+        if have is not None and len(have[3]) == len(lens):
+            return have
+        keys, idx, weights, arr = have or ((), _EMPTY_IDX, _EMPTY if kind == 0 else None, _EMPTY_IDX)
+        done = len(idx)
+        keys = keys + tuple(self.keys[kind][len(keys) :])
+        idx = np.concatenate([idx, np.array(self.idx[kind][done:], dtype=np.intp)])
+        if kind == 0:
+            weights = np.concatenate([weights, np.array(self.weights[done:], dtype=np.float64)])
+        arr = np.concatenate([arr, np.array(lens[len(arr) :], dtype=np.intp)])
+        self._arrays[kind] = (keys, idx, weights, arr)
         return self._arrays[kind]
+
+
+_EMPTY_IDX = np.zeros(0, dtype=np.intp)
 
 
 def _row_norms(w: np.ndarray, lens: list[int]) -> list[float]:
     """The Euclidean norm of each row of ``w`` (rows of ``lens`` weights one after the other), each the square root of
-    the ``fsum`` of its squares: the same bits as :func:`_unit`'s norm of that row alone."""
-    squares = (w * w).tolist()
-    norms = []
-    at = 0
-    for size in lens:
-        norms.append(math.sqrt(math.fsum(squares[at : at + size])))
-        at += size
-    return norms
+    the ``fsum`` of its squares: the same bits as :func:`_unit`'s norm of that row alone (:func:`row_norms`)."""
+    return row_norms(w, np.asarray(lens, dtype=np.intp)).tolist()
+
+
+# Unit roundoff of np.longdouble (x87 extended: 2^-64; where it is plain double, the check below always falls back).
+_EXT_EPS = float(np.finfo(np.longdouble).eps) / 2
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63
+
+
+def row_norms(w: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """:func:`_row_norms` as an array: ``sqrt(fsum(squares of the row))`` for every row, in a few numpy passes.
+
+    ``math.fsum`` is correctly rounded. Each row's squares (the float64 products, as ``fsum`` would read them) are
+    summed in extended precision; k non-negative terms summed so are within (k + 2) x its roundoff (relative) of the
+    exact sum, and where both ends of that interval round to the same float64, that float64 is the correctly rounded
+    sum, which is ``fsum``'s. The rare row whose interval straddles a rounding boundary (or any row, where
+    ``np.longdouble`` is no wider than float64) is summed by ``fsum`` itself. ``sqrt`` is IEEE's in both."""
+    squares = w * w
+    sums = np.zeros(len(lens), dtype=np.float64)
+    rows = np.flatnonzero(lens)
+    if len(rows):
+        starts = (np.cumsum(lens) - lens)[rows]
+        if _EXTENDED:
+            ext = np.add.reduceat(squares.astype(np.longdouble), starts)
+            slack = (lens[rows] + 4).astype(np.longdouble) * _EXT_EPS
+            lo, hi = (ext * (1 - slack)).astype(np.float64), (ext * (1 + slack)).astype(np.float64)
+            sure = lo == hi
+            sums[rows[sure]] = lo[sure]
+            rows, starts = rows[~sure], starts[~sure]
+        for r, at in zip(rows.tolist(), starts.tolist()):
+            sums[r] = math.fsum(squares[at : at + int(lens[r])].tolist())
+    return np.sqrt(sums)
 
 
 def _unit_batch(keys: list[tuple], w: np.ndarray) -> list[tuple[tuple, np.ndarray]]:
