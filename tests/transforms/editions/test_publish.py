@@ -307,3 +307,40 @@ def test_a_small_edition_publishes_its_top_page_with_every_story_it_has(world, m
     assert others and all(it["min_stories"] == load_config().section(it["doc"]["section"]).min_stories for it in others)
     with pytest.raises(docs.SnapshotRejected):
         docs.validate("edition_page", with_version(top["doc"], top["version"], stories=1), None, top["min_stories"])
+
+
+def test_a_content_rejected_before_is_rejected_again_unserialised_unless_its_minute_values_are_invalid(
+    cycle_output, monkeypatch
+):
+    """documents.validate with the content digest: a page below its minimum, proposed again at a later minute (new
+    version, cycle times, scores), is rejected for the same reason and detail without being serialised; a new
+    minute's value that breaks the schema still makes it a schema rejection, and another minimum is checked anew."""
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    small = with_version(top, v + 1, stories=2)
+    with pytest.raises(docs.SnapshotRejected) as first:
+        docs.validate("edition_page", small, None, 5, digest=docs.content_digest(small))
+    assert first.value.reason == "too_few_stories"
+    later = with_version(small, v + 2)
+    later["cycle"] = later["generated_at"] = "2031-01-01T00:00:00Z"
+    later["stories"] = [dict(e, score=e["score"] * 0.5) for e in later["stories"]]
+    digest = docs.content_digest(later)
+    assert digest == docs.content_digest(small)
+
+    def not_again(doc):
+        raise AssertionError("serialised again")
+
+    with monkeypatch.context() as m:
+        m.setattr(docs, "canonical_bytes", not_again)
+        with pytest.raises(docs.SnapshotRejected) as again:
+            docs.validate("edition_page", later, None, 5, digest=digest)
+    assert (again.value.reason, again.value.detail) == (first.value.reason, first.value.detail)
+    for bad in (dict(later, version=0), dict(later, cycle="yesterday")):
+        with pytest.raises(docs.SnapshotRejected) as schema:
+            docs.validate("edition_page", bad, None, 5, digest=digest)
+        assert schema.value.reason == "schema"
+    bad_score = dict(later, stories=[dict(e, score="high") for e in later["stories"]])
+    with pytest.raises(docs.SnapshotRejected) as schema:
+        docs.validate("edition_page", bad_score, None, 5, digest=digest)
+    assert schema.value.reason == "schema"
+    assert docs.validate("edition_page", later, None, 2, digest=digest) == docs.canonical_bytes(later)

@@ -305,8 +305,7 @@ class SnapshotPublisher:
             if policy.heartbeat:
                 self._heartbeat(pointer, version, "unchanged")
             return result
-        data = docs.canonical_bytes(doc)
-        rejected = self._validate(item, policy, doc, live_count, data)
+        rejected, data = self._validate(item, policy, doc, live_count, digest)
         if rejected is not None:
             result.update(outcome="rejected", reason=rejected)
             return result
@@ -327,20 +326,22 @@ class SnapshotPublisher:
         result["outcome"] = "stale"
         return result
 
-    def _validate(self, item: dict, policy: KindPolicy, doc: dict, live_count, data: bytes) -> str | None:
-        """None when the document may be published, else the reason it is rejected (counted and logged). A page
-        that lost more than half its stories is published once it stays so for ``confirm_shrink_cycles``."""
+    def _validate(self, item: dict, policy: KindPolicy, doc: dict, live_count, digest) -> tuple[str | None, bytes]:
+        """(None, the canonical bytes) when the document may be published, else (the reason it is rejected, counted
+        and logged, b""). A page that lost more than half its stories is published once it stays so for
+        ``confirm_shrink_cycles``. A content rejected before is rejected again without being serialised
+        (documents.validate ``digest``)."""
         pointer, version = item["pointer"], int(item["version"])
         try:
-            docs.validate(item["kind"], doc, live_count, item.get("min_stories", 1), data)
+            data = docs.validate(item["kind"], doc, live_count, item.get("min_stories", 1), digest=digest)
             self._shrink.pop(pointer, None)
-            return None
+            return None, data
         except docs.SnapshotRejected as exc:
             streak = self._shrink.get(pointer, 0) + 1 if exc.reason == "lost_more_than_half" else 0
             if exc.reason == "lost_more_than_half" and streak >= self.confirm_shrink_cycles:
                 self._count("shrink_confirmed")
                 self._shrink.pop(pointer, None)
-                return None
+                return None, docs.canonical_bytes(doc)
             if streak:
                 self._shrink[pointer] = streak
             self._count("rejected")
@@ -348,7 +349,7 @@ class SnapshotPublisher:
             log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
             if policy.ops_events:
                 log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
-            return exc.reason
+            return exc.reason, b""
 
     def _put(self, path: str, data: bytes, pointer: str) -> bool:
         """Store the immutable object; False when one with other bytes is already there (the pointer stays)."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 from datetime import UTC, datetime
 
 import jsonschema
@@ -135,6 +136,10 @@ _TOP_KEYWORDS = {
     "properties",
 }
 _VALID_PROPERTIES: dict[str, set] = {}  # kind -> (property, JSON value) pairs already found valid (bounded below)
+# (kind, property, JSON value) of the values that change every minute (``_VOLATILE``) found valid: a minute's version
+# and cycle times are the same in every document of every edition that minute; a small set, emptied when full
+_VALID_VOLATILE: set = set()
+_VOLATILE_LIMIT = 4096
 
 
 @functools.cache
@@ -161,8 +166,9 @@ def _property_validators(kind: str) -> dict | None:
 def _validate_top(kind: str, top: dict) -> None:
     """:func:`schemas.pages.validate_page` of a document's top level (its stories emptied), property by property
     (:func:`_property_validators`): a property's value found valid before is not validated again; what changes
-    every minute (version, cycle times, concentration: ``_VOLATILE``) is validated every time and not kept. Any error: the whole document is validated, so
-    the message is validate_page's own."""
+    every minute (version, cycle times, concentration: ``_VOLATILE``) is kept apart in a small set emptied when
+    full (``_VALID_VOLATILE``: the minute's values recur in every document of the minute). Any error: the whole
+    document is validated, so the message is validate_page's own."""
     validators = _property_validators(kind)
     if validators is None or not isinstance(top, dict):
         validate_page(kind, top)
@@ -174,15 +180,17 @@ def _validate_top(kind: str, top: dict) -> None:
     seen = _VALID_PROPERTIES.setdefault(kind, set())
     if len(seen) > _VALID_LIMIT:
         seen.clear()
+    if len(_VALID_VOLATILE) > _VOLATILE_LIMIT:
+        _VALID_VOLATILE.clear()
     for key, value in top.items():
-        item = None if key in _VOLATILE else (key, json.dumps(value, sort_keys=True))  # new every minute: not kept
-        if item is not None and item in seen:
+        text = json.dumps(value, sort_keys=True)
+        memo, item = (_VALID_VOLATILE, (kind, key, text)) if key in _VOLATILE else (seen, (key, text))
+        if item in memo:
             continue
         if not validators[key].is_valid(value):
             validate_page(kind, top)
             raise PageError(f"{kind} invalid at {key}")  # not reached: validate_page raised
-        if item is not None:
-            seen.add(item)
+        memo.add(item)
 
 
 @functools.cache
@@ -242,18 +250,81 @@ def _validate_schema(kind: str, parsed: dict) -> None:
         seen.add(key)
 
 
+_REJECTED: dict[tuple, tuple[str, str]] = {}  # what documents were rejected for (:func:`validate`'s ``digest``)
+_REJECTED_LIMIT = 100_000
+
+
+def _volatile_valid(kind: str, doc: dict) -> bool:
+    """Whether what ``content_digest`` leaves out of ``doc`` passes the schema: the top level's ``_VOLATILE`` values
+    (as stored: through JSON) and every entry's score (a finite number, as ``_validate_schema`` checks it). False
+    when unsure (no per-property validators, an entry without a score): the caller validates in full."""
+    validators = _property_validators(kind)
+    stories = doc.get("stories", ())
+    if validators is None or not isinstance(stories, (list, tuple)):
+        return False
+    for e in stories:
+        score = e.get("score") if isinstance(e, dict) else None
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            return False
+    for key in _VOLATILE:
+        if key not in doc:
+            continue
+        try:
+            value = json.loads(json.dumps(doc[key], allow_nan=False))
+        except (TypeError, ValueError):
+            return False
+        item = (kind, key, json.dumps(value, sort_keys=True))
+        if item in _VALID_VOLATILE:
+            continue
+        if key not in validators or not validators[key].is_valid(value):
+            return False
+        _VALID_VOLATILE.add(item)
+    return True
+
+
 def validate(
-    kind: str, doc: dict, previous_count: int | None = None, min_stories: int = 1, data: bytes | None = None
-) -> None:
-    """Raise :class:`SnapshotRejected` unless ``doc`` may go live.
+    kind: str,
+    doc: dict,
+    previous_count: int | None = None,
+    min_stories: int = 1,
+    data: bytes | None = None,
+    digest: str | None = None,
+) -> bytes:
+    """Raise :class:`SnapshotRejected` unless ``doc`` may go live; returns its canonical bytes (``data`` or computed).
 
     The schema is checked on the JSON that is stored (``data``, the canonical bytes; computed when not given):
     documents hold tuples where JSON has arrays. Pages, topic pages and pools: at least ``min_stories`` stories, a
     representative (with a title and a URL) for every story, and -- pages -- not fewer than half the stories of
     the version live now (``previous_count``).
+
+    ``digest`` (:func:`content_digest` of ``doc``, which the publisher computes anyway): a document whose content
+    (the same digest and top-level properties) was rejected before with the same ``previous_count`` and
+    ``min_stories``, for any reason but the schema, is rejected again with the same reason and detail once what the
+    digest leaves out (version, cycle times, scores) passes the schema (:func:`_volatile_valid`), without being
+    serialised and validated again: every check but those reads the content only. A replay proposes such a page
+    (a section below its minimum) at every minute it builds.
     """
+    memo = None
+    if digest is not None:
+        memo = (kind, digest, tuple(sorted(doc)), previous_count, min_stories)
+        known = _REJECTED.get(memo)
+        if known is not None and _volatile_valid(kind, doc):
+            raise SnapshotRejected(*known)
+    data = data if data is not None else canonical_bytes(doc)
     try:
-        _validate_schema(kind, json.loads(data if data is not None else canonical_bytes(doc)))
+        _check(kind, doc, previous_count, min_stories, data)
+    except SnapshotRejected as exc:
+        if memo is not None and exc.reason != "schema":
+            if len(_REJECTED) > _REJECTED_LIMIT:
+                _REJECTED.clear()
+            _REJECTED[memo] = (exc.reason, exc.detail)
+        raise
+    return data
+
+
+def _check(kind: str, doc: dict, previous_count: int | None, min_stories: int, data: bytes) -> None:
+    try:
+        _validate_schema(kind, json.loads(data))
     except PageError as exc:
         raise SnapshotRejected("schema", str(exc)) from None
     if kind not in ("edition_page", "candidate_pool", "topic_page"):
