@@ -282,8 +282,14 @@ _EMPTY_IDX = np.zeros(0, dtype=np.intp)
 
 def _row_norms(w: np.ndarray, lens: list[int]) -> list[float]:
     """The Euclidean norm of each row of ``w`` (rows of ``lens`` weights one after the other), each the square root of
-    the ``fsum`` of its squares: the same bits as :func:`_unit`'s norm of that row alone (:func:`row_norms`)."""
-    return row_norms(w, np.asarray(lens, dtype=np.intp)).tolist()
+    the ``fsum`` of its squares: the same bits as :func:`_unit`'s norm of that row alone."""
+    squares = (w * w).tolist()
+    norms = []
+    at = 0
+    for size in lens:
+        norms.append(math.sqrt(math.fsum(squares[at : at + size])))
+        at += size
+    return norms
 
 
 # Unit roundoff of np.longdouble (x87 extended: 2^-64; where it is plain double, the check below always falls back).
@@ -299,6 +305,8 @@ def row_norms(w: np.ndarray, lens: np.ndarray) -> np.ndarray:
     exact sum, and where both ends of that interval round to the same float64, that float64 is the correctly rounded
     sum, which is ``fsum``'s. The rare row whose interval straddles a rounding boundary (or any row, where
     ``np.longdouble`` is no wider than float64) is summed by ``fsum`` itself. ``sqrt`` is IEEE's in both."""
+    if len(lens) <= 16:  # a few rows: their fsum calls cost less than the numpy passes
+        return np.array(_row_norms(w, lens.tolist()), dtype=np.float64)
     squares = w * w
     sums = np.zeros(len(lens), dtype=np.float64)
     rows = np.flatnonzero(lens)
