@@ -179,11 +179,13 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
     group_of = book.publisher_group_names()  # sister sites share the limit
     rep_pub_l = book.articles.publisher[np.maximum(reps.rep, 0)].tolist()
     pub_of_story = {sid: group_of[pb] for sid, a, pb in zip(ids_l, rep_l, rep_pub_l) if a >= 0}
-    section_of, topic_of = {}, {}
-    for sid, j, dom in zip(ids_l, ranked.f.prim[cand.rows].tolist(), cand.domestic.tolist()):
-        section_of[sid] = book.section_ids[j] if j >= 0 else ("nation" if dom >= p.nation_share_min else "world")
-        if j >= 0:
-            topic_of[sid] = book.section_ids[j]
+    # the section shown: the primary one, else nation or world by the domestic share (names looked up in C)
+    prim = ranked.f.prim[cand.rows]
+    names = np.array([*book.section_ids, "nation", "world"], dtype=object)
+    shown = np.where(prim >= 0, prim, np.where(cand.domestic >= p.nation_share_min, len(names) - 2, len(names) - 1))
+    section_of = dict(zip(ids_l, names[shown].tolist()))
+    labelled = np.flatnonzero(prim >= 0).tolist()
+    topic_of = {ids_l[i]: section_of[ids_l[i]] for i in labelled}
     vec_index, vec_matrix = {}, None
     if book.dim and rows_l:
         # unit centroids of the stories a page can place (its section's candidates and the pins), not of the whole
@@ -442,7 +444,7 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     pool_rows = ranked.cand.rows[pool_pos]
     pool_pos_l = pool_pos.tolist()
     old_pool, new_pool = ctx.cache.pool, {}
-    keys, misses = [], []
+    keys, misses, hits = [], [], []
     cseq_l = book.stories.centroid_seq[pool_rows].tolist()
     vers_l = book.stories.version[pool_rows].tolist()
     card_check, labels_of = cards._check, labels.of
@@ -453,22 +455,28 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
         hit = old_pool.get(sid)
         if hit is None or hit[0] != key:
             misses.append(k)
+            hits.append(None)
+        else:
+            hits.append(hit)
     fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
     ctx.clock.lap("pool_features")
     pool_stories = []
-    round_sig, smoothed = docs.round_sig, ranked.smoothed[pool_pos].tolist()
-    for k, i in enumerate(pool_pos_l):
-        sid = ids_l[i]
-        static = fresh.get(k)
-        if static is None:
-            hit = old_pool[sid]
-            static = hit[1]
-            cards.keep(rep_l[i])  # its card stays cached for the next cycle's misses
-            new_pool[sid] = hit
+    smoothed = ranked.smoothed[pool_pos].tolist()
+    old_cards, new_cards = cards.old, cards.new
+    for k, (i, hit, x) in enumerate(zip(pool_pos_l, hits, smoothed)):
+        if hit is None:
+            static = fresh[k]
+            new_pool[ids_l[i]] = (keys[k], static)
         else:
-            new_pool[sid] = (keys[k], static)
-        entry = dict(static)
-        entry["score"] = round_sig(smoothed[k])
+            static = hit[1]
+            new_pool[ids_l[i]] = hit
+            ck = rep_l[i] * 2  # its card stays cached for the next cycle's misses (Cards.keep)
+            if ck not in new_cards:
+                card = old_cards.get(ck)
+                if card is not None:
+                    new_cards[ck] = card
+        entry = static.copy()
+        entry["score"] = float(f"{x:.6g}")  # docs.round_sig
         pool_stories.append(entry)
     ctx.cache.pool = new_pool
     return {

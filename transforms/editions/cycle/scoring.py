@@ -343,10 +343,14 @@ def local_reserve(
         hit = hit[live[story[hit]]]
         pair_key = np.unique(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
         parts.append(np.stack([pair_key // len(key_of), pair_key % len(key_of)], axis=1))
+    named = np.flatnonzero((rel.local_geo > 0) & live)
+    has = _naming_cities(book, named, codes)
     named_rows: list[tuple[int, int]] = []
-    for row in np.flatnonzero((rel.local_geo > 0) & live).tolist():
-        named = [key_of[c] for c in _entity_cities(book, row, codes) if c in mine]
-        named_rows.extend((row, k) for k in named or [0])  # 0: a sub-national place, no city of it named
+    for row in named[has].tolist():  # the few stories whose entities name a city
+        keys = [key_of[c] for c in _entity_cities(book, row, codes) if c in mine]
+        named_rows.extend((row, k) for k in keys or [0])  # 0: a sub-national place, no city of it named
+    plain = named[~has].astype(np.int64)  # naming no city: the region's own reserve
+    parts.append(np.stack([plain, np.zeros_like(plain)], axis=1))
     if named_rows:
         parts.append(np.array(named_rows, np.int64))
     if not parts or not sum(len(x) for x in parts):
@@ -391,6 +395,29 @@ def _entity_cities(book: StoryBook, row: int, codes: dict) -> tuple[str, ...]:
         named = (codes.get(e.lower()) for e in book.story_entities(row))
         hit = _ENTITY_CITIES[key] = tuple(dict.fromkeys(c for c in named if c))
     return hit
+
+
+def _naming_cities(book: StoryBook, rows: np.ndarray, codes: dict) -> np.ndarray:
+    """Per story row of ``rows``: whether its main entities name any city (:func:`_entity_cities` not empty). Kept
+    on the book per row with the coverage version and article count it was found at (what :func:`_entity_cities`
+    keys its memo by), so a cycle asks only about the stories that changed, and the local reserve loops over the
+    few stories naming a city rather than over every story with a local mention (~500 per edition and cycle)."""
+    n = book.stories.size
+    kept = book.__dict__.get("_naming_cities")
+    if kept is None or kept[0] is not codes or kept[1].size < n:
+        size = 2 * max(n, 1024)
+        ver, nart, has = np.full(size, -1, np.int64), np.full(size, -1, np.int64), np.zeros(size, bool)
+        if kept is not None and kept[0] is codes:
+            k = kept[1].size
+            ver[:k], nart[:k], has[:k] = kept[1], kept[2], kept[3]
+        kept = book.__dict__["_naming_cities"] = (codes, ver, nart, has)
+    _, ver, nart, has = kept
+    v, na = book.stories.version[rows], book.stories.n_articles[rows]
+    stale = (ver[rows] != v) | (nart[rows] != na)
+    for row in rows[stale].tolist():
+        has[row] = bool(_entity_cities(book, row, codes))
+    ver[rows[stale]], nart[rows[stale]] = v[stale], na[stale]
+    return has[rows]
 
 
 def _best_per_key(rows: np.ndarray, key: np.ndarray, raw: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:

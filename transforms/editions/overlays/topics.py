@@ -69,7 +69,7 @@ SERVABLE = re.compile(r"^(entity|place|topic):[^\x00-\x1f\x7f/]{1,200}$")
 # so nearly every lookup hits (benchmarks/rank_bench.py, 300,000 stories: the cycle's topic pages 0.77 -> 0.35 s of
 # CPU). Cleared whole when they reach _MEMO_MAX keys.
 _MEMO_MAX = 200_000
-_IDS_MEMO: dict[tuple, list[str]] = {}
+_IDS_MEMO: dict[tuple, tuple[str, ...]] = {}
 
 
 def _remember(memo: dict, key, value):
@@ -113,15 +113,21 @@ def add_page_sections(pool: dict, pages: dict) -> None:
 
 def topic_ids_of(entry: dict) -> list[str]:
     """The topic ids a pool entry is about (deduplicated, in a fixed order)."""
+    return list(_topic_ids(entry))
+
+
+def _topic_ids(entry: dict) -> tuple[str, ...]:
+    """:func:`topic_ids_of` as remembered: a tuple of strings, which the cyclic collector stops tracking (a list
+    per remembered key was ~100,000 more objects for every full collection of a ranking worker to traverse)."""
     key = (tuple(entry.get("entities") or ()), tuple(entry.get("places") or ()), tuple(entry.get("topics") or ()))
     ids = _IDS_MEMO.get(key)
     if ids is None:
         entities, places, topics = key
-        ids = [f"entity:{e}" for e in entities if not generic(e)]
-        ids += [f"place:{p}" for p in places]
-        ids += [f"place:{e[6:]}" for e in entities if e.startswith("place:")]
-        ids += [f"topic:{t}" for t in topics]
-        ids = _remember(_IDS_MEMO, key, [t for t in dict.fromkeys(ids) if SERVABLE.match(t)])
+        found = [f"entity:{e}" for e in entities if not generic(e)]
+        found += [f"place:{p}" for p in places]
+        found += [f"place:{e[6:]}" for e in entities if e.startswith("place:")]
+        found += [f"topic:{t}" for t in topics]
+        ids = _remember(_IDS_MEMO, key, tuple(t for t in dict.fromkeys(found) if SERVABLE.match(t)))
     return ids
 
 
@@ -139,7 +145,7 @@ def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: i
 def topic_documents(pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[dict]:
     """The topic page documents of one edition's cycle, from its pool document (see the module docstring)."""
     stories = pool["stories"]
-    ids_of = [topic_ids_of(entry) for entry in stories]
+    ids_of = [_topic_ids(entry) for entry in stories]
     # counted in C; member lists only for the <= max_pages chosen ids (one set intersection per entry)
     chosen = choose_topics(Counter(chain.from_iterable(ids_of)), followed, max_pages)
     members: dict[str, list[int]] = {t: [] for t in chosen}
