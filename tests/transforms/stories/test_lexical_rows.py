@@ -240,3 +240,22 @@ def test_row_norms_are_the_fsum_norms_bit_for_bit():
     w = np.array([x for r in rows for x in r], dtype=np.float64)
     want = [math.sqrt(math.fsum((np.array(r, dtype=np.float64) ** 2).tolist())) for r in rows]
     assert row_norms(w, lens).tolist() == want
+
+
+def test_a_merge_told_surely_below_without_sums_has_a_negative_margin():
+    """The merge pass skips a headline pair whose margin, with the TF-IDF cosines bounded by shared key counts, is
+    below 0 (Scorer.surely_below): every such pair's exact margin is below 0 (a skipped pair was never a merge),
+    and the bound skips some of them (the headline stories of a writer stopped halfway, every pair of them)."""
+    w = _live_writer(headlines=True)
+    stories = [s for s in w.stories.values() if s.n]
+    told = below = 0
+    for a in stories:
+        for b in stories:
+            if a is b:
+                continue
+            margin = w.scorer.merge_margin(a, b, {})
+            below += margin < 0
+            if w.scorer.surely_below(a, b, {}):
+                told += 1
+                assert margin < 0
+    assert 0 < told <= below

@@ -308,6 +308,8 @@ def merge_pass(w: WriterState, eligible: list[Story], tick: int, repaired: set[i
             if dense[i] < c.merge_floor:
                 break
             o = ids[i]
+            if w.scorer.surely_below(shadows[a], shadows[o], linkage):
+                continue  # its margin is < 0: not proposed (told without the two stories' TF-IDF sums)
             margin = w.scorer.merge_margin(shadows[a], shadows[o], linkage)
             if margin >= 0:
                 x, y = min(a, o), max(a, o)

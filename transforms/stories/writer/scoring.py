@@ -120,6 +120,39 @@ class Scorer:
             return min(score - bar, opinion)  # both the profiles and the average article pair must agree
         return score - bar
 
+    def surely_below(self, a: Story, b: Story, cache: dict) -> bool:
+        """Whether :meth:`merge_margin` of two headline-only stories on the learned pair score is surely < 0, told
+        without their TF-IDF sums (which the IDF, moved by every article, makes new at every tick).
+
+        A unit row's values lie in (0, 1] (IDF > 0: df + 1 < N + IDF_PRIOR), so the sum of a key's values over a
+        story's originals is at most the number of originals holding it (``Story.tf`` / ``Story.ent``), and the
+        average pair cosine of two stories is at most sum over shared keys of those counts' products / (na * nb)
+        (and at most 1). With the model's weights of those features >= 0, the margin with these bounds in place of
+        the cosines is an upper bound of the margin itself (its other features exact); below 0 by more than any
+        rounding, the pair cannot be proposed."""
+        c = self.config
+        if c.merge_headline_average is None or not c.merge_headline_learned or a.has_body or b.has_body:
+            return False
+        if not (a.n and b.n) or (
+            a.time_known and b.time_known and c.far_apart(a.first_at, a.last_at, b.first_at, b.last_at)
+        ):
+            return False
+        model = self.model()
+        w = dict(zip(pairscore.FEATURES, model.weights))
+        if w["entities"] < 0 or w["tfidf"] < 0:
+            return False
+        nn = float(len(a.originals_by_id()) * len(b.originals_by_id()))
+        ent, lex = min(1.0, shared_counts(a.ent, b.ent) / nn), min(1.0, shared_counts(a.tf, b.tf) / nn)
+        known = a.time_known and b.time_known
+        gap = max(a.first_at, b.first_at) - min(a.last_at, b.last_at)
+        time = 0.0
+        if known:
+            hours = min(max(gap, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
+            time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
+        x = np.array([float(np.dot(a.dense_sum(), b.dense_sum())) / nn, ent, lex, time, places_mean(a, b, cache)])
+        bar = float(model.thresholds["headline"]) + c.merge_headline_learned_margin
+        return float(model.logit(x)) - bar < -1e-6
+
     def model(self) -> pairscore.PairScore:
         """The learned pair score of this calibration (ClusterConfig.pair_score, else the shipped one)."""
         return pairscore.load(self.config.pair_score or pairscore.MODEL_PATH)
@@ -251,6 +284,13 @@ class Scorer:
         for m in sorted(members, key=lambda m: m.article_id):
             st.add(m)
         return st
+
+
+def shared_counts(a: dict, b: dict) -> float:
+    """Sum over the keys ``a`` and ``b`` share of their counts' products."""
+    if len(a) > len(b):
+        a, b = b, a
+    return float(sum(x * b[k] for k, x in a.items() if k in b))
 
 
 def places_mean(a: Story, b: Story, cache: dict | None = None) -> float:
