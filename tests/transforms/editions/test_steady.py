@@ -36,3 +36,31 @@ def test_change_only_minutes_publish_what_every_minute_publishes(world, tmp_path
     assert every_moves == change_moves and any(r == "publish" for m in every_moves.values() for _, _, r in m)
     assert every_tally["cycles"] == change_tally["cycles"] and every_tally["cycles_steady"] == 0
     assert change_tally["cycles_steady"] > 0, change_tally  # the busy world leaves few quiet minutes
+
+
+def test_a_page_that_repeats_the_last_proposed_is_not_proposed_again():
+    """SteadyWatch.unproposed: a full minute's page or pool with the content and minimum last proposed for its
+    pointer is left out; a new minimum, a shrinking page (below half its most stories) and any control keep it."""
+    from types import SimpleNamespace
+
+    from transforms.editions.ranker.steady import SteadyWatch
+
+    def page(minute: int, stories: int, minimum: int = 3) -> dict:
+        entries = [{"story_id": str(s), "rank": s + 1, "score": 1.0 / (minute + s + 1)} for s in range(stories)]
+        doc = {"edition": "us-en", "section": "world", "version": minute, "cycle": str(minute), "stories": entries}
+        return {"kind": "edition_page", "pointer": "us-en/world", "doc": doc, "min_stories": minimum}
+
+    def cover(minute: int) -> dict:
+        return {"kind": "story_coverage", "pointer": "story/1", "doc": {"version": minute}, "min_stories": 0}
+
+    watch, memory = SteadyWatch(), SimpleNamespace(page_max={"world": 2})
+    assert watch.unproposed([page(1, 2), cover(1)], memory, ()) == [page(1, 2), cover(1)]
+    assert watch.unproposed([page(2, 2), cover(2)], memory, ()) == [cover(2)]  # new scores and minute only
+    assert watch.unproposed([page(3, 2, minimum=2)], memory, ()) == [page(3, 2, minimum=2)]
+    assert watch.unproposed([page(4, 3, minimum=2)], memory, ()) == [page(4, 3, minimum=2)]
+    memory.page_max["world"] = 7  # 3 stories where 7 stood once: each proposal counts towards the shrink
+    assert watch.unproposed([page(5, 3, minimum=2)], memory, ()) == [page(5, 3, minimum=2)]
+    memory.page_max["world"] = 3
+    assert watch.unproposed([page(6, 3, minimum=2)], memory, ()) == []
+    assert watch.unproposed([page(7, 3, minimum=2)], memory, ("a control",)) == [page(7, 3, minimum=2)]
+    assert watch.unproposed([page(8, 3, minimum=2)], memory, ()) == [page(8, 3, minimum=2)]  # the map restarted

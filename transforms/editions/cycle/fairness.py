@@ -47,6 +47,21 @@ def herfindahl(counts: dict) -> float:
 def count_impressions(book, memory, shown: list) -> dict:
     """Adds the position weights of ``shown`` (``(rank, representative article row)`` of every slot of every page
     of the cycle) to the day's cap counts per ownership group; returns the cycle's ``concentration``."""
+    by_pub, by_group = shown_weights(book, shown)
+    add_counts(memory, by_group)
+    counts = memory.share_counts
+    return {
+        "index": round(herfindahl(by_pub), 6),
+        "groups_index": round(herfindahl(by_group), 6),
+        "day_groups_index": round(herfindahl(counts), 6),
+        "publishers": len(by_pub),
+        "capped": tuple(memory.capped),  # the groups the share cap passes over this hour (newsroom fairness)
+    }
+
+
+def shown_weights(book, shown: list) -> tuple[dict, dict]:
+    """The position weights of ``shown`` (as :func:`count_impressions` takes it) per publisher and per ownership
+    group."""
     by_pub: dict[str, float] = {}
     by_group: dict[str, float] = {}
     if shown:
@@ -58,14 +73,15 @@ def count_impressions(book, memory, shown: list) -> dict:
         for r, w in zip(np.flatnonzero(per_row).tolist(), per_row[per_row > 0].tolist()):
             by_pub[pub_ids[r]] = w
             by_group[groups[r]] = by_group.get(groups[r], 0.0) + w
-    counts = memory.share_counts
-    for g, w in by_group.items():
-        counts[g] = counts.get(g, 0.0) + w
-        memory.share_total += w
-    return {
-        "index": round(herfindahl(by_pub), 6),
-        "groups_index": round(herfindahl(by_group), 6),
-        "day_groups_index": round(herfindahl(counts), 6),
-        "publishers": len(by_pub),
-        "capped": tuple(memory.capped),  # the groups the share cap passes over this hour (newsroom fairness)
-    }
+    return by_pub, by_group
+
+
+def add_counts(memory, by_group: dict, times: int = 1) -> None:
+    """Add ``by_group`` to the day's cap counts ``times`` times over, as that many cycles showing the same slots
+    would (the same additions in the same order: the same floats)."""
+    counts, total, items = memory.share_counts, memory.share_total, list(by_group.items())
+    for _ in range(times):
+        for g, w in items:
+            counts[g] = counts.get(g, 0.0) + w
+            total += w
+    memory.share_total = total

@@ -229,6 +229,8 @@ class EditionRanker:
             items = []
         else:
             items = snapshot_items(out, self.config)
+            if self.change_only:  # the pages and pool that repeat the last proposed are not proposed (steady.py)
+                items = cached.steady.unproposed(items, mem, ctx.overlays.controls)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
         if out is None and self.fast_forward and cached.book is ctx.book:

@@ -261,8 +261,7 @@ def skip(ctx, decided, h: int, ranked_h) -> int:
     _, _, page_slots = decided
     rows, raws = ranked_h
     minutes = (h - now) // MINUTE_MS
-    for _ in range(minutes):
-        count_impressions(book, page_slots, memory)
+    count_impressions(book, page_slots, memory, minutes)
     n = p.smoothing_cycles
     first = max(now + MINUTE_MS, h - (n - 1) * MINUTE_MS)
     if first > now + MINUTE_MS:

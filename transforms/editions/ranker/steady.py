@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from transforms.editions.cycle import fairness
 from transforms.editions.cycle.run import pool_positions
+from transforms.editions.vocabulary.documents import content_digest
 
 
 class SteadyWatch:
@@ -57,6 +58,37 @@ class SteadyWatch:
     def __init__(self):
         self.last_key = None
         self.counts: dict = {}  # section -> stories on the last full minute's emitted page
+        self.proposed: dict = {}  # page or pool pointer -> (content digest, minimum) of the last one proposed
+
+    def unproposed(self, items: list, memory, controls) -> list:
+        """A full minute's snapshot items without the pages and pool that repeat what this edition last proposed
+        for their pointer: the same reader-visible content (documents.content_digest) and the same minimum.
+
+        Why that is exact: only this edition proposes its pages and pool, so the pointer is where the last proposal
+        left it. That proposal was published (the pointer now holds this content: ``unchanged`` again), found
+        ``unchanged``, or rejected for its content (too few stories, no representative: the same live count, so
+        the same rejection). Its minute values (version, cycle times, finite scores) are the cycle's own, so the
+        schema does not tell two minutes apart. Kept anyway: a page below half the most stories it ever had (the
+        publisher counts consecutive proposals of a shrink), and every item while the edition has any control
+        (holds, pins: the map restarts after). Topic pages are always proposed (the publisher times their
+        retirement from each proposal), coverage and storylines as before."""
+        if controls:
+            self.proposed.clear()
+            return items
+        page_max = getattr(memory, "page_max", {})
+        out = []
+        for item in items:
+            kind, doc = item["kind"], item["doc"]
+            if kind not in ("edition_page", "candidate_pool"):
+                out.append(item)
+                continue
+            key = (content_digest(doc), item["min_stories"])
+            shrinking = kind == "edition_page" and 2 * len(doc["stories"]) < page_max.get(doc["section"], 0)
+            if not shrinking and self.proposed.get(item["pointer"]) == key:
+                continue
+            self.proposed[item["pointer"]] = key
+            out.append(item)
+        return out
 
     def checker(self, memory, now: int, params, overlays) -> SteadyCheck | None:
         """``ctx.steady`` for :func:`~transforms.editions.cycle.run.run_cycle`: asks whether the minute builds nothing.
@@ -126,10 +158,11 @@ class SteadyCheck:
         self.watch.record(out, self.memory)
 
 
-def count_impressions(book, page_slots, memory) -> None:
-    """The representatives' position-weighted impressions of a steady minute, counted as page_documents counts a
-    built one (:func:`transforms.editions.cycle.fairness.count_impressions`, the same slots in the same order)."""
+def count_impressions(book, page_slots, memory, times: int = 1) -> None:
+    """The representatives' position-weighted impressions of ``times`` steady minutes, counted as page_documents
+    counts a built one (:func:`transforms.editions.cycle.fairness.count_impressions`, the same slots in the same
+    order, weighed once and added ``times`` times over: the same floats)."""
     shown = [
         (rank, rep) for chosen in page_slots.by_section.values() for rank, (_, _, rep, _, _) in enumerate(chosen, 1)
     ]
-    fairness.count_impressions(book, memory, shown)
+    fairness.add_counts(memory, fairness.shown_weights(book, shown)[1], times)
