@@ -457,6 +457,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
 
     from stores.beam_io import write_text
     from transforms.stories.embed.embed import loaded_paths
+    from transforms.stories.index import ann_kernels
 
     duration = time.time() - started
     summary_path = os.path.join(job.output, "summary.json")
@@ -489,6 +490,8 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
         "models": summary.get("models", {}),
         "embedder_paths": embedder_paths,
         "embedding": embedding,  # "overlapped" (the writer embeds: overlaps()) or "stage"
+        # the centroid index's ScaNN kernels and profile, chosen per CPU by measuring (ann_kernels.describe)
+        "ann_index": ann_kernels.describe(),
         "calibration": summary.get("calibration", {}),
         "assumed": summary.get("assumed", {}),  # what the writer assumed of the input (untimed articles)
         "counts": counts,

@@ -90,6 +90,7 @@ def test_backfill_writes_assignments_stories_manifest_and_dead_letters(tmp_path)
     assert manifest["counts"]["languages"] == 2 and manifest["models"] == {"en": "test", "es": "test"}
     assert manifest["store"]["namespace"].startswith("backfill-") and manifest["duration_s"] > 0
     assert manifest["options"]["embedder"] == "hash"
+    assert {"kernels", "profile"} <= set(manifest["ann_index"])  # the index configuration chosen on this CPU
     # the events are easy: no predicted story mixes two of them
     gold = {r["id"]: r["story_id"] for r in rows if r["language"] == "en"}
     mixed = {}

@@ -1,5 +1,6 @@
-"""The ScaNN kernel choice (transforms/stories/index/ann_kernels.py): measured on this CPU, cached per CPU signature,
-pinned by the environment, never made on an index too small to time."""
+"""The ScaNN kernel choice and the index profile (transforms/stories/index/ann_kernels.py): measured on this CPU,
+cached per CPU signature (the profile per kernel set too), pinned by the environment, never made on an index too
+small to time."""
 
 from __future__ import annotations
 
@@ -15,9 +16,11 @@ from transforms.stories.index import ann_kernels
 def fresh(tmp_path, monkeypatch):
     monkeypatch.setenv(ann_kernels.CACHE_ENV, str(tmp_path))
     monkeypatch.delenv(ann_kernels.ENV, raising=False)
+    monkeypatch.delenv(ann_kernels.PROFILE_ENV, raising=False)
     monkeypatch.setattr(ann_kernels, "CHOICE", None)
+    monkeypatch.setattr(ann_kernels, "PROFILE", None)
     yield tmp_path
-    ann_kernels.CHOICE = None
+    ann_kernels.CHOICE = ann_kernels.PROFILE = None
     ann_kernels.apply("baseline")
 
 
@@ -86,3 +89,64 @@ def test_a_choice_measured_one_query_at_a_time_is_measured_again(fresh):
     sig = ann_kernels.signature(*ann_kernels.cpu_description())
     (fresh / "ann_kernels.json").write_text(json.dumps({sig: {"kernels": "avx2", "us_per_search": {}}}))
     assert ann_kernels.known() == "baseline" and ann_kernels.CHOICE is None
+
+
+def figures(fixed_us, us_per_point=0.0, rest_us=0.0):
+    return {"fixed_us": fixed_us, "us_per_point": us_per_point, "rest_us": rest_us}
+
+
+def test_the_most_accurate_profile_predicted_to_reach_the_goal_is_chosen_per_kernel_set(fresh, monkeypatch):
+    # A CPU whose default profile is predicted under the goal (here: the SSE4 baseline, 2,000/s predicted, under
+    # GOAL x HEADROOM) takes the next profile that reaches it; one whose default reaches it keeps the default
+    # without measuring the others. Each choice is cached for its kernel set and read back without measuring.
+    monkeypatch.setenv(ann_kernels.ENV, "baseline")
+    slow = {"default": figures(500.0), "lean": figures(400.0)}
+    measured = []
+    ann_kernels.known()  # the index asks for the kernels first
+    got = ann_kernels.choose_profile(lambda name: measured.append(name) or slow[name], 250_000)
+    assert got == "lean" and measured == ["default", "lean"]
+    assert ann_kernels.describe()["profile"]["figures"]["default"]["predicted_per_cpu_s"] == 2_000
+    ann_kernels.CHOICE = ann_kernels.PROFILE = None  # another process, same CPU and kernels: the cache answers
+    ann_kernels.known()
+    assert ann_kernels.choose_profile(lambda name: pytest.fail("measured again"), 250_000) == "lean"
+
+    ann_kernels.CHOICE = ann_kernels.PROFILE = None
+    monkeypatch.setenv(
+        ann_kernels.ENV, "avx2" if "avx2" in ann_kernels._allowed(ann_kernels.cpu_description()[1]) else "baseline"
+    )
+    if ann_kernels.known() == "avx2":  # another kernel set on this CPU is measured for itself
+        assert ann_kernels.choose_profile(lambda name: figures(300.0), 250_000) == "default"
+    ann_kernels.CHOICE = ann_kernels.PROFILE = None
+    monkeypatch.setenv(ann_kernels.ENV, "baseline")
+    monkeypatch.setattr(ann_kernels, "PROFILES", {"default": {}, "lean": {"leaves_fraction": 0.33}})
+    too_slow = {"default": figures(900.0), "lean": figures(1000.0)}
+    fresh.joinpath("ann_kernels.json").unlink()
+    ann_kernels.known()
+    assert ann_kernels.choose_profile(lambda name: too_slow[name], 250_000) == "default"  # none reaches: the fastest
+
+
+def test_a_small_index_keeps_the_default_profile_and_a_pin_wins(fresh, monkeypatch):
+    monkeypatch.setenv(ann_kernels.ENV, "baseline")
+    ann_kernels.known()
+    assert ann_kernels.choose_profile(lambda name: pytest.fail("measured a small index"), 5_000) == "default"
+    monkeypatch.setenv(ann_kernels.PROFILE_ENV, "lean")
+    assert ann_kernels.choose_profile(lambda name: pytest.fail("measured a pinned profile"), 250_000) == "lean"
+    monkeypatch.setenv(ann_kernels.PROFILE_ENV, "fastest")
+    with pytest.raises(ValueError, match=ann_kernels.PROFILE_ENV):
+        ann_kernels.known_profile()
+
+
+def test_an_index_is_trained_with_the_profile_its_process_chose_where_its_caller_did_not_set_one(fresh):
+    from tests.transforms.stories.test_ann import ann, clustered
+
+    sig = ann_kernels.signature(*ann_kernels.cpu_description())
+    profile = {"profile": "lean", "method": ann_kernels.PROFILE_METHOD}
+    entry = {"kernels": "baseline", "method": ann_kernels.METHOD, "profiles": {"baseline": profile}}
+    (fresh / "ann_kernels.json").write_text(json.dumps({sig: entry}))
+    data = clustered(700, seed=1)
+    index = ann(pca_dims=None)  # the tests' helper sets pca_dims=16 and leaves_fraction=0.7: remove one
+    del index._explicit["pca_dims"]
+    index.bulk_upsert(range(len(data)), data)
+    assert index.approximate and ann_kernels.describe()["profile"]["profile"] == "lean"
+    assert index.pca_dims == ann_kernels.PROFILES["lean"]["pca_dims"]  # taken from the profile
+    assert index.leaves_fraction == 0.7  # given by the caller: kept

@@ -80,7 +80,12 @@ measuring on the CPU it runs on (transforms/stories/index/ann_kernels.py: a shor
 cached per CPU signature, logged, ``NEWSROOM_ANN_KERNELS`` pins it): AVX2 was 1.19x faster than the baseline on an
 AMD EPYC and 1.7x on an Intel Xeon (AVX-512), where the baseline assigned 848-954 articles per CPU second. On the
 EPYC the AVX2 kernels returned different candidates for some queries (near-ties ordered differently); the choice
-is fixed per machine by the cache, and the variable makes two kinds of CPU agree.
+is fixed per machine by the cache, and the variable makes two kinds of CPU agree. The index profile (PCA dimensions
+and share of partitions searched: ``ann_kernels.PROFILES``) is chosen the same way, per CPU and kernel set, by timing
+the index's search and predicting the assignments per CPU second at 250,000 stories (``ann_kernels.choose_profile``;
+``NEWSROOM_ANN_PROFILE`` pins it): the SSE4 baseline, 2 % under the goal with the default profile, takes "lean" (PCA to
+96 dims, 36 % of the partitions: each scanned datapoint 25 % cheaper at about the same recall). Settings a caller
+passes (``CentroidIndex(dim, pca_dims=...)``) are kept whatever the profile.
 
 Threads: ScaNN search and build run on one thread (``threads=1``), as the clusterer is one writer per key on a
 worker core; numpy's BLAS threads are the caller's business (benchmarks pin them to one).
@@ -104,6 +109,8 @@ DEFAULT_MARGIN = 10
 # other rows (measured with every kernel set, batches of 7-130), so a decision never depends on which articles were
 # searched together.
 AHEAD_MIN_ROWS = 8
+# CentroidIndex settings an index profile (ann_kernels.PROFILES, chosen per CPU) may change, with their defaults
+PROFILED = {"num_leaves": None, "leaves_fraction": 0.3, "pca_dims": 128, "reorder": 300}
 
 
 def normalise(vector: np.ndarray) -> np.ndarray:
@@ -263,7 +270,9 @@ class ExactIndex:
 class CentroidIndex:
     """ScaNN snapshot + exact delta + tombstones (see the module docstring for the reasoning).
 
-    Tuning options (all keyword, all optional; defaults measured by benchmarks/ann_bench.py at 250k x 384):
+    Tuning options (all keyword, all optional; defaults measured by benchmarks/ann_bench.py at 250k x 384; the
+    defaults of num_leaves, leaves_fraction, pca_dims and reorder are the process's index profile's, chosen per CPU
+    by ann_kernels.choose_profile, when it sets them):
         ann_min_size: live count from which ScaNN is used (default 4096; None = always exact).
         sync_every: max pending changes (delta vectors + removals) before they are applied to the snapshot
             (default 256).
@@ -291,6 +300,8 @@ class CentroidIndex:
 
     def __init__(self, dim: int, **tuning: Any):
         self.dim = dim
+        # settings the caller gave: the process's index profile (ann_kernels.PROFILES) overrides only the others
+        self._explicit = {key: tuning[key] for key in PROFILED if key in tuning}
         self.ann_min_size = tuning.pop("ann_min_size", 4096)
         self.sync_every = int(tuning.pop("sync_every", 256))
         self.sync_fraction = float(tuning.pop("sync_fraction", 0.02))
@@ -584,11 +595,12 @@ class CentroidIndex:
             asked = min(size, asked * 2)
 
     def _build(self) -> None:
-        """Train a new ScaNN snapshot on all live centroids (in story-id order); nothing is pending afterwards."""
-        import time
+        """Train a new ScaNN snapshot on all live centroids (in story-id order); nothing is pending afterwards.
 
-        import scann  # heavy: only when an index grows past ann_min_size
-        from scann.scann_ops.py.scann_builder import ReorderType
+        Trained with the kernels and the index profile the process knows (ann_kernels ``known``,
+        ``known_profile``); the first index of at least ann_kernels.CALIBRATE_MIN vectors of a process that knows
+        neither (not pinned, not cached for this CPU) measures them here and is trained again with the choice."""
+        import time
 
         started = time.process_time()
         ids, vectors = self._live_items()
@@ -599,11 +611,65 @@ class CentroidIndex:
         mat[:n] = vectors
         del vectors
         data = mat[:n]
+        trained_with, profile = ann_kernels.known(), ann_kernels.known_profile()  # training computes with them too
+        searcher = self._train(data, profile)
+        want = 10 + 2 * self.margin
+        batches = self._probe_batches(data)  # timed as the writer searches: batches (search_ahead)
+        choice = ann_kernels.choose(
+            lambda b: searcher.searcher.search_batched(
+                b, want, max(self.reorder, want), self._leaves_to_search, False, 0
+            ),
+            batches,
+            n,
+        )
+        if choice["kernels"] != trained_with or ann_kernels.known_profile() != profile:
+            profile = ann_kernels.known_profile()  # this build calibrated: train again with the choice
+            searcher = self._train(data, profile)
+        trained = {profile: searcher}
+        chosen = ann_kernels.choose_profile(lambda name: self._measure_profile(data, name, trained), n)
+        if chosen not in trained:
+            trained[chosen] = self._train(data, chosen)
+        self._settings(chosen, n)
+        self._scann = trained.pop(chosen).searcher  # the raw pybind object: its datapoint index is our slot number
+        trained.clear()
+        self._scann.reserve(capacity)
+        self._live = None
+        self._mat = mat
+        self._slot_story = np.full(capacity, -1, dtype=np.int64)
+        self._slot_story[:n] = ids
+        self._story_slot = {int(story_id): slot for slot, story_id in enumerate(ids.tolist())}
+        self._n_slots = self._scann_size = n
+        self._scann_capacity = capacity
+        self._stale, self._free = set(), []
+        self._delta.clear()
+        self._removed_since_sync = 0
+        self._trained_size = n
+        self._changes_since_train = 0
+        self._generation += 1
+        self.stats["builds"] += 1
+        self.seconds["build"] += time.process_time() - started
+
+    def _settings(self, profile: str, n: int) -> int:
+        """Take ``profile``'s settings (ann_kernels.PROFILES) for those the caller did not give; set the partitions
+        searched for an index of ``n`` vectors; return the partitions trained."""
+        overrides = ann_kernels.PROFILES[profile]
+        for key, default in PROFILED.items():
+            setattr(self, key, self._explicit.get(key, overrides.get(key, default)))
+        self.leaves_fraction, self.reorder = float(self.leaves_fraction), int(self.reorder)
         leaves = int(self.num_leaves or 0.8 * np.sqrt(n))
         leaves = max(2, min(leaves, n // 16))
         by_share = int(round(self.leaves_fraction * leaves))
         by_scan = int(np.ceil(leaves * min(1.0, self.min_scan / n)))
         self._leaves_to_search = max(1, min(leaves, max(by_share, by_scan)))
+        return leaves
+
+    def _train(self, data: np.ndarray, profile: str):
+        """A ScaNN searcher (the python wrapper) trained on ``data`` with ``profile``'s settings."""
+        import scann  # heavy: only when an index grows past ann_min_size
+        from scann.scann_ops.py.scann_builder import ReorderType
+
+        n = len(data)
+        leaves = self._settings(profile, n)
         sample = min(n, self.training_sample_size)
         builder = scann.scann_ops_pybind.builder(data, 10, "dot_product")
         if self.pca_dims and int(self.pca_dims) < self.dim:
@@ -625,39 +691,54 @@ class CentroidIndex:
             .reorder(self.reorder, quantize=ReorderType.INT8)
         )
         builder.set_n_training_threads(self.threads)
-        trained_with = ann_kernels.known()  # training computes with the kernels too (ann_kernels.known)
         searcher = builder.build()
         searcher.set_num_threads(self.threads)
-        want, step = 10 + 2 * self.margin, ann_kernels.BATCH  # timed as the writer searches: batches (search_ahead)
-        probe = data[:: max(1, n // ann_kernels.QUERIES)][: ann_kernels.QUERIES]
-        batches = [np.ascontiguousarray(probe[i : i + step]) for i in range(0, len(probe), step)]
-        choice = ann_kernels.choose(
-            lambda b: searcher.searcher.search_batched(
-                b, want, max(self.reorder, want), self._leaves_to_search, False, 0
-            ),
-            batches,
-            n,
-        )
-        if choice["kernels"] != trained_with:  # this build calibrated: train again with the kernels chosen
-            searcher = builder.build()
-            searcher.set_num_threads(self.threads)
-        self._scann = searcher.searcher  # the raw pybind object: its datapoint index is our slot number
-        self._scann.reserve(capacity)
-        self._live = None
-        self._mat = mat
-        self._slot_story = np.full(capacity, -1, dtype=np.int64)
-        self._slot_story[:n] = ids
-        self._story_slot = {int(story_id): slot for slot, story_id in enumerate(ids.tolist())}
-        self._n_slots = self._scann_size = n
-        self._scann_capacity = capacity
-        self._stale, self._free = set(), []
-        self._delta.clear()
-        self._removed_since_sync = 0
-        self._trained_size = n
-        self._changes_since_train = 0
-        self._generation += 1
-        self.stats["builds"] += 1
-        self.seconds["build"] += time.process_time() - started
+        return searcher
+
+    @staticmethod
+    def _probe_batches(data: np.ndarray) -> list[np.ndarray]:
+        """Calibration queries: QUERIES vectors spread over the index, in batches of BATCH (as the writer)."""
+        probe = data[:: max(1, len(data) // ann_kernels.QUERIES)][: ann_kernels.QUERIES]
+        return [np.ascontiguousarray(probe[i : i + ann_kernels.BATCH]) for i in range(0, len(probe), ann_kernels.BATCH)]
+
+    def _measure_profile(self, data: np.ndarray, profile: str, trained: dict) -> dict:
+        """Figures of ``profile`` on this index (ann_kernels.predicted_rate): its batched search timed scanning
+        every partition and a third of them (a line through both: fixed CPU per query and CPU per datapoint
+        scanned), and the index's own rescoring and ranking of a query's candidates (what ``search`` does)."""
+        import time
+
+        if profile not in trained:
+            trained[profile] = self._train(data, profile)
+        searcher, n = trained[profile].searcher, len(data)
+        leaves = self._settings(profile, n)
+        want = 10 + 2 * self.margin
+        batches = self._probe_batches(data)
+        queries = sum(len(b) for b in batches)
+        part = max(1, leaves // 3)
+        best = {leaves: float("inf"), part: float("inf")}
+        for _ in range(ann_kernels.ROUNDS):
+            for scanned in best:
+                searcher.search_batched(batches[0], want, max(self.reorder, want), scanned, False, 0)
+                t = time.process_time()
+                for b in batches:
+                    searcher.search_batched(b, want, max(self.reorder, want), scanned, False, 0)
+                best[scanned] = min(best[scanned], (time.process_time() - t) / queries)
+        per_point = max(0.0, (best[leaves] - best[part]) / (n - n * part / leaves))
+        fixed = max(0.0, best[part] - per_point * n * part / leaves)
+        found = [
+            idx
+            for b in batches
+            for idx in searcher.search_batched(b, want, max(self.reorder, want), self._leaves_to_search, False, 0)[0]
+        ]
+        rest = float("inf")
+        for _ in range(ann_kernels.ROUNDS):
+            t = time.process_time()
+            for q, idx in zip((q for b in batches for q in b), found):
+                q = _check_dim(q, self.dim)
+                rows = np.asarray(idx, dtype=np.int64)
+                _rank(rows, exact_scores(data[rows], q), 10)
+            rest = min(rest, (time.process_time() - t) / queries)
+        return {"fixed_us": fixed * 1e6, "us_per_point": per_point * 1e6, "rest_us": rest * 1e6, "size": n}
 
     def _sync(self) -> None:
         """Write pending slots into the snapshot: changed ones in place, new ones appended in slot order."""

@@ -1,8 +1,9 @@
-"""Which ScaNN kernels the centroid index searches with on the CPU it runs on: measured once per CPU signature.
+"""Which ScaNN kernels, and which index profile, the centroid index uses on the CPU it runs on: measured once per
+CPU signature (the profile per kernel set).
 
-Reads /proc/cpuinfo and ``NEWSROOM_ANN_KERNELS``; times searches of the index it is given; writes one small JSON
-cache (``$NEWSROOM_CACHE_DIR`` or ``~/.cache/newsroom``, ``ann_kernels.json``: CPU signature -> choice and
-figures). Used by :class:`transforms.stories.ann.CentroidIndex` at its first ScaNN build in a process.
+Reads /proc/cpuinfo, ``NEWSROOM_ANN_KERNELS`` and ``NEWSROOM_ANN_PROFILE``; times searches of the index it is given;
+writes one small JSON cache (``$NEWSROOM_CACHE_DIR`` or ``~/.cache/newsroom``, ``ann_kernels.json``: CPU signature ->
+choice and figures). Used by :class:`transforms.stories.ann.CentroidIndex` at its first ScaNN build in a process.
 
 Why: the scann 1.4.2 wheel has its CPU detection compiled out, so it searches with its SSE4/AVX baseline on every
 x86 CPU unless its exported switches (``research_scann::flags_internal::should_use_avx2`` / ``..._avx512``, bools
@@ -25,6 +26,19 @@ An index is trained with the kernels already known (:func:`known`: 1, 2 or an ea
 baseline), and the index that calibrates is trained again when the choice differs, so every index of a process is
 trained with the kernels it searches with. The choice is logged (``newsroom.stories.ann``: "ANN kernels: avx2 on
 <signature> (...)") and kept in :data:`CHOICE` for the backfill manifest and the benchmarks.
+
+Index profile (:func:`choose_profile`), once per process after the kernels, the same way: ``NEWSROOM_ANN_PROFILE``
+pins it; else the cache's entry for this CPU signature and kernel set; else the index that calibrated the kernels
+measures the profiles of :data:`PROFILES` in order (most accurate first; each keeps recall@10 >= 0.95 at 250,000
+stories on benchmarks/ann_bench.py's vectors): trained with the profile, its batched search is timed scanning every
+partition and a third of them (a line through both: CPU per query and per datapoint scanned) and its own
+rescoring of a query's candidates; :func:`predicted_rate` turns these into assignments per CPU second at
+DESIGN_SIZE (250,000) live stories, and the first profile predicted to reach GOAL x HEADROOM (2,000 x 1.15) wins,
+else the fastest. Why: with the SSE4 baseline (a CPU without AVX2) the default profile assigned 1,964 per CPU second
+on this Xeon, 2 % under the goal, and the kernel set alone cannot be changed there; a profile that scans cheaper
+datapoints can. The choice is logged ("ANN profile: ..."), cached, kept in :data:`PROFILE` and recorded by the
+backfill's manifest (``ann_index``: :func:`describe`). Every index of a process is trained with it, except the
+settings its caller gave explicitly (``CentroidIndex(dim, pca_dims=...)``).
 
 Results: the kernels compute the same approximate distances in a different order of operations, so near-ties in
 ScaNN's candidate order may differ between kernel sets (the 400 queries measured here gave identical top-10s);
@@ -55,8 +69,22 @@ METHOD = f"batched searches of {BATCH}"  # a cached choice measured otherwise (o
 ROUNDS = 3
 MIN_GAIN = 1.1
 CALIBRATE_MIN = 20_000  # vectors: a smaller index's search is mostly Python, not the kernels
+PROFILE_ENV = "NEWSROOM_ANN_PROFILE"
+# Index profiles, most accurate first: overrides of CentroidIndex's defaults (its docstring). Each keeps recall@10
+# >= 0.95 on benchmarks/ann_bench.py's vectors at 250,000 stories (docs/architecture.md has the figures).
+PROFILES = {
+    "default": {},  # PCA to 128 dims, 30 % of the partitions searched: recall@10 ~0.96
+    "lean": {"pca_dims": 96, "leaves_fraction": 0.36},  # each scanned datapoint 25 % cheaper: recall@10 ~0.96
+}
+GOAL = 2_000  # assignments per CPU second at DESIGN_SIZE live stories (docs/DESIGN.md)
+HEADROOM = 1.15  # the prediction must clear the goal by this much (its error, a loaded machine)
+DESIGN_SIZE = 250_000  # live stories of one language's writer: the size the goal is set at
+DEFAULT_SHARE, DEFAULT_MIN_SCAN = 0.3, 50_000  # CentroidIndex's leaves_fraction and min_scan defaults
+REST_FACTOR = 3.0  # an assignment's CPU outside ScaNN's search / the rescoring timed (ann_bench, see predicted_rate)
+PROFILE_METHOD = "fit of batched searches of 16 at two shares + rescoring, v1"
 
 CHOICE: dict | None = None
+PROFILE: dict | None = None
 
 
 def cpu_description() -> tuple[str, set[str]]:
@@ -202,3 +230,78 @@ def choose(search, queries, size: int) -> dict:
     apply(CHOICE["kernels"])
     log.info("ANN kernels: %s on %s (%s; %s)", CHOICE["kernels"], sig, CHOICE["reason"], CHOICE.get("us_per_search"))
     return CHOICE
+
+
+def known_profile() -> str:
+    """The index profile (:data:`PROFILES`) this process already knows without measuring: pinned by PROFILE_ENV,
+    chosen earlier in this process for its kernels, or cached for this CPU signature and kernel set; else "default"
+    (also while the kernels are not chosen yet). Called before ScaNN trains an index, like :func:`known`, so that
+    every index of a process is trained with the profile it searches with."""
+    global PROFILE
+    pinned = os.environ.get(PROFILE_ENV, "").strip().lower()
+    if pinned:
+        if pinned not in PROFILES:
+            raise ValueError(f"{PROFILE_ENV} must be one of {', '.join(PROFILES)}, got {pinned!r}")
+        return pinned
+    kernels = CHOICE["kernels"] if CHOICE is not None else None
+    if kernels is None:
+        return "default"
+    if PROFILE is not None and PROFILE["kernels"] == kernels:
+        return PROFILE["profile"]
+    cached = _read_cache().get(signature(*cpu_description()), {}).get("profiles", {}).get(kernels, {})
+    if cached.get("method") == PROFILE_METHOD and cached.get("profile") in PROFILES:
+        _remember_profile(cached["profile"], kernels, "cached calibration", cached.get("figures"))
+        return cached["profile"]
+    return "default"
+
+
+def predicted_rate(figures: dict, overrides: dict) -> float:
+    """Assignments per CPU second a writer would make at DESIGN_SIZE live stories with this profile (``overrides``
+    of the index's defaults), from ``figures`` measured on the index at hand: ScaNN's batched search, ``fixed_us`` +
+    ``us_per_point`` x the datapoints a query scans at DESIGN_SIZE, plus REST_FACTOR x ``rest_us`` (the index's own
+    rescoring and ranking of a query's candidates, timed: the rest of an assignment scales with it)."""
+    share = overrides.get("leaves_fraction", DEFAULT_SHARE)
+    points = max(share * DESIGN_SIZE, DEFAULT_MIN_SCAN)
+    us = figures["fixed_us"] + figures["us_per_point"] * points + REST_FACTOR * figures["rest_us"]
+    return 1e6 / us
+
+
+def choose_profile(measure, size: int) -> str:
+    """The index profile of this process (module docstring), chosen on the index that calibrated the kernels
+    unless pinned or cached: ``measure(name)`` trains that index with profile ``name`` (with the kernels chosen)
+    and returns its figures (:func:`predicted_rate`); the most accurate profile (PROFILES' order) predicted to reach
+    GOAL x HEADROOM wins, else the fastest. Cached per CPU signature and kernel set, logged, kept in PROFILE."""
+    name = known_profile()
+    if os.environ.get(PROFILE_ENV, "").strip() or CHOICE is None or size < CALIBRATE_MIN:
+        return name
+    kernels = CHOICE["kernels"]
+    if PROFILE is not None and PROFILE["kernels"] == kernels:
+        return name
+    figures: dict[str, dict] = {}
+    for name, overrides in PROFILES.items():
+        fig = dict(measure(name))
+        fig["predicted_per_cpu_s"] = round(predicted_rate(fig, overrides))
+        figures[name] = {k: round(v, 4) if isinstance(v, float) else v for k, v in fig.items()}
+        if fig["predicted_per_cpu_s"] >= GOAL * HEADROOM:
+            break
+    else:
+        name = max(figures, key=lambda n: figures[n]["predicted_per_cpu_s"])
+    _remember_profile(name, kernels, "calibrated", figures)
+    sig = signature(*cpu_description())
+    entry = _read_cache().get(sig, {})
+    entry.setdefault("profiles", {})[kernels] = {"profile": name, "figures": figures, "method": PROFILE_METHOD}
+    _write_cache(sig, entry)
+    return name
+
+
+def _remember_profile(name: str, kernels: str, reason: str, figures: dict | None) -> None:
+    global PROFILE
+    PROFILE = {"profile": name, "kernels": kernels, "tuning": PROFILES[name], "reason": reason, "figures": figures}
+    log.info("ANN profile: %s %s with the %s kernels (%s; %s)", name, PROFILES[name], kernels, reason, figures)
+
+
+def describe() -> dict:
+    """What this process chose (kernels and index profile, with the figures measured), for manifests and logs."""
+    out = dict(CHOICE or {"kernels": "baseline", "reason": "not calibrated"})
+    out["profile"] = dict(PROFILE) if PROFILE is not None else {"profile": known_profile(), "reason": "default"}
+    return out
