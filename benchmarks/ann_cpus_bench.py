@@ -128,6 +128,10 @@ def main(argv=None) -> int:
             f"{recall['top-1 agreement']:.4f}, leaves searched {run['index']._leaves_to_search}, "  # noqa: SLF001
             f"pca {run['index'].pca_dims}, syncs {run['index'].stats['syncs']}"
         )
+        fig = (run.get("choice", {}).get("figures") or {}).get(run.get("choice", {}).get("profile"))
+        if fig:
+            predicted = fig["predicted_per_cpu_s"]
+            print(f"  the calibration predicted {predicted:,}/s for it: measured / predicted {rate / predicted:.2f}x")
     shutil.rmtree(cache, ignore_errors=True)
     return 0
 
