@@ -2,7 +2,7 @@
 
 Reads nothing (benchmarks/ann_bench.py's synthetic vectors) and writes only to stdout (and a temporary calibration
 cache, removed at the end). Prints figures; asserts nothing about time (goal: >= 2,000 assignments per CPU second at
-250,000 live stories with recall@10 >= 0.95 on every CPU, issue 38 deliverable 6).
+250,000 live stories with recall@10 >= 0.95 on every CPU: the design's per-language writer at full scale).
 
     PYTHONPATH=. .venv/bin/python benchmarks/ann_cpus_bench.py --ops 6000 --recall-queries 500   # docs/architecture.md
 
