@@ -316,13 +316,15 @@ class StoryClusterer:
             art_vecs = st.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
             day = frozenset({f.first_seen_at // DAY_MS}) if f.dated_by_text else frozenset()
             at = f.first_seen_at
+            live = []
             for sid, _ in self._nearest(f):
                 s = st.stories[sid]
                 if day and dates_disagree(day, printed_days(s.originals)):
                     continue  # the two texts print different days (transforms/stories/writer/evidence.py)
                 if f.time_known and s.time_known and st.config.far_apart(at, at, s.first_at, s.last_at):
                     continue  # an article days away from one of the story's (ClusterConfig.far_apart_hours)
-                sc = st.scorer.score_article(f, s, art_vecs)
+                live.append((sid, s))
+            for (sid, s), sc in zip(live, st.scorer.score_candidates(f, [s for _, s in live], art_vecs)):
                 if cands is not None:
                     cands.append(explanations.candidate(st.scorer, sid, sc, f, s))
                 scored.append((sc, sid))

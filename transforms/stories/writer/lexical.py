@@ -16,13 +16,14 @@ product). tests/transforms/stories/test_lexical_rows.py pins both against the pl
 from __future__ import annotations
 
 import math
-import operator
 from collections import Counter
 from itertools import chain
 
 import numpy as np
 
 from transforms.stories.vocabulary.config import ClusterConfig
+from transforms.stories.writer import profiles
+from transforms.stories.writer.profiles import KeyColumns
 from transforms.stories.writer.state import Member, Story
 
 
@@ -41,20 +42,37 @@ class LexicalStats:
         self._rows: dict[str, tuple] = {}
         self._idf: tuple[dict, dict] = ({}, {})
         self._rows_version = -1
+        self.columns = KeyColumns()  # each key's log(df + 1) in an array, for the profiles (profiles.py)
+
+    def __setstate__(self, state: dict) -> None:
+        """A writer pickled before the key columns existed (a backfill checkpoint) gets them from its ``ldf``."""
+        self.__dict__.update(state)
+        if "columns" not in state:
+            self.columns = KeyColumns()
+            for kind, ldf in enumerate((self.ldf, self.ledf)):
+                self.columns.renumber(kind, ldf)
 
     def count(self, m: Member, sign: int) -> None:
         if m.is_copy:
             return
         self.n_docs += sign
         self.df_version += 1
-        for df, ldf, keys in ((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities)):
+        for kind, (df, ldf, keys) in enumerate(((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities))):
+            cols = self.columns
             for k in keys:
                 df[k] += sign
                 if df[k] <= 0:
                     del df[k]
                     ldf.pop(k, None)
+                    c = cols.cols[kind].get(k)
+                    if c is not None:
+                        cols.values[kind][c] = 0.0
                 else:
-                    ldf[k] = math.log(df[k] + 1.0)
+                    x = ldf[k] = math.log(df[k] + 1.0)
+                    c = cols.column(kind, k)  # first: a new column may grow the array
+                    cols.values[kind][c] = x
+            if sign < 0 and len(cols.cols[kind]) > 2 * len(ldf) + 4096:
+                cols.renumber(kind, ldf)  # the columns of keys gone from every live story, reclaimed
 
     def article_vectors(self, terms, tfs, ents, counted: bool) -> tuple[dict, dict]:
         """TF-IDF vectors of an article; ``counted=False`` adds the article itself to the statistics."""
@@ -157,55 +175,23 @@ class LexicalStats:
         """The story's (terms, entities) TF-IDF profile under the current IDF (its most frequent keys only).
 
         weight = (count / n) * (log(N + prior) - log(df + 1)): the keys and count / n are cached on the story until
-        its members change; the IDF part is read from ``ldf`` at each call (N and df move with every article).
+        its members change (:func:`profiles.profile_parts`); the IDF part is read at each call (N and df move with
+        every article).
         """
         log_base = math.log(self.n_docs + self.config.idf_prior)
         return tuple(
-            _unit_arrays(keys, share * (log_base - _lookup(ldf, keys, pick)))
-            for (keys, share, pick, _), ldf in zip(self._profile_parts(s), (self.ldf, self.ledf))
+            _unit_arrays(p[0], profiles.weights(self, kind, p[1], p[2], log_base))
+            for kind, p in enumerate(profiles.profile_parts(self, s))
         )
 
     def profile_dots(self, s: Story, vecs: tuple[dict, dict]) -> tuple[float, float]:
-        """``(dot(vecs[0], profile(s)[0]), dot(vecs[1], profile(s)[1]))``, bit for bit, without the profile's dicts:
-        the norm needs every weight, the dot product only the keys the vector shares with the profile (none: 0.0
-        without the norm). A product is commutative and ``fsum`` is exact, so the order of either changes nothing."""
-        log_base = None
-        out = []
-        for (keys, share, pick, pos), ldf, v in zip(self._profile_parts(s), (self.ldf, self.ledf), vecs):
-            common = [(x, pos[k]) for k, x in v.items() if k in pos]
-            if not common:
-                out.append(0.0)
-                continue
-            if log_base is None:
-                log_base = math.log(self.n_docs + self.config.idf_prior)
-            w = share * (log_base - _lookup(ldf, keys, pick))
-            norm = math.sqrt(math.fsum((w * w).tolist()))
-            out.append(math.fsum(x * float(w[p] / norm) for x, p in common) if norm > 0 else 0.0)
-        return out[0], out[1]
+        """``(dot(vecs[0], profile(s)[0]), dot(vecs[1], profile(s)[1]))``, bit for bit, without the profile's dicts
+        (:func:`profiles.profile_dots_many` of one story)."""
+        return profiles.profile_dots_many(self, [s], vecs)[0]
 
-    def _profile_parts(self, s: Story) -> tuple:
-        """Per kind (keys, count / n, their getter, key -> position), cached on the story until its members change."""
-        if s._profile is None:
-            n = max(s.n, 1)
-            out = []
-            tops = []
-            limits = (self.config.profile_terms, self.config.profile_entities)
-            for i, (counts, limit) in enumerate(zip((s.tf, s.ent), limits)):
-                # ranked by (-count, key): plain tuples, compared in C (a key function is a Python call per key)
-                if s._top is None:  # every key (a new or rebuilt story)
-                    ranked = sorted((-c, k) for k, c in counts.items())[:limit]
-                else:  # only the previous top and the keys that rose since can be in the top now
-                    ranked = sorted((-counts[k], k) for k in set(s._top[i]) | s._risen[i])[:limit]
-                top = sorted((k, -c) for c, k in ranked)
-                keys = tuple(k for k, _ in top)
-                tops.append(keys)
-                pick = operator.itemgetter(*keys) if len(keys) > 1 else None
-                share = np.array([c for _, c in top], dtype=np.float64) / n
-                out.append((keys, share, pick, dict(zip(keys, range(len(keys))))))
-            s._profile = tuple(out)
-            s._top = tuple(tops)
-            s._risen = (set(), set())
-        return s._profile
+    def profile_dots_many(self, stories: list[Story], vecs: tuple[dict, dict]) -> list[tuple[float, float]]:
+        """:meth:`profile_dots` of each story (an arrival's candidates), computed together."""
+        return profiles.profile_dots_many(self, stories, vecs)
 
 
 _EMPTY = np.zeros(0, dtype=np.float64)
@@ -384,16 +370,6 @@ def _unit(v: dict) -> dict:
     if n <= 0:
         return {}
     return {k: x / n for k, x in v.items()}
-
-
-def _lookup(table: dict, keys: tuple, pick) -> np.ndarray:
-    """``[table.get(k, 0.0) for k in keys]`` as an array; one C call when every key is present (the usual case)."""
-    if pick is not None:
-        try:
-            return np.array(pick(table), dtype=np.float64)
-        except KeyError:
-            pass
-    return np.fromiter((table.get(k, 0.0) for k in keys), np.float64, len(keys))
 
 
 def _unit_arrays(keys: tuple, w: np.ndarray) -> dict:

@@ -56,11 +56,19 @@ class Scorer:
 
     def score_article(self, f: ArticleFeatures, s: Story, art_vecs=None) -> tuple[float, float, float, float]:
         """(score, dense, lexical, entities) of a not-yet-counted article against a live story."""
+        return self.score_candidates(f, [s], art_vecs)[0]
+
+    def score_candidates(self, f: ArticleFeatures, stories: list[Story], art_vecs=None) -> list[tuple]:
+        """:meth:`score_article` of ``f`` against each of ``stories`` (an arrival's candidates), the lexical dot
+        products of all of them computed together (:meth:`LexicalStats.profile_dots_many`): the same bits."""
         vecs = art_vecs or self.lex.article_vectors(f.terms, f.term_tf, f.entities, counted=False)
-        dense = float(np.dot(np.asarray(f.vector, dtype=np.float64), s.centroid()))
-        lex, ent = self.lex.profile_dots(s, vecs)  # dot(vecs[i], profile(s)[i]), bit for bit
-        score = self.article_score(dense, lex, ent, f.time_known and s.time_known, f.first_seen_at - s.last_at)
-        return score, dense, lex, ent
+        v = np.asarray(f.vector, dtype=np.float64)
+        out = []
+        for s, (lex, ent) in zip(stories, self.lex.profile_dots_many(stories, vecs)):
+            dense = float(np.dot(v, s.centroid()))
+            score = self.article_score(dense, lex, ent, f.time_known and s.time_known, f.first_seen_at - s.last_at)
+            out.append((score, dense, lex, ent))
+        return out
 
     def score_stories(self, a: Story, b: Story, detail: dict | None = None) -> float:
         """Score between two stories' profiles (the repair's merge and split criterion). ``detail``, when given,

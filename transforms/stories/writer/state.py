@@ -141,9 +141,10 @@ class Story:
     n_body: int = 0
     n_untimed: int = 0
     version: int = 0
-    _profile: tuple | None = None
-    # The profile's top keys as last computed, and the keys whose counts rose since: counts only rise on a live
-    # story (a repair builds a new Story), so the new top keys are the top of (old top + risen keys).
+    _profile: tuple | None = None  # (key columns' epoch, per kind (keys, count / n, columns)): profiles.py
+    # The profile's top keys as last ranked (a profiles.Ranking per kind), and the keys whose counts rose since:
+    # counts only rise on a live story (a repair builds a new Story), so the new top keys are the top of (old top +
+    # risen keys).
     _top: tuple | None = None
     _risen: tuple = field(default_factory=lambda: (set(), set()))
     # Members in arrival order and their vectors as float64 rows (grown, not rebuilt, as members join).
@@ -151,6 +152,9 @@ class Story:
     _mat: np.ndarray | None = None
     _mat_n: int = 0
     _mat_original: np.ndarray | None = None  # whether each row of _mat is an original (grown with it)
+    _mat_norm_max: float | None = (
+        0.0  # the largest Euclidean norm of a row of _mat (grown with it: representative's slack)
+    )
     # The originals' float64 vectors summed in article-id order (:meth:`dense_sum`) and the last id in that sum.
     _dv: np.ndarray | None = None
     _dv_last: str = ""
@@ -262,28 +266,54 @@ class Story:
 
         Row by row ``sum(v * c)`` (numpy's pairwise sum along each row), so a member's score does not depend on
         its row or on the other members: a restored story, whose members arrive in another order, picks the same.
+        Only the rows that can be the best are summed so: a matrix-vector product (BLAS, any order) tells them, as
+        every way of summing a row's products lies within :func:`_dot_slack` of the exact sum (one row left: it).
         """
         rows = self._rows
-        if rows is None or len(rows) != len(self.members):
+        if rows is None or len(rows) != len(self.members) or self._mat_norm_max is None:
             rows = self._rows = sorted(self.members.values(), key=lambda m: m.article_id)
-            self._mat = None
+            self._mat = None  # (no norm: a story pickled before the norms were kept)
+        if self._mat is None or self._mat_n < len(rows):
+            self._grow_rows(rows)
+        k = len(rows)
+        mat, c = self._mat[:k], self.centroid()
+        approx = mat @ c
+        if 0 < self.n < k:  # copies are chosen only when there is no original
+            approx = np.where(self._mat_original[:k], approx, -np.inf)
+        slack = 2.0 * _dot_slack(len(c), float(np.sqrt(np.dot(c, c)))) * self._mat_norm_max
+        maybe = np.flatnonzero(approx >= approx.max() - slack)
+        if len(maybe) == 1:
+            return rows[int(maybe[0])].article_id
+        scores = (mat[maybe] * c).sum(axis=1)  # each row's pairwise sum: the same bits whatever the other rows
+        return min(rows[i].article_id for i in maybe[scores == scores.max()].tolist())
+
+    def _grow_rows(self, rows: list[Member]) -> None:
+        """The member matrix (float64 rows in ``rows`` order), whether each row is an original, the largest row norm."""
         have = 0 if self._mat is None else self._mat_n
-        if have < len(rows):
-            if self._mat is None or self._mat.shape[0] < len(rows):
-                grown = np.empty((max(16, 2 * len(rows)), len(self.csum)), dtype=np.float64)
-                if have:
-                    grown[:have] = self._mat[:have]
-                self._mat = grown
-            self._mat[have : len(rows)] = np.stack([m.vector for m in rows[have:]]).astype(np.float64)
-            flags = np.fromiter((not m.is_copy for m in rows[have:]), dtype=bool, count=len(rows) - have)
-            self._mat_original = flags if not have else np.concatenate([self._mat_original[:have], flags])
-            self._mat_n = len(rows)
-        scores = (self._mat[: len(rows)] * self.centroid()).sum(axis=1)
-        original = self._mat_original[: len(rows)]
-        if original.any():
-            scores = np.where(original, scores, -np.inf)
-        best = scores.max()
-        return min(rows[i].article_id for i in np.flatnonzero(scores == best))
+        if self._mat is None or self._mat.shape[0] < len(rows):
+            size = max(16, 2 * len(rows))
+            grown = np.empty((size, len(self.csum)), dtype=np.float64)
+            original = np.empty(size, dtype=bool)
+            if have:
+                grown[:have], original[:have] = self._mat[:have], self._mat_original[:have]
+            self._mat, self._mat_original = grown, original
+        if not have:
+            self._mat_norm_max = 0.0
+        for i in range(have, len(rows)):
+            m = rows[i]
+            row = self._mat[i]
+            row[:] = m.vector
+            self._mat_original[i] = not m.is_copy
+            self._mat_norm_max = max(self._mat_norm_max, math.sqrt(float(np.dot(row, row))))
+        self._mat_n = len(rows)
+
+
+def _dot_slack(dim: int, c_norm: float) -> float:
+    """A bound, per unit of a row's norm, on how far two sums of the ``dim`` products of that row and a vector of
+    norm ``c_norm`` can lie apart, whatever their order (numpy's pairwise sum, BLAS's blocks with or without FMA):
+    each lies within ``dim * u / (1 - dim * u) * sum|v_i c_i|`` of the exact value (u = 2**-53), and
+    ``sum|v_i c_i| <= |v| |c|`` (Cauchy-Schwarz); twice that, doubled again for the norms' own rounding."""
+    return 4.0 * (dim + 2) * 2.0**-53 * c_norm * 1.01
 
 
 def decay(half_life_ms: float, dt: int) -> float:
