@@ -47,32 +47,28 @@ class LexicalStats:
     def __setstate__(self, state: dict) -> None:
         """A writer pickled before the key columns existed (a backfill checkpoint) gets them from its ``ldf``."""
         self.__dict__.update(state)
-        if "columns" not in state:
+        if not isinstance(state.get("columns"), KeyColumns):
             self.columns = KeyColumns()
-            for kind, ldf in enumerate((self.ldf, self.ledf)):
-                self.columns.renumber(kind, ldf)
+            self.columns.renumber((self.ldf, self.ledf))
 
     def count(self, m: Member, sign: int) -> None:
         if m.is_copy:
             return
         self.n_docs += sign
         self.df_version += 1
+        cols = self.columns
         for kind, (df, ldf, keys) in enumerate(((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities))):
-            cols = self.columns
             for k in keys:
                 df[k] += sign
                 if df[k] <= 0:
                     del df[k]
                     ldf.pop(k, None)
-                    c = cols.cols[kind].get(k)
-                    if c is not None:
-                        cols.values[kind][c] = 0.0
+                    cols.drop(kind, k)
                 else:
-                    x = ldf[k] = math.log(df[k] + 1.0)
-                    c = cols.column(kind, k)  # first: a new column may grow the array
-                    cols.values[kind][c] = x
-            if sign < 0 and len(cols.cols[kind]) > 2 * len(ldf) + 4096:
-                cols.renumber(kind, ldf)  # the columns of keys gone from every live story, reclaimed
+                    ldf[k] = x = math.log(df[k] + 1.0)
+                    cols.store(kind, k, x)
+        if sign < 0 and cols.crowded(len(self.ldf) + len(self.ledf)):
+            cols.renumber((self.ldf, self.ledf))  # the columns of keys gone from every live story, reclaimed
 
     def article_vectors(self, terms, tfs, ents, counted: bool) -> tuple[dict, dict]:
         """TF-IDF vectors of an article; ``counted=False`` adds the article itself to the statistics."""
@@ -180,8 +176,8 @@ class LexicalStats:
         """
         log_base = math.log(self.n_docs + self.config.idf_prior)
         return tuple(
-            _unit_arrays(p[0], profiles.weights(self, kind, p[1], p[2], log_base))
-            for kind, p in enumerate(profiles.profile_parts(self, s))
+            _unit_arrays(top.keys, profiles.weights(self, top.share, top.columns(), log_base))
+            for top in profiles.profile_parts(self, s)
         )
 
     def profile_dots(self, s: Story, vecs: tuple[dict, dict]) -> tuple[float, float]:
