@@ -101,6 +101,15 @@ class ClusterConfig:
     # In that complete linkage, two leads that both name days of the week and share none never pair (a saga's items
     # told on different days; English: transforms/stories/writer/scoring.py weekdays_conflict).
     lead_weekdays: bool = True
+    # A headline without a body counts as a lead in that complete linkage (it is shorter than one): one empty-bodied
+    # member used to switch the rule off for its whole story, and AllSides' largest mixed story (17 articles, 14 items)
+    # grew through one (docs/stories.md, "Leads without time: the holes").
+    headlines_as_leads: bool = True
+    # The re-clustering keeps the same complete linkage between two stories of untimed leads (every cross pair at the
+    # body bar + UNTIMED_LEAD_MIN_PAIR), and two such stories whose leads name days of the week, none shared between
+    # the two stories' days, never share a cluster (LEAD_WEEKDAYS): until then the re-clustering's average linkage
+    # remade the saga chains the joins had refused.
+    recluster_lead_pairs: bool = True
     split_margin: float = 0.35  # split only when the halves score this far below the merge bar
     unknown_time_penalty: float = 0.55
     time_weight: float = 0.3

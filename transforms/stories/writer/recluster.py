@@ -44,6 +44,7 @@ from transforms.stories.writer.evidence import disagree
 from transforms.stories.writer.lexical import row_matrix
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import active, apply_merge, repair_tick
+from transforms.stories.writer.scoring import WEEKDAYS, min_pair, short
 from transforms.stories.writer.state import Member, Story, WriterOutput, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -196,6 +197,35 @@ def veto(w: WriterState, comp: list[Story], story: np.ndarray, L: np.ndarray, ba
             L[np.ix_(rb, ra)] = -np.inf
 
 
+def lead_pairs(w: WriterState, comp: list[Story], ms: list[Member], story: np.ndarray, L: np.ndarray, body: float):
+    """The complete linkage of untimed leads (scoring.min_pair) inside the re-clustering (RECLUSTER_LEAD_PAIRS): two
+    articles of different stories whose originals are all leads (or headlines) without a time never share a cluster
+    when their pair logit is below the model's body bar plus UNTIMED_LEAD_MIN_PAIR, or when both stories' leads name
+    days of the week and the two stories share none (LEAD_WEEKDAYS; a story's days: those its leads name). ``L`` gets
+    -inf there, so no average can reach the bar."""
+    c = w.config
+    leads = {s.story_id for s in comp if s.n and all(short(c, m) and not m.time_known for m in s.originals)}
+    floor = min_pair(c, [m for s in comp if s.story_id in leads for m in s.originals], [])
+    if floor is None or not leads:
+        return
+    lead = np.array([sid in leads for sid in story.tolist()])
+    cross = lead[:, None] & lead[None, :] & (story[:, None] != story[None, :])
+    weak = cross & (body + floor > L)
+    if c.lead_weekdays:  # a story's days: those its leads name; two stories that name days and share none clash
+        order = sorted(WEEKDAYS)
+        named = np.zeros((len(ms), len(order)), dtype=bool)
+        for i, m in enumerate(ms):
+            named[i] = [d in m.terms for d in order]
+        sids = sorted(set(story.tolist()))
+        row = np.searchsorted(sids, story)
+        days = np.zeros((len(sids), len(order)), dtype=bool)
+        np.logical_or.at(days, row, named)
+        any_day = days.any(axis=1)
+        clash = any_day[:, None] & any_day[None, :] & ~((days.astype(np.int64) @ days.T.astype(np.int64)) > 0)
+        weak |= cross & clash[np.ix_(row, row)]
+    L[weak] = -np.inf
+
+
 def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[list[str]]):
     """(id of each cluster, None for a new group; old story id -> index of its heir cluster).
 
@@ -229,6 +259,8 @@ def recluster(w: WriterState, comp: list[Story], tick: int, repaired: set[int]) 
     L = pair_logits(w, ms)
     story = np.array([of[m.article_id] for m in ms])
     L = L + c.recluster_stay_bonus * (story[:, None] == story[None, :])
+    if c.recluster_lead_pairs and body:
+        lead_pairs(w, comp, ms, story, L, float(model.thresholds["body"]))
     veto(w, comp, story, L, bar)
     labels = average_linkage(L, bar)
     by_label: dict[int, list[str]] = {}

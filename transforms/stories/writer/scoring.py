@@ -203,7 +203,7 @@ class Scorer:
         X = np.stack([V @ V.T, E @ E.T, T @ T.T, pairscore.time_feature(known, at), places], axis=-1)
         model = self.model()
         weakest = float(model.logit(X)[: len(ma), len(ma) :].min()) - float(model.thresholds["body"])
-        if self.config.lead_weekdays and weekdays_conflict(ma, mb):
+        if self.config.lead_weekdays and weekdays_conflict(ma, mb, self.config.headlines_as_leads):
             return -math.inf
         return weakest
 
@@ -329,22 +329,28 @@ def ages_mean(a: Story, b: Story, cache: dict | None = None) -> float:
 WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
-def weekdays_conflict(ma: list[Member], mb: list[Member]) -> bool:
+def weekdays_conflict(ma: list[Member], mb: list[Member], headlines: bool = False) -> bool:
     """Whether a lead of ``ma`` and a lead of ``mb`` both name days of the week and share none (English terms: a
     lead's terms are its whole text): two items of one saga told on different days ("voted on Saturday" against
     "faces a final barrage of questions on Thursday")."""
-    da = [frozenset(m.terms) & WEEKDAYS for m in ma if m.lead_only]
-    db = [frozenset(m.terms) & WEEKDAYS for m in mb if m.lead_only]
+    da = [frozenset(m.terms) & WEEKDAYS for m in ma if m.lead_only or (headlines and not m.has_body)]
+    db = [frozenset(m.terms) & WEEKDAYS for m in mb if m.lead_only or (headlines and not m.has_body)]
     return any(x and y and not (x & y) for x in da for y in db)
+
+
+def short(c: ClusterConfig, m: Member) -> bool:
+    """Whether a member is a lead, or (HEADLINES_AS_LEADS) a headline without a body: shorter than a lead."""
+    return m.lead_only or (c.headlines_as_leads and not m.has_body)
 
 
 def min_pair(c: ClusterConfig, ma: list[Member], mb: list[Member]) -> float | None:
     """The complete-linkage floor of an untimed join or merge between ``ma`` and ``mb`` (an article or a story's
     latest originals, each side with a body): UNTIMED_MIN_PAIR for every untimed body, else UNTIMED_LEAD_MIN_PAIR when
-    every article of both sides is a lead; None: the profile score (and the second opinion, when asked) decide."""
+    every article of both sides is a lead (or a headline: HEADLINES_AS_LEADS); None: the profile score (and the
+    second opinion, when asked) decide."""
     if c.untimed_min_pair is not None:
         return c.untimed_min_pair
-    if c.untimed_lead_min_pair is not None and all(m.lead_only for m in ma) and all(m.lead_only for m in mb):
+    if c.untimed_lead_min_pair is not None and all(short(c, m) for m in ma) and all(short(c, m) for m in mb):
         return c.untimed_lead_min_pair
     return None
 
