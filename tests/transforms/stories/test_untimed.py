@@ -148,3 +148,35 @@ def test_the_relief_may_ask_every_pair_instead_of_their_average(tmp_path):
     assert len(set(stories_of(arts, dataclasses.replace(complete, untimed_relief=None)).values())) == 3
     assert len(set(stories_of(arts, complete).values())) == 1
     assert len(set(stories_of(arts, dataclasses.replace(complete, untimed_relief_margin=1e6)).values())) == 3
+
+
+def test_a_headline_among_untimed_leads_keeps_their_complete_linkage(tmp_path):
+    """ClusterConfig.headlines_as_leads (on by default): a member without a body is shorter than a lead, so a story
+    of leads that holds one keeps the complete linkage (before, one empty-bodied report switched it off for its
+    whole story and AllSides' saga items chained into it)."""
+    loose = _loose(tmp_path, 0.0)
+    arts = leads(saga(False))
+    arts[1] = dataclasses.replace(arts[1], has_body=False, lead_only=False)  # e0-1: a headline only
+    assert loose.headlines_as_leads
+    apart = stories_of(arts, loose)
+    assert len({apart[f"e{e}-0"] for e in range(3)}) == 3
+    assert apart["e0-0"] == apart["e0-1"] and apart["e1-0"] == apart["e1-1"]
+    off = dataclasses.replace(loose, headlines_as_leads=False)
+    assert len(set(stories_of(arts, off).values())) < 3
+
+
+def test_the_reclustering_keeps_the_weekdays_of_untimed_leads(tmp_path):
+    """ClusterConfig.recluster_lead_pairs (on by default): the re-clustering's average linkage never puts together
+    two stories of untimed leads whose leads name days of the week and share none (the joins refuse them already);
+    without it, it remade the saga's chain."""
+    days = ("monday", "tuesday", "wednesday")
+    named = []
+    for a in saga(False):
+        terms = tuple(sorted(a.terms + (days[int(a.article_id[1])],)))
+        named.append(dataclasses.replace(a, lead_only=True, terms=terms, term_tf=(1,) * len(terms)))
+    cfg = dataclasses.replace(_loose(tmp_path, -1e9), repair_mode="recluster", recluster_margin_body=-6.0)
+    assert cfg.recluster_lead_pairs
+    apart = stories_of(named, cfg)
+    assert len({apart[f"e{e}-0"] for e in range(3)}) == 3
+    off = dataclasses.replace(cfg, recluster_lead_pairs=False)
+    assert len(set(stories_of(named, off).values())) < 3

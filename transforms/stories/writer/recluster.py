@@ -17,7 +17,9 @@ At a repair tick (every REPAIR_EVERY while some live story had an article in the
    the profile score, which beats batch average linkage on text with bodies (docs/stories.md), and the bonus keeps
    them unless the pair score is clearly against them. The cut is the model's bar of the component's text kind plus
    RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE (None: that text kind is not re-clustered). Two stories with
-   bodies whose headlines name different things (:mod:`transforms.stories.writer.evidence`) never share a cluster.
+   bodies whose headlines name different things (:mod:`transforms.stories.writer.evidence`) never share a cluster,
+   nor do two stories of untimed leads whose article pairs the joins' complete linkage would refuse
+   (:func:`lead_pairs`, RECLUSTER_LEAD_PAIRS).
 3. Ids (:func:`reconcile`): an old story's heir is the cluster holding more than half of its originals, else (no
    majority: a split into halves or parts) the cluster holding its representative. A cluster heir to old stories
    keeps the oldest (smallest) of their ids and the others become its aliases (one hop: the store re-points older
