@@ -58,15 +58,22 @@ class LexicalStats:
         self.df_version += 1
         cols = self.columns
         for kind, (df, ldf, keys) in enumerate(((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities))):
+            colmap, column = cols.cols[kind], cols.column
+            put = {}  # column -> its new log(df + 1), written in one numpy assignment (the last value of a key)
             for k in keys:
                 df[k] += sign
                 if df[k] <= 0:
                     del df[k]
                     ldf.pop(k, None)
-                    cols.drop(kind, k)
+                    c = colmap.get(k)
+                    if c is not None:
+                        put[c] = 0.0
                 else:
                     ldf[k] = x = math.log(df[k] + 1.0)
-                    cols.store(kind, k, x)
+                    c = colmap.get(k)
+                    put[column(kind, k) if c is None else c] = x
+            if put:
+                cols.values[np.fromiter(put, np.intp, len(put))] = np.fromiter(put.values(), np.float64, len(put))
         if sign < 0 and cols.crowded(len(self.ldf) + len(self.ledf)):
             cols.renumber((self.ldf, self.ledf))  # the columns of keys gone from every live story, reclaimed
 

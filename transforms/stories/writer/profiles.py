@@ -48,15 +48,6 @@ class KeyColumns:
                 self.values = np.concatenate([self.values, np.zeros(len(self.values))])
         return c
 
-    def store(self, kind: int, key: str, x: float) -> None:
-        c = self.column(kind, key)  # first: a new column may grow the array
-        self.values[c] = x
-
-    def drop(self, kind: int, key: str) -> None:
-        c = self.cols[kind].get(key)
-        if c is not None:
-            self.values[c] = 0.0
-
     def columns(self, kind: int, keys) -> np.ndarray:
         """The columns of ``keys``."""
         if not keys:
