@@ -537,6 +537,11 @@ SMALL_CITY = 100_000  # a city this small needs more than its bare name (:func:`
 BIG_CITY = 1_000_000  # a bare city name this big needs neither a mid-sentence mention nor a country named with it
 QUICK_CHARS = 4000  # the body read by :func:`quick_places`, as the extractor's SCAN_CHARS
 _QUICK_TOKEN = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_][\w'’\-]*|\d[\d.,:]*|[.!?;:,/\"“”«»()\[\]|•—–]")
+# First words of a longer name that make it a part of the place its last word names ("South Dallas").
+PLACE_PARTS = frozenset(
+    "north south east west northeast northwest southeast southwest northern southern eastern western central "
+    "downtown midtown uptown greater upper lower inner outer metro suburban old new mount port fort lake".split()
+)
 _QUICK_SENTENCE_END = frozenset('.!?;:"“”«»()[]|•—–')
 
 
@@ -569,7 +574,14 @@ def quick_places(title: str, body: str, language: str, max_chars: int = QUICK_CH
     """The places of an article without the whole entity extractor (for the story writer, which runs on every
     article): capitalised runs looked up in the gazetteer and read by the extractor's rules (:func:`accept`),
     caseless scripts by the automaton; the title's places first, then the body's in order. About a quarter of
-    :func:`transforms.articles.entities.extract`'s CPU."""
+    :func:`transforms.articles.entities.extract`'s CPU. A person's surname is no place (:func:`surnames`)."""
+    return places_and_surnames(title, body, language, max_chars)[0]
+
+
+def places_and_surnames(
+    title: str, body: str, language: str, max_chars: int = QUICK_CHARS
+) -> tuple[tuple[Place, ...], tuple[str, ...]]:
+    """(:func:`quick_places`, the surnames it did not read as cities: :func:`surnames`, sorted)."""
     g = gazetteer()
     said: dict[str, list] = {}  # surface -> [position, mid, hinted]
     lower: set[str] = set()
@@ -586,9 +598,33 @@ def quick_places(title: str, body: str, language: str, max_chars: int = QUICK_CH
     for s, row in linked.items():
         if row is not None and (p := g.by_entity(row[0])) is not None:
             found[s] = p
+    names = surnames(said, found, language)
+    for s in names:
+        del found[s]
     shared = shared_countries(found.values())
     kept = [(said[s][0], p) for s, p in found.items() if accept(p, s, said[s][2], said[s][1], shared[p.key])]
-    return tuple(dict.fromkeys(p for _, p in sorted(caseless + kept, key=lambda x: x[0])))
+    return tuple(dict.fromkeys(p for _, p in sorted(caseless + kept, key=lambda x: x[0]))), tuple(sorted(names))
+
+
+def surnames(said: dict[str, list], found: dict, language: str) -> list[str]:
+    """The one-word surfaces of ``found`` naming a city that end a longer name of the same text, which looks like a
+    person's (:func:`_person_like`), and that no locative preposition announces: a person named in full, then by
+    surname ("Esteban Santiago" ... "Santiago, 26,": no Chilean capital; "Henry Jackson" ... "Jackson")."""
+    ends = {s.split()[-1] for s in said if " " in s and s not in found and _person_like(s.split(), language, found)}
+    return [s for s, p in found.items() if s in ends and " " not in s and p.kind == "city" and not said[s][2]]
+
+
+def _person_like(words: list[str], language: str, found: dict) -> bool:
+    """Whether a capitalised run of several words may be a person's name: no word in capitals ("WTHR Indianapolis",
+    "SE Houston"), no preposition or connector inside ("Shot In Englewood", "Smith of Charlotte"), and a first word
+    that is no place the text names, no compass or place word ("South Dallas", "Mount Auburn") and no common word."""
+    inner = PLACE_PREPS | CONNECTORS
+    if any(w.isupper() or w.casefold() in inner for w in words):
+        return False
+    first = words[0].casefold()
+    if first in PLACE_PARTS or first in stopwords(language) or first in GENERIC:
+        return False
+    return words[0] not in found
 
 
 def _quick_runs(text: str, where: tuple[str, int], lower: set[str], said: dict[str, list]) -> None:

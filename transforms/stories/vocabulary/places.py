@@ -30,6 +30,9 @@ from transforms.stories.vocabulary import streets
 
 PLACE_CHARS = 600  # the start of the body read for places: the dateline and the first sentences
 LOCAL = "@"  # marks a local place name among the chains (transforms/stories/vocabulary/streets.py)
+# Marks a person's surname that the gazetteer would have read as a city (transforms/articles/places.py surnames:
+# "Esteban Santiago" ... "Santiago"): shared, it is what the misread city shared was (the same +1); never a conflict.
+NAME = "~"
 
 
 def chains(title: str, body: str, language: str, entities: list[dict] | None = None) -> tuple[str, ...]:
@@ -37,9 +40,14 @@ def chains(title: str, body: str, language: str, entities: list[dict] | None = N
     courts, neighbourhoods: :mod:`transforms.stories.vocabulary.streets`) as ``"@<name>"`` entries."""
     from transforms.articles import places as P
 
-    found = P.places_of(title or "", (body or "")[:PLACE_CHARS], language or "und", entities)
+    names: tuple[str, ...] = ()
+    if entities is None:
+        found, names = P.places_and_surnames(title or "", (body or "")[:PLACE_CHARS], language or "und")
+    else:
+        found = P.places_of(title or "", (body or "")[:PLACE_CHARS], language or "und", entities)
     local = streets.local_places(title or "", body or "", language or "und")
-    return (*sorted(">".join((p.key, *p.parents)) for p in P.leaves(found)), *sorted(LOCAL + n for n in local))
+    gazetteer = sorted(">".join((p.key, *p.parents)) for p in P.leaves(found))
+    return (*gazetteer, *sorted(LOCAL + n for n in local), *sorted({NAME + P.fold(n) for n in names}))
 
 
 def relation(a, b) -> float:
@@ -52,6 +60,8 @@ def relation(a, b) -> float:
 def gazetteer_relation(a, b) -> float:
     """+1 when two sets of chains share a most specific place, -1 when no place of one lies in (or contains) a place
     of the other, 0 when either names none or they are only compatible (a city and its state)."""
+    if _names(a) & _names(b):
+        return 1.0
     a, b = _chains(a), _chains(b)
     if not a or not b:
         return 0.0
@@ -67,7 +77,11 @@ def gazetteer_relation(a, b) -> float:
 
 
 def _chains(places) -> list[str]:
-    return [c for c in places if not c.startswith(LOCAL)]
+    return [c for c in places if not c.startswith((LOCAL, NAME))]
+
+
+def _names(places) -> frozenset[str]:
+    return frozenset(c for c in places if c.startswith(NAME))
 
 
 def _local(places) -> frozenset[str]:
@@ -91,6 +105,17 @@ def _local_matrix(rows_a: list, rows_b: list) -> np.ndarray:
     la, lb = [_local(r) for r in rows_a], [_local(r) for r in rows_b]
     if not any(la) or not any(lb):
         return np.zeros((len(rows_a), len(rows_b)))
+    shared = _shared(rows_a, rows_b, _local)
+    known = np.array([bool(r) for r in la])[:, None] & np.array([bool(r) for r in lb])[None, :]
+    return np.where(~known, 0.0, np.where(shared, 1.0, -1.0))
+
+
+def _shared(rows_a: list, rows_b: list, part) -> np.ndarray:
+    """Whether each row of ``rows_a`` shares an entry of ``part`` (:func:`_local`, :func:`_names`) with each of
+    ``rows_b``."""
+    la, lb = [part(r) for r in rows_a], [part(r) for r in rows_b]
+    if not any(la) or not any(lb):
+        return np.zeros((len(rows_a), len(rows_b)), dtype=bool)
     vocab = {k: i for i, k in enumerate(sorted(set().union(*la, *lb)))}
 
     def mat(rows):
@@ -99,16 +124,15 @@ def _local_matrix(rows_a: list, rows_b: list) -> np.ndarray:
             m[i, [vocab[k] for k in r]] = 1.0
         return m
 
-    shared = (mat(la) @ mat(lb).T) > 0
-    known = np.array([bool(r) for r in la])[:, None] & np.array([bool(r) for r in lb])[None, :]
-    return np.where(~known, 0.0, np.where(shared, 1.0, -1.0))
+    return (mat(la) @ mat(lb).T) > 0
 
 
 def gazetteer_matrix(rows_a: list, rows_b: list) -> np.ndarray:
     """:func:`gazetteer_relation` between every place set of ``rows_a`` and of ``rows_b``, vectorised."""
+    named = _shared(rows_a, rows_b, _names)
     rows_a, rows_b = [_chains(r) for r in rows_a], [_chains(r) for r in rows_b]
     if not any(rows_a) or not any(rows_b):
-        return np.zeros((len(rows_a), len(rows_b)))
+        return np.where(named, 1.0, 0.0)
     vocab: dict[str, int] = {}
     for r in (*rows_a, *rows_b):
         for c in r:
@@ -130,4 +154,4 @@ def gazetteer_matrix(rows_a: list, rows_b: list) -> np.ndarray:
     same = (la @ lb.T) > 0
     compatible = ((la @ wb.T) > 0) | ((wa @ lb.T) > 0)
     known = np.array([bool(r) for r in rows_a])[:, None] & np.array([bool(r) for r in rows_b])[None, :]
-    return np.where(~known, 0.0, np.where(same, 1.0, np.where(compatible, 0.0, -1.0)))
+    return np.where(named | same, 1.0, np.where(~known | compatible, 0.0, -1.0))
