@@ -27,7 +27,9 @@ def test_a_place_announced_or_qualified_stays():
 
 def test_reports_naming_the_person_agree_and_never_conflict_on_him():
     first = pl.chains("5 dead in airport shooting", SHOOTER, "en")
-    second = pl.chains("Victims identified", "Santiago, who flew in from Anchorage, shot Esteban Santiago's victims.", "en")
+    second = pl.chains(
+        "Victims identified", "Santiago, who flew in from Anchorage, shot Esteban Santiago's victims.", "en"
+    )
     florida = pl.chains("Florida airport shooting", "The shooting at the airport in Fort Lauderdale, Florida.", "en")
     assert "~santiago" in first and not any(c.startswith("gn:3871336") for c in first)
     assert pl.relation(first, second) == 1.0
