@@ -71,9 +71,6 @@ ALIAS_GEONAMES = {"place:new-york": 5128581, "place:washington-dc": 4140963, "pl
 # Stockton-on-Tees.
 MAIN_NAME_WEIGHT = 10
 ALTERNATE_NAMES_MIN_POPULATION = 100_000  # smaller cities: their main name only (bounds memory: ~130,000 names)
-# A city's alternate name this short in a cased script is a code or a word, never read: "Sam" (Damascus), "Kan"
-# (Ganzhou), "Ko" (Kyiv) named three US shootings' reports on gva-dev. Main names keep every length ("Ede", "Aba").
-SHORT_ALTERNATE = 3
 _CASELESS = re.compile(r"[\u0590-\u06ff\u0900-\u0dff\u0e00-\u0e7f\u1000-\u10ff\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _DIGIT = re.compile(r"\d")
@@ -355,8 +352,7 @@ def _add_cities(b: _Builder, iso: dict[str, str], states: dict[str, str]) -> Non
         b.name(key, c["name"], 2)
         if c.get("population", 0) >= ALTERNATE_NAMES_MIN_POPULATION:
             for alt in c.get("alternatenames") or ():
-                if len(alt) > SHORT_ALTERNATE or _is_caseless(alt):
-                    b.name(key, alt, 1)
+                b.name(key, alt, 1)
 
 
 def _add_alias_rows(b: _Builder) -> None:
