@@ -252,7 +252,9 @@ class _Builder:
         def order_of(k: str, quality: int) -> tuple:
             kind, population, gid = rank[k]
             if kind == KINDS_RANK["capital"] and quality != 2:
-                kind = KINDS_RANK["city"]  # a capital goes first by its own name, not an old one ("Philadelphia": Amman)
+                kind = KINDS_RANK[
+                    "city"
+                ]  # a capital goes first by its own name, not an old one ("Philadelphia": Amman)
             return kind, -population * (MAIN_NAME_WEIGHT if quality == 2 else 1), gid
 
         names = {
