@@ -251,10 +251,8 @@ class _Builder:
 
         def order_of(k: str, quality: int) -> tuple:
             kind, population, gid = rank[k]
-            if kind == KINDS_RANK["capital"] and quality != 2:
-                kind = KINDS_RANK[
-                    "city"
-                ]  # a capital goes first by its own name, not an old one ("Philadelphia": Amman)
+            if kind == KINDS_RANK["capital"] and quality != 2:  # first by its own name only ("Philadelphia": Amman)
+                kind = KINDS_RANK["city"]
             return kind, -population * (MAIN_NAME_WEIGHT if quality == 2 else 1), gid
 
         names = {
