@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.transforms.editions.replay_driver import replay
-from transforms.editions.ranker import skip
+from transforms.editions.ranker import skip, steady
 
 
 def _quiet_world(world) -> None:
@@ -38,7 +38,12 @@ def _memory(mem) -> tuple:
 def test_skipped_minutes_store_the_every_minute_bytes_and_memory(world, tmp_path, monkeypatch):
     _quiet_world(world)
     every, every_moves, every_tally, every_mem = replay(world, tmp_path / "every", change_only=False)
+    repeated, repeats = [], steady.SteadyCheck.repeats
+    monkeypatch.setattr(
+        steady.SteadyCheck, "repeats", lambda self, ctx: repeated.append(repeats(self, ctx)) or repeated[-1]
+    )
     fast, fast_moves, fast_tally, fast_mem = replay(world, tmp_path / "fast", change_only=True)
+    assert any(repeated) and not all(repeated)  # some skips start at a full minute, without a ranked steady one
     assert len([k for k in every if "/us-en/top/" in k]) >= 3
     assert every.keys() == fast.keys()
     assert [k for k in every if every[k] != fast[k]] == []

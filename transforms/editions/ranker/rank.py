@@ -233,8 +233,12 @@ class EditionRanker:
                 items = cached.steady.unproposed(items, mem, ctx.overlays.controls)
         if now % HOUR_MS == 0:
             self.compact(key, cached, event_log, now)
-        if out is None and self.fast_forward and cached.book is ctx.book:
-            now = self._skip_steady(ctx, cached, mem)
+        if (
+            self.fast_forward
+            and cached.book is ctx.book
+            and (out is None or (ctx.steady is not None and ctx.steady.repeats(ctx)))
+        ):
+            now = self._skip_steady(ctx, cached, mem)  # after a steady minute, or a full one the next repeats
         live = bool(cached.book.live_mask(now, self.params.live_window_ms).any())
         idle = now - mem.last_event_at >= self.params.idle_cycles * MINUTE_MS
         nxt_cycle = None

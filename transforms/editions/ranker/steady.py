@@ -47,7 +47,7 @@ tests/pipelines/test_backfill_change_only.py compares the two byte for byte.
 from __future__ import annotations
 
 from transforms.editions.cycle import fairness
-from transforms.editions.cycle.run import pool_positions
+from transforms.editions.cycle.run import choose_page_slots, pool_positions
 from transforms.editions.vocabulary.documents import content_digest
 
 
@@ -141,6 +141,7 @@ class SteadyCheck:
     def __init__(self, watch: SteadyWatch, memory, now: int, params, extra: tuple):
         self.watch, self.memory, self.now, self.params, self.extra = watch, memory, now, params, extra
         self.decided = None  # (ranked, gates, page_slots) of a steady minute (transforms/editions/ranker/skip.py)
+        self.full = None  # (ranked, facts, gates, page_slots) of a full minute (:meth:`repeats`)
 
     def __call__(self, book, ranked, facts, gates, page_slots) -> bool:
         """True (after the steady memory updates) when the minute builds nothing."""
@@ -152,10 +153,38 @@ class SteadyCheck:
             self.decided = (ranked, gates, page_slots)
             return True
         watch.last_key = key  # a full minute follows: its documents are what this key describes
+        self.full = (ranked, facts, gates, page_slots)
         return False
+
+    def repeats(self, ctx) -> bool:
+        """After a full minute of a replay: whether the next minute, its scores compared as this minute's (what
+        :func:`~transforms.editions.ranker.skip.horizon` then proves for the minutes it skips), decides this minute's
+        page slots again. The hysteresis reads the previous minute's pages, which a full minute changed, so the
+        slots are decided once more with this minute's as the previous ones (memory.prev_pages restored after);
+        the same slots, and no page shrinking, make the next minute steady, so it need not be ranked to start the
+        skip: ``decided`` is set as a steady minute sets it."""
+        full, memory = self.full, self.memory
+        if full is None or not self.watch._no_shrink(memory):
+            return False
+        ranked, facts, gates, page_slots = full
+        previous = dict(memory.prev_pages)
+        again = choose_page_slots(ctx, ranked, facts, gates)
+        memory.prev_pages = previous
+        if _slots(again) != _slots(page_slots):
+            return False
+        self.decided = (ranked, gates, page_slots)
+        return True
 
     def record(self, out) -> None:
         self.watch.record(out, self.memory)
+
+
+def _slots(page_slots) -> tuple:
+    """What a page shows of its slots, scores aside."""
+    return tuple(
+        (sec, tuple((slot.story_id, slot.pinned, slot.alt_rep, i, rep, tuple(sup)) for slot, i, rep, sup, _ in chosen))
+        for sec, chosen in page_slots.by_section.items()
+    )
 
 
 def count_impressions(book, page_slots, memory, times: int = 1) -> None:
