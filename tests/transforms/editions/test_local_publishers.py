@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from transforms.editions.book.storybook import StoryBook
@@ -132,3 +133,23 @@ def test_a_citys_stories_in_the_national_pool_count_towards_its_reserve(world, m
     pool = with_cities(r, r.cycle(T).pool)
     ids = [s["story_id"] for s in pool]
     assert sorted(ids[:3]) == ["1", "2", "5"] and ids[3:] == ["9"]
+
+
+def test_whether_a_story_names_a_city_is_found_again_when_it_gains_an_article(world, make_ranker):
+    """The local reserve keeps, per story row, whether its main entities name a city (scoring._naming_cities) and
+    asks again only when the story's coverage version or article count moved: a story that names no city until an
+    article naming Boston joins it must be seen naming one at the next cycle (a kept answer that never refreshed
+    would leave it out of Boston's reserve for good)."""
+    from transforms.editions.cycle.scoring import _naming_cities
+    from transforms.editions.vocabulary.cities import config_cities
+
+    T, MIN = world.T0, world.MIN
+    world.story(8, ["daily-herald"], T - 90 * MIN)
+    r = make_ranker(world)
+    r.cycle(T)
+    codes, _ = config_cities(r.config)
+    row = np.array([r.book.stories.row_of[next(iter(r.book.stories.row_of))]])
+    assert _naming_cities(r.book, row, codes).tolist() == [False]
+    world.story(8, ["capital-post"], T + MIN, places=("boston",))
+    r.cycle(T + 5 * MIN)
+    assert _naming_cities(r.book, row, codes).tolist() == [True]
