@@ -323,6 +323,8 @@ def validate(
 
 
 def _check(kind: str, doc: dict, previous_count: int | None, min_stories: int, data: bytes) -> None:
+    """The checks of :func:`validate` on ``doc`` and its canonical bytes ``data``, in order (schema first); raises
+    :class:`SnapshotRejected` with the first reason found."""
     try:
         _validate_schema(kind, json.loads(data))
     except PageError as exc:
