@@ -119,6 +119,7 @@ TEST = [
     "listparser>=0.20",  # tests/serving/test_opml.py: the follows export parses as an OPML subscription list
     "markupsafe>=2.1",  # tests/serving/test_web_problems.py: escapes as the pages' Jinja autoescape does
     "playwright>=1.40",  # tests/browser: drives Debian's chromium (/usr/bin/chromium), no browser download
+    "scikit-learn>=1.4",  # benchmarks/stories_headline_bar.py: silhouette and mixture rules for the headline bar
     "ruff>=0.15",  # make lint: ruff check + ruff format --check (pyproject.toml), run by make test
 ]
 

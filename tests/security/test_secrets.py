@@ -169,7 +169,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
 
     # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity and CDN
     # purge settings, the browser tests' chromium and artefact folder, the commands' traceback switch, the ingest
-    # job's feed parse budget and User-Agent, the ANN kernel pin, the stories benchmarks' vector cache.
+    # job's feed parse budget and User-Agent, the ANN kernel and profile pins, the stories benchmarks' vector cache.
     elsewhere = {
         cpu.ENV: ROOT / "transforms" / "stories" / "embed" / "cpu.py",
         "NEWSROOM_OPERATOR": ROOT / "stores" / "audit.py",
@@ -182,6 +182,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         "NEWSROOM_PARSE_BUDGET_S": ROOT / "transforms" / "ingest" / "parsing.py",
         "NEWSROOM_USER_AGENT": ROOT / "transforms" / "ingest" / "fetcher.py",
         "NEWSROOM_ANN_KERNELS": ROOT / "transforms" / "stories" / "index" / "ann_kernels.py",
+        "NEWSROOM_ANN_PROFILE": ROOT / "transforms" / "stories" / "index" / "ann_kernels.py",
         "NEWSROOM_STORIES_CACHE": ROOT / "benchmarks" / "stories_calibrate.py",
     }
     for name, path in elsewhere.items():
