@@ -123,7 +123,8 @@ def test_the_job_on_the_embedded_bus(embedded_store_config):
     assert "undecodable_raw_item" in {d["reason"] for d in dead}
 
 
-@pytest.mark.parametrize("seed", ["1", "3"])
+# one failing seed pins it (each of 1, 2, 3 and 5 of 1-6 decided no story before 09f2266); a second seed cost CI ~15 s
+@pytest.mark.parametrize("seed", ["1"])
 def test_a_bounded_run_decides_stories_whatever_the_hash_seed(tmp_path, seed):
     """FnApiRunner orders stages by hash: with LinkStories reading the writer's timer output, a bounded run under
     these seeds decided no story at all. A bounded run therefore does not link (--links auto); its refusal of
