@@ -461,8 +461,8 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
     ctx.clock.lap("pool_features")
     pool_stories = []
-    smoothed = ranked.smoothed[pool_pos].tolist()
-    old_cards, new_cards = cards.old, cards.new
+    smoothed, round_sig = ranked.smoothed[pool_pos].tolist(), docs.round_sig
+    keep = cards.keep
     for k, (i, hit, x) in enumerate(zip(pool_pos_l, hits, smoothed)):
         if hit is None:
             static = fresh[k]
@@ -470,13 +470,9 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
         else:
             static = hit[1]
             new_pool[ids_l[i]] = hit
-            ck = rep_l[i] * 2  # its card stays cached for the next cycle's misses (Cards.keep)
-            if ck not in new_cards:
-                card = old_cards.get(ck)
-                if card is not None:
-                    new_cards[ck] = card
+            keep(rep_l[i])  # its card stays cached for the next cycle's misses
         entry = static.copy()
-        entry["score"] = float(f"{x:.6g}")  # docs.round_sig
+        entry["score"] = round_sig(x)
         pool_stories.append(entry)
     ctx.cache.pool = new_pool
     return {
