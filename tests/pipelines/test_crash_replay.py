@@ -271,8 +271,8 @@ def test_a_killed_streaming_stories_job_loses_no_claimed_page_on_the_emulators(g
                 time.sleep(3)
             assert_every_claim_stored_once(config, claimed, world.world)
         finally:
+            result.cancel()  # before the heartbeat stops: its pull returns at the next message, not after 30 s idle
             stop.set()
-            result.cancel()
     finally:
         world.stop()
 

@@ -129,11 +129,11 @@ def test_imported_publishers_and_opml_feeds_reach_an_edition_page(gcp_store_conf
         names = {s["representative"].get("publisher_name") for s in page["stories"]}
         assert all(n and n.startswith("Imported ") for n in names), names
     finally:
+        if result is not None:  # before the heartbeat stops: its pull returns at the next message, not after 30 s
+            result.cancel()
         stop.set()
         if beat is not None:
             beat.join(timeout=5)
-        if result is not None:
-            result.cancel()
         if ingest is not None:
             ingest.stop()
         world.stop()

@@ -207,9 +207,9 @@ def test_the_streaming_job_on_the_emulators(streaming_config):
         fetch = [stores.bus.decode("fetch-requests", m) for m in stores.bus.pull("test-fetch", 500, timeout=2)]
         assert fetch and {f["kind"] for f in fetch} == {"BURST"}
     finally:
+        result.cancel()  # before the heartbeat stops: its pull returns at the next message, not after 30 s idle
         stop.set()
         beat.join(timeout=5)
-        result.cancel()
 
 
 TRANSLATED_PAIR = ("port-almera-solar-desalination-plant", "port-almera-desaladora-solar")
@@ -293,9 +293,9 @@ def test_the_streaming_job_links_a_translated_pair_on_the_served_story_pages(emu
             stored = set(db.execute("SELECT story_id, other_id FROM story_links").fetchall())
         assert stored == {(int(a), int(b)), (int(b), int(a))}, stored
     finally:
+        result.cancel()  # before the heartbeat stops: its pull returns at the next message, not after 30 s idle
         stop.set()
         beat.join(timeout=5)
-        result.cancel()
     app = make_app(
         open_stores(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
         open_profile_store(StoreConfig(data_dir=config.data_dir, namespace=config.namespace)),
