@@ -71,7 +71,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.backfill_flags import FLAGS, add_arguments  # noqa: F401  (add_arguments: the CLI's parser)
 from pipelines.backfill_paths import (
     CHECKPOINT_DIR,
+    RESUME_FLAGS,
     RUN_FILE,
+    check_resumed_flags,
     expand_inputs,
     input_patterns,
     prepare_output,
@@ -345,6 +347,8 @@ def _prepare(job: BackfillJob) -> list[str]:
     source = job.source
     if source is not None and source.backend == "embedded" and not os.path.exists(source.embedded_db):
         raise ValueError(f"--from_store {job.from_store}: no article store there (no {source.embedded_db})")
+    if job.resume:  # before anything in --output is touched
+        check_resumed_flags(job.output, {name: getattr(job, name) for name in RESUME_FLAGS})
     prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)
     stale = os.path.join(job.output, "evaluate.html")
     if job.resume and os.path.exists(stale):  # it scored the files the resumed run rewrites
@@ -399,7 +403,10 @@ def _interrupted(job: BackfillJob, argv) -> int:
 def _say_start(job: BackfillJob, files: list[str], run_claim, runner) -> None:
     if not job.run.translate_only and "://" not in job.output:  # what --resume finds (resumed_namespace)
         with open(os.path.join(job.output, RUN_FILE), "w", encoding="utf-8") as f:
-            json.dump({"namespace": job.store.namespace, "backend": job.store.backend}, f, sort_keys=True)
+            flags = {name: getattr(job, name) for name in RESUME_FLAGS}  # what --resume must be given again
+            json.dump(
+                {"namespace": job.store.namespace, "backend": job.store.backend, "flags": flags}, f, sort_keys=True
+            )
     dry = job.run.translate_only
     src, reading = job.source, f"{len(files)} {'input pattern(s), not listed (dry run)' if dry else 'input file(s)'}"
     if src is not None:

@@ -95,7 +95,52 @@ def _prepare_remote_output(output: str, overwrite: bool, resume: bool) -> None:
         FileSystems.delete(held)
 
 
-RUN_FILE = "run.json"  # the run's store and namespace, written when it starts: what --resume finds
+RUN_FILE = "run.json"  # the run's store, namespace and flags, written when it starts: what --resume finds
+
+# The flags that choose what a run decides (BackfillJob's fields; since/until are --from/--to in ms): a resumed run
+# continues the namespace's stories, so with another value its files would be neither run's.
+RESUME_FLAGS = {
+    "input": "--input",
+    "from_store": "--from_store",
+    "since": "--from",
+    "until": "--to",
+    "language": "--language",
+    "embedder": "--embedder",
+    "links": "--links",
+    "exact_index": "--exact_index",
+    "snapshots": "--snapshots",
+}
+
+
+def check_resumed_flags(output: str, flags: dict) -> None:
+    """``--resume``: ValueError naming each flag of :data:`RESUME_FLAGS` whose value differs from the one the run in
+    ``output`` started with (its ``run.json``); nothing to check when the folder holds no such record (a remote
+    output, or a run started before the flags were recorded)."""
+    import datetime as dt
+    import json
+
+    try:
+        with open(os.path.join(output, RUN_FILE), encoding="utf-8") as f:
+            held = json.load(f).get("flags")
+    except (OSError, ValueError, AttributeError):
+        return
+    if not isinstance(held, dict):
+        return
+
+    def shown(name, value):
+        if value is None or value is False:
+            return "(not given)"
+        if name in ("since", "until") and isinstance(value, int):
+            return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+        return str(value)
+
+    differ = [n for n in RESUME_FLAGS if n in held and held[n] != flags.get(n)]
+    if differ:
+        said = "; ".join(f"{RESUME_FLAGS[n]} {shown(n, held[n])} there, {shown(n, flags.get(n))} here" for n in differ)
+        raise ValueError(
+            f"--resume: the run in {output} was started with other flags ({said}); resume it with its own flags, "
+            "or start a new run with --overwrite (or another --output)"
+        )
 
 
 def resumed_namespace(output: str) -> str | None:

@@ -66,7 +66,7 @@ class Run:
             aid = str(r["article_id"])
             self.story[aid] = int(r["story_id"]) if str(r["story_id"]).lstrip("-").isdigit() else r["story_id"]
             self.language[aid] = str(r.get("language") or "und")
-        self.titles, self.headline, self.at = _titles(self.folder)
+        self.titles, self.headline, self.at = run_titles(self.folder)
         self.explains = os.path.exists(os.path.join(self.folder, "explanations.jsonl"))
 
     def explain(self, story) -> str | None:
@@ -79,7 +79,7 @@ class Run:
         return self.headline.get(story) or next((self.titles[a] for a in sorted(members) if self.titles.get(a)), "")
 
 
-def _titles(folder: str) -> tuple[dict[str, str], dict, dict[str, int]]:
+def run_titles(folder: str) -> tuple[dict[str, str], dict, dict[str, int]]:
     """(article -> headline, story -> headline, article -> decision time in ms) of a run folder: an export's
     stories.jsonl (``titles``, ``title``, ``decided_at``), else a backfill's explanations.jsonl decision records;
     empty when neither is there."""

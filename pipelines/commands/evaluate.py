@@ -38,7 +38,6 @@ from pipelines.command_errors import CommandError
 from pipelines.commands.evaluate_scores import (
     InputError,
     check_overlap,
-    gold_rows,
     in_scope,
     load_gold,
     load_pred,
@@ -90,23 +89,26 @@ def add_arguments(parser) -> None:
 
 
 def report(gold_path: str, pred_path: str, links: bool = True, min_overlap: float = 0.0, scope: str = "gold") -> dict:
-    from pipelines.commands.evaluate_windows import parse_ms, window_scores
+    from pipelines.commands.evaluate_windows import gold_times, window_scores
 
-    gold, lang = load_gold(gold_path)
+    gold, lang = load_gold(gold_path, links)
+    gold_own = load_gold(gold_path)[0]  # a run as gold: its per-language stories (its groups are in ``gold``)
     pred = load_pred(pred_path, links)
     full = len(gold)
     gold = in_scope(gold, pred, scope)
     check_overlap(gold, pred, min_overlap)
     by_lang = defaultdict(dict)
-    for a, g in gold.items():
-        by_lang[lang[a]][a] = g
+    for a in gold:
+        by_lang[lang[a]][a] = gold_own[a]
     out = {"gold": gold_path, "pred": pred_path, "links": links, "overall": score(gold, pred)}
     out["scope"] = {"scope": scope, "scored": len(gold), "outside": full - len(gold)}
     # per language: the language's own story ids (a link to another language is not a pair inside the language)
     pred_own = load_pred(pred_path, links=False)
     out["languages"] = {lg: score(g, pred_own) for lg, g in sorted(by_lang.items())}
-    times = {str(r["id"]): parse_ms(r.get("published_at")) for r in gold_rows(gold_path)}
+    times, source = gold_times(gold_path)
     out["windows"] = window_scores(gold, pred, times, score)
+    if "day" in out["windows"]:
+        out["windows"]["times"] = source
     return out
 
 

@@ -104,6 +104,7 @@ class ReportInputs:
     pred_own: dict[str, object]
     titles: dict[str, str]
     articles: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    gold_linked: dict[str, str] | None = None  # a run as gold: its cross-language groups (the all-languages events)
 
 
 def render(
@@ -126,7 +127,7 @@ def render(
     sections = []
     languages = sorted(report["languages"])
     if len(languages) > 1 or not languages:
-        sections.append(("all languages", report["overall"], gold, pred_linked))
+        sections.append(("all languages", report["overall"], inputs.gold_linked or gold, pred_linked))
     for lg in languages:
         g = {a: s for a, s in gold.items() if lang.get(a) == lg}
         sections.append((f"language {lg}", report["languages"][lg], g, pred_own))
@@ -196,6 +197,7 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None
     gold, lang = load_gold(gold_path)
     gold = in_scope(gold, load_pred(pred_path, links=False), scope)
+    linked = load_gold(gold_path, report["links"])[0]
     articles = load_articles(gold_path)
     inputs = ReportInputs(
         gold,
@@ -204,6 +206,7 @@ def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top:
         load_pred(pred_path, links=False),
         {a: title for a, (title, _, _) in articles.items()},
         articles,
+        {a: linked[a] for a in gold},
     )
     page = render(report, inputs, top=top, explain_dir=explain_dir)
     with open(out_path, "w", encoding="utf-8") as f:

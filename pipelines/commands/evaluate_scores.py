@@ -101,10 +101,14 @@ def gold_rows(path: str, fields: tuple[str, ...] = ("story_id",)):
         yield r
 
 
-def load_gold(path: str) -> tuple[dict[str, str], dict[str, str]]:
+def load_gold(path: str, links: bool = False) -> tuple[dict[str, str], dict[str, str]]:
+    """(article -> gold event, article -> language). A labelled file's ``story_id`` is an event across languages; a
+    run's assignments (another run as the reference) hold per-language stories, its events across languages being
+    its ``group_id``: with ``links`` (the all-languages scores, against the prediction's groups) that is the event."""
     gold, lang = {}, {}
     for r in gold_rows(path):
-        gold[str(r["id"])] = str(r["story_id"])
+        key = r.get("group_id") if links and r.get("group_id") is not None else r["story_id"]
+        gold[str(r["id"])] = str(key)
         lang[str(r["id"])] = r.get("language") or "und"
     return gold, lang
 

@@ -28,6 +28,25 @@ def parse_ms(value) -> int | None:
     return parse_time(value)
 
 
+def gold_times(gold_path: str) -> tuple[dict[str, int | None], str]:
+    """(article -> ms, where the times came from): the gold rows' ``published_at``; when none has one and the gold
+    is another run's assignments, that run's times (an export's ``decided_at``, a backfill's decision times:
+    :func:`pipelines.commands.diff.run_titles`), its first-seen time but for an article the live writer took late."""
+    import os
+
+    from pipelines.commands.evaluate_scores import gold_rows
+
+    rows = list(gold_rows(gold_path))
+    times = {str(r["id"]): parse_ms(r.get("published_at")) for r in rows}
+    if any(t is not None for t in times.values()) or not any("article_id" in r for r in rows):
+        return times, "published_at"
+    from pipelines.commands.diff import run_titles
+
+    folder = os.path.dirname(os.path.abspath(gold_path))
+    decided = run_titles(folder)[2]
+    return {a: decided.get(a) for a in times}, "the gold run's decision times (decided_at)"
+
+
 def window_scores(gold: dict[str, str], pred: dict, times: dict[str, int], score) -> dict:
     """{"day": {...}, "week": {...}}: per window size, the number of windows, of timed and untimed articles and the
     mean of each metric over the windows, each window scored by ``score(gold, pred)`` (evaluate's)."""
@@ -51,10 +70,12 @@ def format_windows(w: dict | None) -> list[str]:
     if not w:
         return []
     if "day" not in w:
-        return ["windows: none (no gold article has a published_at)"]
+        return ["windows: none (no gold article has a published_at, nor a decision time in its run's files)"]
     lines = [
         "per window (each window scored alone, then the mean over windows; not comparable with the whole-stream rows):"
     ]
+    if w.get("times", "published_at") != "published_at":
+        lines.append(f"  windows by {w['times']}")
     for name in WINDOWS:
         s = w[name]
         vals = " ".join(f"{s[m]:8.3f}" for m in METRICS)

@@ -42,6 +42,33 @@ def test_resume_finds_the_run_in_the_output_folder(tmp_path):
         resumed_namespace(str(out))
 
 
+def test_resume_with_other_flags_is_refused_naming_them(tmp_path):
+    """A resumed run continues the namespace's stories: with another range or embedder it would write files that
+    are neither run (10 articles in 17 stories), over the finished run's. Refused before anything is touched."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from pipelines.backfill import _prepare, _say_start, resolve
+    from stores.runs import RunClaim
+
+    inp, out = tmp_path / "in.jsonl", tmp_path / "out"
+    labelled_file(inp, bad_line=False)
+    argv = [f"--input={inp}", f"--output={out}", "--from=2026-05-01", "--embedder=hash"]
+    first = resolve(PipelineOptions(argv))
+    _prepare(first)
+    _say_start(first, [str(inp)], RunClaim(first.store.namespace, 1), "FnApiRunner")
+    (out / "assignments.jsonl").write_text("{}\n")  # the finished run's files
+    again = resolve(PipelineOptions([*argv, "--resume"]))
+    _prepare(again)  # the same flags: resumed
+    assert again.store.namespace == first.store.namespace
+    other = resolve(PipelineOptions([*argv[:2], "--from=2026-05-02T00:00", "--embedder=hash", "--resume"]))
+    with pytest.raises(ValueError, match="--from") as refused:
+        _prepare(other)
+    assert "2026-05-01" in str(refused.value) and "2026-05-02" in str(refused.value)
+    assert "--overwrite" in str(refused.value) and (out / "assignments.jsonl").read_text() == "{}\n"
+    same_time = resolve(PipelineOptions([*argv[:2], "--from=2026-05-01T00:00Z", "--embedder=hash", "--resume"]))
+    _prepare(same_time)  # the same bound written otherwise
+
+
 def test_ctrl_c_stops_with_one_line_and_the_run_resumes(tmp_path):
     inp, out = tmp_path / "in.jsonl", tmp_path / "out"
     labelled_file(inp, bad_line=False)
