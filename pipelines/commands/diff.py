@@ -117,11 +117,27 @@ def compare(a: Run, b: Run) -> dict:
         "only_in_b": len(set(b.story) - set(a.story)),
         "languages": {lg: _language(a, b, ids) for lg, ids in sorted(langs.items())},
     }
+    out["only"] = {"a": _only(a, b), "b": _only(b, a)}
     totals = Counter()
     for s in out["languages"].values():
         totals.update(s["counts"])
     out["counts"] = dict(totals)
     return out
+
+
+def _only(run: Run, other: Run) -> list[dict]:
+    """The articles ``run`` placed and ``other`` did not, by time then id, with their time and headline there."""
+    ids = sorted(set(run.story) - set(other.story), key=lambda x: (run.at.get(x) or 0, x))
+    return [
+        {"article_id": x, "at": run.at.get(x), "language": run.language[x], "title": run.titles.get(x, "")} for x in ids
+    ]
+
+
+# Why an article is in one run only (newsroom diff's text and page print it beside the articles).
+ONLY_WHY = (
+    "at a --from/--to bound an export keeps an article by the time the live writer took it (after its first-seen "
+    "time when it arrived late), a backfill by its first-seen time; or the runs covered other ranges or languages"
+)
 
 
 def _language(a: Run, b: Run, ids: list[str]) -> dict:
@@ -203,6 +219,12 @@ def format_text(d: dict, top: int) -> list[str]:
     ]
     for lg, s in [*d["languages"].items(), ("all", {"counts": d["counts"]})]:
         lines.append(f"{lg:10s} " + " ".join(f"{s['counts'].get(k, 0):9d}" for k in COUNT_KEYS))
+    for side, only in sorted(d.get("only", {}).items()):
+        if only:
+            lines.append(f"only in {side.upper()} ({len(only)}): {ONLY_WHY}")
+            lines += [f"    {x['article_id']} {side.upper()} {_at(x['at'])} {x['title']!r}" for x in only[:top]]
+            if len(only) > top:
+                lines.append(f"    and {len(only) - top} more (--top, --json)")
     for lg, s in d["languages"].items():
         for ch in s["changes"][:top]:
             lines.append(
@@ -229,6 +251,10 @@ def format_text(d: dict, top: int) -> list[str]:
     return lines
 
 
+def _at(ms: int | None) -> str:
+    return _utc(ms) if ms is not None else "(time not in its files)"
+
+
 def _utc(ms: int) -> str:
     import datetime as dt
 
@@ -246,6 +272,13 @@ def format_html(d: dict, top: int) -> str:
         f"{d['articles_compared']} articles in both ({d['only_in_a']} only in A, {d['only_in_b']} only in B)</p>",
         "<table border=1><tr><th>language</th>" + "".join(f"<th>{k}</th>" for k in COUNT_KEYS) + f"</tr>{rows}</table>",
     ]
+    for side, only in sorted(d.get("only", {}).items()):
+        if only:
+            items = "".join(
+                f"<li>{e(x['title'])} <small>{e(x['article_id'])} {_at(x['at'])}</small></li>" for x in only[:top]
+            )
+            more = f"<p>and {len(only) - top} more</p>" if len(only) > top else ""
+            body.append(f"<h2>only in {side.upper()} ({len(only)})</h2><p>{e(ONLY_WHY)}</p><ul>{items}</ul>{more}")
     for lg, s in d["languages"].items():
         body.append(f"<h2>{e(lg)}</h2>")
         for ch in s["changes"][:top]:

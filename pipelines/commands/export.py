@@ -14,7 +14,8 @@ Reads the story store the store flags name (the embedded SQLite database under `
   links, group_id, its headline ``title`` and each member's ``titles``, for the diff's headlines).
 - ``manifest.json``: the command, the store, the bounds and the counts.
 
-``--from`` / ``--to`` keep the articles first seen at or after / before the bound (ISO 8601, the backfill's flags),
+``--from`` / ``--to`` keep the articles the live writer took at or after / before the bound (ISO 8601, the backfill's
+flags): the store's member time, the first-seen time but for an article that arrived late (then its decision time),
 ``--language`` some languages: the export of the range a backfill covered. A story row the export cannot read
 (no language, a member without a time) is counted and named in ``dead_letters.jsonl``, never guessed.
 """
@@ -36,10 +37,17 @@ def add_arguments(parser) -> None:
     parser.add_argument("what", choices=["assignments"], help="what to export (assignments: the live stories)")
     parser.add_argument("--out", required=True, help="output folder (created; its export files are replaced)")
     parser.add_argument(
-        "--from", dest="from_date", default=None, help="keep articles first seen at or after this UTC time (ISO 8601)"
+        "--from",
+        dest="from_date",
+        default=None,
+        help="keep articles the live writer took at or after this UTC time (ISO 8601): their first-seen time, or "
+        "their decision time when they reached it late",
     )
     parser.add_argument(
-        "--to", dest="to_date", default=None, help="keep articles first seen before this UTC time (ISO 8601)"
+        "--to",
+        dest="to_date",
+        default=None,
+        help="keep articles the live writer took before this UTC time (ISO 8601), as --from",
     )
     parser.add_argument("--language", default=None, help="comma-separated language codes to keep. Default: all")
     add_store_arguments(parser, with_project=True)

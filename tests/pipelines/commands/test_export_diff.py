@@ -166,3 +166,21 @@ def test_evaluate_takes_a_runs_assignments_as_gold(tmp_path, capsys):
     assert newsroom([*args, f"--pred={b / 'assignments.jsonl'}"]) == 0
     r = json.loads(capsys.readouterr().out)["overall"]
     assert r["gold_stories_split"] == 2 and r["pred_stories_mixing"] == 2 and r["b3_f1"] < 1.0
+
+
+def test_diff_names_the_articles_only_one_run_placed(tmp_path, capsys):
+    """An export over --from/--to keeps an article by the time the live writer took it (a late one: after its
+    first-seen time), a backfill by its first-seen time: at a bound one run holds articles the other does not, and
+    the diff names them (time, headline) with the reasons, instead of a bare count."""
+    write(tmp_path / "a" / "assignments.jsonl", [{"article_id": x, "story_id": 1, "language": "en"} for x in "pq"])
+    write(tmp_path / "a" / "stories.jsonl", [{"story_id": 1, "titles": {"q": "<i>Quake</i>"}, "decided_at": {"q": 5}}])
+    write(tmp_path / "b" / "assignments.jsonl", [{"article_id": "p", "story_id": 7, "language": "en"}])
+    page = tmp_path / "diff.html"
+    assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), f"--html={page}"]) == 0
+    out = capsys.readouterr().out
+    assert "only in A (1):" in out and "--from/--to" in out
+    assert "q A 1970-01-01 00:00:00.005 UTC '<i>Quake</i>'" in out
+    assert "&lt;i&gt;Quake" in page.read_text() and "<i>Quake" not in page.read_text()
+    assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--no-html"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["only"] == {"a": [{"article_id": "q", "at": 5, "language": "en", "title": "<i>Quake</i>"}], "b": []}
