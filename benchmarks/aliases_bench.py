@@ -127,10 +127,11 @@ def main(argv=None) -> None:
         size = len(bounded)
         update, document = time_new(bounded, now, args.repeat)
         unpruned = build(events, now, prune=False)
+        n_all = len(unpruned)  # before time_new adds its own merges (repeat x BATCH) to it
         update_all = time_new(unpruned, now, args.repeat)[0]
         old = old_points.get(n)
         old = (old, "") if old is not None else (a * n * n, " (fit)")
-        rows.append((n, size, update, document, len(unpruned), update_all) + old)
+        rows.append((n, size, update, document, n_all, update_all) + old)
     print(f"aliases: one new merge after N merges at {args.per_day}/day (CPU s, median of {args.repeat} x {BATCH})")
     head = ("merges N", "map held", "new update", "new document", "unpruned map", "its update", "old firing")
     print(f"{head[0]:>10} {head[1]:>9} {head[2]:>11} {head[3]:>13} {head[4]:>13} {head[5]:>11} {head[6]:>13}")
