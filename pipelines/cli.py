@@ -194,6 +194,16 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     name = argv[0] if argv and argv[0] in COMMANDS else None
+    try:
+        return _main(argv, name)
+    except (
+        KeyboardInterrupt
+    ):  # Ctrl-C while the command's modules load (Beam: seconds): one line, not importlib's frames
+        print(f"newsroom {name or ''}: interrupted while starting; nothing was run".replace("  ", " "), file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str], name: str | None) -> int:
     parser = build_parser(only=name)
     args, rest = parser.parse_known_args(argv)  # a job's own flags are checked; the rest is Beam's
     missing = getattr(args, "_missing", None)

@@ -195,3 +195,20 @@ def test_no_module_but_the_cli_has_a_command_line_of_its_own():
 )
 def test_the_command_line_checker_on_planted_snippets(source, count):
     assert len(command_lines(source)) == count
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line(monkeypatch, capsys):
+    """Importing a job's modules (Beam, pyarrow, numpy) takes seconds on a loaded machine: a Ctrl-C then printed a
+    40-line KeyboardInterrupt traceback from importlib (`newsroom backfill` interrupted 1 s and 4 s after start)."""
+
+    def interrupted(module):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_import_command", interrupted)
+    try:
+        status = cli.main(["backfill", "--input=x", "--output=y"])
+    except KeyboardInterrupt:
+        status = "escaped"
+    assert status == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["newsroom backfill: interrupted while starting; nothing was run"]
