@@ -124,17 +124,20 @@ def dead_letter_json(record: dict) -> dict:
 def progress_line(
     what: str, n: int, total: int | None, elapsed_s: float, since: tuple[int, float] | None = None
 ) -> str:
-    """``what: n of total (pct, rate/s, ~eta left)``; the estimate is the rest at the rate so far, or, with
+    """``what: n of total (pct, rate/s, ~eta left)``, ``done`` in place of the estimate at the total; the estimate is the rest at the rate so far, or, with
     ``since`` = (count, elapsed) of an earlier line, at the rate since that line (the start-up excluded: a model
     loading or a pipeline starting is no rate to plan with). No rate yet (the first line, nothing done since): the
     line says so instead of guessing a time."""
     n0, e0 = since or (0, 0.0)
+    done = bool(total) and n >= total
     if n <= n0 or elapsed_s - e0 <= 0:
         share = f" of {total} ({n / total:.0%}, " if total else " ("
-        return f"{what}: {n}{share}no rate yet, no estimate)"
+        return f"{what}: {n}{share}{'done' if done else 'no rate yet, no estimate'})"
     rate = (n - n0) / (elapsed_s - e0)
     if not total:
         return f"{what}: {n} ({rate:.0f}/s)"
+    if done:
+        return f"{what}: {n} of {total} ({n / total:.0%}, {rate:.0f}/s, done)"
     left = max(total - n, 0) / rate
     return f"{what}: {n} of {total} ({n / total:.0%}, {rate:.0f}/s, ~{format_duration(left)} left)"
 

@@ -115,7 +115,17 @@ def test_progress_prints_at_most_every_interval_and_at_the_total():
     now[0] = 107.0
     p(4)
     # the first line has no rate to estimate with (the start-up is not one); the next, the rate since the first
-    assert lines == ["decided: 3 of 4 (75%, no rate yet, no estimate)", "decided: 4 of 4 (100%, 1/s, ~0s left)"]
+    assert lines == ["decided: 3 of 4 (75%, no rate yet, no estimate)", "decided: 4 of 4 (100%, 1/s, done)"]
+
+
+def test_a_phase_done_at_its_first_line_says_done_not_no_estimate():
+    """A small backfill's phases finish before their first line: "56 of 56 (100%, no rate yet, no estimate)" read
+    as if the count were still running."""
+    from transforms.common import Progress
+
+    lines = []
+    Progress("articles read", 56, emit=lines.append, clock=lambda: 0.0)(56)
+    assert lines == ["articles read: 56 of 56 (100%, done)"]
 
 
 def test_an_estimate_ignores_the_start_up():
