@@ -457,6 +457,14 @@ def _read_back(path: str) -> str | None:
         return f.read().decode("utf-8")
 
 
+def embedder_line(spec: str, info: dict) -> str:
+    """The closing line of one embedder: the arithmetic chosen for this CPU, why and its workers; an embedder with
+    no such choice (USE, hash) says so rather than "n/a (-), - worker(s)"."""
+    if info.get("path") in (None, "n/a"):
+        return f"[backfill] embedder {spec}: one arithmetic (no int8/fp32 choice), in this process"
+    return f"[backfill] embedder {spec}: {info['path']} ({info.get('reason', 'no reason recorded')}), {info.get('workers', 1)} worker(s)"
+
+
 def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started: float, embedding: str) -> None:
     """manifest.json: options, store, inputs, models and embedder paths, counts, duration, throughput (the run's
     summary.json, written by the graph, is folded in and removed)."""
@@ -478,11 +486,7 @@ def _write_manifest(job: BackfillJob, argv, files: list[str], run_claim, started
     # read from this process's embedders (FnApiRunner runs the DoFns in process)
     embedder_paths = loaded_paths()
     for spec, info in sorted(embedder_paths.items()):
-        print(
-            f"[backfill] embedder {spec}: {info.get('path')} ({info.get('reason', '-')}), "
-            f"{info.get('workers', '-')} worker(s)",
-            file=sys.stderr,
-        )
+        print(embedder_line(spec, info), file=sys.stderr)
     manifest = {
         "command": "newsroom backfill",
         "argv": list(argv or []),

@@ -104,3 +104,12 @@ def test_explain_prints_an_unknown_time_as_unknown(tmp_path, capsys):
     assert newsroom(["explain", f"--output={tmp_path}", "--story", "1"]) == 0
     out = capsys.readouterr().out
     assert "2000-01-01" not in out and out.count("unknown time") == 2 and "2026-05-28 20:26 UTC" in out
+
+
+def test_the_closing_line_of_an_embedder_without_an_arithmetic_choice_says_so():
+    from pipelines.backfill import embedder_line
+
+    line = embedder_line("use", {"path": "n/a", "model": "use"})
+    assert line == "[backfill] embedder use: one arithmetic (no int8/fp32 choice), in this process"
+    chosen = embedder_line("minilm", {"path": "int8", "reason": "avx512_vnni present", "workers": 2})
+    assert chosen == "[backfill] embedder minilm: int8 (avx512_vnni present), 2 worker(s)"
