@@ -346,7 +346,10 @@ def _prepare(job: BackfillJob) -> list[str]:
     files = expand_inputs(job.input) if job.input else []  # before anything is removed
     source = job.source
     if source is not None and source.backend == "embedded" and not os.path.exists(source.embedded_db):
-        raise ValueError(f"--from_store {job.from_store}: no article store there (no {source.embedded_db})")
+        raise ValueError(
+            f"--from_store {job.from_store}: no article store there (no {source.embedded_db}); give the --data_dir "
+            "`newsroom run` wrote (default .newsroom, in the folder it ran from), or --backend=gcp for production's"
+        )
     if job.resume:  # before anything in --output is touched
         check_resumed_flags(job.output, {name: getattr(job, name) for name in RESUME_FLAGS})
     prepare_output(job.output, overwrite=job.overwrite, resume=job.resume)

@@ -50,6 +50,7 @@ def test_from_store_and_input_together_are_refused(tmp_path, capsys):
     assert newsroom(["backfill", "--from_store", str(tmp_path / "none"), "--output", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "give one" in err[0] and "no article store there" in err[1]
+    assert "the --data_dir `newsroom run` wrote" in err[1] and "--backend=gcp" in err[1]  # what to do instead
 
 
 def test_from_store_on_gcp_reads_productions_bigtable_article_table(tmp_path):
