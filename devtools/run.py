@@ -509,10 +509,17 @@ def _start_job(name: str, argv: list[str], logs, cleanups, record=None) -> subpr
 
 
 def _drain(ingest, job, config) -> None:
-    """Ingest stopped: give the stories job time to process what was already published."""
+    """Ingest stopped: give the stories job time to process what was already published. Done as soon as the
+    ingest outbox holds nothing (every claimed page stored or dead-lettered); else once the article count has
+    not moved for 10 s (a job that fell behind), at most 45 s."""
+    from stores import open_store
+
     ingest.stop()
+    outbox = open_store("feeds", config)
     last, quiet_since, deadline = None, time.time(), time.time() + 45
     while time.time() < deadline and job.poll() is None:
+        if not _held(outbox):
+            break
         n = _article_count(config)
         if n != last:
             last, quiet_since = n, time.time()
@@ -576,6 +583,14 @@ def _article_count(config) -> int:
             return conn.execute("SELECT COUNT(*) FROM articles").fetchone()[0]
     except sqlite3.Error:
         return -1
+
+
+def _held(outbox) -> bool:
+    """Whether the ingest outbox (a FeedStore) still holds a claimed page (True when it cannot be read)."""
+    try:
+        return bool(outbox.due(2**62, limit=1))
+    except Exception:  # a busy or missing database: the article-count rule decides
+        return True
 
 
 def _story_count(config) -> int:

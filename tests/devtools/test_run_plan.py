@@ -65,3 +65,35 @@ def test_the_run_schedules_the_user_cluster_job_by_default():
     args = _args()
     assert args.userclusters_every_min == 10.0
     assert _args(userclusters_every_min=0).userclusters_every_min == 0
+
+
+def test_ctrl_c_drains_only_while_the_ingest_outbox_holds_a_claimed_page(tmp_path, monkeypatch):
+    """`newsroom run`'s stop waits for the stories job while a claimed page is unsettled (the article count still
+    decides when a job that fell behind gives up), and not at all once every claimed page is stored: the fixed 10 s
+    of quiet it waited before cost every Ctrl-C (and every end-to-end test of the run) 10 s for nothing."""
+    from stores import open_store
+
+    config = StoreConfig(backend="embedded", data_dir=str(tmp_path))
+    clock = {"now": 1000.0, "sleeps": 0}
+
+    def sleep(s):
+        clock["now"] += s
+        clock["sleeps"] += 1
+
+    monkeypatch.setattr(run.time, "time", lambda: clock["now"])
+    monkeypatch.setattr(run.time, "sleep", sleep)
+    ingest = type("Ingest", (), {"stopped": 0, "stop": lambda self: setattr(self, "stopped", self.stopped + 1)})()
+    job = type("Job", (), {"poll": lambda self: None})()
+
+    run._drain(ingest, job, config)  # nothing held: done at once
+    assert ingest.stopped == 1 and clock["sleeps"] == 0
+
+    outbox = open_store("feeds", config)
+    outbox.hold({"item": "i1", "owner": "o1", "first_seen_at": 1, "due": 2, "discovery": {"url": "https://a.test/1"}})
+    run._drain(ingest, job, config)  # held, and no article comes: the quiet rule (10 s) ends it
+    assert ingest.stopped == 2 and 10 <= clock["now"] - 1000.0 <= 13
+
+    outbox.settle("i1", 1)
+    before = clock["sleeps"]
+    run._drain(ingest, job, config)
+    assert clock["sleeps"] == before
