@@ -392,26 +392,30 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
     pages, shown_reps, page_story_rows = {}, [], set()
+    n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
+    labels_of, section_of, card, iso = labels.of, facts.section_of, cards.get, docs.iso
     for sec_id, chosen in page_slots.by_section.items():
+        rows = np.array([facts.rows_l[i] for _, i, _, _, _ in chosen], np.int64)  # the page's columns read at once
+        counts, pubs, times = n_articles[rows].tolist(), pub_count[rows].tolist(), newest[rows].tolist()
+        scores = docs.round_sigs([score for _, _, _, _, score in chosen])
         entries = []
-        for rank, (slot, i, rep, sup, score) in enumerate(chosen, start=1):
-            r = facts.rows_l[i]
+        for rank, (slot, i, rep, sup, _) in enumerate(chosen, start=1):
             shown_reps.append((rank, rep))
-            page_story_rows.add(r)
             entries.append(
                 {
                     "story_id": str(slot.story_id),
                     "rank": rank,
-                    "score": docs.round_sig(score),
-                    "labels": labels.of(i, rep, slot.pinned),
-                    "section": facts.section_of[slot.story_id],
-                    "representative": cards.get(rep, True),
-                    "supporting": tuple([cards.get(a, False) for a in sup]),
-                    "article_count": int(book.stories.n_articles[r]),
-                    "publisher_count": max(1, int(ranked.f.pub_count[r])),
-                    "updated_at": docs.iso(book.stories.newest_seen[r]),
+                    "score": scores[rank - 1],
+                    "labels": labels_of(i, rep, slot.pinned),
+                    "section": section_of[slot.story_id],
+                    "representative": card(rep, True),
+                    "supporting": tuple([card(a, False) for a in sup]),
+                    "article_count": counts[rank - 1],
+                    "publisher_count": max(1, int(pubs[rank - 1])),
+                    "updated_at": iso(times[rank - 1]),
                 }
             )
+        page_story_rows.update(rows.tolist())
         pages[sec_id] = {
             "schema": docs.PAGE_SCHEMA,
             "edition": ctx.edition.id,
@@ -427,8 +431,9 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:
     """Candidate positions of the pool: the best candidates with a representative, by smoothed score (the national
     pool and its local reserve, scoring.py ``local_reserve``)."""
-    pos_of, rep_l, smoothed = facts.pos_of, facts.rep_l, ranked.smoothed
-    pool_pos = np.array([pos_of[r] for r in ranked.cand.pool.tolist() if rep_l[pos_of[r]] >= 0], np.int64)
+    cand, smoothed = ranked.cand, ranked.smoothed
+    pool_pos = np.searchsorted(cand.rows, cand.pool).astype(np.int64)  # the pool's rows are candidates (sorted rows)
+    pool_pos = pool_pos[ranked.reps.rep[pool_pos] >= 0]
     if pool_pos.size:
         ids = np.asarray(facts.ids_l, np.int64)
         pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))]  # bounded by local_reserve
@@ -437,43 +442,41 @@ def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarra
 
 def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict:
     """The candidate pool with what For you re-ranks on. Entries are rebuilt only for stories whose entry could
-    differ (coverage version, centroid, representative, labels); the others are reused with the new score."""
+    differ (coverage version, centroid, representative, labels); the others are reused with the new score. One
+    pass over the pool: a reused entry is copied and scored where its key is checked, the rebuilt ones (a few per
+    cycle) are filled in after it, at their positions."""
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     ids_l, rep_l, section_of = facts.ids_l, facts.rep_l, facts.section_of
     pinned_set = set(facts.pinned_ids)
     pool_rows = ranked.cand.rows[pool_pos]
-    pool_pos_l = pool_pos.tolist()
     old_pool, new_pool = ctx.cache.pool, {}
-    keys, misses, hits = [], [], []
     cseq_l = book.stories.centroid_seq[pool_rows].tolist()
     vers_l = book.stories.version[pool_rows].tolist()
-    card_check, labels_of = cards._check, labels.of
-    for k, (i, v, c) in enumerate(zip(pool_pos_l, vers_l, cseq_l)):
+    scores = docs.round_sigs(ranked.smoothed[pool_pos].tolist())
+    card_check, labels_of, keep = cards._check, labels.of, cards.keep
+    pool_stories, misses, keys = [], [], {}
+    for k, (i, v, c) in enumerate(zip(pool_pos.tolist(), vers_l, cseq_l)):
         sid, rep = ids_l[i], rep_l[i]
         key = (v, c, rep, labels_of(i, rep, sid in pinned_set), section_of[sid], card_check[rep])
-        keys.append(key)
         hit = old_pool.get(sid)
         if hit is None or hit[0] != key:
             misses.append(k)
-            hits.append(None)
-        else:
-            hits.append(hit)
+            keys[k] = key
+            pool_stories.append(None)
+            continue
+        new_pool[sid] = hit
+        keep(rep)  # its card stays cached for the next cycle's misses
+        entry = hit[1].copy()
+        entry["score"] = scores[k]
+        pool_stories.append(entry)
     fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
     ctx.clock.lap("pool_features")
-    pool_stories = []
-    smoothed, round_sig = ranked.smoothed[pool_pos].tolist(), docs.round_sig
-    keep = cards.keep
-    for k, (i, hit, x) in enumerate(zip(pool_pos_l, hits, smoothed)):
-        if hit is None:
-            static = fresh[k]
-            new_pool[ids_l[i]] = (keys[k], static)
-        else:
-            static = hit[1]
-            new_pool[ids_l[i]] = hit
-            keep(rep_l[i])  # its card stays cached for the next cycle's misses
+    for k in misses:
+        static = fresh[k]
+        new_pool[ids_l[int(pool_pos[k])]] = (keys[k], static)
         entry = static.copy()
-        entry["score"] = round_sig(x)
-        pool_stories.append(entry)
+        entry["score"] = scores[k]
+        pool_stories[k] = entry
     ctx.cache.pool = new_pool
     return {
         "schema": docs.POOL_SCHEMA,
@@ -484,7 +487,7 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     }
 
 
-def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list, keys: list) -> dict:
+def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list, keys: dict) -> dict:
     """Pool entries (without score) of the pool positions ``misses``, by position."""
     book, facts, cards = ctx.book, shown.facts, shown.cards
     pool_rows, pool_pos_l = shown.ranked.cand.rows[pool_pos], pool_pos.tolist()
@@ -512,17 +515,13 @@ def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, m
 
 def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: set, memory: EditionMemory) -> list:
     """Coverage of the page and pool stories whose coverage changed since this edition last emitted it."""
-    coverage = []
-    shown = sorted(rows)
-    emitted = {}
-    versions = book.stories.version[shown].tolist() if shown else []
-    for r, sid, v in zip(shown, book.stories.id[shown].tolist() if shown else [], versions):
-        last = memory.coverage_versions.get(sid, 0)
-        if v > last:
-            coverage.append(coverage_document(book, r, p, int(prim[r])))
-            last = v
-        emitted[sid] = last
-    memory.coverage_versions = emitted
+    shown = np.array(sorted(rows), np.int64)
+    ids = book.stories.id[shown].tolist()
+    versions = book.stories.version[shown]
+    last = np.array([memory.coverage_versions.get(sid, 0) for sid in ids], np.int64)
+    changed = np.flatnonzero(versions > last).tolist()  # the rest: emitted before at this version or later
+    coverage = [coverage_document(book, int(shown[k]), p, int(prim[shown[k]])) for k in changed]
+    memory.coverage_versions = dict(zip(ids, np.maximum(versions, last).tolist()))
     return coverage
 
 

@@ -64,6 +64,12 @@ def round_sig(x: float, digits: int = 6) -> float:
     return float(f"{float(x):.{digits}g}")
 
 
+def round_sigs(values: list, digits: int = 6) -> list[float]:
+    """:func:`round_sig` of every value (one call for a document's scores, not one per entry: the same floats)."""
+    spec = f".{digits}g"
+    return [float(format(float(x), spec)) for x in values]
+
+
 def canonical_bytes(doc: dict) -> bytes:
     return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
 
