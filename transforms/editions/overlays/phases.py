@@ -30,7 +30,7 @@ from transforms.editions.overlays.controls import apply_controls
 from transforms.editions.overlays.storyline_index import index_items
 from transforms.editions.overlays.storyline_pages import storyline_items
 from transforms.editions.overlays.takedowns import apply_takedowns
-from transforms.editions.overlays.topics import add_cities, add_page_sections, topic_items
+from transforms.editions.overlays.topics import annotate_pool, topic_items
 
 if TYPE_CHECKING:
     from transforms.editions.cycle.context import CycleContext
@@ -96,11 +96,11 @@ def record_steady(ctx: CycleContext, out: CycleOutput) -> None:
 
 
 def topic_pages(ctx: CycleContext, out: CycleOutput) -> None:
-    add_page_sections(out.pool, out.pages)  # topics and places are separate fields: the order of these two is free
-    ctx.clock.lap("page sections")
-    add_cities(out.pool, ctx.overlays.cities)
+    # the page sections and cities on the pool entries, and their topic ids, in one pass (topics.annotate_pool)
     followed = ctx.overlays.followed
-    out.topic_pages = topic_items(out.pool, followed) if followed is not None else []
+    ids_of = annotate_pool(out.pool, out.pages, ctx.overlays.cities, with_ids=followed is not None)
+    ctx.clock.lap("page sections")
+    out.topic_pages = topic_items(out.pool, followed, ids_of=ids_of) if followed is not None else []
     ctx.count("topic_pages", len(out.topic_pages))
     ctx.clock.lap("topic pages")
 
