@@ -54,3 +54,35 @@ def test_section_candidates_from_the_shortlist_equal_a_pass_over_every_story(wor
                 assert np.array_equal(short.sections[sec][1], whole.sections[sec][1]), (edition, size, sec)
     # both paths ran: sections decided on the shortlist, and sections that had to look at every story
     assert seen == {"shortlist", "every story"}
+
+
+def test_the_pool_from_the_shortlist_equals_a_pass_over_every_story(world, monkeypatch):
+    """The national pool is taken on the shortlist when its last story beats every story left out (Shortlist.top_k),
+    else over every story: the same rows in the same order either way (and both ways are taken here)."""
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
+    world.randomise(seed=5, stories=150, start=T - 6 * HOUR, end=T + 20 * MIN, near_duplicates=10)
+    config = load_config()
+    book = StoryBook(config, default_registry(), "en")
+    for e in sorted((compact_change(c) for c in world.changes), key=event_sort_key):
+        if e["at"] < T + 20 * MIN:
+            book.apply(e)
+    book.flush()
+    now, ed, decided = T + 20 * MIN, config.edition("us-en"), set()
+    top_k = scoring.top_k
+
+    def recording_top_k(scores, ids, k, eligible=None):
+        if eligible is None and k in (8, 30):
+            decided.add("shortlist" if scores.size == scoring.SHORTLIST else "every story")
+        return top_k(scores, ids, k, eligible)
+
+    monkeypatch.setattr(scoring, "top_k", recording_top_k)
+    for pool_size in (8, 30):
+        p = replace(RankParams.from_config(config), pool_size=pool_size, local_candidates=0)
+        f = scoring.features(book, now, p)
+        monkeypatch.setattr(scoring, "SHORTLIST", 10**9)
+        whole, _ = scoring.select_candidates(book, f, ed, config, p)
+        monkeypatch.setattr(scoring, "SHORTLIST", 25)
+        short, _ = scoring.select_candidates(book, scoring.features(book, now, p), ed, config, p)
+        assert whole.pool.size == pool_size
+        assert np.array_equal(short.pool, whole.pool) and np.array_equal(short.rows, whole.rows)
+    assert decided == {"shortlist", "every story"}

@@ -278,6 +278,15 @@ class Shortlist:
         self.bound = float(raw[part[n - size - 1]])  # the largest raw score left out
         self.raw, self.ids = raw[self.rows], ids[self.rows]
 
+    def top_k(self, k: int) -> np.ndarray:
+        """:func:`top_k` of the raw scores (the pool): on the shortlist when its ``k``-th best scores above
+        ``bound`` (exact, as for a section), else over every story."""
+        if self.rows is not None:
+            pos = top_k(self.raw, self.ids, k)
+            if pos.size == k and self.raw[pos[-1]] > self.bound:
+                return self.rows[pos]
+        return top_k(self.all_raw, self.all_ids, k)
+
 
 def section_rows(book, f, rel, section, p, short: Shortlist) -> tuple[np.ndarray, np.ndarray]:
     """(rows best first, their fit) of a section's top ``p.section_candidates`` (:class:`Shortlist` first)."""
@@ -445,13 +454,13 @@ def select_candidates(
     rel = relevance(book, f, edition.region) if rel is None else rel
     raw = f.base * rel.rel
     ids = book.stories.id[: book.stories.size]
-    pool = top_k(raw, ids, p.pool_size)
+    short = Shortlist(raw, ids)
+    pool = short.top_k(p.pool_size)
     pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p, config)])
     sections = {}
     parts = [pool]
     if forced is not None and forced.size:
         parts.append(forced[raw[forced] > 0])
-    short = Shortlist(raw, ids)
     for sid in edition.sections:
         rows, fit = section_rows(book, f, rel, config.section(sid), p, short)
         sections[sid] = (rows, fit)
