@@ -118,11 +118,13 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool
     window (a new report, a corrected headline): the near-tie rotation between headlines already in the story
     (``book.articles.event_minute`` older than the window) or back to one already shown labels nothing."""
     old = getattr(memory, "facts", None) or {}  # absent from memories pickled before the trust gates
-    new, out = {}, []
+    new = {}
     window = p.developing_window_min * MINUTE_MS
-    cards, event_minute = book.articles.card, book.articles.event_minute
-    for sid, rep in zip(ids_l, rep_l):
-        seen = old.get(sid)
+    cards, event_minute, get = book.articles.card, book.articles.event_minute, old.get
+    since = now - window  # labelled: a last change after it (0: never changed, never labelled)
+    out = [False] * len(ids_l)
+    for k, (sid, rep) in enumerate(zip(ids_l, rep_l)):
+        seen = get(sid)
         if rep >= 0:
             facts = key_facts(cards[rep]["title"] or "")
             if seen is None:
@@ -131,9 +133,11 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool
                 union = tuple(sorted(set(seen[0]) | set(facts)))
                 recent = now - int(event_minute[rep]) * MINUTE_MS < window
                 seen = (union, now if recent else seen[1])
-        if seen is not None:
-            new[sid] = seen
-        out.append(seen is not None and seen[1] > 0 and now - seen[1] < window)
+        elif seen is None:
+            continue
+        new[sid] = seen
+        if seen[1] > since and seen[1] > 0:
+            out[k] = True
     memory.facts = new
     return out
 
