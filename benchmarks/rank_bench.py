@@ -399,6 +399,17 @@ def static_tables(config) -> None:
     config_cities(config)
 
 
+def worker_collector() -> None:
+    """The collector setting a ranking worker's process runs at, as RankEditionsFn.setup makes it
+    (transforms/editions/cycle/collector.py ``space_worker_collections``); nothing for a tree without one (a baseline
+    tree of benchmarks/rank_compare.py runs as its own worker would)."""
+    from transforms.editions.cycle import collector
+
+    setting = getattr(collector, "space_worker_collections", None)
+    if setting is not None:
+        setting()
+
+
 @dataclass(frozen=True)
 class Run:
     """One minute of the benchmark over some editions: what every edition's cycle context is built from."""
@@ -490,6 +501,7 @@ def main(argv=None) -> int:
     static_tables(config)
     gc.collect()
     gc.freeze()
+    worker_collector()
     meter = GcMeter()
     memories = {e.id: EditionMemory() for e in editions}
     caches: dict = {}

@@ -88,6 +88,7 @@ def child(tree: str, stories: int, repeat: int) -> None:
     rb.static_tables(config)
     gc.collect()
     gc.freeze()
+    rb.worker_collector()  # each tree's RankEditionsFn.setup setting of the collector, if it has one
     memories = {e.id: EditionMemory() for e in editions}
     run = rb.Run(books, config, RankParams.from_config(config), memories, {}, city_codes(config))
     rb.run_all(editions, run, rb.NOW)

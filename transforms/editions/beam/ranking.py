@@ -25,6 +25,7 @@ from transforms.common import DEAD_LETTER, MINUTE_MS
 from transforms.editions.beam.counters import Counters
 from transforms.editions.book.storybook import compact_change
 from transforms.editions.book.storylines import compact_storyline, is_storyline_change
+from transforms.editions.cycle.collector import space_worker_collections
 from transforms.editions.cycle.run import EditionMemory
 from transforms.editions.overlays.controls import ControlReader
 from transforms.editions.overlays.phases import OverlayReaders
@@ -116,6 +117,7 @@ class RankEditionsFn(beam.DoFn):
 
     def setup(self):
         s = self.settings
+        space_worker_collections()  # the collector between cycles as within them (cycle/collector.py)
         self.config = subset(default_config(s.editions_path), s.editions_only)
         self.params = RankParams.from_config(self.config, **(s.overrides or {}))
         readers = OverlayReaders()
