@@ -261,7 +261,10 @@ def build_pipeline(p, job: BackfillJob, files: list[str] | None = None, run_clai
     # The fence: no change reaches the stores once a later run has claimed the namespace.
     claimed = outputs | "CheckRunClaim" >> beam.ParDo(CheckRunClaimFn(cfg, run_claim))
     applied = claimed | "ApplyStoryChanges" >> sb.ApplyStoryChanges(cfg)
-    slim = outputs | "SlimOutputs" >> beam.Map(backfill_files.slim_output) | "AllOutputs" >> beam.combiners.ToList()
+    # Pickled, so the one list the result fold needs holds bytes, decoded one at a time (bb.write_results)
+    slim = (
+        outputs | "SlimOutputs" >> beam.Map(backfill_files.packed_slim_output) | "AllOutputs" >> beam.combiners.ToList()
+    )
     results = slim | "WriteResults" >> beam.Map(
         bb.write_results,
         order=beam.pvalue.AsList(read["order"]),

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -321,6 +321,19 @@ def write_text(path: str, text: str) -> None:
         f.write(text)
 
 
-def write_lines(rows: list, path: str) -> int:
-    write_text(path, "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows))
-    return len(rows)
+def write_lines(rows: Iterable, path: str) -> int:
+    """JSON lines of ``rows`` (any iterable, read once: written as they come, never joined into one text) to
+    ``path``, locally or on any Beam filesystem, as :func:`write_text` would write them. Returns how many."""
+    n = 0
+    if "://" in path:
+        with FileSystems.create(path, mime_type="application/json") as f:
+            for r in rows:
+                f.write((json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
+                n += 1
+        return n
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
+            n += 1
+    return n

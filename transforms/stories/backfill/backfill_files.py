@@ -16,8 +16,9 @@ Named for the files it parses and folds; "readers" is the origin's word for peop
 from __future__ import annotations
 
 import json
+import pickle
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from transforms import common
 from transforms.stories.backfill.assignments import assignment_rows
@@ -105,27 +106,65 @@ def slim_output(out: dict) -> dict:
     return slim_out
 
 
-def storyline_rows(outputs: list[dict], links, n_languages: int) -> tuple[list[dict], list[dict]]:
+def packed_slim_output(out: dict) -> bytes:
+    """:func:`slim_output` pickled: what the backfill's result fold collects (:class:`Packed`)."""
+    return pickle.dumps(slim_output(out), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class Packed(Sequence):
+    """The run's slim outputs as the pickles :func:`packed_slim_output` made, decoded one at a time on access: the
+    fold below reads them in a few passes and never holds them all decoded (a decoded slim output is ~4x its
+    pickle: ~10 KB an article in a month_sim run)."""
+
+    def __init__(self, blobs: Sequence[bytes]):
+        self.blobs = blobs
+
+    def __len__(self) -> int:
+        return len(self.blobs)
+
+    def __getitem__(self, i: int) -> dict:
+        return pickle.loads(self.blobs[i])
+
+    def __iter__(self) -> Iterator[dict]:
+        for b in self.blobs:
+            yield pickle.loads(b)
+
+
+def storyline_rows(outputs: Sequence[dict], links, n_languages: int) -> tuple[list[dict], list[dict]]:
     """(``storylines.jsonl`` rows, the StorylineChange records): the storyline stage over the run's outputs, tick by
     tick as the streaming stage decides them (transforms/stories/storylines/storyline.py). The cross-language links of a backfill
-    are made over its final stories (:func:`link_outputs`), so they reach the storyline stage at its last tick."""
+    are made over its final stories (:func:`link_outputs`), so they reach the storyline stage at its last tick.
+    ``outputs``: a list or :class:`Packed`; each output's compact is read in the stage's order, one at a time."""
     want_links = links is True or (links == "auto" and n_languages > 1)
-    compacts = [o["storyline"] for o in outputs if o.get("storyline")]
-    if want_links:
-        compacts += [storyline.compact({"change": ch, "members": {}}) for ch in link_outputs(outputs)]
-    changes, _ = storyline.storyline_changes(compacts)
+    keys = [(*storyline.compact_key(o["storyline"]), i) for i, o in enumerate(outputs) if o.get("storyline")]
+    linked = [storyline.compact({"change": ch, "members": {}}) for ch in link_outputs(outputs)] if want_links else []
+    keys += [(*storyline.compact_key(c), len(outputs) + j) for j, c in enumerate(linked)]
+    keys.sort()  # the stage's order; ties (none: a (language, seq) is one output) in input order, as a stable sort
+
+    def ordered():
+        for *_, i in keys:
+            yield outputs[i]["storyline"] if i < len(outputs) else linked[i - len(outputs)]
+
+    changes, _ = storyline.storyline_changes_in_order(ordered())
     return storyline.fold_storylines(changes), changes
 
 
-def explanation_rows(outputs: list[dict]) -> list[dict]:
-    """The rows of ``explanations.jsonl`` (transforms/stories/writer/explanations.py), in (language, seq) order."""
-    rows = [o["explain"] for o in outputs if o.get("explain") is not None]
-    return sorted(rows, key=lambda r: (r["language"], int(r["seq"])))
+def explanation_rows(outputs: Sequence[dict]) -> Iterator[dict]:
+    """The rows of ``explanations.jsonl`` (transforms/stories/writer/explanations.py), in (language, seq) order,
+    one at a time."""
+    keys = sorted(
+        (o["explain"]["language"], int(o["explain"]["seq"]), i)
+        for i, o in enumerate(outputs)
+        if o.get("explain") is not None
+    )
+    for *_, i in keys:
+        yield outputs[i]["explain"]
 
 
-def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> tuple[list, list, dict]:
-    """Fold the run's outputs -> (assignments.jsonl rows, stories.jsonl rows, the summary). The files are written
-    by :func:`transforms.stories.beam.backfill.write_results` (through Beam's filesystems: local or gs://)."""
+def fold_results(outputs: Sequence[dict], order: list, n_languages: int, links) -> tuple[list, list, dict]:
+    """Fold the run's outputs (a list or :class:`Packed`, read in passes) -> (assignments.jsonl rows, stories.jsonl
+    rows, the summary). The files are written by :func:`transforms.stories.beam.backfill.write_results` (through
+    Beam's filesystems: local or gs://)."""
     import dataclasses
 
     from transforms.stories.writer.cluster import calibration
@@ -137,19 +176,19 @@ def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> t
     seen = set()
     unique_order = [a for a in input_order if not (a in seen or seen.add(a))]
     rows, story_rows = assignment_rows(changes, unique_order)
-    titles = {}
+    firsts = {st["articles"][0] for st in story_rows if st["articles"]}
+    titles, models = {}, {}
     for o in outputs:
         for aid, m in o["members"].items():
-            titles[aid] = m.get("title", "")
+            if aid in firsts:
+                titles[aid] = m.get("title", "")
+        if o.get("model"):
+            models[o["change"]["language"]] = o["model"]
     for st in story_rows:
         st["title"] = titles.get(st["articles"][0], "") if st["articles"] else ""
     kinds = {}
     for ch in changes:
         kinds[ch["kind"]] = kinds.get(ch["kind"], 0) + 1
-    models = {}
-    for o in outputs:
-        if o.get("model"):
-            models[o["change"]["language"]] = o["model"]
     summary = {
         "counts": {
             "articles": len(unique_order),
@@ -167,7 +206,7 @@ def fold_results(outputs: list[dict], order: list, n_languages: int, links) -> t
     return rows, story_rows, summary
 
 
-def assumptions(outputs: list[dict]) -> dict:
+def assumptions(outputs: Iterable[dict]) -> dict:
     """What the run assumed about its input's times (the manifest's ``assumed``): how many articles had a time
     (``published_at``, else a printed dateline) and what the writer did with the others."""
     known: dict[str, bool] = {}

@@ -41,6 +41,7 @@ class WriterCheckpoint:
         self.every_s = EVERY_S if every_s is None else every_s
         self._saved_at: float | None = None
         self.n_saved, self._offset = 0, 0  # outputs the last checkpoint counts, and where they end in the file
+        self._pending: list[dict] = []  # outputs made since the last checkpoint
 
     @property
     def _outputs_path(self) -> str:
@@ -66,27 +67,30 @@ class WriterCheckpoint:
         return writer, outputs
 
     def save(self, writer, outputs: list[dict], force: bool = False) -> bool:
-        """Checkpoint ``writer`` after ``outputs`` (every output it has made, the loaded ones first) at most every
-        ``every_s`` seconds (``force``: now). Returns whether it saved."""
+        """Checkpoint ``writer`` after ``outputs``, the outputs it made since the last call (none of the loaded
+        ones), at most every ``every_s`` seconds (``force``: now). Returns whether it saved. Only the outputs not
+        saved yet are held here (a step's or a few: the tick emits each step's as soon as it is decided)."""
+        self._pending.extend(outputs)
         now = time.monotonic()
         if not force and self._saved_at is not None and now - self._saved_at < self.every_s:
             return False
         os.makedirs(self.folder, exist_ok=True)
         with open(self._outputs_path, "r+b" if self._offset else "wb") as f:
             f.seek(self._offset)  # past the outputs the last checkpoint counts: anything after them is dropped
-            for out in outputs[self.n_saved :]:
+            for out in self._pending:
                 pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
             f.truncate()
             f.flush()
             os.fsync(f.fileno())
             offset = f.tell()
+        n = self.n_saved + len(self._pending)
         tmp = self._writer_path + ".tmp"
         with open(tmp, "wb") as f:
-            pickle.dump((len(outputs), writer), f, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((n, writer), f, protocol=pickle.HIGHEST_PROTOCOL)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self._writer_path)
-        self.n_saved, self._saved_at, self._offset = len(outputs), now, offset
+        self.n_saved, self._saved_at, self._offset, self._pending = n, now, offset, []
         return True
 
 
@@ -97,12 +101,12 @@ def decided_ids(outputs: list[dict]) -> set[str]:
 
 def advance_in_steps(writer, until: int, advance: Callable[[int], list], step: int, after: Callable[[list], None]):
     """``advance(until)`` in steps of ``step`` queued articles (see the module docstring); ``after(outputs)`` is
-    called with the outputs of each step, in order (the checkpoint). Returns every output."""
+    called with the outputs of each step, in order (the checkpoint). Yields each step's outputs once ``after`` has
+    seen them: a generator, so the caller emits them before the next step is decided and no list of the whole
+    run's outputs is held (O(history): ~18 KB an article in a month_sim run)."""
     queued = [f.first_seen_at for f in writer.queued() if f.first_seen_at <= until]
     bounds = [queued[i] - 1 for i in range(step, len(queued), step)]
-    out: list = []
     for bound in [*bounds, until]:
         made = advance(min(bound, until))
-        out.extend(made)
         after(made)
-    return out
+        yield made

@@ -7,6 +7,7 @@ the Beam path (transforms/stories/beam/) produces for the same input.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from transforms.common import EXPIRE
 from transforms.stories.links.links import StoryLinker
@@ -34,11 +35,14 @@ def cluster_features(
     return outputs, link_changes, writers
 
 
-def link_outputs(outputs: list[dict]) -> list[dict]:
-    """Cross-language links of a finished run: the stories as they stand before expiry."""
+def link_outputs(outputs: Sequence[dict]) -> list[dict]:
+    """Cross-language links of a finished run: the stories as they stand before expiry. ``outputs``: a list or
+    any sequence (the backfill's Packed)."""
     linker = StoryLinker()
     at = 0
-    for o in sorted(outputs, key=lambda o: (o["change"]["language"], o["change"]["seq"])):
+    keys = sorted((o["change"]["language"], o["change"]["seq"], i) for i, o in enumerate(outputs))
+    for *_, i in keys:  # (language, seq) order, each output read once (a Packed decodes it here)
+        o = outputs[i]
         if o["change"]["kind"] != EXPIRE:
             linker.observe(o)
             at = max(at, int(o["change"]["at"]))

@@ -141,14 +141,20 @@ class ReadStoreArticles(beam.PTransform):
         return {"articles": res.articles, "order": res[ORDER], "dead_letter": res[DEAD_LETTER]}
 
 
-def storyline_changes(outputs: list[dict], n_languages: int, links) -> list[dict]:
-    """The run's StorylineChange records (what storyline_changes.jsonl holds), for ``--snapshots``' ranker."""
-    return backfill_files.storyline_rows(outputs, links, n_languages)[1]
+def storyline_changes(packed: list[bytes], n_languages: int, links) -> list[dict]:
+    """The run's StorylineChange records (what storyline_changes.jsonl holds), for ``--snapshots``' ranker, from the
+    run's packed slim outputs (backfill_files.packed_slim_output)."""
+    return backfill_files.storyline_rows(backfill_files.Packed(packed), links, n_languages)[1]
 
 
-def write_results(outputs: list[dict], order: list, n_languages: int, out_dir: str, links) -> dict:
+def write_results(packed: list[bytes], order: list, n_languages: int, out_dir: str, links) -> dict:
     """Fold the run's outputs (:func:`~transforms.stories.backfill.backfill_files.fold_results`); write assignments.jsonl,
-    stories.jsonl, storylines.jsonl, storyline_changes.jsonl and the summary (summary.json); return the summary."""
+    stories.jsonl, storylines.jsonl, storyline_changes.jsonl and the summary (summary.json); return the summary.
+
+    ``packed``: every slim output pickled (backfill_files.packed_slim_output), in the order the run made them; the
+    fold reads them in passes, decoding one at a time, and writes explanations.jsonl as it reads (the run's
+    outputs decoded at once were O(history): ~10 KB an article, several times over)."""
+    outputs = backfill_files.Packed(packed)
     rows, story_rows, summary = backfill_files.fold_results(outputs, order, n_languages, links)
     write_lines(rows, os.path.join(out_dir, "assignments.jsonl"))
     write_lines(story_rows, os.path.join(out_dir, "stories.jsonl"))

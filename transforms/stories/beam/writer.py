@@ -223,28 +223,32 @@ class ClusterStoriesFn(beam.DoFn):
         now = to_ms(fired)
         w = self._writer(key, token_state.read(), buffer)
         progress = Progress(f"[backfill] articles decided ({key})", len(w.state.pending)) if self.bounded else None
-        if key in self._checkpoints:
-            outs = self._advance_checkpointed(key, w, now, progress)  # dicts, the checkpoint's first; counted
+        if key in self._checkpoints:  # dicts, the checkpoint's first, then each step's as it is decided; counted
+            outs = self._advance_checkpointed(key, w, now, progress)
         else:
             outs = w.advance(now, progress) if self.embed is None else self._embed_and_advance(key, w, now, progress)
-        token_state.write(w.state_token())
         for o in outs:
             if isinstance(o, dict):
                 yield o
                 continue
             self.decisions[o.change["kind"]].inc()
             yield o.to_dict()
+        token_state.write(w.state_token())
         self._compact(w, buffer, buffered)
         upcoming = w.next_event_time()
         arm(tick, nxt, None if upcoming is None or self.bounded else max(upcoming, now + 1))
 
     def _advance_checkpointed(self, language: str, w: StoryClusterer, now: int, progress):
-        """The bounded tick with checkpoints: the outputs of the checkpoint it continues first, then the writer in
-        steps (transforms/stories/backfill/checkpoint.py advance_in_steps), a checkpoint after each."""
+        """The bounded tick with checkpoints, a generator of output dicts: the outputs of the checkpoint it
+        continues first, then the writer in steps (transforms/stories/backfill/checkpoint.py advance_in_steps), each
+        step's outputs checkpointed, then yielded before the next step is decided (the tick holds one step's
+        outputs, never the run's)."""
         from transforms.stories.backfill import checkpoint as ckmod
 
-        ck, outputs, _ = self._checkpoints[language]
-        outputs = list(outputs)
+        ck, loaded, ids = self._checkpoints[language]
+        self._checkpoints[language] = (ck, [], ids)  # emitted once: not held after this
+        yield from loaded
+        del loaded
         base, last = [0], [0]
 
         def counted(n):  # the steps' decided counts, as one advance counts them
@@ -260,17 +264,16 @@ class ClusterStoriesFn(beam.DoFn):
                 else self._embed_and_advance(language, w, bound, counted)
             )
             base[0] += last[0]
-            return made
+            return [o.to_dict() for o in made]
 
         def after(made):
             for o in made:
-                self.decisions[o.change["kind"]].inc()
-            outputs.extend(o.to_dict() for o in made)
-            ck.save(w, outputs)
+                self.decisions[o["change"]["kind"]].inc()
+            ck.save(w, made)
 
-        ckmod.advance_in_steps(w, now, advance, ckmod.STEP, after)
-        ck.save(w, outputs, force=True)
-        return outputs
+        for made in ckmod.advance_in_steps(w, now, advance, ckmod.STEP, after):
+            yield from made
+        ck.save(w, [], force=True)
 
     def _encoder(self, language: str, wait: bool = True):
         """(encode, model name) of the language's embedder for the ``embed`` tick: a process of its own for the

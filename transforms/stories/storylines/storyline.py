@@ -46,6 +46,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -535,15 +536,30 @@ def storyline_changes(compacts: list[dict], every_ms: int = EVERY_MS, writer: St
     """Run the storyline writer over a finished run's compact outputs, tick by tick as the streaming stage would.
 
     Returns (the StorylineChange records in seq order, the writer)."""
+    ordered = sorted(compacts, key=lambda c: compact_key(c, every_ms))
+    return storyline_changes_in_order(ordered, every_ms, writer)
+
+
+def compact_key(c: dict, every_ms: int = EVERY_MS) -> tuple:
+    """The order in which :func:`storyline_changes` reads the compacts: by tick, then within one (:func:`_order`)."""
+    return (tick_of(c["change"]["at"], every_ms), *_order(c))
+
+
+def storyline_changes_in_order(
+    ordered: Iterable[dict], every_ms: int = EVERY_MS, writer: StorylineWriter | None = None
+):
+    """:func:`storyline_changes` over compacts already in :func:`compact_key` order, read one at a time (an
+    iterator: the backfill decodes each from its pickle as it comes)."""
     w = writer or StorylineWriter()
-    ordered = sorted(compacts, key=lambda c: (tick_of(c["change"]["at"], every_ms), *_order(c)))
     changes: list[dict] = []
-    i = 0
-    while i < len(ordered):
-        t = tick_of(ordered[i]["change"]["at"], every_ms)
-        while i < len(ordered) and tick_of(ordered[i]["change"]["at"], every_ms) == t:
-            w.observe(ordered[i])
-            i += 1
+    t = None
+    for c in ordered:
+        tc = tick_of(c["change"]["at"], every_ms)
+        if t is not None and tc != t:
+            changes.extend(w.tick(t))
+        t = tc
+        w.observe(c)
+    if t is not None:
         changes.extend(w.tick(t))
     return changes, w
 
