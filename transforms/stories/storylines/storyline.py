@@ -442,7 +442,7 @@ class StorylineWriter:
             if len(shared) < MIN_SHARED or cs < MIN_COS:
                 continue
             idf = {k: math.log(1.0 + n / max(self.df[k], 1)) for k in mine | set(c.salient)}
-            ent = sum(idf[k] for k in shared) / sum(idf.values())
+            ent = math.fsum(idf[k] for k in shared) / math.fsum(idf.values())  # exact: no set order in the bits
             gap = max(0, st.first_at - c.last_at)
             score = (cs + ENTITY_WEIGHT * ent) * 0.5 ** (gap / HALF_LIFE_MS)
             if score >= THRESHOLD:
