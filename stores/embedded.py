@@ -431,10 +431,13 @@ class DirectorySnapshotStore(SnapshotStore):
     def __init__(self, root: str | os.PathLike):
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._resolved: Path | None = None
 
     def _path(self, path: str) -> Path:
         full = (self.root / path).resolve()
-        if self.root.resolve() not in full.parents:
+        if self._resolved is None:  # the root resolved once (a replay puts ~10,000 objects)
+            self._resolved = self.root.resolve()
+        if full == self._resolved or not full.is_relative_to(self._resolved):
             raise ValueError(f"snapshot path {path!r} escapes the store")
         return full
 

@@ -54,13 +54,42 @@ def test_a_page_that_repeats_the_last_proposed_is_not_proposed_again():
         return {"kind": "story_coverage", "pointer": "story/1", "doc": {"version": minute}, "min_stories": 0}
 
     watch, memory = SteadyWatch(), SimpleNamespace(page_max={"world": 2})
-    assert watch.unproposed([page(1, 2), cover(1)], memory, ()) == [page(1, 2), cover(1)]
-    assert watch.unproposed([page(2, 2), cover(2)], memory, ()) == [cover(2)]  # new scores and minute only
-    assert watch.unproposed([page(3, 2, minimum=2)], memory, ()) == [page(3, 2, minimum=2)]
-    assert watch.unproposed([page(4, 3, minimum=2)], memory, ()) == [page(4, 3, minimum=2)]
+
+    def unproposed(items: list, controls: tuple = ()) -> list:  # the items left, without the digest they carry
+        return [{k: v for k, v in i.items() if k != "digest"} for i in watch.unproposed(items, memory, controls)]
+
+    assert unproposed([page(1, 2), cover(1)]) == [page(1, 2), cover(1)]
+    assert unproposed([page(2, 2), cover(2)]) == [cover(2)]  # new scores and minute only
+    assert unproposed([page(3, 2, minimum=2)]) == [page(3, 2, minimum=2)]
+    assert unproposed([page(4, 3, minimum=2)]) == [page(4, 3, minimum=2)]
     memory.page_max["world"] = 7  # 3 stories where 7 stood once: each proposal counts towards the shrink
-    assert watch.unproposed([page(5, 3, minimum=2)], memory, ()) == [page(5, 3, minimum=2)]
+    assert unproposed([page(5, 3, minimum=2)]) == [page(5, 3, minimum=2)]
     memory.page_max["world"] = 3
-    assert watch.unproposed([page(6, 3, minimum=2)], memory, ()) == []
-    assert watch.unproposed([page(7, 3, minimum=2)], memory, ("a control",)) == [page(7, 3, minimum=2)]
-    assert watch.unproposed([page(8, 3, minimum=2)], memory, ()) == [page(8, 3, minimum=2)]  # the map restarted
+    assert unproposed([page(6, 3, minimum=2)]) == []
+    assert unproposed([page(7, 3, minimum=2)], ("a control",)) == [page(7, 3, minimum=2)]
+    assert unproposed([page(8, 3, minimum=2)]) == [page(8, 3, minimum=2)]  # the map restarted
+
+
+def test_a_proposed_page_carries_its_digest_and_the_publisher_uses_it(tmp_path, monkeypatch):
+    """SteadyWatch.unproposed hands the content digest it computed to the publisher (not computed twice); the
+    publisher trusts it only for the document it was computed on (a merged document gets its own)."""
+    from types import SimpleNamespace
+
+    from stores import StoreConfig, open_stores
+    from transforms.editions.publish.snapshots import SnapshotPublisher
+    from transforms.editions.ranker.steady import SteadyWatch
+    from transforms.editions.vocabulary import documents as docs
+
+    doc = {"edition": "us-en", "section": "world", "version": 1, "cycle": "1", "stories": []}
+    item = {"kind": "edition_page", "pointer": "us-en/world", "version": 1, "doc": doc, "min_stories": 3}
+    item["path"] = "pages/us-en/world/v1.json"
+    (out,) = SteadyWatch().unproposed([item], SimpleNamespace(page_max={}), ())
+    assert out["digest"] == docs.content_digest(doc)
+    computed = []
+    real = docs.content_digest
+    monkeypatch.setattr(docs, "content_digest", lambda d: computed.append(d) or real(d))
+    publisher = SnapshotPublisher(open_stores(StoreConfig(data_dir=str(tmp_path))))
+    assert publisher.publish(out)["outcome"] == "rejected"  # no story: too few, as without the digest
+    assert computed == []
+    assert publisher.publish({k: v for k, v in out.items() if k != "digest"})["outcome"] == "rejected"
+    assert computed == [doc]

@@ -6,7 +6,8 @@ Plain Python; the Beam side is :class:`~transforms.editions.beam.publishing.Publ
 :class:`~transforms.editions.beam.publishing.TrackAliases`.
 
 Reads snapshot items from :class:`~transforms.editions.beam.ranking.RankEditions` / ``TrackAliases``
-(``{"kind", "path", "pointer", "version", "doc", "min_stories"}``); writes through the store interfaces only
+(``{"kind", "path", "pointer", "version", "doc", "min_stories"}``, and ``"digest"``, the doc's
+:func:`~transforms.editions.vocabulary.documents.content_digest`, when the change-only replay computed it); writes through the store interfaces only
 (``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
 ``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.
 
@@ -298,7 +299,9 @@ class SnapshotPublisher:
                 result["outcome"] = "unchanged"
                 return result
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
-        digest = docs.content_digest(doc)
+        # the ranker's digest of this very document when it computed one (steady.py ``unproposed``), else computed
+        digest = item.get("digest") if doc is item["doc"] else None
+        digest = digest or docs.content_digest(doc)
         if policy.skips_unchanged and live_digest is not None and digest == live_digest:
             self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
             result["outcome"] = "unchanged"

@@ -82,7 +82,8 @@ class SteadyWatch:
             if kind not in ("edition_page", "candidate_pool"):
                 out.append(item)
                 continue
-            key = (content_digest(doc), item["min_stories"])
+            item["digest"] = digest = content_digest(doc)  # the publisher's own (snapshots.py): not computed twice
+            key = (digest, item["min_stories"])
             shrinking = kind == "edition_page" and 2 * len(doc["stories"]) < page_max.get(doc["section"], 0)
             if not shrinking and self.proposed.get(item["pointer"]) == key:
                 continue

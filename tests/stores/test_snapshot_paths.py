@@ -1,0 +1,23 @@
+"""DirectorySnapshotStore keeps every object under its root: a path that leaves it (``..``, a symlink out, the root
+itself) is refused with a clear error; the root is resolved once, not at every put."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from stores.embedded import DirectorySnapshotStore
+
+
+def test_paths_that_leave_the_root_are_refused(tmp_path):
+    store = DirectorySnapshotStore(tmp_path / "snaps")
+    store.put("pages/us-en/top/v1.json", b"{}")
+    assert store.get("pages/us-en/top/v1.json") == b"{}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, tmp_path / "snaps" / "link")
+    for bad in ("../escaped.json", "pages/../../escaped.json", "link/x.json", "", "."):
+        with pytest.raises(ValueError, match="escapes the store"):
+            store.put(bad, b"{}")
+    assert list(outside.iterdir()) == [] and not (tmp_path / "escaped.json").exists()
