@@ -16,21 +16,26 @@ is the writer itself: it continues with the same ids, seqs and decisions as the 
 run's files are byte-identical (tests/pipelines/test_backfill_checkpoint.py). Cost: one pickle of the writer per
 checkpoint (~0.5 MB and ~15 ms for 1,000 decided articles), at most every :data:`EVERY_S` seconds.
 
-:func:`advance_in_steps` is how the bounded tick decides with checkpoints: the queued articles in steps of ``step``
-articles, each step ``advance(bound)`` up to one millisecond before the next step's first article (the decisions of
-one ``advance`` to the end: the streaming job advances in such steps, and transforms/stories/writer/overlap.py
-batches the same way), a checkpoint after each.
+:func:`advance_in_steps` is how the bounded tick decides with checkpoints: the queued articles in steps, each step
+``advance(bound)`` up to one millisecond before the next step's first article (the decisions of one ``advance`` to
+the end: the streaming job advances in such steps, and transforms/stories/writer/overlap.py batches the same way), a
+chance to checkpoint after each. A step holds at most ``step`` articles and, once the writer's rate is measured, about
+as many as it decides before the next checkpoint is due (:meth:`WriterCheckpoint.due_in`), so a run of any size
+checkpoints about every :data:`EVERY_S` seconds (never more often), not only every ``step`` articles.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import pickle
 import time
 from collections.abc import Callable
 
 EVERY_S = 30.0  # seconds between checkpoints of a writer (0: after every step)
-STEP = 4096  # queued articles decided between two chances to checkpoint
+STEP = 4096  # queued articles decided, at most, between two chances to checkpoint
+MIN_STEP = 64  # queued articles in the first step (no rate measured yet) and in each when every step checkpoints
+_clock = time.monotonic  # the checkpoint's clock (injectable for tests)
 
 
 class WriterCheckpoint:
@@ -71,7 +76,7 @@ class WriterCheckpoint:
         ones), at most every ``every_s`` seconds (``force``: now). Returns whether it saved. Only the outputs not
         saved yet are held here (a step's or a few: the tick emits each step's as soon as it is decided)."""
         self._pending.extend(outputs)
-        now = time.monotonic()
+        now = _clock()
         if not force and self._saved_at is not None and now - self._saved_at < self.every_s:
             return False
         os.makedirs(self.folder, exist_ok=True)
@@ -93,20 +98,52 @@ class WriterCheckpoint:
         self.n_saved, self._saved_at, self._offset, self._pending = n, now, offset, []
         return True
 
+    def due_in(self) -> float:
+        """Seconds until :meth:`save` saves again (0: at the next call)."""
+        return 0.0 if self._saved_at is None else max(0.0, self._saved_at + self.every_s - _clock())
+
 
 def decided_ids(outputs: list[dict]) -> set[str]:
     """The articles the checkpointed ``outputs`` decided (an article's decision names it in its change)."""
     return {o["change"]["article_id"] for o in outputs if o["change"].get("article_id")}
 
 
-def advance_in_steps(writer, until: int, advance: Callable[[int], list], step: int, after: Callable[[list], None]):
-    """``advance(until)`` in steps of ``step`` queued articles (see the module docstring); ``after(outputs)`` is
-    called with the outputs of each step, in order (the checkpoint). Yields each step's outputs once ``after`` has
-    seen them: a generator, so the caller emits them before the next step is decided and no list of the whole
-    run's outputs is held (O(history): ~18 KB an article in a month_sim run)."""
+def advance_in_steps(
+    writer,
+    until: int,
+    advance: Callable[[int], list],
+    step: int,
+    after: Callable[[list], None],
+    due_in: Callable[[], float] | None = None,
+):
+    """``advance(until)`` in steps of at most ``step`` queued articles (see the module docstring); ``after(outputs)``
+    is called with the outputs of each step, in order (the checkpoint). ``due_in()``: seconds until the next
+    checkpoint is due; each step after the first is sized to end about then, from the rate of the step before.
+    Yields each step's outputs once ``after`` has seen them: a generator, so the caller emits them before the next
+    step is decided and no list of the whole run's outputs is held (O(history): ~18 KB an article in a month_sim
+    run)."""
     queued = [f.first_seen_at for f in writer.queued() if f.first_seen_at <= until]
-    bounds = [queued[i] - 1 for i in range(step, len(queued), step)]
-    for bound in [*bounds, until]:
-        made = advance(min(bound, until))
+    i, rate = 0, None  # the next step's first queued article; articles per second of the last step
+    while True:
+        n = step if due_in is None else _step_size(step, rate, due_in())
+        j = i + n
+        # a bound inside one millisecond's articles decides none of them: the step ends at the next time instead
+        while j < len(queued) and queued[j] == queued[j - 1]:
+            j += 1
+        bound = until if j >= len(queued) else min(queued[j] - 1, until)
+        started = _clock()
+        made = advance(bound)
+        rate = (j - i) / max(_clock() - started, 1e-6)
         after(made)
         yield made
+        i = j
+        if j >= len(queued):
+            return
+
+
+def _step_size(step: int, rate: float | None, due_in_s: float) -> int:
+    """Articles to decide before the next chance to checkpoint: MIN_STEP before a rate is measured or when a checkpoint
+    follows every step, else as many as ``rate`` decides in ``due_in_s`` (at least one); at most ``step``."""
+    if rate is None or due_in_s <= 0:
+        return min(MIN_STEP, step)
+    return max(1, min(step, math.ceil(rate * due_in_s)))

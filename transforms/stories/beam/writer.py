@@ -256,12 +256,15 @@ class ClusterStoriesFn(beam.DoFn):
             if progress is not None:
                 progress(base[0] + n)
 
+        # the embedding's progress is the tick's, not the step's: "embedded k of <every article this tick decides>"
+        embedded = Progress(f"[backfill] articles embedded ({language})", len(w.state.pending))
+
         def advance(bound):
             last[0] = 0
             made = (
                 w.advance(bound, counted)
                 if self.embed is None
-                else self._embed_and_advance(language, w, bound, counted)
+                else self._embed_and_advance(language, w, bound, counted, (embedded, base[0]))
             )
             base[0] += last[0]
             return [o.to_dict() for o in made]
@@ -271,7 +274,7 @@ class ClusterStoriesFn(beam.DoFn):
                 self.decisions[o["change"]["kind"]].inc()
             ck.save(w, made)
 
-        for made in ckmod.advance_in_steps(w, now, advance, ckmod.STEP, after):
+        for made in ckmod.advance_in_steps(w, now, advance, ckmod.STEP, after, ck.due_in):
             yield from made
         ck.save(w, [], force=True)
 
@@ -293,7 +296,8 @@ class ClusterStoriesFn(beam.DoFn):
         embmod.record_path(spec, {**info, "process": "own (overlapped with the writer)"})
         return proc.encode, name
 
-    def _embed_and_advance(self, language: str, w: StoryClusterer, now: int, decided) -> list:
+    def _embed_and_advance(self, language: str, w: StoryClusterer, now: int, decided, report=None) -> list:
+        """``report``: (Progress, articles it counted before this call) of a tick that advances in steps."""
         from transforms.stories.writer.overlap import advance_overlapped
 
         encode, name = self._encoder(language)
@@ -302,15 +306,15 @@ class ClusterStoriesFn(beam.DoFn):
             for f, v in zip(batch, encode([f.embed_text for f in batch])):
                 f.vector, f.model = v, name
 
-        report = Progress(f"[backfill] articles embedded ({language})", None)
-        report(0)  # the clock of its rate starts with the tick
+        report, before = report or (Progress(f"[backfill] articles embedded ({language})", None), 0)
+        report(before)  # the clock of its rate starts with the tick
         counted = [None]
 
         def progress(done, total):  # on the writer's thread, where Beam's counters count
             self.embedded.inc(done - (done if counted[0] is None else counted[0]))
             counted[0] = done
-            report.total = total
-            report(done)
+            report.total = report.total or total
+            report(before + done)
 
         return advance_overlapped(w, now, embed, self.embed[1], progress=progress, decided=decided)
 
