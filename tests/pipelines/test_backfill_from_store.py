@@ -67,3 +67,18 @@ def test_from_store_on_gcp_reads_productions_bigtable_article_table(tmp_path):
         resolve(PipelineOptions([*gcp, "--from_store=/data/live"]))
     job = resolve(PipelineOptions([f"--from_store={tmp_path / 'live'}", f"--output={tmp_path}"]))
     assert (job.source.backend, job.source.data_dir) == ("embedded", str(tmp_path / "live"))
+
+
+def test_a_row_it_cannot_read_is_dead_lettered_at_the_time_it_was_read():
+    import time
+
+    from transforms.stories.beam.backfill import DecodeStoreArticleFn
+
+    before = int(time.time() * 1000)
+    got = [
+        *DecodeStoreArticleFn().process((0, 1, "zz-bad", b"\x00\xff")),
+        *DecodeStoreArticleFn().process((0, 2, "zz-none", None)),
+    ]
+    after = int(time.time() * 1000)
+    assert [(d.value["key"], d.value["reason"]) for d in got] == [("zz-bad", "undecodable"), ("zz-none", "undecodable")]
+    assert all(before <= d.value["at"] <= after for d in got), [d.value["at"] for d in got]  # was 0 (1970)

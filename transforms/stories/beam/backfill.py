@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
@@ -75,7 +76,8 @@ class ReadArticleFileFn(beam.DoFn):
 class DecodeStoreArticleFn(ReadArticleFileFn):
     """A row of the article store (stores.beam_io.ReadLatestArticles: ``(range, row, article id, record)``) -> what
     ReadArticleFileFn yields for an Avro line, its order ``(range, row, article id)`` (the ranges ascend, so the
-    ids' order); a row without a record or whose record does not decode is a ``from_store`` dead letter."""
+    ids' order); a row without a record or whose record does not decode is a ``from_store`` dead letter, ``at`` the
+    time it was read (the scan yields no time of the row's own)."""
 
     def process(self, element):
         from schemas import codec
@@ -90,7 +92,8 @@ class DecodeStoreArticleFn(ReadArticleFileFn):
         except Exception as exc:  # a row this version cannot read: a dead letter, the run goes on
             self.bad.inc()
             yield beam.pvalue.TaggedOutput(
-                DEAD_LETTER, dead_letter("from_store", "undecodable", str(exc), aid, raw or b"")
+                DEAD_LETTER,
+                dead_letter("from_store", "undecodable", str(exc), aid, raw or b"", at_ms=int(time.time() * 1000)),
             )
             return
         yield from self.route(f, (index, row, f.article_id))
