@@ -211,3 +211,41 @@ def test_the_backfills_explanations_cover_the_reclustering_changes():
     assert repairs and all(o.explain and o.explain["rule"] == "recluster" for o in repairs)
     (move,) = [o.explain for o in repairs if o.change["kind"] == "SPLIT"]
     assert move["moved"] == ["y0"] and move["new_story_id"] != move["story_id"]
+
+
+def test_live_bodies_follow_the_stories_and_a_headline_stream_finds_no_components(monkeypatch):
+    """The writer sums its live stories' n_body through joins, repairs and expiry (and a checkpoint pickled before
+    the sum existed gets it back); with none live and headlines not re-clustered, a tick skips the components
+    (which would all be of the headline kind, left alone) and decides the same."""
+    import pickle
+
+    from transforms.stories.writer import recluster as rc
+
+    arts, _ = make_articles(n_events=4, per_event=6, seed=3)
+    heads = [dataclasses.replace(a, has_body=i % 3 != 0) for i, a in enumerate(arts)]
+    cfg = dataclasses.replace(RECLUSTER, join=0.9, join_headline=0.9, recluster_margin_headline=None)
+    w = StoryClusterer("en", config=cfg, exact_index=True)
+    for a in heads:
+        w.add(a)
+        w.advance(a.first_seen_at)
+        assert w.state.live_bodies == sum(s.n_body for s in w.stories.values())
+    w.advance(T0 + 10 * 24 * HOUR)  # everything expires
+    assert w.state.live_bodies == 0 == len(w.stories)
+    stale = dict(w.state.__dict__)
+    w.state.live_bodies = 7
+    assert pickle.loads(pickle.dumps(w.state)).live_bodies == 7
+    del stale["live_bodies"]
+    fresh = object.__new__(type(w.state))
+    fresh.__setstate__(stale)
+    assert fresh.live_bodies == 0
+
+    headlines = [dataclasses.replace(a, has_body=False) for a in arts]
+    runs = []
+    for skip in (False, True):
+        w = StoryClusterer("en", config=cfg, exact_index=True)
+        if skip:
+            monkeypatch.setattr(rc, "components", lambda *a: (_ for _ in ()).throw(AssertionError("components")))
+        else:
+            w.state.live_bodies = 10**9  # as if bodies were live: the components are found (and left alone)
+        runs.append([o.to_dict() for o in w.run(headlines)])
+    assert runs[0] == runs[1] and len({o["change"]["story_id"] for o in runs[0]}) > 1

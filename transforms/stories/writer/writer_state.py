@@ -70,6 +70,7 @@ class WriterState:
     activity: list[tuple[int, int]] = field(init=False, default_factory=list)  # heap of (member at, story_id)
     max_activity: int = field(init=False, default=-(2**62))
     stats: Counter[str] = field(init=False, default_factory=Counter)
+    live_bodies: int = field(init=False, default=0)  # sum of the live stories' n_body (originals with a body)
 
     def __post_init__(self) -> None:
         self.index = make_index(self.dim, exact=self.exact_index) if self.dim else None
@@ -77,6 +78,12 @@ class WriterState:
         self.lex = LexicalStats(ClusterConfig())
         self.scorer = Scorer(ClusterConfig(), self.lex, self.language)
         self.set_config(config)
+
+    def __setstate__(self, state: dict) -> None:
+        """A writer pickled before it summed its live bodies (a backfill checkpoint) sums them from its stories."""
+        self.__dict__.update(state)
+        if "live_bodies" not in state:
+            self.live_bodies = sum(s.n_body for s in self.stories.values())
 
     # -- configuration ----------------------------------------------------------------------------------------
     def set_config(self, config: ClusterConfig) -> None:
@@ -202,7 +209,9 @@ class WriterState:
 
     # -- stories ------------------------------------------------------------------------------------------------
     def add_member(self, s: Story, m: Member, count: bool = True) -> None:
+        bodies = s.n_body
         s.add(m)
+        self.live_bodies += s.n_body - bodies
         self.article_story[m.article_id] = s.story_id
         if count:
             self.lex.count(m, +1)
@@ -236,6 +245,7 @@ class WriterState:
         are a function of the live members, so they do not change, and uncounting then recounting every member
         would only cost time (and invalidate the statistics' caches).
         """
+        self.live_bodies -= s.n_body
         for m in s.members.values():
             if recount:
                 self.lex.count(m, -1)
@@ -252,6 +262,8 @@ class WriterState:
         return fresh
 
     def drop_story(self, s: Story, uncount: bool = True) -> None:
+        if self.stories.get(s.story_id) is s:
+            self.live_bodies -= s.n_body
         for m in s.members.values():
             if uncount:
                 self.lex.count(m, -1)
