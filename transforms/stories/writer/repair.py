@@ -149,18 +149,18 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf, stor
     fiedler = vecs[:, 1] / np.sqrt(deg)
     if fiedler[int(np.argmax(np.abs(fiedler)))] < 0:  # the eigenvector's sign is arbitrary: fix it
         fiedler = -fiedler
-    order = sorted(range(len(ms)), key=lambda i: (round(float(fiedler[i]), 9), ms[i].article_id))
+    keys = [(round(x, 9), m.article_id) for x, m in zip(fiedler.tolist(), ms)]
+    order = sorted(range(len(ms)), key=keys.__getitem__)
     lo, hi = c.min_split_sources, len(ms) - c.min_split_sources
-    sign_cut = sum(1 for i in order if fiedler[i] < 0)
+    sign_cut = int(np.count_nonzero(fiedler < 0))
     cuts = {min(max(sign_cut, lo), hi)} | {lo + (hi - lo) * q // 8 for q in range(9)}
     halves, spans, at_cut = [], [], []
     ordered = [ms[i] for i in order]
     span = cut_spans(ordered)
+    before, after = distinct_sources(ordered)
     for cut in sorted(cuts):
-        a = [ms[i] for i in order[:cut]]
-        b = [ms[i] for i in order[cut:]]
-        if len({m.source for m in a}) >= c.min_split_sources and len({m.source for m in b}) >= c.min_split_sources:
-            halves.append((a, b))
+        if before[cut] >= c.min_split_sources and after[cut] >= c.min_split_sources:
+            halves.append((ordered[:cut], ordered[cut:]))
             spans.append(span(cut))
             at_cut.append(cut)
     clear = surely_reach(scorer, ordered, at_cut, spans, bar) if halves else []
@@ -177,6 +177,20 @@ def best_bisection(scorer: Scorer, ms: list[Member], bar: float = math.inf, stor
         if best is None or score < best[0]:
             best = (score, a, b)
     return best
+
+
+def distinct_sources(ordered: list[Member]) -> tuple[list[int], list[int]]:
+    """(distinct sources of ``ordered[:cut]``, of ``ordered[cut:]``) for every cut 0..n: one pass each way, where
+    counting each cut's halves took a set per cut and half."""
+    before, seen = [0], set()
+    for m in ordered:
+        seen.add(m.source)
+        before.append(len(seen))
+    after, seen = [0], set()
+    for m in reversed(ordered):
+        seen.add(m.source)
+        after.append(len(seen))
+    return before, after[::-1]
 
 
 def pairs(items: list) -> list[tuple]:
