@@ -16,7 +16,9 @@ At a repair tick (every REPAIR_EVERY while some live story had an article in the
    term), plus RECLUSTER_STAY_BONUS (logit) for two articles that share a story now: the online joins were made on
    the profile score, which beats batch average linkage on text with bodies (docs/stories.md), and the bonus keeps
    them unless the pair score is clearly against them. The cut is the model's bar of the component's text kind plus
-   RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE (None: that text kind is not re-clustered). Two stories with
+   RECLUSTER_MARGIN_BODY / RECLUSTER_MARGIN_HEADLINE (None: that text kind is not re-clustered; with
+   RECLUSTER_MARGIN_HEADLINE None and no live original with a body, ``WriterState.live_bodies``, every component
+   would be of the headline kind, so the tick does not look for them). Two stories with
    bodies whose headlines name different things (:mod:`transforms.stories.writer.evidence`) never share a cluster,
    nor do two stories of untimed leads whose article pairs the joins' complete linkage would refuse
    (:func:`lead_pairs`, RECLUSTER_LEAD_PAIRS).
