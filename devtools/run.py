@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -251,7 +252,14 @@ def _main_locked(args, data_dir: str, say) -> int:
     finally:
         say("stopping ...")
         cleanup()
-        say(f"stopped; everything is in {data_dir} (run again to resume, `make clean` to start afresh)")
+        say(f"stopped; everything is in {data_dir} (run again to resume, {afresh(data_dir)})")
+
+
+def afresh(data_dir: str) -> str:
+    """How to start afresh from ``data_dir`` (absolute): `make clean` removes only the repository's ``.newsroom``."""
+    if data_dir == os.path.abspath(".newsroom") and os.path.exists("Makefile"):
+        return "`make clean` to start afresh"
+    return f"`rm -rf {shlex.quote(data_dir)}` to start afresh"
 
 
 def _run(args, config, stores, state, where, stopping, cleanups, say) -> int:

@@ -97,3 +97,11 @@ def test_ctrl_c_drains_only_while_the_ingest_outbox_holds_a_claimed_page(tmp_pat
     before = clock["sleeps"]
     run._drain(ingest, job, config)
     assert clock["sleeps"] == before
+
+
+def test_the_stop_line_says_how_to_start_afresh_from_the_data_dir_it_ran_on(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Makefile").write_text("clean:\n\trm -rf .newsroom .pytest_cache\n")
+    assert run.afresh(str(tmp_path / ".newsroom")) == "`make clean` to start afresh"  # what `make clean` removes
+    custom = tmp_path / "my runs" / "x"
+    assert run.afresh(str(custom)) == f"`rm -rf '{custom}'` to start afresh"  # not `make clean`: it leaves this
