@@ -56,6 +56,8 @@ def test_the_embedding_progress_of_a_stepped_tick_counts_the_whole_tick(tmp_path
     fn = ClusterStoriesFn(None, bounded=str(tmp_path), embed=("hash", 4))
     fn.setup()
     monkeypatch.setattr(fn, "_encoder", lambda language: (model.encode, model.name))
+    incs = []
+    fn.embedded = SimpleNamespace(inc=incs.append)  # Beam's counter: every article embedded counted once
     fn._checkpoints["en"] = (ckmod.WriterCheckpoint(str(tmp_path), "en"), [], set())
     w = StoryClusterer("en")
     for f in features(36):
@@ -64,6 +66,7 @@ def test_the_embedding_progress_of_a_stepped_tick_counts_the_whole_tick(tmp_path
     embedded = [x for x in capsys.readouterr().err.splitlines() if "articles embedded (en)" in x]
     assert embedded and all(" of 36 " in x for x in embedded), embedded
     assert "embedded (en): 36 of 36 (100%" in embedded[-1]
+    assert sum(incs) == 36, incs  # the first batch of each step was counted as 0
 
     done = features(36)
     embed_with(model)(done)

@@ -311,7 +311,7 @@ class ClusterStoriesFn(beam.DoFn):
         counted = [None]
 
         def progress(done, total):  # on the writer's thread, where Beam's counters count
-            self.embedded.inc(done - (done if counted[0] is None else counted[0]))
+            self.embedded.inc(done - (counted[0] or 0))
             counted[0] = done
             report.total = report.total or total
             report(before + done)
