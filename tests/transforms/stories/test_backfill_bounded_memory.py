@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
+from types import SimpleNamespace
 
 from transforms.common import NEW_STORY
 
@@ -24,6 +25,7 @@ class _Writer:
 
     def __init__(self, n: int):
         self.times, self.done, self.calls = list(range(1, n + 1)), 0, []
+        self.state = SimpleNamespace(pending=list(self.times))
 
     def queued(self):
         return [_Queued(t) for t in self.times if t > self.done]
