@@ -101,6 +101,11 @@ class ClusterConfig:
     # In that complete linkage, two leads that both name days of the week and share none never pair (a saga's items
     # told on different days; English: transforms/stories/writer/scoring.py weekdays_conflict).
     lead_weekdays: bool = True
+    # In that complete linkage of a join (and in the re-clustering's, RECLUSTER_LEAD_PAIRS), two leads must share a
+    # term that at most this many of the join's candidate stories hold (the nearest live centroids, their latest
+    # originals): a word of their own item, not only words of the saga around it ("Kavanaugh", "Senate", "nominee").
+    # 1: a word no other candidate story holds. None: off. docs/stories.md, "Leads of one saga".
+    lead_item_stories: int | None = 1
     # A headline without a body counts as a lead in that complete linkage (it is shorter than one): one empty-bodied
     # member used to switch the rule off for its whole story, and AllSides' largest mixed story (17 articles, 14 items)
     # grew through one (docs/stories.md, "Leads without time: the holes").

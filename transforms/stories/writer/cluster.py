@@ -50,7 +50,15 @@ from transforms.stories.writer.recluster import recluster_tick
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import repair_tick
 from transforms.stories.writer.restore import restore_state
-from transforms.stories.writer.scoring import OPINION_MEMBERS, Scorer, conflicting, latest_originals, min_pair
+from transforms.stories.writer.scoring import (
+    OPINION_MEMBERS,
+    Scorer,
+    conflicting,
+    latest_originals,
+    min_pair,
+    saga_terms,
+    untimed_lead,
+)
 from transforms.stories.writer.state import Member, StoreBehind, Story, WriterOutput, decay, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -332,14 +340,15 @@ class StoryClusterer:
         scored.sort(key=lambda x: (-x[0][0], x[1]))
         best = scored[0] if scored else None
         relief = st.config.untimed_relief if f.has_body and not f.time_known else None
+        saga = saga_terms(st.config, [st.stories[sid] for _, sid in scored]) if untimed_lead(st.config, f) else None
         for sc, sid in scored:  # the best candidate over the bar whose second opinion (if asked) agrees
             if sc[0] < bar:
                 if relief is None or sc[0] + relief < bar:
                     break
-                if not self._untimed_opinion(f, st.stories[sid], art_vecs):
+                if not self._untimed_opinion(f, st.stories[sid], art_vecs, saga):
                     explanations.decline(cands, sid)
                     continue
-            elif not self._second_opinion(f, st.stories[sid], art_vecs):
+            elif not self._second_opinion(f, st.stories[sid], art_vecs, saga):
                 explanations.decline(cands, sid)
                 continue
             st.tally("join")
@@ -367,7 +376,7 @@ class StoryClusterer:
         st = self.state
         return f.article_id not in st.article_story and not (f.copy_of and f.copy_of in st.article_story)
 
-    def _second_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
+    def _second_opinion(self, f: ArticleFeatures, s: Story, art_vecs, saga: frozenset | None = None) -> bool:
         """Whether the learned pair score agrees with a join of an article with a body, asked only where the places
         or the headline ages of the article and the story's latest originals conflict (ClusterConfig.join_pair_margin,
         opinion_places, opinion_ages; headline-only articles and stories are decided on the profile score alone)."""
@@ -375,7 +384,7 @@ class StoryClusterer:
         if f.has_body and s.has_body and not (f.time_known and s.time_known):
             m = Member.from_features(f, is_copy=False, seq=0)
             floor = min_pair(c, [m], latest_originals(s))
-            if floor is not None and self.state.scorer.weakest_pair([m], s) < floor:
+            if floor is not None and self.state.scorer.weakest_pair([m], s, saga) < floor:
                 self.state.tally("join_untimed_min_pair_no")
                 return False
         if not f.has_body or not s.has_body or (c.place_veto is None and c.join_pair_margin is None):
@@ -396,7 +405,7 @@ class StoryClusterer:
             self.state.tally("join_second_opinion_no")
         return ok
 
-    def _untimed_opinion(self, f: ArticleFeatures, s: Story, art_vecs) -> bool:
+    def _untimed_opinion(self, f: ArticleFeatures, s: Story, art_vecs, saga: frozenset | None = None) -> bool:
         """Whether an untimed article with a body may join ``s`` at a score up to UNTIMED_RELIEF below the join bar:
         the learned pair score's average logit over the story's latest originals must reach the model's body bar plus
         UNTIMED_RELIEF_MARGIN (:meth:`Scorer.join_opinion`). Without a time, the profile score alone leaves untimed
@@ -407,7 +416,7 @@ class StoryClusterer:
         c = self.state.config
         if c.untimed_relief_complete:  # every pair with the story's latest originals, not their average
             m = Member.from_features(f, is_copy=False, seq=0)
-            ok = self.state.scorer.weakest_pair([m], s) >= c.untimed_relief_margin
+            ok = self.state.scorer.weakest_pair([m], s, saga) >= c.untimed_relief_margin
         else:
             ok = self.state.scorer.join_opinion(f, s, art_vecs, c.untimed_relief_margin) >= 0.0
         self.state.tally("untimed_relief_join" if ok else "untimed_relief_no")

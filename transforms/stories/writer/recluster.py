@@ -48,7 +48,7 @@ from transforms.stories.writer.evidence import disagree
 from transforms.stories.writer.lexical import row_matrix
 from transforms.stories.writer.records import Change
 from transforms.stories.writer.repair import active, apply_merge, repair_tick
-from transforms.stories.writer.scoring import WEEKDAYS, min_pair, short
+from transforms.stories.writer.scoring import WEEKDAYS, min_pair, saga_terms, short
 from transforms.stories.writer.state import Member, Story, WriterOutput, recompute_centroid
 from transforms.stories.writer.writer_state import WriterState
 
@@ -235,7 +235,32 @@ def lead_pairs(w: WriterState, comp: list[Story], ms: list[Member], story: np.nd
         any_day = days.any(axis=1)
         clash = any_day[:, None] & any_day[None, :] & ~((days.astype(np.int64) @ days.T.astype(np.int64)) > 0)
         weak |= cross & clash[np.ix_(row, row)]
+    if c.lead_item_stories is not None:
+        weak |= cross & saga_pairs(w, comp, leads, ms, story, ~weak & cross)
     L[weak] = -np.inf
+
+
+def saga_pairs(w: WriterState, comp: list[Story], leads: set, ms: list[Member], story: np.ndarray, asked: np.ndarray):
+    """Of the member pairs ``asked``, those that share no term outside both stories' saga terms
+    (scoring.saga_terms over each story's CANDIDATES nearest stories of the component, by centroid, as a join's
+    candidates): the join's LEAD_ITEM_STORIES rule, which the average linkage would otherwise undo."""
+    c = w.config
+    out = np.zeros_like(asked)
+    lead = [s for s in comp if s.story_id in leads]
+    if len(lead) < 2:
+        return out
+    C = np.stack([s.centroid() for s in lead])
+    D = C @ C.T
+    saga: dict[int, frozenset] = {}
+    for k, s in enumerate(lead):
+        near = sorted(range(len(lead)), key=lambda i: (-round(float(D[k, i]), 9), lead[i].story_id))
+        saga[s.story_id] = saga_terms(c, [lead[i] for i in near if i != k][: c.candidates]) or frozenset()
+    terms = [frozenset(m.terms) for m in ms]
+    sids = story.tolist()
+    for i, j in zip(*np.nonzero(np.triu(asked, 1))):
+        if not (terms[i] & terms[j]) - saga[sids[i]] - saga[sids[j]]:
+            out[i, j] = out[j, i] = True
+    return out
 
 
 def reconcile(old: dict[int, list[str]], reps: dict[int, str], clusters: list[list[str]]):

@@ -14,6 +14,7 @@ pages, transforms/authority/scoring.py weighs publishers), always imported throu
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 
@@ -189,7 +190,7 @@ class Scorer:
         margin = self.config.join_pair_margin if margin is None else margin
         return float(model.logit(x)) - float(model.thresholds["body"]) - margin
 
-    def weakest_pair(self, ma: list[Member], b: Story) -> float:
+    def weakest_pair(self, ma: list[Member], b: Story, saga: frozenset | None = None) -> float:
         """The smallest learned pair logit between ``ma`` and ``b``'s latest OPINION_MEMBERS originals, less the
         model's body bar (complete linkage: every pair must agree, so a saga's items cannot chain through a centroid)."""
         mb = b.latest_originals()
@@ -204,6 +205,8 @@ class Scorer:
         model = self.model()
         weakest = float(model.logit(X)[: len(ma), len(ma) :].min()) - float(model.thresholds["body"])
         if self.config.lead_weekdays and weekdays_conflict(ma, mb, self.config.headlines_as_leads):
+            return -math.inf
+        if saga is not None and saga_only(ma, mb, saga, self.config.headlines_as_leads):
             return -math.inf
         return weakest
 
@@ -336,6 +339,30 @@ def weekdays_conflict(ma: list[Member], mb: list[Member], headlines: bool = Fals
     da = [frozenset(m.terms) & WEEKDAYS for m in ma if m.lead_only or (headlines and not m.has_body)]
     db = [frozenset(m.terms) & WEEKDAYS for m in mb if m.lead_only or (headlines and not m.has_body)]
     return any(x and y and not (x & y) for x in da for y in db)
+
+
+def saga_terms(c: ClusterConfig, hood: list[Story]) -> frozenset | None:
+    """The terms more than LEAD_ITEM_STORIES of ``hood`` (a join's candidate stories) hold among their latest
+    originals: the words of the saga around an item, which every item of it shares (None: LEAD_ITEM_STORIES off)."""
+    if c.lead_item_stories is None:
+        return None
+    held: Counter = Counter()
+    for s in hood:
+        held.update(frozenset().union(*(m.terms for m in s.latest_originals())))
+    return frozenset(t for t, n in held.items() if n > c.lead_item_stories)
+
+
+def saga_only(ma: list[Member], mb: list[Member], saga: frozenset, headlines: bool = False) -> bool:
+    """Whether a lead of ``ma`` and a lead of ``mb`` share no term outside ``saga`` (:func:`saga_terms`): two items
+    of one saga ("Kavanaugh", "Senate", "hearing") with nothing of their own in common."""
+    da = [frozenset(m.terms) for m in ma if m.lead_only or (headlines and not m.has_body)]
+    db = [frozenset(m.terms) for m in mb if m.lead_only or (headlines and not m.has_body)]
+    return any(not ((x & y) - saga) for x in da for y in db)
+
+
+def untimed_lead(c: ClusterConfig, f: ArticleFeatures) -> bool:
+    """Whether ``f`` is an untimed lead (or a headline: HEADLINES_AS_LEADS), the arrivals the lead rules read."""
+    return not f.time_known and (f.lead_only or (c.headlines_as_leads and not f.has_body))
 
 
 def short(c: ClusterConfig, m: Member) -> bool:
