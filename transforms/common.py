@@ -124,7 +124,8 @@ def dead_letter_json(record: dict) -> dict:
 def progress_line(
     what: str, n: int, total: int | None, elapsed_s: float, since: tuple[int, float] | None = None
 ) -> str:
-    """``what: n of total (pct, rate/s, ~eta left)``, ``done`` in place of the estimate at the total; the estimate is the rest at the rate so far, or, with
+    """``what: n of total (pct, rate/s, ~eta left)``, ``done`` in place of the estimate at the total; the estimate
+    is the rest at the rate so far, or, with
     ``since`` = (count, elapsed) of an earlier line, at the rate since that line (the start-up excluded: a model
     loading or a pipeline starting is no rate to plan with). No rate yet (the first line, nothing done since): the
     line says so instead of guessing a time."""

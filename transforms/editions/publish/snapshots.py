@@ -7,7 +7,8 @@ Plain Python; the Beam side is :class:`~transforms.editions.beam.publishing.Publ
 
 Reads snapshot items from :class:`~transforms.editions.beam.ranking.RankEditions` / ``TrackAliases``
 (``{"kind", "path", "pointer", "version", "doc", "min_stories"}``, and ``"digest"``, the doc's
-:func:`~transforms.editions.vocabulary.documents.content_digest`, when the change-only replay computed it); writes through the store interfaces only
+:func:`~transforms.editions.vocabulary.documents.content_digest`, when the change-only replay computed it); writes
+through the store interfaces only
 (``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
 ``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.
 

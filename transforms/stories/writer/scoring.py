@@ -336,9 +336,15 @@ def weekdays_conflict(ma: list[Member], mb: list[Member], headlines: bool = Fals
     """Whether a lead of ``ma`` and a lead of ``mb`` both name days of the week and share none (English terms: a
     lead's terms are its whole text): two items of one saga told on different days ("voted on Saturday" against
     "faces a final barrage of questions on Thursday")."""
-    da = [frozenset(m.terms) & WEEKDAYS for m in ma if m.lead_only or (headlines and not m.has_body)]
-    db = [frozenset(m.terms) & WEEKDAYS for m in mb if m.lead_only or (headlines and not m.has_body)]
+    da = [t & WEEKDAYS for t in lead_terms(ma, headlines)]
+    db = [t & WEEKDAYS for t in lead_terms(mb, headlines)]
     return any(x and y and not (x & y) for x in da for y in db)
+
+
+def lead_terms(ms: list[Member], headlines: bool = False) -> list[frozenset]:
+    """The terms of each lead of ``ms`` (and, ``headlines``: of each headline without a body), what the lead rules
+    (:func:`weekdays_conflict`, :func:`saga_only`) compare."""
+    return [frozenset(m.terms) for m in ms if m.lead_only or (headlines and not m.has_body)]
 
 
 def saga_terms(c: ClusterConfig, hood: list[Story]) -> frozenset | None:
@@ -355,9 +361,8 @@ def saga_terms(c: ClusterConfig, hood: list[Story]) -> frozenset | None:
 def saga_only(ma: list[Member], mb: list[Member], saga: frozenset, headlines: bool = False) -> bool:
     """Whether a lead of ``ma`` and a lead of ``mb`` share no term outside ``saga`` (:func:`saga_terms`): two items
     of one saga ("Kavanaugh", "Senate", "hearing") with nothing of their own in common."""
-    da = [frozenset(m.terms) for m in ma if m.lead_only or (headlines and not m.has_body)]
-    db = [frozenset(m.terms) for m in mb if m.lead_only or (headlines and not m.has_body)]
-    return any(not ((x & y) - saga) for x in da for y in db)
+    db = lead_terms(mb, headlines)
+    return any(not ((x & y) - saga) for x in lead_terms(ma, headlines) for y in db)
 
 
 def untimed_lead(c: ClusterConfig, f: ArticleFeatures) -> bool:
