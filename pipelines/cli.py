@@ -196,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     name = argv[0] if argv and argv[0] in COMMANDS else None
     try:
         return _main(argv, name)
-    except (
-        KeyboardInterrupt
-    ):  # Ctrl-C while the command's modules load (Beam: seconds): one line, not importlib's frames
+    except KeyboardInterrupt:
+        # Ctrl-C while the command's modules load (Beam: seconds), before run_command handles it: one line, not
+        # importlib's frames
         print(f"newsroom {name or ''}: interrupted while starting; nothing was run".replace("  ", " "), file=sys.stderr)
         return 130
 
