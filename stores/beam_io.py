@@ -312,28 +312,31 @@ class CheckRunClaimFn(beam.DoFn):
 def write_text(path: str, text: str) -> None:
     """Write a result file locally or to any Beam filesystem (``gs://...`` on Dataflow: a worker's local disk
     would lose it)."""
-    if "://" in path:
-        with FileSystems.create(path, mime_type="application/json") as f:
-            f.write(text.encode("utf-8"))
-        return
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    _write_pieces(path, [text])
 
 
 def write_lines(rows: Iterable, path: str) -> int:
     """JSON lines of ``rows`` (any iterable, read once: written as they come, never joined into one text) to
-    ``path``, locally or on any Beam filesystem, as :func:`write_text` would write them. Returns how many."""
-    n = 0
+    ``path``, locally or on any Beam filesystem, as :func:`write_text` writes. Returns how many."""
+    n = [0]
+
+    def lines():
+        for r in rows:
+            n[0] += 1
+            yield json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n"
+
+    _write_pieces(path, lines())
+    return n[0]
+
+
+def _write_pieces(path: str, pieces: Iterable[str]) -> None:
+    """The pieces of one UTF-8 text file, in order, written as they come (:func:`write_text`, :func:`write_lines`)."""
     if "://" in path:
         with FileSystems.create(path, mime_type="application/json") as f:
-            for r in rows:
-                f.write((json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8"))
-                n += 1
-        return n
+            for piece in pieces:
+                f.write(piece.encode("utf-8"))
+        return
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n")
-            n += 1
-    return n
+        for piece in pieces:
+            f.write(piece)

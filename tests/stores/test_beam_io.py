@@ -91,3 +91,31 @@ def test_decode_bus_fn_decodes_drops_heartbeats_and_dead_letters_the_rest(sample
     assert isinstance(bad, beam.pvalue.TaggedOutput) and bad.tag == DEAD_LETTER
     assert bad.value["stage"] == "stories" and bad.value["reason"] == "undecodable" and bad.value["at"] == 7
     assert bad.value["payload"] == b"\xff\x00 not avro"
+
+
+def test_result_files_on_a_beam_filesystem_hold_the_bytes_written_locally(tmp_path, monkeypatch):
+    """write_text / write_lines to a ``scheme://`` path (gs:// on Dataflow) write what they write to a local file."""
+    import io
+
+    from stores import beam_io
+
+    remote: dict[str, io.BytesIO] = {}
+
+    class Kept(io.BytesIO):
+        def close(self):
+            remote[self.name] = self.getvalue()
+            super().close()
+
+    def create(path, mime_type=None):
+        f = Kept()
+        f.name = path
+        return f
+
+    monkeypatch.setattr(beam_io.FileSystems, "create", staticmethod(create))
+    rows = [{"b": 1, "a": "é"}, {"z": [1, 2]}]
+    assert beam_io.write_lines(iter(rows), "gs://bucket/o/a.jsonl") == 2
+    assert beam_io.write_lines(rows, str(tmp_path / "a.jsonl")) == 2
+    assert remote["gs://bucket/o/a.jsonl"] == (tmp_path / "a.jsonl").read_bytes()
+    beam_io.write_text("gs://bucket/o/s.json", '{"é": 1}\n')
+    beam_io.write_text(str(tmp_path / "s.json"), '{"é": 1}\n')
+    assert remote["gs://bucket/o/s.json"] == (tmp_path / "s.json").read_bytes()
