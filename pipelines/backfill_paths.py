@@ -116,8 +116,9 @@ def check_resumed_flags(output: str, flags: dict) -> None:
     """``--resume``: ValueError naming each flag of :data:`RESUME_FLAGS` whose value differs from the one the run in
     ``output`` started with (its ``run.json``); nothing to check when the folder holds no such record (a remote
     output, or a run started before the flags were recorded)."""
-    import datetime as dt
     import json
+
+    from pipelines.command_errors import utc_text
 
     try:
         with open(os.path.join(output, RUN_FILE), encoding="utf-8") as f:
@@ -131,7 +132,7 @@ def check_resumed_flags(output: str, flags: dict) -> None:
         if value is None or value is False:
             return "(not given)"
         if name in ("since", "until") and isinstance(value, int):
-            return dt.datetime.fromtimestamp(value / 1000, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+            return utc_text(value, "ms")
         return str(value)
 
     differ = [n for n in RESUME_FLAGS if n in held and held[n] != flags.get(n)]

@@ -11,6 +11,7 @@
   ``\\u202e``), so a value can neither drive the terminal nor forge an output line; and while a command runs, its
   stdout and stderr go through :class:`SafeStream`, which escapes the same characters except newline and tab
   anywhere a command prints, so a title read from a store cannot either.
+- A time (ms since the epoch) is printed by :func:`utc_text`, in UTC, to the minute, second or millisecond.
 - A job run as a command (``python -m pipelines.JOB``, and the dispatcher's job rows): :func:`run_job`.
 
 In the jobs' layer (pipelines/), below the commands layer (pipelines/cli.py, pipelines/commands/), because the
@@ -25,6 +26,7 @@ import re
 import sys
 import unicodedata
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 UNSAFE = ("Cc", "Cf", "Zl", "Zp", "Cs")
 _ASCII_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # the ASCII controls but newline and tab
@@ -55,6 +57,16 @@ def write_text_output(text: str, path: str | None, summary: str) -> None:
 def shown(text) -> str:
     """``text`` made safe to print on one terminal line (module docstring)."""
     return "".join(_escaped(ch) if ch == "\\" or unicodedata.category(ch) in UNSAFE else ch for ch in str(text))
+
+
+_UTC_UNITS = {"min": "%Y-%m-%d %H:%M", "s": "%Y-%m-%d %H:%M:%S", "ms": "%Y-%m-%d %H:%M:%S.%f"}
+
+
+def utc_text(ms: int, unit: str = "s") -> str:
+    """``ms`` since the epoch as every command prints a time: ``2024-03-01 12:00:05 UTC`` (``unit`` ``"min"``,
+    ``"s"`` or ``"ms"``, which keeps three decimals)."""
+    text = datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime(_UTC_UNITS[unit])
+    return (text[:-3] if unit == "ms" else text) + " UTC"
 
 
 def safe_lines(text: str) -> str:

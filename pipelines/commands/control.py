@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
-from pipelines.command_errors import CommandError, load_input, shown
+from pipelines.command_errors import CommandError, load_input, shown, utc_text
 from stores.controls import KINDS, LABELS, MAX_EXPIRY_MS, Control
 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -366,7 +366,7 @@ def _held(store_config, edition: str) -> int:
 
 
 def _when(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return utc_text(ms)
 
 
 def describe(c: Control) -> str:

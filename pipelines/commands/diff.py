@@ -36,7 +36,7 @@ import shlex
 import sys
 from collections import Counter, defaultdict
 
-from pipelines.command_errors import CommandError, shown
+from pipelines.command_errors import CommandError, shown, utc_text
 from pipelines.commands.evaluate_scores import InputError, read_jsonl
 
 ASSIGNMENTS = "assignments.jsonl"
@@ -256,9 +256,7 @@ def _at(ms: int | None) -> str:
 
 
 def _utc(ms: int) -> str:
-    import datetime as dt
-
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + " UTC"
+    return utc_text(ms, "ms")
 
 
 def format_html(d: dict, top: int) -> str:

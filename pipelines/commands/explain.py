@@ -13,12 +13,11 @@ status 2 (:class:`ExplainError`). Imports no model, no numpy and no Beam: the co
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import sys
 
-from pipelines.command_errors import CommandError
+from pipelines.command_errors import CommandError, utc_text
 from pipelines.commands.evaluate_scores import InputError, read_jsonl
 from transforms.common import DAY_MS, HOUR_MS
 
@@ -97,7 +96,7 @@ def when(ms, known: bool | None = None) -> str:
     ms = int(ms)
     if known is False or (known is None and UNTIMED_EPOCH_MS <= ms < UNTIMED_EPOCH_MS + DAY_MS):
         return "unknown time"
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return utc_text(ms, "min")
 
 
 def candidate_line(c: dict, weights: dict) -> str:

@@ -25,7 +25,8 @@ Store flags are the same as pipelines/options.py ``StoreOptions`` plus ``--proje
 from __future__ import annotations
 
 import sys
-from datetime import UTC, datetime
+
+from pipelines.command_errors import utc_text
 
 
 def add_arguments(parser) -> None:
@@ -57,7 +58,7 @@ def add_arguments(parser) -> None:
 def _when(ms) -> str:
     if not ms:
         return "-"
-    return datetime.fromtimestamp(int(ms) / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return utc_text(ms)
 
 
 def main(args) -> int:

@@ -37,8 +37,8 @@ import json
 import re
 import time
 from dataclasses import asdict
-from datetime import UTC, datetime
 
+from pipelines.command_errors import utc_text
 from pipelines.commands.control import (
     CommandError,
     add_operator_arguments,
@@ -196,6 +196,6 @@ def _list(store_config) -> int:
     from stores.takedowns import open_takedown_store
 
     for t in open_takedown_store(store_config).all():
-        when = datetime.fromtimestamp(t.at / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+        when = utc_text(t.at)
         print(f"{shown(t.target)}  {when} by {shown(t.who)}: {shown(t.reason)}{'  ' + shown(t.url) if t.url else ''}")
     return 0

@@ -291,3 +291,13 @@ def test_extract_input_errors_are_one_line_before_any_page_is_read(tmp_path, cas
     assert res.returncode == 2
     assert_one_line_error(res, *needles)
     assert not out.exists()  # refused before the run, not after it
+
+
+def test_utc_text_prints_every_command_time_one_way():
+    from pipelines.command_errors import utc_text
+
+    ms = 1_709_294_405_123  # 2024-03-01T12:00:05.123Z
+    assert utc_text(ms) == "2024-03-01 12:00:05 UTC"
+    assert utc_text(ms, "min") == "2024-03-01 12:00 UTC"
+    assert utc_text(ms, "ms") == "2024-03-01 12:00:05.123 UTC"
+    assert utc_text(str(ms), "ms") == "2024-03-01 12:00:05.123 UTC"  # a time read back from JSON text
