@@ -85,10 +85,17 @@ class Counts:
 class History:
     """``days`` of articles at ``per_day`` a day (on average; days vary +-20 %), in time order."""
 
-    def __init__(self, days: int, per_day: int, seed: int = 1, start_s: int = EPOCH_S):
+    def __init__(
+        self, days: int, per_day: int, seed: int = 1, start_s: int = EPOCH_S, spread: float = 0.2, max_story: int = 0
+    ):
+        """``spread``: days vary by +-spread of ``per_day``; ``max_story``: the largest story (0: MAX_STORY). A
+        steady rate (spread 0, a small max_story) makes every day's articles nearly ``per_day``: no burst."""
         if days <= 0 or per_day <= 0:
             raise ValueError("days and per_day must be > 0")
+        if not 0 <= spread < 1 or max_story < 0:
+            raise ValueError("spread must be in [0, 1) and max_story >= 0")
         self.days, self.per_day, self.start_s = days, per_day, start_s
+        self.spread, self.max_story = spread, max_story or MAX_STORY
         self.rng = random.Random(seed)
         self.subjects: list[Subject] = []
         self.counts = Counts()
@@ -116,7 +123,7 @@ class History:
         return title, title + "\n" + " ".join(body) + "."
 
     def _story_size(self) -> int:
-        return min(MAX_STORY, int(self.rng.paretovariate(1.2)))
+        return min(self.max_story, int(self.rng.paretovariate(1.2)))
 
     def _story(self, day: int) -> list[dict]:
         """One story's articles (unsorted): its subject, size, shape (plain, merge, split) and wire copies."""
@@ -182,7 +189,7 @@ class History:
         end = self.start_s + self.days * DAY_S
         carry: list[dict] = []
         for day in range(self.days):
-            target = int(self.per_day * self.rng.uniform(0.8, 1.2))
+            target = int(self.per_day * self.rng.uniform(1 - self.spread, 1 + self.spread))
             made = 0
             while made < target:
                 arts = self._story(day)

@@ -62,3 +62,31 @@ def test_a_tiny_month_sim_prints_a_row_per_day_and_loses_nothing(tmp_path):
     rows = [line.split() for line in out.splitlines() if re.match(r"\s*[12] +\d", line)]
     assert [r[0] for r in rows] == ["1", "2"], out
     assert "writer us/article" in out and "rank ms/cycle" in out and "day 2 / day 1" in out
+
+
+def test_a_steady_history_has_the_same_articles_every_day_and_no_burst():
+    rows = list(History(days=5, per_day=200, seed=2, spread=0.0, max_story=20).articles())
+    per_day = Counter(r["published_at"][:10] for r in rows)
+    assert len(per_day) == 5 and all(180 <= n <= 240 for n in per_day.values()), per_day
+    assert max(Counter(r["story_id"] for r in rows).values()) <= 40  # 20 articles, each with at most one wire copy
+    with pytest.raises(ValueError):
+        History(days=1, per_day=10, spread=1.0)
+
+
+def test_state_sizes_are_printed_per_live_story_beside_the_raw_figures():
+    from benchmarks.month_sim import DAY_MS, Probe, day_rows, kind_of
+
+    p = Probe(0)
+    for day, live, size in ((0, 10, 1000), (1, 40, 4000)):
+        p.held("live stories", "en", day, live)
+        p.held("live stories", "en", day, 999)  # the first measure of the day stands
+        p.held("live articles", "en", day, live * 3)
+        p.state[("writer stories", day)]["en"] = size * live
+        p.held("storyline stories", "all", day, live * 2)
+        p.state[("storylines", day)]["all"] = 50 * live * 2
+    rows = day_rows(p, {0: 30, 1: 120}, 2)
+    assert [r["live stories"] for r in rows] == [10, 40]
+    assert [r["writer stories B/live story"] for r in rows] == [1000, 4000]
+    assert [r["storylines B/indexed story"] for r in rows] == [50, 50]
+    assert kind_of("writer stories B/key") == "follows" and kind_of("storylines B/indexed story") == "flat"
+    assert kind_of("links us/article") == "run" and p.day(DAY_MS + 5) == 1
