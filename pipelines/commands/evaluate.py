@@ -37,10 +37,9 @@ from collections import defaultdict
 from pipelines.command_errors import CommandError
 from pipelines.commands.evaluate_scores import (
     InputError,
+    Inputs,
     check_overlap,
     in_scope,
-    load_gold,
-    load_pred,
     score,
 )
 
@@ -89,23 +88,28 @@ def add_arguments(parser) -> None:
 
 
 def report(gold_path: str, pred_path: str, links: bool = True, min_overlap: float = 0.0, scope: str = "gold") -> dict:
+    """The scores of ``pred_path`` against ``gold_path`` (:func:`report_of` the two files read)."""
+    return report_of(Inputs(gold_path, pred_path), links, min_overlap, scope)
+
+
+def report_of(inputs: Inputs, links: bool = True, min_overlap: float = 0.0, scope: str = "gold") -> dict:
     from pipelines.commands.evaluate_windows import gold_times, window_scores
 
-    gold, lang = load_gold(gold_path, links)
-    gold_own = load_gold(gold_path)[0]  # a run as gold: its per-language stories (its groups are in ``gold``)
-    pred = load_pred(pred_path, links)
+    gold, lang = inputs.gold(links), inputs.lang
+    gold_own = inputs.gold()  # a run as gold: its per-language stories (its groups are in ``gold``)
+    pred = inputs.pred(links)
     full = len(gold)
     gold = in_scope(gold, pred, scope)
     check_overlap(gold, pred, min_overlap)
     by_lang = defaultdict(dict)
     for a in gold:
         by_lang[lang[a]][a] = gold_own[a]
-    out = {"gold": gold_path, "pred": pred_path, "links": links, "overall": score(gold, pred)}
+    out = {"gold": inputs.gold_path, "pred": inputs.pred_path, "links": links, "overall": score(gold, pred)}
     out["scope"] = {"scope": scope, "scored": len(gold), "outside": full - len(gold)}
     # per language: the language's own story ids (a link to another language is not a pair inside the language)
-    pred_own = load_pred(pred_path, links=False)
+    pred_own = inputs.pred(links=False)
     out["languages"] = {lg: score(g, pred_own) for lg, g in sorted(by_lang.items())}
-    times, source = gold_times(gold_path)
+    times, source = gold_times(inputs.gold_rows, inputs.gold_path)
     out["windows"] = window_scores(gold, pred, times, score)
     if "day" in out["windows"]:
         out["windows"]["times"] = source
@@ -149,19 +153,20 @@ def format_report(r: dict) -> str:
     return "\n".join(lines)
 
 
-def add_storylines(r: dict, args) -> None:
+def add_storylines(r: dict, inputs: Inputs, args) -> None:
     """The storyline scores (:mod:`pipelines.commands.evaluate_storylines`) when the gold has a storyline label."""
     from pipelines.commands.evaluate_storylines import storyline_report
 
     label = getattr(args, "storyline_label", "topic")
-    r["storylines"] = storyline_report(args.gold, args.pred, label, getattr(args, "storylines", None))
+    r["storylines"] = storyline_report(inputs, label, getattr(args, "storylines", None))
 
 
 def main(args) -> int:
     try:
         scope = getattr(args, "scope", "gold")
-        r = report(args.gold, args.pred, args.links, getattr(args, "min_overlap", 0.5), scope)
-        add_storylines(r, args)
+        inputs = Inputs(args.gold, args.pred)
+        r = report_of(inputs, args.links, getattr(args, "min_overlap", 0.5), scope)
+        add_storylines(r, inputs, args)
     except InputError as exc:  # one line, escaped, status 2 (pipelines/command_errors.py)
         raise CommandError(str(exc)) from None
     if args.json:
@@ -174,7 +179,7 @@ def main(args) -> int:
 
         path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
         try:
-            write_html(r, args.gold, args.pred, path, top=getattr(args, "html_top", 10), scope=scope)
+            write_html(r, inputs, path, top=getattr(args, "html_top", 10), scope=scope)
         except OSError as exc:
             print(f"newsroom evaluate: error: --html {path}: {exc.strerror or exc}", file=sys.stderr)
             return 2

@@ -35,18 +35,11 @@ details { margin: 0.3em 0 0.6em 1em; }
 """
 
 
-def load_titles(path: str) -> dict[str, str]:
-    """Article id -> headline (``title``, else the start of ``text``) of a labelled JSONL file."""
-    return {a: title for a, (title, _, _) in load_articles(path).items()}
-
-
-def load_articles(path: str) -> dict[str, tuple[str, str, str]]:
-    """Article id -> (headline, publisher, date) of a labelled JSONL file; the date is the ``published_at`` day
+def articles_of(rows) -> dict[str, tuple[str, str, str]]:
+    """Article id -> (headline, publisher, date) of a labelled file's rows; the date is the ``published_at`` day
     (YYYY-MM-DD, as written), "" when the file has none."""
-    from pipelines.commands.evaluate_scores import gold_rows
-
     out = {}
-    for r in gold_rows(path, ()):
+    for r in rows:
         title = str(r.get("title") or "").strip() or str(r.get("text") or "").strip()[:120]
         publisher = str(r.get("publisher") or r.get("publisher_id") or "").strip()
         out[str(r["id"])] = (title, publisher, str(r.get("published_at") or "")[:10])
@@ -96,7 +89,7 @@ def _ordered(groups: dict) -> list[tuple[object, list[str]]]:
 class ReportInputs:
     """What the page shows beside the scores, read from the gold and predicted files: the gold story and language
     of each article, its predicted story with cross-language links (``pred_linked``) and without (``pred_own``),
-    its headline (``titles``) and, when given (:func:`load_articles`), its publisher and date (``articles``)."""
+    its headline (``titles``) and, when given (:func:`articles_of`), its publisher and date (``articles``)."""
 
     gold: dict[str, str]
     lang: dict[str, str]
@@ -188,22 +181,22 @@ def _scores_table(s: dict) -> str:
     return f'<table class="scores"><tr>{head}</tr><tr>{"".join(f"<td>{v}</td>" for v in vals)}</tr></table>'
 
 
-def write_html(report: dict, gold_path: str, pred_path: str, out_path: str, top: int = 10, scope: str = "gold") -> str:
-    """Render the report of ``gold_path`` / ``pred_path`` to ``out_path`` (the gold articles ``scope`` scores);
-    returns the path."""
-    from pipelines.commands.evaluate_scores import in_scope, load_gold, load_pred
+def write_html(report: dict, read, out_path: str, top: int = 10, scope: str = "gold") -> str:
+    """Render the report of the files ``read`` (:class:`~pipelines.commands.evaluate_scores.Inputs`) to ``out_path``
+    (the gold articles ``scope`` scores); returns the path."""
+    from pipelines.commands.evaluate_scores import in_scope
 
-    folder = os.path.dirname(os.path.abspath(pred_path))
+    folder = os.path.dirname(os.path.abspath(read.pred_path))
     explain_dir = folder if os.path.exists(os.path.join(folder, "explanations.jsonl")) else None
-    gold, lang = load_gold(gold_path)
-    gold = in_scope(gold, load_pred(pred_path, links=False), scope)
-    linked = load_gold(gold_path, report["links"])[0]
-    articles = load_articles(gold_path)
+    own = read.pred(links=False)
+    gold = in_scope(read.gold(), own, scope)
+    linked = read.gold(report["links"])
+    articles = articles_of(read.gold_rows)
     inputs = ReportInputs(
         gold,
-        lang,
-        load_pred(pred_path, links=report["links"]),
-        load_pred(pred_path, links=False),
+        read.lang,
+        read.pred(links=report["links"]),
+        own,
         {a: title for a, (title, _, _) in articles.items()},
         articles,
         {a: linked[a] for a in gold},

@@ -101,24 +101,29 @@ def gold_rows(path: str, fields: tuple[str, ...] = ("story_id",)):
         yield r
 
 
-def load_gold(path: str, links: bool = False) -> tuple[dict[str, str], dict[str, str]]:
-    """(article -> gold event, article -> language). A labelled file's ``story_id`` is an event across languages; a
-    run's assignments (another run as the reference) hold per-language stories, its events across languages being
-    its ``group_id``: with ``links`` (the all-languages scores, against the prediction's groups) that is the event."""
-    gold, lang = {}, {}
-    for r in gold_rows(path):
-        key = r.get("group_id") if links and r.get("group_id") is not None else r["story_id"]
-        gold[str(r["id"])] = str(key)
-        lang[str(r["id"])] = r.get("language") or "und"
-    return gold, lang
+class Inputs:
+    """The gold file and the predictions of one evaluation, each read once (the report, its windows and its HTML page
+    all read them): the gold's rows first, so a broken gold file is the error named when both are."""
+
+    def __init__(self, gold_path: str, pred_path: str):
+        self.gold_path, self.pred_path = gold_path, pred_path
+        self.gold_rows = list(gold_rows(gold_path))
+        self.pred_rows = list(read_jsonl(pred_path, ("article_id", "story_id"), "--pred"))
+        self.lang = {str(r["id"]): r.get("language") or "und" for r in self.gold_rows}
+
+    def gold(self, links: bool = False) -> dict[str, str]:
+        """Article -> gold event. A labelled file's ``story_id`` is an event across languages; a run's assignments
+        (another run as the reference) hold per-language stories, its events across languages being its
+        ``group_id``: with ``links`` (the all-languages scores, against the prediction's groups) that is the event."""
+        return {str(r["id"]): str(_key(r, links)) for r in self.gold_rows}
+
+    def pred(self, links: bool = True) -> dict[str, object]:
+        """Article -> predicted story: its ``group_id`` (the link component) with ``links`` when it has one."""
+        return {str(r["article_id"]): _key(r, links) for r in self.pred_rows}
 
 
-def load_pred(path: str, links: bool = True) -> dict[str, object]:
-    pred = {}
-    for r in read_jsonl(path, ("article_id", "story_id"), "--pred"):
-        key = r.get("group_id") if links and r.get("group_id") is not None else r["story_id"]
-        pred[str(r["article_id"])] = key
-    return pred
+def _key(row: dict, links: bool):
+    return row.get("group_id") if links and row.get("group_id") is not None else row["story_id"]
 
 
 def check_overlap(gold: dict, pred: dict, min_overlap: float) -> None:

@@ -26,13 +26,14 @@ from collections import Counter
 from pipelines.commands import evaluate_scores as ev
 
 
-def gold_labels(path: str, label: str) -> tuple[dict[str, str], dict[str, str]] | None:
-    """(article -> label, article -> gold event) when every gold row has the label, else None (no storyline label).
+def gold_labels(rows: list[dict], label: str) -> tuple[dict[str, str], dict[str, str]] | None:
+    """(article -> label, article -> gold event) when every gold row (of ``rows``, read by
+    :class:`~pipelines.commands.evaluate_scores.Inputs`) has the label, else None (no storyline label).
 
     An event's articles can spell its label differently (BASIL: "... Joe Sestak ..." and "... Sestak ..."): each
     event takes its most frequent label (ties: the smallest), so one event is never two storylines."""
     raw, events = {}, {}
-    for r in ev.gold_rows(path):
+    for r in rows:
         if r.get(label) in (None, ""):
             return None
         raw[str(r["id"])], events[str(r["id"])] = str(r[label]), str(r["story_id"])
@@ -43,14 +44,14 @@ def gold_labels(path: str, label: str) -> tuple[dict[str, str], dict[str, str]] 
     return {a: of_event[events[a]] for a in raw}, events
 
 
-def predicted_storylines(pred_path: str, storylines_path: str) -> dict[str, int]:
+def predicted_storylines(pred_rows: list[dict], storylines_path: str) -> dict[str, int]:
     """article -> storyline id: its final story (assignments.jsonl ``story_id``) through storylines.jsonl."""
     of_story = {}
     for r in ev.read_jsonl(storylines_path, ("storyline_id", "stories"), "--storylines"):
         for s in r["stories"]:
             of_story[int(s)] = int(r["storyline_id"])
     out = {}
-    for r in ev.read_jsonl(pred_path, ("article_id", "story_id"), "--pred"):
+    for r in pred_rows:
         sl = of_story.get(int(r["story_id"]))
         if sl is not None:
             out[str(r["article_id"])] = sl
@@ -81,16 +82,17 @@ def cross_event(labels: dict[str, str], events: dict[str, str], pred: dict[str, 
     }
 
 
-def storyline_report(gold_path: str, pred_path: str, label: str = "topic", storylines_path: str | None = None):
-    """The ``storylines`` part of the report, or None when the gold has no such label or there is no storylines.jsonl."""
-    path = storylines_path or os.path.join(os.path.dirname(os.path.abspath(pred_path)), "storylines.jsonl")
+def storyline_report(read, label: str = "topic", storylines_path: str | None = None):
+    """The ``storylines`` part of the report of the files ``read`` (:class:`~pipelines.commands.evaluate_scores.Inputs`),
+    or None when the gold has no such label or there is no storylines.jsonl."""
+    path = storylines_path or os.path.join(os.path.dirname(os.path.abspath(read.pred_path)), "storylines.jsonl")
     if not os.path.exists(path):
         return None
-    gold = gold_labels(gold_path, label)
+    gold = gold_labels(read.gold_rows, label)
     if gold is None:
         return None
     labels, events = gold
-    pred = predicted_storylines(pred_path, path)
+    pred = predicted_storylines(read.pred_rows, path)
     return {
         "label": label,
         "storylines": path,

@@ -28,15 +28,12 @@ def parse_ms(value) -> int | None:
     return parse_time(value)
 
 
-def gold_times(gold_path: str) -> tuple[dict[str, int | None], str]:
-    """(article -> ms, where the times came from): the gold rows' ``published_at``; when none has one and the gold
+def gold_times(rows: list[dict], gold_path: str) -> tuple[dict[str, int | None], str]:
+    """(article -> ms, where the times came from): the gold ``rows``' ``published_at``; when none has one and the gold
     is another run's assignments, that run's times (an export's ``decided_at``, a backfill's decision times:
     :func:`pipelines.commands.diff.run_titles`), its first-seen time but for an article the live writer took late."""
     import os
 
-    from pipelines.commands.evaluate_scores import gold_rows
-
-    rows = list(gold_rows(gold_path))
     times = {str(r["id"]): parse_ms(r.get("published_at")) for r in rows}
     if any(t is not None for t in times.values()) or not any("article_id" in r for r in rows):
         return times, "published_at"

@@ -79,3 +79,21 @@ def test_the_text_report_prints_the_storyline_lines(tmp_path, capsys):
     assert ev.main(p.parse_args(["--gold", gold, "--pred", pred, "--no-html"])) == 0
     out = capsys.readouterr().out
     assert "storylines (gold label 'topic'" in out and "cross-event: pair P 0.500 R 1.000" in out
+
+
+def test_evaluate_reads_its_gold_and_predictions_once_each(tmp_path, capsys, monkeypatch):
+    """The report, its windows, its storyline part and its HTML page share one reading of each file (a gold file of
+    hundreds of thousands of rows was read five times, the predictions four)."""
+    from pipelines.commands import evaluate_scores
+
+    gold, pred = _files(tmp_path)
+    reads = []
+    real = evaluate_scores.read_jsonl
+    monkeypatch.setattr(evaluate_scores, "read_jsonl", lambda path, *a: reads.append(path) or real(path, *a))
+    p = argparse.ArgumentParser()
+    ev.add_arguments(p)
+    html = tmp_path / "e.html"
+    assert ev.main(p.parse_args(["--gold", gold, "--pred", pred, "--html", str(html), "--json"])) == 0
+    assert json.loads(capsys.readouterr().out)["storylines"]["gold_storylines"] == 2
+    assert "<table" in html.read_text(encoding="utf-8")
+    assert sorted(reads) == sorted([gold, pred, str(tmp_path / "storylines.jsonl")])
