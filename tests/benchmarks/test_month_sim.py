@@ -87,6 +87,8 @@ def test_state_sizes_are_printed_per_live_story_beside_the_raw_figures():
     rows = day_rows(p, {0: 30, 1: 120}, 2)
     assert [r["live stories"] for r in rows] == [10, 40]
     assert [r["writer stories B/live story"] for r in rows] == [1000, 4000]
+    assert [round(r["writer stories B/live article"], 1) for r in rows] == [333.3, 1333.3]
     assert [r["storylines B/indexed story"] for r in rows] == [50, 50]
     assert kind_of("writer stories B/key") == "follows" and kind_of("storylines B/indexed story") == "flat"
+    assert kind_of("writer stories B/live article") == "flat" and kind_of("live articles/live story") == "info"
     assert kind_of("links us/article") == "run" and p.day(DAY_MS + 5) == 1
