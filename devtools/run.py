@@ -379,12 +379,19 @@ def _start_world(args, data_dir: str, origin: str, ping_keys: dict, say):
     return world
 
 
+HEARTBEAT_S = 5.0  # the stories job's watermark (and so its minute cycle's timers) lags the wall clock <= this
+
+
 def _start_heartbeat(stores, stopping, cleanups) -> None:
-    """Pub/Sub's watermark follows the wall clock only while messages flow: an empty message every second."""
+    """Pub/Sub's watermark follows the wall clock only while messages flow: an empty message every
+    :data:`HEARTBEAT_S` seconds. Not every second: on BundleBasedDirectRunner each message pulled is a bundle through
+    every step of the stories job (empty bundles are committed downstream too), and the runner's per-bundle set-up
+    of each ParDo (DoFn signature inspection, a pickling round trip, setup/teardown) cost ~13 CPU s a minute idle at
+    one a second (docs/operations.md, the soak)."""
     from stores.beam_io import HEARTBEAT_ATTRIBUTE
 
     def heartbeat() -> None:
-        while not stopping.wait(1.0):
+        while not stopping.wait(HEARTBEAT_S):
             try:
                 stores.bus.publish("items-raw", b"", {HEARTBEAT_ATTRIBUTE: "1"})
             except Exception as exc:

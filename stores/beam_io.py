@@ -180,9 +180,20 @@ class PublishToBusFn(beam.DoFn):
         self.published = Metrics.counter("bus", f"published_{topic}")
         self.batches = Metrics.counter("bus", f"batches_{topic}")
 
+    _ensured: set = set()  # (bus kind, publisher client, topic path) ensured by this process
+
     def setup(self):
+        # The local runner (BundleBasedDirectRunner) calls setup() for every bundle: a topic is looked up once per
+        # process and client (the clients are process-wide, stores/gcp/clients.py), not once a bundle.
         self.bus = open_store("bus", self.config)
-        self.bus.ensure_topic(self.topic)
+        topic_path = getattr(self.bus, "topic_path", None)
+        if topic_path is None:
+            self.bus.ensure_topic(self.topic)
+            return
+        key = (type(self.bus).__name__, id(getattr(self.bus, "publisher", None)), topic_path(self.topic))
+        if key not in PublishToBusFn._ensured:
+            self.bus.ensure_topic(self.topic)
+            PublishToBusFn._ensured.add(key)
 
     def start_bundle(self):
         self._batch: list[tuple[bytes, dict]] = []

@@ -119,3 +119,33 @@ def test_result_files_on_a_beam_filesystem_hold_the_bytes_written_locally(tmp_pa
     beam_io.write_text("gs://bucket/o/s.json", '{"é": 1}\n')
     beam_io.write_text(str(tmp_path / "s.json"), '{"é": 1}\n')
     assert remote["gs://bucket/o/s.json"] == (tmp_path / "s.json").read_bytes()
+
+
+class _LookingBus(_PlainBus):
+    """A Pub/Sub-like bus: topic paths on a publisher client, and ensure_topic (one get_topic call each) counted."""
+
+    def __init__(self, publisher, looked):
+        super().__init__()
+        self.publisher, self.looked = publisher, looked
+
+    def topic_path(self, topic):
+        return f"projects/p/topics/{topic}"
+
+    def ensure_topic(self, topic):
+        self.looked.append(topic)
+
+
+def test_a_topic_is_looked_up_once_per_process_not_once_per_bundle(monkeypatch):
+    import pickle
+
+    from stores import beam_io
+
+    looked, publisher = [], object()  # the process-wide client (stores/gcp/clients.py): one for every bus opened
+    monkeypatch.setattr(beam_io, "open_store", lambda kind, config: _LookingBus(publisher, looked))
+    monkeypatch.setattr(PublishToBusFn, "_ensured", set())
+    fn = PublishToBusFn(StoreConfig(), "fetch-requests")
+    for _ in range(3):  # the local runner: a pickled copy of the DoFn and its setup() for each bundle
+        pickle.loads(pickle.dumps(fn)).setup()
+    assert looked == ["fetch-requests"]
+    PublishToBusFn(StoreConfig(), "breaking").setup()
+    assert looked == ["fetch-requests", "breaking"]
