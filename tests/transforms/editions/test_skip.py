@@ -60,6 +60,49 @@ def test_skipped_minutes_store_the_every_minute_bytes_and_memory(world, tmp_path
     assert differs or _memory(every_mem) != _memory(broken_mem)
 
 
+def _apart_world(world) -> None:
+    """One story of five authoritative publishers far above three small blogs' stories, and one follow-up to it at
+    12:11:17: its chain ends at 12:42 (30 minutes after the follow-up's minute), the minute the follow-up leaves the
+    30-minute velocity window (its story's velocity falls, yet it stays on top)."""
+    T, MIN = world.T0, world.MIN
+    pubs = ["daily-herald", "capital-post", "pacific-times", "wirepress", "springfield-gazette"]
+    world.story(3000, pubs, T - 40 * MIN, step=MIN)
+    for k in range(1, 4):
+        world.story(3000 + k, [f"blog-{k}-{j}" for j in range(k)], T - (40 + 3 * k) * MIN, step=MIN)
+    world.add(3000, world.article("london-chronicle", T + 11 * MIN + 17_000))
+
+
+def test_a_skip_crosses_velocity_minutes_to_the_chain_end(world, tmp_path, monkeypatch):
+    """A skip runs across the minutes where an article leaves the velocity window (ranked exactly there) up to the
+    chain's last minute, which is then not ranked: the same bytes, pointer moves and memory as every minute. With
+    the last minute's raw scores taken one minute early (its velocity not yet fallen) the memory differs."""
+    _apart_world(world)
+    every, every_moves, _, every_mem = replay(world, tmp_path / "every", change_only=False)
+    crossings, found, edges, horizon = {}, {}, skip.window_edges, skip.horizon
+    monkeypatch.setattr(skip, "window_edges", lambda ctx, *a: crossings.setdefault(ctx.now, edges(ctx, *a)))
+    monkeypatch.setattr(skip, "horizon", lambda ctx, *a: found.setdefault(ctx.now, horizon(ctx, *a)))
+    fast, fast_moves, _, fast_mem = replay(world, tmp_path / "fast", change_only=True)
+    chain_end = world.T0 + 42 * world.MIN
+    crossed = {now: c.tolist() for now, (h, c) in crossings.items() if found[now] is not None and c.size}
+    assert any(found[now][0] == chain_end and chain_end in c for now, c in crossed.items()), crossings
+    assert len([k for k in every if "/us-en/top/" in k]) >= 2
+    assert every == fast and every_moves == fast_moves
+    assert _memory(every_mem) == _memory(fast_mem)
+    monkeypatch.undo()
+    lite_rank = skip.lite_rank
+    monkeypatch.setattr(skip, "lite_rank", lambda ctx, h: lite_rank(ctx, h - world.MIN))
+    _, _, _, stale_mem = replay(world, tmp_path / "stale", change_only=True)
+    assert _memory(stale_mem) != _memory(every_mem)
+
+
+def test_velocity_minutes_and_the_chain_end_are_ranked_exactly():
+    """An article first seen at ``s`` counts in the velocity window through minute ``s + 30 min`` (on a minute
+    boundary: that minute too), and leaves it the minute after."""
+    MIN = 60_000
+    x = np.array([10 * MIN, 10 * MIN + 1, 11 * MIN - 1])
+    assert skip._first_minute_after(x).tolist() == [11 * MIN, 11 * MIN, 11 * MIN]
+
+
 def test_intervals_apart_and_hysteresis_outcomes():
     """skip._apart and skip._hysteresis_fixed: intervals that meet, or straddle the hysteresis factor, are not
     proven."""

@@ -14,27 +14,32 @@ with the same page slots, by induction (the hysteresis reads the previous minute
 What the decisions read, and why it cannot change in ``(now, h]``:
 
 - the book: no pending event is due before ``h`` (nothing is folded), and ``h`` is before the next top of the hour
-  (representatives rotate, the publisher cap is decided and the event log compacted there) and before the chain's
-  idle end;
-- every time window of the scoring, taken per story and article: the live window, the 6 h coverage window, the 30
-  min velocity window (and a story's age passing it), the Breaking pin, the developing label's hour, an editorial
-  control's start or end. ``h`` is before the first of them to pass;
+  (representatives rotate, the publisher cap is decided and the event log compacted there) and not after the
+  chain's last minute (its idle end);
+- every time window of the scoring, taken per story and article: the live window, the 6 h coverage window, the
+  Breaking pin, the developing label's hour, an editorial control's start or end. ``h`` is before the first of them
+  to pass. The 30 min velocity window (an article leaving it, a story's age passing it) is crossed: at such a
+  minute some velocity falls (``n30`` only falls, the story's own rate before it is recomputed), and only the
+  velocities and raw scores move, so the raw scores are ranked exactly there and on the minute before it
+  (:func:`window_edges` ``crossed``). Most chains end that way: a change's time is its article's first-seen time,
+  so the chain's idle end is also the minute that article leaves the window;
 - the candidates: every live story is one (no more than ``pool_size`` and ``section_candidates`` live stories), so
   membership does not depend on the scores; no candidate has ``hold_min_originals`` originals in 30 minutes (no
   hold can start);
 - the order of the smoothed scores. Between two window edges a story's raw score is ``c * velocity(t) *
   0.5 ** (t / half_life)``: the freshness factor is the same for every story and the velocity only grows (its
   30-minute baseline rate falls as the story ages). Undoing the common factor, each story's raw score is monotone
-  in ``(now, h]``, so its smoothed score (the mean of its last <= 5 raw scores, the older ones known exactly from
-  the smoothing memory) lies in an interval fixed by its raw score at ``now``'s history and at ``h`` (ranked for
-  that: :func:`lite_rank`), widened by the freshness factor of 4 minutes. When those intervals are apart (by
+  between two crossed velocity minutes, so its smoothed score (the mean of its last <= 5 raw scores, the older ones
+  known exactly from the smoothing memory) lies in an interval fixed by its raw scores in ``now``'s history, at
+  ``h`` (ranked for that: :func:`lite_rank`) and on both sides of each crossed minute (every stretch's ends),
+  widened by the freshness factor of 4 minutes. When those intervals are apart (by
   1e-9, far above float rounding) for every pair of pool stories, and for every pair of a section's stories both
   as they stand and against the other times ``1 + hysteresis``, every comparison the pool order and the
   hysteresis make has the same outcome at every minute of ``(now, h]`` as at ``now``.
 
 Anything not proven (a crowded book, a hold, scores too close) skips nothing: the minute after is ranked as
 before. The ranking at ``h`` must also find the same live stories, candidates, sections, pins, originals in 30
-minutes and publisher counts as ``now`` (a check of the argument above, not a part of it).
+minutes (or fewer: only leaving) and publisher counts as ``now`` (a check of the argument above, not a part of it).
 
 What the skipped minutes still do (:func:`skip`): their impressions are counted (the same slots every minute, in
 order: the share counts are the same floats), the last cycle moves to ``h`` and the smoothing memory holds the raw
@@ -83,18 +88,27 @@ def _last_minute_before(x) -> int:
     return (int(x) - 1) // MINUTE_MS * MINUTE_MS
 
 
-def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> int:
-    """The last minute before anything the decisions read can change with time alone (module docstring)."""
+def _first_minute_after(x: np.ndarray) -> np.ndarray:
+    """The first minute ``t > x``: an article first seen at ``s`` counts in the velocity window at ``t`` while
+    ``s >= t - window``, so the term ends at ``x = s + window`` and the first minute without it is this one (a
+    story's age passing the window likewise: ``first < t - window``)."""
+    return (np.asarray(x, np.int64) // MINUTE_MS + 1) * MINUTE_MS
+
+
+def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[int, np.ndarray]:
+    """``(h, crossed)``: ``h`` the last minute before anything the decisions read, the velocity window aside, can
+    change with time alone, and not after the chain's last minute (module docstring); ``crossed`` the minutes of
+    ``(now, h]`` at which an article or a live story's age leaves the 30-minute velocity window (sorted: the
+    minutes where some velocity falls, which :func:`horizon` ranks exactly)."""
     book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
     n, live = book.stories.size, f.live
-    edges = [
-        (now // HOUR_MS + 1) * HOUR_MS,  # the top of the hour
-        last_event_at + p.idle_cycles * MINUTE_MS,  # the chain's idle end
-    ]
+    idle_end = last_event_at + p.idle_cycles * MINUTE_MS
+    chain_end = -(-idle_end // MINUTE_MS) * MINUTE_MS  # the chain's last minute: the first with now >= idle_end
+    edges = [(now // HOUR_MS + 1) * HOUR_MS]  # the top of the hour
     if pending:
         edges.append((min(int(e["at"]) for e in pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
     st = book.stories
-    arrays = [st.newest_seen[:n][live] + p.live_window_ms, st.first_seen[:n][live] + p.velocity_window_ms]
+    arrays = [st.newest_seen[:n][live] + p.live_window_ms]
     start = st.breaking_start[:n][live]
     start = start[start > 0]
     arrays += [start, start + p.breaking_pin_ms]
@@ -102,7 +116,6 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> int:
     pairs = np.flatnonzero(book.pairs.live[:ns] & live[book.pairs.story[:ns]])
     arrays.append(book.pairs.latest_first_seen[pairs] + p.coverage_window_ms)
     na = book.articles.size
-    arrays.append(book.articles.first_seen[:na] + p.velocity_window_ms)
     arrays.append(book.articles.first_seen[:na])
     window = p.developing_window_min * MINUTE_MS
     edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
@@ -110,7 +123,12 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> int:
         edges += [c.set_at, c.expires_at]
     times = np.concatenate([np.asarray(a, np.float64).ravel() for a in arrays] + [np.array(edges, np.float64)])
     times = times[times >= now]
-    return _last_minute_before(times.min()) if times.size else now
+    h = min(_last_minute_before(times.min()) if times.size else now, chain_end)
+    velocity = np.concatenate(
+        [st.first_seen[:n][live] + p.velocity_window_ms, book.articles.first_seen[:na] + p.velocity_window_ms]
+    )
+    crossed = np.unique(_first_minute_after(velocity[velocity >= now]))
+    return h, crossed[crossed <= h]
 
 
 def _same_minute(ranked, f, forced, cand) -> bool:
@@ -120,8 +138,8 @@ def _same_minute(ranked, f, forced, cand) -> bool:
         return False
     if not (np.array_equal(ranked.f.live, f.live) and np.array_equal(ranked.forced, forced)):
         return False
-    if not (np.array_equal(ranked.f.n30, f.n30) and np.array_equal(ranked.f.pub_count, f.pub_count)):
-        return False
+    if not (np.all(f.n30 <= ranked.f.n30) and np.array_equal(ranked.f.pub_count, f.pub_count)):
+        return False  # originals in 30 minutes only leave the window (none arrives before h): no hold can start
     for sec, (rows, fit) in a.sections.items():
         rows2, fit2 = cand.sections[sec]
         o1, o2 = np.argsort(rows, kind="stable"), np.argsort(rows2, kind="stable")
@@ -135,11 +153,13 @@ def _decay(p, minutes: np.ndarray) -> np.ndarray:
     return np.power(2.0, minutes * MINUTE_MS / p.half_life_ms)
 
 
-def _intervals(ctx, ranked, raw_h: np.ndarray, h: int):
+def _intervals(ctx, ranked, raws: dict):
     """Per candidate (``ranked.cand.rows`` order): bounds of its smoothed score at every minute of ``(now, h]``,
     undone to ``now`` (module docstring): the least and the most of its raw scores undone to ``now`` over its
-    smoothing history and at ``h``, the most times the freshness of the oldest minute smoothed. None when the
-    memory does not hold ``now``'s candidates."""
+    smoothing history and the minutes of ``raws`` (minute -> raw scores in ``cand.rows`` order: ``h`` and each
+    crossed velocity minute and the minute before it, so every stretch where a raw score undone only grows has
+    both ends there), the most times the freshness of the oldest minute smoothed. None when the memory does not
+    hold ``now``'s candidates."""
     p, now, sm = ctx.params, ctx.now, ctx.memory.smoothing
     ids = ctx.book.stories.id[ranked.cand.rows]
     order = np.argsort(ids, kind="stable")
@@ -148,9 +168,9 @@ def _intervals(ctx, ranked, raw_h: np.ndarray, h: int):
     k = sm.hist.shape[1]
     past = sm.hist * _decay(p, -np.arange(k))[None, :]
     known = np.arange(k)[None, :] < sm.count[:, None].astype(np.int64)
-    m_h = raw_h[order] * _decay(p, np.array((h - now) // MINUTE_MS))
-    lo = np.minimum(np.where(known, past, np.inf).min(axis=1), m_h)
-    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), m_h) * _decay(p, np.array(k - 1))
+    later = np.stack([raws[t][order] * _decay(p, np.array((t - now) // MINUTE_MS)) for t in sorted(raws)], axis=1)
+    lo = np.minimum(np.where(known, past, np.inf).min(axis=1), later.min(axis=1))
+    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), later.max(axis=1)) * _decay(p, np.array(k - 1))
     out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
     out_lo[order], out_hi[order] = lo, hi
     return out_lo, out_hi
@@ -163,7 +183,8 @@ def _tight(ctx, ranked, raws: dict, h: int, bounds):
     """Tighter bounds for the candidates smoothed over all ``n`` minutes whose raw scores undone to ``now`` never
     fall from ``now - n + 1`` to ``h``: their smoothed score (undone) then only grows, from its value at ``now`` to
     its value at ``h`` (``raws``: minute -> raw scores in ``cand.rows`` order, every minute of
-    ``[max(now + 1, h - n + 1), h]``). Others keep ``bounds``."""
+    ``[max(now + 1, h - n + 1), h]`` and both sides of each crossed velocity minute: between two of them a raw
+    score undone only grows, so one that never falls from one to the next never falls). Others keep ``bounds``."""
     p, now, sm = ctx.params, ctx.now, ctx.memory.smoothing
     ids = ctx.book.stories.id[ranked.cand.rows]
     order = np.argsort(ids, kind="stable")
@@ -234,19 +255,21 @@ def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[
         return None
     if ranked.cand.rows.size and int(ranked.f.n30[ranked.cand.rows].max()) >= p.hold_min_originals:
         return None
-    h = window_edges(ctx, ranked.f, pending, last_event_at, controls)
+    h, crossed = window_edges(ctx, ranked.f, pending, last_event_at, controls)
     if h < now + 2 * MINUTE_MS:
         return None
     at_h = lite_rank(ctx, h)
     f_h, forced_h, cand_h = at_h[:3]
     if not _same_minute(ranked, f_h, forced_h, cand_h):
         return None
-    bounds = _intervals(ctx, ranked, cand_h.raw, h)
+    raws = {h: cand_h.raw}
+    sampled = range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS)  # skip needs them
+    for t in [*sampled, *(int(e) + d for e in crossed for d in (-MINUTE_MS, 0))]:
+        if now < t and t not in raws:
+            raws[t] = window_raw(ctx, t, at_h)  # exact: the pair sums and relevance hold throughout
+    bounds = _intervals(ctx, ranked, raws)
     if bounds is None:
         return None
-    raws = {h: cand_h.raw}
-    for t in range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS):
-        raws[t] = window_raw(ctx, t, at_h)  # the minutes smoothed at h: skip needs them
     if not orders_fixed(ctx, ranked, *bounds):
         bounds = _tight(ctx, ranked, raws, h, bounds)
         if not orders_fixed(ctx, ranked, *bounds):
