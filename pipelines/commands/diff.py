@@ -82,7 +82,8 @@ class Run:
 def run_titles(folder: str) -> tuple[dict[str, str], dict, dict[str, int]]:
     """(article -> headline, story -> headline, article -> decision time in ms) of a run folder: an export's
     stories.jsonl (``titles``, ``title``, ``decided_at``), else a backfill's explanations.jsonl decision records;
-    empty when neither is there."""
+    empty when neither is there. An untimed article (``time_known`` false: decided at the stand-in clock from
+    2000-01-01, transforms/stories/vocabulary/features.py) has no time here."""
     titles: dict[str, str] = {}
     headline: dict = {}
     at: dict[str, int] = {}
@@ -98,7 +99,7 @@ def run_titles(folder: str) -> tuple[dict[str, str], dict, dict[str, int]]:
         for r in read_jsonl(explanations, ("kind",), "explanations"):
             if r["kind"] == "decision" and r.get("article_id") is not None:
                 titles[str(r["article_id"])] = str(r.get("title") or "")
-                if isinstance(r.get("at"), int):
+                if isinstance(r.get("at"), int) and r.get("time_known") is not False:  # not untimed's stand-in clock
                     at[str(r["article_id"])] = r["at"]
     return titles, headline, at
 
@@ -252,7 +253,7 @@ def format_text(d: dict, top: int) -> list[str]:
 
 
 def _at(ms: int | None) -> str:
-    return _utc(ms) if ms is not None else "(time not in its files)"
+    return _utc(ms) if ms is not None else "unknown time"  # untimed, or no decision record in its files
 
 
 def _utc(ms: int) -> str:

@@ -4,7 +4,8 @@ windows' scores then averaged, beside the whole-stream scores.
 The field reports both (SCStory scores 7-day windows): a window only holds the pairs of its own articles, so a story
 that runs for weeks is scored piecewise, and a window score is not comparable with a whole-stream score; the report
 prints them apart, labelled. Windows follow the gold rows' ``published_at`` (UTC days from midnight; weeks of 7 days
-from the first timed article's day); untimed gold articles are left out of the windows and counted. Both metrics,
+from the first timed article's day); untimed gold articles (no ``published_at``; in a run taken as gold, one its
+writer decided at the stand-in clock of untimed input) are left out of the windows and counted. Both metrics,
 B-cubed and pairwise, each averaged over the windows that hold an article (unweighted: a quiet day counts as
 much as a busy one, as in the per-window figures of the literature).
 """
@@ -78,5 +79,5 @@ def format_windows(w: dict | None) -> list[str]:
         vals = " ".join(f"{s[m]:8.3f}" for m in METRICS)
         lines.append(f"{'mean/' + name:10s} {s['windows']:6d} {vals}   ({s['windows']} {name} windows)")
     if w.get("untimed"):
-        lines.append(f"  {w['untimed']} gold articles without published_at are in no window")
+        lines.append(f"  {w['untimed']} gold articles without a time are in no window")
     return lines
