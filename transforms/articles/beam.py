@@ -164,10 +164,10 @@ class NormalizeArticleFn(beam.DoFn):
     def _build(self):
         """The normaliser, with the stored registry's rows when one is live (else the file's path)."""
         publishers = self.live.rows if self.live is not None and self.live.rows is not None else self.publishers
-        if self.budget_s > 0:
-            from transforms.articles.worker import NormalizeWorker
+        if self.budget_s > 0:  # a warm child of this process when there is one (worker.take_worker)
+            from transforms.articles.worker import take_worker
 
-            self.normalizer = NormalizeWorker(self.budget_s, publishers, self.aliases, clock=self.clock)
+            self.normalizer = take_worker(self.budget_s, publishers, self.aliases, clock=self.clock)
             return
         from transforms.articles.entity_aliases import AliasTable
         from transforms.articles.normalize import Normalizer
@@ -182,13 +182,21 @@ class NormalizeArticleFn(beam.DoFn):
         self.live.poll()
         if self.live.version != self._registry_version:
             self._registry_version = self.live.version
-            self.teardown()
+            self._close_normalizer()  # the old registry's child: not kept for another setup
             self._build()
 
-    def teardown(self):
+    def _close_normalizer(self):
         close = getattr(getattr(self, "normalizer", None), "close", None)
         if close is not None:
             close()
+
+    def teardown(self):
+        """A NormalizeWorker goes back to this process's idle ones (its child alive), for the next setup()."""
+        from transforms.articles.worker import NormalizeWorker, give_back
+
+        normalizer, self.normalizer = getattr(self, "normalizer", None), None
+        if isinstance(normalizer, NormalizeWorker):
+            give_back(normalizer)
 
     def _count(self, reason: str):
         c = self._reasons.get(reason)

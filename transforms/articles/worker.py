@@ -25,6 +25,7 @@ Thread-safety: one request at a time per worker (a lock); create one per thread 
 
 from __future__ import annotations
 
+import threading
 import time
 
 from transforms.articles.page import Rejected
@@ -33,7 +34,19 @@ from transforms.budget import START_TIMEOUT_S, BudgetedWorker
 DEFAULT_BUDGET_S = 30.0
 BUDGET_REASON = "extraction_budget_exceeded"
 DIED_REASON = "extraction_worker_died"
-__all__ = ["BUDGET_REASON", "DEFAULT_BUDGET_S", "DIED_REASON", "PRELOAD", "START_TIMEOUT_S", "NormalizeWorker"]
+__all__ = [
+    "BUDGET_REASON",
+    "DEFAULT_BUDGET_S",
+    "DIED_REASON",
+    "PRELOAD",
+    "START_TIMEOUT_S",
+    "NormalizeWorker",
+    "give_back",
+    "take_worker",
+]
+IDLE_CAP = 4  # idle children kept by a process (one per DoFn instance live at once is all a worker needs)
+_IDLE: list = []  # NormalizeWorkers whose DoFn was torn down, children alive, for the next setup() to take
+_LOCK = threading.Lock()
 # Imported once by the fork server (transforms/budget.py), so a (re)started child forks with them loaded.
 PRELOAD = (
     "transforms.articles.worker",
@@ -96,3 +109,31 @@ class NormalizeWorker(BudgetedWorker):
     def extract(self, body: bytes, **kwargs) -> dict:
         """``Normalizer.extract`` under the budget (``newsroom extract``)."""
         return self.call("extract", body, **kwargs)
+
+
+def take_worker(budget_s: float, publishers=None, aliases=None, clock=None) -> NormalizeWorker:
+    """A NormalizeWorker for one DoFn instance's exclusive use: an idle one of the same budget, registry and alias
+    table when this process has one (its child already started and warm), else a new one. Why: Beam's local runner
+    (BundleBasedDirectRunner) sets a DoFn up and tears it down around every bundle, and a child's start (fork, the
+    Normalizer built and warmed up: ~3 s of CPU, up to ~15 s on a busy machine) per bundle set the local stories
+    job's rate (docs/operations.md, the soak). Give it back with :func:`give_back`."""
+    key = (float(budget_s), publishers, aliases)
+    with _LOCK:
+        worker = next((w for w in _IDLE if (w.budget_s, w.publishers, w.aliases) == key), None)
+        if worker is not None:
+            _IDLE.remove(worker)
+    if worker is None:
+        return NormalizeWorker(budget_s, publishers, aliases, clock=clock)
+    worker.clock = clock or worker.clock
+    return worker
+
+
+def give_back(worker: NormalizeWorker) -> None:
+    """Keep ``worker`` (and its child) for the next :func:`take_worker` of this process; beyond :data:`IDLE_CAP`
+    idle ones, the oldest is closed."""
+    with _LOCK:
+        _IDLE.append(worker)
+        extra = _IDLE[:-IDLE_CAP] if len(_IDLE) > IDLE_CAP else []
+        del _IDLE[: len(extra)]
+    for w in extra:
+        w.close()

@@ -243,3 +243,29 @@ def test_process_articles_end_to_end(kit, tmp_path):
     )
     assert_that(out["dead_letter"] | beam.Map(lambda d: d["reason"]), equal_to(["not_html"]), label="DeadLetters")
     p.run().wait_until_finish()
+
+
+def test_a_torn_down_normalizer_child_is_kept_for_the_next_setup_of_the_process(monkeypatch):
+    """Beam's local runner sets a pickled copy of the DoFn up and tears it down around every bundle: the extraction
+    child (fork, warm-up: seconds) must outlive the bundle, not be started again for each one."""
+    import pickle
+
+    from transforms.articles import worker
+    from transforms.articles.beam import NormalizeArticleFn
+
+    monkeypatch.setattr(worker, "_IDLE", [], raising=False)
+    fn = NormalizeArticleFn(budget_s=7)
+    first = pickle.loads(pickle.dumps(fn))
+    first.setup()
+    kept = first.normalizer
+    first.teardown()
+    second = pickle.loads(pickle.dumps(fn))
+    second.setup()
+    assert second.normalizer is kept  # the same worker, so the same child once started
+    other = NormalizeArticleFn(budget_s=8)
+    other.setup()
+    own = other.normalizer
+    assert own is not kept  # another budget: a worker of its own
+    second.teardown()
+    other.teardown()
+    assert [kept, own] == worker._IDLE
