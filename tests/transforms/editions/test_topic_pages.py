@@ -226,3 +226,37 @@ def test_memoised_city_codes_and_topic_ids_follow_their_inputs():
     assert topics.topic_ids_of(entry) == ["entity:org:x", "place:us", "topic:world"]
     assert topics.topic_ids_of(dict(entry, topics=["science"])) == ["entity:org:x", "place:us", "topic:science"]
     assert topics.topic_ids_of(entry) == ["entity:org:x", "place:us", "topic:world"]
+
+
+def test_an_editions_kept_annotations_and_items_give_what_a_fresh_cycle_gives():
+    """The edition's last-cycle annotations and topic page items (``CycleCache.topics``/``topic_items``) are reused
+    only while an entry holds the very same entity, place and topic tuples, page sections and representative: the
+    pool entries and topic pages equal a cold computation's every cycle, and a changed input is recomputed."""
+    la = topics.CityCodes({"place:los-angeles": "los-angeles"})
+    rep = {"title": "t", "url": "https://x.test/a"}
+    statics = [
+        {"story_id": str(i), "section": "world", "labels": (), "representative": rep, "topics": ("world",)}
+        | {"entities": ("place:los-angeles", f"org:e{i % 2}"), "places": ("us",)}
+        for i in range(6)
+    ]
+
+    def cycle(statics, pages, kept, kept_items):
+        pool = {"edition": "us-en", "version": 1, "cycle": "2024-03-01T12:00:00Z"}
+        pool["stories"] = [dict(s, score=1.0 - k / 10) for k, s in enumerate(statics)]  # per-cycle copies
+        ids_of = topics.annotate_pool(pool, pages, la, True, kept)
+        return pool, topics.topic_documents(pool, {}, ids_of=ids_of, kept=kept_items)
+
+    page = {"stories": [{"story_id": "2"}]}
+    kept, kept_items = {}, {}
+    for pages in ({}, {}, {"sports": page}, {"sports": page}, {}):
+        pool, docs_ = cycle(statics, pages, kept, kept_items)
+        assert (pool, docs_) == cycle(statics, pages, None, None)  # a cold cycle: the same pool and pages
+    assert pool["stories"][0]["places"] == ("us", "los-angeles")
+    assert {d["topic"] for d in docs_} >= {"entity:org:e0", "place:los-angeles"}
+    first = next(d for d in docs_ if d["topic"] == "entity:org:e0")["stories"][0]
+    pool, docs_ = cycle(statics, {}, kept, kept_items)
+    assert next(d for d in docs_ if d["topic"] == "entity:org:e0")["stories"][0] is first  # reused, not rebuilt
+    statics[0] = dict(statics[0], entities=("org:e1",), representative=dict(rep, title="u"))  # a rebuilt entry
+    pool, docs_ = cycle(statics, {}, kept, kept_items)
+    assert (pool, docs_) == cycle(statics, {}, None, None)
+    assert pool["stories"][0]["places"] == ("us",) and "entity:org:e0" not in {d["topic"] for d in docs_}

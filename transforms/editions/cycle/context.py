@@ -79,13 +79,17 @@ class CycleCache:
     """Per edition, reused between its cycles (in-process; never changes a result). A supporting set is reused
     while the story's coverage version, the representative and the capped publishers are unchanged; a card while
     its article's label bits, first-seen time and version are; a pool entry while its story's coverage version,
-    centroid, representative, labels and section are. ``features``: the pair and region sums of the last cycle,
-    recomputed for the stories that changed (kept.py)."""
+    centroid, representative, labels and section are; a pool entry's page sections, cities and topic ids while its
+    entities, places, topics and page sections are the same objects and values (``topics``), and a topic page item
+    while its story's section, labels and representative card are (``topic_items``). ``features``: the pair and
+    region sums of the last cycle, recomputed for the stories that changed (kept.py)."""
 
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
     cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
     pool: dict = field(default_factory=dict)  # story id -> (key, entry without score)
     features: KeptFeatures = field(default_factory=KeptFeatures)
+    topics: dict = field(default_factory=dict)  # story id -> its pool entry's annotation (overlays/topics.py)
+    topic_items: dict = field(default_factory=dict)  # story id -> its item on topic pages (overlays/topics.py)
 
 
 class Steady(Protocol):

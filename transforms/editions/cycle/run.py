@@ -350,6 +350,22 @@ class Cards:
         self.new[key] = (check, c)
         return c
 
+    def plain(self, arts: list) -> tuple:
+        """The cards without lede of article rows ``arts`` (a story's supporting links), as :meth:`get` gives
+        them one by one, in one loop: ~130,000 a cycle."""
+        new, old, check_of, out = self.new, self.old, self._check, []
+        for a in arts:
+            key = a + a
+            hit = new.get(key)
+            if hit is None:
+                hit = old.get(key)
+            if hit is not None and hit[0] == check_of[a]:
+                new[key] = hit
+                out.append(hit[1])
+            else:
+                out.append(self.get(a, False))
+        return tuple(out)
+
 
 class StoryLabels:
     """A story's labels on a page or in the pool: breaking (pinned) or developing, and fact_check when the story
@@ -393,7 +409,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     cycle_iso = docs.iso(now)
     pages, shown_reps, page_story_rows = {}, [], set()
     n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
-    labels_of, section_of, card, iso = labels.of, facts.section_of, cards.get, docs.iso
+    labels_of, section_of, card, plain, iso = labels.of, facts.section_of, cards.get, cards.plain, docs.iso
     for sec_id, chosen in page_slots.by_section.items():
         rows = np.array([facts.rows_l[i] for _, i, _, _, _ in chosen], np.int64)  # the page's columns read at once
         counts, pubs, times = n_articles[rows].tolist(), pub_count[rows].tolist(), newest[rows].tolist()
@@ -409,7 +425,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                     "labels": labels_of(i, rep, slot.pinned),
                     "section": section_of[slot.story_id],
                     "representative": card(rep, True),
-                    "supporting": tuple([card(a, False) for a in sup]),
+                    "supporting": plain(sup),
                     "article_count": counts[rank - 1],
                     "publisher_count": max(1, int(pubs[rank - 1])),
                     "updated_at": iso(times[rank - 1]),

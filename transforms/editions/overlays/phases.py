@@ -98,9 +98,10 @@ def record_steady(ctx: CycleContext, out: CycleOutput) -> None:
 def topic_pages(ctx: CycleContext, out: CycleOutput) -> None:
     # the page sections and cities on the pool entries, and their topic ids, in one pass (topics.annotate_pool)
     followed = ctx.overlays.followed
-    ids_of = annotate_pool(out.pool, out.pages, ctx.overlays.cities, with_ids=followed is not None)
+    ids_of = annotate_pool(out.pool, out.pages, ctx.overlays.cities, followed is not None, ctx.cache.topics)
     ctx.clock.lap("page sections")
-    out.topic_pages = topic_items(out.pool, followed, ids_of=ids_of) if followed is not None else []
+    kept = ctx.cache.topic_items
+    out.topic_pages = topic_items(out.pool, followed, ids_of=ids_of, kept=kept) if followed is not None else []
     ctx.count("topic_pages", len(out.topic_pages))
     ctx.clock.lap("topic pages")
 

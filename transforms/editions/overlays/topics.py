@@ -45,7 +45,8 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from itertools import chain
+from itertools import chain, islice
+from operator import ge
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
@@ -107,17 +108,47 @@ def add_page_sections(pool: dict, pages: dict) -> None:
             entry["topics"] = tuple(dict.fromkeys([*(entry.get("topics") or ()), *sorted(extra)]))
 
 
-def annotate_pool(pool: dict, pages: dict, cities: dict[str, str], with_ids: bool = True) -> list[tuple[str, ...]]:
+def annotate_pool(
+    pool: dict, pages: dict, cities: dict[str, str], with_ids: bool = True, kept: dict | None = None
+) -> list[tuple[str, ...]]:
     """:func:`add_page_sections` and :func:`add_cities` in one pass over the pool's entries, returning each entry's
     topic ids after both (:func:`topic_ids_of`, as tuples) for :func:`topic_items`: the same entries and ids as the
     three passes, for a third of the per-entry loops of a cycle (~95,000 entries over 73 editions). ``with_ids``
-    False: no topic pages are built, no ids (an empty list)."""
+    False: no topic pages are built, no ids (an empty list).
+
+    ``kept``: the edition's annotations of its last cycle (story id -> what an entry was annotated from and to), a
+    dict this call empties and refills with this cycle's (the ranker keeps it in the edition's ``CycleCache``, so a
+    worker's next cycle of the edition finds it). An entry whose ``entities``, ``places`` and ``topics`` are the
+    very tuples annotated last cycle (a pool entry reused from the ranker's cache holds the same objects), with the
+    same page sections and city table, gets last cycle's results without recomputing them: the same values."""
     on = _sections_on(pages)
     memo = getattr(cities, "memo", {})  # as add_cities
+    old = kept if kept is not None else {}
+    new: dict = {}
     ids_of = []
     for entry in pool["stories"]:
+        sid = entry["story_id"]
         topics, places, entities = entry.get("topics") or (), entry.get("places") or (), entry.get("entities") or ()
-        extra = on.get(entry["story_id"])
+        extra = on.get(sid)
+        hit = old.get(sid)
+        if (
+            hit is not None
+            and hit[0] is entities
+            and hit[1] is places
+            and hit[2] is topics
+            and hit[3] == extra
+            and hit[4] is cities
+            and (hit[7] is not None or not with_ids)
+        ):
+            if hit[5] is not topics:
+                entry["topics"] = hit[5]
+            if hit[6] is not places:
+                entry["places"] = hit[6]
+            new[sid] = hit
+            if with_ids:
+                ids_of.append(hit[7])
+            continue
+        topics_in, places_in = topics, places
         if extra:
             topics = entry["topics"] = tuple(dict.fromkeys([*topics, *sorted(extra)]))
         if entities:
@@ -127,10 +158,19 @@ def annotate_pool(pool: dict, pages: dict, cities: dict[str, str], with_ids: boo
                 named = _remember(memo, key, tuple(cities[k] for k in (e.lower() for e in entities) if k in cities))
             if named:
                 places = entry["places"] = tuple(dict.fromkeys([*places, *named]))
+        ids = None
         if with_ids:
             key = (tuple(entities), tuple(places), tuple(topics))  # _topic_ids's key, from the values at hand
             ids = _IDS_MEMO.get(key)
-            ids_of.append(ids if ids is not None else _ids_of_key(key))
+            if ids is None:
+                ids = _ids_of_key(key)
+            ids_of.append(ids)
+        if kept is not None and type(entities) is tuple and type(places_in) is tuple and type(topics_in) is tuple:
+            # immutable inputs only: a list could change in place and still be the same object next cycle
+            new[sid] = (entities, places_in, topics_in, extra, cities, topics, places, ids)
+    if kept is not None:
+        kept.clear()
+        kept.update(new)
     return ids_of
 
 
@@ -179,10 +219,17 @@ def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: i
 
 
 def topic_documents(
-    pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES, ids_of: list | None = None
+    pool: dict,
+    followed: dict[str, int],
+    max_pages: int = MAX_TOPIC_PAGES,
+    ids_of: list | None = None,
+    kept: dict | None = None,
 ) -> list[dict]:
     """The topic page documents of one edition's cycle, from its pool document (see the module docstring);
-    ``ids_of``: each entry's topic ids when the caller has them (:func:`annotate_pool`)."""
+    ``ids_of``: each entry's topic ids when the caller has them (:func:`annotate_pool`); ``kept``: the edition's
+    page items of its last cycle (story id -> item), emptied and refilled with this cycle's: an item whose story
+    shows the same section, labels and representative card object is reused (the same values; items are never
+    changed once made)."""
     stories = pool["stories"]
     if ids_of is None:
         ids_of = [_topic_ids(entry) for entry in stories]
@@ -194,12 +241,22 @@ def topic_documents(
         for i, ids in enumerate(ids_of):
             for t in wanted.intersection(ids):
                 members[t].append(i)
-    scores = [float(entry["score"]) for entry in stories] if chosen else []
-    in_order = all(a >= b for a, b in zip(scores, scores[1:]))  # the pool's own order: no sort needed
+    scores = [entry["score"] for entry in stories] if chosen else []
+    in_order = all(map(ge, scores, islice(scores, 1, None)))  # the pool's own order: no sort needed (compared in C)
+    if not in_order:
+        scores = [float(x) for x in scores]
+    old = kept if kept is not None else {}
+    items: dict[int, dict] = {}  # pool position -> its item, made once for all the pages it is on
     docs = []
     for topic in chosen:
         kind, value = topic.split(":", 1)
         idx = members[topic] if in_order else sorted(members[topic], key=lambda i: (-scores[i], i))
+        page = []
+        for i in idx[:MAX_STORIES]:
+            item = items.get(i)
+            if item is None:
+                item = items[i] = _item(stories[i], old)
+            page.append(item)
         docs.append(
             {
                 "schema": TOPIC_SCHEMA,
@@ -212,27 +269,45 @@ def topic_documents(
                 "pool_version": pool["version"],
                 "cycle": pool["cycle"],
                 "story_count": len(idx),
-                "stories": [_item(stories[i]) for i in idx[:MAX_STORIES]],
+                "stories": page,
             }
         )
+    if kept is not None:
+        kept.clear()
+        kept.update((item["story_id"], item) for item in items.values())
     return docs
 
 
-def _item(entry: dict) -> dict:
+def _item(entry: dict, kept: dict) -> dict:
+    """A pool entry's item on a topic page: last cycle's (``kept``) when it shows the same values."""
+    labels, rep = entry.get("labels") or (), entry["representative"]
+    hit = kept.get(entry["story_id"])
+    if (
+        hit is not None
+        and hit["representative"] is rep
+        and hit["section"] == entry["section"]
+        and hit["labels"] == labels
+    ):
+        return hit
     return {
         "story_id": entry["story_id"],
         "section": entry["section"],
-        "labels": entry.get("labels") or (),
-        "representative": entry["representative"],
+        "labels": labels,
+        "representative": rep,
     }
 
 
 def topic_items(
-    pool: dict, followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES, ids_of: list | None = None
+    pool: dict,
+    followed: dict[str, int],
+    max_pages: int = MAX_TOPIC_PAGES,
+    ids_of: list | None = None,
+    kept: dict | None = None,
 ) -> list[dict]:
-    """Snapshot items of the cycle's topic pages; records the chosen ids in the pool (``topic_pages``)."""
+    """Snapshot items of the cycle's topic pages; records the chosen ids in the pool (``topic_pages``). ``kept``:
+    as :func:`topic_documents`."""
     items = []
-    for doc in topic_documents(pool, followed, max_pages, ids_of):
+    for doc in topic_documents(pool, followed, max_pages, ids_of, kept):
         items.append(
             {
                 "kind": "topic_page",
