@@ -15,6 +15,10 @@ another range). Per language (each story of A against the stories of B its artic
   that joined a story, two small stories put together), when the B story is not a merge: with the moves, what
   explains every B story that is not an A story.
 
+Then the cross-language groups (``group_id``, when both runs' rows carry it): an A group is unchanged when its
+articles are exactly one B group's, else linked otherwise, listed with its stories and the B groups its articles
+went to (every story can be unchanged while the links between languages differ).
+
 Where the two runs decided an article of a changed story at different times (the live writer decides an article that
 arrives after its clock has passed the article's first-seen time at that clock, a backfill at its first-seen time:
 the live order differed), the change lists those articles with both times (``timing``): the reason a backfill of the
@@ -62,10 +66,13 @@ class Run:
         self.path = path
         self.story: dict[str, int] = {}
         self.language: dict[str, str] = {}
+        self.group: dict[str, object] = {}  # cross-language group, when every row has one
         for r in read_jsonl(file, ("article_id", "story_id"), flag):
             aid = str(r["article_id"])
             self.story[aid] = int(r["story_id"]) if str(r["story_id"]).lstrip("-").isdigit() else r["story_id"]
             self.language[aid] = str(r.get("language") or "und")
+            if r.get("group_id") is not None:
+                self.group[aid] = r["group_id"]
         self.titles, self.headline, self.at = run_titles(self.folder)
         self.explains = os.path.exists(os.path.join(self.folder, "explanations.jsonl"))
 
@@ -119,6 +126,7 @@ def compare(a: Run, b: Run) -> dict:
         "languages": {lg: _language(a, b, ids) for lg, ids in sorted(langs.items())},
     }
     out["only"] = {"a": _only(a, b), "b": _only(b, a)}
+    out["groups"] = _groups(a, b, common)
     totals = Counter()
     for s in out["languages"].values():
         totals.update(s["counts"])
@@ -174,6 +182,47 @@ def _language(a: Run, b: Run, ids: list[str]) -> dict:
     return {"counts": dict(counts), "changes": changes}
 
 
+def _groups(a: Run, b: Run, ids: list[str]) -> dict | None:
+    """The runs' cross-language groups (``group_id``) over the articles both placed: an A group is unchanged when
+    its articles are exactly one B group's, else linked otherwise (listed with the B groups its articles went to).
+    None when a run's rows carry no groups. Stories can all be unchanged while their links differ."""
+    if not all(x in a.group and x in b.group for x in ids):
+        return None
+    a_members, b_members = defaultdict(set), defaultdict(set)
+    for x in ids:
+        a_members[a.group[x]].add(x)
+        b_members[b.group[x]].add(x)
+    counts = Counter(groups_a=len(a_members), groups_b=len(b_members), unchanged=0, changed=0)
+    changes = []
+    for gid, members in sorted(a_members.items(), key=lambda kv: (-len(kv[1]), str(kv[0]))):
+        parts = _parts(members, b.group)
+        if len(parts) == 1 and b_members[parts[0][0]] == members:
+            counts["unchanged"] += 1
+            continue
+        counts["changed"] += 1
+        parts_b = [{"group_id": g, "stories": _group_stories(b, b_members[g])} for g, _ in parts]
+        changes.append({"group_id": gid, "stories": _group_stories(a, members), "parts": parts_b})
+    return {"counts": dict(counts), "changes": changes}
+
+
+def _group_stories(run: Run, members: set[str]) -> list[dict]:
+    """A group's stories in ``run``: language, story, how many of ``members`` it holds, headline."""
+    by = defaultdict(set)
+    for x in members:
+        by[(run.language[x], run.story[x])].add(x)
+    return [
+        {"language": lg, "story_id": sid, "articles": len(arts), "headline": run.title(sid, arts)}
+        for (lg, sid), arts in sorted(by.items(), key=lambda kv: (kv[0][0], -len(kv[1]), str(kv[0][1])))
+    ]
+
+
+def _group_line(side: str, g: dict) -> str:
+    stories = " + ".join(
+        f"{s['language']} story {s['story_id']} ({s['articles']}) {s['headline']!r}" for s in g["stories"]
+    )
+    return f"{side} group {g['group_id']}: {stories}"
+
+
 def _parts(members: set[str], other: dict) -> list[tuple[object, list[str]]]:
     """The other run's stories holding ``members``, largest first: [(story, its articles of members)]."""
     by = defaultdict(list)
@@ -226,6 +275,7 @@ def format_text(d: dict, top: int) -> list[str]:
             lines += [f"    {x['article_id']} {side.upper()} {_at(x['at'])} {x['title']!r}" for x in only[:top]]
             if len(only) > top:
                 lines.append(f"    and {len(only) - top} more (--top, --json)")
+    lines += _groups_text(d.get("groups"), top)
     for lg, s in d["languages"].items():
         for ch in s["changes"][:top]:
             lines.append(
@@ -249,6 +299,22 @@ def format_text(d: dict, top: int) -> list[str]:
                     lines.append(f"       why: {p['explain']}")
         if len(s["changes"]) > top:
             lines.append(f"{lg}: {len(s['changes']) - top} more changed stories (--top)")
+    return lines
+
+
+def _groups_text(g: dict | None, top: int) -> list[str]:
+    if not g:
+        return []
+    c = g["counts"]
+    lines = [
+        f"cross-language groups: A {c['groups_a']}, B {c['groups_b']}, unchanged {c['unchanged']}, linked otherwise"
+        f" {c['changed']}"
+    ]
+    for ch in g["changes"][:top]:
+        lines.append(_group_line("A", ch))
+        lines += [f"  -> {_group_line('B', p)}" for p in ch["parts"]]
+    if len(g["changes"]) > top:
+        lines.append(f"{len(g['changes']) - top} more groups linked otherwise (--top)")
     return lines
 
 
@@ -278,6 +344,14 @@ def format_html(d: dict, top: int) -> str:
             )
             more = f"<p>and {len(only) - top} more</p>" if len(only) > top else ""
             body.append(f"<h2>only in {side.upper()} ({len(only)})</h2><p>{e(ONLY_WHY)}</p><ul>{items}</ul>{more}")
+    if d.get("groups"):
+        items = "".join(
+            f"<li>{e(_group_line('A', ch))}<ul>"
+            + "".join(f"<li>{e(_group_line('B', p))}</li>" for p in ch["parts"])
+            + "</ul></li>"
+            for ch in d["groups"]["changes"][:top]
+        )
+        body.append(f"<h2>cross-language groups</h2><p>{e(_groups_text(d['groups'], 0)[0])}</p><ul>{items}</ul>")
     for lg, s in d["languages"].items():
         body.append(f"<h2>{e(lg)}</h2>")
         for ch in s["changes"][:top]:
