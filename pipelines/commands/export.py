@@ -181,7 +181,28 @@ def main(args) -> int:
         json.dump(manifest, f, indent=2, sort_keys=True)
     print(
         f"exported {len(rows)} articles in {len(story_rows)} stories to {args.out}"
-        + (f"; {len(dead)} unreadable rows in dead_letters.jsonl" if dead else ""),
+        + (f"; {len(dead)} unreadable rows in dead_letters.jsonl" if dead else "")
+        + (_outside(stories) if not rows and (since is not None or until is not None or languages) else ""),
         file=sys.stderr,
     )
     return 0
+
+
+def _outside(stories) -> str:
+    """Why an export of a range or language came out empty: when and in which languages the store's articles were
+    taken (an example range copied from the docs, or a store of other days)."""
+    import datetime as dt
+
+    everything = collect(stories)[0]
+    if not everything:
+        return ""
+    times = [at for _sid, _lang, at, _title in everything.values()]
+    langs = ", ".join(sorted({lang for _sid, lang, _at, _title in everything.values()}))
+
+    def utc(ms):
+        return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+    return (
+        f"; none of the store's {len(everything)} articles is in the range or languages asked: they were taken "
+        f"from {utc(min(times))} to {utc(max(times))}, in {langs}"
+    )

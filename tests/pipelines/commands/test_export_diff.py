@@ -184,3 +184,16 @@ def test_diff_names_the_articles_only_one_run_placed(tmp_path, capsys):
     assert newsroom(["diff", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--no-html"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["only"] == {"a": [{"article_id": "q", "at": 5, "language": "en", "title": "<i>Quake</i>"}], "b": []}
+
+
+def test_an_export_of_a_range_without_articles_says_when_the_store_has_them(tmp_path, capsys):
+    """docs/analysts.md's example range on a `newsroom run` store of other days wrote empty files and said only
+    "exported 0 articles", and the next command (evaluate --scope run) was refused: the line says why."""
+    live_store(tmp_path / "live")
+    args = ["export", "assignments", f"--data_dir={tmp_path / 'live'}", f"--out={tmp_path / 'o'}"]
+    assert newsroom([*args, "--from=2026-12-01", "--to=2026-12-08"]) == 0
+    err = capsys.readouterr().err
+    assert "exported 0 articles in 0 stories" in err
+    assert "none of the store's 5 articles" in err and "2026-05-18 " in err and "2026-05-28 " in err
+    assert newsroom([*args, "--language=de"]) == 0
+    assert "none of the store's 5 articles" in capsys.readouterr().err
