@@ -11,6 +11,7 @@ horizon on, one that keeps every story ever seen grows with N / 30.
 
     .venv/bin/python benchmarks/storyline_history.py                       # 60 days, 400 stories a day
     .venv/bin/python benchmarks/storyline_history.py --days 90 --per_day 1000
+    .venv/bin/python benchmarks/storyline_history.py --burst 400     # one story growing to 400 articles
 
 Reads nothing, writes only to stdout, asserts nothing.
 """
@@ -51,8 +52,10 @@ class History:
         return sl.compact({"change": ch, "members": members})
 
 
-def simulate(days: int, per_day: int, seed: int = 0):
-    """Yield (day, writer, pickle CPU seconds of the day's last tick) at the end of each simulated day."""
+def simulate(days: int, per_day: int, seed: int = 0, spent: dict | None = None):
+    """Yield (day, writer, pickle CPU seconds of the day's last tick) at the end of each simulated day; ``spent``:
+    filled with the CPU seconds of the writer's observe + tick by day (0-based)."""
+    spent = {} if spent is None else spent
     h, w = History(seed, subjects=max(50, per_day // 2)), sl.StorylineWriter()
     events: list[tuple[int, dict]] = []
     sid = 0
@@ -68,10 +71,13 @@ def simulate(days: int, per_day: int, seed: int = 0):
     events.sort(key=lambda e: (e[0], e[1]["change"]["seq"]))
     i, tick, end = 0, sl.tick_of(T0), T0 + days * DAY_MS
     while tick <= end:
+        c0 = time.process_time()
         while i < len(events) and sl.tick_of(events[i][0]) <= tick:
             w.observe(events[i][1])
             i += 1
         w.tick(tick)
+        d = (tick - T0 - 1) // DAY_MS  # a tick on midnight closes the day before
+        spent[d] = spent.get(d, 0.0) + time.process_time() - c0
         if (tick - T0) % DAY_MS == 0:
             t = time.process_time()
             blob = pickle.dumps(w, protocol=pickle.HIGHEST_PROTOCOL)
@@ -79,21 +85,50 @@ def simulate(days: int, per_day: int, seed: int = 0):
         tick += sl.EVERY_MS
 
 
+def burst(n: int, others: int = 200, seed: int = 0) -> None:
+    """One story growing to ``n`` articles, an article a tick, among ``others`` indexed stories: the writer's CPU
+    per article over the first and the last 50 (a cost per output that follows the story's size grows here)."""
+    h, w = History(seed, subjects=50), sl.StorylineWriter()
+    at = T0
+    for i in range(others):
+        w.observe(h.out("NEW_STORY", 10_000 + i, i % 50, at))
+    w.tick(sl.tick_of(at))
+    spent = []
+    for k in range(n):
+        at += sl.EVERY_MS
+        c = h.out("NEW_STORY" if k == 0 else "ASSIGN", 1, 7, at)
+        c0 = time.process_time()
+        w.observe(c)
+        w.tick(sl.tick_of(at))
+        spent.append(time.process_time() - c0)
+    first, last = spent[:50], spent[-50:]
+    print(
+        f"one story growing to {n} articles among {others}: {sum(first) / len(first) * 1e6:,.0f} µs an article over "
+        f"its first 50, {sum(last) / len(last) * 1e6:,.0f} over its last 50 ({sum(last) / max(sum(first), 1e-9):.2f}x)"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--days", type=int, default=60)
     ap.add_argument("--per_day", type=int, default=400)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--burst", type=int, default=0, help="instead: one story growing to N articles, one a tick")
     a = ap.parse_args()
     print(f"horizon {sl.HORIZON_MS / DAY_MS:.1f} days; {a.per_day} stories a day; figures at the end of each day")
-    print("  day  indexed  in graph  storylines   state KB  pickle ms")
-    rows = {}
-    for day, w, size, cpu in simulate(a.days, a.per_day, a.seed):
+    if a.burst:
+        burst(a.burst)
+        return
+    print("  day  indexed  in graph  storylines   state KB  pickle ms  µs/story")
+    rows, spent = {}, {}
+    for day, w, size, cpu in simulate(a.days, a.per_day, a.seed, spent):
         graph = len(w.storyline_of)
         rows[day] = (len(w.stories), graph, size, cpu)
-        if day % 5 == 0 or day == a.days:
+        if day % 5 == 0 or day == a.days or day == 3:
+            us = spent.get(day - 1, 0.0) / a.per_day * 1e6  # the CPU of the day that just ended, per story born
             print(
-                f"  {day:3d}  {len(w.stories):7,}  {graph:8,}  {len(w.members_of):10,}  {size / 1024:9,.0f}  {cpu * 1e3:9.1f}"
+                f"  {day:3d}  {len(w.stories):7,}  {graph:8,}  {len(w.members_of):10,}  {size / 1024:9,.0f}  "
+                f"{cpu * 1e3:9.1f}  {us:8,.0f}"
             )
     last = max(rows)
     if 30 in rows and last > 30:
