@@ -134,7 +134,8 @@ def check_overlap(gold: dict, pred: dict, min_overlap: float) -> None:
     if shared < min_overlap * len(gold):
         raise InputError(
             f"only {shared} of {len(gold)} gold articles ({shared / len(gold):.1%}) have a prediction "
-            f"(--min-overlap {min_overlap:g}): are --gold and --pred of the same data set?"
+            f"(--min-overlap {min_overlap:g}): are --gold and --pred of the same data set? (a run over part of them, "
+            "--from/--to or --language, is scored on what it placed with --scope run)"
         )
 
 

@@ -39,7 +39,8 @@ def test_scope_run_scores_only_what_the_run_covered(tmp_path, capsys):
     gold = files(tmp_path)
     argv = ["evaluate", f"--gold={gold}", f"--pred={tmp_path / 'range' / 'assignments.jsonl'}", "--no-html"]
     assert newsroom(argv) == 2  # the default scope: 2 of 6 gold articles placed, refused
-    assert "have a prediction" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "have a prediction" in err and "a run over part of them" in err and "--scope run" in err  # the way out
     assert newsroom([*argv, "--scope", "run", "--json"]) == 0
     r = json.loads(capsys.readouterr().out)
     assert r["overall"]["articles"] == 2 and r["overall"]["b3_f1"] == 1.0 and r["overall"]["missing"] == 0
