@@ -45,8 +45,17 @@ from pipelines.commands.evaluate_scores import (
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--gold", required=True, help="labelled JSONL file (id, story_id, language)")
-    parser.add_argument("--pred", required=True, help="assignments.jsonl written by `newsroom backfill`")
+    parser.add_argument(
+        "--gold",
+        required=True,
+        help="labelled JSONL file (id, story_id, language), or a run's assignments.jsonl (a backfill's or an "
+        "export's: its group_id are the events)",
+    )
+    parser.add_argument(
+        "--pred",
+        required=True,
+        help="assignments.jsonl written by `newsroom backfill` or `newsroom export assignments`",
+    )
     parser.add_argument(
         "--no-links",
         dest="links",

@@ -51,3 +51,14 @@ def test_an_exports_times_give_the_windows(tmp_path, capsys):
     assert newsroom(["evaluate", f"--gold={path}", f"--pred={path}", "--no-html"]) == 0
     out = capsys.readouterr().out
     assert "mean/day" in out and "decided_at" in out  # says where the windows' times came from
+
+
+def test_the_help_says_a_runs_assignments_are_taken_as_gold(capsys):
+    """`newsroom evaluate --help` was the only place a user looks that still said gold is a labelled file."""
+    import pytest
+
+    with pytest.raises(SystemExit):
+        newsroom(["evaluate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "or a run's assignments.jsonl (a backfill's or an export's:" in out
+    assert "written by `newsroom backfill` or `newsroom export assignments`" in out
