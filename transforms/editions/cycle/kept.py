@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.cycle.scoring import (
     Features,
     PairSums,
@@ -117,20 +118,20 @@ class KeptFeatures:
             m.story[new_m],
         ]
         self.new_pairs = new_p
-        return np.unique(np.concatenate(parts).astype(np.int64)), pair_rows, np.concatenate([m_rows, new_m])
+        return unique_ints(np.concatenate(parts).astype(np.int64)), pair_rows, np.concatenate([m_rows, new_m])
 
     def _update(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> None:
         dirty, pair_rows, m_rows = self._changed(book, now, p, live)
         n, ns = book.stories.size, book.pairs.size
         for name, size in (("sp_ok", ns), ("sp_w", ns), ("auth_recent", n), ("auth_all", n), ("pub_count", n)):
             setattr(self, name, _fit(getattr(self, name), size))
-        sel = np.unique(np.concatenate([book.pair_rows_of(dirty), pair_rows]))  # a dead pair adds 0.0, ok False
+        sel = unique_ints(np.concatenate([book.pair_rows_of(dirty), pair_rows]))  # a dead pair adds 0.0, ok False
         slot = np.searchsorted(dirty, book.pairs.story[sel])
         s = pair_sums(book, live, now, p, sel, slot, dirty.size)
         self.sp_ok[sel], self.sp_w[sel] = s.sp_ok, s.sp_w
         self.auth_recent[dirty], self.auth_all[dirty], self.pub_count[dirty] = s.auth_recent, s.auth_all, s.pub_count
         self.dirty, self.pairs_done = dirty, sel
-        self.m_done = np.unique(np.concatenate([book.mention_rows_of(dirty), m_rows]))
+        self.m_done = unique_ints(np.concatenate([book.mention_rows_of(dirty), m_rows]))
         self._copy_inputs(book, live)
 
     # ------------------------------------------------------------------ relevance

@@ -37,6 +37,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.vocabulary.config import Edition
 from transforms.editions.vocabulary.params import RepresentativeParams, SupportingParams
 
@@ -118,7 +119,7 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
     )
     if capped:  # ownership groups (fairness.py counts the share per group)
         names, groups = book.publisher_group_names(), book.publisher_groups()
-        cap_idx = np.unique(groups[[k for k, g in enumerate(names) if g in capped]])
+        cap_idx = unique_ints(groups[[k for k, g in enumerate(names) if g in capped]])
         score = score - 10.0 * np.isin(groups[pubs], cap_idx)
     return score
 

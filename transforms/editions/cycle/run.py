@@ -28,6 +28,7 @@ from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions.book.headlines import demoted_ids
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle import fairness, trust
+from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.cycle.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
 from transforms.editions.cycle.collector import spaced_collections
 from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory
@@ -191,7 +192,7 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
         # unit centroids of the stories a page can place (its section's candidates and the pins), not of the whole
         # pool: each row's values are the same either way, at a third of the rows
         parts = [rows for rows, _ in cand.sections.values()] + [ranked.forced]
-        need = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+        need = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         pos = np.minimum(np.searchsorted(cand.rows, need), cand.rows.size - 1)
         pos = pos[cand.rows[pos] == need]
         cvec = book.stories.centroid[cand.rows[pos]].astype(np.float64)
@@ -249,6 +250,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
     traits = StoryTraits(facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix)
     old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
+    version_l = book.stories.version[cand.rows].tolist()  # per candidate position, read once
     by_section = {}
     for sec_id in ctx.edition.sections:
         section = ctx.config.section(sec_id)
@@ -272,7 +274,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
             r = rows_l[i]
             key = (r, rep)
             hit = new_support.get(key) or old_support.get(key)
-            version_key = (int(book.stories.version[r]), capped_key)
+            version_key = (version_l[i], capped_key)
             if hit is not None and hit[0] == version_key:
                 sup = hit[1]
                 new_support[key] = hit  # reuse the entry: nothing new survives the cycle
@@ -313,7 +315,7 @@ class Cards:
         needed = [rep for chosen in page_slots.by_section.values() for _, _, rep, _, _ in chosen]
         needed += [a for chosen in page_slots.by_section.values() for _, _, _, sup, _ in chosen for a in sup]
         needed += pool_reps
-        arts = np.unique(np.array(needed, np.int64)) if needed else np.zeros(0, np.int64)
+        arts = unique_ints(np.array(needed, np.int64)) if needed else np.zeros(0, np.int64)
         arts_l = arts.tolist()
         self.book = book
         labels = labels_for(book, arts, region)

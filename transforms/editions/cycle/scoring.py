@@ -38,6 +38,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.vocabulary.cities import config_cities
 from transforms.editions.vocabulary.config import Edition, EditionsConfig, Section
 from transforms.editions.vocabulary.params import RankParams
@@ -350,7 +351,7 @@ def local_reserve(
         else:  # the same rows, from the region's pairs only (a fifteenth of an English book's)
             hit = rel.region_pairs[(city_key[pubs[rel.region_pairs]] > 0) & book.pairs.live[rel.region_pairs]]
         hit = hit[live[story[hit]]]
-        pair_key = np.unique(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
+        pair_key = unique_ints(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
         parts.append(np.stack([pair_key // len(key_of), pair_key % len(key_of)], axis=1))
     named = np.flatnonzero((rel.local_geo > 0) & live)
     has = _naming_cities(book, named, codes)
@@ -436,7 +437,7 @@ def _best_per_key(rows: np.ndarray, key: np.ndarray, raw: np.ndarray, ids: np.nd
     key_o = key[order]
     start = np.r_[0, np.flatnonzero(key_o[1:] != key_o[:-1]) + 1]
     rank = np.arange(key_o.size) - np.repeat(start, np.diff(np.r_[start, key_o.size]))
-    kept = np.unique(rows[order[rank < k]])
+    kept = unique_ints(rows[order[rank < k]])
     return kept[np.lexsort((ids[kept], -raw[kept]))]
 
 
@@ -465,7 +466,7 @@ def select_candidates(
         rows, fit = section_rows(book, f, rel, config.section(sid), p, short)
         sections[sid] = (rows, fit)
         parts.append(rows)
-    rows = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    rows = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
     return (
         Candidates(rows, raw[rows], pool, sections, rel.domestic[rows], rel.intl[rows]),
         rel,

@@ -41,6 +41,7 @@ import numpy as np
 
 from transforms.common import MINUTE_MS
 from transforms.editions.bursts.bursts import is_strong
+from transforms.editions.cycle.arrays import unique_ints
 
 MAX_HELD = 50
 HELD_REASON = "fast_low_trust"
@@ -83,7 +84,7 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
     strong = is_strong(w, p.corroboration_authority)
     groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
     span = int(groups.max()) + 1 if groups.size else 1
-    keys = np.unique(gs[strong] * span + groups)
+    keys = unique_ints(gs[strong] * span + groups)
     voices = np.bincount(keys // span, minlength=k)
     top_auth = np.zeros(k)
     np.maximum.at(top_auth, gs, w)
