@@ -142,9 +142,10 @@ def add_store_arguments(parser, with_project: bool = False, helps: dict[str, str
         )
 
 
-def config_from_args(args, project: str | None = None) -> StoreConfig:
-    """The StoreConfig of parsed store flags. Raises ValueError naming the flag when they are inconsistent."""
-    if args.backend == "gcp" and not args.snapshot_bucket:
+def config_from_args(args, project: str | None = None, snapshots: bool = True) -> StoreConfig:
+    """The StoreConfig of parsed store flags. Raises ValueError naming the flag when they are inconsistent.
+    ``snapshots`` False: the command reads no snapshot (an export of the story table), so no bucket is needed."""
+    if args.backend == "gcp" and not args.snapshot_bucket and snapshots:
         raise ValueError("--snapshot_bucket is required with --backend=gcp")
     return StoreConfig(
         backend=args.backend,

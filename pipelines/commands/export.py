@@ -51,6 +51,9 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--language", default=None, help="comma-separated language codes to keep. Default: all")
     add_store_arguments(parser, with_project=True)
+    for action in parser._actions:  # the story table only: no snapshot is read, so no bucket is needed
+        if action.dest == "snapshot_bucket":
+            action.help = "not needed: an export reads the story table only"
 
 
 def bound(value: str | None, flag: str) -> int | None:
@@ -155,7 +158,7 @@ def main(args) -> int:
     since, until = bound(args.from_date, "--from"), bound(args.to_date, "--to")
     if since is not None and until is not None and since >= until:
         raise CommandError(f"--from {shown(args.from_date)} is not before --to {shown(args.to_date)}")
-    config = config_from_args(args, project=getattr(args, "project", None))
+    config = config_from_args(args, project=getattr(args, "project", None), snapshots=False)  # the story table only
     if config.backend == "embedded" and not os.path.exists(config.embedded_db):
         raise CommandError(
             f"--data_dir {shown(config.data_dir)}: no story store there (no {shown(config.embedded_db)}); "
