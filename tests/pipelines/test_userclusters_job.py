@@ -66,18 +66,20 @@ def test_bad_flags_are_refused_naming_the_flag(embedded_store_config):
         run(store_argv(embedded_store_config) + ["--hashes_per_cluster=100", "--clusters_per_reader=20"])
 
 
-def test_the_job_reads_the_click_log_in_key_ranges_each_once(embedded_store_config):
+def test_the_job_reads_the_click_log_in_key_ranges_each_once(store_config):
     """Months of clicks in the click log (the co-visitation job's), read in --splits ranges: every range is read
-    once, every reader comes out of exactly one range, and clicks 60 days old still count."""
+    once, every reader comes out of exactly one range, and clicks 60 days old still count. On Bigtable the cuts are
+    the table's sampled tablet boundaries (the emulator's vary from call to call, a small table may be one range),
+    so the job's own count of the ranges it cut is what each-read-once is checked against."""
     from apache_beam.metrics.metric import MetricsFilter
 
     from pipelines.userclusters import run
 
-    config = embedded_store_config
+    config = store_config
     profiles, clusters = open_profile_store(config), open_user_cluster_store(config)
-    fans = [f"fan{r:02d}" for r in range(40)]
+    fans = [f"fan{r:03d}" for r in range(40 if config.backend == "embedded" else 400)]
     clusters.log_clicks([(r, s, NOW - 60 * DAY + i) for r in fans for i, s in enumerate(SAME)])
-    add_reads(profiles, "fan00", SAME[:1], NOW - DAY)  # also in the profile: one reader, not two
+    add_reads(profiles, fans[0], SAME[:1], NOW - DAY)  # also in the profile: one reader, not two
     add_reads(profiles, "quiet", SAME, NOW - DAY)
     clusters.log_clicks([("quiet", s, NOW - DAY) for s in SAME])
     profiles.update("quiet", lambda d: {**d, "paused": True})  # paused: its clicks are not clustered
@@ -87,9 +89,10 @@ def test_the_job_reads_the_click_log_in_key_ranges_each_once(embedded_store_conf
         got = result.metrics().query(MetricsFilter().with_name(name))["counters"]
         return sum(c.committed for c in got)
 
-    ranges = len(clusters.click_splits(8)) + 1
-    assert ranges == 8
-    assert counter("ranges_read") == ranges  # each split read once
+    if config.backend == "embedded":
+        assert counter("ranges") == len(clusters.click_splits(8)) + 1 == 8
+    assert 1 <= counter("ranges") <= 8
+    assert counter("ranges_read") == counter("ranges")  # each split read once
     assert counter("readers") == len(fans)  # each reader once, the paused one left out
     assert counter("memberships_written") == len(fans)
     want = sorted(clusters_of(SAME))

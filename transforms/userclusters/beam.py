@@ -58,10 +58,16 @@ class UserClusterStoreFn(StoreDoFn):
 
 class KeyRangesFn(UserClusterStoreFn):
     """``n`` -> the reader-id ranges ``(start, end)`` (None: open) the click log is cut into
-    (``UserClusterStore.click_splits``: about equal parts, at most ``n``), read on a worker when the job runs."""
+    (``UserClusterStore.click_splits``: about equal parts, at most ``n``), read on a worker when the job runs.
+    Counter: ranges (how many it cut; Bigtable's come from its sampled tablet boundaries, so a small table is one)."""
+
+    def __init__(self, store_config):
+        super().__init__(store_config)
+        self.cut = Metrics.counter(STAGE, "ranges")
 
     def process(self, n):
         bounds = [None, *self.store.click_splits(int(n)), None]
+        self.cut.inc(len(bounds) - 1)
         yield from zip(bounds, bounds[1:])
 
 
