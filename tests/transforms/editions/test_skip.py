@@ -42,8 +42,11 @@ def test_skipped_minutes_store_the_every_minute_bytes_and_memory(world, tmp_path
     monkeypatch.setattr(
         steady.SteadyCheck, "repeats", lambda self, ctx: repeated.append(repeats(self, ctx)) or repeated[-1]
     )
+    decided_again, choose = [], steady.choose_page_slots
+    monkeypatch.setattr(steady, "choose_page_slots", lambda *a: decided_again.append(1) or choose(*a))
     fast, fast_moves, fast_tally, fast_mem = replay(world, tmp_path / "fast", change_only=True)
     assert any(repeated) and not all(repeated)  # some skips start at a full minute, without a ranked steady one
+    assert len(decided_again) < sum(repeated)  # pages that kept their stories repeat without a second decision
     assert len([k for k in every if "/us-en/top/" in k]) >= 3
     assert every.keys() == fast.keys()
     assert [k for k in every if every[k] != fast[k]] == []

@@ -141,6 +141,7 @@ class SteadyCheck:
 
     def __init__(self, watch: SteadyWatch, memory, now: int, params, extra: tuple):
         self.watch, self.memory, self.now, self.params, self.extra = watch, memory, now, params, extra
+        self.prev_pages = dict(memory.prev_pages)  # the pages this minute's slots are decided after (:meth:`repeats`)
         self.decided = None  # (ranked, gates, page_slots) of a steady minute (transforms/editions/ranker/skip.py)
         self.full = None  # (ranked, facts, gates, page_slots) of a full minute (:meth:`repeats`)
 
@@ -163,11 +164,16 @@ class SteadyCheck:
         page slots again. The hysteresis reads the previous minute's pages, which a full minute changed, so the
         slots are decided once more with this minute's as the previous ones (memory.prev_pages restored after);
         the same slots, and no page shrinking, make the next minute steady, so it need not be ranked to start the
-        skip: ``decided`` is set as a steady minute sets it."""
+        skip: ``decided`` is set as a steady minute sets it. When this minute's pages hold the stories the previous
+        pages held, in order (``prev_pages`` is all ``choose_page_slots`` reads of the memory), deciding again would
+        repeat this minute's decision on the same inputs: the same slots, not decided a second time."""
         full, memory = self.full, self.memory
         if full is None or not self.watch._no_shrink(memory):
             return False
         ranked, facts, gates, page_slots = full
+        if memory.prev_pages == self.prev_pages:
+            self.decided = (ranked, gates, page_slots)
+            return True
         previous = dict(memory.prev_pages)
         again = choose_page_slots(ctx, ranked, facts, gates)
         memory.prev_pages = previous
