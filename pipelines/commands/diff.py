@@ -41,9 +41,7 @@ import sys
 from collections import Counter, defaultdict
 
 from pipelines.command_errors import CommandError, shown, utc_text
-from pipelines.commands.evaluate_scores import InputError, read_jsonl
-
-ASSIGNMENTS = "assignments.jsonl"
+from pipelines.commands.evaluate_scores import InputError, read_jsonl, run_file
 
 
 def add_arguments(parser) -> None:
@@ -59,9 +57,7 @@ class Run:
     """One run's assignments (article -> (story, language)), headlines and folder."""
 
     def __init__(self, path: str, flag: str):
-        file = os.path.join(path, ASSIGNMENTS) if os.path.isdir(path) else path
-        if os.path.isdir(path) and not os.path.exists(file):
-            raise InputError(f"{flag} {path}: no {ASSIGNMENTS} (not a backfill's output nor an export)")
+        file = run_file(path, flag)
         self.folder = os.path.dirname(os.path.abspath(file))
         self.path = path
         self.story: dict[str, int] = {}

@@ -49,12 +49,12 @@ def add_arguments(parser) -> None:
         "--gold",
         required=True,
         help="labelled JSONL file (id, story_id, language), or a run's assignments.jsonl (a backfill's or an "
-        "export's: its group_id are the events)",
+        "export's: its group_id are the events), or the folder holding it",
     )
     parser.add_argument(
         "--pred",
         required=True,
-        help="assignments.jsonl written by `newsroom backfill` or `newsroom export assignments`",
+        help="assignments.jsonl written by `newsroom backfill` or `newsroom export assignments` (or their folder)",
     )
     parser.add_argument(
         "--no-links",
@@ -186,7 +186,7 @@ def main(args) -> int:
     if getattr(args, "write_html", True):
         from pipelines.commands.evaluate_html import write_html
 
-        path = args.html or os.path.join(os.path.dirname(os.path.abspath(args.pred)), "evaluate.html")
+        path = args.html or os.path.join(os.path.dirname(os.path.abspath(inputs.pred_path)), "evaluate.html")
         try:
             write_html(r, inputs, path, top=getattr(args, "html_top", 10), scope=scope)
         except OSError as exc:

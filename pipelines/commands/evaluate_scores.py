@@ -14,6 +14,20 @@ class InputError(ValueError):
     """A user error in the command's inputs (missing file, folder, malformed line, no overlap): one line, exit 2."""
 
 
+ASSIGNMENTS = "assignments.jsonl"
+
+
+def run_file(path: str, flag: str) -> str:
+    """``path``, or its ``assignments.jsonl`` when it is a run's folder (a backfill's output or an export);
+    :class:`InputError` for a folder without one."""
+    if not os.path.isdir(path):
+        return path
+    file = os.path.join(path, ASSIGNMENTS)
+    if not os.path.exists(file):
+        raise InputError(f"{flag} {path}: no {ASSIGNMENTS} (not a backfill's output nor an export)")
+    return file
+
+
 def read_jsonl(path: str, fields: tuple[str, ...], what: str):
     """Yield the JSON objects of a JSON lines file, each holding ``fields``; raises :class:`InputError` naming the
     file (and line) for a missing file, a folder, unreadable text, or a line that is not such an object."""
@@ -106,6 +120,7 @@ class Inputs:
     all read them): the gold's rows first, so a broken gold file is the error named when both are."""
 
     def __init__(self, gold_path: str, pred_path: str):
+        gold_path, pred_path = run_file(gold_path, "--gold"), run_file(pred_path, "--pred")
         self.gold_path, self.pred_path = gold_path, pred_path
         self.gold_rows = list(gold_rows(gold_path))
         self.pred_rows = list(read_jsonl(pred_path, ("article_id", "story_id"), "--pred"))

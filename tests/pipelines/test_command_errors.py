@@ -68,7 +68,7 @@ def test_evaluate_refuses_gold_and_predictions_that_barely_overlap(tmp_path):
     "case, needles",
     [
         ("missing pred", ("--pred", "no such file")),
-        ("pred is a folder", ("--pred", "is a folder")),
+        ("pred is a folder without a run", ("--pred", "no assignments.jsonl")),
         ("missing gold", ("--gold", "no such file")),
         ("gold line not json", ("--gold", "gold.jsonl:4:", "not a JSON object")),
         ("gold line without story_id", ("--gold", "gold.jsonl:2:", "story_id")),
@@ -81,8 +81,9 @@ def test_evaluate_input_errors_are_one_line_and_exit_2(tmp_path, case, needles):
     args = ["--gold", gold, "--pred", pred]
     if case == "missing pred":
         args[3] = tmp_path / "nope" / "assignments.jsonl"
-    elif case == "pred is a folder":
-        args[3] = pred.parent
+    elif case == "pred is a folder without a run":
+        args[3] = tmp_path / "empty"
+        args[3].mkdir()
     elif case == "missing gold":
         args[1] = tmp_path / "gold-typo.jsonl"
     elif case == "gold line not json":

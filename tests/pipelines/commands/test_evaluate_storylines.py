@@ -97,3 +97,16 @@ def test_evaluate_reads_its_gold_and_predictions_once_each(tmp_path, capsys, mon
     assert json.loads(capsys.readouterr().out)["storylines"]["gold_storylines"] == 2
     assert "<table" in html.read_text(encoding="utf-8")
     assert sorted(reads) == sorted([gold, pred, str(tmp_path / "storylines.jsonl")])
+
+
+def test_evaluate_takes_a_runs_folder_for_either_file(tmp_path, capsys):
+    """As diff does: a backfill's output or an export folder stands for its assignments.jsonl, and the HTML page
+    goes beside that file."""
+    gold, pred = _files(tmp_path)
+    by_file = _run(["--gold", gold, "--pred", pred], capsys)
+    by_folder = _run(["--gold", gold, "--pred", str(tmp_path)], capsys)
+    assert by_folder["overall"] == by_file["overall"] and by_folder["storylines"] == by_file["storylines"]
+    p = argparse.ArgumentParser()
+    ev.add_arguments(p)
+    assert ev.main(p.parse_args(["--gold", str(tmp_path), "--pred", str(tmp_path)])) == 0  # a run against itself
+    assert (tmp_path / "evaluate.html").exists()
