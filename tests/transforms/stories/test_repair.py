@@ -15,7 +15,7 @@ from transforms.common import HOUR_MS
 from transforms.stories.backfill.assignments import fold
 from transforms.stories.writer.apply import apply_in_order, apply_output
 from transforms.stories.writer.cluster import StoryClusterer, recompute_centroid
-from transforms.stories.writer.repair import cut_spans, halves_bound, split_due, surely_reach
+from transforms.stories.writer.repair import cut_spans, halves_bound, split_due, split_levels, surely_reach
 
 MERGE_MODE = dataclasses.replace(TEST_CONFIG, repair_mode="merge")
 NEVER_JOIN = dataclasses.replace(MERGE_MODE, join=5.0, join_headline=5.0)
@@ -251,7 +251,7 @@ def test_a_cut_bound_told_from_the_fast_sums_is_the_exact_bounds_answer():
 
 
 def test_large_stories_are_checked_for_a_split_at_spread_ticks():
-    c = dataclasses.replace(TEST_CONFIG, split_spread=32)
+    c = dataclasses.replace(TEST_CONFIG, split_spread=32, split_growth=None)
     w = StoryClusterer("en", config=c, exact_index=True)
     tick0 = T0 + 6 * c.repair_every_ms
     ticks = [tick0 + k * c.repair_every_ms for k in range(12)]
@@ -272,6 +272,44 @@ def test_large_stories_are_checked_for_a_split_at_spread_ticks():
     assert split_due(quiet, due[0], w.config)
     quiet.last_at = due[0] - 6 * c.repair_every_ms  # not changed since its previous turn: not checked
     assert not split_due(quiet, due[0], w.config)
+
+
+def test_large_stories_are_checked_for_a_split_when_they_grow_a_level():
+    """SPLIT_GROWTH: a story of 2 x SPLIT_SPREAD originals or more is checked at the tick its originals pass a level
+    (64, 80, 100, ...), or its cooldown ends; not at the ticks it grew less, nor past SPLIT_MAX_MEMBERS. Read from
+    the members' times, so a story restored with the same members is checked at the same ticks."""
+    from transforms.stories.writer.cluster import Story
+
+    c = dataclasses.replace(TEST_CONFIG, split_spread=32, split_growth=0.25)
+    assert split_levels(64, 0.25, 400)[:4] == (64, 80, 100, 125) and split_levels(64, 0.25, 400)[-1] >= 400
+    every, rng = c.repair_every_ms, np.random.default_rng(5)
+    tick0 = T0 + 100 * every
+    ms = [_member(i, rng, tick0 - 90 * every + i) for i in range(60)]  # 60 originals long before the ticks
+    # then 5 originals in each tick's 10 minutes: 65, 70, ..., 135 at ticks 1..15
+    ms += [_member(60 + 5 * k + j, rng, tick0 + (k - 1) * every + 1 + j) for k in range(1, 16) for j in range(5)]
+
+    def story_at(tick):
+        s = Story(7, "en", np.zeros(DIM), T0)
+        for m in ms:
+            if m.at <= tick:
+                s.add(m)
+        return s
+
+    due = [k for k in range(16) if split_due(story_at(tick0 + k * every), tick0 + k * every, c)]
+    assert due == [1, 4, 8, 13]  # passed 64 (60 -> 65), 80 (75 -> 80), 100 (95 -> 100), 125 (120 -> 125)
+    shuffled = story_at(tick0 + 4 * every)
+    again = Story(7, "en", np.zeros(DIM), T0)
+    for m in sorted(shuffled.members.values(), key=lambda m: -m.at):  # a restored story: the same members
+        again.add(m)
+    assert split_due(again, tick0 + 4 * every, c)
+    quiet = story_at(tick0 + 2 * every)
+    quiet.last_repair_at = tick0 + 3 * every - c.repair_cooldown_ms  # its cooldown ends at tick 3
+    assert split_due(quiet, tick0 + 3 * every, c) and not split_due(story_at(tick0 + 3 * every), tick0 + 3 * every, c)
+    assert not split_due(story_at(tick0 + 4 * every), tick0 + 4 * every, dataclasses.replace(c, split_max_members=79))
+    burst = Story(8, "en", np.zeros(DIM), T0)  # 63 old, 36 new in one tick (more than the 16 latest it keeps)
+    for i in range(99):
+        burst.add(_member(200 + i, rng, tick0 - 90 * every + i if i < 63 else tick0 - every + i))
+    assert split_due(burst, tick0, c)  # 63 -> 99 passed 64 and 80 (99 - 16 = 83 would have passed none)
 
 
 def test_the_sequence_rule_is_replay_next_or_ahead():

@@ -16,6 +16,8 @@ methods; they return the :class:`WriterOutput` records of the SPLIT and MERGE ch
 
 from __future__ import annotations
 
+import bisect
+import functools
 import heapq
 import math
 from itertools import accumulate
@@ -85,18 +87,52 @@ def split_due(s: Story, tick: int, c: ClusterConfig) -> bool:
     id), if it changed during them. A split attempt costs O(n) shadow stories per cut plus an n x n matrix, and
     a large story gains articles at every tick: checking it each time made 58 % of the writer's time on a
     12-hour stream (1,674 attempts, no split). Spread like this, the cost per tick stays ~O(SPLIT_SPREAD) per
-    story; a function of the story's durable fields and the tick only, so a restored writer checks the same.
+    story. With SPLIT_GROWTH (the default), a story of 2 x SPLIT_SPREAD originals or more is checked instead when
+    its originals pass a level of :func:`split_levels` or its cooldown ends (:func:`grew_a_level`): each check's
+    cost is spread over the originals that joined since the one before. A function of the story's durable fields
+    (its members) and the tick only, so a restored writer checks the same.
     """
     period = max(1, s.n // c.split_spread)
     if period == 1:
         return active(s, tick, c)
+    if c.split_growth is not None:
+        return grew_a_level(s, tick, c) or cooled_down(s, tick, c.repair_every_ms, c)
     if (tick // c.repair_every_ms + s.story_id) % period:
         return False
     span = period * c.repair_every_ms
-    if s.last_at > tick - span:
-        return True
+    return s.last_at > tick - span or cooled_down(s, tick, span, c)
+
+
+def cooled_down(s: Story, tick: int, span: int, c: ClusterConfig) -> bool:
+    """Whether the story's repair cooldown ended during the ``span`` before ``tick``."""
     r = s.last_repair_at
     return r is not None and tick - c.repair_cooldown_ms - span < r <= tick - c.repair_cooldown_ms
+
+
+def grew_a_level(s: Story, tick: int, c: ClusterConfig) -> bool:
+    """Whether the story's originals passed a level of :func:`split_levels` since the previous tick: those with
+    ``at`` after it are the ones that joined since (a function of the members and the tick, as a restored writer
+    has them). A story past SPLIT_MAX_MEMBERS is never split (:func:`try_split`), so never checked."""
+    if s.last_at <= tick - c.repair_every_ms or s.n > c.split_max_members:
+        return False
+    since = tick - c.repair_every_ms
+    late = s.latest_originals()
+    recent = sum(1 for m in late if m.at > since)
+    if recent == len(late):  # all of the latest are recent: there may be more
+        recent = sum(1 for m in s.originals_by_id() if m.at > since)
+    levels = split_levels(2 * c.split_spread, c.split_growth, c.split_max_members)
+    return bisect.bisect_right(levels, s.n) > bisect.bisect_right(levels, s.n - recent)
+
+
+@functools.lru_cache(maxsize=8)
+def split_levels(first: int, growth: float, top: int) -> tuple[int, ...]:
+    """The originals' counts at which a large story is checked for a split: ``first``, then each ``growth`` larger
+    (rounded up), up to ``top``: a story is checked O(log(top / first) / growth) times as it grows, each attempt's
+    cost spread over the ``growth`` x n originals that joined since the one before."""
+    levels = [first]
+    while levels[-1] < top:
+        levels.append(max(levels[-1] + 1, math.ceil(levels[-1] * (1.0 + growth))))
+    return tuple(levels)
 
 
 def active(s: Story, tick: int, c: ClusterConfig) -> bool:
