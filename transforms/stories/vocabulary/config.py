@@ -133,12 +133,13 @@ class ClusterConfig:
     repair_cooldown_min: float = 30.0
     min_split_sources: int = 3
     split_max_members: int = 400
-    split_spread: int = 32  # a story of n originals is checked for a split every n // split_spread ticks at most
-    # A story of at least 2 x SPLIT_SPREAD originals is checked for a split only at the tick its originals pass a
-    # level of a geometric ladder from 2 x SPLIT_SPREAD (each SPLIT_GROWTH larger) or its repair cooldown ends: an
-    # attempt costs O(n^2) to O(n^3) and a large story grows by 2-5 % between the spread ticks (20,000 headlines:
-    # 1,975 such attempts, 80 % of the split time, none split; on the dev files no attempt of any size splits).
-    # None: every n // SPLIT_SPREAD ticks, if it changed during them.
+    # A story of fewer than 2 x SPLIT_SPREAD originals is checked for a split at every tick it changed; a larger one
+    # (SPLIT_GROWTH None) every n // SPLIT_SPREAD ticks at most, if it changed during them, or (SPLIT_GROWTH) only at
+    # the tick its originals pass a level of a geometric ladder from 2 x SPLIT_SPREAD, each SPLIT_GROWTH larger (32,
+    # 40, 50, 63, ...), or its repair cooldown ends. An attempt costs O(n^2) to O(n^3) and a story of 32-400
+    # originals grows 2-5 % between the spread ticks (20,000 headlines: 3,204 such attempts, 94 % of the split time,
+    # none split; on the six dev files no attempt of any size splits): docs/architecture.md, the writer's throughput.
+    split_spread: int = 16
     split_growth: float | None = 0.25
     idf_prior: float = 10.0
     profile_terms: int = 150
