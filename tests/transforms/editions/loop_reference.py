@@ -29,6 +29,7 @@ from transforms.editions.cycle.run import (
     hour_capped_publishers,
 )
 from transforms.editions.cycle.scoring import Candidates, features
+from transforms.editions.vocabulary.cities import config_cities
 from transforms.editions.vocabulary.config import Edition, EditionsConfig
 from transforms.editions.vocabulary.params import RankParams, RepresentativeParams
 
@@ -109,6 +110,8 @@ class LoopView:
         self.pub_auth = book.publishers.authority.tolist()
         self.pub_region = book.publishers.region.tolist()
         self.group = book.publisher_groups().tolist()  # ownership group per publisher row: one voice
+        self.pub_city = book.publisher_cities().tolist()  # a local publisher's city code, "" if none
+        self.book = book  # the stories' main entities (the local reserve's cities), read story by story
         ns = book.pairs.size
         sp_story, sp_pub = book.pairs.story[:ns].tolist(), book.pairs.publisher[:ns].tolist()
         sp_latest, sp_live = book.pairs.latest_first_seen[:ns].tolist(), book.pairs.live[:ns].tolist()
@@ -147,6 +150,7 @@ def rank_maths_loop(
     r = view.region_index.get(edition.region, -2)
     sections = [config.section(s) for s in edition.sections]
     raw_of, fits, quals, dom_of, intl_of = {}, {s.id: {} for s in sections}, {s.id: set() for s in sections}, {}, {}
+    local_geo_of = {}
     cov_from, vel_from = now - p.coverage_window_ms, now - p.velocity_window_ms
     for i, _sid in enumerate(view.ids):
         if not (view.last_seq[i] > view.expire_seq[i] and not view.alias[i] and view.n_orig[i] > 0):
@@ -205,7 +209,7 @@ def rank_maths_loop(
         geo, local_geo = min(1.0, geo / n_art), min(1.0, local_geo / n_art)
         domestic = min(1.0, local + geo)
         raw = base * (0.5 + 0.5 * domestic + 0.25 * intl)
-        raw_of[i], dom_of[i], intl_of[i] = raw, domestic, intl
+        raw_of[i], dom_of[i], intl_of[i], local_geo_of[i] = raw, domestic, intl, local_geo
         for s in sections:
             if s.match == "all":
                 fit, q = 1.0, True
@@ -227,6 +231,7 @@ def rank_maths_loop(
                 quals[s.id].add(i)
     ranked = sorted(raw_of, key=lambda i: (-raw_of[i], view.ids[i]))
     pool = ranked[: p.pool_size]
+    pool += local_reserve_loop(view, edition, config, p, raw_of, local_geo_of, pool)
     sec_rows = {}
     chosen = set(pool)
     for i in [] if forced is None else forced.tolist():
@@ -248,6 +253,35 @@ def rank_maths_loop(
         np.array([intl_of[i] for i in rows]),
     )
     return cand, raw_of
+
+
+def local_reserve_loop(
+    view: LoopView, edition: Edition, config: EditionsConfig, p: RankParams, raw_of: dict, local_geo_of: dict, pool
+) -> list[int]:
+    """The per-story twin of :func:`transforms.editions.cycle.scoring.local_reserve`: per city of the edition's
+    region, its best ``local_candidates`` live stories (raw score, then id), the national pool's included; those
+    the pool left out, best first. A story is a city's when a live pair of a local publisher of that city (of the
+    region) covers it or its main entities name that city; a story with a sub-national mention of the region that
+    names no city of the region belongs to the region's own reserve ("")."""
+    if p.local_candidates <= 0:
+        return []
+    codes, region_cities = config_cities(config)
+    mine = region_cities.get(edition.region, frozenset())
+    r = view.region_index.get(edition.region, -2)
+    by_key: dict[str, list[int]] = {}
+    for i in raw_of:
+        keys = {view.pub_city[pub] for pub, _ in view.sp[i] if view.pub_city[pub] in mine and view.pub_region[pub] == r}
+        if local_geo_of[i] > 0:
+            named = [c for c in (codes.get(e.lower()) for e in view.book.story_entities(i)) if c]
+            keys.update([c for c in named if c in mine] or [""])  # a city elsewhere: the region's own reserve
+        for k in keys:
+            by_key.setdefault(k, []).append(i)
+    kept = set()
+    for rows in by_key.values():
+        rows.sort(key=lambda i: (-raw_of[i], view.ids[i]))
+        kept.update(rows[: p.local_candidates])
+    kept -= set(pool)
+    return sorted(kept, key=lambda i: (-raw_of[i], view.ids[i]))
 
 
 def choose_representatives_loop(

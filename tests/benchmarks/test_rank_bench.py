@@ -1,0 +1,25 @@
+"""benchmarks/rank_bench.py's synthetic book folds later articles as a folded book would: its loop-versus-vectorised
+check printed NO because the loaded book had no (story, publisher) index, so an article of a publisher the story
+already had appended a second pair row and that voice counted twice in the vectorised coverage (not in the loop's)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks.rank_bench import load_book, make_registry, next_minute_events
+from transforms.editions.vocabulary.config import load_config
+
+
+def test_folding_the_next_minute_into_the_loaded_book_adds_no_second_pair_or_mention_row():
+    config, rng = load_config(), np.random.default_rng(5)
+    registry = make_registry(config, rng)
+    book = load_book(config, registry, "de", 400, rng, 8, 1 << 20)
+    events = next_minute_events({"de": book}, registry, rng, 300)["de"]
+    assert len(events) >= 100
+    for e in events:
+        book.apply(e)
+    book.flush()
+    ns, nm = book.pairs.size, book.mentions.size
+    pairs = set(zip(book.pairs.story[:ns].tolist(), book.pairs.publisher[:ns].tolist()))
+    assert len(pairs) == ns
+    assert len(set(zip(book.mentions.story[:nm].tolist(), book.mentions.region[:nm].tolist()))) == nm
