@@ -25,9 +25,9 @@ run (``--settle_minutes`` at most: the same data directory, the world all but st
 run republishes what its outbox holds, the bus being new, and the stories job catches up; stopped by SIGINT once
 nothing is held and everything stored is assigned): released = fetched = stored = assigned, held, lost (fetched,
 neither stored nor held), pages fetched twice (ingest's new-page fetches over both runs, corrections and outbox
-replays counted apart, against the pages claimed) and articles in two live stories. The world's scripted pages
-that must not be stored are counted apart: exact wire copies of a stored page (same text), the members page
-(robots.txt), the future-dated page.
+replays counted apart, against the pages claimed) and articles in two live stories. The world's pages that must not
+be stored are counted apart: exact copies of a stored page (same text: the scripted wire copies, and the generated
+reports that repeat an earlier event's word for word), the members page (robots.txt), the future-dated page.
 
     .venv/bin/python benchmarks/soak.py --minutes 30 --speed 20      # a half-hour soak
     .venv/bin/python benchmarks/soak.py --minutes 3 --speed 10       # a quick one
@@ -58,7 +58,7 @@ LATENCY = re.compile(r"release->page p50 ([\d.]+)s p95 ([\d.]+)s")
 PROGRESS_S = 15  # the run's progress line (and page watcher: the release -> page figures' resolution)
 SETTLED_CHECKS = 2  # the settle run stops once this many checks in a row find nothing held and nothing unassigned
 # scripted pages of the sample world that must not be stored, by what marks them in devtools/world/content.py
-COPIES = "exact wire copies (same text as a stored page)"
+COPIES = "exact copies (same text as a stored page: wire copies, repeated generated reports)"
 REFUSED = (("members", "members pages (robots.txt disallows them)"), ("future_days", "future-dated (refused)"))
 
 
@@ -157,12 +157,37 @@ def feed_counts(data_dir: str) -> tuple[set[str], set[str]]:
     return {k for k in keys if "#" not in k}, held
 
 
+def families(articles) -> dict[str, set[str]]:
+    """Each world page's id -> the article ids of every page of the same text: a scripted wire copy (``copy_of``)
+    with its original, and pages whose headline and paragraphs are the same (the generator draws an event's names from
+    short lists, so an event's report can repeat an earlier one word for word, ~170 events apart)."""
+    from transforms.articles.urls import article_id
+
+    root: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while root.setdefault(x, x) != x:
+            x = root[x]
+        return x
+
+    first_of_text: dict[tuple, str] = {}
+    for a in articles:
+        if a.get("copy_of"):
+            root[find(a["id"])] = find(a["copy_of"])
+        text = (a.get("headline"), tuple(a.get("paras") or ()))
+        root[find(a["id"])] = find(first_of_text.setdefault(text, a["id"]))
+    members: dict[str, set[str]] = {}
+    for a in articles:
+        members.setdefault(find(a["id"]), set()).add(article_id(a["url"]))
+    return {a["id"]: members[find(a["id"])] for a in articles}
+
+
 def refusal(a: dict, stored: set[str], family: dict[str, set[str]]) -> str | None:
     """Why the world's page ``a`` (not stored) was meant not to be: REFUSED, or an exact copy of a page stored."""
     from transforms.articles.urls import article_id
 
     kind = next((why for field, why in REFUSED if a.get(field)), None)
-    copies = family.get(a.get("copy_of") or a["id"], set())
+    copies = family.get(a["id"], set())
     if kind is None and len(copies) > 1 and stored & (copies - {article_id(a["url"])}):
         kind = COPIES
     return kind
@@ -183,13 +208,12 @@ def account(data_dir: str, at_ms: int | None = None) -> dict:
         stored = {r[0] for r in c.execute("SELECT article_id FROM articles")}
         live = "SELECT m.article_id FROM story_members m JOIN stories s USING (story_id) WHERE s.alias_of IS NULL"
         assigned = {r[0] for r in c.execute(live)}
-    family: dict[str, set[str]] = {}  # an original's id -> its own and its copies' article ids (same text)
-    for a in world.articles.values():
-        family.setdefault(a.get("copy_of") or a["id"], set()).add(article_id(a["url"]))
+    released = world.release_times(at_ms)  # first: it adds the generated events released by then
+    family = families(world.articles.values())
     out = {"released": 0, "fetched": 0, "stored": 0, "assigned": 0, "held": 0, "lost": [], "refused": {}}
     # lost: fetched (claimed), neither stored nor held, so nothing would ever store it; released - fetched is the
     # ingest backlog (pages not polled yet)
-    for url in world.release_times(at_ms):
+    for url in released:
         a = world.article_by_url(url)
         aid, link = article_id(a["url"]), world.feed_link(a)
         kind = None if aid in stored else refusal(a, stored, family)
