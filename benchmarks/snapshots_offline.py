@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # the checkout: its tests' fakes
 from snapshots_bench import DATA, page_versions, retimed  # noqa: E402
 
 
@@ -71,47 +72,10 @@ def capture(out: str, inp: str, embedder: str, span_days: float, limit: int) -> 
     return 0
 
 
-class _Bag:
-    def __init__(self):
-        self.items = []
-
-    def add(self, v):
-        self.items.append(v)
-
-    def read(self):
-        return list(self.items)
-
-    def clear(self):
-        self.items = []
-
-
-class _Value:
-    def __init__(self):
-        self.v = None
-
-    def read(self):
-        return self.v
-
-    def write(self, v):
-        self.v = v
-
-    def clear(self):
-        self.v = None
-
-
-class _Timer:
-    def __init__(self):
-        self.at = None
-
-    def set(self, ts):
-        self.at = int(ts.micros // 1000) if hasattr(ts, "micros") else int(ts)
-
-    def clear(self):
-        self.at = None
-
-
 def _state() -> dict:
-    return {"inbox": _Bag(), "event_log": _Bag(), "memory": _Value(), "chain": _Value(), "timer": _Timer()}
+    from tests.transforms.fakes import Bag, Timer, Value  # the tests' stand-ins for Beam's state cells and timer
+
+    return {"inbox": Bag(), "event_log": Bag(), "memory": Value(), "chain": Value(), "timer": Timer()}
 
 
 def replay(events: list, root: Path, every_minute: bool) -> dict:
