@@ -40,7 +40,7 @@ import numpy as np
 
 from transforms.common import ASSIGN, EXPIRE, LINK, MERGE, MINUTE_MS, NEW_STORY, SPLIT, is_stale
 from transforms.editions.book.headlines import assess, headline_quality  # noqa: F401 (headline_quality: re-exported)
-from transforms.editions.book.storylines import StorylineMap
+from transforms.editions.book.storylines import SNAPSHOT, StorylineMap
 from transforms.editions.book.tables import ArticleTable, MentionTable, PairTable, PublisherTable, StoryTable
 from transforms.editions.vocabulary.config import EditionsConfig
 from transforms.editions.vocabulary.params import RankParams
@@ -166,6 +166,7 @@ class StoryBook:
         # merges, idempotency, rebuilds
         self.alias: dict[int, tuple[int, float]] = {}  # absorbed -> (survivor, merge seq)
         self.pending_links: dict[int, list] = {}  # story id not in the book yet -> [(linked story, at)]
+        self.pending_minutes: dict[int, int] = {}  # story id not in the book yet -> structural minute (a SNAPSHOT)
         self.storylines = StorylineMap()  # story -> storyline (editions/storylines.py): the top-5 rule
         self.applied: set[str] = set()
         self.dirty: set[int] = set()
@@ -194,6 +195,9 @@ class StoryBook:
         if r is not None:
             return r
         r = self.stories.add(story_id, id=story_id)
+        minute = self.pending_minutes.pop(story_id, 0)
+        if minute:
+            self._raise_minute(r, minute)
         for other, at in self.pending_links.pop(story_id, ()):
             if other not in self.stories.links[r]:
                 self.stories.links[r].add(other)
@@ -232,7 +236,16 @@ class StoryBook:
 
     def _fold_storyline(self, e: dict) -> None:
         """Fold a storyline event into ``self.storylines`` and re-version the live stories whose coverage document
-        names another storyline now (a structural event of the story, like a LINK)."""
+        names another storyline now (a structural event of the story, like a LINK). A compaction's SNAPSHOT
+        (editions/book/storylines.py) gives back the structural minute its storyline's dropped events gave each live
+        member, when the member's row comes."""
+        if e["kind"] == SNAPSHOT:
+            for story_id, minute in e["minutes"]:
+                row = self.stories.row_of.get(self.resolve(int(story_id)))
+                if row is not None:
+                    self._raise_minute(row, int(minute))
+                elif minute:
+                    self.pending_minutes[int(story_id)] = max(int(minute), self.pending_minutes.get(int(story_id), 0))
         for story_id in self.storylines.apply(e):
             row = self.stories.row_of.get(self.resolve(story_id))
             if row is not None:
@@ -240,7 +253,9 @@ class StoryBook:
 
     def _version(self, row: int, at: int) -> None:
         """A structural event of the story at ``at`` (a late event: at its ``version_at``, see ``apply``)."""
-        minute = max(at, self._version_at) // MINUTE_MS + 1
+        self._raise_minute(row, max(at, self._version_at) // MINUTE_MS + 1)
+
+    def _raise_minute(self, row: int, minute: int) -> None:
         if minute > self.stories.structural_minute[row]:
             self.stories.structural_minute[row] = minute
         if minute > self.stories.version[row]:

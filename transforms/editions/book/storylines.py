@@ -11,11 +11,24 @@ storyline pages need (transforms/editions/overlays/storyline_pages.py): the stor
 stories that left each, and where moved stories came from (a MERGE's absorbed storyline, a SPLIT's source).
 The book (:class:`~transforms.editions.book.storybook.StoryBook`) re-versions a live story whose storyline link changes (it joins, moves, or its storyline
 gains a second story), so its coverage document, which names the storyline, is published again.
+
+Log compaction (:meth:`StorylineMap.snapshot`): the ranker's LOG keeps, for each storyline holding a live story, one
+SNAPSHOT event of its current membership in place of all its events, so a saga of months costs one event and its
+members' ids, not every ATTACH since it began (O(live storylines), not O(history)). A SNAPSHOT sorts first
+(``at`` 0: it is the state before every event kept beside it), restores ``of``, ``members``, ``grown`` and the
+aliases resolving to it, and the structural minute its events gave each live member (so coverage versions do not
+move), and marks nothing changed (no storyline page is republished by a compaction or a rebuild). A member whose last
+article is older than :data:`FORGET_MS` is kept as a count only (``has_page`` still counts it): past the storyline
+stage's horizon (transforms/stories/storylines/storyline.py ``HORIZON_MS``, ~23 days) no event can name it again.
 """
 
 from __future__ import annotations
 
 NEW_STORYLINE, ATTACH, MERGE, SPLIT, DETACH = "NEW_STORYLINE", "ATTACH", "MERGE", "SPLIT", "DETACH"
+SNAPSHOT = "SNAPSHOT"  # a storyline's state at a LOG compaction (never sent by the storyline stage)
+# A dead member is kept as a count once its last article is this old: past the storyline stage's horizon plus a week
+# (the same margin as overlays/storyline_pages.py RETIRE_SINGLE_MS, which the book's layer cannot import).
+FORGET_MS = 30 * 24 * 60 * 60 * 1000
 
 
 def compact_storyline(change: dict) -> dict:
@@ -50,10 +63,13 @@ class StorylineMap:
         self.left: dict[int, set[int]] = {}  # since the last take(): storyline -> stories that left it
         self.sources: dict[int, dict[int, tuple | None]] = {}  # target -> {source storyline: moved ids | None = all}
         self.merged: dict[int, int] = {}  # since the last take(): absorbed storyline -> its survivor
+        self.forgotten: dict[int, int] = {}  # storyline -> members past FORGET_MS at a compaction (a count only)
+        self.member_at: dict[int, int] = {}  # member -> its last article's time, from a SNAPSHOT (not in the book)
 
     def has_page(self, storyline_id: int) -> bool:
         """Whether the storyline has a page: more than one episode (a one-story storyline is its story page)."""
-        return storyline_id in self.grown or len(self.members.get(storyline_id, ())) > 1
+        n = len(self.members.get(storyline_id, ())) + self.forgotten.get(storyline_id, 0)
+        return storyline_id in self.grown or n > 1
 
     def page_field(self, story_id: int) -> dict:
         """``{"storyline_id": id}`` for a coverage document when the story's storyline has a page, else {}."""
@@ -73,6 +89,9 @@ class StorylineMap:
 
     def apply(self, e: dict) -> list[int]:
         """Fold one event; returns the stories whose storyline link (:meth:`page_field`) may have changed."""
+        if e["kind"] == SNAPSHOT:
+            self._restore(e)
+            return []
         kind, sl = e["kind"], self.resolve(int(e["storyline_id"]))
         had_page = self.has_page(sl)
         moved: list[int] = []
@@ -84,6 +103,8 @@ class StorylineMap:
             other = self.resolve(int(e["other_storyline_id"]))
             if other != sl:
                 moved += [self._put(s, sl) for s in sorted(self.members.pop(other, ()))]
+                if other in self.forgotten:
+                    self.forgotten[sl] = self.forgotten.get(sl, 0) + self.forgotten.pop(other)
                 self.alias[other] = sl
                 self.grown.add(sl)
                 self.sources.setdefault(sl, {})[other] = None
@@ -121,9 +142,45 @@ class StorylineMap:
                 if not members:
                     del self.members[old]
 
-    def holds_live(self, e: dict, live_ids: set[int]) -> bool:
-        """Whether a storyline event still matters: one of its storylines holds a live story (log compaction)."""
-        for sl in (e.get("storyline_id"), e.get("other_storyline_id")):
-            if sl is not None and any(s in live_ids for s in self.members.get(self.resolve(int(sl)), ())):
-                return True
-        return False
+    def snapshot(self, live_ids: set[int], last_at, minutes, now: int) -> list[dict]:
+        """One SNAPSHOT event per storyline holding a live story (module docstring): ``last_at(story) -> ms or
+        None`` (the book's newest article of a story it holds), ``minutes(story) -> int`` (the structural minute of
+        a live story's row, 0 if none)."""
+        out = []
+        for sl in sorted({self.of[s] for s in live_ids if s in self.of}):
+            members, forgotten = [], self.forgotten.get(sl, 0)
+            for s in sorted(self.members.get(sl, ())):
+                at = last_at(s)
+                at = self.member_at.get(s, now) if at is None else int(at)
+                if s not in live_ids and at < now - FORGET_MS:
+                    forgotten += 1
+                else:
+                    members.append([s, at])
+            out.append(
+                {
+                    "type": "storyline",
+                    "kind": SNAPSHOT,
+                    "id": f"snapshot-{sl}-{now}",
+                    "at": 0,
+                    "seq": -1,
+                    "storyline_id": sl,
+                    "members": members,
+                    "forgotten": forgotten,
+                    "grown": sl in self.grown,
+                    "aliases": sorted(a for a in self.alias if self.resolve(a) == sl),
+                    "minutes": [[s, int(minutes(s))] for s in sorted(live_ids & self.members.get(sl, set()))],
+                }
+            )
+        return out
+
+    def _restore(self, e: dict) -> None:
+        sl = int(e["storyline_id"])
+        for a in e["aliases"]:
+            self.alias[int(a)] = sl
+        for s, at in e["members"]:
+            self._put(int(s), sl)
+            self.member_at[int(s)] = int(at)
+        if e["grown"]:
+            self.grown.add(sl)
+        if e["forgotten"]:
+            self.forgotten[sl] = int(e["forgotten"])

@@ -215,10 +215,7 @@ class EditionRanker:
         if cached.book.bad_events > bad_before:
             self._count("events_bad", cached.book.bad_events - bad_before)
         if len(cached.pending) * 2 < cached.inbox_size:  # most of INBOX is folded: rewrite it with what is left
-            inbox.clear()
-            for e in sorted(cached.pending.values(), key=event_sort_key):
-                inbox.add(e)
-            cached.inbox_size = len(cached.pending)
+            self._rewrite_inbox(cached, inbox)
 
         ctx = self.context(key, state.edition, cached, mem, now)
         out = run_cycle(ctx)
@@ -231,8 +228,8 @@ class EditionRanker:
             items = snapshot_items(out, self.config)
             if self.change_only:  # the pages and pool that repeat the last proposed are not proposed (steady.py)
                 items = cached.steady.unproposed(items, mem, ctx.overlays.controls)
-        if now % HOUR_MS == 0:
-            self.compact(key, cached, event_log, now)
+        if now % HOUR_MS == 0 and self.compact(key, cached, event_log, now):
+            self._rewrite_inbox(cached, inbox)  # a folded event left in INBOX is not in the fresh book's ``applied``
         if (
             self.fast_forward
             and cached.book is ctx.book
@@ -249,6 +246,13 @@ class EditionRanker:
             nxt_cycle = max(now + MINUTE_MS, first_due)
         self._count("cycle_ms", int((time.perf_counter() - t0) * 1000))
         return items, nxt_cycle
+
+    @staticmethod
+    def _rewrite_inbox(cached: _Cached, inbox) -> None:
+        inbox.clear()
+        for e in sorted(cached.pending.values(), key=event_sort_key):
+            inbox.add(e)
+        cached.inbox_size = len(cached.pending)
 
     def _skip_steady(self, ctx: CycleContext, cached: _Cached, mem: EditionMemory) -> int:
         """After a steady minute of a replay: the minutes proven steady after it are skipped (their memory
@@ -293,7 +297,7 @@ class EditionRanker:
             self._count("book_rebuilds")
             edition = self.config.edition(key)
             book = StoryBook(self.config, self.registry, edition.language)
-            for e in sorted(event_log.read(), key=event_sort_key):
+            for e in sorted(event_log.read(), key=event_sort_key):  # a compaction's SNAPSHOT first (at 0)
                 book.apply(e)
             cached = _Cached(book, {}, -1, mem.last_cycle)
             self._cache[key] = cached
@@ -307,27 +311,38 @@ class EditionRanker:
             cached.inbox_size = size
         return cached
 
-    def compact(self, key, cached: _Cached, event_log, now: int) -> None:
-        """Rewrite LOG with the events of stories still live, when most of it is dead (a fresh book from them)."""
+    def compact(self, key, cached: _Cached, event_log, now: int) -> bool:
+        """Rewrite LOG with the events of stories still live and one SNAPSHOT per storyline holding a live story
+        (transforms/editions/book/storylines.py), when that halves it; the fresh book built from them carries the
+        old one's storyline changes not yet published, so a compaction changes no page."""
         book = cached.book
         live_ids = book.live_story_ids(now, self.params.live_window_ms)
         events = list(event_log.read())
 
         def keep(e):
-            if e.get("type") == "storyline":
-                return book.storylines.holds_live(e, live_ids)
             ids = [e.get("story_id"), e.get("other_story_id")]
-            return any(i is not None and book.resolve(int(i)) in live_ids for i in ids)
+            return e.get("type") != "storyline" and any(i is not None and book.resolve(int(i)) in live_ids for i in ids)
 
-        kept = [e for e in events if keep(e)]
-        if len(kept) * 2 > len(events):
-            return
+        def last_at(story_id):
+            row = book.stories.row_of.get(story_id)
+            return None if row is None else int(book.stories.newest_seen[row])
+
+        def minute(story_id):
+            row = book.stories.row_of.get(story_id)
+            return 0 if row is None else int(book.stories.structural_minute[row])
+
+        kept = sorted((e for e in events if keep(e)), key=event_sort_key)
+        snapshots = book.storylines.snapshot(live_ids, last_at, minute, now)
+        if (len(kept) + len(snapshots)) * 2 > len(events):
+            return False
         event_log.clear()
-        kept.sort(key=event_sort_key)
         fresh = StoryBook(self.config, self.registry, book.language)
-        for e in kept:
+        for e in snapshots + kept:  # a SNAPSHOT first: the state before every event kept beside it
             event_log.add(e)
             fresh.apply(e)
+        unpublished = book.storylines.take()  # not yet in a storyline page: the next built cycle publishes them
+        fresh.storylines.touched, fresh.storylines.left, fresh.storylines.sources, fresh.storylines.merged = unpublished
         cached.book = fresh
         cached.cycle_cache = CycleCache()  # its entries are keyed by rows of the old book
-        log.info("edition %s: compacted the event log %d -> %d events", key, len(events), len(kept))
+        log.info("edition %s: compacted the event log %d -> %d events", key, len(events), len(kept) + len(snapshots))
+        return True
