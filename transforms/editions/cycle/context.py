@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from transforms.editions.cycle.centroids import UnitCentroids
 from transforms.editions.cycle.kept import KeptFeatures
 from transforms.editions.cycle.scoring import Smoothing
 
@@ -82,7 +83,8 @@ class CycleCache:
     centroid, representative, labels and section are; a pool entry's page sections, cities and topic ids while its
     entities, places, topics and page sections are the same objects and values (``topics``), and a topic page item
     while its story's section, labels and representative card are (``topic_items``). ``features``: the pair and
-    region sums of the last cycle, recomputed for the stories that changed (kept.py)."""
+    region sums of the last cycle, recomputed for the stories that changed (kept.py); ``unit``: the unit centroids
+    of the stories pages can place, recomputed for the rows new or with a newer centroid (centroids.py)."""
 
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
     cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
@@ -90,6 +92,7 @@ class CycleCache:
     features: KeptFeatures = field(default_factory=KeptFeatures)
     topics: dict = field(default_factory=dict)  # story id -> its pool entry's annotation (overlays/topics.py)
     topic_items: dict = field(default_factory=dict)  # story id -> its item on topic pages (overlays/topics.py)
+    unit: UnitCentroids = field(default_factory=UnitCentroids)  # the unit centroids pages read (centroids.py)
 
 
 class Steady(Protocol):

@@ -195,11 +195,8 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
         need = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
         pos = np.minimum(np.searchsorted(cand.rows, need), cand.rows.size - 1)
         pos = pos[cand.rows[pos] == need]
-        cvec = book.stories.centroid[cand.rows[pos]].astype(np.float64)
-        norms = np.linalg.norm(cvec, axis=1)
-        vec_matrix = cvec / np.where(norms > 0, norms, 1.0)[:, None]
-        pos_l = pos.tolist()
-        vec_index = {ids_l[pos_l[j]]: j for j in np.flatnonzero(norms > 0).tolist()}
+        vec_matrix, slots, nonzero = ctx.cache.unit.of(book, cand.rows[pos])  # kept across cycles (centroids.py)
+        vec_index = dict(zip([ids_l[i] for i in pos[nonzero].tolist()], slots[nonzero].tolist()))
     pins_all = []
     for r in ranked.forced.tolist():
         i = pos_of.get(r)
@@ -323,15 +320,6 @@ class Cards:
         self.label_of = dict(zip(arts_l, labels))
         self._check = dict(zip(arts_l, zip(first_seen, version, labels)))  # what a cached card must match
         self.old, self.new = cache.cards, {}
-
-    def keep(self, a: int) -> None:
-        """Carry the cached card of article row ``a`` (without lede) into the next cycle's cache unchecked:
-        :meth:`get` checks it when it is asked for (a reused pool entry already holds its card)."""
-        key = a + a
-        if key not in self.new:
-            hit = self.old.get(key)
-            if hit is not None:
-                self.new[key] = hit
 
     def get(self, a: int, with_lede: bool) -> dict:
         """The card of article row ``a`` (``with_lede``: the page representative's, with its lede). Cached by
@@ -471,7 +459,7 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     cseq_l = book.stories.centroid_seq[pool_rows].tolist()
     vers_l = book.stories.version[pool_rows].tolist()
     scores = docs.round_sigs(ranked.smoothed[pool_pos].tolist())
-    card_check, labels_of, keep = cards._check, labels.of, cards.keep
+    card_check, labels_of, new_cards, old_cards = cards._check, labels.of, cards.new, cards.old
     pool_stories, misses, keys = [], [], {}
     for k, (i, v, c) in enumerate(zip(pool_pos.tolist(), vers_l, cseq_l)):
         sid, rep = ids_l[i], rep_l[i]
@@ -483,7 +471,11 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
             pool_stories.append(None)
             continue
         new_pool[sid] = hit
-        keep(rep)  # its card stays cached for the next cycle's misses
+        card_key = rep + rep  # its card (without lede) stays cached, unchecked: Cards.get checks it when asked
+        if card_key not in new_cards:
+            card = old_cards.get(card_key)
+            if card is not None:
+                new_cards[card_key] = card
         entry = hit[1].copy()
         entry["score"] = scores[k]
         pool_stories.append(entry)
