@@ -22,9 +22,11 @@ SLOW = 24
 PAGE = f"/v1/editions/{EDITION}/sections/top"
 
 
-@pytest.fixture
-def origin(tmp_path):
-    data = tmp_path / "data"
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory):
+    """One origin for the module (as tests/security/test_http_limits.py has): the tests only read, and each closes
+    every connection it opened, so a later test meets the origin as a fresh one would (~3 s of start each saved)."""
+    data = tmp_path_factory.mktemp("slow") / "data"
     publish_world(open_stores(StoreConfig(data_dir=str(data))), pool_size=20)
     with running_origin(data, env={"NEWSROOM_HEADER_TIMEOUT_S": "20"}) as port:
         yield port

@@ -139,7 +139,7 @@ def _breaking_world(world):
 
 def _run(changes, MIN, store, editions, cdn="queue"):
     p = streaming_pipeline()
-    out = p | minute_stream(changes, MIN, tail=30 + 10 + IDLE + 2) | PublishEditionsFor(store, editions, cdn)
+    out = p | minute_stream(changes, MIN, tail=IDLE + 2) | PublishEditionsFor(store, editions, cdn)
     return p, out
 
 
