@@ -99,3 +99,66 @@ def test_representative_is_the_row_sums_best_near_ties_and_copies_included():
             assert s.representative() == _plain_representative(s)
             checked += 1
     assert checked > 100
+
+
+def test_representative_of_a_grown_story_scores_few_rows_and_picks_the_row_sums_best(monkeypatch):
+    """Past REP_INCREMENTAL members a story keeps its last full pass's products (RepBase) and, after a join, scores
+    only the rows that can still be the best: the pick stays the row sums' best (exact and near ties, copies,
+    centroids that decay and drift), and most calls score a fraction of the rows."""
+    from transforms.stories.writer import state
+
+    scored, rows_total = [], []
+    kept_score = state.RepBase.score
+
+    def counting(self, mat, *args):
+        out = kept_score(self, mat, *args)
+        if out is not None:
+            scored.append(len(out[0]))
+            rows_total.append(len(mat))
+        return out
+
+    monkeypatch.setattr(state.RepBase, "score", counting)
+    rng = np.random.default_rng(11)
+    dim, half_life = 32, 6 * 3_600_000
+    for trial in range(2):
+        base = rng.standard_normal(dim)
+        s = Story(trial, "en", np.zeros(dim), 0)
+        vs: list = []
+        for i in range(state.REP_INCREMENTAL + 90):
+            kind = i % 5
+            if kind == 0 and vs:  # the same vector again: an exact tie, the smallest id wins
+                v = vs[int(rng.integers(len(vs)))]
+            elif kind == 1 and vs:  # a near tie only the exact sums tell
+                v = vs[int(rng.integers(len(vs)))] + rng.choice([-1, 1], dim) * 1e-7
+            else:
+                v = base + float(rng.uniform(0.2, 0.8)) * rng.standard_normal(dim)
+            m = _member(f"a{rng.integers(10**6):07d}", v / np.linalg.norm(v), is_copy=i % 13 == 4)
+            if not m.is_copy:  # the writer's join: the sum decays to the new article's time, then adds it
+                m.at = s.ct + int(rng.integers(0, 3_600_000))
+                s.csum, s.ct = s.csum * state.decay(half_life, m.at - s.ct) + m.v64, m.at
+            s.add(m)
+            assert s.representative() == _plain_representative(s)
+    assert len(scored) > 100
+    assert sum(scored) < 0.5 * sum(rows_total)  # the point: a join does not rescore every row
+
+
+def test_representative_follows_a_centroid_that_drifts_to_rows_its_last_full_pass_ranked_low():
+    """The kept products bound a row only with the centroid's drift since the full pass: a centroid that turns
+    from the ten best rows of that pass towards sixty rows it ranked just below them hands the pick to one of those
+    (the ten stay near their products: without the drift in the bound, none of the sixty would be rescored)."""
+    from transforms.stories.writer import state
+
+    rng = np.random.default_rng(5)
+    dim = 32
+    a, b = np.eye(dim)[0], np.eye(dim)[1]
+    s = Story(1, "en", a.copy(), 0)
+    for i in range(70):
+        v = a if i < 10 else a * np.cos(0.1) + b * np.sin(0.1)
+        v = v + 1e-3 * rng.standard_normal(dim)
+        s.add(_member(f"a{i:04d}", v / np.linalg.norm(v)))
+    picks = []
+    for theta in np.linspace(0.0, 0.1, 51):
+        s.csum = a * np.cos(theta) + b * np.sin(theta)  # a new sum (the writer never changes one in place)
+        picks.append(s.representative())
+        assert picks[-1] == _plain_representative(s)
+    assert isinstance(s._rep, state.RepBase) and picks[0] < "a0010" <= picks[-1]

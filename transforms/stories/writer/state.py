@@ -149,7 +149,7 @@ class Story:
     _risen: tuple = field(default_factory=lambda: (set(), set()))
     # Members in arrival order and their vectors as float64 rows (grown, not rebuilt, as members join).
     _rows: list | None = field(default_factory=list)
-    _mat: np.ndarray | None = None
+    _mat: np.ndarray | None = None  # float32: the member vectors as they are (a product reads half the bytes)
     _mat_n: int = 0
     _mat_original: np.ndarray | None = None  # whether each row of _mat is an original (grown with it)
     _mat_norm_max: float | None = (
@@ -159,6 +159,9 @@ class Story:
     _dv: np.ndarray | None = None
     _dv_last: str = ""
     _centroid: tuple | None = None  # (the csum it was computed from, centroid): csum is replaced, never changed
+    # The representative's last full pass (:class:`RepBase`): the member rows' products with the centroid then, so a
+    # later call scores only the rows that can still be the best (grown stories: most calls follow one join).
+    _rep: object = None
     # The originals in article-id order and the LATEST_ORIGINALS latest in (at, id) order, kept as originals arrive
     # (None: built when next read); the repair reads both for every story it scores, at every tick.
     _by_id: list | None = None
@@ -267,7 +270,9 @@ class Story:
         Row by row ``sum(v * c)`` (numpy's pairwise sum along each row), so a member's score does not depend on
         its row or on the other members: a restored story, whose members arrive in another order, picks the same.
         Only the rows that can be the best are summed so: a matrix-vector product (BLAS, any order) tells them, as
-        every way of summing a row's products lies within :func:`_dot_slack` of the exact sum (one row left: it).
+        every way of summing a row's products lies within :func:`_dot_slack32` of the exact sum (one row left: it).
+        A story of REP_INCREMENTAL members or more keeps the products of its last full pass (:class:`RepBase`) and
+        then computes only the rows that can still reach the best one (:meth:`RepBase.score`): the same row wins.
         """
         rows = self._rows
         if rows is None or len(rows) != len(self.members) or self._mat_norm_max is None:
@@ -277,22 +282,31 @@ class Story:
             self._grow_rows(rows)
         k = len(rows)
         mat, c = self._mat[:k], self.centroid()
-        approx = mat @ c
-        if 0 < self.n < k:  # copies are chosen only when there is no original
-            approx = np.where(self._mat_original[:k], approx, -np.inf)
-        slack = 2.0 * _dot_slack(len(c), float(np.sqrt(np.dot(c, c)))) * self._mat_norm_max
-        maybe = np.flatnonzero(approx >= approx.max() - slack)
+        c32 = c.astype(np.float32)  # the products that tell the rows apart are float32 ones (_dot_slack32)
+        delta = _dot_slack32(len(c), float(np.sqrt(np.dot(c, c)))) * self._mat_norm_max
+        eligible = self._mat_original[:k] if 0 < self.n < k else None  # copies only when there is no original
+        base = self._rep if isinstance(self._rep, RepBase) and self._rep.rows is rows else None
+        scored = base.score(mat, c, c32, delta, self._mat_norm_max, eligible) if base is not None else None
+        if scored is None:  # a full pass: every row's product (kept for the next calls when the story is large)
+            idx, approx = np.arange(k), (mat @ c32).astype(np.float64)
+            self._rep = RepBase(rows, c, approx, delta) if k >= REP_INCREMENTAL else None
+        else:
+            idx, approx = scored
+        if eligible is not None:
+            approx = np.where(eligible[idx], approx, -np.inf)
+        maybe = idx[approx >= approx.max() - 2.0 * delta]
         if len(maybe) == 1:
             return rows[int(maybe[0])].article_id
-        scores = (mat[maybe] * c).sum(axis=1)  # each row's pairwise sum: the same bits whatever the other rows
+        # each row's pairwise sum of float64 products (float32 rows widen exactly): the same bits whatever the rows
+        scores = (mat[maybe].astype(np.float64) * c).sum(axis=1)
         return min(rows[i].article_id for i in maybe[scores == scores.max()].tolist())
 
     def _grow_rows(self, rows: list[Member]) -> None:
-        """The member matrix (float64 rows in ``rows`` order), whether each row is an original, the largest row norm."""
+        """The member matrix (float32 rows in ``rows`` order), whether each row is an original, the largest row norm."""
         have = 0 if self._mat is None else self._mat_n
         if self._mat is None or self._mat.shape[0] < len(rows):
             size = max(16, 2 * len(rows))
-            grown = np.empty((size, len(self.csum)), dtype=np.float64)
+            grown = np.empty((size, len(self.csum)), dtype=np.float32)
             original = np.empty(size, dtype=bool)
             if have:
                 grown[:have], original[:have] = self._mat[:have], self._mat_original[:have]
@@ -304,8 +318,51 @@ class Story:
             row = self._mat[i]
             row[:] = m.vector
             self._mat_original[i] = not m.is_copy
-            self._mat_norm_max = max(self._mat_norm_max, math.sqrt(float(np.dot(row, row))))
+            self._mat_norm_max = max(self._mat_norm_max, math.sqrt(float(np.dot(m.v64, m.v64))))
         self._mat_n = len(rows)
+
+
+REP_INCREMENTAL = 64  # members from which a story keeps its representative's products between calls
+
+
+class RepBase:
+    """A story's member rows' products with the centroid ``c0`` of its last full representative pass, sorted.
+
+    The centroid moves a little at each join: a row's exact product with the centroid ``c`` now lies within
+    ``|v| |c - c0|`` of its product with ``c0`` (Cauchy-Schwarz), and the kept product within ``delta0`` of that. So
+    once the rows that joined since and the best kept rows are scored with ``c`` (the best of them is at least a
+    lower bound ``L`` of the best row's exact sum), a kept row whose product plus those margins stays below ``L``
+    can be the best neither alone nor in a tie: :meth:`score` leaves it out. The sorted products make those
+    rows a suffix; when the rows left to score are many, a full pass is cheaper (and becomes the new base)."""
+
+    __slots__ = ("rows", "n", "c0", "delta0", "order", "neg_sorted")
+
+    def __init__(self, rows: list, c0: np.ndarray, approx: np.ndarray, delta0: float):
+        self.rows, self.n, self.c0, self.delta0 = rows, len(approx), c0.copy(), delta0
+        self.order = np.argsort(-approx, kind="stable")
+        self.neg_sorted = -approx[self.order]  # ascending: the kept products, best first, negated
+
+    def score(self, mat: np.ndarray, c: np.ndarray, c32: np.ndarray, delta: float, norm_max: float, eligible):
+        """(indices, products with ``c``) of every row that can be the best under ``c`` (each other row is surely
+        below one of them), or None when a full pass is due (too many rows left, or no eligible row scored)."""
+        k, n = len(mat), self.n
+        # |c - c0| computed in floats: a relative margin far above its rounding, and a tiny absolute one
+        drift = float(np.linalg.norm(c - self.c0)) * (1.0 + 1e-9) + 1e-300
+        head = self.order[: min(n, 8)]
+        idx = np.concatenate([head, np.arange(n, k)]) if k > n else head
+        approx = (mat[idx] @ c32).astype(np.float64)
+        ok = approx if eligible is None else approx[eligible[idx]]
+        if not len(ok):
+            return None
+        floor = float(ok.max()) - 2.0 * delta  # <= the best row's exact sum (each product is within delta of it)
+        reach = floor - norm_max * drift - self.delta0 - delta  # a kept row below this is below ``floor``
+        p = int(np.searchsorted(self.neg_sorted, -reach, side="right"))  # the kept rows whose product >= reach
+        if p + (k - n) > k // 3:
+            return None
+        if p > len(head):
+            more = self.order[len(head) : p]
+            idx, approx = np.concatenate([idx, more]), np.concatenate([approx, (mat[more] @ c32).astype(np.float64)])
+        return idx, approx
 
 
 def _dot_slack(dim: int, c_norm: float) -> float:
@@ -314,6 +371,14 @@ def _dot_slack(dim: int, c_norm: float) -> float:
     each lies within ``dim * u / (1 - dim * u) * sum|v_i c_i|`` of the exact value (u = 2**-53), and
     ``sum|v_i c_i| <= |v| |c|`` (Cauchy-Schwarz); twice that, doubled again for the norms' own rounding."""
     return 4.0 * (dim + 2) * 2.0**-53 * c_norm * 1.01
+
+
+def _dot_slack32(dim: int, c_norm: float) -> float:
+    """:func:`_dot_slack` of float32 rows times the vector rounded to float32 (each element within u = 2**-24 of
+    it, relative), the products summed in float32 in any order: within ``(dim + 1) * u / (1 - dim * u) * |v| |c|`` of
+    the exact product with the float64 vector, which a float64 sum lies within :func:`_dot_slack` of; the same
+    doubling."""
+    return 4.0 * (dim + 3) * 2.0**-24 * c_norm * 1.01 + _dot_slack(dim, c_norm)
 
 
 def decay(half_life_ms: float, dt: int) -> float:
