@@ -92,3 +92,22 @@ def test_state_sizes_are_printed_per_live_story_beside_the_raw_figures():
     assert kind_of("writer stories B/key") == "follows" and kind_of("storylines B/indexed story") == "flat"
     assert kind_of("writer stories B/live article") == "flat" and kind_of("live articles/live story") == "info"
     assert kind_of("links us/article") == "run" and p.day(DAY_MS + 5) == 1
+
+
+def test_the_warm_up_is_printed_but_day_1_is_the_baseline_and_log_follows_the_rankers_live_articles(capsys):
+    from benchmarks.month_sim import DAY_MS, Probe, day_rows, print_table
+
+    p = Probe(2 * DAY_MS, warmup=2)  # two warm-up days before day 1
+    assert (p.day(-5), p.day(0), p.day(2 * DAY_MS - 1), p.day(2 * DAY_MS)) == (-2, -2, -1, 0)
+    for day, live in ((-2, 1), (-1, 20), (0, 30), (1, 33)):
+        p.held("live stories", "en", day, live)
+        p.calls[("rank", day)] = 2
+        p.ranker[day] = [6 * live, 600 * live, 2 * live, 3 * live]  # LOG events and bytes, live stories, articles
+    rows = day_rows(p, {-2: 10, -1: 60, 0: 60, 1: 66}, 2)
+    assert [r["day"] for r in rows] == [-1, 0, 1, 2]
+    assert [r["rank log events/live article"] for r in rows] == [2.0] * 4
+    assert [r["rank log B/live article"] for r in rows] == [200.0] * 4 and rows[2]["rank live stories"] == 30
+    print_table(rows)
+    out = capsys.readouterr().out
+    ratio = re.search(r"^\s+live stories\s+(\S+)x", out, re.M)
+    assert "day 2 / day 1" in out and ratio and ratio.group(1) == "1.10"  # 33 / 30, not against the empty start
