@@ -1,10 +1,11 @@
-"""transforms/editions/cycle/arrays.py: the cycle's dedup by one sort gives exactly what ``np.unique`` gives."""
+"""transforms/editions/cycle/arrays.py: the cycle's dedup by one sort gives exactly what ``np.unique`` gives, and its
+best-first order by group exactly what the three-key ``np.lexsort`` gives."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from transforms.editions.cycle.arrays import unique_ints
+from transforms.editions.cycle.arrays import best_first_by_group, unique_ints
 
 
 def test_unique_ints_is_np_unique_for_every_integer_array_the_cycle_dedups():
@@ -18,3 +19,21 @@ def test_unique_ints_is_np_unique_for_every_integer_array_the_cycle_dedups():
     x = np.array([3, 1, 3])
     unique_ints(x)
     assert x.tolist() == [3, 1, 3]  # its input is left as it was
+
+
+def test_best_first_by_group_is_the_three_key_lexsort_ties_and_all():
+    rng = np.random.default_rng(5)
+    for n in (0, 1, 2, 50, 4000):
+        group = np.sort(rng.integers(0, max(1, n // 5), n))
+        score = rng.random(n)
+        key = rng.integers(0, 1 << 60, n)
+        cases = [(group, score), (rng.permutation(group), score)]  # grouped as the cycle gives them, and not
+        if n > 2:
+            tied = score.copy()
+            tied[1::7] = tied[::7][: tied[1::7].size]  # equal scores: the key decides where groups match
+            inf = score.copy()
+            inf[n // 2] = -np.inf
+            cases += [(group, tied), (np.zeros(n, np.int64), tied), (group, inf), (group, np.round(score, 1))]
+        for g, s in cases:
+            want = np.lexsort((key, -s, g))
+            assert np.array_equal(best_first_by_group(g, s, key), want), (n, g[:5], s[:5])

@@ -3,6 +3,10 @@
 :func:`unique_ints` is ``np.unique`` of an integer array by one sort: numpy 2.x's ``np.unique`` takes a hash-based
 path for integers and then sorts its result, ~10x slower on the few thousand rows a cycle dedups (0.43 ms against
 0.04 ms for 3,000 int64 on this project's Xeon; ~650 calls per 73-edition cycle, ~0.2 s of CPU).
+
+:func:`best_first_by_group` is ``np.lexsort((key, -score, group))`` by two quicksorts: the representatives order every
+candidate's articles that way (~10,000 in an English edition), and a three-key lexsort there took 2.6 ms against
+0.5 ms (10,000 articles, this project's Xeon).
 """
 
 from __future__ import annotations
@@ -20,3 +24,20 @@ def unique_ints(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+def best_first_by_group(group: np.ndarray, score: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``np.lexsort((key, -score, group))``: the indices by ascending ``group`` (non-negative integers), then
+    descending ``score``, then ascending ``key``. Each element gets one integer, its group times ``n`` plus the rank of
+    its score (distinct ranks: the order is the same whatever sort makes it); where two of one group have equal
+    scores (the ``key`` decides) or a score is not finite, the lexsort itself."""
+    n = score.size
+    if n < 2 or not np.isfinite(score).all():
+        return np.lexsort((key, -score, group))
+    rank = np.empty(n, np.int64)
+    rank[np.argsort(-score)] = np.arange(n)
+    order = np.argsort(group.astype(np.int64) * n + rank)
+    g, s = group[order], score[order]
+    if ((g[1:] == g[:-1]) & (s[1:] == s[:-1])).any():
+        return np.lexsort((key, -score, group))
+    return order

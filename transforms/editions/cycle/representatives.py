@@ -37,7 +37,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
-from transforms.editions.cycle.arrays import unique_ints
+from transforms.editions.cycle.arrays import best_first_by_group, unique_ints
 from transforms.editions.vocabulary.config import Edition
 from transforms.editions.vocabulary.params import RepresentativeParams, SupportingParams
 
@@ -144,7 +144,7 @@ def choose_representatives(
     prim = book.primary_sections() if prim is None else prim
     score = article_scores(book, arts, region, capped, p, prim)
     st = a_story[arts]
-    order = np.lexsort((book.articles.key[arts], -score, st))
+    order = best_first_by_group(st, score, book.articles.key[arts])  # np.lexsort((key, -score, st))
     ordered, sscore, sst = arts[order], score[order], st[order]
     k = rows.size
     rep = np.full(k, -1, np.int64)
