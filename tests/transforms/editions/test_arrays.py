@@ -34,6 +34,7 @@ def test_best_first_by_group_is_the_three_key_lexsort_ties_and_all():
             inf = score.copy()
             inf[n // 2] = -np.inf
             cases += [(group, tied), (np.zeros(n, np.int64), tied), (group, inf), (group, np.round(score, 1))]
+            cases += [(group - 7, score), (group << 50, score)]  # negative groups; too wide for one integer each
         for g, s in cases:
             want = np.lexsort((key, -s, g))
             assert np.array_equal(best_first_by_group(g, s, key), want), (n, g[:5], s[:5])

@@ -38,7 +38,7 @@ import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
-from transforms.editions.cycle.arrays import unique_ints
+from transforms.editions.cycle.arrays import best_first_by_group, unique_ints
 from transforms.editions.vocabulary.cities import config_cities
 from transforms.editions.vocabulary.config import Edition, EditionsConfig, Section
 from transforms.editions.vocabulary.params import RankParams
@@ -433,7 +433,7 @@ def _naming_cities(book: StoryBook, rows: np.ndarray, codes: dict) -> np.ndarray
 def _best_per_key(rows: np.ndarray, key: np.ndarray, raw: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
     """The rows that are among the ``k`` best (raw score, then ascending id) of at least one of their keys (ints),
     each once, best first."""
-    order = np.lexsort((ids[rows], -raw[rows], key))
+    order = best_first_by_group(key, raw[rows], ids[rows])  # np.lexsort((ids[rows], -raw[rows], key))
     key_o = key[order]
     start = np.r_[0, np.flatnonzero(key_o[1:] != key_o[:-1]) + 1]
     rank = np.arange(key_o.size) - np.repeat(start, np.diff(np.r_[start, key_o.size]))
