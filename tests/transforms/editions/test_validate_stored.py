@@ -1,0 +1,61 @@
+"""documents.validate checks the schema on the document as stored without parsing it whole
+(documents._valid_as_stored): the same verdicts and messages as validating ``json.loads(canonical_bytes(doc))``,
+and a pool whose entries were all found valid before is not parsed again (only its new values are)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from transforms.editions.vocabulary import documents as docs
+
+
+@pytest.fixture
+def pool(world, make_ranker):
+    for s in range(12):
+        world.story(s + 1, [f"paper-{s}", "capital-post"], world.T0 - (s + 1) * 5 * world.MIN)
+    return make_ranker(world).cycle(world.T0).pool
+
+
+def _bad_docs(pool: dict) -> list[dict]:
+    bad = []
+    for change in (
+        lambda d: d["stories"][0].update(score="high"),  # not a number
+        lambda d: d["stories"][0].update(score=True),
+        lambda d: d["stories"][1].update(rank=0),
+        lambda d: d["stories"][0]["representative"].update(url=7),  # a card value of the wrong type
+        lambda d: d["stories"][0].pop("story_id"),  # a required entry field missing
+        lambda d: d.update(version="7"),  # a top-level value of the wrong type
+        lambda d: d.update(extra=1),  # not allowed
+    ):
+        doc = copy.deepcopy(pool)
+        doc["stories"] = [dict(e, rank=i + 1) for i, e in enumerate(doc["stories"])]
+        change(doc)
+        bad.append(doc)
+    return bad
+
+
+def test_the_same_documents_are_rejected_with_the_same_message(pool):
+    docs.validate("candidate_pool", pool)  # its values are remembered as valid first
+    for doc in _bad_docs(pool):
+        assert not docs._valid_as_stored("candidate_pool", doc)
+        with pytest.raises(docs.SnapshotRejected) as full:
+            docs.validate("candidate_pool", doc, data=docs.canonical_bytes(doc))  # bytes given: parsed whole
+        with pytest.raises(docs.SnapshotRejected) as stored:
+            docs.validate("candidate_pool", doc)
+        assert (
+            (stored.value.reason, str(stored.value))
+            == (full.value.reason, str(full.value))
+            == ("schema", str(full.value))
+        )
+
+
+def test_a_pool_seen_before_is_not_parsed_again(pool, monkeypatch):
+    docs.validate("candidate_pool", pool)
+    later = dict(pool, version=pool["version"] + 1, stories=[dict(e, score=e["score"] / 2) for e in pool["stories"]])
+    parsed = []
+    real = docs.json.loads
+    monkeypatch.setattr(docs.json, "loads", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
+    assert docs.validate("candidate_pool", later) == docs.canonical_bytes(later)
+    assert max(parsed, default=0) < 100  # the new version number only, not the document
