@@ -204,7 +204,7 @@ def resolve(options: PipelineOptions) -> StoriesJob:
 
     ``--links``: measured, with LinkStories downstream a bounded FnApiRunner run of this job decided no story at
     all under some stage orders (PYTHONHASHSEED 1, 2, 3, 5 of 1-6); without it, under every one
-    (tests/pipelines/test_stories_job.py::test_a_bounded_run_decides_stories_whatever_the_hash_seed), so auto
+    (tests/pipelines/test_stories_job.py::test_the_job_on_the_embedded_bus_whatever_the_hash_seed), so auto
     links only a streaming run and ``--links=on`` is refused on a bounded one.
     """
     o = options.view_as(StoriesOptions)
