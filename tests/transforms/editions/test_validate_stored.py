@@ -59,3 +59,27 @@ def test_a_pool_seen_before_is_not_parsed_again(pool, monkeypatch):
     monkeypatch.setattr(docs.json, "loads", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
     assert docs.validate("candidate_pool", later) == docs.canonical_bytes(later)
     assert max(parsed, default=0) < 100  # the new version number only, not the document
+
+
+def _doc(**values) -> dict:
+    entry = {"story_id": "7", "rank": 1, "score": 0.5, "labels": ("developing",), "tiny": 1e-05, "name": "Zürich"}
+    entry.update(values)
+    return {"schema": "s", "edition": "us-en", "version": 3, "cycle": "c", "stories": [entry]}
+
+
+def test_the_content_digest_is_equal_exactly_when_the_json_values_are(monkeypatch):
+    doc = _doc()
+    stored = docs.json.loads(docs.canonical_bytes(doc))  # what the publisher reads back (lists, parsed floats)
+    assert docs.content_digest(doc) == docs.content_digest(stored)
+    assert docs.content_digest(doc) == docs.content_digest(_doc(score=9.0) | {"version": 4})  # minute values aside
+    different = [_doc(tiny=1e-06), _doc(rank=2), _doc(labels=()), _doc(name="Zurich"), _doc(tiny=0)]
+    assert len({docs.content_digest(d) for d in [doc, *different]}) == 1 + len(different)
+    assert docs.content_digest(_doc(tiny=1)) != docs.content_digest(_doc(tiny=1.0))  # 1 and 1.0 are other JSON
+    assert docs.content_digest(_doc(image=None)) == docs.content_digest(
+        docs.json.loads(docs.canonical_bytes(_doc(image=None)))
+    )
+    for bad in (float("nan"), float("inf")):  # refused as the canonical bytes refuse them, never read as null
+        with pytest.raises(ValueError):
+            docs.content_digest(_doc(image=bad))
+    monkeypatch.setattr(docs, "canonical_bytes", lambda d: pytest.fail("written canonically to be digested"))
+    docs.content_digest(doc)  # a document without null is not written canonically to be digested

