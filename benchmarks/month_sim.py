@@ -24,6 +24,10 @@ charge their CPU time to the simulated day of the time they work at, and to meas
   growing with history shows as a normalised figure that grows, one following the live stories or a burst as one
   that stays flat;
 - snapshot bytes per simulated minute (the documents published) and per item;
+- the cyclic garbage collector's CPU per day and its full collections, apart: a stage's CPU is its own work, not
+  the collections that start while it allocates (a full collection traverses every object of the process, and this
+  one-process backfill holds the run's PCollections too, so its cost follows the run's length: measured, a 1.2 s
+  full collection inside one repair call made day 2's repair 2.4x day 1's);
 - at the end, the origin's memory (RSS) after loading the snapshots (a child process: serving.create_app over DIR,
   one watcher poll of the run's pointers, the first pages served; ``warming_up`` says if it found none).
 
@@ -62,6 +66,7 @@ for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import cProfile  # noqa: E402
 import functools  # noqa: E402
+import gc  # noqa: E402
 import json  # noqa: E402
 import pickle  # noqa: E402
 import pstats  # noqa: E402
@@ -119,6 +124,25 @@ class Probe:
         self.profile_days: set[int] = set()  # days whose calls of profile_stages run under cProfile
         self.profile_stages: set[str] = set()
         self.profiles: dict = {}  # (stage, day) -> cProfile.Profile
+        # CPython's cyclic collector (gc.callbacks): its CPU is charged to the day it ran on, never to the stage
+        # that happened to allocate when it started (a full collection traverses the whole process: its cost
+        # follows the process's heap, which in this one-process backfill holds the run's PCollections too)
+        self.gc_cpu = defaultdict(float)  # day -> CPU s in collections
+        self.gc_full = defaultdict(int)  # day -> full (generation 2) collections
+        self.gc_total = 0.0
+        self.current_day = -warmup
+        self._gc_t0: float | None = None
+
+    def on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._gc_t0 = time.process_time()
+            return
+        if self._gc_t0 is None:
+            return
+        spent, self._gc_t0 = time.process_time() - self._gc_t0, None
+        self.gc_total += spent
+        self.gc_cpu[self.current_day] += spent
+        self.gc_full[self.current_day] += info.get("generation") == 2
 
     def day(self, ms) -> int:
         return max(-self.warmup, (int(ms) - self.start_ms) // DAY_MS)
@@ -133,14 +157,16 @@ class Probe:
                 prof = None
                 if pre_day is not None and stage in self.profile_stages and pre_day(a) in self.profile_days:
                     prof = self.profiles.setdefault((stage, pre_day(a)), cProfile.Profile())
-                c0 = time.process_time()
+                c0, g0 = time.process_time(), self.gc_total
                 try:
                     if prof is None:
                         return fn(*a, **kw)
                     return prof.runcall(fn, *a, **kw)
                 finally:
-                    spent = time.process_time() - c0  # before day_of: its state measurement is not the stage's
+                    # before day_of: its state measurement is not the stage's; the collector's time is apart
+                    spent = time.process_time() - c0 - (self.gc_total - g0)
                     d = day_of(a)
+                    self.current_day = d
                     self.cpu[(stage, d)] += spent
                     self.calls[(stage, d)] += 1
 
@@ -375,6 +401,8 @@ def day_rows(probe: Probe, per_day: dict, days: int) -> list[dict]:
             if day == d and sizes:
                 name = "rank log events/key" if state == "rank log events" else f"{state} B/key"
                 row[name] = sum(sizes.values()) / len(sizes)
+        row["gc ms"] = probe.gc_cpu[d] * 1000
+        row["gc full collections"] = probe.gc_full[d]
         row["publish us/item"] = probe.cpu[("publisher", d)] / max(probe.calls[("publisher", d)], 1) * 1e6
         row["items/min"] = probe.calls[("publisher", d)] / 1440
         row["snapshot KB/min"] = probe.snap[d] / 1440 / 1024
@@ -485,6 +513,7 @@ def main(argv=None) -> int:
         probe.profile_days = {int(x) - 1 for x in args.profile.split(",") if x.strip()}
         probe.profile_stages = set(args.profile_stages.split(","))
         install(probe)
+        gc.callbacks.append(probe.on_gc)
         only_editions(args.editions.split(","))
         hash_links()
         from pipelines.backfill import run

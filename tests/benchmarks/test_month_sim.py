@@ -111,3 +111,22 @@ def test_the_warm_up_is_printed_but_day_1_is_the_baseline_and_log_follows_the_ra
     out = capsys.readouterr().out
     ratio = re.search(r"^\s+live stories\s+(\S+)x", out, re.M)
     assert "day 2 / day 1" in out and ratio and ratio.group(1) == "1.10"  # 33 / 30, not against the empty start
+
+
+def test_a_collection_that_starts_inside_a_stage_is_charged_to_the_collector_not_the_stage():
+    import time
+
+    from benchmarks.month_sim import Probe
+
+    p = Probe(0)
+
+    def stage(_):
+        p.on_gc("start", {"generation": 2})  # what gc.callbacks does around a collection
+        t = time.process_time()
+        while time.process_time() - t < 0.05:
+            pass
+        p.on_gc("stop", {"generation": 2})
+
+    p.timed("repair", lambda a: 0)(stage)(None)
+    assert p.gc_cpu[0] >= 0.05 and p.gc_full[0] == 1
+    assert p.cpu[("repair", 0)] < 0.01 and p.calls[("repair", 0)] == 1
