@@ -229,12 +229,33 @@ def relevance(book: StoryBook, f: Features, region: str, sums: RegionSums | None
 
 
 def section_fit(
-    book: StoryBook, f: Features, rel: Relevance, section: Section, p: RankParams, rows: np.ndarray | None = None
+    book: StoryBook,
+    f: Features,
+    rel: Relevance,
+    section: Section,
+    p: RankParams,
+    rows: np.ndarray | None = None,
+    cols: dict | None = None,
 ):
     """(qualifies, fit) per story row for one section (``rows``: for those story rows only, aligned with them; the
-    same values as the whole arrays at those rows). Every fit is in [0.5, 1]: :func:`section_rows` relies on it."""
-    take = (lambda a: a) if rows is None else (lambda a: a[rows])
-    base = take(f.base)
+    same values as the whole arrays at those rows; ``cols``: the columns already read at ``rows`` by name, filled
+    here, so the sections of one edition read each once). Every fit is in [0.5, 1]: :func:`section_rows` relies
+    on it."""
+    if rows is None:
+
+        def take(name: str, a: np.ndarray) -> np.ndarray:
+            return a
+
+    else:
+        cols = {} if cols is None else cols
+
+        def take(name: str, a: np.ndarray) -> np.ndarray:
+            hit = cols.get(name)
+            if hit is None:
+                hit = cols[name] = a[rows]
+            return hit
+
+    base = take("base", f.base)
     live = base > 0
     if section.match == "all":
         return live, np.ones_like(base)
@@ -242,9 +263,10 @@ def section_fit(
     if rows is None:
         share = section_share(book, f, j)
     else:
-        share = book.stories.section_counts[rows, j] / np.maximum(book.stories.labelled[rows], 1)
-    labelled = (share >= p.section_share_min) | (take(f.prim) == j)
-    domestic = take(rel.domestic)
+        counts = take("section_counts", book.stories.section_counts)[:, j]
+        share = counts / np.maximum(take("labelled", book.stories.labelled), 1)
+    labelled = (share >= p.section_share_min) | (take("prim", f.prim) == j)
+    domestic = take("domestic", rel.domestic)
     if section.match == "label":
         return live & labelled, 0.5 + 0.5 * share
     if section.match == "world":
@@ -252,7 +274,7 @@ def section_fit(
     if section.match == "nation":
         return live & (domestic >= p.nation_share_min), 0.5 + 0.5 * domestic
     if section.match == "local":
-        local_geo = take(rel.local_geo)
+        local_geo = take("local_geo", rel.local_geo)
         q = (local_geo >= p.local_share_min) | (labelled & (domestic >= p.nation_share_min))
         return live & q, 0.5 + 0.5 * local_geo
     raise ValueError(f"section {section.id}: unknown match {section.match!r}")
@@ -271,6 +293,7 @@ class Shortlist:
     def __init__(self, raw: np.ndarray, ids: np.ndarray, size: int | None = None):
         n, size = raw.size, SHORTLIST if size is None else size
         self.all_raw, self.all_ids = raw, ids
+        self.cols: dict = {}  # the story columns the sections read, at ``rows`` (section_fit)
         if n <= size:
             self.rows, self.bound = None, -np.inf
             return
@@ -293,7 +316,7 @@ def section_rows(book, f, rel, section, p, short: Shortlist) -> tuple[np.ndarray
     """(rows best first, their fit) of a section's top ``p.section_candidates`` (:class:`Shortlist` first)."""
     k = p.section_candidates
     if short.rows is not None:
-        q, fit = section_fit(book, f, rel, section, p, short.rows)
+        q, fit = section_fit(book, f, rel, section, p, short.rows, short.cols)
         score = short.raw * fit
         pos = top_k(score, short.ids, k, q)
         if pos.size == k and score[pos[-1]] > short.bound:
