@@ -41,12 +41,14 @@ class LexicalStats:
         # Unit rows of counted members and the counted IDF of each key, kept while df_version stands still.
         self._rows: dict[str, tuple] = {}
         self._idf: tuple[dict, dict] = ({}, {})
+        self._idf_cols: list = [None, None]  # per kind, the same IDF values by key column (NaN: not yet taken)
         self._rows_version = -1
         self.columns = KeyColumns()  # each key's log(df + 1) in an array, for the profiles (profiles.py)
 
     def __setstate__(self, state: dict) -> None:
         """A writer pickled before the key columns existed (a backfill checkpoint) gets them from its ``ldf``."""
         self.__dict__.update(state)
+        self._idf_cols = [None, None]  # (taken again: a checkpoint's may predate it)
         if not isinstance(state.get("columns"), KeyColumns):
             self.columns = KeyColumns()
             self.columns.renumber((self.ldf, self.ledf))
@@ -59,21 +61,23 @@ class LexicalStats:
         cols = self.columns
         for kind, (df, ldf, keys) in enumerate(((self.df, self.ldf, m.terms), (self.edf, self.ledf, m.entities))):
             colmap, column = cols.cols[kind], cols.column
-            put = {}  # column -> its new log(df + 1), written in one numpy assignment (the last value of a key)
+            # each key's new log(df + 1) written where it changes: a member's ~10 keys cost less one element at a
+            # time than as arrays; df.get, not the Counter's ``+=`` (its __missing__ is a Python call per new key)
             for k in keys:
-                df[k] += sign
-                if df[k] <= 0:
-                    del df[k]
+                d = df.get(k, 0) + sign
+                if d <= 0:
+                    df.pop(k, None)
                     ldf.pop(k, None)
                     c = colmap.get(k)
                     if c is not None:
-                        put[c] = 0.0
+                        cols.values[c] = 0.0
                 else:
-                    ldf[k] = x = math.log(df[k] + 1.0)
+                    df[k] = d
+                    ldf[k] = x = math.log(d + 1.0)
                     c = colmap.get(k)
-                    put[column(kind, k) if c is None else c] = x
-            if put:
-                cols.values[np.fromiter(put, np.intp, len(put))] = np.fromiter(put.values(), np.float64, len(put))
+                    if c is None:
+                        c = column(kind, k)  # before ``cols.values`` is read: a new column may grow it
+                    cols.values[c] = x
         if sign < 0 and cols.crowded(len(self.ldf) + len(self.ledf)):
             cols.renumber((self.ldf, self.ledf))  # the columns of keys gone from every live story, reclaimed
 
@@ -100,6 +104,7 @@ class LexicalStats:
         if self._rows_version != self.df_version:
             self._rows = {}  # a new dict: clearing one of a whole tick's rows costs more than dropping it
             self._idf = ({}, {})
+            self._idf_cols = [None, None]
             self._rows_version = self.df_version
 
     def unit_rows_of(self, ms: list[Member]) -> list[tuple[tuple, tuple]]:
@@ -149,14 +154,12 @@ class LexicalStats:
             return lay.units[1]
         n = self.n_docs + self.config.idf_prior
         out = []
-        for kind, (idf, df) in enumerate(zip(self._idf, (self.df, self.edf))):
+        for kind in (0, 1):
             keys, idx, weights, lens = lay.arrays(kind)
             if not len(idx):
                 out.append((keys, idx, _EMPTY, lens))
                 continue
-            for k in set(keys).difference(idf):
-                idf[k] = math.log(n / (df.get(k, 0) + 1.0))
-            w = np.fromiter(map(idf.__getitem__, keys), np.float64, len(keys))[idx]
+            w = self._idf_by_column(kind, lay.key_columns(kind, self.columns), keys, n)[idx]
             if weights is not None:
                 w = weights * w
             norms = row_norms(w, lens)
@@ -165,6 +168,25 @@ class LexicalStats:
             out.append((keys, idx, w / np.repeat(norms, lens), lens))
         lay.units = (self.df_version, tuple(out))
         return lay.units[1]
+
+    def _idf_by_column(self, kind: int, cols: np.ndarray, keys: tuple, n: float) -> np.ndarray:
+        """``[log(n / (df[k] + 1)) for k in keys]`` (``cols``: the keys' columns; the values of :meth:`_gather`), each
+        key's logarithm taken once per IDF state and read for a whole story by one numpy gather from an array by key
+        column: a story of hundreds of keys is scored at every tick, and a Python step per key cost more."""
+        table = self._idf_cols[kind]
+        if table is None or len(table) < self.columns.size:
+            grown = np.full(max(1024, 2 * self.columns.size), np.nan)
+            if table is not None:
+                grown[: len(table)] = table
+            table = self._idf_cols[kind] = grown
+        vals = table[cols]
+        missing = np.flatnonzero(np.isnan(vals)).tolist()
+        if missing:  # the keys no story read yet in this IDF state: their logarithms, kept in the table
+            get = (self.df, self.edf)[kind].get
+            new = [math.log(n / (get(keys[i], 0) + 1.0)) for i in missing]
+            vals[missing] = new
+            table[cols[missing]] = new
+        return vals
 
     @staticmethod
     def _gather(idf: dict, df: Counter, keys: list[tuple], n: float) -> np.ndarray:
@@ -205,7 +227,7 @@ class SumsLayout:
     (terms, entities): the keys in first-seen order, each key occurrence's column, the terms' TF weights, each
     member's number of keys. A function of the members only (never of the IDF), so kept from tick to tick."""
 
-    __slots__ = ("n", "last", "cols", "keys", "idx", "weights", "lens", "_arrays", "units")
+    __slots__ = ("n", "last", "cols", "keys", "idx", "weights", "lens", "_arrays", "units", "_key_columns")
 
     def __init__(self):
         self.n, self.last = 0, ""
@@ -216,6 +238,7 @@ class SumsLayout:
         self.lens: tuple[list, list] = ([], [])
         self._arrays: list = [None, None]  # per kind, arrays() of the members laid out when it was last read
         self.units: tuple | None = None  # (IDF state, LexicalStats.story_units of it)
+        self._key_columns: list = [None, None]  # per kind, (KeyColumns epoch, the keys' columns)
 
     def __getstate__(self) -> dict:
         """Pickled without the arrays and unit values it derives (the writer's checkpoint stays small)."""
@@ -224,7 +247,7 @@ class SumsLayout:
     def __setstate__(self, state: dict) -> None:
         for k, v in state.items():
             setattr(self, k, v)
-        self._arrays, self.units = [None, None], None
+        self._arrays, self.units, self._key_columns = [None, None], None, [None, None]
 
     def extends(self, ms: list[Member]) -> bool:
         """Whether ``ms`` (id order) are the members laid out so far followed by later ids only."""
@@ -245,6 +268,20 @@ class SumsLayout:
         if len(ms) > self.n:
             self.n, self.last = len(ms), ms[-1].article_id
             self.units = None
+
+    def key_columns(self, kind: int, columns: KeyColumns) -> np.ndarray:
+        """The column (:class:`KeyColumns`) of each key of one kind, in :attr:`keys` order: extended as keys are laid
+        out, taken anew when the columns were renumbered."""
+        keys = self.keys[kind]
+        have = self._key_columns[kind]
+        if have is not None and have[0] == columns.epoch and len(have[1]) == len(keys):
+            return have[1]
+        if have is not None and have[0] == columns.epoch:
+            got = np.concatenate([have[1], columns.columns(kind, keys[len(have[1]) :])])
+        else:
+            got = columns.columns(kind, keys)
+        self._key_columns[kind] = (columns.epoch, got)
+        return got
 
     def arrays(self, kind: int) -> tuple:
         """(keys, column of each occurrence, TF weights or None for entities, keys per member) of one kind.

@@ -298,10 +298,9 @@ class Scorer:
 
 
 def shared_counts(a: dict, b: dict) -> float:
-    """Sum over the keys ``a`` and ``b`` share of their counts' products."""
-    if len(a) > len(b):
-        a, b = b, a
-    return float(sum(x * b[k] for k, x in a.items() if k in b))
+    """Sum over the keys ``a`` and ``b`` share of their counts' products (integers: exact in any order; the shared
+    keys are found by one set intersection, in C, rather than a Python step per key of the smaller)."""
+    return float(sum(a[k] * b[k] for k in a.keys() & b.keys()))
 
 
 def places_mean(a: Story, b: Story, cache: dict | None = None) -> float:
