@@ -321,7 +321,8 @@ def run(argv: list[str] | None = None, wait: bool = True):
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=logging.INFO)
+    # timestamped: logs/stories-job.log of `newsroom run` says when each step started (docs/operations.md)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from pipelines.command_errors import run_job
 
     sys.exit(run_job("stories", run, sys.argv[1:]))
