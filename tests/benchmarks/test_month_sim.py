@@ -50,7 +50,14 @@ def test_bad_sizes_are_refused():
 @pytest.mark.slow
 def test_a_tiny_month_sim_prints_a_row_per_day_and_loses_nothing(tmp_path):
     out = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "month_sim.py"), "--days=2", "--per_day=15", "--editions=us-en"]
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "month_sim.py"),
+            "--days=2",
+            "--per_day=15",
+            "--editions=us-en",
+            "--warmup=1",
+        ]
         + ["--no_origin", f"--dir={tmp_path}"],
         capture_output=True,
         text=True,
