@@ -197,20 +197,9 @@ def _validate_top(kind: str, top: dict) -> None:
     if any(k not in top for k in required) or any(k not in validators for k in top):
         validate_page(kind, top)
         return
-    seen = _VALID_PROPERTIES.setdefault(kind, set())
-    if len(seen) > _VALID_LIMIT:
-        seen.clear()
-    if len(_VALID_VOLATILE) > _VOLATILE_LIMIT:
-        _VALID_VOLATILE.clear()
-    for key, value in top.items():
-        text = json.dumps(value, sort_keys=True)
-        memo, item = (_VALID_VOLATILE, (kind, key, text)) if key in _VOLATILE else (seen, (key, text))
-        if item in memo:
-            continue
-        if not validators[key].is_valid(value):
-            validate_page(kind, top)
-            raise PageError(f"{kind} invalid at {key}")  # not reached: validate_page raised
-        memo.add(item)
+    if not _top_valid(kind, top, validators):
+        validate_page(kind, top)
+        raise PageError(f"{kind} invalid at its top level")  # not reached: validate_page raised
 
 
 @functools.cache
@@ -293,7 +282,8 @@ def _valid_as_stored(kind: str, doc: dict) -> bool:
 
 
 def _top_valid(kind: str, top: dict, validators: dict) -> bool:
-    """:func:`_validate_top`'s checks of ``top`` (a document's top level, stories emptied) as stored, on its memos."""
+    """The property checks of ``top`` (a document's top level, stories emptied) as stored, on the memos of
+    :func:`_validate_top` (which calls it on a parsed document): False at the first value not valid."""
     seen = _VALID_PROPERTIES.setdefault(kind, set())
     if len(seen) > _VALID_LIMIT:
         seen.clear()
