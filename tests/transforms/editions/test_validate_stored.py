@@ -83,3 +83,11 @@ def test_the_content_digest_is_equal_exactly_when_the_json_values_are(monkeypatc
             docs.content_digest(_doc(image=bad))
     monkeypatch.setattr(docs, "canonical_bytes", lambda d: pytest.fail("written canonically to be digested"))
     docs.content_digest(doc)  # a document without null is not written canonically to be digested
+
+
+def test_an_entry_found_valid_parsed_is_not_validated_again_as_stored(pool, monkeypatch):
+    docs._VALID_ENTRIES.clear()
+    docs.validate("candidate_pool", pool, data=docs.canonical_bytes(pool))  # bytes given: the parsed checks
+    validator = docs._entry_validator("candidate_pool")
+    monkeypatch.setattr(type(validator), "is_valid", lambda *a, **k: pytest.fail("an entry validated twice"))
+    assert docs._valid_as_stored("candidate_pool", pool)  # one memo key for both checks

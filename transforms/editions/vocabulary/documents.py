@@ -218,6 +218,18 @@ _VALID_ENTRIES: dict[str, set] = {}  # kind -> keys of entries already found val
 _VALID_LIMIT = 400_000
 
 
+def _entry_key(entry: dict) -> bytes:
+    """An entry's key in ``_VALID_ENTRIES``: a JSON text of it without score and rank, sorted (orjson's; json's where
+    orjson cannot write it, e.g. an integer over 64 bits). One key for the parsed and the as-stored checks, so an
+    entry found valid by either is not validated again by the other. A stored document holds no NaN (its canonical
+    bytes refuse it), so orjson's ``null`` for one never meets a key."""
+    rest = {k: v for k, v in entry.items() if k not in ("score", "rank")}
+    try:
+        return orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # orjson.JSONEncodeError is one
+        return json.dumps(rest, sort_keys=True).encode()
+
+
 def _validate_schema(kind: str, parsed: dict) -> None:
     """jsonschema validation of a stored document, as :func:`schemas.pages.validate_page` does, done in parts.
 
@@ -248,7 +260,7 @@ def _validate_schema(kind: str, parsed: dict) -> None:
             raise PageError(f"{kind} invalid at stories/{i}/score: {score!r} is not of type 'number'")
         if "rank" in entry and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
             raise PageError(f"{kind} invalid at stories/{i}/rank: {rank!r} is not an integer >= 1")
-        key = json.dumps({k: v for k, v in entry.items() if k not in ("score", "rank")}, sort_keys=True)
+        key = _entry_key(entry)
         if key in seen:
             continue
         errors = sorted(validator.iter_errors(entry), key=lambda e: list(e.absolute_path))
@@ -314,8 +326,7 @@ def _entries_valid(kind: str, stories) -> bool:
             return False
         if "rank" in entry and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
             return False
-        # a JSON text of the entry (orjson's: the document's canonical bytes were written, so it holds no NaN)
-        key = orjson.dumps({k: v for k, v in entry.items() if k not in ("score", "rank")}, option=orjson.OPT_SORT_KEYS)
+        key = _entry_key(entry)
         if key in seen:
             continue
         if not validator.is_valid(json.loads(json.dumps(entry))):
