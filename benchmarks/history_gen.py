@@ -15,7 +15,14 @@ generator's truth, stripped by the backfill on read). What it models, per simula
 - merges and splits for the repair: 5 % of the stories are born as two halves whose first articles share few words
   and whose later articles share all (the repair merges them); 3 % drift half way to another subject (a split);
 - takedowns and controls over time: ``takedowns`` and ``controls`` list ids / stories named at a steady rate
-  (``TAKEDOWN_RATE``, ``CONTROL_RATE`` of the stories), with the time they are issued.
+  (``TAKEDOWN_RATE``, ``CONTROL_RATE`` of the stories), with the time they are issued;
+- long sagas (``sagas``, none by default): an English subject that gets a new episode, a story of its own, every
+  ``saga_every_h`` hours (50: past the writer's 48 h live window, so an episode never joins the last one's story)
+  for the whole history, each of four articles sharing the saga's entities and half its words (so the storyline
+  stage chains them into one storyline as long as the history). The follow-ups above make storylines of 5-6
+  stories at most; a saga is what makes a storyline outlive the live window many times over, where a state that
+  keeps a storyline's history would show. Drawn from a random generator of their own: with ``sagas=0`` the history
+  is the same records as before they existed.
 
 Texts are words drawn from per-subject vocabularies (``s<subject>w<k>``) and a shared background, so the hash
 embedder (bag of hashed words) and the lexical features see the same structure a real stream has. No model.
@@ -59,11 +66,12 @@ SPLIT_SHARE = 0.03
 TAKEDOWN_RATE = 0.002  # of the articles
 CONTROL_RATE = 0.001  # of the stories: a pin or a block issued by an editor
 MAX_STORY = 400
+SAGA_SIZE = 4  # articles an episode of a saga (each from another publisher)
 
 
 @dataclass
 class Subject:
-    sid: int
+    sid: int | str  # a saga's episodes: "saga<j>e<k>"
     language: str
     born_s: int
     words: list[str]
@@ -78,6 +86,7 @@ class Counts:
     follow_ups: int = 0
     merges: int = 0
     splits: int = 0
+    saga_episodes: int = 0
     takedowns: list = field(default_factory=list)  # (issued_at_s, article_id)
     controls: list = field(default_factory=list)  # (issued_at_s, story truth id, kind)
 
@@ -86,19 +95,37 @@ class History:
     """``days`` of articles at ``per_day`` a day (on average; days vary +-20 %), in time order."""
 
     def __init__(
-        self, days: int, per_day: int, seed: int = 1, start_s: int = EPOCH_S, spread: float = 0.2, max_story: int = 0
+        self,
+        days: int,
+        per_day: int,
+        seed: int = 1,
+        start_s: int = EPOCH_S,
+        spread: float = 0.2,
+        max_story: int = 0,
+        sagas: int = 0,
+        saga_every_h: int = 50,
     ):
         """``spread``: days vary by +-spread of ``per_day``; ``max_story``: the largest story (0: MAX_STORY). A
-        steady rate (spread 0, a small max_story) makes every day's articles nearly ``per_day``: no burst."""
+        steady rate (spread 0, a small max_story) makes every day's articles nearly ``per_day``: no burst.
+        ``sagas``: long sagas, an episode each every ``saga_every_h`` hours from the first day to the last (module
+        docstring); their articles come on top of ``per_day``."""
         if days <= 0 or per_day <= 0:
             raise ValueError("days and per_day must be > 0")
         if not 0 <= spread < 1 or max_story < 0:
             raise ValueError("spread must be in [0, 1) and max_story >= 0")
+        if sagas < 0 or saga_every_h <= 0:
+            raise ValueError("sagas must be >= 0 and saga_every_h > 0")
         self.days, self.per_day, self.start_s = days, per_day, start_s
         self.spread, self.max_story = spread, max_story or MAX_STORY
         self.rng = random.Random(seed)
         self.subjects: list[Subject] = []
         self.counts = Counts()
+        self.saga_rng = random.Random(f"saga-{seed}")
+        self.sagas = [
+            Subject(f"saga{j}", "en", start_s, [f"saga{j}w{k}" for k in range(12)], [f"Saga{j}a", f"Saga{j}b"])
+            for j in range(sagas)
+        ]
+        self.saga_every_s = saga_every_h * 3600
 
     def _subject(self, language: str, at_s: int) -> tuple[Subject, bool]:
         rng = self.rng
@@ -169,6 +196,31 @@ class History:
                 c.takedowns.append((int(t) + DAY_S, r["id"]))
         return rows
 
+    def _saga_day(self, day: int) -> list[dict]:
+        """The episodes of every saga that start on ``day``: saga j's k-th at ``k * saga_every_h`` hours (plus j
+        hours and a few minutes), a story of :data:`SAGA_SIZE` articles from distinct publishers, its words the saga's
+        first six and six of its own, three background words (not eight: with eight, an episode's rarest words won
+        its salient keys in the storyline stage over the saga's, and the chain broke at every other episode).
+        Measured through month_sim (6 + 3 days, 30 a day): five episodes, five stories, one storyline."""
+        rng, out = self.saga_rng, []
+        lo, hi = self.start_s + day * DAY_S, self.start_s + (day + 1) * DAY_S
+        for j, saga in enumerate(self.sagas):
+            first = self.start_s + j * 3600
+            k = max(0, -(-(lo - first) // self.saga_every_s))
+            while first + k * self.saga_every_s < hi:
+                t = first + k * self.saga_every_s + rng.randrange(600)
+                episode = Subject(f"{saga.sid}e{k}", "en", t, saga.words[:6], saga.entities)
+                words = saga.words[:6] + [f"{saga.sid}e{k}w{i}" for i in range(6)]
+                for pub, host, _ in rng.sample(PUBLISHERS["en"][1:], SAGA_SIZE):
+                    t += rng.randrange(60, 900)
+                    title = " ".join(rng.sample(words, 5) + saga.entities[:1]).capitalize()
+                    body = rng.sample(words, 9) + saga.entities + [f"bg{rng.randrange(3000)}" for _ in range(3)]
+                    rng.shuffle(body)
+                    out.append(self._record(episode, "en", t, pub, host, title, title + "\n" + " ".join(body) + "."))
+                self.counts.saga_episodes += 1
+                k += 1
+        return out
+
     def _record(self, subject: Subject, language: str, t: int, pub: str, host: str, title: str, text: str) -> dict:
         self.counts.articles += 1
         aid = f"h-{self.counts.articles:08d}"
@@ -195,6 +247,7 @@ class History:
                 arts = self._story(day)
                 made += len(arts)
                 carry.extend(arts)
+            carry.extend(self._saga_day(day))
             carry.sort(key=lambda r: r["published_at"])
             cut = dt.datetime.fromtimestamp(self.start_s + (day + 1) * DAY_S, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             now = [r for r in carry if r["published_at"] < cut]

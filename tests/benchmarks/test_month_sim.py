@@ -137,3 +137,34 @@ def test_a_collection_that_starts_inside_a_stage_is_charged_to_the_collector_not
     p.timed("repair", lambda a: 0)(stage)(None)
     assert p.gc_cpu[0] >= 0.05 and p.gc_full[0] == 1
     assert p.cpu[("repair", 0)] < 0.01 and p.calls[("repair", 0)] == 1
+
+
+def test_a_saga_gets_an_episode_every_50_hours_for_the_whole_history_and_leaves_the_rest_alone():
+    plain = list(History(days=9, per_day=60, seed=4).articles())
+    h = History(days=9, per_day=60, seed=4, sagas=2)
+    rows = list(h.articles())
+    episodes = defaultdict(list)
+    for r in rows:
+        if r["story_id"].startswith("truth-saga"):
+            episodes[r["story_id"]].append(r)
+    assert h.counts.saga_episodes == len(episodes) == 2 * 5  # 216 h: an episode at 0, 50, ..., 200 h of each saga
+    for j in range(2):
+        mine = [v for k, v in episodes.items() if k.startswith(f"truth-saga{j}e")]
+        starts = sorted(v[0]["published_at"] for v in mine)
+        assert starts[0] < "2026-01-01T02" and starts[-1] > "2026-01-09T08"  # first day to last
+        for v in mine:  # a story of its own: four publishers, the saga's entities
+            assert len({r["publisher"] for r in v}) == 4 and all(f"Saga{j}b" in r["text"] for r in v)
+    assert [r["published_at"] for r in rows] == sorted(r["published_at"] for r in rows)
+    rest = [(r["title"], r["text"], r["published_at"], r["publisher"]) for r in rows if "saga" not in r["story_id"]]
+    assert rest == [(r["title"], r["text"], r["published_at"], r["publisher"]) for r in plain]
+    with pytest.raises(ValueError):
+        History(days=1, per_day=10, sagas=-1)
+
+
+def test_the_default_warm_up_covers_the_storyline_horizon():
+    """Day 1 must find the storyline stage's index full: its cost per decision follows the stories of its horizon,
+    which fill for HORIZON_MS (22.2 days) from an empty start (benchmarks/month_sim.py docstring)."""
+    from benchmarks.month_sim import DAY_MS, WARMUP_DAYS
+    from transforms.stories.storylines.storyline import HORIZON_MS
+
+    assert (WARMUP_DAYS - 1) * DAY_MS < HORIZON_MS <= WARMUP_DAYS * DAY_MS
