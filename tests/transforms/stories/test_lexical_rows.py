@@ -226,6 +226,42 @@ def test_story_sums_kept_across_ticks_follow_members_and_idf_in_any_order_of_arr
         assert s.latest_originals() == sorted(s.originals, key=lambda m: (m.at, m.article_id))[-16:]
 
 
+def _columns_hold_the_dfs(lex: LexicalStats) -> None:
+    for kind, df in enumerate((lex.df, lex.edf)):
+        for k, c in lex.columns.cols[kind].items():
+            assert lex.columns.dfs[c] == df.get(k, 0), (kind, k)
+
+
+def test_idf_by_df_follows_every_df_and_n_across_ticks():
+    """The repair reads a story's IDF values from a table of log(n / (df + 1)) by df, kept while n stands still
+    (LexicalStats._idf_by_column): the sums stay the plain ones bit for bit when n moves, when n comes back to a value
+    it had while dfs moved (one article counted, another expired: a table kept by n read by the old dfs would be
+    stale), when a key's df falls to 0 and when the key columns are renumbered; the columns' dfs are the df counts."""
+    arts = _articles(headlines=True)
+    lex = LexicalStats(ClusterConfig())
+    s = Story(1, "en", csum=arts[0].vector.astype(np.float64), ct=arts[0].first_seen_at)
+    others = [Member.from_features(a, is_copy=False, seq=0) for a in arts[40:]]
+    for i in range(30):
+        m = Member.from_features(arts[i], is_copy=False, seq=0)
+        lex.count(m, +1)
+        s.add(m)
+    for o in others[:20]:
+        lex.count(o, +1)
+    assert lex.story_sums(s, s.originals_by_id()) == _plain_sums(lex, s)
+    n0 = lex.n_docs
+    for i in range(20):  # n back where it was after each pair, the dfs of the keys they hold moved
+        lex.count(others[20 + i], +1)
+        lex.count(others[i], -1)
+        assert lex.n_docs == n0
+        _columns_hold_the_dfs(lex)
+        assert lex.story_sums(s, s.originals_by_id()) == _plain_sums(lex, s)
+    assert any(k not in lex.df for o in others[:20] for k in o.terms)  # some keys' df fell to 0
+    lex.columns.renumber((lex.ldf, lex.ledf), (lex.df, lex.edf))
+    _columns_hold_the_dfs(lex)
+    lex.count(others[0], +1)
+    assert lex.story_sums(s, s.originals_by_id()) == _plain_sums(lex, s)
+
+
 def test_row_norms_are_the_fsum_norms_bit_for_bit():
     """The vectorised norms (extended-precision sums, ``fsum`` where their rounding is not sure) against
     ``sqrt(fsum(squares))`` row by row: random rows of many magnitudes, empty rows, and rows whose exact sum lies

@@ -49,7 +49,8 @@ def test_candidate_dots_together_equal_each_whole_profile():
     w, rest = _writer_midway((4, 2))  # small limits: keys enter and leave the top as members join
     assert any(len(s.tf) > 4 for s in w.stories.values())
     assert _check_dots(w, rest[:15]) > 0
-    w.lex.columns.renumber((w.lex.ldf, w.lex.ledf))  # stale columns on every story: refreshed, same dots
+    # stale columns on every story: refreshed, same dots
+    w.lex.columns.renumber((w.lex.ldf, w.lex.ledf), (w.lex.df, w.lex.edf))
     assert _check_dots(w, rest[15:30]) > 0
 
 

@@ -27,14 +27,16 @@ _EMPTY_IDS = np.zeros(0, dtype=np.intp)
 
 
 class KeyColumns:
-    """A column per key of each kind (terms, entities: one column space) and each key's ``log(df + 1)`` in
-    ``values`` (0.0 for a key with no df, as ``ldf.get(k, 0.0)``). Columns of keys whose df fell to 0 are reclaimed
-    by a renumbering (``epoch`` + 1) once they outnumber the live ones, so a long run's memory follows the live
-    vocabulary."""
+    """A column per key of each kind (terms, entities: one column space), each key's ``log(df + 1)`` in ``values``
+    (0.0 for a key with no df, as ``ldf.get(k, 0.0)``) and its df in ``dfs`` (0 for none, as ``df.get(k, 0)``: the
+    repair reads a story's IDF values by df, :meth:`LexicalStats._idf_by_column`). Columns of keys whose df fell to 0
+    are reclaimed by a renumbering (``epoch`` + 1) once they outnumber the live ones, so a long run's memory follows
+    the live vocabulary."""
 
     def __init__(self):
         self.cols: tuple[dict, dict] = ({}, {})
         self.values = np.zeros(1024)
+        self.dfs = np.zeros(1024, dtype=np.intp)
         self.size = 0
         self.epoch = 0
 
@@ -46,6 +48,7 @@ class KeyColumns:
             self.size += 1
             if c >= len(self.values):
                 self.values = np.concatenate([self.values, np.zeros(len(self.values))])
+                self.dfs = np.concatenate([self.dfs, np.zeros(len(self.dfs), dtype=np.intp)])
         return c
 
     def columns(self, kind: int, keys) -> np.ndarray:
@@ -58,15 +61,18 @@ class KeyColumns:
         except KeyError:
             return np.fromiter((self.column(kind, k) for k in keys), np.intp, len(keys))
 
-    def renumber(self, ldfs: tuple[dict, dict]) -> None:
-        """Columns for the keys of the ``ldf`` of each kind only (the live ones), their values from them; every
-        column a story keeps goes stale (:attr:`epoch`)."""
+    def renumber(self, ldfs: tuple[dict, dict], dfs: tuple[dict, dict]) -> None:
+        """Columns for the keys of the ``ldf`` of each kind only (the live ones), their values and dfs from them and
+        ``dfs`` (the same keys); every column a story keeps goes stale (:attr:`epoch`)."""
         n0, n1 = len(ldfs[0]), len(ldfs[1])
         self.cols = (dict(zip(ldfs[0], range(n0))), dict(zip(ldfs[1], range(n0, n0 + n1))))
         self.size = n0 + n1
         self.values = np.zeros(max(1024, 2 * self.size))
         self.values[:n0] = np.fromiter(ldfs[0].values(), np.float64, n0)
         self.values[n0 : self.size] = np.fromiter(ldfs[1].values(), np.float64, n1)
+        self.dfs = np.zeros(len(self.values), dtype=np.intp)
+        self.dfs[:n0] = np.fromiter(map(dfs[0].__getitem__, ldfs[0]), np.intp, n0)
+        self.dfs[n0 : self.size] = np.fromiter(map(dfs[1].__getitem__, ldfs[1]), np.intp, n1)
         self.epoch += 1
 
     def crowded(self, live: int) -> bool:
