@@ -295,3 +295,27 @@ def test_a_merge_told_surely_below_without_sums_has_a_negative_margin():
                 told += 1
                 assert margin < 0
     assert 0 < told <= below
+
+
+def test_places_mean_kept_per_ordered_pair_of_story_objects():
+    """A merge pass keeps each pair's places feature (scoring.places_mean with its cache) for the pair's merge
+    margin after its surely-below check: a hit is the very value computed without the cache, for the same two objects
+    in the same order only; a merged group's shadow (a new object, its id 0 like every shadow's) and the reversed
+    pair are computed anew."""
+    from transforms.stories.writer.scoring import places_mean
+
+    arts = _articles(headlines=True)
+    where = ["gn:1>gn:9", "gn:2>gn:9", "gn:3>gn:8", "@monroe"]
+
+    def story(sid, idx):
+        s = Story(sid, "en", csum=arts[idx[0]].vector.astype(np.float64), ct=arts[idx[0]].first_seen_at)
+        for i in idx:
+            m = Member.from_features(arts[i], is_copy=False, seq=0)
+            s.add(dataclasses.replace(m, places=(where[i % len(where)],)))
+        return s
+
+    a, b, a2 = story(0, [0, 1, 2]), story(5, [4, 5, 7]), story(0, [0, 3, 3 + 4])
+    cache: dict = {}
+    for x, y in ((a, b), (b, a), (a2, b), (a, b), (a2, b)):
+        assert places_mean(x, y, cache) == places_mean(x, y)
+    assert places_mean(a, b) != places_mean(a2, b)  # the shadow's own value, not the hit of the other id-0 story

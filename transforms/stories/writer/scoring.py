@@ -158,8 +158,15 @@ class Scorer:
         if known:
             hours = min(max(gap, 0) / HOUR_MS, pairscore.TIME_SPAN_HOURS)
             time = 1.0 - 2.0 * hours / pairscore.TIME_SPAN_HOURS
-        x = np.array([float(np.dot(a.dense_sum(), b.dense_sum())) / nn, ent, lex, time, places_mean(a, b, cache)])
         bar = float(model.thresholds["headline"]) + c.merge_headline_learned_margin
+        # the places feature (a mean of relations in [-1, 1]) at its most favourable first: a pair already surely
+        # below with it is below with its own (the logits' roundings, ~1e-14 here, are far inside the 1e-9 taken),
+        # and its places, a relation matrix between the two stories' latest originals, are never computed
+        best_places = 1.0 if w["places"] >= 0 else -1.0
+        x = np.array([float(np.dot(a.dense_sum(), b.dense_sum())) / nn, ent, lex, time, best_places])
+        if float(model.logit(x)) - bar < -1e-6 - 1e-9:
+            return True
+        x[4] = places_mean(a, b, cache)
         return float(model.logit(x)) - bar < -1e-6
 
     def model(self) -> pairscore.PairScore:
@@ -305,9 +312,23 @@ def shared_counts(a: dict, b: dict) -> float:
 
 def places_mean(a: Story, b: Story, cache: dict | None = None) -> float:
     """The average ``places`` pair feature (transforms/stories/vocabulary/places.py) between two stories' latest
-    OPINION_MEMBERS originals each (``cache``: a merge pass's, which keeps each story's latest originals)."""
-    pa = [m.places for m in latest_originals(a, cache)]
-    pb = [m.places for m in latest_originals(b, cache)]
+    OPINION_MEMBERS originals each (``cache``: a merge pass's, which keeps it per ordered pair: the merge pass asks
+    :meth:`Scorer.surely_below` and then :meth:`Scorer.merge_margin` of the same pair, and the relation matrix is
+    the costly part; keyed by the two objects, held in the entry, as a merged group's shadow is a new one)."""
+    if cache is None:
+        return _places_mean(a, b)
+    key = ("places", id(a), id(b))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is a and hit[1] is b:
+        return hit[2]
+    out = _places_mean(a, b)
+    cache[key] = (a, b, out)
+    return out
+
+
+def _places_mean(a: Story, b: Story) -> float:
+    pa = [m.places for m in a.latest_originals()]
+    pb = [m.places for m in b.latest_originals()]
     if not pa or not pb:
         return 0.0
     if not any(pa) or not any(pb):
