@@ -97,8 +97,39 @@ def test_state_sizes_are_printed_per_live_story_beside_the_raw_figures():
     assert [round(r["writer stories B/live article"], 1) for r in rows] == [333.3, 1333.3]
     assert [r["storylines B/indexed story"] for r in rows] == [50, 50]
     assert kind_of("writer stories B/key") == "follows" and kind_of("storylines B/indexed story") == "flat"
-    assert kind_of("writer stories B/live article") == "flat" and kind_of("live articles/live story") == "info"
+    assert kind_of("writer stories B/fit") == "flat" and kind_of("live articles/live story") == "info"
+    assert kind_of("writer stories B/live article") == "info"  # a quiet day of small stories is no growth: fit_live
     assert kind_of("links us/article") == "run" and p.day(DAY_MS + 5) == 1
+
+
+def _live_days(n=40):
+    """Days -9..30 whose live stories and their sizes swing (a burst, quiet days of small stories)."""
+    rows = []
+    for i in range(n):
+        stories = 30 + (i * 7) % 25
+        articles = stories * (2 + (i * 5) % 7)
+        rows.append({"day": i - 9, "live stories": stories, "live articles": articles})
+    return rows
+
+
+def test_a_state_following_the_live_window_fits_flat_and_one_growing_with_history_does_not():
+    from benchmarks.month_sim import fit_live, kind_of
+
+    rows = _live_days()
+    for r in rows:
+        r["writer stories B/key"] = 9000 * r["live stories"] + 3000 * r["live articles"]  # per story, per member
+        r["writer state B/key"] = r["writer stories B/key"] + 500_000  # arrays of its own besides
+        r["rank memory B/key"] = 100 * r["live stories"] * (1 + max(r["day"], 0) / 30)  # grows with history
+    fit_live(rows, "writer stories B/key", False)
+    fit_live(rows, "writer state B/key", True)
+    fit_live(rows, "rank memory B/key", False)
+    day1, day30 = rows[9], rows[-1]
+    for name in ("writer stories B/fit", "writer state B/fit"):
+        assert all(abs(r[name] - 1) < 1e-6 for r in rows), name
+        assert kind_of(name) == "flat"
+    per_article = [r["writer stories B/key"] / r["live articles"] for r in rows]
+    assert max(per_article) / min(per_article) > 1.3  # what dividing by one count read as growth
+    assert day30["rank memory B/fit"] / day1["rank memory B/fit"] > 1.3  # history growth still shows
 
 
 def test_the_warm_up_is_printed_but_day_1_is_the_baseline_and_log_follows_the_rankers_live_articles(capsys):
