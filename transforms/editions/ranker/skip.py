@@ -106,7 +106,8 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[i
     chain_end = -(-idle_end // MINUTE_MS) * MINUTE_MS  # the chain's last minute: the first with now >= idle_end
     edges = [(now // HOUR_MS + 1) * HOUR_MS]  # the top of the hour
     if pending:
-        edges.append((min(int(e["at"]) for e in pending.values()) // MINUTE_MS + 1) * MINUTE_MS)
+        first = pending.first_at() if hasattr(pending, "first_at") else min(e["at"] for e in pending.values())
+        edges.append((int(first) // MINUTE_MS + 1) * MINUTE_MS)
     st = book.stories
     arrays = [st.newest_seen[:n][live] + p.live_window_ms]
     start = st.breaking_start[:n][live]
