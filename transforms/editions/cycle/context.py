@@ -54,6 +54,7 @@ class CycleOutput:
     stats: dict = field(default_factory=dict)
     topic_pages: list = field(default_factory=list)  # topic page snapshot items (overlays.py)
     storylines: list = field(default_factory=list)  # storyline snapshot items (overlays.py)
+    page_digests: dict = field(default_factory=dict)  # section -> (page, run.PageDigest) (change-only replay)
 
 
 class Clock:
@@ -93,6 +94,7 @@ class CycleCache:
     topics: dict = field(default_factory=dict)  # story id -> its pool entry's annotation (overlays/topics.py)
     topic_items: dict = field(default_factory=dict)  # story id -> its item on topic pages (overlays/topics.py)
     unit: UnitCentroids = field(default_factory=UnitCentroids)  # the unit centroids pages read (centroids.py)
+    pages: dict = field(default_factory=dict)  # section -> run.PageDigest of its last page (change-only replay)
 
 
 class Steady(Protocol):

@@ -137,7 +137,7 @@ def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
     cards = Cards(book, ctx.edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
     labels = StoryLabels(book, ranked, gates, cards)
     shown = Shown(ranked, facts, cards, labels)
-    pages, page_rows, conc = page_documents(ctx, shown, page_slots)
+    pages, page_rows, conc, known = page_documents(ctx, shown, page_slots)
     clock.lap("pages")
     pool = pool_document(ctx, shown, pool_pos)
     pool.update({"held": gates.held_entries} if gates.held_entries else {}, concentration=conc)  # fairness.py
@@ -151,7 +151,7 @@ def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
     stats.update(
         near_ties=int((ranked.reps.near > 1).sum()), capped_publishers=len(ranked.capped), held=len(gates.held)
     )
-    return CycleOutput(ctx.edition.id, now, pages, pool, coverage, stats)
+    return CycleOutput(ctx.edition.id, now, pages, pool, coverage, stats, page_digests=known)
 
 
 # ------------------------------------------------------------------------------------------------ page facts
@@ -392,36 +392,46 @@ class Shown:
 
 
 # ------------------------------------------------------------------------------------------------ documents
-def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict]:
-    """Every section page, the rows of the stories on them and the pages' concentration; counts the
-    representatives' position-weighted impressions for the share cap (fairness.py)."""
+def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict, dict]:
+    """Every section page, the rows of the stories on them, the pages' concentration and the content digests known
+    for them (:class:`PageDigest` by section, :func:`reused_page`); counts the representatives' position-weighted
+    impressions for the share cap (fairness.py)."""
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
-    pages, shown_reps, page_story_rows = {}, [], set()
+    pages, shown_reps, page_story_rows, known = {}, [], set(), {}
     n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
     labels_of, section_of, card, plain, iso = labels.of, facts.section_of, cards.get, cards.plain, docs.iso
+    reuse = reuse_pages(ctx)
+    old_pages, new_pages = ctx.cache.pages, {}
     for sec_id, chosen in page_slots.by_section.items():
         rows = np.array([facts.rows_l[i] for _, i, _, _, _ in chosen], np.int64)  # the page's columns read at once
         counts, pubs, times = n_articles[rows].tolist(), pub_count[rows].tolist(), newest[rows].tolist()
         scores = docs.round_sigs([score for _, _, _, _, score in chosen])
-        entries = []
-        for rank, (slot, i, rep, sup, _) in enumerate(chosen, start=1):
-            shown_reps.append((rank, rep))
-            entries.append(
-                {
-                    "story_id": str(slot.story_id),
-                    "rank": rank,
-                    "score": scores[rank - 1],
-                    "labels": labels_of(i, rep, slot.pinned),
-                    "section": section_of[slot.story_id],
-                    "representative": card(rep, True),
-                    "supporting": plain(sup),
-                    "article_count": counts[rank - 1],
-                    "publisher_count": max(1, int(pubs[rank - 1])),
-                    "updated_at": iso(times[rank - 1]),
-                }
-            )
+        shown_reps.extend((rank, rep) for rank, (_, _, rep, _, _) in enumerate(chosen, start=1))
         page_story_rows.update(rows.tolist())
+        key = page_key(chosen, counts, pubs, times, shown, sec_id) if reuse else None
+        hit = old_pages.get(sec_id) if reuse else None
+        if hit is not None and hit.key == key:
+            statics = hit.statics  # every input of the page but its scores is the same: the same entries
+        else:
+            statics = []
+            for rank, (slot, i, rep, sup, _) in enumerate(chosen, start=1):
+                statics.append(
+                    {
+                        "story_id": str(slot.story_id),
+                        "rank": rank,
+                        "labels": labels_of(i, rep, slot.pinned),
+                        "section": section_of[slot.story_id],
+                        "representative": card(rep, True),
+                        "supporting": plain(sup),
+                        "article_count": counts[rank - 1],
+                        "publisher_count": max(1, int(pubs[rank - 1])),
+                        "updated_at": iso(times[rank - 1]),
+                    }
+                )
+            hit = PageDigest(key, statics) if reuse else None
+        if hit is not None:
+            new_pages[sec_id] = hit
         pages[sec_id] = {
             "schema": docs.PAGE_SCHEMA,
             "edition": ctx.edition.id,
@@ -429,9 +439,67 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
             "version": now // MINUTE_MS,
             "cycle": cycle_iso,
             "generated_at": cycle_iso,
-            "stories": entries,
+            "stories": [dict(e, score=score) for e, score in zip(statics, scores)],
         }
-    return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps)
+        if hit is not None:
+            known[sec_id] = (pages[sec_id], hit)
+    if reuse:
+        ctx.cache.pages = new_pages
+    return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps), known
+
+
+@dataclass
+class PageDigest:
+    """A section page's inputs as of the last cycle that built it (``key``, :func:`page_key`), its entries without
+    scores (``statics``, shared by every page built from that key: never changed in place) and the content digest
+    of a page built from them (``digest``: documents.content_digest, filled in by the change-only replay the first
+    time it digests such a page, steady.py ``unproposed``). Kept in the edition's CycleCache."""
+
+    key: tuple
+    statics: list
+    digest: str | None = None
+
+
+def reuse_pages(ctx: CycleContext) -> bool:
+    """Whether this cycle keeps and reuses pages by their inputs (:func:`page_key`): the change-only replay only
+    (the only reader of the digests), and not while an editorial control or a takedown may rewrite the pages after
+    they are built (overlays/controls.py rewrites a page in place)."""
+    if ctx.steady is None:
+        return False
+    overlays = ctx.overlays
+    return overlays is None or not (overlays.controls or overlays.takedowns)
+
+
+def page_key(chosen: list, counts: list, pubs: list, times: list, shown: Shown, sec_id: str) -> tuple:
+    """Everything a section page's entries are made of but their scores, per slot in order (:func:`page_documents`
+    reads nothing else): the story, whether it is pinned, its representative and supporting article rows with what
+    their cards are built from (first seen, version, labels: ``Cards._check``, the cards cache's own key; a row is
+    one article of this book, and the edition's CycleCache, which keeps the keys, is replaced with the book), the
+    story's developing and fact-check labels, its card section, article count, voice count and newest time. Two
+    cycles with equal keys build the same entries (tests/transforms/editions/test_page_reuse.py changes each input
+    in turn)."""
+    facts, labels, check = shown.facts, shown.labels, shown.cards._check
+    dev, fact, section_of, checks = labels.developing_l, labels.fact_l, facts.section_of, shown.cards._check.__getitem__
+    return (
+        sec_id,
+        tuple(
+            (
+                slot.story_id,
+                slot.pinned,
+                rep,
+                check[rep],
+                tuple(sup),
+                tuple(map(checks, sup)),
+                dev[i],
+                fact[i],
+                section_of[slot.story_id],
+                counts[k],
+                pubs[k],
+                times[k],
+            )
+            for k, (slot, i, rep, sup, _) in enumerate(chosen)
+        ),
+    )
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:

@@ -268,7 +268,7 @@ class EditionRanker:
         else:
             items = snapshot_items(out, self.config)
             if self.change_only:  # the pages and pool that repeat the last proposed are not proposed (steady.py)
-                items = cached.steady.unproposed(items, mem, ctx.overlays.controls)
+                items = cached.steady.unproposed(items, mem, ctx.overlays.controls, out.page_digests)
         if now % HOUR_MS == 0 and self.compact(key, cached, event_log, now):
             self._rewrite_inbox(cached, inbox)  # a folded event left in INBOX is not in the fresh book's ``applied``
         if (

@@ -60,7 +60,7 @@ class SteadyWatch:
         self.counts: dict = {}  # section -> stories on the last full minute's emitted page
         self.proposed: dict = {}  # page or pool pointer -> (content digest, minimum) of the last one proposed
 
-    def unproposed(self, items: list, memory, controls) -> list:
+    def unproposed(self, items: list, memory, controls, known: dict | None = None) -> list:
         """A full minute's snapshot items without the pages and pool that repeat what this edition last proposed
         for their pointer: the same reader-visible content (documents.content_digest) and the same minimum.
 
@@ -71,7 +71,12 @@ class SteadyWatch:
         schema does not tell two minutes apart. Kept anyway: a page below half the most stories it ever had (the
         publisher counts consecutive proposals of a shrink), and every item while the edition has any control
         (holds, pins: the map restarts after). Topic pages are always proposed (the publisher times their
-        retirement from each proposal), coverage and storylines as before."""
+        retirement from each proposal), coverage and storylines as before.
+
+        ``known`` (``CycleOutput.page_digests``): section -> (page, :class:`~transforms.editions.cycle.run.PageDigest`)
+        of the pages built from kept entries (run.py ``page_key``): a page that is that very document (no overlay
+        replaced it) has the digest its entries were found to have before, so it is not digested again; a page
+        digested here leaves its digest there for the next cycle with the same inputs."""
         if controls:
             self.proposed.clear()
             return items
@@ -82,7 +87,14 @@ class SteadyWatch:
             if kind not in ("edition_page", "candidate_pool"):
                 out.append(item)
                 continue
-            item["digest"] = digest = content_digest(doc)  # the publisher's own (snapshots.py): not computed twice
+            page = (known or {}).get(doc.get("section")) if kind == "edition_page" else None
+            if page is not None and page[0] is doc and page[1].digest is not None:
+                digest = page[1].digest  # built from the same entries as a page digested before
+            else:
+                digest = content_digest(doc)
+                if page is not None and page[0] is doc:
+                    page[1].digest = digest
+            item["digest"] = digest  # the publisher's own (snapshots.py): not computed twice
             key = (digest, item["min_stories"])
             shrinking = kind == "edition_page" and 2 * len(doc["stories"]) < page_max.get(doc["section"], 0)
             if not shrinking and self.proposed.get(item["pointer"]) == key:

@@ -1,0 +1,289 @@
+"""A section page rebuilt from the entries kept for its inputs (transforms/editions/cycle/run.py ``page_key``, the
+change-only replay) is the page built from scratch: one minute ranked with a warm cache, then each input a page's
+entries are made of changed in turn (the story's article count and newest time, its fact-check label, its
+representative's card, a supporting article's first-seen time, its voice count, its developing label and card
+section: the last three as the cycle's own phases hand them to the page), with the page slots unchanged;
+the next minute's pages must equal those of the same minute with an empty cache. A page whose inputs did not change
+reuses the kept entries and the digest found for them (steady.py ``unproposed``)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from tests.transforms.editions.test_ownership_groups import owned_registry
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle import run
+from transforms.editions.cycle.assembly import Slot
+from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory
+from transforms.editions.cycle.representatives import labels_for
+from transforms.editions.cycle.run import run_cycle
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+
+
+class Full:
+    """A change-only replay's steady test that always builds the minute (run_cycle's ``ctx.steady``)."""
+
+    def __call__(self, *args) -> bool:
+        return False
+
+    def record(self, out) -> None:  # pragma: no cover - only the overlays call it
+        pass
+
+
+def _world(world):
+    T, MIN = world.T0, world.MIN
+    for k, sid in enumerate((101, 102, 103, 104, 105, 106)):
+        world.story(sid, ["daily-herald", "capital-post", "metro-times"][: 1 + k % 3], T - (30 - 3 * k) * MIN)
+    return [compact_change(c) for c in world.changes]
+
+
+def _setup(world):
+    config = load_config()
+    registry = owned_registry()
+    book = StoryBook(config, registry, "en")
+    for e in sorted(_world(world), key=event_sort_key):
+        book.apply(e)
+    return config, book
+
+
+def _cycle(config, book, memory, cache, now):
+    p = RankParams.from_config(config)
+    ctx = CycleContext(book, config.edition("us-en"), config, p, memory, now, cache=cache, steady=Full())
+    return run_cycle(ctx)
+
+
+def _content(page: dict) -> list:
+    return [{k: v for k, v in e.items() if k != "score"} for e in page["stories"]]
+
+
+def _slots(page: dict) -> list:
+    return [e["story_id"] for e in page["stories"]]
+
+
+def _row_of(book, page: dict, rank: int = 0) -> int:
+    return book.stories.row_of[int(page["stories"][rank]["story_id"])]
+
+
+def _rep_row(book, page: dict, rank: int = 0) -> int:
+    return book.articles.row_of[page["stories"][rank]["representative"]["article_id"]]
+
+
+def _article_count(book, page):
+    book.stories.n_articles[_row_of(book, page)] += 1
+
+
+def _newest(book, page):
+    book.stories.newest_seen[_row_of(book, page)] += 1  # one millisecond: the same order, another updated_at
+
+
+def _fact_check(book, page):
+    book.stories.n_fact_checks[_row_of(book, page)] += 1
+
+
+def _card(book, page):
+    a = _rep_row(book, page)
+    book.articles.version[a] += 1  # a new version of the representative with another title
+    book.articles.card[a] = dict(book.articles.card[a], title="A corrected headline")
+
+
+def _supporting_first_seen(book, page):
+    for entry in page["stories"]:
+        if entry["supporting"]:
+            a = book.articles.row_of[entry["supporting"][0]["article_id"]]
+            book.articles.first_seen[a] += 1
+            return
+    raise AssertionError("no supporting article on the page")
+
+
+BOOK_INPUTS = (_article_count, _newest, _fact_check, _card, _supporting_first_seen)
+
+
+def _at_next_minute(monkeypatch, module, name, edit):
+    """``module.name`` with ``edit(result, ctx-or-args)`` applied to what it returns, from the next cycle on."""
+    original = getattr(module, name)
+
+    def patched(*args, **kwargs):
+        return edit(original(*args, **kwargs), args)
+
+    monkeypatch.setattr(module, name, patched)
+
+
+def _publisher_count(book, page, monkeypatch):
+    row = _row_of(book, page)
+
+    def edit(ranked, args):
+        ranked.f.pub_count = ranked.f.pub_count.copy()
+        ranked.f.pub_count[row] += 1  # one more voice, nothing else
+        return ranked
+
+    _at_next_minute(monkeypatch, run, "rank", edit)
+
+
+def _developing(book, page, monkeypatch):
+    sid = int(page["stories"][0]["story_id"])
+
+    def edit(gates, args):
+        ranked = args[4]
+        i = int(np.searchsorted(ranked.cand.rows, book.stories.row_of[sid]))
+        gates.developing_l = list(gates.developing_l)
+        gates.developing_l[i] = not gates.developing_l[i]
+        return gates
+
+    _at_next_minute(monkeypatch, run.trust, "gates", edit)
+
+
+def _section(book, page, monkeypatch):
+    sid = int(page["stories"][0]["story_id"])
+
+    def edit(facts, args):
+        facts.section_of = dict(facts.section_of)
+        facts.section_of[sid] = "science" if facts.section_of[sid] != "science" else "sports"
+        return facts
+
+    _at_next_minute(monkeypatch, run, "page_facts", edit)
+
+
+def _first_slot(edit_entry):
+    """From the next cycle on, the top page's first slot as ``edit_entry`` rewrites it (choose_page_slots')."""
+
+    def edit(page_slots, args):
+        chosen = page_slots.by_section["top"]
+        chosen[0] = edit_entry(*chosen[0])
+        return page_slots
+
+    return edit
+
+
+def _pinned(book, page, monkeypatch):
+    def entry(slot, i, rep, sup, score):
+        return Slot(slot.story_id, not slot.pinned, slot.alt_rep), i, rep, sup, score
+
+    _at_next_minute(monkeypatch, run, "choose_page_slots", _first_slot(entry))
+
+
+def _twin(book, article: int) -> int:
+    """Another story's article given the card inputs of ``article`` (first seen, version, labels: what
+    ``Cards._check`` holds), so only its row tells it apart."""
+    story = book.articles.story[article]
+    want = labels_for(book, np.array([article]), "us")[0]
+    for twin in np.flatnonzero(book.articles.story[: book.articles.size] != story).tolist():
+        seen, version = book.articles.first_seen[twin], book.articles.version[twin]
+        book.articles.first_seen[twin] = book.articles.first_seen[article]
+        book.articles.version[twin] = book.articles.version[article]
+        if labels_for(book, np.array([twin]), "us")[0] == want:
+            return twin
+        book.articles.first_seen[twin], book.articles.version[twin] = seen, version
+    raise AssertionError("no twin")
+
+
+def _swap(story_id: str, edit_entry):
+    """From the next cycle on, the top page's slot of ``story_id`` as ``edit_entry`` rewrites it."""
+
+    def edit(page_slots, args):
+        chosen = page_slots.by_section["top"]
+        k = next(k for k, (slot, *_) in enumerate(chosen) if str(slot.story_id) == story_id)
+        chosen[k] = edit_entry(*chosen[k])
+        return page_slots
+
+    return edit
+
+
+def _supporting_article(book, page, monkeypatch):
+    """Another article with the card inputs of the supporting article it replaces."""
+    entry0 = next(e for e in page["stories"] if e["supporting"])
+    twin = _twin(book, book.articles.row_of[entry0["supporting"][0]["article_id"]])
+
+    def entry(slot, i, rep, sup, score):
+        return slot, i, rep, (twin, *sup[1:]), score
+
+    _at_next_minute(monkeypatch, run, "choose_page_slots", _swap(entry0["story_id"], entry))
+
+
+def _representative(book, page, monkeypatch):
+    """Another article with the card inputs of the representative it replaces (one that is not a story's first
+    report: a twin of another story would not be one)."""
+    entry0 = next(e for e in page["stories"] if "first_report" not in e["representative"]["labels"])
+    twin = _twin(book, book.articles.row_of[entry0["representative"]["article_id"]])
+
+    def entry(slot, i, rep, sup, score):
+        return slot, i, twin, sup, score
+
+    _at_next_minute(monkeypatch, run, "choose_page_slots", _swap(entry0["story_id"], entry))
+
+
+def _story(book, page, monkeypatch):
+    """Another live story of the same card section, not on the page, in the first slot with the first story's
+    articles and counts: only the story id tells the pages apart."""
+    first = page["stories"][0]
+    shown = {e["story_id"] for e in page["stories"]}
+    other = next(s for s in (101, 102, 103, 104, 105, 106) if str(s) not in shown)
+
+    def entry(slot, i, rep, sup, score):
+        return Slot(other, slot.pinned, slot.alt_rep), i, rep, sup, score
+
+    _at_next_minute(monkeypatch, run, "choose_page_slots", _swap(first["story_id"], entry))
+
+
+INPUTS = [
+    _article_count,
+    _newest,
+    _fact_check,
+    _card,
+    _supporting_first_seen,
+    _publisher_count,
+    _developing,
+    _section,
+    _pinned,
+    _supporting_article,
+    _representative,
+    _story,
+]
+
+
+@pytest.mark.parametrize("change", INPUTS, ids=[f.__name__.strip("_") for f in INPUTS])
+def test_a_page_whose_input_changed_is_built_again(world, change, monkeypatch):
+    config, book = _setup(world)
+    now = world.T0 + world.MIN
+    memory, cache = EditionMemory(), CycleCache()
+    before = _cycle(config, book, memory, cache, now)
+    top = before.pages["top"]
+    assert len(top["stories"]) >= 3 and before.page_digests["top"][1] is cache.pages["top"]
+    if change in BOOK_INPUTS:
+        change(book, top)
+    else:
+        change(book, top, monkeypatch)  # before the copy: a book column it sets is in both
+    cold_book, cold_memory = copy.deepcopy(book), copy.deepcopy(memory)
+    warm = _cycle(config, book, memory, cache, now + world.MIN)
+    cold = _cycle(config, cold_book, cold_memory, CycleCache(), now + world.MIN)
+    if change is not _story:  # the same slots: only the changed input tells them apart
+        assert _slots(cold.pages["top"]) == _slots(top)
+    assert _content(cold.pages["top"]) != _content(top)  # ... and it shows on the page
+    assert {s: _content(p) for s, p in warm.pages.items()} == {s: _content(p) for s, p in cold.pages.items()}
+    assert warm.pages == cold.pages
+
+
+def test_a_page_whose_inputs_did_not_change_reuses_its_entries_and_digest(world):
+    config, book = _setup(world)
+    now = world.T0 + world.MIN
+    memory, cache = EditionMemory(), CycleCache()
+    before = _cycle(config, book, memory, cache, now)
+    kept = before.page_digests["top"][1]
+    kept.digest = "digest of the kept entries"  # what steady.unproposed leaves there once it digested a page
+    cold_book, cold_memory = copy.deepcopy(book), copy.deepcopy(memory)
+    warm = _cycle(config, book, memory, cache, now + world.MIN)
+    cold = _cycle(config, cold_book, cold_memory, CycleCache(), now + world.MIN)
+    assert warm.page_digests["top"][1] is kept and warm.page_digests["top"][0] is warm.pages["top"]
+    assert cold.page_digests["top"][1].digest is None  # an empty cache: built and digested anew
+    assert warm.pages == cold.pages
+
+
+def test_no_page_is_reused_outside_the_change_only_replay(world):
+    config, book = _setup(world)
+    p = RankParams.from_config(config)
+    ctx = CycleContext(book, config.edition("us-en"), config, p, EditionMemory(), world.T0 + world.MIN)
+    out = run_cycle(ctx)
+    assert out.page_digests == {} and ctx.cache.pages == {}
