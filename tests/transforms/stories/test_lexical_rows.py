@@ -319,3 +319,69 @@ def test_places_mean_kept_per_ordered_pair_of_story_objects():
     for x, y in ((a, b), (b, a), (a2, b), (a, b), (a2, b)):
         assert places_mean(x, y, cache) == places_mean(x, y)
     assert places_mean(a, b) != places_mean(a2, b)  # the shadow's own value, not the hit of the other id-0 story
+
+
+def test_story_bounds_hold_every_sum_after_the_idf_moved_either_way_and_originals_joined():
+    """LexicalStats.story_bounds bounds each key's sum of a story's unit values under today's IDF by the sums kept
+    from the last story_sums: after other articles are counted and expired (dfs up and down: a key's unit value can
+    rise as its df falls) and new originals joined, every bound is >= the plain sum (a bound kept from an earlier IDF
+    state, or one missing the new originals, fails here), and tighter than the shared-count bound for some keys."""
+    arts = _articles(headlines=True)
+    lex = LexicalStats(ClusterConfig())
+    s = Story(1, "en", csum=arts[0].vector.astype(np.float64), ct=arts[0].first_seen_at)
+    others = [Member.from_features(a, is_copy=False, seq=0) for a in arts[60:]]
+    pool = sorted(arts[:60], key=lambda a: a.article_id)  # the story's originals arrive in id order
+    for o in others[:30]:  # share the story's keys (their df falls when they expire below)
+        lex.count(o, +1)
+    for i in range(0, 50, 2):
+        m = Member.from_features(pool[i], is_copy=False, seq=0)
+        lex.count(m, +1)
+        s.add(m)
+    assert lex.story_bounds(s, s.originals_by_id()) is None  # no sums kept yet
+    lex.story_sums(s, s.originals_by_id())
+    tighter = 0
+    for step in range(24):
+        if step % 3 == 0:  # a new original (later ids: the layout grows)
+            m = Member.from_features(pool[50 + step // 3], is_copy=False, seq=0)
+            lex.count(m, +1)
+            s.add(m)
+        lex.count(others[step], -1)  # dfs fall: IDF up for the keys it held
+        if step % 2:
+            lex.count(others[25 + step], +1)
+        bounds = lex.story_bounds(s, s.originals_by_id())
+        plain = _plain_sums(lex, s)
+        for kind, counts in enumerate((s.tf, s.ent)):
+            cols, bound = bounds[kind]
+            at = dict(zip(cols.tolist(), bound.tolist()))
+            for k, x in plain[kind].items():
+                got = at[lex.columns.cols[kind][k]]
+                assert got >= x, (step, kind, k)
+                tighter += got < counts[k]
+    assert tighter > 0
+
+
+def test_merges_told_surely_below_by_kept_sums_after_the_idf_moved_have_negative_margins():
+    """Scorer.surely_below with the sums kept from an earlier merge pass (story_bounds) after the IDF moved: every
+    pair it tells below has an exact margin < 0, and the kept sums tell some pairs the shared counts alone do not."""
+    w = _live_writer(headlines=True)
+    stories = [s for s in w.stories.values() if s.n]
+    for a in stories:  # a merge pass: every story's sums computed (and kept)
+        for b in stories:
+            if a is not b:
+                w.scorer.merge_margin(a, b, {})
+    for f in _articles(headlines=True, seed=13)[:30]:  # the IDF moves
+        w.lex.count(Member.from_features(f, is_copy=False, seq=0), +1)
+    told = told_by_counts = 0
+    for a in stories:
+        for b in stories:
+            if a is b:
+                continue
+            if w.scorer.surely_below(a, b, {}):
+                told += 1
+                assert w.scorer.merge_margin(a, b, {}) < 0
+            for s in (a, b):
+                s._sums.base = None  # the shared counts alone
+            told_by_counts += w.scorer.surely_below(a, b, {})
+            for s in (a, b):
+                w.lex.story_sums(s, s.originals_by_id())  # kept again (today's: the bound is the sums)
+    assert told > told_by_counts

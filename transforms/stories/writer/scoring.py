@@ -166,8 +166,20 @@ class Scorer:
         x = np.array([float(np.dot(a.dense_sum(), b.dense_sum())) / nn, ent, lex, time, best_places])
         if float(model.logit(x)) - bar < -1e-6 - 1e-9:
             return True
-        x[4] = places_mean(a, b, cache)
-        return float(model.logit(x)) - bar < -1e-6
+        places = x[4] = places_mean(a, b, cache)
+        if float(model.logit(x)) - bar < -1e-6:
+            return True
+        # tighter: the cosines bounded by the sums each story kept from the last time they were computed
+        # (LexicalStats.story_bounds), where both have them
+        ba, bb = self.lex.story_bounds(a, a.originals_by_id()), self.lex.story_bounds(b, b.originals_by_id())
+        if ba is None or bb is None:
+            return False
+        x[1], x[2] = min(ent, bound_dot(ba[1], bb[1]) / nn), min(lex, bound_dot(ba[0], bb[0]) / nn)
+        x[4] = best_places
+        if float(model.logit(x)) - bar < -1e-6 - 1e-9:
+            return True
+        x[4] = places
+        return float(model.logit(x)) - bar < -1e-6 - 1e-9
 
     def model(self) -> pairscore.PairScore:
         """The learned pair score of this calibration (ClusterConfig.pair_score, else the shipped one)."""
@@ -302,6 +314,16 @@ class Scorer:
         for m in sorted(members, key=lambda m: m.article_id):
             st.add(m)
         return st
+
+
+def bound_dot(a: tuple, b: tuple) -> float:
+    """Sum over the key columns two stories share of their :meth:`LexicalStats.story_bounds` products (an upper
+    bound of their sums' dot product: every bound and product >= 0; the keys of a story are distinct)."""
+    (ca, va), (cb, vb) = a, b
+    if not len(ca) or not len(cb):
+        return 0.0
+    _, ia, ib = np.intersect1d(ca, cb, assume_unique=True, return_indices=True)
+    return float(np.dot(va[ia], vb[ib])) * (1.0 + 1e-9)
 
 
 def shared_counts(a: dict, b: dict) -> float:
