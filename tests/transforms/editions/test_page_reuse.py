@@ -1,4 +1,4 @@
-"""A section page rebuilt from the entries kept for its inputs (transforms/editions/cycle/run.py ``page_key``, the
+"""A section page rebuilt from the entries kept for its inputs (transforms/editions/cycle/run.py ``page_keys``, the
 change-only replay) is the page built from scratch: one minute ranked with a warm cache, then each input a page's
 entries are made of changed in turn (the story's article count and newest time, its fact-check label, its
 representative's card, a supporting article's first-seen time, its voice count, its developing label and card

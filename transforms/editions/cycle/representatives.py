@@ -240,6 +240,11 @@ _LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) f
 
 def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
     """Card labels of many articles at once (``region`` None: edition-independent, no 'local')."""
+    return [_LABELS[c] for c in label_codes(book, arts, region).tolist()]
+
+
+def label_codes(book: StoryBook, arts: np.ndarray, region: str | None) -> np.ndarray:
+    """:func:`labels_for` as one integer per article (the bits of ``_LABEL_NAMES``): equal codes, equal labels."""
     arts = np.asarray(arts, np.int64)
     pubs = book.articles.publisher[arts]
     copy = book.articles.is_copy[arts]
@@ -254,4 +259,4 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
     first &= book.stories.n_originals[np.maximum(st, 0)] > 1  # a first report only where there is a second
     code |= first.astype(np.int64) << 4
     code |= book.articles.is_paid[arts].astype(np.int64) << 5
-    return [_LABELS[c] for c in code.tolist()]
+    return code

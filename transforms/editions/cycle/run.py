@@ -20,6 +20,7 @@ the rooms; the room's face still exports it there).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,11 +32,13 @@ from transforms.editions.cycle import fairness, trust
 from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.cycle.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
 from transforms.editions.cycle.collector import spaced_collections
-from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory
+from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
 from transforms.editions.cycle.representatives import (
+    _LABELS,
     Representatives,
     capped_publishers,
     choose_representatives,
+    label_codes,
     labels_for,
     supporting,
 )
@@ -134,7 +137,7 @@ def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
     if ctx.steady is not None and ctx.steady(book, ranked, facts, gates, page_slots):
         return None
     pool_pos = pool_positions(ranked, facts, p)
-    cards = Cards(book, ctx.edition.region, cache, page_slots, [facts.rep_l[i] for i in pool_pos.tolist()])
+    cards = Cards(book, ctx.edition.region, cache, page_slots, ranked.reps.rep[pool_pos])
     labels = StoryLabels(book, ranked, gates, cards)
     shown = Shown(ranked, facts, cards, labels)
     pages, page_rows, conc, known = page_documents(ctx, shown, page_slots)
@@ -170,6 +173,20 @@ class PageFacts:
     vec_index: dict  # story id -> row of vec_matrix (stories with a centroid)
     vec_matrix: np.ndarray | None
     pinned_ids: list  # Breaking stories pinned, newest window first
+    section_names: tuple = ()  # every card section, in a fixed order: the document keys' section index
+
+    def section_codes(self, story_ids: list) -> np.ndarray:
+        """The card sections of ``story_ids`` (``section_of``) as indexes into ``section_names``, which grows by
+        any section not in it yet (so an index always names one section)."""
+        index = {name: k for k, name in enumerate(self.section_names)}
+        section_of, out = self.section_of, []
+        for sid in story_ids:
+            k = index.get(section_of[sid])
+            if k is None:
+                k = index[section_of[sid]] = len(index)
+                self.section_names = (*self.section_names, section_of[sid])
+            out.append(k)
+        return np.array(out, np.int64)
 
 
 def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
@@ -182,7 +199,8 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
     pub_of_story = {sid: group_of[pb] for sid, a, pb in zip(ids_l, rep_l, rep_pub_l) if a >= 0}
     # the section shown: the primary one, else nation or world by the domestic share (names looked up in C)
     prim = ranked.f.prim[cand.rows]
-    names = np.array([*book.section_ids, "nation", "world"], dtype=object)
+    section_names = (*book.section_ids, "nation", "world")
+    names = np.array(section_names, dtype=object)
     shown = np.where(prim >= 0, prim, np.where(cand.domestic >= p.nation_share_min, len(names) - 2, len(names) - 1))
     section_of = dict(zip(ids_l, names[shown].tolist()))
     labelled = np.flatnonzero(prim >= 0).tolist()
@@ -208,7 +226,18 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
     pinned_ids = [sid for _, sid in pins_all[: p.max_pins]]
     id_pos = dict(zip(ids_l, range(len(ids_l))))
     return PageFacts(
-        rows_l, ids_l, rep_l, pos_of, id_pos, pub_of_story, section_of, topic_of, vec_index, vec_matrix, pinned_ids
+        rows_l,
+        ids_l,
+        rep_l,
+        pos_of,
+        id_pos,
+        pub_of_story,
+        section_of,
+        topic_of,
+        vec_index,
+        vec_matrix,
+        pinned_ids,
+        section_names,
     )
 
 
@@ -284,6 +313,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
 
 
 # ------------------------------------------------------------------------------------------------ cards, labels
+_FACT_CHECK_BIT = 1 << _LABELS.index(("fact_check",))  # in label_codes' bits
 
 
 def article_card(base: dict, first_seen_ms, labels) -> dict:
@@ -306,27 +336,40 @@ def article_card(base: dict, first_seen_ms, labels) -> dict:
 
 
 class Cards:
-    """Article cards of one cycle, built once per article with labels computed for all needed articles at once."""
+    """Article cards of one cycle, built once per article with labels computed for all needed articles at once.
+    The label bits of every card the cycle may show are computed in one batch (:meth:`codes_of`: the document
+    keys compare them); what a cached card must match (first seen, version, labels) is looked up per article only
+    when a card is asked for (a page or pool entry that is not reused: a few hundred per edition and cycle, of
+    ~2,500 articles)."""
 
-    def __init__(self, book: StoryBook, region: str, cache: CycleCache, page_slots: PageSlots, pool_reps: list):
+    def __init__(self, book: StoryBook, region: str, cache: CycleCache, page_slots: PageSlots, pool_reps: np.ndarray):
         needed = [rep for chosen in page_slots.by_section.values() for _, _, rep, _, _ in chosen]
         needed += [a for chosen in page_slots.by_section.values() for _, _, _, sup, _ in chosen for a in sup]
-        needed += pool_reps
-        arts = unique_ints(np.array(needed, np.int64)) if needed else np.zeros(0, np.int64)
-        arts_l = arts.tolist()
+        arts = unique_ints(np.concatenate([np.array(needed, np.int64), np.asarray(pool_reps, np.int64)]))
         self.book = book
-        labels = labels_for(book, arts, region)
-        first_seen, version = book.articles.first_seen[arts].tolist(), book.articles.version[arts].tolist()
-        self.label_of = dict(zip(arts_l, labels))
-        self._check = dict(zip(arts_l, zip(first_seen, version, labels)))  # what a cached card must match
+        self.arts, self.codes = arts, label_codes(book, arts, region)  # the label bits of every card of the cycle
+        self._arts_l, self._codes_l = arts.tolist(), self.codes.tolist()
         self.old, self.new = cache.cards, {}
+
+    def codes_of(self, arts: np.ndarray) -> np.ndarray:
+        """The label bits of the cards of article rows ``arts`` (each among the cycle's cards)."""
+        return self.codes[np.searchsorted(self.arts, arts)]
+
+    def label_of(self, a: int) -> tuple[str, ...]:
+        """The card labels of article row ``a`` (one of the cycle's cards)."""
+        return _LABELS[self._codes_l[bisect_left(self._arts_l, a)]]
+
+    def _check(self, a: int) -> tuple:
+        """What a cached card of article row ``a`` must match: its first-seen time, version and labels."""
+        arts = self.book.articles
+        return (int(arts.first_seen[a]), int(arts.version[a]), self.label_of(a))
 
     def get(self, a: int, with_lede: bool) -> dict:
         """The card of article row ``a`` (``with_lede``: the page representative's, with its lede). Cached by
         ``2a + with_lede`` (an int key: this runs ~200,000 times a cycle) while first seen, version and labels
         are unchanged."""
         key = a + a + with_lede
-        check = self._check[a]
+        check = self._check(a)
         hit = self.new.get(key)
         if hit is None:
             hit = self.old.get(key)
@@ -349,7 +392,7 @@ class Cards:
             hit = new.get(key)
             if hit is None:
                 hit = old.get(key)
-            if hit is not None and hit[0] == check_of[a]:
+            if hit is not None and hit[0] == check_of(a):
                 new[key] = hit
                 out.append(hit[1])
             else:
@@ -376,7 +419,7 @@ class StoryLabels:
             out = ("developing",)
         else:
             out = ()
-        if self.fact_l[i] and "fact_check" not in self.label_of[rep]:
+        if self.fact_l[i] and "fact_check" not in self.label_of(rep):
             return (*out, "fact_check")
         return out
 
@@ -394,42 +437,57 @@ class Shown:
 # ------------------------------------------------------------------------------------------------ documents
 def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict, dict]:
     """Every section page, the rows of the stories on them, the pages' concentration and the content digests known
-    for them (:class:`PageDigest` by section, :func:`reused_page`); counts the representatives' position-weighted
-    impressions for the share cap (fairness.py)."""
+    for them (:class:`PageDigest` by section, :func:`reuse_pages`); counts the representatives' position-weighted
+    impressions for the share cap (fairness.py). A page entry is last cycle's (with this cycle's rank and score)
+    while everything it shows is the same (:func:`page_keys`: one row of integers per entry, every section of the
+    edition in one batch, compared per section by ``KeptEntries``); a page whose entries all are, in the same order,
+    is last cycle's page (the change-only replay reuses its digest)."""
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
     pages, shown_reps, page_story_rows, known = {}, [], set(), {}
-    n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
     labels_of, section_of, card, plain, iso = labels.of, facts.section_of, cards.get, cards.plain, docs.iso
+    slots = [x for chosen in page_slots.by_section.values() for x in chosen]
+    rows = np.array([facts.rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
+    sids = np.array([slot.story_id for slot, _, _, _, _ in slots], np.int64)
+    keys = page_keys(book, shown, slots, rows, ctx.params.supporting.count)
+    names = facts.section_names
+    n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
     reuse = reuse_pages(ctx)
     old_pages, new_pages = ctx.cache.pages, {}
+    kept, new_kept, start = ctx.cache.page_entries, {}, 0
     for sec_id, chosen in page_slots.by_section.items():
-        rows = np.array([facts.rows_l[i] for _, i, _, _, _ in chosen], np.int64)  # the page's columns read at once
-        counts, pubs, times = n_articles[rows].tolist(), pub_count[rows].tolist(), newest[rows].tolist()
+        end = start + len(chosen)
+        page_rows, page_ids, page_keys_ = rows[start:end], sids[start:end], keys[start:end]
+        start = end
         scores = docs.round_sigs([score for _, _, _, _, score in chosen])
         shown_reps.extend((rank, rep) for rank, (_, _, rep, _, _) in enumerate(chosen, start=1))
-        page_story_rows.update(rows.tolist())
-        key = page_key(chosen, counts, pubs, times, shown, sec_id) if reuse else None
+        page_story_rows.update(page_rows.tolist())
+        key = (page_ids.tobytes(), page_keys_.tobytes(), names) if reuse else None
         hit = old_pages.get(sec_id) if reuse else None
         if hit is not None and hit.key == key:
             statics = hit.statics  # every input of the page but its scores is the same: the same entries
         else:
-            statics = []
+            old = kept.get(sec_id)
+            statics = old.find(page_ids, page_keys_, names) if old is not None else [None] * len(chosen)
             for rank, (slot, i, rep, sup, _) in enumerate(chosen, start=1):
-                statics.append(
-                    {
+                static = statics[rank - 1]
+                if static is None:
+                    r = facts.rows_l[i]
+                    statics[rank - 1] = {
                         "story_id": str(slot.story_id),
                         "rank": rank,
                         "labels": labels_of(i, rep, slot.pinned),
                         "section": section_of[slot.story_id],
                         "representative": card(rep, True),
                         "supporting": plain(sup),
-                        "article_count": counts[rank - 1],
-                        "publisher_count": max(1, int(pubs[rank - 1])),
-                        "updated_at": iso(times[rank - 1]),
+                        "article_count": int(n_articles[r]),
+                        "publisher_count": max(1, int(pub_count[r])),
+                        "updated_at": iso(newest[r]),
                     }
-                )
+                elif static["rank"] != rank:
+                    statics[rank - 1] = dict(static, rank=rank)  # kept entries are never changed in place
             hit = PageDigest(key, statics) if reuse else None
+        new_kept[sec_id] = KeptEntries(page_ids, page_keys_, statics, names)
         if hit is not None:
             new_pages[sec_id] = hit
         pages[sec_id] = {
@@ -443,6 +501,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
         }
         if hit is not None:
             known[sec_id] = (pages[sec_id], hit)
+    ctx.cache.page_entries = new_kept
     if reuse:
         ctx.cache.pages = new_pages
     return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps), known
@@ -450,10 +509,11 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
 
 @dataclass
 class PageDigest:
-    """A section page's inputs as of the last cycle that built it (``key``, :func:`page_key`), its entries without
-    scores (``statics``, shared by every page built from that key: never changed in place) and the content digest
-    of a page built from them (``digest``: documents.content_digest, filled in by the change-only replay the first
-    time it digests such a page, steady.py ``unproposed``). Kept in the edition's CycleCache."""
+    """A section page's inputs as of the last cycle that built it (``key``: its story ids and :func:`page_keys`
+    rows, in order), its entries without scores (``statics``, shared by every page built from that key: never
+    changed in place) and the content digest of a page built from them (``digest``: documents.content_digest,
+    filled in by the change-only replay the first time it digests such a page, steady.py ``unproposed``). Kept in
+    the edition's CycleCache."""
 
     key: tuple
     statics: list
@@ -461,45 +521,65 @@ class PageDigest:
 
 
 def reuse_pages(ctx: CycleContext) -> bool:
-    """Whether this cycle keeps and reuses pages by their inputs (:func:`page_key`): the change-only replay only
-    (the only reader of the digests), and not while an editorial control or a takedown may rewrite the pages after
-    they are built (overlays/controls.py rewrites a page in place)."""
+    """Whether this cycle keeps and reuses whole pages and their digests by their inputs (:func:`page_keys`): the
+    change-only replay only (the only reader of the digests), and not while an editorial control or a takedown may
+    rewrite the pages after they are built (overlays/controls.py rewrites a page in place)."""
     if ctx.steady is None:
         return False
     overlays = ctx.overlays
     return overlays is None or not (overlays.controls or overlays.takedowns)
 
 
-def page_key(chosen: list, counts: list, pubs: list, times: list, shown: Shown, sec_id: str) -> tuple:
-    """Everything a section page's entries are made of but their scores, per slot in order (:func:`page_documents`
-    reads nothing else): the story, whether it is pinned, its representative and supporting article rows with what
-    their cards are built from (first seen, version, labels: ``Cards._check``, the cards cache's own key; a row is
-    one article of this book, and the edition's CycleCache, which keeps the keys, is replaced with the book), the
-    story's developing and fact-check labels, its card section, article count, voice count and newest time. Two
-    cycles with equal keys build the same entries (tests/transforms/editions/test_page_reuse.py changes each input
-    in turn)."""
-    facts, labels, check = shown.facts, shown.labels, shown.cards._check
-    dev, fact, section_of, checks = labels.developing_l, labels.fact_l, facts.section_of, shown.cards._check.__getitem__
-    return (
-        sec_id,
-        tuple(
-            (
-                slot.story_id,
-                slot.pinned,
-                rep,
-                check[rep],
-                tuple(sup),
-                tuple(map(checks, sup)),
-                dev[i],
-                fact[i],
-                section_of[slot.story_id],
-                counts[k],
-                pubs[k],
-                times[k],
-            )
-            for k, (slot, i, rep, sup, _) in enumerate(chosen)
-        ),
-    )
+def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, links: int) -> np.ndarray:
+    """Per page slot (``(slot, candidate position, representative, supporting rows, score)`` of every section, in
+    order; ``rows`` their candidates' story rows), everything its entry is made of but rank and score
+    (:func:`page_documents` reads nothing else), as one row of integers: the representative's row, first-seen time,
+    version and label bits (its card, with lede: what ``Cards`` checks a cached card by; a row is one article of
+    this book, and the edition's CycleCache, which keeps the keys, is replaced with the book), the story's label
+    bits (pinned on this page, developing, fact check by another article: :class:`StoryLabels`), its card section
+    (an index into ``PageFacts.section_names``), article count, voice count and newest time, and per supporting
+    link (``links`` or more columns, -1 where there is none) its row, first-seen time, version and label bits. The
+    story id is the key rows are looked up by. Equal rows, equal entries (tests/transforms/editions/
+    test_page_reuse.py changes each input in turn, test_pool_entries.py)."""
+    n, facts, cards, arts = len(slots), shown.facts, shown.cards, book.articles
+    if not n:
+        return np.zeros((0, 9 + 4 * links), np.int64)
+    pos = np.array([i for _, i, _, _, _ in slots], np.int64)
+    rep = np.array([r for _, _, r, _, _ in slots], np.int64)
+    pinned = np.array([s.pinned for s, _, _, _, _ in slots], bool)
+    width = max([links, *(len(sup) for _, _, _, sup, _ in slots)])
+    pad = [-1] * width
+    sup = np.array([(list(s) + pad)[:width] for _, _, _, s, _ in slots], np.int64).reshape(n, width)
+    has = sup >= 0
+    safe = np.where(has, sup, rep[:, None])  # a card of the cycle where there is no link (masked below)
+    cols = [
+        rep,
+        arts.first_seen[rep].astype(np.int64),
+        arts.version[rep].astype(np.int64),
+        cards.codes_of(rep).astype(np.int64),
+        story_label_codes(shown, pos, rep, pinned),
+        facts.section_codes([s.story_id for s, _, _, _, _ in slots]),
+        book.stories.n_articles[rows].astype(np.int64),
+        shown.ranked.f.pub_count[rows].astype(np.int64),
+        book.stories.newest_seen[rows].astype(np.int64),
+    ]
+    sup_cols = [
+        sup,
+        np.where(has, arts.first_seen[safe], -1).astype(np.int64),
+        np.where(has, arts.version[safe], -1).astype(np.int64),
+        np.where(has, cards.codes_of(safe), -1).astype(np.int64),
+    ]
+    return np.concatenate([np.stack(cols, axis=1), *sup_cols], axis=1)
+
+
+def story_label_codes(shown: Shown, pos: np.ndarray, rep: np.ndarray, pinned: np.ndarray) -> np.ndarray:
+    """:meth:`StoryLabels.of` of candidate positions ``pos`` with representatives ``rep`` as integers: 1 pinned
+    (breaking), else 2 developing, plus 4 for a fact check by another article (equal codes, equal labels)."""
+    labels = shown.labels
+    developing = np.array(labels.developing_l, bool)[pos] if pos.size else np.zeros(0, bool)
+    fact = np.array(labels.fact_l, bool)[pos] if pos.size else np.zeros(0, bool)
+    other_check = fact & ((shown.cards.codes_of(rep) & _FACT_CHECK_BIT) == 0)
+    return (np.where(pinned, 1, np.where(developing, 2, 0)) + 4 * other_check).astype(np.int64)
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:
@@ -516,65 +596,75 @@ def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarra
 
 def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict:
     """The candidate pool with what For you re-ranks on. Entries are rebuilt only for stories whose entry could
-    differ (coverage version, centroid, representative, labels); the others are reused with the new score. One
-    pass over the pool: a reused entry is copied and scored where its key is checked, the rebuilt ones (a few per
-    cycle) are filled in after it, at their positions."""
-    book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
-    ids_l, rep_l, section_of = facts.ids_l, facts.rep_l, facts.section_of
-    pinned_set = set(facts.pinned_ids)
+    differ (:func:`pool_keys`: coverage version, centroid, representative and its card, labels, section); the
+    others are last cycle's with the new score. Which entries can be reused is decided for the whole pool at once
+    (``KeptEntries``: one comparison of integer keys), so a reused entry costs one dict copy."""
+    book, now, ranked, facts, cards = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards
     pool_rows = ranked.cand.rows[pool_pos]
-    old_pool, new_pool = ctx.cache.pool, {}
-    cseq_l = book.stories.centroid_seq[pool_rows].tolist()
-    vers_l = book.stories.version[pool_rows].tolist()
-    scores = docs.round_sigs(ranked.smoothed[pool_pos].tolist())
-    card_check, labels_of, new_cards, old_cards = cards._check, labels.of, cards.new, cards.old
-    pool_stories, misses, keys = [], [], {}
-    for k, (i, v, c) in enumerate(zip(pool_pos.tolist(), vers_l, cseq_l)):
-        sid, rep = ids_l[i], rep_l[i]
-        key = (v, c, rep, labels_of(i, rep, sid in pinned_set), section_of[sid], card_check[rep])
-        hit = old_pool.get(sid)
-        if hit is None or hit[0] != key:
-            misses.append(k)
-            keys[k] = key
-            pool_stories.append(None)
-            continue
-        new_pool[sid] = hit
-        card_key = rep + rep  # its card (without lede) stays cached, unchecked: Cards.get checks it when asked
+    sids, keys = book.stories.id[pool_rows], pool_keys(book, shown, pool_pos, pool_rows)
+    statics = ctx.cache.pool.find(sids, keys, facts.section_names)
+    misses = [k for k, e in enumerate(statics) if e is None]
+    reps = ranked.reps.rep[pool_pos]
+    # the reused entries' cards (without lede) stay cached, unchecked: Cards.get checks one when it is asked for
+    new_cards, old_cards = cards.new, cards.old
+    for card_key in (reps + reps).tolist():
         if card_key not in new_cards:
             card = old_cards.get(card_key)
             if card is not None:
                 new_cards[card_key] = card
-        entry = hit[1].copy()
-        entry["score"] = scores[k]
-        pool_stories.append(entry)
-    fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, keys)
+    if misses:
+        fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses)
+        for k in misses:
+            statics[k] = fresh[k]
     ctx.clock.lap("pool_features")
-    for k in misses:
-        static = fresh[k]
-        new_pool[ids_l[int(pool_pos[k])]] = (keys[k], static)
-        entry = static.copy()
-        entry["score"] = scores[k]
-        pool_stories[k] = entry
-    ctx.cache.pool = new_pool
+    ctx.cache.pool = KeptEntries(sids, keys, statics, facts.section_names)
+    scores = docs.round_sigs(ranked.smoothed[pool_pos].tolist())
     return {
         "schema": docs.POOL_SCHEMA,
         "edition": ctx.edition.id,
         "version": now // MINUTE_MS,
         "cycle": docs.iso(now),
-        "stories": pool_stories,
+        "stories": [dict(e, score=sc) for e, sc in zip(statics, scores)],
     }
 
 
-def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list, keys: dict) -> dict:
+def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np.ndarray) -> np.ndarray:
+    """Per pool position, what its entry (without score) is made of, as one row of integers: the story's coverage
+    version (its articles, pairs, mentions, sections and entities change with it) and centroid sequence (the
+    vector), the representative's row, first-seen time, version and label bits (its card), the story's label bits
+    (pinned, developing, fact check by another article: :class:`StoryLabels`) and its card section (an index into
+    ``PageFacts.section_names``, kept with the keys). Equal rows, equal entries."""
+    facts, arts = shown.facts, book.articles
+    rep = shown.ranked.reps.rep[pool_pos]
+    sids = book.stories.id[pool_rows]
+    pinned = np.isin(sids, np.array(facts.pinned_ids, np.int64))
+    return np.stack(
+        [
+            book.stories.version[pool_rows].astype(np.int64),
+            np.ascontiguousarray(book.stories.centroid_seq[pool_rows], np.float64).view(np.int64),
+            rep.astype(np.int64),
+            arts.first_seen[rep].astype(np.int64),
+            arts.version[rep].astype(np.int64),
+            shown.cards.codes_of(rep).astype(np.int64),
+            story_label_codes(shown, pool_pos, rep, pinned),
+            facts.section_codes(sids.tolist()),
+        ],
+        axis=1,
+    )
+
+
+def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list) -> dict:
     """Pool entries (without score) of the pool positions ``misses``, by position."""
-    book, facts, cards = ctx.book, shown.facts, shown.cards
+    book, facts, cards, labels = ctx.book, shown.facts, shown.cards, shown.labels
     pool_rows, pool_pos_l = shown.ranked.cand.rows[pool_pos], pool_pos.tolist()
+    pinned = set(facts.pinned_ids)
     miss = np.array(misses, np.int64)
     topics, publishers, places = pool_features(book, pool_rows[miss], ctx.params)
     vecs = docs.project(book.stories.centroid[pool_rows[miss]]).tolist() if book.dim and miss.size else None
     fresh = {}
     for m, k in enumerate(misses):
         i, sid = pool_pos_l[k], facts.ids_l[pool_pos_l[k]]
+        rep = facts.rep_l[i]
         entry = {
             "story_id": str(sid),
             "section": facts.section_of[sid],
@@ -582,8 +672,8 @@ def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, m
             "publishers": tuple(publishers[m]),
             "places": tuple(places[m]),
             "entities": book.story_entities(int(pool_rows[k])),
-            "labels": keys[k][3],
-            "representative": cards.get(facts.rep_l[i], False),
+            "labels": labels.of(i, rep, sid in pinned),
+            "representative": cards.get(rep, False),
         }
         if vecs is not None:
             entry["vector"] = tuple(vecs[m])

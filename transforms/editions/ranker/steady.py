@@ -74,7 +74,7 @@ class SteadyWatch:
         retirement from each proposal), coverage and storylines as before.
 
         ``known`` (``CycleOutput.page_digests``): section -> (page, :class:`~transforms.editions.cycle.run.PageDigest`)
-        of the pages built from kept entries (run.py ``page_key``): a page that is that very document (no overlay
+        of the pages built from kept entries (run.py ``page_keys``): a page that is that very document (no overlay
         replaced it) has the digest its entries were found to have before, so it is not digested again; a page
         digested here leaves its digest there for the next cycle with the same inputs."""
         if controls:

@@ -1,0 +1,113 @@
+"""Pool entries kept across an edition's cycles (transforms/editions/cycle/context.py ``KeptEntries``, keyed by
+run.py ``pool_keys``): an entry is reused only while every input it is made of is the same, so a warm cache gives
+the pool a fresh one gives, minute after minute, including when a label changes with no new article (the
+developing label ending an hour after the change, a Breaking pin ending)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.transforms.editions.test_kept_features import busy_world
+from tests.transforms.editions.test_ownership_groups import owned_registry
+from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory, KeptEntries
+from transforms.editions.cycle.run import run_cycle
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+
+
+def test_a_kept_entry_is_found_only_while_its_id_names_and_every_key_are_equal():
+    ids = np.array([7, 3, 5], np.int64)
+    keys = np.arange(24, dtype=np.int64).reshape(3, 8)
+    entries = [{"story_id": "7"}, {"story_id": "3"}, {"story_id": "5"}]
+    kept = KeptEntries(ids, keys, entries, ("world", "nation"))
+    assert kept.find(ids, keys, ("world", "nation")) == entries
+    assert kept.find(np.array([5, 9], np.int64), keys[[2, 0]], ("world", "nation")) == [entries[2], None]
+    for col in range(8):  # any one input changed: that entry is rebuilt, the others are reused
+        changed = keys.copy()
+        changed[1, col] += 1
+        assert kept.find(ids, changed, ("world", "nation")) == [entries[0], None, entries[2]], col
+    assert kept.find(ids, keys, ("world", "local")) == [None] * 3  # another section table
+    assert KeptEntries().find(ids, keys, ()) == [None] * 3
+
+
+def test_a_label_that_ends_without_a_new_article_rebuilds_the_entry(world, make_ranker):
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
+    first = world.article("daily-herald", T - 30 * MIN, title="Storm kills 5 in Florida overnight, officials say")
+    world.add(1, first)
+    world.add(1, world.article("capital-post", T - 29 * MIN, title="Storm kills 5 in Florida overnight, officials say"))
+    world.story(2, ["pacific-times", "london-chronicle", "wirepress"], T - 40 * MIN)
+    upd = dict(first, version=2, title="Storm kills 7 in Florida overnight, officials say")
+    world.add(1, upd)
+    world.changes[-1]["at"] = T + 5 * MIN - 1000
+    warm, cold = make_ranker(world), make_ranker(world)
+    for r in (warm, cold):
+        r.breaking(2, T + 3 * MIN)  # pinned for 2 h, then not, with no new article
+    labels = []
+    minutes = [T + m * MIN for m in (0, 5, 6, 64, 66)] + [T + 2 * HOUR + 30 * MIN, T + 2 * HOUR + 31 * MIN]
+    for now in minutes:
+        cold.cache = CycleCache()
+        a, b = warm.cycle(now), cold.cycle(now)
+        assert a.pool == b.pool and a.pages == b.pages, now
+        labels.append({s["story_id"]: s["labels"] for s in a.pool["stories"]})
+    assert [x["1"] for x in labels] == [(), ("developing",), ("developing",), ("developing",), (), (), ()]
+    assert [x["2"] for x in labels] == [(), ("breaking",), ("breaking",), ("breaking",), ("breaking",), (), ()]
+    assert warm.cache.pool.ids.size == 2
+
+
+def test_a_warm_cache_gives_the_pool_of_an_empty_one_every_minute(world, monkeypatch):
+    """Through merges, splits, expiries, links, headline edits and the hourly rotation; most entries reused."""
+    T, MIN = world.T0, world.MIN
+    busy_world(world)
+    for k, c in enumerate([c for c in world.changes if c.get("article")][:40:4]):  # headline edits, new versions
+        world.add(c["story_id"], dict(c["article"], version=2, title=c["article"]["title"] + f" (update {k})"))
+        world.changes[-1]["at"] = T + (5 + k) * MIN
+    events = sorted((compact_change(c) for c in world.changes), key=event_sort_key)
+    config = load_config()
+    p, edition = RankParams.from_config(config), config.edition("us-en")
+    found = {"reused": 0, "asked": 0}
+    real_find = KeptEntries.find
+
+    def counted(self, ids, keys, names):
+        got = real_find(self, ids, keys, names)
+        found["asked"] += len(got)
+        found["reused"] += sum(e is not None for e in got)
+        return got
+
+    monkeypatch.setattr(KeptEntries, "find", counted)
+    books = {m: StoryBook(config, owned_registry(), "en") for m in ("warm", "cold")}
+    memories = {m: EditionMemory() for m in books}
+    warm_cache, done, compared = CycleCache(), 0, 0
+    for now in range(T - 10 * MIN, T + 70 * MIN, 8 * MIN):
+        while done < len(events) and events[done]["at"] < now:
+            for book in books.values():
+                book.apply(events[done])
+            done += 1
+        found_before = dict(found)
+        cold = run_cycle(CycleContext(books["cold"], edition, config, p, memories["cold"], now, CycleCache()))
+        found.update(found_before)  # count the warm cache's lookups only
+        warm = run_cycle(CycleContext(books["warm"], edition, config, p, memories["warm"], now, warm_cache))
+        assert warm.pool == cold.pool and warm.pages == cold.pages, now
+        compared += 1
+    assert compared == 10 and 0.5 * found["asked"] < found["reused"] < found["asked"]
+
+
+def test_an_edited_supporting_link_rebuilds_its_page_entry(world, make_ranker):
+    """A headline edit of a supporting article (a new version, nothing else of the story changes on the page)
+    shows the new headline at once: the page entry is keyed by every card it shows."""
+    T, MIN = world.T0, world.MIN
+    arts = world.story(1, ["daily-herald", "pacific-times", "capital-post", "wirepress"], T - 30 * MIN)
+    world.story(2, ["london-chronicle", "mumbai-daily"], T - 40 * MIN)
+    warm, cold = make_ranker(world), make_ranker(world)
+    first = warm.cycle(T)
+    entry = next(e for e in first.pages["top"]["stories"] if e["story_id"] == "1")
+    link = entry["supporting"][0]
+    art = next(c["article"] for c in arts if c["article_id"] == link["article_id"])
+    world.add(1, dict(art, version=2, title="A corrected headline of the story"))
+    world.changes[-1]["at"] = T + MIN // 2
+    cold.cycle(T)
+    cold.cache = CycleCache()
+    a, b = warm.cycle(T + MIN), cold.cycle(T + MIN)
+    assert a.pages == b.pages and a.pool == b.pool
+    entry = next(e for e in a.pages["top"]["stories"] if e["story_id"] == "1")
+    assert "A corrected headline of the story" in [c["title"] for c in (entry["representative"], *entry["supporting"])]
