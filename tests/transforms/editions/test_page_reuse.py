@@ -287,3 +287,56 @@ def test_no_page_is_reused_outside_the_change_only_replay(world):
     ctx = CycleContext(book, config.edition("us-en"), config, p, EditionMemory(), world.T0 + world.MIN)
     out = run_cycle(ctx)
     assert out.page_digests == {} and ctx.cache.pages == {}
+
+
+def _pool(minute: int, entries: list, **top) -> dict:
+    stories = [dict(e, score=1.0 / (minute + k + 1)) for k, e in enumerate(entries)]  # copies, new scores
+    doc = {"schema": "p", "edition": "us-en", "version": minute, "cycle": str(minute), "stories": stories, **top}
+    return {"kind": "candidate_pool", "pointer": "pool/us-en", "doc": doc, "min_stories": 1}
+
+
+def test_a_pool_holding_the_last_ones_values_is_not_digested_again(monkeypatch):
+    """steady.unproposed: a pool whose entries hold the very values the last pool with the proposed digest held
+    (copies of the ranker's cached entries) has that digest without being digested; a value that is not the same
+    object (but an equal string or integer) is digested, and a changed one proposed."""
+    from transforms.editions.ranker import steady
+
+    digested = []
+    monkeypatch.setattr(steady, "content_digest", lambda doc: digested.append(doc) or steady_digest(doc))
+    card = {"article_id": "a1", "title": "T", "url": "u", "image_url": None}
+    cached = [{"story_id": "12", "topics": ("world",), "representative": card, "vector": (0.5, -0.5), "rank": 7}]
+    watch, memory = steady.SteadyWatch(), type("M", (), {"page_max": {}})()
+
+    def left(item):
+        return watch.unproposed([item], memory, ())
+
+    assert left(_pool(1, cached)) and len(digested) == 1
+    assert left(_pool(2, cached)) == [] and len(digested) == 1  # the same values: not digested
+    assert left(_pool(3, [dict(cached[0], story_id="".join(["1", "2"]))])) == [] and len(digested) == 1  # equal str
+    assert left(_pool(4, [dict(cached[0], topics=("world",) + ())])) == [] and len(digested) == 1  # the same tuple
+    assert left(_pool(5, [dict(cached[0], topics=tuple(t for t in ["world"]))])) == [] and len(digested) == 2
+    assert left(_pool(6, [dict(cached[0], rank=True)])) != [] and len(digested) == 3  # true is not 1
+    assert left(_pool(7, [dict(cached[0], representative=dict(card, title="U"))])) != [] and len(digested) == 4
+    assert cached[0]["story_id"] is not "".join(["1", "2"])  # noqa: F632 (an equal string, another object)
+    held = [{"story_id": "12"}]
+    assert left(_pool(8, cached, held=held)) != [] and len(digested) == 5
+    assert left(_pool(9, cached, held=held)) == [] and len(digested) == 6  # a list is digested every time
+
+
+def steady_digest(doc):
+    from transforms.editions.vocabulary.documents import content_digest
+
+    return content_digest(doc)
+
+
+def test_same_content_needs_the_same_keys_and_values():
+    from transforms.editions.ranker.steady import same_content
+
+    card, entry = {"a": 1}, {"story_id": "1", "score": 0.5, "representative": None}
+    doc = {"edition": "e", "version": 1, "stories": [dict(entry, representative=card)]}
+    assert same_content(doc, dict(doc, version=2, stories=[dict(doc["stories"][0], score=0.25)]))
+    assert not same_content(doc, dict(doc, stories=[dict(doc["stories"][0], representative={"a": 1})]))
+    assert not same_content(doc, dict(doc, stories=[dict(doc["stories"][0], extra=1)]))
+    assert not same_content(doc, dict(doc, edition="f"))
+    assert not same_content(doc, dict(doc, stories=doc["stories"] * 2))
+    assert not same_content(doc, {k: v for k, v in doc.items() if k != "edition"})

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from transforms.editions.cycle import fairness
 from transforms.editions.cycle.run import choose_page_slots, pool_positions
-from transforms.editions.vocabulary.documents import content_digest
+from transforms.editions.vocabulary.documents import _VOLATILE, _VOLATILE_ENTRY, content_digest
 
 
 class SteadyWatch:
@@ -59,6 +59,7 @@ class SteadyWatch:
         self.last_key = None
         self.counts: dict = {}  # section -> stories on the last full minute's emitted page
         self.proposed: dict = {}  # page or pool pointer -> (content digest, minimum) of the last one proposed
+        self.proposed_docs: dict = {}  # page or pool pointer -> the last document found to have that digest
 
     def unproposed(self, items: list, memory, controls, known: dict | None = None) -> list:
         """A full minute's snapshot items without the pages and pool that repeat what this edition last proposed
@@ -76,9 +77,12 @@ class SteadyWatch:
         ``known`` (``CycleOutput.page_digests``): section -> (page, :class:`~transforms.editions.cycle.run.PageDigest`)
         of the pages built from kept entries (run.py ``page_keys``): a page that is that very document (no overlay
         replaced it) has the digest its entries were found to have before, so it is not digested again; a page
-        digested here leaves its digest there for the next cycle with the same inputs."""
+        digested here leaves its digest there for the next cycle with the same inputs. Any other page or pool that
+        holds what the last document found to have the proposed digest held (:func:`same_content`: a pool's entries
+        are copies of the ranker's cached ones, value for value) has that digest without being digested."""
         if controls:
             self.proposed.clear()
+            self.proposed_docs.clear()
             return items
         page_max = getattr(memory, "page_max", {})
         out = []
@@ -87,19 +91,27 @@ class SteadyWatch:
             if kind not in ("edition_page", "candidate_pool"):
                 out.append(item)
                 continue
+            pointer = item["pointer"]
             page = (known or {}).get(doc.get("section")) if kind == "edition_page" else None
+            last, last_doc = self.proposed.get(pointer), self.proposed_docs.get(pointer)
             if page is not None and page[0] is doc and page[1].digest is not None:
                 digest = page[1].digest  # built from the same entries as a page digested before
             else:
-                digest = content_digest(doc)
+                if last is not None and last_doc is not None and same_content(last_doc, doc):
+                    digest = last[0]  # what the last document with the proposed digest held
+                else:
+                    digest = content_digest(doc)
                 if page is not None and page[0] is doc:
                     page[1].digest = digest
             item["digest"] = digest  # the publisher's own (snapshots.py): not computed twice
             key = (digest, item["min_stories"])
             shrinking = kind == "edition_page" and 2 * len(doc["stories"]) < page_max.get(doc["section"], 0)
-            if not shrinking and self.proposed.get(item["pointer"]) == key:
+            if last is None or last[0] == digest:
+                self.proposed_docs[pointer] = doc
+            if not shrinking and last == key:
                 continue
-            self.proposed[item["pointer"]] = key
+            self.proposed[pointer] = key
+            self.proposed_docs[pointer] = doc
             out.append(item)
         return out
 
@@ -196,6 +208,42 @@ class SteadyCheck:
 
     def record(self, out) -> None:
         self.watch.record(out, self.memory)
+
+
+_SHARED = (str, int, float, tuple, dict, type(None))  # value types a document shares with the ranker's caches
+
+
+def _same_value(a, b) -> bool:
+    """``b`` is ``a`` (a value a document shares with the ranker's caches: strings, numbers, tuples and the cached
+    cards, which nothing changes in place once built) or an equal string or integer of the same type (a bool is
+    not an int here, so ``true`` never meets ``1``)."""
+    if a is b:
+        return type(a) in _SHARED
+    return type(a) is type(b) and type(a) in (str, int) and a == b
+
+
+def same_content(last: dict, doc: dict) -> bool:
+    """Whether ``doc`` provably holds what ``last`` held of what documents.content_digest hashes (so the same
+    digest): the same top-level keys with the same values but the volatile ones (version, cycle times,
+    concentration), and the same number of entries, each with the same keys and, but for its score, the same
+    values (:func:`_same_value`). A pool's entries are copies of the ranker's cached ones (run.py pool_document),
+    so an unchanged pool holds the very values of the last; a list (``held``) is never taken as the same. False
+    when not proven: the caller digests."""
+    if last.keys() != doc.keys():
+        return False
+    for k, v in doc.items():
+        if k != "stories" and k not in _VOLATILE and not _same_value(last[k], v):
+            return False
+    a, b = last.get("stories"), doc.get("stories")
+    if type(a) is not list or type(b) is not list or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if type(x) is not dict or type(y) is not dict or x.keys() != y.keys():
+            return False
+        for k, v in y.items():
+            if k not in _VOLATILE_ENTRY and not _same_value(x[k], v):
+                return False
+    return True
 
 
 def _slots(page_slots) -> tuple:
