@@ -237,3 +237,29 @@ def test_pool_stories_carry_their_main_entity_ids(world, make_ranker):
     world.add(1, article("metro-daily", T + MIN, ("person:c", "C.", "PERSON"), isro))
     entry = {s["story_id"]: s for s in r.cycle(T + 5 * MIN).pool["stories"]}["1"]
     assert list(entry["entities"]) == ["org:isro", "person:c", "place:pune", "b", "d"]  # ties: by id
+
+
+def test_a_centroid_as_float32_bytes_folds_as_the_list_did(world):
+    """compact_change carries a change's centroid as the float32 bytes the book stores (storybook.centroid_bytes:
+    one object for Beam's state cache to weigh instead of ~385); the book holds the same centroids as when the
+    event carried the list of floats, through placements, a split and a merge."""
+    T, MIN = world.T0, world.MIN
+    world.story(1, ["daily-herald", "capital-post"], T)
+    world.story(2, ["metro-times"], T + MIN)
+    world.split(1, 3, [world.changes[1]["article_id"]], T + 2 * MIN)
+    world.merge(1, 2, T + 3 * MIN)
+    events = sorted((compact_change(c) for c in world.changes), key=event_sort_key)
+    assert all(isinstance(e["centroid"], bytes) for e in events)
+    changes = world.sorted_changes()  # the order of event_sort_key: (at, seq)
+    as_lists = [dict(e, centroid=[float(x) for x in c["centroid"]]) for e, c in zip(events, changes, strict=True)]
+    books = []
+    for evs in (events, as_lists):
+        book = StoryBook(load_config(), default_registry(), "en")
+        for e in evs:
+            book.apply(e)
+        books.append(book)
+    a, b = books
+    n = a.stories.size
+    assert n == b.stories.size >= 3 and a.dim == b.dim
+    assert np.array_equal(a.stories.centroid[:n], b.stories.centroid[:n]) and a.stories.centroid[:n].any()
+    assert np.array_equal(a.stories.centroid_seq[:n], b.stories.centroid_seq[:n])

@@ -75,6 +75,15 @@ ARTICLE_FIELDS = (
 )
 
 
+def centroid_bytes(centroid) -> bytes:
+    """A change's centroid as the float32 bytes the book stores it as (``StoryBook._set_centroid``: the same values
+    as converting the list there). Why bytes, not the list of floats: every compact event sits in the ranker's
+    INBOX and LOG state, and Beam's state cache weighs a bag each time it is read or committed by walking every
+    object in it (objsize), ~385 of them per event for a 384-d list and one for its bytes; a replay's edition reads
+    a month's INBOX of ~260 events (py-spy: ~4 % of the change-only backfill's CPU in that weighing)."""
+    return np.asarray([float(x) for x in (centroid or ())], np.float32).tobytes()
+
+
 def compact_change(change: dict) -> dict:
     """A StoryChange trimmed to what ranking needs (no body or keywords; entities as places and as ids only)."""
     out = {
@@ -89,7 +98,7 @@ def compact_change(change: dict) -> dict:
         "article_ids": list(change.get("article_ids") or ()),
         "is_copy": bool(change.get("is_copy")),
         "at": int(change["at"]),
-        "centroid": [float(x) for x in (change.get("centroid") or ())],
+        "centroid": centroid_bytes(change.get("centroid")),
     }
     art = change.get("article")
     if art:
@@ -269,7 +278,7 @@ class StoryBook:
     def _set_centroid(self, row: int, centroid, seq: float) -> None:
         if not centroid or seq <= self.stories.centroid_seq[row]:
             return
-        c = np.asarray(centroid, np.float32)
+        c = np.frombuffer(centroid, np.float32) if isinstance(centroid, bytes) else np.asarray(centroid, np.float32)
         if self.dim is None:
             self.dim = int(c.shape[0])
             self.stories.set_width("centroid", self.dim)
