@@ -5,13 +5,19 @@ developing label ending an hour after the change, a Breaking pin ending)."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 
 from tests.transforms.editions.test_kept_features import busy_world
 from tests.transforms.editions.test_ownership_groups import owned_registry
 from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle import trust
+from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble
 from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory, KeptEntries
 from transforms.editions.cycle.run import run_cycle
+from transforms.editions.cycle.trust import KeptFacts
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
 
@@ -111,3 +117,70 @@ def test_an_edited_supporting_link_rebuilds_its_page_entry(world, make_ranker):
     assert a.pages == b.pages and a.pool == b.pool
     entry = next(e for e in a.pages["top"]["stories"] if e["story_id"] == "1")
     assert "A corrected headline of the story" in [c["title"] for c in (entry["representative"], *entry["supporting"])]
+
+
+def test_a_page_s_cosines_are_kept_only_for_the_same_stories_at_the_same_centroids():
+    """assembly.Gram: the near-duplicate test's cosines are reused for the same set of stories in any order, and
+    made again when a story's centroid sequence moves (here its new centroid makes it a near-duplicate)."""
+    rng = np.random.default_rng(4)
+    vecs = rng.standard_normal((6, 16))
+    vecs /= np.linalg.norm(vecs, axis=1)[:, None]
+    ids = [11, 12, 13, 14, 15, 16]
+    index, seq = {sid: k for k, sid in enumerate(ids)}, dict.fromkeys(ids, 1.0)
+    rules = DiversityRules(top_n=3, page_size=6)
+
+    def page(order, matrix, gram):
+        traits = StoryTraits({}, {}, index, matrix, dict(seq))
+        return [s.story_id for s in assemble(order, [], traits, rules, None, gram)]
+
+    gram = Gram()
+    assert page(ids, vecs, gram) == ids
+    kept = gram.sims
+    assert page(ids[::-1], vecs, gram) == ids[::-1] and gram.sims is kept  # the same stories: reused
+    moved = vecs.copy()
+    moved[5] = 0.95 * vecs[0] + np.sqrt(1 - 0.95**2) * vecs[1]
+    moved[5] /= np.linalg.norm(moved[5])
+    seq[16] = 2.0  # story 16's new centroid, a near-duplicate of story 11
+    assert page(ids, moved, gram) == page(ids, moved, None) == ids[:5]
+    assert gram.sims is not kept
+    assert page([11, 12, 13], moved, gram) == [11, 12, 13] and gram.key == tuple((s, seq[s]) for s in (11, 12, 13))
+
+
+def test_kept_facts_give_the_developing_labels_and_memory_of_a_full_look(world, make_ranker):
+    """trust.KeptFacts: a candidate with the same representative at the same version skips its headline's facts;
+    a new version of the headline (5 -> 7 dead), a rotation to another article and a memory read back from state
+    (another dict) are looked at whole, with the same labels and facts as without the kept ones."""
+    T, MIN, HOUR = world.T0, world.MIN, world.HOUR
+    first = world.article("daily-herald", T - 30 * MIN, title="Storm kills 5 in Florida overnight, officials say")
+    world.add(1, first)
+    world.add(1, world.article("capital-post", T - 29 * MIN, title="Storm kills 6 in Florida overnight, officials say"))
+    world.story(2, ["pacific-times", "london-chronicle"], T - 40 * MIN)
+    world.add(1, dict(first, version=2, title="Storm kills 7 in Florida overnight, officials say"))
+    world.changes[-1]["at"] = T + 5 * MIN - 1000
+    r = make_ranker(world)
+    r.cycle(T)
+    book, kept, memory = r.book, KeptFacts(), copy.deepcopy(r.memory)
+    ranked = {}
+    real_gates = trust.gates
+
+    def spy(book, p, mem, now, rk, kept_=None):
+        ranked["now"] = rk
+        return real_gates(book, p, mem, now, rk, kept_)
+
+    labels = []
+    for now in [T + m * MIN for m in (1, 2, 5, 6, 30, 64, 66)] + [T + 2 * HOUR + m * MIN for m in (0, 1)]:
+        trust.gates = spy
+        try:
+            r.cycle(now)
+        finally:
+            trust.gates = real_gates
+        rk = ranked["now"]
+        ids, reps = book.stories.id[rk.cand.rows].tolist(), rk.reps.rep.tolist()
+        if now == T + 30 * MIN:
+            memory = pickle.loads(pickle.dumps(memory))  # a restarted worker: the facts are another dict
+        fresh = copy.deepcopy(memory)
+        want = trust.developing(book, ids, reps, fresh, now, r.params)
+        got = trust.developing(book, ids, reps, memory, now, r.params, kept)
+        assert got == want and memory.facts == fresh.facts, now
+        labels.append(got[ids.index(1)])
+    assert labels == [False, False, True, True, True, True, False, False, False]

@@ -87,16 +87,38 @@ class StoryTraits:
     section_of: dict[int, str] = field(default_factory=dict)
     vec_index: dict[int, int] = field(default_factory=dict)
     vec_matrix: np.ndarray | None = None
+    vec_seq: dict[int, float] | None = None  # story -> the centroid_seq its row of vec_matrix is of (Gram reuse)
+
+
+class Gram:
+    """The cosines of one page's stories with each other (``sims``, in ascending story order) kept across cycles
+    for one page of one edition (the cycle keeps one per section): a page's ~60 candidates are mostly the same set
+    from minute to minute (in another order three times in four), and their 60 x 384 Gram matrix was a third of
+    the page assembly's CPU. Reused while the page asks for the same stories at the same centroid sequences
+    (``key``): the same rows of unit centroids (centroids.py: a row's vector is the same bits whichever cycle made
+    it), so the same matrix product."""
+
+    __slots__ = ("key", "sims")
+
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.sims: np.ndarray | None = None
 
 
 def assemble(
-    order: list[int], pins: list[int], traits: StoryTraits, rules: DiversityRules, alternative=None
+    order: list[int],
+    pins: list[int],
+    traits: StoryTraits,
+    rules: DiversityRules,
+    alternative=None,
+    gram: Gram | None = None,
 ) -> list[Slot]:
     """The page's slots.
     ``rules.storyline_of``: a story of a storyline already in the first ``storyline_top`` waits (_one_per_storyline).
     ``alternative(story_id, blocked_publishers) -> (article, publisher) | None``.
+    ``gram``: the page's cosines kept from its last cycle (:class:`Gram`; with ``traits.vec_seq``), updated here.
     """
-    page = _Page(traits, rules, alternative, list(dict.fromkeys(list(pins) + list(order))))
+    page = _Page(traits, rules, alternative, list(dict.fromkeys(list(pins) + list(order))), gram)
     placed, publisher_of, section_of = page.placed, traits.publisher_of, traits.section_of
     waiting: list[Slot] = []
     pinned = set(pins)
@@ -138,17 +160,24 @@ class _Page:
     """One page being assembled: the placed slots, the per-publisher and per-section counts, and each story's
     highest cosine with any placed story (kept up to date as stories are placed)."""
 
-    def __init__(self, traits: StoryTraits, rules: DiversityRules, alternative, everyone: list[int]):
+    def __init__(self, traits: StoryTraits, rules: DiversityRules, alternative, everyone: list[int], gram=None):
         self.traits, self.rules, self.alternative = traits, rules, alternative
         self.placed: list[Slot] = []
         self.pub_count: dict[str, int] = {}
         self.sec_count: dict[str, int] = {}
-        everyone = [x for x in everyone if x in traits.vec_index]
+        everyone = sorted(x for x in everyone if x in traits.vec_index)  # by story: one matrix per set of stories
         self.index = {x: i for i, x in enumerate(everyone)}
         self.sims = None
         if everyone and traits.vec_matrix is not None:
-            m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
-            self.sims = m @ m.T  # one small matrix per page
+            seq = traits.vec_seq
+            key = tuple([(x, seq[x]) for x in everyone]) if gram is not None and seq is not None else None
+            if key is not None and gram.key == key:
+                self.sims = gram.sims
+            else:
+                m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
+                self.sims = m @ m.T  # one small matrix per page
+                if key is not None:
+                    gram.key, gram.sims = key, self.sims
         # each story's highest cosine with a placed story: updated in place (no list round trip per placement)
         self.closest = np.full(len(everyone), -1.0)
 

@@ -21,6 +21,7 @@ import numpy as np
 from transforms.editions.cycle.centroids import UnitCentroids
 from transforms.editions.cycle.kept import KeptFeatures
 from transforms.editions.cycle.scoring import Smoothing
+from transforms.editions.cycle.trust import KeptFacts
 
 if TYPE_CHECKING:
     from transforms.editions.book.storybook import StoryBook
@@ -115,7 +116,9 @@ class CycleCache:
     page sections, cities and topic ids while its entities, places, topics and page sections are the same objects
     and values (``topics``), and a topic page item while its story's section, labels and representative card are (``topic_items``). ``features``: the pair and
     region sums of the last cycle, recomputed for the stories that changed (kept.py); ``unit``: the unit centroids
-    of the stories pages can place, recomputed for the rows new or with a newer centroid (centroids.py)."""
+    of the stories pages can place, recomputed for the rows new or with a newer centroid (centroids.py); ``facts``:
+    which candidates' headlines the developing test already took in (trust.py ``KeptFacts``); ``gram``: per
+    section, its page's cosines while it asks for the same stories at the same centroids (assembly.py ``Gram``)."""
 
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
     cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
@@ -125,6 +128,8 @@ class CycleCache:
     topics: dict = field(default_factory=dict)  # story id -> its pool entry's annotation (overlays/topics.py)
     topic_items: dict = field(default_factory=dict)  # story id -> its item on topic pages (overlays/topics.py)
     unit: UnitCentroids = field(default_factory=UnitCentroids)  # the unit centroids pages read (centroids.py)
+    facts: KeptFacts = field(default_factory=KeptFacts)  # the developing test's facts of the last cycle (trust.py)
+    gram: dict = field(default_factory=dict)  # section -> assembly.Gram: its page's cosines, kept for the same stories
     pages: dict = field(default_factory=dict)  # section -> run.PageDigest of its last page (change-only replay)
 
 

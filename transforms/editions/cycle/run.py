@@ -30,7 +30,7 @@ from transforms.editions.book.headlines import demoted_ids
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle import fairness, trust
 from transforms.editions.cycle.arrays import unique_ints
-from transforms.editions.cycle.assembly import DiversityRules, StoryTraits, assemble, hysteresis_order
+from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble, hysteresis_order
 from transforms.editions.cycle.collector import spaced_collections
 from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
 from transforms.editions.cycle.representatives import (
@@ -130,7 +130,7 @@ def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
     """Pages, pool and coverage documents of a ranked cycle; updates the memory (pages, impressions, coverage).
     None, after the decisions only, when ``ctx.steady`` says so (see :func:`run_cycle`)."""
     book, p, memory, now, cache, clock = ctx.book, ctx.params, ctx.memory, ctx.now, ctx.cache, ctx.clock
-    facts, gates = page_facts(ctx, ranked), trust.gates(book, p, memory, now, ranked)
+    facts, gates = page_facts(ctx, ranked), trust.gates(book, p, memory, now, ranked, cache.facts)
     clock.lap("page_facts")
     page_slots = choose_page_slots(ctx, ranked, facts, gates)
     clock.lap("page_slots")
@@ -273,7 +273,9 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         max_cosine=p.max_centroid_cosine,
         page_size=p.page_size,
     )
-    traits = StoryTraits(facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix)
+    vec_seq = dict(zip(ids_l, book.stories.centroid_seq[cand.rows].tolist())) if facts.vec_index else None
+    traits = StoryTraits(facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix, vec_seq)
+    old_gram, new_gram = ctx.cache.gram, {}
     old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
     version_l = book.stories.version[cand.rows].tolist()  # per candidate position, read once
@@ -291,7 +293,8 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
         rules = DiversityRules(mixed_sections=section.match != "label", storyline_of=storylines, **rules_base)
-        slots = assemble(order, pins, traits, rules, alternative)
+        gram = new_gram[sec_id] = old_gram.get(sec_id) or Gram()
+        slots = assemble(order, pins, traits, rules, alternative, gram)
         memory.prev_pages[sec_id] = [x.story_id for x in slots]
         chosen = []
         for slot in slots:
@@ -309,6 +312,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
                 new_support[key] = (version_key, sup)
             chosen.append((slot, i, rep, sup, scores.get(slot.story_id, smoothed_l[i])))
         by_section[sec_id] = chosen
+    ctx.cache.gram = new_gram
     return PageSlots(by_section, new_support)
 
 

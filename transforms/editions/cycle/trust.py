@@ -71,16 +71,15 @@ def key_facts(title: str) -> tuple[str, ...]:
     return tuple(sorted(facts))
 
 
-def gates(book, p, memory, now: int, ranked) -> Gates:
-    """Corroboration, holds and developing labels of a cycle's candidates (module docstring)."""
+def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> Gates:
+    """Corroboration, holds and developing labels of a cycle's candidates (module docstring); ``kept``: the
+    edition's :class:`KeptFacts` (its CycleCache), None: every candidate's facts looked at."""
     f, rows = ranked.f, ranked.cand.rows
     k = rows.size
     ids = book.stories.id[rows]
-    slot = np.full(book.stories.size + 1, -1, np.int64)
-    slot[rows] = np.arange(k)
     sel = book.pair_rows_of(rows)  # the candidates' own pairs: O(their pairs), every result below ignores order
     sel = sel[f.sp_ok[sel]]
-    gs, w = slot[book.pairs.story[sel]], f.sp_w[sel]
+    gs, w = np.searchsorted(rows, book.pairs.story[sel]), f.sp_w[sel]  # candidate position (rows: sorted, unique)
     strong = is_strong(w, p.corroboration_authority)
     groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
     span = int(groups.max()) + 1 if groups.size else 1
@@ -107,11 +106,42 @@ def gates(book, p, memory, now: int, ranked) -> Gates:
         set(ids[~corroborated & ~held].tolist()),
         set(ids[held_pos].tolist()),
         entries,
-        developing(book, ids.tolist(), ranked.reps.rep.tolist(), memory, now, p),
+        developing(book, ids.tolist(), ranked.reps.rep.tolist(), memory, now, p, kept),
     )
 
 
-def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool]:
+class KeptFacts:
+    """Per edition (in its CycleCache, in-process): the facts dict :func:`developing` left in the edition's memory
+    last cycle and, per candidate story then, its representative's row and version. A candidate with the same
+    representative at the same version (the same headline) whose memory holds the facts of that very dict has
+    them already: its headline's facts were merged into them last cycle, so they cannot change now, and only the
+    window test is made (~1,700 candidates per edition and cycle, a few new or changed). A memory read back from
+    state (another dict) is looked at whole."""
+
+    __slots__ = ("facts", "ids", "reps", "versions")
+
+    def __init__(self) -> None:
+        self.facts: dict | None = None
+        self.ids = self.reps = self.versions = np.zeros(0, np.int64)
+
+    def same(self, book, memory_facts: dict, ids_l: list, rep_l: list) -> tuple[list, np.ndarray, np.ndarray]:
+        """Per candidate whether it has the same representative and version as last cycle (see above), and the
+        candidates' ids and representatives' versions as arrays."""
+        ids, reps = np.array(ids_l, np.int64), np.array(rep_l, np.int64)
+        versions = np.where(reps >= 0, book.articles.version[np.maximum(reps, 0)], -1).astype(np.int64)
+        if self.facts is not memory_facts or not self.ids.size or not ids.size:
+            return [False] * len(ids_l), ids, versions
+        pos = np.minimum(np.searchsorted(self.ids, ids), self.ids.size - 1)
+        same = (self.ids[pos] == ids) & (self.reps[pos] == reps) & (self.versions[pos] == versions) & (reps >= 0)
+        return same.tolist(), ids, versions
+
+    def keep(self, facts: dict, ids: np.ndarray, reps: list, versions: np.ndarray) -> None:
+        order = np.argsort(ids, kind="stable")
+        self.facts, self.ids = facts, ids[order]
+        self.reps, self.versions = np.array(reps, np.int64)[order], versions[order]
+
+
+def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFacts | None = None) -> list[bool]:
     """Per candidate: its story's key facts changed within ``developing_window_min``; updates the facts kept in
     ``memory`` (story id -> (every key fact its headlines have shown, time of their last change; 0: never)).
 
@@ -124,8 +154,14 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool
     cards, event_minute, get = book.articles.card, book.articles.event_minute, old.get
     since = now - window  # labelled: a last change after it (0: never changed, never labelled)
     out = [False] * len(ids_l)
-    for k, (sid, rep) in enumerate(zip(ids_l, rep_l)):
+    same_l, ids, versions = kept.same(book, old, ids_l, rep_l) if kept is not None else ([False] * len(ids_l), 0, 0)
+    for k, (sid, rep, same) in enumerate(zip(ids_l, rep_l, same_l)):
         seen = get(sid)
+        if same and seen is not None:  # the same headline as last cycle: its facts are in ``seen`` (KeptFacts)
+            new[sid] = seen
+            if seen[1] > since and seen[1] > 0:
+                out[k] = True
+            continue
         if rep >= 0:
             facts = key_facts(cards[rep]["title"] or "")
             if seen is None:
@@ -140,6 +176,8 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p) -> list[bool
         if seen[1] > since and seen[1] > 0:
             out[k] = True
     memory.facts = new
+    if kept is not None:
+        kept.keep(new, ids, rep_l, versions)
     return out
 
 
