@@ -169,3 +169,45 @@ def test_members_past_the_storyline_horizon_are_counted_not_listed():
     restored.apply(snap)
     restored.grown.clear()  # has_page from the count alone (a SPLIT's storyline is not "grown")
     assert restored.has_page(7) and restored.of == {2: 7}
+
+
+def test_a_saga_whose_episodes_merge_in_keeps_the_aliases_of_the_last_forget_ms_only():
+    """Each episode founds a storyline and merges into the saga's at the next tick (what the storyline stage does when
+    an episode's first article has no link yet): one alias per episode. A saga of 60 days keeps the aliases of the
+    last FORGET_MS, not 72; a restored map resolves those and folds later events the same as the map it came from."""
+    hour = 3600 * 1000
+    smap, seq = StorylineMap(), 0
+
+    def ev(kind, at, sl, **kw):
+        nonlocal seq
+        seq += 1
+        return sl_event(seq, kind, at, sl, **kw)
+
+    smap.apply(ev("NEW_STORYLINE", 0, 70, story_id=1))
+    episodes = 72  # one every 20 h: 60 days
+    for k in range(1, episodes):
+        at = k * 20 * hour
+        smap.apply(ev("NEW_STORYLINE", at, 1000 + k, story_id=1 + k))
+        smap.apply(ev("MERGE", at + 600_000, 70, other=1000 + k))
+    now = episodes * 20 * hour
+    live = {episodes - 1, episodes}  # the last two episodes
+    (snap,) = smap.snapshot(live, lambda s: (s - 1) * 20 * hour, lambda s: 0, now)
+    recent = [1000 + k for k in range(1, episodes) if k * 20 * hour + 600_000 >= now - FORGET_MS]
+    assert snap["aliases"] == recent and len(recent) < 40  # main: all 71
+    assert snap["alias_at"] == [(a - 1000) * 20 * hour + 600_000 for a in recent]
+    restored = StorylineMap()
+    restored.apply(snap)
+    later = [
+        ev("ATTACH", now + 1000, recent[0], story_id=500),
+        ev("SPLIT", now + 2000, recent[-1], other=2000, story_ids=[500]),
+    ]
+    for m in (smap, restored):
+        m.take()
+        for e in later:
+            m.apply(e)
+    assert restored.take() == smap.take() and restored.of[500] == smap.of[500]
+    assert restored.resolve(recent[0]) == 70 and restored.alias_at[recent[0]] == snap["alias_at"][0]
+    again = StorylineMap()  # a SNAPSHOT of an older build (no alias_at): its aliases count from the next compaction
+    again.apply({k: v for k, v in snap.items() if k != "alias_at"})
+    (snap2,) = again.snapshot({episodes}, lambda s: None, lambda s: 0, now + FORGET_MS)
+    assert snap2["aliases"] == recent and snap2["alias_at"] == [now + FORGET_MS] * len(recent)

@@ -20,6 +20,13 @@ aliases resolving to it, and the structural minute its events gave each live mem
 move), and marks nothing changed (no storyline page is republished by a compaction or a rebuild). A member whose last
 article is older than :data:`FORGET_MS` is kept as a count only (``has_page`` still counts it): past the storyline
 stage's horizon (transforms/stories/storylines/storyline.py ``HORIZON_MS``, ~23 days) no event can name it again.
+An alias (a storyline absorbed by a MERGE) is kept while its MERGE is younger than :data:`FORGET_MS` too: the stage
+names the survivor in every event after the MERGE, so only an event sent before it can name the absorbed id, and
+none arrives that late. Without that bound a saga whose episodes each found a storyline and merge into it at their
+next tick (the storyline stage does so when an episode's first article has no link yet) kept one alias per
+episode for as long as the saga lived: O(its history) in every SNAPSHOT (benchmarks/month_sim.py ``--sagas``).
+The MERGE's time of each alias is in the SNAPSHOT's ``alias_at``, a key older builds do not read (they keep the
+plain ``aliases`` list as before).
 """
 
 from __future__ import annotations
@@ -65,6 +72,7 @@ class StorylineMap:
         self.merged: dict[int, int] = {}  # since the last take(): absorbed storyline -> its survivor
         self.forgotten: dict[int, int] = {}  # storyline -> members past FORGET_MS at a compaction (a count only)
         self.member_at: dict[int, int] = {}  # member -> its last article's time, from a SNAPSHOT (not in the book)
+        self.alias_at: dict[int, int] = {}  # absorbed storyline -> its MERGE's time (a compaction forgets old ones)
 
     def has_page(self, storyline_id: int) -> bool:
         """Whether the storyline has a page: more than one episode (a one-story storyline is its story page)."""
@@ -106,6 +114,7 @@ class StorylineMap:
                 if other in self.forgotten:
                     self.forgotten[sl] = self.forgotten.get(sl, 0) + self.forgotten.pop(other)
                 self.alias[other] = sl
+                self.alias_at[other] = int(e["at"])
                 self.grown.add(sl)
                 self.sources.setdefault(sl, {})[other] = None
                 self.merged[other] = sl
@@ -147,6 +156,11 @@ class StorylineMap:
         None`` (the book's newest article of a story it holds), ``minutes(story) -> int`` (the structural minute of
         a live story's row, 0 if none)."""
         out = []
+        aliases: dict[int, list[int]] = {}
+        for a in sorted(self.alias):
+            at = self.alias_at.setdefault(a, now)  # an alias restored from a SNAPSHOT without its time: from now
+            if at >= now - FORGET_MS:
+                aliases.setdefault(self.resolve(a), []).append(a)
         for sl in sorted({self.of[s] for s in live_ids if s in self.of}):
             members, forgotten = [], self.forgotten.get(sl, 0)
             for s in sorted(self.members.get(sl, ())):
@@ -167,7 +181,8 @@ class StorylineMap:
                     "members": members,
                     "forgotten": forgotten,
                     "grown": sl in self.grown,
-                    "aliases": sorted(a for a in self.alias if self.resolve(a) == sl),
+                    "aliases": aliases.get(sl, []),
+                    "alias_at": [self.alias_at[a] for a in aliases.get(sl, [])],
                     "minutes": [[s, int(minutes(s))] for s in sorted(live_ids & self.members.get(sl, set()))],
                 }
             )
@@ -175,8 +190,10 @@ class StorylineMap:
 
     def _restore(self, e: dict) -> None:
         sl = int(e["storyline_id"])
-        for a in e["aliases"]:
+        for a, at in zip(e["aliases"], e.get("alias_at") or [None] * len(e["aliases"])):
             self.alias[int(a)] = sl
+            if at is not None:
+                self.alias_at[int(a)] = int(at)
         for s, at in e["members"]:
             self._put(int(s), sl)
             self.member_at[int(s)] = int(at)
