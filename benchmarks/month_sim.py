@@ -56,7 +56,8 @@ work once for the whole backfill: printed per article of the run). ``--steady`` 
 50 h from the first warm-up day to the last, chained into one storyline: benchmarks/history_gen.py), so that a
 state keeping a storyline's history would grow through the month (``largest storyline``: the storyline stage's
 biggest, its stories within the horizon; ``rank log storyline max B``: the ranker's largest storyline event, a
-compaction's SNAPSHOT, which lists members by id for FORGET_MS = 30 days and counts the older ones);
+compaction's SNAPSHOT, which lists members and aliases by id for FORGET_MS = 30 days and counts the older members:
+it rose with the saga while the SNAPSHOT kept every alias, one an episode, before 5df2a28);
 ``--profile 3,30`` prints the cProfile top of the storyline and repair stages on those days.
 
     .venv/bin/python benchmarks/month_sim.py --days 30 --per_day 1500      # a month (docs/operations.md)
