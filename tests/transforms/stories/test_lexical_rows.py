@@ -360,6 +360,23 @@ def test_story_bounds_hold_every_sum_after_the_idf_moved_either_way_and_original
     assert tighter > 0
 
 
+def test_story_bounds_refused_where_an_idf_is_not_positive():
+    """The bound's ratio argument needs every IDF > 0; with ``idf_prior`` 0 a key every document holds has
+    log(n / (df + 1)) < 0, and story_bounds answers None (the merge pass then takes the shared counts) rather than a
+    bound from negative ratios."""
+    arts = _articles(headlines=True)
+    lex = LexicalStats(dataclasses.replace(ClusterConfig(), idf_prior=0.0))
+    s = Story(1, "en", csum=arts[0].vector.astype(np.float64), ct=arts[0].first_seen_at)
+    for a in sorted(arts[:6], key=lambda a: a.article_id):
+        m = Member.from_features(a, is_copy=False, seq=0)
+        lex.count(m, +1)
+        s.add(m)
+    lex.story_sums(s, s.originals_by_id())
+    lex.count(Member.from_features(arts[60], is_copy=False, seq=0), +1)  # the IDF moves
+    assert min(math.log((lex.n_docs + 0.0) / (d + 1.0)) for d in lex.df.values()) <= 0.0
+    assert lex.story_bounds(s, s.originals_by_id()) is None
+
+
 def test_merges_told_surely_below_by_kept_sums_after_the_idf_moved_have_negative_margins():
     """Scorer.surely_below with the sums kept from an earlier merge pass (story_bounds) after the IDF moved: every
     pair it tells below has an exact margin < 0, and the kept sums tell some pairs the shared counts alone do not."""

@@ -168,6 +168,8 @@ class LexicalStats:
             bound = np.zeros(len(keys))
             if k0:
                 r = self._idf_by_column(cols[:k0], n) / idf_then
+                if not (float(idf_then.min()) > 0.0 and float(r.min()) > 0.0):
+                    return None  # an IDF <= 0 (an idf_prior < 1 lets df + 1 reach n): the ratio argument needs > 0
                 bound[:k0] = then * (float(r.max()) / float(r.min()))
             if len(idx) > occ0:
                 bound += np.bincount(idx[occ0:], minlength=len(keys))
