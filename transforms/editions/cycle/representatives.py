@@ -235,12 +235,12 @@ def supporting(book: StoryBook, reps: Representatives, i: int, rep: int, p: Supp
 # Card labels in schema order, by bit: opinion 1, fact_check 2, wire 4, local 8, first_report 16, paid 32.
 _LABEL_NAMES = ("opinion", "fact_check", "wire", "local", "first_report", "paid")
 # Tuples, not lists: cached cards made only of atomic values and tuples are untracked by CPython's cyclic GC.
-_LABELS = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(64)]
+LABELS_BY_CODE = [tuple(name for b, name in enumerate(_LABEL_NAMES) if code >> b & 1) for code in range(64)]
 
 
 def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tuple[str, ...]]:
     """Card labels of many articles at once (``region`` None: edition-independent, no 'local')."""
-    return [_LABELS[c] for c in label_codes(book, arts, region).tolist()]
+    return [LABELS_BY_CODE[c] for c in label_codes(book, arts, region).tolist()]
 
 
 def label_codes(book: StoryBook, arts: np.ndarray, region: str | None) -> np.ndarray:

@@ -34,7 +34,7 @@ from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits
 from transforms.editions.cycle.collector import spaced_collections
 from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
 from transforms.editions.cycle.representatives import (
-    _LABELS,
+    LABELS_BY_CODE,
     Representatives,
     capped_publishers,
     choose_representatives,
@@ -317,7 +317,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
 
 
 # ------------------------------------------------------------------------------------------------ cards, labels
-_FACT_CHECK_BIT = 1 << _LABELS.index(("fact_check",))  # in label_codes' bits
+_FACT_CHECK_BIT = 1 << LABELS_BY_CODE.index(("fact_check",))  # in label_codes' bits
 
 
 def article_card(base: dict, first_seen_ms, labels) -> dict:
@@ -361,7 +361,7 @@ class Cards:
 
     def label_of(self, a: int) -> tuple[str, ...]:
         """The card labels of article row ``a`` (one of the cycle's cards)."""
-        return _LABELS[self._codes_l[bisect_left(self._arts_l, a)]]
+        return LABELS_BY_CODE[self._codes_l[bisect_left(self._arts_l, a)]]
 
     def _check(self, a: int) -> tuple:
         """What a cached card of article row ``a`` must match: its first-seen time, version and labels."""

@@ -33,7 +33,7 @@ held again), which stores and moves nothing. The memory a full minute would also
 representatives' impressions (the same pages, so the same counts, which the next hour's publisher cap reads) and
 the last cycle; the coverage versions stay (same stories, same versions). The pool's ``concentration`` (fairness.py)
 moves every minute with the day's counts; it is monitoring, not reader-visible content, so the publisher's digest
-leaves it out (documents._VOLATILE) and a pool that changed only there is not a new version in either replay. Conservative by construction: any
+leaves it out (documents.VOLATILE) and a pool that changed only there is not a new version in either replay. Conservative by construction: any
 difference, even one that would not change a byte (a score-only swap below the pages, a fold that changes
 nothing), builds the minute in full, which is always right.
 
@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from transforms.editions.cycle import fairness
 from transforms.editions.cycle.run import choose_page_slots, pool_positions
-from transforms.editions.vocabulary.documents import _VOLATILE, _VOLATILE_ENTRY, content_digest
+from transforms.editions.vocabulary.documents import VOLATILE, VOLATILE_ENTRY, content_digest
 
 
 class SteadyWatch:
@@ -232,7 +232,7 @@ def same_content(last: dict, doc: dict) -> bool:
     if last.keys() != doc.keys():
         return False
     for k, v in doc.items():
-        if k != "stories" and k not in _VOLATILE and not _same_value(last[k], v):
+        if k != "stories" and k not in VOLATILE and not _same_value(last[k], v):
             return False
     a, b = last.get("stories"), doc.get("stories")
     if type(a) is not list or type(b) is not list or len(a) != len(b):
@@ -241,7 +241,7 @@ def same_content(last: dict, doc: dict) -> bool:
         if type(x) is not dict or type(y) is not dict or x.keys() != y.keys():
             return False
         for k, v in y.items():
-            if k not in _VOLATILE_ENTRY and not _same_value(x[k], v):
+            if k not in VOLATILE_ENTRY and not _same_value(x[k], v):
                 return False
     return True
 

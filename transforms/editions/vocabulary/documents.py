@@ -77,8 +77,8 @@ def canonical_bytes(doc: dict) -> bytes:
 
 # document level (pool_version: topic pages; concentration: the pool's monitoring figures, which move every minute
 # as the day's impression counts grow -- not what a reader sees, so alone they do not make a new pool version)
-_VOLATILE = ("version", "cycle", "generated_at", "pool_version", "concentration")
-_VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
+VOLATILE = ("version", "cycle", "generated_at", "pool_version", "concentration")
+VOLATILE_ENTRY = ("score",)  # story level (ranks are kept: an order change is a change)
 
 
 def content_digest(doc: dict) -> str:
@@ -90,9 +90,9 @@ def content_digest(doc: dict) -> str:
     NaN or infinity as ``null``, which the canonical bytes refuse (ValueError, as before); so does anything orjson
     cannot write (a key that is not a string, an integer over 64 bits). Either text is a JSON text of the value, so
     equal texts mean equal values whichever way each was written."""
-    top = {k: v for k, v in doc.items() if k not in _VOLATILE and k != "stories"}
+    top = {k: v for k, v in doc.items() if k not in VOLATILE and k != "stories"}
     if "stories" in doc:
-        top["stories"] = [{k: v for k, v in e.items() if k not in _VOLATILE_ENTRY} for e in doc["stories"]]
+        top["stories"] = [{k: v for k, v in e.items() if k not in VOLATILE_ENTRY} for e in doc["stories"]]
     try:
         text = orjson.dumps(top, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError is one
@@ -156,7 +156,7 @@ _TOP_KEYWORDS = {
     "properties",
 }
 _VALID_PROPERTIES: dict[str, set] = {}  # kind -> (property, JSON value) pairs already found valid (bounded below)
-# (kind, property, JSON value) of the values that change every minute (``_VOLATILE``) found valid: a minute's version
+# (kind, property, JSON value) of the values that change every minute (``VOLATILE``) found valid: a minute's version
 # and cycle times are the same in every document of every edition that minute; a small set, emptied when full
 _VALID_VOLATILE: set = set()
 _VOLATILE_LIMIT = 4096
@@ -186,7 +186,7 @@ def _property_validators(kind: str) -> dict | None:
 def _validate_top(kind: str, top: dict) -> None:
     """:func:`schemas.pages.validate_page` of a document's top level (its stories emptied), property by property
     (:func:`_property_validators`): a property's value found valid before is not validated again; what changes
-    every minute (version, cycle times, concentration: ``_VOLATILE``) is kept apart in a small set emptied when
+    every minute (version, cycle times, concentration: ``VOLATILE``) is kept apart in a small set emptied when
     full (``_VALID_VOLATILE``: the minute's values recur in every document of the minute). Any error: the whole
     document is validated, so the message is validate_page's own."""
     validators = _property_validators(kind)
@@ -303,7 +303,7 @@ def _top_valid(kind: str, top: dict, validators: dict) -> bool:
         _VALID_VOLATILE.clear()
     for key, value in top.items():
         text = json.dumps(value, sort_keys=True)
-        memo, item = (_VALID_VOLATILE, (kind, key, text)) if key in _VOLATILE else (seen, (key, text))
+        memo, item = (_VALID_VOLATILE, (kind, key, text)) if key in VOLATILE else (seen, (key, text))
         if item in memo:
             continue
         if not validators[key].is_valid(json.loads(text)):
@@ -340,7 +340,7 @@ _REJECTED_LIMIT = 100_000
 
 
 def _volatile_valid(kind: str, doc: dict) -> bool:
-    """Whether what ``content_digest`` leaves out of ``doc`` passes the schema: the top level's ``_VOLATILE`` values
+    """Whether what ``content_digest`` leaves out of ``doc`` passes the schema: the top level's ``VOLATILE`` values
     (as stored: through JSON) and every entry's score (a finite number, as ``_validate_schema`` checks it). False
     when unsure (no per-property validators, an entry without a score): the caller validates in full."""
     validators = _property_validators(kind)
@@ -351,7 +351,7 @@ def _volatile_valid(kind: str, doc: dict) -> bool:
         score = e.get("score") if isinstance(e, dict) else None
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
             return False
-    for key in _VOLATILE:
+    for key in VOLATILE:
         if key not in doc:
             continue
         try:
