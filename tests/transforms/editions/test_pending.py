@@ -39,3 +39,20 @@ def test_an_empty_pending_has_no_first_time():
     pending["a"] = _event(1, 5, 0)
     del pending["a"]
     assert pending.due(10) == [] and pending.first_at() is None and not pending
+
+
+def test_an_event_readded_under_its_id_at_its_time_and_update_keep_the_heap_right():
+    """A folded event added again under its id at the same time (a rebuilt book re-reads INBOX) while its old heap
+    entry is still there: the heap breaks the tie by push order, never by comparing the events (dicts: TypeError);
+    ``update`` and ``setdefault`` go through the heap like an assignment."""
+    pending = Pending()
+    e = _event(1, 50, 0)
+    pending["e1"] = e
+    assert pending.due(100) == [e]
+    del pending["e1"]  # folded: its entry stays in the heap until it comes to the top
+    pending["e1"] = dict(e)
+    pending["e1"] = dict(e)  # replaced at the same time: three entries (50, "e1", ...)
+    assert pending.due(100) == [e] and pending.first_at() == 50
+    pending.update({"e2": _event(2, 20, 0)})
+    pending.setdefault("e3", _event(3, 10, 0))
+    assert [x["id"] for x in pending.due(100)] == ["e3", "e2", "e1"] and pending.first_at() == 10

@@ -132,15 +132,29 @@ class Pending(dict):
 
     def __init__(self):
         super().__init__()
-        self._heap: list = []  # (at, event id, event)
+        self._heap: list = []  # (at, event id, push number, event): the number breaks ties, never the dicts
+        self._pushed = 0
 
     def __setitem__(self, key, event) -> None:
         super().__setitem__(key, event)
-        heapq.heappush(self._heap, (event["at"], key, event))
+        self._push(key, event)
+
+    def _push(self, key, event) -> None:
+        self._pushed += 1
+        heapq.heappush(self._heap, (event["at"], key, self._pushed, event))
+
+    def update(self, *args, **kwargs) -> None:
+        for key, event in dict(*args, **kwargs).items():  # through __setitem__: every event in the heap too
+            self[key] = event
+
+    def setdefault(self, key, event=None):
+        if key not in self:
+            self[key] = event
+        return self[key]
 
     def _clean(self) -> None:
         heap = self._heap
-        while heap and self.get(heap[0][1]) is not heap[0][2]:
+        while heap and self.get(heap[0][1]) is not heap[0][3]:
             heapq.heappop(heap)
 
     def due(self, now: int) -> list:
@@ -149,12 +163,13 @@ class Pending(dict):
         heap, out = self._heap, []
         self._clean()
         while heap and heap[0][0] < now:
-            _, key, event = heapq.heappop(heap)
+            _, key, _, event = heapq.heappop(heap)
             if self.get(key) is event:
-                out.append(event)
+                out.append((key, event))
             self._clean()
-        for event in out:  # still pending until the caller deletes them: back in the heap
-            heapq.heappush(heap, (event["at"], event["id"], event))
+        for key, event in out:  # still pending until the caller deletes them: back in the heap
+            self._push(key, event)
+        out = [event for _, event in out]
         return sorted(out, key=event_sort_key)
 
     def first_at(self):
