@@ -54,7 +54,6 @@ from transforms.stories.writer.scoring import (
     OPINION_MEMBERS,
     Scorer,
     conflicting,
-    latest_originals,
     min_pair,
     saga_terms,
     untimed_lead,
@@ -383,7 +382,7 @@ class StoryClusterer:
         c = self.state.config
         if f.has_body and s.has_body and not (f.time_known and s.time_known):
             m = Member.from_features(f, is_copy=False, seq=0)
-            floor = min_pair(c, [m], latest_originals(s))
+            floor = min_pair(c, [m], s.latest_originals())
             if floor is not None and self.state.scorer.weakest_pair([m], s, saga) < floor:
                 self.state.tally("join_untimed_min_pair_no")
                 return False

@@ -109,7 +109,7 @@ class Scorer:
         places = places_mean(a, b, cache) if c.place_veto is not None or c.merge_pair_margin is not None else 0.0
         if c.place_veto is not None and places <= c.place_veto:
             return -math.inf  # they report from places neither of which lies in the other
-        ages = ages_mean(a, b, cache) if c.opinion_ages is not None and a.has_body and b.has_body else 0.0
+        ages = ages_mean(a, b) if c.opinion_ages is not None and a.has_body and b.has_body else 0.0
         score, bar = self.score_stories(a, b, detail), self.merge_bar(a, b)
         if detail is not None:
             detail.update(score=score, bar=bar)
@@ -365,16 +365,10 @@ def _places_mean(a: Story, b: Story) -> float:
     return float(placemod.relation_matrix(pa, pb).mean())
 
 
-def latest_originals(s: Story, cache: dict | None = None) -> list[Member]:
-    """The story's latest OPINION_MEMBERS originals in (at, id) order, sorted once per story (and version) and pass."""
-    del cache  # kept on the story itself now (Story.latest_originals), as its originals arrive
-    return s.latest_originals()
-
-
-def ages_mean(a: Story, b: Story, cache: dict | None = None) -> float:
+def ages_mean(a: Story, b: Story) -> float:
     """The mean age relation (transforms/stories/vocabulary/numbers.py) between the headlines of two stories' latest
     OPINION_MEMBERS originals each."""
-    ma, mb = latest_originals(a, cache), latest_originals(b, cache)
+    ma, mb = a.latest_originals(), b.latest_originals()
     return numbers.relation_mean([m.title for m in ma], [m.title for m in mb])
 
 
