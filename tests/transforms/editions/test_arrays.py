@@ -4,7 +4,9 @@ best-first order by group exactly what the three-key ``np.lexsort`` gives."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from transforms.editions.cycle import arrays
 from transforms.editions.cycle.arrays import best_first_by_group, unique_ints
 
 
@@ -21,7 +23,9 @@ def test_unique_ints_is_np_unique_for_every_integer_array_the_cycle_dedups():
     assert x.tolist() == [3, 1, 3]  # its input is left as it was
 
 
-def test_best_first_by_group_is_the_three_key_lexsort_ties_and_all():
+@pytest.mark.parametrize("lexsort_below", [2, arrays.LEXSORT_BELOW])
+def test_best_first_by_group_is_the_three_key_lexsort_ties_and_all(monkeypatch, lexsort_below):
+    monkeypatch.setattr(arrays, "LEXSORT_BELOW", lexsort_below)  # 2: the two quicksorts at every size tested
     rng = np.random.default_rng(5)
     for n in (0, 1, 2, 50, 4000):
         group = np.sort(rng.integers(0, max(1, n // 5), n))

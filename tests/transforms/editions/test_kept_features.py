@@ -8,9 +8,11 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 
 from tests.transforms.editions.test_ownership_groups import owned_registry
 from transforms.editions.book.storybook import StoryBook, compact_change, event_sort_key
+from transforms.editions.cycle import kept as kept_module
 from transforms.editions.cycle import scoring
 from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory
 from transforms.editions.cycle.kept import KeptFeatures
@@ -43,7 +45,11 @@ def busy_world(world):
     return [compact_change(c) for c in world.changes]
 
 
-def test_kept_sums_equal_a_full_pass_every_minute(world):
+@pytest.mark.parametrize("small", [0, 300])
+def test_kept_sums_equal_a_full_pass_every_minute(world, monkeypatch, small):
+    """``small``: the book's pair count below which each cycle adds every pair (kept.SMALL_BOOK_PAIRS): 0, the
+    kept path every minute; 300, a full pass while the book is small, then the kept path once it has grown."""
+    monkeypatch.setattr(kept_module, "SMALL_BOOK_PAIRS", small)
     T, MIN = world.T0, world.MIN
     events = sorted(busy_world(world), key=event_sort_key)
     config = load_config()
@@ -76,18 +82,21 @@ def test_kept_sums_equal_a_full_pass_every_minute(world):
             assert np.array_equal(rel.region_pairs, np.flatnonzero(book.pairs.region[:ns] == r)), (now, edition)
             if cache.dirty is not None and 0 < cache.dirty.size < book.stories.size // 2:
                 partial += 1
+            assert (book.pairs.size < small) == (cache.book is None), (now, edition)  # the path the size chose
     assert k == len(events)
     assert partial > 100  # the kept path ran (not a full pass each minute) in most cycles of both editions
+    assert small == 0 or book.pairs.size > small
 
 
 def ranker_outputs(out):
     return (out.pages, out.pool, out.coverage)
 
 
-def test_a_restarted_worker_with_an_empty_cache_ranks_like_the_warm_one(world):
+def test_a_restarted_worker_with_an_empty_cache_ranks_like_the_warm_one(world, monkeypatch):
     """Cycle N after a pickle round trip of the edition's memory, a book rebuilt from the events and an empty
     cache (what a restarted worker has) gives the same documents as cycle N of the worker that kept its cache, and
     so do the minutes after."""
+    monkeypatch.setattr(kept_module, "SMALL_BOOK_PAIRS", 0)  # the kept path, whatever the book's size
     T, MIN = world.T0, world.MIN
     events = sorted(busy_world(world), key=event_sort_key)
     config = load_config()

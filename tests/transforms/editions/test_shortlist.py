@@ -28,13 +28,13 @@ def test_section_candidates_from_the_shortlist_equal_a_pass_over_every_story(wor
     book.flush()
     now = T + 20 * MIN
     paths, seen = [], set()
-    fit = scoring.section_fit
+    fits = scoring.section_fits
 
-    def recording_fit(*args, **kw):
+    def recording_fits(*args, **kw):
         paths.append("shortlist" if len(args) > 5 or kw.get("rows") is not None else "every story")
-        return fit(*args, **kw)
+        return fits(*args, **kw)
 
-    monkeypatch.setattr(scoring, "section_fit", recording_fit)
+    monkeypatch.setattr(scoring, "section_fits", recording_fits)
     for edition in ("us-en", "gb-en"):
         ed = config.edition(edition)
         f = scoring.features(book, now, p)

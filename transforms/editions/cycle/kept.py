@@ -14,6 +14,9 @@ every pair (:func:`~.scoring.pair_sums`); everything per story that moves with t
 freshness, relevance's divisions) is still computed for every story, as before, from the kept sums. The pair rows
 of the edition's region are kept too (new pairs appended), where the local reserve looks for city publishers.
 
+A book of fewer than ``SMALL_BOOK_PAIRS`` pairs (a quiet edition's few live stories) keeps nothing: each cycle adds
+every pair again, which costs fewer numpy calls than finding what changed and gives the same bits.
+
 In-process only, like the rest of :class:`~.context.CycleCache`: a restarted worker or a rebuilt book starts with an
 empty one and computes every sum once (the same values), so Beam state does not grow. A different book, registry,
 parameters or region, or a cycle earlier than the last, computes everything again.
@@ -36,6 +39,11 @@ from transforms.editions.cycle.scoring import (
     relevance,
 )
 from transforms.editions.vocabulary.params import RankParams
+
+# Below this many story x publisher pairs a cycle adds every pair again: on a book of a few live stories (most
+# editions of a quiet replay) comparing the kept columns and recomputing the changed rows costs more numpy calls
+# than the full pass, which gives the same bits.
+SMALL_BOOK_PAIRS = 2048
 
 
 def _fit(arr: np.ndarray, n: int) -> np.ndarray:
@@ -65,6 +73,11 @@ class KeptFeatures:
     # ------------------------------------------------------------------ features
     def features(self, book: StoryBook, now: int, p: RankParams) -> Features:
         live = book.live_mask(now, p.live_window_ms)
+        if book.pairs.size < SMALL_BOOK_PAIRS:  # a full pass, and nothing kept: the next large cycle starts afresh
+            self.book, self.dirty, self.now = None, None, now
+            self.cycles += 1
+            self.f = features(book, now, p, None, live)
+            return self.f
         key = (id(book.registry), p)
         if self.book is not book or self.key != key or now < self.now or book.stories.size < self.n:
             self._start(book, key, now, p, live)

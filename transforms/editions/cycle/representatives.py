@@ -32,18 +32,20 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from transforms.common import HOUR_MS
 from transforms.editions.book.storybook import StoryBook
-from transforms.editions.cycle.arrays import best_first_by_group, unique_ints
+from transforms.editions.cycle.arrays import best_first_by_group
 from transforms.editions.vocabulary.config import Edition
 from transforms.editions.vocabulary.params import RepresentativeParams, SupportingParams
 
 _M64 = (1 << 64) - 1
 
 
+@lru_cache(maxsize=4096)  # per edition id: every cycle hashes its edition's id
 def edition_key(edition_id: str) -> int:
     return int(hashlib.sha256(edition_id.encode()).hexdigest()[:16], 16)
 
@@ -98,7 +100,7 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
     st = book.articles.story[arts]
     pubs = book.articles.publisher[arts]
     tsum = book.stories.title_sum[st]
-    norm = np.linalg.norm(tsum, axis=1)
+    norm = np.sqrt(np.add.reduce(tsum * tsum, axis=1))  # np.linalg.norm(tsum, axis=1), as it computes it
     central = np.einsum("ij,ij->i", book.articles.title_vector[arts], tsum) / np.maximum(norm, 1e-9)
     auth = book.publishers.authority[pubs, prim[st] + 1]
     age = book.stories.newest_seen[st] - book.articles.first_seen[arts]
@@ -118,10 +120,24 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
         - p.opinion_penalty * book.articles.is_opinion[arts]
     )
     if capped:  # ownership groups (fairness.py counts the share per group)
-        names, groups = book.publisher_group_names(), book.publisher_groups()
-        cap_idx = unique_ints(groups[[k for k, g in enumerate(names) if g in capped]])
-        score = score - 10.0 * np.isin(groups[pubs], cap_idx)
+        score = score - 10.0 * capped_groups(book, capped)[pubs]
     return score
+
+
+_CAPPED: dict[tuple, tuple] = {}  # (id of a group table, capped groups) -> (that table, mask per publisher row)
+
+
+def capped_groups(book: StoryBook, capped: set[str]) -> np.ndarray:
+    """Per publisher row, whether its ownership group is in ``capped``; once per group table and capped set (the
+    set changes once an hour at most)."""
+    names = book.publisher_group_names()
+    key = (id(names), tuple(sorted(capped)))
+    hit = _CAPPED.get(key)
+    if hit is None or hit[0] is not names:
+        if len(_CAPPED) >= 1024:
+            _CAPPED.clear()
+        hit = _CAPPED[key] = (names, np.array([g in capped for g in names], bool))
+    return hit[1]
 
 
 def choose_representatives(
@@ -152,8 +168,13 @@ def choose_representatives(
     length = np.zeros(k, np.int64)
     near_k = np.zeros(k, np.int64)
     if ordered.size:
-        starts = np.flatnonzero(np.r_[True, sst[1:] != sst[:-1]])
-        lens = np.diff(np.r_[starts, sst.size])
+        head = np.empty(sst.size, bool)
+        head[0] = True
+        np.not_equal(sst[1:], sst[:-1], out=head[1:])
+        starts = np.flatnonzero(head)
+        ends = np.empty_like(starts)
+        ends[:-1], ends[-1] = starts[1:], sst.size
+        lens = ends - starts
         best = sscore[starts]
         near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
         kk = np.add.reduceat(near.astype(np.int64), starts)
@@ -174,7 +195,7 @@ def _free_wins_near_ties(near_free: np.ndarray, starts: np.ndarray, kk: np.ndarr
     if not mixed.size:
         return pick, kk
     free_pos = np.flatnonzero(near_free)
-    first_free = np.cumsum(np.r_[0, kf[:-1]])  # index into free_pos of each group's first free near-tie
+    first_free = np.cumsum(kf) - kf  # index into free_pos of each group's first free near-tie
     pick, kk = pick.copy(), kk.copy()
     pick[mixed] = free_pos[first_free[mixed] + (h[mixed] % kf[mixed].astype(np.uint64)).astype(np.int64)]
     kk[mixed] = kf[mixed]

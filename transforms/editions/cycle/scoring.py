@@ -58,7 +58,6 @@ class Features:
     n30: np.ndarray
     auth_all: np.ndarray
     pub_count: np.ndarray
-    sec_share: dict  # section index -> share per story, filled on demand by section_share()
     sp_ok: np.ndarray
     sp_w: np.ndarray  # authority of each story x publisher pair (0 when the pair does not count)
 
@@ -143,12 +142,11 @@ def features(book: StoryBook, now: int, p: RankParams, sums: PairSums | None = N
     age_before_h = np.maximum((start - first) / HOUR_MS, 0.5)
     before = book.stories.n_originals[:n] - n30
     r30 = np.where(first < start, before / age_before_h * (p.velocity_window_ms / HOUR_MS), 0.0)
-    velocity = np.clip(1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0)), p.velocity_min, p.velocity_max)
+    velocity = 1.0 + p.velocity_weight * np.log2((n30 + 1.0) / (r30 + 1.0))
+    velocity = np.minimum(np.maximum(velocity, p.velocity_min), p.velocity_max)  # np.clip's values, without its wrapper
     freshness = np.power(0.5, (now - book.stories.newest_seen[:n]) / p.half_life_ms)
     base = np.where(live, coverage * velocity * freshness, 0.0)
-    return Features(
-        now, live, prim, coverage, velocity, freshness, base, n30, s.auth_all, s.pub_count, {}, s.sp_ok, s.sp_w
-    )
+    return Features(now, live, prim, coverage, velocity, freshness, base, n30, s.auth_all, s.pub_count, s.sp_ok, s.sp_w)
 
 
 def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -158,7 +156,9 @@ def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarra
     groups = book.publisher_groups()
     if not groups.size:
         return ok
-    shared = np.bincount(groups)[groups] > 1
+    shared = _shared_groups(book, groups)
+    if shared is None:  # no publisher has a sister
+        return ok
     sel = np.flatnonzero(ok & shared[pub])
     if sel.size < 2:
         return ok
@@ -171,13 +171,16 @@ def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarra
     return out
 
 
-def section_share(book: StoryBook, f: Features, j: int) -> np.ndarray:
-    """Share of each story's labelled articles in section ``j`` (computed once per cycle and section)."""
-    share = f.sec_share.get(j)
-    if share is None:
-        n = book.stories.size
-        share = f.sec_share[j] = book.stories.section_counts[:n, j] / np.maximum(book.stories.labelled[:n], 1)
-    return share
+
+def _shared_groups(book: StoryBook, groups: np.ndarray):
+    """Per publisher row, whether its ownership group has another publisher (None: no group has), kept on the book
+    with the group table it was found for (StoryBook.publisher_groups returns the same array until the registry
+    or the publisher table changes)."""
+    hit = book.__dict__.get("_shared_groups")
+    if hit is None or hit[0] is not groups:
+        shared = np.bincount(groups)[groups] > 1
+        hit = book.__dict__["_shared_groups"] = (groups, shared if shared.any() else None)
+    return hit[1]
 
 
 @dataclass
@@ -228,56 +231,98 @@ def relevance(book: StoryBook, f: Features, region: str, sums: RegionSums | None
     return Relevance(local, intl, geo, local_geo, domestic, rel)
 
 
-def section_fit(
-    book: StoryBook,
-    f: Features,
-    rel: Relevance,
-    section: Section,
-    p: RankParams,
-    rows: np.ndarray | None = None,
-    cols: dict | None = None,
-):
-    """(qualifies, fit) per story row for one section (``rows``: for those story rows only, aligned with them; the
-    same values as the whole arrays at those rows; ``cols``: the columns already read at ``rows`` by name, filled
-    here, so the sections of one edition read each once). Every fit is in [0.5, 1]: :func:`section_rows` relies
-    on it."""
-    if rows is None:
+class SectionPlan:
+    """An edition's sections laid out for :func:`section_fits`: the row of each in the (sections x stories)
+    matrices, grouped by how they match, and the book's section index of each that reads one."""
 
-        def take(name: str, a: np.ndarray) -> np.ndarray:
-            return a
+    def __init__(self, sections: tuple[Section, ...], section_index: dict):
+        self.sections = sections
+        self.ids = tuple(s.id for s in sections)
+        self.others: list[tuple[int, str, int]] = []  # (row, match, row in the share matrix): world, nation, local
+        every: list[int] = []  # rows of the sections matching every live story
+        label: list[int] = []  # rows of the sections matching by label
+        label_j: list[int] = []  # their rows in the share matrix
+        js: list[int] = []  # the book's section index of each row of the share matrix
+        for i, section in enumerate(sections):
+            if section.match == "all":
+                every.append(i)
+                continue
+            if section.match not in ("label", "world", "nation", "local"):
+                raise ValueError(f"section {section.id}: unknown match {section.match!r}")
+            js.append(section_index[section.id])
+            if section.match == "label":
+                label.append(i)
+                label_j.append(len(js) - 1)
+            else:
+                self.others.append((i, section.match, len(js) - 1))
+        self.js = np.array(js, np.int64)
+        self.js_col = self.js[:, None]
+        # slices where the rows run on (an edition's label sections do): a view, where a list index copies
+        self.every, self.label, self.label_j = _as_index(every), _as_index(label), _as_index(label_j)
 
-    else:
-        cols = {} if cols is None else cols
 
-        def take(name: str, a: np.ndarray) -> np.ndarray:
-            hit = cols.get(name)
-            if hit is None:
-                hit = cols[name] = a[rows]
-            return hit
+def _as_index(rows: list[int]):
+    """``rows`` as a slice when they are consecutive, else as an index array; None when there are none."""
+    if not rows:
+        return None
+    if rows == list(range(rows[0], rows[-1] + 1)):
+        return slice(rows[0], rows[-1] + 1)
+    return np.array(rows, np.intp)
 
-    base = take("base", f.base)
+
+_PLANS: dict[tuple, tuple] = {}  # (id of a config, edition id, id of a section index) -> (config, index, plan)
+
+
+def section_plan(book: StoryBook, edition: Edition, config: EditionsConfig) -> SectionPlan:
+    """The :class:`SectionPlan` of ``edition``'s sections, made once per config object and book section index."""
+    key = (id(config), edition.id, id(book.section_index))
+    hit = _PLANS.get(key)
+    if hit is None or hit[0] is not config or hit[1] is not book.section_index or hit[2].ids != edition.sections:
+        if len(_PLANS) >= 4096:
+            _PLANS.clear()
+        plan = SectionPlan(tuple(config.section(sid) for sid in edition.sections), book.section_index)
+        hit = _PLANS[key] = (config, book.section_index, plan)
+    return hit[2]
+
+
+def section_fits(
+    book: StoryBook, f: Features, rel: Relevance, plan: SectionPlan, p: RankParams, rows: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(qualifies, fit) of every section of ``plan`` as (sections x stories) matrices, a row per section in the
+    plan's order (``rows``: for those story rows only, aligned with them). Each element is its section's
+    elementwise formula at that story, the same bits whichever sections share the call; every fit is in [0.5, 1]:
+    :func:`section_rows` relies on it."""
+
+    def take(a: np.ndarray) -> np.ndarray:
+        return a if rows is None else a[rows]
+
+    n = book.stories.size
+    base = take(f.base)
     live = base > 0
-    if section.match == "all":
-        return live, np.ones_like(base)
-    j = book.section_index[section.id]
-    if rows is None:
-        share = section_share(book, f, j)
-    else:
-        counts = take("section_counts", book.stories.section_counts)[:, j]
-        share = counts / np.maximum(take("labelled", book.stories.labelled), 1)
-    labelled = (share >= p.section_share_min) | (take("prim", f.prim) == j)
-    domestic = take("domestic", rel.domestic)
-    if section.match == "label":
-        return live & labelled, 0.5 + 0.5 * share
-    if section.match == "world":
-        return live & ((domestic < p.world_share_max) | labelled), 1.0 - 0.5 * domestic
-    if section.match == "nation":
-        return live & (domestic >= p.nation_share_min), 0.5 + 0.5 * domestic
-    if section.match == "local":
-        local_geo = take("local_geo", rel.local_geo)
-        q = (local_geo >= p.local_share_min) | (labelled & (domestic >= p.nation_share_min))
-        return live & q, 0.5 + 0.5 * local_geo
-    raise ValueError(f"section {section.id}: unknown match {section.match!r}")
+    q = np.empty((len(plan.sections), base.size), bool)
+    fit = np.empty(q.shape)
+    if plan.every is not None:
+        q[plan.every], fit[plan.every] = live, 1.0
+    if not plan.js.size:
+        return q, fit
+    counts = book.stories.section_counts[:n] if rows is None else book.stories.section_counts[rows]
+    share = counts[:, plan.js].T / np.maximum(take(book.stories.labelled[:n]), 1)  # a row per section read
+    labelled = (share >= p.section_share_min) | (take(f.prim) == plan.js_col)
+    if plan.label is not None:
+        fit[plan.label] = 0.5 + 0.5 * share[plan.label_j]
+        q[plan.label] = live & labelled[plan.label_j]
+    if plan.others:
+        domestic = take(rel.domestic)
+        for i, match, c in plan.others:
+            if match == "world":
+                q[i], fit[i] = live & ((domestic < p.world_share_max) | labelled[c]), 1.0 - 0.5 * domestic
+            elif match == "nation":
+                q[i], fit[i] = live & (domestic >= p.nation_share_min), 0.5 + 0.5 * domestic
+            else:  # local
+                local_geo = take(rel.local_geo)
+                local = (local_geo >= p.local_share_min) | (labelled[c] & (domestic >= p.nation_share_min))
+                q[i], fit[i] = live & local, 0.5 + 0.5 * local_geo
+    return q, fit
 
 
 SHORTLIST = 6000  # stories by raw score among which a section's candidates are looked for first
@@ -293,7 +338,6 @@ class Shortlist:
     def __init__(self, raw: np.ndarray, ids: np.ndarray, size: int | None = None):
         n, size = raw.size, SHORTLIST if size is None else size
         self.all_raw, self.all_ids = raw, ids
-        self.cols: dict = {}  # the story columns the sections read, at ``rows`` (section_fit)
         if n <= size:
             self.rows, self.bound = None, -np.inf
             return
@@ -312,18 +356,45 @@ class Shortlist:
         return top_k(self.all_raw, self.all_ids, k)
 
 
-def section_rows(book, f, rel, section, p, short: Shortlist) -> tuple[np.ndarray, np.ndarray]:
-    """(rows best first, their fit) of a section's top ``p.section_candidates`` (:class:`Shortlist` first)."""
+def section_rows(book, f, rel, plan: SectionPlan, p, short: Shortlist) -> dict:
+    """Per section id of ``plan``: (rows best first, their fit) of its top ``p.section_candidates``, looked for on
+    the :class:`Shortlist` first, and over every story for the sections the shortlist cannot decide."""
     k = p.section_candidates
+    out: dict = dict.fromkeys(plan.ids)
+    rest = plan
     if short.rows is not None:
-        q, fit = section_fit(book, f, rel, section, p, short.rows, short.cols)
+        q, fit = section_fits(book, f, rel, plan, p, short.rows)
         score = short.raw * fit
-        pos = top_k(score, short.ids, k, q)
-        if pos.size == k and score[pos[-1]] > short.bound:
-            return short.rows[pos], fit[pos]
-    q, fit = section_fit(book, f, rel, section, p)
-    rows = top_k(short.all_raw * fit, short.all_ids, k, q)
-    return rows, fit[rows]
+        left = []
+        for i, pos in enumerate(top_k_rows(score, short.ids, k, q)):
+            if pos.size == k and score[i, pos[-1]] > short.bound:
+                out[plan.ids[i]] = (short.rows[pos], fit[i, pos])
+            else:
+                left.append(plan.sections[i])
+        if not left:
+            return out
+        rest = SectionPlan(tuple(left), book.section_index)
+    q, fit = section_fits(book, f, rel, rest, p)
+    for i, rows in enumerate(top_k_rows(short.all_raw * fit, short.all_ids, k, q)):
+        out[rest.ids[i]] = (rows, fit[i, rows])
+    return out
+
+
+def top_k_rows(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray) -> list[np.ndarray]:
+    """:func:`top_k` of each row of ``scores`` (sections x stories) with its row of ``eligible``: the same indices
+    in the same order, by one sort for every row. A row with more than ``k`` positive eligible scores keeps those
+    at or above its ``k``-th best; the sort (score, then ascending id) puts the ties at that score in id order, so
+    its first ``k`` are top_k's."""
+    ok = (scores > 0) & eligible
+    if k <= 0:
+        return [np.zeros(0, np.intp) for _ in range(scores.shape[0])]
+    for i in np.flatnonzero(np.count_nonzero(ok, axis=1) > k).tolist():
+        s = scores[i][ok[i]]
+        ok[i] &= scores[i] >= np.partition(s, s.size - k)[s.size - k]  # the k-th largest
+    sec, pos = np.nonzero(ok)  # by row, then ascending index
+    pos = pos[np.lexsort((ids[pos], -scores[sec, pos], sec))]
+    ends = np.cumsum(np.count_nonzero(ok, axis=1)).tolist()
+    return [pos[a : min(a + k, b)] for a, b in zip([0, *ends[:-1]], ends)]
 
 
 def top_k(scores: np.ndarray, ids: np.ndarray, k: int, eligible: np.ndarray | None = None) -> np.ndarray:
@@ -361,9 +432,7 @@ def local_reserve(
         return pool[:0]
     live = raw > 0
     r = book.region_index.get(region, -2)
-    codes, region_cities = config_cities(config)
-    mine = region_cities.get(region, frozenset())
-    key_of = {c: k for k, c in enumerate(["", *sorted(mine)])}  # "": the region's own reserve
+    codes, mine, key_of = _region_cities(config, region)
     parts: list[np.ndarray] = []  # (story row, key) pairs: each covering city once per story, then each entity city
     ns = book.pairs.size
     if ns and len(book.publishers.id) and mine:
@@ -374,25 +443,44 @@ def local_reserve(
         else:  # the same rows, from the region's pairs only (a fifteenth of an English book's)
             hit = rel.region_pairs[(city_key[pubs[rel.region_pairs]] > 0) & book.pairs.live[rel.region_pairs]]
         hit = hit[live[story[hit]]]
-        pair_key = unique_ints(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
-        parts.append(np.stack([pair_key // len(key_of), pair_key % len(key_of)], axis=1))
+        if hit.size:
+            pair_key = unique_ints(story[hit].astype(np.int64) * len(key_of) + city_key[pubs[hit]])
+            parts.append(np.stack([pair_key // len(key_of), pair_key % len(key_of)], axis=1))
     named = np.flatnonzero((rel.local_geo > 0) & live)
-    has = _naming_cities(book, named, codes)
-    named_rows: list[tuple[int, int]] = []
-    for row in named[has].tolist():  # the few stories whose entities name a city
-        keys = [key_of[c] for c in _entity_cities(book, row, codes) if c in mine]
-        named_rows.extend((row, k) for k in keys or [0])  # 0: a sub-national place, no city of it named
-    plain = named[~has].astype(np.int64)  # naming no city: the region's own reserve
-    parts.append(np.stack([plain, np.zeros_like(plain)], axis=1))
-    if named_rows:
-        parts.append(np.array(named_rows, np.int64))
-    if not parts or not sum(len(x) for x in parts):
+    if named.size:
+        has = _naming_cities(book, named, codes)
+        named_rows: list[tuple[int, int]] = []
+        for row in named[has].tolist():  # the few stories whose entities name a city
+            keys = [key_of[c] for c in _entity_cities(book, row, codes) if c in mine]
+            named_rows.extend((row, k) for k in keys or [0])  # 0: a sub-national place, no city of it named
+        plain = named[~has].astype(np.int64)  # naming no city: the region's own reserve
+        parts.append(np.stack([plain, np.zeros_like(plain)], axis=1))
+        if named_rows:
+            parts.append(np.array(named_rows, np.int64))
+    if not parts:  # no story local to a city or naming a place of the region
         return pool[:0]
     pairs = np.concatenate(parts)
     best = _best_per_key(pairs[:, 0], pairs[:, 1], raw, book.stories.id, p.local_candidates)
     in_pool = np.zeros(raw.size, bool)
     in_pool[pool] = True
     return best[~in_pool[best]]
+
+
+_REGION_CITIES: dict[tuple, tuple] = {}  # (id of a config, region) -> (config, codes, cities, keys)
+
+
+def _region_cities(config, region: str) -> tuple[dict, frozenset, dict]:
+    """(the config's city codes, the region's cities, their keys: "" the region's own reserve 0, then each city in
+    sorted order), once per config object and region."""
+    hit = _REGION_CITIES.get((id(config), region))
+    if hit is None or hit[0] is not config:
+        if len(_REGION_CITIES) >= 4096:
+            _REGION_CITIES.clear()
+        codes, region_cities = config_cities(config)
+        mine = region_cities.get(region, frozenset())
+        key_of = {c: k for k, c in enumerate(["", *sorted(mine)])}
+        hit = _REGION_CITIES[(id(config), region)] = (config, codes, mine, key_of)
+    return hit[1], hit[2], hit[3]
 
 
 _CITY_PUBLISHERS: dict[tuple, tuple] = {}  # (id of a publisher_cities array, region) -> (that array, keys)
@@ -481,15 +569,12 @@ def select_candidates(
     short = Shortlist(raw, ids)
     pool = short.top_k(p.pool_size)
     pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p, config)])
-    sections = {}
+    sections = section_rows(book, f, rel, section_plan(book, edition, config), p, short)
     parts = [pool]
     if forced is not None and forced.size:
         parts.append(forced[raw[forced] > 0])
-    for sid in edition.sections:
-        rows, fit = section_rows(book, f, rel, config.section(sid), p, short)
-        sections[sid] = (rows, fit)
-        parts.append(rows)
-    rows = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    parts.extend(rows for rows, _ in sections.values())
+    rows = unique_ints(np.concatenate(parts))
     return (
         Candidates(rows, raw[rows], pool, sections, rel.domestic[rows], rel.intl[rows]),
         rel,
