@@ -86,3 +86,19 @@ def test_the_pool_from_the_shortlist_equals_a_pass_over_every_story(world, monke
         assert whole.pool.size == pool_size
         assert np.array_equal(short.pool, whole.pool) and np.array_equal(short.rows, whole.rows)
     assert decided == {"shortlist", "every story"}
+
+
+def test_top_k_of_every_row_at_once_is_top_k_of_each_row_ties_and_all():
+    """scoring.top_k_rows (every section of an edition by one sort) gives each row's scoring.top_k: the same
+    indices in the same order, with ties at the k-th score, scores not positive, rows with fewer than k and k 0."""
+    rng = np.random.default_rng(7)
+    for stories, sections in ((0, 3), (1, 1), (5, 12), (40, 12), (300, 4)):
+        ids = rng.permutation(10 * stories + 1)[:stories].astype(np.int64)
+        scores = np.round(rng.normal(0.2, 1.0, (sections, stories)), 1)  # many ties and many non-positive scores
+        eligible = rng.random((sections, stories)) < 0.7
+        for k in (0, 1, 3, 8, 60):
+            got = scoring.top_k_rows(scores, ids, k, eligible)
+            assert len(got) == sections
+            for i in range(sections):
+                want = scoring.top_k(scores[i], ids, k, eligible[i])
+                assert got[i].dtype == want.dtype and np.array_equal(got[i], want), (stories, k, i)
