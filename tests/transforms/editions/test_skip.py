@@ -86,7 +86,7 @@ def test_a_skip_crosses_velocity_minutes_to_the_chain_end(world, tmp_path, monke
     monkeypatch.setattr(skip, "horizon", lambda ctx, *a: found.setdefault(ctx.now, horizon(ctx, *a)))
     fast, fast_moves, _, fast_mem = replay(world, tmp_path / "fast", change_only=True)
     chain_end = world.T0 + 42 * world.MIN
-    crossed = {now: c.tolist() for now, (h, c) in crossings.items() if found[now] is not None and c.size}
+    crossed = {now: c for now, (h, c) in crossings.items() if found[now] is not None and c}
     assert any(found[now][0] == chain_end and chain_end in c for now, c in crossed.items()), crossings
     assert len([k for k in every if "/us-en/top/" in k]) >= 2
     assert every == fast and every_moves == fast_moves
@@ -102,8 +102,8 @@ def test_velocity_minutes_and_the_chain_end_are_ranked_exactly():
     """An article first seen at ``s`` counts in the velocity window through minute ``s + 30 min`` (on a minute
     boundary: that minute too), and leaves it the minute after."""
     MIN = 60_000
-    x = np.array([10 * MIN, 10 * MIN + 1, 11 * MIN - 1])
-    assert skip._first_minute_after(x).tolist() == [11 * MIN, 11 * MIN, 11 * MIN]
+    x = [10 * MIN, 10 * MIN + 1, 11 * MIN - 1]
+    assert [skip._first_minute_after(t) for t in x] == [11 * MIN, 11 * MIN, 11 * MIN]
 
 
 def test_intervals_apart_and_hysteresis_outcomes():
@@ -115,3 +115,35 @@ def test_intervals_apart_and_hysteresis_outcomes():
     assert skip._hysteresis_fixed(lo, hi, 1.1)  # 2.0 > 1.5 * 1.1 always, 3.0 > 2.5 * 1.1 always
     assert not skip._hysteresis_fixed(np.array([1.0, 1.1]), np.array([1.0, 1.1]), 1.1)  # on the factor
     assert not skip._hysteresis_fixed(np.array([1.0, 1.05]), np.array([1.0, 1.15]), 1.1)  # 1.1 in [1.05, 1.15]
+
+
+def test_smooth_window_leaves_the_minute_by_minute_memory():
+    """skip.smooth_window: the smoothing memory of a window's minutes in one step is the one Smoothing.smooth leaves
+    minute by minute (history, counts, cycle); a memory of other stories or of another minute is left alone (False)
+    for the caller's loop, which starts those stories' histories afresh."""
+    import copy
+
+    from transforms.editions.cycle.scoring import Smoothing
+
+    MIN, n, now = 60_000, 5, 100 * 60_000
+    ids = np.array([30, 10, 20])
+    rng = np.random.default_rng(7)
+    held = Smoothing()
+    for t in range(now - 3 * MIN, now + MIN, MIN):  # counts 4, and 3 for the story that joins a minute later
+        some = ids if t > now - 3 * MIN else ids[:2]
+        held.smooth(some, rng.random(some.size), t, MIN, n)
+
+    def state(sm: Smoothing) -> tuple:
+        return sm.ids.tolist(), sm.hist.tolist(), sm.count.tolist(), sm.count.dtype, sm.cycle
+
+    for m in range(1, n + 1):
+        raws = {now + k * MIN: rng.random(ids.size) for k in range(1, m + 1)}
+        fast, slow = copy.deepcopy(held), copy.deepcopy(held)
+        assert skip.smooth_window(fast, ids, raws, now + MIN, now + m * MIN, n)
+        for t in sorted(raws):
+            slow.smooth(ids, raws[t], t, MIN, n)
+        assert state(fast) == state(slow)
+    raws = {now + 2 * MIN: rng.random(ids.size)}
+    assert not skip.smooth_window(copy.deepcopy(held), ids, raws, now + 2 * MIN, now + 2 * MIN, n)  # a minute apart
+    raws = {now + MIN: rng.random(2)}
+    assert not skip.smooth_window(copy.deepcopy(held), ids[:2], raws, now + MIN, now + MIN, n)  # other stories

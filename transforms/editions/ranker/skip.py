@@ -23,9 +23,14 @@ What the decisions read, and why it cannot change in ``(now, h]``:
   velocities and raw scores move, so the raw scores are ranked exactly there and on the minute before it
   (:func:`window_edges` ``crossed``). Most chains end that way: a change's time is its article's first-seen time,
   so the chain's idle end is also the minute that article leaves the window;
-- the candidates: every live story is one (no more than ``pool_size`` and ``section_candidates`` live stories), so
-  membership does not depend on the scores; no candidate has ``hold_min_originals`` originals in 30 minutes (no
-  hold can start);
+- the candidates: every story scored (``base > 0``) is one (no more than ``pool_size`` and ``section_candidates``
+  of them: the pool and every section take all that qualify, and the local reserve, which looks only at stories
+  scored, adds none to a pool that holds them all), so membership does not depend on the scores. Which of them a
+  section takes, and with what fit, reads the book and the relevance, which reads the pair weights: they depend on
+  the live stories, not on time (the coverage window moves only the coverage). So every minute of the window has
+  ``now``'s candidates and sections: its live stories are ``now``'s, and so are its scored ones (a live story is
+  scored when its coverage is positive, velocity and freshness being so, and no coverage window passes); no
+  candidate has ``hold_min_originals`` originals in 30 minutes (no hold can start);
 - the order of the smoothed scores. Between two window edges a story's raw score is ``c * velocity(t) *
   0.5 ** (t / half_life)``: the freshness factor is the same for every story and the velocity only grows (its
   30-minute baseline rate falls as the story ages). Undoing the common factor, each story's raw score is monotone
@@ -38,8 +43,10 @@ What the decisions read, and why it cannot change in ``(now, h]``:
   hysteresis make has the same outcome at every minute of ``(now, h]`` as at ``now``.
 
 Anything not proven (a crowded book, a hold, scores too close) skips nothing: the minute after is ranked as
-before. The ranking at ``h`` must also find the same live stories, candidates, sections, pins, originals in 30
-minutes (or fewer: only leaving) and publisher counts as ``now`` (a check of the argument above, not a part of it).
+before. The ranking at ``h`` (:func:`lite_rank`: every story's scores; the candidates are not selected again) must
+also find the same live stories, stories scored, Breaking rows (pins) and publisher counts as ``now``, and
+originals in 30 minutes only fewer (:func:`same_minute`): a check of the argument above (no window edge passes
+before ``h``), not a part of it.
 
 What the skipped minutes still do (:func:`skip`): their impressions are counted (the same slots every minute, in
 order: the share counts are the same floats), the last cycle moves to ``h`` and the smoothing memory holds the raw
@@ -56,97 +63,93 @@ import numpy as np
 
 from transforms.common import HOUR_MS, MINUTE_MS
 from transforms.editions.cycle.run import breaking_rows
-from transforms.editions.cycle.scoring import features, pair_sums, select_candidates
+from transforms.editions.cycle.scoring import features, pair_sums, relevance
 from transforms.editions.ranker.steady import count_impressions
 
 EPS = 1e-9  # relative margin of every proven comparison (float rounding is ~1e-16)
 
 
 def lite_rank(ctx, now: int):
-    """The scores of minute ``now``, as :func:`~transforms.editions.cycle.run.rank` computes them: (features,
-    Breaking rows, candidates, the pair sums and relevance they were computed with)."""
+    """The scores of minute ``now`` for every story, as :func:`~transforms.editions.cycle.run.rank` computes them:
+    (features, Breaking rows, the pair sums and relevance they were computed with). The candidates are not
+    selected again: in a window they are the steady minute's (module docstring), so :func:`same_minute` checks what
+    that rests on instead."""
     book, p = ctx.book, ctx.params
     live = book.live_mask(now, p.live_window_ms)
     sums = pair_sums(book, live, now, p)
     f = features(book, now, p, sums, live)
     forced = breaking_rows(book, f.live, now, p)
-    cand, rel = select_candidates(book, f, ctx.edition, ctx.config, p, forced)
-    return f, forced, cand, sums, rel
+    return f, forced, sums, relevance(book, f, ctx.edition.region)
 
 
-def window_raw(ctx, t: int, ranked_h) -> np.ndarray:
-    """The candidates' raw scores at minute ``t`` of a proven window, from the pair sums and relevance ranked at
-    its end (``ranked_h``, a :func:`lite_rank`): inside the window they are the same, and so is every candidate
-    (features and ``base * rel`` at ``t``, as select_candidates computes its raw scores: the same bits)."""
+def window_raw(ctx, t: int, ranked_h, rows: np.ndarray) -> np.ndarray:
+    """The raw scores of the candidate ``rows`` at minute ``t`` of a proven window, from the pair sums and relevance
+    ranked at its end (``ranked_h``, a :func:`lite_rank`): inside the window they are the same (features and
+    ``base * rel`` at ``t``, as select_candidates computes its raw scores: the same bits)."""
     book, p = ctx.book, ctx.params
-    f_h, _, cand_h, sums, rel = ranked_h
+    f_h, _, sums, rel = ranked_h
     f = features(book, t, p, sums, f_h.live)
-    return (f.base * rel.rel)[cand_h.rows]
+    return (f.base * rel.rel)[rows]
 
 
 def _last_minute_before(x) -> int:
     return (int(x) - 1) // MINUTE_MS * MINUTE_MS
 
 
-def _first_minute_after(x: np.ndarray) -> np.ndarray:
+def _first_minute_after(x: int) -> int:
     """The first minute ``t > x``: an article first seen at ``s`` counts in the velocity window at ``t`` while
     ``s >= t - window``, so the term ends at ``x = s + window`` and the first minute without it is this one (a
     story's age passing the window likewise: ``first < t - window``)."""
-    return (np.asarray(x, np.int64) // MINUTE_MS + 1) * MINUTE_MS
+    return (x // MINUTE_MS + 1) * MINUTE_MS
 
 
-def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[int, np.ndarray]:
+def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[int, list[int]]:
     """``(h, crossed)``: ``h`` the last minute before anything the decisions read, the velocity window aside, can
     change with time alone, and not after the chain's last minute (module docstring); ``crossed`` the minutes of
-    ``(now, h]`` at which an article or a live story's age leaves the 30-minute velocity window (sorted: the
-    minutes where some velocity falls, which :func:`horizon` ranks exactly)."""
+    ``(now, h]`` at which an article or a live story's age leaves the 30-minute velocity window (ascending: the
+    minutes where some velocity falls, which :func:`horizon` ranks exactly). Times are integer milliseconds,
+    gathered as Python ints: a book of a few live stories would spend more on numpy calls than on the times."""
     book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
-    n, live = book.stories.size, f.live
     idle_end = last_event_at + p.idle_cycles * MINUTE_MS
     chain_end = -(-idle_end // MINUTE_MS) * MINUTE_MS  # the chain's last minute: the first with now >= idle_end
     edges = [(now // HOUR_MS + 1) * HOUR_MS]  # the top of the hour
     if pending:
         first = pending.first_at() if hasattr(pending, "first_at") else min(e["at"] for e in pending.values())
         edges.append((int(first) // MINUTE_MS + 1) * MINUTE_MS)
-    st = book.stories
-    arrays = [st.newest_seen[:n][live] + p.live_window_ms]
-    start = st.breaking_start[:n][live]
-    start = start[start > 0]
-    arrays += [start, start + p.breaking_pin_ms]
+    st, live = book.stories, f.live
+    rows = np.flatnonzero(live)
+    edges += (st.newest_seen[rows] + p.live_window_ms).tolist()
+    start = [s for s in st.breaking_start[rows].tolist() if s > 0]
+    edges += start + [s + p.breaking_pin_ms for s in start]
     ns = book.pairs.size
     pairs = np.flatnonzero(book.pairs.live[:ns] & live[book.pairs.story[:ns]])
-    arrays.append(book.pairs.latest_first_seen[pairs] + p.coverage_window_ms)
-    na = book.articles.size
-    arrays.append(book.articles.first_seen[:na])
+    edges += (book.pairs.latest_first_seen[pairs] + p.coverage_window_ms).tolist()
+    arts = book.articles.first_seen[: book.articles.size].tolist()
+    edges += arts
     window = p.developing_window_min * MINUTE_MS
     edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
     for c in controls or ():
         edges += [c.set_at, c.expires_at]
-    times = np.concatenate([np.asarray(a, np.float64).ravel() for a in arrays] + [np.array(edges, np.float64)])
-    times = times[times >= now]
-    h = min(_last_minute_before(times.min()) if times.size else now, chain_end)
-    velocity = np.concatenate(
-        [st.first_seen[:n][live] + p.velocity_window_ms, book.articles.first_seen[:na] + p.velocity_window_ms]
+    later = [int(t) for t in edges if t >= now]
+    h = min(_last_minute_before(min(later)) if later else now, chain_end)
+    vw = p.velocity_window_ms
+    velocity = [t + vw for t in st.first_seen[rows].tolist()] + [t + vw for t in arts]
+    crossed = sorted({_first_minute_after(t) for t in velocity if t >= now})
+    return h, [t for t in crossed if t <= h]
+
+
+def same_minute(ranked, f, forced) -> bool:
+    """Whether minute ``h`` (features ``f``, Breaking rows ``forced``) has what the steady minute's candidates rest
+    on (module docstring): the same live stories, stories scored and Breaking rows, the same publisher counts, and
+    originals in 30 minutes only fewer (none arrives before ``h``: no hold can start)."""
+    f0 = ranked.f
+    return (
+        np.array_equal(f.live, f0.live)
+        and np.array_equal(forced, ranked.forced)
+        and np.array_equal(f.base > 0, f0.base > 0)
+        and np.array_equal(f.pub_count, f0.pub_count)
+        and bool(np.all(f.n30 <= f0.n30))
     )
-    crossed = np.unique(_first_minute_after(velocity[velocity >= now]))
-    return h, crossed[crossed <= h]
-
-
-def _same_minute(ranked, f, forced, cand) -> bool:
-    """Whether the ranking at the horizon found what ``now`` found: the argument's check."""
-    a = ranked.cand
-    if not (np.array_equal(a.rows, cand.rows) and np.array_equal(np.sort(a.pool), np.sort(cand.pool))):
-        return False
-    if not (np.array_equal(ranked.f.live, f.live) and np.array_equal(ranked.forced, forced)):
-        return False
-    if not (np.all(f.n30 <= ranked.f.n30) and np.array_equal(ranked.f.pub_count, f.pub_count)):
-        return False  # originals in 30 minutes only leave the window (none arrives before h): no hold can start
-    for sec, (rows, fit) in a.sections.items():
-        rows2, fit2 = cand.sections[sec]
-        o1, o2 = np.argsort(rows, kind="stable"), np.argsort(rows2, kind="stable")
-        if not (np.array_equal(rows[o1], rows2[o2]) and np.array_equal(fit[o1], fit2[o2])):
-            return False
-    return True
 
 
 def _decay(p, minutes: np.ndarray) -> np.ndarray:
@@ -167,11 +170,13 @@ def _intervals(ctx, ranked, raws: dict):
     if sm.cycle != now or not np.array_equal(sm.ids, ids[order]):
         return None
     k = sm.hist.shape[1]
-    past = sm.hist * _decay(p, -np.arange(k))[None, :]
+    decay = _decay(p, np.arange(-k + 1, k))  # the past minutes (-k + 1 .. 0) and the history's oldest (k - 1)
+    past = sm.hist * decay[k - 1 :: -1][None, :]
     known = np.arange(k)[None, :] < sm.count[:, None].astype(np.int64)
-    later = np.stack([raws[t][order] * _decay(p, np.array((t - now) // MINUTE_MS)) for t in sorted(raws)], axis=1)
+    ts = sorted(raws)
+    later = np.stack([raws[t] for t in ts], axis=1)[order] * _decay(p, np.array([(t - now) // MINUTE_MS for t in ts]))
     lo = np.minimum(np.where(known, past, np.inf).min(axis=1), later.min(axis=1))
-    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), later.max(axis=1)) * _decay(p, np.array(k - 1))
+    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), later.max(axis=1)) * decay[2 * k - 2]
     out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
     out_lo[order], out_hi[order] = lo, hi
     return out_lo, out_hi
@@ -235,6 +240,8 @@ def orders_fixed(ctx, ranked, lo: np.ndarray, hi: np.ndarray) -> bool:
         return False
     factor = 1.0 + ctx.params.hysteresis
     for rows, fit in cand.sections.values():
+        if rows.size < 2:
+            continue  # no pair to compare (most sections of a quiet edition are empty)
         i = np.searchsorted(cand.rows, rows)
         keep = rep[i] >= 0
         a_lo, a_hi = lo[i[keep]] * fit[keep], hi[i[keep]] * fit[keep]
@@ -244,8 +251,8 @@ def orders_fixed(ctx, ranked, lo: np.ndarray, hi: np.ndarray) -> bool:
 
 
 def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[int, tuple] | None:
-    """``(h, (candidate rows, minute -> their raw scores at the last n minutes of the window)``: every minute of ``(now, h]`` is steady with ``now``'s decisions;
-    None when fewer than two minutes are proven (module docstring). ``decided``: ``(ranked, gates, page_slots)`` of
+    """``(h, (candidate rows, minute -> their raw scores at the last n minutes of the window)``: every minute of
+    ``(now, h]`` is steady with ``now``'s decisions; None when fewer than two minutes are proven (module docstring). ``decided``: ``(ranked, gates, page_slots)`` of
     the steady minute ``now``."""
     ranked, gates, _ = decided
     p, now = ctx.params, ctx.now
@@ -260,14 +267,15 @@ def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[
     if h < now + 2 * MINUTE_MS:
         return None
     at_h = lite_rank(ctx, h)
-    f_h, forced_h, cand_h = at_h[:3]
-    if not _same_minute(ranked, f_h, forced_h, cand_h):
+    f_h, forced_h, _, rel_h = at_h
+    if not same_minute(ranked, f_h, forced_h):
         return None
-    raws = {h: cand_h.raw}
+    rows = ranked.cand.rows  # the candidates at every minute of the window (module docstring)
+    raws = {h: (f_h.base * rel_h.rel)[rows]}
     sampled = range(max(now + MINUTE_MS, h - (p.smoothing_cycles - 1) * MINUTE_MS), h, MINUTE_MS)  # skip needs them
-    for t in [*sampled, *(int(e) + d for e in crossed for d in (-MINUTE_MS, 0))]:
+    for t in [*sampled, *(e + d for e in crossed for d in (-MINUTE_MS, 0))]:
         if now < t and t not in raws:
-            raws[t] = window_raw(ctx, t, at_h)  # exact: the pair sums and relevance hold throughout
+            raws[t] = window_raw(ctx, t, at_h, rows)  # exact: the pair sums and relevance hold throughout
     bounds = _intervals(ctx, ranked, raws)
     if bounds is None:
         return None
@@ -275,7 +283,7 @@ def horizon(ctx, decided, pending: dict, last_event_at: int, controls) -> tuple[
         bounds = _tight(ctx, ranked, raws, h, bounds)
         if not orders_fixed(ctx, ranked, *bounds):
             return None
-    return h, (cand_h.rows, raws)
+    return h, (rows, raws)
 
 
 def skip(ctx, decided, h: int, ranked_h) -> int:
@@ -288,10 +296,35 @@ def skip(ctx, decided, h: int, ranked_h) -> int:
     count_impressions(book, page_slots, memory, minutes)
     n = p.smoothing_cycles
     first = max(now + MINUTE_MS, h - (n - 1) * MINUTE_MS)
+    ids = book.stories.id[rows]
     if first > now + MINUTE_MS:
         memory.smoothing.cycle = first - MINUTE_MS  # the history before is shifted out entirely below
-    ids = book.stories.id[rows]
-    for t in range(first, h + MINUTE_MS, MINUTE_MS):
-        memory.smoothing.smooth(ids, raws[t], t, MINUTE_MS, n)
+    if not smooth_window(memory.smoothing, ids, raws, first, h, n):
+        for t in range(first, h + MINUTE_MS, MINUTE_MS):
+            memory.smoothing.smooth(ids, raws[t], t, MINUTE_MS, n)
     memory.last_cycle = h
     return minutes
+
+
+def smooth_window(sm, ids: np.ndarray, raws: dict, first: int, h: int, n: int) -> bool:
+    """The smoothing memory after smoothing the raw scores of ``ids`` at every minute of ``[first, h]`` (``raws``,
+    aligned with ``ids``), in one step: when the memory holds exactly these stories at the minute before the
+    window, each of the ``m`` minutes shifts every story's history by one and raises its count by one, so the
+    history ends as the ``m`` raw scores newest first followed by the ``n - m`` newest it held, and the count as
+    ``min(count + m, n)``: the values :meth:`~transforms.editions.cycle.scoring.Smoothing.smooth` leaves, copied, not computed.
+    False (nothing changed) when the memory holds other stories or another history length: the caller smooths
+    minute by minute."""
+    m = (h - first) // MINUTE_MS + 1
+    if m > n or sm.hist.ndim != 2 or sm.hist.shape[1] != n or sm.ids.size != ids.size:
+        return False
+    if sm.cycle != first - MINUTE_MS:
+        return False
+    order = np.argsort(ids, kind="stable")
+    if not np.array_equal(sm.ids, ids[order]):
+        return False
+    hist = np.zeros((ids.size, n))
+    hist[:, :m] = np.stack([raws[t] for t in range(h, first - MINUTE_MS, -MINUTE_MS)], axis=1)[order]
+    hist[:, m:] = sm.hist[:, : n - m]
+    sm.count = np.minimum(sm.count + m, n).astype(np.int8, copy=False)
+    sm.hist, sm.cycle = hist, h
+    return True
