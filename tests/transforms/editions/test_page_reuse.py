@@ -340,3 +340,31 @@ def test_same_content_needs_the_same_keys_and_values():
     assert not same_content(doc, dict(doc, edition="f"))
     assert not same_content(doc, dict(doc, stories=doc["stories"] * 2))
     assert not same_content(doc, {k: v for k, v in doc.items() if k != "edition"})
+
+
+def test_an_empty_section_is_the_empty_page_and_keeps_its_digest_and_gram(world):
+    """Most sections of a small book have no story to place: choose_page_slots and page_documents skip their
+    arrays. The page is still there in section order, empty, its digest kept while its key (section names) is the
+    same, its hysteresis memory empty and its Gram (cosines of a page that had stories) left for a later cycle."""
+    from transforms.editions.cycle.assembly import Gram
+
+    config, book = _setup(world)
+    now = world.T0 + world.MIN
+    memory, cache = EditionMemory(), CycleCache()
+    before = _cycle(config, book, memory, cache, now)
+    empty = [s for s, page in before.pages.items() if not page["stories"]]
+    assert empty and len(empty) < len(before.pages)
+    for s in empty:
+        before.page_digests[s][1].digest = f"digest of {s}"
+    gram = cache.gram[empty[0]] = Gram()
+    memory.prev_pages[empty[0]] = [101]  # a story the section no longer has: forgotten
+    cold_book, cold_memory = copy.deepcopy(book), copy.deepcopy(memory)
+    warm = _cycle(config, book, memory, cache, now + world.MIN)
+    cold = _cycle(config, cold_book, cold_memory, CycleCache(), now + world.MIN)
+    assert warm.pages == cold.pages and list(warm.pages) == list(config.edition("us-en").sections)
+    for s in empty:
+        assert warm.pages[s]["stories"] == [] and memory.prev_pages[s] == []
+        assert warm.page_digests[s][1] is before.page_digests[s][1] and warm.page_digests[s][0] is warm.pages[s]
+        assert cold.page_digests[s][1].digest is None and cold.page_digests[s][1].key == warm.page_digests[s][1].key
+        assert cache.page_entries[s].find(np.array([101]), np.zeros((1, 13), np.int64), ()) == [None]
+    assert cache.gram[empty[0]] is gram

@@ -5,7 +5,8 @@
 - :mod:`.run`: :func:`run_cycle` and its phases (the maths, then the documents);
 - :mod:`.scoring` (vectorised scores and smoothing), :mod:`.representatives` (which article represents a story),
   :mod:`.assembly` (hysteresis, diversity, the Breaking pin), :mod:`.fairness` (position-weighted impressions,
-  the publisher share cap), :mod:`.trust` (the trust gates of developing stories).
+  the publisher share cap), :mod:`.trust` (the trust gates of developing stories), :mod:`.coverage` (coverage
+  documents and article cards).
 
 The overlays laid over a cycle's documents (controls, takedowns, topic and storyline pages) sit in the room above
 (:mod:`transforms.editions.overlays`); the cycle runs them through :class:`~.context.CycleOverlays` without
@@ -17,7 +18,8 @@ May import: :mod:`transforms.editions.vocabulary`, :mod:`transforms.editions.boo
 """
 
 from transforms.editions.cycle.context import Clock, CycleCache, CycleContext, CycleOutput, EditionMemory
-from transforms.editions.cycle.run import coverage_document, pool_positions, run_cycle
+from transforms.editions.cycle.coverage import coverage_document
+from transforms.editions.cycle.run import pool_positions, run_cycle
 
 __all__ = [
     "Clock",

@@ -33,30 +33,18 @@ from transforms.editions.cycle.arrays import unique_ints
 from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble, hysteresis_order
 from transforms.editions.cycle.collector import spaced_collections
 from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
+from transforms.editions.cycle.coverage import article_card, coverage_documents
 from transforms.editions.cycle.representatives import (
     LABELS_BY_CODE,
     Representatives,
     capped_publishers,
     choose_representatives,
     label_codes,
-    labels_for,
     supporting,
 )
 from transforms.editions.cycle.scoring import Candidates, Features, select_candidates
 from transforms.editions.vocabulary import documents as docs
 from transforms.editions.vocabulary.params import RankParams
-
-
-def with_image_size(card: dict, base: dict) -> dict:
-    """``card`` with ``image_width``/``image_height`` when the article states both for its image (Article fields,
-    from its ImageObject or og:image size). Optional fields of the edition page schema: a card without them is the
-    same bytes as before they existed, and the web card then sets no box rather than a guessed one."""
-    w, h = base.get("image_size") or (None, None)
-    if base.get("image_url") and all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 20_000 for v in (w, h)
-    ):
-        card["image_width"], card["image_height"] = w, h
-    return card
 
 
 @dataclass
@@ -281,16 +269,26 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
     version_l = book.stories.version[cand.rows].tolist()  # per candidate position, read once
     by_section = {}
     for sec_id in ctx.edition.sections:
-        section = ctx.config.section(sec_id)
         rows_s, fit_s = cand.sections[sec_id]
         scores = {}
-        for r, fit in zip(rows_s.tolist(), fit_s.tolist()):
-            i = pos_of[r]
-            if rep_l[i] >= 0:
-                scores[ids_l[i]] = smoothed_l[i] * fit
+        if rows_s.size:
+            for r, fit in zip(rows_s.tolist(), fit_s.tolist()):
+                i = pos_of[r]
+                if rep_l[i] >= 0:
+                    scores[ids_l[i]] = smoothed_l[i] * fit
+        pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
+        if not scores and not pins:
+            # Nothing to place (most sections of a small book): the empty page every step below would give. The
+            # page's Gram is kept as assembly leaves it when no story asks for one.
+            memory.prev_pages[sec_id] = []
+            gram = old_gram.get(sec_id)
+            if gram is not None:
+                new_gram[sec_id] = gram
+            by_section[sec_id] = []
+            continue
+        section = ctx.config.section(sec_id)
         order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
         order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
-        pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
         rules = DiversityRules(mixed_sections=section.match != "label", storyline_of=storylines, **rules_base)
         gram = new_gram[sec_id] = old_gram.get(sec_id) or Gram()
@@ -318,25 +316,6 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
 
 # ------------------------------------------------------------------------------------------------ cards, labels
 _FACT_CHECK_BIT = 1 << LABELS_BY_CODE.index(("fact_check",))  # in label_codes' bits
-
-
-def article_card(base: dict, first_seen_ms, labels) -> dict:
-    """One article's card on a page (a section's story or a Full Coverage timeline): the stored card's fields, its
-    times in ISO form and the labels the cycle gave it."""
-    card = {
-        "article_id": base["article_id"],
-        "url": base["url"],
-        "title": base["title"],
-        "publisher_id": base["publisher_id"],
-        "publisher_name": base["publisher_name"],
-        "image_url": base["image_url"],
-        "published_at": docs.iso(base["published_at"]),
-        "first_seen_at": docs.iso(first_seen_ms),
-        "language": base["language"],
-        "labels": labels,
-    }
-    with_image_size(card, base)
-    return card
 
 
 class Cards:
@@ -439,6 +418,9 @@ class Shown:
 
 
 # ------------------------------------------------------------------------------------------------ documents
+_NO_ENTRIES = KeptEntries()  # an empty page's kept entries (never changed: find only reads)
+
+
 def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict, dict]:
     """Every section page, the rows of the stories on them, the pages' concentration and the content digests known
     for them (:class:`PageDigest` by section, :func:`reuse_pages`); counts the representatives' position-weighted
@@ -459,7 +441,21 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     reuse = reuse_pages(ctx)
     old_pages, new_pages = ctx.cache.pages, {}
     kept, new_kept, start = ctx.cache.page_entries, {}, 0
+    empty_key = (b"", b"", names)  # what an empty page's key below is (empty arrays' bytes)
     for sec_id, chosen in page_slots.by_section.items():
+        if not chosen:
+            # An empty page (most sections of a small book): what the loop below gives, without its arrays.
+            hit = None
+            if reuse:
+                hit = old_pages.get(sec_id)
+                if hit is None or hit.key != empty_key:
+                    hit = PageDigest(empty_key, [])
+                new_pages[sec_id] = hit
+            new_kept[sec_id] = _NO_ENTRIES
+            pages[sec_id] = page = page_document(ctx, sec_id, cycle_iso, [])
+            if hit is not None:
+                known[sec_id] = (page, hit)
+            continue
         end = start + len(chosen)
         page_rows, page_ids, page_keys_ = rows[start:end], sids[start:end], keys[start:end]
         start = end
@@ -494,21 +490,26 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
         new_kept[sec_id] = KeptEntries(page_ids, page_keys_, statics, names)
         if hit is not None:
             new_pages[sec_id] = hit
-        pages[sec_id] = {
-            "schema": docs.PAGE_SCHEMA,
-            "edition": ctx.edition.id,
-            "section": sec_id,
-            "version": now // MINUTE_MS,
-            "cycle": cycle_iso,
-            "generated_at": cycle_iso,
-            "stories": [dict(e, score=score) for e, score in zip(statics, scores)],
-        }
+        pages[sec_id] = page_document(ctx, sec_id, cycle_iso, [dict(e, score=sc) for e, sc in zip(statics, scores)])
         if hit is not None:
             known[sec_id] = (pages[sec_id], hit)
     ctx.cache.page_entries = new_kept
     if reuse:
         ctx.cache.pages = new_pages
     return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps), known
+
+
+def page_document(ctx: CycleContext, sec_id: str, cycle_iso: str, stories: list) -> dict:
+    """The page of section ``sec_id`` holding ``stories`` (its entries, with scores)."""
+    return {
+        "schema": docs.PAGE_SCHEMA,
+        "edition": ctx.edition.id,
+        "section": sec_id,
+        "version": ctx.now // MINUTE_MS,
+        "cycle": cycle_iso,
+        "generated_at": cycle_iso,
+        "stories": stories,
+    }
 
 
 @dataclass
@@ -683,57 +684,6 @@ def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, m
             entry["vector"] = tuple(vecs[m])
         fresh[k] = entry
     return fresh
-
-
-def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: set, memory: EditionMemory) -> list:
-    """Coverage of the page and pool stories whose coverage changed since this edition last emitted it."""
-    shown = np.array(sorted(rows), np.int64)
-    ids = book.stories.id[shown].tolist()
-    versions = book.stories.version[shown]
-    last = np.array([memory.coverage_versions.get(sid, 0) for sid in ids], np.int64)
-    changed = np.flatnonzero(versions > last).tolist()  # the rest: emitted before at this version or later
-    coverage = [coverage_document(book, int(shown[k]), p, int(prim[shown[k]])) for k in changed]
-    memory.coverage_versions = dict(zip(ids, np.maximum(versions, last).tolist()))
-    return coverage
-
-
-def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-    """All articles of a story (edition-independent), newest first, keyset order (published_at desc, article_id)."""
-    arts = book.story_articles(row)
-    labels = labels_for(book, np.array(arts, np.int64), None) if arts else []
-    tsum = book.stories.title_sum[row].astype(np.float64)
-    norm = max(float(np.linalg.norm(tsum)), 1e-9)
-    rp = p.representative
-    best, best_key = None, None
-    cards = []
-    for k, a in enumerate(arts):
-        base = book.articles.card[a]
-        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
-        key = (
-            -(
-                rp.w_centrality * central
-                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
-                + rp.w_headline * float(book.articles.headline_quality[a])
-                - rp.copy_penalty * bool(book.articles.is_copy[a])
-            ),
-            base["article_id"],
-        )
-        if best_key is None or key < best_key:
-            best, best_key = a, key
-        card = article_card(base, book.articles.first_seen[a], labels[k])
-        cards.append((-int(base["published_at"]), base["article_id"], card))
-    cards.sort(key=lambda t: (t[0], t[1]))
-    return {
-        "schema": docs.COVERAGE_SCHEMA,
-        "story_id": str(int(book.stories.id[row])),
-        "version": int(book.stories.version[row]),
-        "language": book.language,
-        "title": book.articles.card[best]["title"] if best is not None else "",
-        "updated_at": docs.iso(book.stories.newest_seen[row]),
-        "links": tuple(str(x) for x in sorted(book.stories.links[row])),
-        **book.storylines.page_field(int(book.stories.id[row])),  # its storyline, when that has a page
-        "articles": [c for _, _, c in cards],
-    }
 
 
 def _groups(keys: np.ndarray, k: int, order: np.ndarray, limit: int, values: list) -> list[list]:

@@ -86,7 +86,7 @@ def finish(doc: dict, episodes) -> dict:
 
 def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
     """The snapshot items of the storylines changed since the last built cycle (module docstring)."""
-    from transforms.editions.cycle.run import coverage_document  # cycle imports the book, which imports storylines
+    from transforms.editions.cycle.coverage import coverage_document  # cycle imports the book, which imports storylines
 
     smap = book.storylines
     touched, left, sources, merged = smap.take()

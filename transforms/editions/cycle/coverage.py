@@ -1,0 +1,99 @@
+"""Coverage documents (every article of a story, for Full Coverage) and the article card they and the pages show.
+
+:func:`coverage_documents` is a phase of the rank cycle (transforms/editions/cycle/run.py): the coverage of the page
+and pool stories whose coverage changed since the edition last emitted it. :func:`coverage_document` is
+edition-independent (the storyline pages build one for a story that left the pool); :func:`article_card` is the
+card of one article, on a page or in a coverage timeline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from transforms.editions.book.storybook import StoryBook
+from transforms.editions.cycle.context import EditionMemory
+from transforms.editions.cycle.representatives import labels_for
+from transforms.editions.vocabulary import documents as docs
+from transforms.editions.vocabulary.params import RankParams
+
+
+def with_image_size(card: dict, base: dict) -> dict:
+    """``card`` with ``image_width``/``image_height`` when the article states both for its image (Article fields,
+    from its ImageObject or og:image size). Optional fields of the edition page schema: a card without them is the
+    same bytes as before they existed, and the web card then sets no box rather than a guessed one."""
+    w, h = base.get("image_size") or (None, None)
+    if base.get("image_url") and all(
+        isinstance(v, int) and not isinstance(v, bool) and 0 < v <= 20_000 for v in (w, h)
+    ):
+        card["image_width"], card["image_height"] = w, h
+    return card
+
+
+def article_card(base: dict, first_seen_ms, labels) -> dict:
+    """One article's card on a page (a section's story or a Full Coverage timeline): the stored card's fields, its
+    times in ISO form and the labels the cycle gave it."""
+    card = {
+        "article_id": base["article_id"],
+        "url": base["url"],
+        "title": base["title"],
+        "publisher_id": base["publisher_id"],
+        "publisher_name": base["publisher_name"],
+        "image_url": base["image_url"],
+        "published_at": docs.iso(base["published_at"]),
+        "first_seen_at": docs.iso(first_seen_ms),
+        "language": base["language"],
+        "labels": labels,
+    }
+    with_image_size(card, base)
+    return card
+
+
+def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: set, memory: EditionMemory) -> list:
+    """Coverage of the page and pool stories whose coverage changed since this edition last emitted it."""
+    shown = np.array(sorted(rows), np.int64)
+    ids = book.stories.id[shown].tolist()
+    versions = book.stories.version[shown]
+    last = np.array([memory.coverage_versions.get(sid, 0) for sid in ids], np.int64)
+    changed = np.flatnonzero(versions > last).tolist()  # the rest: emitted before at this version or later
+    coverage = [coverage_document(book, int(shown[k]), p, int(prim[shown[k]])) for k in changed]
+    memory.coverage_versions = dict(zip(ids, np.maximum(versions, last).tolist()))
+    return coverage
+
+
+def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+    """All articles of a story (edition-independent), newest first, keyset order (published_at desc, article_id)."""
+    arts = book.story_articles(row)
+    labels = labels_for(book, np.array(arts, np.int64), None) if arts else []
+    tsum = book.stories.title_sum[row].astype(np.float64)
+    norm = max(float(np.linalg.norm(tsum)), 1e-9)
+    rp = p.representative
+    best, best_key = None, None
+    cards = []
+    for k, a in enumerate(arts):
+        base = book.articles.card[a]
+        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
+        key = (
+            -(
+                rp.w_centrality * central
+                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
+                + rp.w_headline * float(book.articles.headline_quality[a])
+                - rp.copy_penalty * bool(book.articles.is_copy[a])
+            ),
+            base["article_id"],
+        )
+        if best_key is None or key < best_key:
+            best, best_key = a, key
+        card = article_card(base, book.articles.first_seen[a], labels[k])
+        cards.append((-int(base["published_at"]), base["article_id"], card))
+    cards.sort(key=lambda t: (t[0], t[1]))
+    return {
+        "schema": docs.COVERAGE_SCHEMA,
+        "story_id": str(int(book.stories.id[row])),
+        "version": int(book.stories.version[row]),
+        "language": book.language,
+        "title": book.articles.card[best]["title"] if best is not None else "",
+        "updated_at": docs.iso(book.stories.newest_seen[row]),
+        "links": tuple(str(x) for x in sorted(book.stories.links[row])),
+        **book.storylines.page_field(int(book.stories.id[row])),  # its storyline, when that has a page
+        "articles": [c for _, _, c in cards],
+    }
