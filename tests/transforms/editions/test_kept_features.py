@@ -16,9 +16,10 @@ from transforms.editions.cycle import kept as kept_module
 from transforms.editions.cycle import scoring
 from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory
 from transforms.editions.cycle.kept import KeptFeatures
-from transforms.editions.cycle.run import run_cycle
+from transforms.editions.cycle.run import rank, run_cycle
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
+from transforms.publishers import default_registry
 
 FEATURE_FIELDS = ("live", "prim", "coverage", "velocity", "freshness", "base", "n30", "auth_all", "pub_count")
 RELEVANCE_FIELDS = ("local", "intl", "geo", "local_geo", "domestic", "rel")
@@ -133,3 +134,69 @@ def test_a_restarted_worker_with_an_empty_cache_ranks_like_the_warm_one(world, m
             compared += 1
     assert compared == 10
     assert warm_cache.features.dirty is not None  # the warm worker ran the kept path
+
+
+def test_a_small_book_ranks_with_what_it_kept_as_with_an_empty_cache(world):
+    """A small book (under kept.SMALL_BOOK_PAIRS pairs) keeps its pair sums, relevance, section fits and article
+    order across the cycles whose book (kept.book_state), live stories, coverage window and candidates are the
+    same; minute by minute through folds, merges, splits, expiries, both windows and the top of the hour, the
+    maths equals the maths of a cycle with an empty cache (and the kept things were reused)."""
+    T, MIN = world.T0, world.MIN
+    events = sorted(busy_world(world), key=event_sort_key)
+    config = load_config()
+    p = RankParams.from_config(config, coverage_window_h=0.5, live_window_h=2.5)
+    registry = owned_registry(("daily-herald", "pacific-times", "london-chronicle"))
+    book = StoryBook(config, registry, "en")
+    edition = config.edition("us-en")
+    warm, cache, cold = EditionMemory(), CycleCache(), EditionMemory()
+    k, reused = 0, {"sums": 0, "order": 0}
+    for now in range(T - 70 * MIN, T + 140 * MIN, MIN):
+        while k < len(events) and events[k]["at"] < now:
+            book.apply(events[k])
+            k += 1
+        book.flush()
+        last_sums, last_order = cache.features.small, cache.features.order
+        a = rank(CycleContext(book, edition, config, p, warm, now, cache))
+        b = rank(CycleContext(book, edition, config, p, cold, now, CycleCache()))
+        assert book.pairs.size < kept_module.SMALL_BOOK_PAIRS
+        reused["sums"] += last_sums is not None and cache.features.small[5] is last_sums[5]
+        reused["order"] += last_order is not None and cache.features.order[3] is last_order[3]
+        for name in FEATURE_FIELDS:
+            assert np.array_equal(getattr(a.f, name), getattr(b.f, name)), (now, name)
+        assert np.array_equal(a.forced, b.forced) and np.array_equal(a.smoothed, b.smoothed), now
+        for name in ("rows", "raw", "pool", "domestic", "intl"):
+            assert np.array_equal(getattr(a.cand, name), getattr(b.cand, name)), (now, name)
+        assert a.cand.sections.keys() == b.cand.sections.keys()
+        for sec, (rows, fit) in a.cand.sections.items():
+            assert np.array_equal(rows, b.cand.sections[sec][0]) and np.array_equal(fit, b.cand.sections[sec][1])
+        for name in ("rep", "start", "length", "ordered", "scores", "near"):
+            assert np.array_equal(getattr(a.reps, name), getattr(b.reps, name)), (now, name)
+    assert k == len(events)
+    assert reused["sums"] > 10 and reused["order"] > 20, reused
+
+
+def test_a_small_books_kept_sums_follow_a_fold_that_moves_nothing_they_compare(world):
+    """A fold that changes a story's primary section (an article of a publisher already in the story, labelled
+    with another section) leaves its liveness, its pairs and the coverage window as they were, but not the
+    authority its pairs weigh: the next cycle's pair sums are computed again (the book's state is in the key)."""
+    T, MIN = world.T0, world.MIN
+    world.add(1, world.article("daily-herald", T - 20 * MIN, section="business"))
+    world.add(2, world.article("pacific-times", T - 15 * MIN, section="world"))
+    first, second = [compact_change(c) for c in world.changes], None
+    world.add(1, world.article("daily-herald", T + MIN // 2, section="politics"))  # a tie: politics is first
+    second = compact_change(world.changes[-1])
+    config = load_config()
+    p = RankParams.from_config(config)
+    book = StoryBook(config, default_registry(), "en")
+    for e in first:
+        book.apply(e)
+    book.flush()
+    cache = KeptFeatures()
+    before = cache.features(book, T, p)
+    book.apply(second)
+    book.flush()
+    after, want = cache.features(book, T + MIN, p), scoring.features(book, T + MIN, p)
+    assert np.array_equal(before.live, after.live) and book.pairs.size == 2
+    assert not np.array_equal(before.auth_all, want.auth_all)  # the section moved the authority
+    for name in FEATURE_FIELDS:
+        assert np.array_equal(getattr(after, name), getattr(want, name)), name

@@ -140,18 +140,28 @@ def capped_groups(book: StoryBook, capped: set[str]) -> np.ndarray:
     return hit[1]
 
 
-def choose_representatives(
-    book: StoryBook,
-    rows: np.ndarray,
-    edition: Edition,
-    hour: int,
-    capped: set[str],
-    p: RepresentativeParams,
-    prim: np.ndarray | None = None,
-) -> Representatives:
-    """The representative of each story of ``rows`` for ``edition`` (its id seeds the near-tie rotation, its region
-    the local boost) in ``hour``."""
-    edition_id, region = edition.id, edition.region
+@dataclass
+class ArticleOrder:
+    """The candidates' articles best first, grouped by story, and what the near-tie rotation reads of them: all of
+    :func:`choose_representatives` that reads no clock (the rotation reads the hour), so a cycle whose book,
+    candidates and capped groups are the last cycle's reuses it (transforms/editions/cycle/kept.py)."""
+
+    rows: np.ndarray  # the candidate rows it was made for
+    ordered: np.ndarray  # article rows, grouped by story, best first
+    scores: np.ndarray  # aligned with ordered
+    starts: np.ndarray  # per story group: its first index in ordered
+    lens: np.ndarray
+    near: np.ndarray  # per group: how many near-ties
+    near_free: np.ndarray  # per article of ordered: a near-tie and free to read
+    group_ids: np.ndarray  # per group: its story's id
+    pos: np.ndarray  # per group: its story's index in rows
+    last: tuple | None = None  # (edition id, hour, the Representatives chosen then)
+
+
+def article_order(
+    book: StoryBook, rows: np.ndarray, region: str, capped: set[str], p: RepresentativeParams, prim=None
+) -> ArticleOrder:
+    """The :class:`ArticleOrder` of the candidate ``rows`` in an edition of ``region``."""
     n, na = book.stories.size, book.articles.size
     in_c = np.zeros(n + 1, bool)
     in_c[rows] = True
@@ -162,29 +172,53 @@ def choose_representatives(
     st = a_story[arts]
     order = best_first_by_group(st, score, book.articles.key[arts])  # np.lexsort((key, -score, st))
     ordered, sscore, sst = arts[order], score[order], st[order]
+    if not ordered.size:
+        none = np.zeros(0, np.int64)
+        return ArticleOrder(rows, ordered, sscore, none, none, none, np.zeros(0, bool), none, none)
+    head = np.empty(sst.size, bool)
+    head[0] = True
+    np.not_equal(sst[1:], sst[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    ends = np.empty_like(starts)
+    ends[:-1], ends[-1] = starts[1:], sst.size
+    lens = ends - starts
+    best = sscore[starts]
+    near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
+    kk = np.add.reduceat(near.astype(np.int64), starts)
+    gstory = sst[starts]
+    near_free = near & ~book.articles.is_paid[ordered]
+    pos = np.searchsorted(rows, gstory)
+    return ArticleOrder(rows, ordered, sscore, starts, lens, kk, near_free, book.stories.id[gstory], pos)
+
+
+def choose_representatives(
+    book: StoryBook,
+    rows: np.ndarray,
+    edition: Edition,
+    hour: int,
+    capped: set[str],
+    p: RepresentativeParams,
+    order: ArticleOrder | None = None,
+) -> Representatives:
+    """The representative of each story of ``rows`` for ``edition`` (its id seeds the near-tie rotation, its region
+    the local boost) in ``hour``; ``order``: the :func:`article_order` of ``rows`` when the caller keeps it (the
+    same one in the same hour gives the same representatives, returned again)."""
+    o = article_order(book, rows, edition.region, capped, p) if order is None else order
+    if o.last is not None and o.last[0] == edition.id and o.last[1] == hour:
+        return o.last[2]
     k = rows.size
     rep = np.full(k, -1, np.int64)
     start = np.full(k, -1, np.int64)
     length = np.zeros(k, np.int64)
     near_k = np.zeros(k, np.int64)
-    if ordered.size:
-        head = np.empty(sst.size, bool)
-        head[0] = True
-        np.not_equal(sst[1:], sst[:-1], out=head[1:])
-        starts = np.flatnonzero(head)
-        ends = np.empty_like(starts)
-        ends[:-1], ends[-1] = starts[1:], sst.size
-        lens = ends - starts
-        best = sscore[starts]
-        near = sscore >= np.repeat(best - p.near_tie * np.abs(best), lens)
-        kk = np.add.reduceat(near.astype(np.int64), starts)
-        gstory = sst[starts]
-        h = rotation_hash(book.stories.id[gstory], edition_id, hour)
-        pick = starts + (h % kk.astype(np.uint64)).astype(np.int64)
-        pick, kk = _free_wins_near_ties(near & ~book.articles.is_paid[ordered], starts, kk, h, pick)
-        pos = np.searchsorted(rows, gstory)
-        rep[pos], start[pos], length[pos], near_k[pos] = ordered[pick], starts, lens, kk
-    return Representatives(rows, rep, start, length, ordered, sscore, near_k)
+    if o.ordered.size:
+        h = rotation_hash(o.group_ids, edition.id, hour)
+        pick = o.starts + (h % o.near.astype(np.uint64)).astype(np.int64)
+        pick, kk = _free_wins_near_ties(o.near_free, o.starts, o.near, h, pick)
+        rep[o.pos], start[o.pos], length[o.pos], near_k[o.pos] = o.ordered[pick], o.starts, o.lens, kk
+    reps = Representatives(rows, rep, start, length, o.ordered, o.scores, near_k)
+    o.last = (edition.id, hour, reps)
+    return reps
 
 
 def _free_wins_near_ties(near_free: np.ndarray, starts: np.ndarray, kk: np.ndarray, h: np.ndarray, pick: np.ndarray):

@@ -87,7 +87,8 @@ def rank(ctx: CycleContext) -> Ranked:
     cand, smoothed = rank_candidates(ctx, f, forced)
     ctx.clock.lap("scores")
     capped = hour_capped_publishers(ctx.memory, now, p)
-    reps = choose_representatives(book, cand.rows, ctx.edition, now // HOUR_MS, capped, p.representative, f.prim)
+    order = ctx.cache.features.article_order(book, cand.rows, ctx.edition.region, capped, p.representative, f.prim)
+    reps = choose_representatives(book, cand.rows, ctx.edition, now // HOUR_MS, capped, p.representative, order=order)
     ctx.clock.lap("representatives")
     return Ranked(f, forced, cand, smoothed, reps, capped)
 

@@ -71,6 +71,10 @@ class Relevance:
     domestic: np.ndarray
     rel: np.ndarray
     region_pairs: np.ndarray | None = None  # pair rows of the region's publishers, ascending (kept.py), if known
+    # (plan, params, stories scoring above 0, (qualifies, fit)) of section_fits over every story, which reads the
+    # book, this relevance and those: kept.py keeps a small book's relevance across the cycles whose book and live
+    # stories are the same, and the sections' fits with it while the same stories score
+    fits: tuple | None = None
 
 
 @dataclass
@@ -94,6 +98,7 @@ class PairSums:
     auth_recent: np.ndarray
     auth_all: np.ndarray
     pub_count: np.ndarray
+    coverage: tuple | None = None  # (tail weight, coverage per story): features() computes it once per sums
 
 
 def pair_sums(book: StoryBook, live: np.ndarray, now: int, p: RankParams, sel=None, slot=None, k: int = 0) -> PairSums:
@@ -130,7 +135,9 @@ def features(book: StoryBook, now: int, p: RankParams, sums: PairSums | None = N
     live = book.live_mask(now, p.live_window_ms) if live is None else live
     prim = book.primary_sections()
     s = pair_sums(book, live, now, p) if sums is None else sums
-    coverage = np.log1p(s.auth_recent) + p.coverage_tail_weight * np.log1p(s.auth_all)
+    if s.coverage is None or s.coverage[0] != p.coverage_tail_weight:  # it reads the sums alone
+        s.coverage = (p.coverage_tail_weight, np.log1p(s.auth_recent) + p.coverage_tail_weight * np.log1p(s.auth_all))
+    coverage = s.coverage[1]
 
     na = book.articles.size
     recent_a = np.flatnonzero(book.articles.first_seen[:na] >= now - p.velocity_window_ms)  # few: select by time first
@@ -374,7 +381,13 @@ def section_rows(book, f, rel, plan: SectionPlan, p, short: Shortlist) -> dict:
         if not left:
             return out
         rest = SectionPlan(tuple(left), book.section_index)
-    q, fit = section_fits(book, f, rel, rest, p)
+    live = f.base > 0
+    hit = rel.fits
+    if hit is not None and hit[0] is rest and hit[1] is p and np.array_equal(hit[2], live):
+        q, fit = hit[3]
+    else:
+        q, fit = section_fits(book, f, rel, rest, p)
+        rel.fits = (rest, p, live, (q, fit))
     for i, rows in enumerate(top_k_rows(short.all_raw * fit, short.all_ids, k, q)):
         out[rest.ids[i]] = (rows, fit[i, rows])
     return out
@@ -427,10 +440,11 @@ def local_reserve(
     built from the pool (overlays/topics.py): without a reserve a story only the Springfield Gazette covers left
     the Springfield page once the edition had more than ``pool_size`` stronger live stories, and with one reserve
     for the whole region the stories of its busiest cities filled it. Cost: O(live local stories) besides two
-    masks over the story x publisher pairs; bound: ``local_candidates`` x (cities + 1) stories."""
-    if p.local_candidates <= 0:
-        return pool[:0]
+    masks over the story x publisher pairs (none when the pool holds every live story: a quiet edition); bound:
+    ``local_candidates`` x (cities + 1) stories."""
     live = raw > 0
+    if p.local_candidates <= 0 or pool.size == np.count_nonzero(live):  # the pool holds every story it could add
+        return pool[:0]
     r = book.region_index.get(region, -2)
     codes, mine, key_of = _region_cities(config, region)
     parts: list[np.ndarray] = []  # (story row, key) pairs: each covering city once per story, then each entity city
@@ -597,7 +611,10 @@ class Smoothing:
         hist = np.zeros((sid.size, n))
         hist[:, 0] = sraw
         count = np.ones(sid.size, np.int8)
-        if self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n:
+        if self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n and np.array_equal(self.ids, sid):
+            hist[:, 1:] = self.hist[:, :-1]  # the same candidates as the last cycle (most cycles): row for row
+            count = np.minimum(self.count + 1, n).astype(np.int8, copy=False)
+        elif self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n:
             pos = np.minimum(np.searchsorted(self.ids, sid), self.ids.size - 1)
             found = self.ids[pos] == sid
             hist[found, 1:] = self.hist[pos[found], :-1]
