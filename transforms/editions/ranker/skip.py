@@ -124,7 +124,9 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[i
     ns = book.pairs.size
     pairs = np.flatnonzero(book.pairs.live[:ns] & live[book.pairs.story[:ns]])
     edges += (book.pairs.latest_first_seen[pairs] + p.coverage_window_ms).tolist()
-    arts = book.articles.first_seen[: book.articles.size].tolist()
+    vw = p.velocity_window_ms
+    seen = book.articles.first_seen[: book.articles.size]
+    arts = seen[seen >= now - vw].tolist()  # those leaving the velocity window from now on (or seen after now)
     edges += arts
     window = p.developing_window_min * MINUTE_MS
     edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
@@ -132,7 +134,6 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[i
         edges += [c.set_at, c.expires_at]
     later = [int(t) for t in edges if t >= now]
     h = min(_last_minute_before(min(later)) if later else now, chain_end)
-    vw = p.velocity_window_ms
     velocity = [t + vw for t in st.first_seen[rows].tolist()] + [t + vw for t in arts]
     crossed = sorted({_first_minute_after(t) for t in velocity if t >= now})
     return h, [t for t in crossed if t <= h]
@@ -169,17 +170,22 @@ def _intervals(ctx, ranked, raws: dict):
     order = np.argsort(ids, kind="stable")
     if sm.cycle != now or not np.array_equal(sm.ids, ids[order]):
         return None
+    # per story in Python: a few stories of ~10 values each, where numpy's per-call cost would dominate (the same
+    # products, minima and maxima)
     k = sm.hist.shape[1]
-    decay = _decay(p, np.arange(-k + 1, k))  # the past minutes (-k + 1 .. 0) and the history's oldest (k - 1)
-    past = sm.hist * decay[k - 1 :: -1][None, :]
-    known = np.arange(k)[None, :] < sm.count[:, None].astype(np.int64)
+    decay = _decay(p, np.arange(-k + 1, k)).tolist()  # the past minutes (-k + 1 .. 0) and the oldest's (k - 1)
+    past_decay, oldest = decay[k - 1 :: -1], decay[2 * k - 2]
     ts = sorted(raws)
-    later = np.stack([raws[t] for t in ts], axis=1)[order] * _decay(p, np.array([(t - now) // MINUTE_MS for t in ts]))
-    lo = np.minimum(np.where(known, past, np.inf).min(axis=1), later.min(axis=1))
-    hi = np.maximum(np.where(known, past, -np.inf).max(axis=1), later.max(axis=1)) * decay[2 * k - 2]
-    out_lo, out_hi = np.empty_like(lo), np.empty_like(hi)
-    out_lo[order], out_hi[order] = lo, hi
-    return out_lo, out_hi
+    later_decay = _decay(p, np.array([(t - now) // MINUTE_MS for t in ts])).tolist()
+    later = [raws[t].tolist() for t in ts]  # in cand.rows order
+    hist, count = sm.hist.tolist(), sm.count.tolist()  # in id order
+    lo, hi = [0.0] * len(hist), [0.0] * len(hist)
+    for s, c in enumerate(order.tolist()):  # s: the story's place in the memory, c: in cand.rows
+        past = [x * d for x, d in zip(hist[s][: min(count[s], k)], past_decay)]
+        now_on = [col[c] * d for col, d in zip(later, later_decay)]
+        lo[c] = min(min(past, default=np.inf), min(now_on))
+        hi[c] = max(max(past, default=-np.inf), max(now_on)) * oldest
+    return np.array(lo), np.array(hi)
 
 
 TOL = 1e-10  # relative: raw scores undone to ``now`` that differ by less are taken as equal (float rounding)
@@ -214,37 +220,40 @@ def _tight(ctx, ranked, raws: dict, h: int, bounds):
     return out_lo, out_hi
 
 
-def _apart(lo: np.ndarray, hi: np.ndarray) -> bool:
-    """No two intervals meet (so every pair compares the same way throughout)."""
-    if lo.size < 2:
+def _apart(lo, hi) -> bool:
+    """No two intervals meet (so every pair compares the same way throughout). Plain Python over a few values
+    (lists or arrays)."""
+    if len(lo) < 2:
         return True
-    o = np.argsort(lo, kind="stable")
-    return bool(np.all(hi[o][:-1] * (1 + EPS) < lo[o][1:]))
+    o = sorted(range(len(lo)), key=lo.__getitem__)  # stable, as np.argsort(kind="stable")
+    return all(hi[x] * (1 + EPS) < lo[y] for x, y in zip(o, o[1:]))
 
 
-def _hysteresis_fixed(lo: np.ndarray, hi: np.ndarray, factor: float) -> bool:
-    """For every pair x != y, ``x > y * factor`` has one outcome throughout."""
-    above = lo[:, None] > hi[None, :] * factor * (1 + EPS)
-    below = hi[:, None] * (1 + EPS) < lo[None, :] * factor
-    ok = above | below
-    np.fill_diagonal(ok, True)
-    return bool(ok.all())
+def _hysteresis_fixed(lo, hi, factor: float) -> bool:
+    """For every pair x != y, ``x > y * factor`` has one outcome throughout (lists or arrays)."""
+    n = len(lo)
+    return all(
+        lo[x] > hi[y] * factor * (1 + EPS) or hi[x] * (1 + EPS) < lo[y] * factor
+        for x in range(n)
+        for y in range(n)
+        if x != y
+    )
 
 
 def orders_fixed(ctx, ranked, lo: np.ndarray, hi: np.ndarray) -> bool:
     """The pool order and every section's hysteresis order are proven the same throughout the window."""
-    cand, rep = ranked.cand, ranked.reps.rep
-    pos = np.searchsorted(cand.rows, cand.pool)
-    pos = pos[rep[pos] >= 0]
-    if not _apart(lo[pos], hi[pos]):
+    cand = ranked.cand
+    lo_l, hi_l, shown = lo.tolist(), hi.tolist(), (ranked.reps.rep >= 0).tolist()
+    at = {r: j for j, r in enumerate(cand.rows.tolist())}  # story row -> its place in cand.rows
+    pos = [j for j in map(at.__getitem__, cand.pool.tolist()) if shown[j]]
+    if not _apart([lo_l[j] for j in pos], [hi_l[j] for j in pos]):
         return False
     factor = 1.0 + ctx.params.hysteresis
     for rows, fit in cand.sections.values():
         if rows.size < 2:
             continue  # no pair to compare (most sections of a quiet edition are empty)
-        i = np.searchsorted(cand.rows, rows)
-        keep = rep[i] >= 0
-        a_lo, a_hi = lo[i[keep]] * fit[keep], hi[i[keep]] * fit[keep]
+        kept = [(at[r], w) for r, w in zip(rows.tolist(), fit.tolist()) if shown[at[r]]]
+        a_lo, a_hi = [lo_l[j] * w for j, w in kept], [hi_l[j] * w for j, w in kept]
         if not (_apart(a_lo, a_hi) and _hysteresis_fixed(a_lo, a_hi, factor)):
             return False
     return True
