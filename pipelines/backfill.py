@@ -549,7 +549,7 @@ def add_snapshots(outputs, job, replay: bool = True, storylines=None) -> dict:
     if storylines is not None:
         changes = {"changes": changes, "storylines": storylines}
     ranking = RankSettings(replay=replay, change_only=change_only)
-    return changes | "PublishEditions" >> PublishEditions(config, ranking, burst_polls=False)
+    return changes | "PublishEditions" >> PublishEditions(config, ranking, burst_polls=False, bounded=True)
 
 
 if __name__ == "__main__":

@@ -144,3 +144,22 @@ def test_detect_bursts_pulls_entity_and_linked_coverage_in_the_beam_graph():
     out = p | beam.Create(scenario()) | DetectBursts()
     assert_that(out["fetch_requests"], check)
     p.run().wait_until_finish()
+
+
+_PULSES: dict[bool, list] = {}  # the pulses each run saw (the embedded worker runs in this process)
+
+
+def _keep(pulse: dict, bounded: bool) -> None:
+    _PULSES.setdefault(bounded, []).append(repr(sorted(pulse.items())))
+
+
+def test_a_bounded_run_detects_the_same_pulses_with_the_default_trigger():
+    """DetectBursts(bounded=True) (the backfill) fires each window once by Beam's default trigger: in batch the same
+    pulses as the streaming trigger with its late firings."""
+    _PULSES.clear()
+    for bounded in (False, True):
+        p = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions())
+        out = p | beam.Create(scenario()) | DetectBursts(polls=False, bounded=bounded)
+        out["pulses"] | beam.Map(_keep, bounded)
+        p.run().wait_until_finish()
+    assert _PULSES[True] and sorted(_PULSES[True]) == sorted(_PULSES[False])

@@ -35,6 +35,8 @@ class PublishEditions(beam.PTransform):
         publishing: shrink confirmation and the Breaking purges' CDN (:class:`~transforms.editions.vocabulary.settings.PublishSettings`).
         burst_params: a BurstParams replacing the file's (tests).
         burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
+        bounded: a bounded input run in batch (the backfill): the burst windows fire once by the default trigger
+            (:class:`~transforms.editions.beam.detection.DetectBursts`, the same pulses).
     """
 
     def __init__(
@@ -44,10 +46,11 @@ class PublishEditions(beam.PTransform):
         publishing: PublishSettings = PublishSettings(),
         burst_params=None,
         burst_polls: bool = True,
+        bounded: bool = False,
     ):
         super().__init__()
         self.store_config, self.ranking, self.publishing = store_config, ranking, publishing
-        self.burst_params, self.burst_polls = burst_params, burst_polls
+        self.burst_params, self.burst_polls, self.bounded = burst_params, burst_polls, bounded
 
     def expand(self, changes):
         storylines = None
@@ -55,7 +58,12 @@ class PublishEditions(beam.PTransform):
             changes, storylines = changes["changes"], changes.get("storylines")
         ranking, publishing = self.ranking, self.publishing
         bursts_out = changes | "DetectBursts" >> DetectBursts(
-            ranking.editions_path, ranking.publishers_path, self.burst_params, self.store_config, self.burst_polls
+            ranking.editions_path,
+            ranking.publishers_path,
+            self.burst_params,
+            self.store_config,
+            self.burst_polls,
+            self.bounded,
         )
         inputs = {"changes": changes, "pulses": bursts_out["pulses"]}
         if storylines is not None:
