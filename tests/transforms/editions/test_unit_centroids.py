@@ -77,3 +77,23 @@ def test_a_newer_centroid_or_another_book_is_computed_again(world):
     book.stories.centroid[r] *= -1.0  # a value changed without a new seq: only a new book can make it seen
     mat, slots, _ = cache.of(other, rows)
     assert np.array_equal(mat[slots], fresh_units(other, rows)[0])
+
+
+def test_the_same_rows_at_the_same_seqs_are_answered_as_last_time(world):
+    """A cycle asking for the rows of the last call at the same centroid_seqs (a small book's quiet minute) gets
+    the last answer without a pass over the slots; other rows, or one newer centroid, take the full pass."""
+    book = next(b for b, rows in minutes(world) if rows.size >= 3)
+    rows = np.flatnonzero(np.ones(book.stories.size, bool))
+    cache, computed = UnitCentroids(), []
+    fill = cache._fill
+    cache._fill = lambda b, r, *rest: computed.append(r.size) or fill(b, r, *rest)
+    first = cache.of(book, rows)[1].copy()
+    mat, slots, nonzero = cache.of(book, rows.copy())
+    assert computed == [rows.size] and np.array_equal(slots, first)
+    cache.of(book, rows[1:])  # row 0 not asked: its slot freed
+    mat, slots, nonzero = cache.of(book, rows)
+    assert computed == [rows.size, 1] and np.array_equal(mat[slots], fresh_units(book, rows)[0])
+    r = int(rows[-1])
+    book._set_centroid(r, (-np.asarray(book.stories.centroid[r])).tolist(), book.stories.centroid_seq[r] + 1)
+    mat, slots, nonzero = cache.of(book, rows)
+    assert computed == [rows.size, 1, 1] and np.array_equal(mat[slots], fresh_units(book, rows)[0])

@@ -28,11 +28,16 @@ class UnitCentroids:
         self.seq = np.zeros(0)  # slot -> the centroid_seq its vector was made at
         self.mat = np.zeros((0, 0))  # slot -> unit centroid (zeros for a zero centroid)
         self.nonzero = np.zeros(0, bool)
+        self.last: tuple | None = None  # the last call's rows and centroid_seqs (bytes), slots and non-zero flags
 
     def of(self, book: StoryBook, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(matrix, slots, nonzero)``: ``matrix[slots[j]]`` is the unit centroid of story row ``rows[j]`` (unique
         rows; ``book.dim`` set), ``nonzero[j]`` whether its centroid is not all zeros. The matrix is this cache's
         (valid until its next call)."""
+        seq = book.stories.centroid_seq[rows]
+        last, asked = self.last, (rows.tobytes(), seq.tobytes())
+        if last is not None and self.book is book and last[0] == asked and self.mat.shape[1] == book.dim:
+            return self.mat, last[1], last[2]  # the same rows at the same seqs: every slot kept, none freed
         if self.book is not book or self.mat.shape[1] != book.dim:
             self.__init__()
             self.book, self.mat = book, np.zeros((0, book.dim))
@@ -40,7 +45,6 @@ class UnitCentroids:
             grown = np.zeros(max(book.stories.size, 2 * self.slot_of.size), np.int64)
             grown[: self.slot_of.size] = self.slot_of
             self.slot_of = grown
-        seq = book.stories.centroid_seq[rows]
         slots = self.slot_of[rows] - 1
         ok = slots >= 0
         ok[ok] = self.seq[slots[ok]] == seq[ok]
@@ -52,7 +56,8 @@ class UnitCentroids:
         miss = np.flatnonzero(~ok)
         if miss.size:
             self._fill(book, rows[miss], seq[miss], slots, miss)
-        return self.mat, slots, self.nonzero[slots]
+        self.last = (asked, slots, self.nonzero[slots])
+        return self.mat, slots, self.last[2]
 
     def _fill(self, book: StoryBook, rows: np.ndarray, seq: np.ndarray, slots: np.ndarray, miss: np.ndarray) -> None:
         """Compute the unit centroids of ``rows`` into free slots (growing the matrix), recorded in ``slots[miss]``."""

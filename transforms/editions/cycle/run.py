@@ -29,7 +29,7 @@ from transforms.common import DAY_MS, HOUR_MS, MINUTE_MS
 from transforms.editions.book.headlines import demoted_ids
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle import fairness, trust
-from transforms.editions.cycle.arrays import unique_ints
+from transforms.editions.cycle.arrays import sorted_member, unique_ints
 from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble, hysteresis_order
 from transforms.editions.cycle.collector import spaced_collections
 from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
@@ -450,7 +450,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
             if reuse:
                 hit = old_pages.get(sec_id)
                 if hit is None or hit.key != empty_key:
-                    hit = PageDigest(empty_key, [])
+                    hit = PageDigest(empty_key, [], _NO_ENTRIES)
                 new_pages[sec_id] = hit
             new_kept[sec_id] = _NO_ENTRIES
             pages[sec_id] = page = page_document(ctx, sec_id, cycle_iso, [])
@@ -466,7 +466,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
         key = (page_ids.tobytes(), page_keys_.tobytes(), names) if reuse else None
         hit = old_pages.get(sec_id) if reuse else None
         if hit is not None and hit.key == key:
-            statics = hit.statics  # every input of the page but its scores is the same: the same entries
+            statics, entries = hit.statics, hit.kept  # every input but the scores is the same: the same entries
         else:
             old = kept.get(sec_id)
             statics = old.find(page_ids, page_keys_, names) if old is not None else [None] * len(chosen)
@@ -487,8 +487,9 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                     }
                 elif static["rank"] != rank:
                     statics[rank - 1] = dict(static, rank=rank)  # kept entries are never changed in place
-            hit = PageDigest(key, statics) if reuse else None
-        new_kept[sec_id] = KeptEntries(page_ids, page_keys_, statics, names)
+            entries = KeptEntries(page_ids, page_keys_, statics, names)
+            hit = PageDigest(key, statics, entries) if reuse else None
+        new_kept[sec_id] = entries
         if hit is not None:
             new_pages[sec_id] = hit
         pages[sec_id] = page_document(ctx, sec_id, cycle_iso, [dict(e, score=sc) for e, sc in zip(statics, scores)])
@@ -523,6 +524,7 @@ class PageDigest:
 
     key: tuple
     statics: list
+    kept: KeptEntries  # the statics by story id with their keys: the page_entries of a cycle with this key
     digest: str | None = None
 
 
@@ -643,7 +645,7 @@ def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np
     facts, arts = shown.facts, book.articles
     rep = shown.ranked.reps.rep[pool_pos]
     sids = book.stories.id[pool_rows]
-    pinned = np.isin(sids, np.array(facts.pinned_ids, np.int64))
+    pinned = sorted_member(sids, np.sort(np.array(facts.pinned_ids, np.int64)))  # distinct story ids
     return np.stack(
         [
             book.stories.version[pool_rows].astype(np.int64),

@@ -41,7 +41,7 @@ import numpy as np
 
 from transforms.common import MINUTE_MS
 from transforms.editions.bursts.bursts import is_strong
-from transforms.editions.cycle.arrays import unique_ints
+from transforms.editions.cycle.arrays import sorted_member, unique_ints
 
 MAX_HELD = 50
 HELD_REASON = "fast_low_trust"
@@ -87,7 +87,7 @@ def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> G
     voices = np.bincount(keys // span, minlength=k)
     top_auth = np.zeros(k)
     np.maximum.at(top_auth, gs, w)
-    corroborated = (voices >= p.corroboration_publishers) | np.isin(rows, ranked.forced)
+    corroborated = (voices >= p.corroboration_publishers) | sorted_member(rows, ranked.forced)
     n30, velocity = f.n30[rows], f.velocity[rows]
     held = (n30 >= p.hold_min_originals) & (velocity >= p.hold_velocity) & (top_auth < p.low_trust_authority)
     held_pos = np.flatnonzero(held)
