@@ -582,13 +582,19 @@ def select_candidates(
     ids = book.stories.id[: book.stories.size]
     short = Shortlist(raw, ids)
     pool = short.top_k(p.pool_size)
-    pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p, config)])
+    scored = raw > 0
+    every = pool.size == np.count_nonzero(scored)  # the pool holds every story scoring above 0 (a quiet edition)
+    if not every:
+        pool = np.concatenate([pool, local_reserve(book, rel, raw, pool, edition.region, p, config)])
     sections = section_rows(book, f, rel, section_plan(book, edition, config), p, short)
-    parts = [pool]
-    if forced is not None and forced.size:
-        parts.append(forced[raw[forced] > 0])
-    parts.extend(rows for rows, _ in sections.values())
-    rows = unique_ints(np.concatenate(parts))
+    if every:  # every candidate (a section's, a Breaking story scoring above 0, the reserve's) is in the pool
+        rows = np.flatnonzero(scored)
+    else:
+        parts = [pool]
+        if forced is not None and forced.size:
+            parts.append(forced[raw[forced] > 0])
+        parts.extend(rows for rows, _ in sections.values())
+        rows = unique_ints(np.concatenate(parts))
     return (
         Candidates(rows, raw[rows], pool, sections, rel.domestic[rows], rel.intl[rows]),
         rel,
