@@ -393,7 +393,9 @@ class StoryLabels:
     def __init__(self, book: StoryBook, ranked: Ranked, gates: trust.Gates, cards: Cards):
         rows = ranked.cand.rows
         self.developing_l = gates.developing_l  # key facts changed within the hour (trust.py)
-        self.fact_l = (book.stories.n_fact_checks[rows] > 0).tolist()
+        self.fact = book.stories.n_fact_checks[rows] > 0
+        self.fact_l = self.fact.tolist()
+        self.developing = np.array(self.developing_l, bool)  # both per candidate position, as arrays for the keys
         self.label_of = cards.label_of
 
     def of(self, i: int, rep: int, pinned: bool) -> tuple[str, ...]:
@@ -560,32 +562,27 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
     sup = np.array([(list(s) + pad)[:width] for _, _, _, s, _ in slots], np.int64).reshape(n, width)
     has = sup >= 0
     safe = np.where(has, sup, rep[:, None])  # a card of the cycle where there is no link (masked below)
+    both = np.concatenate([rep, safe.ravel()])  # the representatives' cards, then the links': read at once
+    card_cols = np.stack([arts.first_seen[both], arts.version[both], cards.codes_of(both)]).astype(np.int64)
     cols = [
         rep,
-        arts.first_seen[rep].astype(np.int64),
-        arts.version[rep].astype(np.int64),
-        cards.codes_of(rep).astype(np.int64),
+        *card_cols[:, :n],
         story_label_codes(shown, pos, rep, pinned),
         facts.section_codes([s.story_id for s, _, _, _, _ in slots]),
         book.stories.n_articles[rows].astype(np.int64),
         shown.ranked.f.pub_count[rows].astype(np.int64),
         book.stories.newest_seen[rows].astype(np.int64),
     ]
-    sup_cols = [
-        sup,
-        np.where(has, arts.first_seen[safe], -1).astype(np.int64),
-        np.where(has, arts.version[safe], -1).astype(np.int64),
-        np.where(has, cards.codes_of(safe), -1).astype(np.int64),
-    ]
-    return np.concatenate([np.stack(cols, axis=1), *sup_cols], axis=1)
+    links_cols = np.where(has, card_cols[:, n:].reshape(3, n, width), -1)  # first seen, version, label bits
+    return np.concatenate([np.stack(cols, axis=1), sup, *links_cols], axis=1)
 
 
 def story_label_codes(shown: Shown, pos: np.ndarray, rep: np.ndarray, pinned: np.ndarray) -> np.ndarray:
     """:meth:`StoryLabels.of` of candidate positions ``pos`` with representatives ``rep`` as integers: 1 pinned
     (breaking), else 2 developing, plus 4 for a fact check by another article (equal codes, equal labels)."""
     labels = shown.labels
-    developing = np.array(labels.developing_l, bool)[pos] if pos.size else np.zeros(0, bool)
-    fact = np.array(labels.fact_l, bool)[pos] if pos.size else np.zeros(0, bool)
+    developing = labels.developing[pos] if pos.size else np.zeros(0, bool)
+    fact = labels.fact[pos] if pos.size else np.zeros(0, bool)
     other_check = fact & ((shown.cards.codes_of(rep) & _FACT_CHECK_BIT) == 0)
     return (np.where(pinned, 1, np.where(developing, 2, 0)) + 4 * other_check).astype(np.int64)
 
