@@ -263,3 +263,22 @@ def test_a_centroid_as_float32_bytes_folds_as_the_list_did(world):
     assert n == b.stories.size >= 3 and a.dim == b.dim
     assert np.array_equal(a.stories.centroid[:n], b.stories.centroid[:n]) and a.stories.centroid[:n].any()
     assert np.array_equal(a.stories.centroid_seq[:n], b.stories.centroid_seq[:n])
+
+
+def test_table_rows_start_at_fill_and_a_column_set_around_add_is_refused():
+    """Table.add writes only the values given (d5ee912): a new row's other columns are at their fill because the
+    columns grow together, filled ahead. A column replaced by hand (a harness filling a book directly) would break
+    that silently (a story row 0 where -1 means none), so growing past it raises a clear error instead."""
+    from transforms.editions.book.tables import ArticleTable
+
+    t = ArticleTable(title_dim=4)
+    for i in range(70):  # past the first capacity (64): the second growth copies and fills
+        t.add(i, first_seen=i)
+    assert t.story[: t.size].tolist() == [-1] * 70 and t.section[: t.size].tolist() == [-1] * 70
+    assert t.first_seen[: t.size].tolist() == list(range(70))
+    assert t.capacity >= 70 and all(getattr(t, c).shape[0] == t.capacity for c in ArticleTable.COLUMNS)
+    t.story = np.zeros(t.capacity + 5, np.int32)  # set around add(), longer than the table holds
+    while t.size < t.capacity:
+        t.add()
+    with pytest.raises(ValueError, match="ArticleTable.story holds"):
+        t.add()

@@ -54,6 +54,11 @@ class Table:
     def _grow(self, capacity: int) -> None:
         for name, (_, fill, _) in self.COLUMNS.items():
             arr = getattr(self, name)
+            if arr.shape[0] != self.capacity:  # filled or resized around add(): its spare rows need not be at fill
+                raise ValueError(
+                    f"{type(self).__name__}.{name} holds {arr.shape[0]} rows, the table {self.capacity}: columns grow "
+                    "only through add() (a column set directly must keep the capacity and its spare rows at fill)"
+                )
             out = np.full((capacity,) + arr.shape[1:], fill, arr.dtype)
             out[: arr.shape[0]] = arr
             setattr(self, name, out)
