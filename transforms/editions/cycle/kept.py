@@ -112,9 +112,9 @@ class KeptFeatures:
         within the coverage window are the same (all that pair_sums reads), else computed."""
         recent = book.pairs.latest_first_seen[: book.pairs.size] >= now - p.coverage_window_ms
         last, state = self.small, book_state(book)
-        if last is not None and last[0] is book and last[1] == state and last[2] is p:
-            if np.array_equal(last[3], live) and np.array_equal(last[4], recent):
-                return last[5]
+        same = last is not None and last[0] is book and last[1] == state and last[2] is p
+        if same and np.array_equal(last[3], live) and np.array_equal(last[4], recent):
+            return last[5]
         sums = pair_sums(book, live, now, p)
         self.small = (book, state, p, live, recent, sums, {})
         return sums
@@ -218,9 +218,9 @@ class KeptFeatures:
         the capped groups and the parameters are the same (it reads no clock)."""
         key = (book_state(book), region, tuple(sorted(capped)))
         last = self.order
-        if last is not None and last[0] is book and last[1] == key and last[2] is p:
-            if np.array_equal(last[3].rows, rows):
-                return last[3]
+        same = last is not None and last[0] is book and last[1] == key and last[2] is p
+        if same and np.array_equal(last[3].rows, rows):
+            return last[3]
         order = article_order(book, rows, region, capped, p, prim)
         self.order = (book, key, p, order)
         return order

@@ -178,7 +178,6 @@ def one_voice(book: StoryBook, story: np.ndarray, pub: np.ndarray, ok: np.ndarra
     return out
 
 
-
 def _shared_groups(book: StoryBook, groups: np.ndarray):
     """Per publisher row, whether its ownership group has another publisher (None: no group has), kept on the book
     with the group table it was found for (StoryBook.publisher_groups returns the same array until the registry
@@ -617,7 +616,12 @@ class Smoothing:
         hist = np.zeros((sid.size, n))
         hist[:, 0] = sraw
         count = np.ones(sid.size, np.int8)
-        if self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n and np.array_equal(self.ids, sid):
+        if (
+            self.ids.size
+            and self.cycle == now - period_ms
+            and self.hist.shape[1] == n
+            and np.array_equal(self.ids, sid)
+        ):
             hist[:, 1:] = self.hist[:, :-1]  # the same candidates as the last cycle (most cycles): row for row
             count = np.minimum(self.count + 1, n).astype(np.int8, copy=False)
         elif self.ids.size and self.cycle == now - period_ms and self.hist.shape[1] == n:
