@@ -132,12 +132,19 @@ class SnapshotRejected(ValueError):
 
 
 @functools.cache
-def _entry_validator(kind: str):
-    """A validator of one element of ``kind``'s ``stories`` array: the schema's own items subschema, by $ref."""
+def _pages_registry() -> Registry:
+    """Every page schema by its ``$id``: what the validators below resolve their references against."""
     registry = Registry()
     for name in PAGES:
         d = schema(name)
         registry = registry.with_resource(d["$id"], Resource.from_contents(d))
+    return registry
+
+
+@functools.cache
+def _entry_validator(kind: str):
+    """A validator of one element of ``kind``'s ``stories`` array: the schema's own items subschema, by $ref."""
+    registry = _pages_registry()
     root = schema(kind)
     ref = {"$ref": f"{root['$id']}#/properties/stories/items"}
     cls = jsonschema.validators.validator_for(root)
@@ -171,10 +178,7 @@ def _property_validators(kind: str) -> dict | None:
     root = schema(kind)
     if set(root) - _TOP_KEYWORDS or root.get("type") != "object" or root.get("additionalProperties") is not False:
         return None
-    registry = Registry()
-    for name in PAGES:
-        d = schema(name)
-        registry = registry.with_resource(d["$id"], Resource.from_contents(d))
+    registry = _pages_registry()
     cls = jsonschema.validators.validator_for(root)
     out = {}
     for key, sub in root.get("properties", {}).items():
@@ -410,10 +414,7 @@ def _entry_property_validators(kind: str) -> tuple[dict, tuple] | None:
         return None
     if items.get("additionalProperties") is not False or "$ref" in items:
         return None
-    registry = Registry()
-    for name in PAGES:
-        d = schema(name)
-        registry = registry.with_resource(d["$id"], Resource.from_contents(d))
+    registry = _pages_registry()
     cls = jsonschema.validators.validator_for(root)
     out = {
         key: _subschema_validator(cls, root, f"{pointer}/properties/{key}", sub, registry)
