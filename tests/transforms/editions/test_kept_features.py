@@ -46,18 +46,23 @@ def busy_world(world):
     return [compact_change(c) for c in world.changes]
 
 
+def _busy_book(world):
+    """The busy world's events in canonical order, the config, rank parameters with short windows (so stories cross
+    the coverage window's start and leave the live window during a test) and an empty book to fold them into."""
+    events = sorted(busy_world(world), key=event_sort_key)
+    config = load_config()
+    p = RankParams.from_config(config, coverage_window_h=0.5, live_window_h=2.5)
+    registry = owned_registry(("daily-herald", "pacific-times", "london-chronicle"))
+    return events, config, p, StoryBook(config, registry, "en")
+
+
 @pytest.mark.parametrize("small", [0, 300])
 def test_kept_sums_equal_a_full_pass_every_minute(world, monkeypatch, small):
     """``small``: the book's pair count below which each cycle adds every pair (kept.SMALL_BOOK_PAIRS): 0, the
     kept path every minute; 300, a full pass while the book is small, then the kept path once it has grown."""
     monkeypatch.setattr(kept_module, "SMALL_BOOK_PAIRS", small)
     T, MIN = world.T0, world.MIN
-    events = sorted(busy_world(world), key=event_sort_key)
-    config = load_config()
-    # short windows, so stories cross the coverage window's start and leave the live window during the test
-    p = RankParams.from_config(config, coverage_window_h=0.5, live_window_h=2.5)
-    registry = owned_registry(("daily-herald", "pacific-times", "london-chronicle"))
-    book = StoryBook(config, registry, "en")
+    events, config, p, book = _busy_book(world)
     kept = {e: KeptFeatures() for e in ("us-en", "gb-en")}
     partial = 0
     k = 0
@@ -142,11 +147,7 @@ def test_a_small_book_ranks_with_what_it_kept_as_with_an_empty_cache(world):
     same; minute by minute through folds, merges, splits, expiries, both windows and the top of the hour, the
     maths equals the maths of a cycle with an empty cache (and the kept things were reused)."""
     T, MIN = world.T0, world.MIN
-    events = sorted(busy_world(world), key=event_sort_key)
-    config = load_config()
-    p = RankParams.from_config(config, coverage_window_h=0.5, live_window_h=2.5)
-    registry = owned_registry(("daily-herald", "pacific-times", "london-chronicle"))
-    book = StoryBook(config, registry, "en")
+    events, config, p, book = _busy_book(world)
     edition = config.edition("us-en")
     warm, cache, cold = EditionMemory(), CycleCache(), EditionMemory()
     k, reused = 0, {"sums": 0, "order": 0}
