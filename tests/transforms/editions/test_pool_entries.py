@@ -16,7 +16,7 @@ from transforms.editions.book.storybook import StoryBook, compact_change, event_
 from transforms.editions.cycle import trust
 from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble
 from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory, KeptEntries
-from transforms.editions.cycle.run import run_cycle
+from transforms.editions.cycle.run import POOL_STORY_KEYS, run_cycle
 from transforms.editions.cycle.trust import KeptFacts
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
@@ -35,6 +35,39 @@ def test_a_kept_entry_is_found_only_while_its_id_names_and_every_key_are_equal()
         assert kept.find(ids, changed, ("world", "nation")) == [entries[0], None, entries[2]], col
     assert kept.find(ids, keys, ("world", "local")) == [None] * 3  # another section table
     assert KeptEntries().find(ids, keys, ()) == [None] * 3
+
+
+def test_a_pool_entry_s_story_fields_are_kept_only_while_its_version_and_centroid_are_the_same():
+    """run.py ``_fresh_pool_entries``: an entry rebuilt for its card, labels or section (the hourly rotation of
+    representatives) takes its topics, publishers, places, entities and vector from last cycle's entry of the story
+    only while the story's coverage version and centroid sequence (pool_keys' first POOL_STORY_KEYS columns) are
+    equal; the section table is not among them."""
+    ids = np.array([7, 3, 5], np.int64)
+    keys = np.arange(24, dtype=np.int64).reshape(3, 8)
+    entries = [{"story_id": "7"}, {"story_id": "3"}, {"story_id": "5"}]
+    kept = KeptEntries(ids, keys, entries, ("world", "nation"))
+    assert POOL_STORY_KEYS == 2
+    for col in range(8):
+        changed = keys.copy()
+        changed[1, col] += 1
+        want = [entries[0], None if col < POOL_STORY_KEYS else entries[1], entries[2]]
+        assert kept.find_prefix(ids, changed, POOL_STORY_KEYS) == want, col
+    assert kept.find_prefix(np.array([9, 5], np.int64), keys[[0, 2]], POOL_STORY_KEYS) == [None, entries[2]]
+    assert KeptEntries().find_prefix(ids, keys, POOL_STORY_KEYS) == [None] * 3
+
+
+def test_pool_keys_first_columns_are_the_story_s_version_and_centroid(world, make_ranker):
+    """What POOL_STORY_KEYS stands for: the coverage version and the centroid sequence, read off the book."""
+    T, MIN = world.T0, world.MIN
+    world.story(1, ["daily-herald", "pacific-times", "capital-post"], T - 30 * MIN)
+    world.story(2, ["london-chronicle", "mumbai-daily"], T - 40 * MIN)
+    r = make_ranker(world)
+    r.cycle(T)
+    book, kept = r.book, r.cache.pool
+    rows = np.array([int(np.flatnonzero(book.stories.id[: book.stories.size] == sid)[0]) for sid in kept.ids])
+    assert kept.keys[:, 0].tolist() == book.stories.version[rows].tolist()
+    seq = np.ascontiguousarray(book.stories.centroid_seq[rows], np.float64).view(np.int64)
+    assert kept.keys[:, 1].tolist() == seq.tolist()
 
 
 def test_a_label_that_ends_without_a_new_article_rebuilds_the_entry(world, make_ranker):

@@ -104,6 +104,17 @@ class KeptEntries:
         entries = self.entries
         return [entries[j] if h else None for j, h in zip(pos.tolist(), same.tolist())]
 
+    def find_prefix(self, ids: np.ndarray, keys: np.ndarray, width: int) -> list:
+        """Per story id of ``ids``: the kept entry when its id and its first ``width`` keys are equal (the key
+        columns the caller's fields are made of; no section index among them, so ``names`` is not compared), else
+        None."""
+        if not self.ids.size or not len(ids) or keys.shape[1:] != self.keys.shape[1:]:
+            return [None] * len(ids)
+        pos = np.minimum(np.searchsorted(self.ids, ids), self.ids.size - 1)
+        same = (self.ids[pos] == ids) & (self.keys[pos, :width] == keys[:, :width]).all(axis=1)
+        entries = self.entries
+        return [entries[j] if h else None for j, h in zip(pos.tolist(), same.tolist())]
+
 
 @dataclass
 class CycleCache:

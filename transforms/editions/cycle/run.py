@@ -618,7 +618,11 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
             if card is not None:
                 new_cards[card_key] = card
     if misses:
-        fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses)
+        # a story's topics, publishers, places, entities and vector when only its card, labels or section changed
+        # (the hourly rotation of representatives: most of the misses)
+        miss = np.array(misses, np.int64)
+        same_story = ctx.cache.pool.find_prefix(sids[miss], keys[miss], POOL_STORY_KEYS)
+        fresh = _fresh_pool_entries(ctx, shown, pool_pos, misses, same_story)
         for k in misses:
             statics[k] = fresh[k]
     ctx.clock.lap("pool_features")
@@ -633,12 +637,18 @@ def pool_document(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray) -> dict
     }
 
 
+POOL_STORY_KEYS = (
+    2  # the first columns of pool_keys: what an entry's topics, publishers, places, entities, vector are made of
+)
+
+
 def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np.ndarray) -> np.ndarray:
     """Per pool position, what its entry (without score) is made of, as one row of integers: the story's coverage
     version (its articles, pairs, mentions, sections and entities change with it) and centroid sequence (the
     vector), the representative's row, first-seen time, version and label bits (its card), the story's label bits
     (pinned, developing, fact check by another article: :class:`StoryLabels`) and its card section (an index into
-    ``PageFacts.section_names``, kept with the keys). Equal rows, equal entries."""
+    ``PageFacts.section_names``, kept with the keys). Equal rows, equal entries; equal first two columns
+    (:data:`POOL_STORY_KEYS`), equal topics, publishers, places, entities and vector."""
     facts, arts = shown.facts, book.articles
     rep = shown.ranked.reps.rep[pool_pos]
     sids = book.stories.id[pool_rows]
@@ -658,30 +668,46 @@ def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np
     )
 
 
-def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list) -> dict:
-    """Pool entries (without score) of the pool positions ``misses``, by position."""
+def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, misses: list, same_story: list) -> dict:
+    """Pool entries (without score) of the pool positions ``misses``, by position; ``same_story``: per miss, last
+    cycle's entry of the story when its story fields are the same (``KeptEntries.find_prefix``), else None. Its
+    story fields are taken as they are (the same tuples: overlays/topics.py ``annotate_pool`` then knows them)."""
     book, facts, cards, labels = ctx.book, shown.facts, shown.cards, shown.labels
     pool_rows, pool_pos_l = shown.ranked.cand.rows[pool_pos], pool_pos.tolist()
     pinned = set(facts.pinned_ids)
-    miss = np.array(misses, np.int64)
-    topics, publishers, places = pool_features(book, pool_rows[miss], ctx.params)
-    vecs = docs.project(book.stories.centroid[pool_rows[miss]]).tolist() if book.dim and miss.size else None
-    fresh = {}
-    for m, k in enumerate(misses):
+    new = [k for k, old in zip(misses, same_story) if old is None]
+    if new:
+        rows = pool_rows[np.array(new, np.int64)]
+        topics, publishers, places = pool_features(book, rows, ctx.params)
+        vecs = docs.project(book.stories.centroid[rows]).tolist() if book.dim else None
+    fresh, m = {}, 0
+    for k, old in zip(misses, same_story):
         i, sid = pool_pos_l[k], facts.ids_l[pool_pos_l[k]]
         rep = facts.rep_l[i]
+        if old is not None:
+            story = old
+        else:
+            story = {
+                "topics": tuple(topics[m]),
+                "publishers": tuple(publishers[m]),
+                "places": tuple(places[m]),
+                "entities": book.story_entities(int(pool_rows[k])),
+            }
+            if vecs is not None:
+                story["vector"] = tuple(vecs[m])
+            m += 1
         entry = {
             "story_id": str(sid),
             "section": facts.section_of[sid],
-            "topics": tuple(topics[m]),
-            "publishers": tuple(publishers[m]),
-            "places": tuple(places[m]),
-            "entities": book.story_entities(int(pool_rows[k])),
+            "topics": story["topics"],
+            "publishers": story["publishers"],
+            "places": story["places"],
+            "entities": story["entities"],
             "labels": labels.of(i, rep, sid in pinned),
             "representative": cards.get(rep, False),
         }
-        if vecs is not None:
-            entry["vector"] = tuple(vecs[m])
+        if "vector" in story:
+            entry["vector"] = story["vector"]
         fresh[k] = entry
     return fresh
 
