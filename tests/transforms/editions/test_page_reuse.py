@@ -302,7 +302,7 @@ def test_a_pool_holding_the_last_ones_values_is_not_digested_again(monkeypatch):
     from transforms.editions.ranker import steady
 
     digested = []
-    monkeypatch.setattr(steady, "content_digest", lambda doc: digested.append(doc) or steady_digest(doc))
+    monkeypatch.setattr(steady, "digest_and_bytes", lambda doc: digested.append(doc) or steady_digest(doc))
     card = {"article_id": "a1", "title": "T", "url": "u", "image_url": None}
     cached = [{"story_id": "12", "topics": ("world",), "representative": card, "vector": (0.5, -0.5), "rank": 7}]
     watch, memory = steady.SteadyWatch(), type("M", (), {"page_max": {}})()
@@ -324,9 +324,9 @@ def test_a_pool_holding_the_last_ones_values_is_not_digested_again(monkeypatch):
 
 
 def steady_digest(doc):
-    from transforms.editions.vocabulary.documents import content_digest
+    from transforms.editions.vocabulary.documents import digest_and_bytes
 
-    return content_digest(doc)
+    return digest_and_bytes(doc)
 
 
 def test_same_content_needs_the_same_keys_and_values():

@@ -344,3 +344,31 @@ def test_a_content_rejected_before_is_rejected_again_unserialised_unless_its_min
         docs.validate("edition_page", bad_score, None, 5, digest=digest)
     assert schema.value.reason == "schema"
     assert docs.validate("edition_page", later, None, 2, digest=digest) == docs.canonical_bytes(later)
+
+
+def test_the_bytes_the_ranker_wrote_with_the_digest_are_stored_without_being_written_again(
+    tmp_path, cycle_output, monkeypatch
+):
+    """SteadyWatch.unproposed digests a page holding null (image_url) with its canonical bytes
+    (documents.digest_and_bytes) and hands both on; the publisher validates and stores those very bytes, and a
+    shrink confirmed after ``confirm_shrink_cycles`` stores them too."""
+    from types import SimpleNamespace
+
+    from transforms.editions.publish.snapshots import SnapshotPublisher
+    from transforms.editions.ranker.steady import SteadyWatch
+
+    top = cycle_output.pages["top"]
+    v = top["version"]
+    cards = [s["representative"] for s in top["stories"]]
+    assert any(c.get("image_url") is None for c in cards)  # what needs the proof
+    watch, memory = SteadyWatch(), SimpleNamespace(page_max={})
+    (first,) = watch.unproposed([page_item(top)], memory, ())
+    (small,) = watch.unproposed([page_item(with_version(top, v + 1, stories=5))], memory, ())
+    assert first["data"] == docs.canonical_bytes(top) and small["data"] == docs.canonical_bytes(small["doc"])
+    stores = open_stores(StoreConfig(data_dir=str(tmp_path)))
+    publisher = SnapshotPublisher(stores, confirm_shrink_cycles=1)
+    monkeypatch.setattr(docs, "canonical_bytes", lambda d: pytest.fail("written again"))
+    assert publisher.publish(first)["outcome"] == "published"
+    assert stores.snapshots.get(first["path"]) == first["data"]
+    assert publisher.publish(small)["outcome"] == "published"  # 12 -> 5 stories, confirmed at once here
+    assert stores.snapshots.get(small["path"]) == small["data"]

@@ -79,9 +79,16 @@ def test_a_subschema_validated_directly_judges_as_its_reference(kind):
     items = schema(kind).get("properties", {}).get("stories", {}).get("items", {})
     entry_at = items["$ref"][1:] if set(items) == {"$ref"} else "/properties/stories/items"
     checked = 0
-    for pointer, validator in [(f"#/properties/{k}", v) for k, v in tops.items()] + [
-        (f"#{entry_at}/properties/{k}", v) for k, v in entries.items()
-    ]:
+    nested = [
+        (f"#/properties/{k}/properties/{p}", v)
+        for k, (validators, _) in docs._nested_validators(kind).items()
+        for p, v in validators.items()
+    ]
+    for pointer, validator in (
+        [(f"#/properties/{k}", v) for k, v in tops.items()]
+        + nested
+        + [(f"#{entry_at}/properties/{k}", v) for k, v in entries.items()]
+    ):
         reference = _reference(kind, pointer)
         for value in VALUES:
             assert validator.is_valid(value) == reference.is_valid(value), (kind, pointer, value)

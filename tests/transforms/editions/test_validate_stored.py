@@ -85,6 +85,40 @@ def test_the_content_digest_is_equal_exactly_when_the_json_values_are(monkeypatc
     docs.content_digest(doc)  # a document without null is not written canonically to be digested
 
 
+def test_a_document_holding_null_is_written_canonically_once_for_its_digest_and_its_bytes(monkeypatch):
+    """documents.digest_and_bytes: the whole document's canonical bytes prove the digest (no NaN or infinity behind
+    orjson's null) and are handed on to be stored; NaN and infinity are still refused where content_digest refuses
+    them, and a document without null is not written canonically at all."""
+    doc = _doc(image=None)
+    assert docs.digest_and_bytes(doc) == (docs.content_digest(doc), docs.canonical_bytes(doc))
+    assert docs.digest_and_bytes(_doc()) == (docs.content_digest(_doc()), None)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError):
+            docs.digest_and_bytes(_doc(image=bad))
+        score = _doc(image=None, score=bad)  # left out of the digest; the canonical bytes refuse it: none handed on
+        assert docs.digest_and_bytes(score) == (docs.content_digest(score), None)
+    written = []
+    real = docs.canonical_bytes
+    monkeypatch.setattr(docs, "canonical_bytes", lambda d: written.append(d) or real(d))
+    docs.digest_and_bytes(doc)
+    assert written == [doc]
+
+
+def test_bytes_written_with_the_digest_are_validated_as_the_documents_own(pool, monkeypatch):
+    """validate ``canonical``: the bytes are returned without being written again, and every bad document is still
+    rejected with the same reason and message (the schema is checked on the document as stored)."""
+    docs.validate("candidate_pool", pool)
+    for doc in _bad_docs(pool):
+        with pytest.raises(docs.SnapshotRejected) as full:
+            docs.validate("candidate_pool", doc, data=docs.canonical_bytes(doc))
+        with pytest.raises(docs.SnapshotRejected) as given:
+            docs.validate("candidate_pool", doc, canonical=docs.canonical_bytes(doc))
+        assert (given.value.reason, str(given.value)) == (full.value.reason, str(full.value))
+    data = docs.canonical_bytes(pool)
+    monkeypatch.setattr(docs, "canonical_bytes", lambda d: pytest.fail("written again"))
+    assert docs.validate("candidate_pool", pool, canonical=data) is data
+
+
 def test_an_entry_found_valid_parsed_is_not_validated_again_as_stored(pool, monkeypatch):
     docs._VALID_ENTRIES.clear()
     docs.validate("candidate_pool", pool, data=docs.canonical_bytes(pool))  # bytes given: the parsed checks

@@ -7,7 +7,8 @@ Plain Python; the Beam side is :class:`~transforms.editions.beam.publishing.Publ
 
 Reads snapshot items from :class:`~transforms.editions.beam.ranking.RankEditions` / ``TrackAliases``
 (``{"kind", "path", "pointer", "version", "doc", "min_stories"}``, and ``"digest"``, the doc's
-:func:`~transforms.editions.vocabulary.documents.content_digest`, when the change-only replay computed it); writes
+:func:`~transforms.editions.vocabulary.documents.content_digest`, when the change-only replay computed it, with
+``"data"``, the doc's canonical bytes, when the digest needed them: documents.digest_and_bytes); writes
 through the store interfaces only
 (``stores.open_stores(config)`` in ``setup()``): ``SnapshotStore.put`` of the canonical bytes and
 ``PointerStore.compare_and_set``. Yields one result per item: ``{"pointer", "version", "outcome", "reason"}``.
@@ -250,7 +251,8 @@ class SnapshotPublisher:
         self.clock = clock
         self._next_retire = clock() + retention.retire_every_s
         self._live: dict[str, tuple] = {}  # pointer -> (version, story count, digest)
-        self._cards: dict[str, tuple[int, dict]] = {}  # edition page pointer -> (live version, its cards)
+        # edition page pointer -> (live version, its cards; None while INFO is off: only the log line reads them)
+        self._cards: dict[str, tuple[int, dict | None]] = {}
         self._beat: dict[str, int] = {}  # edition -> the cycle version its heartbeat was logged for
         self._shrink: dict[str, int] = {}  # pointer -> consecutive cycles proposing a > 50 % shrink
         self._cycle = 0  # the newest cycle minute written (storylines, pages): the event-time clock of retirement
@@ -271,7 +273,7 @@ class SnapshotPublisher:
             doc = json.loads(self.stores.snapshots.get(path_of(kind, pointer, current)))
             summary = (current, len(doc.get("stories", [])) if "stories" in doc else None, docs.content_digest(doc))
             if kind == "edition_page":
-                self._cards[pointer] = (current, _cards_of(doc))
+                self._cards[pointer] = (current, _cards_of(doc) if log.isEnabledFor(logging.INFO) else None)
         except (NotFound, ValueError):
             self._count("live_version_unreadable")
             summary = (current, None, None)
@@ -300,8 +302,10 @@ class SnapshotPublisher:
                 result["outcome"] = "unchanged"
                 return result
         _, live_count, live_digest = self._live_summary(kind, pointer, current)
-        # the ranker's digest of this very document when it computed one (steady.py ``unproposed``), else computed
+        # the ranker's digest of this very document when it computed one (steady.py ``unproposed``), else computed;
+        # with it, the canonical bytes it wrote when the digest needed them (documents.digest_and_bytes)
         digest = item.get("digest") if doc is item["doc"] else None
+        canonical = item.get("data") if digest else None
         digest = digest or docs.content_digest(doc)
         if policy.skips_unchanged and live_digest is not None and digest == live_digest:
             self._count("unchanged")  # what readers see did not change: no new version (checked before validation)
@@ -309,7 +313,7 @@ class SnapshotPublisher:
             if policy.heartbeat:
                 self._heartbeat(pointer, version, "unchanged")
             return result
-        rejected, data = self._validate(item, policy, doc, live_count, digest)
+        rejected, data = self._validate(item, policy, doc, live_count, digest, canonical)
         if rejected is not None:
             result.update(outcome="rejected", reason=rejected)
             return result
@@ -330,14 +334,18 @@ class SnapshotPublisher:
         result["outcome"] = "stale"
         return result
 
-    def _validate(self, item: dict, policy: KindPolicy, doc: dict, live_count, digest) -> tuple[str | None, bytes]:
+    def _validate(
+        self, item: dict, policy: KindPolicy, doc: dict, live_count, digest, canonical: bytes | None = None
+    ) -> tuple[str | None, bytes]:
         """(None, the canonical bytes) when the document may be published, else (the reason it is rejected, counted
         and logged, b""). A page that lost more than half its stories is published once it stays so for
         ``confirm_shrink_cycles``. A content rejected before is rejected again without being serialised
-        (documents.validate ``digest``)."""
+        (documents.validate ``digest``); ``canonical``: the document's canonical bytes when the ranker wrote them."""
         pointer, version = item["pointer"], int(item["version"])
         try:
-            data = docs.validate(item["kind"], doc, live_count, item.get("min_stories", 1), digest=digest)
+            data = docs.validate(
+                item["kind"], doc, live_count, item.get("min_stories", 1), digest=digest, canonical=canonical
+            )
             self._shrink.pop(pointer, None)
             return None, data
         except docs.SnapshotRejected as exc:
@@ -345,13 +353,13 @@ class SnapshotPublisher:
             if exc.reason == "lost_more_than_half" and streak >= self.confirm_shrink_cycles:
                 self._count("shrink_confirmed")
                 self._shrink.pop(pointer, None)
-                return None, docs.canonical_bytes(doc)
+                return None, canonical if canonical is not None else docs.canonical_bytes(doc)
             if streak:
                 self._shrink[pointer] = streak
             self._count("rejected")
             self._count(f"rejected_{exc.reason}")
             log.info("snapshot %s v%d rejected: %s", pointer, version, exc)
-            if policy.ops_events:
+            if policy.ops_events and log.isEnabledFor(logging.INFO):
                 log.info("%s", ops_event("snapshot_rejected", pointer, version, reason=exc.reason))
             return exc.reason, b""
 
@@ -410,7 +418,13 @@ class SnapshotPublisher:
 
     def _page_published(self, pointer: str, previous: int | None, version: int, doc: dict) -> None:
         """Log ``newsroom.page_published`` (with ``release_to_page_s`` when an article is new on the page) and the
-        edition's heartbeat; remember the page's cards for the next version's delay."""
+        edition's heartbeat; remember the page's cards for the next version's delay. Only the log line reads the
+        cards, so while INFO is off (a backfill logs warnings only) neither the line nor the cards are made: a
+        version published then has no cards to compare with, as after a restart."""
+        if not log.isEnabledFor(logging.INFO):
+            self._cards[pointer] = (version, None)
+            self._heartbeat(pointer, version, "published")
+            return
         live = self._cards.get(pointer)
         delay = release_to_page_s(doc, live[1] if live and live[0] == previous else None, self.clock())
         extra = {} if delay is None else {"release_to_page_s": delay}
@@ -427,7 +441,8 @@ class SnapshotPublisher:
         if self._beat.get(edition, -1) >= version:
             return
         self._beat[edition] = version
-        log.info("%s", ops_event("edition_heartbeat", pointer, version, outcome=outcome))
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", ops_event("edition_heartbeat", pointer, version, outcome=outcome))
 
     def _hold(self, pointer: str, version: int):
         """The hold on ``pointer`` active at cycle ``version`` (one read of the edition's controls per version)."""

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from transforms.editions.cycle import fairness
 from transforms.editions.cycle.run import choose_page_slots, pool_positions
-from transforms.editions.vocabulary.documents import VOLATILE, VOLATILE_ENTRY, content_digest
+from transforms.editions.vocabulary.documents import VOLATILE, VOLATILE_ENTRY, digest_and_bytes
 
 
 class SteadyWatch:
@@ -79,7 +79,10 @@ class SteadyWatch:
         replaced it) has the digest its entries were found to have before, so it is not digested again; a page
         digested here leaves its digest there for the next cycle with the same inputs. Any other page or pool that
         holds what the last document found to have the proposed digest held (:func:`same_content`: a pool's entries
-        are copies of the ranker's cached ones, value for value) has that digest without being digested."""
+        are copies of the ranker's cached ones, value for value) has that digest without being digested. A page or
+        pool digested here holding ``null`` (nearly all: ``image_url``) is written canonically for the digest's proof
+        (documents.digest_and_bytes); its item carries those bytes (``data``) to the publisher, which stores them
+        instead of writing the document again."""
         if controls:
             self.proposed.clear()
             self.proposed_docs.clear()
@@ -99,8 +102,10 @@ class SteadyWatch:
             else:
                 if last is not None and last_doc is not None and same_content(last_doc, doc):
                     digest = last[0]  # what the last document with the proposed digest held
-                else:
-                    digest = content_digest(doc)
+                else:  # the canonical bytes too when the digest needs them as its proof, for the publisher to store
+                    digest, data = digest_and_bytes(doc)
+                    if data is not None:
+                        item["data"] = data
                 if page is not None and page[0] is doc:
                     page[1].digest = digest
             item["digest"] = digest  # the publisher's own (snapshots.py): not computed twice

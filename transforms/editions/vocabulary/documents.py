@@ -86,20 +86,47 @@ def content_digest(doc: dict) -> str:
 
     Compared in-process only (never stored): the digests of two documents are equal exactly when their JSON
     values are. The text hashed is orjson's (sorted keys; ~4x faster than the canonical bytes, and a change-only
-    replay digests ~80,000 documents), and the canonical bytes when orjson's text holds ``null``: orjson writes a
-    NaN or infinity as ``null``, which the canonical bytes refuse (ValueError, as before); so does anything orjson
-    cannot write (a key that is not a string, an integer over 64 bits). Either text is a JSON text of the value, so
-    equal texts mean equal values whichever way each was written."""
+    replay digests ~80,000 documents), or the canonical one where orjson cannot write the value (a key that is not
+    a string, an integer over 64 bits). Either text is a JSON text of the value, so equal texts mean equal values
+    whichever way each was written. orjson's is one only while the value holds no NaN or infinity, which orjson
+    writes as ``null`` where the canonical bytes refuse them (ValueError); so a text holding ``null`` (nearly every
+    page: ``image_url``) is hashed only once the digested part is proven free of them: written canonically here,
+    or by the whole document's canonical bytes (:func:`digest_and_bytes`)."""
+    top, text, unproven = _digest_text(doc)
+    if unproven:
+        canonical_bytes(top)  # the proof only: raises ValueError for a NaN or infinity orjson wrote as null
+    return hashlib.sha256(text).hexdigest()
+
+
+def digest_and_bytes(doc: dict) -> tuple[str, bytes | None]:
+    """(:func:`content_digest` of ``doc``, its :func:`canonical_bytes` or None), the document written canonically
+    once for both: when orjson's text of what is digested holds ``null``, the digest needs the proof that no NaN
+    or infinity hides there, and the canonical bytes of the whole document are that proof as well as what the
+    publisher stores (SnapshotPublisher takes them with the item: :func:`validate`'s ``canonical``). None when no
+    proof was needed (the publisher writes the bytes if it stores the document), or when the canonical bytes
+    refuse the document: then the proof is content_digest's own, which raises as it does (a NaN score, which the
+    digest leaves out, does not stop the digest; the publisher refuses it if it writes the document)."""
+    top, text, unproven = _digest_text(doc)
+    data = None
+    if unproven:
+        try:
+            data = canonical_bytes(doc)
+        except (TypeError, ValueError):
+            canonical_bytes(top)  # the proof of the digested part alone, as content_digest makes it
+    return hashlib.sha256(text).hexdigest(), data
+
+
+def _digest_text(doc: dict) -> tuple[dict, bytes, bool]:
+    """(what :func:`content_digest` hashes as a value, its JSON text, whether that text still needs the proof that
+    no ``null`` in it stands for a NaN or infinity: orjson's text holding ``null``)."""
     top = {k: v for k, v in doc.items() if k not in VOLATILE and k != "stories"}
     if "stories" in doc:
         top["stories"] = [{k: v for k, v in e.items() if k not in VOLATILE_ENTRY} for e in doc["stories"]]
     try:
         text = orjson.dumps(top, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # orjson.JSONEncodeError is one
-        text = b"null"
-    if b"null" in text:
-        text = canonical_bytes(top)
-    return hashlib.sha256(text).hexdigest()
+    except TypeError:  # orjson.JSONEncodeError is one: the canonical text, which raises where JSON cannot write it
+        return top, canonical_bytes(top), False
+    return top, text, b"null" in text
 
 
 @functools.lru_cache(maxsize=8)
@@ -183,6 +210,38 @@ def _property_validators(kind: str) -> dict | None:
     out = {}
     for key, sub in root.get("properties", {}).items():
         out[key] = _subschema_validator(cls, root, f"#/properties/{key}", sub, registry)
+    return out
+
+
+_OBJECT_KEYWORDS = {"title", "description", "type", "required", "additionalProperties", "properties"}
+
+
+@functools.cache
+def _nested_validators(kind: str) -> dict:
+    """Per top-level property of ``kind`` whose subschema (local references inlined) is itself an object made of
+    properties only, as :func:`_property_validators` asks of the top level (the pool's ``concentration``): a
+    validator per property of it and its required properties. Such a value is valid exactly when it is an object,
+    every required property is there, no other is and each is valid; so it is checked property by property
+    (:func:`_object_valid`), and a value of which one figure moved every minute validates that figure alone, not
+    the object (~80 us a pool)."""
+    if _property_validators(kind) is None:
+        return {}
+    root = schema(kind)
+    registry = _pages_registry()
+    cls = jsonschema.validators.validator_for(root)
+    out = {}
+    for key, sub in root.get("properties", {}).items():
+        sub = _inlined(sub, root.get("$defs", {}))
+        if not isinstance(sub, dict) or set(sub) - _OBJECT_KEYWORDS or sub.get("type") != "object":
+            continue
+        props, required = sub.get("properties"), sub.get("required", [])
+        if sub.get("additionalProperties") is not False or not isinstance(props, dict) or not props:
+            continue
+        if not isinstance(required, list) or any(not isinstance(r, str) for r in required):
+            continue
+        pointer = f"#/properties/{key}/properties"
+        validators = {k: _subschema_validator(cls, root, f"{pointer}/{k}", v, registry) for k, v in props.items()}
+        out[key] = (validators, tuple(required))
     return out
 
 
@@ -271,7 +330,9 @@ def _entry_key(entry: dict) -> bytes:
     orjson cannot write it, e.g. an integer over 64 bits). One key for the parsed and the as-stored checks, so an
     entry found valid by either is not validated again by the other. A stored document holds no NaN (its canonical
     bytes refuse it), so orjson's ``null`` for one never meets a key."""
-    rest = {k: v for k, v in entry.items() if k not in ("score", "rank")}
+    rest = dict(entry)
+    rest.pop("score", None)
+    rest.pop("rank", None)
     try:
         return orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # orjson.JSONEncodeError is one
@@ -345,15 +406,20 @@ _encode_str = json.encoder.encode_basestring_ascii  # json.dumps's own text of a
 
 
 def _json_text(value) -> str:
-    """``json.dumps(value, sort_keys=True)``: the same text, without building an encoder for a plain string, integer
-    or null (most top-level values: names, versions, times), where json.dumps writes exactly these."""
+    """``json.dumps(value, sort_keys=True)``: the same text, without building an encoder for a plain string,
+    integer, finite float, null or empty array (most top-level values: names, versions, times, the emptied stories;
+    a pool's concentration figures), where json.dumps writes exactly these."""
     kind = type(value)
     if kind is str:
         return _encode_str(value)
     if kind is int:
         return int.__repr__(value)
+    if kind is float and math.isfinite(value):
+        return float.__repr__(value)
     if value is None:
         return "null"
+    if (kind is list or kind is tuple) and not value:
+        return "[]"
     return json.dumps(value, sort_keys=True)
 
 
@@ -365,12 +431,38 @@ def _top_valid(kind: str, top: dict, validators: dict) -> bool:
         seen.clear()
     if len(_VALID_VOLATILE) > _VOLATILE_LIMIT:
         _VALID_VOLATILE.clear()
+    nested = _nested_validators(kind)
     for key, value in top.items():
+        memo = _VALID_VOLATILE if key in VOLATILE else seen
+        parts = nested.get(key)
+        if parts is not None and type(value) is dict and all(type(k) is str for k in value):
+            if not _object_valid(kind, key, value, parts, memo):
+                return False
+            continue
         text = _json_text(value)
-        memo, item = (_VALID_VOLATILE, (kind, key, text)) if key in VOLATILE else (seen, (key, text))
+        item = (kind, key, text) if key in VOLATILE else (key, text)
         if item in memo:
             continue
         if not validators[key].is_valid(json.loads(text)):
+            return False
+        memo.add(item)
+    return True
+
+
+def _object_valid(kind: str, key: str, value: dict, parts: tuple, memo: set) -> bool:
+    """The checks of top-level property ``key``'s object ``value`` (string keys: stored, the same keys) as stored,
+    property by property (:func:`_nested_validators`): each required property there, none the schema does not
+    name, each value found valid before (``memo``, by kind, property, its property and JSON text) or valid now.
+    False at the first that is not: the caller validates in full."""
+    validators, required = parts
+    if any(k not in value for k in required) or any(k not in validators for k in value):
+        return False
+    for sub, v in value.items():
+        text = _json_text(v)
+        item = (kind, key, sub, text)
+        if item in memo:
+            continue
+        if not validators[sub].is_valid(json.loads(text)):
             return False
         memo.add(item)
     return True
@@ -490,8 +582,10 @@ def validate(
     min_stories: int = 1,
     data: bytes | None = None,
     digest: str | None = None,
+    canonical: bytes | None = None,
 ) -> bytes:
-    """Raise :class:`SnapshotRejected` unless ``doc`` may go live; returns its canonical bytes (``data`` or computed).
+    """Raise :class:`SnapshotRejected` unless ``doc`` may go live; returns its canonical bytes (``data``,
+    ``canonical`` or computed).
 
     The schema is checked on the JSON that is stored (``data``, the canonical bytes; computed when not given):
     documents hold tuples where JSON has arrays. Pages, topic pages and pools: at least ``min_stories`` stories, a
@@ -504,6 +598,10 @@ def validate(
     digest leaves out (version, cycle times, scores) passes the schema (:func:`_volatile_valid`), without being
     serialised and validated again: every check but those reads the content only. A replay proposes such a page
     (a section below its minimum) at every minute it builds.
+
+    ``canonical``: ``canonical_bytes(doc)`` written already (:func:`digest_and_bytes`, with the digest), used as the
+    bytes computed here would be (the schema proven on ``doc`` as stored), not written again. The caller vouches
+    that they are the bytes of this very document; ``data`` are bytes to check by parsing them.
     """
     memo = None
     if digest is not None:
@@ -512,7 +610,8 @@ def validate(
         if known is not None and _volatile_valid(kind, doc):
             raise SnapshotRejected(*known)
     stored = data is None  # the bytes are the document's own: its schema is checked on it (_valid_as_stored)
-    data = data if data is not None else canonical_bytes(doc)
+    if data is None:
+        data = canonical if canonical is not None else canonical_bytes(doc)
     try:
         _check(kind, doc, previous_count, min_stories, data, stored)
     except SnapshotRejected as exc:
