@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import apache_beam as beam
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
@@ -90,7 +91,8 @@ def _changes(events: list[dict]) -> list[dict]:
     return [dict(e, change_id=e["id"], language="en") for e in events]
 
 
-def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retired_survivors_aliases():
+@pytest.mark.parametrize("replay", [False, True])  # True: the firings run in the first one (the same maps)
+def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retired_survivors_aliases(replay):
     events = [
         _merge(1, 2, 1, T0 + 5_000),
         _merge(2, 3, 2, T0 + MINUTE_MS + 5_000),  # a chain: 3 -> 1
@@ -101,7 +103,7 @@ def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retire
         _expire(7, 98, T0 + 20 * MINUTE_MS),  # any later event: its firing drops the expired group
     ]
     with TestPipeline() as p:
-        items = p | beam.Create(_changes(events)) | TrackAliases(keep_ms=10 * MINUTE_MS)
+        items = p | beam.Create(_changes(events)) | TrackAliases(keep_ms=10 * MINUTE_MS, replay=replay)
         versions = items | beam.Map(lambda it: (it["version"] - T0 // MINUTE_MS, it["doc"]["aliases"]))
         got = versions | beam.combiners.ToList()
 
@@ -116,7 +118,8 @@ def test_the_tracker_publishes_the_map_each_minute_it_changes_and_drops_a_retire
         assert_that(got, check)
 
 
-def test_a_tracker_without_state_starts_from_the_published_map(tmp_path):
+@pytest.mark.parametrize("replay", [False, True])
+def test_a_tracker_without_state_starts_from_the_published_map(tmp_path, replay):
     """A relaunch after a drain (new state) keeps the redirects the origin serves: the first map it publishes
     holds the published aliases with the new merge, and they are journaled like any other."""
     import json
@@ -131,7 +134,7 @@ def test_a_tracker_without_state_starts_from_the_published_map(tmp_path):
     assert stores.pointers.compare_and_set("aliases", None, old["version"])
     events = [_merge(1, 2, 1, T0 + 5_000), _merge(2, 8, 1, T0 + MINUTE_MS + 5_000)]  # 8 absorbed: 7, 9 follow
     with TestPipeline() as p:
-        items = p | beam.Create(_changes(events)) | TrackAliases(store_config=cfg)
+        items = p | beam.Create(_changes(events)) | TrackAliases(store_config=cfg, replay=replay)
         got = items | beam.Map(lambda it: it["doc"]["aliases"]) | beam.combiners.ToList()
 
         def check(found):

@@ -163,3 +163,22 @@ def test_a_bounded_run_detects_the_same_pulses_with_the_default_trigger():
         out["pulses"] | beam.Map(_keep, bounded)
         p.run().wait_until_finish()
     assert _PULSES[True] and sorted(_PULSES[True]) == sorted(_PULSES[False])
+
+
+def test_window_ends_are_the_sliding_windows_beam_assigns():
+    """The bounded path (BurstWindowsFn) puts an original in the windows Beam's SlidingWindows would, from the float
+    seconds the original is stamped with; on, just after and just before minute boundaries."""
+    from apache_beam.transforms import window
+    from apache_beam.utils.timestamp import Timestamp
+
+    from transforms.editions.beam.detection import window_ends
+
+    rng = random.Random(5)
+    times = [T0, T0 + 1, T0 - 1, T0 + 59_999, T0 + 60_000, T0 + 123_456] + [
+        T0 + rng.randrange(10**9) for _ in range(200)
+    ]
+    for size in (P.window_min, P.velocity_window_min):
+        fn = window.SlidingWindows(size * 60, P.period_min * 60)
+        for at in times:
+            wins = fn.assign(window.WindowFn.AssignContext(Timestamp.of(at / 1000.0)))
+            assert window_ends(at, size, P.period_min) == [int(round(float(w.end) * 1000)) for w in wins], at

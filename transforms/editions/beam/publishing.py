@@ -93,6 +93,8 @@ class TrackAliasesFn(beam.DoFn):
     set for), LAST (last cycle). Timer: CYCLE (event time). Expired groups are dropped at a firing an event
     caused, never by a timer of their own: a bounded run's watermark jumps to the end of time, where every story
     has expired, and must not end on an empty map (the story pointers it redirects to are retired by wall clock).
+    ``replay`` (a bounded, complete input): the first firing runs the later ones itself, in order (see
+    :class:`TrackAliases`).
     """
 
     PENDING = BagStateSpec("pending", PickleCoder())
@@ -102,8 +104,8 @@ class TrackAliasesFn(beam.DoFn):
     LAST = ReadModifyWriteStateSpec("last", VarIntCoder())
     CYCLE = TimerSpec("cycle", TimeDomain.WATERMARK)
 
-    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None):
-        self.keep_ms, self.store_config = keep_ms, store_config
+    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None, replay: bool = False):
+        self.keep_ms, self.store_config, self.replay = keep_ms, store_config, replay
 
     def setup(self):
         self._held: tuple[int, AliasIndex] | None = None  # (token, index) of the last firing's state
@@ -138,18 +140,26 @@ class TrackAliasesFn(beam.DoFn):
             return
         token, length = held.read() or (None, 0)
         index, seeded = self._index(journal, token)
-        by_id = {e["id"]: e for e in pending.read()}  # replays of a change collapse here
-        future = [e for e in by_id.values() if e["at"] >= now]
-        deltas = index.apply(e for e in by_id.values() if e["at"] < now) + index.prune(now)
+        waiting = list({e["id"]: e for e in pending.read()}.values())  # replays of a change collapse here
+        while True:
+            future = [e for e in waiting if e["at"] >= now]
+            deltas = index.apply(e for e in waiting if e["at"] < now) + index.prune(now)
+            if seeded or deltas:
+                length = self._record(index, seeded + deltas, journal, held, length)
+                seeded = []
+            if any(op != EXPIRED for op, _, _ in deltas):
+                yield aliases_item(index.alias, now)
+            waiting, due = future, (min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS if future else None
+            # A replay runs the firings the timer would make, in order, in this one: every event is already in
+            # PENDING (a bounded input), so one bundle commits the state once, not once a firing.
+            if not self.replay or due is None:
+                break
+            now = due
         pending.clear()
-        for e in future:
+        for e in waiting:
             pending.add(e)
-        if seeded or deltas:
-            self._record(index, seeded + deltas, journal, held, length)
-        if any(op != EXPIRED for op, _, _ in deltas):
-            yield aliases_item(index.alias, now)
         last.write(now)
-        arm(timer, nxt, (min(e["at"] for e in future) // MINUTE_MS + 1) * MINUTE_MS if future else None)
+        arm(timer, nxt, due)
 
     def _index(self, journal, current: int | None) -> tuple[AliasIndex, list]:
         """The instance's index if it is the state's, else the journal replayed (a cold start: O(the map)); with
@@ -163,8 +173,9 @@ class TrackAliasesFn(beam.DoFn):
         index = AliasIndex.replay([(SET, k, v) for k, v in sorted(published.items())], self.keep_ms)
         return index, index.compacted()
 
-    def _record(self, index: AliasIndex, deltas: list, journal, held, length: int) -> None:
-        """Append the deltas to the journal (rewritten compacted when it is over twice the index's size)."""
+    def _record(self, index: AliasIndex, deltas: list, journal, held, length: int) -> int:
+        """Append the deltas to the journal (rewritten compacted when it is over twice the index's size); returns
+        the journal's length."""
         size = length + len(deltas)
         if size > 2 * index.journal_size() + 64:
             journal.clear()
@@ -175,17 +186,20 @@ class TrackAliasesFn(beam.DoFn):
         token = random.getrandbits(62)
         held.write((token, size))
         self._held = (token, index)
+        return size
 
 
 class TrackAliases(beam.PTransform):
     """StoryChange records -> aliases snapshot items (one per minute in which the map changed).
 
     ``keep_ms``: how long a survivor's aliases outlive its EXPIRE (transforms/editions/publish/aliases.py);
-    ``store_config``: the stores whose published map a tracker without state starts from (None: from nothing)."""
+    ``store_config``: the stores whose published map a tracker without state starts from (None: from nothing);
+    ``replay``: a bounded, complete input (the backfill's ``--snapshots``): the minutes' firings run to the end in
+    the first one (the same maps, one state commit); False: one timer firing a minute, as streaming needs."""
 
-    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None):
+    def __init__(self, keep_ms: int = KEEP_MS, store_config: StoreConfig | None = None, replay: bool = False):
         super().__init__()
-        self.keep_ms, self.store_config = keep_ms, store_config
+        self.keep_ms, self.store_config, self.replay = keep_ms, store_config, replay
 
     def expand(self, changes):
         return (
@@ -196,5 +210,5 @@ class TrackAliases(beam.PTransform):
                 lambda c: window.TimestampedValue(("aliases", alias_event(c)), c["at"] / 1000.0)
             ).with_output_types(KV[str, Any])
             | "EventsToGlobalWindow" >> beam.WindowInto(window.GlobalWindows())
-            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn(self.keep_ms, self.store_config))
+            | "EmitAliasesMap" >> beam.ParDo(TrackAliasesFn(self.keep_ms, self.store_config, self.replay))
         )

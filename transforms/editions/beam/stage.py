@@ -31,12 +31,13 @@ class PublishEditions(beam.PTransform):
     Args:
         store_config: the stores (and namespace) to publish into; its editorial controls steer the pages.
         ranking: editions, registry, overrides, replay, change-only (:class:`~transforms.editions.vocabulary.settings.RankSettings`); the editions
-            file and registry are also the burst detector's.
+            file and registry are also the burst detector's, and a replay also runs the aliases tracker's minutes
+            in one firing (:class:`~transforms.editions.beam.publishing.TrackAliases`).
         publishing: shrink confirmation and the Breaking purges' CDN (:class:`~transforms.editions.vocabulary.settings.PublishSettings`).
         burst_params: a BurstParams replacing the file's (tests).
         burst_polls: False (the backfill, which sends no fetch requests): no burst pull, ``fetch_requests`` empty.
-        bounded: a bounded input run in batch (the backfill): the burst windows fire once by the default trigger
-            (:class:`~transforms.editions.beam.detection.DetectBursts`, the same pulses).
+        bounded: a bounded input run in batch (the backfill): each story's burst windows are counted once, with
+            all their originals (:class:`~transforms.editions.beam.detection.DetectBursts`, the same pulses).
     """
 
     def __init__(
@@ -69,7 +70,7 @@ class PublishEditions(beam.PTransform):
         if storylines is not None:
             inputs["storylines"] = storylines  # to the ranker only: bursts and aliases are about stories
         ranked = inputs | "RankEditions" >> RankEditions(ranking, self.store_config)
-        aliases = changes | "TrackAliases" >> TrackAliases(store_config=self.store_config)
+        aliases = changes | "TrackAliases" >> TrackAliases(store_config=self.store_config, replay=ranking.replay)
         # Pages and aliases are published by two steps, not one after a Flatten of the two: FnApiRunner (the
         # backfill's --snapshots) materialises every multi-input Flatten, which held every page document of the
         # whole replay in memory before the first was published (7.3 GB RSS at 3,811 articles over 30 simulated days).
