@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from transforms.editions.book.storybook import StoryBook, compact_change, event_
 from transforms.editions.cycle import trust
 from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble
 from transforms.editions.cycle.context import CycleCache, CycleContext, EditionMemory, KeptEntries
-from transforms.editions.cycle.run import POOL_STORY_KEYS, run_cycle
+from transforms.editions.cycle.run import POOL_STORY_KEYS, PageFacts, pool_positions, run_cycle
 from transforms.editions.cycle.trust import KeptFacts
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
@@ -68,6 +69,25 @@ def test_pool_keys_first_columns_are_the_story_s_version_and_centroid(world, mak
     assert kept.keys[:, 0].tolist() == book.stories.version[rows].tolist()
     seq = np.ascontiguousarray(book.stories.centroid_seq[rows], np.float64).view(np.int64)
     assert kept.keys[:, 1].tolist() == seq.tolist()
+
+
+def test_pool_positions_are_kept_on_the_page_facts_for_the_same_ranking_and_params_only():
+    """run.py ``pool_positions``: the steady test and the pool document ask one after the other, and get one
+    answer; another ranking (other scores) or other params on the same facts are ranked anew."""
+    facts = PageFacts([], [10, 11, 12], [], {}, {}, {}, {}, {}, {}, None, [])
+
+    def ranked(smoothed):
+        cand = SimpleNamespace(rows=np.arange(3), pool=np.arange(3))
+        return SimpleNamespace(cand=cand, reps=SimpleNamespace(rep=np.array([5, 6, 7])), smoothed=np.array(smoothed))
+
+    p, other_p = object(), object()
+    a, b = ranked([1.0, 2.0, 3.0]), ranked([3.0, 2.0, 1.0])
+    first = pool_positions(a, facts, p)
+    assert first.tolist() == [2, 1, 0] and pool_positions(a, facts, p) is first
+    kept = pool_positions(b, facts, p)
+    assert kept.tolist() == [0, 1, 2]
+    again = pool_positions(b, facts, other_p)
+    assert again.tolist() == [0, 1, 2] and again is not kept
 
 
 def test_a_label_that_ends_without_a_new_article_rebuilds_the_entry(world, make_ranker):

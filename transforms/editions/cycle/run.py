@@ -163,6 +163,7 @@ class PageFacts:
     vec_matrix: np.ndarray | None
     pinned_ids: list  # Breaking stories pinned, newest window first
     section_names: tuple = ()  # every card section, in a fixed order: the document keys' section index
+    pool_memo: tuple | None = None  # (ranked, params, positions) of the last pool_positions call on these facts
 
     def section_codes(self, story_ids: list) -> np.ndarray:
         """The card sections of ``story_ids`` (``section_of``) as indexes into ``section_names``, which grows by
@@ -333,11 +334,18 @@ class Cards:
         self.book = book
         self.arts, self.codes = arts, label_codes(book, arts, region)  # the label bits of every card of the cycle
         self._arts_l, self._codes_l = arts.tolist(), self.codes.tolist()
+        # what the document keys read of a card (first seen, version, label bits), for every card at once
+        self.cols = np.stack([book.articles.first_seen[arts], book.articles.version[arts], self.codes]).astype(np.int64)
         self.old, self.new = cache.cards, {}
 
     def codes_of(self, arts: np.ndarray) -> np.ndarray:
         """The label bits of the cards of article rows ``arts`` (each among the cycle's cards)."""
         return self.codes[np.searchsorted(self.arts, arts)]
+
+    def cols_of(self, arts: np.ndarray) -> np.ndarray:
+        """The first-seen times, versions and label bits of the cards of article rows ``arts`` (each among the
+        cycle's cards), as three rows of integers."""
+        return self.cols[:, np.searchsorted(self.arts, arts)]
 
     def label_of(self, a: int) -> tuple[str, ...]:
         """The card labels of article row ``a`` (one of the cycle's cards)."""
@@ -551,7 +559,7 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
     link (``links`` or more columns, -1 where there is none) its row, first-seen time, version and label bits. The
     story id is the key rows are looked up by. Equal rows, equal entries (tests/transforms/editions/
     test_page_reuse.py changes each input in turn, test_pool_entries.py)."""
-    n, facts, cards, arts = len(slots), shown.facts, shown.cards, book.articles
+    n, facts, cards = len(slots), shown.facts, shown.cards
     if not n:
         return np.zeros((0, 9 + 4 * links), np.int64)
     pos = np.array([i for _, i, _, _, _ in slots], np.int64)
@@ -563,11 +571,11 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
     has = sup >= 0
     safe = np.where(has, sup, rep[:, None])  # a card of the cycle where there is no link (masked below)
     both = np.concatenate([rep, safe.ravel()])  # the representatives' cards, then the links': read at once
-    card_cols = np.stack([arts.first_seen[both], arts.version[both], cards.codes_of(both)]).astype(np.int64)
+    card_cols = cards.cols_of(both)
     cols = [
         rep,
         *card_cols[:, :n],
-        story_label_codes(shown, pos, rep, pinned),
+        story_label_codes(shown, pos, card_cols[2, :n], pinned),
         facts.section_codes([s.story_id for s, _, _, _, _ in slots]),
         book.stories.n_articles[rows].astype(np.int64),
         shown.ranked.f.pub_count[rows].astype(np.int64),
@@ -577,25 +585,31 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
     return np.concatenate([np.stack(cols, axis=1), sup, *links_cols], axis=1)
 
 
-def story_label_codes(shown: Shown, pos: np.ndarray, rep: np.ndarray, pinned: np.ndarray) -> np.ndarray:
-    """:meth:`StoryLabels.of` of candidate positions ``pos`` with representatives ``rep`` as integers: 1 pinned
-    (breaking), else 2 developing, plus 4 for a fact check by another article (equal codes, equal labels)."""
+def story_label_codes(shown: Shown, pos: np.ndarray, rep_codes: np.ndarray, pinned: np.ndarray) -> np.ndarray:
+    """:meth:`StoryLabels.of` of candidate positions ``pos`` whose representatives' cards have label bits
+    ``rep_codes`` (``Cards.codes_of``) as integers: 1 pinned (breaking), else 2 developing, plus 4 for a fact check
+    by another article (equal codes, equal labels)."""
     labels = shown.labels
     developing = labels.developing[pos] if pos.size else np.zeros(0, bool)
     fact = labels.fact[pos] if pos.size else np.zeros(0, bool)
-    other_check = fact & ((shown.cards.codes_of(rep) & _FACT_CHECK_BIT) == 0)
+    other_check = fact & ((rep_codes & _FACT_CHECK_BIT) == 0)
     return (np.where(pinned, 1, np.where(developing, 2, 0)) + 4 * other_check).astype(np.int64)
 
 
 def pool_positions(ranked: Ranked, facts: PageFacts, p: RankParams) -> np.ndarray:
     """Candidate positions of the pool: the best candidates with a representative, by smoothed score (the national
-    pool and its local reserve, scoring.py ``local_reserve``)."""
+    pool and its local reserve, scoring.py ``local_reserve``). Kept on ``facts`` for the same ``ranked`` and
+    ``p``: the steady test (ranker/steady.py) and the pool document both ask, one after the other."""
+    memo = facts.pool_memo
+    if memo is not None and memo[0] is ranked and memo[1] is p:
+        return memo[2]
     cand, smoothed = ranked.cand, ranked.smoothed
     pool_pos = np.searchsorted(cand.rows, cand.pool).astype(np.int64)  # the pool's rows are candidates (sorted rows)
     pool_pos = pool_pos[ranked.reps.rep[pool_pos] >= 0]
     if pool_pos.size:
         ids = np.asarray(facts.ids_l, np.int64)
         pool_pos = pool_pos[np.lexsort((ids[pool_pos], -smoothed[pool_pos]))]  # bounded by local_reserve
+    facts.pool_memo = (ranked, p, pool_pos)
     return pool_pos
 
 
@@ -649,19 +663,20 @@ def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np
     (pinned, developing, fact check by another article: :class:`StoryLabels`) and its card section (an index into
     ``PageFacts.section_names``, kept with the keys). Equal rows, equal entries; equal first two columns
     (:data:`POOL_STORY_KEYS`), equal topics, publishers, places, entities and vector."""
-    facts, arts = shown.facts, book.articles
+    facts = shown.facts
     rep = shown.ranked.reps.rep[pool_pos]
     sids = book.stories.id[pool_rows]
     pinned = sorted_member(sids, np.sort(np.array(facts.pinned_ids, np.int64)))  # distinct story ids
+    first_seen, version, codes = shown.cards.cols_of(rep)
     return np.stack(
         [
             book.stories.version[pool_rows].astype(np.int64),
             np.ascontiguousarray(book.stories.centroid_seq[pool_rows], np.float64).view(np.int64),
             rep.astype(np.int64),
-            arts.first_seen[rep].astype(np.int64),
-            arts.version[rep].astype(np.int64),
-            shown.cards.codes_of(rep).astype(np.int64),
-            story_label_codes(shown, pool_pos, rep, pinned),
+            first_seen,
+            version,
+            codes,
+            story_label_codes(shown, pool_pos, codes, pinned),
             facts.section_codes(sids.tolist()),
         ],
         axis=1,
