@@ -155,8 +155,8 @@ class SteadyWatch:
             sid = facts.ids_l[i]
             return (sid, rep, dev[i], section_of[sid], int(pub_count[facts.rows_l[i]]), sid in pinned)
 
-        pages = tuple(
-            (sec, tuple((story(i, rep), tuple(sup), slot.pinned) for slot, i, rep, sup, _ in chosen))
+        pages = tuple(  # most sections are empty (a small book): their () without a generator
+            (sec, tuple((story(i, rep), tuple(sup), slot.pinned) for slot, i, rep, sup, _ in chosen) if chosen else ())
             for sec, chosen in page_slots.by_section.items()
         )
         pool = tuple(story(i, facts.rep_l[i]) for i in pool_positions(ranked, facts, params).tolist())
@@ -254,7 +254,12 @@ def same_content(last: dict, doc: dict) -> bool:
 def _slots(page_slots) -> tuple:
     """What a page shows of its slots, scores aside."""
     return tuple(
-        (sec, tuple((slot.story_id, slot.pinned, slot.alt_rep, i, rep, tuple(sup)) for slot, i, rep, sup, _ in chosen))
+        (
+            sec,
+            tuple((slot.story_id, slot.pinned, slot.alt_rep, i, rep, tuple(sup)) for slot, i, rep, sup, _ in chosen)
+            if chosen
+            else (),
+        )
         for sec, chosen in page_slots.by_section.items()
     )
 
