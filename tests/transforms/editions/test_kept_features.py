@@ -141,11 +141,12 @@ def test_a_restarted_worker_with_an_empty_cache_ranks_like_the_warm_one(world, m
     assert warm_cache.features.dirty is not None  # the warm worker ran the kept path
 
 
-def test_a_small_book_ranks_with_what_it_kept_as_with_an_empty_cache(world):
+def test_a_small_book_ranks_with_what_it_kept_as_with_an_empty_cache(world, monkeypatch):
     """A small book (under kept.SMALL_BOOK_PAIRS pairs) keeps its pair sums, relevance, section fits and article
-    order across the cycles whose book (kept.book_state), live stories, coverage window and candidates are the
-    same; minute by minute through folds, merges, splits, expiries, both windows and the top of the hour, the
-    maths equals the maths of a cycle with an empty cache (and the kept things were reused)."""
+    order across the cycles whose book (its lineage, kept.book_state), live stories, coverage window and candidates
+    are the same; minute by minute through folds, merges, splits, expiries, both windows and the top of the hour,
+    the maths equals the maths of a cycle with an empty cache and no shared sums (and the kept things were
+    reused)."""
     T, MIN = world.T0, world.MIN
     events, config, p, book = _busy_book(world)
     edition = config.edition("us-en")
@@ -158,9 +159,13 @@ def test_a_small_book_ranks_with_what_it_kept_as_with_an_empty_cache(world):
         book.flush()
         last_sums, last_order = cache.features.small, cache.features.order
         a = rank(CycleContext(book, edition, config, p, warm, now, cache))
+        shared = kept_module.SHARED_SUMS
+        cold_sums = kept_module.SharedSums()  # the cold cycle finds no sums shared by another book
+        monkeypatch.setattr(kept_module, "SHARED_SUMS", cold_sums)
         b = rank(CycleContext(book, edition, config, p, cold, now, CycleCache()))
+        monkeypatch.setattr(kept_module, "SHARED_SUMS", shared)
         assert book.pairs.size < kept_module.SMALL_BOOK_PAIRS
-        reused["sums"] += last_sums is not None and cache.features.small[5] is last_sums[5]
+        reused["sums"] += last_sums is not None and cache.features.small.sums is last_sums.sums
         reused["order"] += last_order is not None and cache.features.order[3] is last_order[3]
         for name in FEATURE_FIELDS:
             assert np.array_equal(getattr(a.f, name), getattr(b.f, name)), (now, name)

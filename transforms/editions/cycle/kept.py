@@ -17,9 +17,15 @@ of the edition's region are kept too (new pairs appended), where the local reser
 A book of fewer than ``SMALL_BOOK_PAIRS`` pairs (a quiet edition's few live stories) keeps no columns: a cycle adds
 every pair again, which costs fewer numpy calls than finding what changed and gives the same bits. It keeps whole
 results instead, for the cycles that repeat what the last one read (~4 in 10 of a quiet replay's ranked minutes fold
-no event): the pair sums, relevance and section fits while the book (:func:`book_state`), its live stories and the
-pairs within the coverage window are the same, and for every book the candidates' article order
+no event): the pair sums, relevance and section fits while the book's tables, its live stories and the pairs within
+the coverage window are the same, and for every book the candidates' article order
 (:meth:`KeptFeatures.article_order`, which reads no clock) while the book, the candidates and the capped groups are.
+A small book's pair sums, its features at each minute and its relevance per region (:class:`SmallSums`) are shared
+by every edition whose book has the same tables (``StoryBook.lineage``, one config, registry and parameters): the
+15 English editions fold the same events, so a replay's minute computed them 15 times over, and the steady-minute
+proof (transforms/editions/ranker/skip.py) asks for the features of the same minutes again (25,171 computations of
+the features for 6,316 ranked minutes of a month's replay, ~1,900 of them distinct). So are a small book's article
+orders (:class:`SharedOrders`: 4,375 computed in that replay, 551 distinct).
 
 In-process only, like the rest of :class:`~.context.CycleCache`: a restarted worker or a rebuilt book starts with an
 empty one and computes every sum once (the same values), so Beam state does not grow. A different book, registry,
@@ -59,6 +65,138 @@ def book_state(book: StoryBook) -> tuple:
     return len(book.applied), book.bad_events
 
 
+class SmallSums:
+    """A small book's pair sums (:func:`~.scoring.pair_sums`: they read the tables, the live stories, which pairs are
+    within the coverage window and the parameters), with what is computed from them alone: the features at each
+    minute (with these live stories) and the relevance per region. Shared by the books of one lineage
+    (:func:`small_sums`); nothing in it is written once made (its arrays are read-only)."""
+
+    FEATURES_KEPT = 16  # minutes whose features are kept (the oldest made goes first)
+
+    def __init__(self, book: StoryBook, p: RankParams, live: np.ndarray, recent: np.ndarray, sums: PairSums):
+        self.config, self.registry, self.p = book.config, book.registry, p
+        self.live, self.recent, self.sums = _frozen(live.copy()), _frozen(recent), sums
+        for name in ("sp_ok", "sp_w", "auth_recent", "auth_all", "pub_count"):
+            _frozen(getattr(sums, name))
+        sums.shared = self
+        self.feats: dict[int, Features] = {}
+        self.rels: dict[int, Relevance] = {}
+        self.rows = 0  # its weight in SharedSums' budget
+
+    def matches(self, book: StoryBook, p: RankParams, live: np.ndarray, recent: np.ndarray) -> bool:
+        return (
+            self.p is p
+            and self.config is book.config
+            and self.registry is book.registry
+            and np.array_equal(self.live, live)
+            and np.array_equal(self.recent, recent)
+        )
+
+    def features(self, book: StoryBook, now: int) -> Features:
+        """:func:`~.scoring.features` at ``now`` from these sums and live stories (``book``: one of the lineage)."""
+        f = self.feats.get(now)
+        if f is None:
+            if len(self.feats) >= self.FEATURES_KEPT:
+                del self.feats[next(iter(self.feats))]
+            f = features(book, now, self.p, self.sums, self.live)
+            f.prim = f.prim.copy()  # a view of the book's column, which its next fold may change
+            for name in ("prim", "coverage", "velocity", "freshness", "base", "n30"):
+                _frozen(getattr(f, name))
+            self.feats[now] = f
+        return f
+
+    def relevance(self, book: StoryBook, f: Features, region: str) -> Relevance:
+        """:func:`~.scoring.relevance` for ``region`` (it reads the tables and the sums, through any ``f`` of
+        these sums), with the region's pair rows."""
+        r = book.region_index.get(region, -2)
+        rel = self.rels.get(r)
+        if rel is None:
+            rel = self.rels[r] = relevance(book, f, region)
+            rel.region_pairs = np.flatnonzero(book.pairs.region[: book.pairs.size] == r)
+            for name in ("local", "intl", "geo", "local_geo", "domestic", "rel", "region_pairs"):
+                _frozen(getattr(rel, name))
+        return rel
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr
+
+
+class SharedSums:
+    """The :class:`SmallSums` of every lineage (and parameters), least recently used first, within a budget of
+    rows. A replay runs each edition's whole minute chain in one timer firing (transforms/editions/beam/ranking.py),
+    so an edition finds its language's sums made by the edition before it a month of minutes earlier: the budget
+    holds a month of a quiet replay's small books (the month of benchmarks/snapshots_offline.py: ~500 lineages of
+    a few dozen stories), and a larger input shares what fits."""
+
+    ROWS = 1_000_000  # story rows (times the minutes whose features an entry keeps) and pair rows: ~50 MB at most
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple, list] = {}  # (lineage, id of the parameters) -> its SmallSums, the newest last
+        self.rows = 0
+
+    def find(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> SmallSums:
+        recent = book.pairs.latest_first_seen[: book.pairs.size] >= now - p.coverage_window_ms
+        key = (book.lineage, id(p))
+        kept = self.by_key.pop(key, [])
+        self.by_key[key] = kept  # the most recently used last
+        for entry in reversed(kept):
+            if entry.matches(book, p, live, recent):
+                return entry
+        entry = SmallSums(book, p, live, recent, pair_sums(book, live, now, p))
+        entry.rows = book.stories.size * (SmallSums.FEATURES_KEPT + 1) + book.pairs.size
+        self.rows += entry.rows
+        if len(kept) >= 4:  # editions of the lineage skip to different minutes: other live stories
+            self.rows -= kept.pop(0).rows
+        kept.append(entry)
+        while self.rows > self.ROWS and len(self.by_key) > 1:
+            self.rows -= sum(e.rows for e in self.by_key.pop(next(iter(self.by_key))))
+        return entry
+
+
+SHARED_SUMS = SharedSums()
+
+
+def small_sums(book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> SmallSums:
+    """The :class:`SmallSums` of a small book at ``now`` (``live``: its live stories then): the ones made for a book
+    of the same lineage, config, registry and parameters with the same live stories and pairs within the coverage
+    window, else made now."""
+    return SHARED_SUMS.find(book, now, p, live)
+
+
+class SharedOrders:
+    """The article orders of small books' candidates (:func:`~.representatives.article_order`), shared by the editions
+    whose books have the same lineage: it reads the tables, the candidate rows, the primary sections, the capped
+    groups, the parameters and, of the region, only which publishers are local (the local boost), so editions of
+    regions without a publisher among the candidates (most English editions of a quiet replay) share one order as
+    well. The least recently used go first; nothing in them is written once made (read-only arrays)."""
+
+    KEPT = 4096  # orders (a few candidates' articles each: small books)
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple, tuple] = {}
+
+    def find(self, book: StoryBook, rows: np.ndarray, region: str, capped: set, p, prim: np.ndarray) -> ArticleOrder:
+        r = book.region_index.get(region, -2)
+        local = np.flatnonzero(book.publishers.region[: book.publishers.size] == r)
+        key = (book.lineage, id(p), rows.tobytes(), local.tobytes(), tuple(sorted(capped)))
+        hit = self.by_key.pop(key, None)
+        same = hit is not None and hit[0] is book.config and hit[1] is book.registry and hit[2] is p
+        if not (same and np.array_equal(hit[3], prim)):
+            order = article_order(book, rows, region, capped, p, prim)
+            for name in ("rows", "ordered", "scores", "starts", "lens", "near", "near_free", "group_ids", "pos"):
+                getattr(order, name).flags.writeable = False
+            hit = (book.config, book.registry, p, _frozen(prim.copy()), order)
+        self.by_key[key] = hit  # the most recently used last
+        if len(self.by_key) > self.KEPT:
+            del self.by_key[next(iter(self.by_key))]
+        return hit[4]
+
+
+SHARED_ORDERS = SharedOrders()
+
+
 def _fit(arr: np.ndarray, n: int) -> np.ndarray:
     """``arr`` with room for ``n`` rows (doubling, new rows zero)."""
     if arr.shape[0] >= n:
@@ -82,9 +220,7 @@ class KeptFeatures:
         self.region: int | None = None  # of the kept region sums
         self.cycles = 0  # calls of features()
         self.region_cycle = -1  # the call whose dirty rows the region sums took in
-        # a small book's last pair sums: (book, book_state, params, live, pairs in the coverage window, sums,
-        # relevance by region index)
-        self.small: tuple | None = None
+        self.small: SmallSums | None = None  # a small book's sums at the last cycle
         self.order: tuple | None = None  # (book, (book_state, region, capped), params, ArticleOrder): the last
 
     # ------------------------------------------------------------------ features
@@ -93,7 +229,8 @@ class KeptFeatures:
         if book.pairs.size < SMALL_BOOK_PAIRS:  # a full pass, no columns kept: the next large cycle starts afresh
             self.book, self.dirty, self.now = None, None, now
             self.cycles += 1
-            self.f = features(book, now, p, self._small_sums(book, now, p, live), live)
+            self.small = small_sums(book, now, p, live)
+            self.f = self.small.features(book, now)
             return self.f
         key = (id(book.registry), p)
         if self.book is not book or self.key != key or now < self.now or book.stories.size < self.n:
@@ -106,18 +243,6 @@ class KeptFeatures:
         sums = PairSums(self.sp_ok[:ns], self.sp_w[:ns], self.auth_recent[:n], self.auth_all[:n], self.pub_count[:n])
         self.f = features(book, now, p, sums, live)
         return self.f
-
-    def _small_sums(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> PairSums:
-        """The pair sums of a small book: the last cycle's when the book, its live stories and which pairs are
-        within the coverage window are the same (all that pair_sums reads), else computed."""
-        recent = book.pairs.latest_first_seen[: book.pairs.size] >= now - p.coverage_window_ms
-        last, state = self.small, book_state(book)
-        same = last is not None and last[0] is book and last[1] == state and last[2] is p
-        if same and np.array_equal(last[3], live) and np.array_equal(last[4], recent):
-            return last[5]
-        sums = pair_sums(book, live, now, p)
-        self.small = (book, state, p, live, recent, sums, {})
-        return sums
 
     def _start(self, book: StoryBook, key: tuple, now: int, p: RankParams, live: np.ndarray) -> None:
         s = pair_sums(book, live, now, p)
@@ -184,13 +309,8 @@ class KeptFeatures:
         caught_up = self.region_cycle == self.cycles - 1  # took in every earlier cycle's changes
         self.region_cycle = self.cycles
         small = self.small
-        if self.book is None and f is self.f and small is not None and f.sp_w is small[5].sp_w:
-            # a small book's cycle whose pair sums are the ones kept: so are its relevance's inputs
-            rel = small[6].get(r)
-            if rel is None:
-                rel = small[6][r] = relevance(book, f, region)
-                rel.region_pairs = np.flatnonzero(book.pairs.region[: book.pairs.size] == r)
-            return rel
+        if self.book is None and f is self.f and small is not None and f.sp_w is small.sums.sp_w:
+            return small.relevance(book, f, region)  # a small book's cycle: its relevance's inputs are the sums'
         if f is not self.f or self.dirty is None or self.region != r or not caught_up:
             s = region_sums(book, f.sp_w, r)
             self.region = r
@@ -221,6 +341,9 @@ class KeptFeatures:
         same = last is not None and last[0] is book and last[1] == key and last[2] is p
         if same and np.array_equal(last[3].rows, rows):
             return last[3]
-        order = article_order(book, rows, region, capped, p, prim)
+        if book.pairs.size < SMALL_BOOK_PAIRS:
+            order = SHARED_ORDERS.find(book, rows, region, capped, p, prim)
+        else:
+            order = article_order(book, rows, region, capped, p, prim)
         self.order = (book, key, p, order)
         return order

@@ -99,6 +99,7 @@ class PairSums:
     auth_all: np.ndarray
     pub_count: np.ndarray
     coverage: tuple | None = None  # (tail weight, coverage per story): features() computes it once per sums
+    shared: object = None  # the kept.SmallSums holding these sums, if any (the steady-minute proof asks it)
 
 
 def pair_sums(book: StoryBook, live: np.ndarray, now: int, p: RankParams, sel=None, slot=None, k: int = 0) -> PairSums:

@@ -62,6 +62,7 @@ from __future__ import annotations
 import numpy as np
 
 from transforms.common import HOUR_MS, MINUTE_MS
+from transforms.editions.cycle.kept import SMALL_BOOK_PAIRS, small_sums
 from transforms.editions.cycle.run import breaking_rows
 from transforms.editions.cycle.scoring import features, pair_sums, relevance
 from transforms.editions.ranker.steady import count_impressions
@@ -76,6 +77,10 @@ def lite_rank(ctx, now: int):
     that rests on instead."""
     book, p = ctx.book, ctx.params
     live = book.live_mask(now, p.live_window_ms)
+    if book.pairs.size < SMALL_BOOK_PAIRS:  # the shared sums of a small book (kept.py): the same values
+        small = small_sums(book, now, p, live)
+        f = small.features(book, now)
+        return f, breaking_rows(book, f.live, now, p), small.sums, small.relevance(book, f, ctx.edition.region)
     sums = pair_sums(book, live, now, p)
     f = features(book, now, p, sums, live)
     forced = breaking_rows(book, f.live, now, p)
@@ -88,7 +93,10 @@ def window_raw(ctx, t: int, ranked_h, rows: np.ndarray) -> np.ndarray:
     ``base * rel`` at ``t``, as select_candidates computes its raw scores: the same bits)."""
     book, p = ctx.book, ctx.params
     f_h, _, sums, rel = ranked_h
-    f = features(book, t, p, sums, f_h.live)
+    if sums.shared is not None and sums.shared.live is f_h.live:  # kept.SmallSums: features of t with them
+        f = sums.shared.features(book, t)
+    else:
+        f = features(book, t, p, sums, f_h.live)
     return (f.base * rel.rel)[rows]
 
 

@@ -1,0 +1,151 @@
+"""A small book's pair sums, features and relevance are shared by the books of one lineage (transforms/editions/cycle/
+kept.py ``SmallSums``; ``StoryBook.lineage``): the editions of one language fold the same events into books of their
+own, and each computed them for itself. Shared only where every input they read is the same: the tables (the
+lineage: every event folded and every flush, in order), the config, registry and parameters, the live stories and
+the pairs within the coverage window, and, for the features, the minute. Likewise a small book's article orders
+(per candidates, local publishers and capped groups) and an article's title vector (once per title)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.transforms.editions.test_ownership_groups import owned_registry
+from transforms.editions.book.storybook import StoryBook, compact_change, title_vector
+from transforms.editions.cycle import kept as kept_module
+from transforms.editions.cycle import scoring
+from transforms.editions.cycle.kept import KeptFeatures, small_sums
+from transforms.editions.cycle.representatives import article_order
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+from transforms.publishers import default_registry
+
+FEATURE_FIELDS = ("live", "prim", "coverage", "velocity", "freshness", "base", "n30", "auth_all", "pub_count")
+RELEVANCE_FIELDS = ("local", "intl", "geo", "local_geo", "domestic", "rel")
+
+
+def _events(world):
+    T, MIN = world.T0, world.MIN
+    world.add(1, world.article("daily-herald", T - 20 * MIN, section="business"))
+    world.add(2, world.article("pacific-times", T - 15 * MIN, section="world"))
+    first = [compact_change(c) for c in world.changes]
+    world.add(1, world.article("daily-herald", T + MIN // 2, section="politics"))  # moves story 1's section only
+    return first, compact_change(world.changes[-1])
+
+
+def _book(config, registry, events, flush_each=False):
+    book = StoryBook(config, registry, "en")
+    for e in events:
+        book.apply(e)
+        if flush_each:
+            book.flush()
+    book.flush()
+    return book
+
+
+def _same_features(f, want):
+    return all(np.array_equal(getattr(f, name), getattr(want, name)) for name in FEATURE_FIELDS)
+
+
+def test_books_of_one_lineage_share_their_sums_and_others_do_not(world, monkeypatch):
+    monkeypatch.setattr(kept_module, "SHARED_SUMS", kept_module.SharedSums())
+    T, MIN = world.T0, world.MIN
+    first, second = _events(world)
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    a, b = _book(config, registry, first), _book(config, registry, first)
+    c = _book(config, registry, [*first, second])  # the same live stories and pairs, another primary section
+    now = T + MIN
+    assert a.lineage == b.lineage != c.lineage
+    fa, fb, fc = (KeptFeatures().features(book, now, p) for book in (a, b, c))
+    assert fb is fa  # computed once for both books
+    assert np.array_equal(fa.live, fc.live) and a.pairs.size == c.pairs.size == 2
+    assert _same_features(fc, scoring.features(c, now, p)) and not np.array_equal(fa.auth_all, fc.auth_all)
+    assert _same_features(fa, scoring.features(a, now, p))
+    # another registry or parameters: not shared, though the lineage is the same
+    other = _book(config, owned_registry(("daily-herald", "pacific-times")), first)
+    assert other.lineage == a.lineage
+    assert small_sums(other, now, p, other.live_mask(now, p.live_window_ms)) is not small_sums(
+        a, now, p, a.live_mask(now, p.live_window_ms)
+    )
+    q = RankParams.from_config(config)
+    assert small_sums(a, now, q, a.live_mask(now, q.live_window_ms)).p is q
+
+
+def test_shared_features_are_the_minutes_own_and_relevance_the_regions_own(world, monkeypatch):
+    monkeypatch.setattr(kept_module, "SHARED_SUMS", kept_module.SharedSums())
+    T, MIN = world.T0, world.MIN
+    first, _ = _events(world)
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    a, b = _book(config, registry, first), _book(config, registry, first)
+    for now in (T + MIN, T + 2 * MIN, T + 40 * MIN):  # the same sums (live stories, coverage window), other minutes
+        small = small_sums(a, now, p, a.live_mask(now, p.live_window_ms))
+        f = small.features(b, now)
+        assert _same_features(f, scoring.features(b, now, p)), now
+        for region in ("us", "gb"):
+            rel, want = small.relevance(b, f, region), scoring.relevance(b, f, region)
+            assert all(np.array_equal(getattr(rel, n), getattr(want, n)) for n in RELEVANCE_FIELDS), (now, region)
+    assert not f.base.flags.writeable and not small.sums.sp_w.flags.writeable  # shared: never written
+
+
+def test_the_lineage_follows_every_fold_its_late_time_a_snapshots_content_and_each_flush(world):
+    first, second = _events(world)
+    config, registry = load_config(), default_registry()
+    events = [*first, second]
+    plain = _book(config, registry, events)
+    assert _book(config, registry, events).lineage == plain.lineage
+    assert _book(config, registry, events[:-1]).lineage != plain.lineage
+    late = [*first, {**second, "version_at": world.T0 + 5 * world.MIN}]
+    assert _book(config, registry, late).lineage != plain.lineage
+    assert _book(config, registry, events, flush_each=True).lineage == plain.lineage  # no flush had work
+    art = dict(world.changes[0]["article"], version=2, title="A new version of the first article")
+    world.add(1, art)  # the article's data changes: its story is rebuilt at the next flush
+    world.add(2, world.article("pacific-times", world.T0))
+    more = [*events, *(compact_change(c) for c in world.changes[-2:])]
+    assert _book(config, registry, more, flush_each=True).lineage != _book(config, registry, more).lineage
+    snap = {"type": "storyline", "kind": "SNAPSHOT", "id": "snapshot-7-0", "at": 0, "storyline_id": 7}
+    one = _book(config, registry, [{**snap, "minutes": [[1, 5]]}, *events])
+    two = _book(config, registry, [{**snap, "minutes": [[1, 6]]}, *events])
+    assert one.lineage != two.lineage
+
+
+def test_each_article_gets_its_own_titles_vector(world):
+    """The title vectors a book folds are computed once per title (storybook._title_vector_of), and each article
+    still gets its own title's."""
+    T = world.T0
+    titles = ["Storm closes the coastal highway", "Storm closes the coastal highway", "Council approves the budget"]
+    for k, title in enumerate(titles):
+        world.add(k + 1, world.article("daily-herald", T - k * world.MIN, title=title))
+    book = _book(load_config(), default_registry(), [compact_change(c) for c in world.changes])
+    for row in range(book.articles.size):
+        title = book.articles.card[row]["title"]
+        assert np.array_equal(book.articles.title_vector[row], title_vector(title)), title
+    assert not np.array_equal(book.articles.title_vector[0], book.articles.title_vector[2])
+
+
+def test_shared_article_orders_are_each_editions_own(world, monkeypatch):
+    """Article orders (kept.SharedOrders) are shared by books of one lineage, per candidate rows, local publishers
+    and capped groups: each is the order computed for that book, edition and cap alone."""
+    monkeypatch.setattr(kept_module, "SHARED_ORDERS", kept_module.SharedOrders())
+    T, MIN = world.T0, world.MIN
+    for k, pub in enumerate(("daily-herald", "london-chronicle", "pacific-times", "wire-service")):
+        world.add(1, world.article(pub, T - (k + 1) * MIN, title=f"Storm closes the coastal highway {k}"))
+        world.add(2, world.article(pub, T - (k + 5) * MIN, title=f"Council approves the budget {k}"))
+    events = [compact_change(c) for c in world.changes]
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config).representative
+    a, b = _book(config, registry, events), _book(config, registry, events)
+    prim = a.primary_sections().copy()
+    orders = {}
+    for rows in (np.array([0, 1]), np.array([1])):
+        for region in ("us", "gb", "ng", "ke"):
+            for capped in (set(), {"daily-herald"}):
+                got = kept_module.SHARED_ORDERS.find(b, rows, region, capped, p, prim)
+                want = article_order(a, rows, region, capped, p, prim)
+                for name in ("rows", "ordered", "scores", "starts", "lens", "near", "near_free", "group_ids", "pos"):
+                    assert np.array_equal(getattr(got, name), getattr(want, name)), (rows, region, capped, name)
+                orders[(rows.size, region, len(capped))] = got
+    assert orders[(2, "ng", 0)] is orders[(2, "ke", 0)]  # no local publisher in either region: one order
+    assert orders[(2, "us", 0)] is not orders[(2, "gb", 0)]
+    assert not np.array_equal(orders[(2, "us", 0)].scores, orders[(2, "gb", 0)].scores)  # the local boost
+    assert not np.array_equal(orders[(2, "us", 0)].scores, orders[(2, "us", 1)].scores)  # the cap
