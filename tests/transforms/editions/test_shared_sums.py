@@ -15,6 +15,7 @@ from transforms.editions.cycle import kept as kept_module
 from transforms.editions.cycle import scoring
 from transforms.editions.cycle.kept import KeptFeatures, small_sums
 from transforms.editions.cycle.representatives import article_order
+from transforms.editions.ranker import skip
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
 from transforms.publishers import default_registry
@@ -149,3 +150,19 @@ def test_shared_article_orders_are_each_editions_own(world, monkeypatch):
     assert orders[(2, "us", 0)] is not orders[(2, "gb", 0)]
     assert not np.array_equal(orders[(2, "us", 0)].scores, orders[(2, "gb", 0)].scores)  # the local boost
     assert not np.array_equal(orders[(2, "us", 0)].scores, orders[(2, "us", 1)].scores)  # the cap
+
+
+def test_the_proofs_book_edges_kept_on_shared_features_are_each_minutes_and_parameters(world):
+    """skip.book_edges keeps its answer on the features (shared by a lineage's books) per minute and parameters:
+    asked again with another minute or parameters, it answers as for features that kept nothing."""
+    T, MIN = world.T0, world.MIN
+    first, _ = _events(world)
+    config, registry = load_config(), default_registry()
+    p, q = RankParams.from_config(config), RankParams.from_config(config, coverage_window_h=0.25)
+    a, b = _book(config, registry, first), _book(config, registry, first)
+    f = scoring.features(a, T, p)
+    kept = skip.book_edges(a, f, T, p)
+    assert skip.book_edges(b, f, T, p) is kept  # the same tables: the same answer
+    for now, params in ((T, p), (T, q), (T + 12 * MIN, p)):
+        assert skip.book_edges(b, f, now, params) == skip.book_edges(b, scoring.features(a, T, p), now, params)
+    assert skip.book_edges(b, f, T, q) != kept and skip.book_edges(b, f, T + 12 * MIN, p) != kept

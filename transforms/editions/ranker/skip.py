@@ -117,16 +117,38 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[i
     ``(now, h]`` at which an article or a live story's age leaves the 30-minute velocity window (ascending: the
     minutes where some velocity falls, which :func:`horizon` ranks exactly). Times are integer milliseconds,
     gathered as Python ints: a book of a few live stories would spend more on numpy calls than on the times."""
-    book, p, now, memory = ctx.book, ctx.params, ctx.now, ctx.memory
+    p, now, memory = ctx.params, ctx.now, ctx.memory
     idle_end = last_event_at + p.idle_cycles * MINUTE_MS
     chain_end = -(-idle_end // MINUTE_MS) * MINUTE_MS  # the chain's last minute: the first with now >= idle_end
+    first_edge, crossed = book_edges(ctx.book, f, now, p)
     edges = [(now // HOUR_MS + 1) * HOUR_MS]  # the top of the hour
+    if first_edge is not None:
+        edges.append(first_edge)
     if pending:
         first = pending.first_at() if hasattr(pending, "first_at") else min(e["at"] for e in pending.values())
         edges.append((int(first) // MINUTE_MS + 1) * MINUTE_MS)
+    window = p.developing_window_min * MINUTE_MS
+    edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
+    for c in controls or ():
+        edges += [c.set_at, c.expires_at]
+    later = [int(t) for t in edges if t >= now]
+    h = min(_last_minute_before(min(later)) if later else now, chain_end)
+    return h, [t for t in crossed if t <= h]
+
+
+def book_edges(book, f, now: int, p) -> tuple[int | None, list[int]]:
+    """What of :func:`window_edges` reads the book and the live stories ``f.live`` alone: the first time from
+    ``now`` on at which a live story leaves the live window, a Breaking pin starts or ends, a live pair leaves the
+    coverage window or an article leaves the velocity window (None: none), and every minute from ``now`` on at
+    which an article or a live story's age leaves the velocity window (ascending). Kept on ``f`` per minute and
+    parameters: a small book's features are shared by the editions of its lineage
+    (transforms/editions/cycle/kept.py), whose proofs ask the same."""
+    memo = f.__dict__.get("book_edges")
+    if memo is not None and memo[0] is p and memo[1] == now:
+        return memo[2]
     st, live = book.stories, f.live
     rows = np.flatnonzero(live)
-    edges += (st.newest_seen[rows] + p.live_window_ms).tolist()
+    edges = (st.newest_seen[rows] + p.live_window_ms).tolist()
     start = [s for s in st.breaking_start[rows].tolist() if s > 0]
     edges += start + [s + p.breaking_pin_ms for s in start]
     ns = book.pairs.size
@@ -136,15 +158,11 @@ def window_edges(ctx, f, pending: dict, last_event_at: int, controls) -> tuple[i
     seen = book.articles.first_seen[: book.articles.size]
     arts = seen[seen >= now - vw].tolist()  # those leaving the velocity window from now on (or seen after now)
     edges += arts
-    window = p.developing_window_min * MINUTE_MS
-    edges += [seen[1] + window for seen in (getattr(memory, "facts", None) or {}).values() if seen[1] > 0]
-    for c in controls or ():
-        edges += [c.set_at, c.expires_at]
     later = [int(t) for t in edges if t >= now]
-    h = min(_last_minute_before(min(later)) if later else now, chain_end)
     velocity = [t + vw for t in st.first_seen[rows].tolist()] + [t + vw for t in arts]
-    crossed = sorted({_first_minute_after(t) for t in velocity if t >= now})
-    return h, [t for t in crossed if t <= h]
+    out = (min(later) if later else None, sorted({_first_minute_after(t) for t in velocity if t >= now}))
+    f.__dict__["book_edges"] = (p, now, out)
+    return out
 
 
 def same_minute(ranked, f, forced) -> bool:
