@@ -12,7 +12,7 @@ import numpy as np
 from tests.transforms.editions.test_ownership_groups import owned_registry
 from transforms.editions.book.storybook import StoryBook, compact_change, title_vector
 from transforms.editions.cycle import kept as kept_module
-from transforms.editions.cycle import scoring
+from transforms.editions.cycle import representatives, scoring
 from transforms.editions.cycle.kept import KeptFeatures, small_sums
 from transforms.editions.cycle.representatives import article_order
 from transforms.editions.ranker import skip
@@ -166,3 +166,35 @@ def test_the_proofs_book_edges_kept_on_shared_features_are_each_minutes_and_para
     for now, params in ((T, p), (T, q), (T + 12 * MIN, p)):
         assert skip.book_edges(b, f, now, params) == skip.book_edges(b, scoring.features(a, T, p), now, params)
     assert skip.book_edges(b, f, T, q) != kept and skip.book_edges(b, f, T + 12 * MIN, p) != kept
+
+
+def test_label_codes_are_each_regions_and_articles_own(world, monkeypatch):
+    """label_codes is kept per lineage, articles and local publishers: each answer is the one computed for that
+    book, region and articles alone, and regions with the same local publishers (none) share one."""
+    T, MIN = world.T0, world.MIN
+    for k, pub in enumerate(("daily-herald", "london-chronicle", "wire-service")):
+        world.add(1, world.article(pub, T - (k + 1) * MIN, title=f"Storm closes the coastal highway {k}"))
+    events = [compact_change(c) for c in world.changes]
+    config, registry = load_config(), default_registry()
+    a, b = _book(config, registry, events), _book(config, registry, events)
+    cases = [
+        (arts, region) for arts in (np.array([0, 1, 2]), np.array([1, 2])) for region in ("us", "gb", "ng", "ke", None)
+    ]
+    want = {}
+    for arts, region in cases:
+        monkeypatch.setattr(representatives, "_LABEL_CODES", {})  # computed for this book, region and articles alone
+        want[(arts.size, region)] = representatives.label_codes(a, arts, region)
+    monkeypatch.setattr(representatives, "_LABEL_CODES", {})
+    got = {(arts.size, region): representatives.label_codes(b, arts, region) for arts, region in cases}
+    for k, codes in got.items():
+        assert np.array_equal(codes, want[k]), k
+    assert got[(3, "ng")] is got[(3, "ke")] and got[(3, "us")] is not got[(3, "gb")]
+    assert not np.array_equal(got[(3, "us")], got[(3, "gb")])  # the local bit
+    c = _book(config, registry, events[:-1])  # another lineage: article 1 is the story's first report there
+    assert c.lineage != b.lineage
+    monkeypatch.setattr(representatives, "_LABEL_CODES", {})
+    fresh = representatives.label_codes(c, np.array([1]), "us")
+    monkeypatch.setattr(representatives, "_LABEL_CODES", {})
+    shared = representatives.label_codes(b, np.array([1]), "us")
+    assert np.array_equal(representatives.label_codes(c, np.array([1]), "us"), fresh)
+    assert not np.array_equal(shared, fresh)

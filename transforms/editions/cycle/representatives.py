@@ -298,9 +298,34 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
     return [LABELS_BY_CODE[c] for c in label_codes(book, arts, region).tolist()]
 
 
+_LABEL_CODES: dict[tuple, tuple] = {}  # (lineage, articles, local publishers) -> (config, registry, codes)
+LABEL_CODES_KEPT = 256  # articles at most per kept answer (a small book's cards), 4,096 answers: ~16 MB at most
+
+
 def label_codes(book: StoryBook, arts: np.ndarray, region: str | None) -> np.ndarray:
-    """:func:`labels_for` as one integer per article (the bits of ``_LABEL_NAMES``): equal codes, equal labels."""
+    """:func:`labels_for` as one integer per article (the bits of ``_LABEL_NAMES``): equal codes, equal labels.
+    Up to ``LABEL_CODES_KEPT`` articles, kept per lineage (``StoryBook.lineage``: the same tables),
+    articles and local publishers (what it reads of the region): the editions of a language fold the same events,
+    each into its own book, and label the same cards (9,278 calls on the month's replay, 718 distinct); those are
+    read-only."""
     arts = np.asarray(arts, np.int64)
+    if arts.size > LABEL_CODES_KEPT:  # a large book's: its lineage changes every minute, and the keys would weigh
+        return _label_codes(book, arts, region)
+    local = None
+    if region is not None:
+        local = np.flatnonzero(book.publishers.region[: book.publishers.size] == book.region_index.get(region, -2))
+    key = (book.lineage, arts.tobytes(), None if local is None else local.tobytes())
+    hit = _LABEL_CODES.get(key)
+    if hit is None or hit[0] is not book.config or hit[1] is not book.registry:
+        if len(_LABEL_CODES) >= 4096:
+            _LABEL_CODES.clear()
+        code = _label_codes(book, arts, region)
+        code.flags.writeable = False
+        hit = _LABEL_CODES[key] = (book.config, book.registry, code)
+    return hit[2]
+
+
+def _label_codes(book: StoryBook, arts: np.ndarray, region: str | None) -> np.ndarray:
     pubs = book.articles.publisher[arts]
     copy = book.articles.is_copy[arts]
     st = book.articles.story[arts]
