@@ -198,3 +198,59 @@ def test_label_codes_are_each_regions_and_articles_own(world, monkeypatch):
     shared = representatives.label_codes(b, np.array([1]), "us")
     assert np.array_equal(representatives.label_codes(c, np.array([1]), "us"), fresh)
     assert not np.array_equal(shared, fresh)
+
+
+def test_the_shared_caches_serve_threads_at_once(world, monkeypatch):
+    """A Beam worker runs bundles of several edition keys on threads of one process, all asking the process's shared
+    sums and orders. Their least-recently-used bookkeeping (pop, re-insert, evict the oldest) runs under
+    kept.SHARED_LOCK: here each cache's dict pauses inside ``pop`` (the GIL released) and counts the threads inside
+    at once, which without the lock is several (an eviction could pop a key another thread had just taken, and a
+    lost entry list leaves the row budget wrong); and every thread still gets each book's own answers."""
+    import threading
+    import time
+
+    inside, most, count = [0], [0], threading.Lock()
+
+    class Watched(dict):
+        def pop(self, *args):
+            with count:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.002)  # another thread asking now would enter too, were nothing holding it out
+            try:
+                return super().pop(*args)
+            finally:
+                with count:
+                    inside[0] -= 1
+
+    sums, orders = kept_module.SharedSums(), kept_module.SharedOrders()
+    sums.by_key, orders.by_key = Watched(), Watched()
+    monkeypatch.setattr(kept_module, "SHARED_SUMS", sums)
+    monkeypatch.setattr(kept_module, "SHARED_ORDERS", orders)
+    monkeypatch.setattr(kept_module.SharedSums, "ROWS", 1)  # every new entry evicts another lineage's
+    T, MIN = world.T0, world.MIN
+    first, second = _events(world)
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    books = [_book(config, registry, first), _book(config, registry, [*first, second])]
+    want = [scoring.features(book, T + MIN, p) for book in books]
+    errors: list = []
+
+    def ask(k: int) -> None:
+        try:
+            for i in range(6):
+                j = (i + k) % 2
+                f = small_sums(books[j], T + MIN, p, want[j].live).features(books[j], T + MIN)
+                assert _same_features(f, want[j])
+                prim = books[j].primary_sections().copy()
+                orders.find(books[j], np.array([0, 1]), "us", set(), p.representative, prim)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:1]
+    assert most[0] == 1

@@ -34,6 +34,8 @@ parameters or region, or a cycle earlier than the last, computes everything agai
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from transforms.editions.book.storybook import StoryBook
@@ -65,6 +67,14 @@ def book_state(book: StoryBook) -> tuple:
     return len(book.applied), book.bad_events
 
 
+# One lock for the worker's shared caches below: a Beam worker runs bundles of several edition keys on several
+# threads of one process, and each cache's least-recently-used bookkeeping (pop, re-insert, evict the oldest) and
+# row budget are sequences of dict operations that another thread must not interleave (an eviction of a key that
+# another thread just popped raised KeyError; a lost list left the budget counting rows no entry held). Held while
+# an answer is computed too: the computations are small books' (a few hundred microseconds) and hold the GIL.
+SHARED_LOCK = threading.RLock()
+
+
 class SmallSums:
     """A small book's pair sums (:func:`~.scoring.pair_sums`: they read the tables, the live stories, which pairs are
     within the coverage window and the parameters), with what is computed from them alone: the features at each
@@ -94,6 +104,10 @@ class SmallSums:
 
     def features(self, book: StoryBook, now: int) -> Features:
         """:func:`~.scoring.features` at ``now`` from these sums and live stories (``book``: one of the lineage)."""
+        with SHARED_LOCK:
+            return self._features(book, now)
+
+    def _features(self, book: StoryBook, now: int) -> Features:
         f = self.feats.get(now)
         if f is None:
             if len(self.feats) >= self.FEATURES_KEPT:
@@ -108,6 +122,10 @@ class SmallSums:
     def relevance(self, book: StoryBook, f: Features, region: str) -> Relevance:
         """:func:`~.scoring.relevance` for ``region`` (it reads the tables and the sums, through any ``f`` of
         these sums), with the region's pair rows."""
+        with SHARED_LOCK:
+            return self._relevance(book, f, region)
+
+    def _relevance(self, book: StoryBook, f: Features, region: str) -> Relevance:
         r = book.region_index.get(region, -2)
         rel = self.rels.get(r)
         if rel is None:
@@ -137,6 +155,10 @@ class SharedSums:
         self.rows = 0
 
     def find(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> SmallSums:
+        with SHARED_LOCK:
+            return self._find(book, now, p, live)
+
+    def _find(self, book: StoryBook, now: int, p: RankParams, live: np.ndarray) -> SmallSums:
         recent = book.pairs.latest_first_seen[: book.pairs.size] >= now - p.coverage_window_ms
         key = (book.lineage, id(p))
         kept = self.by_key.pop(key, [])
@@ -178,6 +200,10 @@ class SharedOrders:
         self.by_key: dict[tuple, tuple] = {}
 
     def find(self, book: StoryBook, rows: np.ndarray, region: str, capped: set, p, prim: np.ndarray) -> ArticleOrder:
+        with SHARED_LOCK:
+            return self._find(book, rows, region, capped, p, prim)
+
+    def _find(self, book: StoryBook, rows: np.ndarray, region: str, capped: set, p, prim: np.ndarray) -> ArticleOrder:
         r = book.region_index.get(region, -2)
         local = np.flatnonzero(book.publishers.region[: book.publishers.size] == r)
         key = (book.lineage, id(p), rows.tobytes(), local.tobytes(), tuple(sorted(capped)))

@@ -299,6 +299,8 @@ def labels_for(book: StoryBook, arts: np.ndarray, region: str | None) -> list[tu
 
 
 _LABEL_CODES: dict[tuple, tuple] = {}  # (lineage, articles, local publishers) -> (config, registry, codes)
+# Shared by a worker's threads without a lock: only single dict operations (get, set, clear), so a race costs a
+# second computation of the same codes, never an error (kept.py's caches evict by pop and need SHARED_LOCK).
 LABEL_CODES_KEPT = 256  # articles at most per kept answer (a small book's cards), 4,096 answers: ~16 MB at most
 
 
