@@ -175,3 +175,23 @@ def test_a_link_that_arrives_after_its_minute_was_ranked_republishes_the_story_p
         feed(fn2, st2, compact_change(c))
     on_time = coverage(fire(fn2, st2, T + MIN), "1")
     assert on_time[-1][1] == ["77"]
+
+
+def test_a_replay_routes_links_and_storyline_changes_to_the_editions_of_the_inputs_languages(world):
+    """LINK and a storyline's MERGE go to every edition, unless a replay names the input's story languages: then
+    only to theirs (an edition of another language never holds a story). A story change is routed alike."""
+    from transforms.editions.beam.ranking import story_languages
+
+    T = world.T0
+    first = world.story(1, ["daily-herald"], T)[0]
+    link = dict(world.link(1, 60, T + 1000), language="mul")
+    merge = {"change_id": "sl-m", "kind": "MERGE", "seq": 3, "at": T + 2000, "storyline_id": 5, "other_storyline_id": 6}
+    config = load_config()
+    fn = RouteChangeFn(config)
+    english = {e.id for e in config.editions_for_language("en")}
+    assert story_languages(first) == ["en"] and story_languages(link) == [] and story_languages(merge) == []
+    for change in (link, merge):
+        assert {kv.value[0] for kv in fn.process(change)} == {e.id for e in config.editions}
+        assert {kv.value[0] for kv in fn.process(change, languages=["en"])} == english
+    assert {kv.value[0] for kv in fn.process(first, languages=["en"])} == english
+    assert list(fn.process(link, languages=[])) == []

@@ -43,10 +43,11 @@ class PublishSnapshotFn(beam.DoFn):
 
     def setup(self):
         self.stores = open_stores(self.store_config)
+        self.counters = Counters("snapshots")
         self.publisher = SnapshotPublisher(
             self.stores,
             self.confirm_shrink_cycles,
-            Counters("snapshots"),
+            self.counters,
             controls=open_control_store(self.store_config),
         )
 
@@ -59,6 +60,7 @@ class PublishSnapshotFn(beam.DoFn):
 
     def finish_bundle(self):
         self.publisher.maybe_retire()  # story pointers of long-expired stories (stores/retention.py)
+        self.counters.flush()  # the bundle's counts (Counters sums them)
 
 
 class PublishSnapshots(beam.PTransform):
