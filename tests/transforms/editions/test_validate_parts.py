@@ -126,11 +126,10 @@ def test_an_entry_with_a_bad_value_is_rejected_after_its_good_values_were_rememb
     assert fast.value.reason == "schema" and str(full.value) in str(fast.value)
 
 
-def test_an_entry_value_is_remembered_only_once_valid(monkeypatch):
-    monkeypatch.setattr(docs, "_VALID_ENTRY_PROPERTIES", {})  # what earlier tests found valid forgotten
-    assert docs._entry_properties_valid("edition_page", _entry())
-    calls = []
-    validators = docs._entry_property_validators("edition_page")[0]
+def counted_validations(monkeypatch, validators: dict) -> list:
+    """Wrap every validator of ``validators`` (name -> jsonschema validator) so that each value it is asked about is
+    appended to the list returned: which values a memo let through without validation (test_validate_top.py too)."""
+    calls: list = []
 
     class Counted:
         def __init__(self, real):
@@ -142,5 +141,12 @@ def test_an_entry_value_is_remembered_only_once_valid(monkeypatch):
 
     for key, validator in list(validators.items()):
         monkeypatch.setitem(validators, key, Counted(validator))
+    return calls
+
+
+def test_an_entry_value_is_remembered_only_once_valid(monkeypatch):
+    monkeypatch.setattr(docs, "_VALID_ENTRY_PROPERTIES", {})  # what earlier tests found valid forgotten
+    assert docs._entry_properties_valid("edition_page", _entry())
+    calls = counted_validations(monkeypatch, docs._entry_property_validators("edition_page")[0])
     assert docs._entry_properties_valid("edition_page", _entry(article_count=9))
     assert calls == [9]  # only the new value is validated

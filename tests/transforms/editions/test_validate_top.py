@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.pages import PageError, validate_page
+from tests.transforms.editions.test_validate_parts import counted_validations
 from transforms.editions.vocabulary import documents
 
 
@@ -87,17 +88,6 @@ def test_a_pools_concentration_is_checked_figure_by_figure_with_the_same_verdict
 def test_only_a_new_concentration_figure_is_validated(monkeypatch):
     validators = documents._nested_validators("candidate_pool")["concentration"][0]
     documents._validate_top("candidate_pool", _pool())
-    calls = []
-
-    class Counted:
-        def __init__(self, real):
-            self.real = real
-
-        def is_valid(self, value):
-            calls.append(value)
-            return self.real.is_valid(value)
-
-    for key, validator in list(validators.items()):
-        monkeypatch.setitem(validators, key, Counted(validator))
+    calls = counted_validations(monkeypatch, validators)
     documents._validate_top("candidate_pool", _pool(index=0.75))
     assert calls == [0.75]
