@@ -54,19 +54,24 @@ run(sys.argv[2:])
 """
 
 INGEST_HANGS_AFTER_CLAIM = r"""
-import sys, time
+import os, sys, threading, time
 from pathlib import Path
 from pipelines.ingest_options import IngestOptions
 from pipelines.ingest_local import LocalIngest
 from transforms.ingest.fetcher import Fetcher
 
 marker, real = Path(sys.argv[1]), Fetcher.fetch
+
+def mark(url):  # whole or not at all: the fetch workers get here at once, and two writes tore the URL
+    tmp = marker.with_name(f"{marker.name}.{threading.get_ident()}")
+    tmp.write_text(url)
+    os.replace(tmp, marker)
 overrides = dict(kv.split("=", 1) for kv in sys.argv[2].split(","))
 
 def fetch(self, url, *a, **kw):  # the feed is fetched; its pages are claimed, then the job is killed
     if url == "http://dailyherald.test/rss.xml" or url.endswith("/robots.txt"):
         return real(self, url, *a, **kw)
-    marker.write_text(url)
+    mark(url)
     time.sleep(3600)
 
 Fetcher.fetch = fetch

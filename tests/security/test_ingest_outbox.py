@@ -27,7 +27,7 @@ FEED = "http://dailyherald.test/rss.xml"
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
-import sys, time
+import os, sys, threading, time
 from pathlib import Path
 from transforms.ingest import poller
 from pipelines.ingest_options import IngestOptions
@@ -37,7 +37,11 @@ marker = Path(sys.argv[1])
 real = poller.fetch_page
 
 def hang(fetcher, discovery, store, now_ms, **_):
-    marker.write_text(discovery.url)  # the poll is done and an item is being fetched: crash here
+    # the poll is done and an item is being fetched: crash here. Written whole (several fetch workers get here
+    # at once, and two writes into one file tore a URL: tests/pipelines/test_crash_replay.py)
+    tmp = marker.with_name(f"{marker.name}.{threading.get_ident()}")
+    tmp.write_text(discovery.url)
+    os.replace(tmp, marker)
     time.sleep(3600)
 
 poller.fetch_page = hang
