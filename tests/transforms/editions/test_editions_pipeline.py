@@ -155,3 +155,23 @@ def test_the_breaking_rule():
     assert judge_breaking(12, 5, "sports", p)[0]
     assert poisson_tail(10, 0.8) == pytest.approx(1.433e-8, rel=1e-3)
     assert poisson_tail(0, 3.0) == 1.0 and poisson_tail(3, 0.0) == 0.0
+
+
+def test_the_rankers_counts_reach_beams_metrics(world, tmp_path):
+    """Counters sums the ranker's counts and hands them to Beam in finish_bundle (transforms/editions/beam/
+    counters.py): a run's "editions" counters hold them (without the flush they would hold none)."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    burst_world(world)
+    changes = world.sorted_changes()
+    config = StoreConfig(data_dir=str(tmp_path))
+    p = beam.Pipeline(runner=FnApiRunner(), options=PipelineOptions())
+    _ = p | beam.Create(changes) | PublishEditions(config, RankSettings(editions_only=["us-en"], overrides=QUIET))
+    result = p.run()
+    result.wait_until_finish()
+    counters = {
+        c.key.metric.name: c.committed
+        for c in result.metrics().query(MetricsFilter().with_namespace("editions"))["counters"]
+    }
+    assert counters.get("events_received", 0) >= len(changes)  # every change, and the burst pulses
+    assert counters.get("cycles", 0) > 0 and counters.get("events_folded", 0) > 0
