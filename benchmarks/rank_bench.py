@@ -286,10 +286,12 @@ def load_book(config, registry, language: str, n: int, rng, dim: int, id_base: i
     return book
 
 
-def next_minute_events(books, registry, rng, count: int) -> dict:
-    """~``count`` ASSIGN events for the minute after NOW, spread over languages by story share."""
+def next_minute_events(books, registry, rng, count: int, minute: int = 1) -> dict:
+    """~``count`` ASSIGN events for minute ``minute`` after NOW (1: the minute after it), spread over languages by
+    story share. Each minute's articles, change ids and sequence numbers are its own: a later minute folds new
+    articles into the book, not the same ones again (which a book takes as repeats: nothing changes)."""
     out = {}
-    seq = 10_000_000
+    seq = 10_000_000 * minute
     total = sum(b.stories.size for b in books.values())
     for lang, book in books.items():
         k = int(round(count * book.stories.size / total))
@@ -299,8 +301,8 @@ def next_minute_events(books, registry, rng, count: int) -> dict:
         for j in range(k):
             seq += 1
             row = int(rng.choice(recent))
-            fs = NOW + int(rng.integers(0, MINUTE_MS))
-            aid = hashlib.sha256(f"new/{lang}/{j}".encode()).hexdigest()[:32]
+            fs = NOW + (minute - 1) * MINUTE_MS + int(rng.integers(0, MINUTE_MS))
+            aid = hashlib.sha256(f"new/{lang}/{minute}/{j}".encode()).hexdigest()[:32]
             art = {
                 "article_id": aid,
                 "version": 1,

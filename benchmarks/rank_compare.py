@@ -93,7 +93,7 @@ def child(tree: str, stories: int, repeat: int) -> None:
     run = rb.Run(books, config, RankParams.from_config(config), memories, {}, city_codes(config))
     rb.run_all(editions, run, rb.NOW)
     for k in range(1, repeat + 1):
-        for lang, evs in rb.next_minute_events(books, registry, rng, 1400).items():
+        for lang, evs in rb.next_minute_events(books, registry, rng, 1400, minute=k).items():
             for e in evs:
                 books[lang].apply(e)
             books[lang].flush()

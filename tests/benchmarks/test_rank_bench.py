@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.rank_bench import load_book, make_registry, next_minute_events
+from benchmarks.rank_bench import NOW, load_book, make_registry, next_minute_events
+from transforms.common import MINUTE_MS
 from transforms.editions.vocabulary.config import load_config
 
 
@@ -23,3 +24,26 @@ def test_folding_the_next_minute_into_the_loaded_book_adds_no_second_pair_or_men
     pairs = set(zip(book.pairs.story[:ns].tolist(), book.pairs.publisher[:ns].tolist()))
     assert len(pairs) == ns
     assert len(set(zip(book.mentions.story[:nm].tolist(), book.mentions.region[:nm].tolist()))) == nm
+
+
+def test_each_minute_of_the_harness_folds_new_articles():
+    """rank_compare's steady cycles fold minute after minute: each call must bring that minute's own articles (new
+    ids, change ids and times within it). Every call once made the same events, so from the second minute on the
+    book took them as repeats, no story changed and the "steady" cycles ranked a minute with no news."""
+    config, rng = load_config(), np.random.default_rng(5)
+    registry = make_registry(config, rng)
+    book = load_book(config, registry, "de", 400, rng, 8, 1 << 20)
+    seen = set()
+    for minute in (1, 2, 3):
+        before = book.articles.size, book.stories.version[: book.stories.size].copy()
+        events = next_minute_events({"de": book}, registry, rng, 300, minute=minute)["de"]
+        for e in events:
+            book.apply(e)
+        book.flush()
+        ids = {e["article_id"] for e in events}
+        assert not ids & seen
+        seen |= ids
+        assert book.articles.size == before[0] + len(events)
+        assert (book.stories.version[: len(before[1])] != before[1]).any()
+        # the minute before the cycle at NOW + minute
+        assert {e["at"] // MINUTE_MS for e in events} == {NOW // MINUTE_MS + minute - 1}
