@@ -27,6 +27,8 @@ touched shard. Plain Python.
 
 from __future__ import annotations
 
+import functools
+
 from schemas.pages import STORYLINE_INDEX_SHARDS, storyline_index_path, storyline_index_shard
 
 INDEX_SCHEMA = "newsroom.storyline_index/v1"
@@ -36,7 +38,10 @@ ENTITIES_PER_SHARD = 4096
 ENTITIES_PER_STORYLINE = 12  # the most frequent main entities of its live episodes
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def shard_of(entity_id: str) -> int:
+    """:func:`schemas.pages.storyline_index_shard` (a SHA-1 per call), kept for the most recent entities: each
+    edition of a language lists the same storylines' entities every minute."""
     return storyline_index_shard(entity_id)
 
 
@@ -111,4 +116,6 @@ def merged_index(item: dict, read_live) -> dict:
 
 
 def _newest_first(entries) -> list[dict]:
+    if len(entries) == 1:  # most entities of a cycle's items: one storyline
+        return list(entries)
     return sorted(entries, key=lambda x: (x["updated_at"], int(x["storyline_id"])), reverse=True)

@@ -17,7 +17,8 @@ left the live set weeks ago. The snapshot store can: :class:`~transforms.edition
 completes each item with :func:`merged_document`, the live version's episodes (without ``left``) plus the
 sources' plus the ranker's (which win: they are newer). So version n is version n-1 plus what changed, and a
 storyline page lists its stories "long out of the live set" for as long as the object store keeps objects, with no
-state in the ranker. Cost per cycle: O(stories of the changed storylines), never a pass over all storylines.
+state in the ranker. Cost per cycle: O(stories of the changed storylines), never a pass over all storylines, and
+the editions of a language share each item and its episodes' coverage documents (:class:`SharedItems`).
 
 An absorbed storyline (MERGE) gets a last version with ``merged_into`` (the survivor) and its episodes kept, so
 the survivor takes them over whichever of the two is published first; the origin answers 301 for it.
@@ -37,6 +38,8 @@ keyset of the origin's cursor (serving/api/storylines.py). Plain Python.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from schemas.pages import storyline_path
 from transforms.common import DAY_MS, MINUTE_MS
@@ -86,50 +89,115 @@ def finish(doc: dict, episodes) -> dict:
 
 def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
     """The snapshot items of the storylines changed since the last built cycle (module docstring)."""
-    from transforms.editions.cycle.coverage import coverage_document  # cycle imports the book, which imports storylines
-
     smap = book.storylines
     touched, left, sources, merged = smap.take()
-    covered = {int(d["story_id"]): d for d in out.coverage}
+    covered = {int(d["story_id"]) for d in out.coverage}
     touched |= {smap.of[s] for s in covered if s in smap.of}
-    version, language = now // MINUTE_MS, book.language
+    version = now // MINUTE_MS
     items = []
     for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
-        doc = {"schema": STORYLINE_SCHEMA, "storyline_id": str(sl), "language": language, "version": version}
-        gone = set(left.get(sl, ()))
-        episodes, rows = [], []
-        if sl in merged:
-            doc["merged_into"] = str(smap.resolve(sl))
-        else:
-            for sid in sorted(smap.members.get(sl, ())):
-                row = book.stories.row_of.get(sid)
-                if row is None or book.stories.is_alias[row] or not book.stories.n_articles[row]:
-                    continue
-                cov = covered.get(sid) or coverage_document(book, row, params, int(book.stories.primary_section[row]))
-                cov = taken.filter_story(cov) if taken else cov
-                if cov is None:
-                    gone.add(sid)
-                    continue
-                episodes.append(episode_of(cov, int(book.stories.first_seen[row])))
-                rows.append(row)
-            if not episodes and not gone and sl not in sources:
-                continue
-        item = {
-            "kind": "storyline",
-            "path": storyline_path(language, sl, version),
-            "pointer": pointer_of(language, sl),
-            "version": version,
-            "doc": finish(doc, episodes),
-            "min_stories": 0,
-            "left": sorted(gone),
-            "sources": [
-                [src, None if ids is None else sorted(ids)] for src, ids in sorted(sources.get(sl, {}).items())
-            ],
-            # where the storyline index lists it: a storyline with a page only (a one-story one is its story)
-            "entities": storyline_entities(book, rows) if smap.has_page(sl) else [],
-        }
-        items.append(item)
+        moves = Moves(tuple(sorted(left.get(sl, ()))), sources.get(sl), sl in merged)
+        item = SHARED_ITEMS.item(book, params, taken, sl, version, moves)
+        if item is not None:
+            items.append(dict(item))  # the item is the edition's; its document is shared (read-only)
     return items
+
+
+class Moves(NamedTuple):
+    """What the storyline map took for one storyline since the last built cycle (``StorylineMap.take``): its
+    stories that ``left`` it (sorted), the ``sources`` whose episodes move to it (``{storyline: story ids or None =
+    all}``) or None, and whether it was ``merged`` into another."""
+
+    left: tuple = ()
+    sources: dict | None = None
+    merged: bool = False
+
+
+def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> dict | None:
+    """One storyline's item at ``version`` with its :class:`Moves`: read from the book and the takedowns only, so
+    every edition of the book's lineage makes the same one. None: nothing to publish."""
+    from transforms.editions.cycle.coverage import shared_coverage  # cycle imports the book, which imports storylines
+
+    smap, language = book.storylines, book.language
+    doc = {"schema": STORYLINE_SCHEMA, "storyline_id": str(sl), "language": language, "version": version}
+    gone, sources = set(moves.left), moves.sources
+    episodes, rows = [], []
+    if moves.merged:
+        doc["merged_into"] = str(smap.resolve(sl))
+    else:
+        for sid in sorted(smap.members.get(sl, ())):
+            row = book.stories.row_of.get(sid)
+            if row is None or book.stories.is_alias[row] or not book.stories.n_articles[row]:
+                continue
+            # the cycle's own coverage document of a story it emitted is this one (taken down the same way)
+            cov = shared_coverage(book, row, params, int(book.stories.primary_section[row]))
+            cov = taken.filter_story(cov) if taken else cov
+            if cov is None:
+                gone.add(sid)
+                continue
+            episodes.append(episode_of(cov, int(book.stories.first_seen[row])))
+            rows.append(row)
+        if not episodes and not gone and sources is None:
+            return None
+    return {
+        "kind": "storyline",
+        "path": storyline_path(language, sl, version),
+        "pointer": pointer_of(language, sl),
+        "version": version,
+        "doc": finish(doc, episodes),
+        "min_stories": 0,
+        "left": sorted(gone),
+        "sources": [[src, None if ids is None else sorted(ids)] for src, ids in sorted((sources or {}).items())],
+        # where the storyline index lists it: a storyline with a page only (a one-story one is its story)
+        "entities": storyline_entities(book, rows) if smap.has_page(sl) else [],
+    }
+
+
+class SharedItems:
+    """Storyline items shared by the editions whose books have the same tables (``StoryBook.lineage``, one config,
+    registry and parameters) under the same takedowns: :func:`storyline_item` reads nothing else, and the editions
+    of a language fold the same events, so at each minute they build the same items (each edition the storylines
+    of the stories its own cycle emitted). At 300,000 live stories a minute's ~1,400 articles made ~11,000
+    storyline items, each English one 15 times over (benchmarks/rank_bench.py). A lineage changes with every fold,
+    so an entry serves one minute of one language; the least recently used go first, within a budget of items.
+    An item's document is shared by the editions that ask for it: nothing writes into it (the publisher completes
+    a copy, :func:`merged_document`)."""
+
+    KEPT = 30_000  # items (a busy minute's distinct ones across languages: ~4,000)
+
+    def __init__(self) -> None:
+        self.by_key: dict[tuple, tuple] = {}  # (lineage, ids of params, takedowns) -> (config, registry, p, t, items)
+        self.size = 0
+
+    def item(self, book, params, taken, sl: int, version: int, moves: Moves) -> dict | None:
+        from transforms.editions.cycle.kept import SHARED_LOCK
+
+        key = (book.lineage, id(params), id(taken))
+        sources = moves.sources
+        if sources is not None:
+            sources = tuple((s, None if i is None else tuple(sorted(i))) for s, i in sorted(sources.items()))
+        item_key = (sl, version, moves.left, sources, moves.merged)
+        with SHARED_LOCK:
+            hit = self.by_key.pop(key, None)
+            same = hit is not None and hit[0] is book.config and hit[1] is book.registry
+            if not (same and hit[2] is params and hit[3] is taken):
+                if hit is not None:
+                    self.size -= len(hit[4])
+                hit = (book.config, book.registry, params, taken, {})
+            self.by_key[key] = hit  # the most recently used last
+            if item_key in hit[4]:
+                return hit[4][item_key]
+        item = storyline_item(book, params, taken, sl, version, moves)
+        with SHARED_LOCK:
+            if item_key not in hit[4]:
+                hit[4][item_key] = item
+                self.size += 1
+            while self.size > self.KEPT and len(self.by_key) > 1:
+                self.size -= len(self.by_key.pop(next(iter(self.by_key)))[4])
+        return item
+
+
+SHARED_ITEMS = SharedItems()
 
 
 def merged_document(item: dict, read_live) -> dict | None:

@@ -1,0 +1,142 @@
+"""Coverage documents and storyline items are made once per lineage and shared by the editions whose books have the
+same tables (transforms/editions/cycle/coverage.py ``SharedCoverage``, transforms/editions/overlays/storyline_pages.py
+``SharedItems``): the editions of a language fold the same events, each into its own book, and each made every
+document again. Shared only where every input is the same: the tables (``StoryBook.lineage``), the config, registry
+and parameters, the story and primary section; for a storyline item also the cycle's minute, the stories that left,
+the sources, whether it was merged and the takedowns."""
+
+from __future__ import annotations
+
+from stores.takedowns import TakedownSet
+from tests.transforms.editions.conftest import Ranker, World
+from tests.transforms.editions.test_ownership_groups import owned_registry
+from tests.transforms.editions.test_storyline_pages import sl_event
+from transforms.editions.book.storybook import StoryBook, compact_change
+from transforms.editions.cycle import coverage as coverage_module
+from transforms.editions.cycle.coverage import SharedCoverage, coverage_document, shared_coverage
+from transforms.editions.overlays import storyline_pages as pages_module
+from transforms.editions.overlays.storyline_pages import Moves, SharedItems, storyline_item, storyline_items
+from transforms.editions.vocabulary.config import load_config
+from transforms.editions.vocabulary.params import RankParams
+from transforms.publishers import default_registry
+
+T, MIN = World.T0, World.MIN
+
+
+def _book(config, registry, events):
+    book = StoryBook(config, registry, "en")
+    for e in events:
+        book.apply(e)
+    book.flush()
+    return book
+
+
+def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(world, monkeypatch):
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
+    world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
+    first = [compact_change(c) for c in world.changes]
+    world.add(1, world.article("metro-courier", T - MIN, title="Dam gates open early"))
+    second = compact_change(world.changes[-1])
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    a, b = _book(config, registry, first), _book(config, registry, first)
+    row = a.stories.row_of[1]
+    doc = shared_coverage(a, row, p, 0)
+    assert shared_coverage(b, b.stories.row_of[1], p, 0) is doc  # made once for both books
+    assert doc == coverage_document(a, row, p, 0)
+    # another primary section or parameters: made again
+    assert shared_coverage(a, row, p, 1) is not doc
+    assert shared_coverage(a, row, RankParams.from_config(config), 0) is not doc
+    # a fold moves the lineage: the new article is in the document
+    a.apply(second)
+    a.flush()
+    new = shared_coverage(a, row, p, 0)
+    assert new == coverage_document(a, row, p, 0) and len(new["articles"]) == len(doc["articles"]) + 1
+    assert shared_coverage(b, row, p, 0) is doc  # b has not folded it
+    # a book of the same lineage with another registry: made again, for it
+    owned = _book(config, owned_registry(("daily-herald",)), first)
+    assert owned.lineage == b.lineage and shared_coverage(owned, row, p, 0) is not doc
+
+
+def test_shared_coverage_keeps_a_budget_of_documents_oldest_lineage_first(world, monkeypatch):
+    shared = SharedCoverage()
+    monkeypatch.setattr(shared, "KEPT", 3)
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    for k in range(1, 5):
+        world.story(k, ["daily-herald"], T - 30 * MIN + k, title=f"Story {k}")
+    book = _book(config, registry, [compact_change(c) for c in world.changes])
+    old = book.lineage
+    for k in (1, 2):
+        shared_coverage(book, book.stories.row_of[k], p, 0)
+    world.add(1, world.article("pacific-times", T - MIN, title="Story 1 again"))
+    book.apply(compact_change(world.changes[-1]))
+    book.flush()
+    for k in (1, 2):
+        shared_coverage(book, book.stories.row_of[k], p, 0)
+    assert shared.size == 2 and [key[0] for key in shared.by_key] == [book.lineage]  # the old lineage went whole
+    assert old != book.lineage
+
+
+def _ranker(world, like=None):
+    r = Ranker(world)
+    if like is not None:  # one worker's config, registry and parameters, as RankEditionsFn holds them
+        r.config, r.registry, r.params = like.config, like.registry, like.params
+        r.book = StoryBook(r.config, r.registry, "en")
+    r.pulses += [
+        sl_event(1, "NEW_STORYLINE", T - 50 * MIN, 70, story_id=1),
+        sl_event(2, "ATTACH", T - 40 * MIN, 70, story_id=2),
+        sl_event(3, "NEW_STORYLINE", T - 30 * MIN, 71, story_id=3),
+    ]
+    return r
+
+
+def _world():
+    w = World()
+    w.story(1, ["daily-herald", "pacific-times"], T - 60 * MIN, title="Wildfire spreads east")
+    w.story(2, ["daily-herald", "metro-courier"], T - 45 * MIN, title="Wildfire reaches the coast")
+    w.story(3, ["pacific-times"], T - 35 * MIN, title="Harbour strike ends")
+    return w
+
+
+def test_storyline_items_are_shared_by_a_lineage_and_equal_to_their_own_computation(monkeypatch):
+    monkeypatch.setattr(pages_module, "SHARED_ITEMS", SharedItems())
+    a = _ranker(_world())
+    b = _ranker(_world(), like=a)
+    out_a, out_b = a.cycle(T), b.cycle(T)
+    assert a.book.lineage == b.book.lineage
+    items_a = storyline_items(a.book, out_a, a.params, T)
+    items_b = storyline_items(b.book, out_b, b.params, T)
+    assert items_a == items_b and {it["pointer"] for it in items_a} == {"storyline/en/70", "storyline/en/71"}
+    assert all(x["doc"] is y["doc"] and x is not y for x, y in zip(items_a, items_b))  # the item is each edition's
+    for it in items_a:
+        sl = int(it["doc"]["storyline_id"])
+        assert it == storyline_item(a.book, a.params, None, sl, T // MIN, Moves())
+
+
+def test_a_storyline_items_key_holds_every_input(monkeypatch):
+    shared = SharedItems()
+    monkeypatch.setattr(pages_module, "SHARED_ITEMS", shared)
+    r = _ranker(_world())
+    r.cycle(T)
+    book, p, v = r.book, r.params, T // MIN
+    base = (None, 70, v, Moves())
+    variants = [
+        (None, 71, v, Moves()),  # another storyline
+        (None, 70, v + 1, Moves()),  # another minute (the version)
+        (None, 70, v, Moves(left=(9,))),  # a story that left it
+        (None, 70, v, Moves(sources={72: None})),  # a storyline merged into it
+        (None, 70, v, Moves(sources={72: {9}})),  # a split's stories
+        (None, 70, v, Moves(sources={})),  # sources named, none listed
+        (None, 70, v, Moves(merged=True)),  # merged into another
+        (TakedownSet(stories=frozenset({"1"})), 70, v, Moves()),  # a takedown
+        (TakedownSet(articles=frozenset({"x"})), 70, v, Moves()),  # other takedowns, same effect
+    ]
+    first = shared.item(book, p, *base)
+    assert shared.item(book, p, *base) is first
+    for args in variants:
+        got = shared.item(book, p, *args)
+        assert got == storyline_item(book, p, *args), args
+        assert got is not first, args
+    assert shared.item(book, RankParams.from_config(load_config()), *base) is not first
