@@ -1,6 +1,6 @@
 """Coverage documents and storyline items are made once per lineage and shared by the editions whose books have the
-same tables (transforms/editions/cycle/coverage.py ``SharedCoverage``, transforms/editions/overlays/storyline_pages.py
-``SharedItems``): the editions of a language fold the same events, each into its own book, and each made every
+same tables (transforms/editions/cycle/kept.py ``LineageMemo``: coverage.py ``SHARED_COVERAGE``,
+overlays/storyline_pages.py ``SHARED_ITEMS``): the editions of a language fold the same events, each into its own book, and each made every
 document again. Shared only where every input is the same: the tables (``StoryBook.lineage``), the config, registry
 and parameters, the story and primary section; for a storyline item also the cycle's minute, the stories that left,
 the sources, whether it was merged and the takedowns."""
@@ -13,9 +13,10 @@ from tests.transforms.editions.test_ownership_groups import owned_registry
 from tests.transforms.editions.test_storyline_pages import sl_event
 from transforms.editions.book.storybook import StoryBook, compact_change
 from transforms.editions.cycle import coverage as coverage_module
-from transforms.editions.cycle.coverage import SharedCoverage, coverage_document, shared_coverage
+from transforms.editions.cycle.coverage import coverage_document, shared_coverage
+from transforms.editions.cycle.kept import LineageMemo
 from transforms.editions.overlays import storyline_pages as pages_module
-from transforms.editions.overlays.storyline_pages import Moves, SharedItems, storyline_item, storyline_items
+from transforms.editions.overlays.storyline_pages import Moves, storyline_item, storyline_items
 from transforms.editions.vocabulary.config import load_config
 from transforms.editions.vocabulary.params import RankParams
 from transforms.publishers import default_registry
@@ -32,7 +33,7 @@ def _book(config, registry, events):
 
 
 def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(world, monkeypatch):
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", LineageMemo(kept=1000))
     world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
     first = [compact_change(c) for c in world.changes]
     world.add(1, world.article("metro-courier", T - MIN, title="Dam gates open early"))
@@ -59,8 +60,7 @@ def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(wor
 
 
 def test_shared_coverage_keeps_a_budget_of_documents_oldest_lineage_first(world, monkeypatch):
-    shared = SharedCoverage()
-    monkeypatch.setattr(shared, "KEPT", 3)
+    shared = LineageMemo(kept=3)
     monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
     config, registry = load_config(), default_registry()
     p = RankParams.from_config(config)
@@ -75,7 +75,7 @@ def test_shared_coverage_keeps_a_budget_of_documents_oldest_lineage_first(world,
     book.flush()
     for k in (1, 2):
         shared_coverage(book, book.stories.row_of[k], p, 0)
-    assert shared.size == 2 and [key[0] for key in shared.by_key] == [book.lineage]  # the old lineage went whole
+    assert shared.size == 2 and [key[0] for key in shared.by_scope] == [book.lineage]  # the old lineage went whole
     assert old != book.lineage
 
 
@@ -101,7 +101,7 @@ def _world():
 
 
 def test_storyline_items_are_shared_by_a_lineage_and_equal_to_their_own_computation(monkeypatch):
-    monkeypatch.setattr(pages_module, "SHARED_ITEMS", SharedItems())
+    monkeypatch.setattr(pages_module, "SHARED_ITEMS", LineageMemo(kept=1000))
     a = _ranker(_world())
     b = _ranker(_world(), like=a)
     out_a, out_b = a.cycle(T), b.cycle(T)
@@ -116,11 +116,19 @@ def test_storyline_items_are_shared_by_a_lineage_and_equal_to_their_own_computat
 
 
 def test_a_storyline_items_key_holds_every_input(monkeypatch):
-    shared = SharedItems()
-    monkeypatch.setattr(pages_module, "SHARED_ITEMS", shared)
+    monkeypatch.setattr(pages_module, "SHARED_ITEMS", LineageMemo(kept=1000))
     r = _ranker(_world())
     r.cycle(T)
     book, p, v = r.book, r.params, T // MIN
+
+    def shared(taken, sl, version, moves, params=p):
+        out = type("Out", (), {"coverage": []})()
+        book.storylines.touched, book.storylines.left = {sl}, {sl: set(moves.left)} if moves.left else {}
+        book.storylines.sources = {sl: moves.sources} if moves.sources is not None else {}
+        book.storylines.merged = {sl: True} if moves.merged else {}
+        items = storyline_items(book, out, params, version * MIN, taken)
+        return items[0] if items else None
+
     base = (None, 70, v, Moves())
     variants = [
         (None, 71, v, Moves()),  # another storyline
@@ -128,15 +136,14 @@ def test_a_storyline_items_key_holds_every_input(monkeypatch):
         (None, 70, v, Moves(left=(9,))),  # a story that left it
         (None, 70, v, Moves(sources={72: None})),  # a storyline merged into it
         (None, 70, v, Moves(sources={72: {9}})),  # a split's stories
-        (None, 70, v, Moves(sources={})),  # sources named, none listed
         (None, 70, v, Moves(merged=True)),  # merged into another
         (TakedownSet(stories=frozenset({"1"})), 70, v, Moves()),  # a takedown
         (TakedownSet(articles=frozenset({"x"})), 70, v, Moves()),  # other takedowns, same effect
     ]
-    first = shared.item(book, p, *base)
-    assert shared.item(book, p, *base) is first
+    first = shared(*base)
+    assert shared(*base)["doc"] is first["doc"]
     for args in variants:
-        got = shared.item(book, p, *args)
+        got = shared(*args)
         assert got == storyline_item(book, p, *args), args
-        assert got is not first, args
-    assert shared.item(book, RankParams.from_config(load_config()), *base) is not first
+        assert got["doc"] is not first["doc"], args
+    assert shared(*base, params=RankParams.from_config(load_config()))["doc"] is not first["doc"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle.context import EditionMemory
-from transforms.editions.cycle.kept import SHARED_LOCK
+from transforms.editions.cycle.kept import LineageMemo
 from transforms.editions.cycle.representatives import labels_for
 from transforms.editions.vocabulary import documents as docs
 from transforms.editions.vocabulary.params import RankParams
@@ -61,54 +61,18 @@ def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: s
     return coverage
 
 
-class SharedCoverage:
-    """Coverage documents shared by the editions whose books have the same tables (``StoryBook.lineage``, one
-    config, registry and parameters). :func:`coverage_document` reads nothing else (no clock, no region): the
-    editions of a language fold the same events, each into its own book, and at each minute build the same
-    documents, for the stories their cycles emit and for the storyline pages' episodes
-    (transforms/editions/overlays/storyline_pages.py). At 300,000 live stories a minute's ~1,400 articles made
-    ~6,700 coverage documents and ~22,000 more for ~11,000 storyline pages, each English document 15 times over
-    (benchmarks/rank_bench.py). A lineage changes with every fold, so an entry is useful for one minute of one
-    language; the least recently used lineages go first, within a budget of documents.
-
-    A document handed out here is shared by every edition that asks for it, so nothing may write into it: the
-    overlays and the publisher make changed copies (``TakedownSet.filter_story``, ``merged_document``)."""
-
-    KEPT = 30_000  # documents (a busy minute's distinct ones across languages: ~10,000)
-
-    def __init__(self) -> None:
-        self.by_key: dict[tuple, tuple] = {}  # (lineage, id of the parameters) -> (config, registry, p, docs)
-        self.size = 0
-
-    def document(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-        key, doc_key = (book.lineage, id(p)), (int(book.stories.id[row]), prim)
-        with SHARED_LOCK:
-            hit = self.by_key.pop(key, None)
-            if hit is None or hit[0] is not book.config or hit[1] is not book.registry or hit[2] is not p:
-                if hit is not None:
-                    self.size -= len(hit[3])
-                hit = (book.config, book.registry, p, {})
-            self.by_key[key] = hit  # the most recently used last
-            doc = hit[3].get(doc_key)
-        if doc is None:
-            doc = coverage_document(book, row, p, prim)
-            with SHARED_LOCK:
-                if doc_key not in hit[3]:
-                    hit[3][doc_key] = doc
-                    self.size += 1
-                while self.size > self.KEPT and len(self.by_key) > 1:
-                    old = next(iter(self.by_key))
-                    self.size -= len(self.by_key.pop(old)[3])
-        return doc
-
-
-SHARED_COVERAGE = SharedCoverage()
+# Coverage documents shared by the editions whose books have the same tables (kept.LineageMemo): coverage_document
+# reads nothing else (no clock, no region). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage
+# documents and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over
+# (benchmarks/rank_bench.py). Budget: documents (a busy minute's distinct ones across languages: ~10,000).
+SHARED_COVERAGE = LineageMemo(kept=30_000)
 
 
 def shared_coverage(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-    """:func:`coverage_document`, made once per lineage, story and primary section (:class:`SharedCoverage`). The
-    document is shared: read it, never write into it."""
-    return SHARED_COVERAGE.document(book, row, p, prim)
+    """:func:`coverage_document`, made once per lineage, story and primary section (``SHARED_COVERAGE``). The
+    document is shared: read it, never write into it (takedowns and the publisher make changed copies)."""
+    key = (int(book.stories.id[row]), prim)
+    return SHARED_COVERAGE.get(book, p, key, lambda: coverage_document(book, row, p, prim))
 
 
 def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:

@@ -75,6 +75,53 @@ def book_state(book: StoryBook) -> tuple:
 SHARED_LOCK = threading.RLock()
 
 
+class LineageMemo:
+    """Values made from a book's tables alone (and the config, registry and parameters), shared by the editions whose
+    books have the same lineage (``StoryBook.lineage``): the editions of a language fold the same events, each into
+    its own book, and at each minute make the same documents (coverage, storyline items, pool entries' story
+    fields). ``holder``: one more object the values read (the takedowns), held by identity like the parameters. A
+    large book's lineage changes with every fold, so a scope serves one minute of one language; the least recently
+    used scopes go first, whole, within a budget of values. A value handed out is shared by every edition that asks
+    for it, so nothing may write into it."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self.by_scope: dict[tuple, tuple] = {}  # (lineage, id(p), id(holder)) -> (config, registry, p, holder, values)
+        self.size = 0
+
+    def find(self, book: StoryBook, p, keys: list, make, holder=None) -> list:
+        """The values of ``keys`` (hashable) in this book's scope; ``make(missing keys) -> their values`` for the
+        ones not made yet, in one call (outside the lock: a race makes a value twice, never a wrong one)."""
+        scope = (book.lineage, id(p), id(holder))
+        with SHARED_LOCK:
+            hit = self.by_scope.pop(scope, None)
+            same = hit is not None and hit[0] is book.config and hit[1] is book.registry
+            if not (same and hit[2] is p and hit[3] is holder):
+                if hit is not None:
+                    self.size -= len(hit[4])
+                hit = (book.config, book.registry, p, holder, {})
+            self.by_scope[scope] = hit  # the most recently used last
+            values = hit[4]
+            out = [values.get(k) for k in keys]
+            missing = [k for k, v in zip(keys, out) if v is None and k not in values]
+        if not missing:
+            return out
+        made = dict(zip(missing, make(missing)))
+        with SHARED_LOCK:
+            if self.by_scope.get(scope) is hit:  # not evicted meanwhile by another thread
+                for k, v in made.items():
+                    if k not in values:
+                        values[k] = v
+                        self.size += 1
+                while self.size > self.kept and len(self.by_scope) > 1:
+                    self.size -= len(self.by_scope.pop(next(iter(self.by_scope)))[4])
+        return [made[k] if k in made else v for k, v in zip(keys, out)]
+
+    def get(self, book: StoryBook, p, key, make, holder=None):
+        """:meth:`find` of one key; ``make()`` makes its value."""
+        return self.find(book, p, [key], lambda _: [make()], holder)[0]
+
+
 class SmallSums:
     """A small book's pair sums (:func:`~.scoring.pair_sums`: they read the tables, the live stories, which pairs are
     within the coverage window and the parameters), with what is computed from them alone: the features at each

@@ -18,7 +18,7 @@ completes each item with :func:`merged_document`, the live version's episodes (w
 sources' plus the ranker's (which win: they are newer). So version n is version n-1 plus what changed, and a
 storyline page lists its stories "long out of the live set" for as long as the object store keeps objects, with no
 state in the ranker. Cost per cycle: O(stories of the changed storylines), never a pass over all storylines, and
-the editions of a language share each item and its episodes' coverage documents (:class:`SharedItems`).
+the editions of a language share each item and its episodes' coverage documents (``SHARED_ITEMS``).
 
 An absorbed storyline (MERGE) gets a last version with ``merged_into`` (the survivor) and its episodes kept, so
 the survivor takes them over whichever of the two is published first; the origin answers 301 for it.
@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from schemas.pages import storyline_path
+from transforms.editions.cycle.kept import LineageMemo
 from transforms.common import DAY_MS, MINUTE_MS
 from transforms.editions.overlays.storyline_index import storyline_entities
 from transforms.editions.vocabulary import documents as docs
@@ -97,7 +98,8 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
     items = []
     for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
         moves = Moves(tuple(sorted(left.get(sl, ()))), sources.get(sl), sl in merged)
-        item = SHARED_ITEMS.item(book, params, taken, sl, version, moves)
+        key = (sl, version, moves.left, _frozen_sources(moves.sources), moves.merged)
+        item = SHARED_ITEMS.get(book, params, key, lambda: storyline_item(book, params, taken, sl, version, moves), taken)
         if item is not None:
             items.append(dict(item))  # the item is the edition's; its document is shared (read-only)
     return items
@@ -111,6 +113,20 @@ class Moves(NamedTuple):
     left: tuple = ()
     sources: dict | None = None
     merged: bool = False
+
+
+# Storyline items shared by the editions whose books have the same tables under the same takedowns
+# (cycle/kept.py LineageMemo): storyline_item reads nothing else, and the editions of a language fold the same
+# events, so at each minute they build the same items (each edition the storylines of the stories its own cycle
+# emitted). At 300,000 live stories a minute's ~1,400 articles made ~11,000 storyline items, each English one 15
+# times over (benchmarks/rank_bench.py). Budget: items (a busy minute's distinct ones across languages: ~4,000).
+SHARED_ITEMS = LineageMemo(kept=30_000)
+
+
+def _frozen_sources(sources: dict | None):
+    if sources is None:
+        return None
+    return tuple((s, None if ids is None else tuple(sorted(ids))) for s, ids in sorted(sources.items()))
 
 
 def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> dict | None:
@@ -153,51 +169,6 @@ def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> 
     }
 
 
-class SharedItems:
-    """Storyline items shared by the editions whose books have the same tables (``StoryBook.lineage``, one config,
-    registry and parameters) under the same takedowns: :func:`storyline_item` reads nothing else, and the editions
-    of a language fold the same events, so at each minute they build the same items (each edition the storylines
-    of the stories its own cycle emitted). At 300,000 live stories a minute's ~1,400 articles made ~11,000
-    storyline items, each English one 15 times over (benchmarks/rank_bench.py). A lineage changes with every fold,
-    so an entry serves one minute of one language; the least recently used go first, within a budget of items.
-    An item's document is shared by the editions that ask for it: nothing writes into it (the publisher completes
-    a copy, :func:`merged_document`)."""
-
-    KEPT = 30_000  # items (a busy minute's distinct ones across languages: ~4,000)
-
-    def __init__(self) -> None:
-        self.by_key: dict[tuple, tuple] = {}  # (lineage, ids of params, takedowns) -> (config, registry, p, t, items)
-        self.size = 0
-
-    def item(self, book, params, taken, sl: int, version: int, moves: Moves) -> dict | None:
-        from transforms.editions.cycle.kept import SHARED_LOCK
-
-        key = (book.lineage, id(params), id(taken))
-        sources = moves.sources
-        if sources is not None:
-            sources = tuple((s, None if i is None else tuple(sorted(i))) for s, i in sorted(sources.items()))
-        item_key = (sl, version, moves.left, sources, moves.merged)
-        with SHARED_LOCK:
-            hit = self.by_key.pop(key, None)
-            same = hit is not None and hit[0] is book.config and hit[1] is book.registry
-            if not (same and hit[2] is params and hit[3] is taken):
-                if hit is not None:
-                    self.size -= len(hit[4])
-                hit = (book.config, book.registry, params, taken, {})
-            self.by_key[key] = hit  # the most recently used last
-            if item_key in hit[4]:
-                return hit[4][item_key]
-        item = storyline_item(book, params, taken, sl, version, moves)
-        with SHARED_LOCK:
-            if item_key not in hit[4]:
-                hit[4][item_key] = item
-                self.size += 1
-            while self.size > self.KEPT and len(self.by_key) > 1:
-                self.size -= len(self.by_key.pop(next(iter(self.by_key)))[4])
-        return item
-
-
-SHARED_ITEMS = SharedItems()
 
 
 def merged_document(item: dict, read_live) -> dict | None:
