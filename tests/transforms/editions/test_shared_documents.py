@@ -147,3 +147,31 @@ def test_a_storyline_items_key_holds_every_input(monkeypatch):
         assert got == storyline_item(book, p, *args), args
         assert got["doc"] is not first["doc"], args
     assert shared(*base, params=RankParams.from_config(load_config()))["doc"] is not first["doc"]
+
+
+def test_a_pool_entrys_story_fields_are_shared_by_a_lineage_and_made_again_after_a_fold(world, monkeypatch):
+    from transforms.editions.cycle import run as run_module
+
+    shared = LineageMemo(kept=1000)
+    monkeypatch.setattr(run_module, "SHARED_POOL_STORIES", shared)
+    a, b = Ranker(world), Ranker(world)
+    b.config, b.registry, b.params = a.config, a.registry, a.params
+    b.book = StoryBook(a.config, a.registry, "en")
+    world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
+    world.story(2, ["metro-courier"], T - 20 * MIN, title="Harbour strike ends")
+    out_a, out_b = a.cycle(T), b.cycle(T)
+    entries = {e["story_id"]: e for e in out_a.pool["stories"]}
+    assert {e["story_id"]: e for e in out_b.pool["stories"]} == entries
+    (scope,) = shared.by_scope
+    fields = shared.by_scope[scope][4]
+    assert set(fields) == {1, 2}
+    for sid, story in fields.items():  # b's entries hold the very fields a made (computed once)
+        e = next(x for x in out_b.pool["stories"] if x["story_id"] == str(sid))
+        assert all(e[name] is story[name] for name in ("topics", "publishers", "places", "entities"))
+        assert story == run_module.pool_stories(a.book, [a.book.stories.row_of[sid]], a.params)[0]
+    # a new publisher on story 1: its fields are made again, in the new lineage's scope
+    world.add(1, world.article("metro-courier", T + MIN // 2, title="Dam gates open"))
+    out = a.cycle(T + MIN)
+    e1 = next(x for x in out.pool["stories"] if x["story_id"] == "1")
+    assert "metro-courier" in e1["publishers"] and "metro-courier" not in entries["1"]["publishers"]
+    assert len(shared.by_scope) == 2

@@ -115,7 +115,7 @@ class LineageMemo:
                         self.size += 1
                 while self.size > self.kept and len(self.by_scope) > 1:
                     self.size -= len(self.by_scope.pop(next(iter(self.by_scope)))[4])
-        return [made[k] if k in made else v for k, v in zip(keys, out)]
+        return [made.get(k, v) for k, v in zip(keys, out)]
 
     def get(self, book: StoryBook, p, key, make, holder=None):
         """:meth:`find` of one key; ``make()`` makes its value."""

@@ -25,10 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from transforms.common import MINUTE_MS
 from transforms.editions.overlays.controls import apply_controls
-from transforms.editions.overlays.storyline_index import index_items
-from transforms.editions.overlays.storyline_pages import storyline_items
+from transforms.editions.overlays.storyline_pages import storyline_items_and_index
 from transforms.editions.overlays.takedowns import apply_takedowns
 from transforms.editions.overlays.topics import annotate_pool, topic_items
 
@@ -107,10 +105,10 @@ def topic_pages(ctx: CycleContext, out: CycleOutput) -> None:
 
 
 def storyline_pages(ctx: CycleContext, out: CycleOutput) -> None:
-    pages = storyline_items(ctx.book, out, ctx.params, ctx.now, ctx.overlays.takedowns)
+    # with their entries in the storyline index, so topic pages list them beyond the live pool
+    pages, index = storyline_items_and_index(ctx.book, out, ctx.params, ctx.now, ctx.overlays.takedowns)
     ctx.count("storyline_pages", len(pages))
-    # their entries in the storyline index, so topic pages list them beyond the live pool
-    out.storylines = pages + index_items(pages, ctx.book.language, ctx.now // MINUTE_MS)
+    out.storylines = pages + index
     ctx.clock.lap("storyline pages")
 
 

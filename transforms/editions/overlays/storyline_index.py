@@ -59,26 +59,49 @@ def storyline_entities(book, story_rows) -> list[str]:
     return sorted(counts, key=lambda e: (-counts[e], e))[:ENTITIES_PER_STORYLINE]
 
 
+def index_part(item: dict) -> tuple | None:
+    """What the storyline index takes of one storyline item: its entry, the storylines it absorbed whole (they leave
+    the lists they shared with it) and the (shard, entity) pairs it is listed under. None: not listed (a merge's
+    redirect, no episode). Made once per item: the editions of a language share their items
+    (storyline_pages.py ``SHARED_ITEMS``) and the parts with them."""
+    doc = item["doc"]
+    if doc.get("merged_into") is not None or not doc["episodes"]:
+        return None
+    newest = max(doc["episodes"], key=lambda e: (e["first_at"], int(e["story_id"])))
+    entry = {
+        "storyline_id": doc["storyline_id"],
+        "title": newest["title"],
+        "story_id": newest["story_id"],
+        "updated_at": doc["updated_at"],
+    }
+    absorbed = tuple(sorted({str(src) for src, ids in item.get("sources") or () if ids is None}))
+    return entry, absorbed, tuple((shard_of(entity), entity) for entity in item.get("entities") or ())
+
+
 def index_items(storyline_items: list[dict], language: str, version: int) -> list[dict]:
     """The shard items of one cycle's storyline items (module docstring), by shard."""
+    return index_of([index_part(item) for item in storyline_items], language, version)
+
+
+def index_of(parts: list, language: str, version: int) -> list[dict]:
+    """:func:`index_items` from the items' :func:`index_part` (entries shared read-only with other editions)."""
     puts: dict[int, dict[str, dict]] = {}
     drops: dict[int, set[str]] = {}
-    for item in storyline_items:
-        doc = item["doc"]
-        if doc.get("merged_into") is not None or not doc["episodes"]:
+    for part in parts:
+        if part is None:
             continue
-        newest = max(doc["episodes"], key=lambda e: (e["first_at"], int(e["story_id"])))
-        entry = {
-            "storyline_id": doc["storyline_id"],
-            "title": newest["title"],
-            "story_id": newest["story_id"],
-            "updated_at": doc["updated_at"],
-        }
-        absorbed = {str(src) for src, ids in item.get("sources") or () if ids is None}
-        for entity in item.get("entities") or ():
-            shard = shard_of(entity)
-            puts.setdefault(shard, {}).setdefault(entity, {})[entry["storyline_id"]] = entry
-            drops.setdefault(shard, set()).update(absorbed)
+        entry, absorbed, placed = part
+        sl = entry["storyline_id"]
+        for shard, entity in placed:
+            by_entity = puts.get(shard)
+            if by_entity is None:
+                by_entity = puts[shard] = {}
+            by_sl = by_entity.get(entity)
+            if by_sl is None:
+                by_sl = by_entity[entity] = {}
+            by_sl[sl] = entry
+            if absorbed:
+                drops.setdefault(shard, set()).update(absorbed)
     items = []
     for shard in sorted(puts):
         put = {e: _newest_first(by_sl.values()) for e, by_sl in sorted(puts[shard].items())}

@@ -39,12 +39,13 @@ keyset of the origin's cursor (serving/api/storylines.py). Plain Python.
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from schemas.pages import storyline_path
-from transforms.editions.cycle.kept import LineageMemo
 from transforms.common import DAY_MS, MINUTE_MS
-from transforms.editions.overlays.storyline_index import storyline_entities
+from transforms.editions.cycle.kept import LineageMemo
+from transforms.editions.overlays.storyline_index import index_of, index_part, storyline_entities
 from transforms.editions.vocabulary import documents as docs
 
 STORYLINE_SCHEMA = "newsroom.storyline/v1"
@@ -90,19 +91,32 @@ def finish(doc: dict, episodes) -> dict:
 
 def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
     """The snapshot items of the storylines changed since the last built cycle (module docstring)."""
+    return storyline_items_and_index(book, out, params, now, taken)[0]
+
+
+def storyline_items_and_index(book, out, params, now: int, taken=None) -> tuple[list[dict], list[dict]]:
+    """:func:`storyline_items` and the storyline index's shard items for them
+    (:func:`~transforms.editions.overlays.storyline_index.index_items`)."""
     smap = book.storylines
     touched, left, sources, merged = smap.take()
     covered = {int(d["story_id"]) for d in out.coverage}
     touched |= {smap.of[s] for s in covered if s in smap.of}
     version = now // MINUTE_MS
-    items = []
+    items, parts = [], []
     for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
         moves = Moves(tuple(sorted(left.get(sl, ()))), sources.get(sl), sl in merged)
         key = (sl, version, moves.left, _frozen_sources(moves.sources), moves.merged)
-        item = SHARED_ITEMS.get(book, params, key, lambda: storyline_item(book, params, taken, sl, version, moves), taken)
+        make = functools.partial(_item_and_part, book, params, taken, sl, version, moves)
+        item, part = SHARED_ITEMS.get(book, params, key, make, taken)
         if item is not None:
             items.append(dict(item))  # the item is the edition's; its document is shared (read-only)
-    return items
+            parts.append(part)
+    return items, index_of(parts, book.language, version)
+
+
+def _item_and_part(book, params, taken, sl: int, version: int, moves: Moves) -> tuple:
+    item = storyline_item(book, params, taken, sl, version, moves)
+    return item, None if item is None else index_part(item)
 
 
 class Moves(NamedTuple):
@@ -118,8 +132,9 @@ class Moves(NamedTuple):
 # Storyline items shared by the editions whose books have the same tables under the same takedowns
 # (cycle/kept.py LineageMemo): storyline_item reads nothing else, and the editions of a language fold the same
 # events, so at each minute they build the same items (each edition the storylines of the stories its own cycle
-# emitted). At 300,000 live stories a minute's ~1,400 articles made ~11,000 storyline items, each English one 15
-# times over (benchmarks/rank_bench.py). Budget: items (a busy minute's distinct ones across languages: ~4,000).
+# emitted), each with what the storyline index takes of it (storyline_index.py ``index_part``). At 300,000 live
+# stories a minute's ~1,400 articles made ~11,000 storyline items, each English one 15 times over
+# (benchmarks/rank_bench.py). Budget: items (a busy minute's distinct ones across languages: ~4,000).
 SHARED_ITEMS = LineageMemo(kept=30_000)
 
 
@@ -167,8 +182,6 @@ def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> 
         # where the storyline index lists it: a storyline with a page only (a one-story one is its story)
         "entities": storyline_entities(book, rows) if smap.has_page(sl) else [],
     }
-
-
 
 
 def merged_document(item: dict, read_live) -> dict | None:
