@@ -1,9 +1,11 @@
-"""Coverage documents and storyline items are made once per lineage and shared by the editions whose books have the
-same tables (transforms/editions/cycle/kept.py ``LineageMemo``: coverage.py ``SHARED_COVERAGE``,
-overlays/storyline_pages.py ``SHARED_ITEMS``): the editions of a language fold the same events, each into its own book, and each made every
-document again. Shared only where every input is the same: the tables (``StoryBook.lineage``), the config, registry
-and parameters, the story and primary section; for a storyline item also the cycle's minute, the stories that left,
-the sources, whether it was merged and the takedowns."""
+"""What a book's tables alone decide is made once and shared by the editions whose books have the same tables
+(transforms/editions/cycle/kept.py ``LineageMemo``): coverage documents (coverage.py ``SHARED_COVERAGE``, once per
+story version, kept across minutes), storyline items (overlays/storyline_pages.py ``SHARED_ITEMS``) and pool
+entries' story fields (cycle/run.py ``SHARED_POOL_STORIES``). The editions of a language fold the same events, each
+into its own book, and each made every one again. Shared only where every input is the same: the tables
+(``StoryBook.lineage``, or the story's version), the config, registry and parameters, the story and primary
+section; for a storyline item also the cycle's minute, the stories that left, the sources, whether it was merged
+and the takedowns."""
 
 from __future__ import annotations
 
@@ -59,24 +61,37 @@ def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(wor
     assert owned.lineage == b.lineage and shared_coverage(owned, row, p, 0) is not doc
 
 
-def test_shared_coverage_keeps_a_budget_of_documents_oldest_lineage_first(world, monkeypatch):
+def test_a_lineage_memo_keeps_a_budget_of_values_oldest_scope_first(world):
     shared = LineageMemo(kept=3)
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
     config, registry = load_config(), default_registry()
     p = RankParams.from_config(config)
     for k in range(1, 5):
         world.story(k, ["daily-herald"], T - 30 * MIN + k, title=f"Story {k}")
     book = _book(config, registry, [compact_change(c) for c in world.changes])
     old = book.lineage
-    for k in (1, 2):
-        shared_coverage(book, book.stories.row_of[k], p, 0)
+    assert shared.find(book, p, [1, 2], lambda ks: [f"old {k}" for k in ks]) == ["old 1", "old 2"]
     world.add(1, world.article("pacific-times", T - MIN, title="Story 1 again"))
     book.apply(compact_change(world.changes[-1]))
     book.flush()
-    for k in (1, 2):
-        shared_coverage(book, book.stories.row_of[k], p, 0)
+    assert shared.find(book, p, [1, 2], lambda ks: [f"new {k}" for k in ks]) == ["new 1", "new 2"]
     assert shared.size == 2 and [key[0] for key in shared.by_scope] == [book.lineage]  # the old lineage went whole
     assert old != book.lineage
+
+
+def test_a_coverage_document_is_kept_across_minutes_while_its_storys_version_stands(world, monkeypatch):
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", LineageMemo(kept=1000))
+    world.story(1, ["daily-herald"], T - 30 * MIN, title="Dam opens its gates")
+    world.story(2, ["pacific-times"], T - 20 * MIN, title="Harbour strike ends")
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    book = _book(config, registry, [compact_change(c) for c in world.changes])
+    one, two = (shared_coverage(book, book.stories.row_of[k], p, 0) for k in (1, 2))
+    world.add(1, world.article("metro-courier", T - MIN, title="Dam gates open early"))
+    book.apply(compact_change(world.changes[-1]))
+    book.flush()
+    assert shared_coverage(book, book.stories.row_of[2], p, 0) is two  # story 2 did not change
+    new = shared_coverage(book, book.stories.row_of[1], p, 0)
+    assert new is not one and new == coverage_document(book, book.stories.row_of[1], p, 0)
 
 
 def _ranker(world, like=None):

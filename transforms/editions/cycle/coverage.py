@@ -61,18 +61,25 @@ def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: s
     return coverage
 
 
-# Coverage documents shared by the editions whose books have the same tables (kept.LineageMemo): coverage_document
-# reads nothing else (no clock, no region). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage
-# documents and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over
-# (benchmarks/rank_bench.py). Budget: documents (a busy minute's distinct ones across languages: ~10,000).
-SHARED_COVERAGE = LineageMemo(kept=30_000)
+# Coverage documents shared by the editions of a language and kept across minutes (kept.LineageMemo), by story,
+# version and primary section: coverage_document reads the book's tables, config, registry and parameters only, and
+# every change of a story's coverage versions it (the rule coverage_documents already rests on: a story is emitted
+# again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage documents
+# and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the episodes of
+# unchanged stories every minute again (benchmarks/rank_bench.py). One scope per language (a registry or
+# parameters object of its own starts it again); a scope goes whole, the least recently used first, when the
+# budget of documents is exceeded.
+SHARED_COVERAGE = LineageMemo(kept=40_000)
 
 
 def shared_coverage(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-    """:func:`coverage_document`, made once per lineage, story and primary section (``SHARED_COVERAGE``). The
-    document is shared: read it, never write into it (takedowns and the publisher make changed copies)."""
-    key = (int(book.stories.id[row]), prim)
-    return SHARED_COVERAGE.get(book, p, key, lambda: coverage_document(book, row, p, prim))
+    """:func:`coverage_document`, made once per language, story, version and primary section
+    (``SHARED_COVERAGE``). The document is shared: read it, never write into it (takedowns and the publisher make
+    changed copies)."""
+    key = (int(book.stories.id[row]), int(book.stories.version[row]), prim)
+    return SHARED_COVERAGE.get(
+        book, p, key, lambda: coverage_document(book, row, p, prim), None, ("coverage", book.language)
+    )
 
 
 def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
