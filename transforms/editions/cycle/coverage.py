@@ -12,7 +12,7 @@ import numpy as np
 
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle.context import EditionMemory
-from transforms.editions.cycle.kept import LineageMemo
+from transforms.editions.cycle.kept import SHARED_LOCK
 from transforms.editions.cycle.representatives import labels_for
 from transforms.editions.vocabulary import documents as docs
 from transforms.editions.vocabulary.params import RankParams
@@ -61,25 +61,47 @@ def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: s
     return coverage
 
 
-# Coverage documents shared by the editions of a language and kept across minutes (kept.LineageMemo), by story,
-# version and primary section: coverage_document reads the book's tables, config, registry and parameters only, and
-# every change of a story's coverage versions it (the rule coverage_documents already rests on: a story is emitted
-# again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage documents
-# and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the episodes of
-# unchanged stories every minute again (benchmarks/rank_bench.py). One scope per language (a registry or
-# parameters object of its own starts it again); a scope goes whole, the least recently used first, when the
-# budget of documents is exceeded.
-SHARED_COVERAGE = LineageMemo(kept=40_000)
+class SharedCoverage:
+    """Coverage documents shared by the editions of a language and kept across minutes, by story, version and
+    primary section: :func:`coverage_document` reads the book's tables, config, registry and parameters only, and
+    every change of a story's coverage versions it (the rule :func:`coverage_documents` already rests on: a story is
+    emitted again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage
+    documents and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the
+    episodes of unchanged stories every minute again (benchmarks/rank_bench.py). One document per story (its
+    newest version asked for), the least recently used going first beyond ``KEPT``. A document handed out is shared
+    by every edition that asks for it: read it, never write into it (takedowns and the publisher make changed
+    copies)."""
+
+    KEPT = 40_000  # documents (~3 KB each: a minute's ~3,400 new ones, and the episodes of storylines still live)
+
+    def __init__(self) -> None:
+        self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, doc)
+
+    def document(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+        key, version = (book.language, int(book.stories.id[row])), int(book.stories.version[row])
+        with SHARED_LOCK:
+            hit = self.docs.pop(key, None)
+            if hit is not None:
+                self.docs[key] = hit  # the most recently used last
+        same = hit is not None and hit[:2] == (version, prim) and hit[2] is book.config and hit[3] is book.registry
+        if same and hit[4] is p:
+            return hit[5]
+        doc = coverage_document(book, row, p, prim)
+        with SHARED_LOCK:
+            self.docs.pop(key, None)
+            self.docs[key] = (version, prim, book.config, book.registry, p, doc)
+            while len(self.docs) > self.KEPT:
+                del self.docs[next(iter(self.docs))]
+        return doc
+
+
+SHARED_COVERAGE = SharedCoverage()
 
 
 def shared_coverage(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-    """:func:`coverage_document`, made once per language, story, version and primary section
-    (``SHARED_COVERAGE``). The document is shared: read it, never write into it (takedowns and the publisher make
-    changed copies)."""
-    key = (int(book.stories.id[row]), int(book.stories.version[row]), prim)
-    return SHARED_COVERAGE.get(
-        book, p, key, lambda: coverage_document(book, row, p, prim), None, ("coverage", book.language)
-    )
+    """:func:`coverage_document` through ``SHARED_COVERAGE`` (made once per language, story, version and primary
+    section). The document is shared: read it, never write into it."""
+    return SHARED_COVERAGE.document(book, row, p, prim)
 
 
 def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
