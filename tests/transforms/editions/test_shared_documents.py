@@ -204,3 +204,24 @@ def test_shared_coverage_keeps_its_newest_documents_within_its_budget(world, mon
     for k in (1, 2, 1, 3):
         shared_coverage(book, book.stories.row_of[k], p, 0)
     assert list(shared.docs) == [("en", 1), ("en", 3)]  # story 2, the least recently asked, went
+
+
+def test_a_coverage_summary_is_what_an_episode_reads_of_the_document(world, monkeypatch):
+    """A storyline's unchanged episodes are made from coverage_summary, without the article cards: the same title,
+    time and counts as the whole document gives, made from the book or read from the kept document."""
+    from transforms.editions.cycle.coverage import coverage_summary
+    from transforms.editions.overlays.storyline_pages import summary_of
+
+    shared = SharedCoverage()
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
+    world.randomise(11, 40, T - 6 * 60 * MIN, T - 30 * MIN)
+    config = load_config()
+    book = _book(config, default_registry(), [compact_change(c) for c in world.changes])
+    p = RankParams.from_config(config)
+    for sid, row in book.stories.row_of.items():
+        for prim in (int(book.stories.primary_section[row]), 0):
+            want = summary_of(coverage_document(book, row, p, prim))
+            assert coverage_summary(book, row, p, prim) == want, sid  # made from the book
+            shared_coverage(book, row, p, prim)
+            assert shared.peek(book, row, p, prim) is not None
+            assert coverage_summary(book, row, p, prim) == want, sid  # read from the kept document

@@ -77,6 +77,12 @@ class SharedCoverage:
     def __init__(self) -> None:
         self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, doc)
 
+    def peek(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict | None:
+        """The kept document of this story at its version, or None (nothing made)."""
+        hit = self.docs.get((book.language, int(book.stories.id[row])))
+        same = hit is not None and hit[:2] == (int(book.stories.version[row]), prim) and hit[2] is book.config
+        return hit[5] if same and hit[3] is book.registry and hit[4] is p else None
+
     def document(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
         key, version = (book.language, int(book.stories.id[row])), int(book.stories.version[row])
         with SHARED_LOCK:
@@ -108,25 +114,10 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
     """All articles of a story (edition-independent), newest first, keyset order (published_at desc, article_id)."""
     arts = book.story_articles(row)
     labels = labels_for(book, np.array(arts, np.int64), None) if arts else []
-    tsum = book.stories.title_sum[row].astype(np.float64)
-    norm = max(float(np.linalg.norm(tsum)), 1e-9)
-    rp = p.representative
-    best, best_key = None, None
+    best = best_article(book, row, arts, p, prim)
     cards = []
     for k, a in enumerate(arts):
         base = book.articles.card[a]
-        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
-        key = (
-            -(
-                rp.w_centrality * central
-                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
-                + rp.w_headline * float(book.articles.headline_quality[a])
-                - rp.copy_penalty * bool(book.articles.is_copy[a])
-            ),
-            base["article_id"],
-        )
-        if best_key is None or key < best_key:
-            best, best_key = a, key
         card = article_card(base, book.articles.first_seen[a], labels[k])
         cards.append((-int(base["published_at"]), base["article_id"], card))
     cards.sort(key=lambda t: (t[0], t[1]))
@@ -140,4 +131,52 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
         "links": tuple(str(x) for x in sorted(book.stories.links[row])),
         **book.storylines.page_field(int(book.stories.id[row])),  # its storyline, when that has a page
         "articles": [c for _, _, c in cards],
+    }
+
+
+def best_article(book: StoryBook, row: int, arts: list, p: RankParams, prim: int) -> int | None:
+    """The article whose title a story's coverage shows: the most central, authoritative, best-headlined original
+    (ties: by article id); None for no article."""
+    tsum = book.stories.title_sum[row].astype(np.float64)
+    norm = max(float(np.linalg.norm(tsum)), 1e-9)
+    rp = p.representative
+    best, best_key = None, None
+    for a in arts:
+        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
+        key = (
+            -(
+                rp.w_centrality * central
+                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
+                + rp.w_headline * float(book.articles.headline_quality[a])
+                - rp.copy_penalty * bool(book.articles.is_copy[a])
+            ),
+            book.articles.card[a]["article_id"],
+        )
+        if best_key is None or key < best_key:
+            best, best_key = a, key
+    return best
+
+
+def coverage_summary(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+    """What a storyline page's episode reads of a story's coverage document (title, ``updated_at``, articles'
+    count and publishers), without its article cards: the kept document when there is one at this version
+    (``SHARED_COVERAGE``), else made from the book (a storyline's other episodes, unchanged this minute, asked for
+    only for this). No takedowns applied (a caller with takedowns filters the whole document)."""
+    doc = SHARED_COVERAGE.peek(book, row, p, prim)
+    if doc is not None:
+        return {
+            "story_id": doc["story_id"],
+            "title": doc["title"],
+            "updated_at": doc["updated_at"],
+            "article_count": len(doc["articles"]),
+            "publisher_count": len({a["publisher_id"] for a in doc["articles"]}),
+        }
+    arts = book.story_articles(row)
+    best = best_article(book, row, arts, p, prim)
+    return {
+        "story_id": str(int(book.stories.id[row])),
+        "title": book.articles.card[best]["title"] if best is not None else "",
+        "updated_at": docs.iso(book.stories.newest_seen[row]),
+        "article_count": len(arts),
+        "publisher_count": len({book.articles.card[a]["publisher_id"] for a in arts}),
     }
