@@ -72,7 +72,9 @@ class SharedCoverage:
     by every edition that asks for it: read it, never write into it (takedowns and the publisher make changed
     copies)."""
 
-    KEPT = 40_000  # documents (~3 KB each: a minute's ~3,400 new ones, and the episodes of storylines still live)
+    # documents: ~4.3 KB each (objsize, benchmarks/rank_bench.py's world), ~70 MB; a minute at 300,000 live stories
+    # makes ~1,300 new versions and asks for ~2,600 unchanged episodes of the storylines it touches
+    KEPT = 16_000
 
     def __init__(self) -> None:
         self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, doc)

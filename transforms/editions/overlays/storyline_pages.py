@@ -146,8 +146,9 @@ class Moves(NamedTuple):
 # events, so at each minute they build the same items (each edition the storylines of the stories its own cycle
 # emitted), each with what the storyline index takes of it (storyline_index.py ``index_part``). At 300,000 live
 # stories a minute's ~1,400 articles made ~11,000 storyline items, each English one 15 times over
-# (benchmarks/rank_bench.py). Budget: items (a busy minute's distinct ones across languages: ~4,000).
-SHARED_ITEMS = LineageMemo(kept=30_000)
+# (benchmarks/rank_bench.py). Budget: items, ~4.5 KB each (~18 MB), a minute's distinct ones at 300,000 live
+# stories: ~1,300 (a scope serves one minute: older lineages are dead weight until they go).
+SHARED_ITEMS = LineageMemo(kept=4_000)
 
 
 def _frozen_sources(sources: dict | None):
