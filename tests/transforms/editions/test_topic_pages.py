@@ -260,3 +260,30 @@ def test_an_editions_kept_annotations_and_items_give_what_a_fresh_cycle_gives():
     pool, docs_ = cycle(statics, {}, kept, kept_items)
     assert (pool, docs_) == cycle(statics, {}, None, None)
     assert pool["stories"][0]["places"] == ("us",) and "entity:org:e0" not in {d["topic"] for d in docs_}
+
+
+def test_the_choice_sorts_only_the_most_counted_ids_and_chooses_what_sorting_them_all_chooses():
+    """choose_topics sorts only the ids counted at least as often as the k-th most counted (growing k until enough
+    are eligible): the same choice as the rule over every id, whatever the ties, section ids and followed ids at
+    the top of the counts."""
+    import random
+
+    def every_id(counts, followed, max_pages):  # the rule, over every id
+        chosen = sorted((t for t in followed if counts.get(t)), key=lambda t: (-followed[t], t))[:max_pages]
+        trending = sorted(
+            (t for t, n in counts.items() if n >= topics.TRENDING_MIN_STORIES), key=lambda t: (-counts[t], t)
+        )
+        trending = [t for t in trending if not t.startswith("topic:") and t not in chosen]
+        return chosen + trending[: max(0, max_pages - len(chosen))]
+
+    rnd = random.Random(5)
+    for case in range(300):
+        kinds = ("entity:", "place:", "topic:") if case % 3 else ("topic:", "topic:", "place:")
+        counts = {
+            f"{rnd.choice(kinds)}{i}": rnd.choice((1, 2, 3, 3, 4, 5, 9, 40, 40)) for i in range(rnd.randint(0, 300))
+        }
+        followed = {t: rnd.randint(10, 12) for t in rnd.sample(sorted(counts), min(len(counts), rnd.randint(0, 50)))}
+        followed["entity:nowhere"] = 99  # followed, no story: not chosen
+        for max_pages in (0, 1, 5, 40):
+            assert topics.choose_topics(counts, followed, max_pages) == every_id(counts, followed, max_pages)
+            assert topics.choose_topics(counts, {}, max_pages) == every_id(counts, {}, max_pages)

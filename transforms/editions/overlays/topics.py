@@ -45,8 +45,9 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from itertools import chain, islice
-from operator import ge
+from functools import partial
+from itertools import chain, compress, islice
+from operator import ge, itemgetter, le, not_
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
@@ -210,12 +211,28 @@ def _ids_of_key(key: tuple) -> tuple[str, ...]:
 def choose_topics(counts: dict[str, int], followed: dict[str, int], max_pages: int = MAX_TOPIC_PAGES) -> list[str]:
     """Followed ids with stories (most followers first), then trending entities and places (most stories first)."""
     chosen = sorted((t for t in followed if counts.get(t)), key=lambda t: (-followed[t], t))[:max_pages]
+    want = max(0, max_pages - len(chosen))
+    if not want:
+        return chosen
     taken = set(chosen)
-    trending = sorted(
-        (t for t, n in counts.items() if n >= TRENDING_MIN_STORIES and not t.startswith("topic:") and t not in taken),
-        key=lambda t: (-counts[t], t),
-    )
-    return chosen + trending[: max(0, max_pages - len(chosen))]
+    # Only the ids counted at least `floor` times are sorted (a pool counts ~2,400 ids, ~40 are taken): `floor` is
+    # the count of the k-th most counted id, so the ids at or above it are at least k, of which at most len(taken)
+    # plus the section ids are not eligible; when `want` remain eligible, the ones below `floor` all rank after
+    # them. Otherwise k grows, down to every id counted TRENDING_MIN_STORIES times.
+    ranked = sorted(counts.values(), reverse=True)
+    k = want + len(taken) + 16
+    while True:
+        floor = max(TRENDING_MIN_STORIES, ranked[k - 1]) if k <= len(ranked) else TRENDING_MIN_STORIES
+        eligible = [
+            t
+            for t in compress(counts, map(partial(le, floor), counts.values()))
+            if t not in taken and not t.startswith("topic:")
+        ]
+        if len(eligible) >= want or floor == TRENDING_MIN_STORIES:
+            break
+        k *= 2
+    trending = sorted(eligible, key=lambda t: (-counts[t], t))
+    return chosen + trending[:want]
 
 
 def topic_documents(
@@ -233,41 +250,46 @@ def topic_documents(
     stories = pool["stories"]
     if ids_of is None:
         ids_of = [_topic_ids(entry) for entry in stories]
-    # counted in C; member lists only for the <= max_pages chosen ids (one set intersection per entry)
+    # counted in C; member lists only for the <= max_pages chosen ids (one set intersection per entry about one)
     chosen = choose_topics(Counter(chain.from_iterable(ids_of)), followed, max_pages)
     members: dict[str, list[int]] = {t: [] for t in chosen}
     if chosen:
-        wanted = set(chosen)
-        for i, ids in enumerate(ids_of):
-            for t in wanted.intersection(ids):
+        wanted = frozenset(chosen)
+        for i in compress(range(len(ids_of)), map(not_, map(wanted.isdisjoint, ids_of))):
+            for t in wanted.intersection(ids_of[i]):
                 members[t].append(i)
-    scores = [entry["score"] for entry in stories] if chosen else []
+    scores = list(map(_SCORE, stories)) if chosen else []
     in_order = all(map(ge, scores, islice(scores, 1, None)))  # the pool's own order: no sort needed (compared in C)
     if not in_order:
         scores = [float(x) for x in scores]
+    order = {t: members[t] if in_order else sorted(members[t], key=lambda i: (-scores[i], i)) for t in chosen}
     old = kept if kept is not None else {}
     items: dict[int, dict] = {}  # pool position -> its item, made once for all the pages it is on
+    for i in set().union(*(idx[:MAX_STORIES] for idx in order.values())):
+        entry = stories[i]
+        sid, section, rep = _ITEM_FIELDS(entry)
+        labels = entry.get("labels") or ()
+        item = old.get(sid)  # last cycle's when it shows the same values
+        if item is None or item["representative"] is not rep or item["section"] != section or item["labels"] != labels:
+            item = {"story_id": sid, "section": section, "labels": labels, "representative": rep}
+        items[i] = item
     docs = []
-    for topic in chosen:
+    edition, version, cycle = pool["edition"], pool["version"], pool["cycle"]
+    language = edition.partition("-")[2] or None
+    for topic, idx in order.items():
         kind, value = topic.split(":", 1)
-        idx = members[topic] if in_order else sorted(members[topic], key=lambda i: (-scores[i], i))
-        page = []
-        for i in idx[:MAX_STORIES]:
-            item = items.get(i)
-            if item is None:
-                item = items[i] = _item(stories[i], old)
-            page.append(item)
+        page = list(map(items.__getitem__, idx[:MAX_STORIES]))
         docs.append(
             {
                 "schema": TOPIC_SCHEMA,
                 "topic": topic,
                 "kind": kind,
                 "value": value,
-                "name": topic_name(topic, pool["edition"].partition("-")[2] or None),
-                "edition": pool["edition"],
-                "version": pool["version"],
-                "pool_version": pool["version"],
-                "cycle": pool["cycle"],
+                "name": topic_name(topic, language),
+                "edition": edition,
+                "version": version,
+                "pool_version": version,
+                "cycle": cycle,
                 "story_count": len(idx),
                 "stories": page,
             }
@@ -278,23 +300,8 @@ def topic_documents(
     return docs
 
 
-def _item(entry: dict, kept: dict) -> dict:
-    """A pool entry's item on a topic page: last cycle's (``kept``) when it shows the same values."""
-    labels, rep = entry.get("labels") or (), entry["representative"]
-    hit = kept.get(entry["story_id"])
-    if (
-        hit is not None
-        and hit["representative"] is rep
-        and hit["section"] == entry["section"]
-        and hit["labels"] == labels
-    ):
-        return hit
-    return {
-        "story_id": entry["story_id"],
-        "section": entry["section"],
-        "labels": labels,
-        "representative": rep,
-    }
+_SCORE = itemgetter("score")
+_ITEM_FIELDS = itemgetter("story_id", "section", "representative")
 
 
 def topic_items(
