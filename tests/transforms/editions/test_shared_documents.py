@@ -1,5 +1,5 @@
 """What a book's tables alone decide is made once and shared by the editions whose books have the same tables
-(transforms/editions/cycle/kept.py ``LineageMemo``): coverage documents (coverage.py ``SHARED_COVERAGE``, once per
+(transforms/editions/cycle/kept.py ``LineageMemo``, coverage.py ``SharedCoverage``): coverage documents (once per
 story version, kept across minutes), storyline items (overlays/storyline_pages.py ``SHARED_ITEMS``) and pool
 entries' story fields (cycle/run.py ``SHARED_POOL_STORIES``). The editions of a language fold the same events, each
 into its own book, and each made every one again. Shared only where every input is the same: the tables
@@ -15,7 +15,7 @@ from tests.transforms.editions.test_ownership_groups import owned_registry
 from tests.transforms.editions.test_storyline_pages import sl_event
 from transforms.editions.book.storybook import StoryBook, compact_change
 from transforms.editions.cycle import coverage as coverage_module
-from transforms.editions.cycle.coverage import coverage_document, shared_coverage
+from transforms.editions.cycle.coverage import SharedCoverage, coverage_document, shared_coverage
 from transforms.editions.cycle.kept import LineageMemo
 from transforms.editions.overlays import storyline_pages as pages_module
 from transforms.editions.overlays.storyline_pages import Moves, storyline_item, storyline_items
@@ -35,7 +35,7 @@ def _book(config, registry, events):
 
 
 def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(world, monkeypatch):
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", LineageMemo(kept=1000))
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
     world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
     first = [compact_change(c) for c in world.changes]
     world.add(1, world.article("metro-courier", T - MIN, title="Dam gates open early"))
@@ -55,7 +55,7 @@ def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(wor
     a.flush()
     new = shared_coverage(a, row, p, 0)
     assert new == coverage_document(a, row, p, 0) and len(new["articles"]) == len(doc["articles"]) + 1
-    assert shared_coverage(b, row, p, 0) is doc  # b has not folded it
+    assert shared_coverage(b, row, p, 0) == doc  # b has not folded it: its version's document (made again)
     # a book of the same lineage with another registry: made again, for it
     owned = _book(config, owned_registry(("daily-herald",)), first)
     assert owned.lineage == b.lineage and shared_coverage(owned, row, p, 0) is not doc
@@ -79,7 +79,7 @@ def test_a_lineage_memo_keeps_a_budget_of_values_oldest_scope_first(world):
 
 
 def test_a_coverage_document_is_kept_across_minutes_while_its_storys_version_stands(world, monkeypatch):
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", LineageMemo(kept=1000))
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
     world.story(1, ["daily-herald"], T - 30 * MIN, title="Dam opens its gates")
     world.story(2, ["pacific-times"], T - 20 * MIN, title="Harbour strike ends")
     config, registry = load_config(), default_registry()
@@ -190,3 +190,38 @@ def test_a_pool_entrys_story_fields_are_shared_by_a_lineage_and_made_again_after
     e1 = next(x for x in out.pool["stories"] if x["story_id"] == "1")
     assert "metro-courier" in e1["publishers"] and "metro-courier" not in entries["1"]["publishers"]
     assert len(shared.by_scope) == 2
+
+
+def test_shared_coverage_keeps_its_newest_documents_within_its_budget(world, monkeypatch):
+    shared = SharedCoverage()
+    shared.KEPT = 2
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
+    for k in (1, 2, 3):
+        world.story(k, ["daily-herald"], T - 30 * MIN + k, title=f"Story {k}")
+    config = load_config()
+    book = _book(config, default_registry(), [compact_change(c) for c in world.changes])
+    p = RankParams.from_config(config)
+    for k in (1, 2, 1, 3):
+        shared_coverage(book, book.stories.row_of[k], p, 0)
+    assert list(shared.docs) == [("en", 1), ("en", 3)]  # story 2, the least recently asked, went
+
+
+def test_a_coverage_summary_is_what_an_episode_reads_of_the_document(world, monkeypatch):
+    """A storyline's unchanged episodes are made from coverage_summary, without the article cards: the same title,
+    time and counts as the whole document gives, made from the book or read from the kept document."""
+    from transforms.editions.cycle.coverage import coverage_summary
+    from transforms.editions.overlays.storyline_pages import summary_of
+
+    shared = SharedCoverage()
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
+    world.randomise(11, 40, T - 6 * 60 * MIN, T - 30 * MIN)
+    config = load_config()
+    book = _book(config, default_registry(), [compact_change(c) for c in world.changes])
+    p = RankParams.from_config(config)
+    for sid, row in book.stories.row_of.items():
+        for prim in (int(book.stories.primary_section[row]), 0):
+            want = summary_of(coverage_document(book, row, p, prim))
+            assert coverage_summary(book, row, p, prim) == want, sid  # made from the book
+            shared_coverage(book, row, p, prim)
+            assert shared.peek(book, row, p, prim) is not None
+            assert coverage_summary(book, row, p, prim) == want, sid  # read from the kept document

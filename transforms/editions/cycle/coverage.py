@@ -12,7 +12,7 @@ import numpy as np
 
 from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle.context import EditionMemory
-from transforms.editions.cycle.kept import LineageMemo
+from transforms.editions.cycle.kept import SHARED_LOCK
 from transforms.editions.cycle.representatives import labels_for
 from transforms.editions.vocabulary import documents as docs
 from transforms.editions.vocabulary.params import RankParams
@@ -61,50 +61,65 @@ def coverage_documents(book: StoryBook, p: RankParams, prim: np.ndarray, rows: s
     return coverage
 
 
-# Coverage documents shared by the editions of a language and kept across minutes (kept.LineageMemo), by story,
-# version and primary section: coverage_document reads the book's tables, config, registry and parameters only, and
-# every change of a story's coverage versions it (the rule coverage_documents already rests on: a story is emitted
-# again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage documents
-# and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the episodes of
-# unchanged stories every minute again (benchmarks/rank_bench.py). One scope per language (a registry or
-# parameters object of its own starts it again); a scope goes whole, the least recently used first, when the
-# budget of documents is exceeded.
-SHARED_COVERAGE = LineageMemo(kept=40_000)
+class SharedCoverage:
+    """Coverage documents shared by the editions of a language and kept across minutes, by story, version and
+    primary section: :func:`coverage_document` reads the book's tables, config, registry and parameters only, and
+    every change of a story's coverage versions it (the rule :func:`coverage_documents` already rests on: a story is
+    emitted again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage
+    documents and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the
+    episodes of unchanged stories every minute again (benchmarks/rank_bench.py). One document per story (its
+    newest version asked for), the least recently used going first beyond ``KEPT``. A document handed out is shared
+    by every edition that asks for it: read it, never write into it (takedowns and the publisher make changed
+    copies)."""
+
+    # documents: ~4.3 KB each (objsize, benchmarks/rank_bench.py's world), ~70 MB; a minute at 300,000 live stories
+    # makes ~1,300 new versions and asks for ~2,600 unchanged episodes of the storylines it touches
+    KEPT = 16_000
+
+    def __init__(self) -> None:
+        self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, doc)
+
+    def peek(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict | None:
+        """The kept document of this story at its version, or None (nothing made)."""
+        hit = self.docs.get((book.language, int(book.stories.id[row])))
+        same = hit is not None and hit[:2] == (int(book.stories.version[row]), prim) and hit[2] is book.config
+        return hit[5] if same and hit[3] is book.registry and hit[4] is p else None
+
+    def document(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+        key, version = (book.language, int(book.stories.id[row])), int(book.stories.version[row])
+        with SHARED_LOCK:
+            hit = self.docs.pop(key, None)
+            if hit is not None:
+                self.docs[key] = hit  # the most recently used last
+        same = hit is not None and hit[:2] == (version, prim) and hit[2] is book.config and hit[3] is book.registry
+        if same and hit[4] is p:
+            return hit[5]
+        doc = coverage_document(book, row, p, prim)
+        with SHARED_LOCK:
+            self.docs.pop(key, None)
+            self.docs[key] = (version, prim, book.config, book.registry, p, doc)
+            while len(self.docs) > self.KEPT:
+                del self.docs[next(iter(self.docs))]
+        return doc
+
+
+SHARED_COVERAGE = SharedCoverage()
 
 
 def shared_coverage(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
-    """:func:`coverage_document`, made once per language, story, version and primary section
-    (``SHARED_COVERAGE``). The document is shared: read it, never write into it (takedowns and the publisher make
-    changed copies)."""
-    key = (int(book.stories.id[row]), int(book.stories.version[row]), prim)
-    return SHARED_COVERAGE.get(
-        book, p, key, lambda: coverage_document(book, row, p, prim), None, ("coverage", book.language)
-    )
+    """:func:`coverage_document` through ``SHARED_COVERAGE`` (made once per language, story, version and primary
+    section). The document is shared: read it, never write into it."""
+    return SHARED_COVERAGE.document(book, row, p, prim)
 
 
 def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
     """All articles of a story (edition-independent), newest first, keyset order (published_at desc, article_id)."""
     arts = book.story_articles(row)
     labels = labels_for(book, np.array(arts, np.int64), None) if arts else []
-    tsum = book.stories.title_sum[row].astype(np.float64)
-    norm = max(float(np.linalg.norm(tsum)), 1e-9)
-    rp = p.representative
-    best, best_key = None, None
+    best = best_article(book, row, arts, p, prim)
     cards = []
     for k, a in enumerate(arts):
         base = book.articles.card[a]
-        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
-        key = (
-            -(
-                rp.w_centrality * central
-                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
-                + rp.w_headline * float(book.articles.headline_quality[a])
-                - rp.copy_penalty * bool(book.articles.is_copy[a])
-            ),
-            base["article_id"],
-        )
-        if best_key is None or key < best_key:
-            best, best_key = a, key
         card = article_card(base, book.articles.first_seen[a], labels[k])
         cards.append((-int(base["published_at"]), base["article_id"], card))
     cards.sort(key=lambda t: (t[0], t[1]))
@@ -118,4 +133,52 @@ def coverage_document(book: StoryBook, row: int, p: RankParams, prim: int) -> di
         "links": tuple(str(x) for x in sorted(book.stories.links[row])),
         **book.storylines.page_field(int(book.stories.id[row])),  # its storyline, when that has a page
         "articles": [c for _, _, c in cards],
+    }
+
+
+def best_article(book: StoryBook, row: int, arts: list, p: RankParams, prim: int) -> int | None:
+    """The article whose title a story's coverage shows: the most central, authoritative, best-headlined original
+    (ties: by article id); None for no article."""
+    tsum = book.stories.title_sum[row].astype(np.float64)
+    norm = max(float(np.linalg.norm(tsum)), 1e-9)
+    rp = p.representative
+    best, best_key = None, None
+    for a in arts:
+        central = float(book.articles.title_vector[a].astype(np.float64) @ tsum) / norm
+        key = (
+            -(
+                rp.w_centrality * central
+                + rp.w_authority * float(book.publishers.authority[book.articles.publisher[a], prim + 1])
+                + rp.w_headline * float(book.articles.headline_quality[a])
+                - rp.copy_penalty * bool(book.articles.is_copy[a])
+            ),
+            book.articles.card[a]["article_id"],
+        )
+        if best_key is None or key < best_key:
+            best, best_key = a, key
+    return best
+
+
+def coverage_summary(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+    """What a storyline page's episode reads of a story's coverage document (title, ``updated_at``, articles'
+    count and publishers), without its article cards: the kept document when there is one at this version
+    (``SHARED_COVERAGE``), else made from the book (a storyline's other episodes, unchanged this minute, asked for
+    only for this). No takedowns applied (a caller with takedowns filters the whole document)."""
+    doc = SHARED_COVERAGE.peek(book, row, p, prim)
+    if doc is not None:
+        return {
+            "story_id": doc["story_id"],
+            "title": doc["title"],
+            "updated_at": doc["updated_at"],
+            "article_count": len(doc["articles"]),
+            "publisher_count": len({a["publisher_id"] for a in doc["articles"]}),
+        }
+    arts = book.story_articles(row)
+    best = best_article(book, row, arts, p, prim)
+    return {
+        "story_id": str(int(book.stories.id[row])),
+        "title": book.articles.card[best]["title"] if best is not None else "",
+        "updated_at": docs.iso(book.stories.newest_seen[row]),
+        "article_count": len(arts),
+        "publisher_count": len({book.articles.card[a]["publisher_id"] for a in arts}),
     }

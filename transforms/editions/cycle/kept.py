@@ -78,8 +78,7 @@ SHARED_LOCK = threading.RLock()
 class LineageMemo:
     """Values made from a book's tables alone (and the config, registry and parameters), shared by the editions whose
     books have the same lineage (``StoryBook.lineage``): the editions of a language fold the same events, each into
-    its own book, and at each minute make the same documents (coverage, storyline items, pool entries' story
-    fields). ``holder``: one more object the values read (the takedowns), held by identity like the parameters. A
+    its own book, and at each minute make the same documents (storyline items, pool entries' story fields). ``holder``: one more object the values read (the takedowns), held by identity like the parameters. A
     large book's lineage changes with every fold, so a scope serves one minute of one language; the least recently
     used scopes go first, whole, within a budget of values. A value handed out is shared by every edition that asks
     for it, so nothing may write into it."""
@@ -89,12 +88,10 @@ class LineageMemo:
         self.by_scope: dict[tuple, tuple] = {}  # (lineage, id(p), id(holder)) -> (config, registry, p, holder, values)
         self.size = 0
 
-    def find(self, book: StoryBook, p, keys: list, make, holder=None, lineage=None) -> list:
+    def find(self, book: StoryBook, p, keys: list, make, holder=None) -> list:
         """The values of ``keys`` (hashable) in this book's scope; ``make(missing keys) -> their values`` for the
-        ones not made yet, in one call (outside the lock: a race makes a value twice, never a wrong one).
-        ``lineage``: the scope's name instead of the book's lineage, for values whose keys name every table
-        input themselves (a story's version)."""
-        scope = (book.lineage if lineage is None else lineage, id(p), id(holder))
+        ones not made yet, in one call (outside the lock: a race makes a value twice, never a wrong one)."""
+        scope = (book.lineage, id(p), id(holder))
         with SHARED_LOCK:
             hit = self.by_scope.pop(scope, None)
             same = hit is not None and hit[0] is book.config and hit[1] is book.registry
@@ -119,9 +116,9 @@ class LineageMemo:
                     self.size -= len(self.by_scope.pop(next(iter(self.by_scope)))[4])
         return [made.get(k, v) for k, v in zip(keys, out)]
 
-    def get(self, book: StoryBook, p, key, make, holder=None, lineage=None):
+    def get(self, book: StoryBook, p, key, make, holder=None):
         """:meth:`find` of one key; ``make()`` makes its value."""
-        return self.find(book, p, [key], lambda _: [make()], holder, lineage)[0]
+        return self.find(book, p, [key], lambda _: [make()], holder)[0]
 
 
 class SmallSums:

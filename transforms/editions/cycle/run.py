@@ -723,8 +723,8 @@ def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, m
 # A pool entry's story fields (pool_stories) shared by the editions whose books have the same tables
 # (kept.LineageMemo): they read nothing else, and the editions of a language put the same stories in their pools (a
 # minute's ~1,400 articles at 300,000 live stories: ~1,300 stories' fields per English edition, made 15 times over).
-# Budget: stories' fields (a busy minute's distinct ones across languages: ~5,000).
-SHARED_POOL_STORIES = LineageMemo(kept=30_000)
+# Budget: stories' fields, ~2.7 KB each with the vector (~22 MB); a scope serves one minute.
+SHARED_POOL_STORIES = LineageMemo(kept=8_000)
 
 
 def pool_stories(book: StoryBook, rows: list, p: RankParams) -> list[dict]:

@@ -80,31 +80,39 @@ def index_part(item: dict) -> tuple | None:
 
 def index_items(storyline_items: list[dict], language: str, version: int) -> list[dict]:
     """The shard items of one cycle's storyline items (module docstring), by shard."""
-    return index_of([index_part(item) for item in storyline_items], language, version)
+    parts = {}  # a storyline listed twice: its last item's entry, as a put replaces an entry
+    for part in map(index_part, storyline_items):
+        if part is not None:
+            parts.pop(part[0]["storyline_id"], None)
+            parts[part[0]["storyline_id"]] = part
+    return index_of(list(parts.values()), language, version)
 
 
 def index_of(parts: list, language: str, version: int) -> list[dict]:
-    """:func:`index_items` from the items' :func:`index_part` (entries shared read-only with other editions)."""
-    puts: dict[int, dict[str, dict]] = {}
+    """:func:`index_items` from the items' :func:`index_part`, one per storyline (entries shared read-only with other
+    editions)."""
+    puts: dict[int, dict[str, list]] = {}  # shard -> entity -> entries (a storyline once per entity)
     drops: dict[int, set[str]] = {}
     for part in parts:
         if part is None:
             continue
         entry, absorbed, placed = part
-        sl = entry["storyline_id"]
         for shard, entity in placed:
             by_entity = puts.get(shard)
             if by_entity is None:
                 by_entity = puts[shard] = {}
-            by_sl = by_entity.get(entity)
-            if by_sl is None:
-                by_sl = by_entity[entity] = {}
-            by_sl[sl] = entry
+            entries = by_entity.get(entity)
+            if entries is None:
+                by_entity[entity] = [entry]
+            else:
+                entries.append(entry)
             if absorbed:
                 drops.setdefault(shard, set()).update(absorbed)
     items = []
     for shard in sorted(puts):
-        put = {e: _newest_first(by_sl.values()) for e, by_sl in sorted(puts[shard].items())}
+        put = {
+            e: entries if len(entries) == 1 else _newest_first(entries) for e, entries in sorted(puts[shard].items())
+        }
         doc = {"schema": INDEX_SCHEMA, "language": language, "shard": shard, "version": version, "entities": put}
         items.append(
             {

@@ -69,14 +69,26 @@ def pointer_of(language: str, storyline_id: int | str) -> str:
     return f"storyline/{language}/{storyline_id}"
 
 
-def episode_of(coverage: dict, first_seen_ms: int) -> dict:
-    """One episode from a story's coverage document (the title its story page shows)."""
+def episode_of(summary: dict, first_seen_ms: int) -> dict:
+    """One episode from a story's coverage summary (:func:`~transforms.editions.cycle.coverage.coverage_summary`, or
+    :func:`summary_of` a coverage document): the title its story page shows."""
+    return {
+        "story_id": summary["story_id"],
+        "title": summary["title"],
+        "first_at": docs.iso(first_seen_ms),
+        "last_at": summary.get("updated_at") or docs.iso(first_seen_ms),
+        "article_count": summary["article_count"],
+        "publisher_count": summary["publisher_count"],
+    }
+
+
+def summary_of(coverage: dict) -> dict:
+    """What an episode reads of a coverage document (as coverage_summary gives it)."""
     arts = coverage["articles"]
     return {
         "story_id": coverage["story_id"],
         "title": coverage["title"],
-        "first_at": docs.iso(first_seen_ms),
-        "last_at": coverage.get("updated_at") or docs.iso(first_seen_ms),
+        "updated_at": coverage.get("updated_at"),
         "article_count": len(arts),
         "publisher_count": len({a["publisher_id"] for a in arts}),
     }
@@ -134,8 +146,9 @@ class Moves(NamedTuple):
 # events, so at each minute they build the same items (each edition the storylines of the stories its own cycle
 # emitted), each with what the storyline index takes of it (storyline_index.py ``index_part``). At 300,000 live
 # stories a minute's ~1,400 articles made ~11,000 storyline items, each English one 15 times over
-# (benchmarks/rank_bench.py). Budget: items (a busy minute's distinct ones across languages: ~4,000).
-SHARED_ITEMS = LineageMemo(kept=30_000)
+# (benchmarks/rank_bench.py). Budget: items, ~4.5 KB each (~18 MB), a minute's distinct ones at 300,000 live
+# stories: ~1,300 (a scope serves one minute: older lineages are dead weight until they go).
+SHARED_ITEMS = LineageMemo(kept=4_000)
 
 
 def _frozen_sources(sources: dict | None):
@@ -147,7 +160,8 @@ def _frozen_sources(sources: dict | None):
 def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> dict | None:
     """One storyline's item at ``version`` with its :class:`Moves`: read from the book and the takedowns only, so
     every edition of the book's lineage makes the same one. None: nothing to publish."""
-    from transforms.editions.cycle.coverage import shared_coverage  # cycle imports the book, which imports storylines
+    # cycle imports the book, which imports storylines
+    from transforms.editions.cycle.coverage import coverage_summary, shared_coverage
 
     smap, language = book.storylines, book.language
     doc = {"schema": STORYLINE_SCHEMA, "storyline_id": str(sl), "language": language, "version": version}
@@ -161,12 +175,16 @@ def storyline_item(book, params, taken, sl: int, version: int, moves: Moves) -> 
             if row is None or book.stories.is_alias[row] or not book.stories.n_articles[row]:
                 continue
             # the cycle's own coverage document of a story it emitted is this one (taken down the same way)
-            cov = shared_coverage(book, row, params, int(book.stories.primary_section[row]))
-            cov = taken.filter_story(cov) if taken else cov
-            if cov is None:
+            prim = int(book.stories.primary_section[row])
+            if taken:  # the whole document, as takedowns filter it
+                cov = taken.filter_story(shared_coverage(book, row, params, prim))
+                summary = None if cov is None else summary_of(cov)
+            else:  # the kept document's summary, or one made without the article cards
+                summary = coverage_summary(book, row, params, prim)
+            if summary is None:
                 gone.add(sid)
                 continue
-            episodes.append(episode_of(cov, int(book.stories.first_seen[row])))
+            episodes.append(episode_of(summary, int(book.stories.first_seen[row])))
             rows.append(row)
         if not episodes and not gone and sources is None:
             return None
