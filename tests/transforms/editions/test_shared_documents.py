@@ -1,11 +1,11 @@
 """What a book's tables alone decide is made once and shared by the editions whose books have the same tables
 (transforms/editions/cycle/kept.py ``LineageMemo``, coverage.py ``SharedCoverage``): coverage documents (once per
-story version, kept across minutes), storyline items (overlays/storyline_pages.py ``SHARED_ITEMS``) and pool
-entries' story fields (cycle/run.py ``SHARED_POOL_STORIES``). The editions of a language fold the same events, each
-into its own book, and each made every one again. Shared only where every input is the same: the tables
-(``StoryBook.lineage``, or the story's version), the config, registry and parameters, the story and primary
-section; for a storyline item also the cycle's minute, the stories that left, the sources, whether it was merged
-and the takedowns."""
+story version, kept across minutes), storyline items (overlays/storyline_pages.py ``SHARED_ITEMS``), pool entries'
+story fields (cycle/run.py ``SHARED_POOL_STORIES``) and article cards (cycle/cards.py ``SHARED_CARDS``). The
+editions of a language fold the same events, each into its own book, and each made every one again. Shared only
+where every input is the same: the tables (``StoryBook.lineage``, or the story's version), the config, registry and
+parameters, the story and primary section; for a storyline item also the cycle's minute, the stories that left,
+the sources, whether it was merged and the takedowns; for a card the article's first-seen time, version and labels."""
 
 from __future__ import annotations
 
@@ -225,3 +225,38 @@ def test_a_coverage_summary_is_what_an_episode_reads_of_the_document(world, monk
             shared_coverage(book, row, p, prim)
             assert shared.peek(book, row, p, prim) is not None
             assert coverage_summary(book, row, p, prim) == want, sid  # read from the kept document
+
+
+def test_a_card_is_shared_by_a_lineage_only_for_the_same_article_first_seen_version_and_labels(world, monkeypatch):
+    """cards.py ``SHARED_CARDS``: a card is made once for the books of a lineage, and made again when the article's
+    first-seen time, version (a new headline) or labels (another region's) differ, or when it is asked with its
+    lede: its key holds each (the columns are changed in place here, so the lineage stays the same)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from transforms.editions.cycle import cards as cards_module
+    from transforms.editions.cycle.cards import Cards
+    from transforms.editions.cycle.context import CycleCache
+
+    monkeypatch.setattr(cards_module, "SHARED_CARDS", LineageMemo(kept=8))
+    world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
+    config, registry = load_config(), default_registry()
+    events = [compact_change(c) for c in world.changes]
+    a, b = _book(config, registry, events), _book(config, registry, events)
+    art, arts = 0, np.zeros(1, np.int64)  # the story's first article: daily-herald's, a US publisher
+
+    def card(book, with_lede=False, region="us"):  # a cycle's card with an empty edition cache: shared or new
+        return Cards(book, region, CycleCache(), SimpleNamespace(by_section={}), arts).get(art, with_lede)
+
+    first = card(a)
+    assert card(b) is first and card(a, True) is not first and "lede" not in first
+    assert "local" in first["labels"] and "local" not in card(a, region="gb")["labels"]  # another region's labels
+    b.articles.first_seen[art] += 1
+    seen = card(b)
+    assert seen is not first and seen["first_seen_at"] != first["first_seen_at"]
+    b.articles.version[art] += 1
+    b.articles.card[art] = dict(b.articles.card[art], title="Dam gates open early")
+    edited = card(b)
+    assert edited is not seen and edited["title"] == "Dam gates open early"
+    assert card(a) is first  # a's article is as it was

@@ -20,7 +20,6 @@ the rooms; the room's face still exports it there).
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,16 +30,15 @@ from transforms.editions.book.storybook import StoryBook
 from transforms.editions.cycle import fairness, trust
 from transforms.editions.cycle.arrays import sorted_member, unique_ints
 from transforms.editions.cycle.assembly import DiversityRules, Gram, StoryTraits, assemble, hysteresis_order
+from transforms.editions.cycle.cards import FACT_CHECK_BIT, Cards
 from transforms.editions.cycle.collector import spaced_collections
-from transforms.editions.cycle.context import CycleCache, CycleContext, CycleOutput, EditionMemory, KeptEntries
-from transforms.editions.cycle.coverage import article_card, coverage_documents
+from transforms.editions.cycle.context import CycleContext, CycleOutput, EditionMemory, KeptEntries
+from transforms.editions.cycle.coverage import coverage_documents
 from transforms.editions.cycle.kept import LineageMemo
 from transforms.editions.cycle.representatives import (
-    LABELS_BY_CODE,
     Representatives,
     capped_publishers,
     choose_representatives,
-    label_codes,
     supporting,
 )
 from transforms.editions.cycle.scoring import Candidates, Features, select_candidates
@@ -165,6 +163,7 @@ class PageFacts:
     pinned_ids: list  # Breaking stories pinned, newest window first
     section_names: tuple = ()  # every card section, in a fixed order: the document keys' section index
     pool_memo: tuple | None = None  # (ranked, params, positions) of the last pool_positions call on these facts
+    vec_seq: dict | None = None  # story id -> the centroid_seq of its row of vec_matrix (assembly.Gram's key)
 
     def section_codes(self, story_ids: list) -> np.ndarray:
         """The card sections of ``story_ids`` (``section_of``) as indexes into ``section_names``, which grows by
@@ -196,7 +195,7 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
     section_of = dict(zip(ids_l, names[shown].tolist()))
     labelled = np.flatnonzero(prim >= 0).tolist()
     topic_of = {ids_l[i]: section_of[ids_l[i]] for i in labelled}
-    vec_index, vec_matrix = {}, None
+    vec_index, vec_matrix, vec_seq = {}, None, {}
     if book.dim and rows_l:
         # unit centroids of the stories a page can place (its section's candidates and the pins), not of the whole
         # pool: each row's values are the same either way, at a third of the rows
@@ -205,7 +204,9 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
         pos = np.minimum(np.searchsorted(cand.rows, need), cand.rows.size - 1)
         pos = pos[cand.rows[pos] == need]
         vec_matrix, slots, nonzero = ctx.cache.unit.of(book, cand.rows[pos])  # kept across cycles (centroids.py)
-        vec_index = dict(zip([ids_l[i] for i in pos[nonzero].tolist()], slots[nonzero].tolist()))
+        vec_ids = [ids_l[i] for i in pos[nonzero].tolist()]
+        vec_index = dict(zip(vec_ids, slots[nonzero].tolist()))
+        vec_seq = dict(zip(vec_ids, book.stories.centroid_seq[cand.rows[pos[nonzero]]].tolist()))
     pins_all = []
     for r in ranked.forced.tolist():
         i = pos_of.get(r)
@@ -229,6 +230,7 @@ def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
         vec_matrix,
         pinned_ids,
         section_names,
+        vec_seq=vec_seq,
     )
 
 
@@ -245,7 +247,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
     """Order (hysteresis, trust gates), slots (pins, diversity) and supporting links of every section page."""
     book, p, memory = ctx.book, ctx.params, ctx.memory
     cand, reps, smoothed_l = ranked.cand, ranked.reps, ranked.smoothed.tolist()
-    rows_l, ids_l, rep_l, pos_of, id_pos = facts.rows_l, facts.ids_l, facts.rep_l, facts.pos_of, facts.id_pos
+    rows_l, rep_l, id_pos = facts.rows_l, facts.rep_l, facts.id_pos
     group_ids, flagged = book.publisher_group_names(), demoted_ids(book, ranked, p.clickbait_authority)
 
     def alternative(sid: int, blocked: set[str]):
@@ -264,21 +266,24 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
         max_cosine=p.max_centroid_cosine,
         page_size=p.page_size,
     )
-    vec_seq = dict(zip(ids_l, book.stories.centroid_seq[cand.rows].tolist())) if facts.vec_index else None
+    vec_seq = facts.vec_seq if facts.vec_index else None
     traits = StoryTraits(facts.pub_of_story, facts.topic_of, facts.vec_index, facts.vec_matrix, vec_seq)
     old_gram, new_gram = ctx.cache.gram, {}
     old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
     version_l = book.stories.version[cand.rows].tolist()  # per candidate position, read once
-    by_section = {}
+    by_section, ids = {}, book.stories.id
+    smoothed = np.asarray(ranked.smoothed, np.float64)
     for sec_id in ctx.edition.sections:
         rows_s, fit_s = cand.sections[sec_id]
         scores = {}
         if rows_s.size:
-            for r, fit in zip(rows_s.tolist(), fit_s.tolist()):
-                i = pos_of[r]
-                if rep_l[i] >= 0:
-                    scores[ids_l[i]] = smoothed_l[i] * fit
+            # smoothed x fit of the section's candidates with a representative, best first: the products of
+            # doubles that Python's floats give, without a loop over ~60 stories per page
+            pos = np.searchsorted(cand.rows, rows_s)  # the section's rows are candidates (sorted rows)
+            has = reps.rep[pos] >= 0
+            values = smoothed[pos[has]] * np.asarray(fit_s, np.float64)[has]
+            scores = dict(zip(ids[rows_s[has]].tolist(), values.tolist()))
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         if not scores and not pins:
             # Nothing to place (most sections of a small book): the empty page every step below would give. The
@@ -318,81 +323,6 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
 
 
 # ------------------------------------------------------------------------------------------------ cards, labels
-_FACT_CHECK_BIT = 1 << LABELS_BY_CODE.index(("fact_check",))  # in label_codes' bits
-
-
-class Cards:
-    """Article cards of one cycle, built once per article with labels computed for all needed articles at once.
-    The label bits of every card the cycle may show are computed in one batch (:meth:`codes_of`: the document
-    keys compare them); what a cached card must match (first seen, version, labels) is looked up per article only
-    when a card is asked for (a page or pool entry that is not reused: a few hundred per edition and cycle, of
-    ~2,500 articles)."""
-
-    def __init__(self, book: StoryBook, region: str, cache: CycleCache, page_slots: PageSlots, pool_reps: np.ndarray):
-        needed = [rep for chosen in page_slots.by_section.values() for _, _, rep, _, _ in chosen]
-        needed += [a for chosen in page_slots.by_section.values() for _, _, _, sup, _ in chosen for a in sup]
-        arts = unique_ints(np.concatenate([np.array(needed, np.int64), np.asarray(pool_reps, np.int64)]))
-        self.book = book
-        self.arts, self.codes = arts, label_codes(book, arts, region)  # the label bits of every card of the cycle
-        self._arts_l, self._codes_l = arts.tolist(), self.codes.tolist()
-        # what the document keys read of a card (first seen, version, label bits), for every card at once
-        self.cols = np.stack([book.articles.first_seen[arts], book.articles.version[arts], self.codes]).astype(np.int64)
-        self.old, self.new = cache.cards, {}
-
-    def codes_of(self, arts: np.ndarray) -> np.ndarray:
-        """The label bits of the cards of article rows ``arts`` (each among the cycle's cards)."""
-        return self.codes[np.searchsorted(self.arts, arts)]
-
-    def cols_of(self, arts: np.ndarray) -> np.ndarray:
-        """The first-seen times, versions and label bits of the cards of article rows ``arts`` (each among the
-        cycle's cards), as three rows of integers."""
-        return self.cols[:, np.searchsorted(self.arts, arts)]
-
-    def label_of(self, a: int) -> tuple[str, ...]:
-        """The card labels of article row ``a`` (one of the cycle's cards)."""
-        return LABELS_BY_CODE[self._codes_l[bisect_left(self._arts_l, a)]]
-
-    def _check(self, a: int) -> tuple:
-        """What a cached card of article row ``a`` must match: its first-seen time, version and labels."""
-        arts = self.book.articles
-        return (int(arts.first_seen[a]), int(arts.version[a]), self.label_of(a))
-
-    def get(self, a: int, with_lede: bool) -> dict:
-        """The card of article row ``a`` (``with_lede``: the page representative's, with its lede). Cached by
-        ``2a + with_lede`` (an int key: this runs ~200,000 times a cycle) while first seen, version and labels
-        are unchanged."""
-        key = a + a + with_lede
-        check = self._check(a)
-        hit = self.new.get(key)
-        if hit is None:
-            hit = self.old.get(key)
-        if hit is not None and hit[0] == check:
-            self.new[key] = hit
-            return hit[1]
-        base = self.book.articles.card[a]
-        c = article_card(base, check[0], check[2])
-        if with_lede and base["lede"]:
-            c["lede"] = base["lede"][:300]
-        self.new[key] = (check, c)
-        return c
-
-    def plain(self, arts: list) -> tuple:
-        """The cards without lede of article rows ``arts`` (a story's supporting links), as :meth:`get` gives
-        them one by one, in one loop: ~130,000 a cycle."""
-        new, old, check_of, out = self.new, self.old, self._check, []
-        for a in arts:
-            key = a + a
-            hit = new.get(key)
-            if hit is None:
-                hit = old.get(key)
-            if hit is not None and hit[0] == check_of(a):
-                new[key] = hit
-                out.append(hit[1])
-            else:
-                out.append(self.get(a, False))
-        return tuple(out)
-
-
 class StoryLabels:
     """A story's labels on a page or in the pool: breaking (pinned) or developing, and fact_check when the story
     holds a fact check other than its representative. Labels of an article (opinion, fact_check, wire, first
@@ -593,7 +523,7 @@ def story_label_codes(shown: Shown, pos: np.ndarray, rep_codes: np.ndarray, pinn
     labels = shown.labels
     developing = labels.developing[pos] if pos.size else np.zeros(0, bool)
     fact = labels.fact[pos] if pos.size else np.zeros(0, bool)
-    other_check = fact & ((rep_codes & _FACT_CHECK_BIT) == 0)
+    other_check = fact & ((rep_codes & FACT_CHECK_BIT) == 0)
     return (np.where(pinned, 1, np.where(developing, 2, 0)) + 4 * other_check).astype(np.int64)
 
 
