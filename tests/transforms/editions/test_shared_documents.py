@@ -35,7 +35,7 @@ def _book(config, registry, events):
 
 
 def test_a_coverage_document_is_made_once_per_lineage_and_again_after_a_fold(world, monkeypatch):
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage(kept=1000))
     world.story(1, ["daily-herald", "pacific-times"], T - 30 * MIN, title="Dam opens its gates")
     first = [compact_change(c) for c in world.changes]
     world.add(1, world.article("metro-courier", T - MIN, title="Dam gates open early"))
@@ -79,7 +79,7 @@ def test_a_lineage_memo_keeps_a_budget_of_values_oldest_scope_first(world):
 
 
 def test_a_coverage_document_is_kept_across_minutes_while_its_storys_version_stands(world, monkeypatch):
-    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage())
+    monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", SharedCoverage(kept=1000))
     world.story(1, ["daily-herald"], T - 30 * MIN, title="Dam opens its gates")
     world.story(2, ["pacific-times"], T - 20 * MIN, title="Harbour strike ends")
     config, registry = load_config(), default_registry()
@@ -193,8 +193,7 @@ def test_a_pool_entrys_story_fields_are_shared_by_a_lineage_and_made_again_after
 
 
 def test_shared_coverage_keeps_its_newest_documents_within_its_budget(world, monkeypatch):
-    shared = SharedCoverage()
-    shared.KEPT = 2
+    shared = SharedCoverage(kept=2)
     monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
     for k in (1, 2, 3):
         world.story(k, ["daily-herald"], T - 30 * MIN + k, title=f"Story {k}")
@@ -212,8 +211,9 @@ def test_a_coverage_summary_is_what_an_episode_reads_of_the_document(world, monk
     from transforms.editions.cycle.coverage import coverage_summary
     from transforms.editions.overlays.storyline_pages import summary_of
 
-    shared = SharedCoverage()
+    shared, summaries = SharedCoverage(kept=1000), SharedCoverage(kept=1000)
     monkeypatch.setattr(coverage_module, "SHARED_COVERAGE", shared)
+    monkeypatch.setattr(coverage_module, "SHARED_SUMMARIES", summaries)
     world.randomise(11, 40, T - 6 * 60 * MIN, T - 30 * MIN)
     config = load_config()
     book = _book(config, default_registry(), [compact_change(c) for c in world.changes])
@@ -222,6 +222,7 @@ def test_a_coverage_summary_is_what_an_episode_reads_of_the_document(world, monk
         for prim in (int(book.stories.primary_section[row]), 0):
             want = summary_of(coverage_document(book, row, p, prim))
             assert coverage_summary(book, row, p, prim) == want, sid  # made from the book
+            assert summaries.peek(book, row, p, prim) == want  # and kept at this version
             shared_coverage(book, row, p, prim)
             assert shared.peek(book, row, p, prim) is not None
             assert coverage_summary(book, row, p, prim) == want, sid  # read from the kept document

@@ -67,25 +67,23 @@ class SharedCoverage:
     every change of a story's coverage versions it (the rule :func:`coverage_documents` already rests on: a story is
     emitted again only at a new version). At 300,000 live stories a minute's ~1,400 articles made ~6,700 coverage
     documents and ~22,000 more for ~11,000 storyline pages' episodes, each English one 15 times over and the
-    episodes of unchanged stories every minute again (benchmarks/rank_bench.py). One document per story (its
-    newest version asked for), the least recently used going first beyond ``KEPT``. A document handed out is shared
-    by every edition that asks for it: read it, never write into it (takedowns and the publisher make changed
-    copies)."""
+    episodes of unchanged stories every minute again (benchmarks/rank_bench.py). One value per story (its newest
+    version asked for), the least recently used going first beyond ``kept``. A value handed out is shared by every
+    edition that asks for it: read it, never write into it (takedowns and the publisher make changed copies). The
+    same keeping holds the stories' :func:`coverage_summary` (``SHARED_SUMMARIES``)."""
 
-    # documents: ~4.3 KB each (objsize, benchmarks/rank_bench.py's world), ~70 MB; a minute at 300,000 live stories
-    # makes ~1,300 new versions and asks for ~2,600 unchanged episodes of the storylines it touches
-    KEPT = 16_000
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, value)
 
-    def __init__(self) -> None:
-        self.docs: dict[tuple, tuple] = {}  # (language, story id) -> (version, prim, config, registry, p, doc)
-
-    def peek(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict | None:
-        """The kept document of this story at its version, or None (nothing made)."""
+    def peek(self, book: StoryBook, row: int, p: RankParams, prim: int):
+        """The kept value of this story at its version, or None (nothing made)."""
         hit = self.docs.get((book.language, int(book.stories.id[row])))
         same = hit is not None and hit[:2] == (int(book.stories.version[row]), prim) and hit[2] is book.config
         return hit[5] if same and hit[3] is book.registry and hit[4] is p else None
 
-    def document(self, book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
+    def document(self, book: StoryBook, row: int, p: RankParams, prim: int, make=None):
+        """The kept value of this story at its version, else ``make()`` (default: its coverage document), kept."""
         key, version = (book.language, int(book.stories.id[row])), int(book.stories.version[row])
         with SHARED_LOCK:
             hit = self.docs.pop(key, None)
@@ -94,16 +92,20 @@ class SharedCoverage:
         same = hit is not None and hit[:2] == (version, prim) and hit[2] is book.config and hit[3] is book.registry
         if same and hit[4] is p:
             return hit[5]
-        doc = coverage_document(book, row, p, prim)
+        value = coverage_document(book, row, p, prim) if make is None else make()
         with SHARED_LOCK:
             self.docs.pop(key, None)
-            self.docs[key] = (version, prim, book.config, book.registry, p, doc)
-            while len(self.docs) > self.KEPT:
+            self.docs[key] = (version, prim, book.config, book.registry, p, value)
+            while len(self.docs) > self.kept:
                 del self.docs[next(iter(self.docs))]
-        return doc
+        return value
 
 
-SHARED_COVERAGE = SharedCoverage()
+# documents: ~4.3 KB each (objsize, benchmarks/rank_bench.py's world), ~70 MB; a minute at 300,000 live stories makes
+# ~1,300 new versions
+SHARED_COVERAGE = SharedCoverage(kept=16_000)
+# summaries (a storyline's unchanged episodes, ~2,600 asked a minute): ~0.6 KB each, ~25 MB
+SHARED_SUMMARIES = SharedCoverage(kept=40_000)
 
 
 def shared_coverage(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
@@ -163,7 +165,7 @@ def coverage_summary(book: StoryBook, row: int, p: RankParams, prim: int) -> dic
     """What a storyline page's episode reads of a story's coverage document (title, ``updated_at``, articles'
     count and publishers), without its article cards: the kept document when there is one at this version
     (``SHARED_COVERAGE``), else made from the book (a storyline's other episodes, unchanged this minute, asked for
-    only for this). No takedowns applied (a caller with takedowns filters the whole document)."""
+    only for this) and kept by version as the documents are (``SHARED_SUMMARIES``). No takedowns applied (a caller with takedowns filters the whole document)."""
     doc = SHARED_COVERAGE.peek(book, row, p, prim)
     if doc is not None:
         return {
@@ -173,6 +175,10 @@ def coverage_summary(book: StoryBook, row: int, p: RankParams, prim: int) -> dic
             "article_count": len(doc["articles"]),
             "publisher_count": len({a["publisher_id"] for a in doc["articles"]}),
         }
+    return SHARED_SUMMARIES.document(book, row, p, prim, lambda: _summary(book, row, p, prim))
+
+
+def _summary(book: StoryBook, row: int, p: RankParams, prim: int) -> dict:
     arts = book.story_articles(row)
     best = best_article(book, row, arts, p, prim)
     return {

@@ -60,9 +60,9 @@ def storyline_entities(book, story_rows) -> list[str]:
 
 
 def index_part(item: dict) -> tuple | None:
-    """What the storyline index takes of one storyline item: its entry, the storylines it absorbed whole (they leave
-    the lists they shared with it) and the (shard, entity) pairs it is listed under. None: not listed (a merge's
-    redirect, no episode). Made once per item: the editions of a language share their items
+    """What the storyline index takes of one storyline item: its entry with its place in a list (newest first: the
+    :func:`_newest_first` key), the storylines it absorbed whole (they leave the lists they shared with it) and the
+    (shard, entity) pairs it is listed under. None: not listed (a merge's redirect, no episode). Made once per item: the editions of a language share their items
     (storyline_pages.py ``SHARED_ITEMS``) and the parts with them."""
     doc = item["doc"]
     if doc.get("merged_into") is not None or not doc["episodes"]:
@@ -75,7 +75,8 @@ def index_part(item: dict) -> tuple | None:
         "updated_at": doc["updated_at"],
     }
     absorbed = tuple(sorted({str(src) for src, ids in item.get("sources") or () if ids is None}))
-    return entry, absorbed, tuple((shard_of(entity), entity) for entity in item.get("entities") or ())
+    placed = tuple((shard_of(entity), entity) for entity in item.get("entities") or ())
+    return (_order_key(entry), entry), absorbed, placed
 
 
 def index_items(storyline_items: list[dict], language: str, version: int) -> list[dict]:
@@ -83,35 +84,36 @@ def index_items(storyline_items: list[dict], language: str, version: int) -> lis
     parts = {}  # a storyline listed twice: its last item's entry, as a put replaces an entry
     for part in map(index_part, storyline_items):
         if part is not None:
-            parts.pop(part[0]["storyline_id"], None)
-            parts[part[0]["storyline_id"]] = part
+            parts.pop(part[0][1]["storyline_id"], None)
+            parts[part[0][1]["storyline_id"]] = part
     return index_of(list(parts.values()), language, version)
 
 
 def index_of(parts: list, language: str, version: int) -> list[dict]:
     """:func:`index_items` from the items' :func:`index_part`, one per storyline (entries shared read-only with other
     editions)."""
-    puts: dict[int, dict[str, list]] = {}  # shard -> entity -> entries (a storyline once per entity)
+    puts: dict[int, dict[str, list]] = {}  # shard -> entity -> (order key, entry), a storyline once per entity
     drops: dict[int, set[str]] = {}
     for part in parts:
         if part is None:
             continue
-        entry, absorbed, placed = part
+        keyed, absorbed, placed = part
         for shard, entity in placed:
             by_entity = puts.get(shard)
             if by_entity is None:
                 by_entity = puts[shard] = {}
             entries = by_entity.get(entity)
             if entries is None:
-                by_entity[entity] = [entry]
+                by_entity[entity] = [keyed]
             else:
-                entries.append(entry)
+                entries.append(keyed)
             if absorbed:
                 drops.setdefault(shard, set()).update(absorbed)
     items = []
     for shard in sorted(puts):
         put = {
-            e: entries if len(entries) == 1 else _newest_first(entries) for e, entries in sorted(puts[shard].items())
+            e: [entries[0][1]] if len(entries) == 1 else [x for _, x in sorted(entries, reverse=True)]
+            for e, entries in sorted(puts[shard].items())
         }
         doc = {"schema": INDEX_SCHEMA, "language": language, "shard": shard, "version": version, "entities": put}
         items.append(
@@ -146,7 +148,11 @@ def merged_index(item: dict, read_live) -> dict:
     return dict(doc, entities={e: entities[e] for e in sorted(entities)})
 
 
+def _order_key(x: dict) -> tuple:
+    return x["updated_at"], int(x["storyline_id"])
+
+
 def _newest_first(entries) -> list[dict]:
     if len(entries) == 1:  # most entities of a cycle's items: one storyline
         return list(entries)
-    return sorted(entries, key=lambda x: (x["updated_at"], int(x["storyline_id"])), reverse=True)
+    return sorted(entries, key=_order_key, reverse=True)
