@@ -35,6 +35,7 @@ parameters or region, or a cycle earlier than the last, computes everything agai
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -85,7 +86,8 @@ class LineageMemo:
 
     def __init__(self, kept: int) -> None:
         self.kept = kept
-        self.by_scope: dict[tuple, tuple] = {}  # (lineage, id(p), id(holder)) -> (config, registry, p, holder, values)
+        # (lineage, id(p), id(holder)) -> (config, registry, p, holder, values), least recently used first (O(1) moves)
+        self.by_scope: OrderedDict[tuple, tuple] = OrderedDict()
         self.size = 0
 
     def find(self, book: StoryBook, p, keys: list, make, holder=None) -> list:
@@ -99,7 +101,8 @@ class LineageMemo:
                 if hit is not None:
                     self.size -= len(hit[4])
                 hit = (book.config, book.registry, p, holder, {})
-            self.by_scope[scope] = hit  # the most recently used last
+            self.by_scope[scope] = hit
+            self.by_scope.move_to_end(scope)  # the most recently used last
             values = hit[4]
             out = [values.get(k) for k in keys]
             missing = [k for k, v in zip(keys, out) if v is None and k not in values]
@@ -113,7 +116,7 @@ class LineageMemo:
                         values[k] = v
                         self.size += 1
                 while self.size > self.kept and len(self.by_scope) > 1:
-                    self.size -= len(self.by_scope.pop(next(iter(self.by_scope)))[4])
+                    self.size -= len(self.by_scope.popitem(last=False)[1][4])
         return [made.get(k, v) for k, v in zip(keys, out)]
 
     def get(self, book: StoryBook, p, key, make, holder=None):
