@@ -9,7 +9,6 @@ run.py compare them) and builds a card only when a page or pool entry that is no
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,9 +18,6 @@ from transforms.editions.cycle.context import CycleCache
 from transforms.editions.cycle.coverage import article_card
 from transforms.editions.cycle.kept import LineageMemo
 from transforms.editions.cycle.representatives import LABELS_BY_CODE, label_codes
-
-if TYPE_CHECKING:
-    from transforms.editions.cycle.run import PageSlots
 
 FACT_CHECK_BIT = 1 << LABELS_BY_CODE.index(("fact_check",))  # in label_codes' bits
 
@@ -43,7 +39,8 @@ class Cards:
     when a card is asked for (a page or pool entry that is not reused: a few hundred per edition and cycle, of
     ~2,500 articles)."""
 
-    def __init__(self, book: StoryBook, region: str, cache: CycleCache, page_slots: PageSlots, pool_reps: np.ndarray):
+    def __init__(self, book: StoryBook, region: str, cache: CycleCache, page_slots, pool_reps: np.ndarray):
+        # page_slots: run.PageSlots (not imported: run imports this module)
         needed = [rep for chosen in page_slots.by_section.values() for _, _, rep, _, _ in chosen]
         needed += [a for chosen in page_slots.by_section.values() for _, _, _, sup, _ in chosen for a in sup]
         arts = unique_ints(np.concatenate([np.array(needed, np.int64), np.asarray(pool_reps, np.int64)]))
