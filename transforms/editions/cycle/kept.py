@@ -79,10 +79,12 @@ SHARED_LOCK = threading.RLock()
 class LineageMemo:
     """Values made from a book's tables alone (and the config, registry and parameters), shared by the editions whose
     books have the same lineage (``StoryBook.lineage``): the editions of a language fold the same events, each into
-    its own book, and at each minute make the same documents (storyline items, pool entries' story fields). ``holder``: one more object the values read (the takedowns), held by identity like the parameters. A
+    its own book, and at each minute make the same documents (storyline items, pool entries' story fields, article
+    cards). ``holder``: one more object the values read (the takedowns), held by identity like the parameters. A
     large book's lineage changes with every fold, so a scope serves one minute of one language; the least recently
     used scopes go first, whole, within a budget of values. A value handed out is shared by every edition that asks
-    for it, so nothing may write into it."""
+    for it, so nothing may write into it (cards.py's per-scope dict of cards only grows, by single dict
+    operations)."""
 
     def __init__(self, kept: int) -> None:
         self.kept = kept
@@ -101,8 +103,7 @@ class LineageMemo:
                 if hit is not None:
                     self.size -= len(hit[4])
                 hit = (book.config, book.registry, p, holder, {})
-            self.by_scope[scope] = hit
-            self.by_scope.move_to_end(scope)  # the most recently used last
+            self.by_scope[scope] = hit  # popped and put back: the most recently used last
             values = hit[4]
             out = [values.get(k) for k in keys]
             missing = [k for k, v in zip(keys, out) if v is None and k not in values]
