@@ -73,6 +73,18 @@ def child(tree: str, stories: int, repeat: int) -> None:
         return d
 
     rb.summarise = summarise
+    # the cyclic collector's share of each cycle, by generation: CPU seconds and collections (gc.callbacks)
+    collections: dict = {}
+    started = [0.0]
+
+    def on_collection(phase, info):
+        if phase == "start":
+            started[0] = time.process_time()
+        else:
+            spent, n = collections.get(info["generation"], (0.0, 0))
+            collections[info["generation"]] = (spent + time.process_time() - started[0], n + 1)
+
+    gc.callbacks.append(on_collection)
     rng = np.random.default_rng(7)
     config = load_config()
     editions = list(config.editions)
@@ -99,6 +111,7 @@ def child(tree: str, stories: int, repeat: int) -> None:
             books[lang].flush()
         phases: dict = {}
         harness[0] = 0.0
+        collections.clear()
         t = time.process_time()
         _, outs = rb.run_all(editions, run, rb.NOW + k * MINUTE_MS, timings=phases)
         cpu = time.process_time() - t - harness[0]
@@ -106,6 +119,7 @@ def child(tree: str, stories: int, repeat: int) -> None:
         phases = {p: round(v, 3) for p, v in phases.items() if isinstance(v, float)}
         state = sorted(len(pickle.dumps(m)) for m in memories.values())  # MEMORY, pickled per edition key
         row = {"cpu": cpu, "digest": hashlib.sha256(ids.encode()).hexdigest()[:16], "phases": phases}
+        row["gc"] = {f"gen{g}": f"{s:.2f} s/{n}" for g, (s, n) in sorted(collections.items())}
         print(json.dumps({**row, "state": [state[len(state) // 2], state[-1]]}))
         sys.stdout.flush()
 
@@ -136,7 +150,9 @@ def main(argv=None) -> int:
     }
     for name, rs in runs.items():
         for k, r in enumerate(rs, start=2):
-            print(f"{name} cycle {k}: {r['cpu']:.2f} s CPU, digest {r['digest']}, phases {r['phases']}")
+            print(
+                f"{name} cycle {k}: {r['cpu']:.2f} s CPU, digest {r['digest']}, collector {r['gc']}, phases {r['phases']}"
+            )
         med_b, max_b = rs[-1]["state"]
         print(f"{name} MEMORY state per edition key (pickled, last cycle): median {med_b:,} bytes, largest {max_b:,}")
     med = {name: statistics.median(r["cpu"] for r in rs) for name, rs in runs.items()}
