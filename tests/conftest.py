@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -47,6 +48,17 @@ def pytest_runtest_makereport(item, call):
         return
     report.outcome = "failed"
     report.longrepr = f"skipped in CI, which must run every test (set CI= to allow skips locally): {reason}"
+
+
+@pytest.fixture(autouse=True)
+def _collector_unparked():
+    """A test that set up a ranking worker turned on the parking of the collector's survivors for this process
+    (transforms/editions/cycle/collector.py): it is turned off after every test, and what it parked is handed back,
+    so one test's garbage is never kept from the collector in the next."""
+    yield
+    collector = sys.modules.get("transforms.editions.cycle.collector")
+    if collector is not None:
+        collector.stop_parking()
 
 
 @pytest.fixture(scope="session")
