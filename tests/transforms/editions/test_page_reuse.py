@@ -140,8 +140,9 @@ def _section(book, page, monkeypatch):
     sid = int(page["stories"][0]["story_id"])
 
     def edit(facts, args):
-        facts.section_of = dict(facts.section_of)
-        facts.section_of[sid] = "science" if facts.section_of[sid] != "science" else "sports"
+        i, names = facts.ids_l.index(sid), facts.section_names
+        facts.section_code = facts.section_code.copy()
+        facts.section_code[i] = names.index("science" if facts.section(i) != "science" else "sports")
         return facts
 
     _at_next_minute(monkeypatch, run, "page_facts", edit)

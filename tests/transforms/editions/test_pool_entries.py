@@ -74,7 +74,7 @@ def test_pool_keys_first_columns_are_the_story_s_version_and_centroid(world, mak
 def test_pool_positions_are_kept_on_the_page_facts_for_the_same_ranking_and_params_only():
     """run.py ``pool_positions``: the steady test and the pool document ask one after the other, and get one
     answer; another ranking (other scores) or other params on the same facts are ranked anew."""
-    facts = PageFacts([], [10, 11, 12], [], {}, {}, {}, {}, {}, {}, None, [])
+    facts = PageFacts([], [10, 11, 12], [], {}, {}, np.zeros(3, np.int64), {}, {}, None, [])
 
     def ranked(smoothed):
         cand = SimpleNamespace(rows=np.arange(3), pool=np.arange(3))

@@ -21,6 +21,7 @@ the rooms; the room's face still exports it there).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -148,15 +149,16 @@ def cycle_documents(ctx: CycleContext, ranked: Ranked) -> CycleOutput | None:
 # ------------------------------------------------------------------------------------------------ page facts
 @dataclass
 class PageFacts:
-    """Per candidate (position i in ``cand.rows``): what page assembly needs, as Python lists and dicts."""
+    """Per candidate (position i in ``cand.rows``): what page assembly needs, as Python lists, dicts and arrays.
+    The dicts by story id hold the candidates a page can place only (a section's candidates and the pins): the
+    stories :func:`choose_page_slots` and the diversity rules look up, about half of an edition's candidates."""
 
     rows_l: list
     ids_l: list
     rep_l: list
-    pos_of: dict  # story row -> position
     id_pos: dict  # story id -> position
     pub_of_story: dict  # story id -> its representative's ownership group (the top-10 publisher limit's key)
-    section_of: dict  # story id -> section shown on its card
+    section_code: np.ndarray  # per position: the section shown on its card, as an index into section_names
     topic_of: dict  # story id -> the topical section the 3-per-section rule counts (labelled only)
     vec_index: dict  # story id -> row of vec_matrix (stories with a centroid)
     vec_matrix: np.ndarray | None
@@ -165,66 +167,65 @@ class PageFacts:
     pool_memo: tuple | None = None  # (ranked, params, positions) of the last pool_positions call on these facts
     vec_seq: dict | None = None  # story id -> the centroid_seq of its row of vec_matrix (assembly.Gram's key)
 
-    def section_codes(self, story_ids: list) -> np.ndarray:
-        """The card sections of ``story_ids`` (``section_of``) as indexes into ``section_names``, which grows by
-        any section not in it yet (so an index always names one section)."""
-        index = {name: k for k, name in enumerate(self.section_names)}
-        section_of, out = self.section_of, []
-        for sid in story_ids:
-            k = index.get(section_of[sid])
-            if k is None:
-                k = index[section_of[sid]] = len(index)
-                self.section_names = (*self.section_names, section_of[sid])
-            out.append(k)
-        return np.array(out, np.int64)
+    def section(self, i: int) -> str:
+        """The section shown on the card of candidate position ``i``."""
+        return self.section_names[self.section_code[i]]
 
 
 def page_facts(ctx: CycleContext, ranked: Ranked) -> PageFacts:
     book, p = ctx.book, ctx.params
     cand, reps = ranked.cand, ranked.reps
-    rows_l, ids_l, rep_l = cand.rows.tolist(), book.stories.id[cand.rows].tolist(), reps.rep.tolist()
-    pos_of = dict(zip(rows_l, range(len(rows_l))))
-    group_of = book.publisher_group_names()  # sister sites share the limit
-    rep_pub_l = book.articles.publisher[np.maximum(reps.rep, 0)].tolist()
-    pub_of_story = {sid: group_of[pb] for sid, a, pb in zip(ids_l, rep_l, rep_pub_l) if a >= 0}
-    # the section shown: the primary one, else nation or world by the domestic share (names looked up in C)
+    ids = book.stories.id[cand.rows]
+    rows_l, ids_l, rep_l = cand.rows.tolist(), ids.tolist(), reps.rep.tolist()
+    # the section shown: the primary one, else nation or world by the domestic share (an index into the names)
     prim = ranked.f.prim[cand.rows]
     section_names = (*book.section_ids, "nation", "world")
-    names = np.array(section_names, dtype=object)
-    shown = np.where(prim >= 0, prim, np.where(cand.domestic >= p.nation_share_min, len(names) - 2, len(names) - 1))
-    section_of = dict(zip(ids_l, names[shown].tolist()))
-    labelled = np.flatnonzero(prim >= 0).tolist()
-    topic_of = {ids_l[i]: section_of[ids_l[i]] for i in labelled}
-    vec_index, vec_matrix, vec_seq = {}, None, {}
-    if book.dim and rows_l:
-        # unit centroids of the stories a page can place (its section's candidates and the pins), not of the whole
-        # pool: each row's values are the same either way, at a third of the rows
-        parts = [rows for rows, _ in cand.sections.values()] + [ranked.forced]
-        need = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+    n_names = len(section_names)
+    shown = np.where(prim >= 0, prim, np.where(cand.domestic >= p.nation_share_min, n_names - 2, n_names - 1))
+    shown = shown.astype(np.int64)
+    # the candidates a page can place: its section's candidates (those with a representative become its order)
+    # and the pins (Breaking candidates), by ascending position
+    parts = [rows for rows, _ in cand.sections.values()] + [ranked.forced]
+    pos = np.zeros(0, np.int64)
+    if rows_l:
+        need = unique_ints(np.concatenate(parts))
         pos = np.minimum(np.searchsorted(cand.rows, need), cand.rows.size - 1)
         pos = pos[cand.rows[pos] == need]
+    page_ids, page_reps = ids[pos], reps.rep[pos]
+    id_pos = dict(zip(page_ids.tolist(), pos.tolist()))
+    group_of = book.publisher_group_names()  # sister sites share the limit
+    has = page_reps >= 0
+    pub_of_story = dict(
+        zip(page_ids[has].tolist(), [group_of[pb] for pb in book.articles.publisher[page_reps[has]].tolist()])
+    )
+    labelled = prim[pos] >= 0
+    names = np.array(section_names, dtype=object)  # names looked up in C
+    topic_of = dict(zip(page_ids[labelled].tolist(), names[shown[pos[labelled]]].tolist()))
+    vec_index, vec_matrix, vec_seq = {}, None, {}
+    if book.dim and rows_l:
+        # unit centroids of the stories a page can place, not of the whole pool: each row's values are the same
+        # either way, at a third of the rows
         vec_matrix, slots, nonzero = ctx.cache.unit.of(book, cand.rows[pos])  # kept across cycles (centroids.py)
-        vec_ids = [ids_l[i] for i in pos[nonzero].tolist()]
+        vec_ids = page_ids[nonzero].tolist()
         vec_index = dict(zip(vec_ids, slots[nonzero].tolist()))
         vec_seq = dict(zip(vec_ids, book.stories.centroid_seq[cand.rows[pos[nonzero]]].tolist()))
     pins_all = []
-    for r in ranked.forced.tolist():
-        i = pos_of.get(r)
-        if i is None or rep_l[i] < 0:
-            continue
-        if cand.domestic[i] + cand.intl[i] >= p.breaking_relevance:
-            pins_all.append((-int(book.stories.breaking_start[r]), ids_l[i]))
+    if ranked.forced.size and rows_l:
+        forced_pos = np.minimum(np.searchsorted(cand.rows, ranked.forced), cand.rows.size - 1)
+        for r, i in zip(ranked.forced.tolist(), forced_pos.tolist()):
+            if rows_l[i] != r or rep_l[i] < 0:  # not a candidate, or without a representative
+                continue
+            if cand.domestic[i] + cand.intl[i] >= p.breaking_relevance:
+                pins_all.append((-int(book.stories.breaking_start[r]), ids_l[i]))
     pins_all.sort()
     pinned_ids = [sid for _, sid in pins_all[: p.max_pins]]
-    id_pos = dict(zip(ids_l, range(len(ids_l))))
     return PageFacts(
         rows_l,
         ids_l,
         rep_l,
-        pos_of,
         id_pos,
         pub_of_story,
-        section_of,
+        shown,
         topic_of,
         vec_index,
         vec_matrix,
@@ -373,7 +374,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
     pages, shown_reps, page_story_rows, known = {}, [], set(), {}
-    labels_of, section_of, card, plain, iso = labels.of, facts.section_of, cards.get, cards.plain, docs.iso
+    labels_of, section, card, plain, iso = labels.of, facts.section, cards.get, cards.plain, docs.iso
     slots = [x for chosen in page_slots.by_section.values() for x in chosen]
     rows = np.array([facts.rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
     sids = np.array([slot.story_id for slot, _, _, _, _ in slots], np.int64)
@@ -419,7 +420,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                         "story_id": str(slot.story_id),
                         "rank": rank,
                         "labels": labels_of(i, rep, slot.pinned),
-                        "section": section_of[slot.story_id],
+                        "section": section(i),
                         "representative": card(rep, True),
                         "supporting": plain(sup),
                         "article_count": int(n_articles[r]),
@@ -493,13 +494,14 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
     n, facts, cards = len(slots), shown.facts, shown.cards
     if not n:
         return np.zeros((0, 9 + 4 * links), np.int64)
-    pos = np.array([i for _, i, _, _, _ in slots], np.int64)
-    rep = np.array([r for _, _, r, _, _ in slots], np.int64)
-    pinned = np.array([s.pinned for s, _, _, _, _ in slots], bool)
-    width = max([links, *(len(sup) for _, _, _, sup, _ in slots)])
-    pad = [-1] * width
-    sup = np.array([(list(s) + pad)[:width] for _, _, _, s, _ in slots], np.int64).reshape(n, width)
-    has = sup >= 0
+    slot_l, pos_l, rep_l, sup_l, _ = zip(*slots)  # one pass over the slots, a column each
+    pos, rep = np.array(pos_l, np.int64), np.array(rep_l, np.int64)
+    pinned = np.array([s.pinned for s in slot_l], bool)
+    lens = np.fromiter(map(len, sup_l), np.int64, n)
+    width = max(links, int(lens.max()))
+    has = np.arange(width) < lens[:, None]  # each slot's links first, then -1: row by row, the links in order
+    sup = np.full((n, width), -1, np.int64)
+    sup[has] = np.fromiter(chain.from_iterable(sup_l), np.int64, int(lens.sum()))
     safe = np.where(has, sup, rep[:, None])  # a card of the cycle where there is no link (masked below)
     both = np.concatenate([rep, safe.ravel()])  # the representatives' cards, then the links': read at once
     card_cols = cards.cols_of(both)
@@ -507,7 +509,7 @@ def page_keys(book: StoryBook, shown: Shown, slots: list, rows: np.ndarray, link
         rep,
         *card_cols[:, :n],
         story_label_codes(shown, pos, card_cols[2, :n], pinned),
-        facts.section_codes([s.story_id for s, _, _, _, _ in slots]),
+        facts.section_code[pos],
         book.stories.n_articles[rows].astype(np.int64),
         shown.ranked.f.pub_count[rows].astype(np.int64),
         book.stories.newest_seen[rows].astype(np.int64),
@@ -608,7 +610,7 @@ def pool_keys(book: StoryBook, shown: Shown, pool_pos: np.ndarray, pool_rows: np
             version,
             codes,
             story_label_codes(shown, pool_pos, codes, pinned),
-            facts.section_codes(sids.tolist()),
+            facts.section_code[pool_pos],
         ],
         axis=1,
     )
@@ -636,7 +638,7 @@ def _fresh_pool_entries(ctx: CycleContext, shown: Shown, pool_pos: np.ndarray, m
         story = old if old is not None else new_story[k]
         entry = {
             "story_id": str(sid),
-            "section": facts.section_of[sid],
+            "section": facts.section(i),
             "topics": story["topics"],
             "publishers": story["publishers"],
             "places": story["places"],

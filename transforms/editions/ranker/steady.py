@@ -148,12 +148,12 @@ class SteadyWatch:
     @staticmethod
     def key(book, ranked, facts, gates, page_slots, params, extra: tuple) -> tuple:
         """What a reader could see of this minute, scores aside (see the module docstring)."""
-        dev, pub_count, section_of = gates.developing_l, ranked.f.pub_count, facts.section_of
+        dev, pub_count, section = gates.developing_l, ranked.f.pub_count, facts.section
         pinned = set(facts.pinned_ids)
 
         def story(i: int, rep: int) -> tuple:
             sid = facts.ids_l[i]
-            return (sid, rep, dev[i], section_of[sid], int(pub_count[facts.rows_l[i]]), sid in pinned)
+            return (sid, rep, dev[i], section(i), int(pub_count[facts.rows_l[i]]), sid in pinned)
 
         pages = tuple(  # most sections are empty (a small book): their () without a generator
             (sec, tuple((story(i, rep), tuple(sup), slot.pinned) for slot, i, rep, sup, _ in chosen) if chosen else ())
