@@ -148,6 +148,22 @@ def _section(book, page, monkeypatch):
     _at_next_minute(monkeypatch, run, "page_facts", edit)
 
 
+def _section_names(book, page, monkeypatch):
+    """The first story's section index naming another section (two section names swapped): the key rows are the
+    same, the names they index are not."""
+    sid = int(page["stories"][0]["story_id"])
+
+    def edit(facts, args):
+        k = int(facts.section_code[facts.ids_l.index(sid)])
+        names = list(facts.section_names)
+        j = next(j for j, name in enumerate(names) if name != names[k])
+        names[k], names[j] = names[j], names[k]
+        facts.section_names = tuple(names)
+        return facts
+
+    _at_next_minute(monkeypatch, run, "page_facts", edit)
+
+
 def _first_slot(edit_entry):
     """From the next cycle on, the top page's first slot as ``edit_entry`` rewrites it (choose_page_slots')."""
 
@@ -238,6 +254,7 @@ INPUTS = [
     _publisher_count,
     _developing,
     _section,
+    _section_names,
     _pinned,
     _supporting_article,
     _representative,
@@ -362,10 +379,11 @@ def test_an_empty_section_is_the_empty_page_and_keeps_its_digest_and_gram(world)
     cold_book, cold_memory = copy.deepcopy(book), copy.deepcopy(memory)
     warm = _cycle(config, book, memory, cache, now + world.MIN)
     cold = _cycle(config, cold_book, cold_memory, CycleCache(), now + world.MIN)
+    warm_names = (*book.section_ids, "nation", "world")  # run.PageFacts.section_names
     assert warm.pages == cold.pages and list(warm.pages) == list(config.edition("us-en").sections)
     for s in empty:
         assert warm.pages[s]["stories"] == [] and memory.prev_pages[s] == []
         assert warm.page_digests[s][1] is before.page_digests[s][1] and warm.page_digests[s][0] is warm.pages[s]
         assert cold.page_digests[s][1].digest is None and cold.page_digests[s][1].key == warm.page_digests[s][1].key
-        assert cache.page_entries[s].find(np.array([101]), np.zeros((1, 13), np.int64), ()) == [None]
+        assert cache.page_entries[s] == (warm_names, {})  # no entry kept
     assert cache.gram[empty[0]] is gram

@@ -123,7 +123,7 @@ class CycleCache:
     its article's label bits, first-seen time and version are; a pool entry while its story's coverage version,
     centroid, representative (row, first-seen, version and label bits of its card), labels and section are
     (``KeptEntries``); a page entry while its representative's and supporting links' cards, labels, section,
-    article and voice counts and newest time are (``page_entries``: per section, ``KeptEntries``); a pool entry's
+    article and voice counts and newest time are (``page_entries``: per section, by key bytes); a pool entry's
     page sections, cities and topic ids while its entities, places, topics and page sections are the same objects
     and values (``topics``), and a topic page item while its story's section, labels and representative card are (``topic_items``). ``features``: the pair and
     region sums of the last cycle, recomputed for the stories that changed (kept.py); ``unit``: the unit centroids
@@ -134,7 +134,7 @@ class CycleCache:
     support: dict = field(default_factory=dict)  # (story row, rep) -> ((version, capped), article rows)
     cards: dict = field(default_factory=dict)  # 2 x article row + with lede -> ((first seen, version, labels), card)
     pool: KeptEntries = field(default_factory=KeptEntries)  # story id -> entry without score, with its key
-    page_entries: dict = field(default_factory=dict)  # section -> KeptEntries: story id -> page entry, with its key
+    page_entries: dict = field(default_factory=dict)  # section -> (names, {story id and key bytes: page entry})
     features: KeptFeatures = field(default_factory=KeptFeatures)
     topics: dict = field(default_factory=dict)  # story id -> its pool entry's annotation (overlays/topics.py)
     topic_items: dict = field(default_factory=dict)  # story id -> its item on topic pages (overlays/topics.py)

@@ -273,18 +273,21 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
     old_support, new_support = ctx.cache.support, {}
     capped_key = tuple(sorted(ranked.capped))
     version_l = book.stories.version[cand.rows].tolist()  # per candidate position, read once
-    by_section, ids = {}, book.stories.id
-    smoothed = np.asarray(ranked.smoothed, np.float64)
-    for sec_id in ctx.edition.sections:
-        rows_s, fit_s = cand.sections[sec_id]
-        scores = {}
-        if rows_s.size:
-            # smoothed x fit of the section's candidates with a representative, best first: the products of
-            # doubles that Python's floats give, without a loop over ~60 stories per page
-            pos = np.searchsorted(cand.rows, rows_s)  # the section's rows are candidates (sorted rows)
-            has = reps.rep[pos] >= 0
-            values = smoothed[pos[has]] * np.asarray(fit_s, np.float64)[has]
-            scores = dict(zip(ids[rows_s[has]].tolist(), values.tolist()))
+    by_section = {}
+    # smoothed x fit of every section's candidates with a representative, best first, for every section at once:
+    # the products of doubles that Python's floats give, without a loop over ~60 stories per page
+    sections = [cand.sections[sec_id] for sec_id in ctx.edition.sections]
+    lens = [rows_s.size for rows_s, _ in sections]
+    rows_all = np.concatenate([np.zeros(0, np.int64), *(rows_s for rows_s, _ in sections)])
+    pos = np.searchsorted(cand.rows, rows_all)  # the sections' rows are candidates (sorted rows)
+    has = reps.rep[pos] >= 0
+    fit_all = np.concatenate([np.zeros(0), *(np.asarray(fit_s, np.float64) for _, fit_s in sections)])
+    values_l = (np.asarray(ranked.smoothed, np.float64)[pos[has]] * fit_all[has]).tolist()
+    score_ids_l = book.stories.id[rows_all[has]].tolist()
+    counts = np.bincount(np.repeat(np.arange(len(lens)), lens)[has], minlength=len(lens))
+    ends = np.cumsum(counts).tolist()
+    for sec_id, a, b in zip(ctx.edition.sections, [0, *ends[:-1]], ends):
+        scores = dict(zip(score_ids_l[a:b], values_l[a:b]))
         pins = [x for x in facts.pinned_ids if sec_id == "top" or x in scores]
         if not scores and not pins:
             # Nothing to place (most sections of a small book): the empty page every step below would give. The
@@ -361,7 +364,7 @@ class Shown:
 
 
 # ------------------------------------------------------------------------------------------------ documents
-_NO_ENTRIES = KeptEntries()  # an empty page's kept entries (never changed: find only reads)
+_NO_ENTRIES: dict = {}  # an empty page's kept entries (never changed: only read)
 
 
 def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tuple[dict, set, dict, dict]:
@@ -369,54 +372,62 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     for them (:class:`PageDigest` by section, :func:`reuse_pages`); counts the representatives' position-weighted
     impressions for the share cap (fairness.py). A page entry is last cycle's (with this cycle's rank and score)
     while everything it shows is the same (:func:`page_keys`: one row of integers per entry, every section of the
-    edition in one batch, compared per section by ``KeptEntries``); a page whose entries all are, in the same order,
-    is last cycle's page (the change-only replay reuses its digest)."""
+    edition in one batch); a page whose entries all are, in the same order, is last cycle's page (the change-only
+    replay reuses its digest). The entries are kept per section by the bytes of their story id and key row (one
+    dict look-up per entry), with the section names the keys' section index reads."""
     book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
     cycle_iso = docs.iso(now)
-    pages, shown_reps, page_story_rows, known = {}, [], set(), {}
+    pages, page_story_rows, known = {}, set(), {}
     labels_of, section, card, plain, iso = labels.of, facts.section, cards.get, cards.plain, docs.iso
     slots = [x for chosen in page_slots.by_section.values() for x in chosen]
-    rows = np.array([facts.rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
+    rows_l = facts.rows_l
+    rows = np.array([rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
     sids = np.array([slot.story_id for slot, _, _, _, _ in slots], np.int64)
     keys = page_keys(book, shown, slots, rows, ctx.params.supporting.count)
+    # per slot, its story id and key row as bytes: equal bytes (of equal width), equal entries
+    rowkeys = np.concatenate([sids[:, None], keys], axis=1)
+    width = rowkeys.shape[1] * rowkeys.itemsize
+    flat = rowkeys.tobytes()
+    scores_all = docs.round_sigs([score for _, _, _, _, score in slots])  # one call: the same floats
+    page_story_rows.update(rows.tolist())
     names = facts.section_names
     n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
     reuse = reuse_pages(ctx)
     old_pages, new_pages = ctx.cache.pages, {}
     kept, new_kept, start = ctx.cache.page_entries, {}, 0
-    empty_key = (b"", b"", names)  # what an empty page's key below is (empty arrays' bytes)
+    empty_key = ((), names)  # what an empty page's key below is
     for sec_id, chosen in page_slots.by_section.items():
         if not chosen:
-            # An empty page (most sections of a small book): what the loop below gives, without its arrays.
+            # An empty page (most sections of a small book): what the loop below gives, without its bytes.
             hit = None
             if reuse:
                 hit = old_pages.get(sec_id)
                 if hit is None or hit.key != empty_key:
                     hit = PageDigest(empty_key, [], _NO_ENTRIES)
                 new_pages[sec_id] = hit
-            new_kept[sec_id] = _NO_ENTRIES
+            new_kept[sec_id] = (names, _NO_ENTRIES)
             pages[sec_id] = page = page_document(ctx, sec_id, cycle_iso, [])
             if hit is not None:
                 known[sec_id] = (page, hit)
             continue
         end = start + len(chosen)
-        page_rows, page_ids, page_keys_ = rows[start:end], sids[start:end], keys[start:end]
+        row_bytes = tuple([flat[k * width : (k + 1) * width] for k in range(start, end)])
+        scores = scores_all[start:end]
+        key = (row_bytes, names) if reuse else None
         start = end
-        scores = docs.round_sigs([score for _, _, _, _, score in chosen])
-        shown_reps.extend((rank, rep) for rank, (_, _, rep, _, _) in enumerate(chosen, start=1))
-        page_story_rows.update(page_rows.tolist())
-        key = (page_ids.tobytes(), page_keys_.tobytes(), names) if reuse else None
         hit = old_pages.get(sec_id) if reuse else None
         if hit is not None and hit.key == key:
             statics, entries = hit.statics, hit.kept  # every input but the scores is the same: the same entries
         else:
-            old = kept.get(sec_id)
-            statics = old.find(page_ids, page_keys_, names) if old is not None else [None] * len(chosen)
-            for rank, (slot, i, rep, sup, _) in enumerate(chosen, start=1):
-                static = statics[rank - 1]
+            old_names, old = kept.get(sec_id, ((), _NO_ENTRIES))
+            if old_names != names:  # the section indexes of the kept keys name other sections
+                old = _NO_ENTRIES
+            statics = []
+            for rank, (slot, i, rep, sup, _), kb in zip(range(1, len(chosen) + 1), chosen, row_bytes):
+                static = old.get(kb)
                 if static is None:
-                    r = facts.rows_l[i]
-                    statics[rank - 1] = {
+                    r = rows_l[i]
+                    static = {
                         "story_id": str(slot.story_id),
                         "rank": rank,
                         "labels": labels_of(i, rep, slot.pinned),
@@ -428,10 +439,11 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                         "updated_at": iso(newest[r]),
                     }
                 elif static["rank"] != rank:
-                    statics[rank - 1] = dict(static, rank=rank)  # kept entries are never changed in place
-            entries = KeptEntries(page_ids, page_keys_, statics, names)
+                    static = dict(static, rank=rank)  # kept entries are never changed in place
+                statics.append(static)
+            entries = dict(zip(row_bytes, statics))
             hit = PageDigest(key, statics, entries) if reuse else None
-        new_kept[sec_id] = entries
+        new_kept[sec_id] = (names, entries)
         if hit is not None:
             new_pages[sec_id] = hit
         pages[sec_id] = page_document(ctx, sec_id, cycle_iso, [dict(e, score=sc) for e, sc in zip(statics, scores)])
@@ -440,6 +452,9 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     ctx.cache.page_entries = new_kept
     if reuse:
         ctx.cache.pages = new_pages
+    shown_reps = [
+        (rank, rep) for chosen in page_slots.by_section.values() for rank, (_, _, rep, _, _) in enumerate(chosen, 1)
+    ]
     return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps), known
 
 
@@ -458,15 +473,15 @@ def page_document(ctx: CycleContext, sec_id: str, cycle_iso: str, stories: list)
 
 @dataclass
 class PageDigest:
-    """A section page's inputs as of the last cycle that built it (``key``: its story ids and :func:`page_keys`
-    rows, in order), its entries without scores (``statics``, shared by every page built from that key: never
-    changed in place) and the content digest of a page built from them (``digest``: documents.content_digest,
-    filled in by the change-only replay the first time it digests such a page, steady.py ``unproposed``). Kept in
-    the edition's CycleCache."""
+    """A section page's inputs as of the last cycle that built it (``key``: per slot in order, the bytes of its
+    story id and :func:`page_keys` row; and the section names the rows' section index reads), its entries without scores
+    (``statics``, shared by every page built from that key: never changed in place) and the content digest of a
+    page built from them (``digest``: documents.content_digest, filled in by the change-only replay the first time
+    it digests such a page, steady.py ``unproposed``). Kept in the edition's CycleCache."""
 
     key: tuple
     statics: list
-    kept: KeptEntries  # the statics by story id with their keys: the page_entries of a cycle with this key
+    kept: dict  # the statics by their key rows' bytes: the page_entries of a cycle with this key
     digest: str | None = None
 
 
