@@ -6,6 +6,7 @@ lists them (``topic_pages``). The rest (the long tail) the origin builds on dema
 from __future__ import annotations
 
 import json
+from array import array
 
 from apache_beam.utils.timestamp import Timestamp
 
@@ -287,3 +288,62 @@ def test_the_choice_sorts_only_the_most_counted_ids_and_chooses_what_sorting_the
         for max_pages in (0, 1, 5, 40):
             assert topics.choose_topics(counts, followed, max_pages) == every_id(counts, followed, max_pages)
             assert topics.choose_topics(counts, {}, max_pages) == every_id(counts, {}, max_pages)
+
+
+def test_choose_codes_chooses_what_choose_topics_chooses_from_the_counted_ids():
+    """topic_documents counts and chooses on codes (choose_codes: a numpy sort, the trending ids ranked down to
+    the ties at the last count taken): the same choice as choose_topics over every id's count, whatever the ties,
+    section ids, followed ids with few or no stories and ids the code table has never seen."""
+    import random
+    from collections import Counter
+
+    import numpy as np
+
+    rnd = random.Random(11)
+    table = topics.TopicCodes()
+    for case in range(200):
+        kinds = ("entity:", "place:", "topic:") if case % 3 else ("topic:", "topic:", "place:")
+        names = [f"{rnd.choice(kinds)}{case % 7}-{i}" for i in range(rnd.randint(0, 120))]
+        entries = [rnd.sample(names, min(len(names), rnd.randint(0, 6))) for _ in range(rnd.randint(0, 150))]
+        flat = np.frombuffer(b"".join(table.of(ids) for ids in entries), np.intc)
+        counts = Counter(t for ids in entries for t in ids)
+        followed = {t: rnd.randint(10, 12) for t in rnd.sample(names, min(len(names), rnd.randint(0, 30)))}
+        followed[f"entity:never-seen-{case}"] = 99  # followed, no story, no code: not chosen
+        for max_pages in (0, 1, 5, 40):
+            for f in (followed, {}):
+                assert topics.choose_codes(flat, table, f, max_pages) == topics.choose_topics(counts, f, max_pages)
+
+
+def test_kept_annotations_hold_the_codes_of_their_table_and_a_new_table_codes_afresh(monkeypatch):
+    """An annotation kept from last cycle is reused only with the code table it was coded with (another table, or
+    a full one replaced by _codes): each entry's codes decode, in the table annotate_pool returns, to its topic ids
+    (as the codes a table remembers per (entities, places, topics) do)."""
+    la = topics.CityCodes({"place:los-angeles": "los-angeles"})
+    statics = [
+        {"story_id": str(i), "section": "world", "labels": (), "representative": {}, "topics": ("world",)}
+        | {"entities": (f"org:e{i % 3}", "place:los-angeles")[: 1 + i % 2], "places": ("us",) if i % 4 else ()}
+        for i in range(8)
+    ]
+    kept = {}
+
+    def decoded():
+        pool = {"stories": [dict(s) for s in statics]}
+        codes_of, table = topics.annotate_pool(pool, {"sports": {"stories": [{"story_id": "3"}]}}, la, True, kept)
+        assert table is topics._codes()
+        got = [[table.name(c) for c in array("i", codes)] for codes in codes_of]
+        assert got == [topics.topic_ids_of(e) for e in pool["stories"]]
+        return table
+
+    first = decoded()
+    assert decoded() is first  # the same table: kept annotations reused
+    base = {"story_id": "x", "entities": ("org:e0",), "places": ("us",), "topics": ("world",)}
+    for one in ({}, {"entities": ("org:e1",)}, {"places": ("fr",)}, {"topics": ("science",)}, {}):
+        pool = {"stories": [dict(base, **one)]}  # each differs from the first in one of the remembered key's parts
+        codes_of, table = topics.annotate_pool(pool, {}, la, True, None)
+        assert [table.name(c) for c in array("i", codes_of[0])] == topics.topic_ids_of(pool["stories"][0])
+    seeded = topics.TopicCodes()
+    seeded.of(["entity:org:coded-first"])  # another table, whose codes for the same ids are not first's
+    monkeypatch.setattr(topics, "_CODES", seeded)
+    assert decoded() is seeded
+    monkeypatch.setattr(topics, "_CODES_MAX", len(seeded.names))  # full: replaced whole at the next cycle
+    assert decoded() not in (first, seeded)

@@ -42,12 +42,16 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
-from collections import Counter
+from array import array
 from collections.abc import Callable
 from functools import partial
-from itertools import chain, compress, islice
-from operator import ge, itemgetter, le, not_
+from itertools import compress, islice
+from operator import ge, itemgetter, le
+from typing import NamedTuple
+
+import numpy as np
 
 from schemas.pages import MAX_LIMIT, topic_path
 from transforms.articles.entities import generic, topic_name
@@ -81,6 +85,61 @@ def _remember(memo: dict, key, value):
     return value
 
 
+class TopicCodes:
+    """Topic id <-> integer code, for the pools of a worker: :func:`annotate_pool` keeps each entry's topic ids as
+    the bytes of their codes (``array("i")``), so :func:`topic_documents` counts a pool's ids, chooses and finds the
+    entries about the chosen ones in a few numpy operations over one buffer (~7,500 codes per edition) instead of
+    hashing every id string of every entry each cycle: ~85,000 entries' tuples and ~550,000 strings over 73
+    editions, cold in memory by then, were most of the phase's CPU. A code is twice the id's index in ``names``,
+    plus 1 for a section id (``topic:``, never trending), and is given once and never changed (under a lock: a
+    worker runs editions on several threads); a full table is replaced whole (:func:`_codes`), and a kept
+    annotation made with another table is made again."""
+
+    def __init__(self) -> None:
+        self.code: dict[str, int] = {}
+        self.names: list[str] = []
+        self.lock = threading.Lock()
+        self.memo: dict[tuple, bytes] = {}  # (entities, places, topics) -> the codes of their ids (:func:`_ids_of_key`)
+
+    def remember(self, key: tuple, codes: bytes) -> bytes:
+        return _remember(self.memo, key, codes)
+
+    def of(self, ids) -> bytes:
+        """The codes of ``ids`` (new ids get the next codes), as the bytes of an ``array("i")``."""
+        out = list(map(self.code.get, ids))
+        if None in out:
+            with self.lock:
+                for k, t in enumerate(ids):
+                    c = self.code.get(t)
+                    if c is None:  # named before it is coded: a code another thread reads has its name
+                        self.names.append(t)
+                        c = self.code[t] = 2 * len(self.names) - 2 + t.startswith("topic:")
+                    out[k] = c
+        return array("i", out).tobytes()
+
+    def name(self, code: int) -> str:
+        return self.names[code >> 1]
+
+
+_CODES_MAX = 1_000_000  # ids in a table before it is replaced (a worker's pools name ~100,000 at 300,000 stories)
+_CODES = TopicCodes()
+
+
+def _codes() -> TopicCodes:
+    """The worker's table, a new one when it is full (the old one stays whole for the calls that hold it)."""
+    global _CODES
+    if len(_CODES.names) >= _CODES_MAX:
+        _CODES = TopicCodes()
+    return _CODES
+
+
+class PoolIds(NamedTuple):
+    """Each pool entry's topic ids (:func:`topic_ids_of`) as the bytes of their codes in ``table``."""
+
+    codes: list[bytes]
+    table: TopicCodes
+
+
 def add_cities(pool: dict, cities: dict[str, str]) -> None:
     """Add the city codes named by each pool entry's main entities to its ``places`` (after the region codes)."""
     memo = getattr(cities, "memo", {})  # a CityCodes keeps its memo; a plain dict is looked up afresh
@@ -111,22 +170,24 @@ def add_page_sections(pool: dict, pages: dict) -> None:
 
 def annotate_pool(
     pool: dict, pages: dict, cities: dict[str, str], with_ids: bool = True, kept: dict | None = None
-) -> list[tuple[str, ...]]:
+) -> PoolIds:
     """:func:`add_page_sections` and :func:`add_cities` in one pass over the pool's entries, returning each entry's
-    topic ids after both (:func:`topic_ids_of`, as tuples) for :func:`topic_items`: the same entries and ids as the
-    three passes, for a third of the per-entry loops of a cycle (~95,000 entries over 73 editions). ``with_ids``
-    False: no topic pages are built, no ids (an empty list).
+    topic ids after both (:func:`topic_ids_of`, as codes: :class:`PoolIds`) for :func:`topic_items`: the same
+    entries and ids as the three passes, for a third of the per-entry loops of a cycle (~85,000 entries over 73
+    editions). ``with_ids`` False: no topic pages are built, no ids (no codes).
 
     ``kept``: the edition's annotations of its last cycle (story id -> what an entry was annotated from and to), a
     dict this call empties and refills with this cycle's (the ranker keeps it in the edition's ``CycleCache``, so a
     worker's next cycle of the edition finds it). An entry whose ``entities``, ``places`` and ``topics`` are the
     very tuples annotated last cycle (a pool entry reused from the ranker's cache holds the same objects), with the
-    same page sections and city table, gets last cycle's results without recomputing them: the same values."""
+    same page sections, city table and code table, gets last cycle's results without recomputing them: the same
+    values."""
     on = _sections_on(pages)
     memo = getattr(cities, "memo", {})  # as add_cities
+    table = _codes()
     old = kept if kept is not None else {}
     new: dict = {}
-    ids_of = []
+    codes_of: list[bytes] = []
     for entry in pool["stories"]:
         sid = entry["story_id"]
         topics, places, entities = entry.get("topics") or (), entry.get("places") or (), entry.get("entities") or ()
@@ -139,6 +200,7 @@ def annotate_pool(
             and hit[2] is topics
             and hit[3] == extra
             and hit[4] is cities
+            and hit[8] is table
             and (hit[7] is not None or not with_ids)
         ):
             if hit[5] is not topics:
@@ -147,7 +209,7 @@ def annotate_pool(
                 entry["places"] = hit[6]
             new[sid] = hit
             if with_ids:
-                ids_of.append(hit[7])
+                codes_of.append(hit[7])
             continue
         topics_in, places_in = topics, places
         if extra:
@@ -159,20 +221,27 @@ def annotate_pool(
                 named = _remember(memo, key, tuple(cities[k] for k in (e.lower() for e in entities) if k in cities))
             if named:
                 places = entry["places"] = tuple(dict.fromkeys([*places, *named]))
-        ids = None
+        codes = None
         if with_ids:
             key = (tuple(entities), tuple(places), tuple(topics))  # _topic_ids's key, from the values at hand
-            ids = _IDS_MEMO.get(key)
-            if ids is None:
-                ids = _ids_of_key(key)
-            ids_of.append(ids)
+            codes = table.memo.get(key)
+            if codes is None:
+                ids = _IDS_MEMO.get(key)
+                codes = table.remember(key, table.of(ids if ids is not None else _ids_of_key(key)))
+            codes_of.append(codes)
         if kept is not None and type(entities) is tuple and type(places_in) is tuple and type(topics_in) is tuple:
             # immutable inputs only: a list could change in place and still be the same object next cycle
-            new[sid] = (entities, places_in, topics_in, extra, cities, topics, places, ids)
+            new[sid] = (entities, places_in, topics_in, extra, cities, topics, places, codes, table)
     if kept is not None:
         kept.clear()
         kept.update(new)
-    return ids_of
+    return PoolIds(codes_of, table)
+
+
+def pool_ids(stories: list[dict]) -> PoolIds:
+    """Each entry's topic ids (:func:`topic_ids_of`) as codes, without annotating anything."""
+    table = _codes()
+    return PoolIds([table.of(_topic_ids(entry)) for entry in stories], table)
 
 
 def _sections_on(pages: dict) -> dict[str, list[str]]:
@@ -239,7 +308,7 @@ def topic_documents(
     pool: dict,
     followed: dict[str, int],
     max_pages: int = MAX_TOPIC_PAGES,
-    ids_of: list | None = None,
+    ids_of: PoolIds | None = None,
     kept: dict | None = None,
 ) -> list[dict]:
     """The topic page documents of one edition's cycle, from its pool document (see the module docstring);
@@ -249,36 +318,45 @@ def topic_documents(
     changed once made)."""
     stories = pool["stories"]
     if ids_of is None:
-        ids_of = [_topic_ids(entry) for entry in stories]
-    # counted in C; member lists only for the <= max_pages chosen ids (one set intersection per entry about one)
-    chosen = choose_topics(Counter(chain.from_iterable(ids_of)), followed, max_pages)
-    members: dict[str, list[int]] = {t: [] for t in chosen}
-    if chosen:
-        wanted = frozenset(chosen)
-        for i in compress(range(len(ids_of)), map(not_, map(wanted.isdisjoint, ids_of))):
-            for t in wanted.intersection(ids_of[i]):
-                members[t].append(i)
+        ids_of = pool_ids(stories)
+    codes_of, table = ids_of
+    flat = np.frombuffer(b"".join(codes_of), np.intc)  # every entry's codes, entry after entry
+    chosen = choose_codes(flat, table, followed, max_pages)
+    # the pool positions of the entries about each chosen id, ascending: one run per id in `at`
+    want = np.array([table.code[t] for t in chosen], np.intc)
+    about = np.zeros(int(flat.max(initial=0)) + 1, bool)  # code -> chosen
+    about[want] = True
+    hit = np.flatnonzero(about[flat])
+    by = np.argsort(flat[hit], kind="stable")
+    of = flat[hit][by]
+    sizes = np.fromiter(map(len, codes_of), np.intp, len(codes_of)) // flat.itemsize
+    at = np.repeat(np.arange(len(codes_of)), sizes)[hit[by]].tolist()
+    runs = zip(np.searchsorted(of, want).tolist(), np.searchsorted(of, want, "right").tolist())
+    members = {t: at[lo:hi] for t, (lo, hi) in zip(chosen, runs)}
     scores = list(map(_SCORE, stories)) if chosen else []
     in_order = all(map(ge, scores, islice(scores, 1, None)))  # the pool's own order: no sort needed (compared in C)
     if not in_order:
         scores = [float(x) for x in scores]
-    order = {t: members[t] if in_order else sorted(members[t], key=lambda i: (-scores[i], i)) for t in chosen}
+    order = {
+        t: idx[:MAX_STORIES] if in_order else sorted(idx, key=lambda i: (-scores[i], i))[:MAX_STORIES]
+        for t, idx in members.items()
+    }
     old = kept if kept is not None else {}
-    items: dict[int, dict] = {}  # pool position -> its item, made once for all the pages it is on
-    for i in set().union(*(idx[:MAX_STORIES] for idx in order.values())):
+    made: dict = {}  # story id -> its item, made once for all the pages it is on
+    items: dict[int, dict] = {}  # pool position -> its item
+    for i in set().union(*order.values()):
         entry = stories[i]
         sid, section, rep = _ITEM_FIELDS(entry)
         labels = entry.get("labels") or ()
         item = old.get(sid)  # last cycle's when it shows the same values
         if item is None or item["representative"] is not rep or item["section"] != section or item["labels"] != labels:
             item = {"story_id": sid, "section": section, "labels": labels, "representative": rep}
-        items[i] = item
+        items[i] = made[sid] = item
     docs = []
     edition, version, cycle = pool["edition"], pool["version"], pool["cycle"]
     language = edition.partition("-")[2] or None
-    for topic, idx in order.items():
+    for topic, page in order.items():
         kind, value = topic.split(":", 1)
-        page = list(map(items.__getitem__, idx[:MAX_STORIES]))
         docs.append(
             {
                 "schema": TOPIC_SCHEMA,
@@ -290,14 +368,42 @@ def topic_documents(
                 "version": version,
                 "pool_version": version,
                 "cycle": cycle,
-                "story_count": len(idx),
-                "stories": page,
+                "story_count": len(members[topic]),
+                "stories": list(map(items.__getitem__, page)),
             }
         )
     if kept is not None:
         kept.clear()
-        kept.update((item["story_id"], item) for item in items.values())
+        kept.update(made)
     return docs
+
+
+def choose_codes(flat: np.ndarray, table: TopicCodes, followed: dict[str, int], max_pages: int) -> list[str]:
+    """:func:`choose_topics` of the ids whose codes (in ``table``) are ``flat``, one per entry about the id: the
+    counts of a sort, the followed ids looked up, the trending ones ranked in numpy down to the ties at the last
+    count taken (sorted by id in Python: the same rule, ties by id)."""
+    ranked = np.sort(flat)
+    starts = np.flatnonzero(np.concatenate((ranked[:1] == ranked[:1], ranked[1:] != ranked[:-1])))  # each code's first
+    codes, counts = ranked[starts], np.diff(np.append(starts, ranked.size))
+    chosen: list[str] = []
+    if followed and codes.size:
+        known = [(t, c) for t, c in zip(followed, map(table.code.get, followed)) if c is not None]
+        j = np.minimum(np.searchsorted(codes, [c for _, c in known]), codes.size - 1)
+        with_stories = (codes[j] == [c for _, c in known]).tolist() if known else []
+        found = [t for (t, _), ok in zip(known, with_stories) if ok]
+        chosen = sorted(found, key=lambda t: (-followed[t], t))[:max_pages]
+    want = max(0, max_pages - len(chosen))
+    if not want:
+        return chosen
+    eligible = (counts >= TRENDING_MIN_STORIES) & (codes & 1 == 0)  # a section id never trends
+    if chosen:
+        eligible &= ~np.isin(codes, [table.code[t] for t in chosen])
+    codes, counts = codes[eligible], counts[eligible]
+    if codes.size > want:  # only the ids counted at least as often as the want-th most counted can be taken
+        keep = counts >= np.partition(counts, codes.size - want)[codes.size - want]
+        codes, counts = codes[keep], counts[keep]
+    trending = sorted(zip((-counts).tolist(), map(table.name, codes.tolist())))
+    return chosen + [t for _, t in trending[:want]]
 
 
 _SCORE = itemgetter("score")
