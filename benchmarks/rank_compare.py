@@ -12,6 +12,10 @@ side by side and prints each one's median steady cycle, the ratio and whether th
 same world and the same minutes). CPU time of each process, never wall time: the machine is shared.
 
     .venv/bin/python benchmarks/rank_compare.py --base /work/wt/rank-base --head . [--repeat 3] [--stories 300000]
+    .venv/bin/python benchmarks/rank_compare.py --kernels native,x86-64-v3,x86-64-v2 --head . [--repeat 3]
+
+``--kernels`` runs one tree as CPUs of lower x86-64 levels would (numpy's and OpenBLAS's kernels pinned): the
+cycle's CPU there, and whether the pages are the same bytes whichever kernels computed them.
 """
 
 from __future__ import annotations
@@ -124,10 +128,26 @@ def child(tree: str, stories: int, repeat: int) -> None:
         sys.stdout.flush()
 
 
+# numpy's SIMD kernels and OpenBLAS's core type per x86-64 level, as a CPU without the newer instructions would
+# pick them (``--kernels``): NPY_DISABLE_CPU_FEATURES turns off numpy's dispatch targets above the level (its wheels'
+# baseline is x86-64-v2), OPENBLAS_CORETYPE names the OpenBLAS kernels of a core of that level.
+KERNELS = {
+    "native": {},
+    "x86-64-v3": {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Haswell"},
+    "x86-64-v2": {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Nehalem"},
+}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", help="the baseline tree (e.g. a git worktree of main)")
     ap.add_argument("--head", help="the tree measured against it")
+    ap.add_argument(
+        "--kernels",
+        help="instead of --base: the head tree once per x86-64 level named, comma-separated, from "
+        + ", ".join(KERNELS)
+        + " (numpy's and OpenBLAS's kernels of a CPU of that level; the first is the baseline)",
+    )
     ap.add_argument("--stories", type=int, default=300_000)
     ap.add_argument("--repeat", type=int, default=3, help="steady cycles per tree (median)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -135,14 +155,24 @@ def main(argv=None) -> int:
     if args.child:
         child(args.child, args.stories, args.repeat)
         return 0
+    if args.kernels:
+        unknown = [k for k in args.kernels.split(",") if k not in KERNELS]
+        if unknown or not args.head:
+            ap.error(f"--kernels takes {', '.join(KERNELS)} with --head (not {', '.join(unknown) or 'without it'})")
+        trees = [(k, args.head, KERNELS[k]) for k in args.kernels.split(",")]
+    elif args.base and args.head:
+        trees = [("base", args.base, {}), ("head", args.head, {})]
+    else:
+        ap.error("--base and --head, or --kernels and --head")
     procs = {
         name: subprocess.Popen(
             [sys.executable, __file__, "--child", str(Path(tree).resolve()), "--stories", str(args.stories)]
             + ["--repeat", str(args.repeat)],
             stdout=subprocess.PIPE,
             text=True,
+            env={**os.environ, **env},
         )
-        for name, tree in (("base", args.base), ("head", args.head))
+        for name, tree, env in trees
     }
     runs = {
         name: [json.loads(line) for line in p.communicate()[0].splitlines() if line.startswith("{")]
@@ -156,10 +186,14 @@ def main(argv=None) -> int:
         med_b, max_b = rs[-1]["state"]
         print(f"{name} MEMORY state per edition key (pickled, last cycle): median {med_b:,} bytes, largest {max_b:,}")
     med = {name: statistics.median(r["cpu"] for r in rs) for name, rs in runs.items()}
-    same = [a["digest"] == b["digest"] for a, b in zip(runs["base"], runs["head"])]
+    first, *rest = runs
+    same = all(a["digest"] == b["digest"] for name in rest for a, b in zip(runs[first], runs[name]))
     print(
-        f"median steady cycle: base {med['base']:.2f} s CPU, head {med['head']:.2f} s CPU, head/base "
-        f"{med['head'] / med['base']:.2f}; same pages, pools and topic pages in every cycle: {'yes' if all(same) else 'NO'}"
+        "median steady cycle: "
+        + ", ".join(f"{name} {m:.2f} s CPU" for name, m in med.items())
+        + "; "
+        + ", ".join(f"{name}/{first} {med[name] / med[first]:.2f}" for name in rest)
+        + f"; same pages, pools and topic pages in every cycle: {'yes' if same else 'NO'}"
     )
     return 0
 
