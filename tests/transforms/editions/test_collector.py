@@ -127,6 +127,15 @@ def test_nothing_is_parked_where_resident_memory_cannot_be_read(monkeypatch):
     assert gc.get_freeze_count() == 0
 
 
+def test_an_operator_turns_parking_off_by_the_environment(monkeypatch):
+    monkeypatch.setenv(collector.PARKING_SWITCH, "off")
+    space_worker_collections()
+    assert not collector.PARKING.on
+    monkeypatch.setenv(collector.PARKING_SWITCH, "on")
+    space_worker_collections()
+    assert collector.PARKING.on
+
+
 def test_rank_cycles_make_no_cyclic_garbage(world, make_ranker):
     """What parking rests on: a cycle's documents, caches and shared documents die by reference counting (none is
     in a reference cycle), so parking them loses nothing. With the collector off over a busy world's cycles of two

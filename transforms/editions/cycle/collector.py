@@ -35,7 +35,8 @@ ten cycles left 0 unreachable objects among 2.1 M), but a worker runs other code
 handed back (``gc.unfreeze``) and collected in full once :data:`PARKED_FOR_S` has passed since the last time, or
 sooner once the process's resident memory has grown by :data:`PARKED_GROWTH` since then (so a leak of cyclic
 garbage is bounded by a quarter of the heap): 1.3-1.9 s for the benchmark's 2.1 M objects, once an hour, where the
-collector took 0.15-0.3 s every minute. Where resident memory cannot be read (no /proc), nothing is parked.
+collector took 0.15-0.3 s every minute. Where resident memory cannot be read (no /proc), nothing is parked, and
+``NEWSROOM_COLLECTOR_PARKING=off`` in a worker's environment turns parking off (the collector then runs as before).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ from pathlib import Path
 CYCLE_THRESHOLDS = (20_000, 50, 50)
 PARKED_FOR_S = 3600.0  # the longest survivors stay parked before one full collection sees them (module docstring)
 PARKED_GROWTH = 1.25  # ... or until resident memory is this multiple of what it was after the last full collection
+
+PARKING_SWITCH = "NEWSROOM_COLLECTOR_PARKING"  # "off": a ranking worker parks nothing
 
 LOG = logging.getLogger(__name__)
 _STATM = Path("/proc/self/statm")
@@ -80,7 +83,8 @@ class Parking:
         self.resident = 0  # resident bytes right after it
 
     def start(self) -> None:
-        self.on = resident_bytes() is not None  # fail closed: no memory to watch, nothing parked
+        # fail closed: no memory to watch, nothing parked; an operator's switch (module docstring)
+        self.on = resident_bytes() is not None and os.environ.get(PARKING_SWITCH, "on").strip().lower() != "off"
         self.since, self.resident = time.monotonic(), resident_bytes() or 0
 
     def park(self) -> None:
