@@ -121,7 +121,7 @@ class TopicCodes:
         return self.names[code >> 1]
 
 
-_CODES_MAX = 1_000_000  # ids in a table before it is replaced (a worker's pools name ~100,000 at 300,000 stories)
+_CODES_MAX = 250_000  # ids in a table before it is replaced: ~150 bytes an id with its name, ~40 MB at most
 _CODES = TopicCodes()
 
 
