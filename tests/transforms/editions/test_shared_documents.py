@@ -1,11 +1,12 @@
 """What a book's tables alone decide is made once and shared by the editions whose books have the same tables
 (transforms/editions/cycle/kept.py ``LineageMemo``, coverage.py ``SharedCoverage``): coverage documents (once per
 story version, kept across minutes), storyline items (overlays/storyline_pages.py ``SHARED_ITEMS``), pool entries'
-story fields (cycle/run.py ``SHARED_POOL_STORIES``) and article cards (cycle/cards.py ``SHARED_CARDS``). The
-editions of a language fold the same events, each into its own book, and each made every one again. Shared only
-where every input is the same: the tables (``StoryBook.lineage``, or the story's version), the config, registry and
-parameters, the story and primary section; for a storyline item also the cycle's minute, the stories that left,
-the sources, whether it was merged and the takedowns; for a card the article's first-seen time, version and labels."""
+story fields (cycle/run.py ``SHARED_POOL_STORIES``), page entries (``SHARED_PAGE_ENTRIES``) and article cards
+(cycle/cards.py ``SHARED_CARDS``). The editions of a language fold the same events, each into its own book, and each
+made every one again. Shared only where every input is the same: the tables (``StoryBook.lineage``, or the story's
+version), the config, registry and parameters, the story and primary section; for a storyline item also the cycle's
+minute, the stories that left, the sources, whether it was merged and the takedowns; for a card the article's
+first-seen time, version and labels; for a page entry its key row and the section names."""
 
 from __future__ import annotations
 
@@ -261,3 +262,55 @@ def test_a_card_is_shared_by_a_lineage_only_for_the_same_article_first_seen_vers
     edited = card(b)
     assert edited is not seen and edited["title"] == "Dam gates open early"
     assert card(a) is first  # a's article is as it was
+
+
+def test_a_page_entry_is_shared_by_a_lineage_only_for_the_same_key_row(world, monkeypatch):
+    """cycle/run.py ``SHARED_PAGE_ENTRIES``: an edition takes the page entries another edition of its language made
+    for the same section names and key row (story id, cards, labels, section, counts: run.page_keys), and makes
+    its own where a row differs: here the 'local' label of a US publisher's card, which gb-en does not print. Its
+    pages are the ones it makes with nothing shared."""
+    from transforms.editions.cycle import run as run_module
+
+    world.story(1, ["daily-herald", "pacific-times", "capital-post"], T - 30 * MIN, title="Dam opens its gates")
+    world.story(2, ["mumbai-daily"], T - 20 * MIN, title="Monsoon reaches the coast early")  # the same row in both
+    world.story(3, ["london-chronicle", "mumbai-daily"], T - 25 * MIN, title="Harbour strike ends after talks")
+
+    def ranker(edition):
+        r = Ranker(world, edition)
+        r.config, r.registry, r.params = a.config, a.registry, a.params
+        r.book = StoryBook(a.config, a.registry, "en")
+        return r
+
+    monkeypatch.setattr(run_module, "SHARED_PAGE_ENTRIES", LineageMemo(kept=8))
+    a = Ranker(world, "us-en")
+    b = ranker("gb-en")
+    out_a, out_b = a.cycle(T), b.cycle(T)
+    monkeypatch.setattr(run_module, "SHARED_PAGE_ENTRIES", LineageMemo(kept=8))
+    alone = ranker("gb-en").cycle(T)  # nothing shared
+    assert out_b.pages == alone.pages
+    made_by_a = {id(e) for _, entries in a.cache.page_entries.values() for e in entries.values()}
+    b_entries = [e for _, entries in b.cache.page_entries.values() for e in entries.values()]
+    assert any(id(e) in made_by_a for e in b_entries)  # taken from a's
+    top_a = {e["story_id"]: e for e in out_a.pages["top"]["stories"]}
+    top_b = {e["story_id"]: e for e in out_b.pages["top"]["stories"]}
+    assert "local" in top_a["1"]["representative"]["labels"]
+    assert "local" not in top_b["1"]["representative"]["labels"]  # made by b: its row's label bits differ
+    # the same rows under other section names (two swapped: the rows' section index names another section): made
+    # again, not taken from the entries made under the names they had
+    real = run_module.page_facts
+
+    def swapped(ctx, ranked):
+        facts = real(ctx, ranked)
+        names = list(facts.section_names)
+        k = int(facts.section_code[facts.ids_l.index(2)])
+        j = next(j for j, name in enumerate(names) if name != names[k])
+        names[k], names[j] = names[j], names[k]
+        facts.section_names = tuple(names)
+        return facts
+
+    ranker("us-en").cycle(T)
+    monkeypatch.setattr(run_module, "page_facts", swapped)
+    renamed = ranker("us-en").cycle(T)
+    monkeypatch.setattr(run_module, "SHARED_PAGE_ENTRIES", LineageMemo(kept=8))
+    assert renamed.pages == ranker("us-en").cycle(T).pages
+    assert renamed.pages != out_a.pages

@@ -375,13 +375,11 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     edition in one batch); a page whose entries all are, in the same order, is last cycle's page (the change-only
     replay reuses its digest). The entries are kept per section by the bytes of their story id and key row (one
     dict look-up per entry), with the section names the keys' section index reads."""
-    book, now, ranked, facts, cards, labels = ctx.book, ctx.now, shown.ranked, shown.facts, shown.cards, shown.labels
-    cycle_iso = docs.iso(now)
+    book, facts = ctx.book, shown.facts
+    cycle_iso = docs.iso(ctx.now)
     pages, page_story_rows, known = {}, set(), {}
-    labels_of, section, card, plain, iso = labels.of, facts.section, cards.get, cards.plain, docs.iso
     slots = [x for chosen in page_slots.by_section.values() for x in chosen]
-    rows_l = facts.rows_l
-    rows = np.array([rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
+    rows = np.array([facts.rows_l[i] for _, i, _, _, _ in slots], np.int64)  # every page's columns read at once
     sids = np.array([slot.story_id for slot, _, _, _, _ in slots], np.int64)
     keys = page_keys(book, shown, slots, rows, ctx.params.supporting.count)
     # per slot, its story id and key row as bytes: equal bytes (of equal width), equal entries
@@ -391,10 +389,10 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     scores_all = docs.round_sigs([score for _, _, _, _, score in slots])  # one call: the same floats
     page_story_rows.update(rows.tolist())
     names = facts.section_names
-    n_articles, pub_count, newest = book.stories.n_articles, ranked.f.pub_count, book.stories.newest_seen
     reuse = reuse_pages(ctx)
     old_pages, new_pages = ctx.cache.pages, {}
     kept, new_kept, start = ctx.cache.page_entries, {}, 0
+    shared = SHARED_PAGE_ENTRIES.get(book, ctx.params, names, dict)  # by key bytes, as ``kept``'s
     empty_key = ((), names)  # what an empty page's key below is
     for sec_id, chosen in page_slots.by_section.items():
         if not chosen:
@@ -422,25 +420,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
             old_names, old = kept.get(sec_id, ((), _NO_ENTRIES))
             if old_names != names:  # the section indexes of the kept keys name other sections
                 old = _NO_ENTRIES
-            statics = []
-            for rank, (slot, i, rep, sup, _), kb in zip(range(1, len(chosen) + 1), chosen, row_bytes):
-                static = old.get(kb)
-                if static is None:
-                    r = rows_l[i]
-                    static = {
-                        "story_id": str(slot.story_id),
-                        "rank": rank,
-                        "labels": labels_of(i, rep, slot.pinned),
-                        "section": section(i),
-                        "representative": card(rep, True),
-                        "supporting": plain(sup),
-                        "article_count": int(n_articles[r]),
-                        "publisher_count": max(1, int(pub_count[r])),
-                        "updated_at": iso(newest[r]),
-                    }
-                elif static["rank"] != rank:
-                    static = dict(static, rank=rank)  # kept entries are never changed in place
-                statics.append(static)
+            statics = page_statics(book, shown, chosen, row_bytes, old, shared)
             entries = dict(zip(row_bytes, statics))
             hit = PageDigest(key, statics, entries) if reuse else None
         new_kept[sec_id] = (names, entries)
@@ -456,6 +436,47 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
         (rank, rep) for chosen in page_slots.by_section.values() for rank, (_, _, rep, _, _) in enumerate(chosen, 1)
     ]
     return pages, page_story_rows, fairness.count_impressions(book, ctx.memory, shown_reps), known
+
+
+def page_statics(book: StoryBook, shown: Shown, chosen: list, row_bytes: tuple, old: dict, shared: dict) -> list:
+    """The entries without scores of a page's slots ``chosen`` whose key rows (:func:`page_keys`, with the story
+    id) have the bytes ``row_bytes``: last cycle's of the row (``old``), else another edition's of the lineage
+    made this minute (``shared``), else made (and shared); each with its rank (kept entries are never changed in
+    place: a copy when the rank moved)."""
+    facts, cards, labels_of, rows_l = shown.facts, shown.cards, shown.labels.of, shown.facts.rows_l
+    n_articles, pub_count, newest = book.stories.n_articles, shown.ranked.f.pub_count, book.stories.newest_seen
+    statics = []
+    for rank, (slot, i, rep, sup, _), kb in zip(range(1, len(chosen) + 1), chosen, row_bytes):
+        static = old.get(kb)
+        if static is None:
+            static = shared.get(kb)
+        if static is None:
+            r = rows_l[i]
+            static = {
+                "story_id": str(slot.story_id),
+                "rank": rank,
+                "labels": labels_of(i, rep, slot.pinned),
+                "section": facts.section(i),
+                "representative": cards.get(rep, True),
+                "supporting": cards.plain(sup),
+                "article_count": int(n_articles[r]),
+                "publisher_count": max(1, int(pub_count[r])),
+                "updated_at": docs.iso(newest[r]),
+            }
+            shared[kb] = static
+        if static["rank"] != rank:
+            static = dict(static, rank=rank)
+        statics.append(static)
+    return statics
+
+
+# Page entries (without scores) shared by the editions whose books have the same tables (kept.LineageMemo), by
+# the section names and the bytes of the entry's story id and page_keys row: an entry is made of what its row
+# holds (cards, labels, section, counts) and of nothing of its edition but those, so an edition finds there the
+# entries another edition of its language made this minute for the same key (a minute at 300,000 live stories:
+# ~2,700 entries made a cycle, ~1,000 of them already made by another edition). Budget: scopes, one dict each per
+# section names (a scope holds a minute of a language's new entries, ~1 KB each with their shared cards).
+SHARED_PAGE_ENTRIES = LineageMemo(kept=64)
 
 
 def page_document(ctx: CycleContext, sec_id: str, cycle_iso: str, stories: list) -> dict:

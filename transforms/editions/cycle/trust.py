@@ -112,33 +112,37 @@ def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> G
 
 class KeptFacts:
     """Per edition (in its CycleCache, in-process): the facts dict :func:`developing` left in the edition's memory
-    last cycle and, per candidate story then, its representative's row and version. A candidate with the same
-    representative at the same version (the same headline) whose memory holds the facts of that very dict has
-    them already: its headline's facts were merged into them last cycle, so they cannot change now, and only the
-    window test is made (~1,700 candidates per edition and cycle, a few new or changed). A memory read back from
-    state (another dict) is looked at whole."""
+    last cycle and, per candidate story then, its representative's row and version and its entry in that dict. A
+    candidate with the same representative at the same version (the same headline) whose memory holds the facts of
+    that very dict has them already: its headline's facts were merged into them last cycle, so they cannot change
+    now, and only the window test is made, for all of them at once (~1,700 candidates per edition and cycle, a few
+    new or changed). A memory read back from state (another dict) is looked at whole."""
 
-    __slots__ = ("facts", "ids", "reps", "versions")
+    __slots__ = ("facts", "ids", "reps", "versions", "seen", "changed")
 
     def __init__(self) -> None:
         self.facts: dict | None = None
-        self.ids = self.reps = self.versions = np.zeros(0, np.int64)
+        self.ids = self.reps = self.versions = self.changed = np.zeros(0, np.int64)
+        self.seen = np.zeros(0, object)  # per kept id: its entry in ``facts`` (None: none)
 
-    def same(self, book, memory_facts: dict, ids_l: list, rep_l: list) -> tuple[list, np.ndarray, np.ndarray]:
-        """Per candidate whether it has the same representative and version as last cycle (see above), and the
-        candidates' ids and representatives' versions as arrays."""
+    def same(self, book, memory_facts: dict, ids_l: list, rep_l: list) -> tuple:
+        """Per candidate whether it has the same representative and version as last cycle (see above), its index
+        in the kept arrays (where it has), and the candidates' ids and representatives' versions as arrays."""
         ids, reps = np.array(ids_l, np.int64), np.array(rep_l, np.int64)
         versions = np.where(reps >= 0, book.articles.version[np.maximum(reps, 0)], -1).astype(np.int64)
         if self.facts is not memory_facts or not self.ids.size or not ids.size:
-            return [False] * len(ids_l), ids, versions
+            return np.zeros(len(ids_l), bool), None, ids, versions
         pos = np.minimum(np.searchsorted(self.ids, ids), self.ids.size - 1)
         same = (self.ids[pos] == ids) & (self.reps[pos] == reps) & (self.versions[pos] == versions) & (reps >= 0)
-        return same.tolist(), ids, versions
+        return same, pos, ids, versions
 
-    def keep(self, facts: dict, ids: np.ndarray, reps: list, versions: np.ndarray) -> None:
+    def keep(self, facts: dict, ids: np.ndarray, reps: list, versions: np.ndarray, seen: list) -> None:
+        """``seen``: per candidate (as ``ids``), its entry in ``facts`` or None."""
         order = np.argsort(ids, kind="stable")
         self.facts, self.ids = facts, ids[order]
         self.reps, self.versions = np.array(reps, np.int64)[order], versions[order]
+        self.seen = np.fromiter(seen, object, len(seen))[order]
+        self.changed = np.fromiter((0 if v is None else v[1] for v in seen), np.int64, len(seen))[order]
 
 
 def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFacts | None = None) -> list[bool]:
@@ -149,19 +153,25 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFa
     window (a new report, a corrected headline): the near-tie rotation between headlines already in the story
     (``book.articles.event_minute`` older than the window) or back to one already shown labels nothing."""
     old = getattr(memory, "facts", None) or {}  # absent from memories pickled before the trust gates
-    new = {}
     window = p.developing_window_min * MINUTE_MS
     cards, event_minute, get = book.articles.card, book.articles.event_minute, old.get
     since = now - window  # labelled: a last change after it (0: never changed, never labelled)
-    out = [False] * len(ids_l)
-    same_l, ids, versions = kept.same(book, old, ids_l, rep_l) if kept is not None else ([False] * len(ids_l), 0, 0)
-    for k, (sid, rep, same) in enumerate(zip(ids_l, rep_l, same_l)):
+    n = len(ids_l)
+    if kept is not None:
+        same, pos, ids, versions = kept.same(book, old, ids_l, rep_l)
+    else:
+        same, pos, ids, versions = np.zeros(n, bool), None, 0, 0
+    if pos is not None and same.any():
+        # the same headline as last cycle: its facts are last cycle's entry (KeptFacts), in ``old`` (every kept
+        # candidate with a representative has one), and only the window test is made
+        changed = kept.changed[pos]
+        out = (same & (changed > since) & (changed > 0)).tolist()
+        seen_l = kept.seen[pos].tolist()  # the others' are overwritten below
+    else:
+        out, seen_l = [False] * n, [None] * n
+    for k in np.flatnonzero(~same).tolist():
+        sid, rep = ids_l[k], rep_l[k]
         seen = get(sid)
-        if same and seen is not None:  # the same headline as last cycle: its facts are in ``seen`` (KeptFacts)
-            new[sid] = seen
-            if seen[1] > since and seen[1] > 0:
-                out[k] = True
-            continue
         if rep >= 0:
             facts = key_facts(cards[rep]["title"] or "")
             if seen is None:
@@ -170,14 +180,12 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFa
                 union = tuple(sorted(set(seen[0]) | set(facts)))
                 recent = now - int(event_minute[rep]) * MINUTE_MS < window
                 seen = (union, now if recent else seen[1])
-        elif seen is None:
-            continue
-        new[sid] = seen
-        if seen[1] > since and seen[1] > 0:
-            out[k] = True
+        seen_l[k] = seen
+        out[k] = seen is not None and seen[1] > since and seen[1] > 0
+    new = {sid: seen for sid, seen in zip(ids_l, seen_l) if seen is not None}
     memory.facts = new
     if kept is not None:
-        kept.keep(new, ids, rep_l, versions)
+        kept.keep(new, ids, rep_l, versions, seen_l)
     return out
 
 
