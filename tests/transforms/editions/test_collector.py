@@ -80,6 +80,22 @@ def test_a_ranking_worker_parks_what_its_last_cycle_leaves_alive():
     assert not any(o is kept for o in gc.get_objects())  # parked: in no generation the collector traverses
 
 
+def test_the_first_park_collects_the_garbage_of_the_worker_s_start():
+    """A worker's start (pipeline construction, imports) leaves cyclic garbage the collector has not yet reached:
+    the first park collects in full before it freezes, so none of it is parked."""
+    gc.disable()  # the start's garbage still uncollected, as it can be
+    try:
+        node = _Node()
+        gone = weakref.ref(node)
+        del node
+        space_worker_collections()
+        with spaced_collections():
+            pass
+    finally:
+        gc.enable()
+    assert gone() is None and gc.get_freeze_count() > 0
+
+
 def test_a_test_s_parking_ends_with_it(monkeypatch):
     """stop_parking (tests/conftest.py calls it after every test) hands everything back and parks nothing more."""
     space_worker_collections()

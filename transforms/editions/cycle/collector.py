@@ -29,14 +29,16 @@ collection every few (benchmarks/rank_compare.py prints the collector's CPU per 
 10 cycles, 21:40 UTC 2026-12-07, loaded machine). A higher young threshold only delays that collection: at 100,000,
 nine cycles collected nothing and the tenth took 0.49 s. So the last cycle to leave parks everything alive in the
 permanent generation (``gc.freeze``): no collection traverses it again, and reference counting still frees each
-object when it is dropped. What parking could lose is cyclic garbage, which reference counting never frees: the
-ranker makes none (tests/transforms/editions/test_collector.py checks it over a busy world's cycles; the benchmark's
-ten cycles left 0 unreachable objects among 2.1 M), but a worker runs other code too. So the parked objects are
-handed back (``gc.unfreeze``) and collected in full once :data:`PARKED_FOR_S` has passed since the last time, or
-sooner once the process's resident memory has grown by :data:`PARKED_GROWTH` since then (so a leak of cyclic
-garbage is bounded by a quarter of the heap): 1.3-1.9 s for the benchmark's 2.1 M objects, once an hour, where the
-collector took 0.15-0.3 s every minute. Where resident memory cannot be read (no /proc), nothing is parked, and
-``NEWSROOM_COLLECTOR_PARKING=off`` in a worker's environment turns parking off (the collector then runs as before).
+object when it is dropped. What parking could lose is cyclic garbage, which reference counting never frees and a
+freeze takes with the living: the ranker makes none (tests/transforms/editions/test_collector.py checks it over a
+busy world's cycles; the benchmark's ten cycles left 0 unreachable objects among 2.1 M), but a worker runs other
+code, whose young cyclic garbage not yet collected at a park is parked too. So the first park collects in full
+before it freezes (the garbage of the worker's start), and the parked objects are handed back (``gc.unfreeze``) and
+collected in full once :data:`PARKED_FOR_S` has passed since the last time, or sooner once the process's resident
+memory has grown by :data:`PARKED_GROWTH` since then (a leak is bounded by a quarter of the heap): 1.3-1.9 s for the
+benchmark's 2.1 M objects, once an hour, where the collector took 0.15-0.3 s every minute. Where resident memory
+cannot be read (no /proc), nothing is parked, and ``NEWSROOM_COLLECTOR_PARKING=off`` in a worker's environment turns
+parking off (the collector then runs as before).
 """
 
 from __future__ import annotations
@@ -79,13 +81,13 @@ class Parking:
 
     def __init__(self) -> None:
         self.on = False
-        self.since = 0.0  # time.monotonic() of the last full collection
+        self.since: float | None = None  # time.monotonic() of the last full collection (None: none yet)
         self.resident = 0  # resident bytes right after it
 
     def start(self) -> None:
         # fail closed: no memory to watch, nothing parked; an operator's switch (module docstring)
         self.on = resident_bytes() is not None and os.environ.get(PARKING_SWITCH, "on").strip().lower() != "off"
-        self.since, self.resident = time.monotonic(), resident_bytes() or 0
+        self.since = None  # the first park collects in full first: the garbage of the worker's start is not parked
 
     def park(self) -> None:
         """At the last cycle's exit: everything alive into the permanent generation, or, when the time or the
@@ -95,13 +97,14 @@ class Parking:
             self.on = False
             gc.unfreeze()
             return
-        if time.monotonic() - self.since >= PARKED_FOR_S or resident >= PARKED_GROWTH * self.resident:
+        since = self.since
+        if since is None or time.monotonic() - since >= PARKED_FOR_S or resident >= PARKED_GROWTH * self.resident:
             t = time.process_time()
             gc.unfreeze()
             freed = gc.collect()
             LOG.info(
-                "collector: parked objects handed back after %.0f s, %d unreachable freed, %.2f s CPU",
-                time.monotonic() - self.since,
+                "collector: a full collection before parking (%s), %d unreachable freed, %.2f s CPU",
+                "the first" if since is None else f"{time.monotonic() - since:.0f} s after the last",
                 freed,
                 time.process_time() - t,
             )
