@@ -149,3 +149,45 @@ def test_index_items_put_each_storyline_under_its_entities_one_item_per_shard():
         assert it["drop"] == ["2"] and it["pointer"] == sx.pointer_of("en", it["doc"]["shard"])
         for entries in it["doc"]["entities"].values():
             assert [(e["storyline_id"], e["story_id"]) for e in entries] == [("1", "10")]
+
+
+def test_index_items_list_an_entity_of_several_storylines_newest_first_and_share_no_list_they_write():
+    """index_of takes an entity named by one storyline as that part's own one-entry list (shared by the editions
+    that share the part) and gives an entity of several storylines a list of its own, newest first: the same items
+    as one list per entity sorted afresh, whichever order the parts come in."""
+    import random
+
+    rng = random.Random(5)
+
+    def sl_item(sl):
+        ep = {"story_id": str(sl * 10), "title": f"t{sl}", "first_at": "2026-01-01T00:00:00Z",
+              "last_at": "2026-01-01T00:00:00Z", "article_count": 1, "publisher_count": 1}  # fmt: skip
+        doc = {"storyline_id": str(sl), "updated_at": f"2026-01-{rng.randint(1, 9):02d}T00:00:00Z", "episodes": [ep]}
+        entities = rng.sample([f"e{k}" for k in range(40)], rng.randint(1, 12))
+        sources = [[sl + 1000, None]] if sl % 7 == 0 else []
+        return {"doc": doc, "entities": entities, "sources": sources}
+
+    items = [sl_item(sl) for sl in range(1, 60)]
+    want: dict = {}  # shard -> entity -> entries newest first; shard -> drops
+    drops: dict = {}
+    for it in items:
+        doc = it["doc"]
+        entry = {k: doc[k] for k in ("storyline_id", "updated_at")}
+        entry.update(title=doc["episodes"][0]["title"], story_id=doc["episodes"][0]["story_id"])
+        for e in it["entities"]:
+            want.setdefault(sx.shard_of(e), {}).setdefault(e, []).append(entry)
+            if it["sources"]:
+                drops.setdefault(sx.shard_of(e), set()).add(str(it["sources"][0][0]))
+    parts = [sx.index_part(it) for it in items]
+    for order in (parts, parts[::-1]):
+        got = sx.index_of(order, "en", 5)
+        assert [it["doc"]["shard"] for it in got] == sorted(want)
+        for it in got:
+            shard, entities = it["doc"]["shard"], it["doc"]["entities"]
+            assert list(entities) == sorted(want[shard]) and it["drop"] == sorted(drops.get(shard, ()))
+            for e, entries in entities.items():
+                newest = sorted(want[shard][e], key=lambda x: (x["updated_at"], int(x["storyline_id"])), reverse=True)
+                assert entries == newest
+                if len(entries) == 1:  # the part's own list, as the other editions get it
+                    assert any(entries is part[3] for part in parts)
+    assert all(len(part[3]) == 1 for part in parts)  # no edition's index wrote into a shared list

@@ -61,9 +61,11 @@ def storyline_entities(book, story_rows) -> list[str]:
 
 def index_part(item: dict) -> tuple | None:
     """What the storyline index takes of one storyline item: its entry with its place in a list (newest first: the
-    :func:`_newest_first` key), the storylines it absorbed whole (they leave the lists they shared with it) and the
-    (shard, entity) pairs it is listed under. None: not listed (a merge's redirect, no episode). Made once per item: the editions of a language share their items
-    (storyline_pages.py ``SHARED_ITEMS``) and the parts with them."""
+    :func:`_newest_first` key), the storylines it absorbed whole (they leave the lists they shared with it) and, per
+    shard it is listed in, ``{entity: [entry]}``, one list for every entity (an entity no other storyline of the cycle
+    names is listed as that very list). None: not listed (a merge's redirect, no episode). Made once per item: the
+    editions of a language share their items (storyline_pages.py ``SHARED_ITEMS``) and the parts with them, so the
+    part and its lists are read, never written."""
     doc = item["doc"]
     if doc.get("merged_into") is not None or not doc["episodes"]:
         return None
@@ -76,7 +78,7 @@ def index_part(item: dict) -> tuple | None:
     }
     absorbed = tuple(sorted({str(src) for src, ids in item.get("sources") or () if ids is None}))
     placed = tuple((shard_of(entity), entity) for entity in item.get("entities") or ())
-    return (_order_key(entry), entry), absorbed, placed
+    return (_order_key(entry), entry), absorbed, placed, [entry]
 
 
 def index_items(storyline_items: list[dict], language: str, version: int) -> list[dict]:
@@ -90,31 +92,37 @@ def index_items(storyline_items: list[dict], language: str, version: int) -> lis
 
 
 def index_of(parts: list, language: str, version: int) -> list[dict]:
-    """:func:`index_items` from the items' :func:`index_part`, one per storyline (entries shared read-only with other
-    editions)."""
-    puts: dict[int, dict[str, list]] = {}  # shard -> entity -> (order key, entry), a storyline once per entity
+    """:func:`index_items` from the items' :func:`index_part`, one per storyline (entries and one-entry lists shared
+    read-only with other editions). An entity that one storyline names is listed with that part's own list; only an
+    entity that several storylines name gets a list of its own, sorted newest first."""
+    puts: dict[int, dict[str, list]] = {}  # shard -> entity -> its list (a part's own while one storyline names it)
+    several: dict[tuple, list] = {}  # (shard, entity) -> (order key, entry) of each storyline naming it
     drops: dict[int, set[str]] = {}
     for part in parts:
         if part is None:
             continue
-        keyed, absorbed, placed = part
+        keyed, absorbed, placed, alone = part
         for shard, entity in placed:
             by_entity = puts.get(shard)
             if by_entity is None:
-                by_entity = puts[shard] = {}
-            entries = by_entity.get(entity)
-            if entries is None:
-                by_entity[entity] = [keyed]
-            else:
-                entries.append(keyed)
-            if absorbed:
+                puts[shard] = {entity: alone}
+                continue
+            had = by_entity.setdefault(entity, alone)
+            if had is not alone:
+                entries = several.get((shard, entity))
+                if entries is None:
+                    several[(shard, entity)] = [(_order_key(had[0]), had[0]), keyed]
+                else:
+                    entries.append(keyed)
+        if absorbed:
+            for shard, _ in placed:
                 drops.setdefault(shard, set()).update(absorbed)
+    for (shard, entity), entries in several.items():
+        puts[shard][entity] = [x for _, x in sorted(entries, reverse=True)]
     items = []
     for shard in sorted(puts):
-        put = {
-            e: [entries[0][1]] if len(entries) == 1 else [x for _, x in sorted(entries, reverse=True)]
-            for e, entries in sorted(puts[shard].items())
-        }
+        by_entity = puts[shard]
+        put = {e: by_entity[e] for e in sorted(by_entity)}
         doc = {"schema": INDEX_SCHEMA, "language": language, "shard": shard, "version": version, "entities": put}
         items.append(
             {

@@ -39,7 +39,6 @@ keyset of the origin's cursor (serving/api/storylines.py). Plain Python.
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 from schemas.pages import storyline_path
@@ -108,18 +107,32 @@ def storyline_items(book, out, params, now: int, taken=None) -> list[dict]:
 
 def storyline_items_and_index(book, out, params, now: int, taken=None) -> tuple[list[dict], list[dict]]:
     """:func:`storyline_items` and the storyline index's shard items for them
-    (:func:`~transforms.editions.overlays.storyline_index.index_items`)."""
+    (:func:`~transforms.editions.overlays.storyline_index.index_items`). The items are looked up in ``SHARED_ITEMS``
+    all at once, the missing ones made in one call."""
     smap = book.storylines
     touched, left, sources, merged = smap.take()
-    covered = {int(d["story_id"]) for d in out.coverage}
-    touched |= {smap.of[s] for s in covered if s in smap.of}
+    of = smap.of
+    for d in out.coverage:
+        sl = of.get(int(d["story_id"]))
+        if sl is not None:
+            touched.add(sl)
     version = now // MINUTE_MS
+    keys = []
+    for sl in sorted(touched, key=lambda s: (s not in sources, s)) if sources else sorted(touched):
+        # a merge or split's receiver first
+        if sl in left or sl in sources or sl in merged:
+            keys.append((sl, version, tuple(sorted(left.get(sl, ()))), _frozen_sources(sources.get(sl)), sl in merged))
+        else:
+            keys.append((sl, version, (), None, False))
+
+    def make(missing: list) -> list[tuple]:
+        return [
+            _item_and_part(book, params, taken, key[0], version, Moves(key[2], sources.get(key[0]), key[4]))
+            for key in missing
+        ]
+
     items, parts = [], []
-    for sl in sorted(touched, key=lambda s: (s not in sources, s)):  # a merge or split's receiver first
-        moves = Moves(tuple(sorted(left.get(sl, ()))), sources.get(sl), sl in merged)
-        key = (sl, version, moves.left, _frozen_sources(moves.sources), moves.merged)
-        make = functools.partial(_item_and_part, book, params, taken, sl, version, moves)
-        item, part = SHARED_ITEMS.get(book, params, key, make, taken)
+    for item, part in SHARED_ITEMS.find(book, params, keys, make, taken):
         if item is not None:
             items.append(dict(item))  # the item is the edition's; its document is shared (read-only)
             parts.append(part)
