@@ -196,7 +196,48 @@ def test_a_page_s_cosines_are_kept_only_for_the_same_stories_at_the_same_centroi
     seq[16] = 2.0  # story 16's new centroid, a near-duplicate of story 11
     assert page(ids, moved, gram) == page(ids, moved, None) == ids[:5]
     assert gram.sims is not kept
-    assert page([11, 12, 13], moved, gram) == [11, 12, 13] and gram.key == tuple((s, seq[s]) for s in (11, 12, 13))
+    assert page([11, 12, 13], moved, gram) == [11, 12, 13] and gram.key == ((11, 12, 13), (1.0, 1.0, 1.0))
+
+
+def test_a_page_s_near_pairs_are_kept_with_its_cosines_for_one_cosine_limit_and_mean_what_the_cosines_do():
+    """assembly.Gram ``near``: the pairs over the cosine limit, found once per matrix, are reused for the same
+    stories at the same centroids and the same limit, made again under another limit or new cosines; a story is
+    left out exactly when a placed story's cosine with it is over the limit, as the running maximum found it, and
+    a matrix holding NaN keeps the running maximum (a NaN cosine hides the later ones)."""
+    rng = np.random.default_rng(9)
+    base = rng.standard_normal((3, 16))
+    vecs = base[[0, 0, 1, 1, 2, 0]] + 0.3 * rng.standard_normal((6, 16))
+    vecs /= np.linalg.norm(vecs, axis=1)[:, None]
+    ids = [11, 12, 13, 14, 15, 16]
+    index, seq = {sid: k for k, sid in enumerate(ids)}, dict.fromkeys(ids, 1.0)
+
+    def page(matrix, gram, limit):
+        traits = StoryTraits({}, {}, index, matrix, dict(seq))
+        rules = DiversityRules(top_n=3, page_size=6, max_cosine=limit)
+        return [s.story_id for s in assemble(ids, [], traits, rules, None, gram)]
+
+    def running_max(matrix, limit):  # the rule as first written: each story's highest cosine with a placed one
+        sims, closest, placed = matrix @ matrix.T, np.full(6, -1.0), []
+        for k, sid in enumerate(ids):
+            if not closest[k] > limit:
+                placed.append(sid)
+                np.maximum(closest, sims[k], out=closest)
+        return placed
+
+    sims = vecs @ vecs.T
+    limits = sorted({float(x) for x in sims[np.triu_indices(6, 1)]})
+    low, high = limits[len(limits) // 3], limits[-1] + 1e-6
+    gram = Gram()
+    want_low, want_high = running_max(vecs, low), running_max(vecs, high)
+    assert want_low != want_high  # the limit decides which stories stay
+    assert page(vecs, gram, low) == want_low
+    near = gram.near
+    assert page(vecs, gram, low) == want_low and gram.near is near  # the same limit: reused
+    assert page(vecs, gram, high) == want_high and gram.near is not near  # another limit: made again
+    nan = vecs.copy()
+    nan[2] = np.nan
+    seq[13] = 2.0
+    assert page(nan, gram, low) == running_max(nan, low) and gram.near is None
 
 
 def test_kept_facts_give_the_developing_labels_and_memory_of_a_full_look(world, make_ranker):

@@ -22,6 +22,7 @@ nothing. Per page, in this order (DESIGN.md section 5):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -96,13 +97,15 @@ class Gram:
     from minute to minute (in another order three times in four), and their 60 x 384 Gram matrix was a third of
     the page assembly's CPU. Reused while the page asks for the same stories at the same centroid sequences
     (``key``): the same rows of unit centroids (centroids.py: a row's vector is the same bits whichever cycle made
-    it), so the same matrix product."""
+    it), so the same matrix product. ``near`` keeps what the diversity rule reads of it at one cosine limit
+    (:class:`_Page`), made from the same matrix."""
 
-    __slots__ = ("key", "sims")
+    __slots__ = ("key", "sims", "near")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.sims: np.ndarray | None = None
+        self.near: tuple | None = None  # (max_cosine, near pairs as _Page.near holds them)
 
 
 def assemble(
@@ -122,7 +125,8 @@ def assemble(
     placed, publisher_of, section_of = page.placed, traits.publisher_of, traits.section_of
     waiting: list[Slot] = []
     pinned = set(pins)
-    queue = [Slot(s, pinned=True) for s in pins] + [Slot(s) for s in order if s not in pinned]
+    # made as the loop asks (a page stops at page_size, most often half-way through its ~60 candidates)
+    queue = chain((Slot(s, pinned=True) for s in pins), (Slot(s) for s in order if s not in pinned))
     section_waiting: list[Slot] = []  # may still fill the top 10 if nothing else is left
     storyline_of = rules.storyline_of
     if storyline_of:
@@ -157,39 +161,78 @@ def assemble(
 
 
 class _Page:
-    """One page being assembled: the placed slots, the per-publisher and per-section counts, and each story's
-    highest cosine with any placed story (kept up to date as stories are placed)."""
+    """One page being assembled: the placed slots, the per-publisher and per-section counts, and which stories are
+    near-duplicates of a placed one.
+
+    A story is a near-duplicate when some placed story's cosine with it (its row of ``sims``) is over the limit.
+    The pairs over the limit are few (a page's ~60 candidates hold a handful), so they are found once per page,
+    ``near``: story position -> the positions whose row is over the limit in its column, the diagonal left out;
+    a placement then only records its position. A matrix holding NaN (a centroid of NaNs) keeps each story's
+    highest cosine with a placed story instead (``closest``, updated with np.maximum as stories are placed), as
+    the rule was first written: a NaN there hides every later cosine, which the pairs would not."""
 
     def __init__(self, traits: StoryTraits, rules: DiversityRules, alternative, everyone: list[int], gram=None):
         self.traits, self.rules, self.alternative = traits, rules, alternative
         self.placed: list[Slot] = []
         self.pub_count: dict[str, int] = {}
         self.sec_count: dict[str, int] = {}
-        everyone = sorted(x for x in everyone if x in traits.vec_index)  # by story: one matrix per set of stories
-        self.index = {x: i for i, x in enumerate(everyone)}
+        everyone = sorted(filter(traits.vec_index.__contains__, everyone))  # by story: one matrix per set of stories
+        self.index = dict(zip(everyone, range(len(everyone))))
         self.sims = None
+        self.near: dict[int, list[int]] | None = None
+        self.closest: np.ndarray | None = None
+        self.taken: set[int] = set()  # positions placed
         if everyone and traits.vec_matrix is not None:
             seq = traits.vec_seq
-            key = tuple([(x, seq[x]) for x in everyone]) if gram is not None and seq is not None else None
+            key = None
+            if gram is not None and seq is not None:
+                key = (tuple(everyone), tuple(map(seq.__getitem__, everyone)))
             if key is not None and gram.key == key:
                 self.sims = gram.sims
             else:
                 m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
                 self.sims = m @ m.T  # one small matrix per page
                 if key is not None:
-                    gram.key, gram.sims = key, self.sims
-        # each story's highest cosine with a placed story: updated in place (no list round trip per placement)
-        self.closest = np.full(len(everyone), -1.0)
+                    gram.key, gram.sims, gram.near = key, self.sims, None
+            limit = rules.max_cosine
+            if key is not None and gram.near is not None and gram.near[0] == limit:
+                self.near = gram.near[1]
+            elif np.isnan(self.sims).any():
+                self.closest = np.full(len(everyone), -1.0)
+            else:
+                over = self.sims > limit
+                np.fill_diagonal(over, False)
+                near: dict[int, list[int]] = {}
+                rows, cols = np.nonzero(over)
+                for p, j in zip(rows.tolist(), cols.tolist()):
+                    got = near.get(j)
+                    if got is None:
+                        near[j] = [p]
+                    else:
+                        got.append(p)
+                self.near = near
+                if key is not None:
+                    gram.near = (limit, near)
 
     def near_duplicate(self, sid: int) -> bool:
         j = self.index.get(sid)
-        return j is not None and self.closest[j] > self.rules.max_cosine
+        if j is None or self.sims is None:
+            return False
+        if self.closest is not None:
+            return self.closest[j] > self.rules.max_cosine
+        if j in self.taken and self.sims[j, j] > self.rules.max_cosine:
+            return True
+        near = self.near.get(j)
+        return near is not None and any(p in self.taken for p in near)
 
     def place(self, slot: Slot, pub: str | None) -> None:
         self.placed.append(slot)
         j = self.index.get(slot.story_id)
         if j is not None and self.sims is not None:
-            np.maximum(self.closest, self.sims[j], out=self.closest)
+            if self.closest is not None:
+                np.maximum(self.closest, self.sims[j], out=self.closest)
+            else:
+                self.taken.add(j)
         if pub is not None:
             self.pub_count[pub] = self.pub_count.get(pub, 0) + 1
         sec = self.traits.section_of.get(slot.story_id)
