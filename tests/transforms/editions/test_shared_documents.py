@@ -314,3 +314,40 @@ def test_a_page_entry_is_shared_by_a_lineage_only_for_the_same_key_row(world, mo
     monkeypatch.setattr(run_module, "SHARED_PAGE_ENTRIES", LineageMemo(kept=8))
     assert renamed.pages == ranker("us-en").cycle(T).pages
     assert renamed.pages != out_a.pages
+
+
+def test_corroboration_figures_are_shared_by_a_lineage_at_a_minute_only(world, monkeypatch):
+    """trust.py ``SHARED_SUPPORT``: a story's strong voices and top weight are made once per lineage and minute (the
+    other book of the lineage finds them without looking at its pairs), and made again at another minute, when
+    the story's pairs no longer count (it left the live window)."""
+    import numpy as np
+    import pytest
+
+    from transforms.editions.cycle import trust
+    from transforms.editions.cycle.scoring import features
+
+    monkeypatch.setattr(trust, "SHARED_SUPPORT", LineageMemo(kept=8))
+    world.story(1, ["daily-herald", "pacific-times", "capital-post"], T - 30 * MIN, title="Dam opens its gates")
+    world.story(2, ["mumbai-daily"], T - 20 * MIN, title="Monsoon reaches the coast early")
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config)
+    events = [compact_change(c) for c in world.changes]
+    a, b = _book(config, registry, events), _book(config, registry, events)
+    rows = np.sort(np.array([a.stories.row_of[1], a.stories.row_of[2]], np.int64))
+    want = trust.support(a, p, features(a, T, p), rows)
+    assert sorted(want[0].tolist()) == [1, 3]  # story 1: three strong voices; story 2: one
+    got = trust.shared_support(a, p, features(a, T, p), rows, T)
+    assert [x.tolist() for x in got] == [x.tolist() for x in want]
+
+    def no_pairs(rows):
+        raise AssertionError("looked at its pairs")
+
+    monkeypatch.setattr(b, "pair_rows_of", no_pairs)
+    shared = trust.shared_support(b, p, features(b, T, p), rows, T)
+    assert [x.tolist() for x in shared] == [x.tolist() for x in want]
+    with pytest.raises(AssertionError):  # another minute: made again
+        trust.shared_support(b, p, features(b, T + MIN, p), rows, T + MIN)
+    later = T + p.live_window_ms + 60 * MIN  # both stories out of the live window: no pair counts
+    f = features(a, later, p)
+    dead = trust.shared_support(a, p, f, rows, later)
+    assert [x.tolist() for x in dead] == [x.tolist() for x in trust.support(a, p, f, rows)] == [[0, 0], [0.0, 0.0]]

@@ -42,6 +42,7 @@ import numpy as np
 from transforms.common import MINUTE_MS
 from transforms.editions.bursts.bursts import is_strong
 from transforms.editions.cycle.arrays import sorted_member, unique_ints
+from transforms.editions.cycle.kept import LineageMemo
 
 MAX_HELD = 50
 HELD_REASON = "fast_low_trust"
@@ -75,18 +76,8 @@ def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> G
     """Corroboration, holds and developing labels of a cycle's candidates (module docstring); ``kept``: the
     edition's :class:`KeptFacts` (its CycleCache), None: every candidate's facts looked at."""
     f, rows = ranked.f, ranked.cand.rows
-    k = rows.size
     ids = book.stories.id[rows]
-    sel = book.pair_rows_of(rows)  # the candidates' own pairs: O(their pairs), every result below ignores order
-    sel = sel[f.sp_ok[sel]]
-    gs, w = np.searchsorted(rows, book.pairs.story[sel]), f.sp_w[sel]  # candidate position (rows: sorted, unique)
-    strong = is_strong(w, p.corroboration_authority)
-    groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
-    span = int(groups.max()) + 1 if groups.size else 1
-    keys = unique_ints(gs[strong] * span + groups)
-    voices = np.bincount(keys // span, minlength=k)
-    top_auth = np.zeros(k)
-    np.maximum.at(top_auth, gs, w)
+    voices, top_auth = shared_support(book, p, f, rows, now)
     corroborated = (voices >= p.corroboration_publishers) | sorted_member(rows, ranked.forced)
     n30, velocity = f.n30[rows], f.velocity[rows]
     held = (n30 >= p.hold_min_originals) & (velocity >= p.hold_velocity) & (top_auth < p.low_trust_authority)
@@ -108,6 +99,58 @@ def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> G
         entries,
         developing(book, ids.tolist(), ranked.reps.rep.tolist(), memory, now, p, kept),
     )
+
+
+# A story's corroboration figures (its strong independent voices, the top weight among its pairs that count) read
+# the book's tables and the features at the cycle's minute alone (which pairs count and their weights: features
+# are the same for every edition), so the editions whose books have the same tables share them at a minute
+# (kept.LineageMemo, by the minute): the editions of a language rank mostly the same stories, and each looked up
+# its candidates' pairs again. Kept per scope and minute as sorted story rows with their figures (a value of the
+# memo's dict, replaced whole by one dict operation when an edition adds its stories: a race loses an addition,
+# never gives a wrong figure). Budget: scopes (a minute of a language's candidates, ~20 bytes a story).
+SHARED_SUPPORT = LineageMemo(kept=64)
+
+
+def shared_support(book, p, f, rows: np.ndarray, now: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`support` of the candidate ``rows`` (sorted, unique) at ``now``, of the rows another edition of the
+    lineage asked for at this minute from :data:`SHARED_SUPPORT`, of the others computed (and kept there)."""
+    memo = SHARED_SUPPORT.get(book, p, now, dict)
+    old = memo.get("rows")
+    voices, top_auth = np.zeros(rows.size, np.int64), np.zeros(rows.size)
+    known = np.zeros(rows.size, bool)
+    if old is not None and old[0].size and rows.size:
+        pos = np.minimum(np.searchsorted(old[0], rows), old[0].size - 1)
+        known = old[0][pos] == rows
+        voices[known], top_auth[known] = old[1][pos[known]], old[2][pos[known]]
+    if known.all():
+        return voices, top_auth
+    miss = np.flatnonzero(~known)
+    made = support(book, p, f, rows[miss])
+    voices[miss], top_auth[miss] = made
+    if old is None:
+        memo["rows"] = (rows[miss], *made)
+    else:
+        order = np.argsort(np.concatenate([old[0], rows[miss]]), kind="stable")
+        memo["rows"] = tuple(np.concatenate([a, b])[order] for a, b in zip(old, (rows[miss], *made)))
+    return voices, top_auth
+
+
+def support(book, p, f, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per story row of ``rows`` (sorted, unique): how many ownership groups back it with a strong pair that counts
+    (``f.sp_ok``, weight ``f.sp_w`` above ``corroboration_authority``), and the top weight among its pairs that
+    count. A story's figures read its own pairs alone, whichever rows are asked with it."""
+    k = rows.size
+    sel = book.pair_rows_of(rows)  # the candidates' own pairs: O(their pairs), every result below ignores order
+    sel = sel[f.sp_ok[sel]]
+    gs, w = np.searchsorted(rows, book.pairs.story[sel]), f.sp_w[sel]  # candidate position (rows: sorted, unique)
+    strong = is_strong(w, p.corroboration_authority)
+    groups = book.publisher_groups()[book.pairs.publisher[sel[strong]]]
+    span = int(groups.max()) + 1 if groups.size else 1
+    keys = unique_ints(gs[strong] * span + groups)
+    voices = np.bincount(keys // span, minlength=k)
+    top_auth = np.zeros(k)
+    np.maximum.at(top_auth, gs, w)
+    return voices, top_auth
 
 
 class KeptFacts:
