@@ -97,7 +97,7 @@ def gates(book, p, memory, now: int, ranked, kept: KeptFacts | None = None) -> G
         set(ids[~corroborated & ~held].tolist()),
         set(ids[held_pos].tolist()),
         entries,
-        developing(book, ids.tolist(), ranked.reps.rep.tolist(), memory, now, p, kept),
+        developing(book, ids, ranked.reps.rep, memory, now, p, kept),
     )
 
 
@@ -168,27 +168,26 @@ class KeptFacts:
         self.ids = self.reps = self.versions = self.changed = np.zeros(0, np.int64)
         self.seen = np.zeros(0, object)  # per kept id: its entry in ``facts`` (None: none)
 
-    def same(self, book, memory_facts: dict, ids_l: list, rep_l: list) -> tuple:
+    def same(self, book, memory_facts: dict, ids: np.ndarray, reps: np.ndarray) -> tuple:
         """Per candidate whether it has the same representative and version as last cycle (see above), its index
         in the kept arrays (where it has), and the candidates' ids and representatives' versions as arrays."""
-        ids, reps = np.array(ids_l, np.int64), np.array(rep_l, np.int64)
         versions = np.where(reps >= 0, book.articles.version[np.maximum(reps, 0)], -1).astype(np.int64)
         if self.facts is not memory_facts or not self.ids.size or not ids.size:
-            return np.zeros(len(ids_l), bool), None, ids, versions
+            return np.zeros(ids.size, bool), None, ids, versions
         pos = np.minimum(np.searchsorted(self.ids, ids), self.ids.size - 1)
         same = (self.ids[pos] == ids) & (self.reps[pos] == reps) & (self.versions[pos] == versions) & (reps >= 0)
         return same, pos, ids, versions
 
-    def keep(self, facts: dict, ids: np.ndarray, reps: list, versions: np.ndarray, seen: list) -> None:
+    def keep(self, facts: dict, ids: np.ndarray, reps: np.ndarray, versions: np.ndarray, seen: list) -> None:
         """``seen``: per candidate (as ``ids``), its entry in ``facts`` or None."""
         order = np.argsort(ids, kind="stable")
         self.facts, self.ids = facts, ids[order]
-        self.reps, self.versions = np.array(reps, np.int64)[order], versions[order]
+        self.reps, self.versions = reps[order], versions[order]
         self.seen = np.fromiter(seen, object, len(seen))[order]
         self.changed = np.fromiter((0 if v is None else v[1] for v in seen), np.int64, len(seen))[order]
 
 
-def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFacts | None = None) -> list[bool]:
+def developing(book, ids, reps, memory, now: int, p, kept: KeptFacts | None = None) -> list[bool]:
     """Per candidate: its story's key facts changed within ``developing_window_min``; updates the facts kept in
     ``memory`` (story id -> (every key fact its headlines have shown, time of their last change; 0: never)).
 
@@ -199,9 +198,10 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFa
     window = p.developing_window_min * MINUTE_MS
     cards, event_minute, get = book.articles.card, book.articles.event_minute, old.get
     since = now - window  # labelled: a last change after it (0: never changed, never labelled)
-    n = len(ids_l)
+    ids, reps = np.asarray(ids, np.int64), np.asarray(reps, np.int64)  # per candidate (lists or arrays)
+    ids_l, n = ids.tolist(), ids.size
     if kept is not None:
-        same, pos, ids, versions = kept.same(book, old, ids_l, rep_l)
+        same, pos, ids, versions = kept.same(book, old, ids, reps)
     else:
         same, pos, ids, versions = np.zeros(n, bool), None, 0, 0
     if pos is not None and same.any():
@@ -213,7 +213,7 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFa
     else:
         out, seen_l = [False] * n, [None] * n
     for k in np.flatnonzero(~same).tolist():
-        sid, rep = ids_l[k], rep_l[k]
+        sid, rep = ids_l[k], int(reps[k])
         seen = get(sid)
         if rep >= 0:
             facts = key_facts(cards[rep]["title"] or "")
@@ -228,7 +228,7 @@ def developing(book, ids_l: list, rep_l: list, memory, now: int, p, kept: KeptFa
     new = {sid: seen for sid, seen in zip(ids_l, seen_l) if seen is not None}
     memory.facts = new
     if kept is not None:
-        kept.keep(new, ids, rep_l, versions, seen_l)
+        kept.keep(new, ids, reps, versions, seen_l)
     return out
 
 
