@@ -4,6 +4,7 @@ across overlapping cycles; a ranking worker's survivors parked at the last cycle
 from __future__ import annotations
 
 import gc
+import re
 import weakref
 
 import pytest
@@ -110,7 +111,7 @@ def test_a_test_s_parking_ends_with_it(monkeypatch):
 
 
 @pytest.mark.parametrize("up", ["time", "memory"])
-def test_parked_cyclic_garbage_is_collected_once_the_time_or_the_memory_is_up(up, monkeypatch):
+def test_parked_cyclic_garbage_is_collected_once_the_time_or_the_memory_is_up(up, monkeypatch, caplog):
     """Reference counting never frees a cycle: parked, it waits for the hand-back, which comes after PARKED_FOR_S
     or once resident memory has grown by PARKED_GROWTH, whichever first."""
     space_worker_collections()
@@ -127,10 +128,15 @@ def test_parked_cyclic_garbage_is_collected_once_the_time_or_the_memory_is_up(up
         monkeypatch.setattr(collector.PARKING, "since", collector.PARKING.since - collector.PARKED_FOR_S)
     else:
         monkeypatch.setattr(collector.PARKING, "resident", collector.resident_bytes() / collector.PARKED_GROWTH - 1)
-    with spaced_collections():
+    caplog.clear()
+    with caplog.at_level("INFO", logger=collector.__name__), spaced_collections():
         pass
     assert gone() is None
     assert gc.get_freeze_count() > 0  # the survivors of the full collection are parked again
+    # the line docs/operations.md tells operators to read
+    assert re.search(
+        r"collector: a full collection before parking \(\d+ s after the last\), \d+ unreachable freed", caplog.text
+    )
 
 
 def test_nothing_is_parked_where_resident_memory_cannot_be_read(monkeypatch):
