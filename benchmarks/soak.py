@@ -42,6 +42,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -335,6 +336,17 @@ def watch(run: Run, label: str, stop_when_settled: bool = False) -> int:
     return status
 
 
+def kept_logs(data_dir: str, tmp: str) -> int:
+    """A failed run's logs, copied out of the temporary data directory before it is removed (the run's own message
+    names a log in it); 1, the soak's exit status."""
+    logs = Path(data_dir) / "logs"
+    if data_dir == tmp and logs.is_dir():
+        kept = Path(tempfile.mkdtemp(prefix="soak-logs-"))
+        shutil.copytree(logs, kept, dirs_exist_ok=True)
+        print(f"the run's logs are kept in {kept}", flush=True)
+    return 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--minutes", type=float, default=30.0)
@@ -356,7 +368,7 @@ def main(argv=None) -> int:
         data_dir = args.data_dir or tmp
         run = Run(data_dir, args.minutes, args.speed, args.embedder)
         if watch(run, "") != 0:
-            return 1
+            return kept_logs(data_dir, tmp)
         soaked = report_of(data_dir)
         new_fetches = soaked.get("pages_new", 0)
         print(f"soak run: {json.dumps({k: v for k, v in soaked.items() if k.startswith('pages')})}")
@@ -364,7 +376,7 @@ def main(argv=None) -> int:
         if args.settle_minutes > 0:  # the world all but stopped; the run replays its outbox, the job catches up
             settle = Run(data_dir, args.settle_minutes, SETTLE_SPEED, args.embedder)
             if watch(settle, "settle ", stop_when_settled=True) != 0:
-                return 1
+                return kept_logs(data_dir, tmp)
             again = report_of(data_dir)
             print(f"settle run: {json.dumps({k: v for k, v in again.items() if k.startswith('pages')})}")
             print(final(data_dir, new_fetches + again.get("pages_new", 0), soaked), flush=True)

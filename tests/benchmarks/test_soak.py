@@ -108,3 +108,17 @@ def test_a_generated_report_repeating_a_stored_one_word_for_word_is_a_copy_not_l
     assert soak.refusal(repeat, set(), fam) is None  # nothing of its text stored: not a copy, lost if fetched
     other = world["gen-1-12-0"]
     assert soak.refusal(other, stored, fam) is None and fam[other["id"]] == {article_id(other["url"])}
+
+
+def test_a_failed_run_s_logs_outlive_the_temporary_data_directory(tmp_path, monkeypatch, capsys):
+    """The run names a log in its data directory when a job dies; a temporary one is removed on return, so the logs
+    are copied out first (a stories job's abort at start was once left with no log to read)."""
+    data = tmp_path / "data"
+    (data / "logs").mkdir(parents=True)
+    (data / "logs" / "stories-job.log").write_text("Fatal Python error: Aborted\n")
+    monkeypatch.setattr(soak.tempfile, "tempdir", str(tmp_path))
+    assert soak.kept_logs(str(data), str(data)) == 1
+    kept = Path(re.search(r"kept in (\S+)", capsys.readouterr().out).group(1))
+    assert (kept / "stories-job.log").read_text() == "Fatal Python error: Aborted\n"
+    assert soak.kept_logs(str(data), str(tmp_path / "another")) == 1  # a data_dir the user chose stays where it is
+    assert "kept in" not in capsys.readouterr().out
