@@ -169,7 +169,8 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
 
     # Read elsewhere than the origin: the jobs' embedding path pin, the operator commands' audit identity and CDN
     # purge settings, the browser tests' chromium and artefact folder, the commands' traceback switch, the ingest
-    # job's feed parse budget and User-Agent, the ANN kernel and profile pins, the stories benchmarks' vector cache.
+    # job's feed parse budget and User-Agent, the ANN kernel and profile pins, the stories benchmarks' vector cache,
+    # the ranking workers' collector parking switch.
     elsewhere = {
         cpu.ENV: ROOT / "transforms" / "stories" / "embed" / "cpu.py",
         "NEWSROOM_OPERATOR": ROOT / "stores" / "audit.py",
@@ -184,6 +185,7 @@ def test_every_documented_setting_is_read_from_the_environment(world, tmp_path, 
         "NEWSROOM_ANN_KERNELS": ROOT / "transforms" / "stories" / "index" / "ann_kernels.py",
         "NEWSROOM_ANN_PROFILE": ROOT / "transforms" / "stories" / "index" / "ann_kernels.py",
         "NEWSROOM_STORIES_CACHE": ROOT / "benchmarks" / "stories_calibrate.py",
+        "NEWSROOM_COLLECTOR_PARKING": ROOT / "transforms" / "editions" / "cycle" / "collector.py",
     }
     for name, path in elsewhere.items():
         text = path.read_text(encoding="utf-8")
