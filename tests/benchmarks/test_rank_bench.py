@@ -4,8 +4,16 @@ already had appended a second pair row and that voice counted twice in the vecto
 
 from __future__ import annotations
 
-import numpy as np
+import json
+import os
+import platform
+import subprocess
+import sys
 
+import numpy as np
+import pytest
+
+from benchmarks import rank_compare
 from benchmarks.rank_bench import NOW, load_book, make_registry, next_minute_events
 from transforms.common import MINUTE_MS
 from transforms.editions.vocabulary.config import load_config
@@ -47,3 +55,25 @@ def test_each_minute_of_the_harness_folds_new_articles():
         assert (book.stories.version[: len(before[1])] != before[1]).any()
         # the minute before the cycle at NOW + minute
         assert {e["at"] // MINUTE_MS for e in events} == {NOW // MINUTE_MS + minute - 1}
+
+
+@pytest.mark.parametrize("level", ["x86-64-v3", "x86-64-v2"])
+def test_rank_compare_s_kernel_levels_really_pin_numpy_and_openblas(level):
+    """rank_compare --kernels measures a lower x86-64 level by environment variables alone; a name numpy or OpenBLAS
+    did not know would measure this CPU's kernels under that level's label. On an x86 CPU that has the level's
+    features, numpy's dispatch targets above the level read off and OpenBLAS reports the named core."""
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("x86-64 levels are an x86 CPU's")
+    env = {**os.environ, **rank_compare.KERNELS[level]}
+    probe = (
+        "import json, numpy; from numpy._core._multiarray_umath import __cpu_features__ as f;"
+        "from threadpoolctl import threadpool_info;"
+        "print(json.dumps([f, [i.get('architecture') for i in threadpool_info() if i.get('internal_api') == 'openblas']]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    features, cores = json.loads(out.stdout)
+    for name in rank_compare.KERNELS[level]["NPY_DISABLE_CPU_FEATURES"].split():
+        assert features.get(name) is False, (name, features.get(name))
+    assert cores == [rank_compare.KERNELS[level]["OPENBLAS_CORETYPE"]]
