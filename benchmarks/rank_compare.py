@@ -13,9 +13,14 @@ same world and the same minutes). CPU time of each process, never wall time: the
 
     .venv/bin/python benchmarks/rank_compare.py --base /work/wt/rank-base --head . [--repeat 3] [--stories 300000]
     .venv/bin/python benchmarks/rank_compare.py --kernels native,x86-64-v3,x86-64-v2 --head . [--repeat 3]
+    .venv/bin/python benchmarks/rank_compare.py --kernels native --head . --skip 40 --repeat 4
 
 ``--kernels`` runs one tree as CPUs of lower x86-64 levels would (numpy's and OpenBLAS's kernels pinned): the
 cycle's CPU there, and whether the pages are the same bytes whichever kernels computed them.
+
+``--skip K`` folds the harness's first K minutes before the cold cycle without ranking them: the world of minute K
+ranked by a young process. Beside a long ``--repeat`` (the same world ranked by a process that has run K cycles) it
+tells a cost of the world from a cost of the process's age (docs/architecture.md, "Editions", session 13).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ import time
 from pathlib import Path
 
 
-def child(tree: str, stories: int, repeat: int) -> None:
+def child(tree: str, stories: int, repeat: int, skip: int = 0) -> None:
     # The tree's code, the harness's world: rank_bench.py beside this file for both trees (its synthetic columns
     # are the harness, not the ranker), importing the tree's packages, imported from the tree first.
     sys.path[:0] = [tree]
@@ -101,18 +106,24 @@ def child(tree: str, stories: int, repeat: int) -> None:
         books[lang] = rb.load_book(config, registry, lang, n, rng, 384, id_base)
         id_base += n + 1
     rb.group_storylines(books)
+
+    def fold(k):
+        for lang, evs in rb.next_minute_events(books, registry, rng, 1400, minute=k).items():
+            for e in evs:
+                books[lang].apply(e)
+            books[lang].flush()
+
+    for k in range(1, skip + 1):  # --skip: the world of minute ``skip``, folded without ranking (a young process)
+        fold(k)
     rb.static_tables(config)
     gc.collect()
     gc.freeze()
     rb.worker_collector()  # each tree's RankEditionsFn.setup setting of the collector, if it has one
     memories = {e.id: EditionMemory() for e in editions}
     run = rb.Run(books, config, RankParams.from_config(config), memories, {}, city_codes(config))
-    rb.run_all(editions, run, rb.NOW)
-    for k in range(1, repeat + 1):
-        for lang, evs in rb.next_minute_events(books, registry, rng, 1400, minute=k).items():
-            for e in evs:
-                books[lang].apply(e)
-            books[lang].flush()
+    rb.run_all(editions, run, rb.NOW + skip * MINUTE_MS)
+    for k in range(skip + 1, skip + repeat + 1):
+        fold(k)
         phases: dict = {}
         harness[0] = 0.0
         collections.clear()
@@ -123,6 +134,7 @@ def child(tree: str, stories: int, repeat: int) -> None:
         phases = {p: round(v, 3) for p, v in phases.items() if isinstance(v, float)}
         state = sorted(len(pickle.dumps(m)) for m in memories.values())  # MEMORY, pickled per edition key
         row = {"cpu": cpu, "digest": hashlib.sha256(ids.encode()).hexdigest()[:16], "phases": phases}
+        row["articles"] = sum(b.articles.size for b in books.values())  # the world ranked (--skip: the same minutes)
         row["gc"] = {f"gen{g}": f"{s:.2f} s/{n}" for g, (s, n) in sorted(collections.items())}
         print(json.dumps({**row, "state": [state[len(state) // 2], state[-1]]}))
         sys.stdout.flush()
@@ -150,10 +162,17 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--stories", type=int, default=300_000)
     ap.add_argument("--repeat", type=int, default=3, help="steady cycles per tree (median)")
+    ap.add_argument(
+        "--skip",
+        type=int,
+        default=0,
+        help="fold this many of the harness's minutes before the first cycle, without ranking them: the world of a "
+        "later minute ranked by a young process (a long --repeat ranks it in an old one)",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child, args.stories, args.repeat)
+        child(args.child, args.stories, args.repeat, args.skip)
         return 0
     if args.kernels:
         unknown = [k for k in args.kernels.split(",") if k not in KERNELS]
@@ -167,7 +186,7 @@ def main(argv=None) -> int:
     procs = {
         name: subprocess.Popen(
             [sys.executable, __file__, "--child", str(Path(tree).resolve()), "--stories", str(args.stories)]
-            + ["--repeat", str(args.repeat)],
+            + ["--repeat", str(args.repeat), "--skip", str(args.skip)],
             stdout=subprocess.PIPE,
             text=True,
             env={**os.environ, **env},
@@ -179,9 +198,10 @@ def main(argv=None) -> int:
         for name, p in procs.items()
     }
     for name, rs in runs.items():
-        for k, r in enumerate(rs, start=2):
+        for k, r in enumerate(rs, start=args.skip + 2):
             print(
-                f"{name} cycle {k}: {r['cpu']:.2f} s CPU, digest {r['digest']}, collector {r['gc']}, phases {r['phases']}"
+                f"{name} cycle {k}: {r['cpu']:.2f} s CPU, {r['articles']:,} articles, digest {r['digest']}, "
+                f"collector {r['gc']}, phases {r['phases']}"
             )
         med_b, max_b = rs[-1]["state"]
         print(f"{name} MEMORY state per edition key (pickled, last cycle): median {med_b:,} bytes, largest {max_b:,}")
@@ -191,8 +211,7 @@ def main(argv=None) -> int:
     print(
         "median steady cycle: "
         + ", ".join(f"{name} {m:.2f} s CPU" for name, m in med.items())
-        + "; "
-        + ", ".join(f"{name}/{first} {med[name] / med[first]:.2f}" for name in rest)
+        + "".join(f"; {name}/{first} {med[name] / med[first]:.2f}" for name in rest)
         + f"; same pages, pools and topic pages in every cycle: {'yes' if same else 'NO'}"
     )
     return 0

@@ -77,3 +77,26 @@ def test_rank_compare_s_kernel_levels_really_pin_numpy_and_openblas(level):
     for name in rank_compare.KERNELS[level]["NPY_DISABLE_CPU_FEATURES"].split():
         assert features.get(name) is False, (name, features.get(name))
     assert cores == [rank_compare.KERNELS[level]["OPENBLAS_CORETYPE"]]
+
+
+def test_rank_compare_s_skip_ranks_the_world_of_the_later_minute_in_a_young_process():
+    """--skip K must fold exactly the harness's first K minutes before its cold cycle: its first steady cycle ranks
+    the world that a run without --skip ranks at minute K + 1 (the same articles), or a young process and an old one
+    would be compared on different worlds and the process's age would be blamed for the world's growth."""
+    script = rank_compare.__file__
+
+    def rows(*extra):
+        out = subprocess.run(
+            [sys.executable, script, "--kernels", "native", "--head", ".", "--stories", "3000", *extra],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return [line for line in out.splitlines() if line.startswith("native cycle")]
+
+    old, young = rows("--repeat", "3"), rows("--repeat", "1", "--skip", "2")
+    assert [r.split(":")[0] for r in old] == ["native cycle 2", "native cycle 3", "native cycle 4"]
+    assert [r.split(":")[0] for r in young] == ["native cycle 4"]
+    articles = [r.split(", ")[1] for r in old]
+    assert len(set(articles)) == 3  # each minute adds its own articles
+    assert young[0].split(", ")[1] == articles[2]
