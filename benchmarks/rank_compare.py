@@ -171,6 +171,8 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.skip < 0 or args.repeat < 1:
+        ap.error(f"--skip takes 0 or more minutes and --repeat 1 or more cycles (not {args.skip} and {args.repeat})")
     if args.child:
         child(args.child, args.stories, args.repeat, args.skip)
         return 0
