@@ -240,6 +240,47 @@ def test_a_page_s_near_pairs_are_kept_with_its_cosines_for_one_cosine_limit_and_
     assert page(nan, gram, low) == running_max(nan, low) and gram.near is None
 
 
+def test_a_page_s_near_pairs_updated_row_by_row_decide_as_the_full_product():
+    """assembly.Gram: when a few stories of the page are new or have new centroids, only their rows' cosines are
+    made (``sims`` None) and the kept stories' pairs are taken at their new positions; the page is the one the full
+    product gives (a moved centroid that makes or ends a near-duplicate, a new story, a story gone). A cosine within
+    assembly.MARGIN of the limit, or a NaN, takes the full product."""
+    from transforms.editions.cycle.assembly import MARGIN
+
+    rng = np.random.default_rng(12)
+    vecs = rng.standard_normal((31, 16))
+    vecs[[3, 7]] = vecs[[0, 1]] + 0.1 * rng.standard_normal((2, 16))  # 3 and 7 near-duplicates of 0 and 1
+    vecs /= np.linalg.norm(vecs, axis=1)[:, None]
+    ids = list(range(100, 131))
+    index, seq = {sid: k for k, sid in enumerate(ids)}, dict.fromkeys(ids, 1.0)
+    rules = DiversityRules(top_n=3, page_size=31)
+
+    def page(order, matrix, gram):
+        traits = StoryTraits({}, {}, index, matrix, dict(seq))
+        return [s.story_id for s in assemble(order, [], traits, rules, None, gram)]
+
+    gram = Gram()
+    first = page(ids[:30], vecs, gram)
+    assert 103 not in first and 107 not in first and gram.sims is not None
+    moved = vecs.copy()
+    moved[7] = rng.standard_normal(16)  # no longer a near-duplicate of story 101
+    moved[9] = 0.95 * vecs[2] + np.sqrt(1 - 0.95**2) * vecs[4]  # now one of story 102
+    moved[[7, 9]] /= np.linalg.norm(moved[[7, 9]], axis=1)[:, None]
+    seq[107], seq[109] = 2.0, 2.0
+    order = ids[1:31]  # story 100 gone (103 stays), 130 new
+    got = page(order, moved, gram)
+    assert gram.sims is None  # three rows of thirty made
+    assert got == page(order, moved, None) and 107 in got and 109 not in got and 103 in got
+    edge = moved.copy()
+    edge[11] = rng.standard_normal(16)
+    edge[11] -= (edge[11] @ edge[5]) * edge[5]
+    edge[11] /= np.linalg.norm(edge[11])
+    cos = rules.max_cosine + MARGIN / 2  # within MARGIN of the limit: the full product decides
+    edge[11] = cos * edge[5] + np.sqrt(1 - cos**2) * edge[11]
+    seq[111] = 3.0
+    assert page(order, edge, gram) == page(order, edge, None) and gram.sims is not None
+
+
 def test_kept_facts_give_the_developing_labels_and_memory_of_a_full_look(world, make_ranker):
     """trust.KeptFacts: a candidate with the same representative at the same version skips its headline's facts;
     a new version of the headline (5 -> 7 dead), a rotation to another article and a memory read back from state

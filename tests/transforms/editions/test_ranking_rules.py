@@ -146,6 +146,8 @@ def test_hysteresis_order_is_a_fixed_point_of_neighbour_swaps():
         scores = {i: float(rng.uniform(0.1, 2.0)) for i in ids}
         prev = [int(x) for x in rng.permutation(n)[: int(rng.integers(0, n + 1))]]
         out = hysteresis_order(prev, scores, 0.10)
+        best_first = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))  # as choose_page_slots makes it
+        assert hysteresis_order(prev, best_first, 0.10, best_first=True) == out
         assert sorted(out) == ids
         for a, b in zip(out, out[1:]):
             assert not scores[b] > scores[a] * 1.10

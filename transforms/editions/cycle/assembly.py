@@ -27,11 +27,18 @@ from itertools import chain
 import numpy as np
 
 
-def hysteresis_order(previous: list[int], scores: dict[int, float], threshold: float) -> list[int]:
-    """Order ``scores``' stories: keep ``previous`` order unless a neighbour is more than ``threshold`` better."""
+def hysteresis_order(
+    previous: list[int], scores: dict[int, float], threshold: float, best_first: bool = False
+) -> list[int]:
+    """Order ``scores``' stories: keep ``previous`` order unless a neighbour is more than ``threshold`` better.
+    ``best_first``: ``scores`` already holds its stories by descending score, then ascending id (the newcomers'
+    order, then taken as it is instead of sorted again)."""
     prev = [s for s in previous if s in scores]
     seen = set(prev)
-    new = sorted((s for s in scores if s not in seen), key=lambda s: (-scores[s], s))
+    if best_first:
+        new = [s for s in scores if s not in seen]
+    else:
+        new = sorted((s for s in scores if s not in seen), key=lambda s: (-scores[s], s))
     merged: list[int] = []
     j = 0
     for s in prev:
@@ -98,14 +105,26 @@ class Gram:
     the page assembly's CPU. Reused while the page asks for the same stories at the same centroid sequences
     (``key``): the same rows of unit centroids (centroids.py: a row's vector is the same bits whichever cycle made
     it), so the same matrix product. ``near`` keeps what the diversity rule reads of it at one cosine limit
-    (:class:`_Page`), made from the same matrix."""
+    (:class:`_Page`), made from the same matrix.
 
-    __slots__ = ("key", "sims", "near")
+    When the set moved (a new story, a new centroid: seven pages in ten, ~6 of ~60 rows), ``near`` is updated row
+    by row instead (``sims`` None then): the cosines of the new rows with every story of the page (one k x 60
+    product), the kept stories' pairs taken as they were. That is what the full product decides as long as no
+    cosine lies within :data:`MARGIN` of the limit (``clean``: the limit at which none of the page's does): a
+    float64 dot product of two unit vectors of up to a few thousand dimensions is within ~1e-12 of the exact
+    cosine however BLAS orders its sums, so a cosine further than :data:`MARGIN` from the limit is on the same side
+    of it in every product. A cosine nearer than that, a NaN or a page mostly of new rows takes the full product."""
+
+    __slots__ = ("key", "sims", "near", "clean")
 
     def __init__(self) -> None:
         self.key: tuple | None = None
         self.sims: np.ndarray | None = None
-        self.near: tuple | None = None  # (max_cosine, near pairs as _Page.near holds them)
+        self.near: tuple | None = None  # (max_cosine, near pairs as _Page.near holds them, _Page.lone)
+        self.clean: float | None = None  # a limit no cosine of ``key``'s stories is within MARGIN of
+
+
+MARGIN = 1e-9  # how far from the cosine limit a cosine must be for a row-by-row update to decide as the full product
 
 
 def assemble(
@@ -166,8 +185,10 @@ class _Page:
 
     A story is a near-duplicate when some placed story's cosine with it (its row of ``sims``) is over the limit.
     The pairs over the limit are few (a page's ~60 candidates hold a handful), so they are found once per page,
-    ``near``: story position -> the positions whose row is over the limit in its column, the diagonal left out;
-    a placement then only records its position. A matrix holding NaN (a centroid of NaNs) keeps each story's
+    ``near``: story position -> the positions whose row is over the limit in its column, the diagonal left out
+    (``lone``: the positions whose cosine with themselves is not over it, none for unit centroids); a placement
+    then only records its position. ``near`` and ``lone`` come from the matrix, or from last cycle's updated row by
+    row (:class:`Gram`; ``sims`` None then). A matrix holding NaN (a centroid of NaNs) keeps each story's
     highest cosine with a placed story instead (``closest``, updated with np.maximum as stories are placed), as
     the rule was first written: a NaN there hides every later cosine, which the pairs would not."""
 
@@ -180,47 +201,117 @@ class _Page:
         self.index = dict(zip(everyone, range(len(everyone))))
         self.sims = None
         self.near: dict[int, list[int]] | None = None
+        self.lone: set[int] = set()  # positions whose cosine with themselves is not over the limit (near holds none)
         self.closest: np.ndarray | None = None
         self.taken: set[int] = set()  # positions placed
-        if everyone and traits.vec_matrix is not None:
-            seq = traits.vec_seq
-            key = None
-            if gram is not None and seq is not None:
-                key = (tuple(everyone), tuple(map(seq.__getitem__, everyone)))
-            if key is not None and gram.key == key:
+        if not everyone or traits.vec_matrix is None:
+            return
+        seq, limit = traits.vec_seq, rules.max_cosine
+        key = None
+        if gram is not None and seq is not None:
+            key = (tuple(everyone), tuple(map(seq.__getitem__, everyone)))
+        if key is not None and gram.key == key:
+            if gram.near is not None and gram.near[0] == limit:
+                self.near, self.lone = gram.near[1], gram.near[2]
                 self.sims = gram.sims
+                return
+        elif key is not None and gram.clean == limit and self._update(gram, key, limit):
+            return
+        if key is not None and gram.key == key and gram.sims is not None:
+            self.sims = gram.sims
+        else:
+            m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
+            self.sims = m @ m.T  # one small matrix per page
+            if key is not None:
+                gram.key, gram.sims, gram.near, gram.clean = key, self.sims, None, None
+        if np.isnan(self.sims).any():
+            self.closest = np.full(len(everyone), -1.0)
+            return
+        over = self.sims > limit
+        self.lone = set(np.flatnonzero(~over.diagonal()).tolist())
+        np.fill_diagonal(over, False)
+        near: dict[int, list[int]] = {}
+        rows, cols = np.nonzero(over)
+        for p, j in zip(rows.tolist(), cols.tolist()):
+            got = near.get(j)
+            if got is None:
+                near[j] = [p]
             else:
-                m = traits.vec_matrix[[traits.vec_index[x] for x in everyone]]
-                self.sims = m @ m.T  # one small matrix per page
-                if key is not None:
-                    gram.key, gram.sims, gram.near = key, self.sims, None
-            limit = rules.max_cosine
-            if key is not None and gram.near is not None and gram.near[0] == limit:
-                self.near = gram.near[1]
-            elif np.isnan(self.sims).any():
-                self.closest = np.full(len(everyone), -1.0)
+                got.append(p)
+        self.near = near
+        if key is not None:
+            gram.near = (limit, near, self.lone)
+            gram.clean = limit if not (np.abs(self.sims - limit) <= MARGIN).any() else None
+
+    def _update(self, gram: Gram, key: tuple, limit: float) -> bool:
+        """``near`` and ``lone`` from the last cycle's (``gram``, clean at ``limit``) and the cosines of the new rows
+        only (:class:`Gram`); False, leaving ``gram`` as it was, when the full product must decide."""
+        everyone, seqs = key
+        old_ids, old_seqs = gram.key
+        old_pos = dict(zip(old_ids, range(len(old_ids))))
+        fresh, moved = [], {}  # new positions of the new rows; old position -> new position of the others
+        for j, (sid, q) in enumerate(zip(everyone, seqs)):
+            o = old_pos.get(sid)
+            if o is not None and old_seqs[o] == q:
+                moved[o] = j
             else:
-                over = self.sims > limit
-                np.fill_diagonal(over, False)
-                near: dict[int, list[int]] = {}
-                rows, cols = np.nonzero(over)
-                for p, j in zip(rows.tolist(), cols.tolist()):
-                    got = near.get(j)
+                fresh.append(j)
+        n = len(everyone)
+        if 6 * len(fresh) > n or gram.near is None or gram.near[0] != limit:
+            return False  # many new rows (their product would run on BLAS's threads), or no pairs kept: the full one
+        near: dict[int, list[int]] = {}
+        lone: set[int] = set()
+        if fresh:
+            vec_index = self.traits.vec_index
+            m = self.traits.vec_matrix[[vec_index[x] for x in everyone]]
+            r = m[fresh] @ m.T  # the new rows' cosines with every story of the page
+            if np.isnan(r).any() or (np.abs(r - limit) <= MARGIN).any():
+                return False
+            over = r > limit
+            is_fresh = set(fresh)
+            for a, p in zip(*(x.tolist() for x in np.nonzero(over))):
+                f = fresh[a]
+                if p == f:
+                    continue
+                got = near.get(p)  # p's partners: the new row f (a new p gets f from f's own row too)
+                if got is None:
+                    near[p] = [f]
+                else:
+                    got.append(f)
+                if p not in is_fresh:
+                    got = near.get(f)  # f's partners: the kept story p
                     if got is None:
-                        near[j] = [p]
+                        near[f] = [p]
                     else:
                         got.append(p)
-                self.near = near
-                if key is not None:
-                    gram.near = (limit, near)
+            lone.update(f for a, f in enumerate(fresh) if not over[a, f])
+        for o, ps in gram.near[1].items():  # the kept pairs, at their new positions
+            j = moved.get(o)
+            if j is None:
+                continue
+            for q in ps:
+                p = moved.get(q)
+                if p is None:
+                    continue
+                got = near.get(j)
+                if got is None:
+                    near[j] = [p]
+                else:
+                    got.append(p)
+        lone.update(moved[o] for o in gram.near[2] if o in moved)
+        self.near, self.lone = near, lone
+        gram.key, gram.sims, gram.near = key, None, (limit, near, lone)  # still clean at ``limit``
+        return True
 
     def near_duplicate(self, sid: int) -> bool:
         j = self.index.get(sid)
-        if j is None or self.sims is None:
+        if j is None:
             return False
         if self.closest is not None:
             return self.closest[j] > self.rules.max_cosine
-        if j in self.taken and self.sims[j, j] > self.rules.max_cosine:
+        if self.near is None:
+            return False
+        if j in self.taken and j not in self.lone:
             return True
         near = self.near.get(j)
         return near is not None and any(p in self.taken for p in near)
@@ -228,7 +319,7 @@ class _Page:
     def place(self, slot: Slot, pub: str | None) -> None:
         self.placed.append(slot)
         j = self.index.get(slot.story_id)
-        if j is not None and self.sims is not None:
+        if j is not None and (self.near is not None or self.closest is not None):
             if self.closest is not None:
                 np.maximum(self.closest, self.sims[j], out=self.closest)
             else:

@@ -282,9 +282,17 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
     pos = np.searchsorted(cand.rows, rows_all)  # the sections' rows are candidates (sorted rows)
     has = reps.rep[pos] >= 0
     fit_all = np.concatenate([np.zeros(0), *(np.asarray(fit_s, np.float64) for _, fit_s in sections)])
-    values_l = (np.asarray(ranked.smoothed, np.float64)[pos[has]] * fit_all[has]).tolist()
-    score_ids_l = book.stories.id[rows_all[has]].tolist()
-    counts = np.bincount(np.repeat(np.arange(len(lens)), lens)[has], minlength=len(lens))
+    values = np.asarray(ranked.smoothed, np.float64)[pos[has]] * fit_all[has]
+    score_ids = book.stories.id[rows_all[has]]
+    section_of = np.repeat(np.arange(len(lens)), lens)[has]
+    # each section's stories best first (descending score, then ascending id: hysteresis_order's newcomers' order,
+    # so it need not sort them page by page); its scores dict is made in that order. NaN has no such order.
+    best_first = not np.isnan(values).any()
+    if best_first:
+        by = np.lexsort((score_ids, -values, section_of))
+        values, score_ids = values[by], score_ids[by]
+    values_l, score_ids_l = values.tolist(), score_ids.tolist()
+    counts = np.bincount(section_of, minlength=len(lens))
     ends = np.cumsum(counts).tolist()
     for sec_id, a, b in zip(ctx.edition.sections, [0, *ends[:-1]], ends):
         scores = dict(zip(score_ids_l[a:b], values_l[a:b]))
@@ -299,7 +307,7 @@ def choose_page_slots(ctx: CycleContext, ranked: Ranked, facts: PageFacts, gates
             by_section[sec_id] = []
             continue
         section = ctx.config.section(sec_id)
-        order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis)
+        order = hysteresis_order(memory.prev_pages.get(sec_id, []), scores, p.hysteresis, best_first)
         order = trust.page_order(order, flagged, gates, section.match == "all")  # clickbait, trust gates
         storylines = book.storylines.of if sec_id == "top" else None  # one story per storyline in the top 5
         rules = DiversityRules(mixed_sections=section.match != "label", storyline_of=storylines, **rules_base)
@@ -385,7 +393,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
     # per slot, its story id and key row as bytes: equal bytes (of equal width), equal entries
     rowkeys = np.concatenate([sids[:, None], keys], axis=1)
     width = rowkeys.shape[1] * rowkeys.itemsize
-    flat = rowkeys.tobytes()
+    all_bytes = np.ascontiguousarray(rowkeys).view(np.dtype((np.void, width))).ravel().tolist()  # each row's bytes
     scores_all = docs.round_sigs([score for _, _, _, _, score in slots])  # one call: the same floats
     page_story_rows.update(rows.tolist())
     names = facts.section_names
@@ -409,7 +417,7 @@ def page_documents(ctx: CycleContext, shown: Shown, page_slots: PageSlots) -> tu
                 known[sec_id] = (page, hit)
             continue
         end = start + len(chosen)
-        row_bytes = tuple([flat[k * width : (k + 1) * width] for k in range(start, end)])
+        row_bytes = tuple(all_bytes[start:end])
         scores = scores_all[start:end]
         key = (row_bytes, names) if reuse else None
         start = end
