@@ -200,6 +200,54 @@ def test_label_codes_are_each_regions_and_articles_own(world, monkeypatch):
     assert not np.array_equal(shared, fresh)
 
 
+def test_score_prefixes_are_each_lineages_and_primary_sections_own(world, monkeypatch):
+    """score_prefix keeps each article's first score terms per lineage, parameters and primary sections, made in
+    whichever batch of rows asked first: the scores are the fresh pass's bit for bit, in any batches, with other
+    primary sections and after a fold that retitles an article (a new lineage with the same rows)."""
+    T, MIN = world.T0, world.MIN
+    for k, pub in enumerate(("daily-herald", "london-chronicle", "wire-service")):
+        world.add(1, world.article(pub, T - (k + 1) * MIN, title=f"Storm closes the coastal highway {k}"))
+    world.add(2, world.article("daily-herald", T - 5 * MIN, title="Council votes on the budget"))
+    events = [compact_change(c) for c in world.changes]
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config).representative
+
+    def fresh(book, arts, prim):
+        monkeypatch.setattr(representatives, "_PREFIX", {})
+        want = representatives.article_scores(book, arts, "us", set(), p, prim)
+        monkeypatch.setattr(representatives, "_PREFIX", {})
+        return want
+
+    book = _book(config, registry, events[:-1])
+    arts = np.flatnonzero(book.articles.has_data[: book.articles.size])
+    prim = book.primary_sections().copy()
+    want = fresh(book, arts, prim)
+    got = np.concatenate([representatives.article_scores(book, arts[k : k + 1], "us", set(), p, prim) for k in (0, 1)])
+    got = np.concatenate([got, representatives.article_scores(book, arts[2:], "us", set(), p, prim)])
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert np.array_equal(representatives.article_scores(book, arts, "us", set(), p, prim), want)  # all kept now
+    for section in range(book.publishers.authority.shape[1] - 1):  # another primary section, another authority
+        other = prim.copy()
+        other[book.articles.story[arts]] = section
+        if not np.array_equal(fresh(book, arts, other), want):
+            break
+    assert not np.array_equal(fresh(book, arts, other), want)
+    representatives.article_scores(book, arts, "us", set(), p, prim)
+    assert np.array_equal(representatives.article_scores(book, arts, "us", set(), p, other), fresh(book, arts, other))
+    first = world.changes[0]["article"]  # its next version, retitled: the same rows, another lineage
+    world.add(
+        1, world.article("daily-herald", T - MIN, title="Bridge reopens", article_id=first["article_id"], version=2)
+    )
+    later = _book(config, registry, events[:-1] + [compact_change(world.changes[-1])])
+    assert later.lineage != book.lineage and later.articles.size == book.articles.size
+    arts2 = np.flatnonzero(later.articles.has_data[: later.articles.size])
+    prim2 = later.primary_sections().copy()
+    want2 = fresh(later, arts2, prim2)
+    representatives.article_scores(book, arts, "us", set(), p, prim)  # the earlier lineage's, kept
+    assert np.array_equal(representatives.article_scores(later, arts2, "us", set(), p, prim2), want2)
+    assert not np.array_equal(want2, want)  # the retitled article's centrality moved
+
+
 def test_the_shared_caches_serve_threads_at_once(world, monkeypatch):
     """A Beam worker runs bundles of several edition keys on threads of one process, all asking the process's shared
     sums and orders. Their least-recently-used bookkeeping (pop, re-insert, evict the oldest) runs under

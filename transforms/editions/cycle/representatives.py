@@ -25,7 +25,8 @@ Supporting links: maximal marginal relevance (lambda 0.7) over the story's best 
 the representative's group), at most one wire copy (a copy, or an article of a wire service).
 
 :func:`choose_representatives` is vectorised over all candidate stories; its per-story twin (tests, benchmark) is in
-tests/transforms/editions/loop_reference.py.
+tests/transforms/editions/loop_reference.py. The score's terms before the local boost read no edition: each
+article's sum of them is made once per book lineage (:func:`score_prefix`) for every edition that ranks it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,23 @@ def capped_publishers(counts: dict, total: int, p: RepresentativeParams) -> set[
 
 
 def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[str], p: RepresentativeParams, prim):
+    pubs = book.articles.publisher[arts]
+    copy = book.articles.is_copy[arts]
+    local = book.publishers.region[pubs] == book.region_index.get(region, -2)
+    score = (
+        score_prefix(book, arts, p, prim)  # the sum of the terms before the local boost, as it adds them
+        + p.local_boost * local
+        - p.copy_penalty * copy
+        - p.opinion_penalty * book.articles.is_opinion[arts]
+    )
+    if capped:  # ownership groups (fairness.py counts the share per group)
+        score = score - 10.0 * capped_groups(book, capped)[pubs]
+    return score
+
+
+def _prefix(book: StoryBook, arts: np.ndarray, p: RepresentativeParams, prim) -> np.ndarray:
+    """The first terms of an article's score, in :func:`article_scores`' order (its sum is added left to right, so
+    these are the same bits as the whole expression's first five terms), all edition-independent."""
     st = book.articles.story[arts]
     pubs = book.articles.publisher[arts]
     tsum = book.stories.title_sum[st]
@@ -108,20 +126,49 @@ def article_scores(book: StoryBook, arts: np.ndarray, region: str, capped: set[s
     fresh = np.where(stale, 0.0, np.minimum(1.0, np.power(0.5, age / (4.0 * HOUR_MS))))
     copy = book.articles.is_copy[arts]
     first = ~copy & ~stale & (book.articles.first_seen[arts] == book.stories.first_seen[st])
-    local = book.publishers.region[pubs] == book.region_index.get(region, -2)
-    score = (
+    return (
         p.w_centrality * central
         + p.w_authority * auth
         + p.w_freshness * fresh
         + p.w_headline * book.articles.headline_quality[arts]
         + p.first_report_boost * first
-        + p.local_boost * local
-        - p.copy_penalty * copy
-        - p.opinion_penalty * book.articles.is_opinion[arts]
     )
-    if capped:  # ownership groups (fairness.py counts the share per group)
-        score = score - 10.0 * capped_groups(book, capped)[pubs]
-    return score
+
+
+# (lineage, id(p)) -> (config, registry, p, prim, prefix per article row, which rows are made); dropped whole
+# beyond PREFIX_KEPT article rows. Shared by a worker's threads without a lock, as _LABEL_CODES is: single dict
+# operations, and two threads filling the same rows write the same values.
+_PREFIX: dict[tuple, tuple] = {}
+PREFIX_KEPT = 4_000_000  # ~36 MB at most
+
+
+def score_prefix(book: StoryBook, arts: np.ndarray, p: RepresentativeParams, prim) -> np.ndarray:
+    """:func:`_prefix` of article rows ``arts``, each row made once per lineage (``StoryBook.lineage``: the same
+    tables), parameters and primary sections: the editions of a language rank the same book (or books of one
+    lineage) in a minute, their candidates' articles overlap, and the terms before the local boost read no edition.
+    Each row's value is the same bits whichever rows it is made with (elementwise, and one row's dot product and
+    norm at a time)."""
+    key = (book.lineage, id(p))
+    hit = _PREFIX.get(key)
+    if (
+        hit is None
+        or hit[0] is not book.config
+        or hit[1] is not book.registry
+        or hit[2] is not p
+        or hit[4].size < book.articles.size
+        or not np.array_equal(hit[3], prim)
+    ):
+        if sum(h[4].size for h in list(_PREFIX.values())) + book.articles.size > PREFIX_KEPT:
+            _PREFIX.clear()
+        size = book.articles.size
+        hit = (book.config, book.registry, p, np.array(prim), np.zeros(size, np.float64), np.zeros(size, bool))
+        _PREFIX[key] = hit
+    prefix, made = hit[4], hit[5]
+    missing = arts[~made[arts]]
+    if missing.size:
+        prefix[missing] = _prefix(book, missing, p, prim)
+        made[missing] = True
+    return prefix[arts]
 
 
 _CAPPED: dict[tuple, tuple] = {}  # (id of a group table, capped groups) -> (that table, mask per publisher row)
