@@ -302,3 +302,27 @@ def test_the_shared_caches_serve_threads_at_once(world, monkeypatch):
         t.join()
     assert not errors, errors[:1]
     assert most[0] == 1
+
+
+def test_score_prefixes_beyond_the_budget_drop_the_oldest_lineages_first(world, monkeypatch):
+    """Every fold makes a new lineage, so the table fills with past minutes' entries: beyond PREFIX_KEPT rows the
+    oldest go first and the newest stays (dropping the whole table also dropped the entries the other books of this
+    minute had just made, to be made again by their next edition)."""
+    for k, pub in enumerate(("daily-herald", "london-chronicle")):
+        world.add(1, world.article(pub, world.T0 - (k + 1) * world.MIN, title=f"Storm closes the highway {k}"))
+    config, registry = load_config(), default_registry()
+    p = RankParams.from_config(config).representative
+    book = _book(config, registry, [compact_change(c) for c in world.changes])
+    arts = np.flatnonzero(book.articles.has_data[: book.articles.size])
+    prim = book.primary_sections().copy()
+    table: dict = {}
+    monkeypatch.setattr(representatives, "_PREFIX", table)
+    monkeypatch.setattr(representatives, "PREFIX_KEPT", 3 * book.articles.size)
+    lineages = [bytes([k]) * 16 for k in range(5)]
+    for lineage in lineages:
+        book.lineage = lineage
+        representatives.article_scores(book, arts, "us", set(), p, prim)
+    assert [key[0] for key in table] == lineages[2:]  # the three newest, oldest first
+    book.lineage = lineages[2]  # remade (other primary sections): it becomes the newest
+    representatives.article_scores(book, arts, "us", set(), p, (prim + 1) % 2)
+    assert [key[0] for key in table] == [lineages[3], lineages[4], lineages[2]]

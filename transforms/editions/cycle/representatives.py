@@ -135,9 +135,10 @@ def _prefix(book: StoryBook, arts: np.ndarray, p: RepresentativeParams, prim) ->
     )
 
 
-# (lineage, id(p)) -> (config, registry, p, prim, prefix per article row, which rows are made); dropped whole
-# beyond PREFIX_KEPT article rows. Shared by a worker's threads without a lock, as _LABEL_CODES is: single dict
-# operations, and two threads filling the same rows write the same values.
+# (lineage, id(p)) -> (config, registry, p, prim, prefix per article row, which rows are made), oldest first; the
+# oldest dropped beyond PREFIX_KEPT article rows (each fold makes a new lineage, so the entries of past minutes go
+# first and the other languages' entries of this minute stay). Shared by a worker's threads without a lock, as
+# _LABEL_CODES is: single dict operations, and two threads filling the same rows write the same values.
 _PREFIX: dict[tuple, tuple] = {}
 PREFIX_KEPT = 4_000_000  # ~36 MB at most
 
@@ -158,9 +159,15 @@ def score_prefix(book: StoryBook, arts: np.ndarray, p: RepresentativeParams, pri
         or hit[4].size < book.articles.size
         or not np.array_equal(hit[3], prim)
     ):
-        if sum(h[4].size for h in list(_PREFIX.values())) + book.articles.size > PREFIX_KEPT:
-            _PREFIX.clear()
         size = book.articles.size
+        _PREFIX.pop(key, None)  # remade: it goes last, as the newest
+        kept = list(_PREFIX.items())
+        total = sum(h[4].size for _, h in kept) + size
+        for old_key, old_hit in kept:
+            if total <= PREFIX_KEPT:
+                break
+            _PREFIX.pop(old_key, None)
+            total -= old_hit[4].size
         hit = (book.config, book.registry, p, np.array(prim), np.zeros(size, np.float64), np.zeros(size, bool))
         _PREFIX[key] = hit
     prefix, made = hit[4], hit[5]
